@@ -1,0 +1,36 @@
+//! `@vite-hub/sandbox`: run a named JS package project (a *Definition*) inside an isolated *Box*
+//! on a *Provider* and resolve to a Web `Response`.
+//!
+//! The crate is compiled to WebAssembly with wasm-bindgen and talks to providers only through the
+//! Fetch API, so one npm package works in Node, in Cloudflare Workers and in browsers.
+//!
+//! Layers, bottom up (each uses only the one below):
+//! 1. transport: [`http`] (fetch binding, retry policy, NDJSON reader);
+//! 2. provider: [`provider`] turns a provider protocol into one [`session::BoxSession`];
+//! 3. run: [`run`] stages, installs, executes, recovers and closes, then builds the `Response`.
+//!
+//! Pure modules ([`error`], [`definition`], [`transfer`], [`http::ndjson`], [`http::retry`],
+//! [`provider::vercel::wire`]) hold no JS types and are unit-tested natively with `cargo test`.
+#![deny(missing_docs)]
+#![warn(missing_debug_implementations)]
+
+pub mod command;
+pub mod definition;
+pub mod error;
+pub mod harness;
+pub mod http;
+pub mod provider;
+pub mod transfer;
+
+#[cfg(target_arch = "wasm32")]
+pub mod api;
+#[cfg(target_arch = "wasm32")]
+pub mod config;
+#[cfg(target_arch = "wasm32")]
+pub mod run;
+#[cfg(target_arch = "wasm32")]
+pub mod session;
+#[cfg(target_arch = "wasm32")]
+pub mod sys;
+
+pub use error::{Error, ErrorCode, Result};
