@@ -1,0 +1,401 @@
+// The in-Box runner of @vite-hub/sandbox (contract: docs/internals.md, "Envelopes").
+// Invoked as `node ../.vite-hub/harness.mjs ../.vite-hub/input.json` with cwd = the package dir.
+// Only `node:` built-ins: it runs before any install. Embedded into the wasm with include_str!.
+import fs from 'node:fs';
+import path from 'node:path';
+import { Buffer } from 'node:buffer';
+import { pathToFileURL } from 'node:url';
+import { types } from 'node:util';
+
+const writeSync = fs.writeSync;
+const stringify = JSON.stringify;
+const STDOUT_FD = 1;
+const MARKER = 'vitehub:sandbox:value';
+const MAX_MESSAGE_CHARS = 16384;
+const DEFAULT_LIMITS = { maxOutputBytes: 4194304, maxDepth: 32, maxSidecars: 64, maxSidecarBytes: 67108864 };
+const BINARY_KINDS = new Set(['blob', 'buffer', 'uint8array']);
+
+class TransferError extends Error {
+  constructor(name, code, message, details) {
+    super(message);
+    this.name = name;
+    this.code = code;
+    if (details) this.details = details;
+  }
+}
+
+function serializationError(message) {
+  return new TransferError('TypeError', 'SANDBOX_SERIALIZATION_ERROR', message);
+}
+
+function limitError(what, limit, value, maximum) {
+  return new TransferError('RangeError', 'SANDBOX_TRANSFER_LIMIT',
+    `Sandbox ${what} exceeds ${limit} (${value} > ${maximum}).`, { limit, value, maximum });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Input: read, delete, revive.
+
+function readInput(inputPath) {
+  let text;
+  try {
+    text = fs.readFileSync(inputPath, 'utf8');
+  } finally {
+    fs.rmSync(inputPath, { force: true });
+  }
+  const envelope = JSON.parse(text);
+  if (!envelope || typeof envelope !== 'object' || envelope.version !== 1) {
+    throw serializationError('Sandbox input envelope has an unsupported version.');
+  }
+  return envelope;
+}
+
+/** Revives `values` (payload, context: one id space) and deletes the sidecar folder. */
+function reviveInput(values, filesDir) {
+  const cache = new Map();
+  const invalid = () => serializationError('Sandbox input contains an invalid binary sidecar descriptor.');
+  const readSidecar = (id) => {
+    if (!cache.has(id)) {
+      const file = path.join(filesDir, String(id));
+      let bytes;
+      try {
+        bytes = fs.readFileSync(file);
+      } catch {
+        throw serializationError(`Sandbox input binary sidecar ${id} does not exist.`);
+      }
+      cache.set(id, bytes);
+    }
+    return cache.get(id);
+  };
+  const revive = (node) => {
+    if (Array.isArray(node)) return node.map(revive);
+    if (node === null || typeof node !== 'object') return node;
+    if (Object.hasOwn(node, MARKER)) {
+      const descriptor = node[MARKER];
+      if (!descriptor || typeof descriptor !== 'object' || Array.isArray(descriptor)) throw invalid();
+      if (descriptor.tag === 'object') {
+        if (!Array.isArray(descriptor.entries)) throw invalid();
+        const out = {};
+        for (const entry of descriptor.entries) {
+          if (!Array.isArray(entry) || entry.length !== 2 || typeof entry[0] !== 'string') throw invalid();
+          Object.defineProperty(out, entry[0], { value: revive(entry[1]), enumerable: true, writable: true, configurable: true });
+        }
+        return out;
+      }
+      if (descriptor.tag !== 'binary') throw invalid();
+      const { id, kind, type } = descriptor;
+      if (!Number.isSafeInteger(id) || id < 0 || Object.is(id, -0) || !BINARY_KINDS.has(kind)) throw invalid();
+      if (type !== undefined && typeof type !== 'string') throw invalid();
+      const bytes = readSidecar(id);
+      if (kind === 'blob') return new Blob([bytes], { type: type ?? '' });
+      if (kind === 'buffer') return Buffer.from(bytes);
+      return new Uint8Array(bytes);
+    }
+    const out = {};
+    for (const key of Object.keys(node)) {
+      Object.defineProperty(out, key, { value: revive(node[key]), enumerable: true, writable: true, configurable: true });
+    }
+    return out;
+  };
+  try {
+    return values.map(revive);
+  } finally {
+    fs.rmSync(filesDir, { recursive: true, force: true });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Output: JSON semantics + markers.
+
+function childPath(parent, key) {
+  if (typeof key === 'number') return `${parent}[${key}]`;
+  return /^[A-Za-z_$][\w$]*$/.test(key) ? `${parent}.${key}` : `${parent}[${JSON.stringify(key)}]`;
+}
+
+function binaryKind(value) {
+  if (typeof Blob === 'function' && value instanceof Blob) return 'blob';
+  if (Buffer.isBuffer(value)) return 'buffer';
+  if (types.isUint8Array(value)) return 'uint8array';
+  return null;
+}
+
+function unsupported(type, where) {
+  return serializationError(`Sandbox result must be JSON-serializable; unsupported ${type} at "${where}".`);
+}
+
+function guarded(where, action, read) {
+  try {
+    return read();
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    const failure = serializationError(`Sandbox result must be JSON-serializable; ${action} at "${where}" threw: ${reason}`);
+    failure.cause = error;
+    throw failure;
+  }
+}
+
+/** Walks `value` with JSON semantics; returns the encoded tree and the sidecars to write. */
+function encodeResult(value, limits) {
+  const sidecars = [];
+  let sidecarBytes = 0;
+  const ancestors = new Set();
+
+  const binaryMarker = (binary, kind) => {
+    const size = kind === 'blob' ? binary.size : binary.byteLength;
+    if (sidecars.length + 1 > limits.maxSidecars) {
+      throw limitError('result', 'maxSidecars', sidecars.length + 1, limits.maxSidecars);
+    }
+    sidecarBytes += size;
+    if (sidecarBytes > limits.maxSidecarBytes) {
+      throw limitError('result', 'maxSidecarBytes', sidecarBytes, limits.maxSidecarBytes);
+    }
+    const id = sidecars.length;
+    sidecars.push({ id, binary });
+    const descriptor = { tag: 'binary', id, kind };
+    if (kind === 'blob') descriptor.type = binary.type;
+    return { [MARKER]: descriptor };
+  };
+
+  // Returns `undefined` when JSON would drop the value (only `undefined` itself here).
+  const encode = (input, key, where, depth) => {
+    let current = input;
+    let kind = current !== null && typeof current === 'object' ? binaryKind(current) : null;
+    if (kind) return binaryMarker(current, kind);
+    if (current !== null && (typeof current === 'object' || typeof current === 'bigint')) {
+      const toJSON = guarded(where, 'reading toJSON', () => current.toJSON);
+      if (typeof toJSON === 'function') {
+        current = guarded(where, 'toJSON', () => toJSON.call(current, key));
+        kind = current !== null && typeof current === 'object' ? binaryKind(current) : null;
+        if (kind) return binaryMarker(current, kind);
+      }
+    }
+    if (current !== null && typeof current === 'object' && types.isBoxedPrimitive(current)) {
+      if (types.isBigIntObject(current)) throw unsupported('bigint', where);
+      if (types.isSymbolObject(current)) throw unsupported('symbol', where);
+      if (types.isNumberObject(current)) current = guarded(where, 'unboxing', () => Number(current));
+      else if (types.isStringObject(current)) current = guarded(where, 'unboxing', () => String(current));
+      else if (types.isBooleanObject(current)) current = Boolean.prototype.valueOf.call(current);
+    }
+    switch (typeof current) {
+      case 'undefined': return undefined;
+      case 'string':
+      case 'boolean': return current;
+      case 'number':
+        if (!Number.isFinite(current)) throw unsupported('non-finite number', where);
+        return current;
+      case 'bigint': throw unsupported('bigint', where);
+      case 'symbol': throw unsupported('symbol', where);
+      case 'function': throw unsupported('function', where);
+      default: break;
+    }
+    if (current === null) return null;
+    if (typeof Response === 'function' && current instanceof Response) throw unsupported('nested Response', where);
+    if (ancestors.has(current)) throw unsupported('circular reference', where);
+    if (depth + 1 > limits.maxDepth) throw limitError('result', 'maxDepth', depth + 1, limits.maxDepth);
+    ancestors.add(current);
+    try {
+      if (Array.isArray(current)) {
+        const length = guarded(where, 'reading length', () => current.length);
+        const out = [];
+        for (let index = 0; index < length; index += 1) {
+          const itemWhere = childPath(where, index);
+          const item = guarded(itemWhere, 'reading', () => current[index]);
+          const encoded = encode(item, String(index), itemWhere, depth + 1);
+          out.push(encoded === undefined ? null : encoded);
+        }
+        return out;
+      }
+      const keys = guarded(where, 'listing keys', () => Object.keys(current));
+      const entries = [];
+      for (const name of keys) {
+        const itemWhere = childPath(where, name);
+        const item = guarded(itemWhere, 'reading', () => current[name]);
+        const encoded = encode(item, name, itemWhere, depth + 1);
+        if (encoded !== undefined) entries.push([name, encoded]);
+      }
+      if (keys.includes(MARKER)) return { [MARKER]: { tag: 'object', entries } };
+      const out = Object.create(null);
+      for (const [name, encoded] of entries) out[name] = encoded;
+      return out;
+    } finally {
+      ancestors.delete(current);
+    }
+  };
+
+  return { encoded: encode(value, '', 'result', 0), sidecars };
+}
+
+async function encodeResponse(response) {
+  const body = response.body === null ? null : Buffer.from(await response.arrayBuffer()).toString('base64');
+  return {
+    [MARKER]: {
+      tag: 'response',
+      status: response.status,
+      statusText: response.statusText,
+      headers: [...response.headers],
+      body,
+    },
+  };
+}
+
+async function writeSidecars(sidecars, filesDir) {
+  fs.rmSync(filesDir, { recursive: true, force: true });
+  if (sidecars.length === 0) return;
+  fs.mkdirSync(filesDir, { recursive: true });
+  for (const { id, binary } of sidecars) {
+    const bytes = binary instanceof Blob
+      ? new Uint8Array(await binary.arrayBuffer())
+      : new Uint8Array(binary.buffer, binary.byteOffset, binary.byteLength);
+    fs.writeFileSync(path.join(filesDir, String(id)), bytes);
+  }
+}
+
+async function successEnvelope(result, limits, filesDir) {
+  let encoded;
+  let sidecars = [];
+  if (typeof Response === 'function' && result instanceof Response) {
+    encoded = await encodeResponse(result);
+  } else {
+    ({ encoded, sidecars } = encodeResult(result, limits));
+  }
+  const envelope = encoded === undefined ? { version: 1, ok: true } : { version: 1, ok: true, result: encoded };
+  const json = stringify(envelope);
+  const bytes = Buffer.byteLength(json, 'utf8');
+  if (bytes > limits.maxOutputBytes) throw limitError('result', 'maxOutputBytes', bytes, limits.maxOutputBytes);
+  await writeSidecars(sidecars, filesDir);
+  return json;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Errors, framing.
+
+function bounded(text) {
+  if (text.length <= MAX_MESSAGE_CHARS) return text;
+  let end = MAX_MESSAGE_CHARS;
+  const code = text.charCodeAt(end - 1);
+  if (code >= 0xd800 && code <= 0xdbff) end -= 1;
+  return text.slice(0, end);
+}
+
+function describeThrown(thrown) {
+  let name = 'Error';
+  let message;
+  try {
+    if (thrown instanceof Error || (thrown !== null && typeof thrown === 'object' && 'message' in thrown && 'name' in thrown)) {
+      if (typeof thrown.name === 'string' && thrown.name) name = thrown.name;
+      message = String(thrown.message ?? '');
+    } else {
+      message = String(thrown);
+    }
+  } catch {
+    message = 'Unprintable thrown value';
+  }
+  const error = { name: bounded(name), message: bounded(message) };
+  if (thrown instanceof TransferError) {
+    error.code = thrown.code;
+    if (thrown.details) error.details = thrown.details;
+  }
+  return error;
+}
+
+function errorEnvelope(thrown) {
+  return stringify({ version: 1, ok: false, error: describeThrown(thrown) });
+}
+
+function sleepMs(ms) {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+function writeFully(fd, text) {
+  const bytes = Buffer.from(text, 'utf8');
+  let offset = 0;
+  while (offset < bytes.length) {
+    try {
+      offset += writeSync(fd, bytes, offset, bytes.length - offset);
+    } catch (error) {
+      if (error && error.code === 'EAGAIN') {
+        sleepMs(2);
+        continue;
+      }
+      throw error;
+    }
+  }
+}
+
+async function drainStdout() {
+  const stream = process.stdout;
+  if (!stream || !(stream.writableLength > 0)) return;
+  await new Promise((resolve) => {
+    const timer = setTimeout(resolve, 1000);
+    stream.once('drain', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Main.
+
+async function callEntry(envelope, cwd) {
+  const entry = envelope.entry;
+  if (typeof entry !== 'string' || entry === '') throw new TypeError('Sandbox input envelope has no entry.');
+  const module = await import(pathToFileURL(path.resolve(cwd, entry)).href);
+  if (typeof module.default !== 'function') {
+    throw new TypeError(`Definition ${entry} must default-export a function`);
+  }
+  return module.default(envelope.payload, envelope.context);
+}
+
+async function main() {
+  const inputArg = process.argv[2];
+  process.argv.splice(2, 1);
+  let settled = false;
+  process.on('unhandledRejection', (reason) => {
+    if (settled) return;
+    const text = reason instanceof Error ? reason.message : String(reason);
+    process.stderr.write(`[vite-hub-sandbox] unhandled rejection: ${text}\n`);
+  });
+  if (typeof inputArg !== 'string' || inputArg === '') {
+    process.stderr.write('[vite-hub-sandbox] usage: node harness.mjs <input.json>\n');
+    process.exitCode = 1;
+    return;
+  }
+  const cwd = process.cwd();
+  const inputPath = path.resolve(cwd, inputArg);
+  const boxDir = path.dirname(inputPath);
+  const outputPath = path.join(boxDir, 'output.json');
+  let nonce = null;
+  let output;
+  let ok = false;
+  try {
+    const envelope = readInput(inputPath);
+    nonce = typeof envelope.nonce === 'string' ? envelope.nonce : null;
+    delete envelope.nonce;
+    const limits = { ...DEFAULT_LIMITS };
+    for (const name of Object.keys(DEFAULT_LIMITS)) {
+      const given = envelope.limits && envelope.limits[name];
+      if (Number.isSafeInteger(given) && given >= 0) limits[name] = given;
+    }
+    const filesDir = `${inputPath}.files`;
+    [envelope.payload, envelope.context] = reviveInput([envelope.payload, envelope.context], filesDir);
+    const result = await callEntry(envelope, cwd);
+    output = await successEnvelope(result, limits, `${outputPath}.files`);
+    ok = true;
+  } catch (thrown) {
+    output = errorEnvelope(thrown);
+  }
+  settled = true;
+  try {
+    fs.writeFileSync(outputPath, output);
+  } catch (error) {
+    process.stderr.write(`[vite-hub-sandbox] cannot write output.json: ${error.message}\n`);
+  }
+  if (nonce !== null) {
+    await drainStdout();
+    writeFully(STDOUT_FD, `\n<<vite-hub-sandbox:${nonce}>>${output}\n`);
+  }
+  process.exitCode = ok ? 0 : 1;
+}
+
+await main();

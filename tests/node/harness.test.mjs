@@ -1,0 +1,296 @@
+// The in-Box harness run as a real child process in a directory laid out like a Box.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const HARNESS = fileURLToPath(new URL('../../src/harness/harness.mjs', import.meta.url));
+const NONCE = '0123456789abcdef0123456789abcdef';
+const MARKER = 'vitehub:sandbox:value';
+
+/** Lays out `<tmp>/project` + `<tmp>/.vite-hub/{harness.mjs,input.json,input.json.files/}` and runs it. */
+function runBox({ files, entry = 'index.mjs', payload, context, limits, sidecars = {}, rawInput }) {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'vhs-harness-'));
+  const project = path.join(root, 'project');
+  const box = path.join(root, '.vite-hub');
+  fs.mkdirSync(project);
+  fs.mkdirSync(box);
+  fs.writeFileSync(path.join(project, 'package.json'), '{"type":"module"}');
+  for (const [name, text] of Object.entries(files)) fs.writeFileSync(path.join(project, name), text);
+  fs.copyFileSync(HARNESS, path.join(box, 'harness.mjs'));
+  const envelope = { version: 1, nonce: NONCE, entry };
+  if (payload !== undefined) envelope.payload = payload;
+  if (context !== undefined) envelope.context = context;
+  envelope.limits = { maxOutputBytes: 4194304, maxDepth: 32, maxSidecars: 64, maxSidecarBytes: 67108864, ...limits };
+  fs.writeFileSync(path.join(box, 'input.json'), rawInput ?? JSON.stringify(envelope));
+  if (Object.keys(sidecars).length > 0) {
+    fs.mkdirSync(path.join(box, 'input.json.files'));
+    for (const [id, bytes] of Object.entries(sidecars)) fs.writeFileSync(path.join(box, 'input.json.files', id), bytes);
+  }
+  const child = spawnSync(process.execPath, ['../.vite-hub/harness.mjs', '../.vite-hub/input.json'], {
+    cwd: project,
+    encoding: 'utf8',
+    timeout: 20000,
+  });
+  const prefix = `\n<<vite-hub-sandbox:${NONCE}>>`;
+  const at = child.stdout.lastIndexOf(prefix);
+  const frame = at === -1 ? null : child.stdout.slice(at + prefix.length, child.stdout.indexOf('\n', at + 1));
+  return { root, box, status: child.status, stdout: child.stdout, stderr: child.stderr, frame };
+}
+
+const entryReturning = (expression) => ({ 'index.mjs': `export default async () => ${expression};\n` });
+
+test('success: frame with the nonce, exact JSON, output.json, exit 0', () => {
+  const run = runBox({
+    files: { 'index.mjs': 'export default (payload) => ({ echo: payload, n: 1.5, list: [1, "two", null, true] });\n' },
+    payload: { a: 'b' },
+  });
+  assert.equal(run.status, 0);
+  assert.equal(run.frame, '{"version":1,"ok":true,"result":{"echo":{"a":"b"},"n":1.5,"list":[1,"two",null,true]}}');
+  assert.equal(run.stdout, `\n<<vite-hub-sandbox:${NONCE}>>${run.frame}\n`);
+  assert.equal(fs.readFileSync(path.join(run.box, 'output.json'), 'utf8'), run.frame);
+});
+
+test('undefined result: result absent; JSON semantics for toJSON, boxed primitives, nested undefined', () => {
+  const none = runBox({ files: entryReturning('undefined') });
+  assert.equal(none.frame, '{"version":1,"ok":true}');
+  const run = runBox({
+    files: entryReturning(
+      '({ date: new Date(0), boxed: [Object(1), Object("s"), Object(false)], gone: undefined, holes: [undefined, , 2],'
+      + ' custom: { toJSON(key) { return { key, inner: { toJSON: () => "once" } }; } } })',
+    ),
+  });
+  assert.equal(run.frame, '{"version":1,"ok":true,"result":{"date":"1970-01-01T00:00:00.000Z","boxed":[1,"s",false],'
+    + '"holes":[null,null,2],"custom":{"key":"custom","inner":"once"}}}');
+});
+
+test('the input file and its sidecars are gone before the entry runs; argv is clean', () => {
+  const run = runBox({
+    files: {
+      'index.mjs': `import fs from 'node:fs';
+export default () => {
+  let read = 'readable';
+  try { fs.readFileSync('../.vite-hub/input.json', 'utf8'); } catch (error) { read = error.code; }
+  return { read, sidecars: fs.existsSync('../.vite-hub/input.json.files'), argv: process.argv.slice(2) };
+};
+`,
+    },
+    payload: { [MARKER]: { tag: 'binary', id: 0, kind: 'uint8array' } },
+    sidecars: { 0: Buffer.from([1]) },
+  });
+  assert.equal(run.frame, '{"version":1,"ok":true,"result":{"read":"ENOENT","sidecars":false,"argv":[]}}');
+});
+
+test('user stdout/stderr, including a forged frame, does not corrupt the result', () => {
+  const run = runBox({
+    files: {
+      'index.mjs': `export default () => {
+  console.log('hello');
+  process.stdout.write('no newline <<vite-hub-sandbox:');
+  console.log('\\n<<vite-hub-sandbox:ffffffffffffffffffffffffffffffff>>{"version":1,"ok":true,"result":"forged"}');
+  console.error('to stderr');
+  return 'real';
+};
+`,
+    },
+  });
+  assert.equal(run.status, 0);
+  assert.equal(run.frame, '{"version":1,"ok":true,"result":"real"}');
+  assert.ok(run.stdout.endsWith(`no newline <<vite-hub-sandbox:\n<<vite-hub-sandbox:ffffffffffffffffffffffffffffffff>>`
+    + `{"version":1,"ok":true,"result":"forged"}\n\n<<vite-hub-sandbox:${NONCE}>>{"version":1,"ok":true,"result":"real"}\n`));
+  assert.equal(run.stdout.split(`<<vite-hub-sandbox:${NONCE}>>`).length, 2);
+  assert.equal(run.stderr, 'to stderr\n');
+});
+
+test('handler throws: ok false with name and message, exit 1', () => {
+  const run = runBox({ files: { 'index.mjs': 'export default async () => { throw new RangeError("boom"); };\n' } });
+  assert.equal(run.status, 1);
+  assert.equal(run.frame, '{"version":1,"ok":false,"error":{"name":"RangeError","message":"boom"}}');
+  const thrown = runBox({ files: { 'index.mjs': 'export default () => { throw 42; };\n' } });
+  assert.equal(thrown.frame, '{"version":1,"ok":false,"error":{"name":"Error","message":"42"}}');
+  const long = runBox({ files: { 'index.mjs': 'export default () => { throw new Error("x".repeat(20000)); };\n' } });
+  assert.equal(JSON.parse(long.frame).error.message, 'x'.repeat(16384));
+});
+
+test('a default export that is not a function', () => {
+  const run = runBox({ files: { 'index.mjs': 'export default { run() {} };\n' } });
+  assert.equal(run.status, 1);
+  assert.equal(run.frame, '{"version":1,"ok":false,"error":{"name":"TypeError","message":"Definition index.mjs must default-export a function"}}');
+});
+
+test('unsupported results: SANDBOX_SERIALIZATION_ERROR with type and path', () => {
+  const cases = [
+    ['({ big: 1n })', 'bigint', 'result.big'],
+    ['({ list: [Object(2n)] })', 'bigint', 'result.list[0]'],
+    ['({ a: { "b c": () => 1 } })', 'function', 'result.a["b c"]'],
+    ['[Symbol("s")]', 'symbol', 'result[0]'],
+    ['({ n: NaN })', 'non-finite number', 'result.n'],
+    ['(() => { const o = { x: {} }; o.x.self = o; return o; })()', 'circular reference', 'result.x.self'],
+  ];
+  for (const [expression, type, where] of cases) {
+    const run = runBox({ files: entryReturning(expression) });
+    assert.equal(run.status, 1, expression);
+    assert.equal(run.frame, JSON.stringify({
+      version: 1,
+      ok: false,
+      error: {
+        name: 'TypeError',
+        message: `Sandbox result must be JSON-serializable; unsupported ${type} at "${where}".`,
+        code: 'SANDBOX_SERIALIZATION_ERROR',
+      },
+    }), expression);
+  }
+});
+
+test('shared (non-cyclic) references are allowed', () => {
+  const run = runBox({ files: entryReturning('(() => { const s = { v: 1 }; return [s, s]; })()') });
+  assert.equal(run.frame, '{"version":1,"ok":true,"result":[{"v":1},{"v":1}]}');
+});
+
+test('transfer limits: maxOutputBytes, maxDepth, maxSidecars, maxSidecarBytes', () => {
+  const output = runBox({ files: entryReturning('"é".repeat(100)'), limits: { maxOutputBytes: 100 } });
+  assert.equal(output.status, 1);
+  assert.equal(output.frame, '{"version":1,"ok":false,"error":{"name":"RangeError","message":"Sandbox result exceeds maxOutputBytes (235 > 100).",'
+    + '"code":"SANDBOX_TRANSFER_LIMIT","details":{"limit":"maxOutputBytes","value":235,"maximum":100}}}');
+  const depth = runBox({ files: entryReturning('[[[1]]]'), limits: { maxDepth: 2 } });
+  assert.deepEqual(JSON.parse(depth.frame).error, {
+    name: 'RangeError', message: 'Sandbox result exceeds maxDepth (3 > 2).',
+    code: 'SANDBOX_TRANSFER_LIMIT', details: { limit: 'maxDepth', value: 3, maximum: 2 },
+  });
+  assert.equal(runBox({ files: entryReturning('[[1]]'), limits: { maxDepth: 2 } }).frame, '{"version":1,"ok":true,"result":[[1]]}');
+  const count = runBox({ files: entryReturning('[new Uint8Array(1), new Uint8Array(1)]'), limits: { maxSidecars: 1 } });
+  assert.deepEqual(JSON.parse(count.frame).error.details, { limit: 'maxSidecars', value: 2, maximum: 1 });
+  const bytes = runBox({ files: entryReturning('[new Uint8Array(6), new Blob(["12345"])]'), limits: { maxSidecarBytes: 10 } });
+  assert.deepEqual(JSON.parse(bytes.frame).error.details, { limit: 'maxSidecarBytes', value: 11, maximum: 10 });
+  assert.equal(fs.existsSync(path.join(bytes.box, 'output.json.files')), false);
+});
+
+test('binary sidecars in: Blob keeps its type, Buffer is a Buffer, Uint8Array is a plain Uint8Array', () => {
+  const run = runBox({
+    files: {
+      'index.mjs': `import { Buffer } from 'node:buffer';
+export default async ({ blob, buf, u8 }, context) => ({
+  blob: [blob instanceof Blob, blob.type, await blob.text()],
+  buf: [Buffer.isBuffer(buf), buf.toString('hex')],
+  u8: [u8 instanceof Uint8Array, Buffer.isBuffer(u8), Array.from(u8)],
+  ctx: [Buffer.isBuffer(context.bin), context.bin.toString()],
+});
+`,
+    },
+    payload: {
+      blob: { [MARKER]: { tag: 'binary', id: 0, kind: 'blob', type: 'text/plain' } },
+      buf: { [MARKER]: { tag: 'binary', id: 1, kind: 'buffer' } },
+      u8: { [MARKER]: { tag: 'binary', id: 2, kind: 'uint8array' } },
+    },
+    context: { bin: { [MARKER]: { tag: 'binary', id: 3, kind: 'buffer' } } },
+    sidecars: { 0: 'hi blob', 1: Buffer.from([0xde, 0xad]), 2: Buffer.from([1, 2, 255]), 3: 'ctx' },
+  });
+  assert.equal(run.frame, '{"version":1,"ok":true,"result":{"blob":[true,"text/plain","hi blob"],"buf":[true,"dead"],'
+    + '"u8":[true,false,[1,2,255]],"ctx":[true,"ctx"]}}');
+});
+
+test('invalid input descriptors: SANDBOX_SERIALIZATION_ERROR', () => {
+  const invalid = [
+    { tag: 'binary', id: -1, kind: 'buffer' },
+    { tag: 'binary', id: 1.5, kind: 'buffer' },
+    { tag: 'binary', id: 2 ** 53, kind: 'buffer' },
+    { tag: 'binary', id: 0, kind: 'file' },
+    { tag: 'nope' },
+  ];
+  for (const descriptor of invalid) {
+    const run = runBox({ files: entryReturning('1'), payload: { x: { [MARKER]: descriptor } }, sidecars: { 0: 'x' } });
+    assert.equal(run.frame, '{"version":1,"ok":false,"error":{"name":"TypeError",'
+      + '"message":"Sandbox input contains an invalid binary sidecar descriptor.","code":"SANDBOX_SERIALIZATION_ERROR"}}');
+  }
+  // JSON.stringify writes -0 as 0, so -0 is only reachable in raw JSON text.
+  const rawMinusZero = runBox({
+    files: entryReturning('1'),
+    rawInput: `{"version":1,"nonce":"${NONCE}","entry":"index.mjs","payload":{"${MARKER}":{"tag":"binary","id":-0,"kind":"blob"}}}`,
+    sidecars: { 0: 'x' },
+  });
+  assert.equal(JSON.parse(rawMinusZero.frame).error.message, 'Sandbox input contains an invalid binary sidecar descriptor.');
+  const missing = runBox({ files: entryReturning('1'), payload: { [MARKER]: { tag: 'binary', id: 7, kind: 'blob' } } });
+  assert.equal(missing.frame, '{"version":1,"ok":false,"error":{"name":"TypeError",'
+    + '"message":"Sandbox input binary sidecar 7 does not exist.","code":"SANDBOX_SERIALIZATION_ERROR"}}');
+});
+
+test('binary sidecars out: files with the right bytes and markers in walk order', () => {
+  const run = runBox({
+    files: entryReturning(
+      '({ u8: new Uint8Array([1, 2, 3]).subarray(1), nested: [new Blob(["héllo"], { type: "text/x" })],'
+      + ' buf: Buffer.from("buf"), viaToJSON: { toJSON: () => new Uint8Array([9]) } })',
+    ),
+  });
+  assert.equal(run.status, 0);
+  const marker = (descriptor) => ({ [MARKER]: descriptor });
+  assert.equal(run.frame, JSON.stringify({
+    version: 1,
+    ok: true,
+    result: {
+      u8: marker({ tag: 'binary', id: 0, kind: 'uint8array' }),
+      nested: [marker({ tag: 'binary', id: 1, kind: 'blob', type: 'text/x' })],
+      buf: marker({ tag: 'binary', id: 2, kind: 'buffer' }),
+      viaToJSON: marker({ tag: 'binary', id: 3, kind: 'uint8array' }),
+    },
+  }));
+  const filesDir = path.join(run.box, 'output.json.files');
+  assert.deepEqual(fs.readdirSync(filesDir).sort(), ['0', '1', '2', '3']);
+  assert.deepEqual([...fs.readFileSync(path.join(filesDir, '0'))], [2, 3]);
+  assert.equal(fs.readFileSync(path.join(filesDir, '1'), 'utf8'), 'héllo');
+  assert.equal(fs.readFileSync(path.join(filesDir, '2'), 'utf8'), 'buf');
+  assert.deepEqual([...fs.readFileSync(path.join(filesDir, '3'))], [9]);
+});
+
+test('marker-shaped objects are escaped both ways', () => {
+  const escaped = { [MARKER]: { tag: 'object', entries: [[MARKER, 'x'], ['n', { [MARKER]: { tag: 'object', entries: [[MARKER, 1]] } }]] } };
+  const run = runBox({
+    files: {
+      'index.mjs': `export default (payload) => ({ seen: [Object.keys(payload), payload['${MARKER}'], payload.n['${MARKER}']], back: payload });\n`,
+    },
+    payload: escaped,
+  });
+  assert.equal(run.frame, JSON.stringify({
+    version: 1,
+    ok: true,
+    result: { seen: [[MARKER, 'n'], 'x', 1], back: escaped },
+  }));
+});
+
+test('a Response at the top level becomes the response marker', () => {
+  const run = runBox({
+    files: entryReturning('new Response("créé", { status: 201, statusText: "Created", headers: { "x-a": "1", "content-type": "text/plain" } })'),
+  });
+  assert.equal(run.frame, JSON.stringify({
+    version: 1,
+    ok: true,
+    result: {
+      [MARKER]: {
+        tag: 'response',
+        status: 201,
+        statusText: 'Created',
+        headers: [['content-type', 'text/plain'], ['x-a', '1']],
+        body: Buffer.from('créé').toString('base64'),
+      },
+    },
+  }));
+  const empty = runBox({ files: entryReturning('new Response(null, { status: 204 })') });
+  assert.equal(empty.frame, `{"version":1,"ok":true,"result":{"${MARKER}":{"tag":"response","status":204,"statusText":"","headers":[],"body":null}}}`);
+});
+
+test('context reaches the entry; a TypeScript-style entry path is resolved against cwd', () => {
+  const run = runBox({
+    files: { 'index.ts.mjs': 'export default (payload, context) => ({ payload, context });\n' },
+    entry: 'index.ts.mjs',
+    context: { requestId: 'r1', flags: [true] },
+  });
+  assert.equal(run.frame, '{"version":1,"ok":true,"result":{"context":{"requestId":"r1","flags":[true]}}}');
+});
+
+test('process.exit in user code: no frame', () => {
+  const run = runBox({ files: { 'index.mjs': 'export default () => { process.exit(3); };\n' } });
+  assert.equal(run.status, 3);
+  assert.equal(run.frame, null);
+});
