@@ -107,11 +107,6 @@ function reviveInput(values, filesDir) {
 // ---------------------------------------------------------------------------------------------
 // Output: JSON semantics + markers.
 
-function childPath(parent, key) {
-  if (typeof key === 'number') return `${parent}[${key}]`;
-  return /^[A-Za-z_$][\w$]*$/.test(key) ? `${parent}.${key}` : `${parent}[${JSON.stringify(key)}]`;
-}
-
 function binaryKind(value) {
   if (typeof Blob === 'function' && value instanceof Blob) return 'blob';
   if (Buffer.isBuffer(value)) return 'buffer';
@@ -134,7 +129,10 @@ function guarded(where, action, read) {
   }
 }
 
-/** Walks `value` with JSON semantics; returns the encoded tree and the sidecars to write. */
+/**
+ * Walks `value` with JSON semantics; returns the encoded tree and the sidecars to write.
+ * Paths are dotted like the host's input walker (`result.items.0.name`).
+ */
 function encodeResult(value, limits) {
   const sidecars = [];
   let sidecarBytes = 0;
@@ -159,6 +157,10 @@ function encodeResult(value, limits) {
   // Returns `undefined` when JSON would drop the value (only `undefined` itself here).
   const encode = (input, key, where, depth) => {
     let current = input;
+    // Every object counts as a level (binary values and toJSON holders too), like the host's walker.
+    if (current !== null && typeof current === 'object' && depth + 1 > limits.maxDepth) {
+      throw limitError('result', 'maxDepth', depth + 1, limits.maxDepth);
+    }
     let kind = current !== null && typeof current === 'object' ? binaryKind(current) : null;
     if (kind) return binaryMarker(current, kind);
     if (current !== null && (typeof current === 'object' || typeof current === 'bigint')) {
@@ -186,11 +188,10 @@ function encodeResult(value, limits) {
       case 'bigint': throw unsupported('bigint', where);
       case 'symbol': throw unsupported('symbol', where);
       case 'function': throw unsupported('function', where);
-      default: break;
     }
     if (current === null) return null;
     if (typeof Response === 'function' && current instanceof Response) throw unsupported('nested Response', where);
-    if (ancestors.has(current)) throw unsupported('circular reference', where);
+    if (ancestors.has(current)) throw unsupported('cycle', where);
     if (depth + 1 > limits.maxDepth) throw limitError('result', 'maxDepth', depth + 1, limits.maxDepth);
     ancestors.add(current);
     try {
@@ -198,7 +199,7 @@ function encodeResult(value, limits) {
         const length = guarded(where, 'reading length', () => current.length);
         const out = [];
         for (let index = 0; index < length; index += 1) {
-          const itemWhere = childPath(where, index);
+          const itemWhere = `${where}.${index}`;
           const item = guarded(itemWhere, 'reading', () => current[index]);
           const encoded = encode(item, String(index), itemWhere, depth + 1);
           out.push(encoded === undefined ? null : encoded);
@@ -208,7 +209,7 @@ function encodeResult(value, limits) {
       const keys = guarded(where, 'listing keys', () => Object.keys(current));
       const entries = [];
       for (const name of keys) {
-        const itemWhere = childPath(where, name);
+        const itemWhere = `${where}.${name}`;
         const item = guarded(itemWhere, 'reading', () => current[name]);
         const encoded = encode(item, name, itemWhere, depth + 1);
         if (encoded !== undefined) entries.push([name, encoded]);
@@ -302,10 +303,6 @@ function errorEnvelope(thrown) {
   return stringify({ version: 1, ok: false, error: describeThrown(thrown) });
 }
 
-function sleepMs(ms) {
-  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
-}
-
 function writeFully(fd, text) {
   const bytes = Buffer.from(text, 'utf8');
   let offset = 0;
@@ -314,7 +311,7 @@ function writeFully(fd, text) {
       offset += writeSync(fd, bytes, offset, bytes.length - offset);
     } catch (error) {
       if (error && error.code === 'EAGAIN') {
-        sleepMs(2);
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 2); // fd 1 is non-blocking: wait, retry
         continue;
       }
       throw error;

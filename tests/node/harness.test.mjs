@@ -34,6 +34,7 @@ function runBox({ files, entry = 'index.mjs', payload, context, limits, sidecars
     cwd: project,
     encoding: 'utf8',
     timeout: 20000,
+    maxBuffer: 64 * 1024 * 1024,
   });
   const prefix = `\n<<vite-hub-sandbox:${NONCE}>>`;
   const at = child.stdout.lastIndexOf(prefix);
@@ -124,11 +125,11 @@ test('a default export that is not a function', () => {
 test('unsupported results: SANDBOX_SERIALIZATION_ERROR with type and path', () => {
   const cases = [
     ['({ big: 1n })', 'bigint', 'result.big'],
-    ['({ list: [Object(2n)] })', 'bigint', 'result.list[0]'],
-    ['({ a: { "b c": () => 1 } })', 'function', 'result.a["b c"]'],
-    ['[Symbol("s")]', 'symbol', 'result[0]'],
+    ['({ list: [Object(2n)] })', 'bigint', 'result.list.0'],
+    ['({ a: { "b c": () => 1 } })', 'function', 'result.a.b c'],
+    ['[Symbol("s")]', 'symbol', 'result.0'],
     ['({ n: NaN })', 'non-finite number', 'result.n'],
-    ['(() => { const o = { x: {} }; o.x.self = o; return o; })()', 'circular reference', 'result.x.self'],
+    ['(() => { const o = { x: {} }; o.x.self = o; return o; })()', 'cycle', 'result.x.self'],
   ];
   for (const [expression, type, where] of cases) {
     const run = runBox({ files: entryReturning(expression) });
@@ -161,6 +162,8 @@ test('transfer limits: maxOutputBytes, maxDepth, maxSidecars, maxSidecarBytes', 
     code: 'SANDBOX_TRANSFER_LIMIT', details: { limit: 'maxDepth', value: 3, maximum: 2 },
   });
   assert.equal(runBox({ files: entryReturning('[[1]]'), limits: { maxDepth: 2 } }).frame, '{"version":1,"ok":true,"result":[[1]]}');
+  const binaryDepth = runBox({ files: entryReturning('[new Uint8Array(1)]'), limits: { maxDepth: 1 } });
+  assert.deepEqual(JSON.parse(binaryDepth.frame).error.details, { limit: 'maxDepth', value: 2, maximum: 1 });
   const count = runBox({ files: entryReturning('[new Uint8Array(1), new Uint8Array(1)]'), limits: { maxSidecars: 1 } });
   assert.deepEqual(JSON.parse(count.frame).error.details, { limit: 'maxSidecars', value: 2, maximum: 1 });
   const bytes = runBox({ files: entryReturning('[new Uint8Array(6), new Blob(["12345"])]'), limits: { maxSidecarBytes: 10 } });
@@ -293,4 +296,21 @@ test('process.exit in user code: no frame', () => {
   const run = runBox({ files: { 'index.mjs': 'export default () => { process.exit(3); };\n' } });
   assert.equal(run.status, 3);
   assert.equal(run.frame, null);
+});
+
+test('large user output before the result and a late unhandled rejection', () => {
+  const run = runBox({
+    files: {
+      'index.mjs': `export default () => {
+  process.stdout.write('x'.repeat(2 * 1024 * 1024));
+  setTimeout(() => { Promise.reject(new Error('late')); }, 20);
+  return { done: true };
+};
+`,
+    },
+  });
+  assert.equal(run.status, 0);
+  assert.equal(run.frame, '{"version":1,"ok":true,"result":{"done":true}}');
+  assert.equal(run.stdout.length, 2 * 1024 * 1024 + `\n<<vite-hub-sandbox:${NONCE}>>`.length + run.frame.length + 1);
+  assert.equal(run.stderr, '');
 });
