@@ -392,7 +392,9 @@ async function main() {
     await drainStdout();
     writeFully(STDOUT_FD, `\n<<vite-hub-sandbox:${nonce}>>${output}\n`);
   }
-  process.exitCode = ok ? 0 : 1;
+  // The Run ends when the entry's promise settles, as a serverless handler does: timers or sockets
+  // the entry left open must not hold the Box until the Definition timeout.
+  process.exit(ok ? 0 : 1);
 }
 
 await main();
