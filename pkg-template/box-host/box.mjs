@@ -1,0 +1,230 @@
+// The Box engine: one Box = one private host directory (its `/`) plus the processes running in it.
+// A Box runs commands, reads and writes files inside its directory, and stops (kills every
+// process tree, waits until they are gone, removes the directory).
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { extractTarGz } from './archive.mjs';
+import { BoxCommand } from './command.mjs';
+import { BOX_HOME, cwdVisible, executionAuthority, spawnSpec } from './isolation.mjs';
+import { BoxPathError, ensureBoxDir, normalizeBoxPath, prepareFileTarget, resolveExisting } from './paths.mjs';
+
+/** The session working directory (a Box path). */
+export const SESSION_CWD = '/vercel/sandbox';
+/** Default Box lifetime (ms); the Box stops itself after it. */
+export const DEFAULT_TIMEOUT_MS = 300_000;
+
+/** A request the Box cannot honour (answered with `status` and `code`). */
+export class BoxRequestError extends Error {
+  constructor(status, code, message) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+export function newId(prefix) {
+  return `${prefix}_${randomBytes(12).toString('hex')}`;
+}
+
+const ENV_KEY = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** Checks a `Record<string,string>` env object (throws BoxRequestError 400). */
+export function checkEnv(env) {
+  if (env === undefined) return {};
+  if (env === null || typeof env !== 'object' || Array.isArray(env)) {
+    throw new BoxRequestError(400, 'bad_request', 'env must be an object of strings');
+  }
+  for (const [key, value] of Object.entries(env)) {
+    if (!ENV_KEY.test(key) || typeof value !== 'string' || value.includes('\0')) {
+      throw new BoxRequestError(400, 'bad_request', `invalid env entry ${JSON.stringify(key)}`);
+    }
+  }
+  return { ...env };
+}
+
+export class Box {
+  /**
+   * Creates the Box directory under `parentDir` with `vercel/sandbox`, `tmp` and the home dir.
+   * `options`: { name, isolation ('bubblewrap'|'none'), networkDenied, env, timeoutMs, vcpus }.
+   */
+  static async create(parentDir, options) {
+    const dir = await fs.promises.mkdtemp(path.join(parentDir, 'vite-hub-box-'));
+    const root = await fs.promises.realpath(dir);
+    for (const sub of [SESSION_CWD, '/tmp', BOX_HOME]) {
+      await fs.promises.mkdir(path.join(root, sub), { recursive: true, mode: 0o755 });
+    }
+    await fs.promises.chmod(path.join(root, 'tmp'), 0o1777);
+    return new Box(root, options);
+  }
+
+  constructor(root, { name, isolation, networkDenied, env, timeoutMs, vcpus, onStopped }) {
+    this.root = root;
+    this.id = newId('sbx');
+    this.name = name ?? this.id;
+    this.isolation = isolation;
+    this.networkDenied = networkDenied;
+    this.env = env;
+    this.timeoutMs = timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.vcpus = vcpus ?? 2;
+    this.status = 'running';
+    this.createdAt = Date.now();
+    this.stoppedAt = undefined;
+    this.commands = new Map();
+    this.onStopped = onStopped;
+    this.executionAuthority = executionAuthority(isolation, networkDenied);
+    this.#armLifetime();
+  }
+
+  #armLifetime() {
+    clearTimeout(this.lifetime);
+    const remaining = this.createdAt + this.timeoutMs - Date.now();
+    this.lifetime = setTimeout(() => this.stop().catch(() => {}), Math.max(0, remaining));
+    this.lifetime.unref();
+  }
+
+  /** Adds `ms` to the Box lifetime. */
+  extendTimeout(ms) {
+    this.timeoutMs += ms;
+    this.#armLifetime();
+  }
+
+  get running() {
+    return this.status === 'running';
+  }
+
+  /** Host path of the Box directory `boxCwd` (must exist and be visible to commands). */
+  #commandCwd(boxCwd) {
+    const host = resolveExisting(this.root, boxCwd);
+    if (!host || !fs.statSync(host).isDirectory()) {
+      throw new BoxRequestError(400, 'bad_request', `cwd is not a directory in the Box: ${boxCwd}`);
+    }
+    if (!cwdVisible(this.isolation, boxCwd)) {
+      throw new BoxRequestError(400, 'bad_request', `cwd must be under ${SESSION_CWD}, /tmp or ${BOX_HOME}`);
+    }
+    return host;
+  }
+
+  /** Starts a command: { command, args?, cwd?, env?, timeout? (ms) } → BoxCommand. */
+  runCommand({ command, args = [], cwd, env, timeout }) {
+    if (typeof command !== 'string' || command === '' || command.includes('\0')) {
+      throw new BoxRequestError(400, 'bad_request', 'command must be a non-empty string');
+    }
+    if (!Array.isArray(args) || args.some((a) => typeof a !== 'string' || a.includes('\0'))) {
+      throw new BoxRequestError(400, 'bad_request', 'args must be an array of strings');
+    }
+    if (timeout !== undefined && !(Number.isFinite(timeout) && timeout >= 0)) {
+      throw new BoxRequestError(400, 'bad_request', 'timeout must be a non-negative number of ms');
+    }
+    const boxCwd = normalizeBoxPath(cwd ?? SESSION_CWD, SESSION_CWD);
+    const cwdHost = this.#commandCwd(boxCwd);
+    const spec = spawnSpec({
+      isolation: this.isolation,
+      root: this.root,
+      networkDenied: this.networkDenied,
+      command,
+      args,
+      cwd: boxCwd,
+      cwdHost,
+      env: { ...this.env, ...checkEnv(env) },
+    });
+    const cmd = new BoxCommand({
+      id: newId('cmd'),
+      sessionId: this.id,
+      name: command,
+      args,
+      cwd: boxCwd,
+      spec,
+      timeoutMs: timeout,
+    });
+    this.commands.set(cmd.id, cmd);
+    return cmd;
+  }
+
+  /** Writes a gzip'd tar (bytes) extracted relative to the Box directory `boxCwd`. */
+  async writeArchive(boxCwd, body) {
+    const dir = normalizeBoxPath(boxCwd || '/', '/');
+    ensureBoxDir(this.root, dir);
+    await extractTarGz(this.root, dir, body);
+  }
+
+  /** Host path of an existing regular Box file, or null when missing. */
+  fileForRead(boxPath, cwd) {
+    const host = resolveExisting(this.root, normalizeBoxPath(boxPath, normalizeBoxPath(cwd ?? SESSION_CWD)));
+    if (!host) return null;
+    const st = fs.statSync(host);
+    if (!st.isFile()) throw new BoxRequestError(400, 'bad_request', `not a regular file: ${boxPath}`);
+    return host;
+  }
+
+  /** Creates one directory (not recursive). */
+  mkdir(boxPath, cwd) {
+    const target = normalizeBoxPath(boxPath, normalizeBoxPath(cwd ?? SESSION_CWD));
+    const parent = resolveExisting(this.root, path.posix.dirname(target));
+    if (!parent) throw new BoxRequestError(400, 'bad_request', `parent directory does not exist: ${target}`);
+    try {
+      fs.mkdirSync(path.join(parent, path.posix.basename(target)), { mode: 0o755 });
+    } catch (err) {
+      if (err.code === 'EEXIST') throw new BoxRequestError(400, 'bad_request', `already exists: ${target}`);
+      if (err.code === 'ENOTDIR') throw new BoxPathError(`not a directory: ${path.posix.dirname(target)}`);
+      throw err;
+    }
+  }
+
+  /** Stops the Box: kills every command tree, waits until all are gone, removes the directory. */
+  async stop() {
+    if (this.stopping) return this.stopping;
+    this.status = 'stopping';
+    this.stopping = (async () => {
+      clearTimeout(this.lifetime);
+      await Promise.all([...this.commands.values()].map((cmd) => cmd.killAll()));
+      await fs.promises.rm(this.root, { recursive: true, force: true, maxRetries: 3 });
+      this.status = 'stopped';
+      this.stoppedAt = Date.now();
+      this.onStopped?.(this);
+    })();
+    return this.stopping;
+  }
+
+  /** The `Session` wire object (plus the passthrough `executionAuthority`). */
+  sessionJSON() {
+    const json = {
+      id: this.id,
+      memory: this.vcpus * 2048,
+      vcpus: this.vcpus,
+      region: 'local',
+      timeout: this.timeoutMs,
+      status: this.status,
+      requestedAt: this.createdAt,
+      startedAt: this.createdAt,
+      createdAt: this.createdAt,
+      updatedAt: this.stoppedAt ?? this.createdAt,
+      cwd: SESSION_CWD,
+      networkPolicy: { mode: this.networkDenied ? 'deny-all' : 'allow-all' },
+      executionAuthority: this.executionAuthority,
+    };
+    if (this.stoppedAt !== undefined) {
+      json.stoppedAt = this.stoppedAt;
+      json.duration = this.stoppedAt - this.createdAt;
+    }
+    return json;
+  }
+
+  /** The `Sandbox` wire object. */
+  sandboxJSON() {
+    return {
+      name: this.name,
+      persistent: false,
+      region: 'local',
+      vcpus: this.vcpus,
+      memory: this.vcpus * 2048,
+      timeout: this.timeoutMs,
+      networkPolicy: { mode: this.networkDenied ? 'deny-all' : 'allow-all' },
+      createdAt: this.createdAt,
+      updatedAt: this.stoppedAt ?? this.createdAt,
+      currentSessionId: this.id,
+      status: this.status,
+      cwd: SESSION_CWD,
+    };
+  }
+}

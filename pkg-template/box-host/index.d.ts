@@ -1,0 +1,79 @@
+/**
+ * The local Box host: a small HTTP server on a loopback address that speaks the subset of the
+ * Vercel Sandbox REST API used by `@vercel/sandbox` 3.5.0 (create, writeFiles, runCommand waiting
+ * and detached, wait, logs, kill, readFile, mkDir, stop), over Boxes that are private host
+ * directories running real processes, isolated with bubblewrap when available.
+ */
+
+/** What commands running in a Box may do, as actually enforced (never more optimistic). */
+export interface ExecutionAuthority {
+  /** 'process' with bubblewrap (namespaces, read-only system, private dirs); 'none' otherwise. */
+  isolation: 'process' | 'none';
+  /** 'none' only for a bubblewrap Box created with networkPolicy 'deny-all'. */
+  network: 'none' | 'unrestricted';
+  /** scope 'sandbox': only the Box dirs are writable/visible; 'host': plain processes see the host. */
+  filesystem: { access: 'read-write'; scope: 'sandbox' | 'host' };
+  /** Commands see only PATH, HOME and the env given at create / per command, never the host env. */
+  environment: 'selected';
+  credentials: 'none';
+  processes: 'arbitrary';
+}
+
+export interface BoxHostOptions {
+  /** TCP port; default 0 (a random free port). */
+  port?: number;
+  /** Loopback address to bind: '127.0.0.1' (default), 'localhost' (binds 127.0.0.1) or '::1'. Anything else throws TypeError. */
+  host?: '127.0.0.1' | 'localhost' | '::1';
+  /** Bearer token required on every request (at least 8 characters); default: 32 random bytes as hex. */
+  token?: string;
+  /**
+   * 'auto' (default): bubblewrap when `bwrap` works here, else plain processes.
+   * 'bubblewrap': require it (the returned promise rejects when bwrap is missing or unusable).
+   * 'none': plain processes in the Box directory (no isolation; reported as such).
+   */
+  isolation?: 'auto' | 'bubblewrap' | 'none';
+  /** Live Boxes at most (default 64); create answers 503 `{"error":{"code":"capacity"}}` beyond. */
+  maxBoxes?: number;
+  /** Parent directory of the Box directories (`vite-hub-box-*`); default `os.tmpdir()`. */
+  boxRoot?: string;
+}
+
+/** Per-route request counts, e.g. `{ requests: { create: 1, cmd: 2, 'fs/write': 1 }, total: 4 }`. */
+export interface BoxHostCounters {
+  /**
+   * Route names: create, session/get, sandbox/get, stop, extend-timeout, cmd, cmd/get, cmd/wait,
+   * cmd/logs, cmd/kill, fs/write, fs/read, fs/mkdir, unknown. Only authenticated requests count;
+   * the counter routes themselves are not counted.
+   */
+  requests: Record<string, number>;
+  total: number;
+}
+
+export interface BoxHost {
+  /** e.g. `http://127.0.0.1:41234`; clients append `/v3/sandboxes` etc. (an `/api` prefix is also accepted). */
+  baseUrl: string;
+  /** The bearer token (keep it secret; the host never logs it). */
+  token: string;
+  /** The host-wide isolation (network as for a Box with the default 'allow-all' policy). */
+  executionAuthority: ExecutionAuthority;
+  /** Same as `GET /_vite-hub/counters`. */
+  counters(): BoxHostCounters;
+  /** Same as `POST /_vite-hub/counters/reset`. */
+  resetCounters(): void;
+  /** Stops every Box (kills all process trees, removes the Box dirs), then closes the server. Idempotent. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts a Box host.
+ *
+ * HTTP contract (see docs/internals.md and the Vercel protocol note): `Authorization: Bearer
+ * <token>` on every request (401 otherwise); unknown or stopped sessions answer 410
+ * `sandbox_stopped`; path escapes (`..`, symlinks out of the Box) answer 400 `bad_path`; JSON
+ * bodies are capped at 1 MiB and `fs/write` archives at 256 MiB (413 `payload_too_large`);
+ * command `timeout` is in ms and kills the whole process tree (exit code 137); a Box stops itself
+ * after its `timeout` (ms, default 300000). Create responses carry `session.executionAuthority`.
+ *
+ * @throws TypeError for invalid options; Error when isolation 'bubblewrap' is unavailable or the port is taken.
+ */
+export function startBoxHost(options?: BoxHostOptions): Promise<BoxHost>;

@@ -1,0 +1,59 @@
+// Public entry of the local Box host: `startBoxHost(options)`.
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import { RequestCounters } from './counters.mjs';
+import { executionAuthority, resolveIsolation } from './isolation.mjs';
+import { BoxRegistry } from './registry.mjs';
+import { createBoxHostServer } from './server.mjs';
+
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
+
+function listen(server, port, host) {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve(server.address());
+    });
+  });
+}
+
+/**
+ * Starts a local Box host on a loopback address. See index.d.ts for the options and the result.
+ */
+export async function startBoxHost(options = {}) {
+  const { port = 0, host = '127.0.0.1', token, isolation = 'auto', maxBoxes = 64, boxRoot } = options;
+  if (!LOOPBACK.has(host)) throw new TypeError(`host must be 127.0.0.1, localhost or ::1, got ${JSON.stringify(host)}`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new TypeError('port must be an integer 0-65535');
+  if (token !== undefined && (typeof token !== 'string' || token.length < 8)) {
+    throw new TypeError('token must be a string of at least 8 characters');
+  }
+  if (!Number.isInteger(maxBoxes) || maxBoxes < 1) throw new TypeError('maxBoxes must be a positive integer');
+  const mode = await resolveIsolation(isolation);
+  const root = await fs.promises.realpath(boxRoot ?? os.tmpdir());
+  const secret = token ?? randomBytes(32).toString('hex');
+  const registry = new BoxRegistry({ boxRoot: root, isolation: mode, maxBoxes });
+  const counters = new RequestCounters();
+  const server = createBoxHostServer({ token: secret, registry, counters });
+  const address = await listen(server, port, host === 'localhost' ? '127.0.0.1' : host);
+  const hostPart = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  let closing;
+  return {
+    baseUrl: `http://${hostPart}:${address.port}`,
+    token: secret,
+    executionAuthority: executionAuthority(mode, false),
+    counters: () => counters.snapshot(),
+    resetCounters: () => counters.reset(),
+    close() {
+      closing ??= (async () => {
+        await registry.stopAll();
+        await new Promise((resolve) => {
+          server.close(() => resolve());
+          server.closeAllConnections();
+        });
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,103 @@
+// The Box registry of one host: live Boxes by session id, a bounded memory of stopped ones (so
+// their sessions can still be described), names, and the live-Box capacity.
+import { Box, BoxRequestError, checkEnv } from './box.mjs';
+
+/** Stopped Boxes remembered for `GET` lookups (oldest forgotten first). */
+const STOPPED_MEMORY = 256;
+
+function networkDenied(policy) {
+  if (policy === undefined || policy === 'allow-all') return false;
+  if (policy === 'deny-all') return true;
+  if (policy && typeof policy === 'object' && !Array.isArray(policy)) {
+    if (policy.mode === 'deny-all') return true;
+    if (policy.mode === 'allow-all') return false;
+  }
+  throw new BoxRequestError(400, 'bad_request', 'networkPolicy must be "allow-all" or "deny-all" on the local Box host');
+}
+
+export class BoxRegistry {
+  constructor({ boxRoot, isolation, maxBoxes }) {
+    this.boxRoot = boxRoot;
+    this.isolation = isolation;
+    this.maxBoxes = maxBoxes;
+    this.live = new Map();
+    this.stopped = new Map();
+    this.reserved = 0;
+  }
+
+  /** Creates a Box from a create body; 503 `capacity` when `maxBoxes` Boxes are live. */
+  async create(body) {
+    const { name, timeout, resources, env } = body;
+    if (body.source !== undefined) {
+      throw new BoxRequestError(400, 'bad_request', 'source (git, tarball, snapshot) is not supported by the local Box host');
+    }
+    if (name !== undefined && (typeof name !== 'string' || name === '')) {
+      throw new BoxRequestError(400, 'bad_request', 'name must be a non-empty string');
+    }
+    if (timeout !== undefined && !(Number.isFinite(timeout) && timeout > 0)) {
+      throw new BoxRequestError(400, 'bad_request', 'timeout must be a positive number of ms');
+    }
+    const vcpus = resources?.vcpus;
+    if (vcpus !== undefined && !(Number.isInteger(vcpus) && vcpus > 0)) {
+      throw new BoxRequestError(400, 'bad_request', 'resources.vcpus must be a positive integer');
+    }
+    const denied = networkDenied(body.networkPolicy);
+    const boxEnv = checkEnv(env);
+    if (name !== undefined && [...this.live.values()].some((box) => box.name === name)) {
+      throw new BoxRequestError(409, 'conflict', `a running sandbox is already named ${name}`);
+    }
+    if (this.live.size + this.reserved >= this.maxBoxes) {
+      throw new BoxRequestError(503, 'capacity', `the local Box host already runs ${this.maxBoxes} Boxes`);
+    }
+    this.reserved += 1;
+    try {
+      const box = await Box.create(this.boxRoot, {
+        name,
+        isolation: this.isolation,
+        // Without bubblewrap the network cannot be cut off; the session says so (allow-all).
+        networkDenied: denied && this.isolation === 'bubblewrap',
+        env: boxEnv,
+        timeoutMs: timeout,
+        vcpus,
+        onStopped: (stopped) => this.#forget(stopped),
+      });
+      this.live.set(box.id, box);
+      return box;
+    } finally {
+      this.reserved -= 1;
+    }
+  }
+
+  #forget(box) {
+    this.live.delete(box.id);
+    this.stopped.set(box.id, box);
+    if (this.stopped.size > STOPPED_MEMORY) this.stopped.delete(this.stopped.keys().next().value);
+  }
+
+  /** The running Box of a session id, or a 410 `sandbox_stopped` error. */
+  running(sessionId) {
+    const box = this.live.get(sessionId);
+    if (!box || !box.running) {
+      throw new BoxRequestError(410, 'sandbox_stopped', `Sandbox session ${sessionId} is stopped or unknown`);
+    }
+    return box;
+  }
+
+  /** Any known Box (live or remembered) by session id. */
+  bySession(sessionId) {
+    return this.live.get(sessionId) ?? this.stopped.get(sessionId);
+  }
+
+  /** The latest Box with this name (live first), or undefined. */
+  byName(name) {
+    for (const box of this.live.values()) if (box.name === name) return box;
+    let found;
+    for (const box of this.stopped.values()) if (box.name === name) found = box;
+    return found;
+  }
+
+  /** Stops every live Box (whole process trees, directories removed). */
+  async stopAll() {
+    await Promise.all([...this.live.values()].map((box) => box.stop()));
+  }
+}

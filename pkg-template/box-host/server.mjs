@@ -1,0 +1,65 @@
+// The HTTP server of the Box host: bearer-token check, `/api` prefix, the `/_vite-hub/counters`
+// routes, request counting, dispatch to the Vercel REST handlers and error answers.
+import { createHash, timingSafeEqual } from 'node:crypto';
+import http from 'node:http';
+import { sendError, sendJson } from './http-io.mjs';
+import { matchRoute } from './vercel-api.mjs';
+
+function digest(text) {
+  return createHash('sha256').update(text).digest();
+}
+
+function authorized(req, tokenDigest) {
+  const header = req.headers.authorization;
+  if (typeof header !== 'string' || !header.startsWith('Bearer ')) return false;
+  return timingSafeEqual(digest(header.slice(7)), tokenDigest);
+}
+
+/** Creates (does not start) the HTTP server over a BoxRegistry and RequestCounters. */
+export function createBoxHostServer({ token, registry, counters }) {
+  const tokenDigest = digest(token);
+  return http.createServer(async (req, res) => {
+    let url;
+    try {
+      url = new URL(req.url, 'http://box-host');
+    } catch {
+      sendError(res, 400, 'bad_request', 'malformed request URL');
+      return;
+    }
+    if (!authorized(req, tokenDigest)) {
+      res.setHeader('www-authenticate', 'Bearer');
+      sendError(res, 401, 'unauthorized', 'a valid bearer token is required');
+      req.resume();
+      return;
+    }
+    let pathname = url.pathname;
+    if (pathname === '/api' || pathname.startsWith('/api/')) pathname = pathname.slice(4);
+    if (pathname === '/_vite-hub/counters' && req.method === 'GET') {
+      sendJson(res, 200, counters.snapshot());
+      return;
+    }
+    if (pathname === '/_vite-hub/counters/reset' && req.method === 'POST') {
+      counters.reset();
+      sendJson(res, 200, counters.snapshot());
+      return;
+    }
+    const route = matchRoute(req.method, pathname, url.searchParams);
+    if (!route) {
+      counters.count('unknown');
+      sendError(res, 404, 'not_found', `no route for ${req.method} ${pathname}`);
+      req.resume();
+      return;
+    }
+    counters.count(route.name);
+    try {
+      await route.handler({ registry, req, res, params: route.params, query: url.searchParams });
+    } catch (err) {
+      if (typeof err?.status === 'number' && typeof err.code === 'string') {
+        sendError(res, err.status, err.code, err.message);
+      } else {
+        sendError(res, 500, 'internal_error', `the local Box host failed: ${err?.code ?? err?.message ?? err}`);
+      }
+      req.resume();
+    }
+  });
+}

@@ -1,0 +1,176 @@
+// The Vercel Sandbox REST subset spoken by `@vercel/sandbox` 3.5.0 (protocol note §7): route table
+// and handlers over the Box registry. Every route has a name, used by the request counters.
+import fs from 'node:fs';
+import { pipeline } from 'node:stream/promises';
+import { startNdjson } from './ndjson.mjs';
+import { HttpError, MAX_ARCHIVE_BYTES, readBody, readJson, sendJson } from './http-io.mjs';
+
+const SID = '([A-Za-z0-9_-]+)';
+const S = `^/v2/sandboxes/sessions/${SID}`;
+
+/** [method, pattern, route name, handler]; first match wins. */
+const ROUTES = [
+  ['POST', /^\/v[23]\/sandboxes$/, 'create', create],
+  ['GET', new RegExp(`${S}$`), 'session/get', getSession],
+  ['POST', new RegExp(`${S}/stop$`), 'stop', stop],
+  ['POST', new RegExp(`${S}/extend-timeout$`), 'extend-timeout', extendTimeout],
+  ['POST', new RegExp(`${S}/cmd$`), 'cmd', runCommand],
+  ['GET', new RegExp(`${S}/cmd/${SID}/logs$`), 'cmd/logs', commandLogs],
+  ['POST', new RegExp(`${S}/cmd/${SID}/kill$`), 'cmd/kill', killCommand],
+  ['GET', new RegExp(`${S}/cmd/${SID}$`), 'cmd/get', getCommand],
+  ['POST', new RegExp(`${S}/fs/write$`), 'fs/write', writeFiles],
+  ['POST', new RegExp(`${S}/fs/read$`), 'fs/read', readFile],
+  ['POST', new RegExp(`${S}/fs/mkdir$`), 'fs/mkdir', mkdir],
+  ['GET', /^\/v2\/sandboxes\/(?!sessions$|snapshots$|drives$)([^/]+)$/, 'sandbox/get', getSandbox],
+];
+
+/** Finds the route of a request: `{ name, params, handler }` or null. `cmd/get` with `?wait=true` is `cmd/wait`. */
+export function matchRoute(method, pathname, query) {
+  for (const [m, pattern, name, handler] of ROUTES) {
+    const found = method === m && pattern.exec(pathname);
+    if (found) {
+      const routeName = name === 'cmd/get' && query.get('wait') === 'true' ? 'cmd/wait' : name;
+      return { name: routeName, params: found.slice(1), handler };
+    }
+  }
+  return null;
+}
+
+function both(box) {
+  return { sandbox: box.sandboxJSON(), session: box.sessionJSON(), routes: [] };
+}
+
+async function create({ registry, req, res }) {
+  const box = await registry.create(await readJson(req));
+  sendJson(res, 200, both(box));
+}
+
+async function getSession({ registry, res, params: [sid] }) {
+  const box = registry.bySession(sid);
+  if (!box) registry.running(sid);
+  sendJson(res, 200, { session: box.sessionJSON(), routes: [] });
+}
+
+async function getSandbox({ registry, res, params: [encoded] }) {
+  let name;
+  try {
+    name = decodeURIComponent(encoded);
+  } catch {
+    throw new HttpError(400, 'bad_request', 'malformed sandbox name');
+  }
+  const box = registry.byName(name);
+  if (!box) throw new HttpError(404, 'not_found', `Sandbox ${name} was not found`);
+  sendJson(res, 200, both(box));
+}
+
+async function stop({ registry, res, params: [sid] }) {
+  const box = registry.running(sid);
+  await box.stop();
+  sendJson(res, 200, { session: box.sessionJSON(), sandbox: box.sandboxJSON() });
+}
+
+async function extendTimeout({ registry, req, res, params: [sid] }) {
+  const box = registry.running(sid);
+  const { duration } = await readJson(req);
+  if (!(Number.isFinite(duration) && duration > 0)) {
+    throw new HttpError(400, 'bad_request', 'duration must be a positive number of ms');
+  }
+  box.extendTimeout(duration);
+  sendJson(res, 200, { session: box.sessionJSON() });
+}
+
+/** Replays a command's output, then follows it; `onExit` runs once it has exited. */
+function follow(cmd, res, onLog, onExit) {
+  for (const entry of cmd.logs) onLog(entry);
+  if (!cmd.running) return onExit();
+  const exited = () => {
+    cmd.off('log', onLog);
+    onExit();
+  };
+  cmd.on('log', onLog);
+  cmd.once('exit', exited);
+  res.on('close', () => {
+    cmd.off('log', onLog);
+    cmd.off('exit', exited);
+  });
+}
+
+async function runCommand({ registry, req, res, params: [sid] }) {
+  const box = registry.running(sid);
+  const body = await readJson(req);
+  const cmd = box.runCommand(body);
+  if (body.wait !== true) {
+    sendJson(res, 200, { command: cmd.toJSON() });
+    return;
+  }
+  const out = startNdjson(res);
+  out.line({ command: { ...cmd.toJSON(), exitCode: null } });
+  const onLog = body.logs === false ? () => {} : (entry) => out.line(entry);
+  follow(cmd, res, onLog, () => {
+    out.line({ command: cmd.toJSON() });
+    out.end();
+  });
+}
+
+function commandOf(registry, sid, cid) {
+  const cmd = registry.running(sid).commands.get(cid);
+  if (!cmd) throw new HttpError(404, 'not_found', `Command ${cid} was not found`);
+  return cmd;
+}
+
+async function getCommand({ registry, res, query, params: [sid, cid] }) {
+  const cmd = commandOf(registry, sid, cid);
+  if (query.get('wait') !== 'true' || !cmd.running) {
+    sendJson(res, 200, { command: cmd.toJSON() });
+    return;
+  }
+  // Long-poll: headers now (the SDK's 300 s header timeout), body at exit.
+  res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+  res.flushHeaders();
+  await cmd.waitExit();
+  res.end(JSON.stringify({ command: cmd.toJSON() }));
+}
+
+async function commandLogs({ registry, res, params: [sid, cid] }) {
+  const cmd = commandOf(registry, sid, cid);
+  const out = startNdjson(res);
+  follow(cmd, res, (entry) => out.line(entry), () => out.end());
+}
+
+async function killCommand({ registry, req, res, params: [sid, cid] }) {
+  const cmd = commandOf(registry, sid, cid);
+  const { signal = 15 } = await readJson(req);
+  if (!Number.isInteger(signal) || signal < 1 || signal > 64) {
+    throw new HttpError(400, 'bad_request', 'signal must be a signal number');
+  }
+  cmd.signal(signal);
+  sendJson(res, 200, { command: cmd.toJSON() });
+}
+
+async function writeFiles({ registry, req, res, params: [sid] }) {
+  const box = registry.running(sid);
+  const body = await readBody(req, MAX_ARCHIVE_BYTES);
+  const cwd = req.headers['x-cwd'];
+  await box.writeArchive(typeof cwd === 'string' && cwd !== '' ? cwd : '/', body);
+  sendJson(res, 200, {});
+}
+
+async function readFile({ registry, req, res, params: [sid] }) {
+  const box = registry.running(sid);
+  const { path, cwd } = await readJson(req);
+  if (cwd !== undefined && typeof cwd !== 'string') throw new HttpError(400, 'bad_request', 'cwd must be a string');
+  const host = box.fileForRead(path, cwd);
+  if (!host) throw new HttpError(404, 'file_not_found', `File ${path} was not found`);
+  const file = await fs.promises.open(host, 'r');
+  const { size } = await file.stat();
+  res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': size });
+  await pipeline(file.createReadStream(), res);
+}
+
+async function mkdir({ registry, req, res, params: [sid] }) {
+  const box = registry.running(sid);
+  const { path, cwd } = await readJson(req);
+  if (cwd !== undefined && typeof cwd !== 'string') throw new HttpError(400, 'bad_request', 'cwd must be a string');
+  box.mkdir(path, cwd);
+  sendJson(res, 200, {});
+}
