@@ -34,6 +34,7 @@ export class BoxCommand extends EventEmitter {
     this.logs = [];
     this.logBytes = 0;
     this.forcedExitCode = null;
+    this.reaped = false;
     this.#start(spec, timeoutMs);
   }
 
@@ -59,10 +60,11 @@ export class BoxCommand extends EventEmitter {
       }
     });
     child.on('exit', (code, signal) => {
+      this.reaped = true;
       clearTimeout(this.timer);
       const exitCode = this.forcedExitCode ?? (code ?? 128 + signalNumber(signal));
       // Leftovers of this command (background children) do not outlive it, as under bubblewrap.
-      if (this.pid !== undefined) signalTree(this.pid, 'SIGKILL');
+      if (this.pid !== undefined) signalTree(this.pid, 'SIGKILL', true);
       const grace = setTimeout(() => {
         child.stdout.destroy();
         child.stderr.destroy();
@@ -112,12 +114,12 @@ export class BoxCommand extends EventEmitter {
     if (!this.running || this.pid === undefined) return;
     const num = signalNumber(signal);
     if (num === 9) this.killAll();
-    else signalTree(this.pid, num);
+    else signalTree(this.pid, num, this.reaped);
   }
 
   /** SIGKILLs the whole process tree and resolves once every process is gone and output closed. */
   async killAll() {
-    if (this.pid !== undefined) await killTreeAndWait(this.pid);
+    if (this.pid !== undefined) await killTreeAndWait(this.pid, () => this.reaped);
     await this.waitExit();
   }
 

@@ -23,12 +23,16 @@ function readProcTable() {
   return table;
 }
 
-/** Live (non-zombie) pids of the tree rooted at `rootPid` (a process group leader). */
-export function treePids(rootPid) {
+/**
+ * Live (non-zombie) pids of the tree rooted at `rootPid` (a process group leader): its group, its
+ * session and their descendants. Once the leader is reaped (`leaderGone`), its pid may be reused,
+ * so only members still carrying its group or session id are matched.
+ */
+export function treePids(rootPid, leaderGone = false) {
   const table = readProcTable();
   const found = new Set();
   for (const [pid, p] of table) {
-    if (pid === rootPid || p.pgid === rootPid || p.sid === rootPid) found.add(pid);
+    if ((!leaderGone && pid === rootPid) || p.pgid === rootPid || p.sid === rootPid) found.add(pid);
   }
   let grew = true;
   while (grew) {
@@ -52,14 +56,9 @@ function alive(pid) {
   }
 }
 
-/** Sends `signal` to the process group `rootPid` and to every process of its tree. */
-export function signalTree(rootPid, signal) {
-  const pids = treePids(rootPid);
-  try {
-    process.kill(-rootPid, signal);
-  } catch {
-    // the group may be gone already
-  }
+/** Sends `signal` to every process of the tree of `rootPid` (see treePids). */
+export function signalTree(rootPid, signal, leaderGone = false) {
+  const pids = treePids(rootPid, leaderGone);
   for (const pid of pids) {
     try {
       process.kill(pid, signal);
@@ -74,21 +73,12 @@ export function signalTree(rootPid, signal) {
  * SIGKILLs the whole tree of `rootPid` (repeatedly, to catch processes forked meanwhile) and
  * resolves once none of them is alive, or after `timeoutMs` (resolves false then).
  */
-export async function killTreeAndWait(rootPid, timeoutMs = 5000) {
+export async function killTreeAndWait(rootPid, leaderGone = () => false, timeoutMs = 5000) {
   const seen = new Set();
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    for (const pid of signalTree(rootPid, 'SIGKILL')) seen.add(pid);
-    for (const pid of seen) {
-      if (alive(pid)) {
-        try {
-          process.kill(pid, 'SIGKILL');
-        } catch {
-          // gone
-        }
-      }
-    }
-    if (![...seen].some(alive) && treePids(rootPid).length === 0) return true;
+    for (const pid of signalTree(rootPid, 'SIGKILL', leaderGone())) seen.add(pid);
+    if (![...seen].some(alive) && treePids(rootPid, leaderGone()).length === 0) return true;
     if (Date.now() > deadline) return false;
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
