@@ -578,12 +578,23 @@ mod tests {
                 "details": {"operation": "exec", "provider": "vercel", "status": 502,
                     "timeoutMs": 1000, "exitCode": 3}}})
         );
-        let keys: Vec<&String> = body["error"]["details"].as_object().unwrap().keys().collect();
+        let keys: Vec<&String> = body["error"]["details"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .collect();
         for key in keys {
-            assert!(
-                ["operation", "provider", "status", "timeoutMs", "exitCode", "limit", "value", "maximum"]
-                    .contains(&key.as_str())
-            );
+            assert!([
+                "operation",
+                "provider",
+                "status",
+                "timeoutMs",
+                "exitCode",
+                "limit",
+                "value",
+                "maximum"
+            ]
+            .contains(&key.as_str()));
         }
         assert_eq!(err.retry_after_ms(), Some(500));
         assert_eq!(err.upstream_status(), Some(502));
@@ -593,7 +604,8 @@ mod tests {
 
     #[test]
     fn output_direction_is_500() {
-        let input = Error::new(ErrorCode::TransferLimit, "too big").with_limit("maxInputBytes", 10, 5);
+        let input =
+            Error::new(ErrorCode::TransferLimit, "too big").with_limit("maxInputBytes", 10, 5);
         assert_eq!(input.http_status(), 413);
         assert_eq!(input.direction(), Direction::Input);
         assert_eq!(
@@ -602,9 +614,22 @@ mod tests {
         );
         let output = Error::new(ErrorCode::TransferLimit, "too big").for_output();
         assert_eq!(output.http_status(), 500);
-        assert_eq!(Error::new(ErrorCode::SerializationError, "x").http_status(), 400);
-        assert_eq!(Error::new(ErrorCode::SerializationError, "x").for_output().http_status(), 500);
-        assert_eq!(Error::new(ErrorCode::Timeout, "x").for_output().http_status(), 504);
+        assert_eq!(
+            Error::new(ErrorCode::SerializationError, "x").http_status(),
+            400
+        );
+        assert_eq!(
+            Error::new(ErrorCode::SerializationError, "x")
+                .for_output()
+                .http_status(),
+            500
+        );
+        assert_eq!(
+            Error::new(ErrorCode::Timeout, "x")
+                .for_output()
+                .http_status(),
+            504
+        );
     }
 
     #[test]
@@ -624,7 +649,10 @@ mod tests {
     #[test]
     fn empty_message_uses_default() {
         let err = Error::new(ErrorCode::HandlerError, "");
-        assert_eq!(err.to_json_body()["error"]["message"], "Sandbox execution failed.");
+        assert_eq!(
+            err.to_json_body()["error"]["message"],
+            "Sandbox execution failed."
+        );
         assert_eq!(err.to_string(), "Sandbox execution failed.");
         assert_eq!(
             Error::new(ErrorCode::RuntimeError, "").public_message(),
@@ -636,9 +664,15 @@ mod tests {
     fn retryable_rules() {
         assert!(Error::new(ErrorCode::TransportError, "reset").is_retryable());
         assert!(Error::new(ErrorCode::ProviderUnavailable, "").is_retryable());
-        assert!(Error::new(ErrorCode::TransportError, "").with_status(429).is_retryable());
-        assert!(Error::new(ErrorCode::RuntimeError, "").with_status(503).is_retryable());
-        assert!(!Error::new(ErrorCode::TransportError, "").with_status(400).is_retryable());
+        assert!(Error::new(ErrorCode::TransportError, "")
+            .with_status(429)
+            .is_retryable());
+        assert!(Error::new(ErrorCode::RuntimeError, "")
+            .with_status(503)
+            .is_retryable());
+        assert!(!Error::new(ErrorCode::TransportError, "")
+            .with_status(400)
+            .is_retryable());
         assert!(!Error::new(ErrorCode::Timeout, "").is_retryable());
         assert!(!Error::new(ErrorCode::InvalidArgument, "").is_retryable());
     }

@@ -140,7 +140,10 @@ mod tests {
     #[test]
     fn last_line_cut_at_eof_is_kept() {
         let mut reader = NdjsonReader::default();
-        assert_eq!(reader.push(b"{\"a\":1}\n{\"b\":").unwrap(), vec!["{\"a\":1}"]);
+        assert_eq!(
+            reader.push(b"{\"a\":1}\n{\"b\":").unwrap(),
+            vec!["{\"a\":1}"]
+        );
         assert_eq!(reader.push(b"2}").unwrap(), Vec::<String>::new());
         assert_eq!(reader.finish().unwrap(), Some("{\"b\":2}".to_owned()));
         assert_eq!(NdjsonReader::default().finish().unwrap(), None);
@@ -159,14 +162,20 @@ mod tests {
         assert_eq!(err.code(), ErrorCode::TransportError);
         let mut reader = NdjsonReader::default();
         assert!(reader.push(b"{\"a\":\"\xe2\x82").unwrap().is_empty());
-        assert_eq!(reader.finish().unwrap_err().code(), ErrorCode::TransportError);
+        assert_eq!(
+            reader.finish().unwrap_err().code(),
+            ErrorCode::TransportError
+        );
     }
 
     #[test]
     fn encoder_escapes_non_ascii() {
         let value = json!({"data": "h\u{e9}llo \u{20ac} \u{1f600}", "n": 1});
         let line = ndjson_line(&value);
-        assert_eq!(line, "{\"data\":\"h\\u00e9llo \\u20ac \\ud83d\\ude00\",\"n\":1}\n");
+        assert_eq!(
+            line,
+            "{\"data\":\"h\\u00e9llo \\u20ac \\ud83d\\ude00\",\"n\":1}\n"
+        );
         assert!(line.is_ascii());
         let back: serde_json::Value = serde_json::from_str(line.trim_end()).unwrap();
         assert_eq!(back, value);

@@ -56,7 +56,11 @@ mod tests {
 
     #[test]
     fn names_round_trip() {
-        for kind in [ProviderKind::Vercel, ProviderKind::Cloudflare, ProviderKind::Local] {
+        for kind in [
+            ProviderKind::Vercel,
+            ProviderKind::Cloudflare,
+            ProviderKind::Local,
+        ] {
             assert_eq!(ProviderKind::parse(kind.as_str()), Some(kind));
             let json = serde_json::to_string(&kind).unwrap();
             assert_eq!(json, format!("\"{}\"", kind.as_str()));

@@ -32,7 +32,21 @@ pub struct BundleEntry {
 /// # Errors
 /// `InvalidArgument` naming the path and the rule.
 pub fn validate_relative_path(path: &str) -> Result<()> {
-    let problem = if path.is_empty() {
+    match path_problem(path) {
+        None => Ok(()),
+        Some(why) => Err(Error::new(
+            ErrorCode::InvalidArgument,
+            format!(
+                "Invalid file path {}: {why}.",
+                serde_json::Value::from(path)
+            ),
+        )),
+    }
+}
+
+/// Why `path` is not a safe relative file path (see [`validate_relative_path`]), or `None`.
+pub(crate) fn path_problem(path: &str) -> Option<&'static str> {
+    if path.is_empty() {
         Some("it is empty")
     } else if path.contains('\0') {
         Some("it contains a NUL byte")
@@ -40,17 +54,13 @@ pub fn validate_relative_path(path: &str) -> Result<()> {
         Some("it must be relative (no leading '/')")
     } else if path.split('/').any(|segment| segment.is_empty()) {
         Some("it has an empty segment")
-    } else if path.split('/').any(|segment| segment == "." || segment == "..") {
+    } else if path
+        .split('/')
+        .any(|segment| segment == "." || segment == "..")
+    {
         Some("it has a '.' or '..' segment")
     } else {
         None
-    };
-    match problem {
-        None => Ok(()),
-        Some(why) => Err(Error::new(
-            ErrorCode::InvalidArgument,
-            format!("Invalid file path {}: {why}.", serde_json::Value::from(path)),
-        )),
     }
 }
 
@@ -90,7 +100,10 @@ fn archive_error(path: &str, err: std::io::Error) -> Error {
     let message = if path.is_empty() {
         "Failed to write the file bundle.".to_owned()
     } else {
-        format!("Failed to add {} to the file bundle.", serde_json::Value::from(path))
+        format!(
+            "Failed to add {} to the file bundle.",
+            serde_json::Value::from(path)
+        )
     };
     Error::new(ErrorCode::RuntimeError, message).with_source(err)
 }
@@ -120,16 +133,31 @@ mod tests {
     #[test]
     fn round_trip() {
         let entries = vec![
-            BundleEntry { path: "vercel/sandbox/project/package.json".into(), bytes: b"{}".to_vec(), mode: 0o644 },
-            BundleEntry { path: "vercel/sandbox/.vite-hub/run.sh".into(), bytes: b"#!/bin/sh\n".to_vec(), mode: 0o755 },
-            BundleEntry { path: "empty".into(), bytes: Vec::new(), mode: 0o600 },
+            BundleEntry {
+                path: "vercel/sandbox/project/package.json".into(),
+                bytes: b"{}".to_vec(),
+                mode: 0o644,
+            },
+            BundleEntry {
+                path: "vercel/sandbox/.vite-hub/run.sh".into(),
+                bytes: b"#!/bin/sh\n".to_vec(),
+                mode: 0o755,
+            },
+            BundleEntry {
+                path: "empty".into(),
+                bytes: Vec::new(),
+                mode: 0o600,
+            },
         ];
         let archive = write_tar_gz(&entries).unwrap();
         assert_eq!(&archive[..2], &[0x1f, 0x8b]);
         let back = read_back(&archive);
         assert_eq!(back.len(), 3);
         for (entry, (path, bytes, mode, mtime)) in entries.iter().zip(back) {
-            assert_eq!((&entry.path, &entry.bytes, entry.mode, 0), (&path, &bytes, mode, mtime));
+            assert_eq!(
+                (&entry.path, &entry.bytes, entry.mode, 0),
+                (&path, &bytes, mode, mtime)
+            );
         }
         assert_eq!(write_tar_gz(&entries).unwrap(), archive, "reproducible");
     }
@@ -139,8 +167,16 @@ mod tests {
         let long_name = format!("vercel/sandbox/project/{}.txt", "n".repeat(150));
         let deep = format!("vercel/sandbox/{}/file.mjs", ["segment"; 50].join("/"));
         let entries = vec![
-            BundleEntry { path: long_name.clone(), bytes: b"a".to_vec(), mode: 0o644 },
-            BundleEntry { path: deep.clone(), bytes: b"b".to_vec(), mode: 0o644 },
+            BundleEntry {
+                path: long_name.clone(),
+                bytes: b"a".to_vec(),
+                mode: 0o644,
+            },
+            BundleEntry {
+                path: deep.clone(),
+                bytes: b"b".to_vec(),
+                mode: 0o644,
+            },
         ];
         let back = read_back(&write_tar_gz(&entries).unwrap());
         assert_eq!(back[0].0, long_name);
@@ -152,16 +188,38 @@ mod tests {
     fn bad_paths_are_invalid_arguments() {
         let cases = [
             ("", "Invalid file path \"\": it is empty."),
-            ("/etc/passwd", "Invalid file path \"/etc/passwd\": it must be relative (no leading '/')."),
-            ("a/../b", "Invalid file path \"a/../b\": it has a '.' or '..' segment."),
-            ("..", "Invalid file path \"..\": it has a '.' or '..' segment."),
-            ("./a", "Invalid file path \"./a\": it has a '.' or '..' segment."),
-            ("a//b", "Invalid file path \"a//b\": it has an empty segment."),
+            (
+                "/etc/passwd",
+                "Invalid file path \"/etc/passwd\": it must be relative (no leading '/').",
+            ),
+            (
+                "a/../b",
+                "Invalid file path \"a/../b\": it has a '.' or '..' segment.",
+            ),
+            (
+                "..",
+                "Invalid file path \"..\": it has a '.' or '..' segment.",
+            ),
+            (
+                "./a",
+                "Invalid file path \"./a\": it has a '.' or '..' segment.",
+            ),
+            (
+                "a//b",
+                "Invalid file path \"a//b\": it has an empty segment.",
+            ),
             ("a/", "Invalid file path \"a/\": it has an empty segment."),
-            ("a\0b", "Invalid file path \"a\\u0000b\": it contains a NUL byte."),
+            (
+                "a\0b",
+                "Invalid file path \"a\\u0000b\": it contains a NUL byte.",
+            ),
         ];
         for (path, message) in cases {
-            let entry = BundleEntry { path: path.into(), bytes: Vec::new(), mode: 0o644 };
+            let entry = BundleEntry {
+                path: path.into(),
+                bytes: Vec::new(),
+                mode: 0o644,
+            };
             let err = write_tar_gz(&[entry]).unwrap_err();
             assert_eq!(err.code(), ErrorCode::InvalidArgument);
             assert_eq!(err.message(), message);

@@ -33,7 +33,9 @@ fn last_frame_range(stdout: &str, prefix: &str) -> Option<(usize, usize)> {
         .map(|(index, _)| index)
         .find(|&index| index == 0 || stdout.as_bytes()[index - 1] == b'\n')
         .map(|start| {
-            let end = stdout[start..].find('\n').map_or(stdout.len(), |i| start + i);
+            let end = stdout[start..]
+                .find('\n')
+                .map_or(stdout.len(), |i| start + i);
             (start, end)
         })
 }
@@ -156,16 +158,29 @@ mod tests {
 
     #[test]
     fn finds_the_frame_after_user_output() {
-        let stdout = format!("hello\nworld{}", frame(NONCE, "{\"version\":1,\"ok\":true}"));
-        assert_eq!(find_result_frame(&stdout, NONCE), Some("{\"version\":1,\"ok\":true}"));
+        let stdout = format!(
+            "hello\nworld{}",
+            frame(NONCE, "{\"version\":1,\"ok\":true}")
+        );
+        assert_eq!(
+            find_result_frame(&stdout, NONCE),
+            Some("{\"version\":1,\"ok\":true}")
+        );
         assert_eq!(strip_result_frame(&stdout, NONCE), "hello\nworld");
     }
 
     #[test]
     fn frame_with_another_nonce_is_ignored() {
-        let forged = frame("ffffffffffffffffffffffffffffffff", "{\"version\":1,\"ok\":true,\"result\":1}");
+        let forged = frame(
+            "ffffffffffffffffffffffffffffffff",
+            "{\"version\":1,\"ok\":true,\"result\":1}",
+        );
         assert_eq!(find_result_frame(&forged, NONCE), None);
-        let stdout = format!("{}{}", frame(NONCE, "{\"version\":1,\"ok\":true,\"result\":2}"), forged);
+        let stdout = format!(
+            "{}{}",
+            frame(NONCE, "{\"version\":1,\"ok\":true,\"result\":2}"),
+            forged
+        );
         assert_eq!(
             find_result_frame(&stdout, NONCE),
             Some("{\"version\":1,\"ok\":true,\"result\":2}")
@@ -174,16 +189,21 @@ mod tests {
 
     #[test]
     fn frame_in_the_middle_of_a_line_is_ignored() {
-        let stdout = format!("user says <<vite-hub-sandbox:{NONCE}>>{{\"version\":1,\"ok\":true}}\n");
+        let stdout =
+            format!("user says <<vite-hub-sandbox:{NONCE}>>{{\"version\":1,\"ok\":true}}\n");
         assert_eq!(find_result_frame(&stdout, NONCE), None);
         assert_eq!(strip_result_frame(&stdout, NONCE), stdout);
     }
 
     #[test]
     fn last_frame_wins_and_frame_at_start_or_eof() {
-        let stdout = format!("<<vite-hub-sandbox:{NONCE}>>first\nmid\n<<vite-hub-sandbox:{NONCE}>>second");
+        let stdout =
+            format!("<<vite-hub-sandbox:{NONCE}>>first\nmid\n<<vite-hub-sandbox:{NONCE}>>second");
         assert_eq!(find_result_frame(&stdout, NONCE), Some("second"));
-        assert_eq!(strip_result_frame(&stdout, NONCE), format!("<<vite-hub-sandbox:{NONCE}>>first\nmid"));
+        assert_eq!(
+            strip_result_frame(&stdout, NONCE),
+            format!("<<vite-hub-sandbox:{NONCE}>>first\nmid")
+        );
         let crlf = format!("<<vite-hub-sandbox:{NONCE}>>{{}}\r\nafter");
         assert_eq!(find_result_frame(&crlf, NONCE), Some("{}"));
         assert_eq!(strip_result_frame(&crlf, NONCE), "after");
@@ -197,7 +217,8 @@ mod tests {
 
     #[test]
     fn parses_envelopes() {
-        let ok = parse_result_envelope("{\"version\":1,\"ok\":true,\"result\":{\"a\":[1]}}").unwrap();
+        let ok =
+            parse_result_envelope("{\"version\":1,\"ok\":true,\"result\":{\"a\":[1]}}").unwrap();
         assert!(ok.ok);
         assert_eq!(ok.result, Some(serde_json::json!({"a": [1]})));
         let undefined = parse_result_envelope("{\"version\":1,\"ok\":true}").unwrap();
@@ -227,7 +248,10 @@ mod tests {
         ] {
             let err = parse_result_envelope(bad).unwrap_err();
             assert_eq!(err.code(), ErrorCode::HandlerError, "{bad}");
-            assert_eq!(err.message(), "the harness output is not a valid result envelope");
+            assert_eq!(
+                err.message(),
+                "the harness output is not a valid result envelope"
+            );
             assert_eq!(err.direction(), Direction::Output);
             assert_eq!(err.http_status(), 500);
         }

@@ -202,8 +202,12 @@ impl CommandStreamLine {
                 let command = serde_json::to_value(command).unwrap_or(Value::Null);
                 serde_json::json!({ "command": command })
             }
-            CommandStreamLine::Stdout(data) => serde_json::json!({"stream": "stdout", "data": data}),
-            CommandStreamLine::Stderr(data) => serde_json::json!({"stream": "stderr", "data": data}),
+            CommandStreamLine::Stdout(data) => {
+                serde_json::json!({"stream": "stdout", "data": data})
+            }
+            CommandStreamLine::Stderr(data) => {
+                serde_json::json!({"stream": "stderr", "data": data})
+            }
             CommandStreamLine::Error { code, message } => {
                 serde_json::json!({"stream": "error", "data": {"code": code, "message": message}})
             }
@@ -289,7 +293,10 @@ pub struct ErrorBodyInner {
 
 /// The `error.message` of an error answer body, if the body is JSON of that shape.
 pub fn error_message(body: &[u8]) -> Option<String> {
-    serde_json::from_slice::<ErrorBody>(body).ok()?.error?.message
+    serde_json::from_slice::<ErrorBody>(body)
+        .ok()?
+        .error?
+        .message
 }
 
 #[cfg(test)]
@@ -305,8 +312,14 @@ mod tests {
 
     #[test]
     fn create_request_matches_the_wire_trace() {
-        let minimal = CreateSandboxRequest { project_id: Some("P".into()), ..Default::default() };
-        assert_eq!(serde_json::to_string(&minimal).unwrap(), r#"{"projectId":"P","ports":[]}"#);
+        let minimal = CreateSandboxRequest {
+            project_id: Some("P".into()),
+            ..Default::default()
+        };
+        assert_eq!(
+            serde_json::to_string(&minimal).unwrap(),
+            r#"{"projectId":"P","ports":[]}"#
+        );
         let full = CreateSandboxRequest {
             project_id: Some("prj_y".into()),
             ports: vec![3000],
@@ -339,7 +352,10 @@ mod tests {
             json!({"id": "s", "cwd": "/", "status": "running", "executionAuthority": {"isolation": "process"}}),
         )
         .unwrap();
-        assert_eq!(with_authority.execution_authority, Some(json!({"isolation": "process"})));
+        assert_eq!(
+            with_authority.execution_authority,
+            Some(json!({"isolation": "process"}))
+        );
     }
 
     #[test]
@@ -369,10 +385,20 @@ mod tests {
             serde_json::to_string(&install).unwrap(),
             r#"{"command":"npm","args":["install"],"env":{},"sudo":false,"wait":true,"logs":true}"#
         );
-        let detached = RunCommandRequest { command: "sleep".into(), args: vec!["1".into()], ..Default::default() };
+        let detached = RunCommandRequest {
+            command: "sleep".into(),
+            args: vec!["1".into()],
+            ..Default::default()
+        };
         let text = serde_json::to_string(&detached).unwrap();
-        assert_eq!(text, r#"{"command":"sleep","args":["1"],"env":{},"sudo":false}"#);
-        assert_eq!(serde_json::from_str::<RunCommandRequest>(&text).unwrap(), detached);
+        assert_eq!(
+            text,
+            r#"{"command":"sleep","args":["1"],"env":{},"sudo":false}"#
+        );
+        assert_eq!(
+            serde_json::from_str::<RunCommandRequest>(&text).unwrap(),
+            detached
+        );
     }
 
     #[test]
@@ -384,7 +410,10 @@ mod tests {
         assert_eq!(response.command.started_at, 1_760_000_001_000.0);
         let missing = r#"{"command":{"id":"cmd_1","name":"node","args":[],"cwd":"/","sessionId":"s","startedAt":1}}"#;
         let err = serde_json::from_str::<CommandResponse>(missing).unwrap_err();
-        assert!(err.to_string().contains("missing field `exitCode`"), "{err}");
+        assert!(
+            err.to_string().contains("missing field `exitCode`"),
+            "{err}"
+        );
         let value = serde_json::to_value(&response.command).unwrap();
         assert_eq!(value["exitCode"], Value::Null);
         assert_eq!(value["sessionId"], "sbx_sess_01");
@@ -393,16 +422,30 @@ mod tests {
     #[test]
     fn parses_a_command_stream() {
         let stream = concat!(
-            r#"{"command":{"id":"cmd_1","name":"npm","args":["install"],"cwd":"/vercel/sandbox","sessionId":"S","exitCode":null,"startedAt":1760000001000}}"#, "\n",
-            r#"{"stream":"stdout","data":"added 1 package\n"}"#, "\n",
-            r#"{"stream":"stderr","data":"npm warn \u00e9"}"#, "\n",
-            r#"{"command":{"id":"cmd_1","name":"npm","args":["install"],"cwd":"/vercel/sandbox","sessionId":"S","exitCode":0,"durationMs":812,"startedAt":1760000001000}}"#, "\n",
+            r#"{"command":{"id":"cmd_1","name":"npm","args":["install"],"cwd":"/vercel/sandbox","sessionId":"S","exitCode":null,"startedAt":1760000001000}}"#,
+            "\n",
+            r#"{"stream":"stdout","data":"added 1 package\n"}"#,
+            "\n",
+            r#"{"stream":"stderr","data":"npm warn \u00e9"}"#,
+            "\n",
+            r#"{"command":{"id":"cmd_1","name":"npm","args":["install"],"cwd":"/vercel/sandbox","sessionId":"S","exitCode":0,"durationMs":812,"startedAt":1760000001000}}"#,
+            "\n",
         );
-        let lines: Vec<CommandStreamLine> =
-            stream.lines().map(|l| parse_command_stream_line(l).unwrap()).collect();
-        assert!(matches!(&lines[0], CommandStreamLine::Command(c) if c.exit_code.is_none() && c.id == "cmd_1"));
-        assert_eq!(lines[1], CommandStreamLine::Stdout("added 1 package\n".into()));
-        assert_eq!(lines[2], CommandStreamLine::Stderr("npm warn \u{e9}".into()));
+        let lines: Vec<CommandStreamLine> = stream
+            .lines()
+            .map(|l| parse_command_stream_line(l).unwrap())
+            .collect();
+        assert!(
+            matches!(&lines[0], CommandStreamLine::Command(c) if c.exit_code.is_none() && c.id == "cmd_1")
+        );
+        assert_eq!(
+            lines[1],
+            CommandStreamLine::Stdout("added 1 package\n".into())
+        );
+        assert_eq!(
+            lines[2],
+            CommandStreamLine::Stderr("npm warn \u{e9}".into())
+        );
         assert!(matches!(&lines[3], CommandStreamLine::Command(c) if c.exit_code == Some(0)));
         for line in &lines {
             let text = crate::http::ndjson::ndjson_line(&line.to_json());
@@ -434,27 +477,44 @@ mod tests {
     #[test]
     fn fs_requests() {
         assert_eq!(
-            serde_json::to_string(&ReadFileRequest { path: "run.mjs".into(), cwd: None }).unwrap(),
+            serde_json::to_string(&ReadFileRequest {
+                path: "run.mjs".into(),
+                cwd: None
+            })
+            .unwrap(),
             r#"{"path":"run.mjs"}"#
         );
         assert_eq!(
-            serde_json::to_string(&ReadFileRequest { path: "a".into(), cwd: Some("/tmp".into()) }).unwrap(),
+            serde_json::to_string(&ReadFileRequest {
+                path: "a".into(),
+                cwd: Some("/tmp".into())
+            })
+            .unwrap(),
             r#"{"path":"a","cwd":"/tmp"}"#
         );
-        assert_eq!(serde_json::to_string(&MkdirRequest { path: "newdir".into() }).unwrap(), r#"{"path":"newdir"}"#);
+        assert_eq!(
+            serde_json::to_string(&MkdirRequest {
+                path: "newdir".into()
+            })
+            .unwrap(),
+            r#"{"path":"newdir"}"#
+        );
     }
 
     #[test]
     fn error_bodies() {
         assert_eq!(
-            error_message(br#"{"error":{"code":"sandbox_stopped","message":"Sandbox is stopped"}}"#),
+            error_message(
+                br#"{"error":{"code":"sandbox_stopped","message":"Sandbox is stopped"}}"#
+            ),
             Some("Sandbox is stopped".into())
         );
         assert_eq!(error_message(br#"{"error":{"code":"bad_request"}}"#), None);
         assert_eq!(error_message(b"{}"), None);
         assert_eq!(error_message(b""), None);
         assert_eq!(error_message(b"<html>502 Bad Gateway</html>"), None);
-        let body: ErrorBody = serde_json::from_slice(br#"{"error":{"code":"not_found","message":"x"}}"#).unwrap();
+        let body: ErrorBody =
+            serde_json::from_slice(br#"{"error":{"code":"not_found","message":"x"}}"#).unwrap();
         assert_eq!(body.error.unwrap().code.as_deref(), Some("not_found"));
     }
 }

@@ -1,0 +1,450 @@
+//! Unit tests of [`crate::definition`]: one per rule, with the exact messages.
+
+use super::*;
+
+fn file(path: &str, content: &str) -> DefinitionFile {
+    DefinitionFile {
+        path: path.into(),
+        content: content.as_bytes().to_vec(),
+        mode: None,
+    }
+}
+
+const MODULE_PKG: &str = r#"{"name":"x","type":"module"}"#;
+
+fn with_pkg(pkg: &str, extra: &[(&str, &str)]) -> Vec<DefinitionFile> {
+    let mut files = vec![file("package.json", pkg)];
+    files.extend(extra.iter().map(|(p, c)| file(p, c)));
+    files
+}
+
+fn err_message(name: &str, files: Vec<DefinitionFile>) -> String {
+    let err = Definition::from_files(name, files).unwrap_err();
+    assert_eq!(err.code(), ErrorCode::InvalidArgument);
+    err.message().to_owned()
+}
+
+fn plan(pkg: &str, extra: &[(&str, &str)]) -> Option<(String, Vec<String>)> {
+    let mut extra = extra.to_vec();
+    extra.push(("index.mjs", "export default () => 1"));
+    Definition::from_files("d", with_pkg(pkg, &extra))
+        .unwrap()
+        .install
+        .map(|p| {
+            assert_eq!(p.command, p.manager.as_str());
+            (p.command, p.args)
+        })
+}
+
+fn args(list: &[&str]) -> Vec<String> {
+    list.iter().map(|s| (*s).to_owned()).collect()
+}
+
+const DEPS: &str = r#""type":"module","dependencies":{"a":"1"}"#;
+
+#[test]
+fn valid_names() {
+    for name in [
+        "release-notes",
+        "tools/image-optimizer",
+        "a",
+        "A.b_c-9",
+        "a/b/c",
+        "x..y",
+        &"n".repeat(200),
+    ] {
+        validate_name(name).unwrap();
+    }
+}
+
+#[test]
+fn invalid_names() {
+    let tail =
+        "A name is 1-200 bytes of '/'-separated segments of letters, digits, '.', '_' and '-', \
+                without empty, '.' or '..' segments.";
+    let cases = [
+        ("", "it is empty"),
+        (&*"n".repeat(201), "it is longer than 200 bytes"),
+        ("/a", "it starts or ends with '/'"),
+        ("a/", "it starts or ends with '/'"),
+        ("a//b", "it has an empty segment"),
+        ("a/../b", "it has a '.' or '..' segment"),
+        (".", "it has a '.' or '..' segment"),
+        ("a b", "it contains the character \" \""),
+        ("caf\u{e9}", "it contains the character \"\u{e9}\""),
+        ("a\\b", "it contains the character \"\\\\\""),
+    ];
+    for (name, problem) in cases {
+        let err = validate_name(name).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::InvalidArgument);
+        assert_eq!(
+            err.message(),
+            format!("Invalid sandbox name {}: {problem}. {tail}", quoted(name))
+        );
+    }
+    assert!(
+        Definition::from_files("a b", with_pkg(MODULE_PKG, &[("index.mjs", "")]))
+            .unwrap_err()
+            .message()
+            .starts_with("Invalid sandbox name \"a b\"")
+    );
+}
+
+#[test]
+fn minimal_javascript_definition() {
+    let def = Definition::from_files(
+        "tools/x",
+        with_pkg(MODULE_PKG, &[("index.mjs", "export default () => 1")]),
+    )
+    .unwrap();
+    assert_eq!(def.name, "tools/x");
+    assert_eq!(def.entry, "index.mjs");
+    assert_eq!(def.entry_module, "index.mjs");
+    assert_eq!(def.timeout_ms, DEFAULT_TIMEOUT_MS);
+    assert_eq!(def.install, None);
+    assert_eq!(def.digest.len(), 64);
+    assert_eq!(
+        def.files
+            .iter()
+            .map(|f| f.path.as_str())
+            .collect::<Vec<_>>(),
+        ["index.mjs", "package.json"]
+    );
+}
+
+#[test]
+fn typescript_entry_needs_its_compiled_sibling() {
+    let def = Definition::from_files(
+        "d",
+        with_pkg(
+            MODULE_PKG,
+            &[("index.ts", "export default 1"), ("index.ts.mjs", "")],
+        ),
+    )
+    .unwrap();
+    assert_eq!(
+        (def.entry.as_str(), def.entry_module.as_str()),
+        ("index.ts", "index.ts.mjs")
+    );
+    let def = Definition::from_files(
+        "d",
+        with_pkg(MODULE_PKG, &[("index.mts", ""), ("index.mts.mjs", "")]),
+    )
+    .unwrap();
+    assert_eq!(def.entry_module, "index.mts.mjs");
+    assert_eq!(
+        err_message("d", with_pkg(MODULE_PKG, &[("index.ts", "")])),
+        "Sandbox \"d\" TypeScript entry index.ts was not compiled: index.ts.mjs is missing."
+    );
+}
+
+#[test]
+fn entry_rules() {
+    assert_eq!(
+        err_message(
+            "d",
+            with_pkg(MODULE_PKG, &[("lib/index.mjs", ""), ("main.js", "")])
+        ),
+        "Sandbox \"d\" requires one ESM entrypoint (index.ts, index.mts, index.js or index.mjs)."
+    );
+    assert_eq!(
+        err_message(
+            "d",
+            with_pkg(
+                MODULE_PKG,
+                &[("index.mjs", ""), ("index.ts", ""), ("index.js", "")]
+            )
+        ),
+        "Sandbox \"d\" has multiple entrypoints: index.ts, index.js, index.mjs."
+    );
+}
+
+#[test]
+fn package_json_rules() {
+    assert_eq!(
+        err_message("d", vec![file("index.mjs", "")]),
+        "Sandbox \"d\" requires a package.json at its root."
+    );
+    assert_eq!(
+        err_message(
+            "d",
+            vec![file("sub/package.json", MODULE_PKG), file("index.mjs", "")]
+        ),
+        "Sandbox \"d\" requires a package.json at its root."
+    );
+    assert_eq!(
+        err_message("d", with_pkg("{nope", &[("index.mjs", "")])),
+        "Sandbox \"d\" has an invalid package.json: it is not valid JSON."
+    );
+    assert_eq!(
+        err_message("d", with_pkg("[]", &[("index.mjs", "")])),
+        "Sandbox \"d\" has an invalid package.json: it must be a JSON object."
+    );
+    for pkg in [r#"{}"#, r#"{"type":"commonjs"}"#, r#"{"type":1}"#] {
+        assert_eq!(
+            err_message("d", with_pkg(pkg, &[("index.mjs", "")])),
+            "Sandbox \"d\" must be an ES module package: add \"type\": \"module\" to its package.json."
+        );
+    }
+}
+
+#[test]
+fn file_path_rules() {
+    assert_eq!(
+        err_message(
+            "d",
+            with_pkg(MODULE_PKG, &[("index.mjs", ""), ("../x", "")])
+        ),
+        "Sandbox \"d\" has an invalid file path \"../x\": it has a '.' or '..' segment."
+    );
+    assert_eq!(
+        err_message(
+            "d",
+            with_pkg(MODULE_PKG, &[("index.mjs", ""), ("/abs", "")])
+        ),
+        "Sandbox \"d\" has an invalid file path \"/abs\": it must be relative (no leading '/')."
+    );
+    assert_eq!(
+        err_message(
+            "d",
+            with_pkg(MODULE_PKG, &[("index.mjs", ""), ("index.mjs", "")])
+        ),
+        "Sandbox \"d\" has the file \"index.mjs\" twice."
+    );
+}
+
+#[test]
+fn excluded_files_are_dropped() {
+    let excluded = [
+        "node_modules/a/index.js",
+        "lib/node_modules/x.js",
+        ".git/HEAD",
+        ".env",
+        "config/.env",
+        ".env.local",
+        "a/.env.production",
+        ".npmrc",
+        "sub/.npmrc",
+        "bun.lockb",
+    ];
+    let mut extra: Vec<(&str, &str)> = excluded.iter().map(|p| (*p, "secret")).collect();
+    extra.push(("index.mjs", ""));
+    extra.push((".envrc", ""));
+    extra.push(("sub/bun.lockb", ""));
+    let def = Definition::from_files("d", with_pkg(MODULE_PKG, &extra)).unwrap();
+    let paths: Vec<&str> = def.files.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(
+        paths,
+        [".envrc", "index.mjs", "package.json", "sub/bun.lockb"]
+    );
+    let plain = Definition::from_files(
+        "d",
+        with_pkg(
+            MODULE_PKG,
+            &[("index.mjs", ""), (".envrc", ""), ("sub/bun.lockb", "")],
+        ),
+    )
+    .unwrap();
+    assert_eq!(
+        def.digest, plain.digest,
+        "excluded files do not change the digest"
+    );
+}
+
+#[test]
+fn timeout_rules() {
+    let timeout = |pkg: &str| {
+        Definition::from_files("d", with_pkg(pkg, &[("index.mjs", "")])).map(|d| d.timeout_ms)
+    };
+    assert_eq!(
+        timeout(r#"{"type":"module","vitehub":{"sandbox":{"timeout":1000}}}"#).unwrap(),
+        1000
+    );
+    assert_eq!(
+        timeout(r#"{"type":"module","vitehub":{"sandbox":{"timeout":2147483647}}}"#).unwrap(),
+        MAX_TIMEOUT_MS
+    );
+    assert_eq!(
+        timeout(r#"{"type":"module","vitehub":{"sandbox":{"timeout":5e3}}}"#).unwrap(),
+        5000
+    );
+    assert_eq!(
+        timeout(r#"{"type":"module","vitehub":{}}"#).unwrap(),
+        DEFAULT_TIMEOUT_MS
+    );
+    assert_eq!(
+        timeout(r#"{"type":"module","vitehub":{"sandbox":{}}}"#).unwrap(),
+        DEFAULT_TIMEOUT_MS
+    );
+    let bad_timeout = "Sandbox \"d\" package.json \"vitehub.sandbox.timeout\" must be a positive integer <= 2147483647 (milliseconds).";
+    for value in ["0", "-1", "1.5", "2147483648", "\"1000\"", "null", "true"] {
+        let pkg = format!(r#"{{"type":"module","vitehub":{{"sandbox":{{"timeout":{value}}}}}}}"#);
+        assert_eq!(timeout(&pkg).unwrap_err().message(), bad_timeout, "{value}");
+    }
+    assert_eq!(
+        timeout(r#"{"type":"module","vitehub":[]}"#)
+            .unwrap_err()
+            .message(),
+        "Sandbox \"d\" package.json \"vitehub\" must be an object."
+    );
+    assert_eq!(
+        timeout(r#"{"type":"module","vitehub":{"sandbox":5}}"#)
+            .unwrap_err()
+            .message(),
+        "Sandbox \"d\" package.json \"vitehub.sandbox\" must be an object."
+    );
+    assert_eq!(
+        timeout(r#"{"type":"module","vitehub":{"sandbox":{"timeout":1,"env":{},"memory":1}}}"#)
+            .unwrap_err()
+            .message(),
+        "Sandbox \"d\" package.json \"vitehub.sandbox\" has unsupported keys: env, memory."
+    );
+}
+
+#[test]
+fn no_install_without_dependencies() {
+    assert_eq!(plan(MODULE_PKG, &[("package-lock.json", "{}")]), None);
+    assert_eq!(
+        plan(
+            r#"{"type":"module","dependencies":{},"devDependencies":{}}"#,
+            &[]
+        ),
+        None
+    );
+    assert_eq!(
+        plan(
+            r#"{"type":"module","dependencies":["a"],"packageManager":"deno@1"}"#,
+            &[]
+        ),
+        None
+    );
+}
+
+#[test]
+fn npm_plans() {
+    let pkg = format!("{{{DEPS}}}");
+    assert_eq!(
+        plan(&pkg, &[]),
+        Some(("npm".into(), args(&["install", "--no-audit", "--no-fund"])))
+    );
+    assert_eq!(
+        plan(&pkg, &[("package-lock.json", "{}")]),
+        Some(("npm".into(), args(&["ci", "--no-audit", "--no-fund"])))
+    );
+    let dev = r#"{"type":"module","devDependencies":{"t":"1"}}"#;
+    assert_eq!(plan(dev, &[]).unwrap().0, "npm");
+    let optional = r#"{"type":"module","optionalDependencies":{"t":"1"}}"#;
+    assert_eq!(plan(optional, &[]).unwrap().0, "npm");
+}
+
+#[test]
+fn lockfile_order_and_args() {
+    let pkg = format!("{{{DEPS}}}");
+    let frozen = args(&["install", "--frozen-lockfile"]);
+    assert_eq!(
+        plan(&pkg, &[("pnpm-lock.yaml", ""), ("package-lock.json", "")]),
+        Some(("pnpm".into(), frozen.clone()))
+    );
+    assert_eq!(
+        plan(&pkg, &[("bun.lock", "")]),
+        Some(("bun".into(), frozen.clone()))
+    );
+    assert_eq!(
+        plan(&pkg, &[("yarn.lock", "# yarn lockfile v1\n")]),
+        Some(("yarn".into(), frozen.clone()))
+    );
+    assert_eq!(
+        plan(&pkg, &[("yarn.lock", "__metadata:\n  version: 8\n")]),
+        Some(("yarn".into(), args(&["install", "--immutable"])))
+    );
+    assert_eq!(
+        plan(&pkg, &[("sub/pnpm-lock.yaml", "")]).unwrap().0,
+        "npm",
+        "only root lockfiles count"
+    );
+    assert_eq!(
+        plan(&pkg, &[("bun.lockb", "")]).unwrap().0,
+        "npm",
+        "bun.lockb is ignored"
+    );
+}
+
+#[test]
+fn package_manager_field_wins() {
+    let with = |pm: &str| format!(r#"{{{DEPS},"packageManager":"{pm}"}}"#);
+    assert_eq!(
+        plan(&with("pnpm@9.1.0"), &[("package-lock.json", "")]),
+        Some(("pnpm".into(), args(&["install"])))
+    );
+    assert_eq!(
+        plan(&with("pnpm@9.1.0+sha512.abc"), &[("pnpm-lock.yaml", "")]),
+        Some(("pnpm".into(), args(&["install", "--frozen-lockfile"])))
+    );
+    assert_eq!(
+        plan(&with("bun@1.1.0"), &[]),
+        Some(("bun".into(), args(&["install"])))
+    );
+    assert_eq!(
+        plan(&with("npm@10.0.0"), &[("pnpm-lock.yaml", "")])
+            .unwrap()
+            .1,
+        args(&["install", "--no-audit", "--no-fund"])
+    );
+    assert_eq!(
+        plan(&with("yarn@1.22.19"), &[("yarn.lock", "__metadata:\n")]),
+        Some(("yarn".into(), args(&["install", "--frozen-lockfile"])))
+    );
+    assert_eq!(
+        plan(
+            &with("yarn@4.1.0"),
+            &[("yarn.lock", "# yarn lockfile v1\n")]
+        ),
+        Some(("yarn".into(), args(&["install", "--immutable"])))
+    );
+    assert_eq!(
+        plan(&with("yarn@4.1.0"), &[]),
+        Some(("yarn".into(), args(&["install"])))
+    );
+    for bad in ["\"deno@1.0.0\"", "\"pnpm\"", "\"pnpm@latest\"", "3"] {
+        let pkg = format!(r#"{{{DEPS},"packageManager":{bad}}}"#);
+        assert_eq!(
+            err_message("d", with_pkg(&pkg, &[("index.mjs", "")])),
+            format!("Sandbox \"d\" package.json \"packageManager\" must be \"<npm|pnpm|yarn|bun>@<version>\" (got {bad}).")
+        );
+    }
+}
+
+#[test]
+fn digest_is_order_independent_and_content_sensitive() {
+    let a = Definition::from_files(
+        "d",
+        with_pkg(MODULE_PKG, &[("index.mjs", "1"), ("lib/a.mjs", "2")]),
+    )
+    .unwrap();
+    let mut reversed = with_pkg(MODULE_PKG, &[("index.mjs", "1"), ("lib/a.mjs", "2")]);
+    reversed.reverse();
+    let b = Definition::from_files("other", reversed).unwrap();
+    assert_eq!(a.digest, b.digest);
+    let changed = Definition::from_files(
+        "d",
+        with_pkg(MODULE_PKG, &[("index.mjs", "1"), ("lib/a.mjs", "3")]),
+    )
+    .unwrap();
+    assert_ne!(a.digest, changed.digest);
+    let mut moded = with_pkg(MODULE_PKG, &[("index.mjs", "1"), ("lib/a.mjs", "2")]);
+    moded[2].mode = Some(0o755);
+    assert_ne!(a.digest, Definition::from_files("d", moded).unwrap().digest);
+    // Moving bytes between path and content must change the digest (length-prefixed).
+    let x = content_digest(&[file("ab", "c")]);
+    let y = content_digest(&[file("a", "bc")]);
+    assert_ne!(x, y);
+    // Snapshot of the encoding (computed independently): a format change must be deliberate.
+    assert_eq!(
+        content_digest(&[]),
+        "6b0f515ecfae287071d14d69683582d1138f4bbe9142000f9ad65c37fa2f2ed0"
+    );
+    assert_eq!(
+        x,
+        "b9baeb1744559ec8729bc6646b81325363bff7aa1c07d27c781b1cf880245995"
+    );
+}
