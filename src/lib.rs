@@ -15,6 +15,7 @@
 #![warn(missing_debug_implementations)]
 
 pub mod command;
+pub mod config;
 pub mod definition;
 pub mod error;
 pub mod harness;
@@ -25,7 +26,7 @@ pub mod transfer;
 #[cfg(target_arch = "wasm32")]
 pub mod api;
 #[cfg(target_arch = "wasm32")]
-pub mod config;
+pub mod response;
 #[cfg(target_arch = "wasm32")]
 pub mod run;
 #[cfg(target_arch = "wasm32")]

@@ -60,6 +60,8 @@ export interface BoxHost {
   counters(): BoxHostCounters;
   /** Same as `POST /_vite-hub/counters/reset`. */
   resetCounters(): void;
+  /** Lets the Node process exit while the host is idle (for an in-process host started on demand). */
+  unref(): void;
   /** Stops every Box (kills all process trees, removes the Box dirs), then closes the server. Idempotent. */
   close(): Promise<void>;
 }

@@ -45,6 +45,9 @@ export async function startBoxHost(options = {}) {
     executionAuthority: executionAuthority(mode, false),
     counters: () => counters.snapshot(),
     resetCounters: () => counters.reset(),
+    unref() {
+      server.unref();
+    },
     close() {
       closing ??= (async () => {
         await registry.stopAll();

@@ -1,0 +1,46 @@
+// The public API over an initialised wasm module. Runtime entry points (index.node.mjs,
+// index.workerd.mjs, index.browser.mjs) only load the wasm and hand it here; every decision is in
+// the Rust core.
+
+/** Environment variable names the core reads (DESIGN.md §4). Nothing else crosses over. */
+export const SANDBOX_ENV_NAMES = Object.freeze([
+  'NODE_ENV',
+  'SANDBOX_PROVIDER',
+  'VERCEL_TOKEN',
+  'VERCEL_TEAM_ID',
+  'VERCEL_PROJECT_ID',
+  'VITE_SANDBOX_TOKEN',
+  'VITE_SANDBOX_TEAM_ID',
+  'VITE_SANDBOX_PROJECT_ID',
+  'VERCEL_OIDC_TOKEN',
+]);
+
+/** Picks the names of SANDBOX_ENV_NAMES from an env object (string values only). */
+export function pickSandboxEnv(env) {
+  const picked = {};
+  for (const name of SANDBOX_ENV_NAMES) {
+    if (typeof env?.[name] === 'string') picked[name] = env[name];
+  }
+  return picked;
+}
+
+/**
+ * Binds the public functions to a wasm module.
+ * @param {object} wasm the wasm-bindgen exports
+ * @param {() => Record<string, string>} readEnv the runtime's environment (only SANDBOX_ENV_NAMES are kept)
+ */
+export function createApi(wasm, readEnv) {
+  const configureSandbox = (config = {}) => {
+    if (config === null || typeof config !== 'object' || Array.isArray(config)) {
+      throw new TypeError('configureSandbox(config) expects an object');
+    }
+    wasm.configureSandbox({ ...config, env: pickSandboxEnv(config.env ?? readEnv()) });
+  };
+  return {
+    configureSandbox,
+    registerSandbox: (name, definition) => wasm.registerSandbox(name, definition),
+    unregisterSandbox: (name) => wasm.unregisterSandbox(name),
+    listSandboxes: () => wasm.listSandboxes(),
+    runSandbox: (name, payload, options) => wasm.runSandbox(name, payload, options),
+  };
+}

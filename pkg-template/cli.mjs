@@ -1,0 +1,81 @@
+#!/usr/bin/env node
+// `vite-hub-sandbox`: run a Definition folder on the configured provider and print the Response
+// like `curl -i`, or start a standalone local Box host.
+import { parseArgs } from 'node:util';
+import { resolve } from 'node:path';
+
+const USAGE = `Usage:
+  vite-hub-sandbox run <definition-dir> [--payload '<json>'] [--context '<json>']
+      Runs the package project in <definition-dir> (named after the folder) and prints the
+      Response: status line, headers, blank line, body. Exit code 0 for a 2xx Response, 1 otherwise.
+  vite-hub-sandbox host [--port <n>] [--isolation auto|bubblewrap|none]
+      Starts a local Box host on 127.0.0.1 and prints its base URL and bearer token as JSON.`;
+
+function fail(message, code = 2) {
+  process.stderr.write(`vite-hub-sandbox: ${message}\n`);
+  process.exit(code);
+}
+
+function parseJsonOption(name, text) {
+  if (text === undefined) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    fail(`--${name} is not valid JSON: ${error.message}`);
+  }
+}
+
+async function printResponse(response) {
+  const lines = [`HTTP/1.1 ${response.status} ${response.statusText || ''}`.trimEnd()];
+  for (const [name, value] of response.headers) lines.push(`${name}: ${value}`);
+  process.stdout.write(`${lines.join('\n')}\n\n`);
+  const body = Buffer.from(await response.arrayBuffer());
+  process.stdout.write(body);
+  if (body.length > 0 && body[body.length - 1] !== 0x0a) process.stdout.write('\n');
+}
+
+async function run(args) {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { payload: { type: 'string' }, context: { type: 'string' } },
+  });
+  if (positionals.length !== 1) fail(`run takes one <definition-dir>\n${USAGE}`);
+  const payload = parseJsonOption('payload', values.payload);
+  const context = parseJsonOption('context', values.context);
+  const sandbox = await import('@vite-hub/sandbox');
+  let name;
+  try {
+    name = await sandbox.registerSandboxDirectory(resolve(positionals[0]));
+  } catch (error) {
+    fail(`${error.code ? `${error.code}: ` : ''}${error.message}`, 1);
+  }
+  try {
+    const response = await sandbox.runSandbox(name, payload, context === undefined ? {} : { context });
+    await printResponse(response);
+    process.exitCode = response.ok ? 0 : 1;
+  } finally {
+    await sandbox.closeLocalBoxHost();
+  }
+}
+
+async function host(args) {
+  const { values } = parseArgs({ args, options: { port: { type: 'string' }, isolation: { type: 'string' } } });
+  const port = values.port === undefined ? 0 : Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) fail('--port must be an integer 0-65535');
+  const { startBoxHost } = await import('@vite-hub/sandbox/box-host');
+  const started = await startBoxHost({ port, isolation: values.isolation ?? 'auto' });
+  process.stdout.write(`${JSON.stringify({ baseUrl: started.baseUrl, token: started.token, executionAuthority: started.executionAuthority })}\n`);
+  const stop = () => started.close().then(() => process.exit(0));
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
+const [command, ...rest] = process.argv.slice(2);
+try {
+  if (command === 'run') await run(rest);
+  else if (command === 'host') await host(rest);
+  else fail(USAGE, command === undefined || command === '--help' ? 0 : 2);
+} catch (error) {
+  fail(error.message);
+}

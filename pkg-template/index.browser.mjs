@@ -1,0 +1,30 @@
+// Browser / bundler entry: the wasm is fetched once, on first use (or by `initSandbox(url)`).
+// The `local` provider needs a running Box host here: configureSandbox({ local: { baseUrl, token } }).
+import initWasm, * as wasm from './wasm/vite_hub_sandbox.js';
+import { createApi } from './api.mjs';
+
+let ready = null;
+/** Loads the wasm module once; `input` is an optional URL, Response or bytes of `sandbox_bg.wasm`. */
+export function initSandbox(input) {
+  ready ??= initWasm(input === undefined ? undefined : { module_or_path: input }).then(() => {
+    api.configureSandbox({});
+  });
+  return ready;
+}
+
+const api = createApi(wasm, () => ({}));
+
+const afterInit = (name) => async (...args) => {
+  await initSandbox();
+  return api[name](...args);
+};
+const initialised = (name) => (...args) => {
+  if (!ready) throw new Error(`${name}() needs the wasm module: await initSandbox() first`);
+  return api[name](...args);
+};
+
+export const runSandbox = afterInit('runSandbox');
+export const configureSandbox = initialised('configureSandbox');
+export const registerSandbox = initialised('registerSandbox');
+export const unregisterSandbox = initialised('unregisterSandbox');
+export const listSandboxes = initialised('listSandboxes');

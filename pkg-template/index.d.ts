@@ -1,0 +1,140 @@
+/**
+ * `@vite-hub/sandbox`: run a named JS package project (a Definition) inside an isolated Box on the
+ * configured Provider and get a Web `Response`.
+ *
+ * Source of the rules: DESIGN.md (§4 providers, §5 Response contract, §6 transfer) and
+ * docs/internals.md in the repository.
+ */
+
+/** Stable error codes of failed Runs, with their HTTP status (DESIGN.md §5). */
+export type SandboxErrorCode =
+  | 'SANDBOX_INVALID_ARGUMENT' // 400: bad options, bad name, invalid package
+  | 'SANDBOX_SERIALIZATION_ERROR' // 400 input / 500 output: not JSON-serializable (cycle, bigint, function, symbol, non-finite)
+  | 'SANDBOX_TRANSFER_LIMIT' // 413 input / 500 output: over maxInputBytes/maxOutputBytes/maxDepth/maxSidecars/maxSidecarBytes
+  | 'SANDBOX_NOT_FOUND' // 500: no Definition with that name
+  | 'SANDBOX_PROVIDER_REQUIRED' // 500: no provider could be chosen
+  | 'SANDBOX_HANDLER_ERROR' // 500: the entry threw, rejected or exited without a result
+  | 'SANDBOX_EXECUTION_ERROR' // 500: package install or staging failed in the Box
+  | 'SANDBOX_RUNTIME_ERROR' // 500: anything else, including a failed Box stop
+  | 'SANDBOX_NOT_SUPPORTED' // 501: the provider cannot do this
+  | 'SANDBOX_TRANSPORT_ERROR' // 502: the provider answered badly or the connection failed
+  | 'SANDBOX_PROVIDER_UNAVAILABLE' // 503: provider capacity/startup still failing after bounded retries
+  | 'SANDBOX_TIMEOUT'; // 504: the Definition timeout (ms) passed; the Box process was killed
+
+/** Body of every non-2xx Response of `runSandbox`. `details` keys are an allowlist. */
+export interface SandboxErrorBody {
+  error: {
+    code: SandboxErrorCode;
+    /** Bounded to 16 KiB; never a stack trace, a host path or a secret. */
+    message: string;
+    details?: {
+      operation?: 'create' | 'write' | 'exec' | 'install' | 'read' | 'stop' | 'stage' | 'resolve';
+      provider?: 'vercel' | 'cloudflare' | 'local';
+      /** Upstream HTTP status. */
+      status?: number;
+      /** The Definition timeout that passed, in ms. */
+      timeoutMs?: number;
+      /** Exit code of the failed Box process. */
+      exitCode?: number;
+      /** Which transfer limit was exceeded, the value seen and the maximum (bytes or counts). */
+      limit?: 'maxInputBytes' | 'maxOutputBytes' | 'maxDepth' | 'maxSidecars' | 'maxSidecarBytes';
+      value?: number;
+      maximum?: number;
+    };
+  };
+}
+
+/** Error thrown by the synchronous functions (`registerSandbox`, `configureSandbox`). */
+export interface SandboxError extends Error {
+  name: 'SandboxError';
+  code: SandboxErrorCode;
+  /** The HTTP status the code maps to. */
+  status: number;
+  details?: SandboxErrorBody['error']['details'];
+}
+
+export interface RunSandboxOptions {
+  /** Second argument of the entry. JSON semantics; Blob/Uint8Array/Buffer travel as sidecar files. */
+  context?: unknown;
+  /** Aborting stops the Run, stops the Box, and rejects `runSandbox` with `signal.reason`. */
+  signal?: AbortSignal;
+  /** Cloudflare only: reuse the Durable Object Box with this id. Ignored by vercel and local. */
+  sandboxId?: string;
+}
+
+/**
+ * Runs the Definition `name` with `payload` (its entry's first argument).
+ *
+ * Resolves to: `200` JSON of the entry's return value; `204` for `undefined`; a binary body for a
+ * top-level `Blob`/`Uint8Array`/`Buffer`; the entry's own `Response` revived. Failures resolve to a
+ * non-2xx `Response` whose JSON body is {@link SandboxErrorBody}. Every Response carries
+ * `Server-Timing` with the Run's phases (`box`, `stage`, `install`, `exec`, `close`) in ms.
+ * Rejects only with the reason of an aborted `options.signal`.
+ */
+export function runSandbox(name: string, payload?: unknown, options?: RunSandboxOptions): Promise<Response>;
+
+/** One file of a Definition package. `mode` is a POSIX file mode such as `0o755`. */
+export interface DefinitionFile {
+  /** POSIX path relative to the package root, e.g. `index.ts` or `lib/parse.ts`. */
+  path: string;
+  content: string | Uint8Array;
+  mode?: number;
+}
+
+/** A Definition package in memory. TypeScript files need their compiled `<file>.mjs` siblings. */
+export interface DefinitionSource {
+  files: DefinitionFile[];
+}
+
+/**
+ * Adds (or replaces) a Definition in the programmatic registry.
+ * @throws {SandboxError} `SANDBOX_INVALID_ARGUMENT` for a bad name, a missing `package.json`,
+ *   `"type": "module"` missing, zero or several entrypoints (`index.ts|mts|js|mjs`), an
+ *   uncompiled TypeScript entry, or an invalid `vitehub.sandbox.timeout`.
+ */
+export function registerSandbox(name: string, definition: DefinitionSource): void;
+
+/** Removes a Definition; `true` when it was registered. */
+export function unregisterSandbox(name: string): boolean;
+
+/** The registered Definitions, sorted by name. `timeoutMs` is the Definition timeout in ms. */
+export function listSandboxes(): Array<{ name: string; entry: string; timeoutMs: number; packageManager: 'npm' | 'pnpm' | 'yarn' | 'bun' | null; digest: string }>;
+
+export interface SandboxConfig {
+  /** Explicit provider. Else env `SANDBOX_PROVIDER`, then Vercel credentials, then `local` outside production. */
+  provider?: 'vercel' | 'cloudflare' | 'local';
+  /** Default: `NODE_ENV === 'production'`. In production `local` is never chosen implicitly. */
+  production?: boolean;
+  /** Vercel Sandbox. Credentials fall back to env `VITE_SANDBOX_*`, `VERCEL_TOKEN`/`VERCEL_TEAM_ID`/`VERCEL_PROJECT_ID`, then `VERCEL_OIDC_TOKEN`. */
+  vercel?: { token?: string; teamId?: string; projectId?: string; baseUrl?: string; networkPolicy?: 'allow-all' | 'deny-all' | object };
+  /** A running local Box host (Node starts one in-process when `baseUrl` is unset). */
+  local?: { baseUrl?: string; token?: string; networkPolicy?: 'allow-all' | 'deny-all' | object };
+  /** Transfer limits. Defaults: 4 MiB in, 4 MiB out (bytes of the JSON envelope), depth 32, 64 sidecars, 64 MiB of sidecars. Each ≤ 1 GiB. */
+  transfer?: { maxInputBytes?: number; maxOutputBytes?: number; maxDepth?: number; maxSidecars?: number; maxSidecarBytes?: number };
+  /** Environment snapshot; default: the runtime's env (Node: `process.env`), only the names the core reads. */
+  env?: Record<string, string>;
+  /** Replaces the global `fetch` for provider calls. */
+  fetch?: (request: Request) => Promise<Response>;
+}
+
+/**
+ * Replaces the sandbox config of this isolate.
+ * @throws {SandboxError} `SANDBOX_INVALID_ARGUMENT` for unknown keys or out-of-range limits.
+ */
+export function configureSandbox(config?: SandboxConfig): void;
+
+/** Browser: loads the wasm once (`runSandbox` does it on first use). Elsewhere a no-op. */
+export function initSandbox(input?: URL | string | Response | BufferSource): Promise<void>;
+
+/**
+ * Node only: reads a Definition folder, skipping `node_modules/`, `.git/`, `.env*`, `.npmrc`, and
+ * compiles local TypeScript (`X.ts` → `X.ts.mjs`).
+ * @throws Error with `code: 'SANDBOX_INVALID_ARGUMENT'` for symlinks leaving the folder or TypeScript errors.
+ */
+export function readDefinitionDirectory(directory: string): Promise<{ name: string } & DefinitionSource>;
+
+/** Node only: `readDefinitionDirectory` + `registerSandbox`; resolves to the registered name. */
+export function registerSandboxDirectory(directory: string, name?: string): Promise<string>;
+
+/** Node only: stops the in-process local Box host and every Box it holds. */
+export function closeLocalBoxHost(): Promise<void>;

@@ -1,0 +1,43 @@
+// Node 20+ entry: instantiates the wasm synchronously from disk and starts the local Box host
+// in-process the first time a Run needs the `local` provider.
+import { readFileSync } from 'node:fs';
+import * as wasm from './wasm/vite_hub_sandbox.js';
+import { createApi } from './api.mjs';
+import { readDefinitionDirectory } from './definition-directory.mjs';
+
+wasm.initSync({ module: readFileSync(new URL('./wasm/vite_hub_sandbox_bg.wasm', import.meta.url)) });
+
+let localHost = null;
+wasm.setLocalBoxHostStarter(async () => {
+  const { startBoxHost } = await import('./box-host/index.mjs');
+  localHost = await startBoxHost({});
+  localHost.unref?.();
+  return { baseUrl: localHost.baseUrl, token: localHost.token };
+});
+
+const api = createApi(wasm, () => process.env);
+api.configureSandbox({});
+
+export const { configureSandbox, registerSandbox, unregisterSandbox, listSandboxes, runSandbox } = api;
+export { readDefinitionDirectory };
+
+/**
+ * Reads a Definition folder (compiling its TypeScript) and registers it under `name`
+ * (default: the folder name). Node only.
+ */
+export async function registerSandboxDirectory(directory, name) {
+  const definition = await readDefinitionDirectory(directory);
+  registerSandbox(name ?? definition.name, definition);
+  return name ?? definition.name;
+}
+
+/** Stops the in-process local Box host, if one was started (every Box it holds is stopped). */
+export async function closeLocalBoxHost() {
+  const host = localHost;
+  localHost = null;
+  wasm.forgetLocalBoxHost();
+  if (host) await host.close();
+}
+
+/** Kept for symmetry with the browser entry: the wasm is already instantiated here. */
+export const initSandbox = async () => {};

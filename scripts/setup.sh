@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Installs everything the build and the tests need on a fresh Debian machine (idempotent: each
+# step checks what is already there first). Run as root, or with sudo available for apt-get.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+WASM_PACK_VERSION=0.15.1
+APT_PACKAGES=(bubblewrap chromium chromium-driver binaryen)
+
+missing=()
+for package in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if ((${#missing[@]})); then
+  echo "setup: apt-get install ${missing[*]}"
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
+  echo "setup: rustup target add wasm32-unknown-unknown"
+  rustup target add wasm32-unknown-unknown
+fi
+
+if [ "$(wasm-pack --version 2>/dev/null)" != "wasm-pack $WASM_PACK_VERSION" ]; then
+  echo "setup: cargo install wasm-pack $WASM_PACK_VERSION"
+  cargo install wasm-pack --version "$WASM_PACK_VERSION" --locked
+fi
+
+# The wasm-bindgen CLI must match the pinned wasm-bindgen crate; install it once into cargo's bin
+# so wasm-pack finds it instead of downloading a binary.
+WASM_BINDGEN_VERSION=$(sed -n 's/^wasm-bindgen = "=\([0-9.]*\)"$/\1/p' Cargo.toml)
+if [ "$(wasm-bindgen --version 2>/dev/null)" != "wasm-bindgen $WASM_BINDGEN_VERSION" ]; then
+  echo "setup: cargo install wasm-bindgen-cli $WASM_BINDGEN_VERSION"
+  cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION"
+fi
+
+if [ ! -d node_modules/@vercel/sandbox ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  echo "setup: npm ci"
+  npm ci --no-audit --no-fund
+fi

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Every test: set up, build, Rust unit tests, wasm-bindgen tests in Node and headless Chromium,
+# then the node:test integration and conformance suites against the built package.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+node scripts/build.mjs
+
+echo "== cargo test (native unit tests)"
+cargo test --lib
+
+echo "== wasm-bindgen tests in Node"
+wasm-pack test --node -- --test node
+
+echo "== wasm-bindgen tests in headless Chromium"
+CHROMEDRIVER=/usr/bin/chromedriver wasm-pack test --headless --chrome -- --test browser
+
+echo "== node:test integration and conformance"
+node --test --test-concurrency=2 tests/node/ tests/conformance/

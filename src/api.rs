@@ -1,0 +1,252 @@
+//! The only `#[wasm_bindgen]` exports: JS values in, decode, call the core, encode out.
+//!
+//! State of one isolate (registry, config, injected fetch) lives here in thread-locals; wasm is
+//! single-threaded.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use js_sys::{Object, Reflect, Uint8Array};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use web_sys::AbortSignal;
+
+use crate::config::SandboxConfig;
+use crate::definition::{validate_name, Definition, DefinitionFile};
+use crate::error::{Error, ErrorCode, Result};
+use crate::http::fetch::Fetcher;
+use crate::provider::local;
+use crate::provider::vercel::client::{VercelClient, VercelEndpoint, DEFAULT_BASE_URL};
+use crate::provider::ProviderKind;
+use crate::response::{error_response, ServerTiming};
+use crate::run::{run_definition, RunOptions};
+use crate::session::{BoxProvider, BoxSpec};
+
+thread_local! {
+    static REGISTRY: RefCell<BTreeMap<String, Rc<Definition>>> = const { RefCell::new(BTreeMap::new()) };
+    static CONFIG: RefCell<SandboxConfig> = RefCell::new(SandboxConfig::default());
+    static FETCH: RefCell<Option<js_sys::Function>> = const { RefCell::new(None) };
+}
+
+/// A real JS `Error` with `name = "SandboxError"` and `code`, `status`, `details` properties.
+pub fn to_js_error(error: &Error) -> JsValue {
+    let js = js_sys::Error::new(error.message());
+    js.set_name("SandboxError");
+    let body = error.to_json_body();
+    let _ = Reflect::set(&js, &"code".into(), &error.code().as_str().into());
+    let _ = Reflect::set(&js, &"status".into(), &JsValue::from(error.http_status()));
+    if let Some(details) = body.get("error").and_then(|e| e.get("details")) {
+        if let Ok(details) = serde_wasm_bindgen::to_value(details) {
+            let _ = Reflect::set(&js, &"details".into(), &details);
+        }
+    }
+    js.into()
+}
+
+fn invalid(message: impl Into<String>) -> Error {
+    Error::new(ErrorCode::InvalidArgument, message)
+}
+
+fn get(object: &JsValue, key: &str) -> JsValue {
+    Reflect::get(object, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
+}
+
+fn definition_files(definition: &JsValue) -> Result<Vec<DefinitionFile>> {
+    let files = get(definition, "files");
+    let files = files.dyn_ref::<js_sys::Array>().ok_or_else(|| invalid("definition.files must be an array of { path, content, mode? }"))?;
+    let mut out = Vec::with_capacity(files.length() as usize);
+    for (index, file) in files.iter().enumerate() {
+        let path = get(&file, "path").as_string().ok_or_else(|| invalid(format!("definition.files[{index}].path must be a string")))?;
+        let content = get(&file, "content");
+        let content = if let Some(text) = content.as_string() {
+            text.into_bytes()
+        } else if let Some(bytes) = content.dyn_ref::<Uint8Array>() {
+            bytes.to_vec()
+        } else {
+            return Err(invalid(format!("definition.files[{index}].content must be a string or a Uint8Array ({path})")));
+        };
+        let mode = get(&file, "mode");
+        let mode = if mode.is_undefined() {
+            None
+        } else {
+            Some(mode.as_f64().filter(|m| m.fract() == 0.0 && (0.0..=0o7777 as f64).contains(m)).ok_or_else(|| {
+                invalid(format!("definition.files[{index}].mode must be an integer file mode ({path})"))
+            })? as u32)
+        };
+        out.push(DefinitionFile { path, content, mode });
+    }
+    Ok(out)
+}
+
+/// `registerSandbox(name, { files: [{ path, content: string | Uint8Array, mode? }] })`: adds a
+/// Definition to the programmatic registry (replacing one of the same name). TypeScript sources
+/// must come with their compiled `.mjs` siblings (see `readDefinitionDirectory`).
+///
+/// Throws a `SandboxError` with code `SANDBOX_INVALID_ARGUMENT` when the name or the package is
+/// invalid (the message says which rule and how to fix it).
+#[wasm_bindgen(js_name = registerSandbox)]
+pub fn register_sandbox(name: JsValue, definition: JsValue) -> std::result::Result<(), JsValue> {
+    let name = name.as_string().ok_or_else(|| to_js_error(&invalid("Sandbox name must be a string")))?;
+    let files = definition_files(&definition).map_err(|e| to_js_error(&e))?;
+    let definition = Definition::from_files(&name, files).map_err(|e| to_js_error(&e))?;
+    REGISTRY.with(|r| r.borrow_mut().insert(name, Rc::new(definition)));
+    Ok(())
+}
+
+/// `unregisterSandbox(name) → boolean`: removes a Definition; `true` when it existed.
+#[wasm_bindgen(js_name = unregisterSandbox)]
+pub fn unregister_sandbox(name: String) -> bool {
+    REGISTRY.with(|r| r.borrow_mut().remove(&name).is_some())
+}
+
+/// `listSandboxes() → Array<{ name, entry, timeoutMs, packageManager, digest }>`, sorted by name.
+#[wasm_bindgen(js_name = listSandboxes)]
+pub fn list_sandboxes() -> js_sys::Array {
+    REGISTRY.with(|r| {
+        r.borrow()
+            .values()
+            .map(|d| {
+                let item = Object::new();
+                let _ = Reflect::set(&item, &"name".into(), &d.name.as_str().into());
+                let _ = Reflect::set(&item, &"entry".into(), &d.entry.as_str().into());
+                let _ = Reflect::set(&item, &"timeoutMs".into(), &JsValue::from(d.timeout_ms));
+                let manager = d.install.as_ref().map(|p| JsValue::from_str(p.manager.as_str())).unwrap_or(JsValue::NULL);
+                let _ = Reflect::set(&item, &"packageManager".into(), &manager);
+                let _ = Reflect::set(&item, &"digest".into(), &d.digest.as_str().into());
+                JsValue::from(item)
+            })
+            .collect()
+    })
+}
+
+/// `configureSandbox(config)`: replaces the isolate's sandbox config (shape in `SandboxConfig`).
+/// A `fetch` key (a function) replaces the global `fetch` for provider calls.
+///
+/// Throws `SANDBOX_INVALID_ARGUMENT` for unknown keys or bad values.
+#[wasm_bindgen(js_name = configureSandbox)]
+pub fn configure_sandbox(config: JsValue) -> std::result::Result<(), JsValue> {
+    let fetch = get(&config, "fetch");
+    let fetch = if fetch.is_undefined() {
+        None
+    } else {
+        Some(fetch.dyn_into::<js_sys::Function>().map_err(|_| to_js_error(&invalid("config.fetch must be a function")))?)
+    };
+    let plain = Object::assign(&Object::new(), config.unchecked_ref());
+    let _ = Reflect::delete_property(&plain, &"fetch".into());
+    let parsed: SandboxConfig = serde_wasm_bindgen::from_value(plain.into())
+        .map_err(|e| to_js_error(&invalid(format!("invalid sandbox config: {e}"))))?;
+    parsed.transfer.resolve().map_err(|e| to_js_error(&e))?;
+    CONFIG.with(|c| *c.borrow_mut() = parsed);
+    FETCH.with(|f| *f.borrow_mut() = fetch);
+    local::forget_started();
+    Ok(())
+}
+
+/// Registers `() => Promise<{ baseUrl, token }>` that starts an in-process local Box host (set by
+/// the Node entry; `null` removes it).
+#[wasm_bindgen(js_name = setLocalBoxHostStarter)]
+pub fn set_local_box_host_starter(starter: Option<js_sys::Function>) {
+    local::set_starter(starter);
+}
+
+/// Forgets the in-process local Box host (after the Node entry closed it).
+#[wasm_bindgen(js_name = forgetLocalBoxHost)]
+pub fn forget_local_box_host() {
+    local::forget_started();
+}
+
+struct CallOptions {
+    context: JsValue,
+    signal: Option<AbortSignal>,
+}
+
+fn call_options(options: &JsValue) -> Result<CallOptions> {
+    if options.is_undefined() || options.is_null() {
+        return Ok(CallOptions { context: JsValue::UNDEFINED, signal: None });
+    }
+    if !options.is_object() {
+        return Err(invalid("runSandbox options must be an object { context?, signal?, sandboxId? }"));
+    }
+    for key in Object::keys(options.unchecked_ref::<Object>()).iter() {
+        let key = key.as_string().unwrap_or_default();
+        if !matches!(key.as_str(), "context" | "signal" | "sandboxId") {
+            return Err(invalid(format!("unknown runSandbox option {key:?}; expected context, signal or sandboxId")));
+        }
+    }
+    let signal = get(options, "signal");
+    let signal = if signal.is_undefined() {
+        None
+    } else {
+        Some(signal.dyn_into::<AbortSignal>().map_err(|_| invalid("runSandbox option signal must be an AbortSignal"))?)
+    };
+    Ok(CallOptions { context: get(options, "context"), signal })
+}
+
+fn fetcher() -> Fetcher {
+    FETCH.with(|f| f.borrow().clone()).map(Fetcher::Function).unwrap_or(Fetcher::Global)
+}
+
+async fn box_provider(config: &SandboxConfig, timeout_ms: u32) -> Result<(BoxProvider, Option<String>, BoxSpec)> {
+    let kind = config.select_provider(false)?;
+    let box_timeout = Some(u64::from(timeout_ms) + 60_000);
+    match kind {
+        ProviderKind::Local => {
+            let host = local::resolve_host(&config.local).await?;
+            let endpoint = VercelEndpoint { base_url: host.base_url, token: host.token, team_id: None, project_id: None };
+            let spec = BoxSpec { timeout_ms: box_timeout, network_policy: config.local.network_policy.clone() };
+            Ok((BoxProvider::Vercel(Rc::new(VercelClient::new(endpoint, fetcher(), ProviderKind::Local))), None, spec))
+        }
+        ProviderKind::Vercel => {
+            let credentials = config.vercel_credentials().ok_or_else(|| {
+                Error::new(ErrorCode::ProviderRequired, "the vercel provider needs token, teamId and projectId (config vercel.*, env VERCEL_TOKEN/VERCEL_TEAM_ID/VERCEL_PROJECT_ID or VERCEL_OIDC_TOKEN)")
+                    .with_provider(ProviderKind::Vercel)
+            })?;
+            let endpoint = VercelEndpoint {
+                base_url: config.vercel.base_url.clone().unwrap_or_else(|| DEFAULT_BASE_URL.to_owned()),
+                token: credentials.token,
+                team_id: Some(credentials.team_id),
+                project_id: Some(credentials.project_id.clone()),
+            };
+            let spec = BoxSpec { timeout_ms: box_timeout, network_policy: config.vercel.network_policy.clone() };
+            Ok((BoxProvider::Vercel(Rc::new(VercelClient::new(endpoint, fetcher(), ProviderKind::Vercel))), Some(credentials.project_id), spec))
+        }
+        ProviderKind::Cloudflare => Err(Error::new(ErrorCode::NotSupported, "the cloudflare provider is not available in this build yet")
+            .with_provider(ProviderKind::Cloudflare)),
+    }
+}
+
+/// `runSandbox(name, payload?, { context?, signal?, sandboxId? }) → Promise<Response>`.
+///
+/// Resolves to `200` JSON with the entry's result (204 for `undefined`, binary for a top-level
+/// `Blob`/`Uint8Array`, the entry's own `Response` revived), or to a non-2xx JSON
+/// `{"error":{"code","message","details"?}}` (codes in DESIGN.md §5). Rejects only with the
+/// reason of the caller's `signal`.
+#[wasm_bindgen(js_name = runSandbox)]
+pub async fn run_sandbox(name: JsValue, payload: JsValue, options: JsValue) -> std::result::Result<web_sys::Response, JsValue> {
+    let timing = ServerTiming::start();
+    let prepared = prepare_run(&name, &options).await;
+    let (definition, run_options) = match prepared {
+        Ok(prepared) => prepared,
+        Err(error) => {
+            if let Some(signal) = call_options(&options).ok().and_then(|o| o.signal).filter(AbortSignal::aborted) {
+                return Err(signal.reason());
+            }
+            return Ok(error_response(&error, &timing));
+        }
+    };
+    run_definition(&definition, &payload, run_options).await
+}
+
+async fn prepare_run(name: &JsValue, options: &JsValue) -> Result<(Rc<Definition>, RunOptions)> {
+    let name = name.as_string().ok_or_else(|| invalid("Sandbox name must be a string"))?;
+    validate_name(&name)?;
+    let call = call_options(options)?;
+    let definition = REGISTRY
+        .with(|r| r.borrow().get(&name).cloned())
+        .ok_or_else(|| Error::new(ErrorCode::NotFound, format!("Sandbox \"{name}\" was not found: no Definition with that name is registered.")))?;
+    let config = CONFIG.with(|c| c.borrow().clone());
+    let limits = config.transfer.resolve()?;
+    let (provider, project_id, box_spec) = box_provider(&config, definition.timeout_ms).await?;
+    Ok((definition, RunOptions { context: call.context, signal: call.signal, provider, project_id, box_spec, limits }))
+}

@@ -1,0 +1,223 @@
+//! Sending HTTP requests through the Fetch API, with the crate's [`RetryPolicy`].
+//!
+//! A [`Fetcher`] is the global `fetch`, a user-injected `fetch` function, or anything with a
+//! structural `fetch(Request)` method (a Durable Object stub). Bodies are read as bytes or as a
+//! stream of byte chunks; decoding is the caller's business.
+
+use js_sys::{Promise, Uint8Array};
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{AbortSignal, Headers, ReadableStreamDefaultReader, Request, RequestInit, Response};
+
+use crate::http::retry::{AttemptOutcome, RequestSafety, RetryDecision, RetryPolicy};
+use crate::sys;
+
+/// Who performs HTTP requests.
+#[derive(Debug, Clone)]
+pub enum Fetcher {
+    /// `globalThis.fetch`.
+    Global,
+    /// An injected `fetch(request) → Promise<Response>` function.
+    Function(js_sys::Function),
+    /// An object with a `fetch(request)` method (Durable Object stub, service binding).
+    Target(sys::FetchTarget),
+}
+
+/// One HTTP request, before it becomes a `Request`.
+#[derive(Debug, Clone)]
+pub struct HttpRequest {
+    /// `GET`, `POST`, ...
+    pub method: &'static str,
+    /// Absolute URL.
+    pub url: String,
+    /// Header name/value pairs.
+    pub headers: Vec<(&'static str, String)>,
+    /// Request body bytes; `None` sends no body.
+    pub body: Option<Vec<u8>>,
+}
+
+/// Why a request produced no `Response`.
+#[derive(Debug)]
+pub enum SendError {
+    /// The signal fired before or during the request.
+    Aborted,
+    /// `fetch` rejected (connection refused, DNS, TLS, ...) or a body read failed.
+    Network(JsValue),
+}
+
+impl SendError {
+    /// A short, secret-free description (the JS error's `message`, if any).
+    pub fn describe(&self) -> String {
+        match self {
+            SendError::Aborted => "the request was aborted".to_owned(),
+            SendError::Network(value) => js_message(value),
+        }
+    }
+}
+
+/// The `message` of a thrown JS value, or its string form.
+pub fn js_message(value: &JsValue) -> String {
+    if let Some(error) = value.dyn_ref::<js_sys::Error>() {
+        let message: String = error.message().into();
+        let cause = js_sys::Reflect::get(error, &JsValue::from_str("cause")).ok();
+        match cause.filter(|c| !c.is_undefined() && !c.is_null()) {
+            Some(cause) => format!("{message} ({})", js_message(&cause)),
+            None => message,
+        }
+    } else {
+        value.as_string().unwrap_or_else(|| "unknown error".to_owned())
+    }
+}
+
+fn is_aborted(signal: Option<&AbortSignal>) -> bool {
+    signal.is_some_and(AbortSignal::aborted)
+}
+
+impl Fetcher {
+    fn build_request(request: &HttpRequest, signal: Option<&AbortSignal>) -> Result<Request, JsValue> {
+        let init = RequestInit::new();
+        init.set_method(request.method);
+        let headers = Headers::new()?;
+        for (name, value) in &request.headers {
+            headers.set(name, value)?;
+        }
+        init.set_headers(&headers);
+        if let Some(body) = &request.body {
+            init.set_body(&Uint8Array::from(body.as_slice()));
+        }
+        if let Some(signal) = signal {
+            init.set_signal(Some(signal));
+        }
+        Request::new_with_str_and_init(&request.url, &init)
+    }
+
+    /// Sends `request` once.
+    pub async fn send_once(&self, request: &HttpRequest, signal: Option<&AbortSignal>) -> Result<Response, SendError> {
+        if is_aborted(signal) {
+            return Err(SendError::Aborted);
+        }
+        let js_request = Self::build_request(request, signal).map_err(SendError::Network)?;
+        let promise: Promise = match self {
+            Fetcher::Global => sys::global_fetch(&js_request),
+            Fetcher::Function(function) => function.call1(&JsValue::UNDEFINED, &js_request).map(|value| Promise::resolve(&value)),
+            Fetcher::Target(target) => target.fetch_with_request(&js_request),
+        }
+        .map_err(SendError::Network)?;
+        match JsFuture::from(promise).await {
+            Ok(value) => value.dyn_into::<Response>().map_err(SendError::Network),
+            Err(_) if is_aborted(signal) => Err(SendError::Aborted),
+            Err(error) => Err(SendError::Network(error)),
+        }
+    }
+
+    /// Sends `request`, retrying per `policy` (network errors, 429 honouring `Retry-After`, 5xx;
+    /// never other 4xx; a [`RequestSafety::NonIdempotent`] request is not re-sent once it may have
+    /// reached the server). When retries run out, the last `Response` is returned.
+    pub async fn send(
+        &self,
+        request: &HttpRequest,
+        policy: &RetryPolicy,
+        safety: RequestSafety,
+        signal: Option<&AbortSignal>,
+    ) -> Result<Response, SendError> {
+        let mut attempts_done = 0u32;
+        loop {
+            let result = self.send_once(request, signal).await;
+            attempts_done += 1;
+            let outcome = match &result {
+                Err(SendError::Aborted) => return result,
+                Err(SendError::Network(_)) => AttemptOutcome::NetworkError,
+                Ok(response) => AttemptOutcome::Status {
+                    status: response.status(),
+                    retry_after: response.headers().get("retry-after").ok().flatten(),
+                },
+            };
+            match policy.decide(attempts_done, &outcome, safety, js_sys::Math::random()) {
+                RetryDecision::GiveUp => return result,
+                RetryDecision::Retry { delay_ms } => {
+                    if let Ok(response) = &result {
+                        // Release the connection of the response we are discarding.
+                        if let Some(body) = response.body() {
+                            let _ = body.cancel();
+                        }
+                    }
+                    sleep_unless_aborted(delay_ms as f64, signal).await?;
+                }
+            }
+        }
+    }
+}
+
+/// Sleeps `ms`, returning early with [`SendError::Aborted`] when `signal` fires.
+pub async fn sleep_unless_aborted(ms: f64, signal: Option<&AbortSignal>) -> Result<(), SendError> {
+    let (sleep, handle) = sys::sleep_promise(ms);
+    let race = match signal {
+        Some(signal) => Promise::race(&js_sys::Array::of2(&sleep, &abort_promise(signal))),
+        None => sleep,
+    };
+    let _ = JsFuture::from(race).await;
+    sys::clear_timeout(&handle);
+    if is_aborted(signal) {
+        return Err(SendError::Aborted);
+    }
+    Ok(())
+}
+
+/// A promise that resolves when `signal` fires (at once if it already has).
+pub fn abort_promise(signal: &AbortSignal) -> Promise {
+    let signal = signal.clone();
+    Promise::new(&mut |resolve, _reject| {
+        if signal.aborted() {
+            let _ = resolve.call0(&JsValue::UNDEFINED);
+        } else {
+            let options = web_sys::AddEventListenerOptions::new();
+            options.set_once(true);
+            let _ = signal.add_event_listener_with_callback_and_add_event_listener_options("abort", &resolve, &options);
+        }
+    })
+}
+
+/// Reads a whole response body as bytes.
+pub async fn body_bytes(response: &Response) -> Result<Vec<u8>, SendError> {
+    let promise = response.array_buffer().map_err(SendError::Network)?;
+    let buffer = JsFuture::from(promise).await.map_err(SendError::Network)?;
+    Ok(Uint8Array::new(&buffer).to_vec())
+}
+
+/// Reads a response body chunk by chunk (bytes as they arrive; a chunk may end anywhere, even
+/// inside a UTF-8 character).
+#[derive(Debug)]
+pub struct BodyChunks {
+    reader: Option<ReadableStreamDefaultReader>,
+}
+
+impl BodyChunks {
+    /// Locks the body of `response` for reading. A body-less response yields no chunks.
+    pub fn new(response: &Response) -> Result<BodyChunks, SendError> {
+        let reader = match response.body() {
+            Some(body) => Some(body.get_reader().dyn_into::<ReadableStreamDefaultReader>().map_err(|v| SendError::Network(v.into()))?),
+            None => None,
+        };
+        Ok(BodyChunks { reader })
+    }
+
+    /// The next chunk, or `None` at the end of the body.
+    pub async fn next_chunk(&mut self) -> Result<Option<Vec<u8>>, SendError> {
+        let Some(reader) = &self.reader else { return Ok(None) };
+        let result = JsFuture::from(reader.read()).await.map_err(SendError::Network)?;
+        let done = js_sys::Reflect::get(&result, &JsValue::from_str("done")).map_err(SendError::Network)?;
+        if done.as_bool().unwrap_or(false) {
+            self.reader = None;
+            return Ok(None);
+        }
+        let value = js_sys::Reflect::get(&result, &JsValue::from_str("value")).map_err(SendError::Network)?;
+        Ok(Some(Uint8Array::new(&value).to_vec()))
+    }
+
+    /// Cancels the rest of the body (frees the connection).
+    pub fn cancel(&mut self) {
+        if let Some(reader) = self.reader.take() {
+            let _ = reader.cancel();
+        }
+    }
+}

@@ -1,0 +1,9 @@
+//! Transport layer: the fetch binding, the retry policy and the NDJSON line reader.
+//!
+//! Nothing here knows a provider protocol; [`crate::provider`] builds requests on top of it.
+
+pub mod ndjson;
+pub mod retry;
+
+#[cfg(target_arch = "wasm32")]
+pub mod fetch;

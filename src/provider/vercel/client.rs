@@ -1,0 +1,282 @@
+//! One method per Vercel Sandbox REST endpoint we use, over a [`Fetcher`].
+//!
+//! Source: `shared/reference/vercel-sandbox-protocol.md` §1 (transport), §5 (retries), §7
+//! (endpoints), §8 (NDJSON). The token is sent only to the configured base URL and never appears
+//! in an error.
+
+use web_sys::{AbortSignal, Response};
+
+use crate::command::{Command, CommandOutcome};
+use crate::error::{Error, ErrorCode, Operation, Result};
+use crate::http::fetch::{body_bytes, BodyChunks, Fetcher, HttpRequest, SendError};
+use crate::http::ndjson::NdjsonReader;
+use crate::http::retry::{RequestSafety, RetryPolicy};
+use crate::provider::vercel::wire::{
+    self, CommandStreamLine, CreateSandboxRequest, ReadFileRequest, RunCommandRequest, SandboxAndSessionResponse,
+};
+use crate::provider::ProviderKind;
+
+/// The default Vercel API base URL (protocol note §1).
+pub const DEFAULT_BASE_URL: &str = "https://vercel.com/api";
+
+/// Where and as whom requests are sent.
+#[derive(Debug, Clone)]
+pub struct VercelEndpoint {
+    /// Base URL without trailing slash, e.g. `https://vercel.com/api` or `http://127.0.0.1:PORT`.
+    pub base_url: String,
+    /// Bearer token. Secret: never logged, never put in an error or a Response.
+    pub token: String,
+    /// `teamId` query parameter, sent on every request when set.
+    pub team_id: Option<String>,
+    /// `projectId`, sent in the create body when set.
+    pub project_id: Option<String>,
+}
+
+/// A Vercel Sandbox REST client.
+#[derive(Debug, Clone)]
+pub struct VercelClient {
+    endpoint: VercelEndpoint,
+    fetcher: Fetcher,
+    retry: RetryPolicy,
+    kind: ProviderKind,
+}
+
+/// How much command output a client keeps, in bytes (the tail is kept: the result frame is last).
+#[derive(Debug, Clone, Copy)]
+pub struct OutputCaps {
+    /// Bytes of stdout kept (the last ones).
+    pub stdout_bytes: usize,
+    /// Bytes of stderr kept (the last ones).
+    pub stderr_bytes: usize,
+}
+
+impl VercelClient {
+    /// A client for `endpoint`, reporting errors as provider `kind` (`vercel` or `local`).
+    pub fn new(endpoint: VercelEndpoint, fetcher: Fetcher, kind: ProviderKind) -> VercelClient {
+        VercelClient { endpoint, fetcher, retry: RetryPolicy::default(), kind }
+    }
+
+    /// The provider this client reports in errors.
+    pub fn kind(&self) -> ProviderKind {
+        self.kind
+    }
+
+    fn url(&self, path: &str) -> String {
+        let mut url = format!("{}{}", self.endpoint.base_url.trim_end_matches('/'), path);
+        if let Some(team_id) = &self.endpoint.team_id {
+            url.push_str("?teamId=");
+            url.push_str(&js_sys::encode_uri_component(team_id).as_string().unwrap_or_default());
+        }
+        url
+    }
+
+    fn request(&self, method: &'static str, path: &str, content_type: &str, body: Option<Vec<u8>>) -> HttpRequest {
+        let mut headers = vec![("content-type", content_type.to_owned())];
+        if !self.endpoint.token.is_empty() {
+            headers.push(("authorization", format!("Bearer {}", self.endpoint.token)));
+        }
+        HttpRequest { method, url: self.url(path), headers, body }
+    }
+
+    fn json_request(&self, method: &'static str, path: &str, body: &impl serde::Serialize) -> Result<HttpRequest> {
+        let body = serde_json::to_vec(body)
+            .map_err(|e| Error::new(ErrorCode::RuntimeError, format!("cannot encode a request body: {e}")))?;
+        Ok(self.request(method, path, "application/json", Some(body)))
+    }
+
+    fn error(&self, operation: Operation, message: String) -> Error {
+        let message = crate::error::redact(&message, &[self.endpoint.token.as_str()]);
+        Error::new(ErrorCode::TransportError, message).with_provider(self.kind).with_operation(operation)
+    }
+
+    fn send_error(&self, operation: Operation, error: SendError) -> Error {
+        self.error(operation, format!("{} request to the {} provider failed: {}", operation.as_str(), self.kind.as_str(), error.describe()))
+    }
+
+    /// Sends and turns any non-2xx answer into an error: 429/503 → `SANDBOX_PROVIDER_UNAVAILABLE`,
+    /// others → `SANDBOX_TRANSPORT_ERROR`, with the upstream status and its `error.message`.
+    async fn send(
+        &self,
+        request: &HttpRequest,
+        safety: RequestSafety,
+        operation: Operation,
+        signal: Option<&AbortSignal>,
+    ) -> Result<Response> {
+        let response = self
+            .fetcher
+            .send(request, &self.retry, safety, signal)
+            .await
+            .map_err(|e| self.send_error(operation, e))?;
+        if response.ok() {
+            return Ok(response);
+        }
+        Err(self.status_error(operation, &response).await)
+    }
+
+    async fn status_error(&self, operation: Operation, response: &Response) -> Error {
+        let status = response.status();
+        let body = body_bytes(response).await.unwrap_or_default();
+        let detail = wire::error_message(&body).map(|m| format!(": {m}")).unwrap_or_default();
+        let code = if status == 429 || status == 503 { ErrorCode::ProviderUnavailable } else { ErrorCode::TransportError };
+        let retry_after = response.headers().get("retry-after").ok().flatten();
+        let mut error = self.error(operation, format!("{} answered {status} to {}{detail}", self.kind.as_str(), operation.as_str()));
+        error = Error::new(code, error.message().to_owned())
+            .with_provider(self.kind)
+            .with_operation(operation)
+            .with_status(status);
+        if let Some(ms) = retry_after.as_deref().and_then(crate::http::retry::parse_retry_after_ms) {
+            error = error.with_retry_after_ms(ms);
+        }
+        error
+    }
+
+    async fn json<T: serde::de::DeserializeOwned>(&self, response: &Response, operation: Operation) -> Result<T> {
+        let bytes = body_bytes(response).await.map_err(|e| self.send_error(operation, e))?;
+        let bytes = if bytes.is_empty() { b"{}".to_vec() } else { bytes };
+        serde_json::from_slice(&bytes).map_err(|e| {
+            self.error(operation, format!("{} answered {} with an unexpected body: {e}", self.kind.as_str(), operation.as_str()))
+        })
+    }
+
+    /// Creates a Box. `POST /v3/sandboxes`, or `POST /v2/sandboxes` when a legacy `runtime` is set.
+    ///
+    /// # Errors
+    /// `SANDBOX_TRANSPORT_ERROR` / `SANDBOX_PROVIDER_UNAVAILABLE` (see `send`).
+    pub async fn create_sandbox(&self, body: &CreateSandboxRequest, signal: Option<&AbortSignal>) -> Result<SandboxAndSessionResponse> {
+        let path = if body.runtime.is_some() { "/v2/sandboxes" } else { "/v3/sandboxes" };
+        let request = self.json_request("POST", path, body)?;
+        let response = self.send(&request, RequestSafety::Idempotent, Operation::Create, signal).await?;
+        self.json(&response, Operation::Create).await
+    }
+
+    /// Writes one gzip'd tar archive, extracted at `/`. `POST /v2/sandboxes/sessions/{id}/fs/write`
+    /// with `content-type: application/gzip` and `x-cwd: /`.
+    pub async fn write_files(&self, session_id: &str, tar_gz: Vec<u8>, signal: Option<&AbortSignal>) -> Result<()> {
+        let mut request = self.request("POST", &format!("/v2/sandboxes/sessions/{session_id}/fs/write"), "application/gzip", Some(tar_gz));
+        request.headers.push(("x-cwd", "/".to_owned()));
+        self.send(&request, RequestSafety::Idempotent, Operation::Write, signal).await?;
+        Ok(())
+    }
+
+    /// Runs a command and waits for it, reading the NDJSON stream (`wait:true, logs:true`).
+    /// `POST /v2/sandboxes/sessions/{id}/cmd`. The request is never re-sent once it may have
+    /// reached the Box.
+    pub async fn run_command(
+        &self,
+        session_id: &str,
+        command: &Command,
+        caps: OutputCaps,
+        signal: Option<&AbortSignal>,
+    ) -> Result<CommandOutcome> {
+        let body = RunCommandRequest {
+            command: command.program.clone(),
+            args: command.args.clone(),
+            cwd: command.cwd.clone(),
+            env: command.env.clone(),
+            sudo: false,
+            wait: Some(true),
+            logs: Some(true),
+            timeout: command.timeout_ms,
+        };
+        let request = self.json_request("POST", &format!("/v2/sandboxes/sessions/{session_id}/cmd"), &body)?;
+        let response = self.send(&request, RequestSafety::NonIdempotent, Operation::Exec, signal).await?;
+        let content_type = response.headers().get("content-type").ok().flatten().unwrap_or_default();
+        if !content_type.starts_with("application/x-ndjson") {
+            return Err(self.error(Operation::Exec, format!("expected a stream of command data, got content-type {content_type:?}")));
+        }
+        let mut chunks = BodyChunks::new(&response).map_err(|e| self.send_error(Operation::Exec, e))?;
+        let result = self.read_command_stream(&mut chunks, caps).await;
+        chunks.cancel();
+        result
+    }
+
+    async fn read_command_stream(&self, chunks: &mut BodyChunks, caps: OutputCaps) -> Result<CommandOutcome> {
+        let mut reader = NdjsonReader::default();
+        let mut stdout = TailBuffer::new(caps.stdout_bytes);
+        let mut stderr = TailBuffer::new(caps.stderr_bytes);
+        loop {
+            let chunk = chunks.next_chunk().await.map_err(|e| self.send_error(Operation::Exec, e))?;
+            let (lines, ended) = match chunk {
+                Some(bytes) => (reader.push(&bytes)?, false),
+                None => (std::mem::take(&mut reader).finish()?.into_iter().collect(), true),
+            };
+            for line in &lines {
+                match wire::parse_command_stream_line(line)? {
+                    CommandStreamLine::Stdout(text) => stdout.push(&text),
+                    CommandStreamLine::Stderr(text) => stderr.push(&text),
+                    CommandStreamLine::Error { code, message } => {
+                        return Err(self.error(Operation::Exec, format!("the command stream failed: {code}: {message}")));
+                    }
+                    CommandStreamLine::Command(info) => {
+                        if let Some(exit_code) = info.exit_code {
+                            return Ok(CommandOutcome { exit_code, stdout: stdout.into_string(), stderr: stderr.into_string() });
+                        }
+                    }
+                }
+            }
+            if ended {
+                return Err(self.error(Operation::Exec, "the command stream ended before the command finished".to_owned()));
+            }
+        }
+    }
+
+    /// Reads a file. `POST /v2/sandboxes/sessions/{id}/fs/read`; `None` when the file is missing (404).
+    pub async fn read_file(&self, session_id: &str, path: &str, signal: Option<&AbortSignal>) -> Result<Option<Vec<u8>>> {
+        let body = ReadFileRequest { path: path.to_owned(), cwd: None };
+        let request = self.json_request("POST", &format!("/v2/sandboxes/sessions/{session_id}/fs/read"), &body)?;
+        let response = self
+            .fetcher
+            .send(&request, &self.retry, RequestSafety::Idempotent, signal)
+            .await
+            .map_err(|e| self.send_error(Operation::Read, e))?;
+        if response.status() == 404 {
+            return Ok(None);
+        }
+        if !response.ok() {
+            return Err(self.status_error(Operation::Read, &response).await);
+        }
+        body_bytes(&response).await.map(Some).map_err(|e| self.send_error(Operation::Read, e))
+    }
+
+    /// Stops the Box. `POST /v2/sandboxes/sessions/{id}/stop` (empty body, JSON content type).
+    pub async fn stop_session(&self, session_id: &str, signal: Option<&AbortSignal>) -> Result<()> {
+        let request = self.request("POST", &format!("/v2/sandboxes/sessions/{session_id}/stop"), "application/json", None);
+        self.send(&request, RequestSafety::Idempotent, Operation::Stop, signal).await?;
+        Ok(())
+    }
+}
+
+/// Keeps the last `cap` bytes of a text, cut at a character boundary.
+#[derive(Debug)]
+struct TailBuffer {
+    text: String,
+    cap: usize,
+}
+
+impl TailBuffer {
+    fn new(cap: usize) -> TailBuffer {
+        TailBuffer { text: String::new(), cap }
+    }
+
+    fn push(&mut self, more: &str) {
+        self.text.push_str(more);
+        if self.text.len() > self.cap.saturating_mul(2).max(64 * 1024) {
+            self.trim();
+        }
+    }
+
+    fn trim(&mut self) {
+        if self.text.len() > self.cap {
+            let mut start = self.text.len() - self.cap;
+            while !self.text.is_char_boundary(start) {
+                start += 1;
+            }
+            self.text.drain(..start);
+        }
+    }
+
+    fn into_string(mut self) -> String {
+        self.trim();
+        self.text
+    }
+}

@@ -1,0 +1,62 @@
+//! Every `extern "C"` binding of the crate: global `fetch`, timers, `crypto.getRandomValues` and the
+//! duck-typed Durable Object stub. No logic lives here.
+//!
+//! These globals exist in Node 20+, workerd and browsers; nothing here touches `window` or Node APIs.
+
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen]
+extern "C" {
+    /// `globalThis.fetch(request)`, bound as a free function (works in every runtime, unlike
+    /// `window.fetch`). [MDN documentation](https://developer.mozilla.org/docs/Web/API/fetch)
+    #[wasm_bindgen(js_name = fetch, catch)]
+    pub fn global_fetch(request: &web_sys::Request) -> Result<js_sys::Promise, JsValue>;
+
+    /// `globalThis.setTimeout(callback, ms)`; returns the timer handle (a number or, in Node, an object).
+    #[wasm_bindgen(js_name = setTimeout)]
+    pub fn set_timeout(callback: &js_sys::Function, ms: f64) -> JsValue;
+
+    /// `globalThis.clearTimeout(handle)`.
+    #[wasm_bindgen(js_name = clearTimeout)]
+    pub fn clear_timeout(handle: &JsValue);
+
+    /// `crypto.getRandomValues(bytes)`: fills `bytes` with cryptographically strong random values.
+    #[wasm_bindgen(js_namespace = crypto, js_name = getRandomValues, catch)]
+    pub fn get_random_values(bytes: &mut [u8]) -> Result<JsValue, JsValue>;
+
+    /// `performance.now()`: milliseconds since the time origin, monotonic.
+    #[wasm_bindgen(js_namespace = performance, js_name = now)]
+    pub fn performance_now() -> f64;
+
+    /// Anything with a `fetch(Request) → Promise<Response>` method: a Durable Object stub or a
+    /// service binding. Structural, so no `instanceof` check is made.
+    #[wasm_bindgen(extends = js_sys::Object)]
+    #[derive(Debug, Clone)]
+    pub type FetchTarget;
+
+    /// `target.fetch(request)`.
+    #[wasm_bindgen(structural, method, catch, js_name = fetch)]
+    pub fn fetch_with_request(this: &FetchTarget, request: &web_sys::Request) -> Result<js_sys::Promise, JsValue>;
+}
+
+/// Fills a new array with `N` random bytes from `crypto.getRandomValues`.
+pub fn random_bytes<const N: usize>() -> Result<[u8; N], JsValue> {
+    let mut bytes = [0u8; N];
+    get_random_values(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// A promise that resolves after `ms` milliseconds, with the timer handle to cancel it.
+pub fn sleep_promise(ms: f64) -> (js_sys::Promise, JsValue) {
+    let mut handle = JsValue::UNDEFINED;
+    let promise = js_sys::Promise::new(&mut |resolve, _reject| {
+        handle = set_timeout(&resolve, ms);
+    });
+    (promise, handle)
+}
+
+/// Sleeps `ms` milliseconds.
+pub async fn sleep(ms: f64) {
+    let (promise, _handle) = sleep_promise(ms);
+    let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
+}

@@ -1,0 +1,295 @@
+//! Moving JS values in and out of a Box: JSON semantics plus binary sidecars (DESIGN.md §6,
+//! docs/internals.md "Envelopes").
+//!
+//! [`encode_value`] walks a JS value the way `JSON.stringify` does (`toJSON(key)` once, boxed
+//! primitives unwrapped, `undefined` dropped from objects and `null` in arrays) but refuses what
+//! JSON would silently lose (functions, symbols, bigints, non-finite numbers, cycles) and turns
+//! every `Blob`, `Uint8Array` and `Buffer` into a marker plus a sidecar file. [`revive_value`] does
+//! the reverse for results.
+
+use js_sys::{Array, Object, Reflect, Uint8Array};
+use serde_json::{json, Map, Value};
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+
+use crate::error::{Direction, Error, ErrorCode, Result};
+use crate::transfer::{TransferLimits, VALUE_MARKER};
+
+/// A binary value pulled out of a payload, to be written as `<envelope>.files/<id>`.
+#[derive(Debug)]
+pub struct Sidecar {
+    /// Index in walk order (0, 1, 2, ...).
+    pub id: u32,
+    /// The bytes.
+    pub bytes: Vec<u8>,
+}
+
+#[derive(Debug)]
+enum Pending {
+    Bytes(Vec<u8>),
+    Blob(web_sys::Blob),
+}
+
+/// Walk state shared by payload and context (one id sequence, one limit budget).
+#[derive(Debug, Default)]
+pub struct Encoder {
+    pending: Vec<Pending>,
+    ancestors: Vec<JsValue>,
+    max_depth: u32,
+}
+
+fn serialization(message: String, direction: Direction) -> Error {
+    let error = Error::new(ErrorCode::SerializationError, message);
+    match direction {
+        Direction::Input => error,
+        Direction::Output => error.for_output(),
+    }
+}
+
+fn unsupported(kind: &str, path: &str) -> Error {
+    serialization(format!("Sandbox input must be JSON-serializable; unsupported {kind} at \"{path}\"."), Direction::Input)
+}
+
+fn child_path(path: &str, key: &str) -> String {
+    if path.is_empty() { key.to_owned() } else { format!("{path}.{key}") }
+}
+
+fn is_buffer(value: &JsValue) -> bool {
+    let global = js_sys::global();
+    let Ok(buffer) = Reflect::get(&global, &JsValue::from_str("Buffer")) else { return false };
+    let Ok(is_buffer) = Reflect::get(&buffer, &JsValue::from_str("isBuffer")) else { return false };
+    is_buffer
+        .dyn_ref::<js_sys::Function>()
+        .and_then(|f| f.call1(&buffer, value).ok())
+        .and_then(|v| v.as_bool())
+        .unwrap_or(false)
+}
+
+impl Encoder {
+    /// A walker bounded by `limits.max_depth`.
+    pub fn new(limits: &TransferLimits) -> Encoder {
+        Encoder { max_depth: limits.max_depth, ..Encoder::default() }
+    }
+
+    /// Encodes `value` (`None` for `undefined`, i.e. an absent key).
+    ///
+    /// # Errors
+    /// `SANDBOX_SERIALIZATION_ERROR` (400) for functions, symbols, bigints, non-finite numbers,
+    /// cycles and throwing getters/`toJSON`; `SANDBOX_TRANSFER_LIMIT` (413) past `maxDepth`.
+    pub fn encode(&mut self, value: &JsValue, key: &str, path: &str) -> Result<Option<Value>> {
+        self.walk(value, key, path, 0, true)
+    }
+
+    fn walk(&mut self, value: &JsValue, key: &str, path: &str, depth: u32, apply_to_json: bool) -> Result<Option<Value>> {
+        if value.is_undefined() {
+            return Ok(None);
+        }
+        if value.is_null() {
+            return Ok(Some(Value::Null));
+        }
+        if let Some(b) = value.as_bool() {
+            return Ok(Some(Value::Bool(b)));
+        }
+        if let Some(n) = value.as_f64() {
+            return number(n).map(Some).ok_or_else(|| unsupported("non-finite number", path));
+        }
+        if let Some(s) = value.as_string() {
+            return Ok(Some(Value::String(s)));
+        }
+        if value.is_bigint() {
+            return Err(unsupported("bigint", path));
+        }
+        if value.is_symbol() {
+            return Err(unsupported("symbol", path));
+        }
+        if value.is_function() {
+            return Err(unsupported("function", path));
+        }
+        if depth >= self.max_depth {
+            return Err(Error::new(ErrorCode::TransferLimit, format!("Sandbox input is nested deeper than maxDepth ({}) at \"{path}\".", self.max_depth))
+                .with_limit("maxDepth", u64::from(depth) + 1, u64::from(self.max_depth)));
+        }
+        if let Some(blob) = value.dyn_ref::<web_sys::Blob>() {
+            let id = self.pending.len() as u32;
+            self.pending.push(Pending::Blob(blob.clone()));
+            return Ok(Some(json!({ VALUE_MARKER: { "tag": "binary", "id": id, "kind": "blob", "type": blob.type_() } })));
+        }
+        if let Some(bytes) = value.dyn_ref::<Uint8Array>() {
+            let kind = if is_buffer(value) { "buffer" } else { "uint8array" };
+            let id = self.pending.len() as u32;
+            self.pending.push(Pending::Bytes(bytes.to_vec()));
+            return Ok(Some(json!({ VALUE_MARKER: { "tag": "binary", "id": id, "kind": kind } })));
+        }
+        if apply_to_json {
+            let to_json = Reflect::get(value, &JsValue::from_str("toJSON")).map_err(|_| unsupported("throwing toJSON getter", path))?;
+            if let Some(to_json) = to_json.dyn_ref::<js_sys::Function>() {
+                let replaced = to_json.call1(value, &JsValue::from_str(key)).map_err(|e| {
+                    serialization(format!("toJSON threw at \"{path}\": {}", crate::http::fetch::js_message(&e)), Direction::Input)
+                })?;
+                return self.walk(&replaced, key, path, depth, false);
+            }
+        }
+        if value.is_instance_of::<js_sys::Number>() || value.is_instance_of::<js_sys::JsString>() || value.is_instance_of::<js_sys::Boolean>() {
+            let primitive = value.unchecked_ref::<Object>().value_of();
+            return self.walk(&primitive, key, path, depth, false);
+        }
+        if value.is_instance_of::<js_sys::BigInt>() {
+            return Err(unsupported("bigint", path));
+        }
+        if self.ancestors.iter().any(|a| a == value) {
+            return Err(unsupported("cycle", path));
+        }
+        self.ancestors.push(value.clone());
+        let result = if Array::is_array(value) { self.walk_array(value, path, depth) } else { self.walk_object(value, path, depth) };
+        self.ancestors.pop();
+        result.map(Some)
+    }
+
+    fn walk_array(&mut self, value: &JsValue, path: &str, depth: u32) -> Result<Value> {
+        let array = value.unchecked_ref::<Array>();
+        let mut items = Vec::with_capacity(array.length() as usize);
+        for index in 0..array.length() {
+            let key = index.to_string();
+            let item = Reflect::get_u32(array, index).map_err(|_| unsupported("throwing getter", &child_path(path, &key)))?;
+            items.push(self.walk(&item, &key, &child_path(path, &key), depth + 1, true)?.unwrap_or(Value::Null));
+        }
+        Ok(Value::Array(items))
+    }
+
+    fn walk_object(&mut self, value: &JsValue, path: &str, depth: u32) -> Result<Value> {
+        let object = value.unchecked_ref::<Object>();
+        let mut map = Map::new();
+        for key in Object::keys(object).iter() {
+            let key = key.as_string().unwrap_or_default();
+            let item_path = child_path(path, &key);
+            let item = Reflect::get(object, &JsValue::from_str(&key)).map_err(|_| unsupported("throwing getter", &item_path))?;
+            if let Some(encoded) = self.walk(&item, &key, &item_path, depth + 1, true)? {
+                map.insert(key, encoded);
+            }
+        }
+        if map.contains_key(VALUE_MARKER) {
+            let entries: Vec<Value> = map.into_iter().map(|(k, v)| json!([k, v])).collect();
+            return Ok(json!({ VALUE_MARKER: { "tag": "object", "entries": entries } }));
+        }
+        Ok(Value::Object(map))
+    }
+
+    /// Reads the bytes of every binary value met so far (Blobs are read asynchronously) and checks
+    /// the sidecar limits.
+    ///
+    /// # Errors
+    /// `SANDBOX_TRANSFER_LIMIT` (413) past `maxSidecars` / `maxSidecarBytes`;
+    /// `SANDBOX_SERIALIZATION_ERROR` when a Blob cannot be read.
+    pub async fn finish(self, limits: &TransferLimits) -> Result<Vec<Sidecar>> {
+        let declared: u64 = self
+            .pending
+            .iter()
+            .map(|p| match p {
+                Pending::Bytes(bytes) => bytes.len() as u64,
+                Pending::Blob(blob) => blob.size() as u64,
+            })
+            .sum();
+        limits.check_sidecars(self.pending.len() as u32, declared, Direction::Input)?;
+        let mut sidecars = Vec::with_capacity(self.pending.len());
+        for (id, pending) in self.pending.into_iter().enumerate() {
+            let bytes = match pending {
+                Pending::Bytes(bytes) => bytes,
+                Pending::Blob(blob) => {
+                    let buffer = JsFuture::from(blob.array_buffer())
+                        .await
+                        .map_err(|e| serialization(format!("a Blob could not be read: {}", crate::http::fetch::js_message(&e)), Direction::Input))?;
+                    Uint8Array::new(&buffer).to_vec()
+                }
+            };
+            sidecars.push(Sidecar { id: id as u32, bytes });
+        }
+        Ok(sidecars)
+    }
+}
+
+fn number(n: f64) -> Option<Value> {
+    if !n.is_finite() {
+        return None;
+    }
+    if n.fract() == 0.0 && n.abs() < 9_007_199_254_740_992.0 {
+        return Some(Value::from(n as i64));
+    }
+    serde_json::Number::from_f64(n).map(Value::Number)
+}
+
+/// Turns a decoded result (with markers) back into a JS value; `sidecar(id)` gives the bytes of
+/// output sidecar `id`.
+///
+/// # Errors
+/// `SANDBOX_SERIALIZATION_ERROR` (500) for an invalid marker or a missing sidecar.
+pub fn revive_value(value: &Value, sidecar: &dyn Fn(u32) -> Option<Vec<u8>>) -> Result<JsValue> {
+    let invalid = |what: &str| serialization(format!("Sandbox result contains an invalid {what}."), Direction::Output);
+    Ok(match value {
+        Value::Null => JsValue::NULL,
+        Value::Bool(b) => JsValue::from_bool(*b),
+        Value::Number(n) => JsValue::from_f64(n.as_f64().unwrap_or(f64::NAN)),
+        Value::String(s) => JsValue::from_str(s),
+        Value::Array(items) => {
+            let array = Array::new();
+            for item in items {
+                array.push(&revive_value(item, sidecar)?);
+            }
+            array.into()
+        }
+        Value::Object(map) => {
+            if let Some(marker) = map.get(VALUE_MARKER).filter(|_| map.len() == 1) {
+                return revive_marker(marker, sidecar).ok_or_else(|| invalid("binary sidecar descriptor"))?;
+            }
+            let object = Object::new();
+            for (key, item) in map {
+                Reflect::set(&object, &JsValue::from_str(key), &revive_value(item, sidecar)?).map_err(|_| invalid("object"))?;
+            }
+            object.into()
+        }
+    })
+}
+
+fn revive_marker(marker: &Value, sidecar: &dyn Fn(u32) -> Option<Vec<u8>>) -> Option<Result<JsValue>> {
+    match marker.get("tag")?.as_str()? {
+        "object" => {
+            let object = Object::new();
+            for entry in marker.get("entries")?.as_array()? {
+                let key = entry.get(0)?.as_str()?;
+                let item = match revive_value(entry.get(1)?, sidecar) {
+                    Ok(item) => item,
+                    Err(error) => return Some(Err(error)),
+                };
+                Reflect::set(&object, &JsValue::from_str(key), &item).ok()?;
+            }
+            Some(Ok(object.into()))
+        }
+        "binary" => {
+            let id = u32::try_from(marker.get("id")?.as_u64()?).ok()?;
+            let bytes = sidecar(id)?;
+            Some(Ok(binary_value(&bytes, marker.get("kind")?.as_str()?, marker.get("type").and_then(Value::as_str))?))
+        }
+        _ => None,
+    }
+}
+
+/// A `Blob` (with `type`), a `Buffer` (where `globalThis.Buffer` exists) or a `Uint8Array`.
+pub fn binary_value(bytes: &[u8], kind: &str, content_type: Option<&str>) -> Option<JsValue> {
+    let array = Uint8Array::from(bytes);
+    match kind {
+        "uint8array" => Some(array.into()),
+        "buffer" => {
+            let buffer = Reflect::get(&js_sys::global(), &JsValue::from_str("Buffer")).ok();
+            let from = buffer.as_ref().and_then(|b| Reflect::get(b, &JsValue::from_str("from")).ok());
+            match (buffer, from.and_then(|f| f.dyn_into::<js_sys::Function>().ok())) {
+                (Some(buffer), Some(from)) => from.call1(&buffer, &array).ok(),
+                _ => Some(array.into()),
+            }
+        }
+        "blob" => {
+            let options = web_sys::BlobPropertyBag::new();
+            options.set_type(content_type.unwrap_or(""));
+            web_sys::Blob::new_with_u8_array_sequence_and_options(&Array::of1(&array), &options).ok().map(Into::into)
+        }
+        _ => None,
+    }
+}

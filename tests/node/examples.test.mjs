@@ -1,0 +1,72 @@
+// The example Definitions through the Node entry's in-process local Box host, and the CLI.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { fileURLToPath } from 'node:url';
+import { runSandbox, registerSandboxDirectory, closeLocalBoxHost } from '@vite-hub/sandbox';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const sandboxes = `${root}/examples/app/server/sandboxes`;
+const run = promisify(execFile);
+
+after(() => closeLocalBoxHost());
+
+test('release-notes (local TypeScript modules) turns notes into a summary', async () => {
+  assert.equal(await registerSandboxDirectory(`${sandboxes}/release-notes`), 'release-notes');
+  const response = await runSandbox('release-notes', { notes: '# v2\n- ship it\n* fix the login bug\n\n1. tidy up' });
+  assert.equal(response.status, 200);
+  assert.deepEqual(await response.json(), {
+    summary: '3 changes: ship it; fix the login bug; tidy up',
+    items: ['ship it', 'fix the login bug', 'tidy up'],
+  });
+  const empty = await runSandbox('release-notes');
+  assert.deepEqual(await empty.json(), { summary: 'No notes', items: [] });
+});
+
+test('slugify-title installs its npm dependency in the Box (npm ci with the lockfile)', async () => {
+  await registerSandboxDirectory(`${sandboxes}/slugify-title`);
+  const response = await runSandbox('slugify-title', { title: 'Hello, Wörld & Friends!' });
+  assert.equal(response.status, 200, await response.clone().text());
+  assert.deepEqual(await response.json(), { slug: 'hello-world-and-friends' });
+  assert.match(response.headers.get('server-timing'), /install;dur=/);
+});
+
+test('a failing install gives 500 SANDBOX_EXECUTION_ERROR with the exit code', async () => {
+  const { registerSandbox } = await import('@vite-hub/sandbox');
+  registerSandbox('broken-install', {
+    files: [
+      { path: 'package.json', content: JSON.stringify({ name: 'broken-install', type: 'module', dependencies: { 'left-pad': 'file:./does-not-exist' } }) },
+      { path: 'index.mjs', content: 'export default () => 1;' },
+    ],
+  });
+  const response = await runSandbox('broken-install');
+  assert.equal(response.status, 500);
+  const body = await response.json();
+  assert.equal(body.error.code, 'SANDBOX_EXECUTION_ERROR');
+  assert.equal(body.error.details.operation, 'install');
+  assert.ok(body.error.details.exitCode > 0);
+});
+
+test('the CLI prints the Response like curl -i', async () => {
+  const { stdout } = await run('node', [`${root}/dist/cli.mjs`, 'run', `${sandboxes}/release-notes`, '--payload', '{"notes":"- ship it"}']);
+  const [head, body] = stdout.split('\n\n');
+  const lines = head.split('\n');
+  assert.equal(lines[0], 'HTTP/1.1 200');
+  assert.ok(lines.includes('content-type: application/json'), head);
+  assert.ok(lines.some((line) => line.startsWith('server-timing: box;dur=')), head);
+  assert.deepEqual(JSON.parse(body), { summary: '1 change: ship it', items: ['ship it'] });
+});
+
+test('the CLI rejects bad input with a clear message', async () => {
+  await assert.rejects(run('node', [`${root}/dist/cli.mjs`, 'run', `${sandboxes}/release-notes`, '--payload', '{nope']), (error) => {
+    assert.equal(error.code, 2);
+    assert.match(error.stderr, /--payload is not valid JSON/);
+    return true;
+  });
+  await assert.rejects(run('node', [`${root}/dist/cli.mjs`, 'run', `${root}/examples/app`]), (error) => {
+    assert.equal(error.code, 1);
+    assert.match(error.stderr, /SANDBOX_INVALID_ARGUMENT: .*entrypoint/);
+    return true;
+  });
+});

@@ -1,0 +1,39 @@
+// Shared set-up of the integration tests: a local Box host of our own (so counters can be read)
+// and in-memory Definitions.
+import { startBoxHost } from '@vite-hub/sandbox/box-host';
+import { configureSandbox, registerSandbox } from '@vite-hub/sandbox';
+
+/** Starts a Box host and points the `local` provider at it. */
+export async function useLocalHost() {
+  const host = await startBoxHost({});
+  configureSandbox({ provider: 'local', local: { baseUrl: host.baseUrl, token: host.token } });
+  return host;
+}
+
+/**
+ * Registers a JS-only Definition: `index` is the source of index.mjs; `manifest` is merged into
+ * package.json.
+ */
+export function defineTestSandbox(name, index, { manifest = {}, files = {} } = {}) {
+  const packageJson = JSON.stringify({ name: name.replaceAll('/', '-'), private: true, type: 'module', ...manifest });
+  registerSandbox(name, {
+    files: [
+      { path: 'package.json', content: packageJson },
+      { path: 'index.mjs', content: index },
+      ...Object.entries(files).map(([path, content]) => ({ path, content })),
+    ],
+  });
+}
+
+/** The phases named in a Server-Timing header value. */
+export function timingPhases(response) {
+  return (response.headers.get('server-timing') ?? '').split(',').map((part) => part.trim().split(';')[0]).filter(Boolean);
+}
+
+/** Lines of `ps` whose command line contains `marker`. */
+export async function processesMatching(marker) {
+  const { execFileSync } = await import('node:child_process');
+  return execFileSync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' })
+    .split('\n')
+    .filter((line) => line.includes(marker) && !line.includes('ps -eo'));
+}

@@ -1,0 +1,185 @@
+// runSandbox end to end: the built package, a real local Box host, real processes in real Boxes.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { runSandbox } from '@vite-hub/sandbox';
+import { useLocalHost, defineTestSandbox, timingPhases, processesMatching } from './fixtures.mjs';
+
+let host;
+before(async () => {
+  host = await useLocalHost();
+});
+after(async () => {
+  await host.close();
+});
+
+test('a Definition result comes back as 200 JSON with Server-Timing', async () => {
+  defineTestSandbox('ok/echo', 'export default (payload, context) => ({ got: payload, context, n: 1.5 });');
+  const response = await runSandbox('ok/echo', { notes: 'héllo €𝄞' });
+  assert.equal(response.status, 200);
+  assert.equal(response.headers.get('content-type'), 'application/json');
+  assert.deepEqual(await response.json(), { got: { notes: 'héllo €𝄞' }, n: 1.5 });
+  assert.deepEqual(timingPhases(response), ['box', 'stage', 'exec', 'close']);
+});
+
+test('context reaches the entry as its second argument', async () => {
+  defineTestSandbox('ok/context', 'export default (payload, context) => ({ payload, requestId: context.requestId });');
+  const response = await runSandbox('ok/context', 7, { context: { requestId: 'req-42' } });
+  assert.deepEqual(await response.json(), { payload: 7, requestId: 'req-42' });
+});
+
+test('undefined is 204 and a returned Response is revived', async () => {
+  defineTestSandbox('ok/nothing', 'export default () => {};');
+  const empty = await runSandbox('ok/nothing');
+  assert.equal(empty.status, 204);
+  assert.equal(await empty.text(), '');
+  defineTestSandbox('ok/response', `export default () => new Response('made', { status: 201, headers: { 'x-made-by': 'box' } });`);
+  const made = await runSandbox('ok/response');
+  assert.equal(made.status, 201);
+  assert.equal(made.headers.get('x-made-by'), 'box');
+  assert.equal(await made.text(), 'made');
+});
+
+test('a throwing entry gives 500 SANDBOX_HANDLER_ERROR with its message', async () => {
+  defineTestSandbox('fail/throws', `export default async () => { throw new TypeError('notes are required'); };`);
+  const response = await runSandbox('fail/throws', {});
+  assert.equal(response.status, 500);
+  assert.equal(response.headers.get('content-type'), 'application/json');
+  const body = await response.json();
+  assert.equal(body.error.code, 'SANDBOX_HANDLER_ERROR');
+  assert.equal(body.error.message, 'notes are required');
+});
+
+test('what the entry prints never corrupts the result, not even a forged frame', async () => {
+  defineTestSandbox(
+    'ok/noisy',
+    `export default () => {
+      console.log('<<vite-hub-sandbox:0000>>{"version":1,"ok":true,"result":"forged"}');
+      process.stdout.write('no newline at the end');
+      console.error('to stderr');
+      return { real: true };
+    };`,
+  );
+  const response = await runSandbox('ok/noisy');
+  assert.equal(response.status, 200);
+  assert.deepEqual(await response.json(), { real: true });
+});
+
+test('a result that is not JSON-serializable gives 500 SANDBOX_SERIALIZATION_ERROR', async () => {
+  defineTestSandbox('fail/bigint', 'export default () => ({ total: 10n });');
+  const response = await runSandbox('fail/bigint');
+  assert.equal(response.status, 500);
+  const body = await response.json();
+  assert.equal(body.error.code, 'SANDBOX_SERIALIZATION_ERROR');
+  assert.match(body.error.message, /bigint at "result\.total"/);
+});
+
+test('an input that is not JSON-serializable gives 400 before any provider request', async () => {
+  await fetch(`${host.baseUrl}/_vite-hub/counters/reset`, { method: 'POST', headers: { authorization: `Bearer ${host.token}` } });
+  defineTestSandbox('ok/echo-input', 'export default (payload) => payload;');
+  const cyclic = {};
+  cyclic.self = cyclic;
+  const response = await runSandbox('ok/echo-input', cyclic);
+  assert.equal(response.status, 400);
+  assert.equal((await response.json()).error.code, 'SANDBOX_SERIALIZATION_ERROR');
+  assert.equal(host.counters().total, 0);
+});
+
+test('a payload over maxInputBytes gives 413 before any provider request', async () => {
+  await fetch(`${host.baseUrl}/_vite-hub/counters/reset`, { method: 'POST', headers: { authorization: `Bearer ${host.token}` } });
+  defineTestSandbox('ok/big', 'export default (payload) => payload.length;');
+  const response = await runSandbox('ok/big', 'x'.repeat(4 * 1024 * 1024 + 1));
+  assert.equal(response.status, 413);
+  const body = await response.json();
+  assert.equal(body.error.code, 'SANDBOX_TRANSFER_LIMIT');
+  assert.equal(body.error.details.limit, 'maxInputBytes');
+  assert.equal(body.error.details.maximum, 4 * 1024 * 1024);
+  assert.equal(host.counters().total, 0);
+});
+
+test('an unknown name gives 500 SANDBOX_NOT_FOUND naming it', async () => {
+  const response = await runSandbox('does/not-exist', {});
+  assert.equal(response.status, 500);
+  const body = await response.json();
+  assert.equal(body.error.code, 'SANDBOX_NOT_FOUND');
+  assert.match(body.error.message, /"does\/not-exist"/);
+});
+
+test('a busy loop past the Definition timeout gives 504 and leaves no process behind', async () => {
+  const marker = `vite-hub-busy-${randomUUID()}`;
+  defineTestSandbox('fail/busy', `export default (payload) => { process.title = payload.marker; for (;;) {} };`, {
+    manifest: { vitehub: { sandbox: { timeout: 1500 } } },
+  });
+  const started = Date.now();
+  const response = await runSandbox('fail/busy', { marker });
+  assert.equal(response.status, 504);
+  const body = await response.json();
+  assert.equal(body.error.code, 'SANDBOX_TIMEOUT');
+  assert.equal(body.error.details.timeoutMs, 1500);
+  assert.ok(Date.now() - started < 15000, 'the run ended soon after its timeout');
+  assert.deepEqual(await processesMatching(marker), []);
+});
+
+test('binary values cross as sidecar files both ways', async () => {
+  defineTestSandbox(
+    'ok/binary',
+    `export default async (payload) => {
+      if (payload.mode === 'describe') {
+        return {
+          blobType: payload.blob.type,
+          blobText: await payload.blob.text(),
+          isBuffer: Buffer.isBuffer(payload.buffer),
+          buffer: [...payload.buffer],
+          u8: payload.nested.u8 instanceof Uint8Array && !Buffer.isBuffer(payload.nested.u8) ? [...payload.nested.u8] : 'wrong type',
+        };
+      }
+      return new Blob([new Uint8Array([0, 1, 2, 255])], { type: 'image/x-test' });
+    };`,
+  );
+  const described = await runSandbox('ok/binary', {
+    mode: 'describe',
+    blob: new Blob(['héllo'], { type: 'text/plain' }),
+    buffer: Buffer.from([9, 8, 7]),
+    nested: { u8: new Uint8Array([1, 2, 3]) },
+  });
+  assert.equal(described.status, 200);
+  assert.deepEqual(await described.json(), { blobType: 'text/plain', blobText: 'héllo', isBuffer: true, buffer: [9, 8, 7], u8: [1, 2, 3] });
+  const binary = await runSandbox('ok/binary', { mode: 'blob' });
+  assert.equal(binary.status, 200);
+  assert.equal(binary.headers.get('content-type'), 'image/x-test');
+  assert.deepEqual([...new Uint8Array(await binary.arrayBuffer())], [0, 1, 2, 255]);
+});
+
+test('a cold run without dependencies makes at most 4 requests: create, write, exec, stop', async () => {
+  defineTestSandbox('ok/count', 'export default () => 1;');
+  await fetch(`${host.baseUrl}/_vite-hub/counters/reset`, { method: 'POST', headers: { authorization: `Bearer ${host.token}` } });
+  const response = await runSandbox('ok/count');
+  assert.equal(response.status, 200);
+  const counters = host.counters();
+  assert.ok(counters.total <= 4, `requests: ${JSON.stringify(counters)}`);
+  assert.deepEqual(Object.keys(counters.requests).filter((k) => counters.requests[k] > 0).sort(), ['cmd', 'create', 'fs/write', 'stop']);
+});
+
+test('aborting rejects with the signal reason and stops the Box', async () => {
+  const marker = `vite-hub-abort-${randomUUID()}`;
+  defineTestSandbox('ok/slow', `export default (payload) => { process.title = payload.marker; return new Promise(() => setInterval(() => {}, 1000)); };`);
+  await fetch(`${host.baseUrl}/_vite-hub/counters/reset`, { method: 'POST', headers: { authorization: `Bearer ${host.token}` } });
+  const controller = new AbortController();
+  const reason = new Error('the user went away');
+  setTimeout(() => controller.abort(reason), 800);
+  await assert.rejects(runSandbox('ok/slow', { marker }, { signal: controller.signal }), (error) => error === reason);
+  assert.equal(host.counters().requests.stop, 1);
+  assert.deepEqual(await processesMatching(marker), []);
+  const already = new AbortController();
+  already.abort('early');
+  await assert.rejects(runSandbox('ok/slow', { marker }, { signal: already.signal }), (error) => error === 'early');
+});
+
+test('bad options resolve to 400 SANDBOX_INVALID_ARGUMENT', async () => {
+  defineTestSandbox('ok/opts', 'export default () => 1;');
+  const response = await runSandbox('ok/opts', {}, { contxt: {} });
+  assert.equal(response.status, 400);
+  const body = await response.json();
+  assert.equal(body.error.code, 'SANDBOX_INVALID_ARGUMENT');
+  assert.match(body.error.message, /contxt/);
+});

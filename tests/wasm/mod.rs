@@ -1,0 +1,6 @@
+//! Cases shared by the Node and browser entry files.
+
+pub mod envelope;
+pub mod error;
+pub mod fetch;
+pub mod response;
