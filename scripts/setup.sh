@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 WASM_PACK_VERSION=0.15.1
-APT_PACKAGES=(bubblewrap chromium chromium-driver binaryen)
+APT_PACKAGES=(bubblewrap chromium chromium-driver)
 
 missing=()
 for package in "${APT_PACKAGES[@]}"; do

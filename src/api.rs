@@ -37,7 +37,7 @@ pub fn to_js_error(error: &Error) -> JsValue {
     let _ = Reflect::set(&js, &"code".into(), &error.code().as_str().into());
     let _ = Reflect::set(&js, &"status".into(), &JsValue::from(error.http_status()));
     if let Some(details) = body.get("error").and_then(|e| e.get("details")) {
-        if let Ok(details) = serde_wasm_bindgen::to_value(details) {
+        if let Ok(details) = serde::Serialize::serialize(details, &serde_wasm_bindgen::Serializer::json_compatible()) {
             let _ = Reflect::set(&js, &"details".into(), &details);
         }
     }

@@ -138,7 +138,7 @@ impl Fetcher {
                     if let Ok(response) = &result {
                         // Release the connection of the response we are discarding.
                         if let Some(body) = response.body() {
-                            let _ = body.cancel();
+                            settle_quietly(body.cancel());
                         }
                     }
                     sleep_unless_aborted(delay_ms as f64, signal).await?;
@@ -175,6 +175,14 @@ pub fn abort_promise(signal: &AbortSignal) -> Promise {
             let _ = signal.add_event_listener_with_callback_and_add_event_listener_options("abort", &resolve, &options);
         }
     })
+}
+
+/// Awaits `promise` in the background and ignores its outcome, so a rejection (e.g. cancelling
+/// an aborted body) never surfaces as an unhandled rejection.
+fn settle_quietly(promise: Promise) {
+    wasm_bindgen_futures::spawn_local(async move {
+        let _ = JsFuture::from(promise).await;
+    });
 }
 
 /// Reads a whole response body as bytes.
@@ -217,7 +225,7 @@ impl BodyChunks {
     /// Cancels the rest of the body (frees the connection).
     pub fn cancel(&mut self) {
         if let Some(reader) = self.reader.take() {
-            let _ = reader.cancel();
+            settle_quietly(reader.cancel());
         }
     }
 }

@@ -36,7 +36,7 @@ test('a failing install gives 500 SANDBOX_EXECUTION_ERROR with the exit code', a
   const { registerSandbox } = await import('@vite-hub/sandbox');
   registerSandbox('broken-install', {
     files: [
-      { path: 'package.json', content: JSON.stringify({ name: 'broken-install', type: 'module', dependencies: { 'left-pad': 'file:./does-not-exist' } }) },
+      { path: 'package.json', content: JSON.stringify({ name: 'broken-install', type: 'module', dependencies: { 'left-pad': '99.99.99' } }) },
       { path: 'index.mjs', content: 'export default () => 1;' },
     ],
   });
