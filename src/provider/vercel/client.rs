@@ -185,7 +185,10 @@ impl VercelClient {
             return Err(self.error(Operation::Exec, format!("expected a stream of command data, got content-type {content_type:?}")));
         }
         let mut chunks = BodyChunks::new(&response).map_err(|e| self.send_error(Operation::Exec, e))?;
-        let result = self.read_command_stream(&mut chunks, caps).await;
+        let result = self
+            .read_command_stream(&mut chunks, caps)
+            .await
+            .map_err(|e| e.with_provider(self.kind).with_operation(Operation::Exec));
         chunks.cancel();
         result
     }
