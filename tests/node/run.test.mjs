@@ -166,8 +166,15 @@ test('aborting rejects with the signal reason and stops the Box', async () => {
   await fetch(`${host.baseUrl}/_vite-hub/counters/reset`, { method: 'POST', headers: { authorization: `Bearer ${host.token}` } });
   const controller = new AbortController();
   const reason = new Error('the user went away');
-  setTimeout(() => controller.abort(reason), 800);
-  await assert.rejects(runSandbox('ok/slow', { marker }, { signal: controller.signal }), (error) => error === reason);
+  const running = runSandbox('ok/slow', { marker }, { signal: controller.signal });
+  // Abort only once the entry's process is visible, which also proves the marker can be seen.
+  const deadline = Date.now() + 10000;
+  while ((await processesMatching(marker)).length === 0) {
+    assert.ok(Date.now() < deadline, 'the entry process never appeared');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  controller.abort(reason);
+  await assert.rejects(running, (error) => error === reason);
   assert.equal(host.counters().requests.stop, 1);
   assert.deepEqual(await processesMatching(marker), []);
   const already = new AbortController();
