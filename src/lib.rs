@@ -17,6 +17,7 @@
 pub mod command;
 pub mod config;
 pub mod definition;
+pub mod discovery;
 pub mod error;
 pub mod harness;
 pub mod http;
