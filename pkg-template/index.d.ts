@@ -133,6 +133,34 @@ export function initSandbox(input?: URL | string | Response | BufferSource): Pro
  */
 export function readDefinitionDirectory(directory: string): Promise<{ name: string } & DefinitionSource>;
 
+/** A Definition found by {@link discoverDefinitions}. Paths are relative to the app root, `/`-separated. */
+export interface DiscoveredDefinition {
+  /** The Definition name: the folder path below `server/sandboxes`, or the free-form file path without a leading `src/` and the `.sandbox.*` suffix. */
+  name: string;
+  /** `package`: a folder `server/sandboxes/<name>/`; `free-form`: a `<path>.sandbox.{ts,mts,cts,js,mjs,cjs}` file. */
+  kind: 'package' | 'free-form';
+  /** The package project directory (`''` = the app root): the folder itself, or the free-form file's nearest folder with a `package.json`. */
+  dir: string;
+  /** The entry file, e.g. `server/sandboxes/release-notes/index.ts` or `src/content/summary.sandbox.ts`. */
+  entry: string;
+}
+
+/**
+ * Node only: finds the Definitions of an app, sorted by name. Walks `root` (skipping
+ * `node_modules/`, `.git/`, `dist/`, `.vite-hub/` and dot-directories): package projects are
+ * folders below `server/sandboxes/` with a `package.json` and exactly one of `index.ts`,
+ * `index.mts`, `index.js`, `index.mjs` (package folders inside a Definition and pnpm workspace
+ * internals are not Definitions; loose files in `server/sandboxes/` are ignored); free-form
+ * Definitions are `<path>.sandbox.{ts,mts,cts,js,mjs,cjs}` files elsewhere, whose project is the
+ * nearest folder with a `package.json`. Package contents are not validated here (see
+ * `readDefinitionDirectory` + `registerSandbox`).
+ * @throws {SandboxError} `SANDBOX_INVALID_ARGUMENT`, naming the folder or file, when `root` is not
+ *   a directory, a package folder has no entry ("requires one ESM entrypoint …") or several
+ *   ("has multiple entrypoints: …"), a free-form file has no `package.json` up to the root, a
+ *   derived name is invalid, or two Definitions share a name ("Duplicate sandbox name …").
+ */
+export function discoverDefinitions(root: string): Promise<DiscoveredDefinition[]>;
+
 /** Node only: `readDefinitionDirectory` + `registerSandbox`; resolves to the registered name. */
 export function registerSandboxDirectory(directory: string, name?: string): Promise<string>;
 

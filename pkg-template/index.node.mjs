@@ -20,6 +20,7 @@ api.configureSandbox({});
 
 export const { configureSandbox, registerSandbox, unregisterSandbox, listSandboxes, runSandbox } = api;
 export { readDefinitionDirectory };
+export { discoverDefinitions } from './discovery.mjs';
 
 /**
  * Reads a Definition folder (compiling its TypeScript) and registers it under `name`

@@ -27,6 +27,8 @@ pub mod transfer;
 #[cfg(target_arch = "wasm32")]
 pub mod api;
 #[cfg(target_arch = "wasm32")]
+pub mod api_discovery;
+#[cfg(target_arch = "wasm32")]
 pub mod response;
 #[cfg(target_arch = "wasm32")]
 pub mod run;

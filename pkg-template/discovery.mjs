@@ -1,0 +1,64 @@
+// Finds the Definitions of an app (Node only): walks the app root and hands the file list to the
+// Rust core, which owns every discovery rule (src/discovery.rs). The wasm module is initialised
+// by index.node.mjs, the only entry that re-exports this file.
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import * as wasm from './wasm/vite_hub_sandbox.js';
+
+/** Directory names never walked (build output, dependencies, VCS); dot-directories are skipped too. */
+const SKIPPED_DIRECTORIES = new Set(['node_modules', '.git', 'dist', '.vite-hub']);
+
+function isSkippedDirectory(name) {
+  return SKIPPED_DIRECTORIES.has(name) || name.startsWith('.');
+}
+
+/**
+ * Lists the files under `root` as relative POSIX paths, with the directories that hold a
+ * `package.json` or a `pnpm-workspace.yaml` (`''` = the root). Symlinked directories are not
+ * followed; a symlink to a file counts as a file.
+ * @param {string} root an absolute directory
+ */
+async function walkAppRoot(root) {
+  const files = [];
+  const packageDirs = [];
+  const workspaceDirs = [];
+  async function walk(dir, relativeDir) {
+    const entries = await fs.readdir(dir, { withFileTypes: true });
+    for (const entry of entries) {
+      const relative = relativeDir ? `${relativeDir}/${entry.name}` : entry.name;
+      let isFile = entry.isFile();
+      if (entry.isSymbolicLink()) {
+        isFile = await fs.stat(path.join(dir, entry.name)).then((stat) => stat.isFile(), () => false);
+      }
+      if (entry.isDirectory()) {
+        if (!isSkippedDirectory(entry.name)) await walk(path.join(dir, entry.name), relative);
+      } else if (isFile) {
+        files.push(relative);
+        if (entry.name === 'package.json') packageDirs.push(relativeDir);
+        if (entry.name === 'pnpm-workspace.yaml') workspaceDirs.push(relativeDir);
+      }
+    }
+  }
+  await walk(root, '');
+  return { files, packageDirs, workspaceDirs };
+}
+
+/**
+ * Finds the Definitions under an app root: package projects in `server/sandboxes/<path>/` and
+ * free-form `<path>.sandbox.{ts,mts,cts,js,mjs,cjs}` files, sorted by name.
+ * @param {string} root the app root (relative to the cwd or absolute)
+ * @returns {Promise<Array<{ name: string, kind: 'package' | 'free-form', dir: string, entry: string }>>}
+ *   `dir` (the package project) and `entry` are relative to `root`, `/`-separated.
+ */
+export async function discoverDefinitions(root) {
+  const absolute = path.resolve(root);
+  const stat = await fs.stat(absolute).catch(() => null);
+  if (!stat?.isDirectory()) {
+    const error = new Error(`App root "${root}" is not a directory.`);
+    error.name = 'SandboxError';
+    error.code = 'SANDBOX_INVALID_ARGUMENT';
+    error.status = 400;
+    throw error;
+  }
+  return wasm.discoverDefinitions(await walkAppRoot(absolute));
+}
