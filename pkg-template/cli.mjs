@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `vite-hub-sandbox`: run a Definition folder on the configured provider and print the Response
-// like `curl -i`, or start a standalone local Box host.
+// like `curl -i`, start a standalone local Box host, or list an app's Definitions.
 import { parseArgs } from 'node:util';
 import { resolve } from 'node:path';
 
@@ -9,7 +9,11 @@ const USAGE = `Usage:
       Runs the package project in <definition-dir> (named after the folder) and prints the
       Response: status line, headers, blank line, body. Exit code 0 for a 2xx Response, 1 otherwise.
   vite-hub-sandbox host [--port <n>] [--isolation auto|bubblewrap|none]
-      Starts a local Box host on 127.0.0.1 and prints its base URL and bearer token as JSON.`;
+      Starts a local Box host on 127.0.0.1 and prints its base URL and bearer token as JSON.
+  vite-hub-sandbox inspect [<app-root>] [--json]
+      Lists the Definitions under <app-root> (default: the current directory): name, path, entry,
+      package manager, timeout (ms) and digest, as a table or as a JSON array with --json.
+      Exit code 1 when discovery or a Definition is invalid.`;
 
 function fail(message, code = 2) {
   process.stderr.write(`vite-hub-sandbox: ${message}\n`);
@@ -71,10 +75,51 @@ async function host(args) {
   process.once('SIGTERM', stop);
 }
 
+/** One row of `inspect`: discovery + the validated package (free-form Definitions are not prepared yet). */
+async function inspectDefinition(sandbox, root, definition) {
+  const row = { name: definition.name, kind: definition.kind, path: definition.dir, entry: definition.entry, packageManager: null, timeoutMs: null, digest: null };
+  if (definition.kind !== 'package') return row;
+  try {
+    sandbox.registerSandbox(definition.name, await sandbox.readDefinitionDirectory(resolve(root, definition.dir)));
+  } catch (error) {
+    fail(`${error.code ? `${error.code}: ` : ''}${definition.dir}: ${error.message}`, 1);
+  }
+  const registered = sandbox.listSandboxes().find((item) => item.name === definition.name);
+  sandbox.unregisterSandbox(definition.name);
+  return { ...row, packageManager: registered.packageManager, timeoutMs: registered.timeoutMs, digest: registered.digest };
+}
+
+function printTable(rows) {
+  const header = ['NAME', 'PATH', 'ENTRY', 'PACKAGE MANAGER', 'TIMEOUT MS', 'DIGEST'];
+  const cells = rows.map((row) => [row.name, row.path || '.', row.entry, row.packageManager ?? '-', row.timeoutMs ?? '-', row.digest ?? '-'].map(String));
+  const widths = header.map((title, column) => Math.max(title.length, ...cells.map((line) => line[column].length)));
+  const format = (line) => line.map((cell, column) => cell.padEnd(widths[column])).join('  ').trimEnd();
+  process.stdout.write(`${[header, ...cells].map(format).join('\n')}\n`);
+}
+
+async function inspect(args) {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { json: { type: 'boolean' } } });
+  if (positionals.length > 1) fail(`inspect takes at most one <app-root>\n${USAGE}`);
+  const root = resolve(positionals[0] ?? '.');
+  const sandbox = await import('@vite-hub/sandbox');
+  let definitions;
+  try {
+    definitions = await sandbox.discoverDefinitions(root);
+  } catch (error) {
+    fail(`${error.code ? `${error.code}: ` : ''}${error.message}`, 1);
+  }
+  const rows = [];
+  for (const definition of definitions) rows.push(await inspectDefinition(sandbox, root, definition));
+  if (values.json) process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
+  else if (rows.length === 0) process.stdout.write(`No Definitions under ${root}.\n`);
+  else printTable(rows);
+}
+
 const [command, ...rest] = process.argv.slice(2);
 try {
   if (command === 'run') await run(rest);
   else if (command === 'host') await host(rest);
+  else if (command === 'inspect') await inspect(rest);
   else fail(USAGE, command === undefined || command === '--help' ? 0 : 2);
 } catch (error) {
   fail(error.message);

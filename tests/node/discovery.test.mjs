@@ -1,0 +1,159 @@
+// discoverDefinitions against real folders (the walk in JS, the rules in Rust), and
+// `vite-hub-sandbox inspect` on the example app.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { fileURLToPath } from 'node:url';
+import { discoverDefinitions } from '@vite-hub/sandbox';
+
+const repo = fileURLToPath(new URL('../..', import.meta.url));
+const run = promisify(execFile);
+
+/** An app root in a temp dir holding `files` (path → text). */
+function makeApp(files) {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'vhs-discovery-'));
+  for (const [relative, text] of Object.entries(files)) {
+    fs.mkdirSync(path.dirname(path.join(root, relative)), { recursive: true });
+    fs.writeFileSync(path.join(root, relative), text);
+  }
+  return root;
+}
+
+const PKG = '{"type":"module"}';
+const ENTRY = 'export default () => 1;\n';
+
+async function rejectsWith(root, message) {
+  await assert.rejects(discoverDefinitions(root), (error) => {
+    assert.equal(error.name, 'SandboxError');
+    assert.equal(error.code, 'SANDBOX_INVALID_ARGUMENT');
+    assert.equal(error.message, message);
+    return true;
+  });
+}
+
+test('package projects, nested helper packages, free-form files, sorted by name', async () => {
+  const root = makeApp({
+    'package.json': PKG,
+    'server/sandboxes/readme.md': 'loose files are ignored',
+    'server/sandboxes/loose.sandbox.ts': ENTRY,
+    'server/sandboxes/billing/package.json': PKG,
+    'server/sandboxes/billing/index.ts': ENTRY,
+    'server/sandboxes/billing/lib/helper/package.json': PKG,
+    'server/sandboxes/billing/lib/helper/index.mjs': ENTRY,
+    'server/sandboxes/billing/node_modules/dep/package.json': PKG,
+    'server/sandboxes/tools/image-optimizer/package.json': PKG,
+    'server/sandboxes/tools/image-optimizer/index.mjs': ENTRY,
+    'server/sandboxes/mono/package.json': PKG,
+    'server/sandboxes/mono/pnpm-workspace.yaml': 'packages:\n  - packages/*\n',
+    'server/sandboxes/mono/index.js': ENTRY,
+    'server/sandboxes/mono/packages/shared/package.json': PKG,
+    'src/release-notes.sandbox.ts': ENTRY,
+    'src/content/summary.sandbox.mts': ENTRY,
+    'packages/jobs/package.json': PKG,
+    'packages/jobs/nightly.sandbox.js': ENTRY,
+    'node_modules/dep/x.sandbox.ts': ENTRY,
+    'dist/built.sandbox.mjs': ENTRY,
+    '.vite-hub/cache.sandbox.mjs': ENTRY,
+    '.cache/hidden.sandbox.mjs': ENTRY,
+  });
+  assert.deepEqual(await discoverDefinitions(root), [
+    { name: 'billing', kind: 'package', dir: 'server/sandboxes/billing', entry: 'server/sandboxes/billing/index.ts' },
+    { name: 'content/summary', kind: 'free-form', dir: '', entry: 'src/content/summary.sandbox.mts' },
+    { name: 'mono', kind: 'package', dir: 'server/sandboxes/mono', entry: 'server/sandboxes/mono/index.js' },
+    { name: 'packages/jobs/nightly', kind: 'free-form', dir: 'packages/jobs', entry: 'packages/jobs/nightly.sandbox.js' },
+    { name: 'release-notes', kind: 'free-form', dir: '', entry: 'src/release-notes.sandbox.ts' },
+    { name: 'tools/image-optimizer', kind: 'package', dir: 'server/sandboxes/tools/image-optimizer', entry: 'server/sandboxes/tools/image-optimizer/index.mjs' },
+  ]);
+});
+
+test('a manifest without an entry names the folder', async () => {
+  const root = makeApp({ 'server/sandboxes/content/package.json': PKG, 'server/sandboxes/content/main.ts': ENTRY });
+  await rejectsWith(root, 'Sandbox package "server/sandboxes/content" requires one ESM entrypoint (index.ts, index.mts, index.js or index.mjs).');
+});
+
+test('several entries name the folder and the files', async () => {
+  const root = makeApp({
+    'server/sandboxes/content/package.json': PKG,
+    'server/sandboxes/content/index.ts': ENTRY,
+    'server/sandboxes/content/index.mjs': ENTRY,
+  });
+  await rejectsWith(root, 'Sandbox package "server/sandboxes/content" has multiple entrypoints: index.ts, index.mjs.');
+});
+
+test('a duplicate name names both origins', async () => {
+  const root = makeApp({
+    'package.json': PKG,
+    'src/release-notes.sandbox.ts': ENTRY,
+    'server/sandboxes/release-notes/package.json': PKG,
+    'server/sandboxes/release-notes/index.ts': ENTRY,
+  });
+  await rejectsWith(root, 'Duplicate sandbox name "release-notes": server/sandboxes/release-notes and src/release-notes.sandbox.ts.');
+});
+
+test('a free-form file without a package.json up to the root', async () => {
+  const root = makeApp({ 'lib/x.sandbox.ts': ENTRY });
+  await rejectsWith(root, 'Sandbox file "lib/x.sandbox.ts" requires a package.json between its directory and the app root.');
+});
+
+test('an app root that is not a directory', async () => {
+  const missing = path.join(os.tmpdir(), 'vhs-discovery-missing-root');
+  await rejectsWith(missing, `App root "${missing}" is not a directory.`);
+});
+
+test('inspect --json on the example app: entry, package manager, timeout and digest', async () => {
+  const { stdout } = await run('node', [`${repo}/dist/cli.mjs`, 'inspect', `${repo}/examples/app`, '--json']);
+  const rows = Object.fromEntries(JSON.parse(stdout).map((row) => [row.name, row]));
+  const digest = (row) => ({ ...row, digest: row.digest.replace(/^[0-9a-f]{64}$/, '<sha256>') });
+  assert.deepEqual(digest(rows['release-notes']), {
+    name: 'release-notes',
+    kind: 'package',
+    path: 'server/sandboxes/release-notes',
+    entry: 'server/sandboxes/release-notes/index.ts',
+    packageManager: null,
+    timeoutMs: 30000,
+    digest: '<sha256>',
+  });
+  assert.deepEqual(digest(rows['slugify-title']), {
+    name: 'slugify-title',
+    kind: 'package',
+    path: 'server/sandboxes/slugify-title',
+    entry: 'server/sandboxes/slugify-title/index.mjs',
+    packageManager: 'npm',
+    timeoutMs: 300000,
+    digest: '<sha256>',
+  });
+});
+
+test('inspect prints an aligned table, and fails with the folder on a broken Definition', async () => {
+  const root = makeApp({
+    'package.json': PKG,
+    'server/sandboxes/a/package.json': '{"type":"module","vitehub":{"sandbox":{"timeout":1000}}}',
+    'server/sandboxes/a/index.mjs': ENTRY,
+    'server/sandboxes/long-name/package.json': PKG,
+    'server/sandboxes/long-name/index.mjs': ENTRY,
+  });
+  const { stdout } = await run('node', [`${repo}/dist/cli.mjs`, 'inspect', root]);
+  assert.equal(stdout.replace(/[0-9a-f]{64}/g, '<sha256>'), [
+    'NAME       PATH                        ENTRY                                 PACKAGE MANAGER  TIMEOUT MS  DIGEST',
+    'a          server/sandboxes/a          server/sandboxes/a/index.mjs          -                1000        <sha256>',
+    'long-name  server/sandboxes/long-name  server/sandboxes/long-name/index.mjs  -                300000      <sha256>',
+    '',
+  ].join('\n'));
+
+  fs.writeFileSync(path.join(root, 'server/sandboxes/a/package.json'), '{"name":"a"}');
+  await assert.rejects(run('node', [`${repo}/dist/cli.mjs`, 'inspect', root]), (error) => {
+    assert.equal(error.code, 1);
+    assert.match(error.stderr, /^vite-hub-sandbox: SANDBOX_INVALID_ARGUMENT: server\/sandboxes\/a: /);
+    return true;
+  });
+  fs.writeFileSync(path.join(root, 'server/sandboxes/a/index.ts'), ENTRY);
+  await assert.rejects(run('node', [`${repo}/dist/cli.mjs`, 'inspect', root, '--json']), (error) => {
+    assert.equal(error.code, 1);
+    assert.equal(error.stderr, 'vite-hub-sandbox: SANDBOX_INVALID_ARGUMENT: Sandbox package "server/sandboxes/a" has multiple entrypoints: index.ts, index.mjs.\n');
+    return true;
+  });
+});
