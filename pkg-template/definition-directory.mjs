@@ -16,7 +16,7 @@ function invalidArgument(message) {
 }
 
 function isSkippedFile(name) {
-  return name === '.env' || name.startsWith('.env.') || name === '.npmrc' || name === 'bun.lockb';
+  return name === '.env' || name === '.envrc' || name.startsWith('.env.') || name === '.npmrc' || name === 'bun.lockb';
 }
 
 function isInside(root, target) {

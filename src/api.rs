@@ -224,7 +224,7 @@ async fn box_provider(config: &SandboxConfig, timeout_ms: u32) -> Result<(BoxPro
 /// reason of the caller's `signal`.
 #[wasm_bindgen(js_name = runSandbox)]
 pub async fn run_sandbox(name: JsValue, payload: JsValue, options: JsValue) -> std::result::Result<web_sys::Response, JsValue> {
-    let timing = ServerTiming::start();
+    let mut timing = ServerTiming::start();
     let prepared = prepare_run(&name, &options).await;
     let (definition, run_options) = match prepared {
         Ok(prepared) => prepared,
@@ -232,6 +232,7 @@ pub async fn run_sandbox(name: JsValue, payload: JsValue, options: JsValue) -> s
             if let Some(signal) = call_options(&options).ok().and_then(|o| o.signal).filter(AbortSignal::aborted) {
                 return Err(signal.reason());
             }
+            timing.mark("resolve");
             return Ok(error_response(&error, &timing));
         }
     };

@@ -24,6 +24,10 @@ pub const MAX_TIMEOUT_MS: u32 = 2_147_483_647;
 /// Longest allowed Definition name, in bytes.
 pub const MAX_NAME_BYTES: usize = 200;
 
+/// Largest total size of a Definition's files, in bytes (64 MiB). Dependencies are installed in
+/// the Box, never shipped, so a package project is small; the bound keeps staging in memory safe.
+pub const MAX_DEFINITION_BYTES: u64 = 64 * 1024 * 1024;
+
 /// The root entry file names, in the order they are listed in messages.
 const ENTRY_NAMES: [&str; 4] = ["index.ts", "index.mts", "index.js", "index.mjs"];
 
@@ -150,6 +154,7 @@ pub fn is_excluded_path(path: &str) -> bool {
     path == "bun.lockb"
         || segments.any(|s| s == "node_modules" || s == ".git")
         || base == ".env"
+        || base == ".envrc"
         || base.starts_with(".env.")
         || base == ".npmrc"
 }
@@ -221,6 +226,13 @@ impl Definition {
             }
         }
         kept.sort_by(|a, b| a.path.cmp(&b.path));
+        let total_bytes: u64 = kept.iter().map(|f| f.content.len() as u64).sum();
+        if total_bytes > MAX_DEFINITION_BYTES {
+            return Err(invalid(format!(
+                "has {total_bytes} bytes of files, over the {MAX_DEFINITION_BYTES}-byte limit; ship sources only (dependencies are installed in the Box).",
+            ))
+            .with_limit("maxDefinitionBytes", total_bytes, MAX_DEFINITION_BYTES));
+        }
         let has = |path: &str| kept.iter().any(|f| f.path == path);
         let content_of = |path: &str| kept.iter().find(|f| f.path == path).map(|f| &f.content);
 

@@ -17,12 +17,25 @@ use crate::transfer::VALUE_MARKER;
 pub struct ServerTiming {
     last_ms: f64,
     phases: Vec<(&'static str, f64)>,
+    current: Option<&'static str>,
 }
 
 impl ServerTiming {
     /// Starts the clock.
     pub fn start() -> ServerTiming {
-        ServerTiming { last_ms: sys::performance_now(), phases: Vec::new() }
+        ServerTiming { last_ms: sys::performance_now(), phases: Vec::new(), current: None }
+    }
+
+    /// Names the phase now running, so a failure can close it with [`ServerTiming::end_current`].
+    pub fn begin(&mut self, name: &'static str) {
+        self.current = Some(name);
+    }
+
+    /// Ends the phase named by the last [`ServerTiming::begin`], if it was not marked already.
+    pub fn end_current(&mut self) {
+        if let Some(name) = self.current.take() {
+            self.mark(name);
+        }
     }
 
     /// Ends phase `name` now (it began when the previous phase ended).
@@ -30,6 +43,7 @@ impl ServerTiming {
         let now = sys::performance_now();
         self.phases.push((name, now - self.last_ms));
         self.last_ms = now;
+        self.current = None;
     }
 
     /// The header value, e.g. `box;dur=12.4, stage;dur=3.1, exec;dur=80.0, close;dur=2.2`.

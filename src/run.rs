@@ -165,7 +165,10 @@ pub async fn run_definition(definition: &Definition, payload: &JsValue, options:
     let provider = options.provider.kind();
     let input = match encode_input(definition, payload, &options.context, &options.limits).await {
         Ok(input) => input,
-        Err(error) => return Ok(error_response(&error.with_provider(provider), &timing)),
+        Err(error) => {
+            timing.mark("encode");
+            return Ok(error_response(&error.with_provider(provider), &timing));
+        }
     };
     let run_signal = RunSignal::new(options.signal.clone()).map_err(|e| JsValue::from_str(e.message()))?;
     let signal = run_signal.signal();
@@ -183,6 +186,7 @@ pub async fn run_definition(definition: &Definition, payload: &JsValue, options:
     run_signal.start_deadline(definition.timeout_ms);
     let outcome = attempt(&session, definition, &input, &options.limits, &run_signal, &mut timing).await;
     run_signal.stop_deadline();
+    timing.end_current();
     let outcome = outcome.map_err(|error| {
         if run_signal.deadline_passed() && run_signal.caller_aborted().is_none() {
             Error::new(ErrorCode::Timeout, format!("Sandbox \"{}\" timed out after {}ms.", definition.name, definition.timeout_ms))
@@ -245,6 +249,7 @@ async fn attempt(
     let provider = definition_provider(session);
     let cwd = session.cwd().to_owned();
     let project_dir = box_path(&cwd, paths::PROJECT_DIR);
+    timing.begin("stage");
     session.write_files(&stage_entries(&cwd, definition, input), signal).await.map_err(|e| e.with_operation(Operation::Stage))?;
     timing.mark("stage");
     if let Some(plan) = &definition.install {
@@ -255,10 +260,11 @@ async fn attempt(
             env: BTreeMap::new(),
             timeout_ms: run_signal.remaining_ms(),
         };
+        timing.begin("install");
         let outcome = session.exec(&install, OutputCaps { stdout_bytes: 4096, stderr_bytes: 4096 }, signal).await?;
         timing.mark("install");
         if outcome.exit_code != 0 {
-            let tail: String = outcome.stderr.lines().rev().take(8).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join("\n");
+            let tail: String = outcome.stderr.lines().filter(|line| !line.starts_with("npm notice")).rev().take(12).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join("\n");
             return Err(Error::new(
                 ErrorCode::ExecutionError,
                 format!("Package install failed: `{} {}` exited with code {}.\n{tail}", plan.command, plan.args.join(" "), outcome.exit_code),
@@ -276,8 +282,10 @@ async fn attempt(
         timeout_ms: run_signal.remaining_ms(),
     };
     let caps = OutputCaps { stdout_bytes: limits.max_output_bytes as usize + 64 * 1024, stderr_bytes: 16 * 1024 };
+    timing.begin("exec");
     let outcome = session.exec(&exec, caps, signal).await?;
     timing.mark("exec");
+    timing.begin("recover");
     let framed = find_result_frame(&outcome.stdout, &input.nonce).map(str::to_owned);
     let envelope_json = match framed {
         Some(json) => json,
@@ -314,9 +322,7 @@ async fn attempt(
         })?;
         sidecars.insert(id, bytes);
     }
-    if !sidecars.is_empty() {
-        timing.mark("recover");
-    }
+    timing.mark("recover");
     let total: u64 = sidecars.values().map(|b| b.len() as u64).sum();
     limits.check_sidecars(sidecars.len() as u32, total, Direction::Output)?;
     if let Some(response) = crate::response::response_marker(&result) {

@@ -229,19 +229,19 @@ fn excluded_files_are_dropped() {
     ];
     let mut extra: Vec<(&str, &str)> = excluded.iter().map(|p| (*p, "secret")).collect();
     extra.push(("index.mjs", ""));
-    extra.push((".envrc", ""));
+    extra.push((".environment.md", ""));
     extra.push(("sub/bun.lockb", ""));
     let def = Definition::from_files("d", with_pkg(MODULE_PKG, &extra)).unwrap();
     let paths: Vec<&str> = def.files.iter().map(|f| f.path.as_str()).collect();
     assert_eq!(
         paths,
-        [".envrc", "index.mjs", "package.json", "sub/bun.lockb"]
+        [".environment.md", "index.mjs", "package.json", "sub/bun.lockb"]
     );
     let plain = Definition::from_files(
         "d",
         with_pkg(
             MODULE_PKG,
-            &[("index.mjs", ""), (".envrc", ""), ("sub/bun.lockb", "")],
+            &[("index.mjs", ""), (".environment.md", ""), ("sub/bun.lockb", "")],
         ),
     )
     .unwrap();
@@ -447,4 +447,30 @@ fn digest_is_order_independent_and_content_sensitive() {
         x,
         "b9baeb1744559ec8729bc6646b81325363bff7aa1c07d27c781b1cf880245995"
     );
+}
+
+#[test]
+fn definitions_over_the_size_limit_are_rejected() {
+    let big = DefinitionFile { path: "blob.bin".into(), content: vec![0; (MAX_DEFINITION_BYTES + 1) as usize], mode: None };
+    let files = vec![
+        DefinitionFile { path: "package.json".into(), content: br#"{"type":"module"}"#.to_vec(), mode: None },
+        DefinitionFile { path: "index.mjs".into(), content: b"export default () => 1".to_vec(), mode: None },
+        big,
+    ];
+    let error = Definition::from_files("big", files).unwrap_err();
+    assert_eq!(error.code(), ErrorCode::InvalidArgument);
+    assert!(error.message().contains("over the 67108864-byte limit"), "{}", error.message());
+}
+
+#[test]
+fn envrc_files_are_never_shipped_and_backslashes_are_rejected() {
+    assert!(is_excluded_path(".envrc"));
+    assert!(is_excluded_path("sub/.envrc"));
+    let files = vec![
+        DefinitionFile { path: "package.json".into(), content: br#"{"type":"module"}"#.to_vec(), mode: None },
+        DefinitionFile { path: "index.mjs".into(), content: b"export default () => 1".to_vec(), mode: None },
+        DefinitionFile { path: "..\\evil.txt".into(), content: vec![], mode: None },
+    ];
+    let error = Definition::from_files("x", files).unwrap_err();
+    assert!(error.message().contains("backslash"), "{}", error.message());
 }

@@ -365,6 +365,23 @@ async function main() {
   let nonce = null;
   let output;
   let ok = false;
+  // If the process ends before the entry settles, say so instead of leaving no result:
+  // 'beforeExit' fires when the event loop empties under a promise that never settles;
+  // 'exit' fires on an explicit process.exit().
+  const reportEarly = (message) => {
+    if (settled || nonce === null) return;
+    settled = true;
+    const early = errorEnvelope(new Error(message));
+    try {
+      fs.writeFileSync(outputPath, early);
+    } catch {}
+    writeFully(STDOUT_FD, `\n<<vite-hub-sandbox:${nonce}>>${early}\n`);
+  };
+  process.on('beforeExit', () => {
+    reportEarly('The entry returned a promise that never settled: nothing was left running to settle it.');
+    process.exit(1);
+  });
+  process.on('exit', (code) => reportEarly(`The entry ended the process with exit code ${code} before returning a result.`));
   try {
     const envelope = readInput(inputPath);
     nonce = typeof envelope.nonce === 'string' ? envelope.nonce : null;

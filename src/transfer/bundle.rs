@@ -50,6 +50,8 @@ pub(crate) fn path_problem(path: &str) -> Option<&'static str> {
         Some("it is empty")
     } else if path.contains('\0') {
         Some("it contains a NUL byte")
+    } else if path.contains('\\') {
+        Some("it contains a backslash (use '/' separators)")
     } else if path.starts_with('/') {
         Some("it must be relative (no leading '/')")
     } else if path.split('/').any(|segment| segment.is_empty()) {

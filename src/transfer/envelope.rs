@@ -242,7 +242,7 @@ pub fn revive_value(value: &Value, sidecar: &dyn Fn(u32) -> Option<Vec<u8>>) -> 
             }
             let object = Object::new();
             for (key, item) in map {
-                Reflect::set(&object, &JsValue::from_str(key), &revive_value(item, sidecar)?).map_err(|_| invalid("object"))?;
+                define_own(&object, key, &revive_value(item, sidecar)?).ok_or_else(|| invalid("object"))?;
             }
             object.into()
         }
@@ -259,7 +259,7 @@ fn revive_marker(marker: &Value, sidecar: &dyn Fn(u32) -> Option<Vec<u8>>) -> Op
                     Ok(item) => item,
                     Err(error) => return Some(Err(error)),
                 };
-                Reflect::set(&object, &JsValue::from_str(key), &item).ok()?;
+                define_own(&object, key, &item)?;
             }
             Some(Ok(object.into()))
         }
@@ -270,6 +270,17 @@ fn revive_marker(marker: &Value, sidecar: &dyn Fn(u32) -> Option<Vec<u8>>) -> Op
         }
         _ => None,
     }
+}
+
+/// Defines `key` as an own, enumerable data property (as `JSON.parse` does), so a key such as
+/// `__proto__` stays data and never replaces the object's prototype.
+fn define_own(object: &Object, key: &str, value: &JsValue) -> Option<()> {
+    let descriptor = Object::new();
+    for flag in ["writable", "enumerable", "configurable"] {
+        Reflect::set(&descriptor, &JsValue::from_str(flag), &JsValue::TRUE).ok()?;
+    }
+    Reflect::set(&descriptor, &JsValue::from_str("value"), value).ok()?;
+    Reflect::define_property(object, &JsValue::from_str(key), &descriptor).ok().filter(|defined| *defined).map(|_| ())
 }
 
 /// A `Blob` (with `type`), a `Buffer` (where `globalThis.Buffer` exists) or a `Uint8Array`.

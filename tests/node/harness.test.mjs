@@ -292,10 +292,22 @@ test('context reaches the entry; a TypeScript-style entry path is resolved again
   assert.equal(run.frame, '{"version":1,"ok":true,"result":{"context":{"requestId":"r1","flags":[true]}}}');
 });
 
-test('process.exit in user code: no frame', () => {
+test('process.exit in user code is reported as an error frame, with its exit code kept', () => {
   const run = runBox({ files: { 'index.mjs': 'export default () => { process.exit(3); };\n' } });
   assert.equal(run.status, 3);
-  assert.equal(run.frame, null);
+  assert.equal(
+    run.frame,
+    '{"version":1,"ok":false,"error":{"name":"Error","message":"The entry ended the process with exit code 3 before returning a result."}}',
+  );
+});
+
+test('a promise that never settles is reported instead of a bare exit code 13', () => {
+  const run = runBox({ files: { 'index.mjs': 'export default () => new Promise(() => {});\n' } });
+  assert.equal(run.status, 1);
+  assert.equal(
+    run.frame,
+    '{"version":1,"ok":false,"error":{"name":"Error","message":"The entry returned a promise that never settled: nothing was left running to settle it."}}',
+  );
 });
 
 test('large user output before the result and a late unhandled rejection', () => {

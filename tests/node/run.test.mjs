@@ -19,7 +19,7 @@ test('a Definition result comes back as 200 JSON with Server-Timing', async () =
   assert.equal(response.status, 200);
   assert.equal(response.headers.get('content-type'), 'application/json');
   assert.deepEqual(await response.json(), { got: { notes: 'héllo €𝄞' }, n: 1.5 });
-  assert.deepEqual(timingPhases(response), ['box', 'stage', 'exec', 'close']);
+  assert.deepEqual(timingPhases(response), ['box', 'stage', 'exec', 'recover', 'close']);
 });
 
 test('context reaches the entry as its second argument', async () => {
@@ -103,6 +103,7 @@ test('an unknown name gives 500 SANDBOX_NOT_FOUND naming it', async () => {
   const body = await response.json();
   assert.equal(body.error.code, 'SANDBOX_NOT_FOUND');
   assert.match(body.error.message, /"does\/not-exist"/);
+  assert.deepEqual(timingPhases(response), ['resolve']);
 });
 
 test('a busy loop past the Definition timeout gives 504 and leaves no process behind', async () => {
@@ -116,8 +117,25 @@ test('a busy loop past the Definition timeout gives 504 and leaves no process be
   const body = await response.json();
   assert.equal(body.error.code, 'SANDBOX_TIMEOUT');
   assert.equal(body.error.details.timeoutMs, 1500);
+  assert.deepEqual(timingPhases(response), ['box', 'stage', 'exec', 'close']);
   assert.ok(Date.now() - started < 15000, 'the run ended soon after its timeout');
   assert.deepEqual(await processesMatching(marker), []);
+});
+
+test('an entry whose promise never settles gets a clear 500, not a bare exit code', async () => {
+  defineTestSandbox('fail/pending', 'export default () => new Promise(() => {});');
+  const response = await runSandbox('fail/pending');
+  assert.equal(response.status, 500);
+  const body = await response.json();
+  assert.equal(body.error.code, 'SANDBOX_HANDLER_ERROR');
+  assert.equal(body.error.message, 'The entry returned a promise that never settled: nothing was left running to settle it.');
+});
+
+test('a __proto__ key in a result stays an own data key', async () => {
+  defineTestSandbox('ok/proto', `export default () => JSON.parse('{"__proto__":{"polluted":true},"a":1}');`);
+  const response = await runSandbox('ok/proto');
+  assert.equal(await response.text(), '{"__proto__":{"polluted":true},"a":1}');
+  assert.equal({}.polluted, undefined);
 });
 
 test('binary values cross as sidecar files both ways', async () => {
