@@ -15,6 +15,17 @@ const USAGE = `Usage:
       package manager, timeout (ms) and digest, as a table or as a JSON array with --json.
       Exit code 1 when discovery or a Definition is invalid.`;
 
+/** `SANDBOX_*: ` for our errors; nothing for Node's (their message already names the code). */
+function describeCode(error) {
+  return typeof error?.code === 'string' && error.code.startsWith('SANDBOX_') ? `${error.code}: ` : '';
+}
+
+// `vite-hub-sandbox run … | head -1` closes stdout early: that is not an error.
+process.stdout.on('error', (error) => {
+  if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+  throw error;
+});
+
 function fail(message, code = 2) {
   process.stderr.write(`vite-hub-sandbox: ${message}\n`);
   process.exit(code);
@@ -52,12 +63,25 @@ async function run(args) {
   try {
     name = await sandbox.registerSandboxDirectory(resolve(positionals[0]));
   } catch (error) {
-    fail(`${error.code ? `${error.code}: ` : ''}${error.message}`, 1);
+    fail(`${describeCode(error)}${error.message}`, 1);
+  }
+  // Ctrl-C or a kill during the run: stop the Box host (every Box, its processes and its
+  // directory) before exiting with the conventional 128 + signal code.
+  const controller = new AbortController();
+  for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]]) {
+    process.once(signal, () => {
+      controller.abort(new Error(`interrupted by ${signal}`));
+      sandbox.closeLocalBoxHost().finally(() => process.exit(code));
+    });
   }
   try {
-    const response = await sandbox.runSandbox(name, payload, context === undefined ? {} : { context });
+    const response = await sandbox.runSandbox(name, payload, { signal: controller.signal, ...(context === undefined ? {} : { context }) });
     await printResponse(response);
     process.exitCode = response.ok ? 0 : 1;
+  } catch (error) {
+    // Interrupted: the signal handler is stopping the host and will exit with 128 + signal.
+    if (controller.signal.aborted) return new Promise(() => {});
+    throw error;
   } finally {
     await sandbox.closeLocalBoxHost();
   }
@@ -82,7 +106,7 @@ async function inspectDefinition(sandbox, root, definition) {
   try {
     sandbox.registerSandbox(definition.name, await sandbox.readDefinitionDirectory(resolve(root, definition.dir)));
   } catch (error) {
-    fail(`${error.code ? `${error.code}: ` : ''}${definition.dir}: ${error.message}`, 1);
+    fail(`${describeCode(error)}${definition.dir}: ${error.message}`, 1);
   }
   const registered = sandbox.listSandboxes().find((item) => item.name === definition.name);
   sandbox.unregisterSandbox(definition.name);
@@ -106,7 +130,7 @@ async function inspect(args) {
   try {
     definitions = await sandbox.discoverDefinitions(root);
   } catch (error) {
-    fail(`${error.code ? `${error.code}: ` : ''}${error.message}`, 1);
+    fail(`${describeCode(error)}${error.message}`, 1);
   }
   const rows = [];
   for (const definition of definitions) rows.push(await inspectDefinition(sandbox, root, definition));
@@ -120,7 +144,8 @@ try {
   if (command === 'run') await run(rest);
   else if (command === 'host') await host(rest);
   else if (command === 'inspect') await inspect(rest);
-  else fail(USAGE, command === undefined || command === '--help' ? 0 : 2);
+  else if (command === undefined || command === '--help') process.stdout.write(`${USAGE}\n`);
+  else fail(`unknown command ${JSON.stringify(command)}\n${USAGE}`);
 } catch (error) {
   fail(error.message);
 }

@@ -1,7 +1,9 @@
 // The example Definitions through the Node entry's in-process local Box host, and the CLI.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { mkdtempSync, mkdirSync, writeFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { runSandbox, registerSandboxDirectory, closeLocalBoxHost } from '@vite-hub/sandbox';
@@ -69,4 +71,29 @@ test('the CLI rejects bad input with a clear message', async () => {
     assert.match(error.stderr, /SANDBOX_INVALID_ARGUMENT: .*entrypoint/);
     return true;
   });
+});
+
+test('Ctrl-C during `run` stops the Box and leaves no Box directory behind', async () => {
+  const scratch = mkdtempSync(`${tmpdir()}/vite-hub-cli-sigint-`);
+  const boxes = `${scratch}/boxes`;
+  const definition = `${scratch}/forever`;
+  mkdirSync(boxes);
+  mkdirSync(definition);
+  writeFileSync(`${definition}/package.json`, JSON.stringify({ name: 'forever', type: 'module' }));
+  writeFileSync(`${definition}/index.mjs`, "export default () => new Promise(() => setInterval(() => {}, 1000));");
+  try {
+    const child = spawn('node', [`${root}/dist/cli.mjs`, 'run', definition], { env: { ...process.env, TMPDIR: boxes }, stdio: 'ignore' });
+    const exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+    const deadline = Date.now() + 15000;
+    while (readdirSync(boxes).length === 0) {
+      assert.ok(Date.now() < deadline, 'no Box directory appeared');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    child.kill('SIGINT');
+    assert.equal(await exited, 130);
+    assert.deepEqual(readdirSync(boxes), []);
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
 });
