@@ -293,9 +293,6 @@ async fn attempt(
             Some(bytes) if !bytes.is_empty() => String::from_utf8(bytes).map_err(|_| {
                 Error::new(ErrorCode::HandlerError, "the harness output is not valid UTF-8").for_output()
             })?,
-            _ if run_signal.deadline_passed() => {
-                return Err(Error::new(ErrorCode::Timeout, "timed out").with_provider(provider));
-            }
             _ => {
                 return Err(Error::new(
                     ErrorCode::HandlerError,

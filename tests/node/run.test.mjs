@@ -75,7 +75,7 @@ test('a result that is not JSON-serializable gives 500 SANDBOX_SERIALIZATION_ERR
 });
 
 test('an input that is not JSON-serializable gives 400 before any provider request', async () => {
-  await fetch(`${host.baseUrl}/_vite-hub/counters/reset`, { method: 'POST', headers: { authorization: `Bearer ${host.token}` } });
+  host.resetCounters();
   defineTestSandbox('ok/echo-input', 'export default (payload) => payload;');
   const cyclic = {};
   cyclic.self = cyclic;
@@ -86,7 +86,7 @@ test('an input that is not JSON-serializable gives 400 before any provider reque
 });
 
 test('a payload over maxInputBytes gives 413 before any provider request', async () => {
-  await fetch(`${host.baseUrl}/_vite-hub/counters/reset`, { method: 'POST', headers: { authorization: `Bearer ${host.token}` } });
+  host.resetCounters();
   defineTestSandbox('ok/big', 'export default (payload) => payload.length;');
   const response = await runSandbox('ok/big', 'x'.repeat(4 * 1024 * 1024 + 1));
   assert.equal(response.status, 413);
@@ -170,7 +170,7 @@ test('binary values cross as sidecar files both ways', async () => {
 
 test('a cold run without dependencies makes at most 4 requests: create, write, exec, stop', async () => {
   defineTestSandbox('ok/count', 'export default () => 1;');
-  await fetch(`${host.baseUrl}/_vite-hub/counters/reset`, { method: 'POST', headers: { authorization: `Bearer ${host.token}` } });
+  host.resetCounters();
   const response = await runSandbox('ok/count');
   assert.equal(response.status, 200);
   const counters = host.counters();
@@ -181,7 +181,7 @@ test('a cold run without dependencies makes at most 4 requests: create, write, e
 test('aborting rejects with the signal reason and stops the Box', async () => {
   const marker = `vite-hub-abort-${randomUUID()}`;
   defineTestSandbox('ok/slow', `export default (payload) => { process.title = payload.marker; return new Promise(() => setInterval(() => {}, 1000)); };`);
-  await fetch(`${host.baseUrl}/_vite-hub/counters/reset`, { method: 'POST', headers: { authorization: `Bearer ${host.token}` } });
+  host.resetCounters();
   const controller = new AbortController();
   const reason = new Error('the user went away');
   const running = runSandbox('ok/slow', { marker }, { signal: controller.signal });
