@@ -9,6 +9,8 @@
 //! Source: DESIGN.md §7; vitehub-sandbox-contract.md §4.2 (discovery), §4.3 (package manager,
 //! files, timeout key), §4.6 (timeouts); docs/internals.md "TypeScript".
 
+pub mod sandbox_options;
+
 use crate::error::{Error, ErrorCode, Result};
 use crate::transfer::bundle::path_problem;
 use serde_json::{Map, Value};
