@@ -191,7 +191,8 @@ export async function readSandboxFacts(source, file) {
 
 /**
  * Bundles a free-form file into one ESM module whose default export calls its `run` (esbuild:
- * platform node, target node20). `@vite-hub/sandbox` becomes a shim exporting `defineSandbox`;
+ * platform node, target node20). `@vite-hub/sandbox` becomes a shim exporting `defineSandbox`
+ * (also injected for a file that calls it without importing it);
  * Node built-ins and bare package imports stay external (the latter are returned).
  * @returns {Promise<{ code: Uint8Array, externalSpecifiers: string[], inputs: string[] }>}
  *   `inputs`: the source files read, relative to `root`, `/`-separated.
@@ -215,6 +216,8 @@ async function bundleFreeForm(root, file) {
       platform: 'node',
       format: 'esm',
       target: 'node20',
+      // A file that calls defineSandbox without importing it (auto-import style) gets the shim.
+      inject: [SANDBOX_PACKAGE],
       logLevel: 'silent',
       plugins: [
         {
