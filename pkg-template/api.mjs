@@ -25,6 +25,15 @@ export function pickSandboxEnv(env) {
 }
 
 /**
+ * Declares a free-form Definition (`<path>.sandbox.ts`): `export default defineSandbox({ run,
+ * timeout?, project? })`. The identity at run time; the options are read statically when the file
+ * is prepared (see free-form.mjs), so they must be literals.
+ */
+export function defineSandbox(definition) {
+  return definition;
+}
+
+/**
  * Binds the public functions to a wasm module.
  * @param {object} wasm the wasm-bindgen exports
  * @param {() => Record<string, string>} readEnv the runtime's environment (only SANDBOX_ENV_NAMES are kept)

@@ -99,14 +99,21 @@ async function host(args) {
   process.once('SIGTERM', stop);
 }
 
-/** One row of `inspect`: discovery + the validated package (free-form Definitions are not prepared yet). */
+/**
+ * One row of `inspect`: discovery + the validated Definition (a package folder as read, a
+ * free-form file as prepared: bundled, with its project attached when needed).
+ */
 async function inspectDefinition(sandbox, root, definition) {
   const row = { name: definition.name, kind: definition.kind, path: definition.dir, entry: definition.entry, packageManager: null, timeoutMs: null, digest: null };
-  if (definition.kind !== 'package') return row;
   try {
-    sandbox.registerSandbox(definition.name, await sandbox.readDefinitionDirectory(resolve(root, definition.dir)));
+    if (definition.kind === 'free-form') {
+      sandbox.registerSandbox(definition.name, await sandbox.prepareFreeFormDefinition(root, definition));
+    } else {
+      sandbox.registerSandbox(definition.name, await sandbox.readDefinitionDirectory(resolve(root, definition.dir)));
+    }
   } catch (error) {
-    fail(`${describeCode(error)}${definition.dir}: ${error.message}`, 1);
+    // Free-form messages already start with <file>:<line>.
+    fail(`${describeCode(error)}${definition.kind === 'free-form' ? '' : `${definition.dir}: `}${error.message}`, 1);
   }
   const registered = sandbox.listSandboxes().find((item) => item.name === definition.name);
   sandbox.unregisterSandbox(definition.name);

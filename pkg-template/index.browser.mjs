@@ -3,6 +3,8 @@
 import initWasm, * as wasm from './wasm/vite_hub_sandbox.js';
 import { createApi } from './api.mjs';
 
+export { defineSandbox } from './api.mjs';
+
 let ready = null;
 /** Loads the wasm module once; `input` is an optional URL, Response or bytes of `sandbox_bg.wasm`. */
 export function initSandbox(input) {

@@ -84,13 +84,22 @@ export interface DefinitionFile {
 /** A Definition package in memory. TypeScript files need their compiled `<file>.mjs` siblings. */
 export interface DefinitionSource {
   files: DefinitionFile[];
+  /**
+   * The module node imports, relative to the package root (e.g. `.vite-hub-sandbox/definition.mjs`):
+   * replaces the `index.*` lookup. Must be one of `files`, a `.mjs` (no `"type": "module"` needed)
+   * or `.js` module.
+   */
+  entry?: string;
+  /** Timeout of one attempt in ms (positive integer ≤ 2147483647); replaces `vitehub.sandbox.timeout`. */
+  timeout?: number;
 }
 
 /**
  * Adds (or replaces) a Definition in the programmatic registry.
  * @throws {SandboxError} `SANDBOX_INVALID_ARGUMENT` for a bad name, a missing `package.json`,
  *   `"type": "module"` missing, zero or several entrypoints (`index.ts|mts|js|mjs`), an
- *   uncompiled TypeScript entry, or an invalid `vitehub.sandbox.timeout`.
+ *   uncompiled TypeScript entry, an invalid `vitehub.sandbox.timeout`, an `entry` that is not a
+ *   shipped `.mjs`/`.js` file, or a `timeout` that is not a positive integer ≤ 2147483647.
  */
 export function registerSandbox(name: string, definition: DefinitionSource): void;
 
@@ -166,3 +175,65 @@ export function registerSandboxDirectory(directory: string, name?: string): Prom
 
 /** Node only: stops the in-process local Box host and every Box it holds. */
 export function closeLocalBoxHost(): Promise<void>;
+
+/** What a free-form Definition's `run` receives besides the payload: `runSandbox`'s `context` option. */
+export type SandboxRunContext = unknown;
+
+/**
+ * The argument of {@link defineSandbox}. Only these keys are accepted; every option must be a
+ * literal (static JSON), because it is read from the source when the file is prepared.
+ */
+export interface SandboxDefinitionInput<P = unknown, R = unknown, C = SandboxRunContext> {
+  /** The handler: called in the Box with `runSandbox`'s payload and `context`; its result becomes the Response. */
+  run: (payload: P, context?: C) => R | Promise<R>;
+  /** Timeout of one attempt in ms: a positive integer ≤ 2147483647 (default 300000). */
+  timeout?: number;
+  /**
+   * Ship the nearest project (`package.json` + lockfile, installed in the Box): `true` forces it,
+   * `false` forbids it (then importing an npm package is an error). Default: only when the file
+   * imports a runtime package.
+   */
+  project?: boolean;
+}
+
+/**
+ * Declares a free-form Definition in a `<path>.sandbox.{ts,mts,cts,js,mjs,cjs}` file:
+ * `export default defineSandbox({ run(payload, context) { ... }, timeout?, project? })`.
+ * The identity at run time. Rules, checked by {@link prepareFreeFormDefinition} (source:
+ * vitehub-sandbox-contract.md §4.2, §4.5, §4.6): the default export must be this call itself
+ * (not a local binding), with one direct object literal holding a `run` handler; options are
+ * static JSON; `project` is a boolean; `timeout` a positive integer ≤ 2147483647; other keys
+ * (including the reference's `env` and `transfer`) are rejected.
+ */
+export function defineSandbox<P = unknown, R = unknown, C = SandboxRunContext>(
+  definition: SandboxDefinitionInput<P, R, C>,
+): SandboxDefinitionInput<P, R, C>;
+
+/** A free-form Definition ready for `registerSandbox(prepared.name, prepared)`. */
+export interface PreparedFreeFormDefinition extends DefinitionSource {
+  /** The discovered name, e.g. `content/summary`. */
+  name: string;
+  /** Always `.vite-hub-sandbox/definition.mjs`: the bundle, whose default export calls `run`. */
+  entry: string;
+  /** The `defineSandbox` timeout in ms, when set. */
+  timeout?: number;
+  /** Whether the nearest project's `package.json` and lockfiles ship (else a synthesized `{"type":"module","private":true}`). */
+  project: boolean;
+  /** The npm packages the bundle imports at run time (installed in the Box), sorted. */
+  dependencies: string[];
+  /** The source files bundled, relative to the app root (what to watch for changes). */
+  inputs: string[];
+}
+
+/**
+ * Node only: prepares one free-form Definition found by {@link discoverDefinitions}. Compiles the
+ * file (esbuild), reads its `defineSandbox` options (acorn), bundles it with its local imports
+ * into `.vite-hub-sandbox/definition.mjs` (platform node, ESM, target node20; Node built-ins and
+ * npm packages stay external; `@vite-hub/sandbox` is replaced by a `defineSandbox` shim), and
+ * attaches the nearest project when the bundle imports an npm package or `project: true`.
+ * @throws Error with `code: 'SANDBOX_INVALID_ARGUMENT'` and a message starting with
+ *   `<file>:<line>:` for a broken rule of {@link defineSandbox}; also for compile/bundle errors,
+ *   `project: false` with a runtime dependency ("declares project: false but has a runtime
+ *   dependency …"), or an imported package the project's `package.json` does not declare.
+ */
+export function prepareFreeFormDefinition(appRoot: string, discovered: DiscoveredDefinition): Promise<PreparedFreeFormDefinition>;

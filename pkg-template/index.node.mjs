@@ -2,7 +2,7 @@
 // in-process the first time a Run needs the `local` provider.
 import { readFileSync } from 'node:fs';
 import * as wasm from './wasm/vite_hub_sandbox.js';
-import { createApi } from './api.mjs';
+import { createApi, defineSandbox } from './api.mjs';
 import { readDefinitionDirectory } from './definition-directory.mjs';
 
 wasm.initSync({ module: readFileSync(new URL('./wasm/vite_hub_sandbox_bg.wasm', import.meta.url)) });
@@ -19,7 +19,8 @@ const api = createApi(wasm, () => process.env);
 api.configureSandbox({});
 
 export const { configureSandbox, registerSandbox, unregisterSandbox, listSandboxes, runSandbox } = api;
-export { readDefinitionDirectory };
+export { readDefinitionDirectory, defineSandbox };
+export { prepareFreeFormDefinition } from './free-form.mjs';
 export { discoverDefinitions } from './discovery.mjs';
 
 /**

@@ -3,6 +3,8 @@ import wasmModule from './wasm/vite_hub_sandbox_bg.wasm';
 import * as wasm from './wasm/vite_hub_sandbox.js';
 import { createApi } from './api.mjs';
 
+export { defineSandbox } from './api.mjs';
+
 wasm.initSync({ module: wasmModule });
 
 const api = createApi(wasm, () => (typeof process === 'object' && process?.env ? process.env : {}));

@@ -13,7 +13,7 @@ use wasm_bindgen::JsCast;
 use web_sys::AbortSignal;
 
 use crate::config::SandboxConfig;
-use crate::definition::{validate_name, Definition, DefinitionFile};
+use crate::definition::{validate_name, Definition, DefinitionFile, DefinitionOverrides};
 use crate::error::{Error, ErrorCode, Result};
 use crate::http::fetch::Fetcher;
 use crate::provider::local;
@@ -79,9 +79,19 @@ fn definition_files(definition: &JsValue) -> Result<Vec<DefinitionFile>> {
     Ok(out)
 }
 
-/// `registerSandbox(name, { files: [{ path, content: string | Uint8Array, mode? }] })`: adds a
-/// Definition to the programmatic registry (replacing one of the same name). TypeScript sources
-/// must come with their compiled `.mjs` siblings (see `readDefinitionDirectory`).
+fn definition_overrides(definition: &JsValue) -> Result<DefinitionOverrides> {
+    let entry = get(definition, "entry");
+    let entry = if entry.is_undefined() { None } else { Some(entry.as_string().ok_or_else(|| invalid("definition.entry must be a string"))?) };
+    let timeout = get(definition, "timeout");
+    let timeout_ms = if timeout.is_undefined() { None } else { Some(timeout.as_f64().ok_or_else(|| invalid("definition.timeout must be a number of milliseconds"))?) };
+    Ok(DefinitionOverrides { entry, timeout_ms })
+}
+
+/// `registerSandbox(name, { files: [{ path, content: string | Uint8Array, mode? }], entry?, timeout? })`:
+/// adds a Definition to the programmatic registry (replacing one of the same name). TypeScript
+/// sources must come with their compiled `.mjs` siblings (see `readDefinitionDirectory`).
+/// `entry` (a shipped `.mjs`/`.js` path) replaces the `index.*` lookup; `timeout` (ms) replaces
+/// `vitehub.sandbox.timeout`.
 ///
 /// Throws a `SandboxError` with code `SANDBOX_INVALID_ARGUMENT` when the name or the package is
 /// invalid (the message says which rule and how to fix it).
@@ -89,7 +99,8 @@ fn definition_files(definition: &JsValue) -> Result<Vec<DefinitionFile>> {
 pub fn register_sandbox(name: JsValue, definition: JsValue) -> std::result::Result<(), JsValue> {
     let name = name.as_string().ok_or_else(|| to_js_error(&invalid("Sandbox name must be a string")))?;
     let files = definition_files(&definition).map_err(|e| to_js_error(&e))?;
-    let definition = Definition::from_files(&name, files).map_err(|e| to_js_error(&e))?;
+    let overrides = definition_overrides(&definition).map_err(|e| to_js_error(&e))?;
+    let definition = Definition::from_files_with(&name, files, &overrides).map_err(|e| to_js_error(&e))?;
     REGISTRY.with(|r| r.borrow_mut().insert(name, Rc::new(definition)));
     Ok(())
 }

@@ -9,6 +9,8 @@
 //! Source: DESIGN.md §7; vitehub-sandbox-contract.md §4.2 (discovery), §4.3 (package manager,
 //! files, timeout key), §4.6 (timeouts); docs/internals.md "TypeScript".
 
+pub mod sandbox_options;
+
 use crate::error::{Error, ErrorCode, Result};
 use crate::transfer::bundle::path_problem;
 use serde_json::{Map, Value};
@@ -86,6 +88,19 @@ pub struct InstallPlan {
     pub command: String,
     /// Its arguments, e.g. `["ci", "--no-audit", "--no-fund"]`.
     pub args: Vec<String>,
+}
+
+/// What a caller may set besides the files (e.g. a prepared free-form Definition, see
+/// `pkg-template/free-form.mjs`). `Default` = no override.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DefinitionOverrides {
+    /// The module node imports, relative to the package root (e.g.
+    /// `.vite-hub-sandbox/definition.mjs`): skips the `index.*` lookup. Must be a shipped `.mjs`
+    /// or `.js` file; a `.mjs` entry does not need `"type": "module"`.
+    pub entry: Option<String>,
+    /// Timeout of one attempt in ms, replacing `vitehub.sandbox.timeout`; a positive integer
+    /// <= [`MAX_TIMEOUT_MS`] (checked here, as the JS number it came from).
+    pub timeout_ms: Option<f64>,
 }
 
 /// A validated Definition, ready to be staged into a Box.
@@ -199,6 +214,21 @@ impl Definition {
     /// compiled `<entry>.mjs`; `vitehub.sandbox` is malformed or its `timeout` is not a positive
     /// integer ≤ [`MAX_TIMEOUT_MS`]; `packageManager` is not `npm|pnpm|yarn|bun@<version>`.
     pub fn from_files(name: &str, files: Vec<DefinitionFile>) -> Result<Definition> {
+        Definition::from_files_with(name, files, &DefinitionOverrides::default())
+    }
+
+    /// [`Definition::from_files`] with an explicit entry and/or timeout ([`DefinitionOverrides`]).
+    ///
+    /// # Errors
+    /// Those of [`Definition::from_files`] (except the entry lookup and, for a `.mjs` entry,
+    /// `"type": "module"` when `overrides.entry` is set), plus `InvalidArgument` when the
+    /// explicit entry is not a safe path, not a `.mjs`/`.js` file or not among the shipped
+    /// files, or the explicit timeout is not a positive integer <= [`MAX_TIMEOUT_MS`].
+    pub fn from_files_with(
+        name: &str,
+        files: Vec<DefinitionFile>,
+        overrides: &DefinitionOverrides,
+    ) -> Result<Definition> {
         validate_name(name)?;
         let invalid = |detail: String| {
             Error::new(
@@ -251,53 +281,95 @@ impl Definition {
                 ))
             }
         };
-        if manifest.get("type").and_then(Value::as_str) != Some("module") {
+        let explicit_mjs = overrides.entry.as_deref().is_some_and(|e| e.ends_with(".mjs"));
+        if !explicit_mjs && manifest.get("type").and_then(Value::as_str) != Some("module") {
             return Err(invalid(
                 "must be an ES module package: add \"type\": \"module\" to its package.json."
                     .into(),
             ));
         }
 
-        let entries: Vec<&str> = ENTRY_NAMES.iter().copied().filter(|e| has(e)).collect();
-        let entry = match entries.as_slice() {
-            [] => {
-                return Err(invalid(
-                    "requires one ESM entrypoint (index.ts, index.mts, index.js or index.mjs)."
-                        .into(),
-                ))
+        let (entry, entry_module) = match &overrides.entry {
+            Some(explicit) => {
+                explicit_entry(explicit, &has).map_err(invalid)?;
+                (explicit.clone(), explicit.clone())
             }
-            [one] => *one,
-            several => {
-                return Err(invalid(format!(
-                    "has multiple entrypoints: {}.",
-                    several.join(", ")
-                )))
-            }
-        };
-        let entry_module = if entry.ends_with(".ts") || entry.ends_with(".mts") {
-            let compiled = format!("{entry}.mjs");
-            if !has(&compiled) {
-                return Err(invalid(format!(
-                    "TypeScript entry {entry} was not compiled: {compiled} is missing."
-                )));
-            }
-            compiled
-        } else {
-            entry.to_owned()
+            None => root_entry(&has).map_err(invalid)?,
         };
 
-        let timeout_ms = manifest_timeout_ms(&manifest).map_err(invalid)?;
+        let manifest_timeout = manifest_timeout_ms(&manifest).map_err(invalid)?;
+        let timeout_ms = match overrides.timeout_ms {
+            Some(ms) => timeout_override_ms(ms).map_err(invalid)?,
+            None => manifest_timeout,
+        };
         let install = install_plan(&manifest, &has, content_of("yarn.lock")).map_err(invalid)?;
         let digest = content_digest(&kept);
         Ok(Definition {
             name: name.to_owned(),
             files: kept,
-            entry: entry.to_owned(),
+            entry,
             entry_module,
             timeout_ms,
             install,
             digest,
         })
+    }
+}
+
+/// The `index.*` entry at the package root and the module node imports; the error detail otherwise.
+fn root_entry(has: &dyn Fn(&str) -> bool) -> std::result::Result<(String, String), String> {
+    let entries: Vec<&str> = ENTRY_NAMES.iter().copied().filter(|e| has(e)).collect();
+    let entry = match entries.as_slice() {
+        [] => {
+            return Err(
+                "requires one ESM entrypoint (index.ts, index.mts, index.js or index.mjs).".into(),
+            )
+        }
+        [one] => *one,
+        several => return Err(format!("has multiple entrypoints: {}.", several.join(", "))),
+    };
+    let entry_module = if entry.ends_with(".ts") || entry.ends_with(".mts") {
+        let compiled = format!("{entry}.mjs");
+        if !has(&compiled) {
+            return Err(format!(
+                "TypeScript entry {entry} was not compiled: {compiled} is missing."
+            ));
+        }
+        compiled
+    } else {
+        entry.to_owned()
+    };
+    Ok((entry.to_owned(), entry_module))
+}
+
+/// Checks an explicit entry ([`DefinitionOverrides::entry`]); the error detail otherwise.
+fn explicit_entry(entry: &str, has: &dyn Fn(&str) -> bool) -> std::result::Result<(), String> {
+    if let Some(why) = path_problem(entry) {
+        return Err(format!("has an invalid entry {}: {why}.", quoted(entry)));
+    }
+    if !(entry.ends_with(".mjs") || entry.ends_with(".js")) {
+        return Err(format!(
+            "has an invalid entry {}: it must be a .mjs or .js module.",
+            quoted(entry)
+        ));
+    }
+    if !has(entry) {
+        return Err(format!(
+            "has the entry {} but no such file; ship the module it names.",
+            quoted(entry)
+        ));
+    }
+    Ok(())
+}
+
+/// An explicit timeout ([`DefinitionOverrides::timeout_ms`]) in ms; the error detail otherwise.
+fn timeout_override_ms(ms: f64) -> std::result::Result<u32, String> {
+    if ms.fract() == 0.0 && ms >= 1.0 && ms <= f64::from(MAX_TIMEOUT_MS) {
+        Ok(ms as u32)
+    } else {
+        Err(format!(
+            "timeout must be a positive integer <= {MAX_TIMEOUT_MS} (milliseconds)."
+        ))
     }
 }
 

@@ -126,6 +126,30 @@ test('inspect --json on the example app: entry, package manager, timeout and dig
     timeoutMs: 300000,
     digest: '<sha256>',
   });
+  assert.deepEqual(digest(rows['word-count']), {
+    name: 'word-count',
+    kind: 'free-form',
+    path: '',
+    entry: 'src/word-count.sandbox.ts',
+    packageManager: null,
+    timeoutMs: 10000,
+    digest: '<sha256>',
+  });
+});
+
+test('inspect prepares free-form files and fails with file and line on a broken one', async () => {
+  const root = makeApp({
+    'package.json': PKG,
+    'src/ok.sandbox.mjs': "export default defineSandbox({ project: true, run: () => 1 });\n",
+  });
+  const { stdout } = await run('node', [`${repo}/dist/cli.mjs`, 'inspect', root, '--json']);
+  assert.deepEqual(JSON.parse(stdout).map((row) => [row.name, row.kind, row.timeoutMs]), [['ok', 'free-form', 300000]]);
+  fs.writeFileSync(path.join(root, 'src/ok.sandbox.mjs'), "\nexport default defineSandbox({ run: () => 1, timeout: 0 });\n");
+  await assert.rejects(run('node', [`${repo}/dist/cli.mjs`, 'inspect', root]), (error) => {
+    assert.equal(error.code, 1);
+    assert.equal(error.stderr, 'vite-hub-sandbox: SANDBOX_INVALID_ARGUMENT: src/ok.sandbox.mjs:2: defineSandbox() option "timeout" must be a positive integer <= 2147483647 (milliseconds).\n');
+    return true;
+  });
 });
 
 test('inspect prints an aligned table, and fails with the folder on a broken Definition', async () => {

@@ -34,6 +34,18 @@ test('slugify-title installs its npm dependency in the Box (npm ci with the lock
   assert.match(response.headers.get('server-timing'), /install;dur=/);
 });
 
+test('word-count, a free-form src/*.sandbox.ts with a bundled helper, counts words', async () => {
+  const { discoverDefinitions, prepareFreeFormDefinition, registerSandbox } = await import('@vite-hub/sandbox');
+  const app = `${root}/examples/app`;
+  const discovered = (await discoverDefinitions(app)).find((item) => item.name === 'word-count');
+  const prepared = await prepareFreeFormDefinition(app, discovered);
+  assert.deepEqual(prepared.inputs, ['src/text/top-words.ts', 'src/word-count.sandbox.ts']);
+  registerSandbox(prepared.name, prepared);
+  const response = await runSandbox('word-count', { text: 'the cat and the hat and the bat', top: 2 });
+  assert.equal(response.status, 200, await response.clone().text());
+  assert.deepEqual(await response.json(), { words: 8, top: [{ word: 'the', count: 3 }, { word: 'and', count: 2 }] });
+});
+
 test('a failing install gives 500 SANDBOX_EXECUTION_ERROR with the exit code', async () => {
   const { registerSandbox } = await import('@vite-hub/sandbox');
   registerSandbox('broken-install', {

@@ -1,0 +1,299 @@
+// Prepares a free-form Definition (`<path>.sandbox.{ts,mts,cts,js,mjs,cjs}` default-exporting
+// `defineSandbox({ run, ... })`) for registerSandbox (Node only). JS reads facts (esbuild
+// compiles, acorn parses, esbuild bundles); every rule is in src/definition/sandbox_options.rs.
+// Contract: docs/internals.md, "Free-form Definitions".
+import fs from 'node:fs/promises';
+import { isBuiltin } from 'node:module';
+import path from 'node:path';
+import { build, transform } from 'esbuild';
+import { parse } from 'acorn';
+import { TraceMap, originalPositionFor } from '@jridgewell/trace-mapping';
+import * as wasm from './wasm/vite_hub_sandbox.js';
+
+/** Where the bundle goes, relative to the shipped package directory. */
+export const FREE_FORM_ENTRY = '.vite-hub-sandbox/definition.mjs';
+
+/** The package whose `defineSandbox` import is replaced by the shim in the bundle. */
+const SANDBOX_PACKAGE = '@vite-hub/sandbox';
+const SHIM_NAMESPACE = 'vite-hub-sandbox-shim';
+const SHIM_SOURCE = 'export const defineSandbox = (definition) => definition;\n';
+/** The name esbuild gives the generated stdin entry (not a source file). */
+const ENTRY_SOURCEFILE = '<vite-hub-sandbox entry>';
+/** Package manifest shipped when the nearest project is not attached. */
+const DETACHED_MANIFEST = '{"type":"module","private":true}\n';
+
+function invalidArgument(message, cause) {
+  const error = new Error(message);
+  error.name = 'SandboxError';
+  error.code = 'SANDBOX_INVALID_ARGUMENT';
+  error.status = 400;
+  if (cause) error.cause = cause;
+  return error;
+}
+
+/** `file:line:column: text` of the first esbuild message. */
+function esbuildProblem(error, fallbackFile) {
+  const first = Array.isArray(error?.errors) ? error.errors[0] : undefined;
+  const location = first?.location;
+  const where = location ? `${location.file || fallbackFile}:${location.line}:${location.column + 1}` : fallbackFile;
+  return `${where}: ${first ? first.text : String(error?.message ?? error)}`;
+}
+
+const NOT_STATIC = Symbol('not static');
+
+/** The JSON value of a literal-only expression, or NOT_STATIC. */
+function staticValue(node) {
+  switch (node?.type) {
+    case 'Literal':
+      if (node.regex || node.bigint !== undefined) return NOT_STATIC;
+      if (typeof node.value === 'number' && !Number.isFinite(node.value)) return NOT_STATIC;
+      return node.value;
+    case 'UnaryExpression':
+      if ((node.operator === '-' || node.operator === '+') && node.argument.type === 'Literal' && typeof node.argument.value === 'number') {
+        return node.operator === '-' ? -node.argument.value : node.argument.value;
+      }
+      return NOT_STATIC;
+    case 'TemplateLiteral':
+      return node.expressions.length === 0 ? node.quasis[0].value.cooked : NOT_STATIC;
+    case 'ArrayExpression': {
+      const values = node.elements.map((element) => (element === null || element.type === 'SpreadElement' ? NOT_STATIC : staticValue(element)));
+      return values.includes(NOT_STATIC) ? NOT_STATIC : values;
+    }
+    case 'ObjectExpression': {
+      const object = {};
+      for (const property of node.properties) {
+        if (property.type !== 'Property' || property.computed || property.kind !== 'init' || property.method) return NOT_STATIC;
+        const key = propertyKey(property);
+        const value = staticValue(property.value);
+        if (key === null || value === NOT_STATIC) return NOT_STATIC;
+        Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true });
+      }
+      return object;
+    }
+    default:
+      return NOT_STATIC;
+  }
+}
+
+function propertyKey(property) {
+  if (property.computed) return null;
+  if (property.key.type === 'Identifier') return property.key.name;
+  if (property.key.type === 'Literal') return String(property.key.value);
+  return null;
+}
+
+function isFunction(property) {
+  return property.method || property.kind !== 'init' || ['FunctionExpression', 'ArrowFunctionExpression'].includes(property.value?.type);
+}
+
+/**
+ * Reads what src/definition/sandbox_options.rs needs from one free-form source file: the default
+ * export, the callee of its call (as imported from @vite-hub/sandbox), its arguments and the
+ * properties of an object literal argument, with their lines in the *source* (TypeScript is
+ * compiled by esbuild; positions go back through its source map).
+ * @param {string} source the file's text
+ * @param {string} file its path relative to the app root (named in messages)
+ * @returns {Promise<object>} `SandboxFileFacts` (see the Rust docs)
+ */
+export async function readSandboxFacts(source, file) {
+  let compiled;
+  try {
+    compiled = await transform(source, {
+      loader: /\.[mc]?ts$/.test(file) ? 'ts' : 'js',
+      sourcemap: 'external',
+      sourcefile: file,
+      target: 'esnext',
+      logLevel: 'silent',
+    });
+  } catch (error) {
+    throw invalidArgument(`Cannot compile ${esbuildProblem(error, file)}`, error);
+  }
+  let program;
+  try {
+    program = parse(compiled.code, { ecmaVersion: 'latest', sourceType: 'module', locations: true });
+  } catch (error) {
+    throw invalidArgument(`Cannot parse ${file}: ${error.message}`, error);
+  }
+  const trace = new TraceMap(compiled.map);
+  const position = (node) => {
+    const original = originalPositionFor(trace, { line: node.loc.start.line, column: node.loc.start.column });
+    return original.line === null
+      ? { line: node.loc.start.line, column: node.loc.start.column + 1 }
+      : { line: original.line, column: original.column + 1 };
+  };
+
+  // Local names bound by imports: local -> imported name (`defineSandbox`) when imported from
+  // @vite-hub/sandbox, or null when imported from anywhere else.
+  const imports = new Map();
+  const bindings = new Map();
+  for (const statement of program.body) {
+    if (statement.type === 'ImportDeclaration') {
+      for (const specifier of statement.specifiers) {
+        const imported = specifier.type === 'ImportSpecifier' ? (specifier.imported.name ?? specifier.imported.value) : null;
+        imports.set(specifier.local.name, statement.source.value === SANDBOX_PACKAGE ? imported : null);
+      }
+    }
+    const declaration = statement.type === 'ExportNamedDeclaration' ? statement.declaration : statement;
+    if (declaration?.type === 'VariableDeclaration') {
+      for (const declarator of declaration.declarations) {
+        if (declarator.id.type === 'Identifier') bindings.set(declarator.id.name, declarator.init);
+      }
+    }
+  }
+  const calleeName = (call) => {
+    if (call?.type !== 'CallExpression' || call.callee.type !== 'Identifier') return null;
+    const name = call.callee.name;
+    return imports.has(name) ? imports.get(name) : name;
+  };
+
+  let defaultExport = null;
+  for (const statement of program.body) {
+    if (statement.type === 'ExportDefaultDeclaration') {
+      defaultExport = describeExport(statement.declaration, statement);
+    } else if (statement.type === 'ExportNamedDeclaration' && statement.source === null) {
+      const specifier = statement.specifiers.find((s) => (s.exported.name ?? s.exported.value) === 'default');
+      if (specifier) defaultExport = { line: position(statement).line, kind: 'binding', binding: specifier.local.name, bindingCallee: calleeName(bindings.get(specifier.local.name)) };
+    } else if (statement.type === 'ExportNamedDeclaration' || statement.type === 'ExportAllDeclaration') {
+      const reexport = statement.specifiers?.find((s) => (s.exported.name ?? s.exported.value) === 'default');
+      if (reexport) defaultExport = { line: position(statement).line, kind: 'other' };
+    }
+  }
+
+  function describeExport(expression, statement) {
+    const { line } = position(statement);
+    if (expression.type === 'Identifier') {
+      return { line, kind: 'binding', binding: expression.name, bindingCallee: calleeName(bindings.get(expression.name)) };
+    }
+    if (expression.type !== 'CallExpression') return { line, kind: 'other' };
+    return {
+      line,
+      kind: 'call',
+      callee: calleeName(expression),
+      arguments: expression.arguments.map((argument) => ({
+        line: position(argument).line,
+        kind: argument.type === 'ObjectExpression' ? 'object' : argument.type === 'SpreadElement' ? 'spread' : 'other',
+        properties: argument.type === 'ObjectExpression' ? argument.properties.map(describeProperty) : [],
+      })),
+    };
+  }
+
+  function describeProperty(property) {
+    const { line, column } = position(property);
+    if (property.type === 'SpreadElement') return { key: null, line, column, spread: true, static: false };
+    const value = isFunction(property) ? NOT_STATIC : staticValue(property.value);
+    const facts = { key: propertyKey(property), line, column, function: isFunction(property), static: value !== NOT_STATIC };
+    if (value !== NOT_STATIC) facts.value = value;
+    return facts;
+  }
+
+  return { file, defaultExport };
+}
+
+/**
+ * Bundles a free-form file into one ESM module whose default export calls its `run` (esbuild:
+ * platform node, target node20). `@vite-hub/sandbox` becomes a shim exporting `defineSandbox`
+ * (also injected for a file that calls it without importing it);
+ * Node built-ins and bare package imports stay external (the latter are returned).
+ * @returns {Promise<{ code: Uint8Array, externalSpecifiers: string[], inputs: string[] }>}
+ *   `inputs`: the source files read, relative to `root`, `/`-separated.
+ */
+async function bundleFreeForm(root, file) {
+  const absolute = path.join(root, file);
+  const external = new Set();
+  let result;
+  try {
+    result = await build({
+      stdin: {
+        contents: `import definition from ${JSON.stringify(absolute)};\nexport default (payload, context) => definition.run(payload, context);\n`,
+        resolveDir: path.dirname(absolute),
+        sourcefile: ENTRY_SOURCEFILE,
+        loader: 'js',
+      },
+      absWorkingDir: root,
+      bundle: true,
+      write: false,
+      metafile: true,
+      platform: 'node',
+      format: 'esm',
+      target: 'node20',
+      // A file that calls defineSandbox without importing it (auto-import style) gets the shim.
+      inject: [SANDBOX_PACKAGE],
+      logLevel: 'silent',
+      plugins: [
+        {
+          name: 'vite-hub-sandbox-free-form',
+          setup(builder) {
+            builder.onResolve({ filter: /^@vite-hub\/sandbox$/ }, () => ({ path: SANDBOX_PACKAGE, namespace: SHIM_NAMESPACE }));
+            builder.onLoad({ filter: /.*/, namespace: SHIM_NAMESPACE }, () => ({ contents: SHIM_SOURCE, loader: 'js' }));
+            builder.onResolve({ filter: /^[^./]/ }, (args) => {
+              if (path.isAbsolute(args.path)) return undefined;
+              if (!isBuiltin(args.path)) external.add(args.path);
+              return { path: args.path, external: true };
+            });
+          },
+        },
+      ],
+    });
+  } catch (error) {
+    throw invalidArgument(`Cannot bundle ${esbuildProblem(error, file)}`, error);
+  }
+  const inputs = Object.keys(result.metafile.inputs)
+    .filter((input) => !input.includes(':') && !input.endsWith(ENTRY_SOURCEFILE))
+    .map((input) => input.split(path.sep).join('/'))
+    .sort();
+  return { code: result.outputFiles[0].contents, externalSpecifiers: [...external].sort(), inputs };
+}
+
+/**
+ * Prepares a discovered free-form Definition for `registerSandbox(name, definition)`.
+ *
+ * Checks its `defineSandbox({ run, timeout?, project? })` options, bundles it to
+ * `.vite-hub-sandbox/definition.mjs`, and ships either the nearest project's `package.json` and
+ * lockfiles (when it imports runtime packages, or `project: true`; the Box installs them) or a
+ * synthesized `{"type":"module","private":true}`.
+ * @param {string} appRoot the app root `discovered` is relative to
+ * @param {{ name: string, kind: 'free-form', dir: string, entry: string }} discovered one item of `discoverDefinitions(appRoot)`
+ * @returns {Promise<{ name: string, files: Array<{ path: string, content: Uint8Array, mode?: number }>, entry: string, timeout?: number, project: boolean, dependencies: string[], inputs: string[] }>}
+ *   `timeout` in ms (absent: the project's manifest or the default applies); `project`: whether
+ *   the project files ship; `dependencies`: the packages installed in the Box; `inputs`: the
+ *   source files bundled, relative to `appRoot` (what to watch).
+ * @throws {Error} `code: 'SANDBOX_INVALID_ARGUMENT'`, naming file and line, for a rule of
+ *   src/definition/sandbox_options.rs, a compile/bundle error, or a missing project manifest.
+ */
+export async function prepareFreeFormDefinition(appRoot, discovered) {
+  if (discovered?.kind !== 'free-form') {
+    throw invalidArgument(`prepareFreeFormDefinition expects a free-form Definition from discoverDefinitions, got kind ${JSON.stringify(discovered?.kind)}.`);
+  }
+  const root = path.resolve(appRoot);
+  const file = discovered.entry;
+  let source;
+  try {
+    source = await fs.readFile(path.join(root, file), 'utf8');
+  } catch (error) {
+    throw invalidArgument(`Cannot read free-form Definition ${file}: ${error.message}`, error);
+  }
+  const factsJson = JSON.stringify(await readSandboxFacts(source, file));
+  const options = wasm.checkSandboxOptions(factsJson);
+  const bundle = await bundleFreeForm(root, file);
+
+  const projectDir = path.join(root, discovered.dir);
+  const manifest = discovered.dir ? `${discovered.dir}/package.json` : 'package.json';
+  const manifestJson = await fs.readFile(path.join(projectDir, 'package.json'), 'utf8').catch((error) => {
+    throw invalidArgument(`Cannot read ${manifest}, the project of ${file}: ${error.message}`, error);
+  });
+  const plan = wasm.planFreeFormProject(factsJson, JSON.stringify({ manifest, manifestJson, externalSpecifiers: bundle.externalSpecifiers }));
+
+  const files = [];
+  if (plan.attach) {
+    for (const name of plan.files) {
+      const content = await fs.readFile(path.join(projectDir, name)).catch((error) => (error.code === 'ENOENT' ? null : Promise.reject(error)));
+      if (content !== null) files.push({ path: name, content: new Uint8Array(content) });
+    }
+  } else {
+    files.push({ path: 'package.json', content: new TextEncoder().encode(DETACHED_MANIFEST) });
+  }
+  files.push({ path: FREE_FORM_ENTRY, content: bundle.code });
+  const prepared = { name: discovered.name, files, entry: FREE_FORM_ENTRY, project: plan.attach, dependencies: plan.dependencies, inputs: bundle.inputs };
+  if (options.timeout !== null) prepared.timeout = options.timeout;
+  return prepared;
+}
