@@ -214,7 +214,7 @@ for (const isolation of modes) {
         // A node parent with a detached child of its own is killed as a tree too.
         const n3 = String(Number(n1) + 2);
         const script = `require('child_process').spawn('sleep', ['${n3}'], { detached: true, stdio: 'ignore' }); console.log('spawned'); setInterval(() => {}, 1000)`;
-        const res2 = await run(host, sid, 'node', ['-e', script], { timeout: 1500 });
+        const res2 = await run(host, sid, 'node', ['-e', script], { timeout: 4000 });
         assert.equal(res2.exitCode, 137);
         assert.equal(res2.stdout, 'spawned\n');
         assert.deepEqual(processesWithArgv(['sleep', n3]), []);
