@@ -17,6 +17,8 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeSet;
 
+pub mod module_graph;
+
 /// Timeout of one attempt when the Definition sets none, in ms (5 minutes).
 pub const DEFAULT_TIMEOUT_MS: u32 = 300_000;
 

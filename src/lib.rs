@@ -31,6 +31,8 @@ pub mod api_discovery;
 #[cfg(target_arch = "wasm32")]
 pub mod api_free_form;
 #[cfg(target_arch = "wasm32")]
+pub mod api_module_graph;
+#[cfg(target_arch = "wasm32")]
 pub mod response;
 #[cfg(target_arch = "wasm32")]
 pub mod run;

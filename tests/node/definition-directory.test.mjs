@@ -1,11 +1,13 @@
-// readDefinitionDirectory / compileTypeScriptFiles against real folders.
+// readDefinitionDirectory / compileTypeScriptFiles against real folders (the built package: the
+// module-graph rules are in the wasm, initialised by the Node entry).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { compileTypeScriptFiles, readDefinitionDirectory } from '../../pkg-template/definition-directory.mjs';
+import { readDefinitionDirectory } from '@vite-hub/sandbox';
+import { compileTypeScriptFiles } from '../../dist/definition-directory.mjs';
 
 function makeTree(files, name = 'definition') {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'vhs-definition-'));

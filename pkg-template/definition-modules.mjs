@@ -1,0 +1,137 @@
+// Compiles a Definition's TypeScript and checks its module graph (Node only): esbuild compiles,
+// module-facts.mjs reads imports and CommonJS uses, the Rust core (checkModuleGraph, rules in
+// src/definition/module_graph.rs) decides what is allowed and which specifiers to rewrite.
+// The wasm module is initialised by index.node.mjs. Contract: docs/internals.md, "TypeScript".
+import { transform } from 'esbuild';
+import * as wasm from './wasm/vite_hub_sandbox.js';
+import { moduleFacts } from './module-facts.mjs';
+
+const TYPESCRIPT = /\.m?ts$/;
+const JAVASCRIPT = /\.m?js$/;
+const DECLARATION = /\.d\.m?ts$/;
+
+function invalidArgument(message, cause) {
+  const error = new Error(message, cause === undefined ? undefined : { cause });
+  error.name = 'SandboxError';
+  error.code = 'SANDBOX_INVALID_ARGUMENT';
+  error.status = 400;
+  return error;
+}
+
+function compiledName(filePath) {
+  return `${filePath}.mjs`;
+}
+
+function isTypeScriptSource(filePath) {
+  return TYPESCRIPT.test(filePath) && !DECLARATION.test(filePath);
+}
+
+const decode = (content) => (typeof content === 'string' ? content : new TextDecoder().decode(content));
+
+/** esbuild's compiled code and external source map of one TypeScript file. */
+async function compileOne(file) {
+  try {
+    return await transform(decode(file.content), {
+      loader: 'ts',
+      format: 'esm',
+      target: 'node20',
+      sourcefile: file.path,
+      sourcemap: 'external',
+      logLevel: 'silent',
+    });
+  } catch (error) {
+    const first = error && Array.isArray(error.errors) ? error.errors[0] : undefined;
+    const where = first && first.location ? `${file.path}:${first.location.line}:${first.location.column + 1}` : file.path;
+    const reason = first ? first.text : String(error && error.message);
+    throw invalidArgument(`Cannot compile ${where}: ${reason}`, error);
+  }
+}
+
+/** The facts of a JS source; a syntax error becomes a fact (Rust reports it if the module is reachable). */
+function javaScriptFacts(file) {
+  try {
+    return moduleFacts(decode(file.content));
+  } catch (error) {
+    if (!(error instanceof SyntaxError)) throw error;
+    const loc = error.loc;
+    const message = error.message.replace(/ \(\d+:\d+\)$/, '');
+    return { imports: [], commonjs: [], parseError: { message, line: loc?.line ?? null, column: loc ? loc.column + 1 : null } };
+  }
+}
+
+/** `code` with the edits (UTF-16 offsets, non-overlapping) applied. */
+function applyEdits(code, edits) {
+  let output = '';
+  let cursor = 0;
+  for (const edit of [...edits].sort((a, b) => a.start - b.start)) {
+    output += code.slice(cursor, edit.start) + edit.text;
+    cursor = edit.end;
+  }
+  return output + code.slice(cursor);
+}
+
+/**
+ * Compiles every `X.ts` / `X.mts` (not `.d.ts`) to a sibling `X.ts.mjs` / `X.mts.mjs` and checks
+ * the module graph of the package: relative specifiers that name a package TypeScript file
+ * (`./x.ts`, or `./x.js` whose only source is `x.ts`) are rewritten to the compiled sibling.
+ * Returns all input files plus the generated ones, sorted by path.
+ *
+ * The graph rules (R0022–R0031 of the contract §4.4) run only for a package whose package.json
+ * has `"type": "module"` and that has exactly one root entry; other problems are left to
+ * registration (`registerSandbox`), whose messages win.
+ *
+ * @param {Array<{ path: string, content: Uint8Array | string, mode?: number }>} files
+ * @param {{ name?: string, packagePath?: string }} [options] `name` for messages (`Sandbox "<name>": …`);
+ *   `packagePath` = the package directory inside `files` (`''` = the root).
+ * @returns {Promise<Array<{ path: string, content: Uint8Array, mode?: number }>>}
+ * @throws {Error} `code: 'SANDBOX_INVALID_ARGUMENT'` when a file collides with a compiled name,
+ *   TypeScript does not compile (`Cannot compile <file>:<line>:<column>: …`), or reachable code
+ *   breaks a module-graph rule (`Sandbox "<name>": <file>:<line>:<column> …`).
+ */
+export async function compileTypeScriptFiles(files, { name, packagePath = '' } = {}) {
+  const present = new Set(files.map((file) => file.path));
+  const sources = files.filter((file) => isTypeScriptSource(file.path));
+  for (const source of sources) {
+    if (present.has(compiledName(source.path))) {
+      throw invalidArgument(`Definition file "${compiledName(source.path)}" collides with the compiled output of "${source.path}"; rename it.`);
+    }
+  }
+
+  const compiled = new Map();
+  const modules = [];
+  for (const file of files) {
+    if (isTypeScriptSource(file.path)) {
+      const { code, map } = await compileOne(file);
+      let facts;
+      try {
+        facts = moduleFacts(code, { map });
+      } catch (error) {
+        throw invalidArgument(`Cannot read the imports of compiled ${file.path}: ${error.message}`, error);
+      }
+      compiled.set(file.path, code);
+      modules.push({ path: file.path, ...facts });
+    } else if (JAVASCRIPT.test(file.path)) {
+      modules.push({ path: file.path, ...javaScriptFacts(file) });
+    }
+  }
+
+  const manifestPath = packagePath ? `${packagePath}/package.json` : 'package.json';
+  const manifest = files.find((file) => file.path === manifestPath);
+  const plan = wasm.checkModuleGraph({
+    name,
+    manifest: manifest === undefined ? undefined : decode(manifest.content),
+    packagePath,
+    files: files.map((file) => file.path),
+    modules,
+  });
+
+  const encoder = new TextEncoder();
+  const output = files.map((file) => ({
+    ...file,
+    content: typeof file.content === 'string' ? encoder.encode(file.content) : file.content,
+  }));
+  for (const [path, code] of compiled) {
+    output.push({ path: compiledName(path), content: encoder.encode(applyEdits(code, plan.rewrites[path] ?? [])) });
+  }
+  return output.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}
