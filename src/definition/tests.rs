@@ -311,12 +311,11 @@ fn no_install_without_dependencies() {
         ),
         None
     );
+    assert_eq!(plan(r#"{"type":"module","dependencies":["a"]}"#, &[]), None);
+    // packageManager is checked even without dependencies: it feeds the digest.
     assert_eq!(
-        plan(
-            r#"{"type":"module","dependencies":["a"],"packageManager":"deno@1"}"#,
-            &[]
-        ),
-        None
+        err_message("d", with_pkg(r#"{"type":"module","packageManager":"deno@1"}"#, &[("index.mjs", "")])),
+        "Sandbox \"d\" package.json \"packageManager\" must be \"<npm|pnpm|yarn|bun>@<version>\" (got \"deno@1\")."
     );
 }
 
