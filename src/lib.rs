@@ -29,6 +29,8 @@ pub mod api;
 #[cfg(target_arch = "wasm32")]
 pub mod api_discovery;
 #[cfg(target_arch = "wasm32")]
+pub mod api_project;
+#[cfg(target_arch = "wasm32")]
 pub mod response;
 #[cfg(target_arch = "wasm32")]
 pub mod run;
