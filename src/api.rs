@@ -99,7 +99,12 @@ fn definition_source(definition: &JsValue) -> Result<DefinitionSource> {
     let timeout = if timeout.is_undefined() {
         None
     } else if let Some(number) = timeout.as_f64() {
-        Some(serde_json::Number::from_f64(number).map_or(serde_json::Value::Null, serde_json::Value::Number))
+        // Integral JS numbers become JSON integers, so messages show `0`, not `0.0`.
+        Some(if number.fract() == 0.0 && number.abs() <= 9_007_199_254_740_991.0 {
+            serde_json::Value::from(number as i64)
+        } else {
+            serde_json::Number::from_f64(number).map_or(serde_json::Value::Null, serde_json::Value::Number)
+        })
     } else if let Some(text) = timeout.as_string() {
         Some(serde_json::Value::String(text))
     } else {

@@ -162,3 +162,32 @@ test('inspect lists the workspace Definition, not its internal packages, with it
   assert.equal(report.name, 'report');
   assert.equal(report.packagePath, 'server/sandboxes/report');
 });
+
+test('registerSandbox takes packagePath, an explicit entry and a timeout override', async () => {
+  registerSandbox('explicit', {
+    files: [
+      { path: 'package.json', content: '{"name":"root","private":true}' },
+      { path: 'tools/report/package.json', content: '{"type":"module","vitehub":{"sandbox":{"timeout":9000}}}' },
+      { path: 'tools/report/.vite-hub-sandbox/definition.mjs', content: 'export default (p) => ({ doubled: p * 2, cwd: process.cwd().endsWith("/project/tools/report") })' },
+    ],
+    packagePath: 'tools/report',
+    entry: '.vite-hub-sandbox/definition.mjs',
+    timeout: 20000,
+  });
+  const listed = listSandboxes().find((item) => item.name === 'explicit');
+  assert.deepEqual(
+    { entry: listed.entry, packagePath: listed.packagePath, timeoutMs: listed.timeoutMs, install: listed.install },
+    { entry: '.vite-hub-sandbox/definition.mjs', packagePath: 'tools/report', timeoutMs: 20000, install: null },
+  );
+  const response = await runSandbox('explicit', 21);
+  assert.equal(response.status, 200, await response.clone().text());
+  assert.deepEqual(await response.json(), { doubled: 42, cwd: true });
+  unregisterSandbox('explicit');
+  for (const [timeout, shown] of [['1000', '"1000"'], [0, '0'], [1.5, '1.5']]) {
+    assert.throws(
+      () => registerSandbox('bad-timeout', { files: [{ path: 'package.json', content: '{"type":"module"}' }, { path: 'index.mjs', content: '' }], timeout }),
+      { code: 'SANDBOX_INVALID_ARGUMENT', message: `Sandbox "bad-timeout" timeout must be a positive integer <= 2147483647 (milliseconds), got ${shown}.` },
+    );
+  }
+  assert.throws(() => registerSandbox('bad-path', { files: [], packagePath: 3 }), { code: 'SANDBOX_INVALID_ARGUMENT', message: /packagePath must be a string/ });
+});
