@@ -12,7 +12,9 @@ const USAGE = `Usage:
       Starts a local Box host on 127.0.0.1 and prints its base URL and bearer token as JSON.
   vite-hub-sandbox inspect [<app-root>] [--json]
       Lists the Definitions under <app-root> (default: the current directory): name, path, entry,
-      package manager, timeout (ms) and digest, as a table or as a JSON array with --json.
+      package manager, timeout (ms) and digest, as a table or as a JSON array with --json (which
+      also holds packagePath, the package below its install root, and install, the command
+      { command, args, cwd } run at the install root, or null).
       Exit code 1 when discovery or a Definition is invalid.`;
 
 /** `SANDBOX_*: ` for our errors; nothing for Node's (their message already names the code). */
@@ -104,12 +106,12 @@ async function host(args) {
  * free-form file as prepared: bundled, with its project attached when needed).
  */
 async function inspectDefinition(sandbox, root, definition) {
-  const row = { name: definition.name, kind: definition.kind, path: definition.dir, entry: definition.entry, packageManager: null, timeoutMs: null, digest: null };
+  const row = { name: definition.name, kind: definition.kind, path: definition.dir, entry: definition.entry, packageManager: null, timeoutMs: null, digest: null, packagePath: null, install: null };
   try {
     if (definition.kind === 'free-form') {
       sandbox.registerSandbox(definition.name, await sandbox.prepareFreeFormDefinition(root, definition));
     } else {
-      sandbox.registerSandbox(definition.name, await sandbox.readDefinitionDirectory(resolve(root, definition.dir)));
+      sandbox.registerSandbox(definition.name, await sandbox.readDefinitionDirectory(resolve(root, definition.dir), { appRoot: root }));
     }
   } catch (error) {
     // Free-form messages already start with <file>:<line>.
@@ -117,7 +119,8 @@ async function inspectDefinition(sandbox, root, definition) {
   }
   const registered = sandbox.listSandboxes().find((item) => item.name === definition.name);
   sandbox.unregisterSandbox(definition.name);
-  return { ...row, packageManager: registered.packageManager, timeoutMs: registered.timeoutMs, digest: registered.digest };
+  const { packageManager, timeoutMs, digest, packagePath, install } = registered;
+  return { ...row, packageManager, timeoutMs, digest, packagePath, install };
 }
 
 function printTable(rows) {

@@ -75,39 +75,56 @@ export function runSandbox(name: string, payload?: unknown, options?: RunSandbox
 
 /** One file of a Definition package. `mode` is a POSIX file mode such as `0o755`. */
 export interface DefinitionFile {
-  /** POSIX path relative to the package root, e.g. `index.ts` or `lib/parse.ts`. */
+  /** POSIX path relative to the install root (the package root unless `packagePath` is set), e.g. `index.ts` or `packages/util/index.js`. */
   path: string;
   content: string | Uint8Array;
   mode?: number;
 }
 
-/** A Definition package in memory. TypeScript files need their compiled `<file>.mjs` siblings. */
+/**
+ * A Definition project in memory. TypeScript files need their compiled `<file>.mjs` siblings.
+ * Rules: contract §4.3 (vitehub-sandbox-contract.md) and docs/internals.md "Project resolution".
+ */
 export interface DefinitionSource {
+  /** Every file, relative to the install root (the Box dir `project/`, where dependencies are installed). */
   files: DefinitionFile[];
-  /**
-   * The module node imports, relative to the package root (e.g. `.vite-hub-sandbox/definition.mjs`):
-   * replaces the `index.*` lookup. Must be one of `files`, a `.mjs` (no `"type": "module"` needed)
-   * or `.js` module.
-   */
+  /** The package directory relative to the install root, e.g. `server/sandboxes/report` inside a pnpm workspace. Default `""`. */
+  packagePath?: string;
+  /** An explicit entry module relative to the package directory (`.js`, `.mjs`, `.ts`, `.mts`), e.g. `.vite-hub-sandbox/definition.mjs`; skips the `index.*` lookup. */
   entry?: string;
-  /** Timeout of one attempt in ms (positive integer ≤ 2147483647); replaces `vitehub.sandbox.timeout`. */
+  /** The Definition timeout in ms (positive integer ≤ 2147483647); overrides `vitehub.sandbox.timeout`. */
   timeout?: number;
 }
 
 /**
- * Adds (or replaces) a Definition in the programmatic registry.
- * @throws {SandboxError} `SANDBOX_INVALID_ARGUMENT` for a bad name, a missing `package.json`,
- *   `"type": "module"` missing, zero or several entrypoints (`index.ts|mts|js|mjs`), an
- *   uncompiled TypeScript entry, an invalid `vitehub.sandbox.timeout`, an `entry` that is not a
- *   shipped `.mjs`/`.js` file, or a `timeout` that is not a positive integer ≤ 2147483647.
+ * Adds (or replaces) a Definition in the programmatic registry. The package manager is the
+ * package's (else the root's) `packageManager`, else the install root's lockfile
+ * (`pnpm-lock.yaml`, `package-lock.json`, `yarn.lock`, `bun.lock`), else pnpm in a pnpm
+ * workspace, else npm.
+ * @throws {SandboxError} `SANDBOX_INVALID_ARGUMENT` for a bad name, a bad `packagePath`, a missing
+ *   or invalid `<packagePath>/package.json` (or root `package.json`), `"type": "module"` missing,
+ *   zero or several entrypoints (`index.ts|mts|js|mjs`), an `entry` that is not a shipped module,
+ *   an uncompiled TypeScript entry, an invalid `timeout` / `vitehub.sandbox.timeout`, or a
+ *   malformed `packageManager`.
  */
 export function registerSandbox(name: string, definition: DefinitionSource): void;
 
 /** Removes a Definition; `true` when it was registered. */
 export function unregisterSandbox(name: string): boolean;
 
-/** The registered Definitions, sorted by name. `timeoutMs` is the Definition timeout in ms. */
-export function listSandboxes(): Array<{ name: string; entry: string; timeoutMs: number; packageManager: 'npm' | 'pnpm' | 'yarn' | 'bun' | null; digest: string }>;
+/** How a Definition's dependencies are installed: `command ...args` run at the install root (`cwd` is always `"."`). */
+export interface InstallPlan {
+  command: 'npm' | 'pnpm' | 'yarn' | 'bun';
+  args: string[];
+  cwd: '.';
+}
+
+/**
+ * The registered Definitions, sorted by name. `timeoutMs` is the Definition timeout in ms;
+ * `entry` is relative to the package directory `packagePath` (relative to the install root);
+ * `packageManager` is the installing manager (`null` when nothing is installed).
+ */
+export function listSandboxes(): Array<{ name: string; entry: string; packagePath: string; timeoutMs: number; packageManager: 'npm' | 'pnpm' | 'yarn' | 'bun' | null; install: InstallPlan | null; digest: string }>;
 
 export interface SandboxConfig {
   /** Explicit provider. Else env `SANDBOX_PROVIDER`, then Vercel credentials, then `local` outside production. */
@@ -135,12 +152,26 @@ export function configureSandbox(config?: SandboxConfig): void;
 /** Browser: loads the wasm once (`runSandbox` does it on first use). Elsewhere a no-op. */
 export function initSandbox(input?: URL | string | Response | BufferSource): Promise<void>;
 
+/** Options of {@link readDefinitionDirectory}. */
+export interface ReadDefinitionOptions {
+  /** The app root: `pnpm-workspace.yaml` is searched from the folder upwards up to (and including) it. Without it only the folder itself can be a workspace root. */
+  appRoot?: string;
+}
+
 /**
- * Node only: reads a Definition folder, skipping `node_modules/`, `.git/`, `.env*`, `.npmrc`, and
- * compiles local TypeScript (`X.ts` → `X.ts.mjs`).
- * @throws Error with `code: 'SANDBOX_INVALID_ARGUMENT'` for symlinks leaving the folder or TypeScript errors.
+ * Node only: reads a Definition folder, skipping `node_modules/`, `.git/`, `.env*`, `.npmrc`,
+ * `bun.lockb`, and compiles TypeScript (`X.ts` → `X.ts.mjs`). When the folder is a pnpm workspace
+ * root, or a package matching the `packages:` globs of a workspace above it (up to
+ * `options.appRoot`, unless its `packageManager` names npm/yarn/bun), the files are relative to
+ * the workspace root and hold its `package.json`, `pnpm-workspace.yaml`, `pnpm-lock.yaml`, patch
+ * files and the package's `workspace:` dependency closure; `packagePath` is then the package's
+ * path below the workspace root (`""` otherwise).
+ * @throws Error with `code: 'SANDBOX_INVALID_ARGUMENT'` for symlinks leaving a shipped folder,
+ *   TypeScript errors, a folder outside `appRoot`, an unparsable `pnpm-workspace.yaml`, a missing
+ *   patch file, or a `workspace:` dependency with no matching package ("references missing pnpm
+ *   workspace dependency …", naming the manifest).
  */
-export function readDefinitionDirectory(directory: string): Promise<{ name: string } & DefinitionSource>;
+export function readDefinitionDirectory(directory: string, options?: ReadDefinitionOptions): Promise<{ name: string; files: DefinitionFile[]; packagePath: string }>;
 
 /** A Definition found by {@link discoverDefinitions}. Paths are relative to the app root, `/`-separated. */
 export interface DiscoveredDefinition {
@@ -170,8 +201,8 @@ export interface DiscoveredDefinition {
  */
 export function discoverDefinitions(root: string): Promise<DiscoveredDefinition[]>;
 
-/** Node only: `readDefinitionDirectory` + `registerSandbox`; resolves to the registered name. */
-export function registerSandboxDirectory(directory: string, name?: string): Promise<string>;
+/** Node only: `readDefinitionDirectory(directory, options)` + `registerSandbox`; resolves to the registered name (default: the folder name). */
+export function registerSandboxDirectory(directory: string, name?: string, options?: ReadDefinitionOptions): Promise<string>;
 
 /** Node only: stops the in-process local Box host and every Box it holds. */
 export function closeLocalBoxHost(): Promise<void>;

@@ -24,11 +24,12 @@ export { prepareFreeFormDefinition } from './free-form.mjs';
 export { discoverDefinitions } from './discovery.mjs';
 
 /**
- * Reads a Definition folder (compiling its TypeScript) and registers it under `name`
- * (default: the folder name). Node only.
+ * Reads a Definition folder (compiling its TypeScript; with `options.appRoot`, an enclosing pnpm
+ * workspace up to the app root joins it) and registers it under `name` (default: the folder
+ * name). Node only.
  */
-export async function registerSandboxDirectory(directory, name) {
-  const definition = await readDefinitionDirectory(directory);
+export async function registerSandboxDirectory(directory, name, options = {}) {
+  const definition = await readDefinitionDirectory(directory, options);
   registerSandbox(name ?? definition.name, definition);
   return name ?? definition.name;
 }

@@ -40,3 +40,13 @@ if [ ! -d node_modules/@vercel/sandbox ] || [ package-lock.json -nt node_modules
   echo "setup: npm ci"
   npm ci --no-audit --no-fund
 fi
+
+# pnpm installs pnpm-workspace Definitions inside the local Box (which runs host binaries under
+# bubblewrap: `npm install -g` puts it in $(npm prefix -g)/bin, i.e. /usr/bin → /usr/lib/node_modules,
+# both inside the read-only /usr bind). Pinned so Box installs are reproducible.
+PNPM_VERSION=10.34.8
+if [ "$(pnpm --version 2>/dev/null)" != "$PNPM_VERSION" ]; then
+  echo "setup: npm install -g pnpm@$PNPM_VERSION"
+  SUDO=""; [ "$(id -u)" = 0 ] || [ -w "$(npm prefix -g)/lib" ] || SUDO=sudo
+  $SUDO npm install -g --no-audit --no-fund "pnpm@$PNPM_VERSION"
+fi

@@ -13,7 +13,7 @@ use wasm_bindgen::JsCast;
 use web_sys::AbortSignal;
 
 use crate::config::SandboxConfig;
-use crate::definition::{validate_name, Definition, DefinitionFile, DefinitionOverrides};
+use crate::definition::{validate_name, Definition, DefinitionFile, DefinitionSource};
 use crate::error::{Error, ErrorCode, Result};
 use crate::http::fetch::Fetcher;
 use crate::provider::local;
@@ -79,28 +79,53 @@ fn definition_files(definition: &JsValue) -> Result<Vec<DefinitionFile>> {
     Ok(out)
 }
 
-fn definition_overrides(definition: &JsValue) -> Result<DefinitionOverrides> {
+/// The optional keys of a Definition object: `packagePath` (string, default `""`), `entry`
+/// (string) and `timeout` (any value; the rule is in [`Definition::from_source`]).
+fn definition_source(definition: &JsValue) -> Result<DefinitionSource> {
+    let files = definition_files(definition)?;
+    let package_path = get(definition, "packagePath");
+    let package_path = if package_path.is_undefined() {
+        String::new()
+    } else {
+        package_path.as_string().ok_or_else(|| invalid("definition.packagePath must be a string (the package directory relative to the install root)"))?
+    };
     let entry = get(definition, "entry");
-    let entry = if entry.is_undefined() { None } else { Some(entry.as_string().ok_or_else(|| invalid("definition.entry must be a string"))?) };
+    let entry = if entry.is_undefined() {
+        None
+    } else {
+        Some(entry.as_string().ok_or_else(|| invalid("definition.entry must be a string (a module path relative to the package directory)"))?)
+    };
     let timeout = get(definition, "timeout");
-    let timeout_ms = if timeout.is_undefined() { None } else { Some(timeout.as_f64().ok_or_else(|| invalid("definition.timeout must be a number of milliseconds"))?) };
-    Ok(DefinitionOverrides { entry, timeout_ms })
+    let timeout = if timeout.is_undefined() {
+        None
+    } else if let Some(number) = timeout.as_f64() {
+        // Integral JS numbers become JSON integers, so messages show `0`, not `0.0`.
+        Some(if number.fract() == 0.0 && number.abs() <= 9_007_199_254_740_991.0 {
+            serde_json::Value::from(number as i64)
+        } else {
+            serde_json::Number::from_f64(number).map_or(serde_json::Value::Null, serde_json::Value::Number)
+        })
+    } else if let Some(text) = timeout.as_string() {
+        Some(serde_json::Value::String(text))
+    } else {
+        Some(timeout.as_bool().map_or(serde_json::Value::Null, serde_json::Value::Bool))
+    };
+    Ok(DefinitionSource { files, package_path, entry, timeout })
 }
 
-/// `registerSandbox(name, { files: [{ path, content: string | Uint8Array, mode? }], entry?, timeout? })`:
-/// adds a Definition to the programmatic registry (replacing one of the same name). TypeScript
-/// sources must come with their compiled `.mjs` siblings (see `readDefinitionDirectory`).
-/// `entry` (a shipped `.mjs`/`.js` path) replaces the `index.*` lookup; `timeout` (ms) replaces
-/// `vitehub.sandbox.timeout`.
+/// `registerSandbox(name, { files: [{ path, content: string | Uint8Array, mode? }], packagePath?,
+/// entry?, timeout? })`: adds a Definition to the programmatic registry (replacing one of the
+/// same name). Files are relative to the install root; the package is at `packagePath`.
+/// TypeScript sources must come with their compiled `.mjs` siblings (see
+/// `readDefinitionDirectory`).
 ///
 /// Throws a `SandboxError` with code `SANDBOX_INVALID_ARGUMENT` when the name or the package is
 /// invalid (the message says which rule and how to fix it).
 #[wasm_bindgen(js_name = registerSandbox)]
 pub fn register_sandbox(name: JsValue, definition: JsValue) -> std::result::Result<(), JsValue> {
     let name = name.as_string().ok_or_else(|| to_js_error(&invalid("Sandbox name must be a string")))?;
-    let files = definition_files(&definition).map_err(|e| to_js_error(&e))?;
-    let overrides = definition_overrides(&definition).map_err(|e| to_js_error(&e))?;
-    let definition = Definition::from_files_with(&name, files, &overrides).map_err(|e| to_js_error(&e))?;
+    let source = definition_source(&definition).map_err(|e| to_js_error(&e))?;
+    let definition = Definition::from_source(&name, source).map_err(|e| to_js_error(&e))?;
     REGISTRY.with(|r| r.borrow_mut().insert(name, Rc::new(definition)));
     Ok(())
 }
@@ -111,7 +136,9 @@ pub fn unregister_sandbox(name: String) -> bool {
     REGISTRY.with(|r| r.borrow_mut().remove(&name).is_some())
 }
 
-/// `listSandboxes() → Array<{ name, entry, timeoutMs, packageManager, digest }>`, sorted by name.
+/// `listSandboxes() → Array<{ name, entry, packagePath, timeoutMs, packageManager, install,
+/// digest }>`, sorted by name. `packageManager` is the installing manager (`null` when nothing is
+/// installed); `install` is `{ command, args, cwd: "." }` or `null`.
 #[wasm_bindgen(js_name = listSandboxes)]
 pub fn list_sandboxes() -> js_sys::Array {
     REGISTRY.with(|r| {
@@ -124,6 +151,16 @@ pub fn list_sandboxes() -> js_sys::Array {
                 let _ = Reflect::set(&item, &"timeoutMs".into(), &JsValue::from(d.timeout_ms));
                 let manager = d.install.as_ref().map(|p| JsValue::from_str(p.manager.as_str())).unwrap_or(JsValue::NULL);
                 let _ = Reflect::set(&item, &"packageManager".into(), &manager);
+                let _ = Reflect::set(&item, &"packagePath".into(), &d.package_path.as_str().into());
+                let install = d.install.as_ref().map_or(JsValue::NULL, |plan| {
+                    let object = Object::new();
+                    let args: js_sys::Array = plan.args.iter().map(|a| JsValue::from_str(a)).collect();
+                    let _ = Reflect::set(&object, &"command".into(), &plan.command.as_str().into());
+                    let _ = Reflect::set(&object, &"args".into(), &args);
+                    let _ = Reflect::set(&object, &"cwd".into(), &".".into());
+                    object.into()
+                });
+                let _ = Reflect::set(&item, &"install".into(), &install);
                 let _ = Reflect::set(&item, &"digest".into(), &d.digest.as_str().into());
                 JsValue::from(item)
             })

@@ -3,11 +3,16 @@
 //! and content digest.
 //!
 //! Pure, and provider-agnostic: no provider branches and no Box paths here. The JS glue reads the
-//! folder and compiles TypeScript (`X.ts` → `X.ts.mjs`) before calling
-//! [`Definition::from_files`]; every rule about what a valid Definition is lives here.
+//! folder (and, for a package inside a pnpm workspace, the workspace parts [`workspace`] names)
+//! and compiles TypeScript (`X.ts` → `X.ts.mjs`) before calling [`Definition::from_source`];
+//! every rule about what a valid Definition is lives here.
+//!
+//! Files are relative to the *install root* (Box dir `project/`); the package itself is at
+//! `package_path` below it (`""` unless the package is inside a pnpm workspace).
 //!
 //! Source: DESIGN.md §7; vitehub-sandbox-contract.md §4.2 (discovery), §4.3 (package manager,
-//! files, timeout key), §4.6 (timeouts); docs/internals.md "TypeScript".
+//! files, timeout key, workspace closure), §4.6 (timeouts); docs/internals.md "TypeScript" and
+//! "Project resolution".
 
 pub mod sandbox_options;
 
@@ -17,7 +22,13 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeSet;
 
+pub mod glob;
+pub mod install;
 pub mod module_graph;
+pub mod workspace;
+
+pub use install::{InstallPlan, PackageManager};
+use install::{choose_manager, declares_dependencies, install_plan, ProjectFacts};
 
 /// Timeout of one attempt when the Definition sets none, in ms (5 minutes).
 pub const DEFAULT_TIMEOUT_MS: u32 = 300_000;
@@ -38,7 +49,8 @@ const ENTRY_NAMES: [&str; 4] = ["index.ts", "index.mts", "index.js", "index.mjs"
 /// One file of a Definition, as read by the JS glue.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DefinitionFile {
-    /// Path relative to the package root, `/`-separated, e.g. `lib/util.mjs`.
+    /// Path relative to the install root, `/`-separated, e.g. `lib/util.mjs` or
+    /// `packages/util/index.js`.
     pub path: String,
     /// The file bytes.
     pub content: Vec<u8>,
@@ -46,84 +58,48 @@ pub struct DefinitionFile {
     pub mode: Option<u32>,
 }
 
-/// The package manager that installs a Definition's dependencies inside the Box.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum PackageManager {
-    /// npm (the default).
-    Npm,
-    /// pnpm.
-    Pnpm,
-    /// Yarn (1 or Berry).
-    Yarn,
-    /// Bun.
-    Bun,
-}
-
-impl PackageManager {
-    /// The executable name: `"npm"`, `"pnpm"`, `"yarn"` or `"bun"`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            PackageManager::Npm => "npm",
-            PackageManager::Pnpm => "pnpm",
-            PackageManager::Yarn => "yarn",
-            PackageManager::Bun => "bun",
-        }
-    }
-
-    fn parse(s: &str) -> Option<PackageManager> {
-        match s {
-            "npm" => Some(PackageManager::Npm),
-            "pnpm" => Some(PackageManager::Pnpm),
-            "yarn" => Some(PackageManager::Yarn),
-            "bun" => Some(PackageManager::Bun),
-            _ => None,
-        }
-    }
-}
-
-/// How to install a Definition's dependencies: run `command args…` in the project directory.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct InstallPlan {
-    /// The chosen package manager.
-    pub manager: PackageManager,
-    /// The executable (`manager.as_str()`).
-    pub command: String,
-    /// Its arguments, e.g. `["ci", "--no-audit", "--no-fund"]`.
-    pub args: Vec<String>,
-}
-
-/// What a caller may set besides the files (e.g. a prepared free-form Definition, see
-/// `pkg-template/free-form.mjs`). `Default` = no override.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct DefinitionOverrides {
-    /// The module node imports, relative to the package root (e.g.
-    /// `.vite-hub-sandbox/definition.mjs`): skips the `index.*` lookup. Must be a shipped `.mjs`
-    /// or `.js` file; a `.mjs` entry does not need `"type": "module"`.
-    pub entry: Option<String>,
-    /// Timeout of one attempt in ms, replacing `vitehub.sandbox.timeout`; a positive integer
-    /// <= [`MAX_TIMEOUT_MS`] (checked here, as the JS number it came from).
-    pub timeout_ms: Option<f64>,
-}
-
 /// A validated Definition, ready to be staged into a Box.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Definition {
     /// The name, e.g. `tools/image-optimizer` (see [`validate_name`]).
     pub name: String,
-    /// The files to ship, sorted by path, excluded files dropped.
+    /// The files to ship, relative to the install root, sorted by path, excluded files dropped.
     pub files: Vec<DefinitionFile>,
-    /// The entry *source* name at the package root, e.g. `index.ts`.
+    /// The package directory relative to the install root, `/`-separated; `""` = the root.
+    pub package_path: String,
+    /// The entry *source* path relative to the package directory, e.g. `index.ts` or
+    /// `.vite-hub-sandbox/definition.mjs`.
     pub entry: String,
-    /// What node imports: `<entry>.mjs` for a TypeScript entry (`index.ts.mjs`), else `entry`.
+    /// What node imports, relative to the package directory: `<entry>.mjs` for a TypeScript
+    /// entry (`index.ts.mjs`), else `entry`.
     pub entry_module: String,
-    /// Timeout of one attempt, in ms (`vitehub.sandbox.timeout`, default
-    /// [`DEFAULT_TIMEOUT_MS`]).
+    /// Timeout of one attempt, in ms: [`DefinitionSource::timeout`], else
+    /// `vitehub.sandbox.timeout` of the package's package.json, else [`DEFAULT_TIMEOUT_MS`].
     pub timeout_ms: u32,
-    /// How to install dependencies; `None` when package.json declares none.
+    /// The package manager of the project (see [`install`]), also when nothing is installed.
+    pub manager: PackageManager,
+    /// How to install dependencies at the install root; `None` when no shipped manifest
+    /// declares any.
     pub install: Option<InstallPlan>,
-    /// Content digest: lowercase hex SHA-256 over the sorted `(path, mode, content)` of `files`
-    /// (see [`content_digest`]). Equal digests mean an installed project can be reused.
+    /// Content digest ([`project_digest`] of files, manager and package path). Equal digests
+    /// mean an installed project can be reused.
     pub digest: String,
+}
+
+/// What `registerSandbox(name, definition)` receives, decoded (shape in `pkg-template/index.d.ts`).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct DefinitionSource {
+    /// The files, relative to the install root.
+    pub files: Vec<DefinitionFile>,
+    /// The package directory relative to the install root (`packagePath`, default `""`).
+    pub package_path: String,
+    /// An explicit entry module relative to the package directory (`entry`); when set, the
+    /// `index.*` lookup is skipped, and a `.mjs` entry needs no `"type": "module"`. Used for
+    /// bundled free-form Definitions.
+    pub entry: Option<String>,
+    /// The timeout in ms (`timeout`), overriding `vitehub.sandbox.timeout`; any JSON value, so
+    /// the rule (positive integer ≤ [`MAX_TIMEOUT_MS`]) is checked here.
+    pub timeout: Option<Value>,
 }
 
 /// Checks a Definition name.
@@ -204,54 +180,60 @@ pub fn content_digest(files: &[DefinitionFile]) -> String {
         .collect()
 }
 
+/// The digest of a project: SHA-256 over [`content_digest`] of `files`, then the manager name
+/// and the package path, each as `len as u64 LE ‖ bytes`, after the tag
+/// `vite-hub-sandbox/project/v1\0` (our binary analogue of the contract's
+/// `sha256(JSON.stringify({files, manager, packagePath}))`). Lowercase hex.
+pub fn project_digest(files: &[DefinitionFile], manager: PackageManager, package_path: &str) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(b"vite-hub-sandbox/project/v1\0");
+    hasher.update(content_digest(files).as_bytes());
+    for part in [manager.as_str(), package_path] {
+        hasher.update((part.len() as u64).to_le_bytes());
+        hasher.update(part.as_bytes());
+    }
+    hasher.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
 impl Definition {
-    /// Validates a Definition named `name` made of `files` and derives its entry, timeout,
+    /// [`Definition::from_source`] with only files: the package is the install root, the entry
+    /// is looked up, the timeout comes from package.json.
+    ///
+    /// # Errors
+    /// As [`Definition::from_source`].
+    pub fn from_files(name: &str, files: Vec<DefinitionFile>) -> Result<Definition> {
+        Definition::from_source(name, DefinitionSource { files, ..DefinitionSource::default() })
+    }
+
+    /// Validates a Definition named `name` and derives its entry, timeout, package manager,
     /// install plan and digest. Excluded files ([`is_excluded_path`]) are silently dropped.
     ///
     /// # Errors
     /// `InvalidArgument` (every message names the Definition) when: the name is invalid; a file
-    /// path is not a safe relative path or appears twice; the root `package.json` is missing,
-    /// not JSON or not an object; it lacks `"type": "module"`; there is no root entry or more
-    /// than one (`index.ts`, `index.mts`, `index.js`, `index.mjs`); a TypeScript entry has no
-    /// compiled `<entry>.mjs`; `vitehub.sandbox` is malformed or its `timeout` is not a positive
-    /// integer ≤ [`MAX_TIMEOUT_MS`]; `packageManager` is not `npm|pnpm|yarn|bun@<version>`.
-    pub fn from_files(name: &str, files: Vec<DefinitionFile>) -> Result<Definition> {
-        Definition::from_files_with(name, files, &DefinitionOverrides::default())
-    }
-
-    /// [`Definition::from_files`] with an explicit entry and/or timeout ([`DefinitionOverrides`]).
-    ///
-    /// # Errors
-    /// Those of [`Definition::from_files`] (except the entry lookup and, for a `.mjs` entry,
-    /// `"type": "module"` when `overrides.entry` is set), plus `InvalidArgument` when the
-    /// explicit entry is not a safe path, not a `.mjs`/`.js` file or not among the shipped
-    /// files, or the explicit timeout is not a positive integer <= [`MAX_TIMEOUT_MS`].
-    pub fn from_files_with(
-        name: &str,
-        files: Vec<DefinitionFile>,
-        overrides: &DefinitionOverrides,
-    ) -> Result<Definition> {
+    /// path is not a safe relative path or appears twice; `package_path` is not `""` or a safe
+    /// relative path; the package's `package.json` (or, in a workspace, the root one) is missing,
+    /// not JSON or not an object; the package's lacks `"type": "module"`; without an explicit
+    /// `entry`, there is no package entry or more than one (`index.ts`, `index.mts`, `index.js`,
+    /// `index.mjs`); an explicit `entry` is not a shipped `.js`/`.mjs`/`.ts`/`.mts` file; a
+    /// TypeScript entry has no compiled `<entry>.mjs`; `vitehub.sandbox` is malformed; the
+    /// timeout (option or `vitehub.sandbox.timeout`) is not a positive integer ≤
+    /// [`MAX_TIMEOUT_MS`]; `packageManager` is not `npm|pnpm|yarn|bun@<version>`.
+    pub fn from_source(name: &str, source: DefinitionSource) -> Result<Definition> {
         validate_name(name)?;
-        let invalid = |detail: String| {
-            Error::new(
-                ErrorCode::InvalidArgument,
-                format!("Sandbox {} {detail}", quoted(name)),
-            )
-        };
+        let invalid = |detail: String| Error::new(ErrorCode::InvalidArgument, format!("Sandbox {} {detail}", quoted(name)));
+        let package_path = source.package_path.trim_end_matches('/').to_owned();
+        if let Some(why) = Some(package_path.as_str()).filter(|p| !p.is_empty()).and_then(path_problem) {
+            return Err(invalid(format!("has an invalid packagePath {}: {why}.", quoted(&package_path))));
+        }
+        let in_package = |path: &str| if package_path.is_empty() { path.to_owned() } else { format!("{package_path}/{path}") };
         let mut seen = BTreeSet::new();
-        let mut kept = Vec::with_capacity(files.len());
-        for file in files {
+        let mut kept = Vec::with_capacity(source.files.len());
+        for file in source.files {
             if let Some(why) = path_problem(&file.path) {
-                return Err(invalid(format!(
-                    "has an invalid file path {}: {why}.",
-                    quoted(&file.path)
-                )));
+                return Err(invalid(format!("has an invalid file path {}: {why}.", quoted(&file.path))));
             }
             if !seen.insert(file.path.clone()) {
-                return Err(invalid(format!(
-                    "has the file {} twice.",
-                    quoted(&file.path)
-                )));
+                return Err(invalid(format!("has the file {} twice.", quoted(&file.path))));
             }
             if !is_excluded_path(&file.path) {
                 kept.push(file);
@@ -266,113 +248,100 @@ impl Definition {
             .with_limit("maxDefinitionBytes", total_bytes, MAX_DEFINITION_BYTES));
         }
         let has = |path: &str| kept.iter().any(|f| f.path == path);
-        let content_of = |path: &str| kept.iter().find(|f| f.path == path).map(|f| &f.content);
+        let content_of = |path: &str| kept.iter().find(|f| f.path == path).map(|f| f.content.as_slice());
 
-        let manifest_bytes = content_of("package.json")
-            .ok_or_else(|| invalid("requires a package.json at its root.".into()))?;
-        let manifest: Map<String, Value> = match serde_json::from_slice::<Value>(manifest_bytes) {
-            Ok(Value::Object(map)) => map,
-            Ok(_) => {
-                return Err(invalid(
-                    "has an invalid package.json: it must be a JSON object.".into(),
-                ))
-            }
-            Err(_) => {
-                return Err(invalid(
-                    "has an invalid package.json: it is not valid JSON.".into(),
-                ))
+        let read_manifest = |path: &str| -> Result<Map<String, Value>> {
+            let where_ = if path == "package.json" { "at its root".to_owned() } else { format!("at {}", path.trim_end_matches("package.json")) };
+            let bytes = content_of(path).ok_or_else(|| invalid(format!("requires a package.json {where_}.")))?;
+            match serde_json::from_slice::<Value>(bytes) {
+                Ok(Value::Object(map)) => Ok(map),
+                Ok(_) => Err(invalid(format!("has an invalid {path}: it must be a JSON object."))),
+                Err(_) => Err(invalid(format!("has an invalid {path}: it is not valid JSON."))),
             }
         };
-        let explicit_mjs = overrides.entry.as_deref().is_some_and(|e| e.ends_with(".mjs"));
+        let manifest = read_manifest(&in_package("package.json"))?;
+        let root_manifest = if package_path.is_empty() { manifest.clone() } else { read_manifest("package.json")? };
+        // An explicit `.mjs` entry (a bundled free-form Definition) is ESM whatever the manifest says.
+        let explicit_mjs = source.entry.as_deref().is_some_and(|e| e.ends_with(".mjs"));
         if !explicit_mjs && manifest.get("type").and_then(Value::as_str) != Some("module") {
-            return Err(invalid(
-                "must be an ES module package: add \"type\": \"module\" to its package.json."
-                    .into(),
-            ));
+            return Err(invalid(format!("must be an ES module package: add \"type\": \"module\" to its {}.", in_package("package.json"))));
         }
 
-        let (entry, entry_module) = match &overrides.entry {
-            Some(explicit) => {
-                explicit_entry(explicit, &has).map_err(invalid)?;
-                (explicit.clone(), explicit.clone())
+        let entry = match source.entry {
+            Some(entry) => explicit_entry(&entry, &|p| has(&in_package(p))).map_err(invalid)?,
+            None => {
+                let entries: Vec<&str> = ENTRY_NAMES.iter().copied().filter(|e| has(&in_package(e))).collect();
+                match entries.as_slice() {
+                    [] => return Err(invalid("requires one ESM entrypoint (index.ts, index.mts, index.js or index.mjs).".into())),
+                    [one] => (*one).to_owned(),
+                    several => return Err(invalid(format!("has multiple entrypoints: {}.", several.join(", ")))),
+                }
             }
-            None => root_entry(&has).map_err(invalid)?,
+        };
+        let entry_module = if entry.ends_with(".ts") || entry.ends_with(".mts") {
+            let compiled = format!("{entry}.mjs");
+            if !has(&in_package(&compiled)) {
+                return Err(invalid(format!("TypeScript entry {entry} was not compiled: {compiled} is missing.")));
+            }
+            compiled
+        } else {
+            entry.clone()
         };
 
         let manifest_timeout = manifest_timeout_ms(&manifest).map_err(invalid)?;
-        let timeout_ms = match overrides.timeout_ms {
-            Some(ms) => timeout_override_ms(ms).map_err(invalid)?,
+        let timeout_ms = match &source.timeout {
             None => manifest_timeout,
+            Some(value) => timeout_value_ms(value).ok_or_else(|| {
+                invalid(format!("timeout must be a positive integer <= {MAX_TIMEOUT_MS} (milliseconds), got {value}."))
+            })?,
         };
-        let install = install_plan(&manifest, &has, content_of("yarn.lock")).map_err(invalid)?;
-        let digest = content_digest(&kept);
-        Ok(Definition {
-            name: name.to_owned(),
-            files: kept,
-            entry,
-            entry_module,
-            timeout_ms,
-            install,
-            digest,
-        })
+
+        let facts = ProjectFacts {
+            declared: manifest.get("packageManager").or_else(|| root_manifest.get("packageManager")),
+            has: &has,
+            yarn_lock: content_of("yarn.lock"),
+        };
+        let (manager, declared_major) = choose_manager(&facts).map_err(invalid)?;
+        let workspace = has("pnpm-workspace.yaml");
+        let installs = declares_dependencies(&manifest)
+            || declares_dependencies(&root_manifest)
+            || (workspace && kept.iter().any(|f| is_manifest(&f.path) && manifest_declares_dependencies(&f.content)));
+        let install = installs.then(|| install_plan(manager, declared_major, &facts));
+        let digest = project_digest(&kept, manager, &package_path);
+        Ok(Definition { name: name.to_owned(), files: kept, package_path, entry, entry_module, timeout_ms, manager, install, digest })
     }
 }
 
-/// The `index.*` entry at the package root and the module node imports; the error detail otherwise.
-fn root_entry(has: &dyn Fn(&str) -> bool) -> std::result::Result<(String, String), String> {
-    let entries: Vec<&str> = ENTRY_NAMES.iter().copied().filter(|e| has(e)).collect();
-    let entry = match entries.as_slice() {
-        [] => {
-            return Err(
-                "requires one ESM entrypoint (index.ts, index.mts, index.js or index.mjs).".into(),
-            )
-        }
-        [one] => *one,
-        several => return Err(format!("has multiple entrypoints: {}.", several.join(", "))),
-    };
-    let entry_module = if entry.ends_with(".ts") || entry.ends_with(".mts") {
-        let compiled = format!("{entry}.mjs");
-        if !has(&compiled) {
-            return Err(format!(
-                "TypeScript entry {entry} was not compiled: {compiled} is missing."
-            ));
-        }
-        compiled
-    } else {
-        entry.to_owned()
-    };
-    Ok((entry.to_owned(), entry_module))
-}
-
-/// Checks an explicit entry ([`DefinitionOverrides::entry`]); the error detail otherwise.
-fn explicit_entry(entry: &str, has: &dyn Fn(&str) -> bool) -> std::result::Result<(), String> {
+/// Checks an explicit `entry` (relative to the package directory); the detail of the error.
+fn explicit_entry(entry: &str, has: &dyn Fn(&str) -> bool) -> std::result::Result<String, String> {
+    let entry = entry.strip_prefix("./").unwrap_or(entry);
     if let Some(why) = path_problem(entry) {
         return Err(format!("has an invalid entry {}: {why}.", quoted(entry)));
     }
-    if !(entry.ends_with(".mjs") || entry.ends_with(".js")) {
-        return Err(format!(
-            "has an invalid entry {}: it must be a .mjs or .js module.",
-            quoted(entry)
-        ));
+    if ![".js", ".mjs", ".ts", ".mts"].iter().any(|ext| entry.ends_with(ext)) || entry.ends_with(".d.ts") || entry.ends_with(".d.mts") {
+        return Err(format!("entry {} must be a .js, .mjs, .ts or .mts module.", quoted(entry)));
     }
     if !has(entry) {
-        return Err(format!(
-            "has the entry {} but no such file; ship the module it names.",
-            quoted(entry)
-        ));
+        return Err(format!("entry {} is not one of its files; ship it or fix the path.", quoted(entry)));
     }
-    Ok(())
+    Ok(entry.to_owned())
 }
 
-/// An explicit timeout ([`DefinitionOverrides::timeout_ms`]) in ms; the error detail otherwise.
-fn timeout_override_ms(ms: f64) -> std::result::Result<u32, String> {
-    if ms.fract() == 0.0 && ms >= 1.0 && ms <= f64::from(MAX_TIMEOUT_MS) {
-        Ok(ms as u32)
-    } else {
-        Err(format!(
-            "timeout must be a positive integer <= {MAX_TIMEOUT_MS} (milliseconds)."
-        ))
-    }
+/// A `package.json` outside `node_modules` (excluded paths are already dropped).
+fn is_manifest(path: &str) -> bool {
+    path == "package.json" || path.ends_with("/package.json")
+}
+
+fn manifest_declares_dependencies(bytes: &[u8]) -> bool {
+    matches!(serde_json::from_slice::<Value>(bytes), Ok(Value::Object(map)) if declares_dependencies(&map))
+}
+
+/// A timeout value in ms when it is a positive integer ≤ [`MAX_TIMEOUT_MS`] (`5e3` counts).
+fn timeout_value_ms(value: &Value) -> Option<u32> {
+    let as_integer = value.as_u64().or_else(|| {
+        value.as_f64().filter(|f| f.fract() == 0.0 && *f >= 1.0 && *f <= f64::from(MAX_TIMEOUT_MS)).map(|f| f as u64)
+    });
+    as_integer.filter(|ms| *ms >= 1 && *ms <= u64::from(MAX_TIMEOUT_MS)).map(|ms| ms as u32)
 }
 
 /// A value as a JSON string literal, for messages (`"a\"b"`).
@@ -408,103 +377,12 @@ fn manifest_timeout_ms(manifest: &Map<String, Value>) -> std::result::Result<u32
     let Some(timeout) = sandbox.get("timeout") else {
         return Ok(DEFAULT_TIMEOUT_MS);
     };
-    let as_integer = timeout.as_u64().or_else(|| {
-        timeout
-            .as_f64()
-            .filter(|f| f.fract() == 0.0 && *f >= 1.0 && *f <= f64::from(MAX_TIMEOUT_MS))
-            .map(|f| f as u64)
-    });
-    match as_integer {
-        Some(ms) if ms >= 1 && ms <= u64::from(MAX_TIMEOUT_MS) => Ok(ms as u32),
-        _ => Err(format!(
-            "package.json \"vitehub.sandbox.timeout\" must be a positive integer <= {MAX_TIMEOUT_MS} (milliseconds)."
-        )),
-    }
-}
-
-/// The install plan from package.json and the root lockfiles; `None` without dependencies.
-fn install_plan(
-    manifest: &Map<String, Value>,
-    has: &dyn Fn(&str) -> bool,
-    yarn_lock: Option<&Vec<u8>>,
-) -> std::result::Result<Option<InstallPlan>, String> {
-    let declares_dependencies = ["dependencies", "devDependencies", "optionalDependencies"]
-        .iter()
-        .any(|key| {
-            manifest
-                .get(*key)
-                .and_then(Value::as_object)
-                .is_some_and(|m| !m.is_empty())
-        });
-    if !declares_dependencies {
-        return Ok(None);
-    }
-    let declared = match manifest.get("packageManager") {
-        None => None,
-        Some(value) => Some(parse_package_manager(value).ok_or_else(|| {
-            format!(
-                "package.json \"packageManager\" must be \"<npm|pnpm|yarn|bun>@<version>\" (got {}).",
-                value
-            )
-        })?),
-    };
-    let (manager, declared_major) = match declared {
-        Some((manager, major)) => (manager, major),
-        None => {
-            let by_lockfile = [
-                ("pnpm-lock.yaml", PackageManager::Pnpm),
-                ("package-lock.json", PackageManager::Npm),
-                ("yarn.lock", PackageManager::Yarn),
-                ("bun.lock", PackageManager::Bun),
-            ]
-            .into_iter()
-            .find(|(file, _)| has(file))
-            .map_or(PackageManager::Npm, |(_, manager)| manager);
-            (by_lockfile, None)
-        }
-    };
-    let args: &[&str] = match manager {
-        PackageManager::Npm if has("package-lock.json") => &["ci", "--no-audit", "--no-fund"],
-        PackageManager::Npm => &["install", "--no-audit", "--no-fund"],
-        PackageManager::Pnpm if has("pnpm-lock.yaml") => &["install", "--frozen-lockfile"],
-        PackageManager::Bun if has("bun.lock") => &["install", "--frozen-lockfile"],
-        PackageManager::Pnpm | PackageManager::Bun => &["install"],
-        PackageManager::Yarn => match yarn_lock {
-            None => &["install"],
-            Some(lock) => {
-                let yarn1 = match declared_major {
-                    Some(major) => major == 1,
-                    None => !contains(lock, b"__metadata:"),
-                };
-                if yarn1 {
-                    &["install", "--frozen-lockfile"]
-                } else {
-                    &["install", "--immutable"]
-                }
-            }
-        },
-    };
-    Ok(Some(InstallPlan {
-        manager,
-        command: manager.as_str().to_owned(),
-        args: args.iter().map(|a| (*a).to_owned()).collect(),
-    }))
-}
-
-/// Parses `packageManager` (`name@version[+hash]`) into the manager and the version's major.
-fn parse_package_manager(value: &Value) -> Option<(PackageManager, Option<u64>)> {
-    let (name, version) = value.as_str()?.split_once('@')?;
-    let manager = PackageManager::parse(name)?;
-    let major_text: String = version.chars().take_while(char::is_ascii_digit).collect();
-    if major_text.is_empty() {
-        return None;
-    }
-    Some((manager, major_text.parse().ok()))
-}
-
-fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    haystack.windows(needle.len()).any(|w| w == needle)
+    timeout_value_ms(timeout).ok_or_else(|| {
+        format!("package.json \"vitehub.sandbox.timeout\" must be a positive integer <= {MAX_TIMEOUT_MS} (milliseconds).")
+    })
 }
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod project_tests;

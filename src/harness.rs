@@ -9,7 +9,8 @@ pub const HARNESS_SOURCE: &str = include_str!("harness/harness.mjs");
 
 /// Box paths of one Run, relative to the Box working directory (`/vercel/sandbox`).
 pub mod paths {
-    /// Directory holding the Definition's package files; the cwd of install and exec.
+    /// The install root: holds the Definition's files; the cwd of install. The handler's cwd is
+    /// `project/<packagePath>` (see [`package_dir`]).
     pub const PROJECT_DIR: &str = "project";
     /// The harness file.
     pub const HARNESS_FILE: &str = ".vite-hub/harness.mjs";
@@ -17,6 +18,35 @@ pub mod paths {
     pub const INPUT_FILE: &str = ".vite-hub/input.json";
     /// The result envelope (fallback when the stdout frame is missing).
     pub const OUTPUT_FILE: &str = ".vite-hub/output.json";
-    /// argv of `node` from the project directory: the harness and the input envelope.
-    pub const NODE_ARGS: [&str; 2] = ["../.vite-hub/harness.mjs", "../.vite-hub/input.json"];
+
+    /// The package directory, relative to the Box working directory: `project` or
+    /// `project/<package_path>`.
+    pub fn package_dir(package_path: &str) -> String {
+        let package_path = package_path.trim_matches('/');
+        if package_path.is_empty() {
+            PROJECT_DIR.to_owned()
+        } else {
+            format!("{PROJECT_DIR}/{package_path}")
+        }
+    }
+
+    /// argv of `node` run with cwd = [`package_dir`]: the harness and the input envelope, as
+    /// relative paths (one `../` per level), so the same argv works with and without bubblewrap.
+    pub fn node_args(package_path: &str) -> [String; 2] {
+        let up = "../".repeat(package_dir(package_path).split('/').count());
+        [format!("{up}{HARNESS_FILE}"), format!("{up}{INPUT_FILE}")]
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn node_args_climb_out_of_the_package_dir() {
+            assert_eq!(package_dir(""), "project");
+            assert_eq!(node_args(""), ["../.vite-hub/harness.mjs", "../.vite-hub/input.json"]);
+            assert_eq!(package_dir("packages/report"), "project/packages/report");
+            assert_eq!(node_args("packages/report"), ["../../../.vite-hub/harness.mjs", "../../../.vite-hub/input.json"]);
+        }
+    }
 }

@@ -33,6 +33,8 @@ pub mod api_free_form;
 #[cfg(target_arch = "wasm32")]
 pub mod api_module_graph;
 #[cfg(target_arch = "wasm32")]
+pub mod api_project;
+#[cfg(target_arch = "wasm32")]
 pub mod response;
 #[cfg(target_arch = "wasm32")]
 pub mod run;

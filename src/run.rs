@@ -249,6 +249,7 @@ async fn attempt(
     let provider = definition_provider(session);
     let cwd = session.cwd().to_owned();
     let project_dir = box_path(&cwd, paths::PROJECT_DIR);
+    let package_dir = box_path(&cwd, &paths::package_dir(&definition.package_path));
     timing.begin("stage");
     session.write_files(&stage_entries(&cwd, definition, input), signal).await.map_err(|e| e.with_operation(Operation::Stage))?;
     timing.mark("stage");
@@ -276,8 +277,8 @@ async fn attempt(
     }
     let exec = Command {
         program: "node".to_owned(),
-        args: paths::NODE_ARGS.iter().map(|a| (*a).to_owned()).collect(),
-        cwd: Some(project_dir),
+        args: paths::node_args(&definition.package_path).to_vec(),
+        cwd: Some(package_dir),
         env: BTreeMap::new(),
         timeout_ms: run_signal.remaining_ms(),
     };

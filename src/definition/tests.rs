@@ -311,12 +311,11 @@ fn no_install_without_dependencies() {
         ),
         None
     );
+    assert_eq!(plan(r#"{"type":"module","dependencies":["a"]}"#, &[]), None);
+    // packageManager is checked even without dependencies: it feeds the digest.
     assert_eq!(
-        plan(
-            r#"{"type":"module","dependencies":["a"],"packageManager":"deno@1"}"#,
-            &[]
-        ),
-        None
+        err_message("d", with_pkg(r#"{"type":"module","packageManager":"deno@1"}"#, &[("index.mjs", "")])),
+        "Sandbox \"d\" package.json \"packageManager\" must be \"<npm|pnpm|yarn|bun>@<version>\" (got \"deno@1\")."
     );
 }
 
@@ -475,83 +474,23 @@ fn envrc_files_are_never_shipped_and_backslashes_are_rejected() {
     assert!(error.message().contains("backslash"), "{}", error.message());
 }
 
-fn with_overrides(
-    pkg: &str,
-    extra: &[(&str, &str)],
-    entry: Option<&str>,
-    timeout_ms: Option<f64>,
-) -> Result<Definition> {
-    let overrides = DefinitionOverrides {
-        entry: entry.map(str::to_owned),
-        timeout_ms,
+#[test]
+fn an_explicit_mjs_entry_needs_no_module_type() {
+    // A bundled free-form Definition: the nearest package.json may be CommonJS-typed.
+    let source = DefinitionSource {
+        files: with_pkg(r#"{"name":"app"}"#, &[(".vite-hub-sandbox/definition.mjs", "export default () => 1")]),
+        entry: Some(".vite-hub-sandbox/definition.mjs".into()),
+        ..DefinitionSource::default()
     };
-    Definition::from_files_with("d", with_pkg(pkg, extra), &overrides)
-}
-
-#[test]
-fn explicit_entry_skips_the_index_lookup() {
-    let def = with_overrides(
-        r#"{"name":"app"}"#,
-        &[(".vite-hub-sandbox/definition.mjs", "export default () => 1")],
-        Some(".vite-hub-sandbox/definition.mjs"),
-        None,
-    )
-    .unwrap();
-    assert_eq!(def.entry, ".vite-hub-sandbox/definition.mjs");
-    assert_eq!(def.entry_module, ".vite-hub-sandbox/definition.mjs");
-    // An index file next to it does not matter, nor do several.
-    let def = with_overrides(
-        MODULE_PKG,
-        &[("index.mjs", ""), ("index.js", ""), ("main.js", "")],
-        Some("main.js"),
-        None,
-    )
-    .unwrap();
-    assert_eq!(def.entry_module, "main.js");
-}
-
-#[test]
-fn explicit_entry_rules() {
-    let message = |pkg: &str, extra: &[(&str, &str)], entry: &str| {
-        with_overrides(pkg, extra, Some(entry), None)
-            .unwrap_err()
-            .message()
-            .to_owned()
+    assert_eq!(Definition::from_source("d", source).unwrap().entry_module, ".vite-hub-sandbox/definition.mjs");
+    // A .js entry still needs "type": "module".
+    let source = DefinitionSource {
+        files: with_pkg(r#"{"name":"x"}"#, &[("main.js", "")]),
+        entry: Some("main.js".into()),
+        ..DefinitionSource::default()
     };
     assert_eq!(
-        message(MODULE_PKG, &[("index.mjs", "")], "gone.mjs"),
-        "Sandbox \"d\" has the entry \"gone.mjs\" but no such file; ship the module it names."
-    );
-    assert_eq!(
-        message(MODULE_PKG, &[("index.ts", "")], "index.ts"),
-        "Sandbox \"d\" has an invalid entry \"index.ts\": it must be a .mjs or .js module."
-    );
-    assert!(message(MODULE_PKG, &[], "../x.mjs").starts_with("Sandbox \"d\" has an invalid entry \"../x.mjs\": "));
-    // A .js entry still needs "type": "module"; an excluded file is not shipped.
-    assert_eq!(
-        message(r#"{"name":"x"}"#, &[("main.js", "")], "main.js"),
+        Definition::from_source("d", source).unwrap_err().message(),
         "Sandbox \"d\" must be an ES module package: add \"type\": \"module\" to its package.json."
     );
-    assert_eq!(
-        message(MODULE_PKG, &[("node_modules/a/x.mjs", "")], "node_modules/a/x.mjs"),
-        "Sandbox \"d\" has the entry \"node_modules/a/x.mjs\" but no such file; ship the module it names."
-    );
-}
-
-#[test]
-fn explicit_timeout_overrides_the_manifest() {
-    let pkg = r#"{"type":"module","vitehub":{"sandbox":{"timeout":1000}}}"#;
-    let timeout = |ms: f64| with_overrides(pkg, &[("index.mjs", "")], None, Some(ms));
-    assert_eq!(timeout(2500.0).unwrap().timeout_ms, 2500);
-    assert_eq!(timeout(f64::from(MAX_TIMEOUT_MS)).unwrap().timeout_ms, MAX_TIMEOUT_MS);
-    for bad in [0.0, -1.0, 1.5, 2_147_483_648.0, f64::NAN, f64::INFINITY] {
-        assert_eq!(
-            timeout(bad).unwrap_err().message(),
-            "Sandbox \"d\" timeout must be a positive integer <= 2147483647 (milliseconds).",
-            "{bad}"
-        );
-    }
-    // The manifest is still validated.
-    let bad_manifest = r#"{"type":"module","vitehub":{"sandbox":{"timeout":0}}}"#;
-    assert!(with_overrides(bad_manifest, &[("index.mjs", "")], None, Some(5.0)).is_err());
 }

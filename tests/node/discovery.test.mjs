@@ -116,6 +116,8 @@ test('inspect --json on the example app: entry, package manager, timeout and dig
     packageManager: null,
     timeoutMs: 30000,
     digest: '<sha256>',
+    packagePath: '',
+    install: null,
   });
   assert.deepEqual(digest(rows['slugify-title']), {
     name: 'slugify-title',
@@ -125,6 +127,8 @@ test('inspect --json on the example app: entry, package manager, timeout and dig
     packageManager: 'npm',
     timeoutMs: 300000,
     digest: '<sha256>',
+    packagePath: '',
+    install: { command: 'npm', args: ['ci', '--no-audit', '--no-fund'], cwd: '.' },
   });
   assert.deepEqual(digest(rows['word-count']), {
     name: 'word-count',
