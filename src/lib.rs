@@ -21,6 +21,7 @@ pub mod discovery;
 pub mod error;
 pub mod harness;
 pub mod http;
+pub mod plugin;
 pub mod provider;
 pub mod transfer;
 
@@ -28,6 +29,8 @@ pub mod transfer;
 pub mod api;
 #[cfg(target_arch = "wasm32")]
 pub mod api_discovery;
+#[cfg(target_arch = "wasm32")]
+pub mod api_vite;
 #[cfg(target_arch = "wasm32")]
 pub mod response;
 #[cfg(target_arch = "wasm32")]
