@@ -1,7 +1,6 @@
 // Writes the generated registry of an app under <root>/.vite-hub/sandbox/ (Node only).
 // Layout and the loader seam: docs/internals.md "Vite plugin". Naming rules are in the core
 // (src/plugin.rs, `sandboxArtifactStems`); this file only serialises and writes.
-import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import * as wasm from './wasm/vite_hub_sandbox.js';
@@ -22,8 +21,9 @@ function serializeDefinition(prepared) {
     if (file.mode !== undefined) out.mode = file.mode;
     return out;
   });
-  const digest = prepared.digest ?? createHash('sha256').update(JSON.stringify(files)).digest('hex');
-  return { ...prepared, digest, files };
+  // Every registerSandbox rule, checked now; the core's content digest keys the runtime cache.
+  const { digest } = wasm.validateSandboxDefinition(prepared.name, { ...prepared, files });
+  return { ...prepared, digest: prepared.digest ?? digest, files };
 }
 
 /** `import()` path of an entry for a generated .d.ts next to `from` (TS maps .js → .ts). */

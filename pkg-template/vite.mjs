@@ -11,6 +11,11 @@ const PACKAGE = '@vite-hub/sandbox';
 const RUNTIME = '@vite-hub/sandbox/runtime';
 const MANIFESTS = new Set(['package.json', 'package-lock.json', 'pnpm-lock.yaml', 'pnpm-workspace.yaml', 'yarn.lock', 'bun.lock']);
 
+function isWorker(config) {
+  const conditions = config?.resolve?.conditions ?? [];
+  return conditions.includes('workerd') || conditions.includes('worker') || config?.ssr?.target === 'webworker';
+}
+
 /** Whether a changed file can change the generated registry (app-root relative, POSIX). */
 export function isSandboxInput(relative) {
   if (relative.startsWith('..') || relative.startsWith(`${GENERATED_DIR}/`) || relative.split('/').includes('node_modules')) return false;
@@ -90,10 +95,13 @@ export function hubSandbox(options) {
       if (!isServer) return null;
       // The facade installs the registry when it is evaluated: never tree-shaken as side-effect free.
       if (id === PACKAGE && importer !== facade) return { id: facade, moduleSideEffects: true };
-      if (id === RUNTIME && command === 'build') return { id: RUNTIME, external: true };
+      // Node server builds keep the package external (it loads its .wasm and the Box host from
+      // disk); Worker builds (workerd/worker conditions) bundle it, the .wasm as a module import.
+      if (id === RUNTIME && command === 'build' && !isWorker(environment?.config ?? this.environment?.config)) return { id: RUNTIME, external: true };
       return null;
     },
   };
 }
 
 export default hubSandbox;
+export { generateSandboxArtifacts };

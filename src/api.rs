@@ -118,21 +118,31 @@ pub fn unregister_sandbox(name: String) -> bool {
 /// `listSandboxes() → Array<{ name, entry, timeoutMs, packageManager, digest }>`, sorted by name.
 #[wasm_bindgen(js_name = listSandboxes)]
 pub fn list_sandboxes() -> js_sys::Array {
-    REGISTRY.with(|r| {
-        r.borrow()
-            .values()
-            .map(|d| {
-                let item = Object::new();
-                let _ = Reflect::set(&item, &"name".into(), &d.name.as_str().into());
-                let _ = Reflect::set(&item, &"entry".into(), &d.entry.as_str().into());
-                let _ = Reflect::set(&item, &"timeoutMs".into(), &JsValue::from(d.timeout_ms));
-                let manager = d.install.as_ref().map(|p| JsValue::from_str(p.manager.as_str())).unwrap_or(JsValue::NULL);
-                let _ = Reflect::set(&item, &"packageManager".into(), &manager);
-                let _ = Reflect::set(&item, &"digest".into(), &d.digest.as_str().into());
-                JsValue::from(item)
-            })
-            .collect()
-    })
+    REGISTRY.with(|r| r.borrow().values().map(|d| summary(d)).collect())
+}
+
+fn summary(d: &Definition) -> JsValue {
+    let item = Object::new();
+    let _ = Reflect::set(&item, &"name".into(), &d.name.as_str().into());
+    let _ = Reflect::set(&item, &"entry".into(), &d.entry.as_str().into());
+    let _ = Reflect::set(&item, &"timeoutMs".into(), &JsValue::from(d.timeout_ms));
+    let manager = d.install.as_ref().map(|p| JsValue::from_str(p.manager.as_str())).unwrap_or(JsValue::NULL);
+    let _ = Reflect::set(&item, &"packageManager".into(), &manager);
+    let _ = Reflect::set(&item, &"digest".into(), &d.digest.as_str().into());
+    JsValue::from(item)
+}
+
+/// `validateSandboxDefinition(name, definition) → { name, entry, timeoutMs, packageManager, digest }`:
+/// runs every check of `registerSandbox` without registering (the Vite plugin calls it before
+/// writing generated files, so a broken edit never replaces the last good state).
+///
+/// Throws `SANDBOX_INVALID_ARGUMENT` exactly as `registerSandbox` does.
+#[wasm_bindgen(js_name = validateSandboxDefinition)]
+pub fn validate_sandbox_definition(name: JsValue, definition: JsValue) -> std::result::Result<JsValue, JsValue> {
+    let name = name.as_string().ok_or_else(|| to_js_error(&invalid("Sandbox name must be a string")))?;
+    let files = definition_files(&definition).map_err(|e| to_js_error(&e))?;
+    let definition = Definition::from_files(&name, files).map_err(|e| to_js_error(&e))?;
+    Ok(summary(&definition))
 }
 
 /// `configureSandbox(config)`: replaces the isolate's sandbox config (shape in `SandboxConfig`).

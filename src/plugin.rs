@@ -23,8 +23,16 @@ const RUNTIME_ONLY: [(&str, &str, &str); 6] = [
     ("vercel", "token", "VERCEL_TOKEN (or VERCEL_OIDC_TOKEN)"),
     ("vercel", "teamId", "VERCEL_TEAM_ID"),
     ("vercel", "projectId", "VERCEL_PROJECT_ID"),
-    ("local", "token", "the local Box host's own token (set local.baseUrl and call configureSandbox at runtime)"),
-    ("", "env", "the runtime environment (it is read when the server runs)"),
+    (
+        "local",
+        "token",
+        "the local Box host's own token (set local.baseUrl and call configureSandbox at runtime)",
+    ),
+    (
+        "",
+        "env",
+        "the runtime environment (it is read when the server runs)",
+    ),
     ("", "fetch", "configureSandbox({ fetch }) at runtime"),
 ];
 
@@ -47,7 +55,9 @@ fn merge(base: &mut Value, layer: &Value) {
         (Value::Object(base), Value::Object(layer)) => {
             for (key, value) in layer {
                 match base.get_mut(key) {
-                    Some(existing) if existing.is_object() && value.is_object() => merge(existing, value),
+                    Some(existing) if existing.is_object() && value.is_object() => {
+                        merge(existing, value)
+                    }
                     _ => {
                         base.insert(key.clone(), value.clone());
                     }
@@ -62,7 +72,10 @@ fn layer_object<'a>(layer: &'a Value, origin: &str) -> Result<Option<&'a Map<Str
     match layer {
         Value::Null => Ok(None),
         Value::Object(map) => Ok(Some(map)),
-        _ => Err(Error::new(ErrorCode::InvalidArgument, format!("{origin} must be an object of sandbox options, e.g. {{ provider: 'vercel' }}"))),
+        _ => Err(Error::new(
+            ErrorCode::InvalidArgument,
+            format!("{origin} must be an object of sandbox options, e.g. {{ provider: 'vercel' }}"),
+        )),
     }
 }
 
@@ -71,10 +84,17 @@ fn reject_runtime_only(layer: &Map<String, Value>, origin: &str) -> Result<()> {
         let present = if section.is_empty() {
             layer.contains_key(key)
         } else {
-            layer.get(section).and_then(Value::as_object).is_some_and(|s| s.contains_key(key))
+            layer
+                .get(section)
+                .and_then(Value::as_object)
+                .is_some_and(|s| s.contains_key(key))
         };
         if present {
-            let path = if section.is_empty() { key.to_owned() } else { format!("{section}.{key}") };
+            let path = if section.is_empty() {
+                key.to_owned()
+            } else {
+                format!("{section}.{key}")
+            };
             return Err(Error::new(
                 ErrorCode::InvalidArgument,
                 format!("{origin} sets `{path}`, which the Vite plugin would write into generated files; remove it and use {instead} at runtime."),
@@ -96,26 +116,46 @@ fn reject_runtime_only(layer: &Map<String, Value>, origin: &str) -> Result<()> {
 /// (`vercel.token`, `vercel.teamId`, `vercel.projectId`, `local.token`, `env`, `fetch`; the
 /// message names the env variable to use instead), has an unknown key or a bad value (the
 /// message of [`SandboxConfig`] parsing), or names an unknown provider.
-pub fn resolve_plugin_config(plugin: &Value, vite: &Value, env: &BTreeMap<String, String>) -> Result<PluginConfig> {
+pub fn resolve_plugin_config(
+    plugin: &Value,
+    vite: &Value,
+    env: &BTreeMap<String, String>,
+) -> Result<PluginConfig> {
     let mut merged = Value::Object(Map::new());
-    for (layer, origin) in [(plugin, "hubSandbox(options)"), (vite, "the Vite config key `sandbox`")] {
+    for (layer, origin) in [
+        (plugin, "hubSandbox(options)"),
+        (vite, "the Vite config key `sandbox`"),
+    ] {
         if let Some(map) = layer_object(layer, origin)? {
             reject_runtime_only(map, origin)?;
             merge(&mut merged, layer);
         }
     }
-    let mut parsed: SandboxConfig = serde_json::from_value(merged.clone())
-        .map_err(|e| Error::new(ErrorCode::InvalidArgument, format!("invalid sandbox options: {e}")))?;
+    let mut parsed: SandboxConfig = serde_json::from_value(merged.clone()).map_err(|e| {
+        Error::new(
+            ErrorCode::InvalidArgument,
+            format!("invalid sandbox options: {e}"),
+        )
+    })?;
     parsed.transfer.resolve()?;
     parsed.env = env.clone();
-    let provider = if parsed.provider.as_deref().is_some_and(|p| !p.trim().is_empty()) || env.contains_key("SANDBOX_PROVIDER") {
+    let provider = if parsed
+        .provider
+        .as_deref()
+        .is_some_and(|p| !p.trim().is_empty())
+        || env.contains_key("SANDBOX_PROVIDER")
+    {
         Some(parsed.select_provider(false)?)
     } else {
         None
     };
     parsed.production = Some(false);
     let dev_provider = parsed.select_provider(false)?;
-    Ok(PluginConfig { config: merged, provider, dev_provider })
+    Ok(PluginConfig {
+        config: merged,
+        provider,
+        dev_provider,
+    })
 }
 
 /// The file stem of a Definition's generated module: the name with every `/` replaced by `__`
@@ -146,7 +186,10 @@ mod tests {
     use serde_json::json;
 
     fn env(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
     }
 
     #[test]
@@ -159,42 +202,92 @@ mod tests {
         .unwrap();
         assert_eq!(resolved.provider, Some(ProviderKind::Vercel));
         assert_eq!(resolved.config["vercel"]["baseUrl"], "https://a.example");
-        assert_eq!(resolved.config["transfer"], json!({"maxDepth": 8, "maxSidecars": 4}));
+        assert_eq!(
+            resolved.config["transfer"],
+            json!({"maxDepth": 8, "maxSidecars": 4})
+        );
     }
 
     #[test]
     fn env_provider_applies_when_no_layer_names_one() {
-        let resolved = resolve_plugin_config(&json!({}), &Value::Null, &env(&[("SANDBOX_PROVIDER", "vercel")])).unwrap();
+        let resolved = resolve_plugin_config(
+            &json!({}),
+            &Value::Null,
+            &env(&[("SANDBOX_PROVIDER", "vercel")]),
+        )
+        .unwrap();
         assert_eq!(resolved.provider, Some(ProviderKind::Vercel));
         let resolved = resolve_plugin_config(&Value::Null, &Value::Null, &env(&[])).unwrap();
         assert_eq!(resolved.provider, None);
         assert_eq!(resolved.dev_provider, ProviderKind::Local);
-        let error = resolve_plugin_config(&Value::Null, &Value::Null, &env(&[("SANDBOX_PROVIDER", "docker")])).unwrap_err();
-        assert!(error.message().contains("SANDBOX_PROVIDER is \"docker\""), "{}", error.message());
+        let error = resolve_plugin_config(
+            &Value::Null,
+            &Value::Null,
+            &env(&[("SANDBOX_PROVIDER", "docker")]),
+        )
+        .unwrap_err();
+        assert!(
+            error.message().contains("SANDBOX_PROVIDER is \"docker\""),
+            "{}",
+            error.message()
+        );
     }
 
     #[test]
     fn explicit_provider_is_never_overridden_by_env() {
-        let resolved = resolve_plugin_config(&json!({"provider": "local"}), &Value::Null, &env(&[("SANDBOX_PROVIDER", "vercel")])).unwrap();
+        let resolved = resolve_plugin_config(
+            &json!({"provider": "local"}),
+            &Value::Null,
+            &env(&[("SANDBOX_PROVIDER", "vercel")]),
+        )
+        .unwrap();
         assert_eq!(resolved.provider, Some(ProviderKind::Local));
     }
 
     #[test]
     fn credentials_are_rejected_with_the_env_variable_to_use() {
-        let error = resolve_plugin_config(&json!({"vercel": {"token": "secret"}}), &Value::Null, &env(&[])).unwrap_err();
+        let error = resolve_plugin_config(
+            &json!({"vercel": {"token": "secret"}}),
+            &Value::Null,
+            &env(&[]),
+        )
+        .unwrap_err();
         assert_eq!(error.code(), ErrorCode::InvalidArgument);
-        assert!(error.message().contains("`vercel.token`") && error.message().contains("VERCEL_TOKEN"), "{}", error.message());
+        assert!(
+            error.message().contains("`vercel.token`") && error.message().contains("VERCEL_TOKEN"),
+            "{}",
+            error.message()
+        );
         assert!(!error.message().contains("secret"));
-        let error = resolve_plugin_config(&Value::Null, &json!({"vercel": {"teamId": "t"}}), &env(&[])).unwrap_err();
-        assert!(error.message().contains("Vite config key `sandbox`") && error.message().contains("VERCEL_TEAM_ID"), "{}", error.message());
+        let error =
+            resolve_plugin_config(&Value::Null, &json!({"vercel": {"teamId": "t"}}), &env(&[]))
+                .unwrap_err();
+        assert!(
+            error.message().contains("Vite config key `sandbox`")
+                && error.message().contains("VERCEL_TEAM_ID"),
+            "{}",
+            error.message()
+        );
         assert!(resolve_plugin_config(&json!({"env": {}}), &Value::Null, &env(&[])).is_err());
     }
 
     #[test]
     fn unknown_keys_and_bad_values_use_the_config_message() {
-        let error = resolve_plugin_config(&json!({"provder": "vercel"}), &Value::Null, &env(&[])).unwrap_err();
-        assert!(error.message().starts_with("invalid sandbox options: unknown field `provder`"), "{}", error.message());
-        let error = resolve_plugin_config(&json!({"transfer": {"maxDepth": 0}}), &Value::Null, &env(&[])).unwrap_err();
+        let error = resolve_plugin_config(&json!({"provder": "vercel"}), &Value::Null, &env(&[]))
+            .unwrap_err();
+        assert!(
+            error
+                .message()
+                .starts_with("invalid sandbox options: unknown field `provder`"),
+            "{}",
+            error.message()
+        );
+        let error = resolve_plugin_config(
+            &json!({"transfer": {"maxDepth": 0}}),
+            &Value::Null,
+            &env(&[]),
+        )
+        .unwrap_err();
         assert_eq!(error.code(), ErrorCode::InvalidArgument);
         assert!(resolve_plugin_config(&json!("vercel"), &Value::Null, &env(&[])).is_err());
     }
@@ -202,8 +295,16 @@ mod tests {
     #[test]
     fn stems_replace_slashes_and_collisions_name_both() {
         let names = vec!["release-notes".to_owned(), "tools/image".to_owned()];
-        assert_eq!(artifact_stems(&names).unwrap(), vec!["release-notes", "tools__image"]);
+        assert_eq!(
+            artifact_stems(&names).unwrap(),
+            vec!["release-notes", "tools__image"]
+        );
         let error = artifact_stems(&["a/b".to_owned(), "a__b".to_owned()]).unwrap_err();
-        assert!(error.message().contains("\"a/b\" and \"a__b\"") && error.message().contains("definitions/a__b.mjs"), "{}", error.message());
+        assert!(
+            error.message().contains("\"a/b\" and \"a__b\"")
+                && error.message().contains("definitions/a__b.mjs"),
+            "{}",
+            error.message()
+        );
     }
 }
