@@ -51,5 +51,6 @@ export function createApi(wasm, readEnv) {
     unregisterSandbox: (name) => wasm.unregisterSandbox(name),
     listSandboxes: () => wasm.listSandboxes(),
     runSandbox: (name, payload, options) => wasm.runSandbox(name, payload, options),
+    setSandboxDefinitionLoader: (loader) => wasm.setSandboxDefinitionLoader(loader ?? null),
   };
 }

@@ -108,11 +108,8 @@ async function host(args) {
 async function inspectDefinition(sandbox, root, definition) {
   const row = { name: definition.name, kind: definition.kind, path: definition.dir, entry: definition.entry, packageManager: null, timeoutMs: null, digest: null, packagePath: null, install: null };
   try {
-    if (definition.kind === 'free-form') {
-      sandbox.registerSandbox(definition.name, await sandbox.prepareFreeFormDefinition(root, definition));
-    } else {
-      sandbox.registerSandbox(definition.name, await sandbox.readDefinitionDirectory(resolve(root, definition.dir), { appRoot: root }));
-    }
+    const { prepareDefinition } = await import('./prepare.mjs');
+    sandbox.registerSandbox(definition.name, (await prepareDefinition(root, definition)).definition);
   } catch (error) {
     // Free-form messages already start with <file>:<line>.
     fail(`${describeCode(error)}${definition.kind === 'free-form' ? '' : `${definition.dir}: `}${error.message}`, 1);

@@ -71,13 +71,52 @@ export interface RunSandboxOptions {
  * `Server-Timing` with the Run's phases (`box`, `stage`, `install`, `exec`, `close`) in ms.
  * Rejects only with the reason of an aborted `options.signal`.
  */
-export function runSandbox(name: string, payload?: unknown, options?: RunSandboxOptions): Promise<Response>;
+export function runSandbox<N extends SandboxName>(name: N, ...args: SandboxRunArguments<N>): Promise<Response>;
+
+/**
+ * The typed registry: the Vite plugin's generated `.vite-hub/sandbox/sandbox.d.ts` adds one key
+ * per Definition name, `{ payload, result }`. Empty without the plugin, and then `runSandbox`
+ * takes any name and payload.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-interface
+export interface SandboxDefinitions {}
+
+/** The Definition names `runSandbox` accepts: the keys of {@link SandboxDefinitions}, or any string while it is empty. */
+export type SandboxName = keyof SandboxDefinitions extends never ? string : keyof SandboxDefinitions & string;
+
+/** `runSandbox`'s arguments after the name: the Definition's payload type (required), then options. */
+export type SandboxRunArguments<N> = keyof SandboxDefinitions extends never
+  ? [payload?: unknown, options?: RunSandboxOptions]
+  : N extends keyof SandboxDefinitions
+    ? SandboxDefinitions[N] extends { payload: infer P } ? [payload: P, options?: RunSandboxOptions] : never
+    : never;
+
+/** A Definition's callable: a package entry's default export, or `run` of a free-form `defineSandbox({ run })`. */
+type SandboxEntryFunction<M> = M extends { run: infer R } ? R : M;
+
+/** Payload type of a Definition's default export: its first parameter; `unknown` for a zero-argument function. */
+export type SandboxPayloadOf<M> = SandboxEntryFunction<M> extends (...args: infer A) => unknown ? (A extends [] ? unknown : A[0]) : unknown;
+
+/** Result type of a Definition's default export: its awaited return type. */
+export type SandboxResultOf<M> = SandboxEntryFunction<M> extends (...args: never[]) => infer R ? Awaited<R> : unknown;
+
+/**
+ * The lazy registry seam (set by the Vite plugin's generated facade): `runSandbox(name)` calls
+ * `loader(name)` when `name` is not registered with `registerSandbox`. The loader resolves to a
+ * {@link DefinitionSource} plus an optional `digest` (a Definition is parsed once per name +
+ * digest), or `undefined` for an unknown name (`SANDBOX_NOT_FOUND`). A rejection becomes a
+ * `SANDBOX_RUNTIME_ERROR` Response. `null` removes the loader.
+ */
+export function setSandboxDefinitionLoader(loader: ((name: string) => Promise<(DefinitionSource & { digest?: string }) | undefined>) | null): void;
 
 /** One file of a Definition package. `mode` is a POSIX file mode such as `0o755`. */
 export interface DefinitionFile {
   /** POSIX path relative to the install root (the package root unless `packagePath` is set), e.g. `index.ts` or `packages/util/index.js`. */
   path: string;
+  /** UTF-8 text or bytes; base64 text when `encoding` is `'base64'`. */
   content: string | Uint8Array;
+  /** How a string `content` is encoded (default `'utf8'`). */
+  encoding?: 'utf8' | 'base64';
   mode?: number;
 }
 

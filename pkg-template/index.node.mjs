@@ -18,7 +18,7 @@ wasm.setLocalBoxHostStarter(async () => {
 const api = createApi(wasm, () => process.env);
 api.configureSandbox({});
 
-export const { configureSandbox, registerSandbox, unregisterSandbox, listSandboxes, runSandbox } = api;
+export const { configureSandbox, registerSandbox, unregisterSandbox, listSandboxes, runSandbox, setSandboxDefinitionLoader } = api;
 export { readDefinitionDirectory, defineSandbox };
 export { prepareFreeFormDefinition } from './free-form.mjs';
 export { discoverDefinitions } from './discovery.mjs';

@@ -10,6 +10,6 @@ wasm.initSync({ module: wasmModule });
 const api = createApi(wasm, () => (typeof process === 'object' && process?.env ? process.env : {}));
 api.configureSandbox({});
 
-export const { configureSandbox, registerSandbox, unregisterSandbox, listSandboxes, runSandbox } = api;
+export const { configureSandbox, registerSandbox, unregisterSandbox, listSandboxes, runSandbox, setSandboxDefinitionLoader } = api;
 /** Kept for symmetry with the browser entry: the wasm is already instantiated here. */
 export const initSandbox = async () => {};

@@ -15,6 +15,16 @@ execFileSync('wasm-pack', ['build', '--release', '--target', 'web', '--no-pack',
   stdio: 'inherit',
 });
 
+// Size: binaryen's wasm-opt from npm (pinned in package.json), not wasm-pack's (off in Cargo.toml:
+// the Debian build broke the reference-types table). The features are those rustc enables by
+// default for wasm32-unknown-unknown; the optimizer must not introduce others.
+const wasmFile = join(wasmOut, 'vite_hub_sandbox_bg.wasm');
+const WASM_FEATURES = ['reference-types', 'bulk-memory', 'nontrapping-float-to-int', 'sign-ext', 'mutable-globals', 'multivalue'];
+execFileSync(process.execPath, [join(root, 'node_modules', 'binaryen', 'bin', 'wasm-opt'), '-Oz', ...WASM_FEATURES.map((f) => `--enable-${f}`), wasmFile, '-o', wasmFile], {
+  cwd: root,
+  stdio: 'inherit',
+});
+
 rmSync(dist, { recursive: true, force: true });
 cpSync(join(root, 'pkg-template'), dist, { recursive: true });
 mkdirSync(join(dist, 'wasm'), { recursive: true });

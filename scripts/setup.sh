@@ -36,7 +36,7 @@ if [ "$(wasm-bindgen --version 2>/dev/null)" != "wasm-bindgen $WASM_BINDGEN_VERS
   cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION"
 fi
 
-if [ ! -d node_modules/@vercel/sandbox ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+if [ ! -d node_modules/@vercel/sandbox ] || [ ! -d node_modules/nitro ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   echo "setup: npm ci"
   npm ci --no-audit --no-fund
 fi

@@ -27,6 +27,9 @@ thread_local! {
     static REGISTRY: RefCell<BTreeMap<String, Rc<Definition>>> = const { RefCell::new(BTreeMap::new()) };
     static CONFIG: RefCell<SandboxConfig> = RefCell::new(SandboxConfig::default());
     static FETCH: RefCell<Option<js_sys::Function>> = const { RefCell::new(None) };
+    static LOADER: RefCell<Option<js_sys::Function>> = const { RefCell::new(None) };
+    /// Definitions parsed from the loader, by name, with the `digest` they were parsed from.
+    static LOADED: RefCell<BTreeMap<String, (String, Rc<Definition>)>> = const { RefCell::new(BTreeMap::new()) };
 }
 
 /// A real JS `Error` with `name = "SandboxError"` and `code`, `status`, `details` properties.
@@ -59,7 +62,17 @@ fn definition_files(definition: &JsValue) -> Result<Vec<DefinitionFile>> {
     for (index, file) in files.iter().enumerate() {
         let path = get(&file, "path").as_string().ok_or_else(|| invalid(format!("definition.files[{index}].path must be a string")))?;
         let content = get(&file, "content");
-        let content = if let Some(text) = content.as_string() {
+        let encoding = get(&file, "encoding");
+        let base64 = match encoding.as_string().as_deref() {
+            None if encoding.is_undefined() => false,
+            Some("base64") => true,
+            Some("utf8") => false,
+            _ => return Err(invalid(format!("definition.files[{index}].encoding must be \"base64\" or \"utf8\" ({path})"))),
+        };
+        let content = if let (true, Some(text)) = (base64, content.as_string()) {
+            base64::Engine::decode(&base64::engine::general_purpose::STANDARD, text.as_bytes())
+                .map_err(|e| invalid(format!("definition.files[{index}].content is not valid base64 ({path}): {e}")))?
+        } else if let Some(text) = content.as_string() {
             text.into_bytes()
         } else if let Some(bytes) = content.dyn_ref::<Uint8Array>() {
             bytes.to_vec()
@@ -113,10 +126,12 @@ fn definition_source(definition: &JsValue) -> Result<DefinitionSource> {
     Ok(DefinitionSource { files, package_path, entry, timeout })
 }
 
-/// `registerSandbox(name, { files: [{ path, content: string | Uint8Array, mode? }], packagePath?,
-/// entry?, timeout? })`: adds a Definition to the programmatic registry (replacing one of the
-/// same name). Files are relative to the install root; the package is at `packagePath`.
-/// TypeScript sources must come with their compiled `.mjs` siblings (see
+/// `registerSandbox(name, { files: [{ path, content: string | Uint8Array, mode?, encoding? }],
+/// packagePath?, entry?, timeout? })`: adds a Definition to the programmatic registry (replacing
+/// one of the same name). Files are relative to the install root; the package is at
+/// `packagePath`. A string `content` is UTF-8 text, or base64 bytes when the file has
+/// `encoding: "base64"` (what the Vite plugin generates). Other keys of the definition object are
+/// ignored. TypeScript sources must come with their compiled `.mjs` siblings (see
 /// `readDefinitionDirectory`).
 ///
 /// Throws a `SandboxError` with code `SANDBOX_INVALID_ARGUMENT` when the name or the package is
@@ -141,31 +156,43 @@ pub fn unregister_sandbox(name: String) -> bool {
 /// installed); `install` is `{ command, args, cwd: "." }` or `null`.
 #[wasm_bindgen(js_name = listSandboxes)]
 pub fn list_sandboxes() -> js_sys::Array {
-    REGISTRY.with(|r| {
-        r.borrow()
-            .values()
-            .map(|d| {
-                let item = Object::new();
-                let _ = Reflect::set(&item, &"name".into(), &d.name.as_str().into());
-                let _ = Reflect::set(&item, &"entry".into(), &d.entry.as_str().into());
-                let _ = Reflect::set(&item, &"timeoutMs".into(), &JsValue::from(d.timeout_ms));
-                let manager = d.install.as_ref().map(|p| JsValue::from_str(p.manager.as_str())).unwrap_or(JsValue::NULL);
-                let _ = Reflect::set(&item, &"packageManager".into(), &manager);
-                let _ = Reflect::set(&item, &"packagePath".into(), &d.package_path.as_str().into());
-                let install = d.install.as_ref().map_or(JsValue::NULL, |plan| {
-                    let object = Object::new();
-                    let args: js_sys::Array = plan.args.iter().map(|a| JsValue::from_str(a)).collect();
-                    let _ = Reflect::set(&object, &"command".into(), &plan.command.as_str().into());
-                    let _ = Reflect::set(&object, &"args".into(), &args);
-                    let _ = Reflect::set(&object, &"cwd".into(), &".".into());
-                    object.into()
-                });
-                let _ = Reflect::set(&item, &"install".into(), &install);
-                let _ = Reflect::set(&item, &"digest".into(), &d.digest.as_str().into());
-                JsValue::from(item)
-            })
-            .collect()
-    })
+    REGISTRY.with(|r| r.borrow().values().map(|d| summary(d)).collect())
+}
+
+/// `{ name, entry, timeoutMs, packageManager, packagePath, install: { command, args, cwd } | null, digest }`
+/// of a Definition (listSandboxes, validateSandboxDefinition).
+fn summary(d: &Definition) -> JsValue {
+    let item = Object::new();
+    let _ = Reflect::set(&item, &"name".into(), &d.name.as_str().into());
+    let _ = Reflect::set(&item, &"entry".into(), &d.entry.as_str().into());
+    let _ = Reflect::set(&item, &"timeoutMs".into(), &JsValue::from(d.timeout_ms));
+    let manager = d.install.as_ref().map(|p| JsValue::from_str(p.manager.as_str())).unwrap_or(JsValue::NULL);
+    let _ = Reflect::set(&item, &"packageManager".into(), &manager);
+    let _ = Reflect::set(&item, &"packagePath".into(), &d.package_path.as_str().into());
+    let install = d.install.as_ref().map_or(JsValue::NULL, |plan| {
+        let object = Object::new();
+        let args: js_sys::Array = plan.args.iter().map(|a| JsValue::from_str(a)).collect();
+        let _ = Reflect::set(&object, &"command".into(), &plan.command.as_str().into());
+        let _ = Reflect::set(&object, &"args".into(), &args);
+        let _ = Reflect::set(&object, &"cwd".into(), &".".into());
+        object.into()
+    });
+    let _ = Reflect::set(&item, &"install".into(), &install);
+    let _ = Reflect::set(&item, &"digest".into(), &d.digest.as_str().into());
+    JsValue::from(item)
+}
+
+/// `validateSandboxDefinition(name, definition) → summary` (the shape of one `listSandboxes()` item):
+/// runs every check of `registerSandbox` without registering (the Vite plugin calls it before
+/// writing generated files, so a broken edit never replaces the last good state).
+///
+/// Throws `SANDBOX_INVALID_ARGUMENT` exactly as `registerSandbox` does.
+#[wasm_bindgen(js_name = validateSandboxDefinition)]
+pub fn validate_sandbox_definition(name: JsValue, definition: JsValue) -> std::result::Result<JsValue, JsValue> {
+    let name = name.as_string().ok_or_else(|| to_js_error(&invalid("Sandbox name must be a string")))?;
+    let source = definition_source(&definition).map_err(|e| to_js_error(&e))?;
+    let definition = Definition::from_source(&name, source).map_err(|e| to_js_error(&e))?;
+    Ok(summary(&definition))
 }
 
 /// `configureSandbox(config)`: replaces the isolate's sandbox config (shape in `SandboxConfig`).
@@ -291,11 +318,57 @@ async fn prepare_run(name: &JsValue, options: &JsValue) -> Result<(Rc<Definition
     let name = name.as_string().ok_or_else(|| invalid("Sandbox name must be a string"))?;
     validate_name(&name)?;
     let call = call_options(options)?;
-    let definition = REGISTRY
-        .with(|r| r.borrow().get(&name).cloned())
-        .ok_or_else(|| Error::new(ErrorCode::NotFound, format!("Sandbox \"{name}\" was not found: no Definition with that name is registered.")))?;
+    let registered = REGISTRY.with(|r| r.borrow().get(&name).cloned());
+    let definition = match registered {
+        Some(definition) => definition,
+        None => load_definition(&name)
+            .await?
+            .ok_or_else(|| Error::new(ErrorCode::NotFound, format!("Sandbox \"{name}\" was not found: no Definition with that name is registered.")))?,
+    };
     let config = CONFIG.with(|c| c.borrow().clone());
     let limits = config.transfer.resolve()?;
     let (provider, project_id, box_spec) = box_provider(&config, definition.timeout_ms).await?;
     Ok((definition, RunOptions { context: call.context, signal: call.signal, provider, project_id, box_spec, limits }))
+}
+
+/// `setSandboxDefinitionLoader(loader | null)`: the lazy registry seam. `runSandbox(name)` calls
+/// `loader(name) → Promise<definition | undefined>` when `name` is not in the programmatic
+/// registry (`registerSandbox` wins). `definition` is the object `registerSandbox` takes, plus an
+/// optional `digest` string: a Definition is parsed once per `(name, digest)` and reused while the
+/// loader returns the same digest, so an edited Definition (new digest) is re-read, never served
+/// stale; without `digest` it is parsed on every run. Set by the facade the Vite plugin generates.
+#[wasm_bindgen(js_name = setSandboxDefinitionLoader)]
+pub fn set_sandbox_definition_loader(loader: Option<js_sys::Function>) {
+    LOADER.with(|l| *l.borrow_mut() = loader);
+    LOADED.with(|l| l.borrow_mut().clear());
+}
+
+/// Asks the loader for `name`. `Ok(None)`: no loader, or it has no such Definition.
+///
+/// # Errors
+/// `SANDBOX_RUNTIME_ERROR` when the loader throws or rejects (its message is kept);
+/// `SANDBOX_INVALID_ARGUMENT` when the loaded Definition is invalid.
+async fn load_definition(name: &str) -> Result<Option<Rc<Definition>>> {
+    let Some(loader) = LOADER.with(|l| l.borrow().clone()) else { return Ok(None) };
+    let loader_error = |e: JsValue| {
+        let message = e.dyn_ref::<js_sys::Error>().map(|e| String::from(e.message())).or_else(|| e.as_string()).unwrap_or_default();
+        Error::new(ErrorCode::RuntimeError, format!("the sandbox registry could not load \"{name}\": {message}"))
+    };
+    let returned = loader.call1(&JsValue::NULL, &JsValue::from_str(name)).map_err(loader_error)?;
+    let loaded = wasm_bindgen_futures::JsFuture::from(js_sys::Promise::resolve(&returned)).await.map_err(loader_error)?;
+    if loaded.is_undefined() || loaded.is_null() {
+        return Ok(None);
+    }
+    let digest = get(&loaded, "digest").as_string();
+    if let Some(digest) = &digest {
+        let cached = LOADED.with(|l| l.borrow().get(name).filter(|(d, _)| d == digest).map(|(_, def)| def.clone()));
+        if cached.is_some() {
+            return Ok(cached);
+        }
+    }
+    let definition = Rc::new(Definition::from_source(name, definition_source(&loaded)?)?);
+    if let Some(digest) = digest {
+        LOADED.with(|l| l.borrow_mut().insert(name.to_owned(), (digest, definition.clone())));
+    }
+    Ok(Some(definition))
 }

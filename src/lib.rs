@@ -21,6 +21,7 @@ pub mod discovery;
 pub mod error;
 pub mod harness;
 pub mod http;
+pub mod plugin;
 pub mod provider;
 pub mod transfer;
 
@@ -34,6 +35,8 @@ pub mod api_free_form;
 pub mod api_module_graph;
 #[cfg(target_arch = "wasm32")]
 pub mod api_project;
+#[cfg(target_arch = "wasm32")]
+pub mod api_vite;
 #[cfg(target_arch = "wasm32")]
 pub mod response;
 #[cfg(target_arch = "wasm32")]

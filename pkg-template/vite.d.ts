@@ -1,0 +1,56 @@
+/**
+ * `@vite-hub/sandbox/vite`: the Vite plugin. Source of the rules: vitehub-sandbox-contract.md
+ * §4.1 (options, precedence), §4.7 (generated files), §4.8 (types); docs/internals.md "Vite plugin".
+ */
+import type { SandboxConfig } from './index.d.ts';
+
+/**
+ * Options of `hubSandbox()`: the non-secret part of {@link SandboxConfig}. They are written into
+ * the generated facade, so credentials are rejected (use env `VERCEL_TOKEN`, `VERCEL_TEAM_ID`,
+ * `VERCEL_PROJECT_ID` or `VERCEL_OIDC_TOKEN` at runtime).
+ */
+export interface SandboxOptions {
+  /** Explicit provider. Else env `SANDBOX_PROVIDER`, then Vercel credentials, then `local` outside production. */
+  provider?: 'vercel' | 'cloudflare' | 'local';
+  /** Default: `NODE_ENV === 'production'` at runtime. */
+  production?: boolean;
+  vercel?: { baseUrl?: string; networkPolicy?: 'allow-all' | 'deny-all' | object };
+  local?: { baseUrl?: string; networkPolicy?: 'allow-all' | 'deny-all' | object };
+  /** Transfer limits (bytes, depth, counts); see {@link SandboxConfig}. */
+  transfer?: SandboxConfig['transfer'];
+}
+
+/** Minimal structural type of a Vite plugin (avoids a hard dependency on `vite`'s types). */
+export interface HubSandboxPlugin {
+  name: 'vite-hub-sandbox';
+  [hook: string]: unknown;
+}
+
+/**
+ * The Vite plugin. Discovers `server/sandboxes/<name>/` packages (and `*.sandbox.*` files), writes
+ * the registry under `<root>/.vite-hub/sandbox/`, and makes server code's `@vite-hub/sandbox`
+ * resolve `runSandbox(name)` against it (dev, built server, Worker bundle). Precedence:
+ * `options` < the Vite config key `sandbox` < env `SANDBOX_PROVIDER` (when neither names a provider).
+ * `false` disables the plugin.
+ * @throws {SandboxError} `SANDBOX_INVALID_ARGUMENT` when the config is resolved (Vite's
+ *   `configResolved`): credentials in options, unknown keys, bad values, unknown provider name.
+ */
+export function hubSandbox(options?: SandboxOptions | false): HubSandboxPlugin;
+export default hubSandbox;
+
+/** The merged, validated config (what the facade passes to `configureSandbox`) and the providers. */
+export function resolveSandboxPluginConfig(
+  options: SandboxOptions | undefined,
+  viteKey: SandboxOptions | undefined,
+  env?: Record<string, string | undefined>,
+): { config: SandboxOptions; provider: 'vercel' | 'cloudflare' | 'local' | null; devProvider: 'vercel' | 'cloudflare' | 'local' };
+
+/** Whether a changed app-root-relative file can change the generated registry. */
+export function isSandboxInput(relative: string): boolean;
+
+declare module 'vite' {
+  interface UserConfig {
+    /** Overrides `hubSandbox(options)` (see {@link SandboxOptions}). */
+    sandbox?: SandboxOptions;
+  }
+}

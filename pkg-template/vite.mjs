@@ -1,0 +1,113 @@
+// `@vite-hub/sandbox/vite`: the Vite plugin hubSandbox(). Discovers and prepares the app's
+// Definitions into a generated registry (generate.mjs), points server code's
+// `import ... from '@vite-hub/sandbox'` at the generated facade, and regenerates in `vite dev`.
+// Config rules live in the core (src/plugin.rs); see docs/internals.md "Vite plugin".
+import path from 'node:path';
+import * as wasm from './wasm/vite_hub_sandbox.js';
+import { pickSandboxEnv } from './api.mjs';
+import { GENERATED_DIR, generateSandboxArtifacts } from './generate.mjs';
+
+const PACKAGE = '@vite-hub/sandbox';
+const RUNTIME = '@vite-hub/sandbox/runtime';
+const MANIFESTS = new Set(['package.json', 'package-lock.json', 'pnpm-lock.yaml', 'pnpm-workspace.yaml', 'yarn.lock', 'bun.lock']);
+
+function isWorker(config) {
+  const conditions = config?.resolve?.conditions ?? [];
+  return conditions.includes('workerd') || conditions.includes('worker') || config?.ssr?.target === 'webworker';
+}
+
+/** Whether a changed file can change the generated registry (app-root relative, POSIX). */
+export function isSandboxInput(relative) {
+  if (relative.startsWith('..') || relative.startsWith(`${GENERATED_DIR}/`) || relative.split('/').includes('node_modules')) return false;
+  return relative.startsWith('server/sandboxes/') || /\.sandbox\.[cm]?[jt]s$/.test(relative) || MANIFESTS.has(path.posix.basename(relative));
+}
+
+/**
+ * Merges and validates the plugin's config layers with the core.
+ * @param {object | undefined} options `hubSandbox(options)`
+ * @param {object | undefined} viteKey the Vite config key `sandbox`
+ * @param {Record<string, string | undefined>} env e.g. `process.env`
+ * @returns {{ config: object, provider: 'vercel' | 'cloudflare' | 'local' | null, devProvider: 'vercel' | 'cloudflare' | 'local' }}
+ * @throws {SandboxError} `SANDBOX_INVALID_ARGUMENT` (credentials, unknown keys, bad values, unknown provider).
+ */
+export function resolveSandboxPluginConfig(options, viteKey, env = process.env) {
+  return wasm.resolveSandboxPluginConfig({ plugin: options ?? null, vite: viteKey ?? null, env: pickSandboxEnv(env) });
+}
+
+/**
+ * The Vite plugin. `false` disables it (no discovery, `@vite-hub/sandbox` is left alone).
+ * @param {import('./vite.d.ts').SandboxOptions | false} [options]
+ */
+export function hubSandbox(options) {
+  if (options === false) return { name: 'vite-hub-sandbox', apply: () => false };
+  let root;
+  let command;
+  let resolved;
+  let facade;
+  let logger;
+  let generation = Promise.resolve();
+  /** Files outside the Definition folders the last good generation was built from (free-form imports). */
+  let builtFrom = new Set();
+
+  const generate = async (mode) => {
+    const result = await generateSandboxArtifacts({ root, mode, config: resolved.config });
+    builtFrom = new Set(result.inputs);
+    return result;
+  };
+
+  return {
+    name: 'vite-hub-sandbox',
+    enforce: 'pre',
+    configResolved(config) {
+      root = config.root;
+      command = config.command;
+      logger = config.logger;
+      resolved = resolveSandboxPluginConfig(options, config.sandbox);
+      facade = path.join(root, GENERATED_DIR, 'sandbox.mjs');
+    },
+    async buildStart() {
+      // Dev: the first generation happens in configureServer; build: once per environment is cheap (write-if-changed).
+      generation = generation.then(() => generate(command === 'serve' ? 'dev' : 'build'));
+      await generation;
+    },
+    configureServer(server) {
+      if (resolved.provider === null) {
+        logger.info(`[sandbox] no provider configured: vite dev runs Definitions on the "${resolved.devProvider}" provider (set hubSandbox({ provider }) or env SANDBOX_PROVIDER to change it).`, { timestamp: true });
+      }
+      let timer;
+      const regenerate = (file) => {
+        const relative = path.relative(root, file).split(path.sep).join('/');
+        if (!isSandboxInput(relative) && !builtFrom.has(relative)) return;
+        clearTimeout(timer);
+        timer = setTimeout(() => {
+          generation = generation.then(async () => {
+            try {
+              const result = await generate('dev');
+              if (result.changed.length) logger.info(`[sandbox] regenerated (${result.names.join(', ') || 'no Definitions'})`, { timestamp: true });
+            } catch (error) {
+              logger.error(`[sandbox] ${error.code ? `${error.code}: ` : ''}${error.message} (keeping the last good Definitions)`, { timestamp: true });
+            }
+          });
+        }, 50);
+      };
+      server.watcher.add([path.join(root, 'server/sandboxes'), path.join(root, '**/*.sandbox.*')]);
+      server.watcher.on('add', regenerate);
+      server.watcher.on('change', regenerate);
+      server.watcher.on('unlink', regenerate);
+    },
+    async resolveId(id, importer, opts) {
+      const environment = this.environment;
+      const isServer = environment ? environment.config.consumer === 'server' : Boolean(opts?.ssr);
+      if (!isServer) return null;
+      // The facade installs the registry when it is evaluated: never tree-shaken as side-effect free.
+      if (id === PACKAGE && importer !== facade) return { id: facade, moduleSideEffects: true };
+      // Node server builds keep the package external (it loads its .wasm and the Box host from
+      // disk); Worker builds (workerd/worker conditions) bundle it, the .wasm as a module import.
+      if (id === RUNTIME && command === 'build' && !isWorker(environment?.config ?? this.environment?.config)) return { id: RUNTIME, external: true };
+      return null;
+    },
+  };
+}
+
+export default hubSandbox;
+export { generateSandboxArtifacts };

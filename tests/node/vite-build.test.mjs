@@ -1,0 +1,103 @@
+// A real `vite build` of examples/app (Vite 7 + Nitro v3 + hubSandbox), its output server started,
+// and HTTP POSTs answered by runs in local Boxes.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile, spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { copyExampleApp, removeDir, freePort, postJson, eventually, repoRoot } from './vite-app.mjs';
+
+const run = promisify(execFile);
+let app;
+let server;
+let base;
+
+before(async () => {
+  app = copyExampleApp('build');
+  await run(process.execPath, [join(repoRoot, 'node_modules/vite/bin/vite.js'), 'build'], { cwd: app, timeout: 120_000 });
+  const port = await freePort();
+  server = spawn(process.execPath, ['.output/server/index.mjs'], { cwd: app, env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', SANDBOX_PROVIDER: 'local' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  server.stdout.on('data', (chunk) => (output += chunk));
+  server.stderr.on('data', (chunk) => (output += chunk));
+  base = `http://127.0.0.1:${port}`;
+  await eventually(() => fetch(base).then(() => true), 20_000, `the output server (${output})`);
+});
+
+after(async () => {
+  if (server && server.exitCode === null) {
+    const exited = new Promise((resolve) => server.once('exit', resolve));
+    server.kill('SIGTERM');
+    await exited;
+  }
+  if (app) removeDir(app);
+});
+
+test('POST /api/release-notes runs release-notes (local TypeScript) in a Box', async () => {
+  const { status, json, text } = await postJson(`${base}/api/release-notes`, { notes: '# v3\n- ship the plugin\n- fix dev reload' });
+  assert.equal(status, 200, text);
+  assert.deepEqual(json, { summary: '2 changes: ship the plugin; fix dev reload', items: ['ship the plugin', 'fix dev reload'] });
+});
+
+test('POST /api/slugify runs slugify-title, which installs its npm dependency in the Box', async () => {
+  const { status, json, text } = await postJson(`${base}/api/slugify`, { title: 'Hello, Wörld & Friends!' });
+  assert.equal(status, 200, text);
+  assert.deepEqual(json, { slug: 'hello-world-and-friends' });
+});
+
+test('POST /api/order-summary runs a pnpm-workspace Definition (workspace packages linked by pnpm in the Box)', async () => {
+  const { status, json, text } = await postJson(`${base}/api/order-summary`, { items: [{ sku: 'tea', quantity: 3, unitCents: 250 }], taxRate: 0.1 });
+  assert.equal(status, 200, text);
+  assert.deepEqual(json, { lines: [{ sku: 'tea', quantity: 3, totalCents: 750 }], subtotalCents: 750, taxCents: 75, totalCents: 825, total: '€8.25' });
+});
+
+test('POST /api/word-count runs a free-form .sandbox.ts Definition (bundled with its local import)', async () => {
+  const { status, json, text } = await postJson(`${base}/api/word-count`, { text: 'to be or not to be', top: 2 });
+  assert.equal(status, 200, text);
+  assert.deepEqual(json, { words: 6, top: [{ word: 'to', count: 2 }, { word: 'be', count: 2 }] });
+});
+
+test('the built registry loads only the Definition that runs: one chunk per Definition, imported dynamically', () => {
+  const chunks = join(app, '.output/server/chunks/_');
+  const files = readdirSync(chunks);
+  const definitionChunks = files.filter((f) => /^(release-notes|slugify-title|order-summary|word-count)(-[\w-]+)?\.mjs$/.test(f));
+  assert.equal(definitionChunks.length, 4, files.join(', '));
+  for (const file of definitionChunks) {
+    assert.match(readFileSync(join(chunks, file), 'utf8'), /"encoding": ?"base64"/);
+  }
+  const facade = files.map((f) => readFileSync(join(chunks, f), 'utf8')).find((code) => code.includes('setSandboxDefinitionLoader'));
+  assert.ok(facade, 'the facade chunk installs the loader');
+  for (const file of definitionChunks) assert.ok(facade.includes(`import("./${file}")`), `dynamic import of ${file}`);
+  assert.doesNotMatch(facade, /ship it|slugify\(/, 'Definition contents are not in the facade chunk');
+});
+
+test('a Worker bundle (workerd conditions) resolves runSandbox against the same lazy registry', async () => {
+  const { build } = await import('vite');
+  const { hubSandbox } = await import('@vite-hub/sandbox/vite');
+  const { writeFileSync } = await import('node:fs');
+  const worker = copyExampleApp('worker');
+  try {
+    writeFileSync(join(worker, 'worker.mjs'), "import { runSandbox } from '@vite-hub/sandbox';\nexport default { fetch: () => runSandbox('release-notes', { notes: '- a' }) };\n");
+    const conditions = ['workerd', 'worker', 'module', 'import', 'default'];
+    const result = await build({
+      root: worker,
+      configFile: false,
+      logLevel: 'silent',
+      plugins: [hubSandbox()],
+      resolve: { conditions },
+      ssr: { noExternal: true, resolve: { conditions, externalConditions: conditions } },
+      build: { ssr: 'worker.mjs', write: false, rollupOptions: { external: [/\.wasm$/] } },
+    });
+    const chunks = (Array.isArray(result) ? result[0] : result).output;
+    const entry = chunks.find((chunk) => chunk.fileName === 'worker.js');
+    assert.match(entry.code, /import wasmModule from "[^"]*vite_hub_sandbox_bg\.wasm"/, 'the workerd entry, with the .wasm as a module');
+    assert.match(entry.code, /setSandboxDefinitionLoader\(loadDefinition\)/);
+    assert.doesNotMatch(entry.code, /from "node:|box-host/);
+    const definitions = chunks.filter((chunk) => /(release-notes|slugify-title)-[\w-]+\.js$/.test(chunk.fileName));
+    assert.equal(definitions.length, 2, chunks.map((c) => c.fileName).join(', '));
+    for (const chunk of definitions) assert.ok(entry.code.includes(`import("./${chunk.fileName}")`), chunk.fileName);
+  } finally {
+    removeDir(worker);
+  }
+});

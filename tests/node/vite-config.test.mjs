@@ -1,0 +1,81 @@
+// hubSandbox() config: options < Vite config key `sandbox` < env SANDBOX_PROVIDER, credentials
+// rejected, unknown options rejected with the core's message; checked through Vite's own
+// resolveConfig and against the generated facade.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { resolveConfig, build } from 'vite';
+import { hubSandbox, resolveSandboxPluginConfig, isSandboxInput } from '@vite-hub/sandbox/vite';
+import { copyExampleApp, removeDir } from './vite-app.mjs';
+
+const apps = [];
+after(() => apps.forEach(removeDir));
+
+/** Resolves a Vite config with hubSandbox(options) and returns the plugin's resolved config. */
+async function resolved(options, viteKey, env) {
+  const saved = process.env.SANDBOX_PROVIDER;
+  if (env === undefined) delete process.env.SANDBOX_PROVIDER;
+  else process.env.SANDBOX_PROVIDER = env;
+  try {
+    const app = copyExampleApp('config');
+    apps.push(app);
+    await resolveConfig({ root: app, configFile: false, logLevel: 'silent', plugins: [hubSandbox(options)], sandbox: viteKey }, 'build');
+    return resolveSandboxPluginConfig(options, viteKey, process.env);
+  } finally {
+    if (saved === undefined) delete process.env.SANDBOX_PROVIDER;
+    else process.env.SANDBOX_PROVIDER = saved;
+  }
+}
+
+test('the Vite config key `sandbox` overrides plugin options, deeply', async () => {
+  const result = await resolved({ provider: 'local', transfer: { maxDepth: 8 } }, { provider: 'vercel', transfer: { maxSidecars: 4 } });
+  assert.equal(result.provider, 'vercel');
+  assert.deepEqual(result.config, { provider: 'vercel', transfer: { maxDepth: 8, maxSidecars: 4 } });
+});
+
+test('env SANDBOX_PROVIDER names the provider when no layer does; an explicit one wins', async () => {
+  assert.equal((await resolved({ transfer: { maxDepth: 8 } }, undefined, 'vercel')).provider, 'vercel');
+  assert.equal((await resolved({ provider: 'local' }, undefined, 'vercel')).provider, 'local');
+  const none = await resolved(undefined, undefined, undefined);
+  assert.equal(none.provider, null);
+  assert.equal(none.devProvider, 'local');
+  await assert.rejects(resolved(undefined, undefined, 'docker'), { code: 'SANDBOX_INVALID_ARGUMENT', message: /SANDBOX_PROVIDER is "docker"/ });
+});
+
+test('credentials are rejected: the message names the env variable to use at runtime, not the secret', async () => {
+  await assert.rejects(resolved({ vercel: { token: 'tok_secret' } }), (error) => {
+    assert.equal(error.code, 'SANDBOX_INVALID_ARGUMENT');
+    assert.match(error.message, /hubSandbox\(options\) sets `vercel.token`.*VERCEL_TOKEN/);
+    assert.doesNotMatch(error.message, /tok_secret/);
+    return true;
+  });
+  await assert.rejects(resolved(undefined, { vercel: { projectId: 'prj' } }), { message: /Vite config key `sandbox` sets `vercel.projectId`.*VERCEL_PROJECT_ID/ });
+  await assert.rejects(resolved({ local: { token: 't' } }), { code: 'SANDBOX_INVALID_ARGUMENT' });
+});
+
+test('unknown options are rejected with the core config message', async () => {
+  await assert.rejects(resolved({ provder: 'vercel' }), { code: 'SANDBOX_INVALID_ARGUMENT', message: /^invalid sandbox options: unknown field `provder`, expected one of/ });
+  await assert.rejects(resolved({ transfer: { maxDepth: 0 } }), { code: 'SANDBOX_INVALID_ARGUMENT' });
+});
+
+test('the merged config (never a credential) is what the generated facade configures', async () => {
+  const app = copyExampleApp('facade');
+  apps.push(app);
+  await build({ root: app, configFile: false, logLevel: 'silent', plugins: [hubSandbox({ provider: 'local', transfer: { maxDepth: 8 } })], sandbox: { transfer: { maxSidecars: 4 } }, build: { ssr: 'server/sandboxes/release-notes/parse.ts', write: false } });
+  const facade = readFileSync(join(app, '.vite-hub/sandbox/sandbox.mjs'), 'utf8');
+  assert.match(facade, /configureSandbox\(\{"provider":"local","transfer":\{"maxDepth":8,"maxSidecars":4\}\}\);/);
+});
+
+test('hubSandbox(false) is disabled', () => {
+  const plugin = hubSandbox(false);
+  assert.equal(plugin.apply(), false);
+});
+
+test('watched inputs: Definition folders, .sandbox files and manifests, never generated files', () => {
+  assert.equal(isSandboxInput('server/sandboxes/a/index.ts'), true);
+  assert.equal(isSandboxInput('src/x.sandbox.ts'), true);
+  assert.equal(isSandboxInput('packages/lib/package.json'), true);
+  assert.equal(isSandboxInput('.vite-hub/sandbox/sandbox.mjs'), false);
+  assert.equal(isSandboxInput('server/api/run.post.ts'), false);
+});

@@ -1,0 +1,90 @@
+// `vite dev` of a copy of examples/app: Definitions edited, broken and added while the server
+// runs are picked up without a restart; a broken edit keeps the last good state.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { copyExampleApp, removeDir, freePort, postJson, eventually, repoRoot } from './vite-app.mjs';
+
+let app;
+let server;
+let base;
+let output = '';
+
+const releaseNotes = () => join(app, 'server/sandboxes/release-notes');
+const runAny = (name, payload) => postJson(`${base}/api/run`, { name, payload });
+
+before(async () => {
+  app = copyExampleApp('dev');
+  // A test-only route that runs any Definition by name, so added Definitions need no new route.
+  writeFileSync(
+    join(app, 'server/api/run.post.ts'),
+    "import { defineHandler } from 'nitro/h3';\nimport { runSandbox } from '@vite-hub/sandbox';\n" +
+      'export default defineHandler(async (event) => { const { name, payload } = await event.req.json(); return runSandbox(name as never, payload as never); });\n',
+  );
+  const port = await freePort();
+  const env = { ...process.env };
+  delete env.SANDBOX_PROVIDER;
+  server = spawn(process.execPath, [join(repoRoot, 'node_modules/vite/bin/vite.js'), 'dev', '--port', String(port), '--strictPort', '--host', '127.0.0.1'], {
+    cwd: app,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  server.stdout.on('data', (chunk) => (output += chunk));
+  server.stderr.on('data', (chunk) => (output += chunk));
+  base = `http://127.0.0.1:${port}`;
+  await eventually(() => output.includes('ready in'), 30_000, `vite dev to start (${output})`);
+});
+
+after(async () => {
+  if (server && server.exitCode === null) {
+    const exited = new Promise((resolve) => server.once('exit', resolve));
+    server.kill('SIGTERM');
+    await exited;
+  }
+  if (app) removeDir(app);
+});
+
+test('dev runs on the local provider and says so once', async () => {
+  const { status, json, text } = await postJson(`${base}/api/release-notes`, { notes: '- first' });
+  assert.equal(status, 200, text);
+  assert.deepEqual(json, { summary: '1 change: first', items: ['first'] });
+  assert.equal(output.match(/no provider configured: vite dev runs Definitions on the "local" provider/g)?.length, 1, output);
+});
+
+test('an edited Definition returns the new result without a restart', async () => {
+  const file = join(releaseNotes(), 'index.ts');
+  writeFileSync(file, readFileSync(file, 'utf8').replace("'No notes'", "'Nothing noted'"));
+  const { json } = await eventually(async () => {
+    const answer = await postJson(`${base}/api/release-notes`, {});
+    return answer.json?.summary === 'Nothing noted' && answer;
+  }, 20_000, 'the edited result');
+  assert.deepEqual(json, { summary: 'Nothing noted', items: [] });
+});
+
+test('a broken edit logs the core error and keeps serving the last good Definition', async () => {
+  const manifest = join(releaseNotes(), 'package.json');
+  const good = readFileSync(manifest, 'utf8');
+  const before = output.length;
+  writeFileSync(manifest, JSON.stringify({ name: 'release-notes', private: true }));
+  await eventually(() => /\[sandbox\] SANDBOX_INVALID_ARGUMENT: .*"type": "module".*keeping the last good Definitions/s.test(output.slice(before)), 20_000, 'the error in the log');
+  const { status, json } = await postJson(`${base}/api/release-notes`, {});
+  assert.equal(status, 200);
+  assert.deepEqual(json, { summary: 'Nothing noted', items: [] });
+  writeFileSync(manifest, good);
+});
+
+test('an added Definition is picked up', async () => {
+  const dir = join(app, 'server/sandboxes/shout');
+  mkdirSync(dir);
+  writeFileSync(join(dir, 'index.mjs'), 'export default (payload) => ({ shout: String(payload.text).toUpperCase() });\n');
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'shout', type: 'module' }));
+  const { status, json } = await eventually(async () => {
+    const answer = await runAny('shout', { text: 'hi' });
+    return answer.status === 200 && answer;
+  }, 20_000, 'the added Definition');
+  assert.equal(status, 200);
+  assert.deepEqual(json, { shout: 'HI' });
+  assert.match(readFileSync(join(app, '.vite-hub/sandbox/sandbox.d.ts'), 'utf8'), /"shout": \{ payload:/);
+});

@@ -1,0 +1,58 @@
+// Type test: tsc --noEmit over consumer files (tests/types/) against the sandbox.d.ts generated
+// for examples/app. A right payload compiles; a wrong one is a type error at its line.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { generateSandboxArtifacts } from '@vite-hub/sandbox/vite';
+import { copyExampleApp, removeDir, repoRoot } from './vite-app.mjs';
+
+const run = promisify(execFile);
+let app;
+
+before(async () => {
+  app = copyExampleApp('types');
+  // A zero-argument Definition: its payload type is `unknown` (right-payload.ts passes a number).
+  mkdirSync(join(app, 'server/sandboxes/no-arguments'));
+  writeFileSync(join(app, 'server/sandboxes/no-arguments/package.json'), '{"name":"no-arguments","type":"module"}');
+  writeFileSync(join(app, 'server/sandboxes/no-arguments/index.ts'), 'export default async () => 42;\n');
+  await generateSandboxArtifacts({ root: app, mode: 'build' });
+  for (const file of ['right-payload.ts', 'wrong-payload.ts', 'untyped.ts']) copyFileSync(join(repoRoot, 'tests/types', file), join(app, file));
+});
+after(() => app && removeDir(app));
+
+/** Runs tsc over the generated declarations and one consumer file; resolves to { code, output }. */
+async function tsc(consumer, generated = true) {
+  const config = join(app, `tsconfig.${consumer}.json`);
+  const files = generated ? ['.vite-hub/sandbox/sandbox.d.ts', consumer] : [consumer];
+  writeFileSync(config, JSON.stringify({ extends: join(repoRoot, 'tests/types/tsconfig.json'), files }));
+  try {
+    const { stdout } = await run(process.execPath, [join(repoRoot, 'node_modules/typescript/bin/tsc'), '-p', config], { cwd: app });
+    return { code: 0, output: stdout };
+  } catch (error) {
+    return { code: error.code, output: `${error.stdout}${error.stderr}` };
+  }
+}
+
+test('a right payload passes tsc --noEmit', async () => {
+  const { code, output } = await tsc('right-payload.ts');
+  assert.equal(code, 0, output);
+});
+
+test('a wrong payload fails with the expected error at its line', async () => {
+  const { code, output } = await tsc('wrong-payload.ts');
+  assert.notEqual(code, 0);
+  const errors = output.split('\n').filter((line) => /error TS\d+/.test(line));
+  assert.equal(errors.length, 1, output);
+  assert.match(errors[0], /^wrong-payload\.ts\(4,\d+\): error TS2322: Type 'number' is not assignable to type 'string'\./);
+});
+
+test('without the generated declarations runSandbox takes any name and payload', async () => {
+  const { code, output } = await tsc('untyped.ts', false);
+  assert.equal(code, 0, output);
+  const typed = await tsc('untyped.ts');
+  assert.notEqual(typed.code, 0, 'with the registry an unknown name is a type error');
+  assert.match(typed.output, /untyped\.ts\(4,\d+\): error TS2345: Argument of type '"not-generated"'/);
+});
