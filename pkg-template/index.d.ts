@@ -161,9 +161,9 @@ export interface InstallPlan {
 /**
  * The registered Definitions, sorted by name. `timeoutMs` is the Definition timeout in ms;
  * `entry` is relative to the package directory `packagePath` (relative to the install root);
- * `packageManager` is the installing manager (`null` when nothing is installed).
+ * `packageManager` is the chosen manager, also when nothing is installed (then `install` is `null`).
  */
-export function listSandboxes(): Array<{ name: string; entry: string; packagePath: string; timeoutMs: number; packageManager: 'npm' | 'pnpm' | 'yarn' | 'bun' | null; install: InstallPlan | null; digest: string }>;
+export function listSandboxes(): Array<{ name: string; entry: string; packagePath: string; timeoutMs: number; packageManager: 'npm' | 'pnpm' | 'yarn' | 'bun'; install: InstallPlan | null; digest: string }>;
 
 export interface SandboxConfig {
   /** Explicit provider. Else env `SANDBOX_PROVIDER`, then Vercel credentials, then `local` outside production. */

@@ -159,15 +159,15 @@ pub fn list_sandboxes() -> js_sys::Array {
     REGISTRY.with(|r| r.borrow().values().map(|d| summary(d)).collect())
 }
 
-/// `{ name, entry, timeoutMs, packageManager, packagePath, install: { command, args, cwd } | null, digest }`
-/// of a Definition (listSandboxes, validateSandboxDefinition).
+/// `{ name, entry, timeoutMs, packageManager: 'npm' | 'pnpm' | 'yarn' | 'bun', packagePath, install:
+/// { command, args, cwd } | null, digest }` of a Definition (listSandboxes, validateSandboxDefinition):
+/// `packageManager` is the one chosen even when nothing is installed (`install: null`).
 fn summary(d: &Definition) -> JsValue {
     let item = Object::new();
     let _ = Reflect::set(&item, &"name".into(), &d.name.as_str().into());
     let _ = Reflect::set(&item, &"entry".into(), &d.entry.as_str().into());
     let _ = Reflect::set(&item, &"timeoutMs".into(), &JsValue::from(d.timeout_ms));
-    let manager = d.install.as_ref().map(|p| JsValue::from_str(p.manager.as_str())).unwrap_or(JsValue::NULL);
-    let _ = Reflect::set(&item, &"packageManager".into(), &manager);
+    let _ = Reflect::set(&item, &"packageManager".into(), &d.manager.as_str().into());
     let _ = Reflect::set(&item, &"packagePath".into(), &d.package_path.as_str().into());
     let install = d.install.as_ref().map_or(JsValue::NULL, |plan| {
         let object = Object::new();

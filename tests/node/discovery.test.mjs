@@ -113,7 +113,7 @@ test('inspect --json on the example app: entry, package manager, timeout and dig
     kind: 'package',
     path: 'server/sandboxes/release-notes',
     entry: 'server/sandboxes/release-notes/index.ts',
-    packageManager: null,
+    packageManager: 'npm',
     timeoutMs: 30000,
     digest: '<sha256>',
     packagePath: '',
@@ -135,9 +135,11 @@ test('inspect --json on the example app: entry, package manager, timeout and dig
     kind: 'free-form',
     path: '',
     entry: 'src/word-count.sandbox.ts',
-    packageManager: null,
+    packageManager: 'npm',
     timeoutMs: 10000,
     digest: '<sha256>',
+    packagePath: '',
+    install: null,
   });
 });
 
@@ -167,8 +169,8 @@ test('inspect prints an aligned table, and fails with the folder on a broken Def
   const { stdout } = await run('node', [`${repo}/dist/cli.mjs`, 'inspect', root]);
   assert.equal(stdout.replace(/[0-9a-f]{64}/g, '<sha256>'), [
     'NAME       PATH                        ENTRY                                 PACKAGE MANAGER  TIMEOUT MS  DIGEST',
-    'a          server/sandboxes/a          server/sandboxes/a/index.mjs          -                1000        <sha256>',
-    'long-name  server/sandboxes/long-name  server/sandboxes/long-name/index.mjs  -                300000      <sha256>',
+    'a          server/sandboxes/a          server/sandboxes/a/index.mjs          npm              1000        <sha256>',
+    'long-name  server/sandboxes/long-name  server/sandboxes/long-name/index.mjs  npm              300000      <sha256>',
     '',
   ].join('\n'));
 

@@ -18,6 +18,9 @@ before(async () => {
   mkdirSync(join(app, 'server/sandboxes/no-arguments'));
   writeFileSync(join(app, 'server/sandboxes/no-arguments/package.json'), '{"name":"no-arguments","type":"module"}');
   writeFileSync(join(app, 'server/sandboxes/no-arguments/index.ts'), 'export default async () => 42;\n');
+  // What a developer has after `pnpm install` in the pnpm-workspace Definition: its workspace
+  // packages linked (no registry access needed: the lockfile has only workspace links).
+  await run('pnpm', ['install', '--frozen-lockfile', '--offline'], { cwd: join(app, 'server/sandboxes/order-summary') });
   await generateSandboxArtifacts({ root: app, mode: 'build' });
   for (const file of ['right-payload.ts', 'wrong-payload.ts', 'untyped.ts']) copyFileSync(join(repoRoot, 'tests/types', file), join(app, file));
 });
