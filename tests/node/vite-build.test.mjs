@@ -71,33 +71,3 @@ test('the built registry loads only the Definition that runs: one chunk per Defi
   for (const file of definitionChunks) assert.ok(facade.includes(`import("./${file}")`), `dynamic import of ${file}`);
   assert.doesNotMatch(facade, /ship it|slugify\(/, 'Definition contents are not in the facade chunk');
 });
-
-test('a Worker bundle (workerd conditions) resolves runSandbox against the same lazy registry', async () => {
-  const { build } = await import('vite');
-  const { hubSandbox } = await import('@vite-hub/sandbox/vite');
-  const { writeFileSync } = await import('node:fs');
-  const worker = copyExampleApp('worker');
-  try {
-    writeFileSync(join(worker, 'worker.mjs'), "import { runSandbox } from '@vite-hub/sandbox';\nexport default { fetch: () => runSandbox('release-notes', { notes: '- a' }) };\n");
-    const conditions = ['workerd', 'worker', 'module', 'import', 'default'];
-    const result = await build({
-      root: worker,
-      configFile: false,
-      logLevel: 'silent',
-      plugins: [hubSandbox()],
-      resolve: { conditions },
-      ssr: { noExternal: true, resolve: { conditions, externalConditions: conditions } },
-      build: { ssr: 'worker.mjs', write: false, rollupOptions: { external: [/\.wasm$/] } },
-    });
-    const chunks = (Array.isArray(result) ? result[0] : result).output;
-    const entry = chunks.find((chunk) => chunk.fileName === 'worker.js');
-    assert.match(entry.code, /import wasmModule from "[^"]*vite_hub_sandbox_bg\.wasm"/, 'the workerd entry, with the .wasm as a module');
-    assert.match(entry.code, /setSandboxDefinitionLoader\(loadDefinition\)/);
-    assert.doesNotMatch(entry.code, /from "node:|box-host/);
-    const definitions = chunks.filter((chunk) => /(release-notes|slugify-title)-[\w-]+\.js$/.test(chunk.fileName));
-    assert.equal(definitions.length, 2, chunks.map((c) => c.fileName).join(', '));
-    for (const chunk of definitions) assert.ok(entry.code.includes(`import("./${chunk.fileName}")`), chunk.fileName);
-  } finally {
-    removeDir(worker);
-  }
-});
