@@ -24,6 +24,14 @@ export function removeDir(dir) {
   rmSync(dir, { recursive: true, force: true });
 }
 
+/** Stops a child process (SIGTERM) and waits for it to exit; no-op when absent or already exited. */
+export async function stopChild(child) {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
+}
+
 export function freePort() {
   return new Promise((resolve, reject) => {
     const server = createServer();

@@ -6,7 +6,7 @@ import { execFile, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { copyExampleApp, removeDir, freePort, postJson, eventually, repoRoot } from './vite-app.mjs';
+import { copyExampleApp, removeDir, stopChild, freePort, postJson, eventually, repoRoot } from './vite-app.mjs';
 
 const run = promisify(execFile);
 let app;
@@ -26,11 +26,7 @@ before(async () => {
 });
 
 after(async () => {
-  if (server && server.exitCode === null) {
-    const exited = new Promise((resolve) => server.once('exit', resolve));
-    server.kill('SIGTERM');
-    await exited;
-  }
+  await stopChild(server);
   if (app) removeDir(app);
 });
 

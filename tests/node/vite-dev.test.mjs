@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { copyExampleApp, removeDir, freePort, postJson, eventually, repoRoot } from './vite-app.mjs';
+import { copyExampleApp, removeDir, stopChild, freePort, postJson, eventually, repoRoot } from './vite-app.mjs';
 
 let app;
 let server;
@@ -38,11 +38,7 @@ before(async () => {
 });
 
 after(async () => {
-  if (server && server.exitCode === null) {
-    const exited = new Promise((resolve) => server.once('exit', resolve));
-    server.kill('SIGTERM');
-    await exited;
-  }
+  await stopChild(server);
   if (app) removeDir(app);
 });
 
