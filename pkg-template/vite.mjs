@@ -2,6 +2,7 @@
 // Definitions into a generated registry (generate.mjs), points server code's
 // `import ... from '@vite-hub/sandbox'` at the generated facade, and regenerates in `vite dev`.
 // Config rules live in the core (src/plugin.rs); see docs/internals.md "Vite plugin".
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import * as wasm from './wasm/vite_hub_sandbox.js';
 import { pickSandboxEnv } from './api.mjs';
@@ -49,6 +50,11 @@ export function hubSandbox(options) {
   /** Files outside the Definition folders the last good generation was built from (free-form imports). */
   let builtFrom = new Set();
 
+  /** Logs a failed regeneration in dev; the generated files of the last good one stay in place. */
+  const keepLastGood = (error) => {
+    logger.error(`[sandbox] ${error.code ? `${error.code}: ` : ''}${error.message} (keeping the last good Definitions)`, { timestamp: true });
+  };
+
   const generate = async (mode) => {
     const result = await generateSandboxArtifacts({ root, mode, config: resolved.config });
     builtFrom = new Set(result.inputs);
@@ -66,8 +72,18 @@ export function hubSandbox(options) {
       facade = path.join(root, GENERATED_DIR, 'sandbox.mjs');
     },
     async buildStart() {
-      // Dev: the first generation happens in configureServer; build: once per environment is cheap (write-if-changed).
-      generation = generation.then(() => generate(command === 'serve' ? 'dev' : 'build'));
+      // Build: once per environment is cheap (write-if-changed); an error fails the build.
+      if (command !== 'serve') {
+        generation = generation.then(() => generate('build'));
+        await generation;
+        return;
+      }
+      // Dev: a broken Definition at startup keeps the last good generation of a previous run, if
+      // there is one on disk (without one there is nothing to serve, and the error stops `vite dev`).
+      generation = generation.then(() => generate('dev')).catch((error) => {
+        if (!existsSync(facade)) throw error;
+        keepLastGood(error);
+      });
       await generation;
     },
     configureServer(server) {
@@ -85,7 +101,7 @@ export function hubSandbox(options) {
               const result = await generate('dev');
               if (result.changed.length) logger.info(`[sandbox] regenerated (${result.names.join(', ') || 'no Definitions'})`, { timestamp: true });
             } catch (error) {
-              logger.error(`[sandbox] ${error.code ? `${error.code}: ` : ''}${error.message} (keeping the last good Definitions)`, { timestamp: true });
+              keepLastGood(error);
             }
           });
         }, 50);

@@ -3,7 +3,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { copyExampleApp, removeDir, stopChild, freePort, postJson, eventually, repoRoot } from './vite-app.mjs';
 
@@ -15,14 +15,8 @@ let output = '';
 const releaseNotes = () => join(app, 'server/sandboxes/release-notes');
 const runAny = (name, payload) => postJson(`${base}/api/run`, { name, payload });
 
-before(async () => {
-  app = copyExampleApp('dev');
-  // A test-only route that runs any Definition by name, so added Definitions need no new route.
-  writeFileSync(
-    join(app, 'server/api/run.post.ts'),
-    "import { defineHandler } from 'nitro/h3';\nimport { runSandbox } from '@vite-hub/sandbox';\n" +
-      'export default defineHandler(async (event) => { const { name, payload } = await event.req.json(); return runSandbox(name as never, payload as never); });\n',
-  );
+/** Starts `vite dev` on a free port in the app copy (no SANDBOX_PROVIDER), resolves when ready. */
+async function startDev() {
   const port = await freePort();
   const env = { ...process.env };
   delete env.SANDBOX_PROVIDER;
@@ -35,6 +29,17 @@ before(async () => {
   server.stderr.on('data', (chunk) => (output += chunk));
   base = `http://127.0.0.1:${port}`;
   await eventually(() => output.includes('ready in'), 30_000, `vite dev to start (${output})`);
+}
+
+before(async () => {
+  app = copyExampleApp('dev');
+  // A test-only route that runs any Definition by name, so added Definitions need no new route.
+  writeFileSync(
+    join(app, 'server/api/run.post.ts'),
+    "import { defineHandler } from 'nitro/h3';\nimport { runSandbox } from '@vite-hub/sandbox';\n" +
+      'export default defineHandler(async (event) => { const { name, payload } = await event.req.json(); return runSandbox(name as never, payload as never); });\n',
+  );
+  await startDev();
 });
 
 after(async () => {
@@ -83,4 +88,36 @@ test('an added Definition is picked up', async () => {
   assert.equal(status, 200);
   assert.deepEqual(json, { shout: 'HI' });
   assert.match(readFileSync(join(app, '.vite-hub/sandbox/sandbox.d.ts'), 'utf8'), /"shout": \{ payload:/);
+});
+
+test('an edit to a free-form Definition\'s local import (outside any Definition folder) is picked up', async () => {
+  const helper = join(app, 'src/text/top-words.ts');
+  writeFileSync(helper, readFileSync(helper, 'utf8').replace('.slice(0, Math.max(0, limit))', '.slice(0, 1)'));
+  const { json } = await eventually(async () => {
+    const answer = await postJson(`${base}/api/word-count`, { text: 'a b a b c', top: 3 });
+    return answer.json?.top?.length === 1 && answer;
+  }, 20_000, 'the result of the edited helper');
+  assert.deepEqual(json, { words: 5, top: [{ word: 'a', count: 2 }] });
+});
+
+test('a removed Definition is SANDBOX_NOT_FOUND', async () => {
+  rmSync(join(app, 'server/sandboxes/shout'), { recursive: true });
+  const { status, json } = await eventually(async () => {
+    const answer = await runAny('shout', { text: 'hi' });
+    return answer.status !== 200 && answer;
+  }, 20_000, 'the removal');
+  assert.equal(status, 500);
+  assert.equal(json.error.code, 'SANDBOX_NOT_FOUND');
+});
+
+test('vite dev started with a broken Definition logs it and serves the last good generation', async () => {
+  await stopChild(server);
+  const manifest = join(releaseNotes(), 'package.json');
+  writeFileSync(manifest, JSON.stringify({ name: 'release-notes', private: true }));
+  output = '';
+  await startDev();
+  assert.match(output, /\[sandbox\] SANDBOX_INVALID_ARGUMENT: .*"type": "module".*keeping the last good Definitions/s);
+  const { status, json } = await postJson(`${base}/api/release-notes`, {});
+  assert.equal(status, 200);
+  assert.deepEqual(json, { summary: 'Nothing noted', items: [] });
 });
