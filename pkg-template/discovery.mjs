@@ -8,7 +8,8 @@ import * as wasm from './wasm/vite_hub_sandbox.js';
 /** Directory names never walked (build output, dependencies, VCS); dot-directories are skipped too. */
 const SKIPPED_DIRECTORIES = new Set(['node_modules', '.git', 'dist', '.vite-hub']);
 
-function isSkippedDirectory(name) {
+/** Whether discovery (and the dev watcher) ignores a directory of this name. */
+export function isSkippedDirectory(name) {
   return SKIPPED_DIRECTORIES.has(name) || name.startsWith('.');
 }
 

@@ -59,7 +59,7 @@ import { join } from 'node:path';
 const dir = ${dir};
 /** @returns {Promise<object | undefined>} the Definition named \`name\`, read from the generated JSON */
 export async function loadDefinition(name) {
-  const index = JSON.parse(await readFile(join(dir, 'index.json'), 'utf8'));
+  const index = JSON.parse(await readFile(join(dir, '..', 'definitions.json'), 'utf8'));
   if (!Object.hasOwn(index, name)) return undefined;
   return JSON.parse(await readFile(join(dir, index[name] + '.json'), 'utf8'));
 }
@@ -96,52 +96,76 @@ async function writeIfChanged(file, content) {
   return true;
 }
 
+/** Prepares and serialises one Definition; `{ data }` (its JSON text) or `{ error }`. */
+async function generateOne(appRoot, discovered, inputs) {
+  try {
+    const { definition, inputs: used } = await prepareDefinition(appRoot, discovered);
+    const data = json(serializeDefinition(definition));
+    for (const input of used) inputs.add(input);
+    return { data };
+  } catch (error) {
+    return { error };
+  }
+}
+
 /**
- * Discovers, prepares and writes every generated file. Nothing is written unless every
- * Definition prepared, so a broken edit keeps the last good state.
+ * Discovers, prepares and writes every generated file of one mode.
+ *
+ * `build` is all-or-nothing: the first error is thrown and nothing is written. `dev` keeps going
+ * per Definition: a Definition that fails keeps its last good generated JSON (a new one that fails
+ * is left out, so it is `SANDBOX_NOT_FOUND`), every other one is updated, and the failures are
+ * returned in `errors`. A discovery error (duplicate names, several entrypoints…) is thrown in
+ * both modes and leaves every file as it was.
+ *
+ * Layout (docs/internals.md "Vite plugin"): `<root>/.vite-hub/sandbox/sandbox.d.ts` (both modes)
+ * and `<root>/.vite-hub/sandbox/<mode>/`, so a `vite build` next to a running `vite dev` never
+ * bundles the dev registry.
  * @param {{ root: string, mode: 'dev' | 'build', config?: object }} options
  *   `config`: the merged, validated plugin config (no secrets) the facade passes to `configureSandbox`.
- * @returns {Promise<{ dir: string, facade: string, names: string[], changed: string[], inputs: string[] }>}
- *   `inputs`: source files outside the Definition folders that Definitions were built from
- *   (free-form local imports), relative to `root`.
- * @throws the first discovery or preparation error (a `SandboxError` naming the file).
+ * @returns {Promise<{ dir: string, facade: string, names: string[], changed: string[], inputs: string[], errors: Array<{ name: string, error: Error }> }>}
+ *   `names`: the Definitions in the registry; `inputs`: source files outside the Definition
+ *   folders that Definitions were built from (free-form local imports), relative to `root`.
+ * @throws a discovery error, or in `build` the first preparation error (a `SandboxError` naming the file).
  */
 export async function generateSandboxArtifacts({ root, mode, config = {} }) {
   const appRoot = path.resolve(root);
-  const outDir = path.join(appRoot, GENERATED_DIR);
+  const generatedDir = path.join(appRoot, GENERATED_DIR);
+  const outDir = path.join(generatedDir, mode);
   const discovered = await discoverDefinitions(appRoot);
   const stems = wasm.sandboxArtifactStems(discovered.map((d) => d.name));
-  const prepared = [];
   const inputs = new Set();
-  for (const discoveredDefinition of discovered) {
-    const { definition, inputs: used } = await prepareDefinition(appRoot, discoveredDefinition);
-    prepared.push(serializeDefinition(definition));
-    for (const input of used) inputs.add(input);
-  }
-
-  const entries = discovered.map((definition, i) => ({ name: definition.name, stem: stems[i] }));
+  const errors = [];
+  const entries = [];
   const files = new Map();
-  for (const [i, { stem }] of entries.entries()) {
-    const data = json(prepared[i]);
-    files.set(`definitions/${stem}.mjs`, `export default ${data};\n`);
-    if (mode === 'dev') files.set(`definitions/${stem}.json`, `${data}\n`);
+  for (const [i, definition] of discovered.entries()) {
+    const stem = stems[i];
+    const file = mode === 'dev' ? `definitions/${stem}.json` : `definitions/${stem}.mjs`;
+    let { data, error } = await generateOne(appRoot, definition, inputs);
+    if (error) {
+      if (mode === 'build') throw error;
+      errors.push({ name: definition.name, error });
+      data = (await fs.readFile(path.join(outDir, file), 'utf8').catch(() => null))?.trimEnd();
+      if (data === undefined) continue;
+    }
+    entries.push({ name: definition.name, stem });
+    files.set(file, mode === 'dev' ? `${data}\n` : `export default ${data};\n`);
   }
-  if (mode === 'dev') files.set('definitions/index.json', `${json(Object.fromEntries(entries.map((e) => [e.name, e.stem])))}\n`);
+  if (mode === 'dev') files.set('definitions.json', `${json(Object.fromEntries(entries.map((e) => [e.name, e.stem])))}\n`);
   files.set('registry.mjs', registryModule(mode, outDir, entries));
   files.set('sandbox.mjs', facadeModule(config));
-  files.set('sandbox.d.ts', typesModule(outDir, appRoot, discovered));
 
   const changed = [];
   for (const [relative, content] of files) {
-    if (await writeIfChanged(path.join(outDir, relative), content)) changed.push(relative);
+    if (await writeIfChanged(path.join(outDir, relative), content)) changed.push(`${mode}/${relative}`);
   }
+  if (await writeIfChanged(path.join(generatedDir, 'sandbox.d.ts'), typesModule(generatedDir, appRoot, discovered))) changed.push('sandbox.d.ts');
   // Definitions that disappeared: remove their modules (after the new index is in place).
   const keep = new Set([...files.keys()].filter((f) => f.startsWith('definitions/')).map((f) => f.slice('definitions/'.length)));
   for (const name of await fs.readdir(path.join(outDir, 'definitions')).catch(() => [])) {
     if (!keep.has(name) && !name.endsWith('.tmp')) {
       await fs.rm(path.join(outDir, 'definitions', name), { force: true });
-      changed.push(`definitions/${name}`);
+      changed.push(`${mode}/definitions/${name}`);
     }
   }
-  return { dir: outDir, facade: path.join(outDir, 'sandbox.mjs'), names: entries.map((e) => e.name), changed, inputs: [...inputs].sort() };
+  return { dir: outDir, facade: path.join(outDir, 'sandbox.mjs'), names: entries.map((e) => e.name), changed, inputs: [...inputs].sort(), errors };
 }

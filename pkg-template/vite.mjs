@@ -7,6 +7,7 @@ import path from 'node:path';
 import * as wasm from './wasm/vite_hub_sandbox.js';
 import { pickSandboxEnv } from './api.mjs';
 import { GENERATED_DIR, generateSandboxArtifacts } from './generate.mjs';
+import { isSkippedDirectory } from './discovery.mjs';
 
 const PACKAGE = '@vite-hub/sandbox';
 const RUNTIME = '@vite-hub/sandbox/runtime';
@@ -19,9 +20,14 @@ function isWorker(config) {
 
 /** Whether a changed file can change the generated registry (app-root relative, POSIX). */
 export function isSandboxInput(relative) {
-  if (relative.startsWith('..') || relative.startsWith(`${GENERATED_DIR}/`) || relative.split('/').includes('node_modules')) return false;
+  // Never under a directory discovery skips (dependencies, build output such as .output/ or dist/, dot-directories).
+  const directories = relative.split('/').slice(0, -1);
+  if (relative.startsWith('..') || directories.some(isSkippedDirectory)) return false;
   return relative.startsWith('server/sandboxes/') || /\.sandbox\.[cm]?[jt]s$/.test(relative) || MANIFESTS.has(path.posix.basename(relative));
 }
+
+/** The dev provider notice is printed once per process, not on every Vite restart. */
+let devProviderAnnounced = false;
 
 /**
  * Merges and validates the plugin's config layers with the core.
@@ -49,15 +55,21 @@ export function hubSandbox(options) {
   let generation = Promise.resolve();
   /** Files outside the Definition folders the last good generation was built from (free-form imports). */
   let builtFrom = new Set();
+  /** Whether the last generation reported an error (so its recovery is reported too). */
+  let failing = false;
 
-  /** Logs a failed regeneration in dev; the generated files of the last good one stay in place. */
-  const keepLastGood = (error) => {
-    logger.error(`[sandbox] ${error.code ? `${error.code}: ` : ''}${error.message} (keeping the last good Definitions)`, { timestamp: true });
+  /** Logs a failed (re)generation in dev; what `kept` names stays as last generated. */
+  const keepLastGood = (error, kept = 'the last good Definitions') => {
+    logger.error(`[sandbox] ${error.code ? `${error.code}: ` : ''}${error.message} (keeping ${kept})`, { timestamp: true });
   };
 
   const generate = async (mode) => {
     const result = await generateSandboxArtifacts({ root, mode, config: resolved.config });
     builtFrom = new Set(result.inputs);
+    failing = result.errors.length > 0;
+    for (const { name, error } of result.errors) {
+      keepLastGood(error, result.names.includes(name) ? `the last good version of "${name}"` : `"${name}" out of the registry until it is fixed`);
+    }
     return result;
   };
 
@@ -69,7 +81,7 @@ export function hubSandbox(options) {
       command = config.command;
       logger = config.logger;
       resolved = resolveSandboxPluginConfig(options, config.sandbox);
-      facade = path.join(root, GENERATED_DIR, 'sandbox.mjs');
+      facade = path.join(root, GENERATED_DIR, command === 'serve' ? 'dev' : 'build', 'sandbox.mjs');
     },
     async buildStart() {
       // Build: once per environment is cheap (write-if-changed); an error fails the build.
@@ -82,12 +94,14 @@ export function hubSandbox(options) {
       // there is one on disk (without one there is nothing to serve, and the error stops `vite dev`).
       generation = generation.then(() => generate('dev')).catch((error) => {
         if (!existsSync(facade)) throw error;
+        failing = true;
         keepLastGood(error);
       });
       await generation;
     },
     configureServer(server) {
-      if (resolved.provider === null) {
+      if (resolved.provider === null && !devProviderAnnounced) {
+        devProviderAnnounced = true;
         logger.info(`[sandbox] no provider configured: vite dev runs Definitions on the "${resolved.devProvider}" provider (set hubSandbox({ provider }) or env SANDBOX_PROVIDER to change it).`, { timestamp: true });
       }
       let timer;
@@ -98,9 +112,12 @@ export function hubSandbox(options) {
         timer = setTimeout(() => {
           generation = generation.then(async () => {
             try {
+              const hadErrors = failing;
               const result = await generate('dev');
               if (result.changed.length) logger.info(`[sandbox] regenerated (${result.names.join(', ') || 'no Definitions'})`, { timestamp: true });
+              if (hadErrors && !failing) logger.info('[sandbox] every Definition is valid again', { timestamp: true });
             } catch (error) {
+              failing = true;
               keepLastGood(error);
             }
           });

@@ -264,7 +264,7 @@ fn fetcher() -> Fetcher {
 
 async fn box_provider(config: &SandboxConfig, timeout_ms: u32) -> Result<(BoxProvider, Option<String>, BoxSpec)> {
     let kind = config.select_provider(false)?;
-    let box_timeout = Some(u64::from(timeout_ms) + 60_000);
+    let box_timeout = Some(u64::from(crate::definition::box_lifetime_ms(timeout_ms)));
     match kind {
         ProviderKind::Local => {
             let host = local::resolve_host(&config.local).await?;

@@ -36,6 +36,17 @@ pub const DEFAULT_TIMEOUT_MS: u32 = 300_000;
 /// Largest allowed Definition timeout, in ms (2³¹ − 1, the JS timer maximum).
 pub const MAX_TIMEOUT_MS: u32 = 2_147_483_647;
 
+/// How much longer a Box lives than the Definition timeout, in ms: room to recover the result
+/// and close the Box after an attempt that used its whole timeout.
+pub const BOX_GRACE_MS: u32 = 60_000;
+
+/// The lifetime asked for a Box that runs a Definition with `timeout_ms`: the timeout plus
+/// [`BOX_GRACE_MS`], capped at [`MAX_TIMEOUT_MS`] (a host may keep it in a JS timer, whose
+/// maximum that is).
+pub fn box_lifetime_ms(timeout_ms: u32) -> u32 {
+    timeout_ms.saturating_add(BOX_GRACE_MS).min(MAX_TIMEOUT_MS)
+}
+
 /// Longest allowed Definition name, in bytes.
 pub const MAX_NAME_BYTES: usize = 200;
 

@@ -494,3 +494,11 @@ fn an_explicit_mjs_entry_needs_no_module_type() {
         "Sandbox \"d\" must be an ES module package: add \"type\": \"module\" to its package.json."
     );
 }
+
+#[test]
+fn the_box_outlives_the_timeout_by_the_grace_but_never_past_the_timer_maximum() {
+    assert_eq!(box_lifetime_ms(30_000), 90_000);
+    assert_eq!(box_lifetime_ms(MAX_TIMEOUT_MS - BOX_GRACE_MS), MAX_TIMEOUT_MS);
+    assert_eq!(box_lifetime_ms(MAX_TIMEOUT_MS - BOX_GRACE_MS + 1), MAX_TIMEOUT_MS);
+    assert_eq!(box_lifetime_ms(MAX_TIMEOUT_MS), MAX_TIMEOUT_MS);
+}

@@ -63,7 +63,7 @@ test('the merged config (never a credential) is what the generated facade config
   const app = copyExampleApp('facade');
   apps.push(app);
   await build({ root: app, configFile: false, logLevel: 'silent', plugins: [hubSandbox({ provider: 'local', transfer: { maxDepth: 8 } })], sandbox: { transfer: { maxSidecars: 4 } }, build: { ssr: 'server/sandboxes/release-notes/parse.ts', write: false } });
-  const facade = readFileSync(join(app, '.vite-hub/sandbox/sandbox.mjs'), 'utf8');
+  const facade = readFileSync(join(app, '.vite-hub/sandbox/build/sandbox.mjs'), 'utf8');
   assert.match(facade, /configureSandbox\(\{"provider":"local","transfer":\{"maxDepth":8,"maxSidecars":4\}\}\);/);
 });
 
@@ -76,6 +76,10 @@ test('watched inputs: Definition folders, .sandbox files and manifests, never ge
   assert.equal(isSandboxInput('server/sandboxes/a/index.ts'), true);
   assert.equal(isSandboxInput('src/x.sandbox.ts'), true);
   assert.equal(isSandboxInput('packages/lib/package.json'), true);
-  assert.equal(isSandboxInput('.vite-hub/sandbox/sandbox.mjs'), false);
+  assert.equal(isSandboxInput('.vite-hub/sandbox/dev/sandbox.mjs'), false);
+  // Build output next to a running vite dev (Nitro writes .output/server/package.json) is not an input.
+  assert.equal(isSandboxInput('.output/server/package.json'), false);
+  assert.equal(isSandboxInput('dist/package.json'), false);
+  assert.equal(isSandboxInput('node_modules/x/package.json'), false);
   assert.equal(isSandboxInput('server/api/run.post.ts'), false);
 });

@@ -69,11 +69,21 @@ test('a broken edit logs the core error and keeps serving the last good Definiti
   const good = readFileSync(manifest, 'utf8');
   const before = output.length;
   writeFileSync(manifest, JSON.stringify({ name: 'release-notes', private: true }));
-  await eventually(() => /\[sandbox\] SANDBOX_INVALID_ARGUMENT: .*"type": "module".*keeping the last good Definitions/s.test(output.slice(before)), 20_000, 'the error in the log');
+  await eventually(() => /\[sandbox\] SANDBOX_INVALID_ARGUMENT: .*"type": "module".*keeping the last good version of "release-notes"/s.test(output.slice(before)), 20_000, 'the error in the log');
   const { status, json } = await postJson(`${base}/api/release-notes`, {});
   assert.equal(status, 200);
   assert.deepEqual(json, { summary: 'Nothing noted', items: [] });
+  // The other Definitions are not frozen by the broken one: an edit to slugify-title is served.
+  const slugify = join(app, 'server/sandboxes/slugify-title/index.mjs');
+  writeFileSync(slugify, readFileSync(slugify, 'utf8').replace('return { slug:', 'return { edited: true, slug:'));
+  const edited = await eventually(async () => {
+    const answer = await postJson(`${base}/api/slugify`, { title: 'Two Words' });
+    return answer.json?.edited === true && answer;
+  }, 30_000, 'the edit of another Definition while one is broken');
+  assert.deepEqual(edited.json, { edited: true, slug: 'two-words' });
+  const restored = output.length;
   writeFileSync(manifest, good);
+  await eventually(() => output.slice(restored).includes('[sandbox] every Definition is valid again'), 20_000, 'the recovery in the log');
 });
 
 test('an added Definition is picked up', async () => {
@@ -88,6 +98,19 @@ test('an added Definition is picked up', async () => {
   assert.equal(status, 200);
   assert.deepEqual(json, { shout: 'HI' });
   assert.match(readFileSync(join(app, '.vite-hub/sandbox/sandbox.d.ts'), 'utf8'), /"shout": \{ payload:/);
+});
+
+test('a new Definition that is broken stays out of the registry and says why', async () => {
+  const dir = join(app, 'server/sandboxes/broken-new');
+  mkdirSync(dir);
+  const before = output.length;
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'broken-new', type: 'module' }));
+  writeFileSync(join(dir, 'index.mjs'), "const fs = require('node:fs');\nexport default () => 1;\n");
+  await eventually(() => /broken-new.*index\.mjs:1:12.*require\(\).*keeping "broken-new" out of the registry until it is fixed/s.test(output.slice(before)), 20_000, 'the error in the log');
+  const { status, json } = await runAny('broken-new', {});
+  assert.equal(status, 500);
+  assert.equal(json.error.code, 'SANDBOX_NOT_FOUND');
+  rmSync(dir, { recursive: true });
 });
 
 test('an edit to a free-form Definition\'s local import (outside any Definition folder) is picked up', async () => {
@@ -116,7 +139,7 @@ test('vite dev started with a broken Definition logs it and serves the last good
   writeFileSync(manifest, JSON.stringify({ name: 'release-notes', private: true }));
   output = '';
   await startDev();
-  assert.match(output, /\[sandbox\] SANDBOX_INVALID_ARGUMENT: .*"type": "module".*keeping the last good Definitions/s);
+  assert.match(output, /\[sandbox\] SANDBOX_INVALID_ARGUMENT: .*"type": "module".*keeping the last good version of "release-notes"/s);
   const { status, json } = await postJson(`${base}/api/release-notes`, {});
   assert.equal(status, 200);
   assert.deepEqual(json, { summary: 'Nothing noted', items: [] });
