@@ -38,7 +38,15 @@ let devProviderAnnounced = false;
  * @throws {SandboxError} `SANDBOX_INVALID_ARGUMENT` (credentials, unknown keys, bad values, unknown provider).
  */
 export function resolveSandboxPluginConfig(options, viteKey, env = process.env) {
-  return wasm.resolveSandboxPluginConfig({ plugin: options ?? null, vite: viteKey ?? null, env: pickSandboxEnv(env) });
+  return wasm.resolveSandboxPluginConfig({ plugin: asData(options ?? null), vite: asData(viteKey ?? null), env: pickSandboxEnv(env) });
+}
+
+/** Config as plain data for the core: a function (e.g. `fetch`) becomes the string "[function]", so its key is still seen (and refused). */
+function asData(value) {
+  if (typeof value === 'function') return '[function]';
+  if (Array.isArray(value)) return value.map(asData);
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, asData(item)]));
 }
 
 /**

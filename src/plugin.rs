@@ -104,6 +104,25 @@ fn reject_runtime_only(layer: &Map<String, Value>, origin: &str) -> Result<()> {
     Ok(())
 }
 
+/// Rejects a `baseUrl` that carries a secret: user info (`https://user:pass@host`) or a query
+/// string (`?token=…`), which would be written into generated files like any other option.
+fn reject_url_secrets(layer: &Map<String, Value>, origin: &str) -> Result<()> {
+    for section in ["vercel", "local"] {
+        let Some(url) = layer.get(section).and_then(|s| s.get("baseUrl")).and_then(Value::as_str) else {
+            continue;
+        };
+        let after_scheme = url.split_once("://").map_or(url, |(_, rest)| rest);
+        let authority = after_scheme.split(['/', '?', '#']).next().unwrap_or("");
+        if authority.contains('@') || url.contains('?') {
+            return Err(Error::new(
+                ErrorCode::InvalidArgument,
+                format!("{origin} sets `{section}.baseUrl` with user info or a query string, which the Vite plugin would write into generated files; give the bare URL and pass credentials at runtime."),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Merges the plugin layers and validates the result.
 ///
 /// `plugin` is `hubSandbox(options)`, `vite` the Vite config key `sandbox` (each an object or
@@ -128,6 +147,11 @@ pub fn resolve_plugin_config(
     ] {
         if let Some(map) = layer_object(layer, origin)? {
             reject_runtime_only(map, origin)?;
+            reject_url_secrets(map, origin)?;
+            // Each layer alone first, so an unknown key or a bad value names the layer it is in.
+            serde_json::from_value::<SandboxConfig>(layer.clone()).map_err(|e| {
+                Error::new(ErrorCode::InvalidArgument, format!("invalid sandbox options in {origin}: {e}"))
+            })?;
             merge(&mut merged, layer);
         }
     }
@@ -278,7 +302,7 @@ mod tests {
         assert!(
             error
                 .message()
-                .starts_with("invalid sandbox options: unknown field `provder`"),
+                .starts_with("invalid sandbox options in hubSandbox(options): unknown field `provder`"),
             "{}",
             error.message()
         );
@@ -306,5 +330,19 @@ mod tests {
             "{}",
             error.message()
         );
+    }
+
+    #[test]
+    fn an_error_names_its_layer_and_url_secrets_are_refused() {
+        let unknown = resolve_plugin_config(&json!(null), &json!({"provder": "local"}), &env(&[])).unwrap_err();
+        assert!(unknown.message().starts_with("invalid sandbox options in the Vite config key `sandbox`: unknown field `provder`"), "{}", unknown.message());
+        let unknown = resolve_plugin_config(&json!({"transfer": {"maxDepht": 1}}), &json!(null), &env(&[])).unwrap_err();
+        assert!(unknown.message().starts_with("invalid sandbox options in hubSandbox(options): unknown field `maxDepht`"), "{}", unknown.message());
+        for url in ["http://user:pw@127.0.0.1:9/", "https://api.example?token=abc", "https://u@h"] {
+            let error = resolve_plugin_config(&json!({"local": {"baseUrl": url}}), &json!(null), &env(&[])).unwrap_err();
+            assert!(error.message().contains("`local.baseUrl` with user info or a query string"), "{url}");
+            assert!(!error.message().contains("pw") && !error.message().contains("abc"), "{url}");
+        }
+        assert!(resolve_plugin_config(&json!({"vercel": {"baseUrl": "https://api.vercel.com/a@b"}}), &json!(null), &env(&[])).is_ok());
     }
 }

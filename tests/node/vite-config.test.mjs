@@ -52,10 +52,16 @@ test('credentials are rejected: the message names the env variable to use at run
   });
   await assert.rejects(resolved(undefined, { vercel: { projectId: 'prj' } }), { message: /Vite config key `sandbox` sets `vercel.projectId`.*VERCEL_PROJECT_ID/ });
   await assert.rejects(resolved({ local: { token: 't' } }), { code: 'SANDBOX_INVALID_ARGUMENT' });
+  await assert.rejects(resolved({ fetch: async () => new Response() }), { message: /hubSandbox\(options\) sets `fetch`.*configureSandbox\(\{ fetch \}\) at runtime/ });
+  await assert.rejects(resolved({ local: { baseUrl: 'http://me:pw_secret@127.0.0.1:1/' } }), (error) => {
+    assert.match(error.message, /`local.baseUrl` with user info or a query string/);
+    assert.doesNotMatch(error.message, /pw_secret/);
+    return true;
+  });
 });
 
 test('unknown options are rejected with the core config message', async () => {
-  await assert.rejects(resolved({ provder: 'vercel' }), { code: 'SANDBOX_INVALID_ARGUMENT', message: /^invalid sandbox options: unknown field `provder`, expected one of/ });
+  await assert.rejects(resolved({ provder: 'vercel' }), { code: 'SANDBOX_INVALID_ARGUMENT', message: /^invalid sandbox options in hubSandbox\(options\): unknown field `provder`, expected one of/ });
   await assert.rejects(resolved({ transfer: { maxDepth: 0 } }), { code: 'SANDBOX_INVALID_ARGUMENT' });
 });
 
