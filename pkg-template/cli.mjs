@@ -103,7 +103,8 @@ async function host(args) {
 
 /**
  * One row of `inspect`: discovery + the validated Definition (a package folder as read, a
- * free-form file as prepared: bundled, with its project attached when needed).
+ * free-form file as prepared: bundled, with its project attached when needed). A Definition that
+ * fails validation gets `error: { code, message }` (the message names the folder or file:line).
  */
 async function inspectDefinition(sandbox, root, definition) {
   const row = { name: definition.name, kind: definition.kind, path: definition.dir, entry: definition.entry, packageManager: null, timeoutMs: null, digest: null, packagePath: null, install: null };
@@ -112,7 +113,8 @@ async function inspectDefinition(sandbox, root, definition) {
     sandbox.registerSandbox(definition.name, (await prepareDefinition(root, definition)).definition);
   } catch (error) {
     // Free-form messages already start with <file>:<line>.
-    fail(`${describeCode(error)}${definition.kind === 'free-form' ? '' : `${definition.dir}: `}${error.message}`, 1);
+    const where = definition.kind === 'free-form' ? '' : `${definition.dir}: `;
+    return { ...row, error: { code: error.code ?? 'SANDBOX_INVALID_ARGUMENT', message: `${where}${error.message}` } };
   }
   const registered = sandbox.listSandboxes().find((item) => item.name === definition.name);
   sandbox.unregisterSandbox(definition.name);
@@ -144,6 +146,10 @@ async function inspect(args) {
   if (values.json) process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
   else if (rows.length === 0) process.stdout.write(`No Definitions under ${root}.\n`);
   else printTable(rows);
+  // Every invalid Definition is reported (not only the first); any makes the exit code 1.
+  const invalid = rows.filter((row) => row.error);
+  for (const { error } of invalid) process.stderr.write(`vite-hub-sandbox: ${error.code}: ${error.message}\n`);
+  if (invalid.length) process.exitCode = 1;
 }
 
 const [command, ...rest] = process.argv.slice(2);

@@ -174,12 +174,22 @@ test('inspect prints an aligned table, and fails with the folder on a broken Def
     '',
   ].join('\n'));
 
+  // Every Definition is listed; each invalid one is reported on stderr (not only the first), exit code 1.
   fs.writeFileSync(path.join(root, 'server/sandboxes/a/package.json'), '{"name":"a"}');
+  fs.writeFileSync(path.join(root, 'server/sandboxes/long-name/index.mjs'), "module.exports = 1;\n");
   await assert.rejects(run('node', [`${repo}/dist/cli.mjs`, 'inspect', root]), (error) => {
     assert.equal(error.code, 1);
-    assert.match(error.stderr, /^vite-hub-sandbox: SANDBOX_INVALID_ARGUMENT: server\/sandboxes\/a: /);
+    const lines = error.stderr.trimEnd().split('\n');
+    assert.equal(lines.length, 2, error.stderr);
+    assert.match(lines[0], /^vite-hub-sandbox: SANDBOX_INVALID_ARGUMENT: server\/sandboxes\/a: Sandbox "a" must be an ES module package/);
+    assert.match(lines[1], /^vite-hub-sandbox: SANDBOX_INVALID_ARGUMENT: server\/sandboxes\/long-name: Sandbox "long-name": index.mjs:1:1 uses CommonJS module.exports/);
+    assert.match(error.stdout, /^a +server\/sandboxes\/a +server\/sandboxes\/a\/index.mjs +- +- +-$/m);
     return true;
   });
+  const json = await run('node', [`${repo}/dist/cli.mjs`, 'inspect', root, '--json']).catch((error) => error);
+  assert.equal(json.code, 1);
+  assert.deepEqual(JSON.parse(json.stdout).map((row) => [row.name, row.error?.code]), [['a', 'SANDBOX_INVALID_ARGUMENT'], ['long-name', 'SANDBOX_INVALID_ARGUMENT']]);
+  fs.writeFileSync(path.join(root, 'server/sandboxes/long-name/index.mjs'), ENTRY);
   fs.writeFileSync(path.join(root, 'server/sandboxes/a/index.ts'), ENTRY);
   await assert.rejects(run('node', [`${repo}/dist/cli.mjs`, 'inspect', root, '--json']), (error) => {
     assert.equal(error.code, 1);
