@@ -1,6 +1,6 @@
 // readDefinitionDirectory / compileTypeScriptFiles against real folders (the built package: the
 // module-graph rules are in the wasm, initialised by the Node entry).
-import { test } from 'node:test';
+import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -9,8 +9,15 @@ import path from 'node:path';
 import { readDefinitionDirectory } from '@vite-hub/sandbox';
 import { compileTypeScriptFiles } from '../../dist/definition-directory.mjs';
 
+/** Temporary folders made here; removed when the file's tests end. */
+const temporary = [];
+after(() => {
+  for (const dir of temporary) fs.rmSync(dir, { recursive: true, force: true });
+});
+
 function makeTree(files, name = 'definition') {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'vhs-definition-'));
+  temporary.push(root);
   const dir = path.join(root, name);
   fs.mkdirSync(dir);
   for (const [relative, text] of Object.entries(files)) {
@@ -151,6 +158,7 @@ test('TypeScript: compiled siblings, rewritten specifiers, and the result runs u
   assert.match(text(all['lib/math.ts.mjs']), /from "\.\.\/lib\/label\.mts\.mjs";/);
 
   const out = fs.mkdtempSync(path.join(os.tmpdir(), 'vhs-compiled-'));
+  temporary.push(out);
   for (const file of files) {
     fs.mkdirSync(path.dirname(path.join(out, file.path)), { recursive: true });
     fs.writeFileSync(path.join(out, file.path), file.content);
