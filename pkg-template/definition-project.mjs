@@ -5,18 +5,14 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
+import * as wasm from './wasm/vite_hub_sandbox.js';
 
-const SKIPPED_DIRECTORIES = new Set(['node_modules', '.git']);
 const WORKSPACE_FILE = 'pnpm-workspace.yaml';
 
 function invalidArgument(message, cause) {
   const error = new Error(message, cause === undefined ? undefined : { cause });
   error.code = 'SANDBOX_INVALID_ARGUMENT';
   return error;
-}
-
-function isSkippedFile(name) {
-  return name === '.env' || name === '.envrc' || name.startsWith('.env.') || name === '.npmrc' || name === 'bun.lockb';
 }
 
 function isInside(root, target) {
@@ -38,16 +34,21 @@ async function isFile(target) {
 
 /**
  * Reads every file below `root` (real path) into `into` (a Map keyed by path), prefixing paths
- * with `prefix`. Skips `node_modules/`, `.git/`, `.env*`, `.npmrc`, `bun.lockb`; symlinks must
- * stay inside `root`; executable modes are kept.
+ * with `prefix`; `label` names the walked folder in messages. Every entry's path (with `prefix`,
+ * i.e. relative to the install root) is checked with the core's exclusion rule (`isExcludedPath`,
+ * src/definition.rs: node_modules/.git trees, dotenv files, `.npmrc`, root `bun.lockb`) before
+ * anything else, so an excluded link is skipped even when it points outside `root`. A symlink
+ * whose target (relative to `root`, with `prefix`) is excluded is skipped too, so `config.txt ->
+ * .env` never ships the secret. Other symlinks must stay inside `root`; executable modes are kept.
  */
-async function walkFiles(root, prefix, into) {
+async function walkFiles(root, prefix, label, into) {
   async function walk(realDir, relativeDir, chain) {
     const entries = await fs.readdir(realDir, { withFileTypes: true });
     entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     for (const entry of entries) {
       const relative = relativeDir ? `${relativeDir}/${entry.name}` : entry.name;
       const shown = join(prefix, relative);
+      if (wasm.isExcludedPath(shown)) continue;
       let target = path.join(realDir, entry.name);
       let stat;
       if (entry.isSymbolicLink()) {
@@ -55,22 +56,25 @@ async function walkFiles(root, prefix, into) {
         try {
           resolved = await fs.realpath(target);
         } catch {
-          throw invalidArgument(`Definition file "${shown}" is a broken symlink.`);
+          throw invalidArgument(`Definition file "${shown}" is a broken symlink; point it at an existing file in the folder or remove it.`);
         }
         if (!isInside(root, resolved)) {
-          throw invalidArgument(`Definition file "${shown}" is a symlink that escapes the Definition directory.`);
+          const pointsTo = await fs.readlink(target);
+          throw invalidArgument(
+            `Definition file "${shown}" is a symlink to "${pointsTo}", outside the Definition folder "${label}"; ` +
+              'copy the file into the folder or remove the link.',
+          );
         }
+        if (wasm.isExcludedPath(join(prefix, toPosix(path.relative(root, resolved))))) continue;
         target = resolved;
         stat = await fs.stat(target);
       } else {
         stat = await fs.lstat(target);
       }
       if (stat.isDirectory()) {
-        if (SKIPPED_DIRECTORIES.has(entry.name)) continue;
         if (chain.includes(target)) throw invalidArgument(`Definition directory "${shown}" is a symlink loop.`);
         await walk(target, relative, [...chain, target]);
       } else if (stat.isFile()) {
-        if (isSkippedFile(entry.name)) continue;
         into.set(shown, await readOne(target, shown, stat));
       }
     }
@@ -128,7 +132,7 @@ async function listManifests(root) {
     const entries = await fs.readdir(dir, { withFileTypes: true });
     for (const entry of entries) {
       if (entry.isDirectory()) {
-        if (SKIPPED_DIRECTORIES.has(entry.name) || entry.name.startsWith('.')) continue;
+        if (wasm.isExcludedPath(join(relativeDir, entry.name)) || entry.name.startsWith('.')) continue;
         await walk(path.join(dir, entry.name), join(relativeDir, entry.name));
       } else if (entry.name === 'package.json' && entry.isFile()) {
         manifests.push({ dir: relativeDir, text: await fs.readFile(path.join(dir, entry.name), 'utf8') });
@@ -160,10 +164,12 @@ export async function readProjectFiles(dir, options = {}) {
   const workspaceRoot = await findWorkspaceRoot(packageRoot, appRoot);
   const plan = workspaceRoot === null ? null : await planWorkspace(workspaceRoot, packageRoot, appRoot);
   if (plan === null) {
-    await walkFiles(packageRoot, '', files);
+    await walkFiles(packageRoot, '', dir, files);
     return { files: [...files.values()], packagePath: '' };
   }
-  for (const shipped of plan.dirs) await walkFiles(path.join(workspaceRoot, shipped), shipped, files);
+  for (const shipped of plan.dirs) {
+    await walkFiles(path.join(workspaceRoot, shipped), shipped, join(plan.rootLabel, shipped) || '.', files);
+  }
   for (const name of [WORKSPACE_FILE, 'package.json', 'pnpm-lock.yaml', ...plan.patchFiles]) {
     if (files.has(name)) continue;
     const target = path.join(workspaceRoot, name);
@@ -184,9 +190,6 @@ export async function readProjectFiles(dir, options = {}) {
 async function planWorkspace(workspaceRoot, packageRoot, appRoot) {
   const rootLabel = appRoot === null ? '' : toPosix(path.relative(appRoot, workspaceRoot));
   const { globs, patchedDependencies } = await readWorkspaceFile(path.join(workspaceRoot, WORKSPACE_FILE), join(rootLabel, WORKSPACE_FILE));
-  // Loaded lazily: the module is initialised by index.node.mjs, and folders without a workspace
-  // never need it (so this file also works straight from pkg-template/ in tests).
-  const wasm = await import('./wasm/vite_hub_sandbox.js');
   const plan = wasm.resolvePnpmWorkspace({
     rootLabel,
     packagePath: toPosix(path.relative(workspaceRoot, packageRoot)),

@@ -1,5 +1,6 @@
-//! The `resolvePnpmWorkspace` wasm export: what the JS glue read about an enclosing pnpm
-//! workspace in, [`crate::definition::workspace`]'s decision out.
+//! The project-reading wasm exports. `resolvePnpmWorkspace`: what the JS glue read about an
+//! enclosing pnpm workspace in, [`crate::definition::workspace`]'s decision out.
+//! `isExcludedPath`: the one exclusion rule ([`crate::definition::is_excluded_path`]).
 //!
 //! Glue only: decodes the plain object, calls [`resolve_workspace`], encodes the answer
 //! (docs/internals.md, "Project resolution").
@@ -67,4 +68,13 @@ pub fn resolve_pnpm_workspace(request: JsValue) -> std::result::Result<JsValue, 
     let answer = WorkspaceAnswer { package_path: plan.package_path, dirs: plan.dirs, patch_files: plan.patch_files };
     serde::Serialize::serialize(&answer, &serde_wasm_bindgen::Serializer::json_compatible())
         .map_err(|e| to_js_error(&Error::new(ErrorCode::RuntimeError, format!("resolvePnpmWorkspace: {e}"))))
+}
+
+/// `isExcludedPath(path: string) → boolean`: whether a project file or directory is never
+/// shipped ([`crate::definition::is_excluded_path`]; `path` is `/`-separated, relative to the
+/// install root). The Node walker (pkg-template/definition-project.mjs) asks this for every
+/// entry, so the rule exists only in Rust. Never throws.
+#[wasm_bindgen(js_name = isExcludedPath)]
+pub fn is_excluded_path_export(path: &str) -> bool {
+    crate::definition::is_excluded_path(path)
 }

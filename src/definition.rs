@@ -150,13 +150,17 @@ pub fn validate_name(name: &str) -> Result<()> {
     ))
 }
 
-/// Whether a file is never shipped: `node_modules` and `.git` trees (at any depth), `.env`,
-/// `.env.*` and `.npmrc` files (at any depth), and a root `bun.lockb`.
+/// Whether a path (relative to the Definition root, `/`-separated) is never shipped: anything in
+/// a `node_modules` or `.git` tree (at any depth, the directory itself included), `.env`,
+/// `.env.*`, `.envrc` and `.npmrc` files (at any depth), and a root `bun.lockb`. Names compare
+/// ASCII case-insensitively (`.ENV`, `.Env.local`, `Node_Modules/x` are excluded: case-insensitive
+/// file systems treat them as the same files); `prod.env` is not a dotenv file and is shipped.
+/// The JS walker asks this rule through the `isExcludedPath` wasm export (src/api_project.rs).
 pub fn is_excluded_path(path: &str) -> bool {
-    let mut segments = path.split('/');
-    let base = path.rsplit('/').next().unwrap_or(path);
-    path == "bun.lockb"
-        || segments.any(|s| s == "node_modules" || s == ".git")
+    let lower = path.to_ascii_lowercase();
+    let base = lower.rsplit('/').next().unwrap_or(&lower);
+    lower == "bun.lockb"
+        || lower.split('/').any(|s| s == "node_modules" || s == ".git")
         || base == ".env"
         || base == ".envrc"
         || base.starts_with(".env.")

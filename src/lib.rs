@@ -21,6 +21,7 @@ pub mod discovery;
 pub mod error;
 pub mod harness;
 pub mod http;
+pub mod install_output;
 pub mod plugin;
 pub mod provider;
 pub mod transfer;

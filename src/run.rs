@@ -16,6 +16,7 @@ use crate::command::Command;
 use crate::definition::Definition;
 use crate::error::{Direction, Error, ErrorCode, Operation, Result};
 use crate::harness::{paths, HARNESS_SOURCE};
+use crate::install_output::{install_failure_message, INSTALL_STDERR_BYTES, INSTALL_STDOUT_BYTES};
 use crate::provider::vercel::client::OutputCaps;
 use crate::response::{error_response, value_response, ServerTiming};
 use crate::session::{BoxProvider, BoxSession, BoxSpec};
@@ -262,13 +263,14 @@ async fn attempt(
             timeout_ms: run_signal.remaining_ms(),
         };
         timing.begin("install");
-        let outcome = session.exec(&install, OutputCaps { stdout_bytes: 4096, stderr_bytes: 4096 }, signal).await?;
+        let caps = OutputCaps { stdout_bytes: INSTALL_STDOUT_BYTES, stderr_bytes: INSTALL_STDERR_BYTES };
+        let outcome = session.exec(&install, caps, signal).await?;
         timing.mark("install");
         if outcome.exit_code != 0 {
-            let tail: String = outcome.stderr.lines().filter(|line| !line.starts_with("npm notice")).rev().take(12).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join("\n");
+            let command_line = format!("{} {}", plan.command, plan.args.join(" "));
             return Err(Error::new(
                 ErrorCode::ExecutionError,
-                format!("Package install failed: `{} {}` exited with code {}.\n{tail}", plan.command, plan.args.join(" "), outcome.exit_code),
+                install_failure_message(&command_line, outcome.exit_code, &outcome.stdout, &outcome.stderr),
             )
             .with_exit_code(outcome.exit_code)
             .with_operation(Operation::Install)

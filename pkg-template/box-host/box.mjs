@@ -186,6 +186,25 @@ export class Box {
     return this.stopping;
   }
 
+  /**
+   * Synchronous last resort when the host's process exits mid-Run: SIGKILLs every command tree
+   * and removes the Box directory (`fs.rmSync`). Never throws.
+   */
+  removeNow() {
+    for (const cmd of this.commands.values()) {
+      try {
+        cmd.killNow();
+      } catch {
+        // /proc unreadable or the tree already gone: the directory is still removed below
+      }
+    }
+    try {
+      fs.rmSync(this.root, { recursive: true, force: true, maxRetries: 3 });
+    } catch {
+      // nothing more can be done while the process exits
+    }
+  }
+
   /** The `Session` wire object (plus the passthrough `executionAuthority`). */
   sessionJSON() {
     const json = {

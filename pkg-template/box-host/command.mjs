@@ -117,6 +117,14 @@ export class BoxCommand extends EventEmitter {
     else signalTree(this.pid, num, this.reaped);
   }
 
+  /**
+   * SIGKILLs the whole process tree now, synchronously, without waiting (for a process `exit`
+   * listener, where nothing asynchronous runs any more).
+   */
+  killNow() {
+    if (this.running && this.pid !== undefined) signalTree(this.pid, 'SIGKILL', this.reaped);
+  }
+
   /** SIGKILLs the whole process tree and resolves once every process is gone and output closed. */
   async killAll() {
     if (this.pid !== undefined) await killTreeAndWait(this.pid, () => this.reaped);

@@ -75,6 +75,8 @@ export interface BoxHost {
  * bodies are capped at 1 MiB and `fs/write` archives at 256 MiB (413 `payload_too_large`);
  * command `timeout` is in ms and kills the whole process tree (exit code 137); a Box stops itself
  * after its `timeout` (ms, default 300000). Create responses carry `session.executionAuthority`.
+ * Until `close()`, a process `exit` listener SIGKILLs every live Box's process trees and removes
+ * their directories synchronously, so `process.exit()` mid-Run (Vite's Ctrl-C) leaves nothing.
  *
  * @throws TypeError for invalid options; Error when isolation 'bubblewrap' is unavailable or the port is taken.
  */

@@ -38,6 +38,11 @@ export async function startBoxHost(options = {}) {
   const server = createBoxHostServer({ token: secret, registry, counters });
   const address = await listen(server, port, host === 'localhost' ? '127.0.0.1' : host);
   const hostPart = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  // When the process exits mid-Run (Ctrl-C of `vite dev`: Vite's SIGINT handler calls
+  // process.exit), no asynchronous stop can run any more: kill the Box process groups and remove
+  // the Box directories synchronously. Removed again by close().
+  const onExit = () => registry.removeAllNow();
+  process.on('exit', onExit);
   let closing;
   return {
     baseUrl: `http://${hostPart}:${address.port}`,
@@ -50,6 +55,7 @@ export async function startBoxHost(options = {}) {
     },
     close() {
       closing ??= (async () => {
+        process.off('exit', onExit);
         await registry.stopAll();
         await new Promise((resolve) => {
           server.close(() => resolve());

@@ -96,6 +96,11 @@ export class BoxRegistry {
     return found;
   }
 
+  /** Synchronously kills every live Box's processes and removes its directory (process `exit`). */
+  removeAllNow() {
+    for (const box of this.live.values()) box.removeNow();
+  }
+
   /** Stops every live Box (whole process trees, directories removed). */
   async stopAll() {
     await Promise.all([...this.live.values()].map((box) => box.stop()));

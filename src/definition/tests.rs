@@ -462,6 +462,16 @@ fn definitions_over_the_size_limit_are_rejected() {
 }
 
 #[test]
+fn exclusion_ignores_ascii_case_of_names() {
+    for path in [".ENV", ".Env.local", "sub/.NPMRC", "a/.EnvRC", "Node_Modules/x/index.js", "x/.GIT/config", "BUN.LOCKB", ".git", "node_modules"] {
+        assert!(is_excluded_path(path), "{path} should be excluded");
+    }
+    for path in ["prod.env", "env/.environment", "sub/bun.lockb", "gitlink/config", "src/.gitignore", "x.npmrc"] {
+        assert!(!is_excluded_path(path), "{path} should be shipped");
+    }
+}
+
+#[test]
 fn envrc_files_are_never_shipped_and_backslashes_are_rejected() {
     assert!(is_excluded_path(".envrc"));
     assert!(is_excluded_path("sub/.envrc"));

@@ -1,6 +1,6 @@
 // readDefinitionDirectory / compileTypeScriptFiles against real folders (the built package: the
 // module-graph rules are in the wasm, initialised by the Node entry).
-import { test } from 'node:test';
+import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -9,8 +9,15 @@ import path from 'node:path';
 import { readDefinitionDirectory } from '@vite-hub/sandbox';
 import { compileTypeScriptFiles } from '../../dist/definition-directory.mjs';
 
+/** Temporary folders made here; removed when the file's tests end. */
+const temporary = [];
+after(() => {
+  for (const dir of temporary) fs.rmSync(dir, { recursive: true, force: true });
+});
+
 function makeTree(files, name = 'definition') {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'vhs-definition-'));
+  temporary.push(root);
   const dir = path.join(root, name);
   fs.mkdirSync(dir);
   for (const [relative, text] of Object.entries(files)) {
@@ -69,9 +76,48 @@ test('symlinks: inside targets are read, escaping ones are rejected', async () =
   await assert.rejects(readDefinitionDirectory(dir), (error) => {
     assert.ok(error instanceof Error);
     assert.equal(error.code, 'SANDBOX_INVALID_ARGUMENT');
-    assert.equal(error.message, 'Definition file "escape.txt" is a symlink that escapes the Definition directory.');
+    assert.equal(
+      error.message,
+      `Definition file "escape.txt" is a symlink to "../secret.txt", outside the Definition folder "${dir}"; ` +
+        'copy the file into the folder or remove the link.',
+    );
     return true;
   });
+});
+
+test('exclusion ignores the letter case of names; prod.env is not a dotenv file', async () => {
+  const dir = makeTree({
+    'package.json': '{}',
+    '.ENV': 'SECRET=1',
+    '.Env.local': 'SECRET=1',
+    'sub/.NPMRC': '//registry/:_authToken=x',
+    'Node_Modules/dep/index.js': 'nope',
+    'prod.env': 'SHIPPED=1',
+  });
+  const { files } = await readDefinitionDirectory(dir);
+  assert.deepEqual(files.map((file) => file.path), ['package.json', 'prod.env']);
+});
+
+test('symlinks: links to excluded files are skipped; excluded links are skipped before resolving', async () => {
+  const dir = makeTree({
+    'package.json': '{}',
+    '.env': 'SECRET=1',
+    '.git/config': '[core]',
+    'node_modules/dep/index.js': 'nope',
+    'sub/keep.txt': 'kept',
+  });
+  fs.symlinkSync('.env', path.join(dir, 'config.txt'));
+  fs.symlinkSync('../.env', path.join(dir, 'sub', 'settings.txt'));
+  fs.symlinkSync('.git', path.join(dir, 'gitlink'));
+  fs.symlinkSync('node_modules', path.join(dir, 'nmlink'));
+  fs.symlinkSync('node_modules/dep/index.js', path.join(dir, 'dep.js'));
+  // The monorepo pattern: the package's .env points at the repository's; never shipped, no error.
+  fs.writeFileSync(path.join(path.dirname(dir), '.env'), 'ROOT_SECRET=1');
+  fs.symlinkSync('../.env', path.join(dir, '.env.local'));
+  fs.symlinkSync('../../outside-node-modules', path.join(dir, 'sub', 'node_modules'));
+  const { files } = await readDefinitionDirectory(dir);
+  assert.deepEqual(files.map((file) => file.path), ['package.json', 'sub/keep.txt']);
+  assert.ok(files.every((file) => !text(file).includes('SECRET')));
 });
 
 test('TypeScript: compiled siblings, rewritten specifiers, and the result runs under node', async () => {
@@ -112,6 +158,7 @@ test('TypeScript: compiled siblings, rewritten specifiers, and the result runs u
   assert.match(text(all['lib/math.ts.mjs']), /from "\.\.\/lib\/label\.mts\.mjs";/);
 
   const out = fs.mkdtempSync(path.join(os.tmpdir(), 'vhs-compiled-'));
+  temporary.push(out);
   for (const file of files) {
     fs.mkdirSync(path.dirname(path.join(out, file.path)), { recursive: true });
     fs.writeFileSync(path.join(out, file.path), file.content);

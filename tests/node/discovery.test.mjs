@@ -1,6 +1,6 @@
 // discoverDefinitions against real folders (the walk in JS, the rules in Rust), and
 // `vite-hub-sandbox inspect` on the example app.
-import { test } from 'node:test';
+import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
@@ -13,9 +13,16 @@ import { discoverDefinitions } from '@vite-hub/sandbox';
 const repo = fileURLToPath(new URL('../..', import.meta.url));
 const run = promisify(execFile);
 
+/** Temporary folders made here; removed when the file's tests end. */
+const temporary = [];
+after(() => {
+  for (const dir of temporary) fs.rmSync(dir, { recursive: true, force: true });
+});
+
 /** An app root in a temp dir holding `files` (path → text). */
 function makeApp(files) {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'vhs-discovery-'));
+  temporary.push(root);
   for (const [relative, text] of Object.entries(files)) {
     fs.mkdirSync(path.dirname(path.join(root, relative)), { recursive: true });
     fs.writeFileSync(path.join(root, relative), text);

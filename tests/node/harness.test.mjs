@@ -1,5 +1,5 @@
 // The in-Box harness run as a real child process in a directory laid out like a Box.
-import { test } from 'node:test';
+import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -11,9 +11,16 @@ const HARNESS = fileURLToPath(new URL('../../src/harness/harness.mjs', import.me
 const NONCE = '0123456789abcdef0123456789abcdef';
 const MARKER = 'vitehub:sandbox:value';
 
+/** Temporary folders made here; removed when the file's tests end. */
+const temporary = [];
+after(() => {
+  for (const dir of temporary) fs.rmSync(dir, { recursive: true, force: true });
+});
+
 /** Lays out `<tmp>/project` + `<tmp>/.vite-hub/{harness.mjs,input.json,input.json.files/}` and runs it. */
 function runBox({ files, entry = 'index.mjs', payload, context, limits, sidecars = {}, rawInput }) {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'vhs-harness-'));
+  temporary.push(root);
   const project = path.join(root, 'project');
   const box = path.join(root, '.vite-hub');
   fs.mkdirSync(project);

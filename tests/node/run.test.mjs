@@ -2,6 +2,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import os from 'node:os';
 import { runSandbox } from '@vite-hub/sandbox';
 import { useLocalHost, defineTestSandbox, timingPhases, processesMatching } from './fixtures.mjs';
 
@@ -207,4 +208,31 @@ test('bad options resolve to 400 SANDBOX_INVALID_ARGUMENT', async () => {
   const body = await response.json();
   assert.equal(body.error.code, 'SANDBOX_INVALID_ARGUMENT');
   assert.match(body.error.message, /contxt/);
+});
+
+// Install failures carry the package manager's own cause (npm writes it to stderr above a long
+// usage text, pnpm to stdout) and nothing of the host.
+async function installFailure(name, manifest, files) {
+  defineTestSandbox(name, 'export default () => 1;', { manifest, files });
+  const response = await runSandbox(name);
+  const body = await response.json();
+  assert.equal(body.error.code, 'SANDBOX_EXECUTION_ERROR', JSON.stringify(body));
+  assert.ok(!body.error.message.includes(os.tmpdir()) && !body.error.message.includes(os.homedir()), body.error.message);
+  return body.error.message;
+}
+
+test('npm ci with a dependency missing from package-lock.json names it', async () => {
+  const lock = { name: 'fail-npm-lock', lockfileVersion: 3, requires: true, packages: { '': { name: 'fail-npm-lock' } } };
+  const message = await installFailure('fail/npm-lock', { dependencies: { 'left-pad': '^1.3.0' } }, { 'package-lock.json': JSON.stringify(lock) });
+  assert.match(message, /^Package install failed: `npm ci --no-audit --no-fund` exited with code 1\.\n/);
+  assert.match(message, /npm error Missing: left-pad@\S+ from lock file/);
+  assert.doesNotMatch(message, /complete log of this run/);
+});
+
+test('pnpm install --frozen-lockfile with an outdated lockfile shows ERR_PNPM_OUTDATED_LOCKFILE', async () => {
+  const lock = "lockfileVersion: '9.0'\n\nsettings:\n  autoInstallPeers: true\n  excludeLinksFromLockfile: false\n\nimporters:\n\n  .: {}\n";
+  const message = await installFailure('fail/pnpm-lock', { dependencies: { 'left-pad': '^1.3.0' } }, { 'pnpm-lock.yaml': lock });
+  assert.match(message, /^Package install failed: `pnpm install --frozen-lockfile` exited with code 1\.\n/);
+  assert.match(message, /ERR_PNPM_OUTDATED_LOCKFILE/);
+  assert.match(message, /1 dependencies were added: left-pad@\^1\.3\.0/);
 });

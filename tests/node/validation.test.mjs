@@ -1,6 +1,6 @@
 // Package-entry validation (contract §4.4): one fixture folder per rule under
 // tests/fixtures/validation/, read with readDefinitionDirectory (facts in JS, rules in Rust).
-import { test } from 'node:test';
+import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -11,6 +11,12 @@ import { readDefinitionDirectory, registerSandboxDirectory } from '@vite-hub/san
 import { compileTypeScriptFiles } from '../../dist/definition-directory.mjs';
 
 const fixtures = fileURLToPath(new URL('../fixtures/validation/', import.meta.url));
+
+/** Temporary folders made here; removed when the file's tests end. */
+const temporary = [];
+after(() => {
+  for (const dir of temporary) fs.rmSync(dir, { recursive: true, force: true });
+});
 
 /** Asserts that reading the fixture `name` fails with exactly `Sandbox "<name>": <detail>`. */
 async function rejectsWith(name, detail) {
@@ -25,6 +31,7 @@ async function rejectsWith(name, detail) {
 /** Writes `files` to a temp dir and prints JSON of `await (await import(entry)).default()`. */
 function runCompiled(files, entry) {
   const out = fs.mkdtempSync(path.join(os.tmpdir(), 'vhs-validation-'));
+  temporary.push(out);
   for (const file of files) {
     fs.mkdirSync(path.dirname(path.join(out, file.path)), { recursive: true });
     fs.writeFileSync(path.join(out, file.path), file.content);

@@ -1,0 +1,117 @@
+//! The message of a failed package install: the command, its exit code and the last lines of
+//! both its stdout and stderr (pnpm prints `ERR_PNPM_*` to stdout, npm to stderr), bounded so the
+//! whole message stays under [`crate::error::MAX_MESSAGE_BYTES`].
+
+/// Bytes of stdout asked of the Box for an install (the last ones; `OutputCaps`).
+pub const INSTALL_STDOUT_BYTES: usize = 6 * 1024;
+/// Bytes of stderr asked of the Box for an install (the last ones; `OutputCaps`).
+pub const INSTALL_STDERR_BYTES: usize = 8 * 1024;
+
+/// Whether a line says nothing about the failure: empty lines, npm's bare `npm error` /
+/// `npm notice` lines, and npm's "A complete log of this run can be found in: <path>" (a path
+/// inside the Box, which is gone once the Run ends).
+fn is_noise(line: &str) -> bool {
+    let trimmed = line.trim();
+    trimmed.is_empty()
+        || trimmed == "npm error"
+        || trimmed.starts_with("npm notice")
+        || trimmed.contains("A complete log of this run can be found in")
+}
+
+/// The last non-noise lines of `text` whose total size (with newlines) is at most `budget` bytes.
+/// A single line longer than the budget is kept by its last bytes, cut at a char boundary.
+fn tail_lines(text: &str, budget: usize) -> String {
+    let mut kept: Vec<&str> = Vec::new();
+    let mut used = 0;
+    for line in text.lines().rev().filter(|line| !is_noise(line)) {
+        let line = line.trim_end();
+        if used + line.len() + 1 > budget {
+            if kept.is_empty() {
+                let mut start = line.len().saturating_sub(budget.saturating_sub(1));
+                while !line.is_char_boundary(start) {
+                    start += 1;
+                }
+                kept.push(&line[start..]);
+            }
+            break;
+        }
+        used += line.len() + 1;
+        kept.push(line);
+    }
+    kept.reverse();
+    kept.join("\n")
+}
+
+/// `Package install failed: \`<command line>\` exited with code <exit_code>.` followed by, for
+/// each stream with something left after dropping noise, `stdout:` / `stderr:` and its last lines
+/// (at most [`INSTALL_STDOUT_BYTES`] and [`INSTALL_STDERR_BYTES`] bytes: together with the
+/// header below the 16 KiB message limit, so neither stream's tail is cut by the bound).
+pub fn install_failure_message(command_line: &str, exit_code: i32, stdout: &str, stderr: &str) -> String {
+    let mut message = format!("Package install failed: `{command_line}` exited with code {exit_code}.");
+    for (label, text, budget) in [("stdout", stdout, INSTALL_STDOUT_BYTES), ("stderr", stderr, INSTALL_STDERR_BYTES)] {
+        let tail = tail_lines(text, budget);
+        if !tail.is_empty() {
+            message.push_str(&format!("\n{label}:\n{tail}"));
+        }
+    }
+    message
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::MAX_MESSAGE_BYTES;
+
+    #[test]
+    fn both_streams_are_kept_and_labelled() {
+        let message = install_failure_message(
+            "pnpm install --frozen-lockfile",
+            1,
+            "Lockfile is up to date\n ERR_PNPM_OUTDATED_LOCKFILE  Cannot install with \"frozen-lockfile\"\n",
+            "some warning\n",
+        );
+        assert_eq!(
+            message,
+            "Package install failed: `pnpm install --frozen-lockfile` exited with code 1.\nstdout:\nLockfile is up to date\n ERR_PNPM_OUTDATED_LOCKFILE  Cannot install with \"frozen-lockfile\"\nstderr:\nsome warning"
+        );
+    }
+
+    #[test]
+    fn npm_noise_is_dropped_so_the_cause_survives_a_long_usage_text() {
+        let mut stderr = String::from("npm error code EUSAGE\nnpm error\nnpm error Missing: left-pad@1.3.0 from lock file\n");
+        for i in 0..60 {
+            stderr.push_str(&format!("npm error\nnpm error   --option-{i}\nnpm error     Some help text for option {i}.\n"));
+        }
+        stderr.push_str("npm notice New major version\nnpm error A complete log of this run can be found in: /root/.npm/_logs/x.log\n");
+        let message = install_failure_message("npm ci", 1, "", &stderr);
+        assert!(message.contains("Missing: left-pad@1.3.0 from lock file"), "{message}");
+        assert!(!message.contains("/root/.npm"), "{message}");
+        assert!(!message.contains("npm notice"), "{message}");
+        assert!(!message.contains("stdout:"), "{message}");
+        assert!(message.ends_with("Some help text for option 59."), "{message}");
+    }
+
+    #[test]
+    fn huge_output_keeps_the_last_lines_under_the_message_limit() {
+        let stdout: String = (0..10_000).map(|i| format!("out line {i}\n")).collect();
+        let stderr: String = (0..10_000).map(|i| format!("err line {i}\n")).collect();
+        let message = install_failure_message("npm ci", 2, &stdout, &stderr);
+        assert!(message.len() < MAX_MESSAGE_BYTES, "{}", message.len());
+        assert!(message.contains("out line 9999\nstderr:\n"), "{message}");
+        assert!(message.ends_with("err line 9999"));
+        assert!(!message.contains("out line 0\n"));
+    }
+
+    #[test]
+    fn one_overlong_line_is_kept_by_its_end_at_a_char_boundary() {
+        let stderr = format!("{}END", "é".repeat(INSTALL_STDERR_BYTES));
+        let message = install_failure_message("npm ci", 1, "", &stderr);
+        let tail = message.split("stderr:\n").nth(1).unwrap();
+        assert!(tail.ends_with("END") && tail.len() < INSTALL_STDERR_BYTES, "{}", tail.len());
+    }
+
+    #[test]
+    fn silent_failures_have_only_the_header() {
+        assert_eq!(install_failure_message("npm ci", 137, "\n\n", ""), "Package install failed: `npm ci` exited with code 137.");
+    }
+}

@@ -1,0 +1,32 @@
+// The node tests that make temporary folders remove them: each such test file (every file here
+// calling mkdtemp, except the Vite ones, which are checked elsewhere, and the slow Box-host ones,
+// which already clean up in finally/after) is run with TMPDIR pointing at an empty folder, which
+// must be empty again afterwards.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const SKIPPED = new Set(['box-host.test.mjs', 'examples.test.mjs', 'exit-cleanup.test.mjs', 'temp-hygiene.test.mjs']);
+const files = fs
+  .readdirSync(here)
+  .filter((name) => name.endsWith('.test.mjs') && !name.startsWith('vite-') && !SKIPPED.has(name))
+  .filter((name) => fs.readFileSync(path.join(here, name), 'utf8').includes('mkdtemp'));
+
+test('test files that mkdtemp leave no temporary folder behind', async (t) => {
+  assert.ok(files.length >= 4, `found ${files.join(', ')}`);
+  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'vhs-hygiene-'));
+  t.after(() => fs.rmSync(scratch, { recursive: true, force: true }));
+  // NODE_TEST_CONTEXT would make the inner runner report into this one instead of running.
+  const { NODE_TEST_CONTEXT, ...env } = process.env;
+  await promisify(execFile)(process.execPath, ['--test', ...files.map((name) => path.join(here, name))], {
+    env: { ...env, TMPDIR: scratch },
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  assert.deepEqual(fs.readdirSync(scratch), []);
+});
