@@ -2,7 +2,7 @@
 //! paths relative to the workspace root.
 //!
 //! Why not the `globset` crate: it pulls in `regex`, which would push the wasm module over the
-//! 300 KB gzipped budget (DESIGN.md §9; the module is ~256 KB today). Workspace patterns are short
+//! 300 KB gzipped budget (DESIGN.md §9; the README gives the current size). Workspace patterns are short
 //! directory globs, so this matcher supports exactly what pnpm workspaces use in practice:
 //!
 //! * `*` — any run of characters inside one path segment (not `/`);
