@@ -76,7 +76,11 @@ function applyEdits(code, edits) {
  * (`./x.ts`, or `./x.js` whose only source is `x.ts`) are rewritten to the compiled sibling.
  * Returns all input files plus the generated ones, sorted by path.
  *
- * The graph rules (R0022–R0031 of the contract §4.4) run only for a package whose package.json
+ * Facts are gathered for every file, a shipped workspace included, so imported workspace
+ * packages are checked too: they must resolve (exports/main/index.js, as Node) to shipped
+ * JavaScript (R0018–R0020).
+ *
+ * The graph rules (R0018–R0031 of the contract §4.4) run only for a package whose package.json
  * has `"type": "module"` and that has exactly one root entry; other problems are left to
  * registration (`registerSandbox`), whose messages win.
  *
@@ -86,7 +90,8 @@ function applyEdits(code, edits) {
  * @returns {Promise<Array<{ path: string, content: Uint8Array, mode?: number }>>}
  * @throws {Error} `code: 'SANDBOX_INVALID_ARGUMENT'` when a file collides with a compiled name,
  *   TypeScript does not compile (`Cannot compile <file>:<line>:<column>: …`), or reachable code
- *   breaks a module-graph rule (`Sandbox "<name>": <file>:<line>:<column> …`).
+ *   breaks a module-graph rule (`Sandbox "<name>": <file>:<line>:<column> …`), including an
+ *   imported workspace package without runtime JavaScript.
  */
 export async function compileTypeScriptFiles(files, { name, packagePath = '' } = {}) {
   const present = new Set(files.map((file) => file.path));
@@ -123,6 +128,10 @@ export async function compileTypeScriptFiles(files, { name, packagePath = '' } =
     packagePath,
     files: files.map((file) => file.path),
     modules,
+    // Every shipped package.json: Rust finds the pnpm workspace packages the Definition imports.
+    manifests: files
+      .filter((file) => file.path === 'package.json' || file.path.endsWith('/package.json'))
+      .map((file) => ({ path: file.path, text: decode(file.content) })),
   });
 
   const encoder = new TextEncoder();

@@ -22,6 +22,7 @@ use crate::error::{Error, ErrorCode};
 ///     imports: Array<{ specifier: string | null, start: number, end: number, line: number | null, column: number | null, dynamic: boolean }>,
 ///     commonjs: Array<{ name: string, usage: string, property?: string | null, line: number | null, column: number | null }>,
 ///     parseError?: { message: string, line: number | null, column: number | null } }>,
+///   manifests?: Array<{ path: string, text: string }>,   // every package.json of `files`
 /// }) => { checked: boolean, rewrites: Record<string, Array<{ start: number, end: number, text: string }>> }
 /// ```
 /// Offsets are UTF-16 units of the compiled code; lines and columns are 1-based, in the source.

@@ -9,6 +9,10 @@
 //!   R0026 absolute path or URL (not `node:`), R0027 leaving the package directory, R0028
 //!   extensionless or missing target, R0029 `.cjs/.cts`, R0030 `.jsx/.tsx`, R0031 `.d.ts`,
 //!   R0022 CommonJS usage (see [`resolve`] for the import rules);
+//! - bare imports of shipped pnpm workspace packages (the Definition's `workspace:` closure,
+//!   from `manifests`) must resolve, as Node would, to shipped JavaScript: R0018 `exports`, R0019
+//!   `main`, R0020 default `./index.js` / plain file path; the imported workspace modules are
+//!   walked too (see [`workspace`], [`package_target`]);
 //! - in every compiled module (reachable or not): each relative import whose target is a
 //!   TypeScript source gets an [`Edit`] to the compiled sibling (`"./x.ts.mjs"`).
 //!
@@ -19,7 +23,9 @@
 //!
 //! Source: vitehub-sandbox-contract.md §4.4; docs/internals.md "TypeScript"; issue 3 item 2.
 
+mod package_target;
 mod resolve;
+mod workspace;
 
 use crate::error::{Error, ErrorCode, Result};
 use resolve::{is_executable_module, is_typescript_source, resolve, Package, Target};
@@ -48,6 +54,20 @@ pub struct ModuleGraphInput {
     pub files: Vec<String>,
     /// Facts of every executable module (`.js`, `.mjs`, `.ts`, `.mts`, not `.d.ts`).
     pub modules: Vec<ModuleFacts>,
+    /// Every `package.json` of `files` with its text (the Definition's own may be included): the
+    /// shipped pnpm workspace packages whose runtime JavaScript is checked (see [`workspace`]).
+    #[serde(default)]
+    pub manifests: Vec<ManifestText>,
+}
+
+/// One `package.json` of the file list.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ManifestText {
+    /// Its path in the file list (`packages/lib/package.json`, `package.json`).
+    pub path: String,
+    /// Its text.
+    pub text: String,
 }
 
 /// What the glue read from one module.
@@ -215,6 +235,10 @@ pub fn check_module_graph(input: &ModuleGraphInput) -> Result<ModuleGraphPlan> {
                 pending.push(target.to_owned());
             }
         }));
+    }
+    if let Some(manifest) = &manifest {
+        let closure = workspace::closure(manifest, package.path, &input.manifests);
+        findings.extend(workspace::workspace_findings(&closure, &reached, &files, facts_of)?);
     }
     findings.sort_by(|a, b| {
         let key = |f: &Finding| (f.line.is_none(), f.line, f.column);

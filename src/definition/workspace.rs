@@ -168,7 +168,7 @@ pub fn resolve_workspace(input: &WorkspaceInput) -> Result<Option<WorkspacePlan>
 
 /// The `workspace:` dependencies of a manifest: `((key, spec), target package name)`. The target
 /// is the key, or the aliased name of `workspace:<name>@<range>`.
-fn workspace_dependencies(manifest: &Map<String, Value>) -> Vec<((String, String), String)> {
+pub(crate) fn workspace_dependencies(manifest: &Map<String, Value>) -> Vec<((String, String), String)> {
     let mut out = Vec::new();
     for field in DEPENDENCY_FIELDS {
         let Some(dependencies) = manifest.get(field).and_then(Value::as_object) else { continue };

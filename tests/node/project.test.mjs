@@ -191,3 +191,42 @@ test('registerSandbox takes packagePath, an explicit entry and a timeout overrid
   }
   assert.throws(() => registerSandbox('bad-path', { files: [], packagePath: 3 }), { code: 'SANDBOX_INVALID_ARGUMENT', message: /packagePath must be a string/ });
 });
+
+// Imported workspace packages must expose runtime JavaScript (contract §4.4, R0018–R0020):
+// tests/fixtures/project/workspace-runtime has built and unbuilt packages side by side.
+const BUILD_FIX = 'Build the workspace package to JavaScript before Sandbox execution (point its exports/main at the built .js).';
+
+async function rejectsRuntime(dir, detail) {
+  const root = `${fixtures}/workspace-runtime`;
+  await assert.rejects(readDefinitionDirectory(`${root}/sandboxes/${dir}`, { appRoot: root }), (error) => {
+    assert.equal(error.code, 'SANDBOX_INVALID_ARGUMENT');
+    assert.equal(error.message, `Sandbox "${dir}": ${detail} ${BUILD_FIX}`);
+    return true;
+  });
+}
+
+test('an imported workspace package whose "exports" is TypeScript is refused at the import (R0018)', async () => {
+  await rejectsRuntime('ts-export', 'sandboxes/ts-export/index.ts:1:26 imports "@ws/ts-lib", which workspace package "@ws/ts-lib" resolves through its "exports" to "packages/ts-lib/src/index.ts", a TypeScript file (R0018).');
+});
+
+test('a subpath pattern of "exports" that maps to TypeScript is refused (R0018)', async () => {
+  await rejectsRuntime('pattern', 'sandboxes/pattern/index.ts:3:21 imports "@ws/pattern/source/raw", which workspace package "@ws/pattern" resolves through its "exports" to "packages/pattern/src/raw.ts", a TypeScript file (R0018).');
+});
+
+test('a TypeScript "main" behind a built workspace package is reported in the built module (R0019)', async () => {
+  await rejectsRuntime('transitive', 'packages/js-lib/dist/index.js:2:23 imports "@ws/money", which workspace package "@ws/money" resolves through its "main" to "packages/money/index.ts", a TypeScript file (R0019).');
+});
+
+test('a workspace package without exports, main or index.js is refused (R0020)', async () => {
+  await rejectsRuntime('default-index', 'sandboxes/default-index/index.mjs:1:23 imports "@ws/no-entry", which workspace package "@ws/no-entry" resolves through the default entry ./index.js (its package.json has neither "exports" nor "main") to "packages/no-entry/index.js", which is not a shipped file (R0020).');
+});
+
+test('built workspace packages pass; an unused TypeScript devDependency is shipped but not checked', async () => {
+  const root = `${fixtures}/workspace-runtime`;
+  const { files, packagePath } = await readDefinitionDirectory(`${root}/sandboxes/fine`, { appRoot: root });
+  assert.equal(packagePath, 'sandboxes/fine');
+  const paths = files.map((file) => file.path);
+  assert.ok(paths.includes('packages/unused/src/index.ts'), paths.join(' '));
+  assert.ok(paths.includes('packages/pattern/dist/features/a.js'), paths.join(' '));
+  assert.ok(!paths.some((path) => path.startsWith('packages/ts-lib/')), paths.join(' '));
+});

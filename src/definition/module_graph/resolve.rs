@@ -71,12 +71,12 @@ fn url_scheme(specifier: &str) -> Option<&str> {
         .then_some(scheme)
 }
 
-fn is_relative(specifier: &str) -> bool {
+pub(crate) fn is_relative(specifier: &str) -> bool {
     specifier == "." || specifier == ".." || specifier.starts_with("./") || specifier.starts_with("../")
 }
 
 /// `dir` joined with `relative` and normalised; `None` when `..` climbs above the root.
-fn join(dir: &str, relative: &str) -> Option<String> {
+pub(crate) fn join(dir: &str, relative: &str) -> Option<String> {
     let mut segments: Vec<&str> = dir.split('/').filter(|s| !s.is_empty()).collect();
     for segment in relative.split('/') {
         match segment {
@@ -90,7 +90,7 @@ fn join(dir: &str, relative: &str) -> Option<String> {
     Some(segments.join("/"))
 }
 
-fn parent_dir(path: &str) -> &str {
+pub(crate) fn parent_dir(path: &str) -> &str {
     path.rsplit_once('/').map_or("", |(dir, _)| dir)
 }
 
