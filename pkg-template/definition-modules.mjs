@@ -5,18 +5,11 @@
 import { transform } from 'esbuild';
 import * as wasm from './wasm/vite_hub_sandbox.js';
 import { moduleFacts } from './module-facts.mjs';
+import { invalidArgument } from './sandbox-error.mjs';
 
 const TYPESCRIPT = /\.m?ts$/;
 const JAVASCRIPT = /\.m?js$/;
 const DECLARATION = /\.d\.m?ts$/;
-
-function invalidArgument(message, cause) {
-  const error = new Error(message, cause === undefined ? undefined : { cause });
-  error.name = 'SandboxError';
-  error.code = 'SANDBOX_INVALID_ARGUMENT';
-  error.status = 400;
-  return error;
-}
 
 function compiledName(filePath) {
   return `${filePath}.mjs`;

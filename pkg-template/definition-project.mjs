@@ -6,14 +6,9 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import * as wasm from './wasm/vite_hub_sandbox.js';
+import { invalidArgument } from './sandbox-error.mjs';
 
 const WORKSPACE_FILE = 'pnpm-workspace.yaml';
-
-function invalidArgument(message, cause) {
-  const error = new Error(message, cause === undefined ? undefined : { cause });
-  error.code = 'SANDBOX_INVALID_ARGUMENT';
-  return error;
-}
 
 function isInside(root, target) {
   const relative = path.relative(root, target);

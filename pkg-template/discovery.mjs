@@ -4,6 +4,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import * as wasm from './wasm/vite_hub_sandbox.js';
+import { invalidArgument } from './sandbox-error.mjs';
 
 /** Directory names never walked (build output, dependencies, VCS); dot-directories are skipped too. */
 const SKIPPED_DIRECTORIES = new Set(['node_modules', '.git', 'dist', '.vite-hub']);
@@ -55,11 +56,7 @@ export async function discoverDefinitions(root) {
   const absolute = path.resolve(root);
   const stat = await fs.stat(absolute).catch(() => null);
   if (!stat?.isDirectory()) {
-    const error = new Error(`App root "${root}" is not a directory.`);
-    error.name = 'SandboxError';
-    error.code = 'SANDBOX_INVALID_ARGUMENT';
-    error.status = 400;
-    throw error;
+    throw invalidArgument(`App root "${root}" is not a directory.`);
   }
   return wasm.discoverDefinitions(await walkAppRoot(absolute));
 }

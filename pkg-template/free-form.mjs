@@ -9,6 +9,7 @@ import { build, transform } from 'esbuild';
 import { parse } from 'acorn';
 import { TraceMap, originalPositionFor } from '@jridgewell/trace-mapping';
 import * as wasm from './wasm/vite_hub_sandbox.js';
+import { invalidArgument } from './sandbox-error.mjs';
 
 /** Where the bundle goes, relative to the shipped package directory. */
 export const FREE_FORM_ENTRY = '.vite-hub-sandbox/definition.mjs';
@@ -21,15 +22,6 @@ const SHIM_SOURCE = 'export const defineSandbox = (definition) => definition;\n'
 const ENTRY_SOURCEFILE = '<vite-hub-sandbox entry>';
 /** Package manifest shipped when the nearest project is not attached. */
 const DETACHED_MANIFEST = '{"type":"module","private":true}\n';
-
-function invalidArgument(message, cause) {
-  const error = new Error(message);
-  error.name = 'SandboxError';
-  error.code = 'SANDBOX_INVALID_ARGUMENT';
-  error.status = 400;
-  if (cause) error.cause = cause;
-  return error;
-}
 
 /** `file:line:column: text` of the first esbuild message. */
 function esbuildProblem(error, fallbackFile) {
