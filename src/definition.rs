@@ -16,7 +16,7 @@
 
 pub mod sandbox_options;
 
-use crate::error::{Error, ErrorCode, Result};
+use crate::error::{quoted, Error, ErrorCode, Result};
 use crate::transfer::bundle::path_problem;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
@@ -357,11 +357,6 @@ fn timeout_value_ms(value: &Value) -> Option<u32> {
         value.as_f64().filter(|f| f.fract() == 0.0 && *f >= 1.0 && *f <= f64::from(MAX_TIMEOUT_MS)).map(|f| f as u64)
     });
     as_integer.filter(|ms| *ms >= 1 && *ms <= u64::from(MAX_TIMEOUT_MS)).map(|ms| ms as u32)
-}
-
-/// A value as a JSON string literal, for messages (`"a\"b"`).
-fn quoted(text: &str) -> String {
-    Value::from(text).to_string()
 }
 
 /// `vitehub.sandbox.timeout` of package.json, in ms; the detail of the error otherwise.

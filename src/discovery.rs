@@ -20,9 +20,8 @@
 //! issue 3 item 1.
 
 use crate::definition::validate_name;
-use crate::error::{Error, ErrorCode, Result};
+use crate::error::{quoted, Error, ErrorCode, Result};
 use crate::transfer::bundle::path_problem;
-use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The directory (relative to the app root) whose sub-directories are package projects.
@@ -308,11 +307,6 @@ fn located(label: &str, origin: &str, error: &Error) -> Error {
 
 fn invalid(message: String) -> Error {
     Error::new(ErrorCode::InvalidArgument, message)
-}
-
-/// A value as a JSON string literal, for messages (`"a\"b"`).
-fn quoted(text: &str) -> String {
-    Value::from(text).to_string()
 }
 
 #[cfg(test)]

@@ -496,6 +496,12 @@ pub fn redact(text: &str, secrets: &[&str]) -> String {
     out
 }
 
+/// A text as a JSON string literal, for messages (`a"b` → `"a\"b"`): names, paths and values
+/// are quoted this way in every error message.
+pub fn quoted(text: &str) -> String {
+    serde_json::Value::from(text).to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

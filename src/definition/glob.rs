@@ -35,7 +35,7 @@ impl WorkspaceGlobs {
                 Some(rest) => (true, rest),
                 None => (false, pattern.as_str()),
             };
-            let quoted = serde_json::Value::from(pattern.as_str()).to_string();
+            let quoted = crate::error::quoted(pattern);
             let body = body.strip_prefix("./").unwrap_or(body).trim_end_matches('/');
             if body.is_empty() {
                 return Err(format!("pattern {quoted} is empty; list directories such as \"packages/*\"."));

@@ -27,7 +27,7 @@ mod package_target;
 mod resolve;
 mod workspace;
 
-use crate::error::{Error, ErrorCode, Result};
+use crate::error::{quoted, Error, ErrorCode, Result};
 use resolve::{is_executable_module, is_typescript_source, resolve, Package, Target};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -216,12 +216,12 @@ pub fn check_module_graph(input: &ModuleGraphInput) -> Result<ModuleGraphPlan> {
         return Ok(ModuleGraphPlan { checked: false, rewrites });
     };
     let prefix = match &input.name {
-        Some(name) => format!("Sandbox {}:", super::quoted(name)),
+        Some(name) => format!("Sandbox {}:", quoted(name)),
         None => "Sandbox package:".to_owned(),
     };
     let facts_of = |path: &str| {
         modules.get(path).copied().ok_or_else(|| {
-            Error::new(ErrorCode::InvalidArgument, format!("{prefix} {} is a module of the package but no facts were given for it.", super::quoted(path)))
+            Error::new(ErrorCode::InvalidArgument, format!("{prefix} {} is a module of the package but no facts were given for it.", quoted(path)))
         })
     };
 
@@ -288,7 +288,7 @@ fn plan_rewrites(modules: &BTreeMap<&str, &ModuleFacts>, package: &Package<'_>) 
                 let specifier = edge.specifier.as_deref()?;
                 match resolve(specifier, path, package) {
                     Ok(Target::File { compiled_specifier: Some(new), .. }) => {
-                        Some(Edit { start: edge.start, end: edge.end, text: super::quoted(&new) })
+                        Some(Edit { start: edge.start, end: edge.end, text: quoted(&new) })
                     }
                     _ => None,
                 }

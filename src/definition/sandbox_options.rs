@@ -16,7 +16,7 @@ use serde_json::Value;
 use std::collections::BTreeSet;
 
 use crate::definition::MAX_TIMEOUT_MS;
-use crate::error::{Error, ErrorCode, Result};
+use crate::error::{quoted, Error, ErrorCode, Result};
 
 /// The `defineSandbox` keys this package implements, in the order messages list them.
 pub const SUPPORTED_KEYS: [&str; 3] = ["run", "timeout", "project"];
@@ -390,10 +390,6 @@ pub fn project_plan(
             Vec::new()
         },
     })
-}
-
-fn quoted(text: &str) -> String {
-    Value::from(text).to_string()
 }
 
 #[cfg(test)]

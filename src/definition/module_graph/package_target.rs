@@ -10,6 +10,7 @@
 //! PACKAGE_EXPORTS_RESOLVE, PACKAGE_TARGET_RESOLVE, PATTERN_KEY_COMPARE, LEGACY_MAIN_RESOLVE);
 //! vitehub-sandbox-contract.md §4.4 (R0018–R0020).
 
+use crate::error::quoted;
 use serde_json::{Map, Value};
 use std::collections::BTreeSet;
 
@@ -162,10 +163,10 @@ fn target_resolve(target: &Value, pattern: Option<&str>) -> Result<Outcome, Stri
     match target {
         Value::String(text) => {
             let Some(rest) = text.strip_prefix("./") else {
-                return Err(format!("target {} does not start with \"./\"", super::super::quoted(text)));
+                return Err(format!("target {} does not start with \"./\"", quoted(text)));
             };
             if has_invalid_segment(rest) {
-                return Err(format!("target {} has a \".\", \"..\", empty or node_modules segment", super::super::quoted(text)));
+                return Err(format!("target {} has a \".\", \"..\", empty or node_modules segment", quoted(text)));
             }
             match pattern {
                 Some(matched) if has_invalid_segment(matched) => Ok(Outcome::Excluded),

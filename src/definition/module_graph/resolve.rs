@@ -5,6 +5,7 @@
 //! `./x.js` names `x.ts` and `./x.mjs` names `x.mts` when only the TypeScript source exists (as
 //! before this module, the other twin is accepted too: `./x.js` → `x.mts`, `./x.mjs` → `x.ts`).
 
+use crate::error::quoted;
 use std::collections::BTreeSet;
 
 /// What a specifier names.
@@ -52,10 +53,6 @@ pub(crate) fn is_executable_module(path: &str) -> bool {
 
 fn is_declaration(path: &str) -> bool {
     [".d.ts", ".d.mts", ".d.cts"].iter().any(|suffix| path.ends_with(suffix))
-}
-
-fn quoted(text: &str) -> String {
-    super::super::quoted(text)
 }
 
 fn problem(rule: &'static str, specifier: &str, what: &str, fix: &str) -> Problem {

@@ -26,7 +26,7 @@ use super::package_target::{resolve_package, Resolution, Via};
 use super::resolve::{is_relative, join, parent_dir};
 use super::{Finding, ImportEdge, ManifestText, ModuleFacts};
 use crate::definition::workspace::workspace_dependencies;
-use crate::error::Result;
+use crate::error::{quoted, Result};
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -139,7 +139,6 @@ impl Walk<'_> {
     fn bare(&mut self, from: &str, edge: &ImportEdge, specifier: &str) {
         let Some((name, subpath)) = package_specifier(specifier) else { return };
         let Some(package) = self.closure.get(name) else { return };
-        let quoted = super::super::quoted;
         let manifest_path = if package.dir.is_empty() { "package.json".to_owned() } else { format!("{}/package.json", package.dir) };
         let (via, target) = match resolve_package(&package.dir, &package.manifest, &subpath, self.files) {
             Resolution::Target { via, path } => (via, path),
@@ -176,7 +175,6 @@ impl Walk<'_> {
     fn relative(&mut self, from: &str, package: &str, edge: &ImportEdge, specifier: &str) {
         let path_part = &specifier[..specifier.find(['?', '#']).unwrap_or(specifier.len())];
         let target = join(parent_dir(from), path_part);
-        let quoted = super::super::quoted;
         let problem = match target.as_deref().map(|t| (t, self.files.contains(t), kind(t))) {
             Some((target, true, Kind::Walk)) => return self.enqueue(target.to_owned(), package),
             Some((_, true, Kind::Leaf)) => return,
