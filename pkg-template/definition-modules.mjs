@@ -5,7 +5,7 @@
 import { transform } from 'esbuild';
 import * as wasm from './wasm/vite_hub_sandbox.js';
 import { moduleFacts } from './module-facts.mjs';
-import { invalidArgument } from './sandbox-error.mjs';
+import { esbuildProblem, invalidArgument } from './sandbox-error.mjs';
 
 const TYPESCRIPT = /\.m?ts$/;
 const JAVASCRIPT = /\.m?js$/;
@@ -33,10 +33,7 @@ async function compileOne(file) {
       logLevel: 'silent',
     });
   } catch (error) {
-    const first = error && Array.isArray(error.errors) ? error.errors[0] : undefined;
-    const where = first && first.location ? `${file.path}:${first.location.line}:${first.location.column + 1}` : file.path;
-    const reason = first ? first.text : String(error && error.message);
-    throw invalidArgument(`Cannot compile ${where}: ${reason}`, error);
+    throw invalidArgument(`Cannot compile ${esbuildProblem(error, file.path)}`, error);
   }
 }
 

@@ -9,7 +9,7 @@ import { build, transform } from 'esbuild';
 import { parse } from 'acorn';
 import { TraceMap, originalPositionFor } from '@jridgewell/trace-mapping';
 import * as wasm from './wasm/vite_hub_sandbox.js';
-import { invalidArgument } from './sandbox-error.mjs';
+import { esbuildProblem, invalidArgument } from './sandbox-error.mjs';
 
 /** Where the bundle goes, relative to the shipped package directory. */
 export const FREE_FORM_ENTRY = '.vite-hub-sandbox/definition.mjs';
@@ -22,14 +22,6 @@ const SHIM_SOURCE = 'export const defineSandbox = (definition) => definition;\n'
 const ENTRY_SOURCEFILE = '<vite-hub-sandbox entry>';
 /** Package manifest shipped when the nearest project is not attached. */
 const DETACHED_MANIFEST = '{"type":"module","private":true}\n';
-
-/** `file:line:column: text` of the first esbuild message. */
-function esbuildProblem(error, fallbackFile) {
-  const first = Array.isArray(error?.errors) ? error.errors[0] : undefined;
-  const location = first?.location;
-  const where = location ? `${location.file || fallbackFile}:${location.line}:${location.column + 1}` : fallbackFile;
-  return `${where}: ${first ? first.text : String(error?.message ?? error)}`;
-}
 
 const NOT_STATIC = Symbol('not static');
 

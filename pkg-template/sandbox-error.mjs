@@ -14,3 +14,16 @@ export function invalidArgument(message, cause) {
   error.status = 400;
   return error;
 }
+
+/**
+ * `file:line:column: text` of the first message of an esbuild failure (`transform`/`build`), for
+ * `SANDBOX_INVALID_ARGUMENT` messages; `fallbackFile` when esbuild gives no location.
+ * @param {unknown} error what esbuild threw
+ * @param {string} fallbackFile the file being compiled or bundled
+ */
+export function esbuildProblem(error, fallbackFile) {
+  const first = Array.isArray(error?.errors) ? error.errors[0] : undefined;
+  const location = first?.location;
+  const where = location ? `${location.file || fallbackFile}:${location.line}:${location.column + 1}` : fallbackFile;
+  return `${where}: ${first ? first.text : String(error?.message ?? error)}`;
+}
