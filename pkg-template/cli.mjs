@@ -124,7 +124,7 @@ async function inspectDefinition(sandbox, root, definition) {
 
 function printTable(rows) {
   const header = ['NAME', 'PATH', 'ENTRY', 'PACKAGE MANAGER', 'TIMEOUT MS', 'DIGEST'];
-  const cells = rows.map((row) => [row.name, row.path || '.', row.entry, row.packageManager ?? '-', row.timeoutMs ?? '-', row.digest ?? '-'].map(String));
+  const cells = rows.map((row) => [row.name ?? '?', row.path === null ? '-' : row.path || '.', row.entry ?? '-', row.packageManager ?? '-', row.timeoutMs ?? '-', row.digest ?? '-'].map(String));
   const widths = header.map((title, column) => Math.max(title.length, ...cells.map((line) => line[column].length)));
   const format = (line) => line.map((cell, column) => cell.padEnd(widths[column])).join('  ').trimEnd();
   process.stdout.write(`${[header, ...cells].map(format).join('\n')}\n`);
@@ -135,14 +135,19 @@ async function inspect(args) {
   if (positionals.length > 1) fail(`inspect takes at most one <app-root>\n${USAGE}`);
   const root = resolve(positionals[0] ?? '.');
   const sandbox = await import('@vite-hub/sandbox');
-  let definitions;
+  const { discoverDefinitionsAndProblems } = await import('./discovery.mjs');
+  let discovery;
   try {
-    definitions = await sandbox.discoverDefinitions(root);
+    discovery = await discoverDefinitionsAndProblems(root);
   } catch (error) {
     fail(`${describeCode(error)}${error.message}`, 1);
   }
   const rows = [];
-  for (const definition of definitions) rows.push(await inspectDefinition(sandbox, root, definition));
+  for (const definition of discovery.definitions) rows.push(await inspectDefinition(sandbox, root, definition));
+  // Folders and files discovery refused (no entry, several, a duplicated or invalid name): listed with their error.
+  for (const { name, code, message } of discovery.problems) {
+    rows.push({ name, kind: null, path: null, entry: null, packageManager: null, timeoutMs: null, digest: null, packagePath: null, install: null, error: { code, message } });
+  }
   if (values.json) process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
   else if (rows.length === 0) process.stdout.write(`No Definitions under ${root}.\n`);
   else printTable(rows);

@@ -45,18 +45,32 @@ async function walkAppRoot(root) {
   return { files, packageDirs, workspaceDirs };
 }
 
+async function walkRoot(root) {
+  const absolute = path.resolve(root);
+  const stat = await fs.stat(absolute).catch(() => null);
+  if (!stat?.isDirectory()) throw invalidArgument(`App root "${root}" is not a directory.`);
+  return walkAppRoot(absolute);
+}
+
 /**
  * Finds the Definitions under an app root: package projects in `server/sandboxes/<path>/` and
  * free-form `<path>.sandbox.{ts,mts,cts,js,mjs,cjs}` files, sorted by name.
  * @param {string} root the app root (relative to the cwd or absolute)
  * @returns {Promise<Array<{ name: string, kind: 'package' | 'free-form', dir: string, entry: string }>>}
  *   `dir` (the package project) and `entry` are relative to `root`, `/`-separated.
+ * @throws {SandboxError} `SANDBOX_INVALID_ARGUMENT` for the first folder or file that breaks a rule.
  */
 export async function discoverDefinitions(root) {
-  const absolute = path.resolve(root);
-  const stat = await fs.stat(absolute).catch(() => null);
-  if (!stat?.isDirectory()) {
-    throw invalidArgument(`App root "${root}" is not a directory.`);
-  }
-  return wasm.discoverDefinitions(await walkAppRoot(absolute));
+  return wasm.discoverDefinitions(await walkRoot(root));
+}
+
+/**
+ * `discoverDefinitions` that keeps going: the valid Definitions and, instead of throwing, every
+ * folder or file that breaks a rule (`name` when it has a valid one). For `vite dev` and `inspect`,
+ * where one folder being created must not hide the others.
+ * @param {string} root the app root
+ * @returns {Promise<{ definitions: Array<{ name: string, kind: 'package' | 'free-form', dir: string, entry: string }>, problems: Array<{ name: string | null, code: string, message: string }> }>}
+ */
+export async function discoverDefinitionsAndProblems(root) {
+  return wasm.discoverDefinitionsAndProblems(await walkRoot(root));
 }

@@ -5,7 +5,8 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import * as wasm from './wasm/vite_hub_sandbox.js';
 import './index.node.mjs';
-import { discoverDefinitions } from './discovery.mjs';
+import { discoverDefinitionsAndProblems } from './discovery.mjs';
+import { invalidArgument } from './sandbox-error.mjs';
 import { prepareDefinition } from './prepare.mjs';
 
 /** The generated directory, relative to the app root. */
@@ -65,12 +66,13 @@ export async function loadDefinition(name) {
 }
 `;
   }
-  const loaders = entries.map(({ name, stem }) => `  ${JSON.stringify(name)}: () => import(${JSON.stringify(`./definitions/${stem}.mjs`)}),`);
-  return `${header}const definitions = {\n${loaders.join('\n')}\n};
+  // A Map, not an object literal: a Definition may be named `__proto__` or `constructor`.
+  const loaders = entries.map(({ name, stem }) => `  [${JSON.stringify(name)}, () => import(${JSON.stringify(`./definitions/${stem}.mjs`)})],`);
+  return `${header}const definitions = new Map([\n${loaders.join('\n')}\n]);
 /** @returns {Promise<object | undefined>} the Definition named \`name\`; only its module is loaded */
 export async function loadDefinition(name) {
-  if (!Object.hasOwn(definitions, name)) return undefined;
-  return (await definitions[name]()).default;
+  const load = definitions.get(name);
+  return load === undefined ? undefined : (await load()).default;
 }
 `;
 }
@@ -112,44 +114,62 @@ async function generateOne(appRoot, discovered, inputs) {
  * Discovers, prepares and writes every generated file of one mode.
  *
  * `build` is all-or-nothing: the first error is thrown and nothing is written. `dev` keeps going
- * per Definition: a Definition that fails keeps its last good generated JSON (a new one that fails
- * is left out, so it is `SANDBOX_NOT_FOUND`), every other one is updated, and the failures are
- * returned in `errors`. A discovery error (duplicate names, several entrypoints…) is thrown in
- * both modes and leaves every file as it was.
+ * per Definition: a Definition that fails (to prepare, or already in discovery: a folder with no
+ * entry yet or several, a duplicated name) keeps its last good generated JSON (a new one that
+ * fails is left out, so it is `SANDBOX_NOT_FOUND`), every other one is updated, and the failures
+ * are returned in `errors` (`name` is `null` when the folder or file has no valid name).
  *
  * Layout (docs/internals.md "Vite plugin"): `<root>/.vite-hub/sandbox/sandbox.d.ts` (both modes)
  * and `<root>/.vite-hub/sandbox/<mode>/`, so a `vite build` next to a running `vite dev` never
  * bundles the dev registry.
  * @param {{ root: string, mode: 'dev' | 'build', config?: object }} options
  *   `config`: the merged, validated plugin config (no secrets) the facade passes to `configureSandbox`.
- * @returns {Promise<{ dir: string, facade: string, names: string[], changed: string[], inputs: string[], errors: Array<{ name: string, error: Error }> }>}
+ * @returns {Promise<{ dir: string, facade: string, names: string[], changed: string[], inputs: string[], errors: Array<{ name: string | null, error: Error }> }>}
  *   `names`: the Definitions in the registry; `inputs`: source files outside the Definition
  *   folders that Definitions were built from (free-form local imports), relative to `root`.
- * @throws a discovery error, or in `build` the first preparation error (a `SandboxError` naming the file).
+ * @throws a malformed app root; in `build`, the first discovery or preparation error (a `SandboxError` naming the file).
  */
 export async function generateSandboxArtifacts({ root, mode, config = {} }) {
   const appRoot = path.resolve(root);
   const generatedDir = path.join(appRoot, GENERATED_DIR);
   const outDir = path.join(generatedDir, mode);
-  const discovered = await discoverDefinitions(appRoot);
-  const stems = wasm.sandboxArtifactStems(discovered.map((d) => d.name));
+  const { definitions: discovered, problems } = await discoverDefinitionsAndProblems(appRoot);
+  const problemError = (problem) => Object.assign(invalidArgument(problem.message), { code: problem.code });
+  if (mode === 'build' && problems.length) throw problemError(problems[0]);
+  // A folder or file discovery refused (no entry yet, several entries, a duplicated name) only
+  // loses its own Definition: with a name, its last good version is kept like a broken one's.
+  const found = new Set(discovered.map((d) => d.name));
+  const refused = problems.filter((p) => p.name !== null && !found.has(p.name));
+  const names = [...discovered.map((d) => d.name), ...new Set(refused.map((p) => p.name))];
+  const stemList = wasm.sandboxArtifactStems(names);
+  const stems = new Map(names.map((name, i) => [name, stemList[i]]));
   const inputs = new Set();
-  const errors = [];
+  const errors = problems.map((problem) => ({ name: problem.name, error: problemError(problem) }));
   const entries = [];
   const files = new Map();
-  for (const [i, definition] of discovered.entries()) {
-    const stem = stems[i];
+  /** The last good generated content of a Definition file, or undefined when there is none. */
+  const lastGood = async (file) => (await fs.readFile(path.join(outDir, file), 'utf8').catch(() => null))?.trimEnd();
+  for (const name of names) {
+    const stem = stems.get(name);
     const file = mode === 'dev' ? `definitions/${stem}.json` : `definitions/${stem}.mjs`;
-    let { data, error } = await generateOne(appRoot, definition, inputs);
-    if (error) {
-      if (mode === 'build') throw error;
-      errors.push({ name: definition.name, error });
-      data = (await fs.readFile(path.join(outDir, file), 'utf8').catch(() => null))?.trimEnd();
-      if (data === undefined) continue;
+    const definition = discovered.find((d) => d.name === name);
+    let data;
+    if (definition) {
+      let error;
+      ({ data, error } = await generateOne(appRoot, definition, inputs));
+      if (error) {
+        if (mode === 'build') throw error;
+        errors.push({ name, error });
+        data = await lastGood(file);
+      }
+    } else {
+      data = await lastGood(file);
     }
-    entries.push({ name: definition.name, stem });
+    if (data === undefined) continue;
+    entries.push({ name, stem });
     files.set(file, mode === 'dev' ? `${data}\n` : `export default ${data};\n`);
   }
+  entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   if (mode === 'dev') files.set('definitions.json', `${json(Object.fromEntries(entries.map((e) => [e.name, e.stem])))}\n`);
   files.set('registry.mjs', registryModule(mode, outDir, entries));
   files.set('sandbox.mjs', facadeModule(config));

@@ -76,7 +76,8 @@ export function hubSandbox(options) {
     builtFrom = new Set(result.inputs);
     failing = result.errors.length > 0;
     for (const { name, error } of result.errors) {
-      keepLastGood(error, result.names.includes(name) ? `the last good version of "${name}"` : `"${name}" out of the registry until it is fixed`);
+      const kept = name === null ? 'it out of the registry until it is fixed' : result.names.includes(name) ? `the last good version of "${name}"` : `"${name}" out of the registry until it is fixed`;
+      keepLastGood(error, kept);
     }
     return result;
   };

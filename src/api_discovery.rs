@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 
 use crate::api::to_js_error;
-use crate::discovery::{discover, DiscoveredDefinition, DiscoveryInput};
+use crate::discovery::{discover, discover_all, DiscoveredDefinition, DiscoveryInput};
 use crate::error::{Error, ErrorCode};
 
 /// Input shape (camelCase on the JS side).
@@ -37,6 +37,22 @@ impl<'a> From<&'a DiscoveredDefinition> for DiscoveredItem<'a> {
     }
 }
 
+fn decode_request(input: JsValue) -> Result<DiscoveryInput, JsValue> {
+    let request: DiscoverRequest = serde_wasm_bindgen::from_value(input).map_err(|e| {
+        to_js_error(&Error::new(
+            ErrorCode::InvalidArgument,
+            format!("discoverDefinitions expects {{ files: string[], packageDirs: string[], workspaceDirs: string[] }}: {e}"),
+        ))
+    })?;
+    Ok(DiscoveryInput { files: request.files, package_dirs: request.package_dirs, workspace_dirs: request.workspace_dirs })
+}
+
+fn encode<T: Serialize>(value: &T) -> Result<JsValue, JsValue> {
+    value
+        .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
+        .map_err(|e| to_js_error(&Error::new(ErrorCode::RuntimeError, format!("could not encode the discovered Definitions: {e}"))))
+}
+
 /// `discoverDefinitions({ files, packageDirs, workspaceDirs })`: the Definitions of an app, sorted
 /// by name.
 ///
@@ -49,19 +65,45 @@ impl<'a> From<&'a DiscoveredDefinition> for DiscoveredItem<'a> {
 ///
 /// # Errors
 /// Throws a `SandboxError` with code `SANDBOX_INVALID_ARGUMENT` when the input has another shape
-/// or for any rule of [`discover`] (the message names the folder or file).
+/// or for the first rule of [`discover`] that fails (the message names the folder or file).
 #[wasm_bindgen(js_name = discoverDefinitions)]
 pub fn discover_definitions(files: JsValue) -> Result<JsValue, JsValue> {
-    let request: DiscoverRequest = serde_wasm_bindgen::from_value(files).map_err(|e| {
-        to_js_error(&Error::new(
-            ErrorCode::InvalidArgument,
-            format!("discoverDefinitions expects {{ files: string[], packageDirs: string[], workspaceDirs: string[] }}: {e}"),
-        ))
-    })?;
-    let input = DiscoveryInput { files: request.files, package_dirs: request.package_dirs, workspace_dirs: request.workspace_dirs };
-    let definitions = discover(&input).map_err(|e| to_js_error(&e))?;
+    let definitions = discover(&decode_request(files)?).map_err(|e| to_js_error(&e))?;
     let items: Vec<DiscoveredItem<'_>> = definitions.iter().map(DiscoveredItem::from).collect();
-    items
-        .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
-        .map_err(|e| to_js_error(&Error::new(ErrorCode::RuntimeError, format!("could not encode the discovered Definitions: {e}"))))
+    encode(&items)
+}
+
+/// One problem of [`discover_all`] (camelCase on the JS side).
+#[derive(Serialize)]
+struct ProblemItem<'a> {
+    name: Option<&'a str>,
+    code: &'static str,
+    message: &'a str,
+}
+
+/// `discoverDefinitionsAndProblems(input)`: like `discoverDefinitions`, but a folder or file that
+/// breaks a rule is reported instead of thrown, so the others are still found (`vite dev`,
+/// `inspect`). Internal.
+///
+/// Shape: `(input as for discoverDefinitions) => { definitions: [...as discoverDefinitions],
+/// problems: Array<{ name: string | null, code: 'SANDBOX_INVALID_ARGUMENT', message: string }> }`.
+///
+/// # Errors
+/// `SANDBOX_INVALID_ARGUMENT` only for malformed input.
+#[wasm_bindgen(js_name = discoverDefinitionsAndProblems)]
+pub fn discover_definitions_and_problems(files: JsValue) -> Result<JsValue, JsValue> {
+    let discovery = discover_all(&decode_request(files)?).map_err(|e| to_js_error(&e))?;
+    #[derive(Serialize)]
+    struct Answer<'a> {
+        definitions: Vec<DiscoveredItem<'a>>,
+        problems: Vec<ProblemItem<'a>>,
+    }
+    encode(&Answer {
+        definitions: discovery.definitions.iter().map(DiscoveredItem::from).collect(),
+        problems: discovery
+            .problems
+            .iter()
+            .map(|p| ProblemItem { name: p.name.as_deref(), code: p.error.code().as_str(), message: p.error.message() })
+            .collect(),
+    })
 }

@@ -98,6 +98,26 @@ pub struct DiscoveryInput {
     pub workspace_dirs: Vec<String>,
 }
 
+/// A folder or file that looks like a Definition but cannot be one (see [`discover`] for the
+/// rules), found by [`discover_all`].
+#[derive(Debug)]
+pub struct DiscoveryProblem {
+    /// The Definition name it would have, when that name is valid (`None` for an invalid name).
+    pub name: Option<String>,
+    /// The error, naming the folder or file.
+    pub error: Error,
+}
+
+/// Everything discovery found: the Definitions (sorted by name) and the problems (in the order
+/// [`discover`] reports them).
+#[derive(Debug, Default)]
+pub struct Discovery {
+    /// The valid Definitions, sorted by name; a name claimed twice is in neither.
+    pub definitions: Vec<DiscoveredDefinition>,
+    /// Folders and files that are not valid Definitions.
+    pub problems: Vec<DiscoveryProblem>,
+}
+
 /// Finds every Definition of an app, sorted by name.
 ///
 /// A package directory below `server/sandboxes/` without an entry is not an error when it lies
@@ -105,7 +125,8 @@ pub struct DiscoveryInput {
 /// `server/sandboxes/` (workspace internals).
 ///
 /// # Errors
-/// `InvalidArgument`, with a message naming the folder or file, when:
+/// The first problem of [`discover_all`]: `InvalidArgument`, with a message naming the folder or
+/// file, when:
 /// - a path of the input is absolute, empty, or has an empty, `.` or `..` segment;
 /// - a package directory has no entry: `Sandbox package "server/sandboxes/x" requires one ESM
 ///   entrypoint (index.ts, index.mts, index.js or index.mjs).`;
@@ -119,29 +140,46 @@ pub struct DiscoveryInput {
 /// - two Definitions have one name: `Duplicate sandbox name "x": <a> and <b>.` (folders of
 ///   package projects, files of free-form Definitions, in path order).
 pub fn discover(input: &DiscoveryInput) -> Result<Vec<DiscoveredDefinition>> {
+    let discovery = discover_all(input)?;
+    match discovery.problems.into_iter().next() {
+        Some(problem) => Err(problem.error),
+        None => Ok(discovery.definitions),
+    }
+}
+
+/// [`discover`] that keeps going: every valid Definition, and every problem of the rules of
+/// [`discover`] as a [`DiscoveryProblem`] (a folder with several entrypoints or an invalid name
+/// still covers its sub-folders; a duplicated name leaves both out). Used where one broken
+/// folder must not hide the others (`vite dev`, `inspect`).
+///
+/// # Errors
+/// `InvalidArgument` only for malformed input (a path that is not a relative POSIX path).
+pub fn discover_all(input: &DiscoveryInput) -> Result<Discovery> {
     check_paths(input)?;
     let files: BTreeSet<&str> = input.files.iter().map(String::as_str).collect();
     let package_dirs: BTreeSet<&str> = input.package_dirs.iter().map(String::as_str).collect();
     let workspace_dirs: BTreeSet<&str> = input.workspace_dirs.iter().map(String::as_str).collect();
 
-    let mut found = package_projects(&files, &package_dirs, &workspace_dirs)?;
-    found.extend(free_form_files(&files, &package_dirs)?);
+    let mut problems = Vec::new();
+    let mut found = package_projects(&files, &package_dirs, &workspace_dirs, &mut problems);
+    found.extend(free_form_files(&files, &package_dirs, &mut problems));
 
-    let mut by_name: BTreeMap<String, DiscoveredDefinition> = BTreeMap::new();
+    let mut by_name: BTreeMap<String, Vec<DiscoveredDefinition>> = BTreeMap::new();
     for definition in found {
-        if let Some(previous) = by_name.get(&definition.name) {
-            let mut origins = [origin(previous), origin(&definition)];
-            origins.sort_unstable();
-            return Err(invalid(format!(
-                "Duplicate sandbox name {}: {} and {}.",
-                quoted(&definition.name),
-                origins[0],
-                origins[1]
-            )));
-        }
-        by_name.insert(definition.name.clone(), definition);
+        by_name.entry(definition.name.clone()).or_default().push(definition);
     }
-    Ok(by_name.into_values().collect())
+    let mut definitions = Vec::with_capacity(by_name.len());
+    for (name, mut claimants) in by_name {
+        if claimants.len() == 1 {
+            definitions.extend(claimants.pop());
+            continue;
+        }
+        let mut origins: Vec<&str> = claimants.iter().map(origin).collect();
+        origins.sort_unstable();
+        let error = invalid(format!("Duplicate sandbox name {}: {}.", quoted(&name), origins.join(" and ")));
+        problems.push(DiscoveryProblem { name: Some(name), error });
+    }
+    Ok(Discovery { definitions, problems })
 }
 
 /// The folder (package project) or file (free-form) a Definition comes from, for messages.
@@ -179,7 +217,8 @@ fn package_projects(
     files: &BTreeSet<&str>,
     package_dirs: &BTreeSet<&str>,
     workspace_dirs: &BTreeSet<&str>,
-) -> Result<Vec<DiscoveredDefinition>> {
+    problems: &mut Vec<DiscoveryProblem>,
+) -> Vec<DiscoveredDefinition> {
     let prefix = format!("{SANDBOXES_DIR}/");
     let mut candidates: Vec<&str> = package_dirs
         .iter()
@@ -195,30 +234,37 @@ fn package_projects(
             .collect()
     };
 
+    // The folders that are Definitions, or would be but for a problem: their sub-folders are theirs.
+    let mut claimed: Vec<&str> = Vec::new();
     let mut selected: Vec<DiscoveredDefinition> = Vec::new();
     for dir in &candidates {
-        if selected.iter().any(|d| is_inside(&d.dir, dir)) {
+        if claimed.iter().any(|claim| is_inside(claim, dir)) {
             continue;
         }
+        let name = &dir[prefix.len()..];
         let entries = entries_of(dir);
         match entries.as_slice() {
             [] => continue,
             [entry] => {
-                let name = &dir[prefix.len()..];
-                validate_name(name).map_err(|e| located("Sandbox package", dir, &e))?;
-                selected.push(DiscoveredDefinition {
-                    name: name.to_owned(),
-                    kind: DefinitionKind::PackageEntry,
-                    dir: (*dir).to_owned(),
-                    entry: format!("{dir}/{entry}"),
-                });
+                claimed.push(dir);
+                match validate_name(name) {
+                    Ok(()) => selected.push(DiscoveredDefinition {
+                        name: name.to_owned(),
+                        kind: DefinitionKind::PackageEntry,
+                        dir: (*dir).to_owned(),
+                        entry: format!("{dir}/{entry}"),
+                    }),
+                    Err(e) => problems.push(DiscoveryProblem { name: None, error: located("Sandbox package", dir, &e) }),
+                }
             }
             several => {
-                return Err(invalid(format!(
+                claimed.push(dir);
+                let error = invalid(format!(
                     "Sandbox package {} has multiple entrypoints: {}.",
                     quoted(dir),
                     several.join(", ")
-                )))
+                ));
+                problems.push(DiscoveryProblem { name: valid_name(name), error });
             }
         }
     }
@@ -229,24 +275,31 @@ fn package_projects(
             .any(|ws| ws.starts_with(&prefix) && (*ws == dir || is_inside(ws, dir)))
     };
     for dir in &candidates {
-        let covered = selected
+        let covered = claimed
             .iter()
-            .any(|d| d.dir == *dir || is_inside(&d.dir, dir) || is_inside(dir, &d.dir));
+            .any(|claim| claim == dir || is_inside(claim, dir) || is_inside(dir, claim));
         if !covered && !in_workspace(dir) {
-            return Err(invalid(format!(
+            let error = invalid(format!(
                 "Sandbox package {} requires one ESM entrypoint (index.ts, index.mts, index.js or index.mjs).",
                 quoted(dir)
-            )));
+            ));
+            problems.push(DiscoveryProblem { name: valid_name(&dir[prefix.len()..]), error });
         }
     }
-    Ok(selected)
+    selected
+}
+
+/// `name` when it is a valid Definition name.
+fn valid_name(name: &str) -> Option<String> {
+    validate_name(name).is_ok().then(|| name.to_owned())
 }
 
 /// The free-form `*.sandbox.*` files outside the sandboxes directories, in path order.
 fn free_form_files(
     files: &BTreeSet<&str>,
     package_dirs: &BTreeSet<&str>,
-) -> Result<Vec<DiscoveredDefinition>> {
+    problems: &mut Vec<DiscoveryProblem>,
+) -> Vec<DiscoveredDefinition> {
     let mut out = Vec::new();
     for file in files {
         if IGNORED_FREE_FORM_PREFIXES
@@ -265,15 +318,18 @@ fn free_form_files(
             continue;
         }
         let name = stem.strip_prefix("src/").unwrap_or(stem);
-        validate_name(name).map_err(|e| located("Sandbox file", file, &e))?;
-        let dir = ancestors(file)
-            .find(|dir| package_dirs.contains(dir))
-            .ok_or_else(|| {
-                invalid(format!(
+        if let Err(e) = validate_name(name) {
+            problems.push(DiscoveryProblem { name: None, error: located("Sandbox file", file, &e) });
+            continue;
+        }
+        let Some(dir) = ancestors(file).find(|dir| package_dirs.contains(dir)) else {
+            let error = invalid(format!(
                 "Sandbox file {} requires a package.json between its directory and the app root.",
                 quoted(file)
-            ))
-            })?;
+            ));
+            problems.push(DiscoveryProblem { name: Some(name.to_owned()), error });
+            continue;
+        };
         out.push(DiscoveredDefinition {
             name: name.to_owned(),
             kind: DefinitionKind::FreeForm,
@@ -281,7 +337,7 @@ fn free_form_files(
             entry: (*file).to_owned(),
         });
     }
-    Ok(out)
+    out
 }
 
 /// The directories containing `path`, innermost first, ending with the root `""`.

@@ -340,3 +340,44 @@ fn is_inside_and_ancestors() {
     assert_eq!(ancestors("a/b/c.ts").collect::<Vec<_>>(), ["a/b", "a", ""]);
     assert_eq!(ancestors("c.ts").collect::<Vec<_>>(), [""]);
 }
+
+#[test]
+fn discover_all_keeps_going_past_problems() {
+    let discovery = discover_all(&input(&[
+        "package.json",
+        "server/sandboxes/good/package.json",
+        "server/sandboxes/good/index.mjs",
+        "server/sandboxes/new/package.json",
+        "server/sandboxes/two/package.json",
+        "server/sandboxes/two/index.ts",
+        "server/sandboxes/two/index.mjs",
+        "server/sandboxes/two/inner/package.json",
+        "server/sandboxes/two/inner/index.mjs",
+        "server/sandboxes/dup/package.json",
+        "server/sandboxes/dup/index.mjs",
+        "dup.sandbox.ts",
+        "src/bad name.sandbox.ts",
+    ]))
+    .unwrap();
+    let names: Vec<&str> = discovery.definitions.iter().map(|d| d.name.as_str()).collect();
+    assert_eq!(names, ["good"]);
+    let problems: Vec<(Option<&str>, &str)> = discovery
+        .problems
+        .iter()
+        .map(|p| (p.name.as_deref(), p.error.message()))
+        .collect();
+    assert_eq!(
+        problems,
+        [
+            (Some("two"), "Sandbox package \"server/sandboxes/two\" has multiple entrypoints: index.ts, index.mjs."),
+            (Some("new"), "Sandbox package \"server/sandboxes/new\" requires one ESM entrypoint (index.ts, index.mts, index.js or index.mjs)."),
+            (None, "Sandbox file \"src/bad name.sandbox.ts\": Invalid sandbox name \"bad name\": it contains the character \" \". A name is 1-200 bytes of '/'-separated segments of letters, digits, '.', '_' and '-', without empty, '.' or '..' segments."),
+            (Some("dup"), "Duplicate sandbox name \"dup\": dup.sandbox.ts and server/sandboxes/dup."),
+        ]
+    );
+    // discover() reports the first of them.
+    assert_eq!(
+        error(&["server/sandboxes/new/package.json", "server/sandboxes/two/package.json", "server/sandboxes/two/index.ts", "server/sandboxes/two/index.mjs"]),
+        "Sandbox package \"server/sandboxes/two\" has multiple entrypoints: index.ts, index.mjs."
+    );
+}

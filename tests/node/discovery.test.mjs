@@ -201,6 +201,9 @@ test('inspect prints an aligned table, and fails with the folder on a broken Def
   await assert.rejects(run('node', [`${repo}/dist/cli.mjs`, 'inspect', root, '--json']), (error) => {
     assert.equal(error.code, 1);
     assert.equal(error.stderr, 'vite-hub-sandbox: SANDBOX_INVALID_ARGUMENT: Sandbox package "server/sandboxes/a" has multiple entrypoints: index.ts, index.mjs.\n');
+    // The folder discovery refused does not hide the others.
+    const rows = JSON.parse(error.stdout);
+    assert.deepEqual(rows.map((row) => [row.name, row.error?.code ?? null, row.timeoutMs]), [['long-name', null, 300000], ['a', 'SANDBOX_INVALID_ARGUMENT', null]]);
     return true;
   });
 });

@@ -36,25 +36,31 @@ test('dev and build write separate registries; the build one never reads the dev
   assert.equal(build.dir, join(app, '.vite-hub/sandbox/build'));
   const buildRegistry = readFileSync(join(build.dir, 'registry.mjs'), 'utf8');
   assert.doesNotMatch(buildRegistry, /readFile|\.vite-hub\/sandbox\/dev/);
-  assert.match(buildRegistry, /"release-notes": \(\) => import\("\.\/definitions\/release-notes\.mjs"\)/);
+  assert.match(buildRegistry, /\["release-notes", \(\) => import\("\.\/definitions\/release-notes\.mjs"\)\]/);
   assert.match(readFileSync(join(dev.dir, 'registry.mjs'), 'utf8'), /readFile/);
   // A build generation leaves the dev one as it was.
   assert.deepEqual((await generateSandboxArtifacts({ root: app, mode: 'dev' })).changed, []);
 });
 
-test('a Definition named "index" (or "definitions") does not collide with the dev index file', async () => {
-  const app = appWith({
-    'server/sandboxes/index/package.json': '{"name":"index","type":"module"}',
-    'server/sandboxes/index/index.mjs': 'export default () => "index";\n',
-    'server/sandboxes/definitions/package.json': '{"name":"definitions","type":"module"}',
-    'server/sandboxes/definitions/index.mjs': 'export default () => "definitions";\n',
-  });
+test('Definitions named "index", "definitions", "__proto__" or "constructor" load in dev and build', async () => {
+  const names = ['index', 'definitions', '__proto__', 'constructor'];
+  const files = {};
+  for (const name of names) {
+    files[`server/sandboxes/${name}/package.json`] = JSON.stringify({ name: `pkg-${name}`, type: 'module' });
+    files[`server/sandboxes/${name}/index.mjs`] = `export default () => ${JSON.stringify(name)};\n`;
+  }
+  const app = appWith(files);
   await generateSandboxArtifacts({ root: app, mode: 'dev' });
-  const load = await devLoader(app);
-  for (const name of ['index', 'definitions', 'release-notes']) {
-    const definition = await load(name);
-    assert.equal(definition.name, name);
-    assert.ok(Array.isArray(definition.files), name);
+  await generateSandboxArtifacts({ root: app, mode: 'build' });
+  const dev = await devLoader(app);
+  const build = (await import(pathToFileURL(join(app, '.vite-hub/sandbox/build/registry.mjs')).href)).loadDefinition;
+  for (const load of [dev, build]) {
+    for (const name of [...names, 'release-notes']) {
+      const definition = await load(name);
+      assert.equal(definition?.name, name);
+      assert.ok(Array.isArray(definition.files), name);
+    }
+    assert.equal(await load('toString'), undefined);
   }
 });
 
@@ -82,4 +88,26 @@ test('dev: a broken Definition keeps its last good version, the others update, a
 
   // Build mode stays all-or-nothing.
   await assert.rejects(generateSandboxArtifacts({ root: app, mode: 'build' }), { code: 'SANDBOX_INVALID_ARGUMENT', message: /^Sandbox "new-broken": index.mjs:1:1 .*R0022/ });
+});
+
+test('dev: a folder discovery refuses (no entry yet, several entries) does not freeze the others', async () => {
+  const app = appWith({});
+  await generateSandboxArtifacts({ root: app, mode: 'dev' });
+  const load = await devLoader(app);
+  const lastGood = await load('release-notes');
+  // A Definition being created (package.json, no entry yet) and a known one given a second entry.
+  mkdirSync(join(app, 'server/sandboxes/being-created'));
+  writeFileSync(join(app, 'server/sandboxes/being-created/package.json'), '{"type":"module"}');
+  writeFileSync(join(app, 'server/sandboxes/release-notes/index.mjs'), 'export default () => 1;\n');
+  writeFileSync(join(app, 'server/sandboxes/slugify-title/index.mjs'), 'export default () => "edited";\n');
+  const result = await generateSandboxArtifacts({ root: app, mode: 'dev' });
+  assert.deepEqual(result.errors.map((e) => [e.name, e.error.code, e.error.message]), [
+    ['release-notes', 'SANDBOX_INVALID_ARGUMENT', 'Sandbox package "server/sandboxes/release-notes" has multiple entrypoints: index.ts, index.mjs.'],
+    ['being-created', 'SANDBOX_INVALID_ARGUMENT', 'Sandbox package "server/sandboxes/being-created" requires one ESM entrypoint (index.ts, index.mts, index.js or index.mjs).'],
+  ]);
+  assert.deepEqual(await load('release-notes'), lastGood, 'the refused folder keeps its last good version');
+  assert.equal(await load('being-created'), undefined);
+  const slugify = await load('slugify-title');
+  assert.equal(Buffer.from(slugify.files.find((f) => f.path === 'index.mjs').content, 'base64').toString(), 'export default () => "edited";\n');
+  await assert.rejects(generateSandboxArtifacts({ root: app, mode: 'build' }), { code: 'SANDBOX_INVALID_ARGUMENT', message: /multiple entrypoints/ });
 });
