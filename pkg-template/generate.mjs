@@ -60,9 +60,14 @@ import { join } from 'node:path';
 const dir = ${dir};
 /** @returns {Promise<object | undefined>} the Definition named \`name\`, read from the generated JSON */
 export async function loadDefinition(name) {
-  const index = JSON.parse(await readFile(join(dir, '..', 'definitions.json'), 'utf8'));
+  const read = (file) => readFile(join(dir, file), 'utf8').catch((error) => {
+    // No host path in the message: it can reach a Response (SANDBOX_RUNTIME_ERROR).
+    if (error.code !== 'ENOENT') throw error;
+    throw new Error('the generated dev registry (.vite-hub/sandbox/dev) is missing; it is written again when a Definition changes or vite dev restarts');
+  });
+  const index = JSON.parse(await read('../definitions.json'));
   if (!Object.hasOwn(index, name)) return undefined;
-  return JSON.parse(await readFile(join(dir, index[name] + '.json'), 'utf8'));
+  return JSON.parse(await read(index[name] + '.json'));
 }
 `;
   }

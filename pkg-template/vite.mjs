@@ -71,6 +71,13 @@ export function hubSandbox(options) {
     logger.error(`[sandbox] ${error.code ? `${error.code}: ` : ''}${error.message} (keeping ${kept})`, { timestamp: true });
   };
 
+  /** Dev: when the generated directory was deleted while the server runs, writes it again. */
+  const ensureDevGeneration = async () => {
+    if (command !== 'serve' || existsSync(facade)) return;
+    generation = generation.then(() => generate('dev')).catch((error) => keepLastGood(error));
+    await generation;
+  };
+
   const generate = async (mode) => {
     const result = await generateSandboxArtifacts({ root, mode, config: resolved.config });
     builtFrom = new Set(result.inputs);
@@ -137,12 +144,19 @@ export function hubSandbox(options) {
       server.watcher.on('change', regenerate);
       server.watcher.on('unlink', regenerate);
     },
+    async load(id) {
+      if (id === facade || id.startsWith(`${path.dirname(facade)}${path.sep}`)) await ensureDevGeneration();
+      return null;
+    },
     async resolveId(id, importer, opts) {
       const environment = this.environment;
       const isServer = environment ? environment.config.consumer === 'server' : Boolean(opts?.ssr);
       if (!isServer) return null;
       // The facade installs the registry when it is evaluated: never tree-shaken as side-effect free.
-      if (id === PACKAGE && importer !== facade) return { id: facade, moduleSideEffects: true };
+      if (id === PACKAGE && importer !== facade) {
+        await ensureDevGeneration();
+        return { id: facade, moduleSideEffects: true };
+      }
       // Node server builds keep the package external (it loads its .wasm and the Box host from
       // disk); Worker builds (workerd/worker conditions) bundle it, the .wasm as a module import.
       if (id === RUNTIME && command === 'build' && !isWorker(environment?.config ?? this.environment?.config)) return { id: RUNTIME, external: true };

@@ -26,14 +26,10 @@ const RUNTIME_ONLY: [(&str, &str, &str); 6] = [
     (
         "local",
         "token",
-        "the local Box host's own token (set local.baseUrl and call configureSandbox at runtime)",
+        "the local Box host's own token (set local.baseUrl and pass local.token to configureSandbox)",
     ),
-    (
-        "",
-        "env",
-        "the runtime environment (it is read when the server runs)",
-    ),
-    ("", "fetch", "configureSandbox({ fetch }) at runtime"),
+    ("", "env", "the process environment"),
+    ("", "fetch", "configureSandbox({ fetch })"),
 ];
 
 /// The plugin config after merging: what generated files may carry, and which provider a run
@@ -149,9 +145,14 @@ pub fn resolve_plugin_config(
             reject_runtime_only(map, origin)?;
             reject_url_secrets(map, origin)?;
             // Each layer alone first, so an unknown key or a bad value names the layer it is in.
-            serde_json::from_value::<SandboxConfig>(layer.clone()).map_err(|e| {
+            let alone = serde_json::from_value::<SandboxConfig>(layer.clone()).map_err(|e| {
                 Error::new(ErrorCode::InvalidArgument, format!("invalid sandbox options in {origin}: {e}"))
             })?;
+            if alone.provider.as_deref().is_some_and(|p| !p.trim().is_empty()) {
+                alone.select_provider(false).map_err(|e| {
+                    Error::new(e.code(), format!("invalid sandbox options in {origin}: {}", e.message()))
+                })?;
+            }
             merge(&mut merged, layer);
         }
     }
@@ -344,5 +345,14 @@ mod tests {
             assert!(!error.message().contains("pw") && !error.message().contains("abc"), "{url}");
         }
         assert!(resolve_plugin_config(&json!({"vercel": {"baseUrl": "https://api.vercel.com/a@b"}}), &json!(null), &env(&[])).is_ok());
+    }
+
+    #[test]
+    fn an_unknown_provider_names_its_layer() {
+        let error = resolve_plugin_config(&json!({"provider": "azure"}), &json!(null), &env(&[])).unwrap_err();
+        assert_eq!(
+            error.message(),
+            "invalid sandbox options in hubSandbox(options): config provider is \"azure\"; expected \"vercel\", \"cloudflare\" or \"local\""
+        );
     }
 }

@@ -133,6 +133,16 @@ test('a removed Definition is SANDBOX_NOT_FOUND', async () => {
   assert.equal(json.error.code, 'SANDBOX_NOT_FOUND');
 });
 
+test('the generated directory deleted while vite dev runs is written again on the next request', async () => {
+  rmSync(join(app, '.vite-hub'), { recursive: true });
+  const { status, json } = await eventually(async () => {
+    const answer = await postJson(`${base}/api/release-notes`, { notes: '- back' });
+    return answer.status === 200 && answer;
+  }, 20_000, 'a 200 after the generated directory was deleted');
+  assert.equal(status, 200);
+  assert.deepEqual(json, { summary: '1 change: back', items: ['back'] });
+});
+
 test('vite dev started with a broken Definition logs it and serves the last good generation', async () => {
   await stopChild(server);
   const manifest = join(releaseNotes(), 'package.json');
