@@ -5,7 +5,7 @@ import { parseArgs } from 'node:util';
 import { resolve } from 'node:path';
 
 const USAGE = `Usage:
-  vite-hub-sandbox run <definition-dir> [--payload '<json>'] [--context '<json>']
+  vite-hub-sandbox run <definition-dir> [--payload '<json>'] [--context '<json>'] [--app-root <dir>]
       Runs the package project in <definition-dir> (named after the folder) and prints the
       Response: status line, headers, blank line, body. Exit code 0 for a 2xx Response, 1 otherwise.
   vite-hub-sandbox host [--port <n>] [--isolation auto|bubblewrap|none]
@@ -55,15 +55,17 @@ async function run(args) {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: { payload: { type: 'string' }, context: { type: 'string' } },
+    options: { payload: { type: 'string' }, context: { type: 'string' }, 'app-root': { type: 'string' } },
   });
   if (positionals.length !== 1) fail(`run takes one <definition-dir>\n${USAGE}`);
+  // With --app-root, a pnpm workspace above the Definition (up to that root) joins it, as in the Vite plugin.
+  const options = values['app-root'] === undefined ? {} : { appRoot: resolve(values['app-root']) };
   const payload = parseJsonOption('payload', values.payload);
   const context = parseJsonOption('context', values.context);
   const sandbox = await import('@vite-hub/sandbox');
   let name;
   try {
-    name = await sandbox.registerSandboxDirectory(resolve(positionals[0]));
+    name = await sandbox.registerSandboxDirectory(resolve(positionals[0]), undefined, options);
   } catch (error) {
     fail(`${describeCode(error)}${error.message}`, 1);
   }

@@ -141,6 +141,19 @@ test('a package inside a workspace runs at project/<packagePath> with its closur
   assert.deepEqual(await response.json(), { own: '@fx/report', text: '3 values, sum 6' });
 });
 
+test('the CLI runs a package inside a workspace with --app-root (and says what is wrong without it)', async () => {
+  const app = `${fixtures}/workspace-app`;
+  const cli = [`${repo}/dist/cli.mjs`, 'run', `${app}/server/sandboxes/report`, '--payload', '{"values":[4,5]}'];
+  const { stdout } = await run('node', [...cli, '--app-root', app]);
+  assert.match(stdout, /^HTTP\/1\.1 200\n/);
+  assert.match(stdout, /\{"own":"@fx\/report","text":"2 values, sum 9"\}\n$/);
+  // Without it the folder alone is the project: its workspace: dependency cannot be installed.
+  const alone = await run('node', cli).catch((error) => error);
+  assert.equal(alone.code, 1);
+  assert.match(alone.stdout, /^HTTP\/1\.1 500\n/);
+  assert.match(alone.stdout, /SANDBOX_EXECUTION_ERROR/);
+});
+
 test('inspect lists the workspace Definition, not its internal packages, with its install plan', async () => {
   const { stdout } = await run('node', [`${repo}/dist/cli.mjs`, 'inspect', `${repo}/examples/app`, '--json']);
   const rows = JSON.parse(stdout);
