@@ -167,5 +167,6 @@ try {
   else if (command === undefined || command === '--help') process.stdout.write(`${USAGE}\n`);
   else fail(`unknown command ${JSON.stringify(command)}\n${USAGE}`);
 } catch (error) {
-  fail(error.message);
+  // Exit code 2 for a usage error (bad option), 1 for a failure (e.g. the port is taken).
+  fail(error.message, String(error.code).startsWith('ERR_PARSE_ARGS') ? 2 : 1);
 }

@@ -1,4 +1,5 @@
 // The example Definitions through the Node entry's in-process local Box host, and the CLI.
+import { createServer } from 'node:net';
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
@@ -83,6 +84,15 @@ test('the CLI rejects bad input with a clear message', async () => {
     assert.match(error.stderr, /SANDBOX_INVALID_ARGUMENT: .*entrypoint/);
     return true;
   });
+  // A usage error is exit code 2; a failure of a well-formed command (a taken port) is 1.
+  await assert.rejects(run('node', [`${root}/dist/cli.mjs`, 'host', '--bogus']), { code: 2, stderr: /Unknown option '--bogus'/ });
+  const taken = createServer();
+  await new Promise((resolve) => taken.listen(0, '127.0.0.1', resolve));
+  try {
+    await assert.rejects(run('node', [`${root}/dist/cli.mjs`, 'host', '--port', String(taken.address().port)]), { code: 1, stderr: /EADDRINUSE/ });
+  } finally {
+    taken.close();
+  }
 });
 
 test('Ctrl-C during `run` stops the Box and leaves no Box directory behind', async () => {
