@@ -13,7 +13,10 @@ echo "== wasm-bindgen tests in Node"
 wasm-pack test --node -- --test node
 
 echo "== wasm-bindgen tests in headless Chromium"
-CHROMEDRIVER=/usr/bin/chromedriver wasm-pack test --headless --chrome -- --test browser
+# Chromium leaves profile and scoped dirs in TMPDIR: give it a private one and remove it after.
+chrome_tmp=$(mktemp -d)
+TMPDIR="$chrome_tmp" CHROMEDRIVER=/usr/bin/chromedriver wasm-pack test --headless --chrome -- --test browser
+rm -rf "$chrome_tmp"
 
 echo "== node:test integration and conformance"
 node --test --test-concurrency=2 tests/node/ tests/conformance/
