@@ -8,6 +8,7 @@ import { extractTarGz } from './archive.mjs';
 import { BoxCommand } from './command.mjs';
 import { BOX_HOME, cwdVisible, executionAuthority, spawnSpec } from './isolation.mjs';
 import { BoxPathError, ensureBoxDir, normalizeBoxPath, prepareFileTarget, resolveExisting } from './paths.mjs';
+import { boxDirPrefix } from './stale-boxes.mjs';
 
 /** The session working directory (a Box path). */
 export const SESSION_CWD = '/vercel/sandbox';
@@ -45,11 +46,13 @@ export function checkEnv(env) {
 
 export class Box {
   /**
-   * Creates the Box directory under `parentDir` with `vercel/sandbox`, `tmp` and the home dir.
+   * Creates the Box directory `<parentDir>/vite-hub-box-<pid>-XXXXXX` (named after this process,
+   * so a later host can sweep it once the process is gone) with `vercel/sandbox`, `tmp` and the
+   * home dir.
    * `options`: { name, isolation ('bubblewrap'|'none'), networkDenied, env, timeoutMs, vcpus }.
    */
   static async create(parentDir, options) {
-    const dir = await fs.promises.mkdtemp(path.join(parentDir, 'vite-hub-box-'));
+    const dir = await fs.promises.mkdtemp(path.join(parentDir, boxDirPrefix()));
     const root = await fs.promises.realpath(dir);
     for (const sub of [SESSION_CWD, '/tmp', BOX_HOME]) {
       await fs.promises.mkdir(path.join(root, sub), { recursive: true, mode: 0o755 });

@@ -34,7 +34,10 @@ export interface BoxHostOptions {
   isolation?: 'auto' | 'bubblewrap' | 'none';
   /** Live Boxes at most (default 64); create answers 503 `{"error":{"code":"capacity"}}` beyond. */
   maxBoxes?: number;
-  /** Parent directory of the Box directories (`vite-hub-box-*`); default `os.tmpdir()`. */
+  /**
+   * Parent directory of the Box directories, named `vite-hub-box-<pid>-XXXXXX` after the owning
+   * process (`process.pid`, also in worker threads); default `os.tmpdir()`.
+   */
   boxRoot?: string;
 }
 
@@ -60,6 +63,13 @@ export interface BoxHost {
   counters(): BoxHostCounters;
   /** Same as `POST /_vite-hub/counters/reset`. */
   resetCounters(): void;
+  /**
+   * The start-up sweep of `boxRoot`: every `vite-hub-box-<pid>-XXXXXX` directory of this user whose
+   * `pid` is gone (`kill(pid, 0)` gives ESRCH) is removed; live pids (EPERM counts as live),
+   * old-format `vite-hub-box-XXXXXX` names and anything else are kept. Runs in the background from
+   * the start; resolves to the removed directory names (sorted), never rejects. `close()` awaits it.
+   */
+  swept: Promise<string[]>;
   /** Lets the Node process exit while the host is idle (for an in-process host started on demand). */
   unref(): void;
   /** Stops every Box (kills all process trees, removes the Box dirs), then closes the server. Idempotent. */
@@ -77,6 +87,9 @@ export interface BoxHost {
  * after its `timeout` (ms, default 300000). Create responses carry `session.executionAuthority`.
  * Until `close()`, a process `exit` listener SIGKILLs every live Box's process trees and removes
  * their directories synchronously, so `process.exit()` mid-Run (Vite's Ctrl-C) leaves nothing.
+ * A host in a worker thread (Nitro's dev server) never sees that event when the main thread calls
+ * `process.exit()` (a Node limitation): its Box directories stay behind until the next host
+ * started on the same Box root sweeps them (see `swept`).
  *
  * @throws TypeError for invalid options; Error when isolation 'bubblewrap' is unavailable or the port is taken.
  */

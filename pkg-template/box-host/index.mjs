@@ -6,6 +6,7 @@ import { RequestCounters } from './counters.mjs';
 import { executionAuthority, resolveIsolation } from './isolation.mjs';
 import { BoxRegistry } from './registry.mjs';
 import { createBoxHostServer } from './server.mjs';
+import { sweepStaleBoxDirs } from './stale-boxes.mjs';
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
 
@@ -32,6 +33,10 @@ export async function startBoxHost(options = {}) {
   if (!Number.isInteger(maxBoxes) || maxBoxes < 1) throw new TypeError('maxBoxes must be a positive integer');
   const mode = await resolveIsolation(isolation);
   const root = await fs.promises.realpath(boxRoot ?? os.tmpdir());
+  // Box directories left by processes that are gone (a host in a worker thread sees no `exit`
+  // event when the main thread calls process.exit()): removed in the background, never blocking
+  // the start; `swept` tells when (and what).
+  const swept = sweepStaleBoxDirs(root);
   const secret = token ?? randomBytes(32).toString('hex');
   const registry = new BoxRegistry({ boxRoot: root, isolation: mode, maxBoxes });
   const counters = new RequestCounters();
@@ -50,13 +55,14 @@ export async function startBoxHost(options = {}) {
     executionAuthority: executionAuthority(mode, false),
     counters: () => counters.snapshot(),
     resetCounters: () => counters.reset(),
+    swept,
     unref() {
       server.unref();
     },
     close() {
       closing ??= (async () => {
         process.off('exit', onExit);
-        await registry.stopAll();
+        await Promise.all([registry.stopAll(), swept]);
         await new Promise((resolve) => {
           server.close(() => resolve());
           server.closeAllConnections();

@@ -1,7 +1,7 @@
 // The local Box host over raw HTTP: auth, path confinement, process trees, stop, env, bubblewrap
 // isolation, counters and bounds.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes, randomInt } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -228,7 +228,7 @@ for (const isolation of modes) {
       const sid = (await createBox(host)).id;
       const created = fs.readdirSync(boxRoot).filter((d) => !before.includes(d));
       assert.equal(created.length, 1);
-      assert.match(created[0], /^vite-hub-box-/);
+      assert.match(created[0], new RegExp(`^vite-hub-box-${process.pid}-[A-Za-z0-9]{6}$`));
       const n = String(randomInt(100000, 900000));
       const det = await api(host, 'POST', `/v2/sandboxes/sessions/${sid}/cmd`, {
         body: { command: 'sh', args: ['-c', `sleep ${n} & sleep ${n}`], env: {}, sudo: false },
@@ -401,6 +401,58 @@ describe('bounds and options', () => {
     try {
       assert.equal(host.token, 'given-token-123');
       assert.equal((await api(host, 'GET', '/_vite-hub/counters')).status, 200);
+    } finally {
+      await host.close();
+    }
+  });
+
+  test('start sweeps Box dirs of gone pids only; live pids, other names and non-dirs are kept', async (t) => {
+    const boxRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'vite-hub-test-sweep-'));
+    const outside = fs.mkdtempSync(path.join(os.tmpdir(), 'vite-hub-test-sweep-target-'));
+    t.after(() => {
+      fs.rmSync(boxRoot, { recursive: true, force: true });
+      fs.rmSync(outside, { recursive: true, force: true });
+    });
+    // A pid that is certainly gone: a child that has exited (and been reaped).
+    const child = spawn(process.execPath, ['-e', ''], { stdio: 'ignore' });
+    await new Promise((resolve) => child.once('exit', resolve));
+    const dead = child.pid;
+    assert.throws(() => process.kill(dead, 0), { code: 'ESRCH' });
+
+    const stale = `vite-hub-box-${dead}-a1B2c3`;
+    fs.mkdirSync(path.join(boxRoot, stale, 'vercel', 'sandbox'), { recursive: true });
+    fs.writeFileSync(path.join(boxRoot, stale, 'vercel', 'sandbox', 'index.mjs'), 'staged code');
+    fs.writeFileSync(path.join(outside, 'keep.txt'), 'outside');
+    const kept = [
+      `vite-hub-box-${process.pid}-LiVe01`, // this (live) process
+      'vite-hub-box-Old123', // old format, no pid
+      `vite-hub-box-${dead}`, // no random part
+      `vite-hub-box-${dead}-toolong1`, // not mkdtemp's six characters
+      `vite-hub-box-0${dead}-abcdef`, // not a canonical pid
+      `other-box-${dead}-abcdef`, // another prefix
+    ];
+    for (const name of kept) fs.mkdirSync(path.join(boxRoot, name, 'vercel'), { recursive: true });
+    fs.writeFileSync(path.join(boxRoot, `vite-hub-box-${dead}-File01`), 'a file, not a Box dir');
+    fs.symlinkSync(outside, path.join(boxRoot, `vite-hub-box-${dead}-Link01`));
+
+    const host = await startBoxHost({ isolation: 'none', boxRoot });
+    try {
+      assert.deepEqual(await host.swept, [stale]);
+      assert.deepEqual(
+        fs.readdirSync(boxRoot).sort(),
+        [...kept, `vite-hub-box-${dead}-File01`, `vite-hub-box-${dead}-Link01`].sort(),
+      );
+      assert.equal(fs.readFileSync(path.join(outside, 'keep.txt'), 'utf8'), 'outside');
+      // The host's own Box dirs carry its pid, so no other host sweeps them while it lives.
+      const sid = (await createBox(host)).id;
+      const own = fs.readdirSync(boxRoot).filter((name) => !kept.includes(name) && !name.includes(String(dead)));
+      assert.equal(own.length, 1);
+      assert.match(own[0], new RegExp(`^vite-hub-box-${process.pid}-[A-Za-z0-9]{6}$`));
+      const second = await startBoxHost({ isolation: 'none', boxRoot });
+      assert.deepEqual(await second.swept, []);
+      await second.close();
+      assert.ok(fs.existsSync(path.join(boxRoot, own[0])));
+      await stopBox(host, sid);
     } finally {
       await host.close();
     }

@@ -1,14 +1,25 @@
 // The in-process local Box host started by the Node entry cleans up when the process exits in
 // the middle of a Run (Ctrl-C of `vite dev`: Vite's SIGINT handler calls process.exit), leaving
-// neither a Box directory (with the staged code) nor a Box process behind.
+// neither a Box directory (with the staged code) nor a Box process behind; when it ran in a worker
+// thread (no `exit` event there), the next Box host removes the directory left behind.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { startBoxHost } from '@vite-hub/sandbox/box-host';
 import { processesMatching } from './fixtures.mjs';
+
+const hasBwrap = (() => {
+  try {
+    execFileSync('bwrap', ['--unshare-all', '--die-with-parent', '--ro-bind', '/', '/', 'true'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
 
 // The marker travels in the environment, so only the entry's process (its title) carries it.
 const CHILD = `
@@ -65,3 +76,65 @@ for (const [how, stop] of [
     await waitFor('the Box processes to go', async () => (await processesMatching(marker)).length === 0, 3000);
   });
 }
+
+// Nitro runs the server code (and so the in-process Box host) in a worker thread. When the main
+// thread calls process.exit(), a worker's `exit` listeners never run (a Node limitation), so the
+// Box directory stays behind; bubblewrap's --die-with-parent still ends the Box processes. The
+// directory is named after the process (`vite-hub-box-<pid>-XXXXXX`), and the next Box host
+// started on the same Box root removes it because that pid is gone.
+const WORKER_CHILD = `
+import { execFileSync } from 'node:child_process';
+import { Worker } from 'node:worker_threads';
+const marker = process.env.VHS_MARKER;
+// CommonJS eval code (execArgv: [] drops the parent's --input-type=module) importing the package.
+const worker = new Worker(\`
+  const { workerData } = require('node:worker_threads');
+  import(workerData.entry).then(({ registerSandbox, runSandbox }) => {
+    registerSandbox('slow', { files: [
+      { path: 'package.json', content: '{"type":"module"}' },
+      { path: 'index.mjs', content: 'export default (p) => { process.title = p.marker; return new Promise(() => setInterval(() => {}, 1000)); };' },
+    ] });
+    runSandbox('slow', { marker: workerData.marker });
+  });
+\`, { eval: true, execArgv: [], workerData: { entry: import.meta.resolve('@vite-hub/sandbox'), marker } });
+worker.on('error', (err) => { console.error(err); process.exit(3); });
+// Exits from the main thread once the entry's process is up (Vite's Ctrl-C path, minus the signal).
+setInterval(() => { if (execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' }).includes(marker)) process.exit(0); }, 50);
+`;
+
+test('process.exit() from the main thread while a worker thread runs the host leaves the Box dir for the next host to sweep', async (t) => {
+  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'vhs-exit-'));
+  t.after(() => fs.rmSync(scratch, { recursive: true, force: true }));
+  const marker = `vite-hub-exit-${randomUUID()}`;
+  const proc = spawn(process.execPath, ['--input-type=module', '-e', WORKER_CHILD], {
+    cwd: path.dirname(new URL(import.meta.url).pathname),
+    env: { ...process.env, TMPDIR: scratch, VHS_MARKER: marker },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  proc.stderr.on('data', (chunk) => (stderr += chunk));
+  const exited = new Promise((resolve) => proc.once('exit', (code, signal) => resolve(code ?? signal)));
+  t.after(() => proc.kill('SIGKILL'));
+  assert.equal(await exited, 0, stderr);
+
+  // The Node limitation: the worker's exit listener did not run, the Box directory is still there.
+  const left = boxDirs(scratch);
+  assert.equal(left.length, 1, fs.readdirSync(scratch).join(', '));
+  assert.match(left[0], new RegExp(`^vite-hub-box-${proc.pid}-[A-Za-z0-9]{6}$`));
+  assert.ok(fs.existsSync(path.join(scratch, left[0], 'vercel', 'sandbox')), 'the staged Box layout');
+  if (hasBwrap) {
+    await waitFor('the Box processes to go', async () => (await processesMatching(marker)).length === 0, 3000);
+  } else {
+    // Plain processes (no --die-with-parent) outlive the child: end them before sweeping.
+    for (const line of await processesMatching(marker)) process.kill(Number(line.trim().split(/\s+/)[0]), 'SIGKILL');
+  }
+
+  // The next Box host on the same Box root (TMPDIR) removes it: the owning pid is gone.
+  const host = await startBoxHost({ boxRoot: scratch, isolation: 'none' });
+  try {
+    assert.deepEqual(await host.swept, left);
+    assert.deepEqual(boxDirs(scratch), []);
+  } finally {
+    await host.close();
+  }
+});

@@ -1,0 +1,78 @@
+// Box directory names and the sweep of stale ones. A Box directory is named after the process
+// that owns it, `vite-hub-box-<pid>-XXXXXX` (the same pid in worker threads), so a later Box host
+// can tell which directories were left behind by a process that is gone: a host in a worker
+// thread gets no `exit` event when the main thread calls `process.exit()`, so its Box directories
+// outlive the process and are only removed by the sweep at the next host start.
+import fs from 'node:fs';
+import path from 'node:path';
+
+/** Prefix of every Box directory name (older hosts used `vite-hub-box-XXXXXX`, without a pid). */
+export const BOX_DIR_PREFIX = 'vite-hub-box-';
+
+/** The mkdtemp prefix of this process's Box directories: `vite-hub-box-<pid>-`. */
+export function boxDirPrefix(pid = process.pid) {
+  return `${BOX_DIR_PREFIX}${pid}-`;
+}
+
+/** `vite-hub-box-<pid>-` plus mkdtemp's six characters [A-Za-z0-9]; nothing else is swept. */
+const OWNED_NAME = /^vite-hub-box-([1-9][0-9]{0,9})-[A-Za-z0-9]{6}$/;
+/** Largest pid Linux can hand out (pid_max's ceiling); larger numbers are never swept. */
+const MAX_PID = 4_194_304;
+
+/**
+ * The owning pid of a Box directory name, or null when the name is not exactly
+ * `vite-hub-box-<pid>-XXXXXX` (old-format names without a pid give null).
+ */
+export function ownerPid(name) {
+  const match = OWNED_NAME.exec(name);
+  if (!match) return null;
+  const pid = Number(match[1]);
+  return pid <= MAX_PID ? pid : null;
+}
+
+/**
+ * Whether process `pid` is known to be gone: `kill(pid, 0)` fails with ESRCH. EPERM (another
+ * user's process) and any other outcome count as alive, so nothing of a live process is removed.
+ */
+export function processGone(pid) {
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (err) {
+    return err?.code === 'ESRCH';
+  }
+}
+
+/**
+ * Removes (recursively) every directory in `boxRoot` named `vite-hub-box-<pid>-XXXXXX` whose
+ * owner `pid` is gone and that belongs to this user (not a symlink). Directories of live pids,
+ * old-format names and anything else are left alone; failures (e.g. EACCES, a concurrent removal)
+ * skip that entry. Resolves to the removed names, sorted; never rejects.
+ */
+export async function sweepStaleBoxDirs(boxRoot) {
+  let entries;
+  try {
+    entries = await fs.promises.readdir(boxRoot, { withFileTypes: true });
+  } catch {
+    return [];
+  }
+  const uid = process.getuid?.();
+  const removed = [];
+  await Promise.all(
+    entries.map(async (entry) => {
+      if (!entry.isDirectory()) return;
+      const pid = ownerPid(entry.name);
+      if (pid === null || pid === process.pid || !processGone(pid)) return;
+      const dir = path.join(boxRoot, entry.name);
+      try {
+        const st = await fs.promises.lstat(dir);
+        if (!st.isDirectory() || (uid !== undefined && st.uid !== uid)) return;
+        await fs.promises.rm(dir, { recursive: true, force: true, maxRetries: 3 });
+        removed.push(entry.name);
+      } catch {
+        // not ours to remove, or already gone: left for the owner or the next sweep
+      }
+    }),
+  );
+  return removed.sort();
+}
