@@ -147,8 +147,8 @@ async function inspect(args) {
   const rows = [];
   for (const definition of discovery.definitions) rows.push(await inspectDefinition(sandbox, root, definition));
   // Folders and files discovery refused (no entry, several, a duplicated or invalid name): listed with their error.
-  for (const { name, code, message } of discovery.problems) {
-    rows.push({ name, kind: null, path: null, entry: null, packageManager: null, timeoutMs: null, digest: null, packagePath: null, install: null, error: { code, message } });
+  for (const { name, origin, code, message } of discovery.problems) {
+    rows.push({ name, kind: null, path: origin, entry: null, packageManager: null, timeoutMs: null, digest: null, packagePath: null, install: null, error: { code, message } });
   }
   if (values.json) process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
   else if (rows.length === 0) process.stdout.write(`No Definitions under ${root}.\n`);

@@ -69,7 +69,8 @@ export async function discoverDefinitions(root) {
  * folder or file that breaks a rule (`name` when it has a valid one). For `vite dev` and `inspect`,
  * where one folder being created must not hide the others.
  * @param {string} root the app root
- * @returns {Promise<{ definitions: Array<{ name: string, kind: 'package' | 'free-form', dir: string, entry: string }>, problems: Array<{ name: string | null, code: string, message: string }> }>}
+ * @returns {Promise<{ definitions: Array<{ name: string, kind: 'package' | 'free-form', dir: string, entry: string }>, problems: Array<{ name: string | null, origin: string, code: string, message: string }> }>}
+ *   `origin`: the folder or file (relative to `root`; a duplicated name joins both with " and ").
  */
 export async function discoverDefinitionsAndProblems(root) {
   return wasm.discoverDefinitionsAndProblems(await walkRoot(root));

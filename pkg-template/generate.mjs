@@ -63,7 +63,7 @@ export async function loadDefinition(name) {
   const read = (file) => readFile(join(dir, file), 'utf8').catch((error) => {
     // No host path in the message: it can reach a Response (SANDBOX_RUNTIME_ERROR).
     if (error.code !== 'ENOENT') throw error;
-    throw new Error('the generated dev registry (.vite-hub/sandbox/dev) is missing; it is written again when a Definition changes or vite dev restarts');
+    throw new Error('the generated dev registry (.vite-hub/sandbox/dev) was deleted; vite dev is writing it again, retry in a moment');
   });
   const index = JSON.parse(await read('../definitions.json'));
   if (!Object.hasOwn(index, name)) return undefined;

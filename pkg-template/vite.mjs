@@ -123,7 +123,9 @@ export function hubSandbox(options) {
       let timer;
       const regenerate = (file) => {
         const relative = path.relative(root, file).split(path.sep).join('/');
-        if (!isSandboxInput(relative) && !builtFrom.has(relative)) return;
+        if (isSandboxInput(relative) || builtFrom.has(relative)) regenerateNow();
+      };
+      const regenerateNow = () => {
         clearTimeout(timer);
         timer = setTimeout(() => {
           generation = generation.then(async () => {
@@ -143,6 +145,11 @@ export function hubSandbox(options) {
       server.watcher.on('add', regenerate);
       server.watcher.on('change', regenerate);
       server.watcher.on('unlink', regenerate);
+      // The generated dev files deleted by hand: write them again at once (not on the next request).
+      server.watcher.on('unlink', (file) => {
+        // (The generator's own temp files are renamed away, which the watcher also reports as unlinks.)
+        if (file.startsWith(`${path.dirname(facade)}${path.sep}`) && !file.endsWith('.tmp')) regenerateNow();
+      });
     },
     async load(id) {
       if (id === facade || id.startsWith(`${path.dirname(facade)}${path.sep}`)) await ensureDevGeneration();

@@ -77,6 +77,7 @@ pub fn discover_definitions(files: JsValue) -> Result<JsValue, JsValue> {
 #[derive(Serialize)]
 struct ProblemItem<'a> {
     name: Option<&'a str>,
+    origin: &'a str,
     code: &'static str,
     message: &'a str,
 }
@@ -86,7 +87,9 @@ struct ProblemItem<'a> {
 /// `inspect`). Internal.
 ///
 /// Shape: `(input as for discoverDefinitions) => { definitions: [...as discoverDefinitions],
-/// problems: Array<{ name: string | null, code: 'SANDBOX_INVALID_ARGUMENT', message: string }> }`.
+/// problems: Array<{ name: string | null, origin: string, code: 'SANDBOX_INVALID_ARGUMENT', message: string }> }`
+/// (`origin`: the folder or file, relative to the app root; for a duplicated name, both joined by
+/// `" and "`).
 ///
 /// # Errors
 /// `SANDBOX_INVALID_ARGUMENT` only for malformed input.
@@ -103,7 +106,7 @@ pub fn discover_definitions_and_problems(files: JsValue) -> Result<JsValue, JsVa
         problems: discovery
             .problems
             .iter()
-            .map(|p| ProblemItem { name: p.name.as_deref(), code: p.error.code().as_str(), message: p.error.message() })
+            .map(|p| ProblemItem { name: p.name.as_deref(), origin: &p.origin, code: p.error.code().as_str(), message: p.error.message() })
             .collect(),
     })
 }

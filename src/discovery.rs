@@ -104,6 +104,8 @@ pub struct DiscoveryInput {
 pub struct DiscoveryProblem {
     /// The Definition name it would have, when that name is valid (`None` for an invalid name).
     pub name: Option<String>,
+    /// The folder or file it is about (for a duplicated name: the claimants joined by `" and "`).
+    pub origin: String,
     /// The error, naming the folder or file.
     pub error: Error,
 }
@@ -176,8 +178,9 @@ pub fn discover_all(input: &DiscoveryInput) -> Result<Discovery> {
         }
         let mut origins: Vec<&str> = claimants.iter().map(origin).collect();
         origins.sort_unstable();
-        let error = invalid(format!("Duplicate sandbox name {}: {}.", quoted(&name), origins.join(" and ")));
-        problems.push(DiscoveryProblem { name: Some(name), error });
+        let origin = origins.join(" and ");
+        let error = invalid(format!("Duplicate sandbox name {}: {origin}.", quoted(&name)));
+        problems.push(DiscoveryProblem { name: Some(name), origin, error });
     }
     Ok(Discovery { definitions, problems })
 }
@@ -254,7 +257,7 @@ fn package_projects(
                         dir: (*dir).to_owned(),
                         entry: format!("{dir}/{entry}"),
                     }),
-                    Err(e) => problems.push(DiscoveryProblem { name: None, error: located("Sandbox package", dir, &e) }),
+                    Err(e) => problems.push(DiscoveryProblem { name: None, origin: (*dir).to_owned(), error: located("Sandbox package", dir, &e) }),
                 }
             }
             several => {
@@ -264,7 +267,7 @@ fn package_projects(
                     quoted(dir),
                     several.join(", ")
                 ));
-                problems.push(DiscoveryProblem { name: valid_name(name), error });
+                problems.push(DiscoveryProblem { name: valid_name(name), origin: (*dir).to_owned(), error });
             }
         }
     }
@@ -283,7 +286,26 @@ fn package_projects(
                 "Sandbox package {} requires one ESM entrypoint (index.ts, index.mts, index.js or index.mjs).",
                 quoted(dir)
             ));
-            problems.push(DiscoveryProblem { name: valid_name(&dir[prefix.len()..]), error });
+            problems.push(DiscoveryProblem { name: valid_name(&dir[prefix.len()..]), origin: (*dir).to_owned(), error });
+        }
+    }
+
+    // An entry file in a folder with no package.json at or above it (below the sandboxes
+    // directory): most likely a Definition whose manifest is not written yet.
+    let mut reported: BTreeSet<&str> = BTreeSet::new();
+    for file in files.iter().filter(|f| f.starts_with(&prefix)) {
+        let Some((dir, base)) = file.rsplit_once('/') else { continue };
+        if dir == SANDBOXES_DIR || !ENTRY_NAMES.contains(&base) || reported.contains(dir) {
+            continue;
+        }
+        let has_manifest = candidates.iter().any(|candidate| *candidate == dir || is_inside(candidate, dir));
+        if !has_manifest {
+            reported.insert(dir);
+            let error = invalid(format!(
+                "Sandbox folder {} has {base} but no package.json; add one with \"type\": \"module\".",
+                quoted(dir)
+            ));
+            problems.push(DiscoveryProblem { name: valid_name(&dir[prefix.len()..]), origin: dir.to_owned(), error });
         }
     }
     selected
@@ -319,7 +341,7 @@ fn free_form_files(
         }
         let name = stem.strip_prefix("src/").unwrap_or(stem);
         if let Err(e) = validate_name(name) {
-            problems.push(DiscoveryProblem { name: None, error: located("Sandbox file", file, &e) });
+            problems.push(DiscoveryProblem { name: None, origin: (*file).to_owned(), error: located("Sandbox file", file, &e) });
             continue;
         }
         let Some(dir) = ancestors(file).find(|dir| package_dirs.contains(dir)) else {
@@ -327,7 +349,7 @@ fn free_form_files(
                 "Sandbox file {} requires a package.json between its directory and the app root.",
                 quoted(file)
             ));
-            problems.push(DiscoveryProblem { name: Some(name.to_owned()), error });
+            problems.push(DiscoveryProblem { name: Some(name.to_owned()), origin: (*file).to_owned(), error });
             continue;
         };
         out.push(DiscoveredDefinition {

@@ -381,3 +381,24 @@ fn discover_all_keeps_going_past_problems() {
         "Sandbox package \"server/sandboxes/two\" has multiple entrypoints: index.ts, index.mjs."
     );
 }
+
+#[test]
+fn an_entry_without_a_package_json_is_reported() {
+    assert_eq!(
+        error(&["server/sandboxes/empty/index.mjs"]),
+        "Sandbox folder \"server/sandboxes/empty\" has index.mjs but no package.json; add one with \"type\": \"module\"."
+    );
+    // Helpers inside a package, and loose files directly in server/sandboxes/, are not.
+    assert_eq!(
+        names(&[
+            "server/sandboxes/index.mjs",
+            "server/sandboxes/a/package.json",
+            "server/sandboxes/a/index.mjs",
+            "server/sandboxes/a/lib/index.mjs",
+        ]),
+        ["a"]
+    );
+    let discovery = discover_all(&input(&["server/sandboxes/x/y/index.ts", "server/sandboxes/x/y/index.mjs"])).unwrap();
+    let problems: Vec<(Option<&str>, &str)> = discovery.problems.iter().map(|p| (p.name.as_deref(), p.origin.as_str())).collect();
+    assert_eq!(problems, [(Some("x/y"), "server/sandboxes/x/y")], "one problem per folder");
+}

@@ -203,7 +203,10 @@ test('inspect prints an aligned table, and fails with the folder on a broken Def
     assert.equal(error.stderr, 'vite-hub-sandbox: SANDBOX_INVALID_ARGUMENT: Sandbox package "server/sandboxes/a" has multiple entrypoints: index.ts, index.mjs.\n');
     // The folder discovery refused does not hide the others.
     const rows = JSON.parse(error.stdout);
-    assert.deepEqual(rows.map((row) => [row.name, row.error?.code ?? null, row.timeoutMs]), [['long-name', null, 300000], ['a', 'SANDBOX_INVALID_ARGUMENT', null]]);
+    assert.deepEqual(rows.map((row) => [row.name, row.path, row.error?.code ?? null, row.timeoutMs]), [
+      ['long-name', 'server/sandboxes/long-name', null, 300000],
+      ['a', 'server/sandboxes/a', 'SANDBOX_INVALID_ARGUMENT', null],
+    ]);
     return true;
   });
 });
