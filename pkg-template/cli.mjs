@@ -2,6 +2,7 @@
 // `vite-hub-sandbox`: run a Definition folder on the configured provider and print the Response
 // like `curl -i`, start a standalone local Box host, or list an app's Definitions.
 import { parseArgs } from 'node:util';
+import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 
 const USAGE = `Usage:
@@ -60,6 +61,9 @@ async function run(args) {
   if (positionals.length !== 1) fail(`run takes one <definition-dir>\n${USAGE}`);
   // With --app-root, a pnpm workspace above the Definition (up to that root) joins it, as in the Vite plugin.
   const options = values['app-root'] === undefined ? {} : { appRoot: resolve(values['app-root']) };
+  if (options.appRoot !== undefined && !statSync(options.appRoot, { throwIfNoEntry: false })?.isDirectory()) {
+    fail(`--app-root ${JSON.stringify(values['app-root'])} is not a directory`);
+  }
   const payload = parseJsonOption('payload', values.payload);
   const context = parseJsonOption('context', values.context);
   const sandbox = await import('@vite-hub/sandbox');

@@ -152,6 +152,7 @@ test('the CLI runs a package inside a workspace with --app-root (and says what i
   assert.equal(alone.code, 1);
   assert.match(alone.stdout, /^HTTP\/1\.1 500\n/);
   assert.match(alone.stdout, /SANDBOX_EXECUTION_ERROR/);
+  await assert.rejects(run('node', [...cli, '--app-root', `${app}/missing`]), { code: 2, stderr: /--app-root ".*\/missing" is not a directory/ });
 });
 
 test('inspect lists the workspace Definition, not its internal packages, with its install plan', async () => {
