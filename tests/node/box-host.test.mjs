@@ -1,7 +1,7 @@
 // The local Box host over raw HTTP: auth, path confinement, process trees, stop, env, bubblewrap
 // isolation, counters and bounds.
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomBytes, randomInt } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -9,18 +9,11 @@ import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
 import { startBoxHost } from '@vite-hub/sandbox/box-host';
+import { hasBwrap } from './fixtures.mjs';
 
 const SECRET_NAME = 'VITE_HUB_TEST_HOST_SECRET';
 process.env[SECRET_NAME] = `secret-${randomBytes(8).toString('hex')}`;
 
-const hasBwrap = (() => {
-  try {
-    execFileSync('bwrap', ['--unshare-all', '--die-with-parent', '--ro-bind', '/', '/', 'true'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
 const NO_BWRAP = hasBwrap ? false : 'bubblewrap (bwrap) is not installed or cannot create a sandbox here';
 
 async function api(host, method, route, { body, headers = {}, token = host.token } = {}) {

@@ -10,16 +10,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startBoxHost } from '@vite-hub/sandbox/box-host';
-import { processesMatching } from './fixtures.mjs';
+import { hasBwrap, processesMatching } from './fixtures.mjs';
 
-const hasBwrap = (() => {
-  try {
-    execFileSync('bwrap', ['--unshare-all', '--die-with-parent', '--ro-bind', '/', '/', 'true'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
 
 // The marker travels in the environment, so only the entry's process (its title) carries it.
 const CHILD = `

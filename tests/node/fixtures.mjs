@@ -1,6 +1,7 @@
 // Shared set-up of the integration tests: a local Box host of our own (so counters can be read)
 // and in-memory Definitions.
 import { startBoxHost } from '@vite-hub/sandbox/box-host';
+import { execFileSync } from 'node:child_process';
 import { configureSandbox, registerSandbox } from '@vite-hub/sandbox';
 
 /** Starts a Box host and points the `local` provider at it. */
@@ -32,8 +33,17 @@ export function timingPhases(response) {
 
 /** Lines of `ps` whose command line contains `marker`. */
 export async function processesMatching(marker) {
-  const { execFileSync } = await import('node:child_process');
   return execFileSync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' })
     .split('\n')
     .filter((line) => line.includes(marker) && !line.includes('ps -eo'));
 }
+
+/** Whether bubblewrap is installed and can create a sandbox here (the Box host's isolation). */
+export const hasBwrap = (() => {
+  try {
+    execFileSync('bwrap', ['--unshare-all', '--die-with-parent', '--ro-bind', '/', '/', 'true'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
