@@ -6,11 +6,12 @@
 
 use std::collections::BTreeMap;
 
-use base64::Engine;
 use serde::Deserialize;
 
 use crate::error::{Error, ErrorCode, Result};
-use crate::provider::ProviderKind;
+use crate::provider::local::LocalOptions;
+use crate::provider::vercel::VercelOptions;
+use crate::provider::{ProviderKind, ProviderSettings};
 use crate::transfer::TransferLimits;
 
 /// The config object accepted by `configureSandbox(config)`.
@@ -41,35 +42,6 @@ pub struct SandboxConfig {
     /// Environment snapshot, given by the JS glue (never read from the process here).
     #[serde(default)]
     pub env: BTreeMap<String, String>,
-}
-
-/// `vercel` options. `token`/`teamId`/`projectId` fall back to env `VITE_SANDBOX_*` then `VERCEL_*`,
-/// then `VERCEL_OIDC_TOKEN`.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct VercelOptions {
-    /// Vercel access token (secret).
-    pub token: Option<String>,
-    /// Team id.
-    pub team_id: Option<String>,
-    /// Project id.
-    pub project_id: Option<String>,
-    /// API base URL, default `https://vercel.com/api`.
-    pub base_url: Option<String>,
-    /// Network policy for new Boxes (`"allow-all"`, `"deny-all"` or the SDK's object shape).
-    pub network_policy: Option<serde_json::Value>,
-}
-
-/// `local` options: a Box host already running somewhere (else the Node glue starts one in-process).
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct LocalOptions {
-    /// Base URL of a running local Box host, e.g. `http://127.0.0.1:8787`.
-    pub base_url: Option<String>,
-    /// Its bearer token (secret).
-    pub token: Option<String>,
-    /// Network policy for new Boxes; default allows the network (as Vercel does).
-    pub network_policy: Option<serde_json::Value>,
 }
 
 /// Partial [`TransferLimits`].
@@ -105,27 +77,6 @@ impl TransferOverrides {
     }
 }
 
-/// Vercel credentials, all three present.
-#[derive(Clone, PartialEq, Eq)]
-pub struct VercelCredentials {
-    /// Bearer token (secret).
-    pub token: String,
-    /// Team id.
-    pub team_id: String,
-    /// Project id.
-    pub project_id: String,
-}
-
-impl std::fmt::Debug for VercelCredentials {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("VercelCredentials")
-            .field("token", &"[redacted]")
-            .field("team_id", &self.team_id)
-            .field("project_id", &self.project_id)
-            .finish()
-    }
-}
-
 fn non_empty(value: Option<&String>) -> Option<String> {
     value.map(|v| v.trim().to_owned()).filter(|v| !v.is_empty())
 }
@@ -135,29 +86,9 @@ impl SandboxConfig {
         non_empty(self.env.get(name))
     }
 
-    fn env_either(&self, first: &str, second: &str) -> Option<String> {
-        self.env(first).or_else(|| self.env(second))
-    }
-
     /// Whether the app runs in production.
     pub fn is_production(&self) -> bool {
         self.production.unwrap_or_else(|| self.env("NODE_ENV").as_deref() == Some("production"))
-    }
-
-    /// Vercel credentials: config, else env `VITE_SANDBOX_{TOKEN,TEAM_ID,PROJECT_ID}` /
-    /// `VERCEL_{TOKEN,TEAM_ID,PROJECT_ID}`, else the `owner_id`/`project_id` claims of
-    /// `VERCEL_OIDC_TOKEN` (protocol note §2). `None` unless all three resolve.
-    pub fn vercel_credentials(&self) -> Option<VercelCredentials> {
-        let token = non_empty(self.vercel.token.as_ref()).or_else(|| self.env_either("VITE_SANDBOX_TOKEN", "VERCEL_TOKEN"));
-        let team_id = non_empty(self.vercel.team_id.as_ref()).or_else(|| self.env_either("VITE_SANDBOX_TEAM_ID", "VERCEL_TEAM_ID"));
-        let project_id =
-            non_empty(self.vercel.project_id.as_ref()).or_else(|| self.env_either("VITE_SANDBOX_PROJECT_ID", "VERCEL_PROJECT_ID"));
-        if let (Some(token), Some(team_id), Some(project_id)) = (token, team_id, project_id) {
-            return Some(VercelCredentials { token, team_id, project_id });
-        }
-        let oidc = self.env("VERCEL_OIDC_TOKEN")?;
-        let (team_id, project_id) = oidc_claims(&oidc)?;
-        Some(VercelCredentials { token: oidc, team_id, project_id })
     }
 
     /// Chooses the provider: explicit config > env `SANDBOX_PROVIDER` > a Cloudflare binding in the
@@ -180,7 +111,7 @@ impl SandboxConfig {
         if has_cloudflare_binding {
             return Ok(ProviderKind::Cloudflare);
         }
-        if self.vercel_credentials().is_some() {
+        if self.vercel.credentials(&self.env).is_some() {
             return Ok(ProviderKind::Vercel);
         }
         if !self.is_production() {
@@ -191,14 +122,30 @@ impl SandboxConfig {
             "no sandbox provider could be chosen in production: set `provider` to \"vercel\" or \"cloudflare\" (or env SANDBOX_PROVIDER) and its credentials",
         ))
     }
-}
 
-/// The `owner_id` and `project_id` claims of an unverified JWT (the SDK does the same, §2).
-fn oidc_claims(token: &str) -> Option<(String, String)> {
-    let payload = token.split('.').nth(1)?;
-    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(payload.trim_end_matches('=')).ok()?;
-    let claims: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
-    Some((claims.get("owner_id")?.as_str()?.to_owned(), claims.get("project_id")?.as_str()?.to_owned()))
+    /// What the chosen provider is built from: [`SandboxConfig::select_provider`], then that
+    /// provider's options resolved (Vercel credentials from config or env).
+    ///
+    /// # Errors
+    /// Those of [`SandboxConfig::select_provider`]; `SANDBOX_PROVIDER_REQUIRED` when `vercel` is
+    /// chosen without credentials; `SANDBOX_NOT_SUPPORTED` for `cloudflare` (not in this build).
+    pub fn provider_settings(&self) -> Result<ProviderSettings> {
+        match self.select_provider(false)? {
+            ProviderKind::Local => Ok(ProviderSettings::Local(self.local.clone())),
+            ProviderKind::Vercel => {
+                let credentials = self.vercel.credentials(&self.env).ok_or_else(|| {
+                    Error::new(
+                        ErrorCode::ProviderRequired,
+                        "the vercel provider needs token, teamId and projectId (config vercel.*, env VERCEL_TOKEN/VERCEL_TEAM_ID/VERCEL_PROJECT_ID or VERCEL_OIDC_TOKEN)",
+                    )
+                    .with_provider(ProviderKind::Vercel)
+                })?;
+                Ok(ProviderSettings::Vercel { endpoint: self.vercel.endpoint(credentials), network_policy: self.vercel.network_policy.clone() })
+            }
+            ProviderKind::Cloudflare => Err(Error::new(ErrorCode::NotSupported, "the cloudflare provider is not available in this build yet")
+                .with_provider(ProviderKind::Cloudflare)),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -245,23 +192,18 @@ mod tests {
     }
 
     #[test]
-    fn credentials_need_all_three_and_prefer_config() {
-        let c = config(serde_json::json!({"vercel": {"token": "a", "teamId": "b", "projectId": "c"},
-            "env": {"VERCEL_TOKEN": "x", "VERCEL_TEAM_ID": "y", "VERCEL_PROJECT_ID": "z"}}));
-        let creds = c.vercel_credentials().unwrap();
-        assert_eq!((creds.token.as_str(), creds.team_id.as_str(), creds.project_id.as_str()), ("a", "b", "c"));
-        assert!(!format!("{creds:?}").contains("\"a\""));
-        let c = config(serde_json::json!({"env": {"VITE_SANDBOX_TOKEN": "v", "VERCEL_TOKEN": "x", "VERCEL_TEAM_ID": "y", "VERCEL_PROJECT_ID": "z"}}));
-        assert_eq!(c.vercel_credentials().unwrap().token, "v");
-    }
-
-    #[test]
-    fn oidc_token_supplies_team_and_project() {
-        let payload = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(br#"{"owner_id":"team_1","project_id":"prj_2"}"#);
-        let token = format!("e30.{payload}.sig");
-        let c = config(serde_json::json!({"env": {"VERCEL_OIDC_TOKEN": token}}));
-        let creds = c.vercel_credentials().unwrap();
-        assert_eq!((creds.team_id.as_str(), creds.project_id.as_str()), ("team_1", "prj_2"));
+    fn settings_resolve_the_chosen_provider() {
+        let c = config(serde_json::json!({"env": {"VERCEL_TOKEN": "t", "VERCEL_TEAM_ID": "team", "VERCEL_PROJECT_ID": "p"}}));
+        match c.provider_settings().unwrap() {
+            ProviderSettings::Vercel { endpoint, .. } => assert_eq!(endpoint.project_id.as_deref(), Some("p")),
+            other => panic!("expected vercel, got {other:?}"),
+        }
+        let c = config(serde_json::json!({"provider": "vercel"}));
+        assert_eq!(c.provider_settings().unwrap_err().code(), ErrorCode::ProviderRequired);
+        let c = config(serde_json::json!({"provider": "cloudflare"}));
+        assert_eq!(c.provider_settings().unwrap_err().code(), ErrorCode::NotSupported);
+        let c = config(serde_json::json!({"local": {"baseUrl": "http://127.0.0.1:1"}}));
+        assert!(matches!(c.provider_settings().unwrap(), ProviderSettings::Local(options) if options.base_url.is_some()));
     }
 
     #[test]

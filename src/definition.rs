@@ -17,7 +17,7 @@
 pub mod sandbox_options;
 
 use crate::error::{quoted, Error, ErrorCode, Result};
-use crate::transfer::bundle::path_problem;
+use crate::transfer::box_file::path_problem;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeSet;

@@ -21,7 +21,7 @@
 
 use crate::definition::validate_name;
 use crate::error::{quoted, Error, ErrorCode, Result};
-use crate::transfer::bundle::path_problem;
+use crate::transfer::box_file::path_problem;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The directory (relative to the app root) whose sub-directories are package projects.

@@ -6,11 +6,12 @@
 //!
 //! Layers, bottom up (each uses only the one below):
 //! 1. transport: [`http`] (fetch binding, retry policy, NDJSON reader);
-//! 2. provider: [`provider`] turns a provider protocol into one [`session::BoxSession`];
+//! 2. provider: [`provider`] builds a `Provider` from resolved config and turns its protocol into
+//!    one `BoxSession`;
 //! 3. run: [`run`] stages, installs, executes, recovers and closes, then builds the `Response`.
 //!
 //! Pure modules ([`error`], [`definition`], [`transfer`], [`http::ndjson`], [`http::retry`],
-//! [`provider::vercel::wire`]) hold no JS types and are unit-tested natively with `cargo test`.
+//! [`provider::vercel::wire`], [`run::install`]) hold no JS types and are unit-tested natively with `cargo test`.
 #![deny(missing_docs)]
 #![warn(missing_debug_implementations)]
 
@@ -21,9 +22,10 @@ pub mod discovery;
 pub mod error;
 pub mod harness;
 pub mod http;
-pub mod install_output;
 pub mod plugin;
 pub mod provider;
+pub mod provider_kind;
+pub mod run;
 pub mod transfer;
 
 #[cfg(target_arch = "wasm32")]
@@ -41,9 +43,7 @@ pub mod api_vite;
 #[cfg(target_arch = "wasm32")]
 pub mod response;
 #[cfg(target_arch = "wasm32")]
-pub mod run;
-#[cfg(target_arch = "wasm32")]
-pub mod session;
+pub mod runtime_config;
 #[cfg(target_arch = "wasm32")]
 pub mod sys;
 

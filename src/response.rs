@@ -1,6 +1,6 @@
 //! Building the Web `Response` of a Run (DESIGN.md §5): JSON success, 204 for `undefined`, binary
 //! bodies, revived `Response`s, and the `{"error":{code,message,details}}` failure body. Every
-//! Response carries `Server-Timing` with the Run's phases in ms.
+//! Response carries `Server-Timing` with the Run's phases in ms ([`ServerTiming`]).
 
 use base64::Engine;
 use js_sys::{Uint8Array, JSON};
@@ -9,48 +9,8 @@ use wasm_bindgen::{JsCast, JsValue};
 use web_sys::{Headers, Response, ResponseInit};
 
 use crate::error::{Error, ErrorCode, Result};
-use crate::sys;
+use crate::run::timing::ServerTiming;
 use crate::transfer::VALUE_MARKER;
-
-/// Phase durations of a Run, for the `Server-Timing` header (W3C Server Timing).
-#[derive(Debug)]
-pub struct ServerTiming {
-    last_ms: f64,
-    phases: Vec<(&'static str, f64)>,
-    current: Option<&'static str>,
-}
-
-impl ServerTiming {
-    /// Starts the clock.
-    pub fn start() -> ServerTiming {
-        ServerTiming { last_ms: sys::performance_now(), phases: Vec::new(), current: None }
-    }
-
-    /// Names the phase now running, so a failure can close it with [`ServerTiming::end_current`].
-    pub fn begin(&mut self, name: &'static str) {
-        self.current = Some(name);
-    }
-
-    /// Ends the phase named by the last [`ServerTiming::begin`], if it was not marked already.
-    pub fn end_current(&mut self) {
-        if let Some(name) = self.current.take() {
-            self.mark(name);
-        }
-    }
-
-    /// Ends phase `name` now (it began when the previous phase ended).
-    pub fn mark(&mut self, name: &'static str) {
-        let now = sys::performance_now();
-        self.phases.push((name, now - self.last_ms));
-        self.last_ms = now;
-        self.current = None;
-    }
-
-    /// The header value, e.g. `box;dur=12.4, stage;dur=3.1, exec;dur=80.0, close;dur=2.2`.
-    pub fn header_value(&self) -> String {
-        self.phases.iter().map(|(name, ms)| format!("{name};dur={ms:.1}")).collect::<Vec<_>>().join(", ")
-    }
-}
 
 fn internal(what: &str) -> Error {
     Error::new(ErrorCode::RuntimeError, format!("the Response could not be built: {what}"))
@@ -74,15 +34,22 @@ fn headers_with_timing(timing: &ServerTiming) -> Result<Headers> {
 }
 
 /// The failure Response: status from the error table, JSON body, `Retry-After` when known.
-pub fn error_response(error: &Error, timing: &ServerTiming) -> Response {
+///
+/// # Errors
+/// The JS value thrown by the `Headers` or `Response` constructor (present in every supported
+/// runtime; never a panic).
+pub fn error_response(error: &Error, timing: &ServerTiming) -> std::result::Result<Response, JsValue> {
     let body = serde_json::to_vec(&error.to_json_body()).unwrap_or_else(|_| b"{\"error\":{\"code\":\"SANDBOX_RUNTIME_ERROR\"}}".to_vec());
-    let headers = Headers::new().expect("Headers constructor exists in every supported runtime");
-    let _ = headers.set("content-type", "application/json");
-    let _ = headers.set("server-timing", &timing.header_value());
+    let headers = Headers::new()?;
+    headers.set("content-type", "application/json")?;
+    headers.set("server-timing", &timing.header_value())?;
     if let Some(ms) = error.retry_after_ms() {
-        let _ = headers.set("retry-after", &ms.div_ceil(1000).to_string());
+        headers.set("retry-after", &ms.div_ceil(1000).to_string())?;
     }
-    build(error.http_status(), &headers, Some(&body)).unwrap_or_else(|_| Response::new().expect("Response constructor exists"))
+    let init = ResponseInit::new();
+    init.set_status(error.http_status());
+    init.set_headers(&headers);
+    Response::new_with_opt_buffer_source_and_init(Some(&Uint8Array::from(body.as_slice())), &init)
 }
 
 /// The success Response for a revived result: a `Response` as is (plus `Server-Timing`),

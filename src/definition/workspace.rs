@@ -25,7 +25,7 @@ use serde_json::{Map, Value};
 use super::glob::WorkspaceGlobs;
 use super::install::{declared_manager, PackageManager};
 use crate::error::{Error, ErrorCode, Result};
-use crate::transfer::bundle::path_problem;
+use crate::transfer::box_file::path_problem;
 
 /// Dependency fields whose `workspace:` entries join the closure.
 const DEPENDENCY_FIELDS: [&str; 4] = ["dependencies", "devDependencies", "optionalDependencies", "peerDependencies"];

@@ -1,16 +1,23 @@
 //! Sending HTTP requests through the Fetch API, with the crate's [`RetryPolicy`].
 //!
 //! A [`Fetcher`] is the global `fetch`, a user-injected `fetch` function, or anything with a
-//! structural `fetch(Request)` method (a Durable Object stub). Bodies are read as bytes or as a
-//! stream of byte chunks; decoding is the caller's business.
+//! structural `fetch(Request)` method (a Durable Object stub). Requests are built and responses
+//! wrapped with `gloo-net` (`RequestBuilder`, `Response`); the send itself goes through
+//! [`crate::sys`] bindings declared with `catch`, because gloo-net's `Request::send` only knows
+//! the global `fetch` and panics when it resolves to something that is not a `Response`
+//! (docs/internals.md, "Transport"). Bodies are read as bytes or as a stream of byte chunks;
+//! decoding is the caller's business.
 
+use gloo_net::http::{Method, RequestBuilder, Response};
 use js_sys::{Promise, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{AbortSignal, Headers, ReadableStreamDefaultReader, Request, RequestInit, Response};
+use web_sys::{AbortSignal, ReadableStreamDefaultReader, Request};
 
 use crate::http::retry::{AttemptOutcome, RequestSafety, RetryDecision, RetryPolicy};
 use crate::sys;
+
+pub use crate::error::js::js_message;
 
 /// Who performs HTTP requests.
 #[derive(Debug, Clone)]
@@ -55,40 +62,26 @@ impl SendError {
     }
 }
 
-/// The `message` of a thrown JS value, or its string form.
-pub fn js_message(value: &JsValue) -> String {
-    if let Some(error) = value.dyn_ref::<js_sys::Error>() {
-        let message: String = error.message().into();
-        let cause = js_sys::Reflect::get(error, &JsValue::from_str("cause")).ok();
-        match cause.filter(|c| !c.is_undefined() && !c.is_null()) {
-            Some(cause) => format!("{message} ({})", js_message(&cause)),
-            None => message,
-        }
-    } else {
-        value.as_string().unwrap_or_else(|| "unknown error".to_owned())
-    }
-}
-
 fn is_aborted(signal: Option<&AbortSignal>) -> bool {
     signal.is_some_and(AbortSignal::aborted)
 }
 
 impl Fetcher {
     fn build_request(request: &HttpRequest, signal: Option<&AbortSignal>) -> Result<Request, JsValue> {
-        let init = RequestInit::new();
-        init.set_method(request.method);
-        let headers = Headers::new()?;
+        let method = Method::from_bytes(request.method.as_bytes()).map_err(|_| JsValue::from_str("invalid HTTP method"))?;
+        let mut builder = RequestBuilder::new(&request.url).method(method).abort_signal(signal);
         for (name, value) in &request.headers {
-            headers.set(name, value)?;
+            // gloo-net's `header` throws (unwrap_throw) on a value the Fetch API refuses: check first.
+            if value.contains(['\0', '\r', '\n']) {
+                return Err(JsValue::from_str(&format!("the {name} header value contains a control character")));
+            }
+            builder = builder.header(name, value);
         }
-        init.set_headers(&headers);
-        if let Some(body) = &request.body {
-            init.set_body(&Uint8Array::from(body.as_slice()));
-        }
-        if let Some(signal) = signal {
-            init.set_signal(Some(signal));
-        }
-        Request::new_with_str_and_init(&request.url, &init)
+        let built = match &request.body {
+            Some(body) => builder.body(Uint8Array::from(body.as_slice())),
+            None => builder.build(),
+        };
+        built.map(Request::from).map_err(|e| JsValue::from_str(&e.to_string()))
     }
 
     /// Sends `request` once.
@@ -104,7 +97,10 @@ impl Fetcher {
         }
         .map_err(SendError::Network)?;
         match JsFuture::from(promise).await {
-            Ok(value) => value.dyn_into::<Response>().map_err(SendError::Network),
+            Ok(value) => match value.dyn_into::<web_sys::Response>() {
+                Ok(response) => Ok(Response::from(response)),
+                Err(_) => Err(SendError::Network(JsValue::from_str("fetch resolved to a value that is not a Response"))),
+            },
             Err(_) if is_aborted(signal) => Err(SendError::Aborted),
             Err(error) => Err(SendError::Network(error)),
         }
@@ -129,7 +125,7 @@ impl Fetcher {
                 Err(SendError::Network(_)) => AttemptOutcome::NetworkError,
                 Ok(response) => AttemptOutcome::Status {
                     status: response.status(),
-                    retry_after: response.headers().get("retry-after").ok().flatten(),
+                    retry_after: response.headers().get("retry-after"),
                 },
             };
             match policy.decide(attempts_done, &outcome, safety, js_sys::Math::random()) {
@@ -187,9 +183,7 @@ fn settle_quietly(promise: Promise) {
 
 /// Reads a whole response body as bytes.
 pub async fn body_bytes(response: &Response) -> Result<Vec<u8>, SendError> {
-    let promise = response.array_buffer().map_err(SendError::Network)?;
-    let buffer = JsFuture::from(promise).await.map_err(SendError::Network)?;
-    Ok(Uint8Array::new(&buffer).to_vec())
+    response.binary().await.map_err(|e| SendError::Network(JsValue::from_str(&e.to_string())))
 }
 
 /// Reads a response body chunk by chunk (bytes as they arrive; a chunk may end anywhere, even

@@ -1,13 +1,108 @@
-//! Providers: who supplies Boxes. Each one turns its protocol into [`crate::session::BoxSession`];
+//! Providers: who supplies Boxes. Each one turns its protocol into a [`session::BoxSession`];
 //! nothing above this module knows which protocol is in use.
 //!
-//! Provider differences live only here (`vercel/`, `local`). Selection rules are in
-//! [`crate::config`].
+//! This module owns the seam: [`ProviderSettings`] (what a provider is built from, resolved by
+//! [`crate::config`]), [`Provider`] (built once per `configureSandbox`) and [`session::BoxSession`]
+//! (one live Box). Adding a provider is a new `provider/<name>/` folder plus one arm in each
+//! `match` of this module and of [`session`]. Provider vocabulary (Vercel's `sessionId`, `cmdId`,
+//! its tar write format, its NDJSON output stream) stays inside that provider's folder.
 
-pub mod kind;
+pub mod local;
 pub mod vercel;
 
 #[cfg(target_arch = "wasm32")]
-pub mod local;
+pub mod session;
 
-pub use kind::ProviderKind;
+pub use crate::provider_kind::ProviderKind;
+
+/// What a [`Provider`] is built from: the chosen provider and its resolved options (credentials
+/// included, so the `Debug` form redacts them).
+#[derive(Debug, Clone)]
+pub enum ProviderSettings {
+    /// Vercel Sandbox REST at `endpoint`.
+    Vercel {
+        /// Base URL, token, team and project.
+        endpoint: vercel::VercelEndpoint,
+        /// Network policy for new Boxes (`"allow-all"`, `"deny-all"` or the SDK's object shape).
+        network_policy: Option<serde_json::Value>,
+    },
+    /// The local Box host: a configured one, or the isolate's in-process one.
+    Local(local::LocalOptions),
+}
+
+/// What a Run asks of a provider when it opens a Box.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BoxSpec {
+    /// Box lifetime in ms (the provider stops the Box after that); `None` uses the provider's
+    /// default.
+    pub lifetime_ms: Option<u64>,
+}
+
+#[cfg(target_arch = "wasm32")]
+pub use built::Provider;
+
+#[cfg(target_arch = "wasm32")]
+mod built {
+    use web_sys::AbortSignal;
+
+    use super::session::BoxSession;
+    use super::{local, vercel, BoxSpec, ProviderKind, ProviderSettings};
+    use crate::error::Result;
+    use crate::http::fetch::Fetcher;
+
+    /// A provider able to open Boxes, built once from [`ProviderSettings`] and the isolate's
+    /// fetch.
+    #[derive(Debug)]
+    pub enum Provider {
+        /// Vercel Sandbox REST.
+        Vercel(vercel::VercelProvider),
+        /// The local Box host (the Vercel protocol at a local base URL).
+        Local(local::LocalProvider),
+    }
+
+    impl Provider {
+        /// Builds the provider `settings` name; requests go through `fetcher`. Sends nothing.
+        pub fn build(settings: ProviderSettings, fetcher: Fetcher) -> Provider {
+            match settings {
+                ProviderSettings::Vercel { endpoint, network_policy } => {
+                    Provider::Vercel(vercel::VercelProvider::new(endpoint, network_policy, fetcher, ProviderKind::Vercel))
+                }
+                ProviderSettings::Local(options) => Provider::Local(local::LocalProvider::new(options, fetcher)),
+            }
+        }
+
+        /// The provider reported in errors and Responses.
+        pub fn kind(&self) -> ProviderKind {
+            match self {
+                Provider::Vercel(_) => ProviderKind::Vercel,
+                Provider::Local(_) => ProviderKind::Local,
+            }
+        }
+
+        /// Makes sure the provider can take requests (the local provider starts the isolate's
+        /// in-process Box host on first use). Returns the ms spent starting something, for the one
+        /// call that started it (`None` for every other call and provider).
+        ///
+        /// # Errors
+        /// `SANDBOX_PROVIDER_REQUIRED` when no local host is configured and none can be started
+        /// here; `SANDBOX_PROVIDER_UNAVAILABLE` when starting it failed.
+        pub async fn ensure_ready(&self) -> Result<Option<f64>> {
+            match self {
+                Provider::Vercel(_) => Ok(None),
+                Provider::Local(provider) => provider.ensure_ready().await,
+            }
+        }
+
+        /// Opens a new Box.
+        ///
+        /// # Errors
+        /// `SANDBOX_TRANSPORT_ERROR` or `SANDBOX_PROVIDER_UNAVAILABLE` when the provider refuses or
+        /// cannot be reached; those of [`Provider::ensure_ready`].
+        pub async fn open(&self, spec: &BoxSpec, signal: Option<&AbortSignal>) -> Result<BoxSession> {
+            match self {
+                Provider::Vercel(provider) => provider.open(spec, signal).await.map(BoxSession::Vercel),
+                Provider::Local(provider) => provider.open(spec, signal).await.map(BoxSession::Vercel),
+            }
+        }
+    }
+}

@@ -124,7 +124,7 @@ impl Encoder {
             let to_json = Reflect::get(value, &JsValue::from_str("toJSON")).map_err(|_| unsupported("throwing toJSON getter", path))?;
             if let Some(to_json) = to_json.dyn_ref::<js_sys::Function>() {
                 let replaced = to_json.call1(value, &JsValue::from_str(key)).map_err(|e| {
-                    serialization(format!("toJSON threw at \"{path}\": {}", crate::http::fetch::js_message(&e)), Direction::Input)
+                    serialization(format!("toJSON threw at \"{path}\": {}", crate::error::js::js_message(&e)), Direction::Input)
                 })?;
                 return self.walk(&replaced, key, path, depth, false);
             }
@@ -197,7 +197,7 @@ impl Encoder {
                 Pending::Blob(blob) => {
                     let buffer = JsFuture::from(blob.array_buffer())
                         .await
-                        .map_err(|e| serialization(format!("a Blob could not be read: {}", crate::http::fetch::js_message(&e)), Direction::Input))?;
+                        .map_err(|e| serialization(format!("a Blob could not be read: {}", crate::error::js::js_message(&e)), Direction::Input))?;
                     Uint8Array::new(&buffer).to_vec()
                 }
             };

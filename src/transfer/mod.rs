@@ -1,11 +1,11 @@
-//! Moving a Run into and out of a Box: the tar.gz bundle, the result frame on stdout, the
+//! Moving a Run into and out of a Box: the files written into it (and their path rule), the result frame on stdout, the
 //! transfer limits and (wasm only) the value envelope codec.
 //!
 //! Pure except [`envelope`], which converts JS values. Nothing here knows a provider protocol.
 //!
 //! Source: docs/internals.md ("Box layout", "Envelopes"), DESIGN.md §6.
 
-pub mod bundle;
+pub mod box_file;
 pub mod frame;
 pub mod limits;
 

@@ -1,7 +1,8 @@
 //! Building Web Responses.
 use js_sys::Uint8Array;
 use vite_hub_sandbox::error::{Error, ErrorCode};
-use vite_hub_sandbox::response::{error_response, value_response, ServerTiming};
+use vite_hub_sandbox::response::{error_response, value_response};
+use vite_hub_sandbox::run::timing::ServerTiming;
 use wasm_bindgen::JsValue;
 use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::wasm_bindgen_test;
@@ -15,7 +16,7 @@ async fn error_response_has_status_json_body_and_server_timing() {
     let mut timing = ServerTiming::start();
     timing.mark("box");
     let error = Error::new(ErrorCode::TransferLimit, "too big").with_limit("maxInputBytes", 10, 4);
-    let response = error_response(&error, &timing);
+    let response = error_response(&error, &timing).unwrap();
     assert_eq!(response.status(), 413);
     assert_eq!(response.headers().get("content-type").unwrap().unwrap(), "application/json");
     assert!(response.headers().get("server-timing").unwrap().unwrap().starts_with("box;dur="));
@@ -28,7 +29,7 @@ async fn error_response_has_status_json_body_and_server_timing() {
 #[wasm_bindgen_test]
 async fn output_direction_errors_are_500() {
     let error = Error::new(ErrorCode::SerializationError, "bigint").for_output();
-    assert_eq!(error_response(&error, &ServerTiming::start()).status(), 500);
+    assert_eq!(error_response(&error, &ServerTiming::start()).unwrap().status(), 500);
 }
 
 #[wasm_bindgen_test]

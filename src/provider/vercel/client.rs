@@ -4,33 +4,19 @@
 //! (endpoints), §8 (NDJSON). The token is sent only to the configured base URL and never appears
 //! in an error.
 
-use web_sys::{AbortSignal, Response};
+use gloo_net::http::Response;
+use web_sys::AbortSignal;
 
 use crate::command::{Command, CommandOutcome};
 use crate::error::{Error, ErrorCode, Operation, Result};
 use crate::http::fetch::{body_bytes, BodyChunks, Fetcher, HttpRequest, SendError};
 use crate::http::ndjson::NdjsonReader;
 use crate::http::retry::{RequestSafety, RetryPolicy};
+use crate::provider::vercel::options::VercelEndpoint;
 use crate::provider::vercel::wire::{
     self, CommandStreamLine, CreateSandboxRequest, ReadFileRequest, RunCommandRequest, SandboxAndSessionResponse,
 };
 use crate::provider::ProviderKind;
-
-/// The default Vercel API base URL (protocol note §1).
-pub const DEFAULT_BASE_URL: &str = "https://vercel.com/api";
-
-/// Where and as whom requests are sent.
-#[derive(Debug, Clone)]
-pub struct VercelEndpoint {
-    /// Base URL without trailing slash, e.g. `https://vercel.com/api` or `http://127.0.0.1:PORT`.
-    pub base_url: String,
-    /// Bearer token. Secret: never logged, never put in an error or a Response.
-    pub token: String,
-    /// `teamId` query parameter, sent on every request when set.
-    pub team_id: Option<String>,
-    /// `projectId`, sent in the create body when set.
-    pub project_id: Option<String>,
-}
 
 /// A Vercel Sandbox REST client.
 #[derive(Debug, Clone)]
@@ -39,15 +25,6 @@ pub struct VercelClient {
     fetcher: Fetcher,
     retry: RetryPolicy,
     kind: ProviderKind,
-}
-
-/// How much command output a client keeps, in bytes (the tail is kept: the result frame is last).
-#[derive(Debug, Clone, Copy)]
-pub struct OutputCaps {
-    /// Bytes of stdout kept (the last ones).
-    pub stdout_bytes: usize,
-    /// Bytes of stderr kept (the last ones).
-    pub stderr_bytes: usize,
 }
 
 impl VercelClient {
@@ -118,7 +95,7 @@ impl VercelClient {
         let body = body_bytes(response).await.unwrap_or_default();
         let detail = wire::error_message(&body).map(|m| format!(": {m}")).unwrap_or_default();
         let code = if status == 429 || status == 503 { ErrorCode::ProviderUnavailable } else { ErrorCode::TransportError };
-        let retry_after = response.headers().get("retry-after").ok().flatten();
+        let retry_after = response.headers().get("retry-after");
         let mut error = self.error(operation, format!("{} answered {status} to {}{detail}", self.kind.as_str(), operation.as_str()));
         error = Error::new(code, error.message().to_owned())
             .with_provider(self.kind)
@@ -165,7 +142,6 @@ impl VercelClient {
         &self,
         session_id: &str,
         command: &Command,
-        caps: OutputCaps,
         signal: Option<&AbortSignal>,
     ) -> Result<CommandOutcome> {
         let body = RunCommandRequest {
@@ -180,23 +156,23 @@ impl VercelClient {
         };
         let request = self.json_request("POST", &format!("/v2/sandboxes/sessions/{session_id}/cmd"), &body)?;
         let response = self.send(&request, RequestSafety::NonIdempotent, Operation::Exec, signal).await?;
-        let content_type = response.headers().get("content-type").ok().flatten().unwrap_or_default();
+        let content_type = response.headers().get("content-type").unwrap_or_default();
         if !content_type.starts_with("application/x-ndjson") {
             return Err(self.error(Operation::Exec, format!("expected a stream of command data, got content-type {content_type:?}")));
         }
         let mut chunks = BodyChunks::new(&response).map_err(|e| self.send_error(Operation::Exec, e))?;
         let result = self
-            .read_command_stream(&mut chunks, caps)
+            .read_command_stream(&mut chunks, command)
             .await
             .map_err(|e| e.with_provider(self.kind).with_operation(Operation::Exec));
         chunks.cancel();
         result
     }
 
-    async fn read_command_stream(&self, chunks: &mut BodyChunks, caps: OutputCaps) -> Result<CommandOutcome> {
+    async fn read_command_stream(&self, chunks: &mut BodyChunks, command: &Command) -> Result<CommandOutcome> {
         let mut reader = NdjsonReader::default();
-        let mut stdout = TailBuffer::new(caps.stdout_bytes);
-        let mut stderr = TailBuffer::new(caps.stderr_bytes);
+        let mut stdout = TailBuffer::new(command.max_stdout_bytes);
+        let mut stderr = TailBuffer::new(command.max_stderr_bytes);
         loop {
             let chunk = chunks.next_chunk().await.map_err(|e| self.send_error(Operation::Exec, e))?;
             let (lines, ended) = match chunk {

@@ -2,10 +2,122 @@
 //! (`shared/reference/vercel-sandbox-protocol.md`). The `local` provider is this same protocol
 //! pointed at the local Box host.
 //!
-//! Upstream vocabulary (`sessionId`, `cmdId`, `runCommand`) stays in [`wire`] and [`client`];
-//! [`crate::session`] speaks of Boxes and Commands.
+//! Upstream vocabulary (`sessionId`, `cmdId`, `runCommand`), the tar write format ([`archive`])
+//! and the NDJSON command stream stay in this folder; [`VercelProvider`] and [`VercelBox`] speak
+//! of Boxes, Commands and files to the layers above.
 
+pub mod archive;
+pub mod options;
 pub mod wire;
 
 #[cfg(target_arch = "wasm32")]
 pub mod client;
+
+pub use options::{VercelEndpoint, VercelOptions, DEFAULT_BASE_URL};
+
+#[cfg(target_arch = "wasm32")]
+pub use session::{VercelBox, VercelProvider};
+
+#[cfg(target_arch = "wasm32")]
+mod session {
+    use std::rc::Rc;
+
+    use web_sys::AbortSignal;
+
+    use super::archive::write_tar_gz;
+    use super::client::VercelClient;
+    use super::options::VercelEndpoint;
+    use super::wire::CreateSandboxRequest;
+    use crate::command::{Command, CommandOutcome};
+    use crate::error::Result;
+    use crate::http::fetch::Fetcher;
+    use crate::provider::{BoxSpec, ProviderKind};
+    use crate::transfer::box_file::BoxFile;
+
+    /// Opens Vercel sessions (Boxes) with one client.
+    #[derive(Debug)]
+    pub struct VercelProvider {
+        client: Rc<VercelClient>,
+        project_id: Option<String>,
+        network_policy: Option<serde_json::Value>,
+    }
+
+    impl VercelProvider {
+        /// A provider for `endpoint`, reporting errors as `kind` (`vercel`, or `local` for the
+        /// local Box host). Sends nothing.
+        pub fn new(endpoint: VercelEndpoint, network_policy: Option<serde_json::Value>, fetcher: Fetcher, kind: ProviderKind) -> VercelProvider {
+            let project_id = endpoint.project_id.clone();
+            VercelProvider { client: Rc::new(VercelClient::new(endpoint, fetcher, kind)), project_id, network_policy }
+        }
+
+        /// Creates a sandbox and its session: `POST /v3/sandboxes` with `persistent: false`.
+        ///
+        /// # Errors
+        /// `SANDBOX_TRANSPORT_ERROR` / `SANDBOX_PROVIDER_UNAVAILABLE` (with the upstream status).
+        pub async fn open(&self, spec: &BoxSpec, signal: Option<&AbortSignal>) -> Result<VercelBox> {
+            let body = CreateSandboxRequest {
+                project_id: self.project_id.clone(),
+                ports: Vec::new(),
+                timeout: spec.lifetime_ms,
+                runtime: None,
+                network_policy: self.network_policy.clone(),
+                env: None,
+                persistent: Some(false),
+            };
+            let created = self.client.create_sandbox(&body, signal).await?;
+            Ok(VercelBox {
+                client: self.client.clone(),
+                session_id: created.session.id,
+                cwd: created.session.cwd,
+                execution_authority: created.session.execution_authority,
+            })
+        }
+    }
+
+    /// One Vercel session (a Box).
+    #[derive(Debug)]
+    pub struct VercelBox {
+        client: Rc<VercelClient>,
+        session_id: String,
+        cwd: String,
+        execution_authority: Option<serde_json::Value>,
+    }
+
+    impl VercelBox {
+        /// `vercel`, or `local` for a session of the local Box host.
+        pub fn provider(&self) -> ProviderKind {
+            self.client.kind()
+        }
+
+        /// The session cwd, e.g. `/vercel/sandbox`.
+        pub fn cwd(&self) -> &str {
+            &self.cwd
+        }
+
+        /// The `executionAuthority` the local Box host adds to its create answer (Vercel sends none).
+        pub fn reported_execution_authority(&self) -> Option<&serde_json::Value> {
+            self.execution_authority.as_ref()
+        }
+
+        /// Writes `files` as one gzip'd tar extracted at `/` (`fs/write`).
+        pub async fn write_files(&self, files: &[BoxFile], signal: Option<&AbortSignal>) -> Result<()> {
+            let archive = write_tar_gz(files)?;
+            self.client.write_files(&self.session_id, archive, signal).await
+        }
+
+        /// Runs `command` and waits for it (`cmd` with `wait: true`, NDJSON logs).
+        pub async fn exec(&self, command: &Command, signal: Option<&AbortSignal>) -> Result<CommandOutcome> {
+            self.client.run_command(&self.session_id, command, signal).await
+        }
+
+        /// Reads a file (`fs/read`); `None` on 404.
+        pub async fn read_file(&self, path: &str, signal: Option<&AbortSignal>) -> Result<Option<Vec<u8>>> {
+            self.client.read_file(&self.session_id, path, signal).await
+        }
+
+        /// Stops the session (`stop`).
+        pub async fn close(&self) -> Result<()> {
+            self.client.stop_session(&self.session_id, None).await
+        }
+    }
+}

@@ -1,70 +1,17 @@
-//! The bundle: one gzip'd tar archive holding every file a Run writes into a Box, sent in one
-//! write request and extracted at `/`.
+//! The Vercel write format: one gzip'd tar archive holding every file a Run writes into a Box,
+//! sent in one `fs/write` request and extracted at `/`.
 //!
-//! Transfer layer, pure. Entry paths are relative (no leading `/`) and validated here; the
-//! archive holds regular-file entries only (the Box side creates parent directories). mtime is
-//! 0 so equal inputs give byte-identical archives.
+//! Provider layer (Vercel and the local Box host), pure. Entry paths are relative (no leading `/`)
+//! and checked with [`validate_relative_path`]; the archive holds regular-file entries only (the
+//! Box side creates parent directories). mtime is 0 so equal inputs give byte-identical archives.
 //!
 //! Source: vercel-sandbox-protocol.md §7.4 (Write files), §12; docs/internals.md "Box layout".
 
 use crate::error::{Error, ErrorCode, Result};
+use crate::transfer::box_file::{validate_relative_path, BoxFile};
 use flate2::write::GzEncoder;
 use flate2::Compression;
 use std::io::Write;
-
-/// One file of a bundle.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BundleEntry {
-    /// Path relative to the extract root (`/` in a Box), `/`-separated, e.g.
-    /// `vercel/sandbox/project/index.mjs`. Validated by [`validate_relative_path`].
-    pub path: String,
-    /// The file content.
-    pub bytes: Vec<u8>,
-    /// Unix permission bits, e.g. `0o644` or `0o755` (only `0o7777` is kept).
-    pub mode: u32,
-}
-
-/// Checks that `path` is a safe relative file path.
-///
-/// Allowed: non-empty, `/`-separated segments, no leading `/`, no empty (`a//b`, trailing `/`),
-/// `.` or `..` segment, no NUL byte.
-///
-/// # Errors
-/// `InvalidArgument` naming the path and the rule.
-pub fn validate_relative_path(path: &str) -> Result<()> {
-    match path_problem(path) {
-        None => Ok(()),
-        Some(why) => Err(Error::new(
-            ErrorCode::InvalidArgument,
-            format!(
-                "Invalid file path {}: {why}.",
-                serde_json::Value::from(path)
-            ),
-        )),
-    }
-}
-
-/// Why `path` is not a safe relative file path (see [`validate_relative_path`]), or `None`.
-pub(crate) fn path_problem(path: &str) -> Option<&'static str> {
-    if path.is_empty() {
-        Some("it is empty")
-    } else if path.contains('\0') {
-        Some("it contains a NUL byte")
-    } else if path.contains('\\') {
-        Some("it contains a backslash (use '/' separators)")
-    } else if path.starts_with('/') {
-        Some("it must be relative (no leading '/')")
-    } else if path.split('/').any(|segment| segment.is_empty()) {
-        Some("it has an empty segment")
-    } else if path
-        .split('/')
-        .any(|segment| segment == "." || segment == "..")
-    {
-        Some("it has a '.' or '..' segment")
-    } else {
-        None
-    }
-}
 
 /// Writes `entries` as one gzip-compressed tar archive (ustar headers; paths over 100 bytes use
 /// the ustar prefix field or a GNU long-name entry), in the given order.
@@ -74,7 +21,7 @@ pub(crate) fn path_problem(path: &str) -> Option<&'static str> {
 /// # Errors
 /// `InvalidArgument` when a path fails [`validate_relative_path`]; `RuntimeError` if the
 /// in-memory encoder fails.
-pub fn write_tar_gz(entries: &[BundleEntry]) -> Result<Vec<u8>> {
+pub fn write_tar_gz(entries: &[BoxFile]) -> Result<Vec<u8>> {
     for entry in entries {
         validate_relative_path(&entry.path)?;
     }
@@ -135,17 +82,17 @@ mod tests {
     #[test]
     fn round_trip() {
         let entries = vec![
-            BundleEntry {
+            BoxFile {
                 path: "vercel/sandbox/project/package.json".into(),
                 bytes: b"{}".to_vec(),
                 mode: 0o644,
             },
-            BundleEntry {
+            BoxFile {
                 path: "vercel/sandbox/.vite-hub/run.sh".into(),
                 bytes: b"#!/bin/sh\n".to_vec(),
                 mode: 0o755,
             },
-            BundleEntry {
+            BoxFile {
                 path: "empty".into(),
                 bytes: Vec::new(),
                 mode: 0o600,
@@ -169,12 +116,12 @@ mod tests {
         let long_name = format!("vercel/sandbox/project/{}.txt", "n".repeat(150));
         let deep = format!("vercel/sandbox/{}/file.mjs", ["segment"; 50].join("/"));
         let entries = vec![
-            BundleEntry {
+            BoxFile {
                 path: long_name.clone(),
                 bytes: b"a".to_vec(),
                 mode: 0o644,
             },
-            BundleEntry {
+            BoxFile {
                 path: deep.clone(),
                 bytes: b"b".to_vec(),
                 mode: 0o644,
@@ -187,45 +134,8 @@ mod tests {
     }
 
     #[test]
-    fn bad_paths_are_invalid_arguments() {
-        let cases = [
-            ("", "Invalid file path \"\": it is empty."),
-            (
-                "/etc/passwd",
-                "Invalid file path \"/etc/passwd\": it must be relative (no leading '/').",
-            ),
-            (
-                "a/../b",
-                "Invalid file path \"a/../b\": it has a '.' or '..' segment.",
-            ),
-            (
-                "..",
-                "Invalid file path \"..\": it has a '.' or '..' segment.",
-            ),
-            (
-                "./a",
-                "Invalid file path \"./a\": it has a '.' or '..' segment.",
-            ),
-            (
-                "a//b",
-                "Invalid file path \"a//b\": it has an empty segment.",
-            ),
-            ("a/", "Invalid file path \"a/\": it has an empty segment."),
-            (
-                "a\0b",
-                "Invalid file path \"a\\u0000b\": it contains a NUL byte.",
-            ),
-        ];
-        for (path, message) in cases {
-            let entry = BundleEntry {
-                path: path.into(),
-                bytes: Vec::new(),
-                mode: 0o644,
-            };
-            let err = write_tar_gz(&[entry]).unwrap_err();
-            assert_eq!(err.code(), ErrorCode::InvalidArgument);
-            assert_eq!(err.message(), message);
-        }
-        validate_relative_path("a/b.c/.hidden/x..y").unwrap();
+    fn bad_paths_are_refused_before_encoding() {
+        let entry = BoxFile { path: "a/../b".into(), bytes: Vec::new(), mode: 0o644 };
+        assert_eq!(write_tar_gz(&[entry]).unwrap_err().code(), ErrorCode::InvalidArgument);
     }
 }

@@ -1,7 +1,7 @@
 //! Which Provider supplies Boxes: `vercel`, `cloudflare` or `local`.
 //!
-//! Pure value type shared by every layer (errors carry it, config selects it). No provider
-//! behaviour lives here: a provider's protocol belongs in its own `provider/<name>` module.
+//! Vocabulary at the bottom of the layering (it imports nothing of the crate): errors carry it,
+//! config selects it. No provider behaviour lives here: a provider belongs in `provider/<name>/`.
 
 use serde::{Deserialize, Serialize};
 

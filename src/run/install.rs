@@ -1,11 +1,45 @@
-//! The message of a failed package install: the command, its exit code and the last lines of
-//! both its stdout and stderr (pnpm prints `ERR_PNPM_*` to stdout, npm to stderr), bounded so the
-//! whole message stays under [`crate::error::MAX_MESSAGE_BYTES`].
+//! The install step of a Run: the Command that installs a Definition's dependencies at the
+//! install root, and the error of a failed install: the command, its exit code and the last
+//! lines of both its stdout and stderr (pnpm prints `ERR_PNPM_*` to stdout, npm to stderr),
+//! bounded so the whole message stays under [`crate::error::MAX_MESSAGE_BYTES`].
+//!
+//! Pure (unit-tested natively).
 
-/// Bytes of stdout asked of the Box for an install (the last ones; `OutputCaps`).
+use std::collections::BTreeMap;
+
+use crate::command::{Command, CommandOutcome};
+use crate::definition::install::InstallPlan;
+use crate::error::{Error, ErrorCode, Operation};
+use crate::provider::ProviderKind;
+
+/// Bytes of stdout asked of the Box for an install (the last ones).
 pub const INSTALL_STDOUT_BYTES: usize = 6 * 1024;
-/// Bytes of stderr asked of the Box for an install (the last ones; `OutputCaps`).
+/// Bytes of stderr asked of the Box for an install (the last ones).
 pub const INSTALL_STDERR_BYTES: usize = 8 * 1024;
+
+/// The install Command of `plan`, run in `project_dir` (absolute Box path), killed after
+/// `timeout_ms` (the Run's remaining time).
+pub fn install_command(plan: &InstallPlan, project_dir: String, timeout_ms: Option<u64>) -> Command {
+    Command {
+        program: plan.command.clone(),
+        args: plan.args.clone(),
+        cwd: Some(project_dir),
+        env: BTreeMap::new(),
+        timeout_ms,
+        max_stdout_bytes: INSTALL_STDOUT_BYTES,
+        max_stderr_bytes: INSTALL_STDERR_BYTES,
+    }
+}
+
+/// `SANDBOX_EXECUTION_ERROR` for an install that exited with `outcome.exit_code != 0`, with the
+/// exit code, operation `install` and [`install_failure_message`].
+pub fn install_failure(plan: &InstallPlan, outcome: &CommandOutcome, provider: ProviderKind) -> Error {
+    let command_line = format!("{} {}", plan.command, plan.args.join(" "));
+    Error::new(ErrorCode::ExecutionError, install_failure_message(&command_line, outcome.exit_code, &outcome.stdout, &outcome.stderr))
+        .with_exit_code(outcome.exit_code)
+        .with_operation(Operation::Install)
+        .with_provider(provider)
+}
 
 /// Whether a line says nothing about the failure: empty lines, npm's bare `npm error` /
 /// `npm notice` lines, and npm's "A complete log of this run can be found in: <path>" (a path

@@ -8,9 +8,12 @@
 //!
 //! Source: DESIGN.md §5 (Response contract), STYLE.md §2.4 (Error type).
 
-use crate::provider::kind::ProviderKind;
+use crate::provider_kind::ProviderKind;
 use serde_json::{Map, Value};
 use std::fmt;
+
+#[cfg(target_arch = "wasm32")]
+pub mod js;
 
 /// Upper bound of a public error message, in bytes (16 KiB), including the `…` marker.
 pub const MAX_MESSAGE_BYTES: usize = 16_384;
@@ -244,6 +247,25 @@ pub struct Error {
 pub type Result<T> = std::result::Result<T, Error>;
 
 impl Error {
+    /// The same error without its `source` (an error kept in a resolved config is handed to each
+    /// Run that needs it; the source chain stays with the original).
+    pub fn to_public(&self) -> Error {
+        let inner = &self.inner;
+        Error {
+            inner: Box::new(Inner {
+                code: inner.code,
+                message: inner.message.clone(),
+                provider: inner.provider,
+                operation: inner.operation,
+                direction: inner.direction,
+                upstream_status: inner.upstream_status,
+                retry_after_ms: inner.retry_after_ms,
+                details: inner.details.clone(),
+                source: None,
+            }),
+        }
+    }
+
     /// A new error with `code` and `message` (kept as given; bounded only in the public body).
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Error {
         Error {

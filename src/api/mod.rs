@@ -1,0 +1,270 @@
+//! The only `#[wasm_bindgen]` exports of the runtime module: JS values in, decode, call the core,
+//! encode out. Exports return `Result<_, Error>`: wasm-bindgen throws the [`Error`] as a
+//! `SandboxError` (see [`crate::error::js`]), so no export builds a JS error by hand.
+//!
+//! State of one isolate (registry, resolved config, loader) lives here in thread-locals; wasm is
+//! single-threaded. No `RefCell` borrow is held while JS code runs (a loader, a fetch or a host
+//! starter may call back into the module).
+
+mod definition_object;
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use js_sys::{Object, Reflect};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use web_sys::AbortSignal;
+
+use crate::config::SandboxConfig;
+use crate::definition::{validate_name, Definition};
+use crate::error::js::js_message;
+use crate::error::{Error, ErrorCode, Result};
+use crate::http::fetch::Fetcher;
+use crate::provider::local::host;
+use crate::response::error_response;
+use crate::run::timing::ServerTiming;
+use crate::run::{run_definition, RunOptions};
+use crate::runtime_config::RuntimeConfig;
+use definition_object::{definition_source, get, invalid, summary};
+
+pub use crate::error::js::to_js_error;
+
+thread_local! {
+    static REGISTRY: RefCell<BTreeMap<String, Rc<Definition>>> = const { RefCell::new(BTreeMap::new()) };
+    /// The resolved config; `None` until the first `configureSandbox` (defaults are used then).
+    static RUNTIME: RefCell<Option<Rc<RuntimeConfig>>> = const { RefCell::new(None) };
+    static LOADER: RefCell<Option<js_sys::Function>> = const { RefCell::new(None) };
+    /// Definitions parsed from the loader, by name, with the `digest` they were parsed from.
+    static LOADED: RefCell<BTreeMap<String, (String, Rc<Definition>)>> = const { RefCell::new(BTreeMap::new()) };
+}
+
+/// `registerSandbox(name, { files: [{ path, content: string | Uint8Array, mode?, encoding? }],
+/// packagePath?, entry?, timeout? })`: adds a Definition to the programmatic registry (replacing
+/// one of the same name). Files are relative to the install root; the package is at
+/// `packagePath`. A string `content` is UTF-8 text, or base64 bytes when the file has
+/// `encoding: "base64"` (what the Vite plugin generates). Other keys of the definition object are
+/// ignored. TypeScript sources must come with their compiled `.mjs` siblings (see
+/// `readDefinitionDirectory`).
+///
+/// Throws a `SandboxError` with code `SANDBOX_INVALID_ARGUMENT` when the name or the package is
+/// invalid (the message says which rule and how to fix it).
+#[wasm_bindgen(js_name = registerSandbox)]
+pub fn register_sandbox(name: JsValue, definition: JsValue) -> Result<()> {
+    let name = name.as_string().ok_or_else(|| invalid("Sandbox name must be a string"))?;
+    let definition = Definition::from_source(&name, definition_source(&definition)?)?;
+    REGISTRY.with(|r| r.borrow_mut().insert(name, Rc::new(definition)));
+    Ok(())
+}
+
+/// `unregisterSandbox(name) → boolean`: removes a Definition; `true` when it existed.
+#[wasm_bindgen(js_name = unregisterSandbox)]
+pub fn unregister_sandbox(name: String) -> bool {
+    REGISTRY.with(|r| r.borrow_mut().remove(&name).is_some())
+}
+
+/// `listSandboxes() → Array<{ name, entry, packagePath, timeoutMs, packageManager, install,
+/// digest }>`, sorted by name. `packageManager` is the installing manager (`null` when nothing is
+/// installed); `install` is `{ command, args, cwd: "." }` or `null`.
+#[wasm_bindgen(js_name = listSandboxes)]
+pub fn list_sandboxes() -> js_sys::Array {
+    REGISTRY.with(|r| r.borrow().values().map(|d| summary(d)).collect())
+}
+
+/// `validateSandboxDefinition(name, definition) → summary` (the shape of one `listSandboxes()` item):
+/// runs every check of `registerSandbox` without registering (the Vite plugin calls it before
+/// writing generated files, so a broken edit never replaces the last good state).
+///
+/// Throws `SANDBOX_INVALID_ARGUMENT` exactly as `registerSandbox` does.
+#[wasm_bindgen(js_name = validateSandboxDefinition)]
+pub fn validate_sandbox_definition(name: JsValue, definition: JsValue) -> Result<JsValue> {
+    let name = name.as_string().ok_or_else(|| invalid("Sandbox name must be a string"))?;
+    let definition = Definition::from_source(&name, definition_source(&definition)?)?;
+    Ok(summary(&definition))
+}
+
+/// `configureSandbox(config)`: resolves the isolate's config once (shape in [`SandboxConfig`]):
+/// transfer limits and the provider every later Run uses. A `fetch` key (a function) replaces the
+/// global `fetch` for provider calls. Starts nothing: the in-process local Box host is started by
+/// the first Run that needs it and kept for the isolate, whatever later calls configure.
+///
+/// # Errors
+/// `SANDBOX_INVALID_ARGUMENT` for unknown keys, bad values or limits out of range (the previous
+/// config stays in force).
+#[wasm_bindgen(js_name = configureSandbox)]
+pub fn configure_sandbox(config: JsValue) -> Result<()> {
+    let fetch = get(&config, "fetch", "config")?;
+    let fetcher = if fetch.is_undefined() {
+        Fetcher::Global
+    } else {
+        Fetcher::Function(fetch.dyn_into::<js_sys::Function>().map_err(|_| invalid("config.fetch must be a function"))?)
+    };
+    let plain = Object::new();
+    for key in Reflect::own_keys(&config).map_err(|e| invalid(format!("config could not be read: {}", js_message(&e))))?.iter() {
+        if key.as_string().as_deref() == Some("fetch") {
+            continue;
+        }
+        let value = Reflect::get(&config, &key).map_err(|e| invalid(format!("config could not be read: {}", js_message(&e))))?;
+        let _ = Reflect::set(&plain, &key, &value);
+    }
+    let plain: JsValue = plain.into();
+    check_nesting(&plain, 0)?;
+    // Through serde_json::Value: serde-wasm-bindgen reads only a struct's known fields, so
+    // `deny_unknown_fields` would not see a misspelled key.
+    let json: serde_json::Value = serde_wasm_bindgen::from_value(plain).map_err(|e| invalid(format!("invalid sandbox config: {e}")))?;
+    let parsed: SandboxConfig = serde_json::from_value(json).map_err(|e| invalid(format!("invalid sandbox config: {e}")))?;
+    let resolved = RuntimeConfig::resolve(&parsed, fetcher)?;
+    RUNTIME.with(|r| *r.borrow_mut() = Some(Rc::new(resolved)));
+    Ok(())
+}
+
+/// Registers `() => Promise<{ baseUrl, token }>` that starts an in-process local Box host (set by
+/// the Node entry; `null` removes it).
+#[wasm_bindgen(js_name = setLocalBoxHostStarter)]
+pub fn set_local_box_host_starter(starter: Option<js_sys::Function>) {
+    host::set_starter(starter);
+}
+
+/// Forgets the in-process local Box host (after the Node entry closed it); the next Run that needs
+/// it starts a new one.
+#[wasm_bindgen(js_name = forgetLocalBoxHost)]
+pub fn forget_local_box_host() {
+    host::forget_started();
+}
+
+/// Deepest config nesting accepted (the deepest documented shape, a `networkPolicy`, has 4).
+const MAX_CONFIG_DEPTH: u32 = 32;
+
+/// Refuses config values nested deeper than [`MAX_CONFIG_DEPTH`] (or cyclic) before serde walks
+/// them recursively.
+fn check_nesting(value: &JsValue, depth: u32) -> Result<()> {
+    if !value.is_object() || value.is_function() {
+        return Ok(());
+    }
+    if depth >= MAX_CONFIG_DEPTH {
+        return Err(invalid(format!("invalid sandbox config: values nest deeper than {MAX_CONFIG_DEPTH} levels")));
+    }
+    let keys = Reflect::own_keys(value).map_err(|e| invalid(format!("config could not be read: {}", js_message(&e))))?;
+    for key in keys.iter() {
+        let child = Reflect::get(value, &key).map_err(|e| invalid(format!("config could not be read: {}", js_message(&e))))?;
+        check_nesting(&child, depth + 1)?;
+    }
+    Ok(())
+}
+
+fn runtime_config() -> Result<Rc<RuntimeConfig>> {
+    if let Some(resolved) = RUNTIME.with(|r| r.borrow().clone()) {
+        return Ok(resolved);
+    }
+    let resolved = Rc::new(RuntimeConfig::resolve(&SandboxConfig::default(), Fetcher::Global)?);
+    RUNTIME.with(|r| *r.borrow_mut() = Some(resolved.clone()));
+    Ok(resolved)
+}
+
+struct CallOptions {
+    context: JsValue,
+    signal: Option<AbortSignal>,
+}
+
+fn call_options(options: &JsValue) -> Result<CallOptions> {
+    if options.is_undefined() || options.is_null() {
+        return Ok(CallOptions { context: JsValue::UNDEFINED, signal: None });
+    }
+    if !options.is_object() {
+        return Err(invalid("runSandbox options must be an object { context?, signal?, sandboxId? }"));
+    }
+    let keys = Reflect::own_keys(options).map_err(|e| invalid(format!("runSandbox options could not be read: {}", js_message(&e))))?;
+    for key in keys.iter() {
+        let key = key.as_string().unwrap_or_else(|| "a symbol".to_owned());
+        if !matches!(key.as_str(), "context" | "signal" | "sandboxId") {
+            return Err(invalid(format!("unknown runSandbox option {key:?}; expected context, signal or sandboxId")));
+        }
+    }
+    let signal = get(options, "signal", "runSandbox options")?;
+    let signal = if signal.is_undefined() {
+        None
+    } else {
+        Some(signal.dyn_into::<AbortSignal>().map_err(|_| invalid("runSandbox option signal must be an AbortSignal"))?)
+    };
+    Ok(CallOptions { context: get(options, "context", "runSandbox options")?, signal })
+}
+
+/// `runSandbox(name, payload?, { context?, signal?, sandboxId? }) → Promise<Response>`.
+///
+/// Resolves to `200` JSON with the entry's result (204 for `undefined`, binary for a top-level
+/// `Blob`/`Uint8Array`, the entry's own `Response` revived), or to a non-2xx JSON
+/// `{"error":{"code","message","details"?}}` (codes in DESIGN.md §5). Rejects only with the
+/// reason of the caller's `signal`.
+#[wasm_bindgen(js_name = runSandbox)]
+pub async fn run_sandbox(name: JsValue, payload: JsValue, options: JsValue) -> std::result::Result<web_sys::Response, JsValue> {
+    let mut timing = ServerTiming::start();
+    let prepared = prepare_run(&name, &options).await;
+    let (definition, run_options) = match prepared {
+        Ok(prepared) => prepared,
+        Err(error) => {
+            if let Some(signal) = call_options(&options).ok().and_then(|o| o.signal).filter(AbortSignal::aborted) {
+                return Err(signal.reason());
+            }
+            timing.mark("resolve");
+            return error_response(&error, &timing);
+        }
+    };
+    run_definition(&definition, &payload, run_options).await
+}
+
+async fn prepare_run(name: &JsValue, options: &JsValue) -> Result<(Rc<Definition>, RunOptions)> {
+    let name = name.as_string().ok_or_else(|| invalid("Sandbox name must be a string"))?;
+    validate_name(&name)?;
+    let call = call_options(options)?;
+    let registered = REGISTRY.with(|r| r.borrow().get(&name).cloned());
+    let definition = match registered {
+        Some(definition) => definition,
+        None => load_definition(&name)
+            .await?
+            .ok_or_else(|| Error::new(ErrorCode::NotFound, format!("Sandbox \"{name}\" was not found: no Definition with that name is registered.")))?,
+    };
+    let resolved = runtime_config()?;
+    let provider = resolved.provider.as_ref().map(Rc::clone).map_err(Error::to_public)?;
+    Ok((definition, RunOptions { context: call.context, signal: call.signal, provider, limits: resolved.limits }))
+}
+
+/// `setSandboxDefinitionLoader(loader | null)`: the lazy registry seam. `runSandbox(name)` calls
+/// `loader(name) → Promise<definition | undefined>` when `name` is not in the programmatic
+/// registry (`registerSandbox` wins). `definition` is the object `registerSandbox` takes, plus an
+/// optional `digest` string: a Definition is parsed once per `(name, digest)` and reused while the
+/// loader returns the same digest, so an edited Definition (new digest) is re-read, never served
+/// stale; without `digest` it is parsed on every run. Set by the facade the Vite plugin generates.
+#[wasm_bindgen(js_name = setSandboxDefinitionLoader)]
+pub fn set_sandbox_definition_loader(loader: Option<js_sys::Function>) {
+    LOADER.with(|l| *l.borrow_mut() = loader);
+    LOADED.with(|l| l.borrow_mut().clear());
+}
+
+/// Asks the loader for `name`. `Ok(None)`: no loader, or it has no such Definition.
+///
+/// # Errors
+/// `SANDBOX_RUNTIME_ERROR` when the loader throws or rejects (its message is kept);
+/// `SANDBOX_INVALID_ARGUMENT` when the loaded Definition is invalid.
+async fn load_definition(name: &str) -> Result<Option<Rc<Definition>>> {
+    let Some(loader) = LOADER.with(|l| l.borrow().clone()) else { return Ok(None) };
+    let loader_error =
+        |e: JsValue| Error::new(ErrorCode::RuntimeError, format!("the sandbox registry could not load \"{name}\": {}", js_message(&e)));
+    let returned = loader.call1(&JsValue::NULL, &JsValue::from_str(name)).map_err(loader_error)?;
+    let loaded = wasm_bindgen_futures::JsFuture::from(js_sys::Promise::resolve(&returned)).await.map_err(loader_error)?;
+    if loaded.is_undefined() || loaded.is_null() {
+        return Ok(None);
+    }
+    let digest = get(&loaded, "digest", "the loaded definition")?.as_string();
+    if let Some(digest) = &digest {
+        let cached = LOADED.with(|l| l.borrow().get(name).filter(|(d, _)| d == digest).map(|(_, def)| def.clone()));
+        if cached.is_some() {
+            return Ok(cached);
+        }
+    }
+    let definition = Rc::new(Definition::from_source(name, definition_source(&loaded)?)?);
+    if let Some(digest) = digest {
+        LOADED.with(|l| l.borrow_mut().insert(name.to_owned(), (digest, definition.clone())));
+    }
+    Ok(Some(definition))
+}

@@ -1,0 +1,96 @@
+//! The isolate's in-process local Box host: one owner, started once, on first use.
+//!
+//! In Node the glue registers a starter (`setLocalBoxHostStarter`) that starts the host
+//! in-process; the first Run that needs it starts it and every later Run (whatever
+//! `configureSandbox` said in between) shares it, until the glue closes it and calls
+//! [`forget_started`]. Elsewhere (Workers, browsers) there is no starter: `local.baseUrl` and
+//! `local.token` must name a running host (`vite-hub-sandbox host`).
+
+use std::cell::RefCell;
+
+use serde::Deserialize;
+use wasm_bindgen::JsValue;
+use wasm_bindgen_futures::JsFuture;
+
+use crate::error::js::js_message;
+use crate::error::{Error, ErrorCode, Operation, Result};
+use crate::provider::ProviderKind;
+use crate::sys;
+
+/// Where a local Box host listens.
+#[derive(Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LocalHost {
+    /// e.g. `http://127.0.0.1:40123`.
+    pub base_url: String,
+    /// Bearer token (secret).
+    pub token: String,
+}
+
+impl std::fmt::Debug for LocalHost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LocalHost").field("base_url", &self.base_url).field("token", &"[redacted]").finish()
+    }
+}
+
+thread_local! {
+    static STARTER: RefCell<Option<js_sys::Function>> = const { RefCell::new(None) };
+    static STARTED: RefCell<Option<js_sys::Promise>> = const { RefCell::new(None) };
+}
+
+/// Registers the function that starts an in-process host: `() => Promise<{ baseUrl, token }>`.
+pub fn set_starter(starter: Option<js_sys::Function>) {
+    STARTER.with(|s| *s.borrow_mut() = starter);
+}
+
+/// Forgets the started host (after the glue closed it), so the next Run starts a new one.
+pub fn forget_started() {
+    STARTED.with(|s| *s.borrow_mut() = None);
+}
+
+fn unavailable(message: String) -> Error {
+    Error::new(ErrorCode::ProviderUnavailable, message).with_provider(ProviderKind::Local).with_operation(Operation::Create)
+}
+
+/// The in-process host, started on first use. The second value is the ms this call spent
+/// starting it: `Some` only for the call that started it (concurrent callers wait on the same
+/// start and get `None`).
+///
+/// # Errors
+/// `SANDBOX_PROVIDER_REQUIRED` when this runtime has no starter; `SANDBOX_PROVIDER_UNAVAILABLE`
+/// when starting failed (the next call tries again).
+pub async fn in_process_host() -> Result<(LocalHost, Option<f64>)> {
+    let started_at = sys::performance_now();
+    let (promise, starting) = match STARTED.with(|s| s.borrow().clone()) {
+        Some(promise) => (promise, false),
+        None => {
+            let starter = STARTER.with(|s| s.borrow().clone()).ok_or_else(|| {
+                Error::new(
+                    ErrorCode::ProviderRequired,
+                    "the local provider needs a running Box host here: set local.baseUrl and local.token (see `vite-hub-sandbox host`)",
+                )
+                .with_provider(ProviderKind::Local)
+            })?;
+            // No RefCell borrow is held while JS runs: the starter may call back into the module.
+            let value = starter
+                .call0(&JsValue::UNDEFINED)
+                .map_err(|e| unavailable(format!("the local Box host did not start: {}", js_message(&e))))?;
+            let promise = js_sys::Promise::resolve(&value);
+            STARTED.with(|s| *s.borrow_mut() = Some(promise.clone()));
+            (promise, true)
+        }
+    };
+    match JsFuture::from(promise).await {
+        Ok(value) => {
+            let host: LocalHost = serde_wasm_bindgen::from_value(value)
+                .map_err(|e| unavailable(format!("the local Box host starter returned an invalid value: {e}")))?;
+            Ok((host, starting.then(|| sys::performance_now() - started_at)))
+        }
+        Err(error) => {
+            if starting {
+                forget_started();
+            }
+            Err(unavailable(format!("the local Box host did not start: {}", js_message(&error))))
+        }
+    }
+}

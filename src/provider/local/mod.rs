@@ -1,0 +1,67 @@
+//! The `local` provider: the Vercel protocol against the local Box host, either a configured one
+//! (`local.baseUrl` + `local.token`) or the isolate's in-process one ([`host`]).
+
+pub mod options;
+
+#[cfg(target_arch = "wasm32")]
+pub mod host;
+
+pub use options::LocalOptions;
+
+#[cfg(target_arch = "wasm32")]
+pub use provider::LocalProvider;
+
+#[cfg(target_arch = "wasm32")]
+mod provider {
+    use web_sys::AbortSignal;
+
+    use super::{host, LocalOptions};
+    use crate::error::Result;
+    use crate::http::fetch::Fetcher;
+    use crate::provider::vercel::{VercelBox, VercelEndpoint, VercelProvider};
+    use crate::provider::{BoxSpec, ProviderKind};
+
+    /// Opens Boxes on a local Box host.
+    #[derive(Debug)]
+    pub struct LocalProvider {
+        options: LocalOptions,
+        fetcher: Fetcher,
+    }
+
+    impl LocalProvider {
+        /// A provider for `options`; requests go through `fetcher`. Starts nothing.
+        pub fn new(options: LocalOptions, fetcher: Fetcher) -> LocalProvider {
+            LocalProvider { options, fetcher }
+        }
+
+        /// Starts the in-process host when none is configured and it is not running yet; the ms
+        /// spent, for the call that started it.
+        ///
+        /// # Errors
+        /// Those of [`host::in_process_host`].
+        pub async fn ensure_ready(&self) -> Result<Option<f64>> {
+            if self.options.base_url.is_some() {
+                return Ok(None);
+            }
+            Ok(host::in_process_host().await?.1)
+        }
+
+        async fn endpoint(&self) -> Result<VercelEndpoint> {
+            let (base_url, token) = match &self.options.base_url {
+                Some(base_url) => (base_url.clone(), self.options.token.clone().unwrap_or_default()),
+                None => {
+                    let (host, _) = host::in_process_host().await?;
+                    (host.base_url, host.token)
+                }
+            };
+            Ok(VercelEndpoint { base_url, token, team_id: None, project_id: None })
+        }
+
+        /// Opens a Box on the host (`POST /v3/sandboxes`).
+        pub async fn open(&self, spec: &BoxSpec, signal: Option<&AbortSignal>) -> Result<VercelBox> {
+            let endpoint = self.endpoint().await?;
+            let provider = VercelProvider::new(endpoint, self.options.network_policy.clone(), self.fetcher.clone(), ProviderKind::Local);
+            provider.open(spec, signal).await
+        }
+    }
+}

@@ -1,0 +1,22 @@
+//! One Run: stage → install → execute → recover → close, on a
+//! [`BoxSession`](crate::provider::session::BoxSession), bounded by the Definition timeout,
+//! ending in a Web `Response` (DESIGN.md §3, §5).
+//!
+//! No provider is named here: everything provider-specific is behind
+//! [`Provider`](crate::provider::Provider) and the `BoxSession` it opens.
+
+pub mod install;
+
+#[cfg(target_arch = "wasm32")]
+pub mod orchestration;
+#[cfg(target_arch = "wasm32")]
+pub mod recover;
+#[cfg(target_arch = "wasm32")]
+pub mod signal;
+#[cfg(target_arch = "wasm32")]
+pub mod stage;
+#[cfg(target_arch = "wasm32")]
+pub mod timing;
+
+#[cfg(target_arch = "wasm32")]
+pub use orchestration::{run_definition, RunOptions};

@@ -1,0 +1,121 @@
+//! Recovering a Run's result: the result envelope framed on stdout with the run's nonce (or,
+//! when the frame is missing, the harness's output file), its result sidecars, and the revived
+//! JS value.
+//!
+//! Source: docs/internals.md "Envelopes" (result frame, `output.json`, sidecars); DESIGN.md §6.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+use wasm_bindgen::JsValue;
+use web_sys::AbortSignal;
+
+use crate::command::CommandOutcome;
+use crate::definition::Definition;
+use crate::error::{Direction, Error, ErrorCode, Result};
+use crate::harness::paths;
+use crate::provider::session::BoxSession;
+use crate::run::stage::box_path;
+use crate::transfer::envelope::revive_value;
+use crate::transfer::frame::{find_result_frame, parse_result_envelope, EnvelopeError};
+use crate::transfer::{TransferLimits, VALUE_MARKER};
+
+/// The entry's result as a JS value (`undefined`, a revived `Response`, or a value with its
+/// binary parts revived), from the outcome of the harness command.
+///
+/// # Errors
+/// `SANDBOX_HANDLER_ERROR` when the entry threw or no result was produced;
+/// `SANDBOX_SERIALIZATION_ERROR` / `SANDBOX_TRANSFER_LIMIT` (500) for a result the harness or
+/// the limits refuse; transport errors of the reads.
+pub async fn recover_result(
+    session: &BoxSession,
+    definition: &Definition,
+    nonce: &str,
+    outcome: &CommandOutcome,
+    limits: &TransferLimits,
+    signal: Option<&AbortSignal>,
+) -> Result<JsValue> {
+    let provider = session.provider();
+    let cwd = session.cwd().to_owned();
+    let envelope_json = match find_result_frame(&outcome.stdout, nonce) {
+        Some(json) => json.to_owned(),
+        None => match session.read_file(&box_path(&cwd, paths::OUTPUT_FILE), signal).await? {
+            Some(bytes) if !bytes.is_empty() => String::from_utf8(bytes)
+                .map_err(|_| Error::new(ErrorCode::HandlerError, "the harness output is not valid UTF-8").for_output())?,
+            _ => {
+                return Err(Error::new(
+                    ErrorCode::HandlerError,
+                    format!("Sandbox \"{}\" exited with code {} before producing a result.", definition.name, outcome.exit_code),
+                )
+                .with_exit_code(outcome.exit_code)
+                .with_provider(provider));
+            }
+        },
+    };
+    limits.check_output_bytes(envelope_json.len() as u64)?;
+    let envelope = parse_result_envelope(&envelope_json)?;
+    if !envelope.ok {
+        return Err(envelope_error(envelope.error, outcome.exit_code).with_provider(provider));
+    }
+    let Some(result) = envelope.result else { return Ok(JsValue::UNDEFINED) };
+    let mut ids = Vec::new();
+    collect_sidecar_ids(&result, &mut ids);
+    let mut sidecars = BTreeMap::new();
+    for id in ids {
+        let path = box_path(&cwd, &format!("{}.files/{id}", paths::OUTPUT_FILE));
+        let bytes = session.read_file(&path, signal).await?.ok_or_else(|| {
+            Error::new(ErrorCode::SerializationError, format!("Sandbox result sidecar {id} does not exist.")).for_output()
+        })?;
+        sidecars.insert(id, bytes);
+    }
+    let total: u64 = sidecars.values().map(|b| b.len() as u64).sum();
+    limits.check_sidecars(sidecars.len() as u32, total, Direction::Output)?;
+    if let Some(response) = crate::response::response_marker(&result) {
+        return response;
+    }
+    revive_value(&result, &|id| sidecars.get(&id).cloned())
+}
+
+/// The error of a result envelope with `ok: false`: transfer failures the harness detected keep
+/// their code (output side); anything else is the entry's own failure.
+fn envelope_error(error: Option<EnvelopeError>, exit_code: i32) -> Error {
+    let error = error.unwrap_or(EnvelopeError { name: None, message: None, code: None, details: None });
+    let message = error.message.unwrap_or_default();
+    let detail = |key: &str| error.details.as_ref().and_then(|d| d.get(key)).and_then(Value::as_u64);
+    match error.code.as_deref() {
+        Some("SANDBOX_SERIALIZATION_ERROR") => Error::new(ErrorCode::SerializationError, message).for_output(),
+        Some("SANDBOX_TRANSFER_LIMIT") => {
+            let limit = error.details.as_ref().and_then(|d| d.get("limit")).and_then(Value::as_str).unwrap_or("maxOutputBytes").to_owned();
+            Error::new(ErrorCode::TransferLimit, message)
+                .with_limit(&limit, detail("value").unwrap_or(0), detail("maximum").unwrap_or(0))
+                .for_output()
+        }
+        _ => Error::new(ErrorCode::HandlerError, message).with_exit_code(exit_code),
+    }
+}
+
+fn collect_sidecar_ids(value: &Value, ids: &mut Vec<u32>) {
+    match value {
+        Value::Array(items) => items.iter().for_each(|item| collect_sidecar_ids(item, ids)),
+        Value::Object(map) => {
+            if let Some(marker) = map.get(VALUE_MARKER).filter(|_| map.len() == 1) {
+                match marker.get("tag").and_then(Value::as_str) {
+                    Some("binary") => {
+                        if let Some(id) = marker.get("id").and_then(Value::as_u64).and_then(|id| u32::try_from(id).ok()) {
+                            ids.push(id);
+                        }
+                    }
+                    Some("object") => {
+                        if let Some(entries) = marker.get("entries").and_then(Value::as_array) {
+                            entries.iter().filter_map(|e| e.get(1)).for_each(|v| collect_sidecar_ids(v, ids));
+                        }
+                    }
+                    _ => {}
+                }
+                return;
+            }
+            map.values().for_each(|item| collect_sidecar_ids(item, ids));
+        }
+        _ => {}
+    }
+}

@@ -1,0 +1,53 @@
+//! The phases of one Run, for the `Server-Timing` header (W3C Server Timing, ms):
+//! `host`, `box`, `stage`, `install`, `exec`, `recover`, `close`; a Run that fails before a Box is
+//! opened shows `resolve`, `encode` or `host`.
+
+use crate::sys;
+
+/// Phase durations of a Run, for the `Server-Timing` header (W3C Server Timing).
+#[derive(Debug)]
+pub struct ServerTiming {
+    last_ms: f64,
+    phases: Vec<(&'static str, f64)>,
+    current: Option<&'static str>,
+}
+
+impl ServerTiming {
+    /// Starts the clock.
+    pub fn start() -> ServerTiming {
+        ServerTiming { last_ms: sys::performance_now(), phases: Vec::new(), current: None }
+    }
+
+    /// Names the phase now running, so a failure can close it with [`ServerTiming::end_current`].
+    pub fn begin(&mut self, name: &'static str) {
+        self.current = Some(name);
+    }
+
+    /// Ends the phase named by the last [`ServerTiming::begin`], if it was not marked already.
+    pub fn end_current(&mut self) {
+        if let Some(name) = self.current.take() {
+            self.mark(name);
+        }
+    }
+
+    /// Records phase `name` that took `ms` and ended now: the next phase starts now, and the
+    /// phase running before it is shortened by `ms` (so no time is counted twice).
+    pub fn record(&mut self, name: &'static str, ms: f64) {
+        self.phases.push((name, ms));
+        self.last_ms += ms;
+    }
+
+    /// Ends phase `name` now (it began when the previous phase ended).
+    pub fn mark(&mut self, name: &'static str) {
+        let now = sys::performance_now();
+        self.phases.push((name, now - self.last_ms));
+        self.last_ms = now;
+        self.current = None;
+    }
+
+    /// The header value, e.g. `box;dur=12.4, stage;dur=3.1, exec;dur=80.0, close;dur=2.2`.
+    pub fn header_value(&self) -> String {
+        self.phases.iter().map(|(name, ms)| format!("{name};dur={ms:.1}")).collect::<Vec<_>>().join(", ")
+    }
+}
+

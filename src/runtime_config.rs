@@ -1,0 +1,36 @@
+//! The resolved config of one isolate: what `configureSandbox` builds once and every Run reads.
+//!
+//! Built from a parsed [`SandboxConfig`] and the isolate's fetch: transfer limits (validated),
+//! and the provider built from [`SandboxConfig::provider_settings`]. A provider that cannot be
+//! chosen is kept as its error, so `configureSandbox` still succeeds and each Run answers with
+//! that error (as before a provider is needed, e.g. `SANDBOX_PROVIDER_REQUIRED` in production).
+//! Building sends no request and starts no host.
+
+use std::rc::Rc;
+
+use crate::config::SandboxConfig;
+use crate::error::{Error, Result};
+use crate::http::fetch::Fetcher;
+use crate::provider::Provider;
+use crate::transfer::TransferLimits;
+
+/// Limits and provider of every Run until the next `configureSandbox`.
+#[derive(Debug)]
+pub struct RuntimeConfig {
+    /// Transfer limits (bytes, depth, counts).
+    pub limits: TransferLimits,
+    /// The provider, or why none could be chosen.
+    pub provider: std::result::Result<Rc<Provider>, Error>,
+}
+
+impl RuntimeConfig {
+    /// Resolves `config` once.
+    ///
+    /// # Errors
+    /// `SANDBOX_INVALID_ARGUMENT` for transfer limits out of range.
+    pub fn resolve(config: &SandboxConfig, fetcher: Fetcher) -> Result<RuntimeConfig> {
+        let limits = config.transfer.resolve()?;
+        let provider = config.provider_settings().map(|settings| Rc::new(Provider::build(settings, fetcher)));
+        Ok(RuntimeConfig { limits, provider })
+    }
+}
