@@ -1,0 +1,80 @@
+// configureSandbox resolves the config once, and the isolate has one owner of its in-process local
+// Box host: configuring again never starts a second host. The run that starts the host shows it
+// as a `host` phase in Server-Timing. (This file uses the in-process host: no fixture host.)
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync, readlinkSync, readFileSync } from 'node:fs';
+import { configureSandbox, runSandbox, closeLocalBoxHost } from '@vite-hub/sandbox';
+import { defineTestSandbox, timingPhases } from './fixtures.mjs';
+
+after(async () => {
+  await closeLocalBoxHost();
+});
+
+/** TCP sockets in LISTEN state that this process holds (Linux /proc; the host's server is unref'd). */
+function listeningServers() {
+  const inodes = new Set();
+  for (const fd of readdirSync('/proc/self/fd')) {
+    try {
+      const match = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/self/fd/${fd}`));
+      if (match) inodes.add(match[1]);
+    } catch {}
+  }
+  let count = 0;
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    for (const line of readFileSync(table, 'utf8').split('\n').slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      if (fields[3] === '0A' && inodes.has(fields[9])) count += 1;
+    }
+  }
+  return count;
+}
+
+test('the run that starts the in-process host shows a host phase; later runs do not', async () => {
+  await closeLocalBoxHost();
+  configureSandbox({ provider: 'local' });
+  defineTestSandbox('config/first', 'export default (p) => ({ p });');
+  const first = await runSandbox('config/first', 1);
+  assert.equal(first.status, 200, await first.clone().text());
+  assert.deepEqual(timingPhases(first), ['host', 'box', 'stage', 'exec', 'recover', 'close']);
+  const second = await runSandbox('config/first', 2);
+  assert.deepEqual(timingPhases(second), ['box', 'stage', 'exec', 'recover', 'close']);
+});
+
+test('ten configureSandbox + run cycles leave one host and one listening socket', async () => {
+  await closeLocalBoxHost();
+  const before = listeningServers();
+  defineTestSandbox('config/cycle', 'export default (p) => ({ p });');
+  for (let i = 0; i < 10; i += 1) {
+    configureSandbox({ provider: 'local', transfer: { maxDepth: 16 + i } });
+    const response = await runSandbox('config/cycle', i);
+    assert.equal(response.status, 200);
+    assert.deepEqual(await response.json(), { p: i });
+  }
+  assert.equal(listeningServers() - before, 1, 'exactly one Box host listens');
+  await closeLocalBoxHost();
+  assert.equal(listeningServers(), before, 'closing it leaves none');
+});
+
+test('a config that fails validation keeps the previous one in force', async () => {
+  configureSandbox({ provider: 'local' });
+  assert.throws(() => configureSandbox({ provider: 'local', transfer: { maxDepth: 0 } }), (error) => {
+    assert.equal(error.name, 'SandboxError');
+    assert.equal(error.code, 'SANDBOX_INVALID_ARGUMENT');
+    assert.equal(error.status, 400);
+    return true;
+  });
+  defineTestSandbox('config/kept', 'export default () => "still local";');
+  const response = await runSandbox('config/kept');
+  assert.equal(response.status, 200);
+  assert.equal(await response.json(), 'still local');
+});
+
+test('a provider that cannot be chosen is reported by the run, with its own status', async () => {
+  configureSandbox({ provider: 'cloudflare' });
+  defineTestSandbox('config/cloudflare', 'export default () => 1;');
+  const response = await runSandbox('config/cloudflare');
+  assert.equal(response.status, 501);
+  assert.equal((await response.json()).error.code, 'SANDBOX_NOT_SUPPORTED');
+  configureSandbox({ provider: 'local' });
+});
