@@ -14,6 +14,14 @@ use crate::provider::vercel::VercelOptions;
 use crate::provider::{ProviderKind, ProviderSettings};
 use crate::transfer::TransferLimits;
 
+/// Every env variable the core reads: `NODE_ENV`, `SANDBOX_PROVIDER` and the providers' own
+/// (Vercel credentials). The JS glue hands over exactly these (generated from this list).
+pub fn env_names() -> Vec<&'static str> {
+    let mut names = vec!["NODE_ENV", "SANDBOX_PROVIDER"];
+    names.extend(crate::provider::vercel::options::ENV_NAMES);
+    names
+}
+
 /// The config object accepted by `configureSandbox(config)`.
 ///
 /// ```ts

@@ -55,7 +55,8 @@ pub const MAX_NAME_BYTES: usize = 200;
 pub const MAX_DEFINITION_BYTES: u64 = 64 * 1024 * 1024;
 
 /// The root entry file names, in the order they are listed in messages.
-const ENTRY_NAMES: [&str; 4] = ["index.ts", "index.mts", "index.js", "index.mjs"];
+/// The entry file names of a package Definition, in the order they are looked up.
+pub const ENTRY_NAMES: [&str; 4] = ["index.ts", "index.mts", "index.js", "index.mjs"];
 
 /// One file of a Definition, as read by the JS glue.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -159,13 +160,33 @@ pub fn validate_name(name: &str) -> Result<()> {
 pub fn is_excluded_path(path: &str) -> bool {
     let lower = path.to_ascii_lowercase();
     let base = lower.rsplit('/').next().unwrap_or(&lower);
-    lower == "bun.lockb"
-        || lower.split('/').any(|s| s == "node_modules" || s == ".git")
-        || base == ".env"
-        || base == ".envrc"
-        || base.starts_with(".env.")
-        || base == ".npmrc"
+    EXCLUDED.root_files.contains(&lower.as_str())
+        || lower.split('/').any(|s| EXCLUDED.directories.contains(&s))
+        || EXCLUDED.files.contains(&base)
+        || EXCLUDED.file_prefixes.iter().any(|prefix| base.starts_with(prefix))
 }
+
+/// The names [`is_excluded_path`] never ships (lowercase; compared ASCII case-insensitively).
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExcludedNames {
+    /// Directories excluded with everything below them, at any depth.
+    pub directories: &'static [&'static str],
+    /// File names excluded at any depth.
+    pub files: &'static [&'static str],
+    /// File name prefixes excluded at any depth (`.env.local`, `.env.production`).
+    pub file_prefixes: &'static [&'static str],
+    /// Paths excluded only at the Definition root.
+    pub root_files: &'static [&'static str],
+}
+
+/// The one list of never-shipped names.
+pub const EXCLUDED: ExcludedNames = ExcludedNames {
+    directories: &["node_modules", ".git"],
+    files: &[".env", ".envrc", ".npmrc"],
+    file_prefixes: &[".env."],
+    root_files: &["bun.lockb"],
+};
 
 /// The content digest of `files`: lowercase hex SHA-256 over, for each file in path order,
 /// `len(path) as u64 LE ‖ path ‖ mode flag (0, or 1 ‖ mode as u32 LE) ‖ len(content) as u64 LE ‖

@@ -31,7 +31,7 @@ pub const SANDBOXES_DIR: &str = "server/sandboxes";
 const IGNORED_FREE_FORM_PREFIXES: [&str; 2] = ["server/sandboxes/", "src/server/sandboxes/"];
 
 /// The entry file names of a package project, in the order they are listed in messages.
-const ENTRY_NAMES: [&str; 4] = ["index.ts", "index.mts", "index.js", "index.mjs"];
+use crate::definition::ENTRY_NAMES;
 
 /// The suffixes that make a file a free-form Definition.
 const FREE_FORM_SUFFIXES: [&str; 6] = [

@@ -20,6 +20,7 @@ pub mod config;
 pub mod definition;
 pub mod discovery;
 pub mod error;
+pub mod facts;
 pub mod harness;
 pub mod http;
 pub mod plugin;

@@ -64,20 +64,26 @@ fn limit_error(name: &str, value: u64, maximum: u64, direction: Direction) -> Er
 }
 
 impl TransferLimits {
+    /// Each limit by its public (camelCase) name, in a fixed order: `maxInputBytes`,
+    /// `maxOutputBytes` (bytes), `maxDepth` (levels), `maxSidecars` (count), `maxSidecarBytes`
+    /// (bytes). The names are those of `configureSandbox({ transfer })` and of error details.
+    pub fn named(&self) -> [(&'static str, u64); 5] {
+        [
+            ("maxInputBytes", self.max_input_bytes),
+            ("maxOutputBytes", self.max_output_bytes),
+            ("maxDepth", u64::from(self.max_depth)),
+            ("maxSidecars", u64::from(self.max_sidecars)),
+            ("maxSidecarBytes", self.max_sidecar_bytes),
+        ]
+    }
+
     /// Checks that every limit is a positive integer ≤ [`MAX_LIMIT_VALUE`].
     ///
     /// # Errors
     /// `InvalidArgument` naming the first offending limit, e.g.
     /// "transfer.maxDepth must be a positive integer <= 1073741824 (got 0)".
     pub fn validate(&self) -> Result<()> {
-        let values = [
-            ("maxInputBytes", self.max_input_bytes),
-            ("maxOutputBytes", self.max_output_bytes),
-            ("maxDepth", u64::from(self.max_depth)),
-            ("maxSidecars", u64::from(self.max_sidecars)),
-            ("maxSidecarBytes", self.max_sidecar_bytes),
-        ];
-        for (name, value) in values {
+        for (name, value) in self.named() {
             if value == 0 || value > MAX_LIMIT_VALUE {
                 return Err(Error::new(
                     ErrorCode::InvalidArgument,

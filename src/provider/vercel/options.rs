@@ -14,6 +14,17 @@ use serde::Deserialize;
 /// The default Vercel API base URL (protocol note §1).
 pub const DEFAULT_BASE_URL: &str = "https://vercel.com/api";
 
+/// The env variables the Vercel provider reads (credentials), in precedence order per value.
+pub const ENV_NAMES: [&str; 7] = [
+    "VITE_SANDBOX_TOKEN",
+    "VERCEL_TOKEN",
+    "VITE_SANDBOX_TEAM_ID",
+    "VERCEL_TEAM_ID",
+    "VITE_SANDBOX_PROJECT_ID",
+    "VERCEL_PROJECT_ID",
+    "VERCEL_OIDC_TOKEN",
+];
+
 /// `vercel` options of `configureSandbox`. `token`/`teamId`/`projectId` fall back to env
 /// `VITE_SANDBOX_*` then `VERCEL_*`, then `VERCEL_OIDC_TOKEN`.
 ///
