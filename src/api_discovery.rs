@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 
-use crate::api::to_js_error;
+use crate::js_error::to_js_error;
 use crate::discovery::{discover, discover_all, DiscoveredDefinition, DiscoveryInput};
 use crate::error::{Error, ErrorCode};
 

@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 
-use crate::api::to_js_error;
+use crate::js_error::to_js_error;
 use crate::definition::sandbox_options::{project_plan, sandbox_options, SandboxFileFacts};
 use crate::error::{Error, ErrorCode};
 

@@ -7,7 +7,7 @@
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
-use crate::api::to_js_error;
+use crate::js_error::to_js_error;
 use crate::definition::module_graph::{check_module_graph, ModuleGraphInput};
 use crate::error::{Error, ErrorCode};
 

@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 
-use crate::api::to_js_error;
+use crate::js_error::to_js_error;
 use crate::definition::workspace::{resolve_workspace, WorkspaceInput};
 use crate::error::{Error, ErrorCode};
 

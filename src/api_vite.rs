@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 
-use crate::api::to_js_error;
+use crate::js_error::to_js_error;
 use crate::error::{Error, ErrorCode};
 use crate::plugin::{artifact_stems, resolve_plugin_config};
 

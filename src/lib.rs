@@ -17,27 +17,31 @@
 pub mod command;
 pub mod config;
 pub mod definition;
+#[cfg(any(feature = "tooling", test))]
 pub mod discovery;
 pub mod error;
 pub mod harness;
 pub mod http;
 pub mod install_output;
+#[cfg(any(feature = "tooling", test))]
 pub mod plugin;
 pub mod provider;
 pub mod transfer;
 
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", feature = "runtime"))]
 pub mod api;
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", feature = "tooling"))]
 pub mod api_discovery;
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", feature = "tooling"))]
 pub mod api_free_form;
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", feature = "tooling"))]
 pub mod api_module_graph;
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", feature = "tooling"))]
 pub mod api_project;
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", feature = "tooling"))]
 pub mod api_vite;
+#[cfg(all(target_arch = "wasm32", feature = "tooling"))]
+pub mod js_error;
 #[cfg(target_arch = "wasm32")]
 pub mod response;
 #[cfg(target_arch = "wasm32")]
