@@ -46,7 +46,7 @@ async function bundle(conditions, platform) {
 test('the workerd entry bundles without Node built-ins and imports the .wasm as a module', async () => {
   const files = await bundle(['workerd', 'worker'], 'neutral');
   assert.ok(files.some((name) => name.endsWith('.wasm')), files.join(', '));
-  const source = readFileSync(`${dist}index.workerd.mjs`, 'utf8');
+  const source = readFileSync(`${dist}runtime/index.workerd.mjs`, 'utf8');
   assert.doesNotMatch(source, /from 'node:/);
 });
 

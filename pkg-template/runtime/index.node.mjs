@@ -1,15 +1,12 @@
 // Node 20+ entry: instantiates the wasm synchronously from disk and starts the local Box host
 // in-process the first time a Run needs the `local` provider.
-import { readFileSync } from 'node:fs';
-import * as wasm from './wasm/vite_hub_sandbox.js';
+import { wasm } from './wasm-node.mjs';
 import { createApi, defineSandbox } from './api.mjs';
-import { readDefinitionDirectory } from './definition-directory.mjs';
-
-wasm.initSync({ module: readFileSync(new URL('./wasm/vite_hub_sandbox_bg.wasm', import.meta.url)) });
+import { readDefinitionDirectory } from '../build/definition-directory.mjs';
 
 let localHost = null;
 wasm.setLocalBoxHostStarter(async () => {
-  const { startBoxHost } = await import('./box-host/index.mjs');
+  const { startBoxHost } = await import('../box-host/index.mjs');
   localHost = await startBoxHost({});
   localHost.unref?.();
   return { baseUrl: localHost.baseUrl, token: localHost.token };
@@ -20,8 +17,8 @@ api.configureSandbox({});
 
 export const { configureSandbox, registerSandbox, unregisterSandbox, listSandboxes, runSandbox, setSandboxDefinitionLoader } = api;
 export { readDefinitionDirectory, defineSandbox };
-export { prepareFreeFormDefinition } from './free-form.mjs';
-export { discoverDefinitions } from './discovery.mjs';
+export { prepareFreeFormDefinition } from '../build/free-form.mjs';
+export { discoverDefinitions } from '../build/discovery.mjs';
 
 /**
  * Reads a Definition folder (compiling its TypeScript; with `options.appRoot`, an enclosing pnpm

@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import * as wasm from './tooling-wasm.mjs';
-import { pickSandboxEnv } from './api.mjs';
+import { pickSandboxEnv } from '../runtime/api.mjs';
 import { GENERATED_DIR, generateSandboxArtifacts } from './generate.mjs';
 import { isSkippedDirectory } from './discovery.mjs';
 

@@ -3,10 +3,9 @@
 // (src/plugin.rs, `sandboxArtifactStems`); this file only serialises and writes.
 import fs from 'node:fs/promises';
 import path from 'node:path';
-// validateSandboxDefinition is a check of registerSandbox, so it lives in the runtime module
-// (instantiated by the Node entry); the naming rule is a tooling export.
-import * as wasm from './wasm/vite_hub_sandbox.js';
-import './index.node.mjs';
+// validateSandboxDefinition is a check of registerSandbox, so it lives in the runtime module;
+// the naming rule is a tooling export.
+import { wasm } from '../runtime/wasm-node.mjs';
 import { sandboxArtifactStems } from './tooling-wasm.mjs';
 import { discoverDefinitionsAndProblems } from './discovery.mjs';
 import { invalidArgument } from './sandbox-error.mjs';
