@@ -72,7 +72,7 @@ pub fn resolve_pnpm_workspace(request: JsValue) -> std::result::Result<JsValue, 
 
 /// `isExcludedPath(path: string) → boolean`: whether a project file or directory is never
 /// shipped ([`crate::definition::is_excluded_path`]; `path` is `/`-separated, relative to the
-/// install root). The Node walker (pkg-template/definition-project.mjs) asks this for every
+/// install root). The Node walker (pkg-template/build/definition-project.mjs) asks this for every
 /// entry, so the rule exists only in Rust. Never throws.
 #[wasm_bindgen(js_name = isExcludedPath)]
 pub fn is_excluded_path_export(path: &str) -> bool {
