@@ -115,7 +115,7 @@ async function host(args) {
 async function inspectDefinition(sandbox, root, definition) {
   const row = { name: definition.name, kind: definition.kind, path: definition.dir, entry: definition.entry, packageManager: null, timeoutMs: null, digest: null, packagePath: null, install: null };
   try {
-    const { prepareDefinition } = await import('./prepare.mjs');
+    const { prepareDefinition } = await import('./build/prepare.mjs');
     sandbox.registerSandbox(definition.name, (await prepareDefinition(root, definition)).definition);
   } catch (error) {
     // Free-form messages already start with <file>:<line>.
@@ -141,7 +141,7 @@ async function inspect(args) {
   if (positionals.length > 1) fail(`inspect takes at most one <app-root>\n${USAGE}`);
   const root = resolve(positionals[0] ?? '.');
   const sandbox = await import('@vite-hub/sandbox');
-  const { discoverDefinitionsAndProblems } = await import('./discovery.mjs');
+  const { discoverDefinitionsAndProblems } = await import('./build/discovery.mjs');
   let discovery;
   try {
     discovery = await discoverDefinitionsAndProblems(root);

@@ -1,35 +1,49 @@
-// Builds the npm package `@vite-hub/sandbox` into dist/: the wasm (wasm-pack, target web, so one
-// module serves Node, workerd and browsers) plus pkg-template/. Then links it at
-// node_modules/@vite-hub/sandbox so tests and examples import it by its public name.
+// Builds the npm package `@vite-hub/sandbox` into dist/: two wasm modules from the one crate
+// (wasm-pack, target web, so each serves Node, workerd and browsers) plus pkg-template/. Then
+// links it at node_modules/@vite-hub/sandbox so tests and examples import it by its public name.
+//
+// - runtime (`vite_hub_sandbox`, default features): what every runtime loads to run Definitions;
+// - tooling (`vite_hub_sandbox_tooling`, `--no-default-features --features tooling`): the
+//   build-time rules, loaded only in Node by the build steps (docs/internals.md, "Two wasm modules").
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync, rmSync, symlinkSync, existsSync, lstatSync, readdirSync, copyFileSync } from 'node:fs';
+import { cpSync, mkdirSync, rmSync, symlinkSync, existsSync, lstatSync, copyFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
-const wasmOut = join(root, 'target', 'wasm-pkg');
 
-execFileSync('wasm-pack', ['build', '--release', '--target', 'web', '--no-pack', '--out-dir', wasmOut, '--out-name', 'vite_hub_sandbox'], {
-  cwd: root,
-  stdio: 'inherit',
-});
+/** The wasm modules: wasm-pack `--out-name` and the cargo feature flags of each. */
+const WASM_MODULES = [
+  { name: 'vite_hub_sandbox', cargoArgs: [] },
+  { name: 'vite_hub_sandbox_tooling', cargoArgs: ['--no-default-features', '--features', 'tooling'] },
+];
 
 // Size: binaryen's wasm-opt from npm (pinned in package.json), not wasm-pack's (off in Cargo.toml:
 // the Debian build broke the reference-types table). The features are those rustc enables by
 // default for wasm32-unknown-unknown; the optimizer must not introduce others.
-const wasmFile = join(wasmOut, 'vite_hub_sandbox_bg.wasm');
 const WASM_FEATURES = ['reference-types', 'bulk-memory', 'nontrapping-float-to-int', 'sign-ext', 'mutable-globals', 'multivalue'];
-execFileSync(process.execPath, [join(root, 'node_modules', 'binaryen', 'bin', 'wasm-opt'), '-Oz', ...WASM_FEATURES.map((f) => `--enable-${f}`), wasmFile, '-o', wasmFile], {
-  cwd: root,
-  stdio: 'inherit',
-});
+
+for (const { name, cargoArgs } of WASM_MODULES) {
+  // One out-dir per module: wasm-pack empties it first.
+  const wasmOut = join(root, 'target', 'wasm-pkg', name);
+  execFileSync('wasm-pack', ['build', '--release', '--target', 'web', '--no-pack', '--out-dir', wasmOut, '--out-name', name, '--', ...cargoArgs], {
+    cwd: root,
+    stdio: 'inherit',
+  });
+  const wasmFile = join(wasmOut, `${name}_bg.wasm`);
+  execFileSync(process.execPath, [join(root, 'node_modules', 'binaryen', 'bin', 'wasm-opt'), '-Oz', ...WASM_FEATURES.map((f) => `--enable-${f}`), wasmFile, '-o', wasmFile], {
+    cwd: root,
+    stdio: 'inherit',
+  });
+}
 
 rmSync(dist, { recursive: true, force: true });
 cpSync(join(root, 'pkg-template'), dist, { recursive: true });
 mkdirSync(join(dist, 'wasm'), { recursive: true });
-for (const file of readdirSync(wasmOut)) {
-  if (/^vite_hub_sandbox(_bg)?\.(js|wasm|d\.ts)$|^vite_hub_sandbox_bg\.wasm\.d\.ts$/.test(file)) {
+for (const { name } of WASM_MODULES) {
+  const wasmOut = join(root, 'target', 'wasm-pkg', name);
+  for (const file of [`${name}.js`, `${name}.d.ts`, `${name}_bg.wasm`, `${name}_bg.wasm.d.ts`]) {
     copyFileSync(join(wasmOut, file), join(dist, 'wasm', file));
   }
 }

@@ -6,7 +6,6 @@
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 
-use crate::api::to_js_error;
 use crate::discovery::{discover, discover_all, DiscoveredDefinition, DiscoveryInput};
 use crate::error::{Error, ErrorCode};
 
@@ -37,20 +36,20 @@ impl<'a> From<&'a DiscoveredDefinition> for DiscoveredItem<'a> {
     }
 }
 
-fn decode_request(input: JsValue) -> Result<DiscoveryInput, JsValue> {
+fn decode_request(input: JsValue) -> crate::error::Result<DiscoveryInput> {
     let request: DiscoverRequest = serde_wasm_bindgen::from_value(input).map_err(|e| {
-        to_js_error(&Error::new(
+        Error::new(
             ErrorCode::InvalidArgument,
             format!("discoverDefinitions expects {{ files: string[], packageDirs: string[], workspaceDirs: string[] }}: {e}"),
-        ))
+        )
     })?;
     Ok(DiscoveryInput { files: request.files, package_dirs: request.package_dirs, workspace_dirs: request.workspace_dirs })
 }
 
-fn encode<T: Serialize>(value: &T) -> Result<JsValue, JsValue> {
+fn encode<T: Serialize>(value: &T) -> crate::error::Result<JsValue> {
     value
         .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
-        .map_err(|e| to_js_error(&Error::new(ErrorCode::RuntimeError, format!("could not encode the discovered Definitions: {e}"))))
+        .map_err(|e| Error::new(ErrorCode::RuntimeError, format!("could not encode the discovered Definitions: {e}")))
 }
 
 /// `discoverDefinitions({ files, packageDirs, workspaceDirs })`: the Definitions of an app, sorted
@@ -67,8 +66,8 @@ fn encode<T: Serialize>(value: &T) -> Result<JsValue, JsValue> {
 /// Throws a `SandboxError` with code `SANDBOX_INVALID_ARGUMENT` when the input has another shape
 /// or for the first rule of [`discover`] that fails (the message names the folder or file).
 #[wasm_bindgen(js_name = discoverDefinitions)]
-pub fn discover_definitions(files: JsValue) -> Result<JsValue, JsValue> {
-    let definitions = discover(&decode_request(files)?).map_err(|e| to_js_error(&e))?;
+pub fn discover_definitions(files: JsValue) -> crate::error::Result<JsValue> {
+    let definitions = discover(&decode_request(files)?)?;
     let items: Vec<DiscoveredItem<'_>> = definitions.iter().map(DiscoveredItem::from).collect();
     encode(&items)
 }
@@ -94,8 +93,8 @@ struct ProblemItem<'a> {
 /// # Errors
 /// `SANDBOX_INVALID_ARGUMENT` only for malformed input.
 #[wasm_bindgen(js_name = discoverDefinitionsAndProblems)]
-pub fn discover_definitions_and_problems(files: JsValue) -> Result<JsValue, JsValue> {
-    let discovery = discover_all(&decode_request(files)?).map_err(|e| to_js_error(&e))?;
+pub fn discover_definitions_and_problems(files: JsValue) -> crate::error::Result<JsValue> {
+    let discovery = discover_all(&decode_request(files)?)?;
     #[derive(Serialize)]
     struct Answer<'a> {
         definitions: Vec<DiscoveredItem<'a>>,

@@ -1,4 +1,4 @@
-//! The free-form Definition wasm exports: facts read by `pkg-template/free-form.mjs` in,
+//! The free-form Definition wasm exports: facts read by `pkg-template/build/free-form.mjs` in,
 //! [`crate::definition::sandbox_options`] out.
 //!
 //! Glue only: decodes JSON, calls the pure rules, encodes the answer. Facts travel as JSON text
@@ -7,18 +7,17 @@
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 
-use crate::api::to_js_error;
 use crate::definition::sandbox_options::{project_plan, sandbox_options, SandboxFileFacts};
 use crate::error::{Error, ErrorCode};
 
-fn decode<'a, T: Deserialize<'a>>(json: &'a str, what: &str) -> Result<T, JsValue> {
-    serde_json::from_str(json).map_err(|e| to_js_error(&Error::new(ErrorCode::InvalidArgument, format!("{what} has an unexpected shape: {e}"))))
+fn decode<'a, T: Deserialize<'a>>(json: &'a str, what: &str) -> crate::error::Result<T> {
+    serde_json::from_str(json).map_err(|e| Error::new(ErrorCode::InvalidArgument, format!("{what} has an unexpected shape: {e}")))
 }
 
-fn encode<T: Serialize>(value: &T) -> Result<JsValue, JsValue> {
+fn encode<T: Serialize>(value: &T) -> crate::error::Result<JsValue> {
     value
         .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
-        .map_err(|e| to_js_error(&Error::new(ErrorCode::RuntimeError, format!("could not encode the free-form answer: {e}"))))
+        .map_err(|e| Error::new(ErrorCode::RuntimeError, format!("could not encode the free-form answer: {e}")))
 }
 
 #[derive(Serialize)]
@@ -36,9 +35,9 @@ struct OptionsAnswer {
 /// [`sandbox_options`] (the message starts with `<file>:<line>:`), or when the facts have
 /// another shape.
 #[wasm_bindgen(js_name = checkSandboxOptions)]
-pub fn check_sandbox_options(facts_json: &str) -> Result<JsValue, JsValue> {
+pub fn check_sandbox_options(facts_json: &str) -> crate::error::Result<JsValue> {
     let facts: SandboxFileFacts = decode(facts_json, "the free-form facts")?;
-    let options = sandbox_options(&facts).map_err(|e| to_js_error(&e))?;
+    let options = sandbox_options(&facts)?;
     encode(&OptionsAnswer { timeout: options.timeout_ms, project: options.project.map(|(p, _)| p) })
 }
 
@@ -69,11 +68,11 @@ struct ProjectAnswer {
 /// [`sandbox_options`] and [`project_plan`] (e.g. "declares project: false but has a runtime
 /// dependency ..."), or when the inputs have another shape.
 #[wasm_bindgen(js_name = planFreeFormProject)]
-pub fn plan_free_form_project(facts_json: &str, request_json: &str) -> Result<JsValue, JsValue> {
+pub fn plan_free_form_project(facts_json: &str, request_json: &str) -> crate::error::Result<JsValue> {
     let facts: SandboxFileFacts = decode(facts_json, "the free-form facts")?;
     let request: ProjectRequest = decode(request_json, "the free-form project request")?;
-    let options = sandbox_options(&facts).map_err(|e| to_js_error(&e))?;
+    let options = sandbox_options(&facts)?;
     let plan = project_plan(&facts.file, &options, &request.manifest, &request.manifest_json, &request.external_specifiers)
-        .map_err(|e| to_js_error(&e))?;
+        ?;
     encode(&ProjectAnswer { attach: plan.attach, dependencies: plan.dependencies, files: plan.files })
 }

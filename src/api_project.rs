@@ -8,7 +8,6 @@
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 
-use crate::api::to_js_error;
 use crate::definition::workspace::{resolve_workspace, WorkspaceInput};
 use crate::error::{Error, ErrorCode};
 
@@ -51,9 +50,9 @@ struct WorkspaceAnswer {
 /// project). Throws `SANDBOX_INVALID_ARGUMENT` for a malformed request or the errors of
 /// [`resolve_workspace`] (missing workspace dependency, bad manifest, bad pattern, bad patch path).
 #[wasm_bindgen(js_name = resolvePnpmWorkspace)]
-pub fn resolve_pnpm_workspace(request: JsValue) -> std::result::Result<JsValue, JsValue> {
+pub fn resolve_pnpm_workspace(request: JsValue) -> crate::error::Result<JsValue> {
     let request: WorkspaceRequest = serde_wasm_bindgen::from_value(request).map_err(|e| {
-        to_js_error(&Error::new(ErrorCode::InvalidArgument, format!("resolvePnpmWorkspace: invalid request: {e}")))
+        Error::new(ErrorCode::InvalidArgument, format!("resolvePnpmWorkspace: invalid request: {e}"))
     })?;
     let input = WorkspaceInput {
         root_label: request.root_label,
@@ -62,17 +61,17 @@ pub fn resolve_pnpm_workspace(request: JsValue) -> std::result::Result<JsValue, 
         workspace_patches: request.patched_dependencies,
         manifests: request.manifests.into_iter().map(|m| (m.dir, m.text)).collect(),
     };
-    let Some(plan) = resolve_workspace(&input).map_err(|e| to_js_error(&e))? else {
+    let Some(plan) = resolve_workspace(&input)? else {
         return Ok(JsValue::NULL);
     };
     let answer = WorkspaceAnswer { package_path: plan.package_path, dirs: plan.dirs, patch_files: plan.patch_files };
     serde::Serialize::serialize(&answer, &serde_wasm_bindgen::Serializer::json_compatible())
-        .map_err(|e| to_js_error(&Error::new(ErrorCode::RuntimeError, format!("resolvePnpmWorkspace: {e}"))))
+        .map_err(|e| Error::new(ErrorCode::RuntimeError, format!("resolvePnpmWorkspace: {e}")))
 }
 
 /// `isExcludedPath(path: string) → boolean`: whether a project file or directory is never
 /// shipped ([`crate::definition::is_excluded_path`]; `path` is `/`-separated, relative to the
-/// install root). The Node walker (pkg-template/definition-project.mjs) asks this for every
+/// install root). The Node walker (pkg-template/build/definition-project.mjs) asks this for every
 /// entry, so the rule exists only in Rust. Never throws.
 #[wasm_bindgen(js_name = isExcludedPath)]
 pub fn is_excluded_path_export(path: &str) -> bool {

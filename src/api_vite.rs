@@ -1,4 +1,4 @@
-//! wasm exports for the Vite plugin (`pkg-template/vite.mjs`): decode, call [`crate::plugin`],
+//! wasm exports for the Vite plugin (`pkg-template/build/vite.mjs`): decode, call [`crate::plugin`],
 //! encode. No rule lives here.
 
 use std::collections::BTreeMap;
@@ -6,7 +6,6 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 
-use crate::api::to_js_error;
 use crate::error::{Error, ErrorCode};
 use crate::plugin::{artifact_stems, resolve_plugin_config};
 
@@ -29,10 +28,10 @@ struct PluginConfigAnswer {
     dev_provider: &'static str,
 }
 
-fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsValue> {
+fn to_js<T: Serialize>(value: &T) -> crate::error::Result<JsValue> {
     value
         .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
-        .map_err(|e| to_js_error(&Error::new(ErrorCode::RuntimeError, e.to_string())))
+        .map_err(|e| Error::new(ErrorCode::RuntimeError, e.to_string()))
 }
 
 /// `resolveSandboxPluginConfig({ plugin, vite, env }) → { config, provider, devProvider }`:
@@ -44,10 +43,10 @@ fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsValue> {
 /// Throws `SANDBOX_INVALID_ARGUMENT` for secrets or runtime-only keys (`vercel.token`, …), unknown
 /// keys, bad values or an unknown provider name.
 #[wasm_bindgen(js_name = resolveSandboxPluginConfig)]
-pub fn resolve_sandbox_plugin_config(request: JsValue) -> Result<JsValue, JsValue> {
+pub fn resolve_sandbox_plugin_config(request: JsValue) -> crate::error::Result<JsValue> {
     let request: PluginConfigRequest = serde_wasm_bindgen::from_value(request)
-        .map_err(|e| to_js_error(&Error::new(ErrorCode::InvalidArgument, format!("invalid plugin config request: {e}"))))?;
-    let resolved = resolve_plugin_config(&request.plugin, &request.vite, &request.env).map_err(|e| to_js_error(&e))?;
+        .map_err(|e| Error::new(ErrorCode::InvalidArgument, format!("invalid plugin config request: {e}")))?;
+    let resolved = resolve_plugin_config(&request.plugin, &request.vite, &request.env)?;
     to_js(&PluginConfigAnswer {
         config: resolved.config,
         provider: resolved.provider.map(|p| p.as_str()),
@@ -59,6 +58,6 @@ pub fn resolve_sandbox_plugin_config(request: JsValue) -> Result<JsValue, JsValu
 /// Definition (`/` → `__`). Throws `SANDBOX_INVALID_ARGUMENT` naming both Definitions when two
 /// collide. Rules: [`crate::plugin::artifact_stems`].
 #[wasm_bindgen(js_name = sandboxArtifactStems)]
-pub fn sandbox_artifact_stems(names: Vec<String>) -> Result<Vec<String>, JsValue> {
-    artifact_stems(&names).map_err(|e| to_js_error(&e))
+pub fn sandbox_artifact_stems(names: Vec<String>) -> crate::error::Result<Vec<String>> {
+    artifact_stems(&names)
 }

@@ -14,6 +14,7 @@
 //! files, timeout key, workspace closure), §4.6 (timeouts); docs/internals.md "TypeScript" and
 //! "Project resolution".
 
+#[cfg(any(feature = "tooling", test))]
 pub mod sandbox_options;
 
 use crate::error::{quoted, Error, ErrorCode, Result};
@@ -22,9 +23,14 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeSet;
 
+#[cfg(any(feature = "tooling", test))]
 pub mod glob;
+// `declared_manager` is used only by `workspace`, a tooling module.
+#[cfg_attr(not(any(feature = "tooling", test)), allow(dead_code))]
 pub mod install;
+#[cfg(any(feature = "tooling", test))]
 pub mod module_graph;
+#[cfg(any(feature = "tooling", test))]
 pub mod workspace;
 
 pub use install::{InstallPlan, PackageManager};

@@ -18,28 +18,30 @@
 pub mod command;
 pub mod config;
 pub mod definition;
+#[cfg(any(feature = "tooling", test))]
 pub mod discovery;
 pub mod error;
 pub mod facts;
 pub mod harness;
 pub mod http;
+#[cfg(any(feature = "tooling", test))]
 pub mod plugin;
 pub mod provider;
 pub mod provider_kind;
 pub mod run;
 pub mod transfer;
 
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", feature = "runtime"))]
 pub mod api;
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", feature = "tooling"))]
 pub mod api_discovery;
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", feature = "tooling"))]
 pub mod api_free_form;
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", feature = "tooling"))]
 pub mod api_module_graph;
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", feature = "tooling"))]
 pub mod api_project;
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", feature = "tooling"))]
 pub mod api_vite;
 #[cfg(target_arch = "wasm32")]
 pub mod response;

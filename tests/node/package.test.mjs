@@ -28,6 +28,13 @@ test('the wasm module stays under the 300 KB gzipped budget', async () => {
   assert.ok(size <= 300 * 1024, `${size} bytes gzipped`);
 });
 
+test('the tooling wasm module stays under its 300 KB gzipped budget and is no public subpath', async () => {
+  const { gzipSync } = await import('node:zlib');
+  const size = gzipSync(readFileSync(`${dist}wasm/vite_hub_sandbox_tooling_bg.wasm`)).length;
+  assert.ok(size <= 300 * 1024, `${size} bytes gzipped`);
+  assert.ok(!JSON.stringify(manifest.exports).includes('tooling'), 'only build/ loads it, from its own directory');
+});
+
 async function bundle(conditions, platform) {
   const result = await build({
     stdin: { contents: "import { runSandbox } from '@vite-hub/sandbox'; export default runSandbox;", resolveDir: fileURLToPath(new URL('.', import.meta.url)) },
@@ -46,11 +53,32 @@ async function bundle(conditions, platform) {
 test('the workerd entry bundles without Node built-ins and imports the .wasm as a module', async () => {
   const files = await bundle(['workerd', 'worker'], 'neutral');
   assert.ok(files.some((name) => name.endsWith('.wasm')), files.join(', '));
-  const source = readFileSync(`${dist}index.workerd.mjs`, 'utf8');
+  const source = readFileSync(`${dist}runtime/index.workerd.mjs`, 'utf8');
   assert.doesNotMatch(source, /from 'node:/);
 });
 
 test('the browser entry bundles for the browser platform', async () => {
   const files = await bundle(['browser'], 'browser');
   assert.ok(files.some((name) => name.endsWith('.js')), files.join(', '));
+});
+
+test('Worker and browser bundles hold only the runtime: no build/ glue, no build tooling, no tooling wasm', async () => {
+  for (const [conditions, platform] of [[['workerd', 'worker'], 'neutral'], [['browser'], 'browser']]) {
+    const result = await build({
+      stdin: { contents: "import { runSandbox } from '@vite-hub/sandbox'; export default runSandbox;", resolveDir: fileURLToPath(new URL('.', import.meta.url)) },
+      bundle: true,
+      write: false,
+      format: 'esm',
+      platform,
+      conditions,
+      loader: { '.wasm': 'copy' },
+      outdir: '/tmp/vite-hub-sandbox-bundle-test',
+      metafile: true,
+      logLevel: 'silent',
+    });
+    const inputs = Object.keys(result.metafile.inputs);
+    assert.ok(inputs.some((input) => input.endsWith('runtime/api.mjs')), inputs.join(', '));
+    const buildOnly = inputs.filter((input) => /\/build\/|tooling|node_modules\/(esbuild|acorn|yaml|eslint-scope|@jridgewell)\//.test(input));
+    assert.deepEqual(buildOnly, [], `${conditions}: ${inputs.join(', ')}`);
+  }
 });

@@ -1,6 +1,6 @@
 // Cloudflare Workers (workerd) entry: Wrangler imports the .wasm as a compiled module.
-import wasmModule from './wasm/vite_hub_sandbox_bg.wasm';
-import * as wasm from './wasm/vite_hub_sandbox.js';
+import wasmModule from '../wasm/vite_hub_sandbox_bg.wasm';
+import * as wasm from '../wasm/vite_hub_sandbox.js';
 import { createApi } from './api.mjs';
 
 export { defineSandbox } from './api.mjs';

@@ -1,9 +1,9 @@
 // Compiles a Definition's TypeScript and checks its module graph (Node only): esbuild compiles,
 // module-facts.mjs reads imports and CommonJS uses, the Rust core (checkModuleGraph, rules in
 // src/definition/module_graph.rs) decides what is allowed and which specifiers to rewrite.
-// The wasm module is initialised by index.node.mjs. Contract: docs/internals.md, "TypeScript".
+// The rules are in the tooling wasm module (tooling-wasm.mjs). Contract: docs/internals.md, "TypeScript".
 import { transform } from 'esbuild';
-import * as wasm from './wasm/vite_hub_sandbox.js';
+import * as wasm from './tooling-wasm.mjs';
 import { moduleFacts } from './module-facts.mjs';
 import { esbuildProblem, invalidArgument } from './sandbox-error.mjs';
 

@@ -2,7 +2,7 @@
  * `@vite-hub/sandbox/vite`: the Vite plugin. Source of the rules: vitehub-sandbox-contract.md
  * §4.1 (options, precedence), §4.7 (generated files), §4.8 (types); docs/internals.md "Vite plugin".
  */
-import type { SandboxConfig } from './index.d.ts';
+import type { SandboxConfig } from '../runtime/index.d.ts';
 
 /**
  * Options of `hubSandbox()`: the non-secret part of {@link SandboxConfig}. They are written into

@@ -4,8 +4,8 @@
 // Config rules live in the core (src/plugin.rs); see docs/internals.md "Vite plugin".
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import * as wasm from './wasm/vite_hub_sandbox.js';
-import { pickSandboxEnv } from './api.mjs';
+import * as wasm from './tooling-wasm.mjs';
+import { pickSandboxEnv } from '../runtime/api.mjs';
 import { GENERATED_DIR, generateSandboxArtifacts } from './generate.mjs';
 import { isSkippedDirectory } from './discovery.mjs';
 

@@ -3,8 +3,10 @@
 // (src/plugin.rs, `sandboxArtifactStems`); this file only serialises and writes.
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import * as wasm from './wasm/vite_hub_sandbox.js';
-import './index.node.mjs';
+// validateSandboxDefinition is a check of registerSandbox, so it lives in the runtime module;
+// the naming rule is a tooling export.
+import { wasm } from '../runtime/wasm-node.mjs';
+import { sandboxArtifactStems } from './tooling-wasm.mjs';
 import { discoverDefinitionsAndProblems } from './discovery.mjs';
 import { invalidArgument } from './sandbox-error.mjs';
 import { prepareDefinition } from './prepare.mjs';
@@ -146,7 +148,7 @@ export async function generateSandboxArtifacts({ root, mode, config = {} }) {
   const found = new Set(discovered.map((d) => d.name));
   const refused = problems.filter((p) => p.name !== null && !found.has(p.name));
   const names = [...discovered.map((d) => d.name), ...new Set(refused.map((p) => p.name))];
-  const stemList = wasm.sandboxArtifactStems(names);
+  const stemList = sandboxArtifactStems(names);
   const stems = new Map(names.map((name, i) => [name, stemList[i]]));
   const inputs = new Set();
   const errors = problems.map((problem) => ({ name: problem.name, error: problemError(problem) }));

@@ -1,9 +1,8 @@
 // Finds the Definitions of an app (Node only): walks the app root and hands the file list to the
-// Rust core, which owns every discovery rule (src/discovery.rs). The wasm module is initialised
-// by index.node.mjs, the only entry that re-exports this file.
+// Rust core, which owns every discovery rule (src/discovery.rs), through the tooling wasm module.
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import * as wasm from './wasm/vite_hub_sandbox.js';
+import * as wasm from './tooling-wasm.mjs';
 import { invalidArgument } from './sandbox-error.mjs';
 
 /** Directory names never walked (build output, dependencies, VCS); dot-directories are skipped too. */

@@ -5,7 +5,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import * as wasm from './wasm/vite_hub_sandbox.js';
+import * as wasm from './tooling-wasm.mjs';
 import { invalidArgument } from './sandbox-error.mjs';
 
 const WORKSPACE_FILE = 'pnpm-workspace.yaml';

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { build, transform } from 'esbuild';
 import { parse } from 'acorn';
 import { TraceMap, originalPositionFor } from '@jridgewell/trace-mapping';
-import * as wasm from './wasm/vite_hub_sandbox.js';
+import * as wasm from './tooling-wasm.mjs';
 import { esbuildProblem, invalidArgument } from './sandbox-error.mjs';
 
 /** Where the bundle goes, relative to the shipped package directory. */

@@ -1,6 +1,6 @@
 // Browser / bundler entry: the wasm is fetched once, on first use (or by `initSandbox(url)`).
 // The `local` provider needs a running Box host here: configureSandbox({ local: { baseUrl, token } }).
-import initWasm, * as wasm from './wasm/vite_hub_sandbox.js';
+import initWasm, * as wasm from '../wasm/vite_hub_sandbox.js';
 import { createApi } from './api.mjs';
 
 export { defineSandbox } from './api.mjs';
