@@ -9,6 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, rmSync, symlinkSync, existsSync, lstatSync, copyFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { writeSharedFacts } from './generate-facts.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
@@ -47,6 +48,8 @@ for (const { name } of WASM_MODULES) {
     copyFileSync(join(wasmOut, file), join(dist, 'wasm', file));
   }
 }
+
+await writeSharedFacts(dist);
 
 const link = join(root, 'node_modules', '@vite-hub', 'sandbox');
 mkdirSync(dirname(link), { recursive: true });

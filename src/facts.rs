@@ -23,6 +23,8 @@ pub struct ErrorCodeFact {
     /// HTTP status when the value travelled out of the Box (500 for serialization and transfer
     /// limits), else the same as `status`.
     pub output_status: u16,
+    /// The public message used when an error has none of its own.
+    pub summary: &'static str,
 }
 
 /// One limit with its default.
@@ -41,8 +43,8 @@ pub struct LimitFact {
 
 /// Everything [`shared_facts`] returns.
 ///
-/// Shape (JSON): `{ errorCodes: [{ code, status, outputStatus }], transferLimits: [{ name,
-/// default, maximum, unit }], definitionLimits: [...], envNames: string[], excluded: {
+/// Shape (JSON): `{ errorCodes: [{ code, status, outputStatus, summary }], transferLimits: [{ name,
+/// default, maximum, unit }], definitionLimits: [...], limitNames: string[], envNames: string[], excluded: {
 /// directories, files, filePrefixes, rootFiles }, entryNames: string[] }`.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -53,6 +55,8 @@ pub struct SharedFacts {
     pub transfer_limits: Vec<LimitFact>,
     /// Limits of a Definition (`maxDefinitionBytes`, `timeout`).
     pub definition_limits: Vec<LimitFact>,
+    /// The names an error's `details.limit` can carry (every transfer limit, `maxDefinitionBytes`).
+    pub limit_names: Vec<&'static str>,
     /// The env variables the core reads; the glue hands over exactly these.
     pub env_names: Vec<&'static str>,
     /// Never-shipped names.
@@ -67,10 +71,10 @@ pub fn shared_facts() -> SharedFacts {
         .into_iter()
         .map(|code| {
             let output = crate::error::Error::new(code, "").for_output().http_status();
-            ErrorCodeFact { code: code.as_str(), status: code.http_status(), output_status: output }
+            ErrorCodeFact { code: code.as_str(), status: code.http_status(), output_status: output, summary: code.default_message() }
         })
         .collect();
-    let transfer_limits = TransferLimits::default()
+    let transfer_limits: Vec<LimitFact> = TransferLimits::default()
         .named()
         .into_iter()
         .map(|(name, default)| LimitFact { name, default, maximum: MAX_LIMIT_VALUE, unit: limit_unit(name) })
@@ -79,10 +83,12 @@ pub fn shared_facts() -> SharedFacts {
         LimitFact { name: "maxDefinitionBytes", default: MAX_DEFINITION_BYTES, maximum: MAX_DEFINITION_BYTES, unit: "bytes" },
         LimitFact { name: "timeout", default: u64::from(DEFAULT_TIMEOUT_MS), maximum: u64::from(MAX_TIMEOUT_MS), unit: "ms" },
     ];
+    let limit_names = transfer_limits.iter().map(|l: &LimitFact| l.name).chain(["maxDefinitionBytes"]).collect();
     SharedFacts {
         error_codes,
         transfer_limits,
         definition_limits,
+        limit_names,
         env_names: crate::config::env_names(),
         excluded: EXCLUDED,
         entry_names: ENTRY_NAMES.to_vec(),

@@ -21,6 +21,7 @@ pub mod definition;
 #[cfg(any(feature = "tooling", test))]
 pub mod discovery;
 pub mod error;
+#[cfg(any(feature = "tooling", test))]
 pub mod facts;
 pub mod harness;
 pub mod http;
@@ -35,6 +36,8 @@ pub mod transfer;
 pub mod api;
 #[cfg(all(target_arch = "wasm32", feature = "tooling"))]
 pub mod api_discovery;
+#[cfg(all(target_arch = "wasm32", feature = "tooling"))]
+pub mod api_facts;
 #[cfg(all(target_arch = "wasm32", feature = "tooling"))]
 pub mod api_free_form;
 #[cfg(all(target_arch = "wasm32", feature = "tooling"))]

@@ -17,4 +17,5 @@ export const {
   isExcludedPath,
   resolveSandboxPluginConfig,
   sandboxArtifactStems,
+  sharedFacts,
 } = tooling;

@@ -1,19 +1,10 @@
 // The public API over an initialised wasm module. Runtime entry points (index.node.mjs,
 // index.workerd.mjs, index.browser.mjs) only load the wasm and hand it here; every decision is in
 // the Rust core.
+import { SANDBOX_ENV_NAMES } from './facts.mjs';
 
-/** Environment variable names the core reads (DESIGN.md §4). Nothing else crosses over. */
-export const SANDBOX_ENV_NAMES = Object.freeze([
-  'NODE_ENV',
-  'SANDBOX_PROVIDER',
-  'VERCEL_TOKEN',
-  'VERCEL_TEAM_ID',
-  'VERCEL_PROJECT_ID',
-  'VITE_SANDBOX_TOKEN',
-  'VITE_SANDBOX_TEAM_ID',
-  'VITE_SANDBOX_PROJECT_ID',
-  'VERCEL_OIDC_TOKEN',
-]);
+/** Environment variable names the core reads (generated from src/facts.rs). Nothing else crosses over. */
+export { SANDBOX_ENV_NAMES };
 
 /** Picks the names of SANDBOX_ENV_NAMES from an env object (string values only). */
 export function pickSandboxEnv(env) {

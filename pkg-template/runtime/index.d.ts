@@ -6,20 +6,14 @@
  * docs/internals.md in the repository.
  */
 
-/** Stable error codes of failed Runs, with their HTTP status (DESIGN.md §5). */
-export type SandboxErrorCode =
-  | 'SANDBOX_INVALID_ARGUMENT' // 400: bad options, bad name, invalid package
-  | 'SANDBOX_SERIALIZATION_ERROR' // 400 input / 500 output: not JSON-serializable (cycle, bigint, function, symbol, non-finite)
-  | 'SANDBOX_TRANSFER_LIMIT' // 413 input / 500 output: over maxInputBytes/maxOutputBytes/maxDepth/maxSidecars/maxSidecarBytes
-  | 'SANDBOX_NOT_FOUND' // 500: no Definition with that name
-  | 'SANDBOX_PROVIDER_REQUIRED' // 500: no provider could be chosen
-  | 'SANDBOX_HANDLER_ERROR' // 500: the entry threw, rejected or exited without a result
-  | 'SANDBOX_EXECUTION_ERROR' // 500: package install or staging failed in the Box
-  | 'SANDBOX_RUNTIME_ERROR' // 500: anything else, including a failed Box stop
-  | 'SANDBOX_NOT_SUPPORTED' // 501: the provider cannot do this
-  | 'SANDBOX_TRANSPORT_ERROR' // 502: the provider answered badly or the connection failed
-  | 'SANDBOX_PROVIDER_UNAVAILABLE' // 503: provider capacity/startup still failing after bounded retries
-  | 'SANDBOX_TIMEOUT'; // 504: the Definition timeout (ms) passed; the Box process was killed
+/**
+ * Stable error codes of failed Runs, with their HTTP status (DESIGN.md §5; input / output side
+ * where they differ). Generated at build time from the core's table (src/facts.rs).
+ */
+export type SandboxErrorCode =/*@generated:error-codes*/ never;
+
+/** Names of the limits an error's `details.limit` can name (generated from src/facts.rs). */
+export type SandboxLimitName = /*@generated:limit-names*/ never;
 
 /** Body of every non-2xx Response of `runSandbox`. `details` keys are an allowlist. */
 export interface SandboxErrorBody {
@@ -37,7 +31,7 @@ export interface SandboxErrorBody {
       /** Exit code of the failed Box process. */
       exitCode?: number;
       /** Which transfer limit was exceeded, the value seen and the maximum (bytes or counts). */
-      limit?: 'maxInputBytes' | 'maxOutputBytes' | 'maxDepth' | 'maxSidecars' | 'maxSidecarBytes';
+      limit?: SandboxLimitName;
       value?: number;
       maximum?: number;
     };
