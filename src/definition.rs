@@ -25,8 +25,6 @@ use std::collections::BTreeSet;
 
 #[cfg(any(feature = "tooling", test))]
 pub mod glob;
-// `declared_manager` is used only by `workspace`, a tooling module.
-#[cfg_attr(not(any(feature = "tooling", test)), allow(dead_code))]
 pub mod install;
 #[cfg(any(feature = "tooling", test))]
 pub mod module_graph;
@@ -104,7 +102,7 @@ pub struct Definition {
     pub digest: String,
 }
 
-/// What `registerSandbox(name, definition)` receives, decoded (shape in `pkg-template/index.d.ts`).
+/// What `registerSandbox(name, definition)` receives, decoded (shape in `pkg-template/runtime/index.d.ts`).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct DefinitionSource {
     /// The files, relative to the install root.

@@ -160,7 +160,7 @@ fn parse_package_manager(value: &Value) -> Option<(PackageManager, Option<u64>)>
 }
 
 /// The manager named by a `packageManager` value, when it is well-formed.
-pub(crate) fn declared_manager(value: &Value) -> Option<PackageManager> {
+pub fn declared_manager(value: &Value) -> Option<PackageManager> {
     parse_package_manager(value).map(|(manager, _)| manager)
 }
 

@@ -1,7 +1,7 @@
 //! The module graph of a package Definition: which imports and CommonJS uses its reachable code
 //! may have, and how relative imports of compiled TypeScript are rewritten.
 //!
-//! Pure. The JS glue (`pkg-template/definition-modules.mjs`, `module-facts.mjs`) compiles each
+//! Pure. The JS glue (`pkg-template/build/definition-modules.mjs`, `module-facts.mjs`) compiles each
 //! TypeScript file, parses every executable module and hands over facts: import edges with
 //! positions, and the CommonJS names no declaration binds. Every rule lives here:
 //! - the graph is walked from the entry over relative static and literal dynamic imports;
