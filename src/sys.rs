@@ -28,6 +28,17 @@ extern "C" {
     #[wasm_bindgen(js_namespace = performance, js_name = now)]
     pub fn performance_now() -> f64;
 
+    /// `CompressionStream`: a `{ readable, writable }` transform pair (Node 18+, workerd,
+    /// browsers). Bound here because web-sys marks it unstable.
+    /// [MDN documentation](https://developer.mozilla.org/docs/Web/API/CompressionStream)
+    #[wasm_bindgen(extends = js_sys::Object)]
+    #[derive(Debug, Clone)]
+    pub type CompressionStream;
+
+    /// `new CompressionStream(format)`, `format` one of `"gzip"`, `"deflate"`, `"deflate-raw"`.
+    #[wasm_bindgen(constructor, catch)]
+    pub fn new(format: &str) -> Result<CompressionStream, JsValue>;
+
     /// Anything with a `fetch(Request) → Promise<Response>` method: a Durable Object stub or a
     /// service binding. Structural, so no `instanceof` check is made.
     #[wasm_bindgen(extends = js_sys::Object)]

@@ -11,6 +11,8 @@ pub mod limits;
 
 #[cfg(target_arch = "wasm32")]
 pub mod envelope;
+#[cfg(target_arch = "wasm32")]
+pub mod gzip;
 
 pub use limits::TransferLimits;
 

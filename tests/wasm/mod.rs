@@ -3,4 +3,5 @@
 pub mod envelope;
 pub mod error;
 pub mod fetch;
+pub mod gzip;
 pub mod response;

@@ -1,5 +1,5 @@
-//! The Vercel write format: one gzip'd tar archive holding every file a Run writes into a Box,
-//! sent in one `fs/write` request and extracted at `/`.
+//! The Vercel write format: one tar archive holding every file a Run writes into a Box, gzip'd
+//! (by the platform, [`crate::transfer::gzip`]), sent in one `fs/write` request and extracted at `/`.
 //!
 //! Provider layer (Vercel and the local Box host), pure. Entry paths are relative (no leading `/`)
 //! and checked with [`validate_relative_path`]; the archive holds regular-file entries only (the
@@ -9,11 +9,8 @@
 
 use crate::error::{Error, ErrorCode, Result};
 use crate::transfer::box_file::{validate_relative_path, BoxFile};
-use flate2::write::GzEncoder;
-use flate2::Compression;
-use std::io::Write;
 
-/// Writes `entries` as one gzip-compressed tar archive (ustar headers; paths over 100 bytes use
+/// Writes `entries` as one tar archive (ustar headers; paths over 100 bytes use
 /// the ustar prefix field or a GNU long-name entry), in the given order.
 ///
 /// Each entry is a regular file with uid/gid 0 and mtime 0; no directory entries are written.
@@ -21,12 +18,11 @@ use std::io::Write;
 /// # Errors
 /// `InvalidArgument` when a path fails [`validate_relative_path`]; `RuntimeError` if the
 /// in-memory encoder fails.
-pub fn write_tar_gz(entries: &[BoxFile]) -> Result<Vec<u8>> {
+pub fn write_tar(entries: &[BoxFile]) -> Result<Vec<u8>> {
     for entry in entries {
         validate_relative_path(&entry.path)?;
     }
-    let encoder = GzEncoder::new(Vec::new(), Compression::default());
-    let mut builder = tar::Builder::new(encoder);
+    let mut builder = tar::Builder::new(Vec::new());
     for entry in entries {
         let mut header = tar::Header::new_ustar();
         header.set_entry_type(tar::EntryType::Regular);
@@ -39,10 +35,7 @@ pub fn write_tar_gz(entries: &[BoxFile]) -> Result<Vec<u8>> {
             .append_data(&mut header, &entry.path, entry.bytes.as_slice())
             .map_err(|err| archive_error(&entry.path, err))?;
     }
-    let encoder = builder.into_inner().map_err(|err| archive_error("", err))?;
-    let mut bytes = encoder.finish().map_err(|err| archive_error("", err))?;
-    bytes.flush().map_err(|err| archive_error("", err))?;
-    Ok(bytes)
+    builder.into_inner().map_err(|err| archive_error("", err))
 }
 
 fn archive_error(path: &str, err: std::io::Error) -> Error {
@@ -63,8 +56,7 @@ mod tests {
     use std::io::Read;
 
     fn read_back(archive: &[u8]) -> Vec<(String, Vec<u8>, u32, u64)> {
-        let decoder = flate2::read::GzDecoder::new(archive);
-        let mut archive = tar::Archive::new(decoder);
+        let mut archive = tar::Archive::new(archive);
         let mut out = Vec::new();
         for entry in archive.entries().unwrap() {
             let mut entry = entry.unwrap();
@@ -98,8 +90,8 @@ mod tests {
                 mode: 0o600,
             },
         ];
-        let archive = write_tar_gz(&entries).unwrap();
-        assert_eq!(&archive[..2], &[0x1f, 0x8b]);
+        let archive = write_tar(&entries).unwrap();
+        assert_eq!(&archive[257..262], b"ustar");
         let back = read_back(&archive);
         assert_eq!(back.len(), 3);
         for (entry, (path, bytes, mode, mtime)) in entries.iter().zip(back) {
@@ -108,7 +100,7 @@ mod tests {
                 (&path, &bytes, mode, mtime)
             );
         }
-        assert_eq!(write_tar_gz(&entries).unwrap(), archive, "reproducible");
+        assert_eq!(write_tar(&entries).unwrap(), archive, "reproducible");
     }
 
     #[test]
@@ -127,7 +119,7 @@ mod tests {
                 mode: 0o644,
             },
         ];
-        let back = read_back(&write_tar_gz(&entries).unwrap());
+        let back = read_back(&write_tar(&entries).unwrap());
         assert_eq!(back[0].0, long_name);
         assert_eq!(back[1].0, deep);
         assert_eq!(back[1].1, b"b");
@@ -136,6 +128,6 @@ mod tests {
     #[test]
     fn bad_paths_are_refused_before_encoding() {
         let entry = BoxFile { path: "a/../b".into(), bytes: Vec::new(), mode: 0o644 };
-        assert_eq!(write_tar_gz(&[entry]).unwrap_err().code(), ErrorCode::InvalidArgument);
+        assert_eq!(write_tar(&[entry]).unwrap_err().code(), ErrorCode::InvalidArgument);
     }
 }

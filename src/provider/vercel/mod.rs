@@ -24,7 +24,7 @@ mod session {
 
     use web_sys::AbortSignal;
 
-    use super::archive::write_tar_gz;
+    use super::archive::write_tar;
     use super::client::VercelClient;
     use super::options::VercelEndpoint;
     use super::wire::CreateSandboxRequest;
@@ -101,7 +101,7 @@ mod session {
 
         /// Writes `files` as one gzip'd tar extracted at `/` (`fs/write`).
         pub async fn write_files(&self, files: &[BoxFile], signal: Option<&AbortSignal>) -> Result<()> {
-            let archive = write_tar_gz(files)?;
+            let archive = crate::transfer::gzip::gzip(&write_tar(files)?).await?;
             self.client.write_files(&self.session_id, archive, signal).await
         }
 
