@@ -109,11 +109,12 @@ pub fn configure_sandbox(config: JsValue) -> Result<()> {
         let _ = Reflect::set(&plain, &key, &value);
     }
     let plain: JsValue = plain.into();
-    check_nesting(&plain, 0)?;
-    // Through serde_json::Value: serde-wasm-bindgen reads only a struct's known fields, so
-    // `deny_unknown_fields` would not see a misspelled key.
-    let json: serde_json::Value = serde_wasm_bindgen::from_value(plain).map_err(|e| invalid(format!("invalid sandbox config: {e}")))?;
-    let parsed: SandboxConfig = serde_json::from_value(json).map_err(|e| invalid(format!("invalid sandbox config: {e}")))?;
+    check_json_data(&plain, "config", 0)?;
+    // As JSON text, then serde_json: every key is seen, so `deny_unknown_fields` refuses a
+    // misspelled one at any depth.
+    let text = js_sys::JSON::stringify(&plain).map_err(|e| invalid(format!("invalid sandbox config: {}", js_message(&e))))?;
+    let parsed: SandboxConfig =
+        serde_json::from_str(&String::from(text)).map_err(|e| invalid(format!("invalid sandbox config: {e}")))?;
     let resolved = RuntimeConfig::resolve(&parsed, fetcher)?;
     RUNTIME.with(|r| *r.borrow_mut() = Some(Rc::new(resolved)));
     Ok(())
@@ -136,19 +137,26 @@ pub fn forget_local_box_host() {
 /// Deepest config nesting accepted (the deepest documented shape, a `networkPolicy`, has 4).
 const MAX_CONFIG_DEPTH: u32 = 32;
 
-/// Refuses config values nested deeper than [`MAX_CONFIG_DEPTH`] (or cyclic) before serde walks
-/// them recursively.
-fn check_nesting(value: &JsValue, depth: u32) -> Result<()> {
-    if !value.is_object() || value.is_function() {
+/// Refuses what JSON text would silently drop or cannot hold: functions, symbols, bigints, values
+/// nested deeper than [`MAX_CONFIG_DEPTH`] (which also stops cycles). `path` names the value in
+/// the message (`config.local.networkPolicy`).
+fn check_json_data(value: &JsValue, path: &str, depth: u32) -> Result<()> {
+    if value.is_function() || value.is_symbol() || value.is_bigint() {
+        return Err(invalid(format!("invalid sandbox config: {path} must be JSON data (a string, number, boolean, array or object)")));
+    }
+    if !value.is_object() {
         return Ok(());
     }
     if depth >= MAX_CONFIG_DEPTH {
         return Err(invalid(format!("invalid sandbox config: values nest deeper than {MAX_CONFIG_DEPTH} levels")));
     }
-    let keys = Reflect::own_keys(value).map_err(|e| invalid(format!("config could not be read: {}", js_message(&e))))?;
+    let keys = Reflect::own_keys(value).map_err(|e| invalid(format!("{path} could not be read: {}", js_message(&e))))?;
     for key in keys.iter() {
-        let child = Reflect::get(value, &key).map_err(|e| invalid(format!("config could not be read: {}", js_message(&e))))?;
-        check_nesting(&child, depth + 1)?;
+        let Some(name) = key.as_string() else {
+            return Err(invalid(format!("invalid sandbox config: {path} has a symbol key")));
+        };
+        let child = Reflect::get(value, &key).map_err(|e| invalid(format!("{path}.{name} could not be read: {}", js_message(&e))))?;
+        check_json_data(&child, &format!("{path}.{name}"), depth + 1)?;
     }
     Ok(())
 }

@@ -87,6 +87,8 @@ test('configureSandbox refuses hostile configs with a SandboxError', () => {
     'proxy local options': { local: trapAll },
     'bigint limit out of range': { transfer: { maxDepth: 2n ** 70n } },
     'unknown key': { provder: 'local' },
+    'a function where JSON is expected': { provider: () => 'local' },
+    'a symbol key': { local: { [Symbol('k')]: 1 } },
   };
   for (const [label, config] of Object.entries(cases)) {
     assertSandboxError(() => configureSandbox(config), label);

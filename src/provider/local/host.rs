@@ -8,7 +8,6 @@
 
 use std::cell::RefCell;
 
-use serde::Deserialize;
 use wasm_bindgen::JsValue;
 use wasm_bindgen_futures::JsFuture;
 
@@ -17,9 +16,8 @@ use crate::error::{Error, ErrorCode, Operation, Result};
 use crate::provider::ProviderKind;
 use crate::sys;
 
-/// Where a local Box host listens.
-#[derive(Clone, Deserialize)]
-#[serde(rename_all = "camelCase")]
+/// Where a local Box host listens (what the starter resolves to: `{ baseUrl, token }`).
+#[derive(Clone)]
 pub struct LocalHost {
     /// e.g. `http://127.0.0.1:40123`.
     pub base_url: String,
@@ -82,9 +80,11 @@ pub async fn in_process_host() -> Result<(LocalHost, Option<f64>)> {
     };
     match JsFuture::from(promise).await {
         Ok(value) => {
-            let host: LocalHost = serde_wasm_bindgen::from_value(value)
-                .map_err(|e| unavailable(format!("the local Box host starter returned an invalid value: {e}")))?;
-            Ok((host, starting.then(|| sys::performance_now() - started_at)))
+            let field = |key: &str| js_sys::Reflect::get(&value, &JsValue::from_str(key)).ok().and_then(|v| v.as_string());
+            let (Some(base_url), Some(token)) = (field("baseUrl"), field("token")) else {
+                return Err(unavailable("the local Box host starter returned no { baseUrl, token } strings".to_owned()));
+            };
+            Ok((LocalHost { base_url, token }, starting.then(|| sys::performance_now() - started_at)))
         }
         Err(error) => {
             if starting {
