@@ -14,6 +14,8 @@ import { startSse } from './sse.mjs';
 export const CONTAINER_API_VERSION = '0.12.10';
 /** The reserved session id of one-shot commands (§4.2). */
 export const NO_SESSION = '__DISABLE_SESSION__';
+/** How often a running command renews its container's idle lifetime (ms). */
+const RENEW_EVERY_MS = 60_000;
 /** The session of a request that names none (§4.2). */
 const DEFAULT_SESSION = 'default';
 
@@ -132,8 +134,14 @@ function startCommand(containers, container, req, body) {
   const env = { ...session?.env, ...containerEnv(body.env) };
   const { box } = container;
   const cmd = box.runCommand({ command: 'bash', args: ['-c', command], cwd, env });
-  // A finished command is forgotten by its Box: a container lives long, its history must not grow.
-  cmd.once('exit', () => box.commands.delete(cmd.id));
+  // A running command keeps its container alive (as an in-flight request keeps the DO's); a
+  // finished one is forgotten by its Box: a container lives long, its history must not grow.
+  const renew = setInterval(() => box.keepAliveFor(CONTAINER_IDLE_MS), RENEW_EVERY_MS);
+  renew.unref();
+  cmd.once('exit', () => {
+    clearInterval(renew);
+    box.commands.delete(cmd.id);
+  });
   return { cmd, command, sessionId: session?.id ?? null, startedAt: Date.now() };
 }
 

@@ -15,7 +15,7 @@ export class ContainerApiError extends Error {
 
 /** Engine error codes (box.mjs, paths.mjs, http-io.mjs) → container API [status, code]. */
 const ENGINE_CODES = {
-  bad_path: [403, 'PERMISSION_DENIED'],
+  bad_path: [400, 'VALIDATION_FAILED'],
   bad_request: [400, 'VALIDATION_FAILED'],
   payload_too_large: [413, 'VALIDATION_FAILED'],
   capacity: [503, 'CONTAINER_UNAVAILABLE'],
@@ -28,6 +28,9 @@ export function containerErrorBody(err) {
   let context = {};
   if (err instanceof ContainerApiError) {
     [status, code, context] = [err.httpStatus, err.containerCode, err.context];
+  } else if (err?.code === 'bad_path' && err.escape) {
+    // Leaving the Box: the real container has no Box to leave, so this is a refusal of ours.
+    [status, code] = [403, 'PERMISSION_DENIED'];
   } else if (typeof err?.code === 'string' && ENGINE_CODES[err.code]) {
     [status, code] = ENGINE_CODES[err.code];
   } else {

@@ -63,7 +63,7 @@ export async function writeFile({ containers, container, req, res }) {
   try {
     handle = await fs.promises.open(host, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0o644);
   } catch (err) {
-    if (err.code === 'ELOOP') throw new BoxPathError(`cannot write through a symlink: ${wire}`);
+    if (err.code === 'ELOOP') throw new BoxPathError(`cannot write through a symlink: ${wire}`, { escape: true });
     if (err.code === 'EISDIR') throw new ContainerApiError(400, 'IS_DIRECTORY', `Path is a directory: ${wire}`, { path: wire });
     throw err;
   }
@@ -128,7 +128,7 @@ export async function mkdir({ containers, container, req, res }) {
     if (recursive) ensureBoxDir(container.box.root, boxPath);
     else container.box.mkdir(boxPath, '/');
   } catch (err) {
-    if (err instanceof BoxPathError && /escapes|outside/.test(err.message)) throw err;
+    if (err instanceof BoxPathError && err.escape) throw err;
     throw new ContainerApiError(500, 'FILESYSTEM_ERROR', `mkdir ${wire} failed: ${err.message}`, {
       path: wire,
       stderr: `mkdir: cannot create directory '${wire}': ${err.message}`,

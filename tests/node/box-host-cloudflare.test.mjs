@@ -227,6 +227,8 @@ for (const isolation of modes) {
       failed(await call(host, id, 'POST', '/api/write', { body: { path: 'x' } }), 400, 'VALIDATION_FAILED');
       failed(await call(host, id, 'POST', '/api/read', { body: {} }), 400, 'VALIDATION_FAILED');
       failed(await call(host, id, 'POST', '/api/read', { body: { path: '/workspace' } }), 400, 'IS_DIRECTORY');
+      ok(await call(host, id, 'POST', '/api/write', { body: { path: 'plain.txt', content: 'x' } }));
+      failed(await call(host, id, 'POST', '/api/write', { body: { path: 'plain.txt/under', content: 'x' } }), 400, 'VALIDATION_FAILED');
       failed(await call(host, id, 'POST', '/api/process/start', { body: { command: 'true' } }), 404, 'UNKNOWN_ERROR');
       failed(await call(host, id, 'GET', '/api/nope'), 404, 'UNKNOWN_ERROR');
       const big = await call(host, id, 'POST', '/api/execute', { raw: JSON.stringify({ command: 'true', pad: 'x'.repeat(2 * 1024 * 1024) }) });
@@ -296,3 +298,21 @@ for (const isolation of modes) {
     });
   });
 }
+
+describe('Cloudflare containers and the host capacity', () => {
+  test('a container beyond maxBoxes is 503 CONTAINER_UNAVAILABLE until one is destroyed', async () => {
+    const host = await startBoxHost({ isolation: 'none', maxBoxes: 1 });
+    try {
+      ok(await call(host, 'first', 'GET', '/api/ping'));
+      const full = failed(await call(host, 'second', 'GET', '/api/ping'), 503, 'CONTAINER_UNAVAILABLE');
+      assert.match(full.message, /1 Boxes/);
+      assert.equal(ok(await call(host, 'first', 'DELETE', '')).destroyed, true);
+      ok(await call(host, 'second', 'GET', '/api/ping'));
+      // Not a container id: not a container route at all (the host's own 404).
+      const bad = await call(host, 'bad%2Fid', 'GET', '/api/ping');
+      assert.deepEqual([bad.status, bad.json.error.code], [404, 'not_found']);
+    } finally {
+      await host.close();
+    }
+  });
+});
