@@ -36,8 +36,8 @@ const ROUTES = [
 const PREFIX = /^\/cloudflare\/([^/]+)(\/.*)?$/;
 
 /**
- * Finds the route of `/cloudflare/<containerId><containerPath>`: `{ name, containerId, handler }`
- * with `handler` null for an unknown container path (answered 404 `UNKNOWN_ERROR`, §4.1), or null
+ * Finds the route of `/cloudflare/<containerId><containerPath>`: `{ name, containerId, handler,
+ * opensBox }` (whether the container's Box is opened, created on first use) with `handler` null for an unknown container path (answered 404 `UNKNOWN_ERROR`, §4.1), or null
  * when the path is not a container path at all. `DELETE /cloudflare/<id>` is `destroy`; any other
  * GET outside `/api` is `root` (readiness probes, §4.3 `GET /`).
  */
@@ -46,15 +46,16 @@ export function matchCloudflareRoute(method, pathname) {
   if (!found || !CONTAINER_ID.test(found[1])) return null;
   const [, containerId, containerPath = ''] = found;
   if (containerPath === '') {
-    return method === 'DELETE' ? { name: 'cloudflare/destroy', containerId, handler: destroy } : null;
+    // Host-level: removes the container's Box, never opens one.
+    return method === 'DELETE' ? { name: 'cloudflare/destroy', containerId, handler: destroy, opensBox: false } : null;
   }
   for (const [m, p, name, handler] of ROUTES) {
-    if (m === method && p === containerPath) return { name: `cloudflare/${name}`, containerId, handler };
+    if (m === method && p === containerPath) return { name: `cloudflare/${name}`, containerId, handler, opensBox: true };
   }
   if (method === 'GET' && containerPath !== '/api' && !containerPath.startsWith('/api/')) {
-    return { name: 'cloudflare/root', containerId, handler: root };
+    return { name: 'cloudflare/root', containerId, handler: root, opensBox: true };
   }
-  return { name: 'cloudflare/unknown', containerId, handler: null };
+  return { name: 'cloudflare/unknown', containerId, handler: null, opensBox: false };
 }
 
 /**
@@ -67,12 +68,8 @@ export async function handleCloudflare({ route, containers, req, res }) {
       req.resume();
       throw new ContainerApiError(404, 'UNKNOWN_ERROR', 'The requested endpoint was not found');
     }
-    if (route.handler === destroy) {
-      await destroy({ containers, res, containerId: route.containerId });
-      return;
-    }
-    const container = await containers.open(route.containerId);
-    await route.handler({ containers, container, req, res });
+    const container = route.opensBox ? await containers.open(route.containerId) : null;
+    await route.handler({ containers, container, containerId: route.containerId, req, res });
   } catch (err) {
     req.resume();
     sendContainerError(res, err);
