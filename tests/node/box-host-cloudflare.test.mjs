@@ -165,7 +165,9 @@ for (const isolation of modes) {
       const marker = `${43 + Math.random()}`.slice(0, 10);
       const script = 'head -c "$1" /dev/zero | tr "\\0" a; sleep "$2"\n';
       ok(await call(host, id, 'POST', '/api/write', { body: { path: 'produce.sh', content: script } }));
-      const command = `bash produce.sh 50331648 ${marker}`;
+      // 48 MiB plus a random few bytes: the size names this run's `head` among parallel test runs.
+      const size = 50331648 + Math.floor(Math.random() * 100000);
+      const command = `bash produce.sh ${size} ${marker}`;
       const url = new URL(`${host.baseUrl}/cloudflare/${id}/api/execute/stream`);
       const res = await new Promise((resolve, reject) => {
         const req = http.request(url, { method: 'POST', headers: { authorization: `Bearer ${host.token}`, 'content-type': 'application/json' } }, resolve);
@@ -176,11 +178,14 @@ for (const isolation of modes) {
       await new Promise((resolve) => setTimeout(resolve, 1500));
       // Still producing (blocked on its pipe): the sleep after the output has not started.
       assert.deepEqual(await processesMatching(`sleep ${marker}`), []);
-      const headAlive = (await processesMatching('head -c 50331648')).length;
-      assert.equal(headAlive, 1, 'the producer is blocked, not finished');
+      const producer = `head -c ${size} /dev/zero`;
+      assert.equal((await processesMatching(producer)).length, 1, 'the producer is blocked, not finished');
       res.destroy();
-      await new Promise((resolve) => setTimeout(resolve, 500));
-      assert.deepEqual(await processesMatching('head -c 50331648'), [], 'a hung-up stream kills its command');
+      const deadline = Date.now() + 5000;
+      while ((await processesMatching(producer)).length > 0 && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      assert.deepEqual(await processesMatching(producer), [], 'a hung-up stream kills its command');
     });
 
     test('write/read: bytes round trip through base64, text as UTF-8', async () => {
