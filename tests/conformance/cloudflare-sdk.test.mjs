@@ -3,6 +3,8 @@
 // base constructor looks at it (protocol note §5.1), whose port-3000 fetch is the forwarder the
 // Worker side uses: `http://container/api/...` → `<hostUrl>/cloudflare/<DO id>/api/...` with the
 // host's bearer token, and `destroy()` → `DELETE <hostUrl>/cloudflare/<DO id>`.
+// Both paths are covered: the DO's RPC methods (exec, writeFile, …) and `stub.fetch()` straight to the
+// container API (sessionless execute with env, cwd and timeoutMs → 124), which the `cloudflare` provider uses.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -85,6 +87,16 @@ export default {
     out.escape = await caught(sb.readFile('../../etc/passwd'));
     out.timeout = await caught(sb.exec('sleep 5', { timeout: 200 }));
     out.stream = await new Response(await sb.execStream('echo one; sleep 0.3; echo two')).text();
+    // The cloudflare provider's path: stub.fetch to the container API, sessionless (§3.1).
+    const post = (route, body) => sb.fetch(new Request('http://localhost' + route, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body),
+    }));
+    const raw = await post('/api/execute', { command: 'echo "$A"; pwd; sleep 5', sessionId: '__DISABLE_SESSION__', env: { A: 'raw' }, cwd: '/tmp', timeoutMs: 300 });
+    out.rawExec = { status: raw.status, body: await raw.json() };
+    const rawStream = await post('/api/execute/stream', { command: 'printf "x\\r\\ny"', sessionId: '__DISABLE_SESSION__' });
+    out.rawStream = { status: rawStream.status, type: rawStream.headers.get('content-type'), text: await rawStream.text() };
+    const rawMissing = await post('/api/read', { path: '/workspace/nope.txt' });
+    out.rawMissing = { status: rawMissing.status, body: await rawMissing.json() };
     out.state = await sb.getState();
     await sb.destroy();
     out.stateAfterDestroy = await sb.getState();
@@ -167,6 +179,15 @@ test('the real Sandbox Durable Object drives a Box of the local Box host', async
   assert.deepEqual(events.map((e) => e.type), ['start', 'stdout', 'stdout', 'complete']);
   assert.equal(events.filter((e) => e.type === 'stdout').map((e) => e.data).join(''), 'one\ntwo\n');
   assert.equal(events.at(-1).exitCode, 0);
+
+  assert.equal(out.rawExec.status, 200);
+  assert.deepEqual([out.rawExec.body.exitCode, out.rawExec.body.success, 'sessionId' in out.rawExec.body], [124, false, false]);
+  assert.match(out.rawExec.body.stdout, /^raw\n.*\/tmp\n$/);
+  assert.match(out.rawExec.body.stderr, /Command timed out after 300ms\n$/);
+  assert.deepEqual([out.rawStream.status, out.rawStream.type], [200, 'text/event-stream']);
+  const rawEvents = out.rawStream.text.split('\n\n').filter(Boolean).map((block) => JSON.parse(block.replace(/^data: /, '')));
+  assert.equal(rawEvents.filter((e) => e.type === 'stdout').map((e) => e.data).join(''), 'x\r\ny');
+  assert.deepEqual([out.rawMissing.status, out.rawMissing.body.code, out.rawMissing.body.httpStatus], [404, 'FILE_NOT_FOUND', 404]);
 
   assert.equal(out.state.status, 'healthy');
   assert.notEqual(out.stateAfterDestroy.status, 'healthy');
