@@ -25,8 +25,11 @@ export class BoxRegistry {
     this.reserved = 0;
   }
 
-  /** Creates a Box from a create body; 503 `capacity` when `maxBoxes` Boxes are live. */
-  async create(body) {
+  /**
+   * Creates a Box from a create body; 503 `capacity` when `maxBoxes` Boxes are live.
+   * `workDir` (a Box path) is the Box's default cwd, `/vercel/sandbox` unless given.
+   */
+  async create(body, { workDir } = {}) {
     const { name, timeout, resources, env } = body;
     if (body.source !== undefined) {
       throw new BoxRequestError(400, 'bad_request', 'source (git, tarball, snapshot) is not supported by the local Box host');
@@ -59,6 +62,7 @@ export class BoxRegistry {
         env: boxEnv,
         timeoutMs: timeout,
         vcpus,
+        workDir,
         onStopped: (stopped) => this.#forget(stopped),
       });
       this.live.set(box.id, box);
