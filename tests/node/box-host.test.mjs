@@ -89,13 +89,20 @@ function writeTar(host, sid, entries, cwd = '/') {
 }
 
 /** Pids of live processes whose argv is exactly `argv`. */
+/**
+ * Live processes whose argv is exactly `argv`. Zombies are dead and are left out: a killed
+ * process that was reparented waits for this machine's pid 1 to reap it, which a container's
+ * init may do late, and its cmdline can still be read meanwhile.
+ */
 function processesWithArgv(argv) {
   const wanted = `${argv.join('\0')}\0`;
   const found = [];
   for (const name of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue;
     try {
-      if (fs.readFileSync(`/proc/${name}/cmdline`, 'utf8') === wanted) found.push(Number(name));
+      if (fs.readFileSync(`/proc/${name}/cmdline`, 'utf8') !== wanted) continue;
+      const stat = fs.readFileSync(`/proc/${name}/stat`, 'utf8');
+      if (stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z') found.push(Number(name));
     } catch {
       // gone
     }
