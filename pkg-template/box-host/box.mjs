@@ -14,6 +14,8 @@ import { boxDirPrefix } from './stale-boxes.mjs';
 export const SESSION_CWD = '/vercel/sandbox';
 /** Default Box lifetime (ms); the Box stops itself after it. */
 export const DEFAULT_TIMEOUT_MS = 300_000;
+/** Largest delay a JS timer takes (2^31 − 1 ms); a larger one would fire after 1 ms. */
+export const MAX_TIMER_MS = 2_147_483_647;
 
 /** A request the Box cannot honour (answered with `status` and `code`). */
 export class BoxRequestError extends Error {
@@ -84,7 +86,10 @@ export class Box {
   #armLifetime() {
     clearTimeout(this.lifetime);
     const remaining = this.createdAt + this.timeoutMs - Date.now();
-    this.lifetime = setTimeout(() => this.stop().catch(() => {}), Math.max(0, remaining));
+    // A lifetime extended past the timer maximum is re-armed when that much has passed.
+    this.lifetime = remaining > MAX_TIMER_MS
+      ? setTimeout(() => this.#armLifetime(), MAX_TIMER_MS)
+      : setTimeout(() => this.stop().catch(() => {}), Math.max(0, remaining));
     this.lifetime.unref();
   }
 
@@ -126,8 +131,8 @@ export class Box {
     if (!Array.isArray(args) || args.some((a) => typeof a !== 'string' || a.includes('\0'))) {
       throw new BoxRequestError(400, 'bad_request', 'args must be an array of strings');
     }
-    if (timeout !== undefined && !(Number.isFinite(timeout) && timeout >= 0)) {
-      throw new BoxRequestError(400, 'bad_request', 'timeout must be a non-negative number of ms');
+    if (timeout !== undefined && !(Number.isFinite(timeout) && timeout >= 0 && timeout <= MAX_TIMER_MS)) {
+      throw new BoxRequestError(400, 'bad_request', `timeout must be a number of ms from 0 to ${MAX_TIMER_MS}`);
     }
     const boxCwd = normalizeBoxPath(cwd ?? this.workDir, this.workDir);
     const cwdHost = this.#commandCwd(boxCwd);

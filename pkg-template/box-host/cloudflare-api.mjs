@@ -9,6 +9,7 @@ import { ContainerApiError, sendContainerError, sendContainerJson } from './clou
 import { deleteFile, exists, mkdir, readFile, writeFile } from './cloudflare-files.mjs';
 import { readJson } from './http-io.mjs';
 import { startSse } from './sse.mjs';
+import { MAX_TIMER_MS } from './box.mjs';
 
 /** The SDK version whose container this API imitates (`GET /api/version`, §4.3). */
 export const CONTAINER_API_VERSION = '0.12.10';
@@ -145,7 +146,7 @@ function startCommand(containers, container, req, body) {
 function timeoutOf(body) {
   const { timeoutMs } = body;
   if (timeoutMs === undefined || timeoutMs === null || timeoutMs === 0) return undefined;
-  if (!(Number.isFinite(timeoutMs) && timeoutMs > 0 && timeoutMs <= 2_147_483_647)) {
+  if (!(Number.isFinite(timeoutMs) && timeoutMs > 0 && timeoutMs <= MAX_TIMER_MS)) {
     throw new ContainerApiError(400, 'VALIDATION_FAILED', 'timeoutMs must be a positive number of ms');
   }
   return timeoutMs;

@@ -1,6 +1,6 @@
 // The Box registry of one host: live Boxes by session id, a bounded memory of stopped ones (so
 // their sessions can still be described), names, and the live-Box capacity.
-import { Box, BoxRequestError, checkEnv } from './box.mjs';
+import { Box, BoxRequestError, MAX_TIMER_MS, checkEnv } from './box.mjs';
 
 /** Stopped Boxes remembered for `GET` lookups (oldest forgotten first). */
 const STOPPED_MEMORY = 256;
@@ -37,8 +37,8 @@ export class BoxRegistry {
     if (name !== undefined && (typeof name !== 'string' || name === '')) {
       throw new BoxRequestError(400, 'bad_request', 'name must be a non-empty string');
     }
-    if (timeout !== undefined && !(Number.isFinite(timeout) && timeout > 0)) {
-      throw new BoxRequestError(400, 'bad_request', 'timeout must be a positive number of ms');
+    if (timeout !== undefined && !(Number.isFinite(timeout) && timeout > 0 && timeout <= MAX_TIMER_MS)) {
+      throw new BoxRequestError(400, 'bad_request', `timeout must be a positive number of ms up to ${MAX_TIMER_MS}`);
     }
     const vcpus = resources?.vcpus;
     if (vcpus !== undefined && !(Number.isInteger(vcpus) && vcpus > 0)) {

@@ -2,6 +2,7 @@
 //!
 //! Nothing here knows a provider protocol; [`crate::provider`] builds requests on top of it.
 
+pub mod media_type;
 pub mod ndjson;
 pub mod retry;
 

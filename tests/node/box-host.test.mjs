@@ -395,6 +395,27 @@ describe('bounds and options', () => {
     }
   });
 
+  test('timeouts past the JS timer maximum (2^31 - 1 ms) are a 400, not a Box stopped after 1 ms', async () => {
+    const host = await startBoxHost({ isolation: 'none' });
+    try {
+      const tooLong = 2 ** 31;
+      const create = await api(host, 'POST', '/v3/sandboxes', { body: { projectId: 'p', ports: [], timeout: tooLong } });
+      assert.equal(create.status, 400);
+      const sid = (await createBox(host, { timeout: 2 ** 31 - 1 })).id;
+      const cmd = await api(host, 'POST', `/v2/sandboxes/sessions/${sid}/cmd`, { body: { command: 'true', args: [], timeout: tooLong, wait: true } });
+      assert.equal(cmd.status, 400);
+      const extend = await api(host, 'POST', `/v2/sandboxes/sessions/${sid}/extend-timeout`, { body: { duration: tooLong } });
+      assert.equal(extend.status, 400);
+      // Extended within bounds past the timer maximum in total, the Box keeps running.
+      assert.equal((await api(host, 'POST', `/v2/sandboxes/sessions/${sid}/extend-timeout`, { body: { duration: 1000 } })).status, 200);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.equal((await run(host, sid, 'true')).exitCode, 0);
+      await stopBox(host, sid);
+    } finally {
+      await host.close();
+    }
+  });
+
   test('only loopback hosts are accepted; a given token is used', async () => {
     await assert.rejects(startBoxHost({ host: '0.0.0.0' }), /host must be/);
     const host = await startBoxHost({ token: 'given-token-123', isolation: 'none' });
