@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 import { Miniflare } from 'miniflare';
 import { startBoxHost } from '@vite-hub/sandbox/box-host';
 import { repoRoot } from './vite-app.mjs';
-import { isWasm, wranglerDryRun } from './cloudflare-worker-helpers.mjs';
+import { isWasm, viteBuild, wranglerDryRun } from './cloudflare-worker-helpers.mjs';
 
 const run = promisify(execFile);
 const versionOf = (name) => JSON.parse(readFileSync(join(repoRoot, 'node_modules', name, 'package.json'), 'utf8')).version;
@@ -52,7 +52,7 @@ before(async () => {
   writeFileSync(join(app, 'server/api/local-run.post.ts'), LOCAL_ROUTE);
   // --offline: npm's cache only (setup's `npm ci` filled it); the tests never leave loopback.
   await run('npm', ['install', '--offline', '--no-audit', '--no-fund', '--install-links'], { cwd: app, timeout: 300_000 });
-  await run(process.execPath, [join(app, 'node_modules/vite/bin/vite.js'), 'build'], { cwd: app, timeout: 180_000 });
+  await viteBuild(app, join(app, 'node_modules/vite/bin/vite.js'));
   const server = join(app, '.output/server');
   host = await startBoxHost({});
   miniflare = new Miniflare({
@@ -95,10 +95,10 @@ test('vite build writes the Worker, its wasm module and the Provider Output', ()
 });
 
 test('wrangler deploy --dry-run of the built app works offline', async () => {
-  const { stdout, outDir, files } = await wranglerDryRun(app);
+  const { stdout, dir, files } = await wranglerDryRun(app);
+  rmSync(dir, { recursive: true, force: true });
   assert.match(stdout, /env\.SANDBOX \(Sandbox\)/);
   assert.equal(files.filter((name) => name.endsWith('.wasm')).length, 1, files.join(', '));
-  rmSync(outDir, { recursive: true, force: true });
 });
 
 test('in workerd, the built Worker runs a Definition on the local Box host', async () => {

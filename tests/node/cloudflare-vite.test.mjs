@@ -5,16 +5,13 @@
 // runs a Definition in real workerd (miniflare) through the local provider over the Worker's fetch.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { Miniflare } from 'miniflare';
 import { startBoxHost } from '@vite-hub/sandbox/box-host';
 import { removeDir, repoRoot } from './vite-app.mjs';
-import { isWasm, wranglerDryRun } from './cloudflare-worker-helpers.mjs';
+import { isWasm, viteBuild, wranglerDryRun } from './cloudflare-worker-helpers.mjs';
 
-const run = promisify(execFile);
 const SANDBOX_VERSION = JSON.parse(readFileSync(join(repoRoot, 'node_modules/@cloudflare/sandbox/package.json'), 'utf8')).version;
 
 // Test-only route: the Worker runs a Definition on the local Box host given in its env. This is
@@ -38,7 +35,6 @@ function copyWorkerApp(prefix) {
   return dir;
 }
 
-const viteBuild = (cwd) => run(process.execPath, [join(repoRoot, 'node_modules/vite/bin/vite.js'), 'build'], { cwd, timeout: 180_000 });
 
 let app;
 let server;
@@ -104,13 +100,13 @@ test('the Worker imports the runtime wasm as a module (real WebAssembly bytes, a
 });
 
 test('wrangler deploy --dry-run takes the built Worker offline, the wasm as its own module', async () => {
-  const { stdout, outDir, files } = await wranglerDryRun(app);
+  const { stdout, dir, outDir, files } = await wranglerDryRun(app);
   assert.match(stdout, /env\.SANDBOX \(Sandbox\)\s+Durable Object/);
   assert.match(stdout, new RegExp(`docker\\.io/cloudflare/sandbox:${SANDBOX_VERSION.replaceAll('.', '\\.')}`));
   const wasm = files.filter((name) => name.endsWith('.wasm'));
   assert.equal(wasm.length, 1, files.join(', '));
   assert.ok(isWasm(join(outDir, wasm[0])));
-  removeDir(outDir);
+  removeDir(dir);
 });
 
 test('in workerd, the app route on the cloudflare provider answers a SandboxError Response (no crash) until the provider lands', async () => {

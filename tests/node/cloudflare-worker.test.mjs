@@ -43,7 +43,7 @@ before(async () => {
 after(async () => {
   await miniflare?.dispose();
   await host?.close();
-  if (dryRun) removeDir(dryRun.outDir);
+  if (dryRun) removeDir(dryRun.dir);
 });
 
 const post = async (path, body) => {
