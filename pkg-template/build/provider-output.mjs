@@ -109,13 +109,16 @@ export function isCloudflareWorkerPreset(preset) {
  * - wraps Nitro's Worker entry so it also exports `Sandbox` from `@cloudflare/sandbox`;
  * - after Nitro wrote `<output>/server/wrangler.json` (from the app's wrangler config), merges
  *   the Provider Output into it and writes the Dockerfile beside it.
- * @param {{ root: string, binding?: string, userCompatibilityDate: boolean, logger?: { info(msg: string): void } }} options
+ * @param {{ root: string, binding?: string, userCompatibilityDate: boolean, logger?: { info(msg: string): void, warn?(msg: string): void } }} options
  */
 export function cloudflareNitroModule({ root, binding, userCompatibilityDate, logger }) {
   return {
     name: 'vite-hub-sandbox:cloudflare',
     async setup(nitro) {
-      if (!isCloudflareWorkerPreset(nitro.options.preset)) return;
+      if (!isCloudflareWorkerPreset(nitro.options.preset)) {
+        logger?.warn?.(`[sandbox] provider "cloudflare" with Nitro's "${nitro.options.preset}" preset: no Provider Output (it is written for the cloudflare-module and cloudflare-durable presets, whose Worker can export the Sandbox class)`);
+        return;
+      }
       // Fail at startup, not after the bundle is built.
       installedSandboxVersion(root);
       nitro.options.cloudflare ??= {};

@@ -106,7 +106,7 @@ export function hubSandbox(options) {
         root: path.resolve(userConfig.root ?? process.cwd()),
         binding: early.config.cloudflare?.binding,
         userCompatibilityDate: Boolean(userConfig.nitro?.compatibilityDate),
-        logger: { info: (message) => logger?.info(message, { timestamp: true }) },
+        logger: { info: (message) => logger?.info(message, { timestamp: true }), warn: (message) => logger?.warn(message, { timestamp: true }) },
       });
       return { nitro: { modules: [module] } };
     },
