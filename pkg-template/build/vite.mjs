@@ -69,6 +69,11 @@ export function hubSandbox(options) {
   let failing = false;
   /** Per Vite environment: the runtime wasm emitted into a Worker build (worker-wasm.mjs). */
   const workerWasm = new Map();
+  const wasmState = (environment) => {
+    const key = environment?.name ?? '';
+    if (!workerWasm.has(key)) workerWasm.set(key, {});
+    return workerWasm.get(key);
+  };
 
   /** Logs a failed (re)generation in dev; what `kept` names stays as last generated. */
   const keepLastGood = (error, kept = 'the last good Definitions') => {
@@ -187,14 +192,14 @@ export function hubSandbox(options) {
       // disk); Worker builds (workerd/worker conditions) bundle it, the .wasm as a module import.
       if (id === RUNTIME && command === 'build' && !isWorker(environment?.config ?? this.environment?.config)) return { id: RUNTIME, external: true };
       // Worker build: the runtime .wasm stays a module import (CompiledWasm for Wrangler/workerd), copied beside the bundle.
-      if (command === 'build' && isRuntimeWasmImport(id, importer)) return externalizeRuntimeWasm(workerWasm.get(this.environment?.name ?? ''), id, importer);
+      if (command === 'build' && isRuntimeWasmImport(id, importer)) return externalizeRuntimeWasm(wasmState(this.environment), id, importer);
       return null;
     },
     renderChunk(code, chunk) {
-      return rewriteRuntimeWasmImport(workerWasm.get(this.environment?.name ?? ''), code, chunk);
+      return rewriteRuntimeWasmImport(wasmState(this.environment), code, chunk);
     },
     writeBundle(outputOptions) {
-      writeRuntimeWasm(workerWasm.get(this.environment?.name ?? ''), outputOptions);
+      writeRuntimeWasm(wasmState(this.environment), outputOptions);
     },
   };
 }
