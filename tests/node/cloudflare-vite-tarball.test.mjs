@@ -108,4 +108,14 @@ test('in workerd, the built Worker runs a Definition on the local Box host', asy
   assert.equal(json.greeting, 'Hello, Grace!');
 });
 
+test('without a wrangler config of its own, the app gets a whole one with the pinned compatibility date (not Nitro\'s today)', async () => {
+  rmSync(join(app, 'wrangler.jsonc'));
+  await viteBuild(app, join(app, 'node_modules/vite/bin/vite.js'));
+  const config = JSON.parse(readFileSync(join(app, '.output/server/wrangler.json'), 'utf8'));
+  assert.equal(config.compatibility_date, '2026-04-01');
+  assert.equal(config.main, 'index.mjs');
+  assert.ok(config.compatibility_flags.includes('nodejs_compat'));
+  assert.deepEqual(config.migrations, [{ tag: 'v1', new_sqlite_classes: ['Sandbox'] }]);
+});
+
 test('in workerd, the app route through the cloudflare provider and the Sandbox DO', { skip: 'enable when the cloudflare provider (issue 10 items 1 and 4) lands: give the Worker SANDBOX_LOCAL_URL/SANDBOX_LOCAL_TOKEN and POST /api/greeting' }, () => {});
