@@ -82,27 +82,16 @@ pub fn classify_answer(status: u16, body: &[u8]) -> Verdict {
         return Verdict::Container;
     }
     let text = match wire::error_body(body) {
-        Some(b) => format!(
-            "{} {}",
-            b.code.unwrap_or_default(),
-            b.message.unwrap_or_default()
-        ),
+        Some(b) => format!("{} {}", b.code.unwrap_or_default(), b.message.unwrap_or_default()),
         None => String::from_utf8_lossy(body).into_owned(),
     };
     if contains_any(&text, &START_FAILED_PHRASES) {
         return Verdict::StartFailed;
     }
-    if status == 503
-        || contains_any(&text, &STARTING_PHRASES)
-        || text.contains("CONTAINER_UNAVAILABLE")
-    {
+    if status == 503 || contains_any(&text, &STARTING_PHRASES) || text.contains("CONTAINER_UNAVAILABLE") {
         return Verdict::Starting;
     }
-    if contains_any(&text, &DISCONNECTED_PHRASES)
-        || text
-            .to_ascii_lowercase()
-            .starts_with("error proxying request to container")
-    {
+    if contains_any(&text, &DISCONNECTED_PHRASES) || text.to_ascii_lowercase().starts_with("error proxying request to container") {
         return Verdict::Disconnected;
     }
     Verdict::Container
@@ -125,9 +114,7 @@ pub fn classify_rejection(message: &str) -> Verdict {
 /// by itself is not a timeout.
 pub fn is_sessionless_timeout(exit_code: i32, stderr: &str) -> bool {
     exit_code == 124
-        && stderr.trim_end().rsplit('\n').next().is_some_and(|line| {
-            line.starts_with("Command timed out after ") && line.ends_with("ms")
-        })
+        && stderr.trim_end().rsplit('\n').next().is_some_and(|line| line.starts_with("Command timed out after ") && line.ends_with("ms"))
 }
 
 /// Bounded backoff for a container that is starting (503s of the Durable Object, dropped
@@ -150,30 +137,18 @@ pub struct StartupRetry {
 
 impl Default for StartupRetry {
     fn default() -> Self {
-        StartupRetry {
-            max_attempts: 10,
-            base_delay_ms: 500,
-            max_delay_ms: 8_000,
-            budget_ms: 60_000,
-        }
+        StartupRetry { max_attempts: 10, base_delay_ms: 500, max_delay_ms: 8_000, budget_ms: 60_000 }
     }
 }
 
 impl StartupRetry {
     /// The wait before attempt `attempts_done + 1`, or `None` when the bound is reached.
     /// `waited_ms` is what earlier retries of the request already waited.
-    pub fn delay_ms(
-        &self,
-        attempts_done: u32,
-        waited_ms: u64,
-        retry_after_ms: Option<u64>,
-    ) -> Option<u64> {
+    pub fn delay_ms(&self, attempts_done: u32, waited_ms: u64, retry_after_ms: Option<u64>) -> Option<u64> {
         if attempts_done >= self.max_attempts {
             return None;
         }
-        let backoff = self
-            .base_delay_ms
-            .saturating_mul(1u64 << attempts_done.saturating_sub(1).min(20));
+        let backoff = self.base_delay_ms.saturating_mul(1u64 << attempts_done.saturating_sub(1).min(20));
         let delay = retry_after_ms.unwrap_or(backoff).min(self.max_delay_ms);
         (waited_ms.saturating_add(delay) <= self.budget_ms).then_some(delay)
     }
@@ -184,42 +159,20 @@ mod tests {
     use super::*;
 
     fn json(status: u16, code: &str, message: &str) -> Verdict {
-        classify_answer(
-            status,
-            format!(r#"{{"code":"{code}","message":"{message}","httpStatus":{status}}}"#)
-                .as_bytes(),
-        )
+        classify_answer(status, format!(r#"{{"code":"{code}","message":"{message}","httpStatus":{status}}}"#).as_bytes())
     }
 
     #[test]
     fn success_and_client_errors_are_the_containers() {
         assert_eq!(classify_answer(200, b"{}"), Verdict::Container);
-        assert_eq!(
-            json(404, "FILE_NOT_FOUND", "File not found: /x"),
-            Verdict::Container
-        );
-        assert_eq!(
-            json(400, "IS_DIRECTORY", "container is starting"),
-            Verdict::Container,
-            "4xx never"
-        );
+        assert_eq!(json(404, "FILE_NOT_FOUND", "File not found: /x"), Verdict::Container);
+        assert_eq!(json(400, "IS_DIRECTORY", "container is starting"), Verdict::Container, "4xx never");
     }
 
     #[test]
     fn phrase_container_is_starting() {
-        assert_eq!(
-            json(
-                503,
-                "INTERNAL_ERROR",
-                "Container is starting. Please retry in a moment."
-            ),
-            Verdict::Starting
-        );
-        assert_eq!(
-            json(500, "INTERNAL_ERROR", "Container is starting"),
-            Verdict::Starting,
-            "also on a 500"
-        );
+        assert_eq!(json(503, "INTERNAL_ERROR", "Container is starting. Please retry in a moment."), Verdict::Starting);
+        assert_eq!(json(500, "INTERNAL_ERROR", "Container is starting"), Verdict::Starting, "also on a 500");
     }
 
     #[test]
@@ -231,78 +184,40 @@ mod tests {
 
     #[test]
     fn phrase_maximum_instances_exceeded() {
-        assert_eq!(
-            json(
-                500,
-                "INTERNAL_ERROR",
-                "Maximum number of running container instances exceeded"
-            ),
-            Verdict::Starting
-        );
+        assert_eq!(json(500, "INTERNAL_ERROR", "Maximum number of running container instances exceeded"), Verdict::Starting);
     }
 
     #[test]
     fn phrase_currently_provisioning() {
-        assert_eq!(
-            json(
-                500,
-                "INTERNAL_ERROR",
-                "The container is currently provisioning"
-            ),
-            Verdict::Starting
-        );
+        assert_eq!(json(500, "INTERNAL_ERROR", "The container is currently provisioning"), Verdict::Starting);
     }
 
     #[test]
     fn phrase_retry_in_a_moment() {
-        assert_eq!(
-            json(500, "INTERNAL_ERROR", "Please retry in a moment"),
-            Verdict::Starting
-        );
+        assert_eq!(json(500, "INTERNAL_ERROR", "Please retry in a moment"), Verdict::Starting);
     }
 
     #[test]
     fn code_container_unavailable_and_any_503() {
-        assert_eq!(
-            json(500, "CONTAINER_UNAVAILABLE", "capacity"),
-            Verdict::Starting
-        );
+        assert_eq!(json(500, "CONTAINER_UNAVAILABLE", "capacity"), Verdict::Starting);
         assert_eq!(classify_answer(503, b""), Verdict::Starting);
-        assert_eq!(
-            json(503, "INTERNAL_ERROR", "something else"),
-            Verdict::Starting
-        );
+        assert_eq!(json(503, "INTERNAL_ERROR", "something else"), Verdict::Starting);
     }
 
     #[test]
     fn phrase_container_suddenly_disconnected() {
-        assert_eq!(
-            classify_answer(500, b"Container suddenly disconnected, try again"),
-            Verdict::Disconnected
-        );
+        assert_eq!(classify_answer(500, b"Container suddenly disconnected, try again"), Verdict::Disconnected);
     }
 
     #[test]
     fn phrase_error_proxying_request() {
-        assert_eq!(
-            classify_answer(
-                500,
-                b"Error proxying request to container: connect ECONNREFUSED"
-            ),
-            Verdict::Disconnected
-        );
+        assert_eq!(classify_answer(500, b"Error proxying request to container: connect ECONNREFUSED"), Verdict::Disconnected);
     }
 
     #[test]
     fn phrase_network_connection_lost() {
-        assert_eq!(
-            classify_rejection("Network connection lost."),
-            Verdict::Disconnected
-        );
-        assert_eq!(
-            classify_answer(502, b"network connection lost"),
-            Verdict::Disconnected
-        );
+        assert_eq!(classify_rejection("Network connection lost."), Verdict::Disconnected);
+        assert_eq!(classify_answer(502, b"network connection lost"), Verdict::Disconnected);
     }
 
     #[test]
@@ -310,60 +225,32 @@ mod tests {
         let m = "the container is not listening in the TCP address 10.0.0.1:3000";
         assert_eq!(json(500, "INTERNAL_ERROR", m), Verdict::Disconnected);
         assert_eq!(classify_rejection(m), Verdict::Disconnected);
-        assert_eq!(
-            json(503, "INTERNAL_ERROR", m),
-            Verdict::Starting,
-            "a 503 is a start problem first"
-        );
+        assert_eq!(json(503, "INTERNAL_ERROR", m), Verdict::Starting, "a 503 is a start problem first");
     }
 
     #[test]
     fn phrase_durable_object_reset_code_updated() {
-        assert_eq!(
-            classify_rejection("Durable Object reset because its code was updated."),
-            Verdict::Disconnected
-        );
-        assert_eq!(
-            classify_answer(500, b"code was updated"),
-            Verdict::Disconnected
-        );
+        assert_eq!(classify_rejection("Durable Object reset because its code was updated."), Verdict::Disconnected);
+        assert_eq!(classify_answer(500, b"code was updated"), Verdict::Disconnected);
     }
 
     #[test]
     fn phrases_of_a_start_that_cannot_succeed() {
-        assert_eq!(
-            json(500, "INTERNAL_ERROR", "no such image: cloudflare/sandbox:9"),
-            Verdict::StartFailed
-        );
-        assert_eq!(
-            json(500, "INTERNAL_ERROR", "The container ran out of memory"),
-            Verdict::StartFailed
-        );
-        assert_eq!(
-            json(500, "INTERNAL_ERROR", "Container did not call start"),
-            Verdict::StartFailed
-        );
+        assert_eq!(json(500, "INTERNAL_ERROR", "no such image: cloudflare/sandbox:9"), Verdict::StartFailed);
+        assert_eq!(json(500, "INTERNAL_ERROR", "The container ran out of memory"), Verdict::StartFailed);
+        assert_eq!(json(500, "INTERNAL_ERROR", "Container did not call start"), Verdict::StartFailed);
         assert_eq!(classify_rejection("no such image"), Verdict::StartFailed);
     }
 
     #[test]
     fn the_containers_own_500s_are_not_start_problems() {
-        assert_eq!(
-            json(500, "COMMAND_EXECUTION_ERROR", "Failed to execute command"),
-            Verdict::Container
-        );
-        assert_eq!(
-            json(500, "FILESYSTEM_ERROR", "mkdir failed"),
-            Verdict::Container
-        );
+        assert_eq!(json(500, "COMMAND_EXECUTION_ERROR", "Failed to execute command"), Verdict::Container);
+        assert_eq!(json(500, "FILESYSTEM_ERROR", "mkdir failed"), Verdict::Container);
     }
 
     #[test]
     fn any_other_rejection_is_a_dropped_connection() {
-        assert_eq!(
-            classify_rejection("TypeError: fetch failed"),
-            Verdict::Disconnected
-        );
+        assert_eq!(classify_rejection("TypeError: fetch failed"), Verdict::Disconnected);
     }
 
     #[test]
@@ -396,10 +283,7 @@ mod tests {
 
     #[test]
     fn phrase_command_timed_out_after() {
-        assert!(is_sessionless_timeout(
-            124,
-            "partial\nCommand timed out after 5000ms\n"
-        ));
+        assert!(is_sessionless_timeout(124, "partial\nCommand timed out after 5000ms\n"));
         assert!(!is_sessionless_timeout(124, "exit 124 by itself\n"));
         assert!(!is_sessionless_timeout(1, "Command timed out after 5000ms"));
     }

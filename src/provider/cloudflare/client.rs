@@ -15,16 +15,10 @@ use web_sys::AbortSignal;
 
 use super::classify::{self, StartupRetry, Verdict};
 use super::exec::{push_tail, tail};
-use super::wire::{
-    self, DeleteRequest, ExecEvent, ExecuteRequest, ExecuteResponse, MkdirRequest, ReadRequest,
-    ReadResponse, WriteRequest,
-};
+use super::wire::{self, DeleteRequest, ExecEvent, ExecuteRequest, ExecuteResponse, MkdirRequest, ReadRequest, ReadResponse, WriteRequest};
 use crate::command::{Command, CommandOutcome};
 use crate::error::{Error, ErrorCode, Operation, Result};
-use crate::http::fetch::{
-    abort_promise, body_bytes, js_message, sleep_unless_aborted, BodyChunks, Fetcher, HttpRequest,
-    SendError,
-};
+use crate::http::fetch::{abort_promise, body_bytes, js_message, sleep_unless_aborted, BodyChunks, Fetcher, HttpRequest, SendError};
 use crate::http::sse::{SseEnd, SseReader};
 use crate::provider::ProviderKind;
 
@@ -57,18 +51,8 @@ impl ContainerClient {
     /// A client sending `<base_url>/api/...` through `fetcher`, with `Authorization: Bearer
     /// <token>` when a token is given (the local Box host; the DO stub needs none, and the host
     /// part of its URL is not looked at).
-    pub fn new(
-        fetcher: Fetcher,
-        base_url: String,
-        token: Option<String>,
-        retry: StartupRetry,
-    ) -> ContainerClient {
-        ContainerClient {
-            fetcher,
-            base_url,
-            token,
-            retry,
-        }
+    pub fn new(fetcher: Fetcher, base_url: String, token: Option<String>, retry: StartupRetry) -> ContainerClient {
+        ContainerClient { fetcher, base_url, token, retry }
     }
 
     fn error(&self, code: ErrorCode, operation: Operation, message: String) -> Error {
@@ -76,9 +60,7 @@ impl ContainerClient {
             Some(token) => crate::error::redact(&message, &[token.as_str()]),
             None => message,
         };
-        Error::new(code, message)
-            .with_provider(ProviderKind::Cloudflare)
-            .with_operation(operation)
+        Error::new(code, message).with_provider(ProviderKind::Cloudflare).with_operation(operation)
     }
 
     fn request(&self, method: &'static str, path: &str, body: Option<Vec<u8>>) -> HttpRequest {
@@ -86,20 +68,11 @@ impl ContainerClient {
         if let Some(token) = &self.token {
             headers.push(("authorization", format!("Bearer {token}")));
         }
-        HttpRequest {
-            method,
-            url: format!("{}{path}", self.base_url.trim_end_matches('/')),
-            headers,
-            body,
-        }
+        HttpRequest { method, url: format!("{}{path}", self.base_url.trim_end_matches('/')), headers, body }
     }
 
     /// Sends once, racing the caller's signal (a stub may not honour a `Request`'s signal).
-    async fn send_once(
-        &self,
-        request: &HttpRequest,
-        signal: Option<&AbortSignal>,
-    ) -> std::result::Result<Response, SendError> {
+    async fn send_once(&self, request: &HttpRequest, signal: Option<&AbortSignal>) -> std::result::Result<Response, SendError> {
         let Some(signal) = signal else {
             return self.fetcher.send_once(request, None).await;
         };
@@ -139,11 +112,7 @@ impl ContainerClient {
             attempts += 1;
             let (verdict, retry_after_ms, problem) = match self.send_once(request, signal).await {
                 Err(SendError::Aborted) => {
-                    return Err(self.error(
-                        ErrorCode::TransportError,
-                        operation,
-                        format!("{} was aborted", operation.as_str()),
-                    ));
+                    return Err(self.error(ErrorCode::TransportError, operation, format!("{} was aborted", operation.as_str())));
                 }
                 Err(SendError::Network(value)) => {
                     let message = js_message(&value);
@@ -157,16 +126,8 @@ impl ContainerClient {
                     if verdict == Verdict::Container {
                         return Ok(Err(Refused { status, body }));
                     }
-                    let retry_after = response
-                        .headers()
-                        .get("retry-after")
-                        .as_deref()
-                        .and_then(crate::http::retry::parse_retry_after_ms);
-                    (
-                        verdict,
-                        retry_after,
-                        format!("status {status}{}", detail(&body)),
-                    )
+                    let retry_after = response.headers().get("retry-after").as_deref().and_then(crate::http::retry::parse_retry_after_ms);
+                    (verdict, retry_after, format!("status {status}{}", detail(&body)))
                 }
             };
             let delay = match (resend, verdict.is_retryable()) {
@@ -179,26 +140,12 @@ impl ContainerClient {
                     Verdict::StartFailed => "the container cannot start",
                     _ => "the container connection failed",
                 };
-                let tries = if attempts > 1 {
-                    format!(" after {attempts} attempts")
-                } else {
-                    String::new()
-                };
-                return Err(self.error(
-                    verdict.code(),
-                    operation,
-                    format!("{} failed: {what}{tries} ({problem})", operation.as_str()),
-                ));
+                let tries = if attempts > 1 { format!(" after {attempts} attempts") } else { String::new() };
+                return Err(self.error(verdict.code(), operation, format!("{} failed: {what}{tries} ({problem})", operation.as_str())));
             };
             sleep_unless_aborted(delay as f64, signal)
                 .await
-                .map_err(|_| {
-                    self.error(
-                        ErrorCode::TransportError,
-                        operation,
-                        format!("{} was aborted", operation.as_str()),
-                    )
-                })?;
+                .map_err(|_| self.error(ErrorCode::TransportError, operation, format!("{} was aborted", operation.as_str())))?;
             waited_ms += delay;
         }
     }
@@ -211,15 +158,9 @@ impl ContainerClient {
         resend: Resend,
         signal: Option<&AbortSignal>,
     ) -> Result<std::result::Result<Vec<u8>, Refused>> {
-        let bytes = serde_json::to_vec(body).map_err(|e| {
-            self.error(
-                ErrorCode::RuntimeError,
-                operation,
-                format!("cannot encode a request body: {e}"),
-            )
-        })?;
-        self.post_bytes(path, bytes, operation, resend, signal)
-            .await
+        let bytes = serde_json::to_vec(body)
+            .map_err(|e| self.error(ErrorCode::RuntimeError, operation, format!("cannot encode a request body: {e}")))?;
+        self.post_bytes(path, bytes, operation, resend, signal).await
     }
 
     /// Sends a JSON body and reads the whole answer (boxed, see [`ContainerClient::send`]).
@@ -232,24 +173,13 @@ impl ContainerClient {
         signal: Option<&'a AbortSignal>,
     ) -> LocalBoxFuture<'a, Result<std::result::Result<Vec<u8>, Refused>>> {
         Box::pin(async move {
-            let answer = self
-                .send(
-                    &self.request("POST", path, Some(bytes)),
-                    operation,
-                    resend,
-                    signal,
-                )
-                .await?;
+            let answer = self.send(&self.request("POST", path, Some(bytes)), operation, resend, signal).await?;
             match answer {
                 Ok(response) => body_bytes(&response).await.map(Ok).map_err(|e| {
                     self.error(
                         ErrorCode::TransportError,
                         operation,
-                        format!(
-                            "{} answer could not be read: {}",
-                            operation.as_str(),
-                            e.describe()
-                        ),
+                        format!("{} answer could not be read: {}", operation.as_str(), e.describe()),
                     )
                 }),
                 Err(refused) => Ok(Err(refused)),
@@ -261,27 +191,13 @@ impl ContainerClient {
         self.error(
             ErrorCode::TransportError,
             operation,
-            format!(
-                "the container answered {} to {}{}",
-                refused.status,
-                operation.as_str(),
-                detail(&refused.body)
-            ),
+            format!("the container answered {} to {}{}", refused.status, operation.as_str(), detail(&refused.body)),
         )
         .with_status(refused.status)
     }
 
-    async fn post_ok(
-        &self,
-        path: &str,
-        body: &impl serde::Serialize,
-        operation: Operation,
-        signal: Option<&AbortSignal>,
-    ) -> Result<()> {
-        match self
-            .post_json(path, body, operation, Resend::Allowed, signal)
-            .await?
-        {
+    async fn post_ok(&self, path: &str, body: &impl serde::Serialize, operation: Operation, signal: Option<&AbortSignal>) -> Result<()> {
+        match self.post_json(path, body, operation, Resend::Allowed, signal).await? {
             Ok(_) => Ok(()),
             Err(refused) => Err(self.refused(operation, &refused)),
         }
@@ -290,48 +206,20 @@ impl ContainerClient {
     /// `POST /api/mkdir { path, recursive: true }`. The first request of a Box: it is the one that
     /// waits for the container to start.
     pub async fn mkdir(&self, path: &str, signal: Option<&AbortSignal>) -> Result<()> {
-        self.post_ok(
-            "/api/mkdir",
-            &MkdirRequest {
-                path: path.to_owned(),
-                recursive: true,
-            },
-            Operation::Write,
-            signal,
-        )
-        .await
+        self.post_ok("/api/mkdir", &MkdirRequest { path: path.to_owned(), recursive: true }, Operation::Write, signal).await
     }
 
     /// `POST /api/write { path, content: <base64>, encoding: "base64" }`.
-    pub async fn write_file(
-        &self,
-        path: &str,
-        bytes: &[u8],
-        signal: Option<&AbortSignal>,
-    ) -> Result<()> {
-        let body = WriteRequest {
-            path: path.to_owned(),
-            content: base64::engine::general_purpose::STANDARD.encode(bytes),
-            encoding: "base64",
-        };
-        self.post_ok("/api/write", &body, Operation::Write, signal)
-            .await
+    pub async fn write_file(&self, path: &str, bytes: &[u8], signal: Option<&AbortSignal>) -> Result<()> {
+        let body =
+            WriteRequest { path: path.to_owned(), content: base64::engine::general_purpose::STANDARD.encode(bytes), encoding: "base64" };
+        self.post_ok("/api/write", &body, Operation::Write, signal).await
     }
 
     /// `POST /api/read { path, encoding: "base64" }`; `None` when the file does not exist (404).
-    pub async fn read_file(
-        &self,
-        path: &str,
-        signal: Option<&AbortSignal>,
-    ) -> Result<Option<Vec<u8>>> {
-        let body = ReadRequest {
-            path: path.to_owned(),
-            encoding: "base64",
-        };
-        match self
-            .post_json("/api/read", &body, Operation::Read, Resend::Allowed, signal)
-            .await?
-        {
+    pub async fn read_file(&self, path: &str, signal: Option<&AbortSignal>) -> Result<Option<Vec<u8>>> {
+        let body = ReadRequest { path: path.to_owned(), encoding: "base64" };
+        match self.post_json("/api/read", &body, Operation::Read, Resend::Allowed, signal).await? {
             Ok(bytes) => {
                 let read: ReadResponse = serde_json::from_slice(&bytes).map_err(|e| {
                     self.error(
@@ -340,10 +228,7 @@ impl ContainerClient {
                         format!("the container answered read with an unexpected body: {e}"),
                     )
                 })?;
-                read.into_bytes().map(Some).map_err(|e| {
-                    e.with_provider(ProviderKind::Cloudflare)
-                        .with_operation(Operation::Read)
-                })
+                read.into_bytes().map(Some).map_err(|e| e.with_provider(ProviderKind::Cloudflare).with_operation(Operation::Read))
             }
             Err(refused) if refused.status == 404 => Ok(None),
             Err(refused) => Err(self.refused(Operation::Read, &refused)),
@@ -352,18 +237,7 @@ impl ContainerClient {
 
     /// `POST /api/delete { path }` (a file; a missing one is no error).
     pub async fn delete_file(&self, path: &str, signal: Option<&AbortSignal>) -> Result<()> {
-        match self
-            .post_json(
-                "/api/delete",
-                &DeleteRequest {
-                    path: path.to_owned(),
-                },
-                Operation::Stop,
-                Resend::Allowed,
-                signal,
-            )
-            .await?
-        {
+        match self.post_json("/api/delete", &DeleteRequest { path: path.to_owned() }, Operation::Stop, Resend::Allowed, signal).await? {
             Ok(_) => Ok(()),
             Err(refused) if refused.status == 404 => Ok(()),
             Err(refused) => Err(self.refused(Operation::Stop, &refused)),
@@ -383,28 +257,17 @@ impl ContainerClient {
         operation: Operation,
         signal: Option<&AbortSignal>,
     ) -> Result<CommandOutcome> {
-        let bytes = match self
-            .post_json("/api/execute", body, operation, Resend::Never, signal)
-            .await?
-        {
+        let bytes = match self.post_json("/api/execute", body, operation, Resend::Never, signal).await? {
             Ok(bytes) => bytes,
             Err(refused) => return Err(self.refused(operation, &refused)),
         };
         let answer: ExecuteResponse = serde_json::from_slice(&bytes).map_err(|e| {
-            self.error(
-                ErrorCode::TransportError,
-                operation,
-                format!("the container answered the command with an unexpected body: {e}"),
-            )
+            self.error(ErrorCode::TransportError, operation, format!("the container answered the command with an unexpected body: {e}"))
         })?;
         if classify::is_sessionless_timeout(answer.exit_code, &answer.stderr) {
             let timeout_ms = body.timeout_ms.unwrap_or_default();
             return Err(self
-                .error(
-                    ErrorCode::Timeout,
-                    operation,
-                    format!("the command timed out after {timeout_ms}ms"),
-                )
+                .error(ErrorCode::Timeout, operation, format!("the command timed out after {timeout_ms}ms"))
                 .with_timeout_ms(timeout_ms));
         }
         Ok(CommandOutcome {
@@ -428,30 +291,14 @@ impl ContainerClient {
         operation: Operation,
         signal: Option<&AbortSignal>,
     ) -> Result<CommandOutcome> {
-        let bytes = serde_json::to_vec(body).map_err(|e| {
-            self.error(
-                ErrorCode::RuntimeError,
-                operation,
-                format!("cannot encode a request body: {e}"),
-            )
-        })?;
-        let response = match self
-            .send(
-                &self.request("POST", "/api/execute/stream", Some(bytes)),
-                operation,
-                Resend::Never,
-                signal,
-            )
-            .await?
-        {
+        let bytes = serde_json::to_vec(body)
+            .map_err(|e| self.error(ErrorCode::RuntimeError, operation, format!("cannot encode a request body: {e}")))?;
+        let response = match self.send(&self.request("POST", "/api/execute/stream", Some(bytes)), operation, Resend::Never, signal).await? {
             Ok(response) => response,
             Err(refused) => return Err(self.refused(operation, &refused)),
         };
-        let mut chunks = BodyChunks::new(&response)
-            .map_err(|e| self.error(ErrorCode::TransportError, operation, e.describe()))?;
-        let result = self
-            .read_exec_stream(&mut chunks, command, operation, signal)
-            .await;
+        let mut chunks = BodyChunks::new(&response).map_err(|e| self.error(ErrorCode::TransportError, operation, e.describe()))?;
+        let result = self.read_exec_stream(&mut chunks, command, operation, signal).await;
         chunks.cancel();
         result
     }
@@ -467,50 +314,28 @@ impl ContainerClient {
         let (mut stdout, mut stderr) = (String::new(), String::new());
         loop {
             let next = match signal {
-                Some(signal) => match select(
-                    Box::pin(chunks.next_chunk()),
-                    JsFuture::from(abort_promise(signal)),
-                )
-                .await
-                {
+                Some(signal) => match select(Box::pin(chunks.next_chunk()), JsFuture::from(abort_promise(signal))).await {
                     Either::Left((next, _)) => next,
                     Either::Right(_) => Err(SendError::Aborted),
                 },
                 None => chunks.next_chunk().await,
             };
-            let chunk = next.map_err(|e| {
-                self.error(
-                    ErrorCode::TransportError,
-                    operation,
-                    format!("the command stream failed: {}", e.describe()),
-                )
-            })?;
+            let chunk =
+                next.map_err(|e| self.error(ErrorCode::TransportError, operation, format!("the command stream failed: {}", e.describe())))?;
             let Some(chunk) = chunk else {
-                let cut = if reader.finish() == SseEnd::MidEvent {
-                    " (cut inside an event)"
-                } else {
-                    ""
-                };
+                let cut = if reader.finish() == SseEnd::MidEvent { " (cut inside an event)" } else { "" };
                 return Err(self.error(
                     ErrorCode::TransportError,
                     operation,
                     format!("the command stream ended before the command finished{cut}"),
                 ));
             };
-            for event in reader.push(&chunk).map_err(|e| {
-                e.with_provider(ProviderKind::Cloudflare)
-                    .with_operation(operation)
-            })? {
-                match wire::parse_exec_event(&event.data).map_err(|e| {
-                    e.with_provider(ProviderKind::Cloudflare)
-                        .with_operation(operation)
-                })? {
-                    Some(ExecEvent::Stdout(data)) => {
-                        push_tail(&mut stdout, &data, command.max_stdout_bytes)
-                    }
-                    Some(ExecEvent::Stderr(data)) => {
-                        push_tail(&mut stderr, &data, command.max_stderr_bytes)
-                    }
+            for event in reader.push(&chunk).map_err(|e| e.with_provider(ProviderKind::Cloudflare).with_operation(operation))? {
+                match wire::parse_exec_event(&event.data)
+                    .map_err(|e| e.with_provider(ProviderKind::Cloudflare).with_operation(operation))?
+                {
+                    Some(ExecEvent::Stdout(data)) => push_tail(&mut stdout, &data, command.max_stdout_bytes),
+                    Some(ExecEvent::Stderr(data)) => push_tail(&mut stderr, &data, command.max_stderr_bytes),
                     Some(ExecEvent::Complete(Some(exit_code))) => {
                         return Ok(CommandOutcome {
                             exit_code,
@@ -526,11 +351,7 @@ impl ContainerClient {
                         ));
                     }
                     Some(ExecEvent::Error(error)) => {
-                        return Err(self.error(
-                            ErrorCode::TransportError,
-                            operation,
-                            format!("the command stream failed: {error}"),
-                        ));
+                        return Err(self.error(ErrorCode::TransportError, operation, format!("the command stream failed: {error}")));
                     }
                     Some(ExecEvent::Start) | None => {}
                 }
@@ -541,10 +362,7 @@ impl ContainerClient {
     /// `DELETE <base>` on the local Box host: its stand-in for the DO's `destroy()`.
     pub async fn destroy_on_local_host(&self, signal: Option<&AbortSignal>) -> Result<()> {
         let request = self.request("DELETE", "", None);
-        match self
-            .send(&request, Operation::Stop, Resend::Allowed, signal)
-            .await?
-        {
+        match self.send(&request, Operation::Stop, Resend::Allowed, signal).await? {
             Ok(_) => Ok(()),
             Err(refused) if refused.status == 404 => Ok(()),
             Err(refused) => Err(self.refused(Operation::Stop, &refused)),

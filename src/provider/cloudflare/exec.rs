@@ -31,19 +31,11 @@ pub fn tail(mut text: String, cap: usize) -> String {
 
 /// The `bash -c` line for an argv: each word quoted unless it is plainly safe.
 pub fn shell_line(program: &str, args: &[String]) -> String {
-    std::iter::once(program)
-        .chain(args.iter().map(String::as_str))
-        .map(shell_quote)
-        .collect::<Vec<_>>()
-        .join(" ")
+    std::iter::once(program).chain(args.iter().map(String::as_str)).map(shell_quote).collect::<Vec<_>>().join(" ")
 }
 
 fn shell_quote(word: &str) -> String {
-    if !word.is_empty()
-        && word
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"_./=:@%+,-".contains(&b))
-    {
+    if !word.is_empty() && word.bytes().all(|b| b.is_ascii_alphanumeric() || b"_./=:@%+,-".contains(&b)) {
         word.to_owned()
     } else {
         format!("'{}'", word.replace('\'', "'\\''"))
@@ -61,11 +53,7 @@ pub fn execute_request(command: &Command, box_cwd: &str) -> ExecuteRequest {
         command: shell_line(&command.program, &command.args),
         session_id: wire::NO_SESSION,
         timeout_ms: command.timeout_ms,
-        env: command
-            .env
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect::<BTreeMap<_, _>>(),
+        env: command.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect::<BTreeMap<_, _>>(),
         cwd: Some(cwd),
     }
 }
@@ -77,22 +65,10 @@ mod tests {
     #[test]
     fn argv_becomes_a_quoted_bash_line() {
         assert_eq!(
-            shell_line(
-                "node",
-                &[
-                    "../.vite-hub/harness.mjs".into(),
-                    "a b".into(),
-                    "it's".into(),
-                    "".into(),
-                    "$HOME".into()
-                ]
-            ),
+            shell_line("node", &["../.vite-hub/harness.mjs".into(), "a b".into(), "it's".into(), "".into(), "$HOME".into()]),
             "node ../.vite-hub/harness.mjs 'a b' 'it'\\''s' '' '$HOME'"
         );
-        assert_eq!(
-            shell_line("npm", &["ci".into(), "--no-audit".into()]),
-            "npm ci --no-audit"
-        );
+        assert_eq!(shell_line("npm", &["ci".into(), "--no-audit".into()]), "npm ci --no-audit");
     }
 
     #[test]
@@ -107,36 +83,14 @@ mod tests {
         };
         let r = execute_request(&command, "/workspace/");
         assert_eq!(
-            (
-                r.command.as_str(),
-                r.session_id,
-                r.cwd.as_deref(),
-                r.timeout_ms
-            ),
-            (
-                "node x.mjs",
-                "__DISABLE_SESSION__",
-                Some("/workspace/project"),
-                Some(9)
-            )
+            (r.command.as_str(), r.session_id, r.cwd.as_deref(), r.timeout_ms),
+            ("node x.mjs", "__DISABLE_SESSION__", Some("/workspace/project"), Some(9))
         );
         assert_eq!(r.env.get("A").map(String::as_str), Some("1"));
-        let absolute = Command {
-            cwd: Some("/tmp".into()),
-            ..command.clone()
-        };
-        assert_eq!(
-            execute_request(&absolute, "/workspace").cwd.as_deref(),
-            Some("/tmp")
-        );
-        let none = Command {
-            cwd: None,
-            ..command
-        };
-        assert_eq!(
-            execute_request(&none, "/workspace").cwd.as_deref(),
-            Some("/workspace")
-        );
+        let absolute = Command { cwd: Some("/tmp".into()), ..command.clone() };
+        assert_eq!(execute_request(&absolute, "/workspace").cwd.as_deref(), Some("/tmp"));
+        let none = Command { cwd: None, ..command };
+        assert_eq!(execute_request(&none, "/workspace").cwd.as_deref(), Some("/workspace"));
     }
 
     #[test]

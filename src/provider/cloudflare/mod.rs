@@ -67,9 +67,7 @@ mod session {
             return None;
         }
         let value = Reflect::get(env, &JsValue::from_str(binding)).ok()?;
-        let has = |name: &str| {
-            Reflect::get(&value, &JsValue::from_str(name)).is_ok_and(|f| f.is_function())
-        };
+        let has = |name: &str| Reflect::get(&value, &JsValue::from_str(name)).is_ok_and(|f| f.is_function());
         (value.is_object() && has("idFromName") && has("get")).then(|| value.unchecked_into())
     }
 
@@ -79,11 +77,7 @@ mod session {
         /// The Worker's Durable Object namespace.
         Namespace(DurableObjectNamespace),
         /// The local Box host (local development).
-        LocalHost {
-            base_url: String,
-            token: String,
-            fetcher: Fetcher,
-        },
+        LocalHost { base_url: String, token: String, fetcher: Fetcher },
     }
 
     /// Opens Cloudflare Boxes.
@@ -105,19 +99,11 @@ mod session {
             fetcher: Fetcher,
         ) -> Option<CloudflareProvider> {
             let route = match (&settings.local_host, namespace) {
-                (Some(host), _) => Route::LocalHost {
-                    base_url: host.base_url.clone(),
-                    token: host.token.clone(),
-                    fetcher,
-                },
+                (Some(host), _) => Route::LocalHost { base_url: host.base_url.clone(), token: host.token.clone(), fetcher },
                 (None, Some(namespace)) => Route::Namespace(namespace),
                 (None, None) => return None,
             };
-            Some(CloudflareProvider {
-                settings,
-                route,
-                retry: StartupRetry::default(),
-            })
+            Some(CloudflareProvider { settings, route, retry: StartupRetry::default() })
         }
 
         /// The same provider with another start retry bound (tests of bounded retries).
@@ -133,26 +119,15 @@ mod session {
         /// # Errors
         /// `SANDBOX_PROVIDER_UNAVAILABLE` when the container does not start within the bounded
         /// retries; `SANDBOX_TRANSPORT_ERROR` for a failed request or an abort.
-        pub fn open<'a>(
-            &'a self,
-            _spec: &'a BoxSpec,
-            signal: Option<&'a AbortSignal>,
-        ) -> LocalBoxFuture<'a, Result<CloudflareBox>> {
+        pub fn open<'a>(&'a self, _spec: &'a BoxSpec, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<CloudflareBox>> {
             Box::pin(async move {
-                let random = crate::sys::random_bytes::<16>().map_err(|_| {
-                    Error::new(
-                        ErrorCode::RuntimeError,
-                        "crypto.getRandomValues is not available in this runtime",
-                    )
-                })?;
+                let random = crate::sys::random_bytes::<16>()
+                    .map_err(|_| Error::new(ErrorCode::RuntimeError, "crypto.getRandomValues is not available in this runtime"))?;
                 let (id, kept, cwd) = match &self.settings.sandbox_id {
                     Some(id) => (
                         id.clone(),
                         true,
-                        format!(
-                            "{WORK_DIR}/.vite-hub-runs/{}",
-                            unique_box_id("", random).trim_start_matches("vitehub-")
-                        ),
+                        format!("{WORK_DIR}/.vite-hub-runs/{}", unique_box_id("", random).trim_start_matches("vitehub-")),
                     ),
                     None => (unique_box_id("", random), false, WORK_DIR.to_owned()),
                 };
@@ -165,55 +140,19 @@ mod session {
                     Route::Namespace(namespace) => {
                         let stub = stub_for(namespace, &id)?;
                         let fetcher = Fetcher::Target(stub.clone().unchecked_into::<FetchTarget>());
-                        (
-                            ContainerClient::new(
-                                fetcher,
-                                "http://container".to_owned(),
-                                None,
-                                self.retry,
-                            ),
-                            Some(stub),
-                        )
+                        (ContainerClient::new(fetcher, "http://container".to_owned(), None, self.retry), Some(stub))
                     }
-                    Route::LocalHost {
-                        base_url,
-                        token,
-                        fetcher,
-                    } => {
-                        let url = format!(
-                            "{}/cloudflare/{}",
-                            base_url.trim_end_matches('/'),
-                            local_container_id(&id)
-                        );
-                        (
-                            ContainerClient::new(
-                                fetcher.clone(),
-                                url,
-                                Some(token.clone()),
-                                self.retry,
-                            ),
-                            None,
-                        )
+                    Route::LocalHost { base_url, token, fetcher } => {
+                        let url = format!("{}/cloudflare/{}", base_url.trim_end_matches('/'), local_container_id(&id));
+                        (ContainerClient::new(fetcher.clone(), url, Some(token.clone()), self.retry), None)
                     }
                 };
                 let destroy_after = !kept || self.settings.keep_alive;
-                let opened = CloudflareBox {
-                    client,
-                    stub,
-                    id,
-                    cwd,
-                    destroy_after,
-                    lock: RefCell::new(lock),
-                    lock_key,
-                };
+                let opened = CloudflareBox { client, stub, id, cwd, destroy_after, lock: RefCell::new(lock), lock_key };
                 if let Some(stub) = &opened.stub {
                     self.configure(stub, &opened.id, signal).await?;
                 }
-                opened
-                    .client
-                    .mkdir(&opened.cwd, signal)
-                    .await
-                    .map_err(|e| e.with_operation(Operation::Create))?;
+                opened.client.mkdir(&opened.cwd, signal).await.map_err(|e| e.with_operation(Operation::Create))?;
                 Ok(opened)
             })
         }
@@ -227,17 +166,9 @@ mod session {
 
         /// RPC `configure` as `getSandbox` sends it; retried like a start problem when the
         /// rejection says so (its text is classified).
-        async fn configure(
-            &self,
-            stub: &DurableObjectStub,
-            id: &str,
-            signal: Option<&AbortSignal>,
-        ) -> Result<()> {
+        async fn configure(&self, stub: &DurableObjectStub, id: &str, signal: Option<&AbortSignal>) -> Result<()> {
             let config = ConfigureRequest {
-                sandbox_name: SandboxName {
-                    name: id.to_owned(),
-                    normalize_id: self.settings.normalize_id,
-                },
+                sandbox_name: SandboxName { name: id.to_owned(), normalize_id: self.settings.normalize_id },
                 sleep_after: self.settings.sleep_after.clone(),
                 keep_alive: self.settings.keep_alive,
             };
@@ -255,26 +186,17 @@ mod session {
                 let Err(error) = outcome else { return Ok(()) };
                 let message = js_message(&error);
                 let verdict = classify::classify_rejection(&message);
-                let delay = if verdict.is_retryable() {
-                    self.retry.delay_ms(attempts, waited, None)
-                } else {
-                    None
-                };
+                let delay = if verdict.is_retryable() { self.retry.delay_ms(attempts, waited, None) } else { None };
                 let Some(delay) = delay else {
-                    return Err(Error::new(
-                        verdict.code(),
-                        format!("the Sandbox Durable Object refused configure: {message}"),
-                    )
-                    .with_provider(ProviderKind::Cloudflare)
-                    .with_operation(Operation::Create));
+                    return Err(Error::new(verdict.code(), format!("the Sandbox Durable Object refused configure: {message}"))
+                        .with_provider(ProviderKind::Cloudflare)
+                        .with_operation(Operation::Create));
                 };
-                sleep_unless_aborted(delay as f64, signal)
-                    .await
-                    .map_err(|_| {
-                        Error::new(ErrorCode::TransportError, "configure was aborted")
-                            .with_provider(ProviderKind::Cloudflare)
-                            .with_operation(Operation::Create)
-                    })?;
+                sleep_unless_aborted(delay as f64, signal).await.map_err(|_| {
+                    Error::new(ErrorCode::TransportError, "configure was aborted")
+                        .with_provider(ProviderKind::Cloudflare)
+                        .with_operation(Operation::Create)
+                })?;
                 waited += delay;
             }
         }
@@ -283,28 +205,17 @@ mod session {
     /// Waits for the turn of this Run on the kept Box `key` (the Runs before it in this isolate
     /// closed), or for `signal`.
     async fn wait_for_turn(key: &str, signal: Option<&AbortSignal>) -> Result<OwnedMutexGuard<()>> {
-        let mutex = KEPT_BOXES.with(|boxes| {
-            boxes
-                .borrow_mut()
-                .entry(key.to_owned())
-                .or_default()
-                .clone()
-        });
+        let mutex = KEPT_BOXES.with(|boxes| boxes.borrow_mut().entry(key.to_owned()).or_default().clone());
         let aborted = || {
-            Error::new(
-                ErrorCode::TransportError,
-                "waiting for the kept Box was aborted",
-            )
-            .with_provider(ProviderKind::Cloudflare)
-            .with_operation(Operation::Create)
+            Error::new(ErrorCode::TransportError, "waiting for the kept Box was aborted")
+                .with_provider(ProviderKind::Cloudflare)
+                .with_operation(Operation::Create)
         };
         match signal {
-            Some(signal) => {
-                match select(mutex.lock_owned(), JsFuture::from(abort_promise(signal))).await {
-                    Either::Left((guard, _)) => Ok(guard),
-                    Either::Right(_) => Err(aborted()),
-                }
-            }
+            Some(signal) => match select(mutex.lock_owned(), JsFuture::from(abort_promise(signal))).await {
+                Either::Left((guard, _)) => Ok(guard),
+                Either::Right(_) => Err(aborted()),
+            },
             None => Ok(mutex.lock_owned().await),
         }
     }
@@ -312,15 +223,9 @@ mod session {
     /// `namespace.get(namespace.idFromName(id))`, as the SDK's `getContainer` does.
     fn stub_for(namespace: &DurableObjectNamespace, id: &str) -> Result<DurableObjectStub> {
         let failed = |e: JsValue| {
-            Error::new(
-                ErrorCode::TransportError,
-                format!(
-                    "the Durable Object of Box {id:?} could not be reached: {}",
-                    js_message(&e)
-                ),
-            )
-            .with_provider(ProviderKind::Cloudflare)
-            .with_operation(Operation::Create)
+            Error::new(ErrorCode::TransportError, format!("the Durable Object of Box {id:?} could not be reached: {}", js_message(&e)))
+                .with_provider(ProviderKind::Cloudflare)
+                .with_operation(Operation::Create)
         };
         let object_id = namespace.id_from_name(id).map_err(failed)?;
         namespace.get_stub(&object_id).map_err(failed)
@@ -329,16 +234,7 @@ mod session {
     /// The id in the local Box host's path (`[A-Za-z0-9][A-Za-z0-9._-]*`): other characters
     /// (a generated id's `%`) become `_`.
     fn local_container_id(id: &str) -> String {
-        let mapped: String = id
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || "._-".contains(c) {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
+        let mapped: String = id.chars().map(|c| if c.is_ascii_alphanumeric() || "._-".contains(c) { c } else { '_' }).collect();
         if mapped.starts_with(|c: char| c.is_ascii_alphanumeric()) {
             mapped
         } else {
@@ -380,11 +276,7 @@ mod session {
 
         /// Writes `files` (paths relative to `/`): `mkdir -p` of their directories, then one
         /// `/api/write` per file (base64), a few at a time; then a `chmod` for executable modes.
-        pub fn write_files<'a>(
-            &'a self,
-            files: &'a [BoxFile],
-            signal: Option<&'a AbortSignal>,
-        ) -> LocalBoxFuture<'a, Result<()>> {
+        pub fn write_files<'a>(&'a self, files: &'a [BoxFile], signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<()>> {
             Box::pin(async move {
                 for file in files {
                     crate::transfer::box_file::validate_relative_path(&file.path)?;
@@ -396,10 +288,7 @@ mod session {
                     };
                     let dir = format!("/{dir}");
                     // `mkdir -p` of the deepest directories only.
-                    if dirs
-                        .iter()
-                        .any(|d| d == &dir || d.starts_with(&format!("{dir}/")))
-                    {
+                    if dirs.iter().any(|d| d == &dir || d.starts_with(&format!("{dir}/"))) {
                         continue;
                     }
                     dirs.retain(|d| !dir.starts_with(&format!("{d}/")));
@@ -411,30 +300,19 @@ mod session {
                 // One at a time: each write is one round trip to the Durable Object, and a join of
                 // futures costs more wasm than it saves here.
                 for file in files {
-                    self.client
-                        .write_file(&format!("/{}", file.path), &file.bytes, signal)
-                        .await?;
+                    self.client.write_file(&format!("/{}", file.path), &file.bytes, signal).await?;
                 }
-                let executable: Vec<&BoxFile> =
-                    files.iter().filter(|f| f.mode & 0o111 != 0).collect();
+                let executable: Vec<&BoxFile> = files.iter().filter(|f| f.mode & 0o111 != 0).collect();
                 if !executable.is_empty() {
                     let mut args = vec!["+x".to_owned(), "--".to_owned()];
                     args.extend(executable.iter().map(|f| format!("/{}", f.path)));
-                    let chmod = Command {
-                        program: "chmod".into(),
-                        args,
-                        timeout_ms: Some(30_000),
-                        max_stderr_bytes: 4096,
-                        ..Command::default()
-                    };
+                    let chmod =
+                        Command { program: "chmod".into(), args, timeout_ms: Some(30_000), max_stderr_bytes: 4096, ..Command::default() };
                     let outcome = self.exec(&chmod, signal).await?;
                     if outcome.exit_code != 0 {
-                        return Err(Error::new(
-                            ErrorCode::ExecutionError,
-                            format!("chmod failed: {}", outcome.stderr.trim()),
-                        )
-                        .with_provider(ProviderKind::Cloudflare)
-                        .with_operation(Operation::Write));
+                        return Err(Error::new(ErrorCode::ExecutionError, format!("chmod failed: {}", outcome.stderr.trim()))
+                            .with_provider(ProviderKind::Cloudflare)
+                            .with_operation(Operation::Write));
                     }
                 }
                 Ok(())
@@ -443,34 +321,19 @@ mod session {
 
         /// Runs `command` in a fresh `bash -c` (sessionless) and waits for it: `/api/execute`,
         /// or `/api/execute/stream` when it may run longer than the container server's idle cut.
-        pub fn exec<'a>(
-            &'a self,
-            command: &'a Command,
-            signal: Option<&'a AbortSignal>,
-        ) -> LocalBoxFuture<'a, Result<CommandOutcome>> {
+        pub fn exec<'a>(&'a self, command: &'a Command, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<CommandOutcome>> {
             Box::pin(async move {
                 let request = execute_request(command, &self.cwd);
-                if command
-                    .timeout_ms
-                    .is_some_and(|ms| ms <= MAX_BUFFERED_EXEC_MS)
-                {
-                    self.client
-                        .execute(&request, command, Operation::Exec, signal)
-                        .await
+                if command.timeout_ms.is_some_and(|ms| ms <= MAX_BUFFERED_EXEC_MS) {
+                    self.client.execute(&request, command, Operation::Exec, signal).await
                 } else {
-                    self.client
-                        .execute_stream(&request, command, Operation::Exec, signal)
-                        .await
+                    self.client.execute_stream(&request, command, Operation::Exec, signal).await
                 }
             })
         }
 
         /// Reads a file by absolute Box path; `None` when it does not exist.
-        pub fn read_file<'a>(
-            &'a self,
-            path: &'a str,
-            signal: Option<&'a AbortSignal>,
-        ) -> LocalBoxFuture<'a, Result<Option<Vec<u8>>>> {
+        pub fn read_file<'a>(&'a self, path: &'a str, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<Option<Vec<u8>>>> {
             Box::pin(async move { self.client.read_file(path, signal).await })
         }
 
@@ -509,15 +372,11 @@ mod session {
                 };
                 match self.exec(&rm, None).await {
                     Ok(outcome) if outcome.exit_code == 0 => Ok(()),
-                    Ok(outcome) => Err(Error::new(
-                        ErrorCode::RuntimeError,
-                        format!(
-                            "the Run's files could not be deleted: {}",
-                            outcome.stderr.trim()
-                        ),
-                    )
-                    .with_provider(ProviderKind::Cloudflare)
-                    .with_operation(Operation::Stop)),
+                    Ok(outcome) => {
+                        Err(Error::new(ErrorCode::RuntimeError, format!("the Run's files could not be deleted: {}", outcome.stderr.trim()))
+                            .with_provider(ProviderKind::Cloudflare)
+                            .with_operation(Operation::Stop))
+                    }
                     Err(error) => Err(error.with_operation(Operation::Stop)),
                 }
             }
@@ -531,30 +390,22 @@ mod session {
         crate::sys::clear_timeout(&handle);
         match outcome {
             Either::Left((result, _)) => result,
-            Either::Right(_) => Err(Error::new(
-                ErrorCode::RuntimeError,
-                format!("the Box did not stop within {ms}ms"),
-            )
-            .with_provider(ProviderKind::Cloudflare)
-            .with_operation(Operation::Stop)),
+            Either::Right(_) => Err(Error::new(ErrorCode::RuntimeError, format!("the Box did not stop within {ms}ms"))
+                .with_provider(ProviderKind::Cloudflare)
+                .with_operation(Operation::Stop)),
         }
     }
 
     /// RPC `stub.destroy()` (§6.6: a "no container instance" answer counts as done there).
     async fn destroy(stub: &DurableObjectStub) -> Result<()> {
         let outcome = match stub.destroy() {
-            Ok(promise) => JsFuture::from(js_sys::Promise::resolve(&promise))
-                .await
-                .map(|_| ()),
+            Ok(promise) => JsFuture::from(js_sys::Promise::resolve(&promise)).await.map(|_| ()),
             Err(error) => Err(error),
         };
         outcome.map_err(|e| {
-            Error::new(
-                ErrorCode::TransportError,
-                format!("the Box could not be destroyed: {}", js_message(&e)),
-            )
-            .with_provider(ProviderKind::Cloudflare)
-            .with_operation(Operation::Stop)
+            Error::new(ErrorCode::TransportError, format!("the Box could not be destroyed: {}", js_message(&e)))
+                .with_provider(ProviderKind::Cloudflare)
+                .with_operation(Operation::Stop)
         })
     }
 

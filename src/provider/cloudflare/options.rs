@@ -21,15 +21,7 @@ pub const ENV_NAMES: [&str; 2] = ["SANDBOX_LOCAL_URL", "SANDBOX_LOCAL_TOKEN"];
 /// Longest Box id the SDK accepts (cloudflare-sandbox-protocol.md §1.1, §6.7).
 pub const MAX_BOX_ID_CHARS: usize = 63;
 /// Ids the SDK refuses (compared lower-cased).
-const RESERVED_IDS: [&str; 7] = [
-    "www",
-    "api",
-    "admin",
-    "root",
-    "system",
-    "cloudflare",
-    "workers",
-];
+const RESERVED_IDS: [&str; 7] = ["www", "api", "admin", "root", "system", "cloudflare", "workers"];
 
 /// `cloudflare` options.
 ///
@@ -80,10 +72,7 @@ pub struct LocalContainerHost {
 
 impl std::fmt::Debug for LocalContainerHost {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LocalContainerHost")
-            .field("base_url", &self.base_url)
-            .field("token", &"[redacted]")
-            .finish()
+        f.debug_struct("LocalContainerHost").field("base_url", &self.base_url).field("token", &"[redacted]").finish()
     }
 }
 
@@ -94,11 +83,7 @@ fn invalid(message: String) -> Error {
 impl CloudflareOptions {
     /// The binding name (`binding`, else `SANDBOX`).
     pub fn binding_name(&self) -> &str {
-        self.binding
-            .as_deref()
-            .map(str::trim)
-            .filter(|b| !b.is_empty())
-            .unwrap_or(DEFAULT_BINDING)
+        self.binding.as_deref().map(str::trim).filter(|b| !b.is_empty()).unwrap_or(DEFAULT_BINDING)
     }
 
     /// Validates the options and reads the local-development switch from `env`.
@@ -109,25 +94,22 @@ impl CloudflareOptions {
     pub fn resolve(&self, env: &BTreeMap<String, String>) -> Result<CloudflareSettings> {
         let normalize_id = self.normalize_id.unwrap_or(false);
         let sandbox_id = match &self.sandbox_id {
-            Some(id) => Some(
-                box_id_from(id, normalize_id)
-                    .map_err(|m| invalid(format!("cloudflare.sandboxId {m}")))?,
-            ),
+            Some(id) => Some(box_id_from(id, normalize_id).map_err(|m| invalid(format!("cloudflare.sandboxId {m}")))?),
             None => None,
         };
         let sleep_after = match &self.sleep_after {
             None => serde_json::Value::from(DEFAULT_SLEEP_AFTER),
             Some(value) => check_sleep_after(value)?,
         };
-        let var = |name: &str| {
-            env.get(name)
-                .map(|v| v.trim().to_owned())
-                .filter(|v| !v.is_empty())
-        };
+        let var = |name: &str| env.get(name).map(|v| v.trim().to_owned()).filter(|v| !v.is_empty());
         let local_host = match (var(ENV_NAMES[0]), var(ENV_NAMES[1])) {
             (Some(base_url), Some(token)) => Some(LocalContainerHost { base_url, token }),
             (None, None) => None,
-            _ => return Err(invalid("SANDBOX_LOCAL_URL and SANDBOX_LOCAL_TOKEN must be set together (the local Box host prints both)".into())),
+            _ => {
+                return Err(invalid(
+                    "SANDBOX_LOCAL_URL and SANDBOX_LOCAL_TOKEN must be set together (the local Box host prints both)".into(),
+                ))
+            }
         };
         Ok(CloudflareSettings {
             binding: self.binding_name().to_owned(),
@@ -147,32 +129,26 @@ fn check_sleep_after(value: &serde_json::Value) -> Result<serde_json::Value> {
         serde_json::Value::Number(n) => n.as_u64().is_some_and(|s| s > 0),
         serde_json::Value::String(s) => {
             let digits = s.strip_suffix(['s', 'm', 'h']).unwrap_or("");
-            !digits.is_empty()
-                && digits.bytes().all(|b| b.is_ascii_digit())
-                && digits.bytes().any(|b| b != b'0')
+            !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) && digits.bytes().any(|b| b != b'0')
         }
         _ => false,
     };
     if ok {
         Ok(value.clone())
     } else {
-        Err(invalid(format!("cloudflare.sleepAfter is {value}; expected a positive number of seconds or a string like \"30s\", \"5m\", \"1h\"")))
+        Err(invalid(format!(
+            "cloudflare.sleepAfter is {value}; expected a positive number of seconds or a string like \"30s\", \"5m\", \"1h\""
+        )))
     }
 }
 
 /// Applies `normalizeId` and checks the SDK's id rule (`sanitizeSandboxId`): 1–63 characters,
 /// no leading or trailing `-`, not a reserved name. Returns the message tail on failure.
 pub fn box_id_from(id: &str, normalize_id: bool) -> std::result::Result<String, String> {
-    let id = if normalize_id {
-        id.to_ascii_lowercase()
-    } else {
-        id.to_owned()
-    };
+    let id = if normalize_id { id.to_ascii_lowercase() } else { id.to_owned() };
     let chars = id.chars().count();
     if chars == 0 || chars > MAX_BOX_ID_CHARS {
-        return Err(format!(
-            "must be 1 to {MAX_BOX_ID_CHARS} characters long; got {chars}"
-        ));
+        return Err(format!("must be 1 to {MAX_BOX_ID_CHARS} characters long; got {chars}"));
     }
     if id.starts_with('-') || id.ends_with('-') {
         return Err(format!("{id:?} must not start or end with a hyphen"));
@@ -203,9 +179,7 @@ pub fn unique_box_id(name: &str, random: [u8; 16]) -> String {
 
 /// FNV-1a, 32 bits, over the UTF-8 bytes.
 fn fnv1a(text: &str) -> u32 {
-    text.bytes().fold(0x811c_9dc5u32, |hash, b| {
-        (hash ^ u32::from(b)).wrapping_mul(0x0100_0193)
-    })
+    text.bytes().fold(0x811c_9dc5u32, |hash, b| (hash ^ u32::from(b)).wrapping_mul(0x0100_0193))
 }
 
 fn base36(mut n: u32) -> String {
@@ -239,14 +213,7 @@ fn uuid_v4(mut bytes: [u8; 16]) -> String {
     bytes[6] = (bytes[6] & 0x0f) | 0x40;
     bytes[8] = (bytes[8] & 0x3f) | 0x80;
     let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    format!(
-        "{}-{}-{}-{}-{}",
-        &hex[..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..]
-    )
+    format!("{}-{}-{}-{}-{}", &hex[..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..])
 }
 
 #[cfg(test)]
@@ -259,9 +226,7 @@ mod tests {
 
     #[test]
     fn defaults() {
-        let settings = CloudflareOptions::default()
-            .resolve(&BTreeMap::new())
-            .unwrap();
+        let settings = CloudflareOptions::default().resolve(&BTreeMap::new()).unwrap();
         assert_eq!(settings.binding, "SANDBOX");
         assert_eq!(settings.sandbox_id, None);
         assert_eq!(settings.sleep_after, serde_json::json!("5m"));
@@ -274,27 +239,15 @@ mod tests {
             serde_json::json!({"binding": "BOXES", "sandboxId": "MyBox", "sleepAfter": 90, "keepAlive": true, "normalizeId": true}),
         );
         let s = o.resolve(&BTreeMap::new()).unwrap();
-        assert_eq!(
-            (s.binding.as_str(), s.sandbox_id.as_deref(), s.keep_alive),
-            ("BOXES", Some("mybox"), true)
-        );
+        assert_eq!((s.binding.as_str(), s.sandbox_id.as_deref(), s.keep_alive), ("BOXES", Some("mybox"), true));
         assert_eq!(s.sleep_after, serde_json::json!(90));
-        let s = options(serde_json::json!({"sandboxId": "MyBox"}))
-            .resolve(&BTreeMap::new())
-            .unwrap();
-        assert_eq!(
-            s.sandbox_id.as_deref(),
-            Some("MyBox"),
-            "kept as given without normalizeId"
-        );
+        let s = options(serde_json::json!({"sandboxId": "MyBox"})).resolve(&BTreeMap::new()).unwrap();
+        assert_eq!(s.sandbox_id.as_deref(), Some("MyBox"), "kept as given without normalizeId");
     }
 
     #[test]
     fn unknown_keys_and_bad_values_are_refused() {
-        assert!(
-            serde_json::from_value::<CloudflareOptions>(serde_json::json!({"bindings": "X"}))
-                .is_err()
-        );
+        assert!(serde_json::from_value::<CloudflareOptions>(serde_json::json!({"bindings": "X"})).is_err());
         for bad in [
             serde_json::json!("5"),
             serde_json::json!("0m"),
@@ -303,15 +256,11 @@ mod tests {
             serde_json::json!(1.5),
             serde_json::json!(true),
         ] {
-            let e = options(serde_json::json!({"sleepAfter": bad}))
-                .resolve(&BTreeMap::new())
-                .unwrap_err();
+            let e = options(serde_json::json!({"sleepAfter": bad})).resolve(&BTreeMap::new()).unwrap_err();
             assert_eq!(e.code(), ErrorCode::InvalidArgument, "{bad}");
         }
         for good in ["30s", "10m", "1h"] {
-            assert!(options(serde_json::json!({"sleepAfter": good}))
-                .resolve(&BTreeMap::new())
-                .is_ok());
+            assert!(options(serde_json::json!({"sleepAfter": good})).resolve(&BTreeMap::new()).is_ok());
         }
     }
 
@@ -325,14 +274,8 @@ mod tests {
         assert!(box_id_from("a-b", false).is_ok());
         assert!(box_id_from("API", false).is_err() && box_id_from("workers", true).is_err());
         assert_eq!(box_id_from("MixedCase", true).unwrap(), "mixedcase");
-        let e = options(serde_json::json!({"sandboxId": "-x"}))
-            .resolve(&BTreeMap::new())
-            .unwrap_err();
-        assert!(
-            e.message().contains("cloudflare.sandboxId"),
-            "{}",
-            e.message()
-        );
+        let e = options(serde_json::json!({"sandboxId": "-x"})).resolve(&BTreeMap::new()).unwrap_err();
+        assert!(e.message().contains("cloudflare.sandboxId"), "{}", e.message());
     }
 
     #[test]
@@ -344,38 +287,22 @@ mod tests {
         assert_eq!(box_id_from(&id, false).unwrap(), id);
         assert_ne!(unique_box_id("a", [1; 16]), unique_box_id("a", [2; 16]));
         let short = unique_box_id("a", [0; 16]);
-        assert!(
-            short.starts_with("vitehub-a-") && box_id_from(&short, false).is_ok(),
-            "{short}"
-        );
-        assert_eq!(
-            unique_box_id("", [0; 16]),
-            "vitehub-00000000-0000-4000-8000-000000000000"
-        );
+        assert!(short.starts_with("vitehub-a-") && box_id_from(&short, false).is_ok(), "{short}");
+        assert_eq!(unique_box_id("", [0; 16]), "vitehub-00000000-0000-4000-8000-000000000000");
         assert_eq!(fnv1a(""), 0x811c_9dc5);
         assert_eq!(base36(35), "z");
     }
 
     #[test]
     fn the_local_host_needs_both_variables() {
-        let env = |pairs: &[(&str, &str)]| {
-            pairs
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect::<BTreeMap<_, _>>()
-        };
+        let env = |pairs: &[(&str, &str)]| pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<BTreeMap<_, _>>();
         let s = CloudflareOptions::default()
-            .resolve(&env(&[
-                ("SANDBOX_LOCAL_URL", "http://127.0.0.1:9"),
-                ("SANDBOX_LOCAL_TOKEN", "t"),
-            ]))
+            .resolve(&env(&[("SANDBOX_LOCAL_URL", "http://127.0.0.1:9"), ("SANDBOX_LOCAL_TOKEN", "t")]))
             .unwrap();
         let host = s.local_host.unwrap();
         assert_eq!(host.base_url, "http://127.0.0.1:9");
         assert!(!format!("{host:?}").contains("\"t\""));
-        let e = CloudflareOptions::default()
-            .resolve(&env(&[("SANDBOX_LOCAL_URL", "http://127.0.0.1:9")]))
-            .unwrap_err();
+        let e = CloudflareOptions::default().resolve(&env(&[("SANDBOX_LOCAL_URL", "http://127.0.0.1:9")])).unwrap_err();
         assert_eq!(e.code(), ErrorCode::InvalidArgument);
     }
 }

@@ -98,20 +98,14 @@ struct ExecEventFields {
 /// # Errors
 /// `SANDBOX_TRANSPORT_ERROR` when the payload is not a JSON object with a string `type`.
 pub fn parse_exec_event(data: &str) -> Result<Option<ExecEvent>> {
-    let fields: ExecEventFields = serde_json::from_str(data).map_err(|e| {
-        Error::new(
-            ErrorCode::TransportError,
-            format!("the container sent a malformed stream event: {e}"),
-        )
-    })?;
+    let fields: ExecEventFields = serde_json::from_str(data)
+        .map_err(|e| Error::new(ErrorCode::TransportError, format!("the container sent a malformed stream event: {e}")))?;
     Ok(match fields.kind.as_str() {
         "start" => Some(ExecEvent::Start),
         "stdout" => Some(ExecEvent::Stdout(fields.data.unwrap_or_default())),
         "stderr" => Some(ExecEvent::Stderr(fields.data.unwrap_or_default())),
         "complete" => Some(ExecEvent::Complete(fields.exit_code)),
-        "error" => Some(ExecEvent::Error(
-            fields.error.or(fields.data).unwrap_or_default(),
-        )),
+        "error" => Some(ExecEvent::Error(fields.error.or(fields.data).unwrap_or_default())),
         _ => None,
     })
 }
@@ -155,16 +149,8 @@ impl ReadResponse {
     /// `SANDBOX_TRANSPORT_ERROR` for base64 that does not decode.
     pub fn into_bytes(self) -> Result<Vec<u8>> {
         match self.encoding.as_deref() {
-            Some("base64") => base64::Engine::decode(
-                &base64::engine::general_purpose::STANDARD,
-                self.content.as_bytes(),
-            )
-            .map_err(|e| {
-                Error::new(
-                    ErrorCode::TransportError,
-                    format!("the container sent file content that is not base64: {e}"),
-                )
-            }),
+            Some("base64") => base64::Engine::decode(&base64::engine::general_purpose::STANDARD, self.content.as_bytes())
+                .map_err(|e| Error::new(ErrorCode::TransportError, format!("the container sent file content that is not base64: {e}"))),
             _ => Ok(self.content.into_bytes()),
         }
     }
@@ -202,9 +188,7 @@ pub struct ErrorBody {
 /// Reads an error body; `None` when it is not the JSON shape (the Durable Object's proxy errors
 /// are plain text).
 pub fn error_body(bytes: &[u8]) -> Option<ErrorBody> {
-    serde_json::from_slice::<ErrorBody>(bytes)
-        .ok()
-        .filter(|b| b.code.is_some() || b.message.is_some())
+    serde_json::from_slice::<ErrorBody>(bytes).ok().filter(|b| b.code.is_some() || b.message.is_some())
 }
 
 /// The argument of the Durable Object RPC `configure(cfg)`, as `getSandbox` sends it (§1.1 step 4):
@@ -237,17 +221,8 @@ mod tests {
 
     #[test]
     fn execute_request_is_sessionless_and_omits_empty_fields() {
-        let r = ExecuteRequest {
-            command: "node 'a b'".into(),
-            session_id: NO_SESSION,
-            timeout_ms: None,
-            env: BTreeMap::new(),
-            cwd: None,
-        };
-        assert_eq!(
-            serde_json::to_value(&r).unwrap(),
-            json!({"command": "node 'a b'", "sessionId": "__DISABLE_SESSION__"})
-        );
+        let r = ExecuteRequest { command: "node 'a b'".into(), session_id: NO_SESSION, timeout_ms: None, env: BTreeMap::new(), cwd: None };
+        assert_eq!(serde_json::to_value(&r).unwrap(), json!({"command": "node 'a b'", "sessionId": "__DISABLE_SESSION__"}));
         let r = ExecuteRequest {
             command: "x".into(),
             session_id: NO_SESSION,
@@ -266,122 +241,61 @@ mod tests {
         // §2.1 [verified] shape, sessionless (no sessionId).
         let body = json!({"success": false, "exitCode": 3, "stdout": "hello\n", "stderr": "oops\n", "command": "x", "duration": 0, "timestamp": "2026-11-30T00:00:00Z"});
         let r: ExecuteResponse = serde_json::from_value(body).unwrap();
-        assert_eq!(
-            (r.exit_code, r.stdout.as_str(), r.stderr.as_str()),
-            (3, "hello\n", "oops\n")
-        );
+        assert_eq!((r.exit_code, r.stdout.as_str(), r.stderr.as_str()), (3, "hello\n", "oops\n"));
     }
 
     #[test]
     fn stream_events_of_the_container_are_read() {
         let t = ",\"timestamp\":\"2026-11-30T00:00:00Z\"}";
-        assert_eq!(
-            parse_exec_event(&format!("{{\"type\":\"start\",\"command\":\"x\"{t}")).unwrap(),
-            Some(ExecEvent::Start)
-        );
+        assert_eq!(parse_exec_event(&format!("{{\"type\":\"start\",\"command\":\"x\"{t}")).unwrap(), Some(ExecEvent::Start));
         assert_eq!(
             parse_exec_event(&format!("{{\"type\":\"stdout\",\"data\":\"one\\n\"{t}")).unwrap(),
             Some(ExecEvent::Stdout("one\n".into()))
         );
-        assert_eq!(
-            parse_exec_event(&format!("{{\"type\":\"stderr\",\"data\":\"e\"{t}")).unwrap(),
-            Some(ExecEvent::Stderr("e".into()))
-        );
-        assert_eq!(
-            parse_exec_event(&format!("{{\"type\":\"complete\",\"exitCode\":0{t}")).unwrap(),
-            Some(ExecEvent::Complete(Some(0)))
-        );
-        assert_eq!(
-            parse_exec_event("{\"type\":\"complete\"}").unwrap(),
-            Some(ExecEvent::Complete(None))
-        );
-        assert_eq!(
-            parse_exec_event("{\"type\":\"error\",\"error\":\"boom\"}").unwrap(),
-            Some(ExecEvent::Error("boom".into()))
-        );
-        assert_eq!(
-            parse_exec_event("{\"type\":\"error\",\"data\":\"boom\"}").unwrap(),
-            Some(ExecEvent::Error("boom".into()))
-        );
-        assert_eq!(
-            parse_exec_event("{\"type\":\"process_info\"}").unwrap(),
-            None
-        );
-        assert_eq!(
-            parse_exec_event("[DONE]").unwrap_err().code(),
-            ErrorCode::TransportError
-        );
-        assert_eq!(
-            parse_exec_event("{\"data\":1}").unwrap_err().code(),
-            ErrorCode::TransportError
-        );
+        assert_eq!(parse_exec_event(&format!("{{\"type\":\"stderr\",\"data\":\"e\"{t}")).unwrap(), Some(ExecEvent::Stderr("e".into())));
+        assert_eq!(parse_exec_event(&format!("{{\"type\":\"complete\",\"exitCode\":0{t}")).unwrap(), Some(ExecEvent::Complete(Some(0))));
+        assert_eq!(parse_exec_event("{\"type\":\"complete\"}").unwrap(), Some(ExecEvent::Complete(None)));
+        assert_eq!(parse_exec_event("{\"type\":\"error\",\"error\":\"boom\"}").unwrap(), Some(ExecEvent::Error("boom".into())));
+        assert_eq!(parse_exec_event("{\"type\":\"error\",\"data\":\"boom\"}").unwrap(), Some(ExecEvent::Error("boom".into())));
+        assert_eq!(parse_exec_event("{\"type\":\"process_info\"}").unwrap(), None);
+        assert_eq!(parse_exec_event("[DONE]").unwrap_err().code(), ErrorCode::TransportError);
+        assert_eq!(parse_exec_event("{\"data\":1}").unwrap_err().code(), ErrorCode::TransportError);
     }
 
     #[test]
     fn file_requests_and_answers() {
-        let w = WriteRequest {
-            path: "/workspace/a".into(),
-            content: "AAE=".into(),
-            encoding: "base64",
-        };
+        let w = WriteRequest { path: "/workspace/a".into(), content: "AAE=".into(), encoding: "base64" };
+        assert_eq!(serde_json::to_value(&w).unwrap(), json!({"path": "/workspace/a", "content": "AAE=", "encoding": "base64"}));
+        let r = ReadRequest { path: "/a".into(), encoding: "base64" };
+        assert_eq!(serde_json::to_value(&r).unwrap(), json!({"path": "/a", "encoding": "base64"}));
         assert_eq!(
-            serde_json::to_value(&w).unwrap(),
-            json!({"path": "/workspace/a", "content": "AAE=", "encoding": "base64"})
-        );
-        let r = ReadRequest {
-            path: "/a".into(),
-            encoding: "base64",
-        };
-        assert_eq!(
-            serde_json::to_value(&r).unwrap(),
-            json!({"path": "/a", "encoding": "base64"})
-        );
-        assert_eq!(
-            serde_json::to_value(MkdirRequest {
-                path: "/d".into(),
-                recursive: true
-            })
-            .unwrap(),
+            serde_json::to_value(MkdirRequest { path: "/d".into(), recursive: true }).unwrap(),
             json!({"path": "/d", "recursive": true})
         );
-        assert_eq!(
-            serde_json::to_value(DeleteRequest { path: "/f".into() }).unwrap(),
-            json!({"path": "/f"})
-        );
+        assert_eq!(serde_json::to_value(DeleteRequest { path: "/f".into() }).unwrap(), json!({"path": "/f"}));
         let read: ReadResponse = serde_json::from_value(json!({"success": true, "path": "/a", "content": "AAH/", "encoding": "base64", "isBinary": true, "mimeType": "application/octet-stream", "size": 3})).unwrap();
         assert_eq!(read.into_bytes().unwrap(), vec![0, 1, 255]);
-        let text: ReadResponse =
-            serde_json::from_value(json!({"content": "hé", "encoding": "utf-8"})).unwrap();
+        let text: ReadResponse = serde_json::from_value(json!({"content": "hé", "encoding": "utf-8"})).unwrap();
         assert_eq!(text.into_bytes().unwrap(), "hé".as_bytes());
-        let bad: ReadResponse =
-            serde_json::from_value(json!({"content": "*", "encoding": "base64"})).unwrap();
-        assert_eq!(
-            bad.into_bytes().unwrap_err().code(),
-            ErrorCode::TransportError
-        );
+        let bad: ReadResponse = serde_json::from_value(json!({"content": "*", "encoding": "base64"})).unwrap();
+        assert_eq!(bad.into_bytes().unwrap_err().code(), ErrorCode::TransportError);
     }
 
     #[test]
     fn error_bodies() {
-        let b = error_body(br#"{"code":"FILE_NOT_FOUND","message":"File not found: /x","context":{"path":"/x"},"httpStatus":404,"timestamp":"t"}"#).unwrap();
-        assert_eq!(
-            (b.code.as_deref(), b.message.as_deref()),
-            (Some("FILE_NOT_FOUND"), Some("File not found: /x"))
-        );
-        assert_eq!(
-            error_body(b"Container suddenly disconnected, try again"),
-            None
-        );
+        let b = error_body(
+            br#"{"code":"FILE_NOT_FOUND","message":"File not found: /x","context":{"path":"/x"},"httpStatus":404,"timestamp":"t"}"#,
+        )
+        .unwrap();
+        assert_eq!((b.code.as_deref(), b.message.as_deref()), (Some("FILE_NOT_FOUND"), Some("File not found: /x")));
+        assert_eq!(error_body(b"Container suddenly disconnected, try again"), None);
         assert_eq!(error_body(b"{}"), None);
     }
 
     #[test]
     fn configure_is_what_get_sandbox_sends() {
         let c = ConfigureRequest {
-            sandbox_name: SandboxName {
-                name: "box".into(),
-                normalize_id: false,
-            },
+            sandbox_name: SandboxName { name: "box".into(), normalize_id: false },
             sleep_after: json!("5m"),
             keep_alive: false,
         };
