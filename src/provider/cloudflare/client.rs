@@ -221,13 +221,7 @@ impl ContainerClient {
         let body = ReadRequest { path: path.to_owned(), encoding: "base64" };
         match self.post_json("/api/read", &body, Operation::Read, Resend::Allowed, signal).await? {
             Ok(bytes) => {
-                let read: ReadResponse = serde_json::from_slice(&bytes).map_err(|e| {
-                    self.error(
-                        ErrorCode::TransportError,
-                        Operation::Read,
-                        format!("the container answered read with an unexpected body: {e}"),
-                    )
-                })?;
+                let read = ReadResponse::from_slice(&bytes).map_err(|e| e.with_provider(ProviderKind::Cloudflare).with_operation(Operation::Read))?;
                 read.into_bytes().map(Some).map_err(|e| e.with_provider(ProviderKind::Cloudflare).with_operation(Operation::Read))
             }
             Err(refused) if refused.status == 404 => Ok(None),
@@ -261,9 +255,7 @@ impl ContainerClient {
             Ok(bytes) => bytes,
             Err(refused) => return Err(self.refused(operation, &refused)),
         };
-        let answer: ExecuteResponse = serde_json::from_slice(&bytes).map_err(|e| {
-            self.error(ErrorCode::TransportError, operation, format!("the container answered the command with an unexpected body: {e}"))
-        })?;
+        let answer = ExecuteResponse::from_slice(&bytes).map_err(|e| e.with_provider(ProviderKind::Cloudflare).with_operation(operation))?;
         if classify::is_sessionless_timeout(answer.exit_code, &answer.stderr) {
             let timeout_ms = body.timeout_ms.unwrap_or_default();
             return Err(self

@@ -4,8 +4,6 @@
 //! Provider layer, pure. Source: cloudflare-sandbox-protocol.md §4.2 (sessionless commands run
 //! in a fresh `bash -c` with `cwd` and `env` from the body), §4.3.
 
-use std::collections::BTreeMap;
-
 use super::wire::{self, ExecuteRequest};
 use crate::command::Command;
 
@@ -53,7 +51,7 @@ pub fn execute_request(command: &Command, box_cwd: &str) -> ExecuteRequest {
         command: shell_line(&command.program, &command.args),
         session_id: wire::NO_SESSION,
         timeout_ms: command.timeout_ms,
-        env: command.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect::<BTreeMap<_, _>>(),
+        env: command.env.clone(),
         cwd: Some(cwd),
     }
 }
@@ -61,6 +59,7 @@ pub fn execute_request(command: &Command, box_cwd: &str) -> ExecuteRequest {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeMap;
 
     #[test]
     fn argv_becomes_a_quoted_bash_line() {

@@ -4,11 +4,14 @@
 //! Provider layer, pure. Mirrors `@cloudflare/sandbox` 0.12.10 (container server 0.12.7 source):
 //! routes and bodies in cloudflare-sandbox-protocol.md §4.3, the error body in §4.1, the stream
 //! events in §4.4, sessionless execution in §3.1 and §4.2, `configure` in §1.1 (step 4) and §2.1.
-//! Upstream vocabulary (`sessionId`, `exitCode`, `httpStatus`) stays here.
+//! Upstream vocabulary (`sessionId`, `exitCode`, `httpStatus`) stays here. Answers are read from
+//! a parsed `serde_json::Value` by hand rather than with derived `Deserialize` impls: each derived
+//! impl is a few KB of the runtime wasm, and these shapes have two or three fields we read.
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
+use serde_json::{Map, Value};
 
 use crate::error::{Error, ErrorCode, Result};
 
@@ -48,17 +51,55 @@ pub struct ExecuteRequest {
 /// { success: boolean, exitCode: number, stdout: string, stderr: string, command: string,
 ///   duration: number, timestamp: string, sessionId?: string }
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExecuteResponse {
     /// The exit status.
     pub exit_code: i32,
     /// Whole stdout.
-    #[serde(default)]
     pub stdout: String,
     /// Whole stderr.
-    #[serde(default)]
     pub stderr: String,
+}
+
+/// A JSON object from bytes, or why not.
+fn object(bytes: &[u8]) -> std::result::Result<Map<String, Value>, String> {
+    match serde_json::from_slice::<Value>(bytes) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(other) => Err(format!("expected a JSON object, got {}", kind_of(&other))),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn string(map: &Map<String, Value>, key: &str) -> Option<String> {
+    map.get(key).and_then(Value::as_str).map(str::to_owned)
+}
+
+fn exit_code(map: &Map<String, Value>) -> Option<i32> {
+    map.get("exitCode").and_then(Value::as_i64).and_then(|n| i32::try_from(n).ok())
+}
+
+impl ExecuteResponse {
+    /// Reads the answer; `exitCode` is required, missing outputs are empty.
+    ///
+    /// # Errors
+    /// `SANDBOX_TRANSPORT_ERROR` naming what is wrong.
+    pub fn from_slice(bytes: &[u8]) -> Result<ExecuteResponse> {
+        let bad = |why: String| Error::new(ErrorCode::TransportError, format!("the container answered the command with an unexpected body: {why}"));
+        let map = object(bytes).map_err(bad)?;
+        let exit_code = exit_code(&map).ok_or_else(|| bad("no integer exitCode".into()))?;
+        Ok(ExecuteResponse { exit_code, stdout: string(&map, "stdout").unwrap_or_default(), stderr: string(&map, "stderr").unwrap_or_default() })
+    }
 }
 
 /// One event of `/api/execute/stream` (§4.4): `start`, then `stdout`/`stderr` chunks, then
@@ -77,35 +118,21 @@ pub enum ExecEvent {
     Error(String),
 }
 
-/// The fields of a stream event payload that we read:
-/// `{ type, data?, exitCode?, error?, timestamp }`. A flat struct, not a tagged enum: serde's
-/// internally tagged enums buffer every field and cost several KB of wasm.
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct ExecEventFields {
-    #[serde(rename = "type")]
-    kind: String,
-    #[serde(default)]
-    data: Option<String>,
-    #[serde(default)]
-    exit_code: Option<i32>,
-    #[serde(default)]
-    error: Option<String>,
-}
-
-/// Parses one SSE `data:` payload of `/api/execute/stream`; an unknown `type` is `None`.
+/// Parses one SSE `data:` payload of `/api/execute/stream`
+/// (`{ type, data?, exitCode?, error?, timestamp }`); an unknown `type` is `None`.
 ///
 /// # Errors
 /// `SANDBOX_TRANSPORT_ERROR` when the payload is not a JSON object with a string `type`.
 pub fn parse_exec_event(data: &str) -> Result<Option<ExecEvent>> {
-    let fields: ExecEventFields = serde_json::from_str(data)
-        .map_err(|e| Error::new(ErrorCode::TransportError, format!("the container sent a malformed stream event: {e}")))?;
-    Ok(match fields.kind.as_str() {
+    let bad = |why: String| Error::new(ErrorCode::TransportError, format!("the container sent a malformed stream event: {why}"));
+    let map = object(data.as_bytes()).map_err(bad)?;
+    let kind = string(&map, "type").ok_or_else(|| bad("no string type".into()))?;
+    Ok(match kind.as_str() {
         "start" => Some(ExecEvent::Start),
-        "stdout" => Some(ExecEvent::Stdout(fields.data.unwrap_or_default())),
-        "stderr" => Some(ExecEvent::Stderr(fields.data.unwrap_or_default())),
-        "complete" => Some(ExecEvent::Complete(fields.exit_code)),
-        "error" => Some(ExecEvent::Error(fields.error.or(fields.data).unwrap_or_default())),
+        "stdout" => Some(ExecEvent::Stdout(string(&map, "data").unwrap_or_default())),
+        "stderr" => Some(ExecEvent::Stderr(string(&map, "data").unwrap_or_default())),
+        "complete" => Some(ExecEvent::Complete(exit_code(&map))),
+        "error" => Some(ExecEvent::Error(string(&map, "error").or_else(|| string(&map, "data")).unwrap_or_default())),
         _ => None,
     })
 }
@@ -132,17 +159,26 @@ pub struct ReadRequest {
 }
 
 /// `POST /api/read` answer: `{ path, content, encoding: "utf-8" | "base64", isBinary, mimeType, size }`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReadResponse {
     /// The file content, encoded per `encoding`.
     pub content: String,
     /// `"base64"` or `"utf-8"`.
-    #[serde(default)]
     pub encoding: Option<String>,
 }
 
 impl ReadResponse {
+    /// Reads the answer; `content` is required.
+    ///
+    /// # Errors
+    /// `SANDBOX_TRANSPORT_ERROR` naming what is wrong.
+    pub fn from_slice(bytes: &[u8]) -> Result<ReadResponse> {
+        let bad = |why: String| Error::new(ErrorCode::TransportError, format!("the container answered read with an unexpected body: {why}"));
+        let map = object(bytes).map_err(bad)?;
+        let content = string(&map, "content").ok_or_else(|| bad("no string content".into()))?;
+        Ok(ReadResponse { content, encoding: string(&map, "encoding") })
+    }
+
     /// The file bytes.
     ///
     /// # Errors
@@ -174,21 +210,19 @@ pub struct DeleteRequest {
 
 /// The container's (and the Durable Object's) JSON error body (§4.1, §3):
 /// `{ code, message, context?, operation?, httpStatus, timestamp, suggestion? }`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ErrorBody {
     /// E.g. `FILE_NOT_FOUND`, `CONTAINER_UNAVAILABLE`, `INTERNAL_ERROR`.
-    #[serde(default)]
     pub code: Option<String>,
     /// Human text (the only carrier of "container is starting" in some answers).
-    #[serde(default)]
     pub message: Option<String>,
 }
 
 /// Reads an error body; `None` when it is not the JSON shape (the Durable Object's proxy errors
 /// are plain text).
 pub fn error_body(bytes: &[u8]) -> Option<ErrorBody> {
-    serde_json::from_slice::<ErrorBody>(bytes).ok().filter(|b| b.code.is_some() || b.message.is_some())
+    let map = object(bytes).ok()?;
+    Some(ErrorBody { code: string(&map, "code"), message: string(&map, "message") }).filter(|b| b.code.is_some() || b.message.is_some())
 }
 
 /// The argument of the Durable Object RPC `configure(cfg)`, as `getSandbox` sends it (§1.1 step 4):
@@ -240,8 +274,10 @@ mod tests {
     fn execute_response_of_the_container_is_read() {
         // §2.1 [verified] shape, sessionless (no sessionId).
         let body = json!({"success": false, "exitCode": 3, "stdout": "hello\n", "stderr": "oops\n", "command": "x", "duration": 0, "timestamp": "2026-11-30T00:00:00Z"});
-        let r: ExecuteResponse = serde_json::from_value(body).unwrap();
+        let r = ExecuteResponse::from_slice(body.to_string().as_bytes()).unwrap();
         assert_eq!((r.exit_code, r.stdout.as_str(), r.stderr.as_str()), (3, "hello\n", "oops\n"));
+        assert_eq!(ExecuteResponse::from_slice(b"{\"stdout\":\"x\"}").unwrap_err().code(), ErrorCode::TransportError);
+        assert_eq!(ExecuteResponse::from_slice(b"[]").unwrap_err().code(), ErrorCode::TransportError);
     }
 
     #[test]
@@ -273,11 +309,12 @@ mod tests {
             json!({"path": "/d", "recursive": true})
         );
         assert_eq!(serde_json::to_value(DeleteRequest { path: "/f".into() }).unwrap(), json!({"path": "/f"}));
-        let read: ReadResponse = serde_json::from_value(json!({"success": true, "path": "/a", "content": "AAH/", "encoding": "base64", "isBinary": true, "mimeType": "application/octet-stream", "size": 3})).unwrap();
+        let read = ReadResponse::from_slice(json!({"success": true, "path": "/a", "content": "AAH/", "encoding": "base64", "isBinary": true, "mimeType": "application/octet-stream", "size": 3}).to_string().as_bytes()).unwrap();
         assert_eq!(read.into_bytes().unwrap(), vec![0, 1, 255]);
-        let text: ReadResponse = serde_json::from_value(json!({"content": "hé", "encoding": "utf-8"})).unwrap();
+        let text = ReadResponse::from_slice(json!({"content": "hé", "encoding": "utf-8"}).to_string().as_bytes()).unwrap();
         assert_eq!(text.into_bytes().unwrap(), "hé".as_bytes());
-        let bad: ReadResponse = serde_json::from_value(json!({"content": "*", "encoding": "base64"})).unwrap();
+        let bad = ReadResponse::from_slice(json!({"content": "*", "encoding": "base64"}).to_string().as_bytes()).unwrap();
+        assert_eq!(ReadResponse::from_slice(b"{}").unwrap_err().code(), ErrorCode::TransportError);
         assert_eq!(bad.into_bytes().unwrap_err().code(), ErrorCode::TransportError);
     }
 
