@@ -24,11 +24,9 @@ pub use session::{namespace_in, CloudflareBox, CloudflareProvider};
 #[cfg(target_arch = "wasm32")]
 mod session {
     use std::cell::RefCell;
-    use std::collections::BTreeMap;
-    use std::sync::Arc;
-
+    use std::collections::BTreeSet;
+    
     use futures::future::{select, Either, LocalBoxFuture};
-    use futures::lock::{Mutex, OwnedMutexGuard};
     use js_sys::Reflect;
     use wasm_bindgen::{JsCast, JsValue};
     use wasm_bindgen_futures::JsFuture;
@@ -41,7 +39,7 @@ mod session {
     use super::wire::{ConfigureRequest, SandboxName};
     use crate::command::{Command, CommandOutcome};
     use crate::error::{Error, ErrorCode, Operation, Result};
-    use crate::http::fetch::{abort_promise, js_message, sleep_unless_aborted, Fetcher};
+    use crate::http::fetch::{js_message, sleep_unless_aborted, Fetcher};
     use crate::provider::{BoxSpec, ProviderKind};
     use crate::sys::{DurableObjectNamespace, DurableObjectStub, FetchTarget};
     use crate::transfer::box_file::BoxFile;
@@ -55,9 +53,23 @@ mod session {
     /// Bound of a close (destroy, or deleting a kept Box's Run directory), in ms.
     const CLOSE_DEADLINE_MS: u32 = 15_000;
 
+    /// How often a Run waiting for a kept Box checks whether it is free, in ms.
+    const TURN_POLL_MS: f64 = 50.0;
+
     thread_local! {
-        /// One lock per kept Box id in this isolate: Runs on the same `sandboxId` wait in turn.
-        static KEPT_BOXES: RefCell<BTreeMap<String, Arc<Mutex<()>>>> = const { RefCell::new(BTreeMap::new()) };
+        /// The kept Boxes (by binding or host, and id) a Run of this isolate holds now: Runs on the
+        /// same `sandboxId` wait in turn.
+        static KEPT_BOXES_IN_USE: RefCell<BTreeSet<String>> = const { RefCell::new(BTreeSet::new()) };
+    }
+
+    /// A Run's turn on a kept Box; dropping it frees the Box for the next Run.
+    #[derive(Debug)]
+    struct Turn(String);
+
+    impl Drop for Turn {
+        fn drop(&mut self) {
+            KEPT_BOXES_IN_USE.with(|boxes| boxes.borrow_mut().remove(&self.0));
+        }
     }
 
     /// The Durable Object namespace `env[binding]`, when `env` holds one (an object with
@@ -148,7 +160,7 @@ mod session {
                     }
                 };
                 let destroy_after = !kept || self.settings.keep_alive;
-                let opened = CloudflareBox { client, stub, id, cwd, destroy_after, lock: RefCell::new(lock), lock_key };
+                let opened = CloudflareBox { client, stub, id, cwd, destroy_after, lock: RefCell::new(lock) };
                 if let Some(stub) = &opened.stub {
                     self.configure(stub, &opened.id, signal).await?;
                 }
@@ -203,20 +215,21 @@ mod session {
     }
 
     /// Waits for the turn of this Run on the kept Box `key` (the Runs before it in this isolate
-    /// closed), or for `signal`.
-    async fn wait_for_turn(key: &str, signal: Option<&AbortSignal>) -> Result<OwnedMutexGuard<()>> {
-        let mutex = KEPT_BOXES.with(|boxes| boxes.borrow_mut().entry(key.to_owned()).or_default().clone());
-        let aborted = || {
-            Error::new(ErrorCode::TransportError, "waiting for the kept Box was aborted")
-                .with_provider(ProviderKind::Cloudflare)
-                .with_operation(Operation::Create)
-        };
-        match signal {
-            Some(signal) => match select(mutex.lock_owned(), JsFuture::from(abort_promise(signal))).await {
-                Either::Left((guard, _)) => Ok(guard),
-                Either::Right(_) => Err(aborted()),
-            },
-            None => Ok(mutex.lock_owned().await),
+    /// closed), or for `signal`. It polls on a timer of its own instead of being woken by the
+    /// Run that frees the Box: workerd ties a promise to the request that created it, cancels a
+    /// request that waits with no I/O of its own as hung, and would charge the waiter's requests
+    /// to the other request if that one's close resumed it.
+    async fn wait_for_turn(key: &str, signal: Option<&AbortSignal>) -> Result<Turn> {
+        loop {
+            let taken = KEPT_BOXES_IN_USE.with(|boxes| boxes.borrow_mut().insert(key.to_owned()));
+            if taken {
+                return Ok(Turn(key.to_owned()));
+            }
+            sleep_unless_aborted(TURN_POLL_MS, signal).await.map_err(|_| {
+                Error::new(ErrorCode::TransportError, "waiting for the kept Box was aborted")
+                    .with_provider(ProviderKind::Cloudflare)
+                    .with_operation(Operation::Create)
+            })?;
         }
     }
 
@@ -253,9 +266,7 @@ mod session {
         /// Run's directory is deleted.
         destroy_after: bool,
         /// This Run's turn on a kept Box; released at close (or drop).
-        lock: RefCell<Option<OwnedMutexGuard<()>>>,
-        /// The key of that turn in the isolate's table.
-        lock_key: Option<String>,
+        lock: RefCell<Option<Turn>>,
     }
 
     impl CloudflareBox {
@@ -344,14 +355,6 @@ mod session {
             Box::pin(async move {
                 let result = within(CLOSE_DEADLINE_MS, self.end_run()).await;
                 self.lock.borrow_mut().take();
-                if let Some(key) = &self.lock_key {
-                    KEPT_BOXES.with(|boxes| {
-                        let mut boxes = boxes.borrow_mut();
-                        if boxes.get(key).is_some_and(|m| Arc::strong_count(m) == 1) {
-                            boxes.remove(key);
-                        }
-                    });
-                }
                 result
             })
         }
