@@ -177,11 +177,12 @@ fn runtime_config() -> Result<Rc<RuntimeConfig>> {
 struct CallOptions {
     context: JsValue,
     signal: Option<AbortSignal>,
+    sandbox_id: Option<String>,
 }
 
 fn call_options(options: &JsValue) -> Result<CallOptions> {
     if options.is_undefined() || options.is_null() {
-        return Ok(CallOptions { context: JsValue::UNDEFINED, signal: None });
+        return Ok(CallOptions { context: JsValue::UNDEFINED, signal: None, sandbox_id: None });
     }
     if !options.is_object() {
         return Err(invalid("runSandbox options must be an object { context?, signal?, sandboxId? }"));
@@ -199,7 +200,13 @@ fn call_options(options: &JsValue) -> Result<CallOptions> {
     } else {
         Some(signal.dyn_into::<AbortSignal>().map_err(|_| invalid("runSandbox option signal must be an AbortSignal"))?)
     };
-    Ok(CallOptions { context: get(options, "context", "runSandbox options")?, signal })
+    let sandbox_id = get(options, "sandboxId", "runSandbox options")?;
+    let sandbox_id = if sandbox_id.is_undefined() {
+        None
+    } else {
+        Some(sandbox_id.as_string().ok_or_else(|| invalid("runSandbox option sandboxId must be a string"))?)
+    };
+    Ok(CallOptions { context: get(options, "context", "runSandbox options")?, signal, sandbox_id })
 }
 
 /// `runSandbox(name, payload?, { context?, signal?, sandboxId? }) → Promise<Response>`.
@@ -238,7 +245,7 @@ async fn prepare_run(name: &JsValue, options: &JsValue) -> Result<(Rc<Definition
     };
     let resolved = runtime_config()?;
     let provider = resolved.provider.as_ref().map(Rc::clone).map_err(Error::to_public)?;
-    Ok((definition, RunOptions { context: call.context, signal: call.signal, provider, limits: resolved.limits }))
+    Ok((definition, RunOptions { context: call.context, signal: call.signal, provider, limits: resolved.limits, sandbox_id: call.sandbox_id }))
 }
 
 /// `setSandboxDefinitionLoader(loader | null)`: the lazy registry seam. `runSandbox(name)` calls

@@ -35,11 +35,15 @@ pub enum ProviderSettings {
 }
 
 /// What a Run asks of a provider when it opens a Box.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct BoxSpec {
     /// Box lifetime in ms (the provider stops the Box after that); `None` uses the provider's
     /// default.
     pub lifetime_ms: Option<u64>,
+    /// The Definition's name (readable Box ids; empty when there is none).
+    pub name: String,
+    /// `runSandbox`'s `sandboxId`: the kept Box to use (Cloudflare; other providers ignore it).
+    pub sandbox_id: Option<String>,
 }
 
 #[cfg(target_arch = "wasm32")]

@@ -92,13 +92,13 @@ export default {
       await env.SANDBOX.get(env.SANDBOX.idFromName(url.searchParams.get('id'))).destroy();
       return new Response('destroyed');
     }
-    const { name, payload, cloudflare, localHost } = await request.json();
+    const { name, payload, cloudflare, localHost, options } = await request.json();
     // The Worker idiom: the provider gets the Worker env, whose SANDBOX binding it drives.
     // localHost: local development, an env with SANDBOX_LOCAL_URL/TOKEN (as .dev.vars gives) and
     // no binding at all.
     const workerEnv = localHost ? { SANDBOX_LOCAL_URL: env.BOX_HOST_URL, SANDBOX_LOCAL_TOKEN: env.BOX_HOST_TOKEN } : env;
     configureSandbox({ provider: 'cloudflare', cloudflare, env: workerEnv });
-    return runSandbox(name, payload);
+    return runSandbox(name, payload, options);
   },
 };
 `;
@@ -142,10 +142,10 @@ after(async () => {
   if (boxRoot) fs.rmSync(boxRoot, { recursive: true, force: true });
 });
 
-async function run(name, payload, cloudflare = {}, localHost = false) {
+async function run(name, payload, cloudflare = {}, localHost = false, options = undefined) {
   const response = await miniflare.dispatchFetch('http://worker.test/run', {
     method: 'POST',
-    body: JSON.stringify({ name, payload, cloudflare, localHost }),
+    body: JSON.stringify({ name, payload, cloudflare, localHost, options }),
   });
   const text = await response.text();
   assert.ok(response.headers.get('content-type')?.includes('json') || !text, `${response.status} ${text}`);
@@ -219,5 +219,19 @@ test('with SANDBOX_LOCAL_URL and SANDBOX_LOCAL_TOKEN the container traffic goes 
   assert.equal((requests['cloudflare/execute'] ?? 0) + (requests['cloudflare/execute/stream'] ?? 0), 1, JSON.stringify(requests));
   assert.equal(requests['cloudflare/root'] ?? 0, 0, 'no Durable Object start probes: the binding was not used');
   assert.equal(requests['cloudflare/destroy'], 1);
+  assert.deepEqual(boxes(), []);
+});
+
+test("runSandbox's own sandboxId keeps a Box across Runs; one the SDK would refuse is a 400 before any request", async () => {
+  const first = await run('cf/turn', 'one', {}, false, { sandboxId: 'cf-per-run' });
+  const second = await run('cf/turn', 'two', {}, false, { sandboxId: 'cf-per-run' });
+  assert.equal(first.status, 200, JSON.stringify(first.body));
+  assert.equal(second.body.seen, 'one\n');
+  await miniflare.dispatchFetch('http://worker.test/destroy?id=cf-per-run');
+  assert.deepEqual(boxes(), []);
+  const bad = await run('cf/echo', null, {}, false, { sandboxId: '-bad' });
+  assert.equal(bad.status, 400);
+  assert.equal(bad.body.error.code, 'SANDBOX_INVALID_ARGUMENT');
+  assert.match(bad.body.error.message, /sandboxId/);
   assert.deepEqual(boxes(), []);
 });

@@ -223,3 +223,22 @@ async fn sleep(ms: i32) {
     });
     wasm_bindgen_futures::JsFuture::from(promise).await.unwrap();
 }
+
+#[wasm_bindgen_test]
+async fn box_ids_name_the_definition_and_a_runs_sandbox_id_is_checked_before_any_request() {
+    let (ns, log) = fake(&format!("if (path === '/api/execute') return Response.json({{ success: true, exitCode: 0, stdout: '', stderr: '' }}); {OK}"));
+    let provider = provider(ns, None);
+    let spec = BoxSpec { name: "tools/release-notes".into(), ..BoxSpec::default() };
+    let opened = provider.open(&spec, None).await.unwrap();
+    assert!(opened.id().starts_with("vitehub-tools%2Fre") && opened.id().len() <= 63, "{}", opened.id());
+    opened.close().await.unwrap();
+    let requests = lines(&log).len();
+    let bad = BoxSpec { sandbox_id: Some("x".repeat(64)), ..BoxSpec::default() };
+    let error = provider.open(&bad, None).await.unwrap_err();
+    assert_eq!(error.code(), ErrorCode::InvalidArgument);
+    assert_eq!(lines(&log).len(), requests, "nothing was sent");
+    let kept = BoxSpec { sandbox_id: Some("per-run".into()), ..BoxSpec::default() };
+    let opened = provider.open(&kept, None).await.unwrap();
+    assert_eq!(opened.id(), "per-run");
+    opened.close().await.unwrap();
+}

@@ -35,7 +35,7 @@ mod session {
     use super::classify::{self, StartupRetry};
     use super::client::ContainerClient;
     use super::exec::execute_request;
-    use super::options::{unique_box_id, CloudflareSettings};
+    use super::options::{box_id_from, unique_box_id, CloudflareSettings};
     use super::wire::{ConfigureRequest, SandboxName};
     use crate::command::{Command, CommandOutcome};
     use crate::error::{Error, ErrorCode, Operation, Result};
@@ -124,24 +124,28 @@ mod session {
             self
         }
 
-        /// Opens a Box: a new Durable Object per Run, or the kept one of `sandboxId` (waiting
-        /// for earlier Runs on it in this isolate). Sends `configure` (name, `sleepAfter`,
-        /// `keepAlive`) and a `mkdir` of the Box cwd, which waits for the container to start.
+        /// Opens a Box: a new Durable Object per Run (id `vitehub-<name>-<hash>-<uuid>`), or the
+        /// kept one of `sandboxId` (the Run's, else the config's; waiting for earlier Runs on it in
+        /// this isolate). Sends `configure` (name, `sleepAfter`, `keepAlive`) and a `mkdir` of the
+        /// Box cwd, which waits for the container to start.
         ///
         /// # Errors
-        /// `SANDBOX_PROVIDER_UNAVAILABLE` when the container does not start within the bounded
-        /// retries; `SANDBOX_TRANSPORT_ERROR` for a failed request or an abort.
-        pub fn open<'a>(&'a self, _spec: &'a BoxSpec, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<CloudflareBox>> {
+        /// `SANDBOX_INVALID_ARGUMENT` for a Run's `sandboxId` the SDK would refuse (before any
+        /// request); `SANDBOX_PROVIDER_UNAVAILABLE` when the container does not start within the
+        /// bounded retries; `SANDBOX_TRANSPORT_ERROR` for a failed request or an abort.
+        pub fn open<'a>(&'a self, spec: &'a BoxSpec, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<CloudflareBox>> {
             Box::pin(async move {
                 let random = crate::sys::random_bytes::<16>()
                     .map_err(|_| Error::new(ErrorCode::RuntimeError, "crypto.getRandomValues is not available in this runtime"))?;
-                let (id, kept, cwd) = match &self.settings.sandbox_id {
-                    Some(id) => (
-                        id.clone(),
-                        true,
-                        format!("{WORK_DIR}/.vite-hub-runs/{}", unique_box_id("", random).trim_start_matches("vitehub-")),
-                    ),
-                    None => (unique_box_id("", random), false, WORK_DIR.to_owned()),
+                let kept_id = match &spec.sandbox_id {
+                    Some(id) => Some(box_id_from(id, self.settings.normalize_id).map_err(|m| {
+                        Error::new(ErrorCode::InvalidArgument, format!("runSandbox option sandboxId {m}")).with_provider(ProviderKind::Cloudflare)
+                    })?),
+                    None => self.settings.sandbox_id.clone(),
+                };
+                let (id, kept, cwd) = match kept_id {
+                    Some(id) => (id, true, format!("{WORK_DIR}/.vite-hub-runs/{}", unique_box_id("", random).trim_start_matches("vitehub-"))),
+                    None => (unique_box_id(&spec.name, random), false, WORK_DIR.to_owned()),
                 };
                 let lock_key = kept.then(|| self.lock_key(&id));
                 let lock = match &lock_key {
