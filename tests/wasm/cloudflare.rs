@@ -108,6 +108,7 @@ async fn start_503s_that_never_end_are_bounded_and_unavailable() {
     assert_eq!(error.http_status(), 503);
     assert!(error.message().contains("after 4 attempts"), "{}", error.message());
     assert_eq!(count(&log, "/api/mkdir"), QUICK.max_attempts as usize);
+    assert_eq!(count(&log, "destroy"), 1, "the Box that did not start is destroyed");
 }
 
 #[wasm_bindgen_test]

@@ -168,7 +168,14 @@ mod session {
                 if let Some(stub) = &opened.stub {
                     self.configure(stub, &opened.id, signal).await?;
                 }
-                opened.client.mkdir(&opened.cwd, signal).await.map_err(|e| e.with_operation(Operation::Create))?;
+                if let Err(error) = opened.client.mkdir(&opened.cwd, signal).await {
+                    // A container that started but failed here would otherwise run until it
+                    // sleeps: a Box of its own is destroyed (bounded, its failure not reported).
+                    if opened.destroy_after {
+                        let _ = opened.close().await;
+                    }
+                    return Err(error.with_operation(Operation::Create));
+                }
                 Ok(opened)
             })
         }
