@@ -118,4 +118,27 @@ test('without a wrangler config of its own, the app gets a whole one with the pi
   assert.deepEqual(config.migrations, [{ tag: 'v1', new_sqlite_classes: ['Sandbox'] }]);
 });
 
-test('in workerd, the app route through the cloudflare provider and the Sandbox DO', { skip: 'enable when the cloudflare provider (issue 10 items 1 and 4) lands: give the Worker SANDBOX_LOCAL_URL/SANDBOX_LOCAL_TOKEN and POST /api/greeting' }, () => {});
+test('in workerd, the app route runs on the cloudflare provider, its container traffic on the local Box host (SANDBOX_LOCAL_URL/TOKEN)', async () => {
+  const server = join(app, '.output/server');
+  const local = new Miniflare({
+    modules: true,
+    scriptPath: join(server, 'index.mjs'),
+    modulesRoot: server,
+    modulesRules: [
+      { type: 'ESModule', include: ['**/*.mjs'] },
+      { type: 'CompiledWasm', include: ['**/*.wasm'] },
+    ],
+    compatibilityDate: JSON.parse(readFileSync(join(server, 'wrangler.json'), 'utf8')).compatibility_date,
+    compatibilityFlags: ['nodejs_compat'],
+    durableObjects: { SANDBOX: { className: 'Sandbox', useSQLite: true } },
+    bindings: { SANDBOX_LOCAL_URL: host.baseUrl, SANDBOX_LOCAL_TOKEN: host.token },
+  });
+  try {
+    const response = await local.dispatchFetch('http://worker.test/api/greeting', { method: 'POST', body: JSON.stringify({ name: 'Lin' }) });
+    const json = await response.json();
+    assert.equal(response.status, 200, JSON.stringify(json));
+    assert.equal(json.greeting, 'Hello, Lin!');
+  } finally {
+    await local.dispose();
+  }
+});

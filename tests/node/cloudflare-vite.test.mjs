@@ -109,12 +109,15 @@ test('wrangler deploy --dry-run takes the built Worker offline, the wasm as its 
   removeDir(dir);
 });
 
-test('in workerd, the app route on the cloudflare provider answers a SandboxError Response (no crash) until the provider lands', async () => {
+test('in workerd, the app route finds the SANDBOX binding itself (cloudflare:workers env) and answers a SandboxError when no container can start', async () => {
+  // The route passes no env: the workerd entry reads the Worker env, and its Durable Object
+  // binding selects the cloudflare provider. This miniflare has no containers, so the Sandbox DO
+  // refuses: a JSON error from the cloudflare provider, no crash. (Runs before the local-provider
+  // test, which reconfigures the isolate.)
   const response = await miniflare.dispatchFetch('http://worker.test/api/greeting', { method: 'POST', body: JSON.stringify({ name: 'Ada' }) });
   const json = await response.json();
-  // Runs before the local-provider test (which reconfigures the isolate). Today: 501 SANDBOX_NOT_SUPPORTED. Once src/provider/cloudflare lands, replace this test with
-  // the skipped one below.
-  assert.ok(['SANDBOX_NOT_SUPPORTED', 'SANDBOX_PROVIDER_REQUIRED', 'SANDBOX_PROVIDER_UNAVAILABLE'].includes(json.error?.code), JSON.stringify(json));
+  assert.ok(response.status >= 500, JSON.stringify(json));
+  assert.equal(json.error?.details?.provider, 'cloudflare', JSON.stringify(json));
 });
 
 test('in workerd, the built Worker runs a Definition through the local provider (the wasm loads and runs)', async () => {
@@ -126,7 +129,7 @@ test('in workerd, the built Worker runs a Definition through the local provider 
   assert.deepEqual((await host.counters()).requests, { create: 1, 'fs/write': 1, cmd: 1, stop: 1 });
 });
 
-test('in workerd, the app route runs the Definition in the Sandbox DO through the local Box host', { skip: 'enable when the cloudflare provider (issue 10 items 1 and 4) lands: SANDBOX_LOCAL_URL/SANDBOX_LOCAL_TOKEN route the container API to the local Box host' }, async () => {
+test('in workerd, the app route runs the Definition on the cloudflare provider with its container traffic on the local Box host (SANDBOX_LOCAL_URL/TOKEN)', async () => {
   const local = new Miniflare({
     modules: true,
     scriptPath: join(server, 'index.mjs'),
