@@ -79,7 +79,9 @@ export class BoxCommand extends EventEmitter {
       let grace = setTimeout(cutPipes, PIPE_GRACE_MS);
       child.on('close', () => {
         clearTimeout(grace);
-        this.#finish(exitCode);
+        // A kill in progress finishes first: the exit is reported once every process of the
+        // tree is gone, not while a killed child is still being torn down.
+        Promise.resolve(this.killing).then(() => this.#finish(exitCode));
       });
     });
     if (timeoutMs !== undefined) {
@@ -154,7 +156,10 @@ export class BoxCommand extends EventEmitter {
 
   /** SIGKILLs the whole process tree and resolves once every process is gone and output closed. */
   async killAll() {
-    if (this.pid !== undefined) await killTreeAndWait(this.pid, () => this.reaped);
+    if (this.pid !== undefined) {
+      this.killing ??= killTreeAndWait(this.pid, () => this.reaped);
+      await this.killing;
+    }
     await this.waitExit();
   }
 
