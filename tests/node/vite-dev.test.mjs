@@ -1,13 +1,17 @@
-// `vite dev` of a copy of examples/app: Definitions edited, broken and added while the server
-// runs are picked up without a restart; a broken edit keeps the last good state.
+// `vite dev` of a copy of examples/app with the packed package installed from its tarball (as a
+// user installs it: Vite and Nitro externalize what lives in node_modules): Definitions edited,
+// broken and added while the server runs are picked up without a restart; a broken edit keeps
+// the last good state.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { copyExampleApp, removeDir, stopChild, freePort, postJson, eventually, repoRoot } from './vite-app.mjs';
+import { removeDir, stopChild, freePort, postJson, eventually } from './vite-app.mjs';
+import { installTarballApp } from './tarball-app.mjs';
 
 let app;
+let packDir;
 let server;
 let base;
 let output = '';
@@ -20,7 +24,7 @@ async function startDev() {
   const port = await freePort();
   const env = { ...process.env };
   delete env.SANDBOX_PROVIDER;
-  server = spawn(process.execPath, [join(repoRoot, 'node_modules/vite/bin/vite.js'), 'dev', '--port', String(port), '--strictPort', '--host', '127.0.0.1'], {
+  server = spawn(process.execPath, [join(app, 'node_modules/vite/bin/vite.js'), 'dev', '--port', String(port), '--strictPort', '--host', '127.0.0.1'], {
     cwd: app,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -32,7 +36,7 @@ async function startDev() {
 }
 
 before(async () => {
-  app = copyExampleApp('dev');
+  ({ app, packDir } = await installTarballApp('dev'));
   // A test-only route that runs any Definition by name, so added Definitions need no new route.
   writeFileSync(
     join(app, 'server/api/run.post.ts'),
@@ -45,6 +49,7 @@ before(async () => {
 after(async () => {
   await stopChild(server);
   if (app) removeDir(app);
+  if (packDir) removeDir(packDir);
 });
 
 test('dev runs on the local provider and says so once', async () => {

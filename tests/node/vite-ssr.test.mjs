@@ -1,0 +1,88 @@
+// `vite dev` without Nitro, with the packed package installed from its tarball: server code loaded
+// through Vite's SSR paths — `ssrLoadModule`, the `ssr` environment's module runner and a custom
+// server environment of the environment API — resolves `@vite-hub/sandbox` through the plugin
+// (the generated registry), also when the app's config externalizes the package explicitly.
+// Each scenario runs in its own Node process (a script in the app), as a user's server would.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { removeDir } from './vite-app.mjs';
+import { installTarballApp } from './tarball-app.mjs';
+
+const run = promisify(execFile);
+
+// The server module every scenario loads through Vite: it runs one Definition and returns what
+// the Response says.
+const SERVER = `import { runSandbox } from '@vite-hub/sandbox';
+export async function answer(name, payload) {
+  const response = await runSandbox(name, payload);
+  return { status: response.status, body: await response.json() };
+}
+`;
+
+// Loads server.mjs through the Vite path named by argv[2] and prints the answer as JSON.
+const SCRIPT = `import { createServer, createServerModuleRunner } from 'vite';
+import { hubSandbox } from '@vite-hub/sandbox/vite';
+const [how, name, external] = process.argv.slice(2);
+const server = await createServer({
+  configFile: false,
+  logLevel: 'error',
+  plugins: [hubSandbox({ provider: 'local' })],
+  server: { middlewareMode: true, hmr: false, watch: null },
+  appType: 'custom',
+  ssr: external === 'external' ? { external: ['@vite-hub/sandbox'] } : external === 'all' ? { external: true } : external === 'none' ? { noExternal: true } : undefined,
+  environments: { custom: { consumer: 'server' } },
+});
+try {
+  let mod;
+  if (how === 'ssrLoadModule') mod = await server.ssrLoadModule('/server.mjs');
+  else if (how === 'runner') mod = await server.environments.ssr.runner.import('/server.mjs');
+  else mod = await createServerModuleRunner(server.environments.custom, { hmr: false }).import('/server.mjs');
+  console.log(JSON.stringify(await mod.answer(name, { text: 'hi' })));
+} finally {
+  await server.close();
+  const { closeLocalBoxHost } = await import('@vite-hub/sandbox');
+  await closeLocalBoxHost();
+}
+`;
+
+const DEFINITION_MANIFEST = JSON.stringify({ name: 'shout', private: true, type: 'module' });
+const DEFINITION_ENTRY = 'export default (payload) => ({ shout: String(payload.text).toUpperCase() });\n';
+
+let app;
+let packDir;
+
+before(async () => {
+  ({ app, packDir } = await installTarballApp('ssr', {
+    example: false,
+    files: {
+      'server.mjs': SERVER,
+      'load.mjs': SCRIPT,
+      'server/sandboxes/shout/package.json': DEFINITION_MANIFEST,
+      'server/sandboxes/shout/index.mjs': DEFINITION_ENTRY,
+    },
+  }));
+});
+
+after(() => {
+  if (app) removeDir(app);
+  if (packDir) removeDir(packDir);
+});
+
+async function answer(how, name = 'shout', external = '') {
+  const { stdout } = await run(process.execPath, ['load.mjs', how, name, external], { cwd: app, timeout: 120_000 });
+  return JSON.parse(stdout.trim().split('\n').pop());
+}
+
+for (const how of ['ssrLoadModule', 'runner', 'custom']) {
+  test(`${how}: runSandbox resolves a Definition of the generated registry`, async () => {
+    assert.deepEqual(await answer(how), { status: 200, body: { shout: 'HI' } });
+  });
+}
+
+for (const external of ['external', 'all', 'none']) {
+  test(`ssr ${external === 'external' ? "external: ['@vite-hub/sandbox']" : external === 'all' ? 'external: true' : 'noExternal: true'} in the app's config does not take the package around the plugin`, async () => {
+    assert.deepEqual(await answer('ssrLoadModule', 'shout', external), { status: 200, body: { shout: 'HI' } });
+  });
+}
