@@ -115,6 +115,9 @@ test('a new Definition that is broken stays out of the registry and says why', a
   const { status, json } = await runAny('broken-new', {});
   assert.equal(status, 500);
   assert.equal(json.error.code, 'SANDBOX_NOT_FOUND');
+  // The miss says why: the reason the dev registry refused it, with app-relative paths only.
+  assert.match(json.error.message, /^Sandbox "broken-new" was not found: its Definition is invalid, so it is not in the registry: SANDBOX_INVALID_ARGUMENT: .*index\.mjs:1:12.*require\(\)/s);
+  assert.ok(!json.error.message.includes(app), json.error.message);
   rmSync(dir, { recursive: true });
 });
 
@@ -136,6 +139,14 @@ test('a removed Definition is SANDBOX_NOT_FOUND', async () => {
   }, 20_000, 'the removal');
   assert.equal(status, 500);
   assert.equal(json.error.code, 'SANDBOX_NOT_FOUND');
+  assert.match(json.error.message, /^Sandbox "shout" was not found\. Registered: "order-summary", "release-notes", "slugify-title", "word-count"\.$/);
+});
+
+test('a typo is SANDBOX_NOT_FOUND with the closest names', async () => {
+  const { status, json } = await runAny('release-note', {});
+  assert.equal(status, 500);
+  assert.equal(json.error.code, 'SANDBOX_NOT_FOUND');
+  assert.match(json.error.message, /Did you mean "release-notes"\? Registered: /);
 });
 
 test('the generated directory deleted while vite dev runs is written again without a request', async () => {

@@ -24,11 +24,11 @@ export async function answer(name, payload) {
 // Loads server.mjs through the Vite path named by argv[2] and prints the answer as JSON.
 const SCRIPT = `import { createServer, createServerModuleRunner } from 'vite';
 import { hubSandbox } from '@vite-hub/sandbox/vite';
-const [how, name, external] = process.argv.slice(2);
+const [how, name, external, plugin] = process.argv.slice(2);
 const server = await createServer({
   configFile: false,
   logLevel: 'error',
-  plugins: [hubSandbox({ provider: 'local' })],
+  plugins: plugin === 'without-plugin' ? [] : [hubSandbox({ provider: 'local' })],
   server: { middlewareMode: true, hmr: false, watch: null },
   appType: 'custom',
   ssr: external === 'external' ? { external: ['@vite-hub/sandbox'] } : external === 'all' ? { external: true } : external === 'none' ? { noExternal: true } : undefined,
@@ -74,8 +74,8 @@ after(() => {
   if (packDir) removeDir(packDir);
 });
 
-async function answer(how, name = 'shout', external = '') {
-  const { stdout } = await run(process.execPath, ['load.mjs', how, name, external], { cwd: app, timeout: 120_000 });
+async function answer(how, name = 'shout', external = '', plugin = '') {
+  const { stdout } = await run(process.execPath, ['load.mjs', how, name, external, plugin], { cwd: app, timeout: 120_000 });
   return JSON.parse(stdout.trim().split('\n').pop());
 }
 
@@ -95,3 +95,16 @@ for (const external of ['external', 'all', 'none']) {
     if (external !== 'all') assert.deepEqual(inlined, []);
   });
 }
+
+test('without the plugin, SANDBOX_NOT_FOUND says there is no registry and names the fix', async () => {
+  const { status, body } = await answer('ssrLoadModule', 'shout', '', 'without-plugin');
+  assert.equal(status, 500);
+  assert.equal(body.error.code, 'SANDBOX_NOT_FOUND');
+  assert.match(body.error.message, /no registry is installed\. With Vite, add hubSandbox\(\) from '@vite-hub\/sandbox\/vite' to the plugins/);
+});
+
+test('a typo in plain Vite SSR proposes the registered name', async () => {
+  const { status, body } = await answer('runner', 'shot');
+  assert.equal(status, 500);
+  assert.equal(body.error.message, 'Sandbox "shot" was not found. Did you mean "shout"? Registered: "shout".');
+});
