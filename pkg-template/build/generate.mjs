@@ -213,6 +213,8 @@ export async function generateSandboxArtifacts({ root, mode, config = {} }) {
   for (const [relative, content] of files) {
     if (await writeIfChanged(path.join(outDir, relative), content)) changed.push(`${mode}/${relative}`);
   }
+  // Everything under .vite-hub/ is generated: git ignores it without the app's .gitignore.
+  await writeIfChanged(path.join(appRoot, '.vite-hub', '.gitignore'), '*\n');
   if (await writeIfChanged(path.join(generatedDir, 'sandbox.d.ts'), typesModule(generatedDir, appRoot, discovered))) changed.push('sandbox.d.ts');
   // Definitions that disappeared: remove their modules (after the new index is in place).
   const keep = new Set([...files.keys()].filter((f) => f.startsWith('definitions/')).map((f) => f.slice('definitions/'.length)));

@@ -149,6 +149,10 @@ test('a typo is SANDBOX_NOT_FOUND with the closest names', async () => {
   assert.match(json.error.message, /Did you mean "release-notes"\? Registered: /);
 });
 
+test('the generated directory is ignored by git', () => {
+  assert.equal(readFileSync(join(app, '.vite-hub/.gitignore'), 'utf8'), '*\n');
+});
+
 test('the generated directory deleted while vite dev runs is written again without a request', async () => {
   rmSync(join(app, '.vite-hub'), { recursive: true });
   // No request in between: the watcher alone writes the generation again.
