@@ -64,3 +64,26 @@ export async function installTarballApp(prefix, { example = true, dependencies =
 export function appModule(app, path) {
   return join(app, 'node_modules', path);
 }
+
+/**
+ * The files of the README's "A first Definition" (section "Use it in your app"), as written there:
+ * each line of that code block is `<path>  <content>`, indented lines continue the file above.
+ * Tests write them into an installed app so the README stays true.
+ */
+export function readmeFirstDefinition() {
+  const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
+  const start = readme.indexOf('**A first Definition.**');
+  const block = readme.slice(readme.indexOf('```\n', start) + 4, readme.indexOf('\n```', readme.indexOf('```\n', start) + 4));
+  const files = {};
+  let current;
+  for (const line of block.split('\n')) {
+    const match = /^(\S+)\s+(.*)$/.exec(line);
+    if (match) {
+      current = match[1];
+      files[current] = `${match[2]}\n`;
+    } else if (current && line.trim()) {
+      files[current] += `${line.trim()}\n`;
+    }
+  }
+  return files;
+}

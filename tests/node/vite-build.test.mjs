@@ -8,7 +8,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { removeDir, stopChild, freePort, postJson, eventually } from './vite-app.mjs';
-import { installTarballApp } from './tarball-app.mjs';
+import { installTarballApp, readmeFirstDefinition } from './tarball-app.mjs';
 
 const run = promisify(execFile);
 let app;
@@ -18,7 +18,7 @@ let server;
 let base;
 
 before(async () => {
-  ({ app, packDir, bin } = await installTarballApp('build'));
+  ({ app, packDir, bin } = await installTarballApp('build', { files: readmeFirstDefinition() }));
   await run(process.execPath, [join(app, 'node_modules/vite/bin/vite.js'), 'build'], { cwd: app, timeout: 120_000 });
   const port = await freePort();
   server = spawn(process.execPath, ['.output/server/index.mjs'], { cwd: app, env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', SANDBOX_PROVIDER: 'local' }, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -59,11 +59,17 @@ test('POST /api/word-count runs a free-form .sandbox.ts Definition (bundled with
   assert.deepEqual(json, { words: 6, top: [{ word: 'to', count: 2 }, { word: 'be', count: 2 }] });
 });
 
+test('the README\'s first Definition answers from the built server', async () => {
+  const { status, json, text } = await postJson(`${base}/api/hello`, { name: 'Ada' });
+  assert.equal(status, 200, text);
+  assert.deepEqual(json, { greeting: 'Hello, Ada' });
+});
+
 test('the built registry loads only the Definition that runs: one chunk per Definition, imported dynamically', () => {
   const chunks = join(app, '.output/server/chunks/_');
   const files = readdirSync(chunks);
-  const definitionChunks = files.filter((f) => /^(release-notes|slugify-title|order-summary|word-count)(-[\w-]+)?\.mjs$/.test(f));
-  assert.equal(definitionChunks.length, 4, files.join(', '));
+  const definitionChunks = files.filter((f) => /^(release-notes|slugify-title|order-summary|word-count|hello)(-[\w-]+)?\.mjs$/.test(f));
+  assert.equal(definitionChunks.length, 5, files.join(', '));
   for (const file of definitionChunks) {
     assert.match(readFileSync(join(chunks, file), 'utf8'), /"encoding": ?"base64"/);
   }
@@ -82,5 +88,5 @@ test('the installed CLI runs a Definition folder of the app and prints the Respo
 
 test('the installed CLI lists the app\'s Definitions', async () => {
   const { stdout } = await run(bin('vite-hub-sandbox'), ['inspect', '--json'], { cwd: app, timeout: 60_000 });
-  assert.deepEqual(JSON.parse(stdout).map((d) => d.name).sort(), ['order-summary', 'release-notes', 'slugify-title', 'word-count']);
+  assert.deepEqual(JSON.parse(stdout).map((d) => d.name).sort(), ['hello', 'order-summary', 'release-notes', 'slugify-title', 'word-count']);
 });

@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { removeDir, stopChild, freePort, postJson, eventually } from './vite-app.mjs';
-import { installTarballApp } from './tarball-app.mjs';
+import { installTarballApp, readmeFirstDefinition } from './tarball-app.mjs';
 
 let app;
 let packDir;
@@ -36,7 +36,7 @@ async function startDev() {
 }
 
 before(async () => {
-  ({ app, packDir } = await installTarballApp('dev'));
+  ({ app, packDir } = await installTarballApp('dev', { files: readmeFirstDefinition() }));
   // A test-only route that runs any Definition by name, so added Definitions need no new route.
   writeFileSync(
     join(app, 'server/api/run.post.ts'),
@@ -57,6 +57,12 @@ test('dev runs on the local provider and says so once', async () => {
   assert.equal(status, 200, text);
   assert.deepEqual(json, { summary: '1 change: first', items: ['first'] });
   assert.equal(output.match(/no provider configured: vite dev runs Definitions on the "local" provider/g)?.length, 1, output);
+});
+
+test('the README\'s first Definition answers in dev', async () => {
+  const { status, json, text } = await postJson(`${base}/api/hello`, { name: 'Ada' });
+  assert.equal(status, 200, text);
+  assert.deepEqual(json, { greeting: 'Hello, Ada' });
 });
 
 test('an edited Definition returns the new result without a restart', async () => {
@@ -139,7 +145,7 @@ test('a removed Definition is SANDBOX_NOT_FOUND', async () => {
   }, 20_000, 'the removal');
   assert.equal(status, 500);
   assert.equal(json.error.code, 'SANDBOX_NOT_FOUND');
-  assert.match(json.error.message, /^Sandbox "shout" was not found\. Registered: "order-summary", "release-notes", "slugify-title", "word-count"\.$/);
+  assert.match(json.error.message, /^Sandbox "shout" was not found\. Registered: "hello", "order-summary", "release-notes", "slugify-title", "word-count"\.$/);
 });
 
 test('a typo is SANDBOX_NOT_FOUND with the closest names', async () => {
