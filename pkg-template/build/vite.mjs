@@ -40,7 +40,7 @@ function isServerEnvironment(name, config) {
  * @param {{ command: 'build' | 'serve', isSsrTargetWebworker?: boolean }} env
  * @returns {object | undefined} options Vite merges into the environment's
  */
-export function sandboxEnvironmentOptions(name, config, env) {
+function sandboxEnvironmentOptions(name, config, env) {
   if (!isServerEnvironment(name, config)) return undefined;
   const external = config.resolve?.external;
   if (Array.isArray(external)) config.resolve.external = external.filter((id) => id !== PACKAGE);

@@ -81,7 +81,7 @@ async function runInWorker(name, payload) {
 test('the Worker bundle uses the workerd entry and one lazily imported chunk per Definition', () => {
   const entry = chunks.find((chunk) => chunk.fileName === 'worker.js');
   assert.match(entryCode, /import wasmModule from "[^"]*vite_hub_sandbox_bg\.wasm"/, 'the workerd entry, with the .wasm as a module');
-  assert.match(entry.code, /setSandboxDefinitionLoader\(loadDefinition\)/);
+  assert.match(entry.code, /setSandboxDefinitionLoader\(loadDefinition, describeRegistry\)/);
   assert.doesNotMatch(entry.code, /from "node:|box-host/);
   const definitions = chunks.filter((chunk) => /(release-notes|slugify-title|order-summary|word-count)-[\w-]+\.js$/.test(chunk.fileName));
   assert.equal(definitions.length, 4, chunks.map((c) => c.fileName).join(', '));
@@ -108,5 +108,7 @@ test('in workerd, a name the registry does not have is SANDBOX_NOT_FOUND, with n
   const { status, json } = await runInWorker('not-there', {});
   assert.equal(status, 500);
   assert.equal(json.error.code, 'SANDBOX_NOT_FOUND');
+  // The built registry answers its names: the miss lists them.
+  assert.equal(json.error.message, 'Sandbox "not-there" was not found. Registered: "order-summary", "release-notes", "slugify-title", "word-count".');
   assert.equal((await host.counters()).total, 0);
 });
