@@ -9,17 +9,38 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 
 use crate::error::{Error, ErrorCode, Result};
+use crate::provider::cloudflare::CloudflareOptions;
 use crate::provider::local::LocalOptions;
 use crate::provider::vercel::VercelOptions;
 use crate::provider::{ProviderKind, ProviderSettings};
 use crate::transfer::TransferLimits;
 
 /// Every env variable the core reads: `NODE_ENV`, `SANDBOX_PROVIDER` and the providers' own
-/// (Vercel credentials). The JS glue hands over exactly these (generated from this list).
+/// (Vercel credentials, the Cloudflare provider's local Box host). The JS glue hands over exactly
+/// these (generated from this list).
 pub fn env_names() -> Vec<&'static str> {
     let mut names = vec!["NODE_ENV", "SANDBOX_PROVIDER"];
     names.extend(crate::provider::vercel::options::ENV_NAMES);
+    names.extend(crate::provider::cloudflare::options::ENV_NAMES);
     names
+}
+
+/// `SANDBOX_PROVIDER_REQUIRED` for the `cloudflare` provider without its Durable Object binding:
+/// names the binding and the wrangler lines that declare it.
+pub fn missing_binding_error(binding: &str) -> Error {
+    Error::new(
+        ErrorCode::ProviderRequired,
+        format!(
+            "the cloudflare provider needs the Durable Object binding {binding:?} in the Worker env: pass the Worker's env \
+             (configureSandbox({{ provider: \"cloudflare\", env }})) and declare the binding in wrangler.toml: \
+             [[durable_objects.bindings]] name = \"{binding}\" class_name = \"Sandbox\"; \
+             [[migrations]] tag = \"v1\" new_sqlite_classes = [\"Sandbox\"]; \
+             [[containers]] class_name = \"Sandbox\" image = \"docker.io/cloudflare/sandbox:0.12.10\"; \
+             and export {{ Sandbox }} from \"@cloudflare/sandbox\" in the Worker entry \
+             (or set SANDBOX_LOCAL_URL and SANDBOX_LOCAL_TOKEN for the local Box host)"
+        ),
+    )
+    .with_provider(ProviderKind::Cloudflare)
 }
 
 /// The config object accepted by `configureSandbox(config)`.
@@ -27,8 +48,9 @@ pub fn env_names() -> Vec<&'static str> {
 /// ```ts
 /// { provider?: 'vercel' | 'cloudflare' | 'local', production?: boolean,
 ///   vercel?: { token?, teamId?, projectId?, baseUrl?, networkPolicy? },
-///   local?: { baseUrl?, token?, networkPolicy? }, transfer?: Partial<TransferLimits>,
-///   env?: Record<string, string> }
+///   local?: { baseUrl?, token?, networkPolicy? },
+///   cloudflare?: { binding?, sandboxId?, sleepAfter?, keepAlive?, normalizeId? },
+///   transfer?: Partial<TransferLimits>, env?: Record<string, string> }
 /// ```
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -44,6 +66,9 @@ pub struct SandboxConfig {
     /// Local Box host options.
     #[serde(default)]
     pub local: LocalOptions,
+    /// Cloudflare Sandbox options.
+    #[serde(default)]
+    pub cloudflare: CloudflareOptions,
     /// Transfer limits (bytes, depth, counts); unset fields keep their defaults.
     #[serde(default)]
     pub transfer: TransferOverrides,
@@ -132,13 +157,17 @@ impl SandboxConfig {
     }
 
     /// What the chosen provider is built from: [`SandboxConfig::select_provider`], then that
-    /// provider's options resolved (Vercel credentials from config or env).
+    /// provider's options resolved (Vercel credentials from config or env; Cloudflare options and
+    /// its local-development variables). `has_cloudflare_binding`: the Worker env handed to
+    /// `configureSandbox` holds the `cloudflare.binding` Durable Object namespace.
     ///
     /// # Errors
     /// Those of [`SandboxConfig::select_provider`]; `SANDBOX_PROVIDER_REQUIRED` when `vercel` is
-    /// chosen without credentials; `SANDBOX_NOT_SUPPORTED` for `cloudflare` (not in this build).
-    pub fn provider_settings(&self) -> Result<ProviderSettings> {
-        match self.select_provider(false)? {
+    /// chosen without credentials, or `cloudflare` without its binding (and without
+    /// `SANDBOX_LOCAL_URL`/`SANDBOX_LOCAL_TOKEN`); `SANDBOX_INVALID_ARGUMENT` for bad `cloudflare`
+    /// options.
+    pub fn provider_settings(&self, has_cloudflare_binding: bool) -> Result<ProviderSettings> {
+        match self.select_provider(has_cloudflare_binding)? {
             ProviderKind::Local => Ok(ProviderSettings::Local(self.local.clone())),
             ProviderKind::Vercel => {
                 let credentials = self.vercel.credentials(&self.env).ok_or_else(|| {
@@ -150,8 +179,13 @@ impl SandboxConfig {
                 })?;
                 Ok(ProviderSettings::Vercel { endpoint: self.vercel.endpoint(credentials), network_policy: self.vercel.network_policy.clone() })
             }
-            ProviderKind::Cloudflare => Err(Error::new(ErrorCode::NotSupported, "the cloudflare provider is not available in this build yet")
-                .with_provider(ProviderKind::Cloudflare)),
+            ProviderKind::Cloudflare => {
+                let settings = self.cloudflare.resolve(&self.env)?;
+                if !has_cloudflare_binding && settings.local_host.is_none() {
+                    return Err(missing_binding_error(&settings.binding));
+                }
+                Ok(ProviderSettings::Cloudflare(settings))
+            }
         }
     }
 }
@@ -202,16 +236,42 @@ mod tests {
     #[test]
     fn settings_resolve_the_chosen_provider() {
         let c = config(serde_json::json!({"env": {"VERCEL_TOKEN": "t", "VERCEL_TEAM_ID": "team", "VERCEL_PROJECT_ID": "p"}}));
-        match c.provider_settings().unwrap() {
+        match c.provider_settings(false).unwrap() {
             ProviderSettings::Vercel { endpoint, .. } => assert_eq!(endpoint.project_id.as_deref(), Some("p")),
             other => panic!("expected vercel, got {other:?}"),
         }
         let c = config(serde_json::json!({"provider": "vercel"}));
-        assert_eq!(c.provider_settings().unwrap_err().code(), ErrorCode::ProviderRequired);
-        let c = config(serde_json::json!({"provider": "cloudflare"}));
-        assert_eq!(c.provider_settings().unwrap_err().code(), ErrorCode::NotSupported);
+        assert_eq!(c.provider_settings(false).unwrap_err().code(), ErrorCode::ProviderRequired);
         let c = config(serde_json::json!({"local": {"baseUrl": "http://127.0.0.1:1"}}));
-        assert!(matches!(c.provider_settings().unwrap(), ProviderSettings::Local(options) if options.base_url.is_some()));
+        assert!(matches!(c.provider_settings(false).unwrap(), ProviderSettings::Local(options) if options.base_url.is_some()));
+    }
+
+    #[test]
+    fn cloudflare_without_its_binding_names_it_and_the_wrangler_lines() {
+        let c = config(serde_json::json!({"provider": "cloudflare", "cloudflare": {"binding": "BOXES"}}));
+        let error = c.provider_settings(false).unwrap_err();
+        assert_eq!(error.code(), ErrorCode::ProviderRequired);
+        assert_eq!(error.provider(), Some(ProviderKind::Cloudflare));
+        for part in ["\"BOXES\"", "[[durable_objects.bindings]]", "name = \"BOXES\"", "new_sqlite_classes", "[[containers]]", "export { Sandbox }"] {
+            assert!(error.message().contains(part), "{part} in {}", error.message());
+        }
+    }
+
+    #[test]
+    fn cloudflare_settings_come_from_the_options_the_binding_and_the_env() {
+        let c = config(serde_json::json!({"cloudflare": {"sandboxId": "shared", "keepAlive": true}}));
+        match c.provider_settings(true).unwrap() {
+            ProviderSettings::Cloudflare(s) => {
+                assert_eq!((s.binding.as_str(), s.sandbox_id.as_deref(), s.keep_alive), ("SANDBOX", Some("shared"), true));
+            }
+            other => panic!("expected cloudflare, got {other:?}"),
+        }
+        let local = config(serde_json::json!({"provider": "cloudflare", "env": {"SANDBOX_LOCAL_URL": "http://127.0.0.1:9", "SANDBOX_LOCAL_TOKEN": "t"}}));
+        assert!(matches!(local.provider_settings(false).unwrap(), ProviderSettings::Cloudflare(s) if s.local_host.is_some()));
+        let bad = config(serde_json::json!({"provider": "cloudflare", "cloudflare": {"sandboxId": "api"}}));
+        assert_eq!(bad.provider_settings(true).unwrap_err().code(), ErrorCode::InvalidArgument);
+        assert!(serde_json::from_value::<SandboxConfig>(serde_json::json!({"cloudflare": {"sandboxID": "x"}})).is_err());
+        assert!(env_names().contains(&"SANDBOX_LOCAL_URL") && env_names().contains(&"SANDBOX_LOCAL_TOKEN"));
     }
 
     #[test]

@@ -29,6 +29,8 @@ pub mod http;
 pub mod plugin;
 pub mod provider;
 pub mod provider_kind;
+#[cfg(any(feature = "tooling", test))]
+pub mod provider_output;
 pub mod run;
 pub mod transfer;
 
@@ -44,6 +46,8 @@ pub mod api_free_form;
 pub mod api_module_graph;
 #[cfg(all(target_arch = "wasm32", feature = "tooling"))]
 pub mod api_project;
+#[cfg(all(target_arch = "wasm32", feature = "tooling"))]
+pub mod api_provider_output;
 #[cfg(all(target_arch = "wasm32", feature = "tooling"))]
 pub mod api_vite;
 #[cfg(target_arch = "wasm32")]

@@ -28,9 +28,14 @@ impl RuntimeConfig {
     ///
     /// # Errors
     /// `SANDBOX_INVALID_ARGUMENT` for transfer limits out of range.
-    pub fn resolve(config: &SandboxConfig, fetcher: Fetcher) -> Result<RuntimeConfig> {
+    /// `namespace`: the `cloudflare.binding` Durable Object namespace of the Worker env, when
+    /// one was handed over.
+    pub fn resolve(config: &SandboxConfig, fetcher: Fetcher, namespace: Option<crate::sys::DurableObjectNamespace>) -> Result<RuntimeConfig> {
         let limits = config.transfer.resolve()?;
-        let provider = config.provider_settings().map(|settings| Rc::new(Provider::build(settings, fetcher)));
+        let provider = config
+            .provider_settings(namespace.is_some())
+            .and_then(|settings| Provider::build(settings, fetcher, namespace))
+            .map(Rc::new);
         Ok(RuntimeConfig { limits, provider })
     }
 }

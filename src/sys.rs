@@ -1,5 +1,5 @@
-//! Every `extern "C"` binding of the crate: global `fetch`, timers, `crypto.getRandomValues` and the
-//! duck-typed Durable Object stub. No logic lives here.
+//! Every `extern "C"` binding of the crate: global `fetch`, timers, `crypto.getRandomValues`, the
+//! duck-typed `fetch(Request)` target and the Durable Object namespace and stub. No logic lives here.
 //!
 //! These globals exist in Node 20+, workerd and browsers; nothing here touches `window` or Node APIs.
 
@@ -48,6 +48,40 @@ extern "C" {
     /// `target.fetch(request)`.
     #[wasm_bindgen(structural, method, catch, js_name = fetch)]
     pub fn fetch_with_request(this: &FetchTarget, request: &web_sys::Request) -> Result<js_sys::Promise, JsValue>;
+
+    /// A Durable Object namespace binding of a Worker env (`env.SANDBOX`). Structural: any object
+    /// with `idFromName` and `get` (workerd's `DurableObjectNamespace`, or a test double).
+    ///
+    /// ```ts
+    /// interface DurableObjectNamespace { idFromName(name: string): DurableObjectId; get(id: DurableObjectId): DurableObjectStub }
+    /// ```
+    /// [Cloudflare documentation](https://developers.cloudflare.com/durable-objects/api/namespace/)
+    #[wasm_bindgen(extends = js_sys::Object)]
+    #[derive(Debug, Clone)]
+    pub type DurableObjectNamespace;
+
+    /// `namespace.idFromName(name)`: the same id for the same name, in every isolate.
+    #[wasm_bindgen(structural, method, catch, js_name = idFromName)]
+    pub fn id_from_name(this: &DurableObjectNamespace, name: &str) -> Result<JsValue, JsValue>;
+
+    /// `namespace.get(id)`: a stub of that Durable Object.
+    #[wasm_bindgen(structural, method, catch, js_name = get)]
+    pub fn get_stub(this: &DurableObjectNamespace, id: &JsValue) -> Result<DurableObjectStub, JsValue>;
+
+    /// A Durable Object stub: `fetch(Request)` to the object's fetch handler, and JS RPC to its
+    /// public methods. Structural (an RPC stub is a proxy: no `instanceof`). Here the object is the
+    /// `Sandbox` class of `@cloudflare/sandbox` (cloudflare-sandbox-protocol.md §2.1).
+    #[wasm_bindgen(extends = FetchTarget, extends = js_sys::Object)]
+    #[derive(Debug, Clone)]
+    pub type DurableObjectStub;
+
+    /// RPC `stub.configure(cfg)` (sandbox name, `sleepAfter`, `keepAlive`); returns a thenable.
+    #[wasm_bindgen(structural, method, catch, js_name = configure)]
+    pub fn configure(this: &DurableObjectStub, config: &JsValue) -> Result<JsValue, JsValue>;
+
+    /// RPC `stub.destroy()`: kills the container (§6.6); returns a thenable.
+    #[wasm_bindgen(structural, method, catch, js_name = destroy)]
+    pub fn destroy(this: &DurableObjectStub) -> Result<JsValue, JsValue>;
 }
 
 /// Fills a new array with `N` random bytes from `crypto.getRandomValues`.

@@ -10,10 +10,12 @@ import { BOX_HOME, cwdVisible, executionAuthority, spawnSpec } from './isolation
 import { BoxPathError, ensureBoxDir, normalizeBoxPath, prepareFileTarget, resolveExisting } from './paths.mjs';
 import { boxDirPrefix } from './stale-boxes.mjs';
 
-/** The session working directory (a Box path). */
+/** The session working directory of a Vercel Box (a Box path); the default work directory. */
 export const SESSION_CWD = '/vercel/sandbox';
 /** Default Box lifetime (ms); the Box stops itself after it. */
 export const DEFAULT_TIMEOUT_MS = 300_000;
+/** Largest delay a JS timer takes (2^31 − 1 ms); a larger one would fire after 1 ms. */
+export const MAX_TIMER_MS = 2_147_483_647;
 
 /** A request the Box cannot honour (answered with `status` and `code`). */
 export class BoxRequestError extends Error {
@@ -49,20 +51,22 @@ export class Box {
    * Creates the Box directory `<parentDir>/vite-hub-box-<pid>-XXXXXX` (named after this process,
    * so a later host can sweep it once the process is gone) with `vercel/sandbox`, `tmp` and the
    * home dir.
-   * `options`: { name, isolation ('bubblewrap'|'none'), networkDenied, env, timeoutMs, vcpus }.
+   * `options`: { name, isolation ('bubblewrap'|'none'), networkDenied, env, timeoutMs, vcpus,
+   * workDir (a Box path: the default cwd, bound read-write; default `/vercel/sandbox`) }.
    */
   static async create(parentDir, options) {
     const dir = await fs.promises.mkdtemp(path.join(parentDir, boxDirPrefix()));
     const root = await fs.promises.realpath(dir);
-    for (const sub of [SESSION_CWD, '/tmp', BOX_HOME]) {
+    for (const sub of [options.workDir ?? SESSION_CWD, '/tmp', BOX_HOME]) {
       await fs.promises.mkdir(path.join(root, sub), { recursive: true, mode: 0o755 });
     }
     await fs.promises.chmod(path.join(root, 'tmp'), 0o1777);
     return new Box(root, options);
   }
 
-  constructor(root, { name, isolation, networkDenied, env, timeoutMs, vcpus, onStopped }) {
+  constructor(root, { name, isolation, networkDenied, env, timeoutMs, vcpus, workDir, onStopped }) {
     this.root = root;
+    this.workDir = workDir ?? SESSION_CWD;
     this.id = newId('sbx');
     this.name = name ?? this.id;
     this.isolation = isolation;
@@ -82,8 +86,19 @@ export class Box {
   #armLifetime() {
     clearTimeout(this.lifetime);
     const remaining = this.createdAt + this.timeoutMs - Date.now();
-    this.lifetime = setTimeout(() => this.stop().catch(() => {}), Math.max(0, remaining));
+    // A lifetime extended past the timer maximum is re-armed when that much has passed.
+    this.lifetime = remaining > MAX_TIMER_MS
+      ? setTimeout(() => this.#armLifetime(), MAX_TIMER_MS)
+      : setTimeout(() => this.stop().catch(() => {}), Math.max(0, remaining));
     this.lifetime.unref();
+  }
+
+  /** Makes the Box live at least `ms` more from now (never shortens its lifetime). */
+  keepAliveFor(ms) {
+    const wanted = Date.now() + ms - this.createdAt;
+    if (!this.running || wanted <= this.timeoutMs) return;
+    this.timeoutMs = wanted;
+    this.#armLifetime();
   }
 
   /** Adds `ms` to the Box lifetime. */
@@ -102,8 +117,8 @@ export class Box {
     if (!host || !fs.statSync(host).isDirectory()) {
       throw new BoxRequestError(400, 'bad_request', `cwd is not a directory in the Box: ${boxCwd}`);
     }
-    if (!cwdVisible(this.isolation, boxCwd)) {
-      throw new BoxRequestError(400, 'bad_request', `cwd must be under ${SESSION_CWD}, /tmp or ${BOX_HOME}`);
+    if (!cwdVisible(this.isolation, boxCwd, this.workDir)) {
+      throw new BoxRequestError(400, 'bad_request', `cwd must be under ${this.workDir}, /tmp or ${BOX_HOME}`);
     }
     return host;
   }
@@ -116,14 +131,15 @@ export class Box {
     if (!Array.isArray(args) || args.some((a) => typeof a !== 'string' || a.includes('\0'))) {
       throw new BoxRequestError(400, 'bad_request', 'args must be an array of strings');
     }
-    if (timeout !== undefined && !(Number.isFinite(timeout) && timeout >= 0)) {
-      throw new BoxRequestError(400, 'bad_request', 'timeout must be a non-negative number of ms');
+    if (timeout !== undefined && !(Number.isFinite(timeout) && timeout >= 0 && timeout <= MAX_TIMER_MS)) {
+      throw new BoxRequestError(400, 'bad_request', `timeout must be a number of ms from 0 to ${MAX_TIMER_MS}`);
     }
-    const boxCwd = normalizeBoxPath(cwd ?? SESSION_CWD, SESSION_CWD);
+    const boxCwd = normalizeBoxPath(cwd ?? this.workDir, this.workDir);
     const cwdHost = this.#commandCwd(boxCwd);
     const spec = spawnSpec({
       isolation: this.isolation,
       root: this.root,
+      workDir: this.workDir,
       networkDenied: this.networkDenied,
       command,
       args,
@@ -153,7 +169,7 @@ export class Box {
 
   /** Host path of an existing regular Box file, or null when missing. */
   fileForRead(boxPath, cwd) {
-    const host = resolveExisting(this.root, normalizeBoxPath(boxPath, normalizeBoxPath(cwd ?? SESSION_CWD)));
+    const host = resolveExisting(this.root, normalizeBoxPath(boxPath, normalizeBoxPath(cwd ?? this.workDir)));
     if (!host) return null;
     const st = fs.statSync(host);
     if (!st.isFile()) throw new BoxRequestError(400, 'bad_request', `not a regular file: ${boxPath}`);
@@ -162,7 +178,7 @@ export class Box {
 
   /** Creates one directory (not recursive). */
   mkdir(boxPath, cwd) {
-    const target = normalizeBoxPath(boxPath, normalizeBoxPath(cwd ?? SESSION_CWD));
+    const target = normalizeBoxPath(boxPath, normalizeBoxPath(cwd ?? this.workDir));
     const parent = resolveExisting(this.root, path.posix.dirname(target));
     if (!parent) throw new BoxRequestError(400, 'bad_request', `parent directory does not exist: ${target}`);
     try {

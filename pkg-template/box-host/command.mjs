@@ -35,6 +35,7 @@ export class BoxCommand extends EventEmitter {
     this.logBytes = 0;
     this.forcedExitCode = null;
     this.reaped = false;
+    this.outputPaused = false;
     this.#start(spec, timeoutMs);
   }
 
@@ -65,10 +66,17 @@ export class BoxCommand extends EventEmitter {
       const exitCode = this.forcedExitCode ?? (code ?? 128 + signalNumber(signal));
       // Leftovers of this command (background children) do not outlive it, as under bubblewrap.
       if (this.pid !== undefined) signalTree(this.pid, 'SIGKILL', true);
-      const grace = setTimeout(() => {
+      // Output still in the pipes is read first: while a reader holds the output paused (a slow
+      // SSE client), the pipes are not cut.
+      const cutPipes = () => {
+        if (this.outputPaused) {
+          grace = setTimeout(cutPipes, PIPE_GRACE_MS);
+          return;
+        }
         child.stdout.destroy();
         child.stderr.destroy();
-      }, PIPE_GRACE_MS);
+      };
+      let grace = setTimeout(cutPipes, PIPE_GRACE_MS);
       child.on('close', () => {
         clearTimeout(grace);
         this.#finish(exitCode);
@@ -107,6 +115,25 @@ export class BoxCommand extends EventEmitter {
   waitExit() {
     if (!this.running) return Promise.resolve(this.exitCode);
     return new Promise((resolve) => this.once('exit', resolve));
+  }
+
+  /**
+   * Stops reading the command's stdout/stderr (backpressure: once the pipe buffers are full, the
+   * command blocks on its next write). No 'log' events until resumeOutput().
+   */
+  pauseOutput() {
+    if (this.outputPaused || !this.child) return;
+    this.outputPaused = true;
+    this.child.stdout.pause();
+    this.child.stderr.pause();
+  }
+
+  /** Reads the command's output again after pauseOutput(). */
+  resumeOutput() {
+    if (!this.outputPaused) return;
+    this.outputPaused = false;
+    this.child.stdout.resume();
+    this.child.stderr.resume();
   }
 
   /** Sends a signal (number or name) to the command's process group and tree. */

@@ -39,9 +39,12 @@ export function readBody(req, limit) {
   });
 }
 
-/** Reads a JSON object body (empty body → `{}`); 400 when it is not a JSON object. */
-export async function readJson(req) {
-  const text = (await readBody(req, MAX_JSON_BYTES)).toString('utf8');
+/**
+ * Reads a JSON object body of at most `limit` bytes (empty body → `{}`); 400 when it is not a
+ * JSON object, 413 past the limit.
+ */
+export async function readJson(req, limit = MAX_JSON_BYTES) {
+  const text = (await readBody(req, limit)).toString('utf8');
   if (text.trim() === '') return {};
   let value;
   try {

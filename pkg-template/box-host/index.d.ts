@@ -1,8 +1,10 @@
 /**
  * The local Box host: a small HTTP server on a loopback address that speaks the subset of the
  * Vercel Sandbox REST API used by `@vercel/sandbox` 3.5.0 (create, writeFiles, runCommand waiting
- * and detached, wait, logs, kill, readFile, mkDir, stop), over Boxes that are private host
- * directories running real processes, isolated with bubblewrap when available.
+ * and detached, wait, logs, kill, readFile, mkDir, stop) and, under `/cloudflare/<containerId>/`,
+ * the Cloudflare Sandbox container control API that the `@cloudflare/sandbox` 0.12.10 `Sandbox`
+ * Durable Object sends to its container (one container id = one Box), over Boxes that are private
+ * host directories running real processes, isolated with bubblewrap when available.
  */
 
 /** What commands running in a Box may do, as actually enforced (never more optimistic). */
@@ -90,6 +92,12 @@ export interface BoxHost {
  * A host in a worker thread (Nitro's dev server) never sees that event when the main thread calls
  * `process.exit()` (a Node limitation): its Box directories stay behind until the next host
  * started on the same Box root sweeps them (see `swept`).
+ *
+ * Cloudflare container API (see docs/internals.md): `<baseUrl>/cloudflare/<containerId><path>`
+ * where `<path>` is the path the DO sends to port 3000 (`/api/execute`, `/api/read`, …); the Box
+ * of an id is created on first use and removed by `DELETE <baseUrl>/cloudflare/<containerId>`,
+ * after 10 minutes without requests, or by `close()`. Errors use the container's body shape
+ * (`{ code, message, context, httpStatus, timestamp }`).
  *
  * @throws TypeError for invalid options; Error when isolation 'bubblewrap' is unavailable or the port is taken.
  */

@@ -2,6 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
+import { CloudflareContainers } from './cloudflare-containers.mjs';
 import { RequestCounters } from './counters.mjs';
 import { executionAuthority, resolveIsolation } from './isolation.mjs';
 import { BoxRegistry } from './registry.mjs';
@@ -40,7 +41,8 @@ export async function startBoxHost(options = {}) {
   const secret = token ?? randomBytes(32).toString('hex');
   const registry = new BoxRegistry({ boxRoot: root, isolation: mode, maxBoxes });
   const counters = new RequestCounters();
-  const server = createBoxHostServer({ token: secret, registry, counters });
+  const containers = new CloudflareContainers(registry);
+  const server = createBoxHostServer({ token: secret, registry, containers, counters });
   const address = await listen(server, port, host === 'localhost' ? '127.0.0.1' : host);
   const hostPart = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   // When the process exits mid-Run (Ctrl-C of `vite dev`: Vite's SIGINT handler calls

@@ -11,8 +11,13 @@ export const BOX_PATH = '/usr/local/bin:/usr/bin:/bin';
 export const BOX_HOME = '/home/box';
 /** Host system directories bound read-only into a bubblewrap Box (when they exist). */
 const SYSTEM_DIRS = ['/usr', '/bin', '/lib', '/lib64', '/etc', '/sbin'];
-/** Box directories bound read-write (a Box path maps to the same path inside the sandbox). */
-const WRITABLE_DIRS = ['/vercel/sandbox', '/tmp', BOX_HOME];
+/** Box directories bound read-write besides the Box's work directory (same path inside the sandbox). */
+const SHARED_WRITABLE_DIRS = ['/tmp', BOX_HOME];
+
+/** The Box directories a command sees read-write: the work directory, `/tmp` and the home dir. */
+function writableDirs(workDir) {
+  return [workDir, ...SHARED_WRITABLE_DIRS];
+}
 
 function run(file, args) {
   return new Promise((resolve) => {
@@ -56,7 +61,7 @@ export function executionAuthority(isolation, networkDenied = false) {
 }
 
 /** Bubblewrap argv (without the command) for a Box at host dir `root`. */
-function bubblewrapArgs({ root, networkDenied, env, cwd }) {
+function bubblewrapArgs({ root, workDir, networkDenied, env, cwd }) {
   const args = ['--unshare-all'];
   if (!networkDenied) args.push('--share-net');
   args.push('--die-with-parent', '--new-session', '--cap-drop', 'ALL');
@@ -71,7 +76,7 @@ function bubblewrapArgs({ root, networkDenied, env, cwd }) {
     else if (st.isDirectory()) args.push('--ro-bind', dir, dir);
   }
   args.push('--proc', '/proc', '--dev', '/dev');
-  for (const dir of WRITABLE_DIRS) args.push('--bind', path.join(root, dir), dir);
+  for (const dir of writableDirs(workDir)) args.push('--bind', path.join(root, dir), dir);
   args.push('--remount-ro', '/', '--clearenv');
   for (const [key, value] of Object.entries(env)) args.push('--setenv', key, value);
   args.push('--chdir', cwd, '--');
@@ -80,14 +85,15 @@ function bubblewrapArgs({ root, networkDenied, env, cwd }) {
 
 /**
  * Spawn spec for one Box command: `{ file, args, cwd (host), env }`. `cwd` is a Box path of an
- * existing directory, `cwdHost` its checked host path; `env` holds only the selected variables.
+ * existing directory, `cwdHost` its checked host path; `env` holds only the selected variables;
+ * `workDir` is the Box's work directory (`/vercel/sandbox` or `/workspace`), bound read-write.
  */
-export function spawnSpec({ isolation, root, networkDenied, command, args, cwd, cwdHost, env }) {
+export function spawnSpec({ isolation, root, workDir, networkDenied, command, args, cwd, cwdHost, env }) {
   if (isolation === 'bubblewrap') {
     const fullEnv = { PATH: BOX_PATH, HOME: BOX_HOME, ...env };
     return {
       file: 'bwrap',
-      args: [...bubblewrapArgs({ root, networkDenied, env: fullEnv, cwd }), command, ...args],
+      args: [...bubblewrapArgs({ root, workDir, networkDenied, env: fullEnv, cwd }), command, ...args],
       cwd: root,
       env: { PATH: BOX_PATH },
     };
@@ -101,7 +107,7 @@ export function spawnSpec({ isolation, root, networkDenied, command, args, cwd, 
 }
 
 /** Whether a Box path can be a command cwd under this isolation (bubblewrap only shows some dirs). */
-export function cwdVisible(isolation, boxCwd) {
+export function cwdVisible(isolation, boxCwd, workDir) {
   if (isolation !== 'bubblewrap') return true;
-  return WRITABLE_DIRS.some((dir) => boxCwd === dir || boxCwd.startsWith(`${dir}/`));
+  return writableDirs(workDir).some((dir) => boxCwd === dir || boxCwd.startsWith(`${dir}/`));
 }

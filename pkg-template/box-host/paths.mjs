@@ -3,13 +3,17 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
-/** A Box path that is malformed or would leave the Box (answered as 400 `bad_path`). */
+/**
+ * A Box path that is malformed or would leave the Box (answered as 400 `bad_path` on the Vercel
+ * routes). `escape` is true when the path would leave the Box (`..` above `/`, a symlink out).
+ */
 export class BoxPathError extends Error {
-  constructor(message) {
+  constructor(message, { escape = false } = {}) {
     super(message);
     this.name = 'BoxPathError';
     this.status = 400;
     this.code = 'bad_path';
+    this.escape = escape;
   }
 }
 
@@ -26,7 +30,7 @@ export function normalizeBoxPath(p, cwd = '/') {
   for (const seg of `${base}/${p}`.split('/')) {
     if (seg === '' || seg === '.') continue;
     if (seg === '..') {
-      if (out.length === 0) throw new BoxPathError(`path escapes the Box: ${p}`);
+      if (out.length === 0) throw new BoxPathError(`path escapes the Box: ${p}`, { escape: true });
       out.pop();
       continue;
     }
@@ -56,7 +60,7 @@ export function resolveExisting(root, boxPath) {
     if (err.code === 'ENOENT' || err.code === 'ENOTDIR') return null;
     throw err;
   }
-  if (!isInside(root, real)) throw new BoxPathError(`path resolves outside the Box: ${boxPath}`);
+  if (!isInside(root, real)) throw new BoxPathError(`path resolves outside the Box: ${boxPath}`, { escape: true });
   return real;
 }
 
@@ -78,7 +82,7 @@ export function ensureBoxDir(root, boxDir) {
     }
     if (st.isSymbolicLink()) {
       const real = fs.realpathSync(host);
-      if (!isInside(root, real)) throw new BoxPathError(`path resolves outside the Box: ${boxDir}`);
+      if (!isInside(root, real)) throw new BoxPathError(`path resolves outside the Box: ${boxDir}`, { escape: true });
       if (!fs.statSync(real).isDirectory()) throw new BoxPathError(`not a directory: ${boxDir}`);
       host = real;
     } else if (!st.isDirectory()) {

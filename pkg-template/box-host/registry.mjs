@@ -1,6 +1,6 @@
 // The Box registry of one host: live Boxes by session id, a bounded memory of stopped ones (so
 // their sessions can still be described), names, and the live-Box capacity.
-import { Box, BoxRequestError, checkEnv } from './box.mjs';
+import { Box, BoxRequestError, MAX_TIMER_MS, checkEnv } from './box.mjs';
 
 /** Stopped Boxes remembered for `GET` lookups (oldest forgotten first). */
 const STOPPED_MEMORY = 256;
@@ -25,8 +25,11 @@ export class BoxRegistry {
     this.reserved = 0;
   }
 
-  /** Creates a Box from a create body; 503 `capacity` when `maxBoxes` Boxes are live. */
-  async create(body) {
+  /**
+   * Creates a Box from a create body; 503 `capacity` when `maxBoxes` Boxes are live.
+   * `workDir` (a Box path) is the Box's default cwd, `/vercel/sandbox` unless given.
+   */
+  async create(body, { workDir } = {}) {
     const { name, timeout, resources, env } = body;
     if (body.source !== undefined) {
       throw new BoxRequestError(400, 'bad_request', 'source (git, tarball, snapshot) is not supported by the local Box host');
@@ -34,8 +37,8 @@ export class BoxRegistry {
     if (name !== undefined && (typeof name !== 'string' || name === '')) {
       throw new BoxRequestError(400, 'bad_request', 'name must be a non-empty string');
     }
-    if (timeout !== undefined && !(Number.isFinite(timeout) && timeout > 0)) {
-      throw new BoxRequestError(400, 'bad_request', 'timeout must be a positive number of ms');
+    if (timeout !== undefined && !(Number.isFinite(timeout) && timeout > 0 && timeout <= MAX_TIMER_MS)) {
+      throw new BoxRequestError(400, 'bad_request', `timeout must be a positive number of ms up to ${MAX_TIMER_MS}`);
     }
     const vcpus = resources?.vcpus;
     if (vcpus !== undefined && !(Number.isInteger(vcpus) && vcpus > 0)) {
@@ -59,6 +62,7 @@ export class BoxRegistry {
         env: boxEnv,
         timeoutMs: timeout,
         vcpus,
+        workDir,
         onStopped: (stopped) => this.#forget(stopped),
       });
       this.live.set(box.id, box);

@@ -1,7 +1,9 @@
 // The HTTP server of the Box host: bearer-token check, `/api` prefix, the `/_vite-hub/counters`
-// routes, request counting, dispatch to the Vercel REST handlers and error answers.
+// routes, request counting, dispatch to the Vercel REST handlers (error answers in the Vercel
+// shape) and to the Cloudflare container API under `/cloudflare/<containerId>/…`.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
+import { handleCloudflare, matchCloudflareRoute } from './cloudflare-api.mjs';
 import { sendError, sendJson } from './http-io.mjs';
 import { matchRoute } from './vercel-api.mjs';
 
@@ -15,8 +17,11 @@ function authorized(req, tokenDigest) {
   return timingSafeEqual(digest(header.slice(7)), tokenDigest);
 }
 
-/** Creates (does not start) the HTTP server over a BoxRegistry and RequestCounters. */
-export function createBoxHostServer({ token, registry, counters }) {
+/**
+ * Creates (does not start) the HTTP server over a BoxRegistry, the CloudflareContainers on the
+ * same registry and RequestCounters.
+ */
+export function createBoxHostServer({ token, registry, containers, counters }) {
   const tokenDigest = digest(token);
   return http.createServer(async (req, res) => {
     let url;
@@ -41,6 +46,12 @@ export function createBoxHostServer({ token, registry, counters }) {
     if (pathname === '/_vite-hub/counters/reset' && req.method === 'POST') {
       counters.reset();
       sendJson(res, 200, counters.snapshot());
+      return;
+    }
+    const container = matchCloudflareRoute(req.method, url.pathname);
+    if (container) {
+      counters.count(container.name);
+      await handleCloudflare({ route: container, containers, req, res });
       return;
     }
     const route = matchRoute(req.method, pathname, url.searchParams);

@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import { pipeline } from 'node:stream/promises';
 import { startNdjson } from './ndjson.mjs';
 import { HttpError, MAX_ARCHIVE_BYTES, readBody, readJson, sendJson } from './http-io.mjs';
+import { MAX_TIMER_MS } from './box.mjs';
 
 const SID = '([A-Za-z0-9_-]+)';
 const S = `^/v2/sandboxes/sessions/${SID}`;
@@ -72,8 +73,8 @@ async function stop({ registry, res, params: [sid] }) {
 async function extendTimeout({ registry, req, res, params: [sid] }) {
   const box = registry.running(sid);
   const { duration } = await readJson(req);
-  if (!(Number.isFinite(duration) && duration > 0)) {
-    throw new HttpError(400, 'bad_request', 'duration must be a positive number of ms');
+  if (!(Number.isFinite(duration) && duration > 0 && duration <= MAX_TIMER_MS)) {
+    throw new HttpError(400, 'bad_request', `duration must be a positive number of ms up to ${MAX_TIMER_MS}`);
   }
   box.extendTimeout(duration);
   sendJson(res, 200, { session: box.sessionJSON() });

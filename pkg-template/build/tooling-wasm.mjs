@@ -18,4 +18,6 @@ export const {
   resolveSandboxPluginConfig,
   sandboxArtifactStems,
   sharedFacts,
+  mergeCloudflareProviderOutput,
+  cloudflareCompatibilityDate,
 } = tooling;

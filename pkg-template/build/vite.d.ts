@@ -32,6 +32,13 @@ export interface HubSandboxPlugin {
  * resolve `runSandbox(name)` against it (dev, built server, Worker bundle). Precedence:
  * `options` < the Vite config key `sandbox` < env `SANDBOX_PROVIDER` (when neither names a provider).
  * `false` disables the plugin.
+ *
+ * In a Worker build the runtime `.wasm` stays a WebAssembly module import, copied beside the
+ * bundle. With `provider: 'cloudflare'` and Nitro's `cloudflare-module` preset, `vite build` also
+ * writes the Provider Output: the Worker exports `Sandbox` from `@cloudflare/sandbox` (install it),
+ * and `.output/server/wrangler.json` (Nitro's copy of the app's wrangler config) gets the Durable
+ * Object binding, its SQLite migration, the container (`docker.io/cloudflare/sandbox:<version>`)
+ * and `nodejs_compat`, with a `Dockerfile` beside it.
  * @throws {SandboxError} `SANDBOX_INVALID_ARGUMENT` when the config is resolved (Vite's
  *   `configResolved`): credentials in options, unknown keys, bad values, unknown provider name.
  */

@@ -8,6 +8,8 @@ import * as wasm from './tooling-wasm.mjs';
 import { pickSandboxEnv } from '../runtime/api.mjs';
 import { GENERATED_DIR, generateSandboxArtifacts } from './generate.mjs';
 import { isSkippedDirectory } from './discovery.mjs';
+import { cloudflareNitroModule } from './provider-output.mjs';
+import { externalizeRuntimeWasm, isRuntimeWasmImport, rewriteRuntimeWasmImport, writeRuntimeWasm } from './worker-wasm.mjs';
 
 const PACKAGE = '@vite-hub/sandbox';
 const RUNTIME = '@vite-hub/sandbox/runtime';
@@ -96,6 +98,13 @@ export function hubSandbox(options) {
   let builtFrom = new Set();
   /** Whether the last generation reported an error (so its recovery is reported too). */
   let failing = false;
+  /** Per Vite environment: the runtime wasm emitted into a Worker build (worker-wasm.mjs). */
+  const workerWasm = new Map();
+  const wasmState = (environment) => {
+    const key = environment?.name ?? '';
+    if (!workerWasm.has(key)) workerWasm.set(key, {});
+    return workerWasm.get(key);
+  };
 
   /** Logs a failed (re)generation in dev; what `kept` names stays as last generated. */
   const keepLastGood = (error, kept = 'the last good Definitions') => {
@@ -123,6 +132,20 @@ export function hubSandbox(options) {
   return {
     name: 'vite-hub-sandbox',
     enforce: 'pre',
+    config(userConfig, { command: viteCommand }) {
+      // provider 'cloudflare' + a Nitro Worker preset: the Provider Output (provider-output.mjs),
+      // added as a Nitro module before Nitro's own config hook creates Nitro.
+      if (viteCommand !== 'build') return;
+      const early = resolveSandboxPluginConfig(options, userConfig.sandbox);
+      if (early.provider !== 'cloudflare') return;
+      const module = cloudflareNitroModule({
+        root: path.resolve(userConfig.root ?? process.cwd()),
+        binding: early.config.cloudflare?.binding,
+        userCompatibilityDate: Boolean(userConfig.nitro?.compatibilityDate),
+        logger: { info: (message) => logger?.info(message, { timestamp: true }), warn: (message) => logger?.warn(message, { timestamp: true }) },
+      });
+      return { nitro: { modules: [module] } };
+    },
     configEnvironment(name, config, env) {
       return sandboxEnvironmentOptions(name, config, env);
     },
@@ -134,6 +157,7 @@ export function hubSandbox(options) {
       facade = path.join(root, GENERATED_DIR, command === 'serve' ? 'dev' : 'build', 'sandbox.mjs');
     },
     async buildStart() {
+      workerWasm.set(this.environment?.name ?? '', {});
       // Build: once per environment is cheap (write-if-changed); an error fails the build.
       if (command !== 'serve') {
         generation = generation.then(() => generate('build'));
@@ -201,7 +225,15 @@ export function hubSandbox(options) {
       // Node server builds keep the package external (it loads its .wasm and the Box host from
       // disk); Worker builds (workerd/worker conditions) bundle it, the .wasm as a module import.
       if (id === RUNTIME && command === 'build' && !isWorker(environment?.config ?? this.environment?.config)) return { id: RUNTIME, external: true };
+      // Worker build: the runtime .wasm stays a module import (CompiledWasm for Wrangler/workerd), copied beside the bundle.
+      if (command === 'build' && isRuntimeWasmImport(id, importer)) return externalizeRuntimeWasm(wasmState(this.environment), id, importer);
       return null;
+    },
+    renderChunk(code, chunk) {
+      return rewriteRuntimeWasmImport(wasmState(this.environment), code, chunk);
+    },
+    writeBundle(outputOptions) {
+      writeRuntimeWasm(wasmState(this.environment), outputOptions);
     },
   };
 }

@@ -34,7 +34,9 @@ export function createApi(wasm, readEnv) {
     if (config === null || typeof config !== 'object' || Array.isArray(config)) {
       throw new TypeError('configureSandbox(config) expects an object');
     }
-    wasm.configureSandbox({ ...config, env: pickSandboxEnv(config.env ?? readEnv()) });
+    const env = config.env ?? readEnv();
+    // The whole env goes along as a JS value: a Worker's env holds the Durable Object binding.
+    wasm.configureSandbox({ ...config, env: pickSandboxEnv(env) }, env);
   };
   return {
     configureSandbox,

@@ -173,7 +173,7 @@ export interface InstallPlan {
 export function listSandboxes(): Array<{ name: string; entry: string; packagePath: string; timeoutMs: number; packageManager: 'npm' | 'pnpm' | 'yarn' | 'bun'; install: InstallPlan | null; digest: string }>;
 
 export interface SandboxConfig {
-  /** Explicit provider. Else env `SANDBOX_PROVIDER`, then Vercel credentials, then `local` outside production. */
+  /** Explicit provider. Else env `SANDBOX_PROVIDER`, then the Cloudflare binding in `env`, then Vercel credentials, then `local` outside production. */
   provider?: 'vercel' | 'cloudflare' | 'local';
   /** Default: `NODE_ENV === 'production'`. In production `local` is never chosen implicitly. */
   production?: boolean;
@@ -181,10 +181,21 @@ export interface SandboxConfig {
   vercel?: { token?: string; teamId?: string; projectId?: string; baseUrl?: string; networkPolicy?: 'allow-all' | 'deny-all' | object };
   /** A running local Box host (Node starts one in-process when `baseUrl` is unset). */
   local?: { baseUrl?: string; token?: string; networkPolicy?: 'allow-all' | 'deny-all' | object };
+  /**
+   * Cloudflare Sandbox through the Worker's Durable Object binding (pass the Worker `env`). `binding`
+   * default `SANDBOX`; `sandboxId` keeps one Box for every Run (Runs wait in turn in the isolate);
+   * `sleepAfter` seconds or `"30s" | "5m" | "1h"`, default `"5m"`; `keepAlive` default false;
+   * `normalizeId` lower-cases the id. `SANDBOX_LOCAL_URL` + `SANDBOX_LOCAL_TOKEN` in `env` send the
+   * container traffic to a local Box host instead (development without Docker).
+   */
+  cloudflare?: { binding?: string; sandboxId?: string; sleepAfter?: number | string; keepAlive?: boolean; normalizeId?: boolean };
   /** Transfer limits. Defaults: 4 MiB in, 4 MiB out (bytes of the JSON envelope), depth 32, 64 sidecars, 64 MiB of sidecars. Each ≤ 1 GiB. */
   transfer?: { maxInputBytes?: number; maxOutputBytes?: number; maxDepth?: number; maxSidecars?: number; maxSidecarBytes?: number };
-  /** Environment snapshot; default: the runtime's env (Node: `process.env`), only the names the core reads. */
-  env?: Record<string, string>;
+  /**
+   * Environment; default: the runtime's env (Node: `process.env`). The core reads only its string
+   * names; in a Worker pass the fetch handler's `env`: the `cloudflare.binding` namespace is taken from it.
+   */
+  env?: Record<string, unknown>;
   /** Replaces the global `fetch` for provider calls. */
   fetch?: (request: Request) => Promise<Response>;
 }

@@ -87,16 +87,19 @@ pub fn validate_sandbox_definition(name: JsValue, definition: JsValue) -> Result
     Ok(summary(&definition))
 }
 
-/// `configureSandbox(config)`: resolves the isolate's config once (shape in [`SandboxConfig`]):
-/// transfer limits and the provider every later Run uses. A `fetch` key (a function) replaces the
-/// global `fetch` for provider calls. Starts nothing: the in-process local Box host is started by
-/// the first Run that needs it and kept for the isolate, whatever later calls configure.
+/// `configureSandbox(config, workerEnv?)`: resolves the isolate's config once (shape in
+/// [`SandboxConfig`]): transfer limits and the provider every later Run uses. A `fetch` key (a
+/// function) replaces the global `fetch` for provider calls. `workerEnv` is the env object the
+/// glue picked `config.env` from (a Worker's env holds bindings): the `cloudflare.binding`
+/// Durable Object namespace is taken from it as a JS value, never through serde. Starts nothing:
+/// the in-process local Box host is started by the first Run that needs it and kept for the
+/// isolate, whatever later calls configure.
 ///
 /// # Errors
 /// `SANDBOX_INVALID_ARGUMENT` for unknown keys, bad values or limits out of range (the previous
 /// config stays in force).
 #[wasm_bindgen(js_name = configureSandbox)]
-pub fn configure_sandbox(config: JsValue) -> Result<()> {
+pub fn configure_sandbox(config: JsValue, worker_env: JsValue) -> Result<()> {
     let fetch = get(&config, "fetch", "config")?;
     let fetcher = if fetch.is_undefined() {
         Fetcher::Global
@@ -118,7 +121,8 @@ pub fn configure_sandbox(config: JsValue) -> Result<()> {
     let text = js_sys::JSON::stringify(&plain).map_err(|e| invalid(format!("invalid sandbox config: {}", js_message(&e))))?;
     let parsed: SandboxConfig =
         serde_json::from_str(&String::from(text)).map_err(|e| invalid(format!("invalid sandbox config: {e}")))?;
-    let resolved = RuntimeConfig::resolve(&parsed, fetcher)?;
+    let namespace = crate::provider::cloudflare::namespace_in(&worker_env, parsed.cloudflare.binding_name());
+    let resolved = RuntimeConfig::resolve(&parsed, fetcher, namespace)?;
     RUNTIME.with(|r| *r.borrow_mut() = Some(Rc::new(resolved)));
     Ok(())
 }
@@ -168,7 +172,7 @@ fn runtime_config() -> Result<Rc<RuntimeConfig>> {
     if let Some(resolved) = RUNTIME.with(|r| r.borrow().clone()) {
         return Ok(resolved);
     }
-    let resolved = Rc::new(RuntimeConfig::resolve(&SandboxConfig::default(), Fetcher::Global)?);
+    let resolved = Rc::new(RuntimeConfig::resolve(&SandboxConfig::default(), Fetcher::Global, None)?);
     RUNTIME.with(|r| *r.borrow_mut() = Some(resolved.clone()));
     Ok(resolved)
 }
@@ -176,11 +180,12 @@ fn runtime_config() -> Result<Rc<RuntimeConfig>> {
 struct CallOptions {
     context: JsValue,
     signal: Option<AbortSignal>,
+    sandbox_id: Option<String>,
 }
 
 fn call_options(options: &JsValue) -> Result<CallOptions> {
     if options.is_undefined() || options.is_null() {
-        return Ok(CallOptions { context: JsValue::UNDEFINED, signal: None });
+        return Ok(CallOptions { context: JsValue::UNDEFINED, signal: None, sandbox_id: None });
     }
     if !options.is_object() {
         return Err(invalid("runSandbox options must be an object { context?, signal?, sandboxId? }"));
@@ -198,7 +203,13 @@ fn call_options(options: &JsValue) -> Result<CallOptions> {
     } else {
         Some(signal.dyn_into::<AbortSignal>().map_err(|_| invalid("runSandbox option signal must be an AbortSignal"))?)
     };
-    Ok(CallOptions { context: get(options, "context", "runSandbox options")?, signal })
+    let sandbox_id = get(options, "sandboxId", "runSandbox options")?;
+    let sandbox_id = if sandbox_id.is_undefined() {
+        None
+    } else {
+        Some(sandbox_id.as_string().ok_or_else(|| invalid("runSandbox option sandboxId must be a string"))?)
+    };
+    Ok(CallOptions { context: get(options, "context", "runSandbox options")?, signal, sandbox_id })
 }
 
 /// `runSandbox(name, payload?, { context?, signal?, sandboxId? }) → Promise<Response>`.
@@ -238,7 +249,7 @@ async fn prepare_run(name: &JsValue, options: &JsValue) -> Result<(Rc<Definition
     };
     let resolved = runtime_config()?;
     let provider = resolved.provider.as_ref().map(Rc::clone).map_err(Error::to_public)?;
-    Ok((definition, RunOptions { context: call.context, signal: call.signal, provider, limits: resolved.limits }))
+    Ok((definition, RunOptions { context: call.context, signal: call.signal, provider, limits: resolved.limits, sandbox_id: call.sandbox_id }))
 }
 
 /// `setSandboxDefinitionLoader(loader | null)`: the lazy registry seam. `runSandbox(name)` calls

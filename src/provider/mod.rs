@@ -7,6 +7,7 @@
 //! `match` of this module and of [`session`]. Provider vocabulary (Vercel's `sessionId`, `cmdId`,
 //! its tar write format, its NDJSON output stream) stays inside that provider's folder.
 
+pub mod cloudflare;
 pub mod local;
 pub mod vercel;
 
@@ -28,14 +29,21 @@ pub enum ProviderSettings {
     },
     /// The local Box host: a configured one, or the isolate's in-process one.
     Local(local::LocalOptions),
+    /// Cloudflare Sandbox through the Worker's Durable Object binding (or, in local
+    /// development, the local Box host's container API).
+    Cloudflare(cloudflare::CloudflareSettings),
 }
 
 /// What a Run asks of a provider when it opens a Box.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct BoxSpec {
     /// Box lifetime in ms (the provider stops the Box after that); `None` uses the provider's
     /// default.
     pub lifetime_ms: Option<u64>,
+    /// The Definition's name (readable Box ids; empty when there is none).
+    pub name: String,
+    /// `runSandbox`'s `sandboxId`: the kept Box to use (Cloudflare; other providers ignore it).
+    pub sandbox_id: Option<String>,
 }
 
 #[cfg(target_arch = "wasm32")]
@@ -46,7 +54,7 @@ mod built {
     use web_sys::AbortSignal;
 
     use super::session::BoxSession;
-    use super::{local, vercel, BoxSpec, ProviderKind, ProviderSettings};
+    use super::{cloudflare, local, vercel, BoxSpec, ProviderKind, ProviderSettings};
     use crate::error::Result;
     use crate::http::fetch::Fetcher;
 
@@ -58,17 +66,31 @@ mod built {
         Vercel(vercel::VercelProvider),
         /// The local Box host (the Vercel protocol at a local base URL).
         Local(local::LocalProvider),
+        /// Cloudflare Sandbox (the container control API through a Durable Object stub).
+        Cloudflare(cloudflare::CloudflareProvider),
     }
 
     impl Provider {
-        /// Builds the provider `settings` name; requests go through `fetcher`. Sends nothing.
-        pub fn build(settings: ProviderSettings, fetcher: Fetcher) -> Provider {
-            match settings {
+        /// Builds the provider `settings` name; requests go through `fetcher` (Cloudflare: through
+        /// the stubs of `namespace`, the Worker env's binding). Sends nothing.
+        ///
+        /// # Errors
+        /// `SANDBOX_PROVIDER_REQUIRED` for Cloudflare without `namespace` and without a local Box
+        /// host (config resolution reports that first, see [`crate::config`]).
+        pub fn build(settings: ProviderSettings, fetcher: Fetcher, namespace: Option<crate::sys::DurableObjectNamespace>) -> Result<Provider> {
+            Ok(match settings {
                 ProviderSettings::Vercel { endpoint, network_policy } => {
                     Provider::Vercel(vercel::VercelProvider::new(endpoint, network_policy, fetcher, ProviderKind::Vercel))
                 }
                 ProviderSettings::Local(options) => Provider::Local(local::LocalProvider::new(options, fetcher)),
-            }
+                ProviderSettings::Cloudflare(settings) => {
+                    let binding = settings.binding.clone();
+                    Provider::Cloudflare(
+                        cloudflare::CloudflareProvider::new(settings, namespace, fetcher)
+                            .ok_or_else(|| crate::config::missing_binding_error(&binding))?,
+                    )
+                }
+            })
         }
 
         /// The provider reported in errors and Responses.
@@ -76,6 +98,7 @@ mod built {
             match self {
                 Provider::Vercel(_) => ProviderKind::Vercel,
                 Provider::Local(_) => ProviderKind::Local,
+                Provider::Cloudflare(_) => ProviderKind::Cloudflare,
             }
         }
 
@@ -88,7 +111,7 @@ mod built {
         /// here; `SANDBOX_PROVIDER_UNAVAILABLE` when starting it failed.
         pub async fn ensure_ready(&self) -> Result<Option<f64>> {
             match self {
-                Provider::Vercel(_) => Ok(None),
+                Provider::Vercel(_) | Provider::Cloudflare(_) => Ok(None),
                 Provider::Local(provider) => provider.ensure_ready().await,
             }
         }
@@ -102,6 +125,7 @@ mod built {
             match self {
                 Provider::Vercel(provider) => provider.open(spec, signal).await.map(BoxSession::Vercel),
                 Provider::Local(provider) => provider.open(spec, signal).await.map(BoxSession::Vercel),
+                Provider::Cloudflare(provider) => provider.open(spec, signal).await.map(BoxSession::Cloudflare),
             }
         }
     }

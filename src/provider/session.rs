@@ -8,6 +8,7 @@ use web_sys::AbortSignal;
 
 use crate::command::{Command, CommandOutcome};
 use crate::error::Result;
+use crate::provider::cloudflare::CloudflareBox;
 use crate::provider::vercel::VercelBox;
 use crate::provider::ProviderKind;
 use crate::transfer::box_file::BoxFile;
@@ -17,6 +18,8 @@ use crate::transfer::box_file::BoxFile;
 pub enum BoxSession {
     /// A Vercel Sandbox session (or a session of the local Box host, which speaks the same REST).
     Vercel(VercelBox),
+    /// A Cloudflare Sandbox container (a `Sandbox` Durable Object).
+    Cloudflare(CloudflareBox),
 }
 
 impl BoxSession {
@@ -24,6 +27,7 @@ impl BoxSession {
     pub fn provider(&self) -> ProviderKind {
         match self {
             BoxSession::Vercel(session) => session.provider(),
+            BoxSession::Cloudflare(session) => session.provider(),
         }
     }
 
@@ -31,6 +35,7 @@ impl BoxSession {
     pub fn cwd(&self) -> &str {
         match self {
             BoxSession::Vercel(session) => session.cwd(),
+            BoxSession::Cloudflare(session) => session.cwd(),
         }
     }
 
@@ -39,6 +44,7 @@ impl BoxSession {
     pub fn reported_execution_authority(&self) -> Option<&serde_json::Value> {
         match self {
             BoxSession::Vercel(session) => session.reported_execution_authority(),
+            BoxSession::Cloudflare(_) => None,
         }
     }
 
@@ -50,6 +56,7 @@ impl BoxSession {
     pub async fn write_files(&self, files: &[BoxFile], signal: Option<&AbortSignal>) -> Result<()> {
         match self {
             BoxSession::Vercel(session) => session.write_files(files, signal).await,
+            BoxSession::Cloudflare(session) => session.write_files(files, signal).await,
         }
     }
 
@@ -57,6 +64,7 @@ impl BoxSession {
     pub async fn exec(&self, command: &Command, signal: Option<&AbortSignal>) -> Result<CommandOutcome> {
         match self {
             BoxSession::Vercel(session) => session.exec(command, signal).await,
+            BoxSession::Cloudflare(session) => session.exec(command, signal).await,
         }
     }
 
@@ -64,6 +72,7 @@ impl BoxSession {
     pub async fn read_file(&self, path: &str, signal: Option<&AbortSignal>) -> Result<Option<Vec<u8>>> {
         match self {
             BoxSession::Vercel(session) => session.read_file(path, signal).await,
+            BoxSession::Cloudflare(session) => session.read_file(path, signal).await,
         }
     }
 
@@ -71,6 +80,7 @@ impl BoxSession {
     pub async fn close(&self) -> Result<()> {
         match self {
             BoxSession::Vercel(session) => session.close().await,
+            BoxSession::Cloudflare(session) => session.close().await,
         }
     }
 }

@@ -37,6 +37,8 @@ pub struct RunOptions {
     pub provider: Rc<Provider>,
     /// Transfer limits.
     pub limits: TransferLimits,
+    /// `runSandbox`'s `sandboxId` (a kept Box; only the Cloudflare provider uses it).
+    pub sandbox_id: Option<String>,
 }
 
 /// Runs `definition` with `payload`.
@@ -68,7 +70,11 @@ pub async fn run_definition(definition: &Definition, payload: &JsValue, options:
     }
     let run_signal = RunSignal::new(options.signal.clone()).map_err(JsValue::from)?;
     let signal = run_signal.signal();
-    let spec = BoxSpec { lifetime_ms: Some(u64::from(crate::definition::box_lifetime_ms(definition.timeout_ms))) };
+    let spec = BoxSpec {
+        lifetime_ms: Some(u64::from(crate::definition::box_lifetime_ms(definition.timeout_ms))),
+        name: definition.name.clone(),
+        sandbox_id: options.sandbox_id.clone(),
+    };
     let opened = options.provider.open(&spec, Some(&signal)).await;
     timing.mark("box");
     let session = match opened {

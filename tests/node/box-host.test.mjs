@@ -89,13 +89,20 @@ function writeTar(host, sid, entries, cwd = '/') {
 }
 
 /** Pids of live processes whose argv is exactly `argv`. */
+/**
+ * Live processes whose argv is exactly `argv`. Zombies are dead and are left out: a killed
+ * process that was reparented waits for this machine's pid 1 to reap it, which a container's
+ * init may do late, and its cmdline can still be read meanwhile.
+ */
 function processesWithArgv(argv) {
   const wanted = `${argv.join('\0')}\0`;
   const found = [];
   for (const name of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue;
     try {
-      if (fs.readFileSync(`/proc/${name}/cmdline`, 'utf8') === wanted) found.push(Number(name));
+      if (fs.readFileSync(`/proc/${name}/cmdline`, 'utf8') !== wanted) continue;
+      const stat = fs.readFileSync(`/proc/${name}/stat`, 'utf8');
+      if (stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z') found.push(Number(name));
     } catch {
       // gone
     }
@@ -383,6 +390,27 @@ describe('bounds and options', () => {
       const again = await api(host, 'POST', '/v2/sandboxes', { body: { projectId: 'p', ports: [], runtime: 'node22' } });
       assert.equal(again.status, 200);
       await stopBox(host, again.json.session.id);
+    } finally {
+      await host.close();
+    }
+  });
+
+  test('timeouts past the JS timer maximum (2^31 - 1 ms) are a 400, not a Box stopped after 1 ms', async () => {
+    const host = await startBoxHost({ isolation: 'none' });
+    try {
+      const tooLong = 2 ** 31;
+      const create = await api(host, 'POST', '/v3/sandboxes', { body: { projectId: 'p', ports: [], timeout: tooLong } });
+      assert.equal(create.status, 400);
+      const sid = (await createBox(host, { timeout: 2 ** 31 - 1 })).id;
+      const cmd = await api(host, 'POST', `/v2/sandboxes/sessions/${sid}/cmd`, { body: { command: 'true', args: [], timeout: tooLong, wait: true } });
+      assert.equal(cmd.status, 400);
+      const extend = await api(host, 'POST', `/v2/sandboxes/sessions/${sid}/extend-timeout`, { body: { duration: tooLong } });
+      assert.equal(extend.status, 400);
+      // Extended within bounds past the timer maximum in total, the Box keeps running.
+      assert.equal((await api(host, 'POST', `/v2/sandboxes/sessions/${sid}/extend-timeout`, { body: { duration: 1000 } })).status, 200);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.equal((await run(host, sid, 'true')).exitCode, 0);
+      await stopBox(host, sid);
     } finally {
       await host.close();
     }

@@ -126,3 +126,71 @@ test('the host token never appears in an error body', async () => {
   assert.ok(!text.includes(host.token), text);
   assert.match(text, /\[redacted\]/);
 });
+
+test('a malformed stream line is skipped and counted: the framed result still comes back', async () => {
+  fault = async (route, request) => {
+    if (route !== 'cmd') return undefined;
+    const real = await fetch(request);
+    return reshapeStream(real, (text) => `{"stream":"stdout","data":"ok"}\nnot json at all {{{ secret-ish\n${text}`);
+  };
+  const response = await runSandbox('faults/echo', 5);
+  assert.equal(response.status, 200);
+  assert.deepEqual(await response.json(), { echoed: 5, text: 'é€𝄞' });
+});
+
+test('a stream that ends early names the malformed lines by number, never their content', async () => {
+  fault = async (route, request) => {
+    if (route !== 'cmd') return undefined;
+    await (await fetch(request)).text();
+    return new Response('{"stream":"stdout","data":"x"}\nthis line leaks nothing\n', { headers: { 'content-type': 'application/x-ndjson' } });
+  };
+  const response = await runSandbox('faults/echo', 1);
+  assert.equal(response.status, 502);
+  const { error } = await response.json();
+  assert.match(error.message, /1 malformed line\(s\) skipped, the first at line 2/);
+  assert.doesNotMatch(error.message, /leaks/);
+});
+
+test('the NDJSON media type is compared without case and parameters', async () => {
+  fault = async (route, request) => {
+    if (route !== 'cmd') return undefined;
+    const real = await fetch(request);
+    return new Response(real.body, { status: real.status, headers: { 'content-type': 'Application/X-NDJSON; charset=utf-8' } });
+  };
+  const response = await runSandbox('faults/echo', 2);
+  assert.equal(response.status, 200);
+});
+
+test('the host token is redacted in every form a provider may echo it', async () => {
+  const forms = {
+    plain: host.token,
+    'URL-encoded': encodeURIComponent(`${host.token}`),
+    'upper-cased': host.token.toUpperCase(),
+    base64: Buffer.from(host.token).toString('base64'),
+    'a 12-character prefix': host.token.slice(0, 12),
+  };
+  for (const [label, echoed] of Object.entries(forms)) {
+    fault = async (route) => (route === 'create' ? json(400, { error: { message: `bad token ${echoed} here` } }) : undefined);
+    const response = await runSandbox('faults/echo', 1);
+    assert.equal(response.status, 502, label);
+    const text = await response.text();
+    assert.ok(!text.includes(echoed), `${label}: ${text}`);
+    assert.match(text, /bad token \[redacted\] here/, label);
+  }
+});
+
+test('a networkPolicy string is sent in the SDK object shape', async () => {
+  let body;
+  fault = async (route, request) => {
+    if (route === 'create') body = await request.clone().json();
+    return undefined;
+  };
+  configureSandbox({ provider: 'local', local: { baseUrl: host.baseUrl, token: host.token, networkPolicy: 'deny-all' }, fetch: faultyFetch });
+  try {
+    const response = await runSandbox('faults/echo', 3);
+    assert.equal(response.status, 200);
+    assert.deepEqual(body.networkPolicy, { mode: 'deny-all' });
+  } finally {
+    configureSandbox({ provider: 'local', local: { baseUrl: host.baseUrl, token: host.token }, fetch: faultyFetch });
+  }
+});

@@ -44,6 +44,8 @@ async function bundle(conditions, platform) {
     platform,
     conditions,
     loader: { '.wasm': 'copy' },
+    // Cloudflare's own modules are provided by workerd (Wrangler and Nitro keep them external).
+    external: ['cloudflare:*'],
     outdir: '/tmp/vite-hub-sandbox-bundle-test',
     logLevel: 'silent',
   });
@@ -55,6 +57,14 @@ test('the workerd entry bundles without Node built-ins and imports the .wasm as 
   assert.ok(files.some((name) => name.endsWith('.wasm')), files.join(', '));
   const source = readFileSync(`${dist}runtime/index.workerd.mjs`, 'utf8');
   assert.doesNotMatch(source, /from 'node:/);
+  assert.match(source, /from 'cloudflare:workers'/, 'the Worker env (bindings) comes from cloudflare:workers');
+});
+
+test('the generic worker entry bundles without Node built-ins or Cloudflare modules', async () => {
+  const files = await bundle(['worker'], 'neutral');
+  assert.ok(files.some((name) => name.endsWith('.wasm')), files.join(', '));
+  const source = readFileSync(`${dist}runtime/index.worker.mjs`, 'utf8');
+  assert.doesNotMatch(source, /from '(node|cloudflare):/);
 });
 
 test('the browser entry bundles for the browser platform', async () => {
@@ -63,7 +73,7 @@ test('the browser entry bundles for the browser platform', async () => {
 });
 
 test('Worker and browser bundles hold only the runtime: no build/ glue, no build tooling, no tooling wasm', async () => {
-  for (const [conditions, platform] of [[['workerd', 'worker'], 'neutral'], [['browser'], 'browser']]) {
+  for (const [conditions, platform] of [[['workerd', 'worker'], 'neutral'], [['worker'], 'neutral'], [['browser'], 'browser']]) {
     const result = await build({
       stdin: { contents: "import { runSandbox } from '@vite-hub/sandbox'; export default runSandbox;", resolveDir: fileURLToPath(new URL('.', import.meta.url)) },
       bundle: true,
@@ -72,6 +82,7 @@ test('Worker and browser bundles hold only the runtime: no build/ glue, no build
       platform,
       conditions,
       loader: { '.wasm': 'copy' },
+      external: ['cloudflare:*'],
       outdir: '/tmp/vite-hub-sandbox-bundle-test',
       metafile: true,
       logLevel: 'silent',

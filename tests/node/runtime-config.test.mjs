@@ -74,7 +74,10 @@ test('a provider that cannot be chosen is reported by the run, with its own stat
   configureSandbox({ provider: 'cloudflare' });
   defineTestSandbox('config/cloudflare', 'export default () => 1;');
   const response = await runSandbox('config/cloudflare');
-  assert.equal(response.status, 501);
-  assert.equal((await response.json()).error.code, 'SANDBOX_NOT_SUPPORTED');
+  // No Worker env with the Durable Object binding here: the run names the binding to add.
+  assert.equal(response.status, 500);
+  const { error } = await response.json();
+  assert.equal(error.code, 'SANDBOX_PROVIDER_REQUIRED');
+  assert.match(error.message, /binding "SANDBOX"/);
   configureSandbox({ provider: 'local' });
 });

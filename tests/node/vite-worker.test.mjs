@@ -44,7 +44,7 @@ before(async () => {
     plugins: [hubSandbox()],
     resolve: { conditions: CONDITIONS },
     ssr: { noExternal: true, resolve: { conditions: CONDITIONS, externalConditions: CONDITIONS } },
-    build: { ssr: 'worker.mjs', outDir: 'dist-worker', rollupOptions: { external: [/\.wasm$/] } },
+    build: { ssr: 'worker.mjs', outDir: 'dist-worker', rollupOptions: { external: [/\.wasm$/, /^cloudflare:/] } },
   });
   chunks = (Array.isArray(result) ? result[0] : result).output;
   const out = join(app, 'dist-worker');

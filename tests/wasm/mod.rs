@@ -1,5 +1,6 @@
 //! Cases shared by the Node and browser entry files.
 
+pub mod cloudflare;
 pub mod envelope;
 pub mod error;
 pub mod fetch;

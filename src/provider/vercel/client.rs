@@ -157,7 +157,7 @@ impl VercelClient {
         let request = self.json_request("POST", &format!("/v2/sandboxes/sessions/{session_id}/cmd"), &body)?;
         let response = self.send(&request, RequestSafety::NonIdempotent, Operation::Exec, signal).await?;
         let content_type = response.headers().get("content-type").unwrap_or_default();
-        if !content_type.starts_with("application/x-ndjson") {
+        if !crate::http::media_type::media_type_is(&content_type, "application/x-ndjson") {
             return Err(self.error(Operation::Exec, format!("expected a stream of command data, got content-type {content_type:?}")));
         }
         let mut chunks = BodyChunks::new(&response).map_err(|e| self.send_error(Operation::Exec, e))?;
@@ -173,6 +173,10 @@ impl VercelClient {
         let mut reader = NdjsonReader::default();
         let mut stdout = TailBuffer::new(command.max_stdout_bytes);
         let mut stderr = TailBuffer::new(command.max_stderr_bytes);
+        // A malformed line is counted and skipped (a result framed in stdout survives it); only
+        // its number is ever reported, never its content.
+        let mut line_number = 0u64;
+        let mut malformed: Option<(u64, u64)> = None;
         loop {
             let chunk = chunks.next_chunk().await.map_err(|e| self.send_error(Operation::Exec, e))?;
             let (lines, ended) = match chunk {
@@ -180,7 +184,13 @@ impl VercelClient {
                 None => (std::mem::take(&mut reader).finish()?.into_iter().collect(), true),
             };
             for line in &lines {
-                match wire::parse_command_stream_line(line)? {
+                line_number += 1;
+                let Ok(parsed) = wire::parse_command_stream_line(line) else {
+                    let (count, first) = malformed.unwrap_or((0, line_number));
+                    malformed = Some((count + 1, first));
+                    continue;
+                };
+                match parsed {
                     CommandStreamLine::Stdout(text) => stdout.push(&text),
                     CommandStreamLine::Stderr(text) => stderr.push(&text),
                     CommandStreamLine::Error { code, message } => {
@@ -194,7 +204,10 @@ impl VercelClient {
                 }
             }
             if ended {
-                return Err(self.error(Operation::Exec, "the command stream ended before the command finished".to_owned()));
+                let skipped = malformed
+                    .map(|(count, first)| format!(" ({count} malformed line(s) skipped, the first at line {first})"))
+                    .unwrap_or_default();
+                return Err(self.error(Operation::Exec, format!("the command stream ended before the command finished{skipped}")));
             }
         }
     }

@@ -47,6 +47,7 @@ mod session {
         /// local Box host). Sends nothing.
         pub fn new(endpoint: VercelEndpoint, network_policy: Option<serde_json::Value>, fetcher: Fetcher, kind: ProviderKind) -> VercelProvider {
             let project_id = endpoint.project_id.clone();
+            let network_policy = network_policy.as_ref().map(super::wire::network_policy_request);
             VercelProvider { client: Rc::new(VercelClient::new(endpoint, fetcher, kind)), project_id, network_policy }
         }
 

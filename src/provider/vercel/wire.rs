@@ -299,9 +299,27 @@ pub fn error_message(body: &[u8]) -> Option<String> {
         .message
 }
 
+/// A network policy in the request shape of §6.7: the strings `"allow-all"` / `"deny-all"`
+/// become `{"mode":"allow-all"}` / `{"mode":"deny-all"}` (as the SDK sends them); anything else
+/// (the V2 object) is sent as given.
+pub fn network_policy_request(policy: &Value) -> Value {
+    match policy.as_str() {
+        Some(mode @ ("allow-all" | "deny-all")) => serde_json::json!({ "mode": mode }),
+        _ => policy.clone(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn network_policy_strings_become_the_sdk_object_shape() {
+        assert_eq!(network_policy_request(&serde_json::json!("deny-all")), serde_json::json!({"mode": "deny-all"}));
+        assert_eq!(network_policy_request(&serde_json::json!("allow-all")), serde_json::json!({"mode": "allow-all"}));
+        let v2 = serde_json::json!({"allow": ["example.com"]});
+        assert_eq!(network_policy_request(&v2), v2);
+    }
     use serde_json::json;
 
     // Recorded-looking fixtures (shapes from the protocol note §6.1, §6.4, §7.3, §10).

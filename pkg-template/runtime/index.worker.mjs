@@ -1,0 +1,12 @@
+// Worker-style runtimes other than Cloudflare (`worker` condition): the .wasm is imported as a
+// compiled module; the env is `process.env` where the runtime has one.
+import wasmModule from '../wasm/vite_hub_sandbox_bg.wasm';
+import { workerApi } from './worker-api.mjs';
+
+export { defineSandbox } from './api.mjs';
+
+const api = workerApi(wasmModule, () => (typeof process === 'object' && process?.env ? process.env : {}));
+
+export const { configureSandbox, registerSandbox, unregisterSandbox, listSandboxes, runSandbox, setSandboxDefinitionLoader } = api;
+/** Kept for symmetry with the browser entry: the wasm is already instantiated here. */
+export const initSandbox = async () => {};

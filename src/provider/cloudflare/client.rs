@@ -1,0 +1,376 @@
+//! One method per container control API route we use, sent through a [`Fetcher`]: the Durable
+//! Object stub's `fetch` (the `Sandbox` DO starts the container and proxies the path to it), or,
+//! in local development, the local Box host's container API.
+//!
+//! Source: cloudflare-sandbox-protocol.md §3 (the DO's `fetch`, its start answers), §3.1 (what a
+//! caller of `stub.fetch` must do itself: retry 503s, sessions, env), §4.3 (routes), §4.4 (SSE).
+//! Start problems are classified in [`super::classify`]; a request that may have reached the
+//! container is never sent twice for a command.
+
+use base64::Engine;
+use futures::future::{select, Either, LocalBoxFuture};
+use gloo_net::http::Response;
+use wasm_bindgen_futures::JsFuture;
+use web_sys::AbortSignal;
+
+use super::classify::{self, StartupRetry, Verdict};
+use super::exec::{push_tail, tail};
+use super::wire::{self, DeleteRequest, ExecEvent, ExecuteRequest, ExecuteResponse, MkdirRequest, ReadRequest, ReadResponse, WriteRequest};
+use crate::command::{Command, CommandOutcome};
+use crate::error::{Error, ErrorCode, Operation, Result};
+use crate::http::fetch::{abort_promise, body_bytes, js_message, sleep_unless_aborted, BodyChunks, Fetcher, HttpRequest, SendError};
+use crate::http::sse::{SseEnd, SseReader};
+use crate::provider::ProviderKind;
+
+/// Whether a request may be sent again after a start problem.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resend {
+    /// Files, directories, reads, `configure`: the same request twice has the same effect.
+    Allowed,
+    /// A command: never sent twice (it may have run).
+    Never,
+}
+
+/// A container answer that is not 2xx and not a start problem: the container's own error.
+#[derive(Debug)]
+struct Refused {
+    status: u16,
+    body: Vec<u8>,
+}
+
+/// A client of one Box's container control API.
+#[derive(Debug, Clone)]
+pub struct ContainerClient {
+    fetcher: Fetcher,
+    base_url: String,
+    token: Option<String>,
+    retry: StartupRetry,
+}
+
+impl ContainerClient {
+    /// A client sending `<base_url>/api/...` through `fetcher`, with `Authorization: Bearer
+    /// <token>` when a token is given (the local Box host; the DO stub needs none, and the host
+    /// part of its URL is not looked at).
+    pub fn new(fetcher: Fetcher, base_url: String, token: Option<String>, retry: StartupRetry) -> ContainerClient {
+        ContainerClient { fetcher, base_url, token, retry }
+    }
+
+    fn error(&self, code: ErrorCode, operation: Operation, message: String) -> Error {
+        let message = match &self.token {
+            Some(token) => crate::error::redact(&message, &[token.as_str()]),
+            None => message,
+        };
+        Error::new(code, message).with_provider(ProviderKind::Cloudflare).with_operation(operation)
+    }
+
+    fn request(&self, method: &'static str, path: &str, body: Option<Vec<u8>>) -> HttpRequest {
+        let mut headers = vec![("content-type", "application/json".to_owned())];
+        if let Some(token) = &self.token {
+            headers.push(("authorization", format!("Bearer {token}")));
+        }
+        HttpRequest { method, url: format!("{}{path}", self.base_url.trim_end_matches('/')), headers, body }
+    }
+
+    /// Sends once, racing the caller's signal (a stub may not honour a `Request`'s signal).
+    async fn send_once(&self, request: &HttpRequest, signal: Option<&AbortSignal>) -> std::result::Result<Response, SendError> {
+        let Some(signal) = signal else {
+            return self.fetcher.send_once(request, None).await;
+        };
+        let send = Box::pin(self.fetcher.send_once(request, Some(signal)));
+        let aborted = JsFuture::from(abort_promise(signal));
+        match select(send, aborted).await {
+            Either::Left((result, _)) => result,
+            Either::Right(_) => Err(SendError::Aborted),
+        }
+    }
+
+    /// Sends `request`, retrying start problems per [`StartupRetry`] when `resend` allows it.
+    /// A 2xx answer is returned unread; a container's own error as [`Refused`].
+    ///
+    /// Boxed: every route's future awaits this one, and a boxed future is compiled once instead
+    /// of into each of them (wasm size).
+    fn send<'a>(
+        &'a self,
+        request: &'a HttpRequest,
+        operation: Operation,
+        resend: Resend,
+        signal: Option<&'a AbortSignal>,
+    ) -> LocalBoxFuture<'a, Result<std::result::Result<Response, Refused>>> {
+        Box::pin(self.send_with_retries(request, operation, resend, signal))
+    }
+
+    async fn send_with_retries(
+        &self,
+        request: &HttpRequest,
+        operation: Operation,
+        resend: Resend,
+        signal: Option<&AbortSignal>,
+    ) -> Result<std::result::Result<Response, Refused>> {
+        let mut attempts = 0u32;
+        let mut waited_ms = 0u64;
+        loop {
+            attempts += 1;
+            let (verdict, retry_after_ms, problem) = match self.send_once(request, signal).await {
+                Err(SendError::Aborted) => {
+                    return Err(self.error(ErrorCode::TransportError, operation, format!("{} was aborted", operation.as_str())));
+                }
+                Err(SendError::Network(value)) => {
+                    let message = js_message(&value);
+                    (classify::classify_rejection(&message), None, message)
+                }
+                Ok(response) if response.ok() => return Ok(Ok(response)),
+                Ok(response) => {
+                    let status = response.status();
+                    let body = body_bytes(&response).await.unwrap_or_default();
+                    let verdict = classify::classify_answer(status, &body);
+                    if verdict == Verdict::Container {
+                        return Ok(Err(Refused { status, body }));
+                    }
+                    let retry_after = response.headers().get("retry-after").as_deref().and_then(crate::http::retry::parse_retry_after_ms);
+                    (verdict, retry_after, format!("status {status}{}", detail(&body)))
+                }
+            };
+            let delay = match (resend, verdict.is_retryable()) {
+                (Resend::Allowed, true) => self.retry.delay_ms(attempts, waited_ms, retry_after_ms),
+                _ => None,
+            };
+            let Some(delay) = delay else {
+                let what = match verdict {
+                    Verdict::Starting => "the container did not start",
+                    Verdict::StartFailed => "the container cannot start",
+                    _ => "the container connection failed",
+                };
+                let tries = if attempts > 1 { format!(" after {attempts} attempts") } else { String::new() };
+                return Err(self.error(verdict.code(), operation, format!("{} failed: {what}{tries} ({problem})", operation.as_str())));
+            };
+            sleep_unless_aborted(delay as f64, signal)
+                .await
+                .map_err(|_| self.error(ErrorCode::TransportError, operation, format!("{} was aborted", operation.as_str())))?;
+            waited_ms += delay;
+        }
+    }
+
+    async fn post_json(
+        &self,
+        path: &str,
+        body: &impl serde::Serialize,
+        operation: Operation,
+        resend: Resend,
+        signal: Option<&AbortSignal>,
+    ) -> Result<std::result::Result<Vec<u8>, Refused>> {
+        let bytes = serde_json::to_vec(body)
+            .map_err(|e| self.error(ErrorCode::RuntimeError, operation, format!("cannot encode a request body: {e}")))?;
+        self.post_bytes(path, bytes, operation, resend, signal).await
+    }
+
+    /// Sends a JSON body and reads the whole answer (boxed, see [`ContainerClient::send`]).
+    fn post_bytes<'a>(
+        &'a self,
+        path: &'a str,
+        bytes: Vec<u8>,
+        operation: Operation,
+        resend: Resend,
+        signal: Option<&'a AbortSignal>,
+    ) -> LocalBoxFuture<'a, Result<std::result::Result<Vec<u8>, Refused>>> {
+        Box::pin(async move {
+            let answer = self.send(&self.request("POST", path, Some(bytes)), operation, resend, signal).await?;
+            match answer {
+                Ok(response) => body_bytes(&response).await.map(Ok).map_err(|e| {
+                    self.error(
+                        ErrorCode::TransportError,
+                        operation,
+                        format!("{} answer could not be read: {}", operation.as_str(), e.describe()),
+                    )
+                }),
+                Err(refused) => Ok(Err(refused)),
+            }
+        })
+    }
+
+    fn refused(&self, operation: Operation, refused: &Refused) -> Error {
+        self.error(
+            ErrorCode::TransportError,
+            operation,
+            format!("the container answered {} to {}{}", refused.status, operation.as_str(), detail(&refused.body)),
+        )
+        .with_status(refused.status)
+    }
+
+    async fn post_ok(&self, path: &str, body: &impl serde::Serialize, operation: Operation, signal: Option<&AbortSignal>) -> Result<()> {
+        match self.post_json(path, body, operation, Resend::Allowed, signal).await? {
+            Ok(_) => Ok(()),
+            Err(refused) => Err(self.refused(operation, &refused)),
+        }
+    }
+
+    /// `POST /api/mkdir { path, recursive: true }`. The first request of a Box: it is the one that
+    /// waits for the container to start.
+    pub async fn mkdir(&self, path: &str, signal: Option<&AbortSignal>) -> Result<()> {
+        self.post_ok("/api/mkdir", &MkdirRequest { path: path.to_owned(), recursive: true }, Operation::Write, signal).await
+    }
+
+    /// `POST /api/write { path, content: <base64>, encoding: "base64" }`.
+    pub async fn write_file(&self, path: &str, bytes: &[u8], signal: Option<&AbortSignal>) -> Result<()> {
+        let body =
+            WriteRequest { path: path.to_owned(), content: base64::engine::general_purpose::STANDARD.encode(bytes), encoding: "base64" };
+        self.post_ok("/api/write", &body, Operation::Write, signal).await
+    }
+
+    /// `POST /api/read { path, encoding: "base64" }`; `None` when the file does not exist (404).
+    pub async fn read_file(&self, path: &str, signal: Option<&AbortSignal>) -> Result<Option<Vec<u8>>> {
+        let body = ReadRequest { path: path.to_owned(), encoding: "base64" };
+        match self.post_json("/api/read", &body, Operation::Read, Resend::Allowed, signal).await? {
+            Ok(bytes) => {
+                let read = ReadResponse::from_slice(&bytes).map_err(|e| e.with_provider(ProviderKind::Cloudflare).with_operation(Operation::Read))?;
+                read.into_bytes().map(Some).map_err(|e| e.with_provider(ProviderKind::Cloudflare).with_operation(Operation::Read))
+            }
+            Err(refused) if refused.status == 404 => Ok(None),
+            Err(refused) => Err(self.refused(Operation::Read, &refused)),
+        }
+    }
+
+    /// `POST /api/delete { path }` (a file; a missing one is no error).
+    pub async fn delete_file(&self, path: &str, signal: Option<&AbortSignal>) -> Result<()> {
+        match self.post_json("/api/delete", &DeleteRequest { path: path.to_owned() }, Operation::Stop, Resend::Allowed, signal).await? {
+            Ok(_) => Ok(()),
+            Err(refused) if refused.status == 404 => Ok(()),
+            Err(refused) => Err(self.refused(Operation::Stop, &refused)),
+        }
+    }
+
+    /// `POST /api/execute` (sessionless, `timeoutMs` honoured by the container, whole output in
+    /// one JSON answer). Never sent twice.
+    ///
+    /// # Errors
+    /// `SANDBOX_TIMEOUT` when the container killed the command at `timeoutMs` (exit 124 and its
+    /// stderr line); `SANDBOX_TRANSPORT_ERROR` / `SANDBOX_PROVIDER_UNAVAILABLE` for failed requests.
+    pub async fn execute(
+        &self,
+        body: &ExecuteRequest,
+        command: &Command,
+        operation: Operation,
+        signal: Option<&AbortSignal>,
+    ) -> Result<CommandOutcome> {
+        let bytes = match self.post_json("/api/execute", body, operation, Resend::Never, signal).await? {
+            Ok(bytes) => bytes,
+            Err(refused) => return Err(self.refused(operation, &refused)),
+        };
+        let answer = ExecuteResponse::from_slice(&bytes).map_err(|e| e.with_provider(ProviderKind::Cloudflare).with_operation(operation))?;
+        if classify::is_sessionless_timeout(answer.exit_code, &answer.stderr) {
+            let timeout_ms = body.timeout_ms.unwrap_or_default();
+            return Err(self
+                .error(ErrorCode::Timeout, operation, format!("the command timed out after {timeout_ms}ms"))
+                .with_timeout_ms(timeout_ms));
+        }
+        Ok(CommandOutcome {
+            exit_code: answer.exit_code,
+            stdout: tail(answer.stdout, command.max_stdout_bytes),
+            stderr: tail(answer.stderr, command.max_stderr_bytes),
+        })
+    }
+
+    /// `POST /api/execute/stream`: the output arrives as SSE while the command runs (`start`,
+    /// `stdout`/`stderr` chunks, `complete`). The container does not apply `timeoutMs` here; the
+    /// caller's signal ends the wait. Never sent twice.
+    ///
+    /// # Errors
+    /// `SANDBOX_TRANSPORT_ERROR` when the stream ends (or is cut, even mid-event) before
+    /// `complete`, or carries an `error` event.
+    pub async fn execute_stream(
+        &self,
+        body: &ExecuteRequest,
+        command: &Command,
+        operation: Operation,
+        signal: Option<&AbortSignal>,
+    ) -> Result<CommandOutcome> {
+        let bytes = serde_json::to_vec(body)
+            .map_err(|e| self.error(ErrorCode::RuntimeError, operation, format!("cannot encode a request body: {e}")))?;
+        let response = match self.send(&self.request("POST", "/api/execute/stream", Some(bytes)), operation, Resend::Never, signal).await? {
+            Ok(response) => response,
+            Err(refused) => return Err(self.refused(operation, &refused)),
+        };
+        let mut chunks = BodyChunks::new(&response).map_err(|e| self.error(ErrorCode::TransportError, operation, e.describe()))?;
+        let result = self.read_exec_stream(&mut chunks, command, operation, signal).await;
+        chunks.cancel();
+        result
+    }
+
+    async fn read_exec_stream(
+        &self,
+        chunks: &mut BodyChunks,
+        command: &Command,
+        operation: Operation,
+        signal: Option<&AbortSignal>,
+    ) -> Result<CommandOutcome> {
+        let mut reader = SseReader::default();
+        let (mut stdout, mut stderr) = (String::new(), String::new());
+        loop {
+            let next = match signal {
+                Some(signal) => match select(Box::pin(chunks.next_chunk()), JsFuture::from(abort_promise(signal))).await {
+                    Either::Left((next, _)) => next,
+                    Either::Right(_) => Err(SendError::Aborted),
+                },
+                None => chunks.next_chunk().await,
+            };
+            let chunk =
+                next.map_err(|e| self.error(ErrorCode::TransportError, operation, format!("the command stream failed: {}", e.describe())))?;
+            let Some(chunk) = chunk else {
+                let cut = if reader.finish() == SseEnd::MidEvent { " (cut inside an event)" } else { "" };
+                return Err(self.error(
+                    ErrorCode::TransportError,
+                    operation,
+                    format!("the command stream ended before the command finished{cut}"),
+                ));
+            };
+            for event in reader.push(&chunk).map_err(|e| e.with_provider(ProviderKind::Cloudflare).with_operation(operation))? {
+                match wire::parse_exec_event(&event.data)
+                    .map_err(|e| e.with_provider(ProviderKind::Cloudflare).with_operation(operation))?
+                {
+                    Some(ExecEvent::Stdout(data)) => push_tail(&mut stdout, &data, command.max_stdout_bytes),
+                    Some(ExecEvent::Stderr(data)) => push_tail(&mut stderr, &data, command.max_stderr_bytes),
+                    Some(ExecEvent::Complete(Some(exit_code))) => {
+                        return Ok(CommandOutcome {
+                            exit_code,
+                            stdout: tail(stdout, command.max_stdout_bytes),
+                            stderr: tail(stderr, command.max_stderr_bytes),
+                        });
+                    }
+                    Some(ExecEvent::Complete(None)) => {
+                        return Err(self.error(
+                            ErrorCode::TransportError,
+                            operation,
+                            "the command ended in an error state without an exit code".into(),
+                        ));
+                    }
+                    Some(ExecEvent::Error(error)) => {
+                        return Err(self.error(ErrorCode::TransportError, operation, format!("the command stream failed: {error}")));
+                    }
+                    Some(ExecEvent::Start) | None => {}
+                }
+            }
+        }
+    }
+
+    /// `DELETE <base>` on the local Box host: its stand-in for the DO's `destroy()`.
+    pub async fn destroy_on_local_host(&self, signal: Option<&AbortSignal>) -> Result<()> {
+        let request = self.request("DELETE", "", None);
+        match self.send(&request, Operation::Stop, Resend::Allowed, signal).await? {
+            Ok(_) => Ok(()),
+            Err(refused) if refused.status == 404 => Ok(()),
+            Err(refused) => Err(self.refused(Operation::Stop, &refused)),
+        }
+    }
+}
+
+/// `: <message>` of a JSON error body, else of a short text body (cut to 200 chars).
+fn detail(body: &[u8]) -> String {
+    let text = match wire::error_body(body) {
+        Some(b) => b.message.or(b.code).unwrap_or_default(),
+        None => String::from_utf8_lossy(body).chars().take(200).collect(),
+    };
+    if text.trim().is_empty() {
+        String::new()
+    } else {
+        format!(": {}", text.trim())
+    }
+}

@@ -1,0 +1,432 @@
+//! The Cloudflare Sandbox provider: from inside a Worker, the container control API of a
+//! `Sandbox` Durable Object (`@cloudflare/sandbox` 0.12.10), reached through the stub's `fetch`
+//! (cloudflare-sandbox-protocol.md §3, §4); in local development (`SANDBOX_LOCAL_URL` and
+//! `SANDBOX_LOCAL_TOKEN` in the Worker env) the same API on the local Box host.
+//!
+//! A Box is one Durable Object (one container): a new one per Run, destroyed after it, unless
+//! `sandboxId` names a kept one, whose Runs are serialized in the isolate and whose Run files are
+//! deleted afterwards. Upstream vocabulary (`sessionId`, `exitCode`, the SSE events) stays in this
+//! folder; message text is read only in [`classify`].
+
+pub mod classify;
+pub mod exec;
+pub mod options;
+pub mod wire;
+
+#[cfg(target_arch = "wasm32")]
+pub mod client;
+
+pub use options::{CloudflareOptions, CloudflareSettings, LocalContainerHost, DEFAULT_BINDING};
+
+#[cfg(target_arch = "wasm32")]
+pub use session::{namespace_in, CloudflareBox, CloudflareProvider};
+
+#[cfg(target_arch = "wasm32")]
+mod session {
+    use std::cell::RefCell;
+    use std::collections::BTreeSet;
+    
+    use futures::future::{select, Either, LocalBoxFuture};
+    use js_sys::Reflect;
+    use wasm_bindgen::{JsCast, JsValue};
+    use wasm_bindgen_futures::JsFuture;
+    use web_sys::AbortSignal;
+
+    use super::classify::{self, StartupRetry};
+    use super::client::ContainerClient;
+    use super::exec::execute_request;
+    use super::options::{box_id_from, unique_box_id, CloudflareSettings};
+    use super::wire::{ConfigureRequest, SandboxName};
+    use crate::command::{Command, CommandOutcome};
+    use crate::error::{Error, ErrorCode, Operation, Result};
+    use crate::http::fetch::{js_message, sleep_unless_aborted, Fetcher};
+    use crate::provider::{BoxSpec, ProviderKind};
+    use crate::sys::{DurableObjectNamespace, DurableObjectStub, FetchTarget};
+    use crate::transfer::box_file::BoxFile;
+
+    /// The container's work directory (sessions and sessionless commands start there, §4.2).
+    const WORK_DIR: &str = "/workspace";
+    /// Commands whose timeout is at most this go through `/api/execute` (the container kills
+    /// them on time); longer ones stream (`/api/execute/stream`), because the container server
+    /// cuts a request that sends no byte for 255 s (§6.1).
+    const MAX_BUFFERED_EXEC_MS: u64 = 240_000;
+    /// Bound of a close (destroy, or deleting a kept Box's Run directory), in ms.
+    const CLOSE_DEADLINE_MS: u32 = 15_000;
+
+    /// How often a Run waiting for a kept Box checks whether it is free, in ms.
+    const TURN_POLL_MS: f64 = 50.0;
+
+    thread_local! {
+        /// The kept Boxes (by binding or host, and id) a Run of this isolate holds now: Runs on the
+        /// same `sandboxId` wait in turn.
+        static KEPT_BOXES_IN_USE: RefCell<BTreeSet<String>> = const { RefCell::new(BTreeSet::new()) };
+    }
+
+    /// A Run's turn on a kept Box; dropping it frees the Box for the next Run.
+    #[derive(Debug)]
+    struct Turn(String);
+
+    impl Drop for Turn {
+        fn drop(&mut self) {
+            KEPT_BOXES_IN_USE.with(|boxes| boxes.borrow_mut().remove(&self.0));
+        }
+    }
+
+    /// The Durable Object namespace `env[binding]`, when `env` holds one (an object with
+    /// `idFromName` and `get` functions).
+    pub fn namespace_in(env: &JsValue, binding: &str) -> Option<DurableObjectNamespace> {
+        if !env.is_object() {
+            return None;
+        }
+        let value = Reflect::get(env, &JsValue::from_str(binding)).ok()?;
+        let has = |name: &str| Reflect::get(&value, &JsValue::from_str(name)).is_ok_and(|f| f.is_function());
+        (value.is_object() && has("idFromName") && has("get")).then(|| value.unchecked_into())
+    }
+
+    /// Where container requests go.
+    #[derive(Debug, Clone)]
+    enum Route {
+        /// The Worker's Durable Object namespace.
+        Namespace(DurableObjectNamespace),
+        /// The local Box host (local development).
+        LocalHost { base_url: String, token: String, fetcher: Fetcher },
+    }
+
+    /// Opens Cloudflare Boxes.
+    #[derive(Debug)]
+    pub struct CloudflareProvider {
+        settings: CloudflareSettings,
+        route: Route,
+        retry: StartupRetry,
+    }
+
+    impl CloudflareProvider {
+        /// A provider for `settings`: through `namespace`, or the local Box host of
+        /// `settings.local_host` (which wins, through `fetcher`). `None` when neither is there
+        /// (config resolution refuses that case first, with the wrangler lines to add). Sends
+        /// nothing.
+        pub fn new(
+            settings: CloudflareSettings,
+            namespace: Option<DurableObjectNamespace>,
+            fetcher: Fetcher,
+        ) -> Option<CloudflareProvider> {
+            let route = match (&settings.local_host, namespace) {
+                (Some(host), _) => Route::LocalHost { base_url: host.base_url.clone(), token: host.token.clone(), fetcher },
+                (None, Some(namespace)) => Route::Namespace(namespace),
+                (None, None) => return None,
+            };
+            Some(CloudflareProvider { settings, route, retry: StartupRetry::default() })
+        }
+
+        /// The same provider with another start retry bound (tests of bounded retries).
+        pub fn with_startup_retry(mut self, retry: StartupRetry) -> CloudflareProvider {
+            self.retry = retry;
+            self
+        }
+
+        /// Opens a Box: a new Durable Object per Run (id `vitehub-<name>-<hash>-<uuid>`), or the
+        /// kept one of `sandboxId` (the Run's, else the config's; waiting for earlier Runs on it in
+        /// this isolate). Sends `configure` (name, `sleepAfter`, `keepAlive`) and a `mkdir` of the
+        /// Box cwd, which waits for the container to start.
+        ///
+        /// # Errors
+        /// `SANDBOX_INVALID_ARGUMENT` for a Run's `sandboxId` the SDK would refuse (before any
+        /// request); `SANDBOX_PROVIDER_UNAVAILABLE` when the container does not start within the
+        /// bounded retries; `SANDBOX_TRANSPORT_ERROR` for a failed request or an abort.
+        pub fn open<'a>(&'a self, spec: &'a BoxSpec, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<CloudflareBox>> {
+            Box::pin(async move {
+                let random = crate::sys::random_bytes::<16>()
+                    .map_err(|_| Error::new(ErrorCode::RuntimeError, "crypto.getRandomValues is not available in this runtime"))?;
+                let kept_id = match &spec.sandbox_id {
+                    Some(id) => Some(box_id_from(id, self.settings.normalize_id).map_err(|m| {
+                        Error::new(ErrorCode::InvalidArgument, format!("runSandbox option sandboxId {m}")).with_provider(ProviderKind::Cloudflare)
+                    })?),
+                    None => self.settings.sandbox_id.clone(),
+                };
+                let (id, kept, cwd) = match kept_id {
+                    Some(id) => (id, true, format!("{WORK_DIR}/.vite-hub-runs/{}", unique_box_id("", random).trim_start_matches("vitehub-"))),
+                    None => (unique_box_id(&spec.name, random), false, WORK_DIR.to_owned()),
+                };
+                let lock_key = kept.then(|| self.lock_key(&id));
+                let lock = match &lock_key {
+                    Some(key) => Some(wait_for_turn(key, signal).await?),
+                    None => None,
+                };
+                let (client, stub) = match &self.route {
+                    Route::Namespace(namespace) => {
+                        let stub = stub_for(namespace, &id)?;
+                        let fetcher = Fetcher::Target(stub.clone().unchecked_into::<FetchTarget>());
+                        (ContainerClient::new(fetcher, "http://container".to_owned(), None, self.retry), Some(stub))
+                    }
+                    Route::LocalHost { base_url, token, fetcher } => {
+                        let url = format!("{}/cloudflare/{}", base_url.trim_end_matches('/'), local_container_id(&id));
+                        (ContainerClient::new(fetcher.clone(), url, Some(token.clone()), self.retry), None)
+                    }
+                };
+                let destroy_after = !kept || self.settings.keep_alive;
+                let opened = CloudflareBox { client, stub, id, cwd, destroy_after, lock: RefCell::new(lock) };
+                if let Some(stub) = &opened.stub {
+                    self.configure(stub, &opened.id, signal).await?;
+                }
+                if let Err(error) = opened.client.mkdir(&opened.cwd, signal).await {
+                    // A container that started but failed here would otherwise run until it
+                    // sleeps: a Box of its own is destroyed (bounded, its failure not reported).
+                    if opened.destroy_after {
+                        let _ = opened.close().await;
+                    }
+                    return Err(error.with_operation(Operation::Create));
+                }
+                Ok(opened)
+            })
+        }
+
+        fn lock_key(&self, id: &str) -> String {
+            match &self.route {
+                Route::Namespace(_) => format!("{}\0{id}", self.settings.binding),
+                Route::LocalHost { base_url, .. } => format!("{base_url}\0{id}"),
+            }
+        }
+
+        /// RPC `configure` as `getSandbox` sends it; retried like a start problem when the
+        /// rejection says so (its text is classified).
+        async fn configure(&self, stub: &DurableObjectStub, id: &str, signal: Option<&AbortSignal>) -> Result<()> {
+            let config = ConfigureRequest {
+                sandbox_name: SandboxName { name: id.to_owned(), normalize_id: self.settings.normalize_id },
+                sleep_after: self.settings.sleep_after.clone(),
+                keep_alive: self.settings.keep_alive,
+            };
+            let json = serde_json::to_string(&config).unwrap_or_default();
+            let value = js_sys::JSON::parse(&json).unwrap_or(JsValue::UNDEFINED);
+            let mut attempts = 0;
+            let mut waited = 0;
+            loop {
+                attempts += 1;
+                let called = stub.configure(&value).map(|p| js_sys::Promise::resolve(&p));
+                let outcome = match called {
+                    Ok(promise) => JsFuture::from(promise).await.map(|_| ()),
+                    Err(error) => Err(error),
+                };
+                let Err(error) = outcome else { return Ok(()) };
+                let message = js_message(&error);
+                let verdict = classify::classify_rejection(&message);
+                let delay = if verdict.is_retryable() { self.retry.delay_ms(attempts, waited, None) } else { None };
+                let Some(delay) = delay else {
+                    return Err(Error::new(verdict.code(), format!("the Sandbox Durable Object refused configure: {message}"))
+                        .with_provider(ProviderKind::Cloudflare)
+                        .with_operation(Operation::Create));
+                };
+                sleep_unless_aborted(delay as f64, signal).await.map_err(|_| {
+                    Error::new(ErrorCode::TransportError, "configure was aborted")
+                        .with_provider(ProviderKind::Cloudflare)
+                        .with_operation(Operation::Create)
+                })?;
+                waited += delay;
+            }
+        }
+    }
+
+    /// Waits for the turn of this Run on the kept Box `key` (the Runs before it in this isolate
+    /// closed), or for `signal`. It polls on a timer of its own instead of being woken by the
+    /// Run that frees the Box: workerd ties a promise to the request that created it, cancels a
+    /// request that waits with no I/O of its own as hung, and would charge the waiter's requests
+    /// to the other request if that one's close resumed it.
+    async fn wait_for_turn(key: &str, signal: Option<&AbortSignal>) -> Result<Turn> {
+        loop {
+            let taken = KEPT_BOXES_IN_USE.with(|boxes| boxes.borrow_mut().insert(key.to_owned()));
+            if taken {
+                return Ok(Turn(key.to_owned()));
+            }
+            sleep_unless_aborted(TURN_POLL_MS, signal).await.map_err(|_| {
+                Error::new(ErrorCode::TransportError, "waiting for the kept Box was aborted")
+                    .with_provider(ProviderKind::Cloudflare)
+                    .with_operation(Operation::Create)
+            })?;
+        }
+    }
+
+    /// `namespace.get(namespace.idFromName(id))`, as the SDK's `getContainer` does.
+    fn stub_for(namespace: &DurableObjectNamespace, id: &str) -> Result<DurableObjectStub> {
+        let failed = |e: JsValue| {
+            Error::new(ErrorCode::TransportError, format!("the Durable Object of Box {id:?} could not be reached: {}", js_message(&e)))
+                .with_provider(ProviderKind::Cloudflare)
+                .with_operation(Operation::Create)
+        };
+        let object_id = namespace.id_from_name(id).map_err(failed)?;
+        namespace.get_stub(&object_id).map_err(failed)
+    }
+
+    /// The id in the local Box host's path (`[A-Za-z0-9][A-Za-z0-9._-]*`): other characters
+    /// (a generated id's `%`) become `_`.
+    fn local_container_id(id: &str) -> String {
+        let mapped: String = id.chars().map(|c| if c.is_ascii_alphanumeric() || "._-".contains(c) { c } else { '_' }).collect();
+        if mapped.starts_with(|c: char| c.is_ascii_alphanumeric()) {
+            mapped
+        } else {
+            format!("x{mapped}")
+        }
+    }
+
+    /// One Cloudflare Box: a `Sandbox` Durable Object and its container.
+    #[derive(Debug)]
+    pub struct CloudflareBox {
+        client: ContainerClient,
+        stub: Option<DurableObjectStub>,
+        id: String,
+        cwd: String,
+        /// Destroyed at close (a Box of its own, or a kept one with `keepAlive`), else only the
+        /// Run's directory is deleted.
+        destroy_after: bool,
+        /// This Run's turn on a kept Box; released at close (or drop).
+        lock: RefCell<Option<Turn>>,
+    }
+
+    impl CloudflareBox {
+        /// Always `cloudflare`.
+        pub fn provider(&self) -> ProviderKind {
+            ProviderKind::Cloudflare
+        }
+
+        /// The Box cwd: `/workspace` for a Box of its own, a directory of this Run's for a kept one.
+        pub fn cwd(&self) -> &str {
+            &self.cwd
+        }
+
+        /// The Box id (the Durable Object name).
+        pub fn id(&self) -> &str {
+            &self.id
+        }
+
+        /// Writes `files` (paths relative to `/`): `mkdir -p` of their directories, then one
+        /// `/api/write` per file (base64), a few at a time; then a `chmod` for executable modes.
+        pub fn write_files<'a>(&'a self, files: &'a [BoxFile], signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<()>> {
+            Box::pin(async move {
+                for file in files {
+                    crate::transfer::box_file::validate_relative_path(&file.path)?;
+                }
+                let mut dirs: Vec<String> = Vec::new();
+                for file in files {
+                    let Some((dir, _)) = file.path.rsplit_once('/') else {
+                        continue;
+                    };
+                    let dir = format!("/{dir}");
+                    // `mkdir -p` of the deepest directories only.
+                    if dirs.iter().any(|d| d == &dir || d.starts_with(&format!("{dir}/"))) {
+                        continue;
+                    }
+                    dirs.retain(|d| !dir.starts_with(&format!("{d}/")));
+                    dirs.push(dir);
+                }
+                for dir in &dirs {
+                    self.client.mkdir(dir, signal).await?;
+                }
+                // One at a time: each write is one round trip to the Durable Object, and a join of
+                // futures costs more wasm than it saves here.
+                for file in files {
+                    self.client.write_file(&format!("/{}", file.path), &file.bytes, signal).await?;
+                }
+                let executable: Vec<&BoxFile> = files.iter().filter(|f| f.mode & 0o111 != 0).collect();
+                if !executable.is_empty() {
+                    let mut args = vec!["+x".to_owned(), "--".to_owned()];
+                    args.extend(executable.iter().map(|f| format!("/{}", f.path)));
+                    let chmod =
+                        Command { program: "chmod".into(), args, timeout_ms: Some(30_000), max_stderr_bytes: 4096, ..Command::default() };
+                    let outcome = self.exec(&chmod, signal).await?;
+                    if outcome.exit_code != 0 {
+                        return Err(Error::new(ErrorCode::ExecutionError, format!("chmod failed: {}", outcome.stderr.trim()))
+                            .with_provider(ProviderKind::Cloudflare)
+                            .with_operation(Operation::Write));
+                    }
+                }
+                Ok(())
+            })
+        }
+
+        /// Runs `command` in a fresh `bash -c` (sessionless) and waits for it: `/api/execute`,
+        /// or `/api/execute/stream` when it may run longer than the container server's idle cut.
+        pub fn exec<'a>(&'a self, command: &'a Command, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<CommandOutcome>> {
+            Box::pin(async move {
+                let request = execute_request(command, &self.cwd);
+                if command.timeout_ms.is_some_and(|ms| ms <= MAX_BUFFERED_EXEC_MS) {
+                    self.client.execute(&request, command, Operation::Exec, signal).await
+                } else {
+                    self.client.execute_stream(&request, command, Operation::Exec, signal).await
+                }
+            })
+        }
+
+        /// Reads a file by absolute Box path; `None` when it does not exist.
+        pub fn read_file<'a>(&'a self, path: &'a str, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<Option<Vec<u8>>>> {
+            Box::pin(async move { self.client.read_file(path, signal).await })
+        }
+
+        /// Ends the Run on this Box: destroys it (RPC `destroy()`, or `DELETE` on the local Box
+        /// host), or for a kept Box deletes the Run's directory; then releases the Box to the next
+        /// Run on its id.
+        pub fn close(&self) -> LocalBoxFuture<'_, Result<()>> {
+            Box::pin(async move {
+                let result = within(CLOSE_DEADLINE_MS, self.end_run()).await;
+                self.lock.borrow_mut().take();
+                result
+            })
+        }
+
+        async fn end_run(&self) -> Result<()> {
+            if self.destroy_after {
+                match &self.stub {
+                    Some(stub) => destroy(stub).await,
+                    None => self.client.destroy_on_local_host(None).await,
+                }
+            } else {
+                let rm = Command {
+                    program: "rm".into(),
+                    args: vec!["-rf".into(), "--".into(), self.cwd.clone()],
+                    timeout_ms: Some(60_000),
+                    max_stderr_bytes: 4096,
+                    ..Command::default()
+                };
+                match self.exec(&rm, None).await {
+                    Ok(outcome) if outcome.exit_code == 0 => Ok(()),
+                    Ok(outcome) => {
+                        Err(Error::new(ErrorCode::RuntimeError, format!("the Run's files could not be deleted: {}", outcome.stderr.trim()))
+                            .with_provider(ProviderKind::Cloudflare)
+                            .with_operation(Operation::Stop))
+                    }
+                    Err(error) => Err(error.with_operation(Operation::Stop)),
+                }
+            }
+        }
+    }
+
+    /// `future`, or a `SANDBOX_RUNTIME_ERROR` when it takes longer than `ms`.
+    async fn within(ms: u32, future: impl std::future::Future<Output = Result<()>>) -> Result<()> {
+        let (sleep, handle) = crate::sys::sleep_promise(f64::from(ms));
+        let outcome = select(Box::pin(future), JsFuture::from(sleep)).await;
+        crate::sys::clear_timeout(&handle);
+        match outcome {
+            Either::Left((result, _)) => result,
+            Either::Right(_) => Err(Error::new(ErrorCode::RuntimeError, format!("the Box did not stop within {ms}ms"))
+                .with_provider(ProviderKind::Cloudflare)
+                .with_operation(Operation::Stop)),
+        }
+    }
+
+    /// RPC `stub.destroy()` (§6.6: a "no container instance" answer counts as done there).
+    async fn destroy(stub: &DurableObjectStub) -> Result<()> {
+        let outcome = match stub.destroy() {
+            Ok(promise) => JsFuture::from(js_sys::Promise::resolve(&promise)).await.map(|_| ()),
+            Err(error) => Err(error),
+        };
+        outcome.map_err(|e| {
+            Error::new(ErrorCode::TransportError, format!("the Box could not be destroyed: {}", js_message(&e)))
+                .with_provider(ProviderKind::Cloudflare)
+                .with_operation(Operation::Stop)
+        })
+    }
+
+    impl Drop for CloudflareBox {
+        fn drop(&mut self) {
+            // A Run that never reached close (a panic-free early return) still frees its turn.
+            self.lock.get_mut().take();
+        }
+    }
+}

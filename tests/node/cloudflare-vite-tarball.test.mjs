@@ -1,0 +1,144 @@
+// The user path: `npm pack` of the built dist/, installed (no links, npm's cache only: `--offline`)
+// into a fresh app outside the repository made from examples/worker-app, built with `vite build`
+// (Nitro cloudflare-module + hubSandbox({ provider: 'cloudflare' })), dry-run deployed offline and
+// run in real workerd (miniflare).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { cpSync, existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { Miniflare } from 'miniflare';
+import { startBoxHost } from '@vite-hub/sandbox/box-host';
+import { repoRoot } from './vite-app.mjs';
+import { isWasm, viteBuild, wranglerDryRun } from './cloudflare-worker-helpers.mjs';
+
+const run = promisify(execFile);
+const versionOf = (name) => JSON.parse(readFileSync(join(repoRoot, 'node_modules', name, 'package.json'), 'utf8')).version;
+
+// Test-only route (as in cloudflare-vite.test.mjs): a Run on the local Box host named in the Worker env.
+const LOCAL_ROUTE = `import { defineHandler } from 'nitro/h3';
+import { configureSandbox, runSandbox } from '@vite-hub/sandbox';
+export default defineHandler(async (event) => {
+  const env = event.req.runtime?.cloudflare?.env ?? {};
+  configureSandbox({ provider: 'local', local: { baseUrl: env.BOX_HOST_URL, token: env.BOX_HOST_TOKEN } });
+  const { name, payload } = await event.req.json();
+  return runSandbox(name, payload);
+});
+`;
+
+let base;
+let app;
+let host;
+let miniflare;
+
+before(async () => {
+  base = mkdtempSync(join(tmpdir(), 'vite-hub-cloudflare-tarball-'));
+  const { stdout } = await run('npm', ['pack', '--pack-destination', base, '--silent'], { cwd: join(repoRoot, 'dist'), timeout: 60_000 });
+  const tarball = stdout.trim().split('\n').at(-1);
+  app = join(base, 'app');
+  cpSync(join(repoRoot, 'examples/worker-app'), app, { recursive: true, filter: (source) => !/[\\/](\.output|\.nitro|\.vite-hub|\.wrangler|node_modules)$/.test(source) });
+  const manifest = JSON.parse(readFileSync(join(app, 'package.json'), 'utf8'));
+  manifest.dependencies = {
+    '@vite-hub/sandbox': `file:../${tarball}`,
+    '@cloudflare/sandbox': versionOf('@cloudflare/sandbox'),
+    nitro: versionOf('nitro'),
+    vite: versionOf('vite'),
+  };
+  // wrangler is run from the repository (a CLI, 195 MB): the app's install stays small.
+  delete manifest.devDependencies;
+  writeFileSync(join(app, 'package.json'), JSON.stringify(manifest, null, 2));
+  writeFileSync(join(app, 'server/api/local-run.post.ts'), LOCAL_ROUTE);
+  // --offline: npm's cache only (setup's `npm ci` filled it); the tests never leave loopback.
+  await run('npm', ['install', '--offline', '--no-audit', '--no-fund', '--install-links'], { cwd: app, timeout: 300_000 });
+  await viteBuild(app, join(app, 'node_modules/vite/bin/vite.js'));
+  const server = join(app, '.output/server');
+  host = await startBoxHost({});
+  miniflare = new Miniflare({
+    modules: true,
+    scriptPath: join(server, 'index.mjs'),
+    modulesRoot: server,
+    modulesRules: [
+      { type: 'ESModule', include: ['**/*.mjs'] },
+      { type: 'CompiledWasm', include: ['**/*.wasm'] },
+    ],
+    compatibilityDate: JSON.parse(readFileSync(join(server, 'wrangler.json'), 'utf8')).compatibility_date,
+    compatibilityFlags: ['nodejs_compat'],
+    durableObjects: { SANDBOX: { className: 'Sandbox', useSQLite: true } },
+    bindings: { BOX_HOST_URL: host.baseUrl, BOX_HOST_TOKEN: host.token },
+  });
+});
+
+after(async () => {
+  await miniflare?.dispose();
+  await host?.close();
+  if (base) rmSync(base, { recursive: true, force: true });
+});
+
+test('the package is installed from the tarball: a real directory, not a link into the repository', () => {
+  const installed = join(app, 'node_modules/@vite-hub/sandbox');
+  assert.ok(!lstatSync(installed).isSymbolicLink());
+  assert.ok(existsSync(join(installed, 'build/provider-output.mjs')));
+  assert.ok(existsSync(join(app, 'node_modules/smol-toml')) && existsSync(join(app, 'node_modules/jsonc-parser')), 'its dependencies came with it');
+});
+
+test('vite build writes the Worker, its wasm module and the Provider Output', () => {
+  const server = join(app, '.output/server');
+  const wasm = readdirSync(join(server, 'assets')).filter((name) => name.endsWith('.wasm'));
+  assert.equal(wasm.length, 1);
+  assert.ok(isWasm(join(server, 'assets', wasm[0])));
+  const config = JSON.parse(readFileSync(join(server, 'wrangler.json'), 'utf8'));
+  assert.deepEqual(config.durable_objects.bindings, [{ name: 'SANDBOX', class_name: 'Sandbox' }]);
+  assert.equal(config.containers[0].image, `docker.io/cloudflare/sandbox:${versionOf('@cloudflare/sandbox')}`);
+  assert.ok(existsSync(join(server, 'Dockerfile')));
+});
+
+test('wrangler deploy --dry-run of the built app works offline', async () => {
+  const { stdout, dir, files } = await wranglerDryRun(app);
+  rmSync(dir, { recursive: true, force: true });
+  assert.match(stdout, /env\.SANDBOX \(Sandbox\)/);
+  assert.equal(files.filter((name) => name.endsWith('.wasm')).length, 1, files.join(', '));
+});
+
+test('in workerd, the built Worker runs a Definition on the local Box host', async () => {
+  const response = await miniflare.dispatchFetch('http://worker.test/api/local-run', { method: 'POST', body: JSON.stringify({ name: 'greeting', payload: { name: 'Grace' } }) });
+  const json = await response.json();
+  assert.equal(response.status, 200, JSON.stringify(json));
+  assert.equal(json.greeting, 'Hello, Grace!');
+});
+
+test('without a wrangler config of its own, the app gets a whole one with the pinned compatibility date (not Nitro\'s today)', async () => {
+  rmSync(join(app, 'wrangler.jsonc'));
+  await viteBuild(app, join(app, 'node_modules/vite/bin/vite.js'));
+  const config = JSON.parse(readFileSync(join(app, '.output/server/wrangler.json'), 'utf8'));
+  assert.equal(config.compatibility_date, '2026-04-01');
+  assert.equal(config.main, 'index.mjs');
+  assert.ok(config.compatibility_flags.includes('nodejs_compat'));
+  assert.deepEqual(config.migrations, [{ tag: 'v1', new_sqlite_classes: ['Sandbox'] }]);
+});
+
+test('in workerd, the app route runs on the cloudflare provider, its container traffic on the local Box host (SANDBOX_LOCAL_URL/TOKEN)', async () => {
+  const server = join(app, '.output/server');
+  const local = new Miniflare({
+    modules: true,
+    scriptPath: join(server, 'index.mjs'),
+    modulesRoot: server,
+    modulesRules: [
+      { type: 'ESModule', include: ['**/*.mjs'] },
+      { type: 'CompiledWasm', include: ['**/*.wasm'] },
+    ],
+    compatibilityDate: JSON.parse(readFileSync(join(server, 'wrangler.json'), 'utf8')).compatibility_date,
+    compatibilityFlags: ['nodejs_compat'],
+    durableObjects: { SANDBOX: { className: 'Sandbox', useSQLite: true } },
+    bindings: { SANDBOX_LOCAL_URL: host.baseUrl, SANDBOX_LOCAL_TOKEN: host.token },
+  });
+  try {
+    const response = await local.dispatchFetch('http://worker.test/api/greeting', { method: 'POST', body: JSON.stringify({ name: 'Lin' }) });
+    const json = await response.json();
+    assert.equal(response.status, 200, JSON.stringify(json));
+    assert.equal(json.greeting, 'Hello, Lin!');
+  } finally {
+    await local.dispose();
+  }
+});

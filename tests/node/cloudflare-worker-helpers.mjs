@@ -1,0 +1,70 @@
+// Helpers for the Cloudflare Worker tests: wrangler kept offline (wrangler-offline.md §2), a
+// dry-run deploy, and a Worker module directory run in real workerd (miniflare).
+import { execFile, execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { repoRoot } from './vite-app.mjs';
+
+const run = promisify(execFile);
+
+/** The environment that keeps wrangler 4.86 from calling home (metrics, banner update check, cf.json); its logs go to `configDir`. */
+export function offlineWranglerEnv(configDir) {
+  return {
+    ...process.env,
+    WRANGLER_SEND_METRICS: 'false',
+    WRANGLER_HIDE_BANNER: 'true',
+    CLOUDFLARE_CF_FETCH_ENABLED: 'false',
+    CI: '1',
+    XDG_CONFIG_HOME: configDir,
+  };
+}
+
+/** Whether `unshare -n` works here (root in a user namespace): then the dry run has no network at all. */
+function canUnshareNetwork() {
+  try {
+    execFileSync('unshare', ['-n', 'true'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * `wrangler deploy --dry-run --outdir <tmp>/out` in `cwd` (its wrangler config, or `config`),
+ * offline. The caller removes `dir` (the upload in `outDir`, wrangler's logs beside it).
+ * @returns {Promise<{ dir: string, outDir: string, stdout: string, files: string[] }>}
+ */
+export async function wranglerDryRun(cwd, { config, wrangler = join(repoRoot, 'node_modules/.bin/wrangler') } = {}) {
+  const dir = mkdtempSync(join(tmpdir(), 'vite-hub-dry-run-'));
+  const outDir = join(dir, 'out');
+  const args = ['deploy', '--dry-run', '--outdir', outDir, ...(config ? ['--config', config] : [])];
+  const [command, argv] = canUnshareNetwork() ? ['unshare', ['-n', wrangler, ...args]] : [wrangler, args];
+  try {
+    const { stdout, stderr } = await run(command, argv, { cwd, env: offlineWranglerEnv(join(dir, 'config')), timeout: 120_000 });
+    return { dir, outDir, stdout: `${stdout}\n${stderr}`, files: readdirSync(outDir) };
+  } catch (error) {
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+/**
+ * `vite build` in `cwd` in a child process whose TMPDIR is a folder removed afterwards (Nitro's
+ * jiti keeps a cache in the temp directory).
+ */
+export async function viteBuild(cwd, vite = join(repoRoot, 'node_modules/vite/bin/vite.js')) {
+  const temp = mkdtempSync(join(tmpdir(), 'vite-hub-build-tmp-'));
+  try {
+    return await run(process.execPath, [vite, 'build'], { cwd, env: { ...process.env, TMPDIR: temp }, timeout: 180_000 });
+  } finally {
+    rmSync(temp, { recursive: true, force: true });
+  }
+}
+
+/** Whether `file` starts with the WebAssembly magic word 00 61 73 6d. */
+export function isWasm(file) {
+  const bytes = readFileSync(file);
+  return bytes.length > 8 && bytes[0] === 0x00 && bytes[1] === 0x61 && bytes[2] === 0x73 && bytes[3] === 0x6d;
+}
