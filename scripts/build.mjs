@@ -50,6 +50,9 @@ for (const { name } of WASM_MODULES) {
 }
 
 await writeSharedFacts(dist);
+// The package's README is the repository's (its "Use it in your app" section comes first); the
+// LICENSE is the one package.json names (MIT).
+for (const file of ['README.md', 'LICENSE']) copyFileSync(join(root, file), join(dist, file));
 
 const link = join(root, 'node_modules', '@vite-hub', 'sandbox');
 mkdirSync(dirname(link), { recursive: true });

@@ -26,6 +26,7 @@ use std::collections::BTreeSet;
 #[cfg(any(feature = "tooling", test))]
 pub mod glob;
 pub mod install;
+pub mod suggest;
 #[cfg(any(feature = "tooling", test))]
 pub mod module_graph;
 #[cfg(any(feature = "tooling", test))]

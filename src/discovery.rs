@@ -123,7 +123,7 @@ pub struct Discovery {
 /// Finds every Definition of an app, sorted by name.
 ///
 /// A package directory below `server/sandboxes/` without an entry is not an error when it lies
-/// inside a Definition, contains one, or is (or lies inside) a pnpm workspace root below
+/// inside a Definition, contains one, or is (or lies inside) a pnpm workspace root at or below
 /// `server/sandboxes/` (workspace internals).
 ///
 /// # Errors
@@ -272,10 +272,11 @@ fn package_projects(
         }
     }
 
+    // A workspace root at `server/sandboxes/` itself counts like one below it (issue 8 item 8).
     let in_workspace = |dir: &str| {
         workspace_dirs
             .iter()
-            .any(|ws| ws.starts_with(&prefix) && (*ws == dir || is_inside(ws, dir)))
+            .any(|ws| (*ws == SANDBOXES_DIR || ws.starts_with(&prefix)) && (*ws == dir || is_inside(ws, dir)))
     };
     for dir in &candidates {
         let covered = claimed

@@ -20,6 +20,37 @@ function isWorker(config) {
   return conditions.includes('workerd') || conditions.includes('worker') || config?.ssr?.target === 'webworker';
 }
 
+/** Whether an environment's raw options (in `configEnvironment`) describe a server environment. */
+function isServerEnvironment(name, config) {
+  return (config.consumer ?? (name === 'client' ? 'client' : 'server')) === 'server';
+}
+
+/**
+ * `configEnvironment`: keeps `@vite-hub/sandbox` going through this plugin in a server
+ * environment, in dev and build (docs/internals.md, "Resolution in every server environment").
+ *
+ * Vite decides SSR externals from the config *before* any plugin `resolveId` runs: a package
+ * that lives in node_modules is externalized (Node imports it as is), so the facade swap in
+ * `resolveId` would never run and `runSandbox` would see no registry. So the package is made
+ * `noExternal` (the `noExternal` list wins over `external: true`), an explicit
+ * `external: ['@vite-hub/sandbox']` of the app is dropped (it would win over `noExternal`), and
+ * in a Node dev server `@vite-hub/sandbox/runtime` — what the facade imports — is listed as
+ * external by its exact id (checked before `noExternal`), so Node loads the wasm and the Box
+ * host from the package's own directory. Worker environments bundle everything, runtime included.
+ * @param {string} name the environment's name
+ * @param {object} config its raw options (mutated only to drop the package from `resolve.external`)
+ * @param {{ command: 'build' | 'serve', isSsrTargetWebworker?: boolean }} env
+ * @returns {object | undefined} options Vite merges into the environment's
+ */
+function sandboxEnvironmentOptions(name, config, env) {
+  if (!isServerEnvironment(name, config)) return undefined;
+  const external = config.resolve?.external;
+  if (Array.isArray(external)) config.resolve.external = external.filter((id) => id !== PACKAGE);
+  const worker = env.isSsrTargetWebworker || isWorker(config);
+  const keepRuntimeExternal = env.command === 'serve' && !worker && external !== true;
+  return { resolve: { noExternal: [PACKAGE], ...(keepRuntimeExternal ? { external: [RUNTIME] } : {}) } };
+}
+
 /** Whether a changed file can change the generated registry (app-root relative, POSIX). */
 export function isSandboxInput(relative) {
   // Never under a directory discovery skips (dependencies, build output such as .output/ or dist/, dot-directories).
@@ -114,6 +145,9 @@ export function hubSandbox(options) {
         logger: { info: (message) => logger?.info(message, { timestamp: true }), warn: (message) => logger?.warn(message, { timestamp: true }) },
       });
       return { nitro: { modules: [module] } };
+    },
+    configEnvironment(name, config, env) {
+      return sandboxEnvironmentOptions(name, config, env);
     },
     configResolved(config) {
       root = config.root;

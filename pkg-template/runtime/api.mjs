@@ -44,6 +44,6 @@ export function createApi(wasm, readEnv) {
     unregisterSandbox: (name) => wasm.unregisterSandbox(name),
     listSandboxes: () => wasm.listSandboxes(),
     runSandbox: (name, payload, options) => wasm.runSandbox(name, payload, options),
-    setSandboxDefinitionLoader: (loader) => wasm.setSandboxDefinitionLoader(loader ?? null),
+    setSandboxDefinitionLoader: (loader, describe) => wasm.setSandboxDefinitionLoader(loader ?? null, describe ?? null),
   };
 }

@@ -10,7 +10,7 @@ let ready = null;
 export function initSandbox(input) {
   ready ??= initWasm(input === undefined ? undefined : { module_or_path: input }).then(() => {
     api.configureSandbox({});
-    if (pendingLoader !== undefined) api.setSandboxDefinitionLoader(pendingLoader);
+    if (pendingLoader !== undefined) api.setSandboxDefinitionLoader(...pendingLoader);
   });
   return ready;
 }
@@ -33,7 +33,7 @@ export const unregisterSandbox = initialised('unregisterSandbox');
 export const listSandboxes = initialised('listSandboxes');
 /** Works before init: the loader is installed once the wasm is ready. */
 let pendingLoader;
-export const setSandboxDefinitionLoader = (loader) => {
-  pendingLoader = loader;
-  if (ready) ready.then(() => api.setSandboxDefinitionLoader(pendingLoader));
+export const setSandboxDefinitionLoader = (loader, describe) => {
+  pendingLoader = [loader, describe];
+  if (ready) ready.then(() => api.setSandboxDefinitionLoader(...pendingLoader));
 };

@@ -100,8 +100,21 @@ export type SandboxResultOf<M> = SandboxEntryFunction<M> extends (...args: never
  * {@link DefinitionSource} plus an optional `digest` (a Definition is parsed once per name +
  * digest), or `undefined` for an unknown name (`SANDBOX_NOT_FOUND`). A rejection becomes a
  * `SANDBOX_RUNTIME_ERROR` Response. `null` removes the loader.
+ *
+ * `describe`, optional, is asked only on a miss so that `SANDBOX_NOT_FOUND` explains itself:
+ * `names` (the closest ones are proposed, then up to ten are listed) and `invalid` (name → the
+ * reason its Definition is not in the registry).
  */
-export function setSandboxDefinitionLoader(loader: ((name: string) => Promise<(DefinitionSource & { digest?: string }) | undefined>) | null): void;
+export function setSandboxDefinitionLoader(
+  loader: ((name: string) => Promise<(DefinitionSource & { digest?: string }) | undefined>) | null,
+  describe?: (() => SandboxRegistryDescription | Promise<SandboxRegistryDescription>) | null,
+): void;
+
+/** What a Definition loader's registry holds (see {@link setSandboxDefinitionLoader}). */
+export interface SandboxRegistryDescription {
+  names: string[];
+  invalid?: Record<string, string>;
+}
 
 /** One file of a Definition package. `mode` is a POSIX file mode such as `0o755`. */
 export interface DefinitionFile {

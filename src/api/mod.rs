@@ -18,6 +18,7 @@ use wasm_bindgen::JsCast;
 use web_sys::AbortSignal;
 
 use crate::config::SandboxConfig;
+use crate::definition::suggest::{not_found_message, Miss};
 use crate::definition::{validate_name, Definition};
 use crate::error::js::js_message;
 use crate::error::{Error, ErrorCode, Result};
@@ -36,6 +37,8 @@ thread_local! {
     /// The resolved config; `None` until the first `configureSandbox` (defaults are used then).
     static RUNTIME: RefCell<Option<Rc<RuntimeConfig>>> = const { RefCell::new(None) };
     static LOADER: RefCell<Option<js_sys::Function>> = const { RefCell::new(None) };
+    /// The loader's companion `describe()`: what the registry holds, asked only on a miss.
+    static DESCRIBE: RefCell<Option<js_sys::Function>> = const { RefCell::new(None) };
     /// Definitions parsed from the loader, by name, with the `digest` they were parsed from.
     static LOADED: RefCell<BTreeMap<String, (String, Rc<Definition>)>> = const { RefCell::new(BTreeMap::new()) };
 }
@@ -239,9 +242,10 @@ async fn prepare_run(name: &JsValue, options: &JsValue) -> Result<(Rc<Definition
     let registered = REGISTRY.with(|r| r.borrow().get(&name).cloned());
     let definition = match registered {
         Some(definition) => definition,
-        None => load_definition(&name)
-            .await?
-            .ok_or_else(|| Error::new(ErrorCode::NotFound, format!("Sandbox \"{name}\" was not found: no Definition with that name is registered.")))?,
+        None => match load_definition(&name).await? {
+            Some(definition) => definition,
+            None => return Err(Error::new(ErrorCode::NotFound, not_found(&name).await)),
+        },
     };
     let resolved = runtime_config()?;
     let provider = resolved.provider.as_ref().map(Rc::clone).map_err(Error::to_public)?;
@@ -254,10 +258,52 @@ async fn prepare_run(name: &JsValue, options: &JsValue) -> Result<(Rc<Definition
 /// optional `digest` string: a Definition is parsed once per `(name, digest)` and reused while the
 /// loader returns the same digest, so an edited Definition (new digest) is re-read, never served
 /// stale; without `digest` it is parsed on every run. Set by the facade the Vite plugin generates.
+///
+/// `describe() → { names: string[], invalid?: { [name]: reason } }` (or a Promise of it), optional,
+/// is asked only when neither registry has the name, so that `SANDBOX_NOT_FOUND` says why
+/// (`src/definition/suggest.rs`): the reason of an invalid Definition, else the closest names.
 #[wasm_bindgen(js_name = setSandboxDefinitionLoader)]
-pub fn set_sandbox_definition_loader(loader: Option<js_sys::Function>) {
+pub fn set_sandbox_definition_loader(loader: Option<js_sys::Function>, describe: Option<js_sys::Function>) {
+    let describe = describe.filter(|_| loader.is_some());
     LOADER.with(|l| *l.borrow_mut() = loader);
+    DESCRIBE.with(|d| *d.borrow_mut() = describe);
     LOADED.with(|l| l.borrow_mut().clear());
+}
+
+/// The `SANDBOX_NOT_FOUND` message for `name`: the facts are gathered here, the wording is
+/// [`not_found_message`]'s. A `describe()` that throws or answers something else counts as one
+/// that lists no names (the miss is still reported, never replaced by its error).
+async fn not_found(name: &str) -> String {
+    let mut names: Vec<String> = REGISTRY.with(|r| r.borrow().keys().cloned().collect());
+    let has_loader = LOADER.with(|l| l.borrow().is_some());
+    if !has_loader && names.is_empty() {
+        return not_found_message(name, &Miss::NoRegistry);
+    }
+    let described = match DESCRIBE.with(|d| d.borrow().clone()) {
+        Some(describe) => match describe.call0(&JsValue::NULL) {
+            Ok(returned) => wasm_bindgen_futures::JsFuture::from(js_sys::Promise::resolve(&returned)).await.ok(),
+            Err(_) => None,
+        },
+        None => None,
+    };
+    if let Some(described) = described.filter(JsValue::is_object) {
+        let reason = get(&described, "invalid", "describe()")
+            .ok()
+            .filter(JsValue::is_object)
+            .and_then(|invalid| Reflect::get_own_property_descriptor(invalid.unchecked_ref::<Object>(), &JsValue::from_str(name)).ok())
+            .filter(JsValue::is_object)
+            .and_then(|descriptor| Reflect::get(&descriptor, &JsValue::from_str("value")).ok())
+            .and_then(|reason| reason.as_string());
+        if let Some(reason) = reason {
+            return not_found_message(name, &Miss::Invalid { reason: &reason });
+        }
+        if let Ok(listed) = get(&described, "names", "describe()") {
+            if js_sys::Array::is_array(&listed) {
+                names.extend(js_sys::Array::from(&listed).iter().filter_map(|n| n.as_string()));
+            }
+        }
+    }
+    not_found_message(name, &Miss::Unknown { names: &names })
 }
 
 /// Asks the loader for `name`. `Ok(None)`: no loader, or it has no such Definition.

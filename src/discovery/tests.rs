@@ -128,6 +128,19 @@ fn pnpm_workspace_internals_are_not_definitions() {
         ]),
         ["mono/apps/tool"]
     );
+    // A workspace rooted at server/sandboxes itself: its members with an entry are Definitions,
+    // the others (packages/helper) are workspace internals.
+    assert_eq!(
+        names(&[
+            "server/sandboxes/package.json",
+            "server/sandboxes/pnpm-workspace.yaml",
+            "server/sandboxes/report/package.json",
+            "server/sandboxes/report/index.ts",
+            "server/sandboxes/packages/helper/package.json",
+            "server/sandboxes/packages/helper/lib.js",
+        ]),
+        ["report"]
+    );
 }
 
 #[test]

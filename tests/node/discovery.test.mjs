@@ -210,3 +210,22 @@ test('inspect prints an aligned table, and fails with the folder on a broken Def
     return true;
   });
 });
+
+test('a pnpm workspace rooted at server/sandboxes/ itself: its entry-less packages are internals, inspect lists its Definitions', async () => {
+  const root = makeApp({
+    'package.json': '{"name":"app","private":true,"type":"module"}',
+    'server/sandboxes/package.json': '{"name":"sandboxes","private":true}',
+    'server/sandboxes/pnpm-workspace.yaml': 'packages:\n  - packages/*\n  - report\n',
+    'server/sandboxes/report/package.json': JSON.stringify({ name: 'report', private: true, type: 'module', dependencies: { helper: 'workspace:*' } }),
+    'server/sandboxes/report/index.ts': "import { twice } from 'helper';\nexport default (p: { n?: number } = {}) => ({ value: twice(p.n ?? 1) });\n",
+    'server/sandboxes/packages/helper/package.json': JSON.stringify({ name: 'helper', private: true, type: 'module', exports: './lib.js' }),
+    'server/sandboxes/packages/helper/lib.js': 'export const twice = (n) => n * 2;\n',
+  });
+  assert.deepEqual((await discoverDefinitions(root)).map((d) => d.name), ['report']);
+  const { stdout } = await run(process.execPath, [path.join(repo, 'dist/cli.mjs'), 'inspect', root, '--json']);
+  const [report] = JSON.parse(stdout);
+  // The Definition joins the workspace: pnpm installs at server/sandboxes/, the handler runs in report/.
+  assert.equal(report.name, 'report');
+  assert.equal(report.packagePath, 'report');
+  assert.equal(report.packageManager, 'pnpm');
+});

@@ -1,21 +1,25 @@
-// A real `vite build` of examples/app (Vite 7 + Nitro v3 + hubSandbox), its output server started,
-// and HTTP POSTs answered by runs in local Boxes.
+// A real `vite build` of examples/app (Vite 7 + Nitro v3 + hubSandbox) with the packed package
+// installed from its tarball, its output server started, and HTTP POSTs answered by runs in local
+// Boxes; then the package's CLI as installed (`node_modules/.bin/vite-hub-sandbox`) in that app.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { copyExampleApp, removeDir, stopChild, freePort, postJson, eventually, repoRoot } from './vite-app.mjs';
+import { removeDir, stopChild, freePort, postJson, eventually } from './vite-app.mjs';
+import { installTarballApp, readmeFirstDefinition } from './tarball-app.mjs';
 
 const run = promisify(execFile);
 let app;
+let packDir;
+let bin;
 let server;
 let base;
 
 before(async () => {
-  app = copyExampleApp('build');
-  await run(process.execPath, [join(repoRoot, 'node_modules/vite/bin/vite.js'), 'build'], { cwd: app, timeout: 120_000 });
+  ({ app, packDir, bin } = await installTarballApp('build', { files: readmeFirstDefinition() }));
+  await run(process.execPath, [join(app, 'node_modules/vite/bin/vite.js'), 'build'], { cwd: app, timeout: 120_000 });
   const port = await freePort();
   server = spawn(process.execPath, ['.output/server/index.mjs'], { cwd: app, env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', SANDBOX_PROVIDER: 'local' }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
@@ -28,6 +32,7 @@ before(async () => {
 after(async () => {
   await stopChild(server);
   if (app) removeDir(app);
+  if (packDir) removeDir(packDir);
 });
 
 test('POST /api/release-notes runs release-notes (local TypeScript) in a Box', async () => {
@@ -54,11 +59,17 @@ test('POST /api/word-count runs a free-form .sandbox.ts Definition (bundled with
   assert.deepEqual(json, { words: 6, top: [{ word: 'to', count: 2 }, { word: 'be', count: 2 }] });
 });
 
+test('the README\'s first Definition answers from the built server', async () => {
+  const { status, json, text } = await postJson(`${base}/api/hello`, { name: 'Ada' });
+  assert.equal(status, 200, text);
+  assert.deepEqual(json, { greeting: 'Hello, Ada' });
+});
+
 test('the built registry loads only the Definition that runs: one chunk per Definition, imported dynamically', () => {
   const chunks = join(app, '.output/server/chunks/_');
   const files = readdirSync(chunks);
-  const definitionChunks = files.filter((f) => /^(release-notes|slugify-title|order-summary|word-count)(-[\w-]+)?\.mjs$/.test(f));
-  assert.equal(definitionChunks.length, 4, files.join(', '));
+  const definitionChunks = files.filter((f) => /^(release-notes|slugify-title|order-summary|word-count|hello)(-[\w-]+)?\.mjs$/.test(f));
+  assert.equal(definitionChunks.length, 5, files.join(', '));
   for (const file of definitionChunks) {
     assert.match(readFileSync(join(chunks, file), 'utf8'), /"encoding": ?"base64"/);
   }
@@ -66,4 +77,16 @@ test('the built registry loads only the Definition that runs: one chunk per Defi
   assert.ok(facade, 'the facade chunk installs the loader');
   for (const file of definitionChunks) assert.ok(facade.includes(`import("./${file}")`), `dynamic import of ${file}`);
   assert.doesNotMatch(facade, /ship it|slugify\(/, 'Definition contents are not in the facade chunk');
+});
+
+test('the installed CLI runs a Definition folder of the app and prints the Response', async () => {
+  const { stdout } = await run(bin('vite-hub-sandbox'), ['run', 'server/sandboxes/release-notes', '--payload', '{"notes":"- ship it"}'], { cwd: app, timeout: 120_000 });
+  const [head, body] = stdout.split('\n\n');
+  assert.equal(head.split('\n')[0], 'HTTP/1.1 200', stdout);
+  assert.deepEqual(JSON.parse(body), { summary: '1 change: ship it', items: ['ship it'] });
+});
+
+test('the installed CLI lists the app\'s Definitions', async () => {
+  const { stdout } = await run(bin('vite-hub-sandbox'), ['inspect', '--json'], { cwd: app, timeout: 60_000 });
+  assert.deepEqual(JSON.parse(stdout).map((d) => d.name).sort(), ['hello', 'order-summary', 'release-notes', 'slugify-title', 'word-count']);
 });

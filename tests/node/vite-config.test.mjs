@@ -89,3 +89,24 @@ test('watched inputs: Definition folders, .sandbox files and manifests, never ge
   assert.equal(isSandboxInput('node_modules/x/package.json'), false);
   assert.equal(isSandboxInput('server/api/run.post.ts'), false);
 });
+
+test('every server environment keeps the package going through the plugin; only Node dev environments list the runtime as external', async () => {
+  const config = await resolveConfig({
+    configFile: false,
+    logLevel: 'silent',
+    plugins: [hubSandbox({ provider: 'local' })],
+    ssr: { external: ['@vite-hub/sandbox', 'left-alone'] },
+    environments: { custom: { consumer: 'server' }, edge: { consumer: 'server', resolve: { conditions: ['workerd', 'worker'] } } },
+  }, 'serve');
+  const { client, ssr, custom, edge } = config.environments;
+  assert.ok(!client.resolve.noExternal?.includes?.('@vite-hub/sandbox'), 'the client is left alone');
+  assert.ok(!client.resolve.external?.includes?.('@vite-hub/sandbox/runtime'));
+  for (const environment of [ssr, custom, edge]) assert.ok(environment.resolve.noExternal.includes('@vite-hub/sandbox'));
+  // The app's explicit external entry for the package is dropped (it would win over noExternal); others stay.
+  assert.deepEqual(ssr.resolve.external, ['left-alone', '@vite-hub/sandbox/runtime']);
+  assert.deepEqual(custom.resolve.external, ['@vite-hub/sandbox/runtime']);
+  assert.ok(!edge.resolve.external.includes('@vite-hub/sandbox/runtime'), 'a Worker environment bundles the runtime');
+  const built = await resolveConfig({ configFile: false, logLevel: 'silent', plugins: [hubSandbox({ provider: 'local' })], environments: { ssr: {} } }, 'build');
+  assert.ok(built.environments.ssr.resolve.noExternal.includes('@vite-hub/sandbox'));
+  assert.ok(!built.environments.ssr.resolve.external.includes('@vite-hub/sandbox/runtime'), 'in build, resolveId keeps the runtime external');
+});

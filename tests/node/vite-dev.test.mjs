@@ -1,13 +1,17 @@
-// `vite dev` of a copy of examples/app: Definitions edited, broken and added while the server
-// runs are picked up without a restart; a broken edit keeps the last good state.
+// `vite dev` of a copy of examples/app with the packed package installed from its tarball (as a
+// user installs it: Vite and Nitro externalize what lives in node_modules): Definitions edited,
+// broken and added while the server runs are picked up without a restart; a broken edit keeps
+// the last good state.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { copyExampleApp, removeDir, stopChild, freePort, postJson, eventually, repoRoot } from './vite-app.mjs';
+import { removeDir, stopChild, freePort, postJson, eventually } from './vite-app.mjs';
+import { installTarballApp, readmeFirstDefinition } from './tarball-app.mjs';
 
 let app;
+let packDir;
 let server;
 let base;
 let output = '';
@@ -20,7 +24,7 @@ async function startDev() {
   const port = await freePort();
   const env = { ...process.env };
   delete env.SANDBOX_PROVIDER;
-  server = spawn(process.execPath, [join(repoRoot, 'node_modules/vite/bin/vite.js'), 'dev', '--port', String(port), '--strictPort', '--host', '127.0.0.1'], {
+  server = spawn(process.execPath, [join(app, 'node_modules/vite/bin/vite.js'), 'dev', '--port', String(port), '--strictPort', '--host', '127.0.0.1'], {
     cwd: app,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -32,7 +36,7 @@ async function startDev() {
 }
 
 before(async () => {
-  app = copyExampleApp('dev');
+  ({ app, packDir } = await installTarballApp('dev', { files: readmeFirstDefinition() }));
   // A test-only route that runs any Definition by name, so added Definitions need no new route.
   writeFileSync(
     join(app, 'server/api/run.post.ts'),
@@ -45,6 +49,7 @@ before(async () => {
 after(async () => {
   await stopChild(server);
   if (app) removeDir(app);
+  if (packDir) removeDir(packDir);
 });
 
 test('dev runs on the local provider and says so once', async () => {
@@ -52,6 +57,12 @@ test('dev runs on the local provider and says so once', async () => {
   assert.equal(status, 200, text);
   assert.deepEqual(json, { summary: '1 change: first', items: ['first'] });
   assert.equal(output.match(/no provider configured: vite dev runs Definitions on the "local" provider/g)?.length, 1, output);
+});
+
+test('the README\'s first Definition answers in dev', async () => {
+  const { status, json, text } = await postJson(`${base}/api/hello`, { name: 'Ada' });
+  assert.equal(status, 200, text);
+  assert.deepEqual(json, { greeting: 'Hello, Ada' });
 });
 
 test('an edited Definition returns the new result without a restart', async () => {
@@ -110,6 +121,9 @@ test('a new Definition that is broken stays out of the registry and says why', a
   const { status, json } = await runAny('broken-new', {});
   assert.equal(status, 500);
   assert.equal(json.error.code, 'SANDBOX_NOT_FOUND');
+  // The miss says why: the reason the dev registry refused it, with app-relative paths only.
+  assert.match(json.error.message, /^Sandbox "broken-new" was not found: its Definition is invalid, so it is not in the registry: SANDBOX_INVALID_ARGUMENT: .*index\.mjs:1:12.*require\(\)/s);
+  assert.ok(!json.error.message.includes(app), json.error.message);
   rmSync(dir, { recursive: true });
 });
 
@@ -131,6 +145,18 @@ test('a removed Definition is SANDBOX_NOT_FOUND', async () => {
   }, 20_000, 'the removal');
   assert.equal(status, 500);
   assert.equal(json.error.code, 'SANDBOX_NOT_FOUND');
+  assert.match(json.error.message, /^Sandbox "shout" was not found\. Registered: "hello", "order-summary", "release-notes", "slugify-title", "word-count"\.$/);
+});
+
+test('a typo is SANDBOX_NOT_FOUND with the closest names', async () => {
+  const { status, json } = await runAny('release-note', {});
+  assert.equal(status, 500);
+  assert.equal(json.error.code, 'SANDBOX_NOT_FOUND');
+  assert.match(json.error.message, /Did you mean "release-notes"\? Registered: /);
+});
+
+test('the generated directory is ignored by git', () => {
+  assert.equal(readFileSync(join(app, '.vite-hub/.gitignore'), 'utf8'), '*\n');
 });
 
 test('the generated directory deleted while vite dev runs is written again without a request', async () => {

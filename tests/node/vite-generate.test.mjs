@@ -111,3 +111,21 @@ test('dev: a folder discovery refuses (no entry yet, several entries) does not f
   assert.equal(Buffer.from(slugify.files.find((f) => f.path === 'index.mjs').content, 'base64').toString(), 'export default () => "edited";\n');
   await assert.rejects(generateSandboxArtifacts({ root: app, mode: 'build' }), { code: 'SANDBOX_INVALID_ARGUMENT', message: /multiple entrypoints/ });
 });
+
+test('describeRegistry() answers the names, and in dev why a refused Definition is out (app-relative)', async () => {
+  const app = appWith({
+    'server/sandboxes/__proto__/package.json': JSON.stringify({ name: 'pkg-proto', type: 'module' }),
+    'server/sandboxes/__proto__/index.mjs': 'export default () => 1;\n',
+    'server/sandboxes/broken/package.json': JSON.stringify({ name: 'broken', type: 'module' }),
+    'server/sandboxes/broken/index.mjs': "const fs = require('node:fs');\nexport default () => 1;\n",
+  });
+  const dev = await generateSandboxArtifacts({ root: app, mode: 'dev' });
+  assert.deepEqual(dev.errors.map((e) => e.name), ['broken']);
+  const { describeRegistry } = await import(`${pathToFileURL(join(app, '.vite-hub/sandbox/dev/registry.mjs'))}?${Date.now()}`);
+  const described = await describeRegistry();
+  assert.deepEqual(described.names, ['__proto__', 'order-summary', 'release-notes', 'slugify-title', 'word-count']);
+  assert.deepEqual(Object.keys(described.invalid), ['broken']);
+  assert.match(described.invalid.broken, /^SANDBOX_INVALID_ARGUMENT: .*index\.mjs:1:12/s);
+  assert.ok(!described.invalid.broken.includes(app), described.invalid.broken);
+  assert.equal(readFileSync(join(app, '.vite-hub/.gitignore'), 'utf8'), '*\n');
+});

@@ -1,30 +1,40 @@
 // Type test: tsc --noEmit over consumer files (tests/types/) against the sandbox.d.ts generated
-// for examples/app. A right payload compiles; a wrong one is a type error at its line.
+// for examples/app, with the packed package installed from its tarball (its .d.ts files resolved
+// from the app's node_modules, as a user's tsc sees them). A right payload compiles; a wrong one
+// is a type error at its line.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
-import { generateSandboxArtifacts } from '@vite-hub/sandbox/vite';
-import { copyExampleApp, removeDir, repoRoot } from './vite-app.mjs';
+import { removeDir, repoRoot } from './vite-app.mjs';
+import { installTarballApp } from './tarball-app.mjs';
 
 const run = promisify(execFile);
 let app;
+let packDir;
 
 before(async () => {
-  app = copyExampleApp('types');
   // A zero-argument Definition: its payload type is `unknown` (right-payload.ts passes a number).
-  mkdirSync(join(app, 'server/sandboxes/no-arguments'));
-  writeFileSync(join(app, 'server/sandboxes/no-arguments/package.json'), '{"name":"no-arguments","type":"module"}');
-  writeFileSync(join(app, 'server/sandboxes/no-arguments/index.ts'), 'export default async () => 42;\n');
+  ({ app, packDir } = await installTarballApp('types', {
+    files: {
+      'server/sandboxes/no-arguments/package.json': '{"name":"no-arguments","type":"module"}',
+      'server/sandboxes/no-arguments/index.ts': 'export default async () => 42;\n',
+    },
+  }));
+  const { generateSandboxArtifacts } = await import(pathToFileURL(join(app, 'node_modules/@vite-hub/sandbox/build/vite.mjs')).href);
   // What a developer has after `pnpm install` in the pnpm-workspace Definition: its workspace
   // packages linked (no registry access needed: the lockfile has only workspace links).
   await run('pnpm', ['install', '--frozen-lockfile', '--offline'], { cwd: join(app, 'server/sandboxes/order-summary') });
   await generateSandboxArtifacts({ root: app, mode: 'build' });
   for (const file of ['right-payload.ts', 'wrong-payload.ts', 'untyped.ts']) copyFileSync(join(repoRoot, 'tests/types', file), join(app, file));
 });
-after(() => app && removeDir(app));
+after(() => {
+  if (app) removeDir(app);
+  if (packDir) removeDir(packDir);
+});
 
 /** Runs tsc over the generated declarations and one consumer file; resolves to { code, output }. */
 async function tsc(consumer, generated = true) {

@@ -1,15 +1,15 @@
 // A Worker bundle of the example app (hubSandbox + the `workerd` conditions) run in real workerd
 // (miniflare): runSandbox resolves names against the generated registry, loads one Definition
-// chunk per name, and runs it in a Box of the local Box host through the Worker's fetch.
+// chunk per name, and runs it in a Box of the local Box host through the Worker's fetch. The app
+// has the packed package installed from its tarball; Vite and the plugin are the app's own.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { build } from 'vite';
+import { pathToFileURL } from 'node:url';
 import { Miniflare } from 'miniflare';
-import { hubSandbox } from '@vite-hub/sandbox/vite';
-import { startBoxHost } from '@vite-hub/sandbox/box-host';
-import { copyExampleApp, removeDir, repoRoot } from './vite-app.mjs';
+import { removeDir } from './vite-app.mjs';
+import { installTarballApp } from './tarball-app.mjs';
 
 const WORKER = `import { runSandbox, configureSandbox } from '@vite-hub/sandbox';
 export default {
@@ -24,13 +24,18 @@ export default {
 const CONDITIONS = ['workerd', 'worker', 'module', 'import', 'default'];
 
 let app;
+let packDir;
 let host;
 let miniflare;
 let chunks;
 let entryCode;
 
 before(async () => {
-  app = copyExampleApp('worker');
+  ({ app, packDir } = await installTarballApp('worker'));
+  const fromApp = (path) => import(pathToFileURL(join(app, 'node_modules', path)).href);
+  const { build } = await fromApp('vite/dist/node/index.js');
+  const { hubSandbox } = await fromApp('@vite-hub/sandbox/build/vite.mjs');
+  const { startBoxHost } = await fromApp('@vite-hub/sandbox/box-host/index.mjs');
   writeFileSync(join(app, 'worker.mjs'), WORKER);
   const result = await build({
     root: app,
@@ -46,7 +51,7 @@ before(async () => {
   // Wrangler resolves the `.wasm` import when it deploys; here the module is placed beside the bundle.
   entryCode = readFileSync(join(out, 'worker.js'), 'utf8');
   writeFileSync(join(out, 'worker.js'), entryCode.replace(/"[^"]*vite_hub_sandbox_bg\.wasm"/, '"./vite_hub_sandbox_bg.wasm"'));
-  copyFileSync(join(repoRoot, 'dist/wasm/vite_hub_sandbox_bg.wasm'), join(out, 'vite_hub_sandbox_bg.wasm'));
+  copyFileSync(join(app, 'node_modules/@vite-hub/sandbox/wasm/vite_hub_sandbox_bg.wasm'), join(out, 'vite_hub_sandbox_bg.wasm'));
   host = await startBoxHost({});
   miniflare = new Miniflare({
     modules: true,
@@ -65,6 +70,7 @@ after(async () => {
   await miniflare?.dispose();
   await host?.close();
   if (app) removeDir(app);
+  if (packDir) removeDir(packDir);
 });
 
 async function runInWorker(name, payload) {
@@ -75,7 +81,7 @@ async function runInWorker(name, payload) {
 test('the Worker bundle uses the workerd entry and one lazily imported chunk per Definition', () => {
   const entry = chunks.find((chunk) => chunk.fileName === 'worker.js');
   assert.match(entryCode, /import wasmModule from "[^"]*vite_hub_sandbox_bg\.wasm"/, 'the workerd entry, with the .wasm as a module');
-  assert.match(entry.code, /setSandboxDefinitionLoader\(loadDefinition\)/);
+  assert.match(entry.code, /setSandboxDefinitionLoader\(loadDefinition, describeRegistry\)/);
   assert.doesNotMatch(entry.code, /from "node:|box-host/);
   const definitions = chunks.filter((chunk) => /(release-notes|slugify-title|order-summary|word-count)-[\w-]+\.js$/.test(chunk.fileName));
   assert.equal(definitions.length, 4, chunks.map((c) => c.fileName).join(', '));
@@ -102,5 +108,7 @@ test('in workerd, a name the registry does not have is SANDBOX_NOT_FOUND, with n
   const { status, json } = await runInWorker('not-there', {});
   assert.equal(status, 500);
   assert.equal(json.error.code, 'SANDBOX_NOT_FOUND');
+  // The built registry answers its names: the miss lists them.
+  assert.equal(json.error.message, 'Sandbox "not-there" was not found. Registered: "order-summary", "release-notes", "slugify-title", "word-count".');
   assert.equal((await host.counters()).total, 0);
 });

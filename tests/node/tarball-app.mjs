@@ -1,0 +1,89 @@
+// The package as a user gets it: `npm pack` of the built dist/ and `npm install` of that tarball
+// into a fresh app outside the repository (no symlink, no workspace link), so Vite sees
+// `@vite-hub/sandbox` in the app's node_modules exactly as it would in a user's project.
+//
+// One tarball and one installed app per test file: `installTarballApp()` is called once in
+// `before()`; the install uses the npm cache (`--prefer-offline`) and the vite and nitro versions
+// of this repository's lockfile, so it needs the registry only for what the cache lacks.
+import { execFile } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
+import { repoRoot } from './vite-app.mjs';
+
+const run = promisify(execFile);
+
+/** The exact version of a package installed in this repository (so the temp app matches the lockfile). */
+export function repoVersion(name) {
+  return JSON.parse(readFileSync(join(repoRoot, 'node_modules', name, 'package.json'), 'utf8')).version;
+}
+
+/** Packs dist/ into a fresh directory; resolves to `{ tarball, files }` (`files`: the packed paths). */
+export async function packDist() {
+  const out = mkdtempSync(join(tmpdir(), 'vite-hub-pack-'));
+  const { stdout } = await run('npm', ['pack', join(repoRoot, 'dist'), '--pack-destination', out, '--json', '--silent'], { cwd: out, maxBuffer: 16 * 1024 * 1024 });
+  const [info] = JSON.parse(stdout);
+  return { tarball: join(out, info.filename), files: info.files.map((file) => file.path).sort(), dir: out };
+}
+
+/**
+ * Creates an app directory in the temp directory and installs the packed package into it.
+ * @param {string} prefix names the directory
+ * @param {{ example?: boolean, dependencies?: Record<string, string>, files?: Record<string, string> }} [options]
+ *   `example` (default true): copy examples/app (without generated or built output);
+ *   `dependencies`: more dependencies (vite and nitro at the repository's versions are always there);
+ *   `files`: more files, by app-relative path.
+ * @returns {Promise<{ app: string, tarball: string, packDir: string, bin: (name: string) => string }>}
+ */
+export async function installTarballApp(prefix, { example = true, dependencies = {}, files = {} } = {}) {
+  const { tarball, dir: packDir } = await packDist();
+  const app = mkdtempSync(join(tmpdir(), `vite-hub-app-${prefix}-`));
+  if (example) {
+    cpSync(join(repoRoot, 'examples', 'app'), app, {
+      recursive: true,
+      filter: (source) => !/[\\/](\.output|\.nitro|\.vite-hub|node_modules)$/.test(source),
+    });
+  }
+  for (const [path, content] of Object.entries(files)) {
+    mkdirSync(dirname(join(app, path)), { recursive: true });
+    writeFileSync(join(app, path), content);
+  }
+  const manifest = {
+    name: `tarball-app-${prefix}`,
+    private: true,
+    type: 'module',
+    dependencies: { '@vite-hub/sandbox': `file:${tarball}`, vite: repoVersion('vite'), nitro: repoVersion('nitro'), ...dependencies },
+  };
+  writeFileSync(join(app, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+  await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: app, timeout: 300_000, maxBuffer: 16 * 1024 * 1024 });
+  return { app, tarball, packDir, bin: (name) => join(app, 'node_modules', '.bin', name) };
+}
+
+/** The app's own copy of a package's file (e.g. `vite/bin/vite.js`), never the repository's. */
+export function appModule(app, path) {
+  return join(app, 'node_modules', path);
+}
+
+/**
+ * The files of the README's "A first Definition" (section "Use it in your app"), as written there:
+ * each line of that code block is `<path>  <content>`, indented lines continue the file above.
+ * Tests write them into an installed app so the README stays true.
+ */
+export function readmeFirstDefinition() {
+  const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
+  const start = readme.indexOf('**A first Definition.**');
+  const block = readme.slice(readme.indexOf('```\n', start) + 4, readme.indexOf('\n```', readme.indexOf('```\n', start) + 4));
+  const files = {};
+  let current;
+  for (const line of block.split('\n')) {
+    const match = /^(\S+)\s+(.*)$/.exec(line);
+    if (match) {
+      current = match[1];
+      files[current] = `${match[2]}\n`;
+    } else if (current && line.trim()) {
+      files[current] += `${line.trim()}\n`;
+    }
+  }
+  return files;
+}
