@@ -118,7 +118,9 @@ test('a busy loop past the Definition timeout gives 504 and leaves no process be
   const body = await response.json();
   assert.equal(body.error.code, 'SANDBOX_TIMEOUT');
   assert.equal(body.error.details.timeoutMs, 1500);
-  assert.deepEqual(timingPhases(response), ['box', 'stage', 'exec', 'close']);
+  // The host kills the command at the Run's remaining time, a hair before the Run's own deadline
+  // fires: under load the exit can arrive first, and the deadline then ends the `recover` phase.
+  assert.deepEqual(timingPhases(response).filter((phase) => phase !== 'recover'), ['box', 'stage', 'exec', 'close']);
   assert.ok(Date.now() - started < 15000, 'the run ended soon after its timeout');
   assert.deepEqual(await processesMatching(marker), []);
 });
