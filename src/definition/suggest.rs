@@ -42,9 +42,8 @@ pub fn not_found_message(name: &str, miss: &Miss<'_>) -> String {
         ),
         Miss::Invalid { reason } => format!("{head}: its Definition is invalid, so it is not in the registry: {reason}"),
         Miss::Unknown { names } => {
-            let mut sorted: Vec<&str> = names.iter().map(String::as_str).collect();
-            sorted.sort_unstable();
-            sorted.dedup();
+            // A BTreeSet sorts and dedups without pulling a slice sort into the runtime wasm.
+            let sorted: Vec<&str> = names.iter().map(String::as_str).collect::<std::collections::BTreeSet<_>>().into_iter().collect();
             if sorted.is_empty() {
                 return format!("{head}: the registry has no Definitions yet (server/sandboxes/<name>/ or a <path>.sandbox.ts file).");
             }
@@ -70,14 +69,24 @@ pub fn not_found_message(name: &str, miss: &Miss<'_>) -> String {
 /// contains `name` or is contained in it (at least 3 characters), or the same last `/` segment.
 /// Ties keep `names`' order.
 pub fn closest_names<'a>(name: &str, names: &[&'a str]) -> Vec<&'a str> {
-    let wanted: Vec<char> = name.to_lowercase().chars().collect();
+    // Names are ASCII ([A-Za-z0-9._-] segments): ASCII case folding is exact and keeps Unicode
+    // case tables out of the runtime wasm.
+    let wanted: Vec<char> = name.to_ascii_lowercase().chars().collect();
     let wanted_text: String = wanted.iter().collect();
     let wanted_last = wanted_text.rsplit('/').next().unwrap_or("");
+    // The best CLOSEST_NAMES so far, by (score, index): kept by insertion, no slice sort.
     let mut scored: Vec<(usize, usize, &'a str)> = Vec::new();
+    let mut keep = |entry: (usize, usize, &'a str)| {
+        let at = scored.iter().position(|kept| (kept.0, kept.1) > (entry.0, entry.1)).unwrap_or(scored.len());
+        if at < CLOSEST_NAMES {
+            scored.insert(at, entry);
+            scored.truncate(CLOSEST_NAMES);
+        }
+    };
     for (index, candidate) in names.iter().enumerate() {
-        let lower = candidate.to_lowercase();
+        let lower = candidate.to_ascii_lowercase();
         if lower == wanted_text {
-            scored.push((0, index, candidate));
+            keep((0, index, candidate));
             continue;
         }
         let chars: Vec<char> = lower.chars().collect();
@@ -86,13 +95,12 @@ pub fn closest_names<'a>(name: &str, names: &[&'a str]) -> Vec<&'a str> {
         let contains = wanted.len().min(chars.len()) >= 3 && (lower.contains(&wanted_text) || wanted_text.contains(&lower));
         let same_last = !wanted_last.is_empty() && lower.rsplit('/').next() == Some(wanted_last);
         if distance <= budget {
-            scored.push((distance, index, candidate));
+            keep((distance, index, candidate));
         } else if contains || same_last {
-            scored.push((budget + 1, index, candidate));
+            keep((budget + 1, index, candidate));
         }
     }
-    scored.sort();
-    scored.into_iter().take(CLOSEST_NAMES).map(|(_, _, candidate)| candidate).collect()
+    scored.into_iter().map(|(_, _, candidate)| candidate).collect()
 }
 
 /// Optimal string alignment distance (Damerau–Levenshtein without repeated edits of a substring).
