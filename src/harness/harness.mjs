@@ -13,7 +13,7 @@ const STDOUT_FD = 1;
 const MARKER = 'vitehub:sandbox:value';
 const MAX_MESSAGE_CHARS = 16384;
 const DEFAULT_LIMITS = { maxOutputBytes: 4194304, maxDepth: 32, maxSidecars: 64, maxSidecarBytes: 67108864 };
-const BINARY_KINDS = new Set(['blob', 'buffer', 'uint8array']);
+const BINARY_KINDS = new Set(['blob', 'file', 'buffer', 'uint8array']);
 
 class TransferError extends Error {
   constructor(name, code, message, details) {
@@ -88,6 +88,11 @@ function reviveInput(values, filesDir) {
       if (type !== undefined && typeof type !== 'string') throw invalid();
       const bytes = readSidecar(id);
       if (kind === 'blob') return new Blob([bytes], { type: type ?? '' });
+      if (kind === 'file') {
+        const { name, lastModified } = descriptor;
+        if (typeof name !== 'string' || !Number.isFinite(lastModified)) throw invalid();
+        return new File([bytes], name, { type: type ?? '', lastModified });
+      }
       if (kind === 'buffer') return Buffer.from(bytes);
       return new Uint8Array(bytes);
     }

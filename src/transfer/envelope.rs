@@ -50,6 +50,30 @@ fn unsupported(kind: &str, path: &str) -> Error {
     serialization(format!("Sandbox input must be JSON-serializable; unsupported {kind} at \"{path}\"."), Direction::Input)
 }
 
+/// The class of an object JSON cannot carry (`Some("Map")`, `Some("Point instance")`), or `None`
+/// for a plain object (prototype `null` or an `Object` constructor, of any realm) or an array.
+fn non_plain_class(value: &JsValue) -> std::result::Result<Option<String>, JsValue> {
+    if Array::is_array(value) {
+        return Ok(None);
+    }
+    let prototype: JsValue = Reflect::get_prototype_of(value)?.into();
+    if prototype.is_null() {
+        return Ok(None);
+    }
+    let constructor = Reflect::get(&prototype, &JsValue::from_str("constructor"))?;
+    if !constructor.is_function() {
+        return Ok(None);
+    }
+    let name = Reflect::get(&constructor, &JsValue::from_str("name"))?.as_string().unwrap_or_default();
+    Ok(match name.as_str() {
+        "Object" => None,
+        "Map" | "Set" | "WeakMap" | "WeakSet" | "Promise" | "RegExp" | "Error" | "ArrayBuffer" | "DataView" => Some(name),
+        "" => Some("class instance".to_owned()),
+        _ if name.ends_with("Array") => Some(name),
+        _ => Some(format!("{name} instance")),
+    })
+}
+
 fn child_path(path: &str, key: &str) -> String {
     if path.is_empty() { key.to_owned() } else { format!("{path}.{key}") }
 }
@@ -112,6 +136,12 @@ impl Encoder {
         if let Some(blob) = value.dyn_ref::<web_sys::Blob>() {
             let id = self.pending.len() as u32;
             self.pending.push(Pending::Blob(blob.clone()));
+            if let Some(file) = value.dyn_ref::<web_sys::File>() {
+                // A File keeps its name and lastModified (ms since the epoch) inside the Box.
+                return Ok(Some(json!({ VALUE_MARKER: {
+                    "tag": "binary", "id": id, "kind": "file", "type": blob.type_(), "name": file.name(), "lastModified": file.last_modified(),
+                } })));
+            }
             return Ok(Some(json!({ VALUE_MARKER: { "tag": "binary", "id": id, "kind": "blob", "type": blob.type_() } })));
         }
         if let Some(bytes) = value.dyn_ref::<Uint8Array>() {
@@ -139,6 +169,11 @@ impl Encoder {
         if self.ancestors.iter().any(|a| a == value) {
             return Err(unsupported("cycle", path));
         }
+        if let Some(class) = non_plain_class(value).map_err(|_| unsupported("throwing prototype", path))? {
+            // JSON.stringify would give `{}` for a Map, a Set or a class instance: refuse instead
+            // of losing the data silently (a class with toJSON was handled above).
+            return Err(unsupported(&class, path));
+        }
         self.ancestors.push(value.clone());
         let result = if Array::is_array(value) { self.walk_array(value, path, depth) } else { self.walk_object(value, path, depth) };
         self.ancestors.pop();
@@ -150,6 +185,9 @@ impl Encoder {
         let mut items = Vec::with_capacity(array.length() as usize);
         for index in 0..array.length() {
             let key = index.to_string();
+            if !Reflect::has(array, &JsValue::from(index)).unwrap_or(true) {
+                return Err(unsupported("sparse array (a hole)", &child_path(path, &key)));
+            }
             let item = Reflect::get_u32(array, index).map_err(|_| unsupported("throwing getter", &child_path(path, &key)))?;
             items.push(self.walk(&item, &key, &child_path(path, &key), depth + 1, true)?.unwrap_or(Value::Null));
         }
@@ -158,6 +196,10 @@ impl Encoder {
 
     fn walk_object(&mut self, value: &JsValue, path: &str, depth: u32) -> Result<Value> {
         let object = value.unchecked_ref::<Object>();
+        let symbols = Object::get_own_property_symbols(object);
+        if symbols.iter().any(|symbol| object.property_is_enumerable(&symbol)) {
+            return Err(unsupported("symbol key", path));
+        }
         let mut map = Map::new();
         for key in Object::keys(object).iter() {
             let key = key.as_string().unwrap_or_default();

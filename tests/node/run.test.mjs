@@ -86,6 +86,44 @@ test('an input that is not JSON-serializable gives 400 before any provider reque
   assert.equal(host.counters().total, 0);
 });
 
+test('values JSON would silently drop are refused with their path, before any provider request', async () => {
+  host.resetCounters();
+  defineTestSandbox('ok/echo-lossy', 'export default (payload) => payload;');
+  class Point { constructor() { this.x = 1; } }
+  const sparse = [1, , 3]; // eslint-disable-line no-sparse-arrays
+  const cases = [
+    [{ tags: new Map([['a', 1]]) }, 'Map', 'payload.tags'],
+    [{ ids: new Set([1]) }, 'Set', 'payload.ids'],
+    [{ at: new Point() }, 'Point instance', 'payload.at'],
+    [{ floats: new Float32Array(2) }, 'Float32Array', 'payload.floats'],
+    [{ list: sparse }, 'sparse array (a hole)', 'payload.list.1'],
+    [{ meta: { [Symbol('k')]: 1 } }, 'symbol key', 'payload.meta'],
+  ];
+  for (const [payload, kind, path] of cases) {
+    const response = await runSandbox('ok/echo-lossy', payload);
+    assert.equal(response.status, 400, kind);
+    const { error } = await response.json();
+    assert.equal(error.code, 'SANDBOX_SERIALIZATION_ERROR', kind);
+    assert.match(error.message, new RegExp(`unsupported ${kind.replace(/[()]/g, '\\$&')} at "${path.replaceAll('.', '\\.')}"`), error.message);
+  }
+  assert.equal(host.counters().total, 0);
+  // What JSON carries on purpose still travels: a Date as its ISO string, a class with toJSON,
+  // an object without a prototype.
+  const bare = Object.assign(Object.create(null), { k: 'v' });
+  class Money { toJSON() { return '3 EUR'; } }
+  const ok = await runSandbox('ok/echo-lossy', { when: new Date(0), price: new Money(), bare });
+  assert.equal(ok.status, 200);
+  assert.deepEqual(await ok.json(), { when: '1970-01-01T00:00:00.000Z', price: '3 EUR', bare: { k: 'v' } });
+});
+
+test('a File keeps its name, type and lastModified inside the Box', async () => {
+  defineTestSandbox('ok/file', 'export default ({ upload }) => ({ isFile: upload instanceof File, name: upload.name, type: upload.type, lastModified: upload.lastModified, text: "" });');
+  const upload = new File(['héllo'], 'notes é.txt', { type: 'text/plain', lastModified: 1_700_000_000_000 });
+  const response = await runSandbox('ok/file', { upload });
+  assert.equal(response.status, 200);
+  assert.deepEqual(await response.json(), { isFile: true, name: 'notes é.txt', type: 'text/plain', lastModified: 1_700_000_000_000, text: '' });
+});
+
 test('a payload over maxInputBytes gives 413 before any provider request', async () => {
   host.resetCounters();
   defineTestSandbox('ok/big', 'export default (payload) => payload.length;');
