@@ -34,6 +34,10 @@ export interface SandboxErrorBody {
       limit?: SandboxLimitName;
       value?: number;
       maximum?: number;
+      /** The last 4 KiB of a failed command's stdout (the entry's own output, without the result frame). */
+      stdout?: string;
+      /** The last 4 KiB of a failed command's stderr. */
+      stderr?: string;
     };
   };
 }

@@ -201,7 +201,8 @@ impl Operation {
 ///
 /// Shape (JSON, absent when `None`):
 /// ```ts
-/// { status?: number, timeoutMs?: number, exitCode?: number, limit?: string, value?: number, maximum?: number }
+/// { status?: number, timeoutMs?: number, exitCode?: number, limit?: string, value?: number, maximum?: number,
+///   stdout?: string, stderr?: string }
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Details {
@@ -217,6 +218,22 @@ pub struct Details {
     pub value: Option<u64>,
     /// Configured maximum for `limit` (`maximum`).
     pub maximum: Option<u64>,
+    /// The last [`OUTPUT_TAIL_BYTES`] of a failed Command's stdout (`stdout`).
+    pub stdout: Option<String>,
+    /// The last [`OUTPUT_TAIL_BYTES`] of a failed Command's stderr (`stderr`).
+    pub stderr: Option<String>,
+}
+
+/// Bytes of each output stream a failed Command's error keeps (the last ones; 4 KiB).
+pub const OUTPUT_TAIL_BYTES: usize = 4096;
+
+/// The last `max` bytes of `text`, cut at a character boundary.
+fn tail(text: &str, max: usize) -> &str {
+    let mut start = text.len().saturating_sub(max);
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    &text[start..]
 }
 
 impl Details {
@@ -314,6 +331,16 @@ impl Error {
     /// Sets the exit code of the failed Command (`details.exitCode`).
     pub fn with_exit_code(mut self, exit_code: i32) -> Error {
         self.inner.details.exit_code = Some(exit_code);
+        self
+    }
+
+    /// Keeps the last [`OUTPUT_TAIL_BYTES`] of a failed Command's stdout and stderr
+    /// (`details.stdout`, `details.stderr`; an empty stream is left out), so a failure explains
+    /// itself. Box output holds no host secret; callers strip anything of their own protocol.
+    pub fn with_output_tails(mut self, stdout: &str, stderr: &str) -> Error {
+        let keep = |text: &str| Some(tail(text, OUTPUT_TAIL_BYTES).to_owned()).filter(|t| !t.trim().is_empty());
+        self.inner.details.stdout = keep(stdout);
+        self.inner.details.stderr = keep(stderr);
         self
     }
 
@@ -466,6 +493,12 @@ impl Error {
         }
         if let Some(maximum) = d.maximum {
             out.insert("maximum".into(), Value::from(maximum));
+        }
+        if let Some(stdout) = &d.stdout {
+            out.insert("stdout".into(), Value::from(stdout.as_str()));
+        }
+        if let Some(stderr) = &d.stderr {
+            out.insert("stderr".into(), Value::from(stderr.as_str()));
         }
         out
     }
@@ -690,4 +723,15 @@ mod tests {
         assert!(!Error::new(ErrorCode::Timeout, "").is_retryable());
         assert!(!Error::new(ErrorCode::InvalidArgument, "").is_retryable());
     }
+
+    #[test]
+    fn output_tails_keep_the_last_4_kib_at_a_char_boundary_and_drop_empty_streams() {
+        let stdout = format!("{}END", "é".repeat(OUTPUT_TAIL_BYTES));
+        let error = Error::new(ErrorCode::HandlerError, "boom").with_output_tails(&stdout, "  \n");
+        let body = error.to_json_body();
+        let kept = body["error"]["details"]["stdout"].as_str().unwrap();
+        assert!(kept.ends_with("END") && kept.len() <= OUTPUT_TAIL_BYTES, "{}", kept.len());
+        assert!(body["error"]["details"].get("stderr").is_none());
+    }
+
 }

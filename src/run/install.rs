@@ -37,6 +37,7 @@ pub fn install_failure(plan: &InstallPlan, outcome: &CommandOutcome, provider: P
     let command_line = format!("{} {}", plan.command, plan.args.join(" "));
     Error::new(ErrorCode::ExecutionError, install_failure_message(&command_line, outcome.exit_code, &outcome.stdout, &outcome.stderr))
         .with_exit_code(outcome.exit_code)
+        .with_output_tails(&outcome.stdout, &outcome.stderr)
         .with_operation(Operation::Install)
         .with_provider(provider)
 }

@@ -17,7 +17,7 @@ use crate::harness::paths;
 use crate::provider::session::BoxSession;
 use crate::run::stage::box_path;
 use crate::transfer::envelope::revive_value;
-use crate::transfer::frame::{find_result_frame, parse_result_envelope, EnvelopeError};
+use crate::transfer::frame::{find_result_frame, frame_prefix, parse_result_envelope, EnvelopeError};
 use crate::transfer::{TransferLimits, VALUE_MARKER};
 
 /// The entry's result as a JS value (`undefined`, a revived `Response`, or a value with its
@@ -48,6 +48,7 @@ pub async fn recover_result(
                     format!("Sandbox \"{}\" exited with code {} before producing a result.", definition.name, outcome.exit_code),
                 )
                 .with_exit_code(outcome.exit_code)
+                .with_output_tails(user_stdout(&outcome.stdout, nonce), &outcome.stderr)
                 .with_provider(provider));
             }
         },
@@ -55,7 +56,13 @@ pub async fn recover_result(
     limits.check_output_bytes(envelope_json.len() as u64)?;
     let envelope = parse_result_envelope(&envelope_json)?;
     if !envelope.ok {
-        return Err(envelope_error(envelope.error, outcome.exit_code).with_provider(provider));
+        let error = envelope_error(envelope.error, outcome.exit_code);
+        let error = if error.code() == ErrorCode::HandlerError {
+            error.with_output_tails(user_stdout(&outcome.stdout, nonce), &outcome.stderr)
+        } else {
+            error
+        };
+        return Err(error.with_provider(provider));
     }
     let Some(result) = envelope.result else { return Ok(JsValue::UNDEFINED) };
     let mut ids = Vec::new();
@@ -74,6 +81,15 @@ pub async fn recover_result(
         return response;
     }
     revive_value(&result, &|id| sidecars.get(&id).cloned())
+}
+
+/// What the entry itself printed on stdout: everything before the harness's result frame (the
+/// frame carries the run's nonce and is the harness's, not the entry's).
+fn user_stdout<'a>(stdout: &'a str, nonce: &str) -> &'a str {
+    match stdout.rfind(&frame_prefix(nonce)) {
+        Some(at) => stdout[..at].strip_suffix('\n').unwrap_or(&stdout[..at]),
+        None => stdout,
+    }
 }
 
 /// The error of a result envelope with `ok: false`: transfer failures the harness detected keep

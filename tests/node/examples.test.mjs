@@ -60,6 +60,7 @@ test('a failing install gives 500 SANDBOX_EXECUTION_ERROR with the exit code', a
   const body = await response.json();
   assert.equal(body.error.code, 'SANDBOX_EXECUTION_ERROR');
   assert.equal(body.error.details.operation, 'install');
+  assert.match(`${body.error.details.stderr ?? ''}${body.error.details.stdout ?? ''}`, /left-pad/, 'the failed install explains itself');
   assert.ok(body.error.details.exitCode > 0);
 });
 

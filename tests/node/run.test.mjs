@@ -51,6 +51,25 @@ test('a throwing entry gives 500 SANDBOX_HANDLER_ERROR with its message', async 
   assert.equal(body.error.message, 'notes are required');
 });
 
+test('a failed entry explains itself: the last 4 KiB of what it printed, without the result frame', async () => {
+  defineTestSandbox(
+    'fail/loud',
+    `export default () => { console.log('x'.repeat(20000) + ' stdout-end'); console.error('fatal: boom on stderr'); throw new Error('bad'); };`,
+  );
+  const response = await runSandbox('fail/loud', {});
+  assert.equal(response.status, 500);
+  const { error } = await response.json();
+  assert.equal(error.code, 'SANDBOX_HANDLER_ERROR');
+  assert.match(error.details.stderr, /fatal: boom on stderr/);
+  assert.ok(error.details.stdout.endsWith(' stdout-end\n') && error.details.stdout.length <= 4096, error.details.stdout.length);
+  assert.doesNotMatch(error.details.stdout, /vite-hub-sandbox:/, 'the harness frame (and its nonce) is not the entry\'s output');
+
+  defineTestSandbox('fail/exits', `export default () => { console.error('giving up: no config'); process.exitCode = 9; process.kill(process.pid, 'SIGKILL'); };`);
+  const exited = await (await runSandbox('fail/exits', {})).json();
+  assert.equal(exited.error.code, 'SANDBOX_HANDLER_ERROR');
+  assert.match(exited.error.details.stderr, /giving up: no config/);
+});
+
 test('what the entry prints never corrupts the result, not even a forged frame', async () => {
   defineTestSandbox(
     'ok/noisy',
