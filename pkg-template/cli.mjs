@@ -64,6 +64,9 @@ async function run(args) {
   if (options.appRoot !== undefined && !statSync(options.appRoot, { throwIfNoEntry: false })?.isDirectory()) {
     fail(`--app-root ${JSON.stringify(values['app-root'])} is not a directory`);
   }
+  const folder = statSync(resolve(positionals[0]), { throwIfNoEntry: false });
+  if (!folder) fail(`${JSON.stringify(positionals[0])} does not exist: give the Definition's folder (e.g. server/sandboxes/<name>)`);
+  if (!folder.isDirectory()) fail(`${JSON.stringify(positionals[0])} is not a folder: give the Definition's folder (e.g. server/sandboxes/<name>), not its entry file`);
   const payload = parseJsonOption('payload', values.payload);
   const context = parseJsonOption('context', values.context);
   const sandbox = await import('@vite-hub/sandbox');
@@ -168,7 +171,8 @@ try {
   if (command === 'run') await run(rest);
   else if (command === 'host') await host(rest);
   else if (command === 'inspect') await inspect(rest);
-  else if (command === undefined || command === '--help') process.stdout.write(`${USAGE}\n`);
+  else if (command === '--help' || command === 'help') process.stdout.write(`${USAGE}\n`);
+  else if (command === undefined) fail(`a command is required\n${USAGE}`);
   else fail(`unknown command ${JSON.stringify(command)}\n${USAGE}`);
 } catch (error) {
   // Exit code 2 for a usage error (bad option), 1 for a failure (e.g. the port is taken).

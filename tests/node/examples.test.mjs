@@ -86,6 +86,15 @@ test('the CLI rejects bad input with a clear message', async () => {
     assert.match(error.stderr, /SANDBOX_INVALID_ARGUMENT: .*entrypoint/);
     return true;
   });
+  // A folder that is not there, or a file given for a folder, is named plainly (no raw ENOENT).
+  await assert.rejects(run('node', [`${root}/dist/cli.mjs`, 'run', `${sandboxes}/release-notse`]), (error) => {
+    assert.equal(error.code, 2);
+    assert.match(error.stderr, /release-notse" does not exist: give the Definition's folder/);
+    assert.doesNotMatch(error.stderr, /ENOENT/);
+    return true;
+  });
+  await assert.rejects(run('node', [`${root}/dist/cli.mjs`, 'run', `${sandboxes}/release-notes/index.ts`]), { code: 2, stderr: /is not a folder/ });
+  await assert.rejects(run('node', [`${root}/dist/cli.mjs`]), { code: 2, stderr: /a command is required/ });
   // A usage error is exit code 2; a failure of a well-formed command (a taken port) is 1.
   await assert.rejects(run('node', [`${root}/dist/cli.mjs`, 'host', '--bogus']), { code: 2, stderr: /Unknown option '--bogus'/ });
   const taken = createServer();
