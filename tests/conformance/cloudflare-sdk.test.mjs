@@ -19,50 +19,9 @@ const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 
 const WORKER = `
 import { Sandbox as RealSandbox, getSandbox } from '@cloudflare/sandbox';
+import { sandboxOnBoxHost } from './tests/fixtures/cloudflare/box-host-container.mjs';
 
-/** workerd's ctx.container, as far as the Sandbox class uses it, forwarding to the Box host. */
-class BoxHostContainer {
-  constructor(env, containerId) {
-    this.base = env.BOX_HOST_URL + '/cloudflare/' + containerId;
-    this.token = env.BOX_HOST_TOKEN;
-    this.running = false;
-  }
-  start() {
-    if (this.running) throw new Error('start() cannot be called on a container that is already running.');
-    this.running = true;
-    this.exited = new Promise((resolve) => (this.exit = resolve));
-  }
-  monitor() { return this.exited ?? Promise.resolve(); }
-  getTcpPort() {
-    return {
-      fetch: (url, init) => {
-        const u = new URL(typeof url === 'string' ? url : url.url);
-        const request = new Request(this.base + u.pathname + u.search, init);
-        request.headers.set('authorization', 'Bearer ' + this.token);
-        return fetch(request);
-      },
-      connect() { throw new Error('connect() is not supported by the local Box host'); },
-    };
-  }
-  async #remove() {
-    if (!this.running) return;
-    this.running = false;
-    await fetch(this.base, { method: 'DELETE', headers: { authorization: 'Bearer ' + this.token } });
-    this.exit();
-  }
-  signal() { return this.#remove(); }
-  destroy() { return this.#remove(); }
-  async interceptOutboundHttp() {}
-  async interceptOutboundHttps() {}
-  async interceptAllOutboundHttp() {}
-}
-
-export class Sandbox extends RealSandbox {
-  constructor(ctx, env) {
-    if (!ctx.container) ctx.container = new BoxHostContainer(env, ctx.id.toString());
-    super(ctx, env);
-  }
-}
+export const Sandbox = sandboxOnBoxHost(RealSandbox);
 
 async function caught(promise) {
   try { await promise; return null; } catch (err) { return { name: err.name, message: err.message }; }

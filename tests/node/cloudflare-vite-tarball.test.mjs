@@ -9,10 +9,9 @@ import { cpSync, existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { Miniflare } from 'miniflare';
 import { startBoxHost } from '@vite-hub/sandbox/box-host';
 import { repoRoot } from './vite-app.mjs';
-import { isWasm, viteBuild, wranglerDryRun } from './cloudflare-worker-helpers.mjs';
+import { builtWorker, isWasm, viteBuild, wranglerDryRun } from './cloudflare-worker-helpers.mjs';
 
 const run = promisify(execFile);
 const versionOf = (name) => JSON.parse(readFileSync(join(repoRoot, 'node_modules', name, 'package.json'), 'utf8')).version;
@@ -55,17 +54,9 @@ before(async () => {
   await viteBuild(app, join(app, 'node_modules/vite/bin/vite.js'));
   const server = join(app, '.output/server');
   host = await startBoxHost({});
-  miniflare = new Miniflare({
-    modules: true,
-    scriptPath: join(server, 'index.mjs'),
-    modulesRoot: server,
-    modulesRules: [
-      { type: 'ESModule', include: ['**/*.mjs'] },
-      { type: 'CompiledWasm', include: ['**/*.wasm'] },
-    ],
+  miniflare = builtWorker({
+    dir: server,
     compatibilityDate: JSON.parse(readFileSync(join(server, 'wrangler.json'), 'utf8')).compatibility_date,
-    compatibilityFlags: ['nodejs_compat'],
-    durableObjects: { SANDBOX: { className: 'Sandbox', useSQLite: true } },
     bindings: { BOX_HOST_URL: host.baseUrl, BOX_HOST_TOKEN: host.token },
   });
 });
@@ -120,17 +111,9 @@ test('without a wrangler config of its own, the app gets a whole one with the pi
 
 test('in workerd, the app route runs on the cloudflare provider, its container traffic on the local Box host (SANDBOX_LOCAL_URL/TOKEN)', async () => {
   const server = join(app, '.output/server');
-  const local = new Miniflare({
-    modules: true,
-    scriptPath: join(server, 'index.mjs'),
-    modulesRoot: server,
-    modulesRules: [
-      { type: 'ESModule', include: ['**/*.mjs'] },
-      { type: 'CompiledWasm', include: ['**/*.wasm'] },
-    ],
+  const local = builtWorker({
+    dir: server,
     compatibilityDate: JSON.parse(readFileSync(join(server, 'wrangler.json'), 'utf8')).compatibility_date,
-    compatibilityFlags: ['nodejs_compat'],
-    durableObjects: { SANDBOX: { className: 'Sandbox', useSQLite: true } },
     bindings: { SANDBOX_LOCAL_URL: host.baseUrl, SANDBOX_LOCAL_TOKEN: host.token },
   });
   try {

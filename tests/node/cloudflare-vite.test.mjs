@@ -7,10 +7,9 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Miniflare } from 'miniflare';
 import { startBoxHost } from '@vite-hub/sandbox/box-host';
 import { removeDir, repoRoot } from './vite-app.mjs';
-import { isWasm, viteBuild, wranglerDryRun } from './cloudflare-worker-helpers.mjs';
+import { builtWorker, isWasm, viteBuild, wranglerDryRun } from './cloudflare-worker-helpers.mjs';
 
 const SANDBOX_VERSION = JSON.parse(readFileSync(join(repoRoot, 'node_modules/@cloudflare/sandbox/package.json'), 'utf8')).version;
 
@@ -47,19 +46,9 @@ before(async () => {
   await viteBuild(app);
   server = join(app, '.output/server');
   host = await startBoxHost({});
-  miniflare = new Miniflare({
-    modules: true,
-    scriptPath: join(server, 'index.mjs'),
-    modulesRoot: server,
-    modulesRules: [
-      { type: 'ESModule', include: ['**/*.mjs'] },
-      { type: 'CompiledWasm', include: ['**/*.wasm'] },
-    ],
+  miniflare = builtWorker({
+    dir: server,
     compatibilityDate: JSON.parse(readFileSync(join(server, 'wrangler.json'), 'utf8')).compatibility_date,
-    compatibilityFlags: ['nodejs_compat'],
-    // Declared so workerd checks that the Worker exports the class; never instantiated here (its
-    // constructor needs a container, which item 4's local path stands in for).
-    durableObjects: { SANDBOX: { className: 'Sandbox', useSQLite: true } },
     bindings: { BOX_HOST_URL: host.baseUrl, BOX_HOST_TOKEN: host.token },
   });
 });
@@ -130,17 +119,9 @@ test('in workerd, the built Worker runs a Definition through the local provider 
 });
 
 test('in workerd, the app route runs the Definition on the cloudflare provider with its container traffic on the local Box host (SANDBOX_LOCAL_URL/TOKEN)', async () => {
-  const local = new Miniflare({
-    modules: true,
-    scriptPath: join(server, 'index.mjs'),
-    modulesRoot: server,
-    modulesRules: [
-      { type: 'ESModule', include: ['**/*.mjs'] },
-      { type: 'CompiledWasm', include: ['**/*.wasm'] },
-    ],
+  const local = builtWorker({
+    dir: server,
     compatibilityDate: '2026-04-01',
-    compatibilityFlags: ['nodejs_compat'],
-    durableObjects: { SANDBOX: { className: 'Sandbox', useSQLite: true } },
     bindings: { SANDBOX_LOCAL_URL: host.baseUrl, SANDBOX_LOCAL_TOKEN: host.token },
   });
   try {

@@ -1,10 +1,11 @@
 // Helpers for the Cloudflare Worker tests: wrangler kept offline (wrangler-offline.md §2), a
-// dry-run deploy, and a Worker module directory run in real workerd (miniflare).
+// dry-run deploy, and a built Worker's module directory run in real workerd (miniflare).
 import { execFile, execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { extname, join } from 'node:path';
 import { promisify } from 'node:util';
+import { Miniflare } from 'miniflare';
 import { repoRoot } from './vite-app.mjs';
 
 const run = promisify(execFile);
@@ -67,4 +68,26 @@ export async function viteBuild(cwd, vite = join(repoRoot, 'node_modules/vite/bi
 export function isWasm(file) {
   const bytes = readFileSync(file);
   return bytes.length > 8 && bytes[0] === 0x00 && bytes[1] === 0x61 && bytes[2] === 0x73 && bytes[3] === 0x6d;
+}
+
+/**
+ * A built Worker run in real workerd (miniflare): `entry` and the ES modules beside it in `dir`,
+ * its `.wasm` files as compiled modules, `nodejs_compat`, and the `Sandbox` Durable Object class
+ * bound as `SANDBOX` (so workerd checks that the Worker exports it).
+ * @param {{ dir: string, entry?: string, compatibilityDate: string, bindings: Record<string, string> }} options
+ */
+export function builtWorker({ dir, entry = 'index.mjs', compatibilityDate, bindings }) {
+  return new Miniflare({
+    modules: true,
+    scriptPath: join(dir, entry),
+    modulesRoot: dir,
+    modulesRules: [
+      { type: 'ESModule', include: [`**/*${extname(entry)}`] },
+      { type: 'CompiledWasm', include: ['**/*.wasm'] },
+    ],
+    compatibilityDate,
+    compatibilityFlags: ['nodejs_compat'],
+    durableObjects: { SANDBOX: { className: 'Sandbox', useSQLite: true } },
+    bindings,
+  });
 }

@@ -8,11 +8,10 @@ import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { Miniflare } from 'miniflare';
 import { parse as parseToml } from 'smol-toml';
 import { startBoxHost } from '@vite-hub/sandbox/box-host';
 import { removeDir, repoRoot } from './vite-app.mjs';
-import { isWasm, wranglerDryRun } from './cloudflare-worker-helpers.mjs';
+import { builtWorker, isWasm, wranglerDryRun } from './cloudflare-worker-helpers.mjs';
 
 const run = promisify(execFile);
 
@@ -25,17 +24,10 @@ before(async () => {
   dryRun = await wranglerDryRun(repoRoot);
   entry = dryRun.files.find((name) => name.endsWith('.js'));
   host = await startBoxHost({});
-  miniflare = new Miniflare({
-    modules: true,
-    scriptPath: join(dryRun.outDir, entry),
-    modulesRoot: dryRun.outDir,
-    modulesRules: [
-      { type: 'ESModule', include: ['**/*.js'] },
-      { type: 'CompiledWasm', include: ['**/*.wasm'] },
-    ],
+  miniflare = builtWorker({
+    dir: dryRun.outDir,
+    entry,
     compatibilityDate: parseToml(readFileSync(join(repoRoot, 'wrangler.toml'), 'utf8')).compatibility_date,
-    compatibilityFlags: ['nodejs_compat'],
-    durableObjects: { SANDBOX: { className: 'Sandbox', useSQLite: true } },
     bindings: { LOCAL_BOX_HOST_URL: host.baseUrl, LOCAL_BOX_HOST_TOKEN: host.token },
   });
 });
