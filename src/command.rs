@@ -49,3 +49,65 @@ impl CommandOutcome {
         self.exit_code == 0
     }
 }
+
+/// The last `max_bytes` bytes of `text`, cut forward to a character boundary (so at most
+/// `max_bytes`). The one rule for keeping the tail of a Command's output.
+pub fn last_bytes(text: &str, max_bytes: usize) -> &str {
+    let mut start = text.len().saturating_sub(max_bytes);
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    &text[start..]
+}
+
+/// A Command's output as it streams in, keeping its last `cap` bytes ([`last_bytes`]); memory
+/// stays bounded (at most twice the cap, or 64 KiB) however much arrives.
+#[derive(Debug)]
+pub struct OutputTail {
+    text: String,
+    cap: usize,
+}
+
+impl OutputTail {
+    /// An empty tail keeping `cap` bytes.
+    pub fn new(cap: usize) -> OutputTail {
+        OutputTail { text: String::new(), cap }
+    }
+
+    /// Appends `more`, dropping the oldest bytes once past the memory bound.
+    pub fn push(&mut self, more: &str) {
+        self.text.push_str(more);
+        if self.text.len() > self.cap.saturating_mul(2).max(64 * 1024) {
+            self.trim();
+        }
+    }
+
+    fn trim(&mut self) {
+        let start = self.text.len() - last_bytes(&self.text, self.cap).len();
+        self.text.drain(..start);
+    }
+
+    /// The last `cap` bytes.
+    pub fn into_string(mut self) -> String {
+        self.trim();
+        self.text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tails_cut_at_a_character_boundary_and_stay_bounded() {
+        assert_eq!(last_bytes("abcdef", 3), "def");
+        assert_eq!(last_bytes("aé", 1), "", "the half of é is dropped");
+        assert_eq!(last_bytes("aé", 2), "é");
+        let mut tail = OutputTail::new(4);
+        for _ in 0..100_000 {
+            tail.push("xy");
+            assert!(tail.text.len() <= 64 * 1024 + 2);
+        }
+        assert_eq!(tail.into_string(), "xyxy");
+    }
+}

@@ -227,14 +227,6 @@ pub struct Details {
 /// Bytes of each output stream a failed Command's error keeps (the last ones; 4 KiB).
 pub const OUTPUT_TAIL_BYTES: usize = 4096;
 
-/// The last `max` bytes of `text`, cut at a character boundary.
-fn tail(text: &str, max: usize) -> &str {
-    let mut start = text.len().saturating_sub(max);
-    while !text.is_char_boundary(start) {
-        start += 1;
-    }
-    &text[start..]
-}
 
 impl Details {
     fn is_empty(&self) -> bool {
@@ -338,7 +330,7 @@ impl Error {
     /// (`details.stdout`, `details.stderr`; an empty stream is left out), so a failure explains
     /// itself. Box output holds no host secret; callers strip anything of their own protocol.
     pub fn with_output_tails(mut self, stdout: &str, stderr: &str) -> Error {
-        let keep = |text: &str| Some(tail(text, OUTPUT_TAIL_BYTES).to_owned()).filter(|t| !t.trim().is_empty());
+        let keep = |text: &str| Some(crate::command::last_bytes(text, OUTPUT_TAIL_BYTES).to_owned()).filter(|t| !t.trim().is_empty());
         self.inner.details.stdout = keep(stdout);
         self.inner.details.stderr = keep(stderr);
         self

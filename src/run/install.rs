@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::command::{Command, CommandOutcome};
+use crate::command::{last_bytes, Command, CommandOutcome};
 use crate::definition::install::InstallPlan;
 use crate::error::{Error, ErrorCode, Operation};
 use crate::provider::ProviderKind;
@@ -62,11 +62,7 @@ fn tail_lines(text: &str, budget: usize) -> String {
         let line = line.trim_end();
         if used + line.len() + 1 > budget {
             if kept.is_empty() {
-                let mut start = line.len().saturating_sub(budget.saturating_sub(1));
-                while !line.is_char_boundary(start) {
-                    start += 1;
-                }
-                kept.push(&line[start..]);
+                kept.push(last_bytes(line, budget.saturating_sub(1)));
             }
             break;
         }

@@ -14,9 +14,8 @@ use wasm_bindgen_futures::JsFuture;
 use web_sys::AbortSignal;
 
 use super::classify::{self, StartupRetry, Verdict};
-use super::exec::{push_tail, tail};
 use super::wire::{self, DeleteRequest, ExecEvent, ExecuteRequest, ExecuteResponse, MkdirRequest, ReadRequest, ReadResponse, WriteRequest};
-use crate::command::{Command, CommandOutcome};
+use crate::command::{last_bytes, Command, CommandOutcome, OutputTail};
 use crate::error::{Error, ErrorCode, Operation, Result};
 use crate::http::fetch::{abort_promise, body_bytes, js_message, sleep_unless_aborted, BodyChunks, Fetcher, HttpRequest, SendError};
 use crate::http::sse::{SseEnd, SseReader};
@@ -264,8 +263,8 @@ impl ContainerClient {
         }
         Ok(CommandOutcome {
             exit_code: answer.exit_code,
-            stdout: tail(answer.stdout, command.max_stdout_bytes),
-            stderr: tail(answer.stderr, command.max_stderr_bytes),
+            stdout: last_bytes(&answer.stdout, command.max_stdout_bytes).to_owned(),
+            stderr: last_bytes(&answer.stderr, command.max_stderr_bytes).to_owned(),
         })
     }
 
@@ -303,7 +302,7 @@ impl ContainerClient {
         signal: Option<&AbortSignal>,
     ) -> Result<CommandOutcome> {
         let mut reader = SseReader::default();
-        let (mut stdout, mut stderr) = (String::new(), String::new());
+        let (mut stdout, mut stderr) = (OutputTail::new(command.max_stdout_bytes), OutputTail::new(command.max_stderr_bytes));
         loop {
             let next = match signal {
                 Some(signal) => match select(Box::pin(chunks.next_chunk()), JsFuture::from(abort_promise(signal))).await {
@@ -326,13 +325,13 @@ impl ContainerClient {
                 match wire::parse_exec_event(&event.data)
                     .map_err(|e| e.with_provider(ProviderKind::Cloudflare).with_operation(operation))?
                 {
-                    Some(ExecEvent::Stdout(data)) => push_tail(&mut stdout, &data, command.max_stdout_bytes),
-                    Some(ExecEvent::Stderr(data)) => push_tail(&mut stderr, &data, command.max_stderr_bytes),
+                    Some(ExecEvent::Stdout(data)) => stdout.push(&data),
+                    Some(ExecEvent::Stderr(data)) => stderr.push(&data),
                     Some(ExecEvent::Complete(Some(exit_code))) => {
                         return Ok(CommandOutcome {
                             exit_code,
-                            stdout: tail(stdout, command.max_stdout_bytes),
-                            stderr: tail(stderr, command.max_stderr_bytes),
+                            stdout: stdout.into_string(),
+                            stderr: stderr.into_string(),
                         });
                     }
                     Some(ExecEvent::Complete(None)) => {

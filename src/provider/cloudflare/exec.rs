@@ -1,31 +1,11 @@
 //! One Command as the container runs it: the `bash -c` line for an argv, the sessionless
-//! `/api/execute` request, and the tail of its output that is kept.
+//! `/api/execute` request.
 //!
 //! Provider layer, pure. Source: cloudflare-sandbox-protocol.md §4.2 (sessionless commands run
 //! in a fresh `bash -c` with `cwd` and `env` from the body), §4.3.
 
 use super::wire::{self, ExecuteRequest};
 use crate::command::Command;
-
-/// Appends and keeps memory bounded (at most twice the cap, or 64 KiB).
-pub fn push_tail(text: &mut String, more: &str, cap: usize) {
-    text.push_str(more);
-    if text.len() > cap.saturating_mul(2).max(64 * 1024) {
-        *text = tail(std::mem::take(text), cap);
-    }
-}
-
-/// The last `cap` bytes of `text`, cut at a character boundary.
-pub fn tail(mut text: String, cap: usize) -> String {
-    if text.len() > cap {
-        let mut start = text.len() - cap;
-        while !text.is_char_boundary(start) {
-            start += 1;
-        }
-        text.drain(..start);
-    }
-    text
-}
 
 /// The `bash -c` line for an argv: each word quoted unless it is plainly safe.
 pub fn shell_line(program: &str, args: &[String]) -> String {
@@ -90,18 +70,5 @@ mod tests {
         assert_eq!(execute_request(&absolute, "/workspace").cwd.as_deref(), Some("/tmp"));
         let none = Command { cwd: None, ..command };
         assert_eq!(execute_request(&none, "/workspace").cwd.as_deref(), Some("/workspace"));
-    }
-
-    #[test]
-    fn tails_cut_at_a_character_boundary() {
-        assert_eq!(tail("abcdef".into(), 3), "def");
-        assert_eq!(tail("aé".into(), 1), "", "the half of é is dropped");
-        assert_eq!(tail("aé".into(), 2), "é");
-        let mut t = String::new();
-        for _ in 0..100_000 {
-            push_tail(&mut t, "xy", 4);
-        }
-        assert!(t.len() <= 64 * 1024 + 2);
-        assert_eq!(tail(t, 4), "xyxy");
     }
 }

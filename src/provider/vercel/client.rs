@@ -7,7 +7,7 @@
 use gloo_net::http::Response;
 use web_sys::AbortSignal;
 
-use crate::command::{Command, CommandOutcome};
+use crate::command::{Command, CommandOutcome, OutputTail};
 use crate::error::{Error, ErrorCode, Operation, Result};
 use crate::http::fetch::{body_bytes, BodyChunks, Fetcher, HttpRequest, SendError};
 use crate::http::ndjson::NdjsonReader;
@@ -171,8 +171,8 @@ impl VercelClient {
 
     async fn read_command_stream(&self, chunks: &mut BodyChunks, command: &Command) -> Result<CommandOutcome> {
         let mut reader = NdjsonReader::default();
-        let mut stdout = TailBuffer::new(command.max_stdout_bytes);
-        let mut stderr = TailBuffer::new(command.max_stderr_bytes);
+        let mut stdout = OutputTail::new(command.max_stdout_bytes);
+        let mut stderr = OutputTail::new(command.max_stderr_bytes);
         // A malformed line is counted and skipped (a result framed in stdout survives it); only
         // its number is ever reported, never its content.
         let mut line_number = 0u64;
@@ -235,40 +235,5 @@ impl VercelClient {
         let request = self.request("POST", &format!("/v2/sandboxes/sessions/{session_id}/stop"), "application/json", None);
         self.send(&request, RequestSafety::Idempotent, Operation::Stop, signal).await?;
         Ok(())
-    }
-}
-
-/// Keeps the last `cap` bytes of a text, cut at a character boundary.
-#[derive(Debug)]
-struct TailBuffer {
-    text: String,
-    cap: usize,
-}
-
-impl TailBuffer {
-    fn new(cap: usize) -> TailBuffer {
-        TailBuffer { text: String::new(), cap }
-    }
-
-    fn push(&mut self, more: &str) {
-        self.text.push_str(more);
-        if self.text.len() > self.cap.saturating_mul(2).max(64 * 1024) {
-            self.trim();
-        }
-    }
-
-    fn trim(&mut self) {
-        if self.text.len() > self.cap {
-            let mut start = self.text.len() - self.cap;
-            while !self.text.is_char_boundary(start) {
-                start += 1;
-            }
-            self.text.drain(..start);
-        }
-    }
-
-    fn into_string(mut self) -> String {
-        self.trim();
-        self.text
     }
 }
