@@ -35,6 +35,7 @@ test('the tooling wasm module stays under its 300 KB gzipped budget and is no pu
   assert.ok(!JSON.stringify(manifest.exports).includes('tooling'), 'only build/ loads it, from its own directory');
 });
 
+/** An esbuild bundle of `import { runSandbox } from '@vite-hub/sandbox'` under `conditions`: output file names and input paths. */
 async function bundle(conditions, platform) {
   const result = await build({
     stdin: { contents: "import { runSandbox } from '@vite-hub/sandbox'; export default runSandbox;", resolveDir: fileURLToPath(new URL('.', import.meta.url)) },
@@ -47,13 +48,14 @@ async function bundle(conditions, platform) {
     // Cloudflare's own modules are provided by workerd (Wrangler and Nitro keep them external).
     external: ['cloudflare:*'],
     outdir: '/tmp/vite-hub-sandbox-bundle-test',
+    metafile: true,
     logLevel: 'silent',
   });
-  return result.outputFiles.map((file) => file.path.split('/').pop());
+  return { files: result.outputFiles.map((file) => file.path.split('/').pop()), inputs: Object.keys(result.metafile.inputs) };
 }
 
 test('the workerd entry bundles without Node built-ins and imports the .wasm as a module', async () => {
-  const files = await bundle(['workerd', 'worker'], 'neutral');
+  const { files } = await bundle(['workerd', 'worker'], 'neutral');
   assert.ok(files.some((name) => name.endsWith('.wasm')), files.join(', '));
   const source = readFileSync(`${dist}runtime/index.workerd.mjs`, 'utf8');
   assert.doesNotMatch(source, /from 'node:/);
@@ -61,33 +63,20 @@ test('the workerd entry bundles without Node built-ins and imports the .wasm as 
 });
 
 test('the generic worker entry bundles without Node built-ins or Cloudflare modules', async () => {
-  const files = await bundle(['worker'], 'neutral');
+  const { files } = await bundle(['worker'], 'neutral');
   assert.ok(files.some((name) => name.endsWith('.wasm')), files.join(', '));
   const source = readFileSync(`${dist}runtime/index.worker.mjs`, 'utf8');
   assert.doesNotMatch(source, /from '(node|cloudflare):/);
 });
 
 test('the browser entry bundles for the browser platform', async () => {
-  const files = await bundle(['browser'], 'browser');
+  const { files } = await bundle(['browser'], 'browser');
   assert.ok(files.some((name) => name.endsWith('.js')), files.join(', '));
 });
 
 test('Worker and browser bundles hold only the runtime: no build/ glue, no build tooling, no tooling wasm', async () => {
   for (const [conditions, platform] of [[['workerd', 'worker'], 'neutral'], [['worker'], 'neutral'], [['browser'], 'browser']]) {
-    const result = await build({
-      stdin: { contents: "import { runSandbox } from '@vite-hub/sandbox'; export default runSandbox;", resolveDir: fileURLToPath(new URL('.', import.meta.url)) },
-      bundle: true,
-      write: false,
-      format: 'esm',
-      platform,
-      conditions,
-      loader: { '.wasm': 'copy' },
-      external: ['cloudflare:*'],
-      outdir: '/tmp/vite-hub-sandbox-bundle-test',
-      metafile: true,
-      logLevel: 'silent',
-    });
-    const inputs = Object.keys(result.metafile.inputs);
+    const { inputs } = await bundle(conditions, platform);
     assert.ok(inputs.some((input) => input.endsWith('runtime/api.mjs')), inputs.join(', '));
     const buildOnly = inputs.filter((input) => /\/build\/|tooling|node_modules\/(esbuild|acorn|yaml|eslint-scope|@jridgewell)\//.test(input));
     assert.deepEqual(buildOnly, [], `${conditions}: ${inputs.join(', ')}`);
