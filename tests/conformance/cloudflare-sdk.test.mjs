@@ -9,13 +9,11 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';
-import { build } from 'esbuild';
 import { Miniflare } from 'miniflare';
 import { startBoxHost } from '@vite-hub/sandbox/box-host';
+import { bundleWorker } from '../fixtures/cloudflare/bundle-worker.mjs';
 
-const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 const WORKER = `
 import { Sandbox as RealSandbox, getSandbox } from '@cloudflare/sandbox';
@@ -73,20 +71,10 @@ let miniflare;
 before(async () => {
   boxRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'vite-hub-test-cf-sdk-'));
   host = await startBoxHost({ boxRoot });
-  const bundled = await build({
-    stdin: { contents: WORKER, resolveDir: REPO, sourcefile: 'worker.mjs' },
-    bundle: true,
-    write: false,
-    format: 'esm',
-    platform: 'neutral',
-    mainFields: ['module', 'main'],
-    conditions: ['workerd', 'worker', 'import'],
-    external: ['cloudflare:*', 'node:*'],
-    logLevel: 'silent',
-  });
+  const script = await bundleWorker(WORKER);
   miniflare = new Miniflare({
     modules: true,
-    script: bundled.outputFiles[0].text,
+    script,
     compatibilityDate: '2025-05-06',
     compatibilityFlags: ['nodejs_compat'],
     durableObjects: { Sandbox: { className: 'Sandbox', useSQLite: true } },

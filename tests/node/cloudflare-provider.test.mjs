@@ -9,13 +9,11 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';
-import { build } from 'esbuild';
 import { Miniflare } from 'miniflare';
 import { startBoxHost } from '@vite-hub/sandbox/box-host';
+import { REPO, bundleWorker } from '../fixtures/cloudflare/bundle-worker.mjs';
 
-const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 const WORKER = `
 import { Sandbox as RealSandbox } from '@cloudflare/sandbox';
@@ -69,23 +67,11 @@ let miniflare;
 before(async () => {
   boxRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'vite-hub-test-cf-provider-'));
   host = await startBoxHost({ boxRoot });
-  const bundled = await build({
-    stdin: { contents: WORKER, resolveDir: REPO, sourcefile: 'worker.mjs' },
-    bundle: true,
-    write: false,
-    format: 'esm',
-    platform: 'neutral',
-    mainFields: ['module', 'main'],
-    conditions: ['workerd', 'worker', 'import'],
-    external: ['cloudflare:*', 'node:*'],
-    // Wrangler imports the .wasm as a compiled module; here it sits beside the bundle.
-    plugins: [{ name: 'wasm', setup: (b) => b.onResolve({ filter: /\.wasm$/ }, () => ({ path: './sandbox.wasm', external: true })) }],
-    logLevel: 'silent',
-  });
+  const script = await bundleWorker(WORKER, { wasmBeside: 'sandbox.wasm' });
   const dir = path.join(REPO, 'node_modules', '.cf-provider-test');
   miniflare = new Miniflare({
     modules: [
-      { type: 'ESModule', path: path.join(dir, 'worker.mjs'), contents: bundled.outputFiles[0].text },
+      { type: 'ESModule', path: path.join(dir, 'worker.mjs'), contents: script },
       { type: 'CompiledWasm', path: path.join(dir, 'sandbox.wasm'), contents: fs.readFileSync(path.join(REPO, 'dist/wasm/vite_hub_sandbox_bg.wasm')) },
     ],
     compatibilityDate: '2025-05-06',
