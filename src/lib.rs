@@ -32,6 +32,7 @@ pub mod provider_kind;
 #[cfg(any(feature = "tooling", test))]
 pub mod provider_output;
 pub mod run;
+pub mod session;
 pub mod transfer;
 
 #[cfg(all(target_arch = "wasm32", feature = "runtime"))]

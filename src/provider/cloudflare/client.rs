@@ -14,7 +14,7 @@ use wasm_bindgen_futures::JsFuture;
 use web_sys::AbortSignal;
 
 use super::classify::{self, StartupRetry, Verdict};
-use super::wire::{self, DeleteRequest, ExecEvent, ExecuteRequest, ExecuteResponse, MkdirRequest, ReadRequest, ReadResponse, WriteRequest};
+use super::wire::{self, DeleteRequest, ExecEvent, ExistsRequest, ExecuteRequest, ExecuteResponse, MkdirRequest, ReadRequest, ReadResponse, WriteRequest};
 use crate::command::{last_bytes, Command, CommandOutcome, OutputTail};
 use crate::error::{Error, ErrorCode, Operation, Result};
 use crate::http::fetch::{abort_promise, body_bytes, js_message, sleep_unless_aborted, BodyChunks, Fetcher, HttpRequest, SendError};
@@ -206,6 +206,19 @@ impl ContainerClient {
     /// waits for the container to start.
     pub async fn mkdir(&self, path: &str, signal: Option<&AbortSignal>) -> Result<()> {
         self.post_ok("/api/mkdir", &MkdirRequest { path: path.to_owned(), recursive: true }, Operation::Write, signal).await
+    }
+
+    /// `POST /api/mkdir { path, recursive }` for a Session's `mkdir`.
+    pub async fn mkdir_with(&self, path: &str, recursive: bool, signal: Option<&AbortSignal>) -> Result<()> {
+        self.post_ok("/api/mkdir", &MkdirRequest { path: path.to_owned(), recursive }, Operation::Write, signal).await
+    }
+
+    /// `POST /api/exists { path }` → whether the path exists.
+    pub async fn exists(&self, path: &str, signal: Option<&AbortSignal>) -> Result<bool> {
+        match self.post_json("/api/exists", &ExistsRequest { path: path.to_owned() }, Operation::Read, Resend::Allowed, signal).await? {
+            Ok(bytes) => wire::exists_answer(&bytes).map_err(|e| e.with_provider(ProviderKind::Cloudflare).with_operation(Operation::Read)),
+            Err(refused) => Err(self.refused(Operation::Read, &refused)),
+        }
     }
 
     /// `POST /api/write { path, content: <base64>, encoding: "base64" }`.

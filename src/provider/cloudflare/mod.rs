@@ -359,6 +359,40 @@ mod session {
             Box::pin(async move { self.client.read_file(path, signal).await })
         }
 
+        /// Whether `path` exists (`/api/exists`).
+        pub fn exists<'a>(&'a self, path: &'a str, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<bool>> {
+            Box::pin(async move { self.client.exists(path, signal).await })
+        }
+
+        /// Creates a directory (`/api/mkdir`, `mkdir [-p]`).
+        pub fn mkdir<'a>(&'a self, path: &'a str, recursive: bool, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<()>> {
+            Box::pin(async move { self.client.mkdir_with(path, recursive, signal).await })
+        }
+
+        /// Removes a file (`/api/delete`; a directory is refused there) or, with `recursive`, a
+        /// tree (`rm -rf` in the container, which has no route for it). A missing path is no error.
+        pub fn remove<'a>(&'a self, path: &'a str, recursive: bool, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<()>> {
+            Box::pin(async move {
+                if !recursive {
+                    return self.client.delete_file(path, signal).await.map_err(|e| e.with_operation(Operation::Write));
+                }
+                let rm = Command {
+                    program: "rm".into(),
+                    args: vec!["-rf".into(), "--".into(), path.to_owned()],
+                    timeout_ms: Some(60_000),
+                    max_stderr_bytes: 4096,
+                    ..Command::default()
+                };
+                let outcome = self.exec(&rm, signal).await?;
+                if outcome.exit_code != 0 {
+                    return Err(Error::new(ErrorCode::ExecutionError, format!("remove failed in the Box: {}", outcome.stderr.trim()))
+                        .with_provider(ProviderKind::Cloudflare)
+                        .with_operation(Operation::Write));
+                }
+                Ok(())
+            })
+        }
+
         /// Ends the Run on this Box: destroys it (RPC `destroy()`, or `DELETE` on the local Box
         /// host), or for a kept Box deletes the Run's directory; then releases the Box to the next
         /// Run on its id.

@@ -192,12 +192,12 @@ impl ReadResponse {
     }
 }
 
-/// `POST /api/mkdir` request: `{ path, recursive: true }` (runs `mkdir -p`).
+/// `POST /api/mkdir` request: `{ path, recursive }` (runs `mkdir [-p]`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct MkdirRequest {
     /// Absolute container path.
     pub path: String,
-    /// Always `true`.
+    /// `true` for `mkdir -p` (what a Run's staging always sends).
     pub recursive: bool,
 }
 
@@ -206,6 +206,23 @@ pub struct MkdirRequest {
 pub struct DeleteRequest {
     /// Absolute container path.
     pub path: String,
+}
+
+/// `POST /api/exists` request: `{ path }`; the answer is `{ path, exists }` (`test -e`, §4.3).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ExistsRequest {
+    /// Absolute container path.
+    pub path: String,
+}
+
+/// The `exists` boolean of a `POST /api/exists` answer.
+///
+/// # Errors
+/// `SANDBOX_TRANSPORT_ERROR` when the answer is not an object with a boolean `exists`.
+pub fn exists_answer(bytes: &[u8]) -> Result<bool> {
+    let bad = |why: String| Error::new(ErrorCode::TransportError, format!("the container answered exists with an unexpected body: {why}"));
+    let map = object(bytes).map_err(bad)?;
+    map.get("exists").and_then(serde_json::Value::as_bool).ok_or_else(|| bad("no boolean exists".into()))
 }
 
 /// The container's (and the Durable Object's) JSON error body (§4.1, §3):

@@ -14,8 +14,10 @@ use crate::http::ndjson::NdjsonReader;
 use crate::http::retry::{RequestSafety, RetryPolicy};
 use crate::provider::vercel::options::VercelEndpoint;
 use crate::provider::vercel::wire::{
-    self, CommandStreamLine, CreateSandboxRequest, ReadFileRequest, RunCommandRequest, SandboxAndSessionResponse,
+    self, CommandResponse, CommandStreamLine, CreateSandboxRequest, KillCommandRequest, MkdirRequest, ReadFileRequest, RunCommandRequest,
+    SandboxAndSessionResponse,
 };
+use crate::provider::session::{OutputEntry, OutputStream};
 use crate::provider::ProviderKind;
 
 /// A Vercel Sandbox REST client.
@@ -235,5 +237,135 @@ impl VercelClient {
         let request = self.request("POST", &format!("/v2/sandboxes/sessions/{session_id}/stop"), "application/json", None);
         self.send(&request, RequestSafety::Idempotent, Operation::Stop, signal).await?;
         Ok(())
+    }
+}
+
+/// The output of one detached command, as `GET …/cmd/{cmdId}/logs` streams it (NDJSON: the
+/// whole history from the start, then live output; the stream ends when the command exits).
+#[derive(Debug)]
+pub struct CommandLogs {
+    chunks: BodyChunks,
+    reader: NdjsonReader,
+    pending: std::collections::VecDeque<OutputEntry>,
+    ended: bool,
+    kind: ProviderKind,
+}
+
+impl CommandLogs {
+    /// The next entry; `None` once the command has exited and every entry was read.
+    ///
+    /// # Errors
+    /// `SANDBOX_TRANSPORT_ERROR` for a failed read, a malformed line or an in-stream error line.
+    pub async fn next(&mut self) -> Result<Option<OutputEntry>> {
+        loop {
+            if let Some(entry) = self.pending.pop_front() {
+                return Ok(Some(entry));
+            }
+            if self.ended {
+                return Ok(None);
+            }
+            let failed = |message: String| {
+                Error::new(ErrorCode::TransportError, message).with_provider(self.kind).with_operation(Operation::Exec)
+            };
+            let chunk = self.chunks.next_chunk().await.map_err(|e| failed(format!("the command logs stream failed: {}", e.describe())))?;
+            let lines = match chunk {
+                Some(bytes) => self.reader.push(&bytes)?,
+                None => {
+                    self.ended = true;
+                    std::mem::take(&mut self.reader).finish()?.into_iter().collect()
+                }
+            };
+            for line in lines {
+                match wire::parse_command_stream_line(&line).map_err(|e| e.with_provider(self.kind))? {
+                    CommandStreamLine::Stdout(data) => self.pending.push_back(OutputEntry { stream: OutputStream::Stdout, data }),
+                    CommandStreamLine::Stderr(data) => self.pending.push_back(OutputEntry { stream: OutputStream::Stderr, data }),
+                    CommandStreamLine::Error { code, message } => {
+                        self.ended = true;
+                        return Err(failed(format!("the command logs stream failed: {code}: {message}")));
+                    }
+                    CommandStreamLine::Command(_) => {}
+                }
+            }
+        }
+    }
+
+    /// Stops reading (the request is cancelled).
+    pub fn cancel(&mut self) {
+        self.ended = true;
+        self.pending.clear();
+        self.chunks.cancel();
+    }
+}
+
+impl VercelClient {
+    /// Starts a command without waiting (detached): `POST /v2/sandboxes/sessions/{id}/cmd` without
+    /// `wait`/`logs`; answers the command id. Never re-sent.
+    pub async fn start_command(&self, session_id: &str, command: &Command, signal: Option<&AbortSignal>) -> Result<String> {
+        let body = RunCommandRequest {
+            command: command.program.clone(),
+            args: command.args.clone(),
+            cwd: command.cwd.clone(),
+            env: command.env.clone(),
+            sudo: false,
+            wait: None,
+            logs: None,
+            timeout: command.timeout_ms,
+        };
+        let request = self.json_request("POST", &format!("/v2/sandboxes/sessions/{session_id}/cmd"), &body)?;
+        let response = self.send(&request, RequestSafety::NonIdempotent, Operation::Exec, signal).await?;
+        let answer: CommandResponse = self.json(&response, Operation::Exec).await?;
+        Ok(answer.command.id)
+    }
+
+    /// Follows a command's output: `GET /v2/sandboxes/sessions/{id}/cmd/{cmdId}/logs`.
+    pub async fn command_logs(&self, session_id: &str, command_id: &str, signal: Option<&AbortSignal>) -> Result<CommandLogs> {
+        let request = self.request("GET", &format!("/v2/sandboxes/sessions/{session_id}/cmd/{command_id}/logs"), "application/json", None);
+        let response = self.send(&request, RequestSafety::Idempotent, Operation::Exec, signal).await?;
+        let content_type = response.headers().get("content-type").unwrap_or_default();
+        if !crate::http::media_type::media_type_is(&content_type, "application/x-ndjson") {
+            return Err(self.error(Operation::Exec, format!("expected a stream of command logs, got content-type {content_type:?}")));
+        }
+        let chunks = BodyChunks::new(&response).map_err(|e| self.send_error(Operation::Exec, e))?;
+        Ok(CommandLogs { chunks, reader: NdjsonReader::default(), pending: Default::default(), ended: false, kind: self.kind })
+    }
+
+    /// Waits for a command's exit: `GET /v2/sandboxes/sessions/{id}/cmd/{cmdId}?wait=true`
+    /// (long-poll); answers its exit code.
+    pub async fn wait_command(&self, session_id: &str, command_id: &str, signal: Option<&AbortSignal>) -> Result<i32> {
+        let mut request = self.request("GET", &format!("/v2/sandboxes/sessions/{session_id}/cmd/{command_id}"), "application/json", None);
+        request.url.push_str(if request.url.contains('?') { "&wait=true" } else { "?wait=true" });
+        let response = self.send(&request, RequestSafety::Idempotent, Operation::Exec, signal).await?;
+        let answer: CommandResponse = self.json(&response, Operation::Exec).await?;
+        answer.command.exit_code.ok_or_else(|| self.error(Operation::Exec, "the command wait answered without an exit code".to_owned()))
+    }
+
+    /// Sends `signal` (a number) to a command: `POST /v2/sandboxes/sessions/{id}/cmd/{cmdId}/kill`.
+    pub async fn kill_command(&self, session_id: &str, command_id: &str, signal_number: u8, signal: Option<&AbortSignal>) -> Result<()> {
+        let body = KillCommandRequest { signal: signal_number };
+        let request = self.json_request("POST", &format!("/v2/sandboxes/sessions/{session_id}/cmd/{command_id}/kill"), &body)?;
+        self.send(&request, RequestSafety::Idempotent, Operation::Exec, signal).await?;
+        Ok(())
+    }
+
+    /// Creates one directory (not recursive): `POST /v2/sandboxes/sessions/{id}/fs/mkdir`.
+    pub async fn mkdir(&self, session_id: &str, path: &str, signal: Option<&AbortSignal>) -> Result<()> {
+        let request = self.json_request("POST", &format!("/v2/sandboxes/sessions/{session_id}/fs/mkdir"), &MkdirRequest { path: path.to_owned() })?;
+        self.send(&request, RequestSafety::Idempotent, Operation::Write, signal).await?;
+        Ok(())
+    }
+
+    /// The local Box host's executionAuthority for a Box created with `network_policy` (request
+    /// shape): `GET /_vite-hub/execution-authority?networkPolicy=<JSON>`, a route of the local Box
+    /// host only (computed by the function its create uses). Opens no Box.
+    pub async fn local_host_execution_authority(&self, network_policy: Option<&serde_json::Value>, signal: Option<&AbortSignal>) -> Result<serde_json::Value> {
+        let mut request = self.request("GET", "/_vite-hub/execution-authority", "application/json", None);
+        if let Some(policy) = network_policy {
+            let encoded = js_sys::encode_uri_component(&policy.to_string()).as_string().unwrap_or_default();
+            request.url.push_str(if request.url.contains('?') { "&" } else { "?" });
+            request.url.push_str("networkPolicy=");
+            request.url.push_str(&encoded);
+        }
+        let response = self.send(&request, RequestSafety::Idempotent, Operation::Resolve, signal).await?;
+        self.json(&response, Operation::Resolve).await
     }
 }

@@ -270,6 +270,14 @@ pub struct MkdirRequest {
     pub path: String,
 }
 
+/// Body of `POST /v2/sandboxes/sessions/{id}/cmd/{cmdId}/kill` (mirrors @vercel/sandbox 3.5.0,
+/// REST v2): `{ signal: number }` (a signal number, e.g. 15 for SIGTERM, 9 for SIGKILL; §7.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KillCommandRequest {
+    /// The signal number.
+    pub signal: u8,
+}
+
 /// An error answer body (mirrors @vercel/sandbox 3.5.0 / REST v2):
 /// `{ error?: { code?: string, message?: string } }`, e.g.
 /// `{"error":{"code":"sandbox_stopped","message":"Sandbox is stopped"}}`.
