@@ -1,6 +1,7 @@
 // The Box registry of one host: live Boxes by session id, a bounded memory of stopped ones (so
 // their sessions can still be described), names, and the live-Box capacity.
 import { Box, BoxRequestError, MAX_TIMER_MS, checkEnv } from './box.mjs';
+import { executionAuthority } from './isolation.mjs';
 
 /** Stopped Boxes remembered for `GET` lookups (oldest forgotten first). */
 const STOPPED_MEMORY = 256;
@@ -23,6 +24,14 @@ export class BoxRegistry {
     this.live = new Map();
     this.stopped = new Map();
     this.reserved = 0;
+  }
+
+  /**
+   * The executionAuthority a Box created with `networkPolicy` gets (the rule of create, without
+   * creating one): `GET /_vite-hub/execution-authority`.
+   */
+  executionAuthorityFor(networkPolicy) {
+    return executionAuthority(this.isolation, networkDenied(networkPolicy) && this.isolation === 'bubblewrap');
   }
 
   /**

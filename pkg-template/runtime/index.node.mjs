@@ -18,6 +18,8 @@ const api = createApi(wasm, () => process.env);
 api.configureSandbox({});
 
 export const { configureSandbox, registerSandbox, unregisterSandbox, listSandboxes, runSandbox, setSandboxDefinitionLoader } = api;
+/** Sessions: one Box driven by hand (runtime/session.mjs). */
+export const { openSandboxSession, resolveSandboxRunner } = api;
 export { defineSandbox };
 
 /**

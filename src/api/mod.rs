@@ -7,6 +7,7 @@
 //! starter may call back into the module).
 
 mod definition_object;
+mod runner;
 mod session;
 
 use std::cell::RefCell;

@@ -95,7 +95,7 @@ fn set(target: &Object, key: &str, value: &JsValue) {
 }
 
 /// The contract's frozen executionAuthority object (nested `filesystem` frozen too).
-fn authority_object(authority: &ExecutionAuthority) -> JsValue {
+pub(super) fn authority_object(authority: &ExecutionAuthority) -> JsValue {
     let filesystem = Object::new();
     set(&filesystem, "access", &authority.filesystem_access.as_str().into());
     set(&filesystem, "scope", &authority.filesystem_scope.as_str().into());
