@@ -404,13 +404,18 @@ export interface SandboxProcess {
   readonly id: string;
   /**
    * The Command's output: every entry from its start, then live entries as they are produced,
-   * ending when it exits (Vercel protocol: `GET …/cmd/{id}/logs`, NDJSON). Each call replays
+   * ending when it exits (Vercel protocol: `GET …/cmd/{id}/logs`, NDJSON; Cloudflare:
+   * `GET /api/process/{id}/stream`, SSE). Each call replays
    * from the start. Leaving the loop early cancels the stream.
    */
   logs(): AsyncIterableIterator<SandboxLogEntry>;
   /** Waits for the exit: `{ exitCode, ok }` (a signal's exit code is 128 + its number). */
   wait(): Promise<{ exitCode: number; ok: boolean }>;
-  /** Sends a signal (default `'SIGTERM'`; `'SIGKILL'`, `'SIGINT'`, `'SIGHUP'`, `'SIGQUIT'`, `'SIGCONT'`, `'SIGSTOP'` or 1–64). */
+  /**
+   * Sends a signal (default `'SIGTERM'`; `'SIGKILL'`, `'SIGINT'`, `'SIGHUP'`, `'SIGQUIT'`, `'SIGCONT'`,
+   * `'SIGSTOP'` or 1–64). Cloudflare's container API kills with SIGTERM only: another signal is
+   * `SANDBOX_NOT_SUPPORTED`.
+   */
   kill(signal?: string | number): Promise<void>;
 }
 
@@ -437,7 +442,7 @@ export interface SandboxSession extends SandboxAsyncDisposable {
   /** Runs `command` with `args` (argv, no shell) and waits for it. */
   exec(command: string, args?: string[], options?: SandboxCommandOptions): Promise<SandboxExecResult>;
   exec(command: string, options?: SandboxCommandOptions): Promise<SandboxExecResult>;
-  /** Starts `command` without waiting. Cloudflare: `SANDBOX_NOT_SUPPORTED` for now. */
+  /** Starts `command` without waiting (Vercel protocol: a detached `cmd`; Cloudflare: `/api/process/start`). */
   spawn(command: string, args?: string[], options?: SandboxCommandOptions): Promise<SandboxProcess>;
   spawn(command: string, options?: SandboxCommandOptions): Promise<SandboxProcess>;
   /** The file's bytes, or `null` when it does not exist. */

@@ -8,7 +8,8 @@
 use web_sys::AbortSignal;
 
 use crate::command::{Command, CommandOutcome};
-use crate::error::{Error, ErrorCode, Operation, Result};
+use crate::error::Result;
+use crate::provider::cloudflare::client::ProcessLogs;
 use crate::provider::cloudflare::CloudflareBox;
 use crate::provider::vercel::client::CommandLogs;
 use crate::provider::vercel::VercelBox;
@@ -44,11 +45,14 @@ pub struct OutputEntry {
 }
 
 /// The output of a started Command: its whole history from the start, then live output until it
-/// exits. Vercel protocol: `GET …/cmd/{id}/logs` (NDJSON).
+/// exits. Vercel protocol: `GET …/cmd/{id}/logs` (NDJSON); Cloudflare: `GET
+/// /api/process/{id}/stream` (SSE).
 #[derive(Debug)]
 pub enum LogStream {
     /// A Vercel (or local Box host) command's NDJSON logs.
     Vercel(CommandLogs),
+    /// A Cloudflare background process's SSE stream.
+    Cloudflare(ProcessLogs),
 }
 
 impl LogStream {
@@ -59,6 +63,7 @@ impl LogStream {
     pub async fn next(&mut self) -> Result<Option<OutputEntry>> {
         match self {
             LogStream::Vercel(logs) => logs.next().await,
+            LogStream::Cloudflare(logs) => logs.next().await,
         }
     }
 
@@ -66,14 +71,9 @@ impl LogStream {
     pub fn cancel(&mut self) {
         match self {
             LogStream::Vercel(logs) => logs.cancel(),
+            LogStream::Cloudflare(logs) => logs.cancel(),
         }
     }
-}
-
-fn not_supported(provider: ProviderKind, what: &str) -> Error {
-    Error::new(ErrorCode::NotSupported, format!("{what} is not supported by the {} provider yet", provider.as_str()))
-        .with_provider(provider)
-        .with_operation(Operation::Exec)
 }
 
 /// One live Box.
@@ -151,11 +151,11 @@ impl BoxSession {
     /// [`BoxSession::wait`], [`BoxSession::kill`]).
     ///
     /// # Errors
-    /// Transport errors of the provider; `SANDBOX_NOT_SUPPORTED` on Cloudflare (no process routes yet).
+    /// Transport errors of the provider.
     pub async fn spawn(&self, command: &Command, signal: Option<&AbortSignal>) -> Result<String> {
         match self {
             BoxSession::Vercel(session) => session.spawn(command, signal).await,
-            BoxSession::Cloudflare(session) => Err(not_supported(session.provider(), "spawn")),
+            BoxSession::Cloudflare(session) => session.spawn(command, signal).await,
         }
     }
 
@@ -163,7 +163,7 @@ impl BoxSession {
     pub async fn logs(&self, id: &str, signal: Option<&AbortSignal>) -> Result<LogStream> {
         match self {
             BoxSession::Vercel(session) => session.logs(id, signal).await.map(LogStream::Vercel),
-            BoxSession::Cloudflare(session) => Err(not_supported(session.provider(), "logs")),
+            BoxSession::Cloudflare(session) => session.logs(id, signal).await.map(LogStream::Cloudflare),
         }
     }
 
@@ -171,15 +171,16 @@ impl BoxSession {
     pub async fn wait(&self, id: &str, signal: Option<&AbortSignal>) -> Result<i32> {
         match self {
             BoxSession::Vercel(session) => session.wait(id, signal).await,
-            BoxSession::Cloudflare(session) => Err(not_supported(session.provider(), "wait")),
+            BoxSession::Cloudflare(session) => session.wait(id, signal).await,
         }
     }
 
-    /// Sends signal number `signal_number` (15 SIGTERM, 9 SIGKILL, …) to Command `id`.
+    /// Sends signal number `signal_number` (15 SIGTERM, 9 SIGKILL, …) to Command `id`
+    /// (Cloudflare: SIGTERM only, else `SANDBOX_NOT_SUPPORTED`).
     pub async fn kill(&self, id: &str, signal_number: u8, signal: Option<&AbortSignal>) -> Result<()> {
         match self {
             BoxSession::Vercel(session) => session.kill(id, signal_number, signal).await,
-            BoxSession::Cloudflare(session) => Err(not_supported(session.provider(), "kill")),
+            BoxSession::Cloudflare(session) => session.kill(id, signal_number, signal).await,
         }
     }
 

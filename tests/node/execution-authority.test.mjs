@@ -203,7 +203,16 @@ export default {
     await session.remove('a', { recursive: true });
     await session.remove('dir/bytes.bin');
     steps.removed = [await session.exists('a'), await session.exists('dir/bytes.bin')];
-    steps.spawn = await attempt(() => session.spawn('true'));
+    const command = await session.spawn('sh', ['-c', 'echo a; sleep 0.5; echo b >&2; exit 7']);
+    const entries = [];
+    for await (const entry of command.logs()) entries.push(entry);
+    let replay = 0;
+    for await (const entry of command.logs()) replay += entry.data.length;
+    steps.spawn = { entries, wait: await command.wait(), replay };
+    const sleeper = await session.spawn('sleep', ['60']);
+    steps.killSigkill = await attempt(() => sleeper.kill('SIGKILL'));
+    await sleeper.kill();
+    steps.killed = await sleeper.wait();
     await Promise.all([session.close(), session.close()]);
     steps.status = session.status;
     steps.afterClose = await attempt(() => session.exec('true'));
@@ -251,7 +260,7 @@ export default {
     assert.deepEqual(boxes(), []);
   });
 
-  test('a Session in the workerd entry: exec, files, close twice, after-close; its Box is destroyed', async () => {
+  test('a Session in the workerd entry: exec, spawn with logs/wait/kill, files, close twice, after-close; its Box is destroyed', async () => {
     const response = await miniflare.dispatchFetch('http://worker.test/session');
     const steps = await response.json();
     assert.equal(response.status, 200, JSON.stringify(steps));
@@ -265,7 +274,13 @@ export default {
     assert.deepEqual(steps.exists, [true, false]);
     assert.equal(steps.mkdir, true);
     assert.deepEqual(steps.removed, [false, false]);
-    assert.equal(steps.spawn.error?.code, 'SANDBOX_NOT_SUPPORTED', JSON.stringify(steps.spawn));
+    assert.deepEqual(steps.spawn, {
+      entries: [{ stream: 'stdout', data: 'a\n' }, { stream: 'stderr', data: 'b\n' }],
+      wait: { exitCode: 7, ok: false },
+      replay: 4,
+    });
+    assert.equal(steps.killSigkill.error?.code, 'SANDBOX_NOT_SUPPORTED', 'the container API kills with SIGTERM only');
+    assert.deepEqual(steps.killed, { exitCode: 143, ok: false });
     assert.equal(steps.status, 'stopped');
     assert.equal(steps.afterClose.error.code, 'SANDBOX_INVALID_STATE');
     assert.deepEqual(boxes(), [], 'the Box was destroyed');

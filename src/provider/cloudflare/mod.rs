@@ -33,7 +33,7 @@ mod session {
     use web_sys::AbortSignal;
 
     use super::classify::{self, StartupRetry};
-    use super::client::ContainerClient;
+    use super::client::{ContainerClient, ProcessLogs};
     use super::exec::execute_request;
     use super::options::{box_id_from, unique_box_id, CloudflareSettings};
     use super::wire::{ConfigureRequest, SandboxName};
@@ -357,6 +357,42 @@ mod session {
         /// Reads a file by absolute Box path; `None` when it does not exist.
         pub fn read_file<'a>(&'a self, path: &'a str, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<Option<Vec<u8>>>> {
             Box::pin(async move { self.client.read_file(path, signal).await })
+        }
+
+        /// Starts `command` as a background process (`/api/process/start`, a fresh `bash -c` like
+        /// [`CloudflareBox::exec`]); its process id.
+        pub fn spawn<'a>(&'a self, command: &'a Command, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<String>> {
+            Box::pin(async move { self.client.start_process(&execute_request(command, &self.cwd), signal).await })
+        }
+
+        /// Follows process `id` (`/api/process/{id}/stream`).
+        pub fn logs<'a>(&'a self, id: &'a str, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<ProcessLogs>> {
+            Box::pin(async move { self.client.process_stream(id, signal).await })
+        }
+
+        /// Waits for process `id` to exit (reads its stream to the `exit` event, as the SDK's
+        /// `waitForExit` does); its exit code.
+        pub fn wait<'a>(&'a self, id: &'a str, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<i32>> {
+            Box::pin(async move { self.client.process_stream(id, signal).await?.exit_code().await })
+        }
+
+        /// Kills process `id` (`DELETE /api/process/{id}`: the container API takes no signal, so
+        /// only SIGTERM, 15, is accepted here).
+        ///
+        /// # Errors
+        /// `SANDBOX_NOT_SUPPORTED` for another signal.
+        pub fn kill<'a>(&'a self, id: &'a str, signal_number: u8, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<()>> {
+            Box::pin(async move {
+                if signal_number != 15 {
+                    return Err(Error::new(
+                        ErrorCode::NotSupported,
+                        format!("the Cloudflare container API kills a process with SIGTERM only, not signal {signal_number}"),
+                    )
+                    .with_provider(ProviderKind::Cloudflare)
+                    .with_operation(Operation::Exec));
+                }
+                self.client.kill_process(id, signal).await
+            })
         }
 
         /// Whether `path` exists (`/api/exists`).
