@@ -566,7 +566,8 @@ mod tests {
              SANDBOX_NOT_SUPPORTED 501\n\
              SANDBOX_TRANSPORT_ERROR 502\n\
              SANDBOX_PROVIDER_UNAVAILABLE 503\n\
-             SANDBOX_TIMEOUT 504"
+             SANDBOX_TIMEOUT 504\n\
+             SANDBOX_INVALID_STATE 409"
         );
         for code in ErrorCode::ALL {
             assert_eq!(ErrorCode::parse(code.as_str()), Some(code));
