@@ -6,9 +6,9 @@ use std::rc::Rc;
 
 use js_sys::{Promise, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::{future_to_promise, JsFuture};
+use wasm_bindgen_futures::JsFuture;
 
-use super::session::authority_object;
+use super::session::{authority_object, js_promise};
 use crate::definition::validate_name;
 use crate::error::{Error, ErrorCode, Operation};
 
@@ -21,7 +21,7 @@ use crate::error::{Error, ErrorCode, Operation};
 /// of `runSandbox`); `SANDBOX_PROVIDER_REQUIRED` and the provider's errors.
 #[wasm_bindgen(js_name = resolveSandboxRunner)]
 pub fn resolve_sandbox_runner(name: JsValue) -> Promise {
-    future_to_promise(async move {
+    js_promise(Box::pin(async move {
         let name = name.as_string().ok_or_else(|| Error::new(ErrorCode::InvalidArgument, "Sandbox name must be a string"))?;
         validate_name(&name)?;
         let registered = super::REGISTRY.with(|r| r.borrow().get(&name).is_some());
@@ -32,7 +32,7 @@ pub fn resolve_sandbox_runner(name: JsValue) -> Promise {
         let provider = resolved.provider.as_ref().map(Rc::clone).map_err(Error::to_public)?;
         let authority = provider.execution_authority(None).await?;
         Ok(SandboxRunner { name, provider: provider.kind().as_str(), authority: authority_object(&authority) }.into())
-    })
+    }))
 }
 
 /// A resolved Definition runner (see [`resolve_sandbox_runner`]).
@@ -71,10 +71,10 @@ impl SandboxRunner {
     /// signal's reason.
     pub fn run(&self, payload: JsValue, options: JsValue) -> Promise {
         let name = JsValue::from_str(&self.name);
-        future_to_promise(async move {
+        js_promise(Box::pin(async move {
             let response = super::run_sandbox(name, payload, options).await?;
             decode(&response).await
-        })
+        }))
     }
 }
 

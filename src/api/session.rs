@@ -11,6 +11,7 @@
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::future::Future;
+use std::pin::Pin;
 use std::rc::Rc;
 
 use js_sys::{Object, Promise, Reflect, Uint8Array};
@@ -31,9 +32,18 @@ fn invalid(message: impl Into<String>) -> Error {
     Error::new(ErrorCode::InvalidArgument, message.into())
 }
 
+/// A future of a JS value, boxed: every Promise of the Session exports is made by one
+/// instantiation of `future_to_promise` (wasm size).
+pub(super) type JsResultFuture = Pin<Box<dyn Future<Output = std::result::Result<JsValue, JsValue>>>>;
+
+/// The Promise of `future`.
+pub(super) fn js_promise(future: JsResultFuture) -> Promise {
+    future_to_promise(future)
+}
+
 /// A Promise of `future`; its error rejects as a `SandboxError`.
-fn promise(future: impl Future<Output = Result<JsValue>> + 'static) -> Promise {
-    future_to_promise(async move { future.await.map_err(JsValue::from) })
+fn promise(future: Pin<Box<dyn Future<Output = Result<JsValue>>>>) -> Promise {
+    js_promise(Box::pin(async move { future.await.map_err(JsValue::from) }))
 }
 
 fn rejected(error: Error) -> Promise {
@@ -283,7 +293,7 @@ pub fn open_sandbox_session(options: JsValue) -> Promise {
         Ok(read) => read,
         Err(error) => return rejected(error),
     };
-    future_to_promise(async move {
+    js_promise(Box::pin(async move {
         if let Some(signal) = signal.as_ref().filter(|s| s.aborted()) {
             return Err(signal.reason());
         }
@@ -309,7 +319,7 @@ pub fn open_sandbox_session(options: JsValue) -> Promise {
             closing: RefCell::new(None),
         };
         Ok(SandboxSession { inner: Rc::new(inner) }.into())
-    })
+    }))
 }
 
 /// One open Box (see [`open_sandbox_session`]). Every method returns a Promise; after `close()`
@@ -362,7 +372,7 @@ impl SandboxSession {
             Err(error) => return rejected(error),
         };
         let inner = self.inner.clone();
-        future_to_promise(async move {
+        js_promise(Box::pin(async move {
             let started = crate::sys::performance_now();
             let outcome = inner.session.exec(&command, signal.as_ref()).await.map_err(|e| abort_or(e, signal.as_ref()))?;
             // Vercel and the local Box host kill a Command at its timeout (SIGKILL, exit 137);
@@ -377,7 +387,7 @@ impl SandboxSession {
                 }
             }
             Ok(exec_result(&outcome))
-        })
+        }))
     }
 
     /// `spawn(command, args?, { cwd?, env?, timeout?, signal? }) → Promise<SandboxProcess>`:
@@ -388,10 +398,10 @@ impl SandboxSession {
             Err(error) => return rejected(error),
         };
         let inner = self.inner.clone();
-        future_to_promise(async move {
+        js_promise(Box::pin(async move {
             let id = inner.session.spawn(&command, signal.as_ref()).await.map_err(|e| abort_or(e, signal.as_ref()))?;
             Ok(SandboxProcess { inner, id }.into())
-        })
+        }))
     }
 
     /// `read(path) → Promise<Uint8Array | null>` (`null` when the file does not exist).
@@ -401,12 +411,12 @@ impl SandboxSession {
             Ok(path) => path,
             Err(error) => return rejected(error),
         };
-        promise(async move {
+        promise(Box::pin(async move {
             Ok(match inner.session.read_file(&path, None).await? {
                 Some(bytes) => Uint8Array::from(bytes.as_slice()).into(),
                 None => JsValue::NULL,
             })
-        })
+        }))
     }
 
     /// `write(path, data: string | Uint8Array) → Promise<void>`: creates the parents, replaces the file.
@@ -426,11 +436,11 @@ impl SandboxSession {
             Ok(read) => read,
             Err(error) => return rejected(error),
         };
-        promise(async move {
+        promise(Box::pin(async move {
             let file = crate::transfer::box_file::BoxFile { path: path.trim_start_matches('/').to_owned(), bytes, mode: 0o644 };
             inner.session.write_files(std::slice::from_ref(&file), None).await?;
             Ok(JsValue::UNDEFINED)
-        })
+        }))
     }
 
     /// `exists(path) → Promise<boolean>`.
@@ -440,7 +450,7 @@ impl SandboxSession {
             Ok(path) => path,
             Err(error) => return rejected(error),
         };
-        promise(async move { Ok(inner.session.exists(&path, None).await?.into()) })
+        promise(Box::pin(async move { Ok(inner.session.exists(&path, None).await?.into()) }))
     }
 
     /// `mkdir(path, { recursive? }) → Promise<void>`.
@@ -454,10 +464,10 @@ impl SandboxSession {
             Ok(read) => read,
             Err(error) => return rejected(error),
         };
-        promise(async move {
+        promise(Box::pin(async move {
             inner.session.mkdir(&path, recursive, None).await?;
             Ok(JsValue::UNDEFINED)
-        })
+        }))
     }
 
     /// `remove(path, { recursive? }) → Promise<void>`: a file, or with `recursive` a directory
@@ -472,10 +482,10 @@ impl SandboxSession {
             Ok(read) => read,
             Err(error) => return rejected(error),
         };
-        promise(async move {
+        promise(Box::pin(async move {
             inner.session.remove(&path, recursive, None).await?;
             Ok(JsValue::UNDEFINED)
-        })
+        }))
     }
 
     /// `close() → Promise<void>`: stops the Box. Idempotent: concurrent and later calls share the
@@ -489,7 +499,7 @@ impl SandboxSession {
             state.closed = true;
         }
         let inner = self.inner.clone();
-        let closing = future_to_promise(async move {
+        let closing = js_promise(Box::pin(async move {
             let closed = inner.session.close().await;
             let mut state = inner.state.borrow_mut();
             match closed {
@@ -504,7 +514,7 @@ impl SandboxSession {
                     Err(error.into())
                 }
             }
-        });
+        }));
         self.inner.closing.borrow_mut().replace(closing.clone());
         closing
     }
@@ -541,10 +551,10 @@ impl SandboxProcess {
             return rejected(error);
         }
         let (inner, id) = (self.inner.clone(), self.id.clone());
-        promise(async move {
+        promise(Box::pin(async move {
             let stream = inner.session.logs(&id, None).await?;
             Ok(SandboxLogStream { stream: Rc::new(RefCell::new(Some(stream))) }.into())
-        })
+        }))
     }
 
     /// `wait() → Promise<{ exitCode, ok }>`.
@@ -553,13 +563,13 @@ impl SandboxProcess {
             return rejected(error);
         }
         let (inner, id) = (self.inner.clone(), self.id.clone());
-        promise(async move {
+        promise(Box::pin(async move {
             let exit_code = inner.session.wait(&id, None).await?;
             let object = Object::new();
             set(&object, "exitCode", &exit_code.into());
             set(&object, "ok", &(exit_code == 0).into());
             Ok(object.into())
-        })
+        }))
     }
 
     /// `kill(signal?) → Promise<void>`: `'SIGTERM'` (default), `'SIGKILL'`, … or a number.
@@ -569,10 +579,10 @@ impl SandboxProcess {
             Err(error) => return rejected(error),
         };
         let (inner, id) = (self.inner.clone(), self.id.clone());
-        promise(async move {
+        promise(Box::pin(async move {
             inner.session.kill(&id, number, None).await?;
             Ok(JsValue::UNDEFINED)
-        })
+        }))
     }
 }
 
@@ -589,7 +599,7 @@ impl SandboxLogStream {
     /// end). One call at a time.
     pub fn next(&self) -> Promise {
         let slot = self.stream.clone();
-        promise(async move {
+        promise(Box::pin(async move {
             let Some(mut stream) = slot.borrow_mut().take() else {
                 return Ok(JsValue::UNDEFINED);
             };
@@ -606,7 +616,7 @@ impl SandboxLogStream {
                 }
                 None => JsValue::UNDEFINED,
             })
-        })
+        }))
     }
 
     /// Stops reading (an iterator left early).

@@ -14,7 +14,7 @@ use crate::http::ndjson::NdjsonReader;
 use crate::http::retry::{RequestSafety, RetryPolicy};
 use crate::provider::vercel::options::VercelEndpoint;
 use crate::provider::vercel::wire::{
-    self, CommandResponse, CommandStreamLine, CreateSandboxRequest, KillCommandRequest, MkdirRequest, ReadFileRequest, RunCommandRequest,
+    self, CommandInfo, CommandStreamLine, CreateSandboxRequest, KillCommandRequest, MkdirRequest, ReadFileRequest, RunCommandRequest,
     SandboxAndSessionResponse,
 };
 use crate::provider::session::{OutputEntry, OutputStream};
@@ -313,8 +313,18 @@ impl VercelClient {
         };
         let request = self.json_request("POST", &format!("/v2/sandboxes/sessions/{session_id}/cmd"), &body)?;
         let response = self.send(&request, RequestSafety::NonIdempotent, Operation::Exec, signal).await?;
-        let answer: CommandResponse = self.json(&response, Operation::Exec).await?;
-        Ok(answer.command.id)
+        Ok(self.command_answer(&response).await?.id)
+    }
+
+    /// The `{ command }` of a detached run or wait answer, read with the command stream's line
+    /// parser (the same shape as its `command` lines; one decoder in the wasm).
+    async fn command_answer(&self, response: &Response) -> Result<CommandInfo> {
+        let bytes = body_bytes(response).await.map_err(|e| self.send_error(Operation::Exec, e))?;
+        let text = String::from_utf8_lossy(&bytes);
+        match wire::parse_command_stream_line(&text) {
+            Ok(CommandStreamLine::Command(info)) => Ok(info),
+            _ => Err(self.error(Operation::Exec, format!("{} answered a command request with an unexpected body", self.kind.as_str()))),
+        }
     }
 
     /// Follows a command's output: `GET /v2/sandboxes/sessions/{id}/cmd/{cmdId}/logs`.
@@ -335,8 +345,10 @@ impl VercelClient {
         let mut request = self.request("GET", &format!("/v2/sandboxes/sessions/{session_id}/cmd/{command_id}"), "application/json", None);
         request.url.push_str(if request.url.contains('?') { "&wait=true" } else { "?wait=true" });
         let response = self.send(&request, RequestSafety::Idempotent, Operation::Exec, signal).await?;
-        let answer: CommandResponse = self.json(&response, Operation::Exec).await?;
-        answer.command.exit_code.ok_or_else(|| self.error(Operation::Exec, "the command wait answered without an exit code".to_owned()))
+        self.command_answer(&response)
+            .await?
+            .exit_code
+            .ok_or_else(|| self.error(Operation::Exec, "the command wait answered without an exit code".to_owned()))
     }
 
     /// Sends `signal` (a number) to a command: `POST /v2/sandboxes/sessions/{id}/cmd/{cmdId}/kill`.
