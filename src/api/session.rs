@@ -28,6 +28,9 @@ use crate::provider::session::{BoxSession, LogStream};
 use crate::provider::{BoxSpec, Provider, ProviderKind};
 use crate::session::{self, ExecutionAuthority, SessionState, SessionStatus, MAX_EXEC_OUTPUT_BYTES};
 
+/// Most arguments of one Command.
+const MAX_ARGS: usize = 65_536;
+
 fn invalid(message: impl Into<String>) -> Error {
     Error::new(ErrorCode::InvalidArgument, message.into())
 }
@@ -155,7 +158,15 @@ fn read_command(command: &JsValue, args: &JsValue, options: &JsValue, what: &str
         if !js_sys::Array::is_array(args) {
             return Err(invalid(format!("{what}(command, args): args must be an array of strings")));
         }
-        for (index, arg) in js_sys::Array::from(args).iter().enumerate() {
+        // Read with Reflect (a Proxy's throwing trap is an error here, not an exception through
+        // the module), bounded by MAX_ARGS whatever `length` claims.
+        let read = |key: &JsValue| Reflect::get(args, key).map_err(|e| invalid(format!("{what}(command, args): args could not be read: {}", js_message(&e))));
+        let length = read(&JsValue::from_str("length"))?.as_f64().unwrap_or(0.0);
+        if length > MAX_ARGS as f64 {
+            return Err(invalid(format!("{what}(command, args): at most {MAX_ARGS} args")));
+        }
+        for index in 0..length as usize {
+            let arg = read(&JsValue::from(index as u32))?;
             let arg = arg.as_string().ok_or_else(|| invalid(format!("{what}(command, args): args[{index}] must be a string")))?;
             session::check_arg(&arg, index)?;
             argv.push(arg);

@@ -246,3 +246,44 @@ test('a Session follows the provider configureSandbox chose: a host that is gone
     configureSandbox({ provider: 'local', local: { baseUrl: host.baseUrl, token: host.token } });
   }
 });
+
+test('hostile arguments (throwing getters, Proxy traps, huge lengths) reject with a SandboxError and the Session still works', async () => {
+  const thrower = () => {
+    throw new Error('trap');
+  };
+  const trapAll = new Proxy({}, { get: thrower, ownKeys: thrower, getPrototypeOf: thrower, has: thrower, getOwnPropertyDescriptor: thrower });
+  const trapped = (keys) => Object.defineProperties({}, Object.fromEntries(keys.map((key) => [key, { get: thrower, enumerable: true }])));
+  const session = await openSandboxSession();
+  try {
+    host.resetCounters();
+    const cases = {
+      'args proxy': () => session.exec('echo', new Proxy(['a'], { get: thrower })),
+      'args claiming a billion entries': () => session.exec('echo', new Proxy([], { get: (t, k) => (k === 'length' ? 1e9 : undefined) })),
+      'options proxy': () => session.exec('echo', [], trapAll),
+      'throwing option getters': () => session.exec('echo', [], trapped(['cwd', 'env', 'timeout'])),
+      'env proxy': () => session.exec('echo', [], { env: trapAll }),
+      'throwing env value': () => session.exec('echo', [], { env: trapped(['A']) }),
+      'spawn options proxy': () => session.spawn('echo', [], trapAll),
+      'path proxy': () => session.read(trapAll),
+      'write data proxy': () => session.write('f', trapAll),
+      'mkdir options proxy': () => session.mkdir('d', trapAll),
+      'remove options getters': () => session.remove('d', trapped(['recursive'])),
+      'open options proxy': () => openSandboxSession(trapAll),
+    };
+    for (const [label, operation] of Object.entries(cases)) {
+      let returned;
+      assert.doesNotThrow(() => {
+        returned = operation();
+      }, label);
+      await assert.rejects(returned, (error) => {
+        assert.equal(error?.name, 'SandboxError', `${label}: ${error?.stack ?? error}`);
+        assert.match(error.code, /^SANDBOX_/, label);
+        return true;
+      }, label);
+    }
+    assert.equal(host.counters().total, 0, 'nothing reached the host');
+    assert.equal((await session.exec('echo', ['still fine'])).stdout, 'still fine\n');
+  } finally {
+    await session.close();
+  }
+});
