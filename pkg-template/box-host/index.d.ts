@@ -47,8 +47,10 @@ export interface BoxHostOptions {
 export interface BoxHostCounters {
   /**
    * Route names: create, session/get, sandbox/get, stop, extend-timeout, cmd, cmd/get, cmd/wait,
-   * cmd/logs, cmd/kill, fs/write, fs/read, fs/mkdir, unknown. Only authenticated requests count;
-   * the counter routes themselves are not counted.
+   * cmd/logs, cmd/kill, fs/write, fs/read, fs/mkdir, execution-authority (`GET
+   * /_vite-hub/execution-authority[?networkPolicy=<JSON>]`: what a Box created with that policy gets,
+   * without creating one), the Cloudflare container routes (`cloudflare/…`, process routes included),
+   * unknown. Only authenticated requests count; the counter routes themselves are not counted.
    */
   requests: Record<string, number>;
   total: number;

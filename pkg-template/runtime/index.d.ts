@@ -380,7 +380,10 @@ export interface SandboxCommandOptions {
   env?: Record<string, string>;
   /** Kills the Command after this many ms (positive integer ≤ 2147483647); `exec` then rejects with `SANDBOX_TIMEOUT`. */
   timeout?: number;
-  /** `exec`: aborts the wait (rejects with `signal.reason`). `spawn`: bounds the start only. */
+  /**
+   * `exec`: aborts the wait (rejects with `signal.reason`); the Command itself runs on until it
+   * exits or the Session closes (use `spawn` + `kill` to stop one). `spawn`: bounds the start only.
+   */
   signal?: AbortSignal;
 }
 
