@@ -381,8 +381,10 @@ export interface SandboxCommandOptions {
   /** Kills the Command after this many ms (positive integer ≤ 2147483647); `exec` then rejects with `SANDBOX_TIMEOUT`. */
   timeout?: number;
   /**
-   * `exec`: aborts the wait (rejects with `signal.reason`); the Command itself runs on until it
-   * exits or the Session closes (use `spawn` + `kill` to stop one). `spawn`: bounds the start only.
+   * `exec`: aborts it (rejects with `signal.reason`; on Vercel and the local Box host the Command
+   * is killed; on Cloudflare its request is cancelled, which the local Box host answers by killing
+   * it). `spawn`: bounds the
+   * start only (stop a spawned Command with `kill`).
    */
   signal?: AbortSignal;
 }

@@ -5,7 +5,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { transform } from 'esbuild';
 import { openSandboxSession, configureSandbox } from '@vite-hub/sandbox';
-import { useLocalHost } from './fixtures.mjs';
+import { useLocalHost, processesMatching } from './fixtures.mjs';
 
 let host;
 before(async () => {
@@ -90,7 +90,11 @@ test('exec gives exit state and both outputs from one handle; cwd, env and timeo
     const controller = new AbortController();
     const reason = new Error('caller gave up');
     setTimeout(() => controller.abort(reason), 300);
-    await assert.rejects(session.exec('sleep', ['30'], { signal: controller.signal }), (error) => error === reason);
+    await assert.rejects(session.exec('sleep', ['37.25'], { signal: controller.signal }), (error) => error === reason);
+    // The aborted Command does not run on in the Box.
+    const deadline = Date.now() + 5000;
+    while ((await processesMatching('sleep 37.25')).length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    assert.deepEqual(await processesMatching('sleep 37.25'), [], 'the aborted Command was killed');
   } finally {
     await session.close();
   }

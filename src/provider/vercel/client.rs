@@ -163,15 +163,24 @@ impl VercelClient {
             return Err(self.error(Operation::Exec, format!("expected a stream of command data, got content-type {content_type:?}")));
         }
         let mut chunks = BodyChunks::new(&response).map_err(|e| self.send_error(Operation::Exec, e))?;
+        let mut started = None;
         let result = self
-            .read_command_stream(&mut chunks, command)
+            .read_command_stream(&mut chunks, command, &mut started)
             .await
             .map_err(|e| e.with_provider(self.kind).with_operation(Operation::Exec));
         chunks.cancel();
+        // An aborted wait leaves no Command running: it is killed (SIGKILL, best effort; the Box's
+        // close would end it anyway).
+        if let (Err(_), Some(id)) = (&result, &started) {
+            if signal.is_some_and(AbortSignal::aborted) {
+                let _ = self.kill_command(session_id, id, 9, None).await;
+            }
+        }
         result
     }
 
-    async fn read_command_stream(&self, chunks: &mut BodyChunks, command: &Command) -> Result<CommandOutcome> {
+    /// Reads the stream to the final `command` line; `started` gets the command id from the first.
+    async fn read_command_stream(&self, chunks: &mut BodyChunks, command: &Command, started: &mut Option<String>) -> Result<CommandOutcome> {
         let mut reader = NdjsonReader::default();
         let mut stdout = OutputTail::new(command.max_stdout_bytes);
         let mut stderr = OutputTail::new(command.max_stderr_bytes);
@@ -202,6 +211,7 @@ impl VercelClient {
                         if let Some(exit_code) = info.exit_code {
                             return Ok(CommandOutcome { exit_code, stdout: stdout.into_string(), stderr: stderr.into_string() });
                         }
+                        *started = Some(info.id.clone());
                     }
                 }
             }
