@@ -1,0 +1,159 @@
+// `@vite-hub/sandbox/agent`: the capability `sandbox({ commands })` and its one tool,
+// `sandbox_exec`, for the AI SDK (`generateText({ tools })`) and for an MCP server (`tools/list`,
+// `tools/call`). Glue only: the allowlist, the description, the JSON Schema and every check of a
+// tool input are the core's (src/agent.rs, through the runtime wasm); a Command runs on a Session
+// of `@vite-hub/sandbox` (`openSandboxSession`). Contract: vitehub-sandbox-contract.md §7.
+//
+// One Session per capability, opened by the first allowed call and kept (so an agent's calls
+// share the Box's files), closed by `close()` / `await using`. A refused input throws before any
+// Session is asked for, so it never reaches a Box.
+import * as wasm from '../wasm/vite_hub_sandbox.js';
+import * as sandboxApi from '@vite-hub/sandbox';
+import { sandboxError } from '../build/sandbox-error.mjs';
+
+/** The tool's name. */
+export const SANDBOX_EXEC = 'sandbox_exec';
+
+/** What a `sandbox_exec` call gives back (MCP `outputSchema`). */
+const OUTPUT_SCHEMA = Object.freeze({
+  type: 'object',
+  properties: {
+    exitCode: { type: 'integer', description: 'The exit status of the command (0 = success).' },
+    ok: { type: 'boolean', description: 'Whether exitCode is 0.' },
+    stdout: { type: 'string' },
+    stderr: { type: 'string' },
+  },
+  required: ['exitCode', 'ok', 'stdout', 'stderr'],
+});
+
+/** JSON Schema dialects the input schema is valid in (Standard JSON Schema `target`). */
+const SCHEMA_TARGETS = new Set(['draft-07', 'draft-2020-12']);
+
+/**
+ * The `sandbox({ commands })` capability.
+ * @param {{ commands: string[], session?: (() => unknown) | Record<string, unknown> }} options
+ *   `session`: a function returning a Session (or a promise of one), or the options of
+ *   `openSandboxSession`; default `openSandboxSession()`. The capability closes that Session.
+ */
+export function sandbox(options) {
+  // Throws SANDBOX_INVALID_ARGUMENT for an empty list or a name that is not an executable.
+  const described = wasm.sandboxExecTool(options?.commands);
+  const commands = Object.freeze(described.commands);
+  const jsonSchema = described.inputSchema;
+  const openSession = sessionOpener(options?.session);
+
+  let opening = null;
+  let closed = false;
+
+  const session = () => {
+    opening ??= Promise.resolve()
+      .then(openSession)
+      .then((opened) => {
+        if (typeof opened?.exec !== 'function') throw sandboxError('SANDBOX_INVALID_ARGUMENT', 'sandbox({ session }) must give a Session (an object with exec())');
+        return opened;
+      })
+      .catch((error) => {
+        opening = null; // the next call tries again
+        throw error;
+      });
+    return opening;
+  };
+
+  /** `sandbox_exec`: checks `input`, then runs it on the Session (AI SDK `execute`). */
+  const execute = async (input, invocation = {}) => {
+    const call = wasm.checkSandboxExecInput(commands, input);
+    if (closed) throw sandboxError('SANDBOX_INVALID_ARGUMENT', 'sandbox_exec was called after its sandbox() capability was closed; create a new one');
+    const signal = invocation?.abortSignal;
+    signal?.throwIfAborted();
+    const handle = await session();
+    signal?.throwIfAborted();
+    const result = await handle.exec(call.command, call.args, signal === undefined ? call.options : { ...call.options, signal });
+    return { exitCode: result.exitCode, ok: result.ok, stdout: result.stdout, stderr: result.stderr };
+  };
+
+  const inputSchema = {
+    '~standard': {
+      version: 1,
+      vendor: '@vite-hub/sandbox',
+      // The same checks as execute, so a tool-call loop reports a refused input to the model
+      // without calling execute at all.
+      validate(value) {
+        try {
+          wasm.checkSandboxExecInput(commands, value);
+          return { value };
+        } catch (error) {
+          if (error?.name !== 'SandboxError') throw error;
+          return { issues: [{ message: error.message }] };
+        }
+      },
+      jsonSchema: {
+        input: (request) => schemaFor(jsonSchema, request),
+        output: (request) => schemaFor(jsonSchema, request),
+      },
+    },
+  };
+
+  const sandboxExec = Object.freeze({ type: 'function', description: described.description, inputSchema, execute });
+
+  const close = async () => {
+    closed = true;
+    const pending = opening;
+    opening = null;
+    if (!pending) return;
+    let opened;
+    try {
+      opened = await pending;
+    } catch {
+      return; // nothing was opened
+    }
+    await opened.close?.();
+  };
+
+  const capability = {
+    name: 'sandbox',
+    commands,
+    tools: Object.freeze({ [SANDBOX_EXEC]: sandboxExec }),
+    /** The MCP `tools/list` entries: `[{ name, description, inputSchema, outputSchema }]`. */
+    mcpTools: () => [{ name: SANDBOX_EXEC, description: described.description, inputSchema: structuredClone(jsonSchema), outputSchema: structuredClone(OUTPUT_SCHEMA) }],
+    /**
+     * An MCP `tools/call`: `params` is `{ name, arguments }`; resolves to `{ content: [{ type:
+     * 'text', text }], structuredContent?, isError }`. A refused input or a failed Command is a
+     * result with `isError: true` (the model reads it); an unknown tool name or an abort throws.
+     */
+    callMcpTool: async (params, { signal } = {}) => {
+      if (params?.name !== SANDBOX_EXEC) {
+        throw sandboxError('SANDBOX_INVALID_ARGUMENT', `Unknown tool ${JSON.stringify(String(params?.name))}; this server has ${SANDBOX_EXEC}`);
+      }
+      let result;
+      try {
+        result = await execute(params.arguments ?? {}, { abortSignal: signal });
+      } catch (error) {
+        if (error?.name !== 'SandboxError' || signal?.aborted) throw error;
+        return { content: [{ type: 'text', text: `${error.code}: ${error.message}` }], isError: true };
+      }
+      return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result, isError: !result.ok };
+    },
+    close,
+  };
+  if (Symbol.asyncDispose) capability[Symbol.asyncDispose] = close;
+  return capability;
+}
+
+function sessionOpener(source) {
+  if (typeof source === 'function') return source;
+  if (source !== undefined && (source === null || typeof source !== 'object')) {
+    throw sandboxError('SANDBOX_INVALID_ARGUMENT', 'sandbox({ session }) must be a function returning a Session or the options of openSandboxSession');
+  }
+  return () => {
+    if (typeof sandboxApi.openSandboxSession !== 'function') {
+      throw sandboxError('SANDBOX_NOT_SUPPORTED', 'sandbox_exec needs openSandboxSession, which this build of @vite-hub/sandbox does not export; pass sandbox({ session: () => yourSession })');
+    }
+    return sandboxApi.openSandboxSession(source);
+  };
+}
+
+function schemaFor(schema, request) {
+  const target = request?.target ?? 'draft-07';
+  if (!SCHEMA_TARGETS.has(target)) throw new Error(`sandbox_exec has no JSON Schema for target ${target} (only ${[...SCHEMA_TARGETS].join(', ')})`);
+  return structuredClone(schema);
+}
