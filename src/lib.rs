@@ -15,7 +15,6 @@
 #![deny(missing_docs)]
 #![warn(missing_debug_implementations)]
 
-pub mod agent;
 pub mod command;
 pub mod config;
 pub mod definition;

@@ -3,7 +3,7 @@
  * `sandbox_exec`, which runs one allowed executable (no shell) on a Session of
  * `@vite-hub/sandbox`. Contract: vitehub-sandbox-contract.md §7.
  *
- * Every check is the core's (src/agent.rs); a refused input throws a `SandboxError` with code
+ * Every check is in agent/rules.mjs; a refused input throws a `SandboxError` with code
  * `SANDBOX_INVALID_ARGUMENT` (status 400) before any Session is opened, so it never reaches a Box.
  */
 import type { SandboxError } from '@vite-hub/sandbox';

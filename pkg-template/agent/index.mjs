@@ -1,15 +1,15 @@
 // `@vite-hub/sandbox/agent`: the capability `sandbox({ commands })` and its one tool,
 // `sandbox_exec`, for the AI SDK (`generateText({ tools })`) and for an MCP server (`tools/list`,
-// `tools/call`). Glue only: the allowlist, the description, the JSON Schema and every check of a
-// tool input are the core's (src/agent.rs, through the runtime wasm); a Command runs on a Session
-// of `@vite-hub/sandbox` (`openSandboxSession`). Contract: vitehub-sandbox-contract.md §7.
+// `tools/call`). The allowlist, the description, the JSON Schema and every check of a tool input
+// are in rules.mjs (why JS: see there); a Command runs on a Session of `@vite-hub/sandbox`
+// (`openSandboxSession`). Contract: vitehub-sandbox-contract.md §7.
 //
 // One Session per capability, opened by the first allowed call and kept (so an agent's calls
 // share the Box's files), closed by `close()` / `await using`. A refused input throws before any
 // Session is asked for, so it never reaches a Box.
-import * as wasm from '../wasm/vite_hub_sandbox.js';
 import * as sandboxApi from '@vite-hub/sandbox';
 import { sandboxError } from '../build/sandbox-error.mjs';
+import { checkCommands, checkExecInput, inputJsonSchema, toolDescription } from './rules.mjs';
 
 /** The tool's name. */
 export const SANDBOX_EXEC = 'sandbox_exec';
@@ -37,9 +37,8 @@ const SCHEMA_TARGETS = new Set(['draft-07', 'draft-2020-12']);
  */
 export function sandbox(options) {
   // Throws SANDBOX_INVALID_ARGUMENT for an empty list or a name that is not an executable.
-  const described = wasm.sandboxExecTool(options?.commands);
-  const commands = Object.freeze(described.commands);
-  const jsonSchema = described.inputSchema;
+  const commands = checkCommands(options?.commands);
+  const description = toolDescription(commands);
   const openSession = sessionOpener(options?.session);
 
   let opening = null;
@@ -61,7 +60,7 @@ export function sandbox(options) {
 
   /** `sandbox_exec`: checks `input`, then runs it on the Session (AI SDK `execute`). */
   const execute = async (input, invocation = {}) => {
-    const call = wasm.checkSandboxExecInput(commands, input);
+    const call = checkExecInput(commands, input);
     if (closed) throw sandboxError('SANDBOX_INVALID_ARGUMENT', 'sandbox_exec was called after its sandbox() capability was closed; create a new one');
     const signal = invocation?.abortSignal;
     signal?.throwIfAborted();
@@ -79,7 +78,7 @@ export function sandbox(options) {
       // without calling execute at all.
       validate(value) {
         try {
-          wasm.checkSandboxExecInput(commands, value);
+          checkExecInput(commands, value);
           return { value };
         } catch (error) {
           if (error?.name !== 'SandboxError') throw error;
@@ -87,13 +86,13 @@ export function sandbox(options) {
         }
       },
       jsonSchema: {
-        input: (request) => schemaFor(jsonSchema, request),
-        output: (request) => schemaFor(jsonSchema, request),
+        input: (request) => schemaFor(commands, request),
+        output: (request) => schemaFor(commands, request),
       },
     },
   };
 
-  const sandboxExec = Object.freeze({ type: 'function', description: described.description, inputSchema, execute });
+  const sandboxExec = Object.freeze({ type: 'function', description, inputSchema, execute });
 
   const close = async () => {
     closed = true;
@@ -114,7 +113,7 @@ export function sandbox(options) {
     commands,
     tools: Object.freeze({ [SANDBOX_EXEC]: sandboxExec }),
     /** The MCP `tools/list` entries: `[{ name, description, inputSchema, outputSchema }]`. */
-    mcpTools: () => [{ name: SANDBOX_EXEC, description: described.description, inputSchema: structuredClone(jsonSchema), outputSchema: structuredClone(OUTPUT_SCHEMA) }],
+    mcpTools: () => [{ name: SANDBOX_EXEC, description, inputSchema: inputJsonSchema(commands), outputSchema: structuredClone(OUTPUT_SCHEMA) }],
     /**
      * An MCP `tools/call`: `params` is `{ name, arguments }`; resolves to `{ content: [{ type:
      * 'text', text }], structuredContent?, isError }`. A refused input or a failed Command is a
@@ -152,8 +151,8 @@ function sessionOpener(source) {
   };
 }
 
-function schemaFor(schema, request) {
+function schemaFor(commands, request) {
   const target = request?.target ?? 'draft-07';
   if (!SCHEMA_TARGETS.has(target)) throw new Error(`sandbox_exec has no JSON Schema for target ${target} (only ${[...SCHEMA_TARGETS].join(', ')})`);
-  return structuredClone(schema);
+  return inputJsonSchema(commands);
 }

@@ -6,7 +6,6 @@
 //! single-threaded. No `RefCell` borrow is held while JS code runs (a loader, a fetch or a host
 //! starter may call back into the module).
 
-mod agent_input;
 mod definition_object;
 mod runner;
 mod session;
