@@ -134,7 +134,7 @@ export function sandbox(options) {
     },
     close,
   };
-  if (Symbol.asyncDispose) capability[Symbol.asyncDispose] = close;
+  capability[Symbol.asyncDispose ?? Symbol.for('Symbol.asyncDispose')] = close;
   return capability;
 }
 
