@@ -10,7 +10,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { useLocalHost } from './fixtures.mjs';
+import { randomUUID } from 'node:crypto';
+import { useLocalHost, processesMatching } from './fixtures.mjs';
 
 const hasSessions = typeof sandboxApi.openSandboxSession === 'function';
 const needsSessions = hasSessions ? {} : { skip: 'openSandboxSession is not in this build of @vite-hub/sandbox yet' };
@@ -217,13 +218,25 @@ test('the invocation abort signal stops a running command', needsSessions, async
   const { capability, exec } = counted();
   try {
     await exec.execute({ command: 'node', args: ['-e', '0'] }, {}); // the Session is open
+    const marker = `agent-abort-${randomUUID()}`;
     const controller = new AbortController();
     const started = Date.now();
-    setTimeout(() => controller.abort(new Error('stop now')), 300);
-    await assert.rejects(exec.execute({ command: 'node', args: ['-e', 'setTimeout(() => {}, 60_000)'] }, { abortSignal: controller.signal }));
-    assert.ok(Date.now() - started < 10_000, `stopped after ${Date.now() - started} ms`);
+    const running = exec.execute({ command: 'node', args: ['-e', 'setTimeout(() => {}, 60_000)', marker] }, { abortSignal: controller.signal });
+    // Abort once the Command is really running in the Box.
+    while ((await processesMatching(marker)).length === 0) {
+      assert.ok(Date.now() - started < 20_000, 'the command started');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    controller.abort(new Error('stop now'));
+    await assert.rejects(running, /stop now/);
+    assert.ok(Date.now() - started < 20_000, `stopped after ${Date.now() - started} ms`);
+    const deadline = Date.now() + 5_000;
+    while ((await processesMatching(marker)).length > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.deepEqual(await processesMatching(marker), [], 'the process is gone');
     // An already-aborted signal never starts anything.
+    const before = host.counters().requests.cmd ?? 0;
     await assert.rejects(exec.execute({ command: 'node', args: ['-e', '0'] }, { abortSignal: AbortSignal.abort(new Error('too late')) }), /too late/);
+    assert.equal(host.counters().requests.cmd ?? 0, before);
   } finally {
     await capability.close();
   }
