@@ -274,3 +274,29 @@ test('in the AI SDK loop a refused command goes back to the model as a tool erro
     await capability.close();
   }
 });
+
+test('bundled for workerd or a browser, the agent entry reaches that runtime entry through the package name', async () => {
+  const { build } = await import('esbuild');
+  for (const [conditions, platform, entry] of [
+    [['workerd', 'worker'], 'neutral', 'runtime/index.workerd.mjs'],
+    [['browser'], 'browser', 'runtime/index.browser.mjs'],
+  ]) {
+    const result = await build({
+      stdin: { contents: "export { sandbox } from '@vite-hub/sandbox/agent';", resolveDir: import.meta.dirname ?? new URL('.', import.meta.url).pathname, loader: 'js' },
+      bundle: true,
+      write: false,
+      format: 'esm',
+      platform,
+      conditions,
+      mainFields: ['module', 'main'],
+      metafile: true,
+      outdir: 'out',
+      external: ['cloudflare:workers'],
+      loader: { '.wasm': 'copy' },
+      logLevel: 'silent',
+    });
+    const runtimeEntries = Object.keys(result.metafile.inputs).filter((path) => /runtime\/index\.[a-z]+\.mjs$/.test(path));
+    assert.deepEqual(runtimeEntries.map((path) => path.replace(/^.*?(runtime\/)/, '$1')), [entry], conditions.join());
+    assert.ok(Object.keys(result.metafile.inputs).some((path) => path.endsWith('agent/rules.mjs')));
+  }
+});
