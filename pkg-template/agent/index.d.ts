@@ -79,7 +79,9 @@ export interface SandboxExecTool {
   };
   /**
    * Checks `input` (throws `SandboxError` `SANDBOX_INVALID_ARGUMENT` first), opens the
-   * capability's Session if none is open, then runs the Command with `abortSignal`.
+   * capability's Session if none is open, then runs the Command with `abortSignal`. An abort
+   * rejects with the signal's reason and closes the Session, which stops the Command (a Session's
+   * exec signal alone stops only the wait); the next call opens a new Session.
    */
   execute(input: SandboxExecInput, options?: { abortSignal?: AbortSignal }): Promise<SandboxExecResult>;
 }

@@ -5,8 +5,9 @@
 // (`openSandboxSession`). Contract: vitehub-sandbox-contract.md §7.
 //
 // One Session per capability, opened by the first allowed call and kept (so an agent's calls
-// share the Box's files), closed by `close()` / `await using`. A refused input throws before any
-// Session is asked for, so it never reaches a Box.
+// share the Box's files), closed by `close()` / `await using`, or by an abort of a call (the only
+// way to stop its Command). A refused input throws before any Session is asked for, so it never
+// reaches a Box.
 import * as sandboxApi from '@vite-hub/sandbox';
 import { sandboxError } from '../build/sandbox-error.mjs';
 import { checkCommands, checkExecInput, inputJsonSchema, toolDescription } from './rules.mjs';
@@ -41,8 +42,9 @@ export function sandbox(options) {
   const description = toolDescription(commands);
   const openSession = sessionOpener(options?.session);
 
-  let opening = null;
+  let opening = null; // Promise<Session> while a Session is open or opening
   let closed = false;
+  const retiring = new Set(); // closes started by an abort; close() reports their failures
 
   const session = () => {
     opening ??= Promise.resolve()
@@ -58,16 +60,32 @@ export function sandbox(options) {
     return opening;
   };
 
+  // A Session's exec signal stops only the wait: the Command runs on until the Session closes.
+  // So an abort closes the Session (its Box and every process in it); the next call opens another.
+  const retire = (opened, handle) => {
+    if (opening === opened) opening = null;
+    const done = Promise.resolve().then(() => handle.close?.());
+    retiring.add(done);
+    done.then(() => retiring.delete(done), () => {});
+  };
+
   /** `sandbox_exec`: checks `input`, then runs it on the Session (AI SDK `execute`). */
   const execute = async (input, invocation = {}) => {
     const call = checkExecInput(commands, input);
     if (closed) throw sandboxError('SANDBOX_INVALID_ARGUMENT', 'sandbox_exec was called after its sandbox() capability was closed; create a new one');
     const signal = invocation?.abortSignal;
     signal?.throwIfAborted();
-    const handle = await session();
+    const opened = session();
+    const handle = await opened;
     signal?.throwIfAborted();
-    const result = await handle.exec(call.command, call.args, signal === undefined ? call.options : { ...call.options, signal });
-    return { exitCode: result.exitCode, ok: result.ok, stdout: result.stdout, stderr: result.stderr };
+    if (!signal) return resultOf(await handle.exec(call.command, call.args, call.options));
+    const stop = () => retire(opened, handle);
+    signal.addEventListener('abort', stop, { once: true });
+    try {
+      return resultOf(await handle.exec(call.command, call.args, { ...call.options, signal }));
+    } finally {
+      signal.removeEventListener('abort', stop);
+    }
   };
 
   const inputSchema = {
@@ -98,14 +116,13 @@ export function sandbox(options) {
     closed = true;
     const pending = opening;
     opening = null;
-    if (!pending) return;
     let opened;
     try {
       opened = await pending;
     } catch {
-      return; // nothing was opened
+      // nothing was opened
     }
-    await opened.close?.();
+    await Promise.all([opened?.close?.(), ...retiring]);
   };
 
   const capability = {
@@ -136,6 +153,10 @@ export function sandbox(options) {
   };
   capability[Symbol.asyncDispose ?? Symbol.for('Symbol.asyncDispose')] = close;
   return capability;
+}
+
+function resultOf(result) {
+  return { exitCode: result.exitCode, ok: result.ok, stdout: result.stdout, stderr: result.stderr };
 }
 
 function sessionOpener(source) {

@@ -215,7 +215,7 @@ test('an allowed command runs for real on the local provider, in one Session per
 });
 
 test('the invocation abort signal stops a running command', needsSessions, async () => {
-  const { capability, exec } = counted();
+  const { capability, exec, opened } = counted();
   try {
     await exec.execute({ command: 'node', args: ['-e', '0'] }, {}); // the Session is open
     const marker = `agent-abort-${randomUUID()}`;
@@ -234,9 +234,13 @@ test('the invocation abort signal stops a running command', needsSessions, async
     while ((await processesMatching(marker)).length > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
     assert.deepEqual(await processesMatching(marker), [], 'the process is gone');
     // An already-aborted signal never starts anything.
-    const before = host.counters().requests.cmd ?? 0;
+    const before = host.counters();
     await assert.rejects(exec.execute({ command: 'node', args: ['-e', '0'] }, { abortSignal: AbortSignal.abort(new Error('too late')) }), /too late/);
-    assert.equal(host.counters().requests.cmd ?? 0, before);
+    assert.deepEqual(host.counters(), before);
+    // The abort closed the Session (the only way to stop its Command); the next call opens another.
+    assert.equal(opened.count, 1);
+    assert.deepEqual(await exec.execute({ command: 'node', args: ['-e', 'console.log("again")'] }, {}), { exitCode: 0, ok: true, stdout: 'again\n', stderr: '' });
+    assert.equal(opened.count, 2);
   } finally {
     await capability.close();
   }
