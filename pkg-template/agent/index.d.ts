@@ -6,12 +6,12 @@
  * Every check is in agent/rules.mjs; a refused input throws a `SandboxError` with code
  * `SANDBOX_INVALID_ARGUMENT` (status 400) before any Session is opened, so it never reaches a Box.
  */
-import type { SandboxError } from '@vite-hub/sandbox';
+import type { OpenSandboxSessionOptions, SandboxError, SandboxExecResult } from '@vite-hub/sandbox';
 
 /** The tool's name. */
 export declare const SANDBOX_EXEC: 'sandbox_exec';
 
-/** A Session as `sandbox_exec` uses it (what `openSandboxSession()` resolves to). */
+/** What `sandbox_exec` needs of a Session (`openSandboxSession()`'s `SandboxSession` has it). */
 export interface SandboxExecSession {
   /**
    * Runs `command` with `args` in the Box (no shell). `timeout` is in ms; `signal` aborts the
@@ -41,16 +41,6 @@ export interface SandboxExecInput {
   env?: Record<string, string>;
   /** Kill the Command after this many ms: a positive integer ≤ 2147483647. */
   timeout?: number;
-}
-
-/** What a `sandbox_exec` call resolves to. */
-export interface SandboxExecResult {
-  /** The exit status (0 = success). */
-  exitCode: number;
-  /** `exitCode === 0`. */
-  ok: boolean;
-  stdout: string;
-  stderr: string;
 }
 
 /** The JSON Schema of the tool input (a plain object, draft-07 and 2020-12 alike). */
@@ -115,7 +105,7 @@ export interface SandboxCapabilityOptions {
    * `openSandboxSession`; default `openSandboxSession()`. Opened on the first allowed call, kept
    * for the capability's life, closed by `close()`.
    */
-  session?: (() => SandboxExecSession | Promise<SandboxExecSession>) | Record<string, unknown>;
+  session?: (() => SandboxExecSession | Promise<SandboxExecSession>) | OpenSandboxSessionOptions;
 }
 
 export interface SandboxCapability {
@@ -132,7 +122,10 @@ export interface SandboxCapability {
    * an abort through `signal` rejects.
    */
   callMcpTool(params: { name: string; arguments?: Record<string, unknown> }, options?: { signal?: AbortSignal }): Promise<SandboxExecMcpResult>;
-  /** Closes the Session, if one was opened (idempotent); later calls reject. */
+  /**
+   * Closes the Session, if one was opened (idempotent); later calls reject with `SandboxError`
+   * `SANDBOX_INVALID_STATE` (409). Rejects when closing a Box failed (also one an abort closed).
+   */
   close(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
 }
@@ -144,4 +137,4 @@ export interface SandboxCapability {
  */
 export declare function sandbox(options: SandboxCapabilityOptions): SandboxCapability;
 
-export type { SandboxError };
+export type { SandboxError, SandboxExecResult };

@@ -72,7 +72,7 @@ export function sandbox(options) {
   /** `sandbox_exec`: checks `input`, then runs it on the Session (AI SDK `execute`). */
   const execute = async (input, invocation = {}) => {
     const call = checkExecInput(commands, input);
-    if (closed) throw sandboxError('SANDBOX_INVALID_ARGUMENT', 'sandbox_exec was called after its sandbox() capability was closed; create a new one');
+    if (closed) throw sandboxError('SANDBOX_INVALID_STATE', 'sandbox_exec was called after its sandbox() capability was closed; create a new one');
     const signal = invocation?.abortSignal;
     signal?.throwIfAborted();
     const opened = session();
