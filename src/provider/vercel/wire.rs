@@ -227,7 +227,7 @@ pub fn parse_command_stream_line(line: &str) -> Result<CommandStreamLine> {
             format!("the provider sent a malformed command stream line ({what})"),
         )
     };
-    let raw: RawStreamLine = serde_json::from_str(line)
+    let raw: RawStreamLine = serde_json::from_slice(line.as_bytes())
         .map_err(|err| malformed("not a JSON object of a known shape").with_source(err))?;
     if let Some(command) = raw.command {
         return Ok(CommandStreamLine::Command(command));
