@@ -33,6 +33,7 @@ pub mod provider_kind;
 pub mod provider_output;
 pub mod run;
 pub mod session;
+pub mod sort;
 pub mod transfer;
 
 #[cfg(all(target_arch = "wasm32", feature = "runtime"))]
