@@ -64,7 +64,7 @@ export class Box {
     return new Box(root, options);
   }
 
-  constructor(root, { name, isolation, networkDenied, env, timeoutMs, vcpus, workDir, onStopped }) {
+  constructor(root, { name, isolation, networkDenied, env, timeoutMs, vcpus, workDir, onStopped, logBudget, features }) {
     this.root = root;
     this.workDir = workDir ?? SESSION_CWD;
     this.id = newId('sbx');
@@ -79,6 +79,8 @@ export class Box {
     this.stoppedAt = undefined;
     this.commands = new Map();
     this.onStopped = onStopped;
+    this.logBudget = logBudget;
+    this.features = features;
     this.executionAuthority = executionAuthority(isolation, networkDenied);
     this.#armLifetime();
   }
@@ -146,6 +148,8 @@ export class Box {
       cwd: boxCwd,
       cwdHost,
       env: { ...this.env, ...checkEnv(env) },
+      features: this.features,
+      memoryBytes: this.vcpus * 2048 * 1024 * 1024,
     });
     const cmd = new BoxCommand({
       id: newId('cmd'),
@@ -155,6 +159,7 @@ export class Box {
       cwd: boxCwd,
       spec,
       timeoutMs: timeout,
+      logBudget: this.logBudget,
     });
     this.commands.set(cmd.id, cmd);
     return cmd;
@@ -198,6 +203,8 @@ export class Box {
       clearTimeout(this.lifetime);
       await Promise.all([...this.commands.values()].map((cmd) => cmd.killAll()));
       await fs.promises.rm(this.root, { recursive: true, force: true, maxRetries: 3 });
+      // A stopped Box keeps its description, not its output.
+      for (const cmd of this.commands.values()) cmd.releaseHistory();
       this.status = 'stopped';
       this.stoppedAt = Date.now();
       this.onStopped?.(this);

@@ -34,8 +34,16 @@ export interface BoxHostOptions {
    * 'none': plain processes in the Box directory (no isolation; reported as such).
    */
   isolation?: 'auto' | 'bubblewrap' | 'none';
-  /** Live Boxes at most (default 64); create answers 503 `{"error":{"code":"capacity"}}` beyond. */
+  /**
+   * Live Boxes at most (default 64). A create beyond waits in a FIFO queue for a Box to stop;
+   * it answers 503 `{"error":{"code":"capacity"}}` (the runtime's SANDBOX_PROVIDER_UNAVAILABLE)
+   * when `maxQueued` creates already wait or after `maxQueueWaitMs`.
+   */
   maxBoxes?: number;
+  /** Creates that may wait for a Box slot at once (default 1024). */
+  maxQueued?: number;
+  /** Longest a create waits for a Box slot, in ms (default 120000). */
+  maxQueueWaitMs?: number;
   /**
    * Parent directory of the Box directories, named `vite-hub-box-<pid>-XXXXXX` after the owning
    * process (`process.pid`, also in worker threads); default `os.tmpdir()`.

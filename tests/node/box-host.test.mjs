@@ -133,7 +133,7 @@ for (const isolation of modes) {
         filesystem: { access: 'read-write', scope: isolation === 'bubblewrap' ? 'sandbox' : 'host' },
         environment: 'selected',
         credentials: 'none',
-        processes: 'arbitrary',
+        processes: isolation === 'bubblewrap' ? 'restricted' : 'arbitrary',
       });
       assert.match(host.baseUrl, /^http:\/\/127\.0\.0\.1:\d+$/);
     });
@@ -377,8 +377,8 @@ describe('bubblewrap isolation', { skip: NO_BWRAP }, () => {
 });
 
 describe('bounds and options', () => {
-  test('create answers 503 capacity past maxBoxes; bodies are capped with 413', async () => {
-    const host = await startBoxHost({ maxBoxes: 1, isolation: 'none' });
+  test('create answers 503 capacity past maxBoxes with no queue room; bodies are capped with 413', async () => {
+    const host = await startBoxHost({ maxBoxes: 1, maxQueued: 0, isolation: 'none' });
     try {
       const sid = (await createBox(host)).id;
       const full = await api(host, 'POST', '/v3/sandboxes', { body: { projectId: 'p', ports: [] } });
