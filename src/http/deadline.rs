@@ -13,6 +13,9 @@ use web_sys::{AbortController, AbortSignal};
 
 use crate::sys;
 
+/// Largest delay a JS timer takes, in ms.
+const MAX_TIMER_MS: u32 = 2_147_483_647;
+
 /// An operation deadline (see the module docs). Dropping it clears the timer and the listener.
 #[derive(Debug)]
 pub struct Deadline {
@@ -35,7 +38,9 @@ impl Deadline {
         let parent = parent.cloned();
         let armed = AbortController::new().ok().and_then(|controller| {
             let abort = Reflect::get(&controller, &JsValue::from_str("abort")).ok()?.dyn_into::<Function>().ok()?.bind0(&controller);
-            let timer = sys::set_timeout(&abort, f64::from(ms));
+            // A JS timer fires at once past 2^31 − 1 ms: such a bound (24.8 days) is left to
+            // the parent signal.
+            let timer = if ms <= MAX_TIMER_MS { sys::set_timeout(&abort, f64::from(ms)) } else { JsValue::UNDEFINED };
             if let Some(parent) = &parent {
                 if parent.aborted() {
                     controller.abort();
