@@ -61,7 +61,7 @@ export async function startBoxHost(options = {}) {
   return {
     baseUrl: `http://${hostPart}:${address.port}`,
     token: secret,
-    executionAuthority: executionAuthority(mode, false),
+    executionAuthority: executionAuthority(mode, false, features.netTool !== null),
     counters: () => counters.snapshot(),
     resetCounters: () => counters.reset(),
     swept,

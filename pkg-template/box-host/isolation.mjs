@@ -5,8 +5,8 @@
 // Under bubblewrap every command gets its own user, PID, IPC, UTS, cgroup and network namespaces,
 // runs as uid/gid 1000 with no capabilities, sees `/proc/sys` read-only and the host system
 // directories read-only. Under `deny-all` its network namespace has only its own loopback;
-// otherwise it shares the host's network (reported 'unrestricted'; a user-mode network for
-// allow-all is not done: slirp4netns's setns into bwrap's namespace fails with EPERM here).
+// otherwise the Box's network (box-network.mjs: a namespace per Box with slirp4netns, no host
+// loopback) when slirp4netns is installed, else the host's network (reported 'unrestricted').
 // The options, env included, reach bwrap through a pipe (`--args`), never the command line that
 // `ps` shows. Limits: a cgroup per command (pids, memory) where the cgroup v1/v2 tree is writable,
 // and rlimits (file size, open files, processes) always.
@@ -54,7 +54,8 @@ export const BOX_LIMITS = {
 };
 
 /**
- * What this host offers beyond bwrap (probed once): the writable cgroup v1 controllers (`cgroup.pids`, `cgroup.memory`: directories, or null), and
+ * What this host offers beyond bwrap (probed once): `netTool` ('slirp4netns' when it and
+ * nsenter run, else null), the writable cgroup v1 controllers (`cgroup.pids`, `cgroup.memory`: directories, or null), and
  * whether `unshare --pid` works for isolation 'none'.
  */
 let features;
@@ -68,8 +69,13 @@ export function hostFeatures() {
         return null;
       }
     };
-    const unsharePid = await run('unshare', ['--pid', '--fork', '--kill-child', '--mount-proc', 'true']);
+    const [unsharePid, slirp, nsenter] = await Promise.all([
+      run('unshare', ['--pid', '--fork', '--kill-child', '--mount-proc', 'true']),
+      run('slirp4netns', ['--version']),
+      run('nsenter', ['--version']),
+    ]);
     return {
+      netTool: slirp && nsenter ? 'slirp4netns' : null,
       cgroup: { pids: writable('/sys/fs/cgroup/pids'), memory: writable('/sys/fs/cgroup/memory') },
       unsharePid,
     };
@@ -93,10 +99,15 @@ export async function resolveIsolation(option = 'auto') {
   return works ? 'bubblewrap' : 'none';
 }
 
-/** What a Box's commands may do, honestly: `network` is 'none' only when it is really cut off. */
-export function executionAuthority(isolation, networkDenied = false) {
+/**
+ * What a Box's commands may do, honestly: `network` is 'none' only when it is really cut off,
+ * 'restricted' with a Box network (outbound, without the host's loopback).
+ */
+export function executionAuthority(isolation, networkDenied = false, boxNetwork = false) {
   const sandboxed = isolation === 'bubblewrap';
-  const network = sandboxed && networkDenied ? 'none' : 'unrestricted';
+  let network = 'unrestricted';
+  if (sandboxed && networkDenied) network = 'none';
+  else if (sandboxed && boxNetwork) network = 'restricted';
   return {
     isolation: sandboxed ? 'process' : 'none',
     network,
@@ -143,15 +154,18 @@ function rlimitArgs() {
  * to fd 3); fd 4 reports the sandbox's pid and fd 5 releases the command once its cgroups are
  * set up (command.mjs).
  */
-export function spawnSpec({ isolation, root, workDir, networkDenied, command, args, cwd, cwdHost, env, features, memoryBytes }) {
+export function spawnSpec({ isolation, root, workDir, networkDenied, netns, command, args, cwd, cwdHost, env, features, memoryBytes }) {
   const limits = { pids: BOX_LIMITS.pids, memoryBytes };
   const limited = [...rlimitArgs(), command, ...args];
   if (isolation === 'bubblewrap') {
     const fullEnv = { PATH: BOX_PATH, HOME: BOX_HOME, ...env };
+    // A Box network: bwrap runs inside it (nsenter) and keeps it (--share-net).
+    const bwrap = ['bwrap', '--args', '3', '--', 'prlimit', ...limited];
+    const [file, ...rest] = netns ? ['nsenter', `--net=${netns}`, '--', ...bwrap] : bwrap;
     return {
-      file: 'bwrap',
-      args: ['--args', '3', '--', 'prlimit', ...limited],
-      argsData: `${bubblewrapArgs({ root, workDir, ownNet: networkDenied, env: fullEnv, cwd }).join('\0')}\0`,
+      file,
+      args: rest,
+      argsData: `${bubblewrapArgs({ root, workDir, ownNet: networkDenied && !netns, env: fullEnv, cwd }).join('\0')}\0`,
       cgroup: features?.cgroup ?? null,
       limits,
       cwd: root,

@@ -187,12 +187,10 @@ async function readFile({ registry, req, res, params: [sid] }) {
   const box = registry.running(sid);
   const { path, cwd } = await readJson(req);
   if (cwd !== undefined && typeof cwd !== 'string') throw new HttpError(400, 'bad_request', 'cwd must be a string');
-  const host = box.fileForRead(path, cwd);
-  if (!host) throw new HttpError(404, 'file_not_found', `File ${path} was not found`);
-  const file = await fs.promises.open(host, 'r');
-  const { size } = await file.stat();
-  res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': size });
-  await pipeline(file.createReadStream(), res);
+  const file = box.openForRead(path, cwd);
+  if (!file) throw new HttpError(404, 'file_not_found', `File ${path} was not found`);
+  res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': file.size });
+  await pipeline(fs.createReadStream(null, { fd: file.fd }), res);
 }
 
 async function mkdir({ registry, req, res, params: [sid] }) {
