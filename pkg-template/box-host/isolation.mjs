@@ -171,6 +171,7 @@ export function spawnSpec({ isolation, root, workDir, networkDenied, netns, comm
       cwd: root,
       env: { PATH: BOX_PATH },
       sandboxed: true,
+      pidNamespace: true,
     };
   }
   // No isolation: still one PID namespace per command when `unshare` can make one (root), so
@@ -185,6 +186,7 @@ export function spawnSpec({ isolation, root, workDir, networkDenied, netns, comm
     cgroup: features?.cgroup ?? null,
     limits,
     sandboxed: false,
+    pidNamespace: pidNs.length > 0,
   };
 }
 
