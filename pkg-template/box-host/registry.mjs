@@ -37,7 +37,9 @@ export class BoxRegistry {
    * creating one): `GET /_vite-hub/execution-authority`.
    */
   executionAuthorityFor(networkPolicy) {
-    return executionAuthority(this.isolation, networkDenied(networkPolicy) && this.isolation === 'bubblewrap');
+    const sandboxed = this.isolation === 'bubblewrap';
+    const denied = networkDenied(networkPolicy) && sandboxed;
+    return executionAuthority(this.isolation, denied, sandboxed && !denied && Boolean(this.features?.netTool));
   }
 
   /**
