@@ -28,6 +28,8 @@ pub mod http;
 #[cfg(any(feature = "tooling", test))]
 pub mod plugin;
 pub mod provider;
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod proptests;
 pub mod provider_kind;
 #[cfg(any(feature = "tooling", test))]
 pub mod provider_output;

@@ -2,9 +2,10 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
+import { DEFAULT_MAX_QUEUED, DEFAULT_MAX_QUEUE_WAIT_MS } from './box-queue.mjs';
 import { CloudflareContainers } from './cloudflare-containers.mjs';
 import { RequestCounters } from './counters.mjs';
-import { executionAuthority, resolveIsolation } from './isolation.mjs';
+import { executionAuthority, hostFeatures, resolveIsolation } from './isolation.mjs';
 import { BoxRegistry } from './registry.mjs';
 import { createBoxHostServer } from './server.mjs';
 import { sweepStaleBoxDirs } from './stale-boxes.mjs';
@@ -26,20 +27,26 @@ function listen(server, port, host) {
  */
 export async function startBoxHost(options = {}) {
   const { port = 0, host = '127.0.0.1', token, isolation = 'auto', maxBoxes = 64, boxRoot } = options;
+  const { maxQueued = DEFAULT_MAX_QUEUED, maxQueueWaitMs = DEFAULT_MAX_QUEUE_WAIT_MS } = options;
   if (!LOOPBACK.has(host)) throw new TypeError(`host must be 127.0.0.1, localhost or ::1, got ${JSON.stringify(host)}`);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new TypeError('port must be an integer 0-65535');
   if (token !== undefined && (typeof token !== 'string' || token.length < 8)) {
     throw new TypeError('token must be a string of at least 8 characters');
   }
   if (!Number.isInteger(maxBoxes) || maxBoxes < 1) throw new TypeError('maxBoxes must be a positive integer');
+  if (!Number.isInteger(maxQueued) || maxQueued < 0) throw new TypeError('maxQueued must be a non-negative integer');
+  if (!(Number.isInteger(maxQueueWaitMs) && maxQueueWaitMs >= 0 && maxQueueWaitMs <= 2_147_483_647)) {
+    throw new TypeError('maxQueueWaitMs must be an integer number of ms from 0 to 2147483647');
+  }
   const mode = await resolveIsolation(isolation);
+  const features = await hostFeatures();
   const root = await fs.promises.realpath(boxRoot ?? os.tmpdir());
   // Box directories left by processes that are gone (a host in a worker thread sees no `exit`
   // event when the main thread calls process.exit()): removed in the background, never blocking
   // the start; `swept` tells when (and what).
   const swept = sweepStaleBoxDirs(root);
   const secret = token ?? randomBytes(32).toString('hex');
-  const registry = new BoxRegistry({ boxRoot: root, isolation: mode, maxBoxes });
+  const registry = new BoxRegistry({ boxRoot: root, isolation: mode, maxBoxes, maxQueued, maxQueueWaitMs, features });
   const counters = new RequestCounters();
   const containers = new CloudflareContainers(registry);
   const server = createBoxHostServer({ token: secret, registry, containers, counters });
@@ -54,7 +61,7 @@ export async function startBoxHost(options = {}) {
   return {
     baseUrl: `http://${hostPart}:${address.port}`,
     token: secret,
-    executionAuthority: executionAuthority(mode, false),
+    executionAuthority: executionAuthority(mode, false, features.netTool !== null),
     counters: () => counters.snapshot(),
     resetCounters: () => counters.reset(),
     swept,

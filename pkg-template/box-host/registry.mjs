@@ -1,10 +1,14 @@
 // The Box registry of one host: live Boxes by session id, a bounded memory of stopped ones (so
 // their sessions can still be described), names, and the live-Box capacity.
 import { Box, BoxRequestError, MAX_TIMER_MS, checkEnv } from './box.mjs';
+import { BoxSlots, QueueRefused } from './box-queue.mjs';
+import { LogBudget } from './command.mjs';
 import { executionAuthority } from './isolation.mjs';
 
-/** Stopped Boxes remembered for `GET` lookups (oldest forgotten first). */
+/** Stopped Boxes remembered for `GET` lookups (oldest forgotten first); they keep no output. */
 const STOPPED_MEMORY = 256;
+/** Command output kept for replay by all live Boxes together (bytes of text). */
+export const LOG_BUDGET_BYTES = 256 * 1024 * 1024;
 
 function networkDenied(policy) {
   if (policy === undefined || policy === 'allow-all') return false;
@@ -17,13 +21,15 @@ function networkDenied(policy) {
 }
 
 export class BoxRegistry {
-  constructor({ boxRoot, isolation, maxBoxes }) {
+  constructor({ boxRoot, isolation, maxBoxes, maxQueued, maxQueueWaitMs, features }) {
+    this.features = features;
     this.boxRoot = boxRoot;
     this.isolation = isolation;
     this.maxBoxes = maxBoxes;
     this.live = new Map();
     this.stopped = new Map();
-    this.reserved = 0;
+    this.slots = new BoxSlots({ capacity: maxBoxes, maxQueued, maxWaitMs: maxQueueWaitMs });
+    this.logBudget = new LogBudget(LOG_BUDGET_BYTES);
   }
 
   /**
@@ -31,14 +37,18 @@ export class BoxRegistry {
    * creating one): `GET /_vite-hub/execution-authority`.
    */
   executionAuthorityFor(networkPolicy) {
-    return executionAuthority(this.isolation, networkDenied(networkPolicy) && this.isolation === 'bubblewrap');
+    const sandboxed = this.isolation === 'bubblewrap';
+    const denied = networkDenied(networkPolicy) && sandboxed;
+    return executionAuthority(this.isolation, denied, sandboxed && !denied && Boolean(this.features?.netTool));
   }
 
   /**
-   * Creates a Box from a create body; 503 `capacity` when `maxBoxes` Boxes are live.
-   * `workDir` (a Box path) is the Box's default cwd, `/vercel/sandbox` unless given.
+   * Creates a Box from a create body. When `maxBoxes` Boxes are live, waits in FIFO order for
+   * one to stop (box-queue.mjs); 503 `capacity` when the queue is full or the wait too long.
+   * `workDir` (a Box path) is the Box's default cwd, `/vercel/sandbox` unless given; `signal`
+   * (the client went away) leaves the queue; `queue: false` refuses at once instead of waiting.
    */
-  async create(body, { workDir } = {}) {
+  async create(body, { workDir, signal, queue = true } = {}) {
     const { name, timeout, resources, env } = body;
     if (body.source !== undefined) {
       throw new BoxRequestError(400, 'bad_request', 'source (git, tarball, snapshot) is not supported by the local Box host');
@@ -55,14 +65,25 @@ export class BoxRegistry {
     }
     const denied = networkDenied(body.networkPolicy);
     const boxEnv = checkEnv(env);
-    if (name !== undefined && [...this.live.values()].some((box) => box.name === name)) {
+    const nameTaken = () => name !== undefined && [...this.live.values()].some((box) => box.name === name);
+    if (nameTaken()) {
       throw new BoxRequestError(409, 'conflict', `a running sandbox is already named ${name}`);
     }
-    if (this.live.size + this.reserved >= this.maxBoxes) {
-      throw new BoxRequestError(503, 'capacity', `the local Box host already runs ${this.maxBoxes} Boxes`);
-    }
-    this.reserved += 1;
     try {
+      if (!queue) {
+        if (!this.slots.tryAcquire()) throw new QueueRefused('full', `the local Box host already runs ${this.maxBoxes} Boxes`);
+      } else {
+        await this.slots.acquire(signal);
+      }
+    } catch (err) {
+      if (err instanceof QueueRefused) throw new BoxRequestError(503, 'capacity', err.message);
+      throw err;
+    }
+    let created = false;
+    try {
+      if (nameTaken()) {
+        throw new BoxRequestError(409, 'conflict', `a running sandbox is already named ${name}`);
+      }
       const box = await Box.create(this.boxRoot, {
         name,
         isolation: this.isolation,
@@ -73,16 +94,20 @@ export class BoxRegistry {
         vcpus,
         workDir,
         onStopped: (stopped) => this.#forget(stopped),
+        logBudget: this.logBudget,
+        features: this.features,
       });
       this.live.set(box.id, box);
+      created = true;
       return box;
     } finally {
-      this.reserved -= 1;
+      // A created Box holds its slot until it stops (#forget).
+      if (!created) this.slots.release();
     }
   }
 
   #forget(box) {
-    this.live.delete(box.id);
+    if (this.live.delete(box.id)) this.slots.release();
     this.stopped.set(box.id, box);
     if (this.stopped.size > STOPPED_MEMORY) this.stopped.delete(this.stopped.keys().next().value);
   }

@@ -344,7 +344,8 @@ export function prepareFreeFormDefinition(appRoot: string, discovered: Discovere
  * `'unrestricted'` unset, `allow-all` or an allow list with `*`; `'restricted'` for a non-empty
  * allow list/record or subnet rules; else `'unknown'`). Cloudflare: `isolation: 'container'`,
  * `network: 'unknown'`. Local: the Box host's own report (bubblewrap: `isolation: 'process'`,
- * `filesystem.scope: 'sandbox'`, `network: 'none'` only under `deny-all`; without bubblewrap
+ * `filesystem.scope: 'sandbox'`, `processes: 'restricted'`, `network: 'none'` under `deny-all`,
+ * `'restricted'` with the host's slirp4netns Box network (no host loopback); without bubblewrap
  * `isolation: 'none'`, `filesystem.scope: 'host'`, `network: 'unrestricted'`). Dimensions a
  * provider cannot establish are `'unknown'`.
  */

@@ -25,11 +25,13 @@ use crate::command::{Command, CommandOutcome};
 use crate::error::js::js_message;
 use crate::error::{Error, ErrorCode, Operation, Result};
 use crate::provider::session::{BoxSession, LogStream};
-use crate::provider::{BoxSpec, Provider, ProviderKind};
+use crate::provider::{BoxSpec, FileRead, Provider, ProviderKind};
 use crate::session::{self, ExecutionAuthority, SessionState, SessionStatus, MAX_EXEC_OUTPUT_BYTES};
 
 /// Most arguments of one Command.
 const MAX_ARGS: usize = 65_536;
+/// Largest file `read()` returns, in bytes (a larger one is SANDBOX_TRANSFER_LIMIT, never buffered).
+const MAX_READ_BYTES: u64 = 256 * 1024 * 1024;
 
 fn invalid(message: impl Into<String>) -> Error {
     Error::new(ErrorCode::InvalidArgument, message.into())
@@ -423,9 +425,13 @@ impl SandboxSession {
             Err(error) => return rejected(error),
         };
         promise(Box::pin(async move {
-            Ok(match inner.session.read_file(&path, None).await? {
-                Some(bytes) => Uint8Array::from(bytes.as_slice()).into(),
-                None => JsValue::NULL,
+            // Read by size with a cap (issue 9): a huge Box file never buffers whole.
+            Ok(match inner.session.read_file(&path, MAX_READ_BYTES, None).await? {
+                FileRead::Bytes(bytes) => Uint8Array::from(bytes.as_slice()).into(),
+                FileRead::Missing => JsValue::NULL,
+                FileRead::TooLarge(size) => {
+                    return Err(Error::new(ErrorCode::TransferLimit, format!("{path} has {size} bytes or more; read() returns at most {MAX_READ_BYTES}")))
+                }
             })
         }))
     }

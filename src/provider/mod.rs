@@ -46,6 +46,17 @@ pub struct BoxSpec {
     pub sandbox_id: Option<String>,
 }
 
+/// What a bounded file read of a Box found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FileRead {
+    /// No such file.
+    Missing,
+    /// The whole file.
+    Bytes(Vec<u8>),
+    /// The file is larger than the reader's cap: its size in bytes (or at least this many).
+    TooLarge(u64),
+}
+
 #[cfg(target_arch = "wasm32")]
 pub use built::Provider;
 

@@ -13,7 +13,7 @@ use crate::provider::cloudflare::client::ProcessLogs;
 use crate::provider::cloudflare::CloudflareBox;
 use crate::provider::vercel::client::CommandLogs;
 use crate::provider::vercel::VercelBox;
-use crate::provider::ProviderKind;
+use crate::provider::{FileRead, ProviderKind};
 use crate::transfer::box_file::BoxFile;
 
 /// Which output stream an [`OutputEntry`] came from.
@@ -139,11 +139,12 @@ impl BoxSession {
         }
     }
 
-    /// Reads a file by absolute Box path; `None` when it does not exist.
-    pub async fn read_file(&self, path: &str, signal: Option<&AbortSignal>) -> Result<Option<Vec<u8>>> {
+    /// Reads a file by absolute Box path, at most `max_bytes` of it ([`FileRead::TooLarge`]
+    /// beyond, checked by size before the content is buffered where the provider says the size).
+    pub async fn read_file(&self, path: &str, max_bytes: u64, signal: Option<&AbortSignal>) -> Result<FileRead> {
         match self {
-            BoxSession::Vercel(session) => session.read_file(path, signal).await,
-            BoxSession::Cloudflare(session) => session.read_file(path, signal).await,
+            BoxSession::Vercel(session) => session.read_file(path, max_bytes, signal).await,
+            BoxSession::Cloudflare(session) => session.read_file(path, max_bytes, signal).await,
         }
     }
 

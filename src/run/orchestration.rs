@@ -12,7 +12,7 @@ use crate::definition::Definition;
 use crate::error::{Error, ErrorCode, Operation, Result};
 use crate::harness::paths;
 use crate::provider::session::BoxSession;
-use crate::provider::{BoxSpec, Provider};
+use crate::provider::{BoxSpec, Provider, ProviderKind};
 use crate::response::{error_response, value_response};
 use crate::run::install::{install_command, install_failure};
 use crate::run::recover::recover_result;
@@ -75,6 +75,8 @@ pub async fn run_definition(definition: &Definition, payload: &JsValue, options:
         name: definition.name.clone(),
         sandbox_id: options.sandbox_id.clone(),
     };
+    // The Definition timeout covers the create too (a provider that never answers it).
+    run_signal.start_deadline(definition.timeout_ms);
     let opened = options.provider.open(&spec, Some(&signal)).await;
     timing.mark("box");
     let session = match opened {
@@ -83,22 +85,13 @@ pub async fn run_definition(definition: &Definition, payload: &JsValue, options:
             if let Some(reason) = run_signal.caller_aborted() {
                 return Err(reason);
             }
-            return error_response(&error, &timing);
+            return error_response(&timed_out(error, &run_signal, definition, provider), &timing);
         }
     };
-    run_signal.start_deadline(definition.timeout_ms);
     let outcome = attempt(&session, definition, &input, &options.limits, &run_signal, &mut timing).await;
     run_signal.stop_deadline();
     timing.end_current();
-    let outcome = outcome.map_err(|error| {
-        if run_signal.deadline_passed() && run_signal.caller_aborted().is_none() {
-            Error::new(ErrorCode::Timeout, format!("Sandbox \"{}\" timed out after {}ms.", definition.name, definition.timeout_ms))
-                .with_timeout_ms(u64::from(definition.timeout_ms))
-                .with_provider(provider)
-        } else {
-            error
-        }
-    });
+    let outcome = outcome.map_err(|error| timed_out(error, &run_signal, definition, provider));
     let closed = session.close().await;
     timing.mark("close");
     if let Some(reason) = run_signal.caller_aborted() {
@@ -115,6 +108,17 @@ pub async fn run_definition(definition: &Definition, payload: &JsValue, options:
     match outcome.and_then(|value| value_response(value, &timing)) {
         Ok(response) => Ok(response),
         Err(error) => error_response(&error, &timing),
+    }
+}
+
+/// `error`, or `SANDBOX_TIMEOUT` when the Run's deadline (not the caller) ended the Run.
+fn timed_out(error: Error, run_signal: &RunSignal, definition: &Definition, provider: ProviderKind) -> Error {
+    if run_signal.deadline_passed() && run_signal.caller_aborted().is_none() {
+        Error::new(ErrorCode::Timeout, format!("Sandbox \"{}\" timed out after {}ms.", definition.name, definition.timeout_ms))
+            .with_timeout_ms(u64::from(definition.timeout_ms))
+            .with_provider(provider)
+    } else {
+        error
     }
 }
 

@@ -52,7 +52,7 @@ for (const isolation of isolations) {
         assertFrozen(runner.executionAuthority);
         const expected =
           isolation === 'bubblewrap'
-            ? { credentials: 'none', environment: 'selected', filesystem: { access: 'read-write', scope: 'sandbox' }, isolation: 'process', network: networkPolicy === 'deny-all' ? 'none' : 'unrestricted', processes: 'arbitrary' }
+            ? { credentials: 'none', environment: 'selected', filesystem: { access: 'read-write', scope: 'sandbox' }, isolation: 'process', network: networkPolicy === 'deny-all' ? 'none' : boxNetwork ? 'restricted' : 'unrestricted', processes: 'restricted' }
             : { credentials: 'none', environment: 'selected', filesystem: { access: 'read-write', scope: 'host' }, isolation: 'none', network: 'unrestricted', processes: 'arbitrary' };
         assert.deepEqual(runner.executionAuthority, expected);
 
@@ -168,6 +168,10 @@ describe('Cloudflare (workerd, the real Sandbox Durable Object)', () => {
 import { Sandbox as RealSandbox } from '@cloudflare/sandbox';
 import { sandboxOnBoxHost } from './tests/fixtures/cloudflare/box-host-container.mjs';
 import { configureSandbox, registerSandbox, resolveSandboxRunner, openSandboxSession } from '@vite-hub/sandbox';
+import { hostFeatures } from '../../pkg-template/box-host/isolation.mjs';
+
+/** An allow-all Box has a network of its own (slirp4netns installed): reported 'restricted'. */
+const boxNetwork = (await hostFeatures()).netTool !== null;
 
 export const Sandbox = sandboxOnBoxHost(RealSandbox);
 

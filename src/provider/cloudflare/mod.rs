@@ -40,7 +40,7 @@ mod session {
     use crate::command::{Command, CommandOutcome};
     use crate::error::{Error, ErrorCode, Operation, Result};
     use crate::http::fetch::{js_message, sleep_unless_aborted, Fetcher};
-    use crate::provider::{BoxSpec, ProviderKind};
+    use crate::provider::{BoxSpec, FileRead, ProviderKind};
     use crate::sys::{DurableObjectNamespace, DurableObjectStub, FetchTarget};
     use crate::transfer::box_file::BoxFile;
 
@@ -355,8 +355,17 @@ mod session {
         }
 
         /// Reads a file by absolute Box path; `None` when it does not exist.
-        pub fn read_file<'a>(&'a self, path: &'a str, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<Option<Vec<u8>>>> {
-            Box::pin(async move { self.client.read_file(path, signal).await })
+        ///
+        /// The container API answers a file whole (base64 in JSON), so the cap is checked once the
+        /// answer is decoded.
+        pub fn read_file<'a>(&'a self, path: &'a str, max_bytes: u64, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<FileRead>> {
+            Box::pin(async move {
+                Ok(match self.client.read_file(path, signal).await? {
+                    None => FileRead::Missing,
+                    Some(bytes) if bytes.len() as u64 > max_bytes => FileRead::TooLarge(bytes.len() as u64),
+                    Some(bytes) => FileRead::Bytes(bytes),
+                })
+            })
         }
 
         /// Starts `command` as a background process (`/api/process/start`, a fresh `bash -c` like

@@ -9,7 +9,8 @@ use web_sys::AbortSignal;
 
 use crate::command::{Command, CommandOutcome, OutputTail};
 use crate::error::{Error, ErrorCode, Operation, Result};
-use crate::http::fetch::{body_bytes, BodyChunks, Fetcher, HttpRequest, SendError};
+use crate::http::deadline::Deadline;
+use crate::http::fetch::{body_bytes_capped, BodyChunks, Fetcher, HttpRequest, SendError};
 use crate::http::ndjson::NdjsonReader;
 use crate::http::retry::{RequestSafety, RetryPolicy};
 use crate::provider::vercel::options::VercelEndpoint;
@@ -18,7 +19,22 @@ use crate::provider::vercel::wire::{
     SandboxAndSessionResponse,
 };
 use crate::provider::session::{OutputEntry, OutputStream};
-use crate::provider::ProviderKind;
+use crate::provider::{FileRead, ProviderKind};
+
+/// Bound of a create (all attempts and the answer), in ms. A Run's own deadline usually ends it
+/// first.
+pub const CREATE_DEADLINE_MS: u32 = 60_000;
+/// Bound of one archive write, in ms.
+pub const WRITE_DEADLINE_MS: u32 = 120_000;
+/// Bound of one file read, in ms.
+pub const READ_DEADLINE_MS: u32 = 60_000;
+/// Bound of a stop (all attempts), in ms: a provider that never answers `stop` cannot hold the
+/// caller longer.
+pub const STOP_DEADLINE_MS: u32 = 15_000;
+/// Time a command stream may run past the command's own timeout before it is cut, in ms.
+pub const EXEC_SLACK_MS: u64 = 30_000;
+/// Largest JSON answer read (create, errors), in bytes.
+const MAX_ANSWER_BYTES: u64 = 1024 * 1024;
 
 /// A Vercel Sandbox REST client.
 #[derive(Debug, Clone)]
@@ -72,6 +88,31 @@ impl VercelClient {
         self.error(operation, format!("{} request to the {} provider failed: {}", operation.as_str(), self.kind.as_str(), error.describe()))
     }
 
+    /// `error`, or `SANDBOX_PROVIDER_UNAVAILABLE` naming the bound when `deadline` ended the
+    /// operation.
+    fn bounded(&self, operation: Operation, deadline: &Deadline, error: Error) -> Error {
+        if !deadline.expired() {
+            return error;
+        }
+        Error::new(
+            ErrorCode::ProviderUnavailable,
+            format!("the {} provider did not complete {} within {}ms", self.kind.as_str(), operation.as_str(), deadline.ms()),
+        )
+        .with_provider(self.kind)
+        .with_operation(operation)
+    }
+
+    /// Reads a whole answer body of at most `max_bytes`.
+    async fn answer_bytes(&self, response: &Response, operation: Operation, max_bytes: u64) -> Result<Vec<u8>> {
+        match body_bytes_capped(response, max_bytes).await.map_err(|e| self.send_error(operation, e))? {
+            Ok(bytes) => Ok(bytes),
+            Err(size) => Err(self.error(
+                operation,
+                format!("{} answered {} with a body of {size} bytes or more (at most {max_bytes} are read)", self.kind.as_str(), operation.as_str()),
+            )),
+        }
+    }
+
     /// Sends and turns any non-2xx answer into an error: 429/503 → `SANDBOX_PROVIDER_UNAVAILABLE`,
     /// others → `SANDBOX_TRANSPORT_ERROR`, with the upstream status and its `error.message`.
     async fn send(
@@ -94,7 +135,7 @@ impl VercelClient {
 
     async fn status_error(&self, operation: Operation, response: &Response) -> Error {
         let status = response.status();
-        let body = body_bytes(response).await.unwrap_or_default();
+        let body = body_bytes_capped(response, 64 * 1024).await.ok().and_then(std::result::Result::ok).unwrap_or_default();
         let detail = wire::error_message(&body).map(|m| format!(": {m}")).unwrap_or_default();
         let code = if status == 429 || status == 503 { ErrorCode::ProviderUnavailable } else { ErrorCode::TransportError };
         let retry_after = response.headers().get("retry-after");
@@ -110,7 +151,7 @@ impl VercelClient {
     }
 
     async fn json<T: serde::de::DeserializeOwned>(&self, response: &Response, operation: Operation) -> Result<T> {
-        let bytes = body_bytes(response).await.map_err(|e| self.send_error(operation, e))?;
+        let bytes = self.answer_bytes(response, operation, MAX_ANSWER_BYTES).await?;
         let bytes = if bytes.is_empty() { b"{}".to_vec() } else { bytes };
         serde_json::from_slice(&bytes).map_err(|e| {
             self.error(operation, format!("{} answered {} with an unexpected body: {e}", self.kind.as_str(), operation.as_str()))
@@ -124,8 +165,13 @@ impl VercelClient {
     pub async fn create_sandbox(&self, body: &CreateSandboxRequest, signal: Option<&AbortSignal>) -> Result<SandboxAndSessionResponse> {
         let path = if body.runtime.is_some() { "/v2/sandboxes" } else { "/v3/sandboxes" };
         let request = self.json_request("POST", path, body)?;
-        let response = self.send(&request, RequestSafety::Idempotent, Operation::Create, signal).await?;
-        self.json(&response, Operation::Create).await
+        let deadline = Deadline::new(signal, CREATE_DEADLINE_MS);
+        let signal = deadline.signal();
+        let created = async {
+            let response = self.send(&request, RequestSafety::Idempotent, Operation::Create, signal.as_ref()).await?;
+            self.json(&response, Operation::Create).await
+        };
+        created.await.map_err(|e| self.bounded(Operation::Create, &deadline, e))
     }
 
     /// Writes one gzip'd tar archive, extracted at `/`. `POST /v2/sandboxes/sessions/{id}/fs/write`
@@ -133,8 +179,13 @@ impl VercelClient {
     pub async fn write_files(&self, session_id: &str, tar_gz: Vec<u8>, signal: Option<&AbortSignal>) -> Result<()> {
         let mut request = self.request("POST", &format!("/v2/sandboxes/sessions/{session_id}/fs/write"), "application/gzip", Some(tar_gz));
         request.headers.push(("x-cwd", "/".to_owned()));
-        self.send(&request, RequestSafety::Idempotent, Operation::Write, signal).await?;
-        Ok(())
+        let deadline = Deadline::new(signal, WRITE_DEADLINE_MS);
+        let signal = deadline.signal();
+        let written = async {
+            let response = self.send(&request, RequestSafety::Idempotent, Operation::Write, signal.as_ref()).await?;
+            self.answer_bytes(&response, Operation::Write, MAX_ANSWER_BYTES).await
+        };
+        written.await.map(|_| ()).map_err(|e| self.bounded(Operation::Write, &deadline, e))
     }
 
     /// Runs a command and waits for it, reading the NDJSON stream (`wait:true, logs:true`).
@@ -157,7 +208,21 @@ impl VercelClient {
             timeout: command.timeout_ms,
         };
         let request = self.json_request("POST", &format!("/v2/sandboxes/sessions/{session_id}/cmd"), &body)?;
-        let response = self.send(&request, RequestSafety::NonIdempotent, Operation::Exec, signal).await?;
+        // The stream lives as long as the command: bounded by its timeout plus a slack (else only
+        // by the caller's signal, which a Run's deadline fires).
+        let bound = command.timeout_ms.map(|ms| u32::try_from(ms.saturating_add(EXEC_SLACK_MS)).unwrap_or(u32::MAX));
+        let deadline = bound.map(|ms| Deadline::new(signal, ms));
+        let bounded_signal = deadline.as_ref().and_then(Deadline::signal);
+        let signal = if deadline.is_some() { bounded_signal.as_ref() } else { signal };
+        let outcome = self.stream_command(&request, command, signal).await;
+        match &deadline {
+            Some(deadline) => outcome.map_err(|e| self.bounded(Operation::Exec, deadline, e)),
+            None => outcome,
+        }
+    }
+
+    async fn stream_command(&self, request: &HttpRequest, command: &Command, signal: Option<&AbortSignal>) -> Result<CommandOutcome> {
+        let response = self.send(request, RequestSafety::NonIdempotent, Operation::Exec, signal).await?;
         let content_type = response.headers().get("content-type").unwrap_or_default();
         if !crate::http::media_type::media_type_is(&content_type, "application/x-ndjson") {
             return Err(self.error(Operation::Exec, format!("expected a stream of command data, got content-type {content_type:?}")));
@@ -225,28 +290,45 @@ impl VercelClient {
     }
 
     /// Reads a file. `POST /v2/sandboxes/sessions/{id}/fs/read`; `None` when the file is missing (404).
-    pub async fn read_file(&self, session_id: &str, path: &str, signal: Option<&AbortSignal>) -> Result<Option<Vec<u8>>> {
+    ///
+    /// At most `max_bytes` are read: a larger file (by its `content-length`, before reading, or
+    /// while streaming) is `Err(FileTooLarge)` and nothing more is buffered.
+    pub async fn read_file(&self, session_id: &str, path: &str, max_bytes: u64, signal: Option<&AbortSignal>) -> Result<FileRead> {
         let body = ReadFileRequest { path: path.to_owned(), cwd: None };
         let request = self.json_request("POST", &format!("/v2/sandboxes/sessions/{session_id}/fs/read"), &body)?;
-        let response = self
-            .fetcher
-            .send(&request, &self.retry, RequestSafety::Idempotent, signal)
-            .await
-            .map_err(|e| self.send_error(Operation::Read, e))?;
-        if response.status() == 404 {
-            return Ok(None);
-        }
-        if !response.ok() {
-            return Err(self.status_error(Operation::Read, &response).await);
-        }
-        body_bytes(&response).await.map(Some).map_err(|e| self.send_error(Operation::Read, e))
+        let deadline = Deadline::new(signal, READ_DEADLINE_MS);
+        let signal = deadline.signal();
+        let read = async {
+            let response = self
+                .fetcher
+                .send(&request, &self.retry, RequestSafety::Idempotent, signal.as_ref())
+                .await
+                .map_err(|e| self.send_error(Operation::Read, e))?;
+            if response.status() == 404 {
+                return Ok(FileRead::Missing);
+            }
+            if !response.ok() {
+                return Err(self.status_error(Operation::Read, &response).await);
+            }
+            match body_bytes_capped(&response, max_bytes).await.map_err(|e| self.send_error(Operation::Read, e))? {
+                Ok(bytes) => Ok(FileRead::Bytes(bytes)),
+                Err(size) => Ok(FileRead::TooLarge(size)),
+            }
+        };
+        read.await.map_err(|e| self.bounded(Operation::Read, &deadline, e))
     }
 
     /// Stops the Box. `POST /v2/sandboxes/sessions/{id}/stop` (empty body, JSON content type).
+    /// Bounded by [`STOP_DEADLINE_MS`] (all attempts) and by `signal`.
     pub async fn stop_session(&self, session_id: &str, signal: Option<&AbortSignal>) -> Result<()> {
         let request = self.request("POST", &format!("/v2/sandboxes/sessions/{session_id}/stop"), "application/json", None);
-        self.send(&request, RequestSafety::Idempotent, Operation::Stop, signal).await?;
-        Ok(())
+        let deadline = Deadline::new(signal, STOP_DEADLINE_MS);
+        let signal = deadline.signal();
+        let stopped = async {
+            let response = self.send(&request, RequestSafety::Idempotent, Operation::Stop, signal.as_ref()).await?;
+            self.answer_bytes(&response, Operation::Stop, MAX_ANSWER_BYTES).await
+        };
+        stopped.await.map(|_| ()).map_err(|e| self.bounded(Operation::Stop, &deadline, e))
     }
 }
 
@@ -329,7 +411,7 @@ impl VercelClient {
     /// The `{ command }` of a detached run or wait answer, read with the command stream's line
     /// parser (the same shape as its `command` lines; one decoder in the wasm).
     async fn command_answer(&self, response: &Response) -> Result<CommandInfo> {
-        let bytes = body_bytes(response).await.map_err(|e| self.send_error(Operation::Exec, e))?;
+        let bytes = self.answer_bytes(response, Operation::Exec, MAX_ANSWER_BYTES).await?;
         let text = String::from_utf8_lossy(&bytes);
         match wire::parse_command_stream_line(&text) {
             Ok(CommandStreamLine::Command(info)) => Ok(info),

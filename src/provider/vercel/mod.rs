@@ -31,7 +31,7 @@ mod session {
     use crate::command::{Command, CommandOutcome};
     use crate::error::Result;
     use crate::http::fetch::Fetcher;
-    use crate::provider::{BoxSpec, ProviderKind};
+    use crate::provider::{BoxSpec, FileRead, ProviderKind};
     use crate::transfer::box_file::BoxFile;
 
     /// Opens Vercel sessions (Boxes) with one client.
@@ -127,9 +127,9 @@ mod session {
             self.client.run_command(&self.session_id, command, signal).await
         }
 
-        /// Reads a file (`fs/read`); `None` on 404.
-        pub async fn read_file(&self, path: &str, signal: Option<&AbortSignal>) -> Result<Option<Vec<u8>>> {
-            self.client.read_file(&self.session_id, path, signal).await
+        /// Reads a file (`fs/read`) of at most `max_bytes`.
+        pub async fn read_file(&self, path: &str, max_bytes: u64, signal: Option<&AbortSignal>) -> Result<FileRead> {
+            self.client.read_file(&self.session_id, path, max_bytes, signal).await
         }
 
         /// Stops the session (`stop`).
