@@ -214,14 +214,14 @@ impl VercelClient {
         let deadline = bound.map(|ms| Deadline::new(signal, ms));
         let bounded_signal = deadline.as_ref().and_then(Deadline::signal);
         let signal = if deadline.is_some() { bounded_signal.as_ref() } else { signal };
-        let outcome = self.stream_command(&request, command, signal).await;
+        let outcome = self.stream_command(session_id, &request, command, signal).await;
         match &deadline {
             Some(deadline) => outcome.map_err(|e| self.bounded(Operation::Exec, deadline, e)),
             None => outcome,
         }
     }
 
-    async fn stream_command(&self, request: &HttpRequest, command: &Command, signal: Option<&AbortSignal>) -> Result<CommandOutcome> {
+    async fn stream_command(&self, session_id: &str, request: &HttpRequest, command: &Command, signal: Option<&AbortSignal>) -> Result<CommandOutcome> {
         let response = self.send(request, RequestSafety::NonIdempotent, Operation::Exec, signal).await?;
         let content_type = response.headers().get("content-type").unwrap_or_default();
         if !crate::http::media_type::media_type_is(&content_type, "application/x-ndjson") {
