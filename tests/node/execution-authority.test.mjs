@@ -13,6 +13,10 @@ import { startBoxHost } from '@vite-hub/sandbox/box-host';
 import { configureSandbox, openSandboxSession, resolveSandboxRunner } from '@vite-hub/sandbox';
 import { defineTestSandbox, hasBwrap } from './fixtures.mjs';
 import { REPO, bundleWorker } from '../fixtures/cloudflare/bundle-worker.mjs';
+import { hostFeatures } from '../../pkg-template/box-host/isolation.mjs';
+
+/** An allow-all Box has a network of its own (slirp4netns installed): reported 'restricted'. */
+const boxNetwork = (await hostFeatures()).netTool !== null;
 
 const MANAGED = { credentials: 'unknown', environment: 'selected', filesystem: { access: 'read-write', scope: 'sandbox' }, processes: 'arbitrary' };
 
@@ -168,10 +172,6 @@ describe('Cloudflare (workerd, the real Sandbox Durable Object)', () => {
 import { Sandbox as RealSandbox } from '@cloudflare/sandbox';
 import { sandboxOnBoxHost } from './tests/fixtures/cloudflare/box-host-container.mjs';
 import { configureSandbox, registerSandbox, resolveSandboxRunner, openSandboxSession } from '@vite-hub/sandbox';
-import { hostFeatures } from '../../pkg-template/box-host/isolation.mjs';
-
-/** An allow-all Box has a network of its own (slirp4netns installed): reported 'restricted'. */
-const boxNetwork = (await hostFeatures()).netTool !== null;
 
 export const Sandbox = sandboxOnBoxHost(RealSandbox);
 
