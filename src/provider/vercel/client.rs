@@ -146,6 +146,18 @@ impl VercelClient {
         command: &Command,
         signal: Option<&AbortSignal>,
     ) -> Result<CommandOutcome> {
+        self.run_command_streaming(session_id, command, &mut |_, _| {}, signal).await
+    }
+
+    /// [`VercelClient::run_command`], handing each piece of output to `on_output` as the NDJSON
+    /// stream delivers it (live), before the command exits.
+    pub async fn run_command_streaming(
+        &self,
+        session_id: &str,
+        command: &Command,
+        on_output: &mut dyn FnMut(OutputStream, &str),
+        signal: Option<&AbortSignal>,
+    ) -> Result<CommandOutcome> {
         let body = RunCommandRequest {
             command: command.program.clone(),
             args: command.args.clone(),
@@ -164,14 +176,19 @@ impl VercelClient {
         }
         let mut chunks = BodyChunks::new(&response).map_err(|e| self.send_error(Operation::Exec, e))?;
         let result = self
-            .read_command_stream(&mut chunks, command)
+            .read_command_stream(&mut chunks, command, on_output)
             .await
             .map_err(|e| e.with_provider(self.kind).with_operation(Operation::Exec));
         chunks.cancel();
         result
     }
 
-    async fn read_command_stream(&self, chunks: &mut BodyChunks, command: &Command) -> Result<CommandOutcome> {
+    async fn read_command_stream(
+        &self,
+        chunks: &mut BodyChunks,
+        command: &Command,
+        on_output: &mut dyn FnMut(OutputStream, &str),
+    ) -> Result<CommandOutcome> {
         let mut reader = NdjsonReader::default();
         let mut stdout = OutputTail::new(command.max_stdout_bytes);
         let mut stderr = OutputTail::new(command.max_stderr_bytes);
@@ -193,8 +210,14 @@ impl VercelClient {
                     continue;
                 };
                 match parsed {
-                    CommandStreamLine::Stdout(text) => stdout.push(&text),
-                    CommandStreamLine::Stderr(text) => stderr.push(&text),
+                    CommandStreamLine::Stdout(text) => {
+                        on_output(OutputStream::Stdout, &text);
+                        stdout.push(&text);
+                    }
+                    CommandStreamLine::Stderr(text) => {
+                        on_output(OutputStream::Stderr, &text);
+                        stderr.push(&text);
+                    }
                     CommandStreamLine::Error { code, message } => {
                         return Err(self.error(Operation::Exec, format!("the command stream failed: {code}: {message}")));
                     }
