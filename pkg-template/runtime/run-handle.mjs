@@ -11,7 +11,12 @@
 export function startRun(wasm, name, payload, options, keepAlive) {
   // The core checks every option (onLog included: a function or absent) and answers a bad one
   // with a 400 Response; the glue only reads onLog once it is known to be a function.
-  const onLog = typeof options?.onLog === 'function' ? options.onLog : undefined;
+  let onLog;
+  try {
+    onLog = typeof options?.onLog === 'function' ? options.onLog : undefined;
+  } catch {
+    // A throwing getter or Proxy trap: the core reads the options again and answers it (400).
+  }
   const history = [];
   const readers = new Set();
   const lines = { stdout: '', stderr: '' };

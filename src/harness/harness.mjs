@@ -412,7 +412,8 @@ async function main() {
   const reportEarly = (message) => {
     if (settled || nonce === null) return;
     settled = true;
-    const early = errorEnvelope(new Error(message));
+    // A plain error shape: the stack would only show the harness.
+    const early = errorEnvelope({ name: 'Error', message });
     try {
       fs.writeFileSync(outputPath, early);
     } catch {}
