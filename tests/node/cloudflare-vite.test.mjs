@@ -11,13 +11,6 @@ import { startBoxHost } from '@vite-hub/sandbox/box-host';
 import { removeDir, repoRoot } from './vite-app.mjs';
 import { builtWorker, isWasm, viteBuild, wranglerDryRun } from './cloudflare-worker-helpers.mjs';
 
-const SANDBOX_VERSION = JSON.parse(readFileSync(join(repoRoot, 'node_modules/@cloudflare/sandbox/package.json'), 'utf8')).version;
-
-// Test-only route: the Worker runs a Definition on the local Box host given in its env. This is
-// what proves the wasm loads and runs in workerd before the cloudflare provider exists.
-const LOCAL_ROUTE = `import { defineHandler } from 'nitro/h3';
-import { configureSandbox, runSandbox } from '@vite-hub/sandbox';
-
 /** The Box host's counters once the Box was stopped: the stop comes after the Response (waitUntil). */
 async function countersAfterStop(host) {
   const until = Date.now() + 5000;
@@ -28,6 +21,13 @@ async function countersAfterStop(host) {
   }
   return counters;
 }
+
+const SANDBOX_VERSION = JSON.parse(readFileSync(join(repoRoot, 'node_modules/@cloudflare/sandbox/package.json'), 'utf8')).version;
+
+// Test-only route: the Worker runs a Definition on the local Box host given in its env. This is
+// what proves the wasm loads and runs in workerd before the cloudflare provider exists.
+const LOCAL_ROUTE = `import { defineHandler } from 'nitro/h3';
+import { configureSandbox, runSandbox } from '@vite-hub/sandbox';
 
 export default defineHandler(async (event) => {
   const env = event.req.runtime?.cloudflare?.env ?? {};

@@ -256,10 +256,19 @@ impl VercelClient {
     }
 
     /// Stops the Box. `POST /v2/sandboxes/sessions/{id}/stop` (empty body, JSON content type).
+    /// A 410 (the session is already stopped, e.g. its host shut down or its lifetime ended)
+    /// counts as stopped: the stop happens after the Response, so it may come second.
     pub async fn stop_session(&self, session_id: &str, signal: Option<&AbortSignal>) -> Result<()> {
         let request = self.request("POST", &format!("/v2/sandboxes/sessions/{session_id}/stop"), "application/json", None);
-        self.send(&request, RequestSafety::Idempotent, Operation::Stop, signal).await?;
-        Ok(())
+        let response = self
+            .fetcher
+            .send(&request, &self.retry, RequestSafety::Idempotent, signal)
+            .await
+            .map_err(|e| self.send_error(Operation::Stop, e))?;
+        if response.ok() || response.status() == 410 {
+            return Ok(());
+        }
+        Err(self.status_error(Operation::Stop, &response).await)
     }
 }
 
