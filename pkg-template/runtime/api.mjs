@@ -42,7 +42,9 @@ export function createApi(wasm, readEnv, keepAlive) {
     // The whole env goes along as a JS value: a Worker's env holds the Durable Object binding.
     wasm.configureSandbox({ ...config, env: pickSandboxEnv(env) }, env);
   };
-  const startSandbox = (name, payload, options) => startRun(wasm, name, payload, options, keepAlive);
+  // Every Run (startSandbox, runSandbox, a runner's run) hands the work after its Response to it.
+  if (keepAlive) wasm.setSandboxKeepAlive(keepAlive);
+  const startSandbox = (name, payload, options) => startRun(wasm, name, payload, options);
   return {
     configureSandbox,
     registerSandbox: (name, definition) => wasm.registerSandbox(name, definition),

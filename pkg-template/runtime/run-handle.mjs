@@ -5,10 +5,10 @@
 
 /**
  * Starts one Run and returns its handle.
- * @param {object} wasm the runtime wasm exports
- * @param {(work: Promise<unknown>) => void} [keepAlive] the runtime's waitUntil (Workers), for the work after the Response
+ * @param {object} wasm the runtime wasm exports (the runtime's waitUntil, if any, is set on it:
+ *   `setSandboxKeepAlive`)
  */
-export function startRun(wasm, name, payload, options, keepAlive) {
+export function startRun(wasm, name, payload, options) {
   // The core checks every option (onLog included: a function or absent) and answers a bad one
   // with a 400 Response; the glue only reads onLog once it is known to be a function.
   let onLog;
@@ -57,7 +57,6 @@ export function startRun(wasm, name, payload, options, keepAlive) {
     },
     background(work) {
       closing = work;
-      keepAlive?.(work);
     },
     report(message) {
       closeFailure = message;

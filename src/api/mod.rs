@@ -247,6 +247,14 @@ pub async fn run_sandbox(name: JsValue, payload: JsValue, options: JsValue, even
     run_definition(definition, payload, run_options).await
 }
 
+/// `setSandboxKeepAlive(hook | null)`: `hook(work: Promise)` keeps the runtime alive for the work
+/// that follows a Run's Response (giving the Box back). The workerd entry sets the Worker's
+/// `waitUntil`; Node and browsers need none.
+#[wasm_bindgen(js_name = setSandboxKeepAlive)]
+pub fn set_sandbox_keep_alive(hook: Option<js_sys::Function>) {
+    crate::run::events::set_keep_alive(hook);
+}
+
 /// `closeSandbox(sandboxId, { signal? }?) → Promise<boolean>`: closes the Box kept for
 /// `sandboxId` (see `runSandbox`'s `sandboxId`), after the Run that holds it, if any, gave it
 /// back. `true` when a Box was closed; `false` when none was kept under that id in this isolate

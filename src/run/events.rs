@@ -25,6 +25,17 @@ extern "C" {
 
 use crate::provider::session::OutputStream;
 
+thread_local! {
+    static KEEP_ALIVE: std::cell::RefCell<Option<Function>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Sets (or, with `None`, removes) the isolate's keep-alive hook, `(work: Promise) => void`: every
+/// Run hands it the work that follows its Response (a Worker's `waitUntil`, so the request is not
+/// ended before the Box is given back).
+pub fn set_keep_alive(hook: Option<Function>) {
+    KEEP_ALIVE.with(|k| *k.borrow_mut() = hook);
+}
+
 /// The status of a Run, as its handle shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RunStatus {
@@ -82,9 +93,13 @@ impl RunEvents {
         }
     }
 
-    /// Work that goes on after the Response was given (the Box's close).
+    /// Work that goes on after the Response was given (the Box's close): to the handle, and to
+    /// the runtime's keep-alive hook when one is set ([`set_keep_alive`], a Worker's `waitUntil`).
     pub fn background(&self, work: &Promise) {
         self.call("background", &[work.into()]);
+        if let Some(hook) = KEEP_ALIVE.with(|k| k.borrow().clone()) {
+            let _ = hook.call1(&JsValue::UNDEFINED, work);
+        }
     }
 
     /// A failure after the Response was given: to the handle's `report`, else `console.warn`.
