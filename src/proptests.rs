@@ -9,7 +9,7 @@ use crate::http::sse::SseReader;
 use crate::provider::vercel::archive::write_tar;
 use crate::provider::vercel::wire::parse_command_stream_line;
 use crate::transfer::box_file::{validate_relative_path, BoxFile};
-use crate::transfer::frame::{find_result_frame, frame_prefix, new_nonce, parse_result_envelope};
+use crate::transfer::frame::{frame_prefix, new_nonce, parse_result_envelope, FrameScanner, StdoutPiece};
 
 /// Reads `bytes` through an NDJSON reader in chunks cut at `cuts` (sorted, deduplicated).
 fn ndjson_lines(bytes: &[u8], cuts: &[usize]) -> Result<Vec<String>, ()> {
@@ -35,6 +35,32 @@ fn sse_events(bytes: &[u8], cuts: &[usize]) -> Result<Vec<(Option<String>, Strin
         from = cut;
     }
     Ok(events)
+}
+
+/// Feeds `text` to a [`FrameScanner`] for `nonce`, cut at `cuts` (char boundaries only): the
+/// entry's output joined, and the frames in order.
+fn scan(text: &str, nonce: &str, cuts: &[usize]) -> (String, Vec<String>) {
+    let mut scanner = FrameScanner::new(nonce, 1 << 20);
+    let mut pieces = Vec::new();
+    let mut start = 0;
+    for &cut in cuts.iter().chain(std::iter::once(&text.len())) {
+        let cut = cut.min(text.len());
+        if cut < start || !text.is_char_boundary(cut) {
+            continue;
+        }
+        let _ = scanner.push(&text[start..cut], &mut pieces);
+        start = cut;
+    }
+    scanner.finish(&mut pieces);
+    let mut output = String::new();
+    let mut frames = Vec::new();
+    for piece in pieces {
+        match piece {
+            StdoutPiece::Output(text) => output.push_str(&text),
+            StdoutPiece::Frame(json) => frames.push(json),
+        }
+    }
+    (output, frames)
 }
 
 fn sorted(mut cuts: Vec<usize>) -> Vec<usize> {
@@ -72,16 +98,23 @@ proptest! {
     }
 
     #[test]
-    fn result_frames_are_found_only_with_their_nonce(noise in "[^\n]{0,80}", json in "[^\n\r]{0,80}", random in any::<[u8; 16]>(), other in any::<[u8; 16]>()) {
+    fn result_frames_are_found_only_with_their_nonce(
+        noise in "[^\n]{0,80}",
+        json in "[^\n\r]{0,80}",
+        random in any::<[u8; 16]>(),
+        other in any::<[u8; 16]>(),
+        cuts in proptest::collection::vec(0usize..200, 0..8),
+    ) {
         let nonce = new_nonce(&random);
         let stdout = format!("{noise}\n{}{json}\n", frame_prefix(&nonce));
-        prop_assert_eq!(find_result_frame(&stdout, &nonce), Some(json.as_str()));
+        let (output, frames) = scan(&stdout, &nonce, &sorted(cuts.clone()));
+        prop_assert_eq!(frames, vec![json.clone()]);
+        prop_assert_eq!(output, format!("{noise}\n"));
         if other != random {
-            prop_assert_eq!(find_result_frame(&stdout, &new_nonce(&other)), None);
+            let (output, frames) = scan(&stdout, &new_nonce(&other), &sorted(cuts));
+            prop_assert!(frames.is_empty());
+            prop_assert_eq!(output, stdout);
         }
-        // A prefix in the middle of a line is not a frame.
-        let inline = format!("x{}{json}", frame_prefix(&nonce));
-        prop_assert_eq!(find_result_frame(&inline, &nonce), None);
     }
 
     #[test]

@@ -3,6 +3,7 @@
 // the Rust core.
 import { SANDBOX_ENV_NAMES } from './facts.mjs';
 import { sessionApi } from './session.mjs';
+import { startRun } from './run-handle.mjs';
 
 /** Environment variable names the core reads (generated from src/facts.rs). Nothing else crosses over. */
 export { SANDBOX_ENV_NAMES };
@@ -29,8 +30,10 @@ export function defineSandbox(definition) {
  * Binds the public functions to a wasm module.
  * @param {object} wasm the wasm-bindgen exports
  * @param {() => Record<string, string>} readEnv the runtime's environment (only SANDBOX_ENV_NAMES are kept)
+ * @param {(work: Promise<unknown>) => void} [keepAlive] keeps the runtime alive for the work after a
+ *   Response (a Worker's `waitUntil`); Node and browsers need none
  */
-export function createApi(wasm, readEnv) {
+export function createApi(wasm, readEnv, keepAlive) {
   const configureSandbox = (config = {}) => {
     if (config === null || typeof config !== 'object' || Array.isArray(config)) {
       throw new TypeError('configureSandbox(config) expects an object');
@@ -39,12 +42,17 @@ export function createApi(wasm, readEnv) {
     // The whole env goes along as a JS value: a Worker's env holds the Durable Object binding.
     wasm.configureSandbox({ ...config, env: pickSandboxEnv(env) }, env);
   };
+  // Every Run (startSandbox, runSandbox, a runner's run) hands the work after its Response to it.
+  if (keepAlive) wasm.setSandboxKeepAlive(keepAlive);
+  const startSandbox = (name, payload, options) => startRun(wasm, name, payload, options);
   return {
     configureSandbox,
     registerSandbox: (name, definition) => wasm.registerSandbox(name, definition),
     unregisterSandbox: (name) => wasm.unregisterSandbox(name),
     listSandboxes: () => wasm.listSandboxes(),
-    runSandbox: (name, payload, options) => wasm.runSandbox(name, payload, options),
+    startSandbox,
+    runSandbox: (name, payload, options) => startSandbox(name, payload, options).response(),
+    closeSandbox: (sandboxId, options) => wasm.closeSandbox(sandboxId, options),
     setSandboxDefinitionLoader: (loader, describe) => wasm.setSandboxDefinitionLoader(loader ?? null, describe ?? null),
     ...sessionApi(wasm),
   };

@@ -30,6 +30,23 @@ export const runSandbox = afterInit('runSandbox');
 /** Sessions: one Box driven by hand (runtime/session.mjs). */
 export const openSandboxSession = afterInit('openSandboxSession');
 export const resolveSandboxRunner = afterInit('resolveSandboxRunner');
+export const closeSandbox = afterInit('closeSandbox');
+/** Returns the handle at once; the Run starts once the wasm is loaded. */
+export const startSandbox = (name, payload, options) => {
+  const started = initSandbox().then(() => api.startSandbox(name, payload, options));
+  let handle = null;
+  started.then((h) => (handle = h), () => {});
+  return {
+    get status() {
+      return handle ? handle.status : 'pending';
+    },
+    response: () => started.then((h) => h.response()),
+    async *logs() {
+      yield* (await started).logs();
+    },
+    closed: () => started.then((h) => h.closed()),
+  };
+};
 export const configureSandbox = initialised('configureSandbox');
 export const registerSandbox = initialised('registerSandbox');
 export const unregisterSandbox = initialised('unregisterSandbox');

@@ -38,6 +38,10 @@ export interface SandboxErrorBody {
       stdout?: string;
       /** The last 4 KiB of a failed command's stderr. */
       stderr?: string;
+      /** `SANDBOX_HANDLER_ERROR`: the `name` of what the entry threw, e.g. `"TypeError"`. */
+      name?: string;
+      /** `SANDBOX_HANDLER_ERROR`: the thrown error's stack as the Box printed it (Box paths, first 4 KiB). */
+      stack?: string;
     };
   };
 }
@@ -56,9 +60,52 @@ export interface RunSandboxOptions {
   context?: unknown;
   /** Aborting stops the Run, stops the Box, and rejects `runSandbox` with `signal.reason`. */
   signal?: AbortSignal;
-  /** Cloudflare only: reuse the Durable Object Box with this id. Ignored by vercel and local. */
+  /**
+   * Reuse one Box across Runs with this id (every provider). Runs on one id take turns in this
+   * isolate (the wait is abortable with `signal`); each works in a fresh directory, removed after
+   * it. local/vercel: the Box is kept by this isolate, closed after 5 minutes (300000 ms) without
+   * a Run, by {@link closeSandbox}, or replaced when its 30-minute provider lifetime would end
+   * during a Run. cloudflare: the id's Durable Object (idle shutdown after `sleepAfter`).
+   */
   sandboxId?: string;
+  /**
+   * Called live with each line the entry prints on stdout/stderr (outside the result frames), and
+   * with `stream: 'stderr'` and a `[vite-hub-sandbox]` line when giving the Box back after the
+   * Response fails. Without it that failure goes to `console.warn`.
+   */
+  onLog?: (entry: { name: string; stream: 'stdout' | 'stderr'; line: string }) => void;
 }
+
+/** One piece of an entry's output, as the Box delivered it. */
+export interface SandboxLogEntry {
+  stream: 'stdout' | 'stderr';
+  data: string;
+}
+
+/** The handle of one Run (`startSandbox`). */
+export interface SandboxRun {
+  /** `pending` until the entry starts, `running`, then `stopped` (its result) or `failed` (an error Response, a failed body or an abort). */
+  readonly status: 'pending' | 'running' | 'stopped' | 'failed';
+  /** The Response `runSandbox` would give (the same promise on every call). A returned streaming Response streams as the entry produces it. */
+  response(): Promise<Response>;
+  /** The entry's own stdout/stderr: replayed from the start, then live until the Run ends. */
+  logs(): AsyncIterableIterator<SandboxLogEntry>;
+  /** Resolves once the Box was given back after the Response; rejects with an Error naming the failure otherwise. */
+  closed(): Promise<void>;
+}
+
+/**
+ * Starts the Definition `name` with `payload` and returns its handle at once: `status`, live
+ * `logs()` and `response()` of one Run. `runSandbox(...)` is `startSandbox(...).response()`.
+ */
+export function startSandbox<N extends SandboxName>(name: N, ...args: SandboxRunArguments<N>): SandboxRun;
+
+/**
+ * Closes the Box kept for `sandboxId`, once the Run holding it (if any) gave it back. Resolves
+ * to `true` when a Box was closed, `false` when this isolate kept none under that id (cloudflare:
+ * destroys the id's container, `true`). Rejects with a `SandboxError` when the close fails.
+ */
+export function closeSandbox(sandboxId: string, options?: { signal?: AbortSignal }): Promise<boolean>;
 
 /**
  * Runs the Definition `name` with `payload` (its entry's first argument).
@@ -66,7 +113,7 @@ export interface RunSandboxOptions {
  * Resolves to: `200` JSON of the entry's return value; `204` for `undefined`; a binary body for a
  * top-level `Blob`/`Uint8Array`/`Buffer`; the entry's own `Response` revived. Failures resolve to a
  * non-2xx `Response` whose JSON body is {@link SandboxErrorBody}. Every Response carries
- * `Server-Timing` with the Run's phases (`box`, `stage`, `install`, `exec`, `close`) in ms.
+ * `Server-Timing` with the Run's phases (`host`, `box`, `stage`, `install`, `exec`, `recover`) in ms; the Box is given back after the Response.
  * Rejects only with the reason of an aborted `options.signal`.
  */
 export function runSandbox<N extends SandboxName>(name: N, ...args: SandboxRunArguments<N>): Promise<Response>;

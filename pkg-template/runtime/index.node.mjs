@@ -17,7 +17,7 @@ wasm.setLocalBoxHostStarter(async () => {
 const api = createApi(wasm, () => process.env);
 api.configureSandbox({});
 
-export const { configureSandbox, registerSandbox, unregisterSandbox, listSandboxes, runSandbox, setSandboxDefinitionLoader } = api;
+export const { configureSandbox, registerSandbox, unregisterSandbox, listSandboxes, runSandbox, startSandbox, closeSandbox, setSandboxDefinitionLoader } = api;
 /** Sessions: one Box driven by hand (runtime/session.mjs). */
 export const { openSandboxSession, resolveSandboxRunner } = api;
 export { defineSandbox };

@@ -7,7 +7,7 @@ export { defineSandbox } from './api.mjs';
 
 const api = workerApi(wasmModule, () => (typeof process === 'object' && process?.env ? process.env : {}));
 
-export const { configureSandbox, registerSandbox, unregisterSandbox, listSandboxes, runSandbox, setSandboxDefinitionLoader } = api;
+export const { configureSandbox, registerSandbox, unregisterSandbox, listSandboxes, runSandbox, startSandbox, closeSandbox, setSandboxDefinitionLoader } = api;
 /** Sessions: one Box driven by hand (runtime/session.mjs). */
 export const { openSandboxSession, resolveSandboxRunner } = api;
 /** Kept for symmetry with the browser entry: the wasm is already instantiated here. */

@@ -7,10 +7,11 @@ import { createApi } from './api.mjs';
  * Instantiates the runtime wasm from `wasmModule` and resolves the default config from `readEnv()`.
  * @param {WebAssembly.Module} wasmModule the compiled runtime module
  * @param {() => Record<string, unknown>} readEnv the runtime's environment (a Worker env may hold bindings)
+ * @param {(work: Promise<unknown>) => void} [keepAlive] the runtime's waitUntil, for the work after a Response
  */
-export function workerApi(wasmModule, readEnv) {
+export function workerApi(wasmModule, readEnv, keepAlive) {
   wasm.initSync({ module: wasmModule });
-  const api = createApi(wasm, readEnv);
+  const api = createApi(wasm, readEnv, keepAlive);
   api.configureSandbox({});
   return api;
 }

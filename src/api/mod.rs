@@ -28,6 +28,7 @@ use crate::http::fetch::Fetcher;
 use crate::provider::local::host;
 use crate::response::error_response;
 use crate::run::timing::ServerTiming;
+use crate::run::events::{RunEvents, RunStatus};
 use crate::run::{run_definition, RunOptions};
 use crate::runtime_config::RuntimeConfig;
 use definition_object::{definition_source, get, invalid, summary};
@@ -190,14 +191,19 @@ fn call_options(options: &JsValue) -> Result<CallOptions> {
         return Ok(CallOptions { context: JsValue::UNDEFINED, signal: None, sandbox_id: None });
     }
     if !options.is_object() {
-        return Err(invalid("runSandbox options must be an object { context?, signal?, sandboxId? }"));
+        return Err(invalid("runSandbox options must be an object { context?, signal?, sandboxId?, onLog? }"));
     }
     let keys = Reflect::own_keys(options).map_err(|e| invalid(format!("runSandbox options could not be read: {}", js_message(&e))))?;
     for key in keys.iter() {
         let key = key.as_string().unwrap_or_else(|| "a symbol".to_owned());
-        if !matches!(key.as_str(), "context" | "signal" | "sandboxId") {
-            return Err(invalid(format!("unknown runSandbox option {key:?}; expected context, signal or sandboxId")));
+        if !matches!(key.as_str(), "context" | "signal" | "sandboxId" | "onLog") {
+            return Err(invalid(format!("unknown runSandbox option {key:?}; expected context, signal, sandboxId or onLog")));
         }
+    }
+    // onLog is the glue's (run-handle.mjs calls it per line); here it is only checked.
+    let on_log = get(options, "onLog", "runSandbox options")?;
+    if !on_log.is_undefined() && !on_log.is_function() {
+        return Err(invalid("runSandbox option onLog must be a function ({ name, stream, line }) => void"));
     }
     let signal = get(options, "signal", "runSandbox options")?;
     let signal = if signal.is_undefined() {
@@ -209,21 +215,24 @@ fn call_options(options: &JsValue) -> Result<CallOptions> {
     let sandbox_id = if sandbox_id.is_undefined() {
         None
     } else {
-        Some(sandbox_id.as_string().ok_or_else(|| invalid("runSandbox option sandboxId must be a string"))?)
+        Some(sandbox_id.as_string().filter(|id| !id.is_empty()).ok_or_else(|| invalid("runSandbox option sandboxId must be a non-empty string"))?)
     };
     Ok(CallOptions { context: get(options, "context", "runSandbox options")?, signal, sandbox_id })
 }
 
-/// `runSandbox(name, payload?, { context?, signal?, sandboxId? }) → Promise<Response>`.
+/// `runSandbox(name, payload?, { context?, signal?, sandboxId? }, events?) → Promise<Response>`.
 ///
 /// Resolves to `200` JSON with the entry's result (204 for `undefined`, binary for a top-level
-/// `Blob`/`Uint8Array`, the entry's own `Response` revived), or to a non-2xx JSON
-/// `{"error":{"code","message","details"?}}` (codes in DESIGN.md §5). Rejects only with the
-/// reason of the caller's `signal`.
+/// `Blob`/`Uint8Array`, the entry's own `Response` revived, its body streamed as the entry
+/// produces it), or to a non-2xx JSON `{"error":{"code","message","details"?}}` (codes in
+/// DESIGN.md §5). Rejects only with the reason of the caller's `signal`. `events` is the run
+/// handle of the glue (`startSandbox`, see [`crate::run::events`]): status, live logs, the work
+/// after the Response (giving the Box back) and failures there. The Response comes before the
+/// Box is given back.
 #[wasm_bindgen(js_name = runSandbox)]
-pub async fn run_sandbox(name: JsValue, payload: JsValue, options: JsValue) -> std::result::Result<web_sys::Response, JsValue> {
+pub async fn run_sandbox(name: JsValue, payload: JsValue, options: JsValue, events: JsValue) -> std::result::Result<web_sys::Response, JsValue> {
     let mut timing = ServerTiming::start();
-    let prepared = prepare_run(&name, &options).await;
+    let prepared = prepare_run(&name, &options, events.clone()).await;
     let (definition, run_options) = match prepared {
         Ok(prepared) => prepared,
         Err(error) => {
@@ -231,13 +240,51 @@ pub async fn run_sandbox(name: JsValue, payload: JsValue, options: JsValue) -> s
                 return Err(signal.reason());
             }
             timing.mark("resolve");
+            RunEvents::new(events).status(RunStatus::Failed);
             return error_response(&error, &timing);
         }
     };
-    run_definition(&definition, &payload, run_options).await
+    run_definition(definition, payload, run_options).await
 }
 
-async fn prepare_run(name: &JsValue, options: &JsValue) -> Result<(Rc<Definition>, RunOptions)> {
+/// `setSandboxKeepAlive(hook | null)`: `hook(work: Promise)` keeps the runtime alive for the work
+/// that follows a Run's Response (giving the Box back). The workerd entry sets the Worker's
+/// `waitUntil`; Node and browsers need none.
+#[wasm_bindgen(js_name = setSandboxKeepAlive)]
+pub fn set_sandbox_keep_alive(hook: Option<js_sys::Function>) {
+    crate::run::events::set_keep_alive(hook);
+}
+
+/// `closeSandbox(sandboxId, { signal? }?) → Promise<boolean>`: closes the Box kept for
+/// `sandboxId` (see `runSandbox`'s `sandboxId`), after the Run that holds it, if any, gave it
+/// back. `true` when a Box was closed; `false` when none was kept under that id in this isolate
+/// (Cloudflare: always destroys the id's Durable Object container, `true`).
+///
+/// # Errors
+/// `SANDBOX_INVALID_ARGUMENT` for a non-string or empty id; the close's failure
+/// (`SANDBOX_TRANSPORT_ERROR`, `SANDBOX_RUNTIME_ERROR` when it takes over 15 s).
+#[wasm_bindgen(js_name = closeSandbox)]
+pub async fn close_sandbox(sandbox_id: JsValue, options: JsValue) -> Result<bool> {
+    let id = sandbox_id.as_string().filter(|id| !id.is_empty()).ok_or_else(|| invalid("closeSandbox(sandboxId) expects a non-empty string"))?;
+    let signal = if options.is_object() {
+        let signal = get(&options, "signal", "closeSandbox options")?;
+        if signal.is_undefined() {
+            None
+        } else {
+            Some(signal.dyn_into::<AbortSignal>().map_err(|_| invalid("closeSandbox option signal must be an AbortSignal"))?)
+        }
+    } else {
+        None
+    };
+    let resolved = runtime_config()?;
+    let provider = resolved.provider.as_ref().map(Rc::clone).map_err(Error::to_public)?;
+    if provider.keeps_boxes() {
+        return provider.close_kept_box(&id).await;
+    }
+    crate::run::lease::close_kept(&provider, &id, signal.as_ref()).await
+}
+
+async fn prepare_run(name: &JsValue, options: &JsValue, events: JsValue) -> Result<(Rc<Definition>, RunOptions)> {
     let name = name.as_string().ok_or_else(|| invalid("Sandbox name must be a string"))?;
     validate_name(&name)?;
     let call = call_options(options)?;
@@ -251,7 +298,8 @@ async fn prepare_run(name: &JsValue, options: &JsValue) -> Result<(Rc<Definition
     };
     let resolved = runtime_config()?;
     let provider = resolved.provider.as_ref().map(Rc::clone).map_err(Error::to_public)?;
-    Ok((definition, RunOptions { context: call.context, signal: call.signal, provider, limits: resolved.limits, sandbox_id: call.sandbox_id }))
+    let events = RunEvents::new(events);
+    Ok((definition, RunOptions { context: call.context, signal: call.signal, provider, limits: resolved.limits, sandbox_id: call.sandbox_id, events }))
 }
 
 /// `setSandboxDefinitionLoader(loader | null)`: the lazy registry seam. `runSandbox(name)` calls

@@ -72,7 +72,8 @@ impl SandboxRunner {
     pub fn run(&self, payload: JsValue, options: JsValue) -> Promise {
         let name = JsValue::from_str(&self.name);
         js_promise(Box::pin(async move {
-            let response = super::run_sandbox(name, payload, options).await?;
+            // No run handle here: a failure after the Response goes to console.warn (run::events).
+            let response = super::run_sandbox(name, payload, options, JsValue::UNDEFINED).await?;
             decode(&response).await
         }))
     }

@@ -209,7 +209,7 @@ impl Operation {
 /// Shape (JSON, absent when `None`):
 /// ```ts
 /// { status?: number, timeoutMs?: number, exitCode?: number, limit?: string, value?: number, maximum?: number,
-///   stdout?: string, stderr?: string }
+///   stdout?: string, stderr?: string, name?: string, stack?: string }
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Details {
@@ -229,6 +229,10 @@ pub struct Details {
     pub stdout: Option<String>,
     /// The last [`OUTPUT_TAIL_BYTES`] of a failed Command's stderr (`stderr`).
     pub stderr: Option<String>,
+    /// The `name` of the value the entry threw, e.g. `"TypeError"` (`name`).
+    pub name: Option<String>,
+    /// The stack of the error the entry threw, as the Box printed it (`stack`; Box paths only).
+    pub stack: Option<String>,
 }
 
 /// Bytes of each output stream a failed Command's error keeps (the last ones; 4 KiB).
@@ -340,6 +344,20 @@ impl Error {
         let keep = |text: &str| Some(crate::command::last_bytes(text, OUTPUT_TAIL_BYTES).to_owned()).filter(|t| !t.trim().is_empty());
         self.inner.details.stdout = keep(stdout);
         self.inner.details.stderr = keep(stderr);
+        self
+    }
+
+    /// Keeps what the entry threw: its error `name` and `stack` (`details.name`, `details.stack`;
+    /// the stack is bounded to [`OUTPUT_TAIL_BYTES`] from its start).
+    pub fn with_thrown(mut self, name: Option<String>, stack: Option<String>) -> Error {
+        self.inner.details.name = name.filter(|n| !n.is_empty()).map(|n| bound_message(&n));
+        self.inner.details.stack = stack.filter(|s| !s.trim().is_empty()).map(|s| {
+            let mut end = s.len().min(OUTPUT_TAIL_BYTES);
+            while !s.is_char_boundary(end) {
+                end -= 1;
+            }
+            s[..end].to_owned()
+        });
         self
     }
 
@@ -498,6 +516,12 @@ impl Error {
         }
         if let Some(stderr) = &d.stderr {
             out.insert("stderr".into(), Value::from(stderr.as_str()));
+        }
+        if let Some(name) = &d.name {
+            out.insert("name".into(), Value::from(name.as_str()));
+        }
+        if let Some(stack) = &d.stack {
+            out.insert("stack".into(), Value::from(stack.as_str()));
         }
         out
     }

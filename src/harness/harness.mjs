@@ -3,7 +3,10 @@
 // Only `node:` built-ins: it runs before any install. Embedded into the wasm with include_str!.
 import fs from 'node:fs';
 import path from 'node:path';
-import { Buffer } from 'node:buffer';
+// Blob and File from node:buffer, and no `Response` global on the hot path: reading a lazy
+// global such as `Response` loads undici (~20 ms on Node 20), so a value is checked against it
+// only once it looks like a Response (see looksLikeResponse).
+import { Blob, Buffer, File } from 'node:buffer';
 import { pathToFileURL } from 'node:url';
 import { types } from 'node:util';
 
@@ -12,6 +15,9 @@ const stringify = JSON.stringify;
 const STDOUT_FD = 1;
 const MARKER = 'vitehub:sandbox:value';
 const MAX_MESSAGE_CHARS = 16384;
+const MAX_STACK_CHARS = 4096;
+/** Body bytes per frame of a streamed Response (base64 in the frame). */
+const BODY_FRAME_BYTES = 65536;
 const DEFAULT_LIMITS = { maxOutputBytes: 4194304, maxDepth: 32, maxSidecars: 64, maxSidecarBytes: 67108864 };
 const BINARY_KINDS = new Set(['blob', 'file', 'buffer', 'uint8array']);
 
@@ -113,7 +119,7 @@ function reviveInput(values, filesDir) {
 // Output: JSON semantics + markers.
 
 function binaryKind(value) {
-  if (typeof Blob === 'function' && value instanceof Blob) return 'blob';
+  if (value instanceof Blob) return 'blob';
   if (Buffer.isBuffer(value)) return 'buffer';
   if (types.isUint8Array(value)) return 'uint8array';
   return null;
@@ -195,7 +201,7 @@ function encodeResult(value, limits) {
       case 'function': throw unsupported('function', where);
     }
     if (current === null) return null;
-    if (typeof Response === 'function' && current instanceof Response) throw unsupported('nested Response', where);
+    if (looksLikeResponse(current)) throw unsupported('nested Response', where);
     if (ancestors.has(current)) throw unsupported('cycle', where);
     if (depth + 1 > limits.maxDepth) throw limitError('result', 'maxDepth', depth + 1, limits.maxDepth);
     ancestors.add(current);
@@ -231,17 +237,20 @@ function encodeResult(value, limits) {
   return { encoded: encode(value, '', 'result', 0), sidecars };
 }
 
-async function encodeResponse(response) {
-  const body = response.body === null ? null : Buffer.from(await response.arrayBuffer()).toString('base64');
-  return {
-    [MARKER]: {
-      tag: 'response',
-      status: response.status,
-      statusText: response.statusText,
-      headers: [...response.headers],
-      body,
-    },
-  };
+/**
+ * Whether `value` is a Web Response. Structural first (an object with a numeric `status`, a
+ * `headers` object and an `arrayBuffer` method); only such a value is checked against the
+ * `Response` global, so plain results never load undici.
+ */
+function looksLikeResponse(value) {
+  if (value === null || typeof value !== 'object') return false;
+  let shaped;
+  try {
+    shaped = typeof value.status === 'number' && typeof value.arrayBuffer === 'function' && value.headers !== null && typeof value.headers === 'object';
+  } catch {
+    return false;
+  }
+  return shaped && typeof globalThis.Response === 'function' && value instanceof globalThis.Response;
 }
 
 async function writeSidecars(sidecars, filesDir) {
@@ -257,13 +266,7 @@ async function writeSidecars(sidecars, filesDir) {
 }
 
 async function successEnvelope(result, limits, filesDir) {
-  let encoded;
-  let sidecars = [];
-  if (typeof Response === 'function' && result instanceof Response) {
-    encoded = await encodeResponse(result);
-  } else {
-    ({ encoded, sidecars } = encodeResult(result, limits));
-  }
+  const { encoded, sidecars } = encodeResult(result, limits);
   const envelope = encoded === undefined ? { version: 1, ok: true } : { version: 1, ok: true, result: encoded };
   const json = stringify(envelope);
   const bytes = Buffer.byteLength(json, 'utf8');
@@ -286,10 +289,12 @@ function bounded(text) {
 function describeThrown(thrown) {
   let name = 'Error';
   let message;
+  let stack;
   try {
     if (thrown instanceof Error || (thrown !== null && typeof thrown === 'object' && 'message' in thrown && 'name' in thrown)) {
       if (typeof thrown.name === 'string' && thrown.name) name = thrown.name;
       message = String(thrown.message ?? '');
+      if (!(thrown instanceof TransferError) && typeof thrown.stack === 'string') stack = thrown.stack.slice(0, MAX_STACK_CHARS);
     } else {
       message = String(thrown);
     }
@@ -297,6 +302,7 @@ function describeThrown(thrown) {
     message = 'Unprintable thrown value';
   }
   const error = { name: bounded(name), message: bounded(message) };
+  if (stack) error.stack = stack;
   if (thrown instanceof TransferError) {
     error.code = thrown.code;
     if (thrown.details) error.details = thrown.details;
@@ -322,6 +328,36 @@ function writeFully(fd, text) {
       throw error;
     }
   }
+}
+
+/** Writes one frame: the prefix with the run's nonce, one JSON text, `\n`, in one write. */
+async function writeFrame(nonce, json) {
+  await drainStdout();
+  writeFully(STDOUT_FD, `<<vite-hub-sandbox:${nonce}>>${json}\n`);
+}
+
+/**
+ * Streams a returned Response: a head frame (status, headers) right away, then its body as it
+ * is produced, in frames of at most BODY_FRAME_BYTES, then an end frame. The body is bounded by
+ * maxOutputBytes (a limit error frame ends it).
+ */
+async function streamResponse(response, nonce, limits) {
+  await writeFrame(nonce, stringify({
+    version: 1, frame: 'head', status: response.status, statusText: response.statusText, headers: [...response.headers],
+  }));
+  if (response.body !== null) {
+    let total = 0;
+    for await (const chunk of response.body) {
+      const bytes = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+      total += bytes.length;
+      if (total > limits.maxOutputBytes) throw limitError('result', 'maxOutputBytes', total, limits.maxOutputBytes);
+      for (let at = 0; at < bytes.length; at += BODY_FRAME_BYTES) {
+        const data = bytes.subarray(at, at + BODY_FRAME_BYTES).toString('base64');
+        await writeFrame(nonce, `{"version":1,"frame":"body","data":"${data}"}`);
+      }
+    }
+  }
+  await writeFrame(nonce, '{"version":1,"frame":"end"}');
 }
 
 async function drainStdout() {
@@ -376,11 +412,12 @@ async function main() {
   const reportEarly = (message) => {
     if (settled || nonce === null) return;
     settled = true;
-    const early = errorEnvelope(new Error(message));
+    // A plain error shape: the stack would only show the harness.
+    const early = errorEnvelope({ name: 'Error', message });
     try {
       fs.writeFileSync(outputPath, early);
     } catch {}
-    writeFully(STDOUT_FD, `\n<<vite-hub-sandbox:${nonce}>>${early}\n`);
+    writeFully(STDOUT_FD, `<<vite-hub-sandbox:${nonce}>>${early}\n`);
   };
   process.on('beforeExit', () => {
     reportEarly('The entry returned a promise that never settled: nothing was left running to settle it.');
@@ -399,6 +436,11 @@ async function main() {
     const filesDir = `${inputPath}.files`;
     [envelope.payload, envelope.context] = reviveInput([envelope.payload, envelope.context], filesDir);
     const result = await callEntry(envelope, cwd);
+    if (nonce !== null && looksLikeResponse(result)) {
+      await streamResponse(result, nonce, limits);
+      settled = true;
+      process.exit(0);
+    }
     output = await successEnvelope(result, limits, `${outputPath}.files`);
     ok = true;
   } catch (thrown) {
@@ -410,10 +452,7 @@ async function main() {
   } catch (error) {
     process.stderr.write(`[vite-hub-sandbox] cannot write output.json: ${error.message}\n`);
   }
-  if (nonce !== null) {
-    await drainStdout();
-    writeFully(STDOUT_FD, `\n<<vite-hub-sandbox:${nonce}>>${output}\n`);
-  }
+  if (nonce !== null) await writeFrame(nonce, output);
   // The Run ends when the entry's promise settles, as a serverless handler does: timers or sockets
   // the entry left open must not hold the Box until the Definition timeout.
   process.exit(ok ? 0 : 1);

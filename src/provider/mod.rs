@@ -165,6 +165,25 @@ mod built {
             }
         }
 
+        /// Whether the provider keeps the Box of a `sandboxId` itself (Cloudflare: one Durable
+        /// Object per id, its Runs serialized by the provider). For the others the Run layer
+        /// keeps it (`run::lease`).
+        pub fn keeps_boxes(&self) -> bool {
+            matches!(self, Provider::Cloudflare(_))
+        }
+
+        /// Closes the kept Box of `sandbox_id` when the provider keeps it itself (Cloudflare:
+        /// destroys its Durable Object's container). `Ok(false)` for the other providers.
+        ///
+        /// # Errors
+        /// Those of the destroy request.
+        pub async fn close_kept_box(&self, sandbox_id: &str) -> Result<bool> {
+            match self {
+                Provider::Cloudflare(provider) => provider.close_kept(sandbox_id).await.map(|()| true),
+                Provider::Vercel(_) | Provider::Local(_) => Ok(false),
+            }
+        }
+
         /// Opens a new Box.
         ///
         /// # Errors

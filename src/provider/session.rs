@@ -139,6 +139,25 @@ impl BoxSession {
         }
     }
 
+    /// Runs a Command and waits for its exit like [`BoxSession::exec`], handing each piece of its
+    /// stdout/stderr to `on_output` as the provider delivers it (live: Vercel's NDJSON command
+    /// stream, Cloudflare's `/api/execute/stream` SSE), in order within each stream.
+    ///
+    /// # Errors
+    /// Those of [`BoxSession::exec`]; on Cloudflare the Command's own timeout is not applied by
+    /// the container here, so `signal` must carry the deadline.
+    pub async fn exec_streaming(
+        &self,
+        command: &Command,
+        on_output: &mut dyn FnMut(OutputStream, &str),
+        signal: Option<&AbortSignal>,
+    ) -> Result<CommandOutcome> {
+        match self {
+            BoxSession::Vercel(session) => session.exec_streaming(command, on_output, signal).await,
+            BoxSession::Cloudflare(session) => session.exec_streaming(command, on_output, signal).await,
+        }
+    }
+
     /// Reads a file by absolute Box path, at most `max_bytes` of it ([`FileRead::TooLarge`]
     /// beyond, checked by size before the content is buffered where the provider says the size).
     pub async fn read_file(&self, path: &str, max_bytes: u64, signal: Option<&AbortSignal>) -> Result<FileRead> {

@@ -1,4 +1,4 @@
-//! One Run: stage → install → execute → recover → close, on a
+//! One Run: stage → install → execute (followed live) → answer → give the Box back, on a
 //! [`BoxSession`](crate::provider::session::BoxSession), bounded by the Definition timeout,
 //! ending in a Web `Response` (DESIGN.md §3, §5).
 //!
@@ -8,9 +8,17 @@
 pub mod install;
 
 #[cfg(target_arch = "wasm32")]
+pub mod events;
+#[cfg(target_arch = "wasm32")]
+pub mod follow;
+#[cfg(target_arch = "wasm32")]
+pub mod lease;
+#[cfg(target_arch = "wasm32")]
 pub mod orchestration;
 #[cfg(target_arch = "wasm32")]
 pub mod recover;
+#[cfg(target_arch = "wasm32")]
+pub mod reply;
 #[cfg(target_arch = "wasm32")]
 pub mod signal;
 #[cfg(target_arch = "wasm32")]

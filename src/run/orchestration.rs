@@ -1,10 +1,20 @@
 //! The order of a Run and what bounds it: encode the input (before any provider request), make
-//! the provider ready (`host`), open a Box (`box`), then stage, install, exec and recover under
-//! the deadline, then close the Box and build the Response.
+//! the provider ready (`host`), take a Box (`box`: its own, or a kept one, [`lease`]), then
+//! stage, install and exec under the deadline, following the entry's output live
+//! ([`follow`]); answer as soon as the result is known ([`reply`]: a returned Response at its
+//! head, anything else once the command exited), and only then give the Box back, bounded by
+//! [`RELEASE_DEADLINE_MS`], reporting a failure there through the Run's handle ([`events`]).
+//!
+//! [`lease`]: crate::run::lease
+//! [`follow`]: crate::run::follow
+//! [`reply`]: crate::run::reply
+//! [`events`]: crate::run::events
 
 use std::rc::Rc;
 
-use wasm_bindgen::JsValue;
+use futures::future::{select, Either};
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
 use web_sys::AbortSignal;
 
 use crate::command::Command;
@@ -14,101 +24,70 @@ use crate::harness::paths;
 use crate::provider::session::BoxSession;
 use crate::provider::{BoxSpec, Provider, ProviderKind};
 use crate::response::{error_response, value_response};
+use crate::run::events::{RunEvents, RunStatus};
+use crate::run::follow::{Followed, Follower};
 use crate::run::install::{install_command, install_failure};
-use crate::run::recover::recover_result;
+use crate::run::lease::{acquire, RELEASE_DEADLINE_MS};
+use crate::run::recover::{recover_result, Exited};
+use crate::run::reply::Reply;
 use crate::run::signal::RunSignal;
 use crate::run::stage::{box_path, encode_input, stage_files, Input};
 use crate::run::timing::ServerTiming;
 use crate::transfer::TransferLimits;
-
-/// Bytes of stderr kept of the harness command (the exec step).
-const EXEC_STDERR_BYTES: usize = 16 * 1024;
-/// Bytes of stdout kept beyond `maxOutputBytes`, for the frame around the result envelope.
-const EXEC_STDOUT_SLACK_BYTES: usize = 64 * 1024;
 
 /// What a Run needs besides the Definition and the payload.
 #[derive(Debug)]
 pub struct RunOptions {
     /// Second argument of the entry (`undefined` when absent).
     pub context: JsValue,
-    /// The caller's signal: when it fires, the Run stops, closes the Box and rejects with its reason.
+    /// The caller's signal: when it fires, the Run rejects with its reason and gives its Box back.
     pub signal: Option<AbortSignal>,
     /// Who supplies the Box (built once by `configureSandbox`).
     pub provider: Rc<Provider>,
     /// Transfer limits.
     pub limits: TransferLimits,
-    /// `runSandbox`'s `sandboxId` (a kept Box; only the Cloudflare provider uses it).
+    /// `runSandbox`'s `sandboxId`: the kept Box to use (see [`crate::run::lease`]).
     pub sandbox_id: Option<String>,
+    /// The Run's handle (status, live logs, background work, late failures).
+    pub events: RunEvents,
+}
+
+/// What the bounded part of a Run produced.
+enum Attempted {
+    /// The entry's result, to answer with.
+    Value(JsValue),
+    /// A Response answered at its head; whether its body ended normally.
+    Streamed { ok: bool },
 }
 
 /// Runs `definition` with `payload`.
 ///
-/// Resolves to a `Response` for success and for every failure (non-2xx JSON with a
-/// `SANDBOX_*` code), and rejects only with the caller's abort reason (or, never in a supported
-/// runtime, a JS value thrown by a Web constructor). The Box is stopped after every Run; a failed
-/// stop is reported as `SANDBOX_RUNTIME_ERROR`.
-pub async fn run_definition(definition: &Definition, payload: &JsValue, options: RunOptions) -> std::result::Result<web_sys::Response, JsValue> {
+/// Resolves to a `Response` for success and for every failure (non-2xx JSON with a `SANDBOX_*`
+/// code) as soon as it is known: a Response the entry returned resolves at its head frame and
+/// its body streams while the entry produces it. Rejects only with the caller's abort reason.
+/// The Box is given back after the Response (bounded by [`RELEASE_DEADLINE_MS`]); the work that
+/// follows the Response is handed to `events.background` and a failure there to `events.report`.
+pub async fn run_definition(definition: Rc<Definition>, payload: JsValue, options: RunOptions) -> std::result::Result<web_sys::Response, JsValue> {
     if let Some(reason) = options.signal.as_ref().filter(|s| s.aborted()).map(AbortSignal::reason) {
         return Err(reason);
     }
-    let mut timing = ServerTiming::start();
-    let provider = options.provider.kind();
-    let input = match encode_input(definition, payload, &options.context, &options.limits).await {
-        Ok(input) => input,
-        Err(error) => {
-            timing.mark("encode");
-            return error_response(&error.with_provider(provider), &timing);
-        }
-    };
-    match options.provider.ensure_ready().await {
-        Ok(Some(started_ms)) => timing.record("host", started_ms),
-        Ok(None) => {}
-        Err(error) => {
-            timing.mark("host");
-            return error_response(&error, &timing);
-        }
+    let (answer, reply) = Reply::new();
+    let events = options.events.clone();
+    let work = wasm_bindgen_futures::future_to_promise(async move {
+        run(&definition, &payload, &options, &reply).await;
+        Ok(JsValue::UNDEFINED)
+    });
+    events.background(&work);
+    JsFuture::from(answer).await?.dyn_into::<web_sys::Response>()
+}
+
+/// Resolves `reply` with the error Response of `error` (and marks the Run failed).
+fn answer_error(reply: &Reply, events: &RunEvents, error: &Error, timing: &ServerTiming) {
+    match error_response(error, timing) {
+        Ok(response) => reply.resolve(&response.into()),
+        Err(thrown) => reply.reject(&thrown),
     }
-    let run_signal = RunSignal::new(options.signal.clone()).map_err(JsValue::from)?;
-    let signal = run_signal.signal();
-    let spec = BoxSpec {
-        lifetime_ms: Some(u64::from(crate::definition::box_lifetime_ms(definition.timeout_ms))),
-        name: definition.name.clone(),
-        sandbox_id: options.sandbox_id.clone(),
-    };
-    // The Definition timeout covers the create too (a provider that never answers it).
-    run_signal.start_deadline(definition.timeout_ms);
-    let opened = options.provider.open(&spec, Some(&signal)).await;
-    timing.mark("box");
-    let session = match opened {
-        Ok(session) => session,
-        Err(error) => {
-            if let Some(reason) = run_signal.caller_aborted() {
-                return Err(reason);
-            }
-            return error_response(&timed_out(error, &run_signal, definition, provider), &timing);
-        }
-    };
-    let outcome = attempt(&session, definition, &input, &options.limits, &run_signal, &mut timing).await;
-    run_signal.stop_deadline();
-    timing.end_current();
-    let outcome = outcome.map_err(|error| timed_out(error, &run_signal, definition, provider));
-    let closed = session.close().await;
-    timing.mark("close");
-    if let Some(reason) = run_signal.caller_aborted() {
-        return Err(reason);
-    }
-    let outcome = match (outcome, closed) {
-        (outcome, Ok(())) => outcome,
-        (Ok(_), Err(close)) => Err(Error::new(ErrorCode::RuntimeError, format!("The Box could not be stopped: {}", close.message()))
-            .with_provider(provider)
-            .with_operation(Operation::Stop)),
-        (Err(run), Err(close)) => Err(Error::new(run.code(), format!("{} Cleanup failed: {}", run.message(), close.message()))
-            .with_provider(provider)),
-    };
-    match outcome.and_then(|value| value_response(value, &timing)) {
-        Ok(response) => Ok(response),
-        Err(error) => error_response(&error, &timing),
-    }
+    events.status(RunStatus::Failed);
 }
 
 /// `error`, or `SANDBOX_TIMEOUT` when the Run's deadline (not the caller) ended the Run.
@@ -122,23 +101,109 @@ fn timed_out(error: Error, run_signal: &RunSignal, definition: &Definition, prov
     }
 }
 
-/// The part of a Run bounded by the deadline: stage, install, exec, recover.
+async fn run(definition: &Definition, payload: &JsValue, options: &RunOptions, reply: &Reply) {
+    let mut timing = ServerTiming::start();
+    let events = &options.events;
+    let provider = options.provider.kind();
+    let input = match encode_input(definition, payload, &options.context, &options.limits).await {
+        Ok(input) => input,
+        Err(error) => {
+            timing.mark("encode");
+            return answer_error(reply, events, &error.with_provider(provider), &timing);
+        }
+    };
+    match options.provider.ensure_ready().await {
+        Ok(Some(started_ms)) => timing.record("host", started_ms),
+        Ok(None) => {}
+        Err(error) => {
+            timing.mark("host");
+            return answer_error(reply, events, &error, &timing);
+        }
+    }
+    let run_signal = match RunSignal::new(options.signal.clone()) {
+        Ok(run_signal) => run_signal,
+        Err(error) => return answer_error(reply, events, &error, &timing),
+    };
+    let signal = run_signal.signal();
+    let spec = BoxSpec {
+        lifetime_ms: Some(u64::from(crate::definition::box_lifetime_ms(definition.timeout_ms))),
+        name: definition.name.clone(),
+        sandbox_id: options.sandbox_id.clone(),
+    };
+    // The Definition timeout covers taking the Box too (a provider that never answers its create).
+    run_signal.start_deadline(definition.timeout_ms);
+    let leased = acquire(&options.provider, &spec, options.sandbox_id.as_deref(), definition.timeout_ms, Some(&signal)).await;
+    timing.mark("box");
+    let lease = match leased {
+        Ok(lease) => lease,
+        Err(error) => {
+            if let Some(reason) = run_signal.caller_aborted() {
+                events.status(RunStatus::Failed);
+                return reply.reject(&reason);
+            }
+            return answer_error(reply, events, &timed_out(error, &run_signal, definition, provider), &timing);
+        }
+    };
+    let outcome = attempt(&lease.session, &lease.run_dir, definition, &input, options, &run_signal, reply, &mut timing).await;
+    run_signal.stop_deadline();
+    timing.end_current();
+    let outcome = outcome.map_err(|error| timed_out(error, &run_signal, definition, provider));
+    if let Some(reason) = run_signal.caller_aborted() {
+        events.status(RunStatus::Failed);
+        reply.reject(&reason);
+    } else {
+        match outcome.and_then(|attempted| match attempted {
+            Attempted::Value(value) => value_response(value, &timing).map(Some),
+            Attempted::Streamed { ok } => {
+                events.status(if ok { RunStatus::Stopped } else { RunStatus::Failed });
+                Ok(None)
+            }
+        }) {
+            Ok(Some(response)) => {
+                reply.resolve(&response.into());
+                events.status(RunStatus::Stopped);
+            }
+            Ok(None) => {}
+            Err(error) => answer_error(reply, events, &error, &timing),
+        }
+    }
+    // The Response is out: give the Box back, bounded, and report (never drop) a failure.
+    if let Err(error) = within(RELEASE_DEADLINE_MS, lease.release()).await {
+        events.report(&format!("The Box of Sandbox \"{}\" could not be stopped: {}", definition.name, error.message()));
+    }
+}
+
+/// `future`, or a `SANDBOX_RUNTIME_ERROR` when it takes longer than `ms`.
+async fn within(ms: u32, future: impl std::future::Future<Output = Result<()>>) -> Result<()> {
+    let (sleep, handle) = crate::sys::sleep_promise(f64::from(ms));
+    let outcome = select(Box::pin(future), JsFuture::from(sleep)).await;
+    crate::sys::clear_timeout(&handle);
+    match outcome {
+        Either::Left((result, _)) => result,
+        Either::Right(_) => Err(Error::new(ErrorCode::RuntimeError, format!("the Box did not stop within {ms}ms")).with_operation(Operation::Stop)),
+    }
+}
+
+/// The part of a Run bounded by the deadline: stage, install, exec (followed live), recover.
+#[allow(clippy::too_many_arguments)]
 async fn attempt(
     session: &BoxSession,
+    run_dir: &str,
     definition: &Definition,
     input: &Input,
-    limits: &TransferLimits,
+    options: &RunOptions,
     run_signal: &RunSignal,
+    reply: &Reply,
     timing: &mut ServerTiming,
-) -> Result<JsValue> {
+) -> Result<Attempted> {
+    let limits: &TransferLimits = &options.limits;
     let signal = run_signal.signal();
     let signal = Some(&signal);
-    let cwd = session.cwd().to_owned();
     timing.begin("stage");
-    session.write_files(&stage_files(&cwd, definition, input), signal).await.map_err(|e| e.with_operation(Operation::Stage))?;
+    session.write_files(&stage_files(run_dir, definition, input), signal).await.map_err(|e| e.with_operation(Operation::Stage))?;
     timing.mark("stage");
     if let Some(plan) = &definition.install {
-        let install = install_command(plan, box_path(&cwd, paths::PROJECT_DIR), run_signal.remaining_ms());
+        let install = install_command(plan, box_path(run_dir, paths::PROJECT_DIR), run_signal.remaining_ms());
         timing.begin("install");
         let outcome = session.exec(&install, signal).await?;
         timing.mark("install");
@@ -149,17 +214,32 @@ async fn attempt(
     let exec = Command {
         program: "node".to_owned(),
         args: paths::node_args(&definition.package_path).to_vec(),
-        cwd: Some(box_path(&cwd, &paths::package_dir(&definition.package_path))),
+        cwd: Some(box_path(run_dir, &paths::package_dir(&definition.package_path))),
         env: Default::default(),
         timeout_ms: run_signal.remaining_ms(),
-        max_stdout_bytes: usize::try_from(limits.max_output_bytes).unwrap_or(usize::MAX).saturating_add(EXEC_STDOUT_SLACK_BYTES),
-        max_stderr_bytes: EXEC_STDERR_BYTES,
+        // The follower keeps what it needs as the output streams by.
+        max_stdout_bytes: 0,
+        max_stderr_bytes: 0,
     };
     timing.begin("exec");
-    let outcome = session.exec(&exec, signal).await?;
+    options.events.status(RunStatus::Running);
+    let header = timing.header_value();
+    let mut follower = Follower::new(&input.nonce, limits.max_output_bytes, &options.events, reply, run_signal.controller(), header);
+    let executed = session.exec_streaming(&exec, &mut |stream, text| follower.on_output(stream, text), signal).await;
     timing.mark("exec");
-    timing.begin("recover");
-    let result = recover_result(session, definition, &input.nonce, &outcome, limits, signal).await?;
-    timing.mark("recover");
-    Ok(result)
+    let (exit_code, failed) = match executed {
+        Ok(outcome) => (outcome.exit_code, None),
+        Err(error) => (-1, Some(timed_out(error, run_signal, definition, session.provider()))),
+    };
+    match follower.finish(failed)? {
+        Followed::Streamed => Ok(Attempted::Streamed { ok: follower.streamed_ok() }),
+        Followed::Envelope(framed) => {
+            let (stdout, stderr) = follower.tails();
+            timing.begin("recover");
+            let exited = Exited { exit_code, stdout, stderr };
+            let value = recover_result(session, run_dir, definition, framed, &exited, limits, signal).await?;
+            timing.mark("recover");
+            Ok(Attempted::Value(value))
+        }
+    }
 }

@@ -1,6 +1,6 @@
-//! Recovering a Run's result: the result envelope framed on stdout with the run's nonce (or,
-//! when the frame is missing, the harness's output file), its result sidecars, and the revived
-//! JS value.
+//! Recovering a Run's result: the result envelope framed on stdout with the run's nonce (found
+//! while following the command, [`crate::run::follow`]; when the frame is missing, the harness's
+//! output file), its result sidecars, and the revived JS value.
 //!
 //! Source: docs/internals.md "Envelopes" (result frame, `output.json`, sidecars); DESIGN.md §6.
 
@@ -10,7 +10,6 @@ use serde_json::Value;
 use wasm_bindgen::JsValue;
 use web_sys::AbortSignal;
 
-use crate::command::CommandOutcome;
 use crate::definition::Definition;
 use crate::error::{Direction, Error, ErrorCode, Result};
 use crate::harness::paths;
@@ -18,51 +17,65 @@ use crate::provider::session::BoxSession;
 use crate::provider::FileRead;
 use crate::run::stage::box_path;
 use crate::transfer::envelope::revive_value;
-use crate::transfer::frame::{find_result_frame, frame_prefix, parse_result_envelope, EnvelopeError};
+use crate::transfer::frame::{parse_result_envelope, EnvelopeError, ResultEnvelope};
 use crate::transfer::{TransferLimits, VALUE_MARKER};
 
+/// What the harness command left: its exit code and the entry's own output (frames removed).
+#[derive(Debug)]
+pub struct Exited {
+    /// The command's exit code.
+    pub exit_code: i32,
+    /// The last bytes of the entry's own stdout.
+    pub stdout: String,
+    /// The last bytes of its stderr.
+    pub stderr: String,
+}
+
 /// The entry's result as a JS value (`undefined`, a revived `Response`, or a value with its
-/// binary parts revived), from the outcome of the harness command.
+/// binary parts revived), from the result envelope framed on stdout (`framed`), else from the
+/// harness's output file (one read, only when no frame arrived).
 ///
 /// # Errors
-/// `SANDBOX_HANDLER_ERROR` when the entry threw or no result was produced;
-/// `SANDBOX_SERIALIZATION_ERROR` / `SANDBOX_TRANSFER_LIMIT` (500) for a result the harness or
-/// the limits refuse; transport errors of the reads.
+/// `SANDBOX_HANDLER_ERROR` when the entry threw (with its `name` and `stack` in the details) or
+/// no result was produced; `SANDBOX_SERIALIZATION_ERROR` / `SANDBOX_TRANSFER_LIMIT` (500) for a
+/// result the harness or the limits refuse; transport errors of the reads.
 pub async fn recover_result(
     session: &BoxSession,
+    run_dir: &str,
     definition: &Definition,
-    nonce: &str,
-    outcome: &CommandOutcome,
+    framed: Option<ResultEnvelope>,
+    exited: &Exited,
     limits: &TransferLimits,
     signal: Option<&AbortSignal>,
 ) -> Result<JsValue> {
     let provider = session.provider();
-    let cwd = session.cwd().to_owned();
-    let envelope_json = match find_result_frame(&outcome.stdout, nonce) {
-        Some(json) => json.to_owned(),
+    let envelope = match framed {
+        Some(envelope) => envelope,
         // Read by size first: a file larger than the limit (a sparse multi-GiB one included) is
         // refused before any of it is buffered.
-        None => match session.read_file(&box_path(&cwd, paths::OUTPUT_FILE), limits.max_output_bytes, signal).await? {
+        None => match session.read_file(&box_path(run_dir, paths::OUTPUT_FILE), limits.max_output_bytes, signal).await? {
             FileRead::TooLarge(size) => return Err(output_too_large(limits, size)),
-            FileRead::Bytes(bytes) if !bytes.is_empty() => String::from_utf8(bytes)
-                .map_err(|_| Error::new(ErrorCode::HandlerError, "the harness output is not valid UTF-8").for_output())?,
+            FileRead::Bytes(bytes) if !bytes.is_empty() => {
+                let json = String::from_utf8(bytes)
+                    .map_err(|_| Error::new(ErrorCode::HandlerError, "the harness output is not valid UTF-8").for_output())?;
+                limits.check_output_bytes(json.len() as u64)?;
+                parse_result_envelope(&json)?
+            }
             _ => {
                 return Err(Error::new(
                     ErrorCode::HandlerError,
-                    format!("Sandbox \"{}\" exited with code {} before producing a result.", definition.name, outcome.exit_code),
+                    format!("Sandbox \"{}\" exited with code {} before producing a result.", definition.name, exited.exit_code),
                 )
-                .with_exit_code(outcome.exit_code)
-                .with_output_tails(user_stdout(&outcome.stdout, nonce), &outcome.stderr)
+                .with_exit_code(exited.exit_code)
+                .with_output_tails(&exited.stdout, &exited.stderr)
                 .with_provider(provider));
             }
         },
     };
-    limits.check_output_bytes(envelope_json.len() as u64)?;
-    let envelope = parse_result_envelope(&envelope_json)?;
     if !envelope.ok {
-        let error = envelope_error(envelope.error, outcome.exit_code);
+        let error = envelope_error(envelope.error, exited.exit_code);
         let error = if error.code() == ErrorCode::HandlerError {
-            error.with_output_tails(user_stdout(&outcome.stdout, nonce), &outcome.stderr)
+            error.with_output_tails(&exited.stdout, &exited.stderr)
         } else {
             error
         };
@@ -75,7 +88,7 @@ pub async fn recover_result(
     let mut sidecars = BTreeMap::new();
     let mut total = 0u64;
     for id in ids {
-        let path = box_path(&cwd, &format!("{}.files/{id}", paths::OUTPUT_FILE));
+        let path = box_path(run_dir, &format!("{}.files/{id}", paths::OUTPUT_FILE));
         // Each read is capped by what is left of the total budget.
         let left = limits.max_sidecar_bytes.saturating_sub(total);
         let bytes = match session.read_file(&path, left, signal).await? {
@@ -106,19 +119,10 @@ fn output_too_large(limits: &TransferLimits, size: u64) -> Error {
     }
 }
 
-/// What the entry itself printed on stdout: everything before the harness's result frame (the
-/// frame carries the run's nonce and is the harness's, not the entry's).
-fn user_stdout<'a>(stdout: &'a str, nonce: &str) -> &'a str {
-    match stdout.rfind(&frame_prefix(nonce)) {
-        Some(at) => stdout[..at].strip_suffix('\n').unwrap_or(&stdout[..at]),
-        None => stdout,
-    }
-}
-
 /// The error of a result envelope with `ok: false`: transfer failures the harness detected keep
 /// their code (output side); anything else is the entry's own failure.
 fn envelope_error(error: Option<EnvelopeError>, exit_code: i32) -> Error {
-    let error = error.unwrap_or(EnvelopeError { name: None, message: None, code: None, details: None });
+    let error = error.unwrap_or(EnvelopeError { name: None, message: None, stack: None, code: None, details: None });
     let message = error.message.unwrap_or_default();
     let detail = |key: &str| error.details.as_ref().and_then(|d| d.get(key)).and_then(Value::as_u64);
     match error.code.as_deref() {
@@ -129,7 +133,7 @@ fn envelope_error(error: Option<EnvelopeError>, exit_code: i32) -> Error {
                 .with_limit(&limit, detail("value").unwrap_or(0), detail("maximum").unwrap_or(0))
                 .for_output()
         }
-        _ => Error::new(ErrorCode::HandlerError, message).with_exit_code(exit_code),
+        _ => Error::new(ErrorCode::HandlerError, message).with_exit_code(exit_code).with_thrown(error.name, error.stack),
     }
 }
 

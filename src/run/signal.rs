@@ -51,6 +51,12 @@ impl RunSignal {
         self.controller.signal()
     }
 
+    /// The controller behind [`RunSignal::signal`]: aborting it stops the Run (a reader that
+    /// cancels a streamed body does).
+    pub fn controller(&self) -> &AbortController {
+        &self.controller
+    }
+
     /// Starts the deadline: the signal fires in `timeout_ms` ms.
     pub fn start_deadline(&self, timeout_ms: u32) {
         self.deadline_ms.set(Some(sys::performance_now() + f64::from(timeout_ms)));

@@ -100,12 +100,29 @@ async function run(name, payload, cloudflare = {}, localHost = false, options = 
 /** Box directories the host still holds. */
 const boxes = () => fs.readdirSync(boxRoot).filter((n) => n.startsWith('vite-hub-box-'));
 
+/** Polls `check` every 25 ms for up to 5 s: the Box is given back after the Response (waitUntil). */
+async function eventually(check) {
+  const until = Date.now() + 5000;
+  while (!(await check())) {
+    if (Date.now() > until) return false;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  return true;
+}
+
+/** Whether every Run directory of the kept Box is gone (its last Run gave the Box back). */
+const runsCleared = () =>
+  boxes().every((box) => {
+    const runs = path.join(boxRoot, box, 'workspace', '.vite-hub-runs');
+    return !fs.existsSync(runs) || fs.readdirSync(runs).length === 0;
+  });
+
 test('a Run through the Sandbox Durable Object answers with the entry result, and its Box is gone after', async () => {
   const { status, body, timing } = await run('cf/echo', { hello: 'wörld' });
   assert.equal(status, 200, JSON.stringify(body));
   assert.deepEqual(body, { echo: { hello: 'wörld' }, cwd: '/workspace/project' });
   assert.match(timing, /box;dur=/);
-  assert.deepEqual(boxes(), [], 'the unique Box was destroyed');
+  assert.ok(await eventually(() => boxes().length === 0), 'the unique Box was destroyed');
 });
 
 test('a handler error is SANDBOX_HANDLER_ERROR with its message', async () => {
@@ -122,7 +139,7 @@ test('a Run over its timeout is a 504 SANDBOX_TIMEOUT, and its Box is gone', asy
   assert.equal(status, 504, JSON.stringify(body));
   assert.equal(body.error.code, 'SANDBOX_TIMEOUT');
   assert.ok(Date.now() - started < 15_000);
-  assert.deepEqual(boxes(), []);
+  assert.ok(await eventually(() => boxes().length === 0), 'the Box was destroyed');
 });
 
 test('two concurrent Runs on one sandboxId share the Box one after the other', async () => {
@@ -135,13 +152,12 @@ test('two concurrent Runs on one sandboxId share the Box one after the other', a
   assert.equal(first.seen, '');
   assert.equal(second.seen, `${first.label}\n`, 'the same Box: the second Run sees the first one\'s file');
   assert.equal(boxes().length, 1, 'the kept Box stays');
-  // Its Run directories are deleted; only the shared file is left.
-  const [box] = boxes();
-  const runs = path.join(boxRoot, box, 'workspace', '.vite-hub-runs');
-  if (fs.existsSync(runs)) assert.deepEqual(fs.readdirSync(runs), []);
+  // Its Run directories are deleted (after each Response); only the shared file is left.
+  assert.ok(await eventually(runsCleared), 'the Run directories are deleted');
+  assert.equal(boxes().length, 1, 'the kept Box stays');
   const destroyed = await miniflare.dispatchFetch('http://worker.test/destroy?id=cf-shared');
   assert.equal(await destroyed.text(), 'destroyed');
-  assert.deepEqual(boxes(), [], 'no Box left running');
+  assert.ok(await eventually(() => boxes().length === 0), 'no Box left running');
 });
 
 test('a missing binding is SANDBOX_PROVIDER_REQUIRED naming it and the wrangler lines', async () => {
@@ -163,8 +179,8 @@ test('with SANDBOX_LOCAL_URL and SANDBOX_LOCAL_TOKEN the container traffic goes 
   // /api/execute may stay silent).
   assert.equal((requests['cloudflare/execute'] ?? 0) + (requests['cloudflare/execute/stream'] ?? 0), 1, JSON.stringify(requests));
   assert.equal(requests['cloudflare/root'] ?? 0, 0, 'no Durable Object start probes: the binding was not used');
-  assert.equal(requests['cloudflare/destroy'], 1);
-  assert.deepEqual(boxes(), []);
+  assert.ok(await eventually(async () => (await counters()).requests['cloudflare/destroy'] === 1), 'destroyed after the Response');
+  assert.ok(await eventually(() => boxes().length === 0));
 });
 
 test("runSandbox's own sandboxId keeps a Box across Runs; one the SDK would refuse is a 400 before any request", async () => {
@@ -172,8 +188,9 @@ test("runSandbox's own sandboxId keeps a Box across Runs; one the SDK would refu
   const second = await run('cf/turn', 'two', {}, false, { sandboxId: 'cf-per-run' });
   assert.equal(first.status, 200, JSON.stringify(first.body));
   assert.equal(second.body.seen, 'one\n');
+  assert.ok(await eventually(runsCleared), 'the second Run gave the Box back');
   await miniflare.dispatchFetch('http://worker.test/destroy?id=cf-per-run');
-  assert.deepEqual(boxes(), []);
+  assert.ok(await eventually(() => boxes().length === 0));
   const bad = await run('cf/echo', null, {}, false, { sandboxId: '-bad' });
   assert.equal(bad.status, 400);
   assert.equal(bad.body.error.code, 'SANDBOX_INVALID_ARGUMENT');

@@ -48,6 +48,11 @@ for (const isolation of isolations) {
     for (const networkPolicy of [undefined, 'deny-all']) {
       test(`networkPolicy ${networkPolicy ?? 'unset'}: the runner (no Box opened) and a Session report what the host applies`, async () => {
         configureSandbox({ provider: 'local', local: { baseUrl: host.baseUrl, token: host.token, networkPolicy } });
+        // The Boxes of earlier Runs are stopped after their Responses: wait for those stops.
+        const until = Date.now() + 5000;
+        while ((host.counters().requests.stop ?? 0) < (host.counters().requests.create ?? 0) && Date.now() < until) {
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
         host.resetCounters();
         const runner = await resolveSandboxRunner('authority/echo');
         assert.deepEqual(host.counters().requests, { 'execution-authority': 1 }, 'the runner asked the host and opened no Box');
@@ -261,6 +266,9 @@ export default {
     assert.equal(body.frozen, true);
     assert.equal(body.provider, 'cloudflare');
     assert.deepEqual(body.result, { via: 'runner' });
+    // The Box is destroyed after the Response (under waitUntil).
+    const until = Date.now() + 5000;
+    while (boxes().length > 0 && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 25));
     assert.deepEqual(boxes(), []);
   });
 

@@ -4,7 +4,7 @@
 import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { startBoxHost } from '@vite-hub/sandbox/box-host';
-import { configureSandbox, runSandbox } from '@vite-hub/sandbox';
+import { configureSandbox, runSandbox, startSandbox } from '@vite-hub/sandbox';
 import { defineTestSandbox } from './fixtures.mjs';
 
 let host;
@@ -38,13 +38,21 @@ beforeEach(() => {
   fault = async () => undefined;
 });
 
+/** runSandbox, then waits until the Box was given back (its stop comes after the Response). */
+async function runAndClose(name, payload) {
+  const run = startSandbox(name, payload);
+  const response = await run.response();
+  await run.closed();
+  return response;
+}
+
 const json = (status, body, headers = {}) =>
   new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } });
 
 test('5xx on create is retried with backoff, then the run succeeds', async () => {
   let failures = 2;
   fault = async (route) => (route === 'create' && failures-- > 0 ? json(503, { error: { code: 'busy', message: 'busy' } }) : undefined);
-  const response = await runSandbox('faults/echo', 1);
+  const response = await runAndClose('faults/echo', 1);
   assert.equal(response.status, 200);
   assert.deepEqual(seen, ['create', 'create', 'create', 'fs/write', 'cmd', 'stop']);
 });
@@ -62,7 +70,7 @@ test('a 429 asking for more than 20 s is not waited for: 503 SANDBOX_PROVIDER_UN
 
 test('a 5xx on the command POST is never re-sent: 502 SANDBOX_TRANSPORT_ERROR and the Box is stopped', async () => {
   fault = async (route) => (route === 'cmd' ? json(500, { error: { message: 'exploded' } }) : undefined);
-  const response = await runSandbox('faults/echo', 1);
+  const response = await runAndClose('faults/echo', 1);
   assert.equal(response.status, 502);
   const body = await response.json();
   assert.equal(body.error.code, 'SANDBOX_TRANSPORT_ERROR');
@@ -110,7 +118,7 @@ test('a command stream cut mid-line is a transport error, and the Box is still s
     const real = await fetch(request);
     return reshapeStream(real, (text) => text.slice(0, text.indexOf('\n') + 10));
   };
-  const response = await runSandbox('faults/echo', 1);
+  const response = await runAndClose('faults/echo', 1);
   assert.equal(response.status, 502);
   const body = await response.json();
   assert.equal(body.error.code, 'SANDBOX_TRANSPORT_ERROR');

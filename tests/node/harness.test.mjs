@@ -43,10 +43,24 @@ function runBox({ files, entry = 'index.mjs', payload, context, limits, sidecars
     timeout: 20000,
     maxBuffer: 64 * 1024 * 1024,
   });
-  const prefix = `\n<<vite-hub-sandbox:${NONCE}>>`;
-  const at = child.stdout.lastIndexOf(prefix);
-  const frame = at === -1 ? null : child.stdout.slice(at + prefix.length, child.stdout.indexOf('\n', at + 1));
-  return { root, box, status: child.status, stdout: child.stdout, stderr: child.stderr, frame };
+  // Every frame (`<prefix><json>\n`, the prefix anywhere in a line); `frame` is the last one, with
+  // a thrown error's `stack` moved to `stack` (its text depends on the machine).
+  const prefix = `<<vite-hub-sandbox:${NONCE}>>`;
+  const frames = [];
+  for (let at = child.stdout.indexOf(prefix); at !== -1; at = child.stdout.indexOf(prefix, at + 1)) {
+    frames.push(child.stdout.slice(at + prefix.length, child.stdout.indexOf('\n', at)));
+  }
+  let frame = frames.at(-1) ?? null;
+  let stack;
+  if (frame !== null) {
+    const parsed = JSON.parse(frame);
+    if (parsed.error?.stack !== undefined) {
+      stack = parsed.error.stack;
+      delete parsed.error.stack;
+      frame = JSON.stringify(parsed);
+    }
+  }
+  return { root, box, status: child.status, stdout: child.stdout, stderr: child.stderr, frame, frames, stack };
 }
 
 const entryReturning = (expression) => ({ 'index.mjs': `export default async () => ${expression};\n` });
@@ -58,7 +72,7 @@ test('success: frame with the nonce, exact JSON, output.json, exit 0', () => {
   });
   assert.equal(run.status, 0);
   assert.equal(run.frame, '{"version":1,"ok":true,"result":{"echo":{"a":"b"},"n":1.5,"list":[1,"two",null,true]}}');
-  assert.equal(run.stdout, `\n<<vite-hub-sandbox:${NONCE}>>${run.frame}\n`);
+  assert.equal(run.stdout, `<<vite-hub-sandbox:${NONCE}>>${run.frame}\n`);
   assert.equal(fs.readFileSync(path.join(run.box, 'output.json'), 'utf8'), run.frame);
 });
 
@@ -108,7 +122,7 @@ test('user stdout/stderr, including a forged frame, does not corrupt the result'
   assert.equal(run.status, 0);
   assert.equal(run.frame, '{"version":1,"ok":true,"result":"real"}');
   assert.ok(run.stdout.endsWith(`no newline <<vite-hub-sandbox:\n<<vite-hub-sandbox:ffffffffffffffffffffffffffffffff>>`
-    + `{"version":1,"ok":true,"result":"forged"}\n\n<<vite-hub-sandbox:${NONCE}>>{"version":1,"ok":true,"result":"real"}\n`));
+    + `{"version":1,"ok":true,"result":"forged"}\n<<vite-hub-sandbox:${NONCE}>>{"version":1,"ok":true,"result":"real"}\n`));
   assert.equal(run.stdout.split(`<<vite-hub-sandbox:${NONCE}>>`).length, 2);
   assert.equal(run.stderr, 'to stderr\n');
 });
@@ -269,25 +283,44 @@ test('marker-shaped objects are escaped both ways', () => {
   }));
 });
 
-test('a Response at the top level becomes the response marker', () => {
+test('a Response at the top level streams: head, body frames, end; a plain result never loads the Response global', () => {
   const run = runBox({
     files: entryReturning('new Response("créé", { status: 201, statusText: "Created", headers: { "x-a": "1", "content-type": "text/plain" } })'),
   });
-  assert.equal(run.frame, JSON.stringify({
-    version: 1,
-    ok: true,
-    result: {
-      [MARKER]: {
-        tag: 'response',
-        status: 201,
-        statusText: 'Created',
-        headers: [['content-type', 'text/plain'], ['x-a', '1']],
-        body: Buffer.from('créé').toString('base64'),
-      },
-    },
-  }));
+  assert.equal(run.status, 0);
+  assert.deepEqual(run.frames.map((f) => JSON.parse(f)), [
+    { version: 1, frame: 'head', status: 201, statusText: 'Created', headers: [['content-type', 'text/plain'], ['x-a', '1']] },
+    { version: 1, frame: 'body', data: Buffer.from('créé').toString('base64') },
+    { version: 1, frame: 'end' },
+  ]);
   const empty = runBox({ files: entryReturning('new Response(null, { status: 204 })') });
-  assert.equal(empty.frame, `{"version":1,"ok":true,"result":{"${MARKER}":{"tag":"response","status":204,"statusText":"","headers":[],"body":null}}}`);
+  assert.deepEqual(empty.frames, ['{"version":1,"frame":"head","status":204,"statusText":"","headers":[]}', '{"version":1,"frame":"end"}']);
+  // A body over maxOutputBytes ends with a limit error frame after the head.
+  const big = runBox({ files: entryReturning('new Response("x".repeat(200))'), limits: { maxOutputBytes: 100 } });
+  assert.equal(big.status, 1);
+  assert.equal(JSON.parse(big.frames[0]).frame, 'head');
+  assert.deepEqual(JSON.parse(big.frame).error.details, { limit: 'maxOutputBytes', value: 200, maximum: 100 });
+  // A plain result never reads the lazy Response global (reading it loads undici on Node 20 and
+  // turns its accessor into a data property), not even for an object with a `status`.
+  const plain = runBox({
+    files: {
+      'index.mjs': `import fs from 'node:fs';
+export default () => {
+  process.on('exit', () => fs.writeFileSync('lazy.txt', typeof Object.getOwnPropertyDescriptor(globalThis, 'Response').get));
+  return { nested: { status: 1, headers: {} }, n: 1, blob: null };
+};
+`,
+    },
+  });
+  assert.equal(plain.status, 0);
+  assert.equal(plain.frame, '{"version":1,"ok":true,"result":{"nested":{"status":1,"headers":{}},"n":1,"blob":null}}');
+  assert.equal(fs.readFileSync(path.join(plain.root, 'project', 'lazy.txt'), 'utf8'), 'function', 'Response is still unloaded');
+});
+
+test('a thrown error keeps its stack (the entry file and line)', () => {
+  const run = runBox({ files: { 'index.mjs': `export default () => {\n  throw new TypeError('boom');\n};\n` } });
+  assert.equal(run.frame, '{"version":1,"ok":false,"error":{"name":"TypeError","message":"boom"}}');
+  assert.match(run.stack, /^TypeError: boom\n\s+at .*index\.mjs:2:9/);
 });
 
 test('context reaches the entry; a TypeScript-style entry path is resolved against cwd', () => {
@@ -330,6 +363,6 @@ test('large user output before the result and a late unhandled rejection', () =>
   });
   assert.equal(run.status, 0);
   assert.equal(run.frame, '{"version":1,"ok":true,"result":{"done":true}}');
-  assert.equal(run.stdout.length, 2 * 1024 * 1024 + `\n<<vite-hub-sandbox:${NONCE}>>`.length + run.frame.length + 1);
+  assert.equal(run.stdout.length, 2 * 1024 * 1024 + `<<vite-hub-sandbox:${NONCE}>>`.length + run.frame.length + 1);
   assert.equal(run.stderr, '');
 });

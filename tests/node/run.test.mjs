@@ -3,7 +3,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
-import { runSandbox } from '@vite-hub/sandbox';
+import { runSandbox, startSandbox } from '@vite-hub/sandbox';
 import { useLocalHost, defineTestSandbox, timingPhases, processesMatching } from './fixtures.mjs';
 
 let host;
@@ -20,7 +20,8 @@ test('a Definition result comes back as 200 JSON with Server-Timing', async () =
   assert.equal(response.status, 200);
   assert.equal(response.headers.get('content-type'), 'application/json');
   assert.deepEqual(await response.json(), { got: { notes: 'héllo €𝄞' }, n: 1.5 });
-  assert.deepEqual(timingPhases(response), ['box', 'stage', 'exec', 'recover', 'close']);
+  // The Box is given back after the Response: no `close` phase in its timing.
+  assert.deepEqual(timingPhases(response), ['box', 'stage', 'exec', 'recover']);
 });
 
 test('context reaches the entry as its second argument', async () => {
@@ -177,9 +178,10 @@ test('a busy loop past the Definition timeout gives 504 and leaves no process be
   assert.equal(body.error.details.timeoutMs, 1500);
   // The host kills the command at the Run's remaining time, a hair before the Run's own deadline
   // fires: under load the exit can arrive first, and the deadline then ends the `recover` phase.
-  assert.deepEqual(timingPhases(response).filter((phase) => phase !== 'recover'), ['box', 'stage', 'exec', 'close']);
+  assert.deepEqual(timingPhases(response).filter((phase) => phase !== 'recover'), ['box', 'stage', 'exec']);
   assert.ok(Date.now() - started < 15000, 'the run ended soon after its timeout');
-  assert.deepEqual(await processesMatching(marker), []);
+  // The Box is stopped right after the Response.
+  assert.ok(await stopped(async () => (await processesMatching(marker)).length === 0), 'no process is left behind');
 });
 
 test('an entry whose promise never settles gets a clear 500, not a bare exit code', async () => {
@@ -228,15 +230,27 @@ test('binary values cross as sidecar files both ways', async () => {
   assert.deepEqual([...new Uint8Array(await binary.arrayBuffer())], [0, 1, 2, 255]);
 });
 
-test('a cold run without dependencies makes at most 4 requests: create, write, exec, stop', async () => {
+test('a cold run without dependencies makes 3 requests before its Response (create, write, exec), then stop', async () => {
   defineTestSandbox('ok/count', 'export default () => 1;');
+  await startSandbox('ok/count').closed(); // the Boxes of earlier Runs are given back before counting
   host.resetCounters();
   const response = await runSandbox('ok/count');
   assert.equal(response.status, 200);
   const counters = host.counters();
-  assert.ok(counters.total <= 4, `requests: ${JSON.stringify(counters)}`);
-  assert.deepEqual(Object.keys(counters.requests).filter((k) => counters.requests[k] > 0).sort(), ['cmd', 'create', 'fs/write', 'stop']);
+  assert.ok(counters.total <= 3, `requests: ${JSON.stringify(counters)}`);
+  assert.deepEqual(Object.keys(counters.requests).filter((k) => counters.requests[k] > 0).sort(), ['cmd', 'create', 'fs/write']);
+  assert.ok(await stopped(() => host.counters().requests.stop === 1), 'the Box is stopped after the Response');
 });
+
+/** Polls `check` every 20 ms for up to 3 s (the Box is given back after the Response). */
+async function stopped(check) {
+  const until = Date.now() + 3000;
+  while (!(await check())) {
+    if (Date.now() > until) return false;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return true;
+}
 
 test('aborting rejects with the signal reason and stops the Box', async () => {
   const marker = `vite-hub-abort-${randomUUID()}`;
@@ -253,8 +267,8 @@ test('aborting rejects with the signal reason and stops the Box', async () => {
   }
   controller.abort(reason);
   await assert.rejects(running, (error) => error === reason);
-  assert.equal(host.counters().requests.stop, 1);
-  assert.deepEqual(await processesMatching(marker), []);
+  assert.ok(await stopped(() => host.counters().requests.stop === 1), 'the Box is stopped after the abort');
+  assert.ok(await stopped(async () => (await processesMatching(marker)).length === 0), 'the entry process is gone');
   const already = new AbortController();
   already.abort('early');
   await assert.rejects(runSandbox('ok/slow', { marker }, { signal: already.signal }), (error) => error === 'early');

@@ -36,9 +36,9 @@ test('the run that starts the in-process host shows a host phase; later runs do 
   defineTestSandbox('config/first', 'export default (p) => ({ p });');
   const first = await runSandbox('config/first', 1);
   assert.equal(first.status, 200, await first.clone().text());
-  assert.deepEqual(timingPhases(first), ['host', 'box', 'stage', 'exec', 'recover', 'close']);
+  assert.deepEqual(timingPhases(first), ['host', 'box', 'stage', 'exec', 'recover']);
   const second = await runSandbox('config/first', 2);
-  assert.deepEqual(timingPhases(second), ['box', 'stage', 'exec', 'recover', 'close']);
+  assert.deepEqual(timingPhases(second), ['box', 'stage', 'exec', 'recover']);
 });
 
 test('ten configureSandbox + run cycles leave one host and one listening socket', async () => {

@@ -11,6 +11,18 @@ import { Miniflare } from 'miniflare';
 import { removeDir } from './vite-app.mjs';
 import { installTarballApp } from './tarball-app.mjs';
 
+/** The Box host's counters once the Box was stopped: the stop comes after the Response (waitUntil). */
+async function countersAfterStop(host) {
+  const until = Date.now() + 5000;
+  let counters = await host.counters();
+  while (!counters.requests.stop && Date.now() < until) {
+    await new Promise((resolve) => setTimeout(resolve, 25));
+    counters = await host.counters();
+  }
+  return counters;
+}
+
+
 const WORKER = `import { runSandbox, configureSandbox } from '@vite-hub/sandbox';
 export default {
   async fetch(request, env) {
@@ -93,7 +105,7 @@ test('in workerd, runSandbox runs a registry Definition in a Box (4 requests to 
   const { status, json } = await runInWorker('release-notes', { notes: '- one\n- two' });
   assert.equal(status, 200, JSON.stringify(json));
   assert.deepEqual(json, { summary: '2 changes: one; two', items: ['one', 'two'] });
-  const counters = await host.counters();
+  const counters = await countersAfterStop(host);
   assert.deepEqual(counters.requests, { create: 1, 'fs/write': 1, cmd: 1, stop: 1 });
 });
 

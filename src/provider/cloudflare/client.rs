@@ -294,6 +294,7 @@ impl ContainerClient {
         body: &ExecuteRequest,
         command: &Command,
         operation: Operation,
+        on_output: &mut dyn FnMut(OutputStream, &str),
         signal: Option<&AbortSignal>,
     ) -> Result<CommandOutcome> {
         let bytes = serde_json::to_vec(body)
@@ -303,7 +304,7 @@ impl ContainerClient {
             Err(refused) => return Err(self.refused(operation, &refused)),
         };
         let mut chunks = BodyChunks::new(&response).map_err(|e| self.error(ErrorCode::TransportError, operation, e.describe()))?;
-        let result = self.read_exec_stream(&mut chunks, command, operation, signal).await;
+        let result = self.read_exec_stream(&mut chunks, command, operation, on_output, signal).await;
         chunks.cancel();
         result
     }
@@ -313,6 +314,7 @@ impl ContainerClient {
         chunks: &mut BodyChunks,
         command: &Command,
         operation: Operation,
+        on_output: &mut dyn FnMut(OutputStream, &str),
         signal: Option<&AbortSignal>,
     ) -> Result<CommandOutcome> {
         let mut reader = SseReader::default();
@@ -339,8 +341,14 @@ impl ContainerClient {
                 match wire::parse_exec_event(&event.data)
                     .map_err(|e| e.with_provider(ProviderKind::Cloudflare).with_operation(operation))?
                 {
-                    Some(ExecEvent::Stdout(data)) => stdout.push(&data),
-                    Some(ExecEvent::Stderr(data)) => stderr.push(&data),
+                    Some(ExecEvent::Stdout(data)) => {
+                        on_output(OutputStream::Stdout, &data);
+                        stdout.push(&data);
+                    }
+                    Some(ExecEvent::Stderr(data)) => {
+                        on_output(OutputStream::Stderr, &data);
+                        stderr.push(&data);
+                    }
                     Some(ExecEvent::Complete(Some(exit_code))) => {
                         return Ok(CommandOutcome {
                             exit_code,

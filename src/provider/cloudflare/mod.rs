@@ -38,6 +38,7 @@ mod session {
     use super::options::{box_id_from, unique_box_id, CloudflareSettings};
     use super::wire::{ConfigureRequest, SandboxName};
     use crate::command::{Command, CommandOutcome};
+    use crate::provider::session::OutputStream;
     use crate::error::{Error, ErrorCode, Operation, Result};
     use crate::http::fetch::{js_message, sleep_unless_aborted, Fetcher};
     use crate::provider::{BoxSpec, FileRead, ProviderKind};
@@ -177,6 +178,33 @@ mod session {
                     return Err(error.with_operation(Operation::Create));
                 }
                 Ok(opened)
+            })
+        }
+
+        /// Destroys the kept Box of `sandbox_id` (`closeSandbox`): waits for the Run of this
+        /// isolate that holds it, then RPC `destroy()` (or `DELETE` on the local Box host),
+        /// bounded like a close. The next Run on the id starts a fresh container.
+        ///
+        /// # Errors
+        /// `SANDBOX_INVALID_ARGUMENT` for an id the SDK would refuse; those of the destroy.
+        pub fn close_kept<'a>(&'a self, sandbox_id: &'a str) -> LocalBoxFuture<'a, Result<()>> {
+            Box::pin(async move {
+                let id = box_id_from(sandbox_id, self.settings.normalize_id).map_err(|m| {
+                    Error::new(ErrorCode::InvalidArgument, format!("closeSandbox sandboxId {m}")).with_provider(ProviderKind::Cloudflare)
+                })?;
+                let _turn = wait_for_turn(&self.lock_key(&id), None).await?;
+                let destroyed = match &self.route {
+                    Route::Namespace(namespace) => {
+                        let stub = stub_for(namespace, &id)?;
+                        within(CLOSE_DEADLINE_MS, destroy(&stub)).await
+                    }
+                    Route::LocalHost { base_url, token, fetcher } => {
+                        let url = format!("{}/cloudflare/{}", base_url.trim_end_matches('/'), local_container_id(&id));
+                        let client = ContainerClient::new(fetcher.clone(), url, Some(token.clone()), self.retry);
+                        within(CLOSE_DEADLINE_MS, client.destroy_on_local_host(None)).await
+                    }
+                };
+                destroyed
             })
         }
 
@@ -349,8 +377,24 @@ mod session {
                 if command.timeout_ms.is_some_and(|ms| ms <= MAX_BUFFERED_EXEC_MS) {
                     self.client.execute(&request, command, Operation::Exec, signal).await
                 } else {
-                    self.client.execute_stream(&request, command, Operation::Exec, signal).await
+                    self.client.execute_stream(&request, command, Operation::Exec, &mut |_, _| {}, signal).await
                 }
+            })
+        }
+
+        /// Runs `command` and hands its output to `on_output` live: always `/api/execute/stream`
+        /// (SSE events as the pipes deliver them). The container does not apply the Command's
+        /// timeout there: `signal` (the Run's deadline) ends the wait, and the Box's close (or,
+        /// on the local Box host, the hang-up) kills the command.
+        pub fn exec_streaming<'a>(
+            &'a self,
+            command: &'a Command,
+            on_output: &'a mut dyn FnMut(OutputStream, &str),
+            signal: Option<&'a AbortSignal>,
+        ) -> LocalBoxFuture<'a, Result<CommandOutcome>> {
+            Box::pin(async move {
+                let request = execute_request(command, &self.cwd);
+                self.client.execute_stream(&request, command, Operation::Exec, on_output, signal).await
             })
         }
 

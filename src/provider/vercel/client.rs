@@ -197,6 +197,18 @@ impl VercelClient {
         command: &Command,
         signal: Option<&AbortSignal>,
     ) -> Result<CommandOutcome> {
+        self.run_command_streaming(session_id, command, &mut |_, _| {}, signal).await
+    }
+
+    /// [`VercelClient::run_command`], handing each piece of output to `on_output` as the NDJSON
+    /// stream delivers it (live), before the command exits.
+    pub async fn run_command_streaming(
+        &self,
+        session_id: &str,
+        command: &Command,
+        on_output: &mut dyn FnMut(OutputStream, &str),
+        signal: Option<&AbortSignal>,
+    ) -> Result<CommandOutcome> {
         let body = RunCommandRequest {
             command: command.program.clone(),
             args: command.args.clone(),
@@ -214,14 +226,21 @@ impl VercelClient {
         let deadline = bound.map(|ms| Deadline::new(signal, ms));
         let bounded_signal = deadline.as_ref().and_then(Deadline::signal);
         let signal = if deadline.is_some() { bounded_signal.as_ref() } else { signal };
-        let outcome = self.stream_command(session_id, &request, command, signal).await;
+        let outcome = self.stream_command(session_id, &request, command, on_output, signal).await;
         match &deadline {
             Some(deadline) => outcome.map_err(|e| self.bounded(Operation::Exec, deadline, e)),
             None => outcome,
         }
     }
 
-    async fn stream_command(&self, session_id: &str, request: &HttpRequest, command: &Command, signal: Option<&AbortSignal>) -> Result<CommandOutcome> {
+    async fn stream_command(
+        &self,
+        session_id: &str,
+        request: &HttpRequest,
+        command: &Command,
+        on_output: &mut dyn FnMut(OutputStream, &str),
+        signal: Option<&AbortSignal>,
+    ) -> Result<CommandOutcome> {
         let response = self.send(request, RequestSafety::NonIdempotent, Operation::Exec, signal).await?;
         let content_type = response.headers().get("content-type").unwrap_or_default();
         if !crate::http::media_type::media_type_is(&content_type, "application/x-ndjson") {
@@ -230,7 +249,7 @@ impl VercelClient {
         let mut chunks = BodyChunks::new(&response).map_err(|e| self.send_error(Operation::Exec, e))?;
         let mut started = None;
         let result = self
-            .read_command_stream(&mut chunks, command, &mut started)
+            .read_command_stream(&mut chunks, command, on_output, &mut started)
             .await
             .map_err(|e| e.with_provider(self.kind).with_operation(Operation::Exec));
         chunks.cancel();
@@ -244,8 +263,15 @@ impl VercelClient {
         result
     }
 
-    /// Reads the stream to the final `command` line; `started` gets the command id from the first.
-    async fn read_command_stream(&self, chunks: &mut BodyChunks, command: &Command, started: &mut Option<String>) -> Result<CommandOutcome> {
+    /// Reads the stream to the final `command` line, handing output to `on_output` as it comes;
+    /// `started` gets the command id from the first line.
+    async fn read_command_stream(
+        &self,
+        chunks: &mut BodyChunks,
+        command: &Command,
+        on_output: &mut dyn FnMut(OutputStream, &str),
+        started: &mut Option<String>,
+    ) -> Result<CommandOutcome> {
         let mut reader = NdjsonReader::default();
         let mut stdout = OutputTail::new(command.max_stdout_bytes);
         let mut stderr = OutputTail::new(command.max_stderr_bytes);
@@ -267,8 +293,14 @@ impl VercelClient {
                     continue;
                 };
                 match parsed {
-                    CommandStreamLine::Stdout(text) => stdout.push(&text),
-                    CommandStreamLine::Stderr(text) => stderr.push(&text),
+                    CommandStreamLine::Stdout(text) => {
+                        on_output(OutputStream::Stdout, &text);
+                        stdout.push(&text);
+                    }
+                    CommandStreamLine::Stderr(text) => {
+                        on_output(OutputStream::Stderr, &text);
+                        stderr.push(&text);
+                    }
                     CommandStreamLine::Error { code, message } => {
                         return Err(self.error(Operation::Exec, format!("the command stream failed: {code}: {message}")));
                     }
@@ -319,16 +351,28 @@ impl VercelClient {
     }
 
     /// Stops the Box. `POST /v2/sandboxes/sessions/{id}/stop` (empty body, JSON content type).
-    /// Bounded by [`STOP_DEADLINE_MS`] (all attempts) and by `signal`.
+    /// Bounded by [`STOP_DEADLINE_MS`] (all attempts) and by `signal`. A 410 (the session is
+    /// already stopped, e.g. its host shut down or its lifetime ended) counts as stopped: the stop
+    /// happens after the Response, so it may come second.
     pub async fn stop_session(&self, session_id: &str, signal: Option<&AbortSignal>) -> Result<()> {
         let request = self.request("POST", &format!("/v2/sandboxes/sessions/{session_id}/stop"), "application/json", None);
         let deadline = Deadline::new(signal, STOP_DEADLINE_MS);
         let signal = deadline.signal();
         let stopped = async {
-            let response = self.send(&request, RequestSafety::Idempotent, Operation::Stop, signal.as_ref()).await?;
-            self.answer_bytes(&response, Operation::Stop, MAX_ANSWER_BYTES).await
+            let response = self
+                .fetcher
+                .send(&request, &self.retry, RequestSafety::Idempotent, signal.as_ref())
+                .await
+                .map_err(|e| self.send_error(Operation::Stop, e))?;
+            if response.status() == 410 {
+                return Ok(());
+            }
+            if !response.ok() {
+                return Err(self.status_error(Operation::Stop, &response).await);
+            }
+            self.answer_bytes(&response, Operation::Stop, MAX_ANSWER_BYTES).await.map(|_| ())
         };
-        stopped.await.map(|_| ()).map_err(|e| self.bounded(Operation::Stop, &deadline, e))
+        stopped.await.map_err(|e| self.bounded(Operation::Stop, &deadline, e))
     }
 }
 

@@ -29,6 +29,7 @@ mod session {
     use super::options::VercelEndpoint;
     use super::wire::CreateSandboxRequest;
     use crate::command::{Command, CommandOutcome};
+    use crate::provider::session::OutputStream;
     use crate::error::Result;
     use crate::http::fetch::Fetcher;
     use crate::provider::{BoxSpec, FileRead, ProviderKind};
@@ -125,6 +126,17 @@ mod session {
         /// Runs `command` and waits for it (`cmd` with `wait: true`, NDJSON logs).
         pub async fn exec(&self, command: &Command, signal: Option<&AbortSignal>) -> Result<CommandOutcome> {
             self.client.run_command(&self.session_id, command, signal).await
+        }
+
+        /// Runs `command`, handing its output to `on_output` live (`cmd` with `wait: true`: the
+        /// NDJSON stream is read as it arrives).
+        pub async fn exec_streaming(
+            &self,
+            command: &Command,
+            on_output: &mut dyn FnMut(OutputStream, &str),
+            signal: Option<&AbortSignal>,
+        ) -> Result<CommandOutcome> {
+            self.client.run_command_streaming(&self.session_id, command, on_output, signal).await
         }
 
         /// Reads a file (`fs/read`) of at most `max_bytes`.

@@ -1,0 +1,109 @@
+// The run handle of `startSandbox`: status, live logs (replayed from the start for a late
+// reader) and the Response, all from one Run of the core (`wasm.runSandbox(name, payload,
+// options, events)`; the events object is the core's callback side, see src/run/events.rs).
+// Glue only: which Run, when it answers and what it logs are the core's decisions.
+
+/**
+ * Starts one Run and returns its handle.
+ * @param {object} wasm the runtime wasm exports (the runtime's waitUntil, if any, is set on it:
+ *   `setSandboxKeepAlive`)
+ */
+export function startRun(wasm, name, payload, options) {
+  // The core checks every option (onLog included: a function or absent) and answers a bad one
+  // with a 400 Response; the glue only reads onLog once it is known to be a function.
+  let onLog;
+  try {
+    onLog = typeof options?.onLog === 'function' ? options.onLog : undefined;
+  } catch {
+    // A throwing getter or Proxy trap: the core reads the options again and answers it (400).
+  }
+  const history = [];
+  const readers = new Set();
+  const lines = { stdout: '', stderr: '' };
+  let status = 'pending';
+  let finished = false;
+  let closing = null;
+  let closeFailure = null;
+  const wake = () => {
+    for (const reader of readers) reader();
+  };
+  const emitLine = (stream, line) => {
+    try {
+      onLog({ name, stream, line });
+    } catch {
+      // A throwing onLog must not stop the Run.
+    }
+  };
+  const events = {
+    status(next) {
+      status = next;
+      if (next === 'stopped' || next === 'failed') {
+        finished = true;
+        if (typeof onLog === 'function') {
+          for (const stream of ['stdout', 'stderr']) if (lines[stream] !== '') emitLine(stream, lines[stream]);
+          lines.stdout = lines.stderr = '';
+        }
+        wake();
+      }
+    },
+    log(stream, data) {
+      history.push({ stream, data });
+      wake();
+      if (typeof onLog === 'function') {
+        const parts = (lines[stream] + data).split('\n');
+        lines[stream] = parts.pop();
+        for (const line of parts) emitLine(stream, line.endsWith('\r') ? line.slice(0, -1) : line);
+      }
+    },
+    background(work) {
+      closing = work;
+    },
+    report(message) {
+      closeFailure = message;
+      if (typeof onLog === 'function') emitLine('stderr', `[vite-hub-sandbox] ${message}`);
+      else console.warn(`[vite-hub-sandbox] ${message}`);
+    },
+  };
+  const response = wasm.runSandbox(name, payload, options, events);
+  // The Response's own promise is returned by response(); a Run whose caller never asks for it
+  // must not surface an unhandled rejection (the rejection is the caller's own abort reason).
+  response.catch(() => {});
+  response.then(() => {}, () => {
+    if (!finished) events.status('failed');
+  });
+  return {
+    /** `'pending' | 'running' | 'stopped' | 'failed'`. */
+    get status() {
+      return status;
+    },
+    /** The Response `runSandbox` gives (the same promise on every call). */
+    response() {
+      return response;
+    },
+    /** The entry's stdout/stderr as `{ stream, data }`, from the start, then live until the Run ends. */
+    async *logs() {
+      let next = 0;
+      while (true) {
+        while (next < history.length) yield history[next++];
+        if (finished) return;
+        await new Promise((resolve) => {
+          const reader = () => {
+            readers.delete(reader);
+            resolve();
+          };
+          readers.add(reader);
+        });
+      }
+    },
+    /**
+     * Resolves once the Box was given back after the Response (closed, or a kept Box freed);
+     * rejects with an Error naming the failure when that did not work (also reported to `onLog`
+     * or the console).
+     */
+    async closed() {
+      await response.catch(() => {});
+      if (closing) await closing;
+      if (closeFailure !== null) throw new Error(closeFailure);
+    },
+  };
+}

@@ -1,0 +1,185 @@
+//! Following the entry's command while it runs: its stdout is split into the entry's own output
+//! (handed to the Run's handle live) and the harness's frames; a returned Response is answered
+//! at its head frame and its body fed to the caller chunk by chunk; a result envelope is kept for
+//! recovery once the command exits.
+//!
+//! Run layer; no provider here. Source: docs/internals.md "Envelopes"; DESIGN.md §6.
+
+use web_sys::AbortController;
+
+use crate::command::OutputTail;
+use crate::provider::session::OutputStream;
+use crate::error::{Error, ErrorCode, Result};
+use crate::run::events::RunEvents;
+use crate::run::reply::{BodyStream, Reply};
+use crate::transfer::frame::{parse_frame, Frame, FrameScanner, ResultEnvelope, StdoutPiece};
+
+/// Bytes of the entry's own stdout and stderr kept for a failure's details.
+const TAIL_BYTES: usize = 16 * 1024;
+
+/// What following the command left for the Run once it exited.
+#[derive(Debug)]
+pub enum Followed {
+    /// A Response was answered at its head frame; its body is [`Follower::body`].
+    Streamed,
+    /// The result envelope the harness framed (or `None`: no frame was seen).
+    Envelope(Option<ResultEnvelope>),
+}
+
+/// The state of one followed harness command.
+#[derive(Debug)]
+pub struct Follower<'a> {
+    scanner: FrameScanner,
+    events: &'a RunEvents,
+    reply: &'a Reply,
+    cancel: &'a AbortController,
+    timing: String,
+    max_body_bytes: u64,
+    body_bytes: u64,
+    stdout: OutputTail,
+    stderr: OutputTail,
+    envelope: Option<ResultEnvelope>,
+    head: bool,
+    body: Option<BodyStream>,
+    failure: Option<Error>,
+    broken: bool,
+}
+
+impl<'a> Follower<'a> {
+    /// Follows the frames of `nonce`; a streamed body is bounded by `max_body_bytes`
+    /// (`maxOutputBytes`); `timing` is the `Server-Timing` value of a Response answered at its head.
+    pub fn new(nonce: &str, max_body_bytes: u64, events: &'a RunEvents, reply: &'a Reply, cancel: &'a AbortController, timing: String) -> Follower<'a> {
+        // A frame holds at most 64 KiB of body (base64) or one result envelope (maxOutputBytes).
+        let max_frame = usize::try_from(max_body_bytes).unwrap_or(usize::MAX).saturating_add(128 * 1024);
+        Follower {
+            scanner: FrameScanner::new(nonce, max_frame),
+            events,
+            reply,
+            cancel,
+            timing,
+            max_body_bytes,
+            body_bytes: 0,
+            stdout: OutputTail::new(TAIL_BYTES),
+            stderr: OutputTail::new(TAIL_BYTES),
+            envelope: None,
+            head: false,
+            body: None,
+            failure: None,
+            broken: false,
+        }
+    }
+
+    /// One piece of the command's output, as the provider delivered it.
+    pub fn on_output(&mut self, stream: OutputStream, text: &str) {
+        if stream == OutputStream::Stderr {
+            self.stderr.push(text);
+            self.events.log(stream, text);
+            return;
+        }
+        let mut pieces = Vec::new();
+        if let Err(error) = self.scanner.push(text, &mut pieces) {
+            self.fail(error);
+        }
+        self.take(pieces);
+    }
+
+    fn take(&mut self, pieces: Vec<StdoutPiece>) {
+        for piece in pieces {
+            match piece {
+                StdoutPiece::Output(text) => {
+                    self.stdout.push(&text);
+                    self.events.log(OutputStream::Stdout, &text);
+                }
+                StdoutPiece::Frame(json) => match parse_frame(&json) {
+                    Ok(frame) => self.frame(frame),
+                    Err(error) => self.fail(error),
+                },
+            }
+        }
+    }
+
+    fn frame(&mut self, frame: Frame) {
+        match frame {
+            Frame::Head { status, status_text, headers } if !self.head && self.envelope.is_none() => {
+                self.head = true;
+                match BodyStream::response(status, &status_text, &headers, &self.timing, self.cancel) {
+                    Ok((response, body)) => {
+                        self.body = body;
+                        self.reply.resolve(&response.into());
+                    }
+                    Err(error) => self.fail(error),
+                }
+            }
+            Frame::Body(bytes) if self.head => {
+                self.body_bytes += bytes.len() as u64;
+                if self.body_bytes > self.max_body_bytes {
+                    let error = Error::new(ErrorCode::TransferLimit, "Sandbox result exceeds maxOutputBytes.")
+                        .with_limit("maxOutputBytes", self.body_bytes, self.max_body_bytes)
+                        .for_output();
+                    return self.fail(error);
+                }
+                if let Some(body) = &self.body {
+                    body.push(&bytes);
+                }
+            }
+            Frame::End if self.head => {
+                if let Some(body) = &self.body {
+                    body.end();
+                }
+            }
+            Frame::Result(envelope) => {
+                if self.head {
+                    // A failure after the head (the body threw, or passed a limit).
+                    let message = envelope.error.as_ref().and_then(|e| e.message.clone()).unwrap_or_default();
+                    let error = Error::new(ErrorCode::HandlerError, format!("The Response body failed: {message}"));
+                    self.fail(error);
+                }
+                self.envelope = Some(envelope);
+            }
+            _ => self.fail(Error::new(ErrorCode::HandlerError, "the harness output is not a valid result envelope").for_output()),
+        }
+    }
+
+    fn fail(&mut self, error: Error) {
+        if self.head {
+            self.broken = true;
+            if let Some(body) = &self.body {
+                body.fail(error);
+            }
+        } else if self.failure.is_none() {
+            self.failure = Some(error);
+        }
+    }
+
+    /// The command exited (or its stream failed with `error`): flushes what was held back and
+    /// says what the Run has.
+    ///
+    /// # Errors
+    /// The first protocol failure (an invalid frame, a limit) when no Response was answered yet;
+    /// `error` likewise.
+    pub fn finish(&mut self, error: Option<Error>) -> Result<Followed> {
+        let mut pieces = Vec::new();
+        self.scanner.finish(&mut pieces);
+        self.take(pieces);
+        if self.head {
+            if self.body.as_ref().is_some_and(|b| !b.is_done()) {
+                self.fail(error.unwrap_or_else(|| Error::new(ErrorCode::HandlerError, "The entry ended before its Response body ended.")));
+            }
+            return Ok(Followed::Streamed);
+        }
+        if let Some(error) = error.or_else(|| self.failure.take()) {
+            return Err(error);
+        }
+        Ok(Followed::Envelope(self.envelope.take()))
+    }
+
+    /// Whether a streamed body ended normally.
+    pub fn streamed_ok(&self) -> bool {
+        !self.broken
+    }
+
+    /// The entry's own stdout (frames removed) and stderr, their last 16 KiB.
+    pub fn tails(self) -> (String, String) {
+        (self.stdout.into_string(), self.stderr.into_string())
+    }
+}

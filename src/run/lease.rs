@@ -1,0 +1,248 @@
+//! Which Box a Run uses and how it gives it back: a Box of its own (closed after the Run), or
+//! the kept Box of a `sandboxId` (reused by the next Run on that id).
+//!
+//! Kept Boxes live in the isolate (a map keyed by provider and id) for the providers whose Box
+//! the Run layer keeps (the local Box host and Vercel; Cloudflare keeps its own Durable Object
+//! per id, [`Provider::keeps_boxes`]). Runs on one id take turns: each waits for the previous
+//! one to give the Box back (a queue of promises per id; the wait is abortable). Each Run works
+//! in a directory of its own, `<cwd>/.vite-hub-runs/<32 hex>`, removed when it gives the Box
+//! back. A kept Box is closed after [`KEPT_IDLE_MS`] without a Run, by `closeSandbox(id)`, or
+//! replaced when its provider lifetime ([`KEPT_LIFETIME_MS`]) would end during the next Run.
+//!
+//! Run layer; no provider named here.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, VecDeque};
+use std::rc::Rc;
+
+use js_sys::{Function, Promise};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::JsFuture;
+use web_sys::AbortSignal;
+
+use crate::command::Command;
+use crate::error::{Error, ErrorCode, Operation, Result};
+use crate::http::fetch::abort_promise;
+use crate::provider::session::BoxSession;
+use crate::provider::{BoxSpec, Provider};
+use crate::sys;
+use crate::transfer::frame::new_nonce;
+
+/// A kept Box is closed after this many ms without a Run (5 minutes).
+pub const KEPT_IDLE_MS: u32 = 300_000;
+/// The provider lifetime a kept Box is opened with (30 minutes); a Run that could outlast it
+/// gets a fresh Box.
+pub const KEPT_LIFETIME_MS: u64 = 1_800_000;
+/// Bound of giving a Box back (closing it, or removing a kept Box's Run directory), in ms.
+pub const RELEASE_DEADLINE_MS: u32 = 15_000;
+
+struct Kept {
+    session: Option<(Rc<BoxSession>, f64)>,
+    busy: bool,
+    waiters: VecDeque<Function>,
+    idle_timer: Option<JsValue>,
+}
+
+thread_local! {
+    static KEPT: RefCell<BTreeMap<String, Kept>> = const { RefCell::new(BTreeMap::new()) };
+}
+
+/// The Box of one Run.
+#[allow(missing_debug_implementations)]
+pub struct Lease {
+    /// The Box.
+    pub session: Rc<BoxSession>,
+    /// Where the Run writes its files (the Box cwd, or a kept Box's Run directory).
+    pub run_dir: String,
+    kept: Option<String>,
+}
+
+fn key(provider: &Provider, id: &str) -> String {
+    format!("{}\0{id}", provider.kind().as_str())
+}
+
+fn aborted() -> Error {
+    Error::new(ErrorCode::TransportError, "waiting for the kept Box was aborted").with_operation(Operation::Create)
+}
+
+/// Waits for the turn on kept Box `key` (or for `signal`).
+async fn take_turn(key: &str, signal: Option<&AbortSignal>) -> Result<()> {
+    loop {
+        let waiter = KEPT.with(|kept| {
+            let mut kept = kept.borrow_mut();
+            let entry = kept.entry(key.to_owned()).or_insert_with(|| Kept { session: None, busy: false, waiters: VecDeque::new(), idle_timer: None });
+            if !entry.busy {
+                entry.busy = true;
+                if let Some(timer) = entry.idle_timer.take() {
+                    sys::clear_timeout(&timer);
+                }
+                return None;
+            }
+            let mut resolve_slot = None;
+            let promise = Promise::new(&mut |resolve, _| resolve_slot = Some(resolve));
+            if let Some(resolve) = resolve_slot {
+                entry.waiters.push_back(resolve);
+            }
+            Some(promise)
+        });
+        let Some(waiter) = waiter else { return Ok(()) };
+        let race = match signal {
+            Some(signal) => Promise::race(&js_sys::Array::of2(&waiter, &abort_promise(signal))),
+            None => waiter,
+        };
+        let _ = JsFuture::from(race).await;
+        if signal.is_some_and(AbortSignal::aborted) {
+            return Err(aborted());
+        }
+    }
+}
+
+/// Frees the turn on `key`, arms the idle close and wakes the waiters: the first of them (in
+/// the order they came) takes the turn, the others queue again. Waking them all means a waiter
+/// that gave up (its signal fired) never holds the others back.
+fn give_turn(key: &str) {
+    let waiting = KEPT.with(|kept| {
+        let mut kept = kept.borrow_mut();
+        let entry = kept.get_mut(key)?;
+        entry.busy = false;
+        if entry.session.is_some() {
+            let owned = key.to_owned();
+            let on_idle = Closure::once_into_js(move || {
+                wasm_bindgen_futures::spawn_local(async move {
+                    let _ = close_kept_key(&owned, true).await;
+                });
+            });
+            let timer = sys::set_timeout(on_idle.unchecked_ref(), f64::from(KEPT_IDLE_MS));
+            unref(&timer);
+            entry.idle_timer = Some(timer);
+        }
+        Some(std::mem::take(&mut entry.waiters))
+    });
+    for resolve in waiting.into_iter().flatten() {
+        let _ = resolve.call0(&JsValue::UNDEFINED);
+    }
+}
+
+/// Lets Node exit with an idle timer pending (`Timeout.unref()`; absent elsewhere).
+fn unref(timer: &JsValue) {
+    if let Ok(function) = js_sys::Reflect::get(timer, &JsValue::from_str("unref")).and_then(|f| f.dyn_into::<Function>()) {
+        let _ = function.call0(timer);
+    }
+}
+
+/// Opens the Box of a Run: its own, or the kept Box of `sandbox_id` (waiting for its turn).
+///
+/// # Errors
+/// Those of [`Provider::open`]; `SANDBOX_TRANSPORT_ERROR` when `signal` fired while waiting.
+pub async fn acquire(provider: &Provider, spec: &BoxSpec, sandbox_id: Option<&str>, timeout_ms: u32, signal: Option<&AbortSignal>) -> Result<Lease> {
+    let Some(id) = sandbox_id.filter(|_| !provider.keeps_boxes()) else {
+        let session = Rc::new(provider.open(spec, signal).await?);
+        let run_dir = session.cwd().to_owned();
+        return Ok(Lease { session, run_dir, kept: None });
+    };
+    let key = key(provider, id);
+    take_turn(&key, signal).await.map_err(|e| e.with_provider(provider.kind()))?;
+    let now = sys::performance_now();
+    let fits = |opened: f64| now - opened + f64::from(timeout_ms) + 60_000.0 < KEPT_LIFETIME_MS as f64;
+    let current = KEPT.with(|kept| kept.borrow().get(&key).and_then(|e| e.session.clone()));
+    let session = match current {
+        Some((session, opened)) if fits(opened) => session,
+        stale => {
+            if let Some((old, _)) = stale {
+                KEPT.with(|kept| kept.borrow_mut().get_mut(&key).map(|e| e.session = None));
+                let _ = old.close().await;
+            }
+            let kept_spec = BoxSpec { lifetime_ms: Some(KEPT_LIFETIME_MS), ..spec.clone() };
+            match provider.open(&kept_spec, signal).await {
+                Ok(session) => {
+                    let session = Rc::new(session);
+                    KEPT.with(|kept| kept.borrow_mut().get_mut(&key).map(|e| e.session = Some((session.clone(), now))));
+                    session
+                }
+                Err(error) => {
+                    give_turn(&key);
+                    return Err(error);
+                }
+            }
+        }
+    };
+    let random = sys::random_bytes::<16>().map_err(|_| Error::new(ErrorCode::RuntimeError, "crypto.getRandomValues is not available in this runtime"))?;
+    let run_dir = format!("{}/.vite-hub-runs/{}", session.cwd().trim_end_matches('/'), new_nonce(&random));
+    Ok(Lease { session, run_dir, kept: Some(key) })
+}
+
+impl Lease {
+    /// Gives the Box back: closes a Box of its own; removes a kept Box's Run directory (a kept
+    /// Box whose directory cannot be removed is closed and forgotten) and frees it for the next
+    /// Run on its id.
+    ///
+    /// # Errors
+    /// The close's or the removal's failure (the caller reports it; the Box is given back anyway).
+    pub async fn release(self) -> Result<()> {
+        let Some(key) = self.kept else {
+            return self.session.close().await;
+        };
+        let rm = Command {
+            program: "rm".into(),
+            args: vec!["-rf".into(), "--".into(), self.run_dir.clone()],
+            timeout_ms: Some(u64::from(RELEASE_DEADLINE_MS)),
+            max_stderr_bytes: 4096,
+            ..Command::default()
+        };
+        let removed = match self.session.exec(&rm, None).await {
+            Ok(outcome) if outcome.exit_code == 0 => Ok(()),
+            Ok(outcome) => Err(Error::new(ErrorCode::RuntimeError, format!("the Run's files could not be deleted: {}", outcome.stderr.trim()))),
+            Err(error) => Err(error),
+        };
+        if removed.is_err() {
+            let _ = close_kept_key(&key, false).await;
+        }
+        give_turn(&key);
+        removed.map_err(|e| e.with_operation(Operation::Stop))
+    }
+}
+
+/// Closes the kept Box of `key` and forgets it. `when_idle`: only if no Run holds it.
+async fn close_kept_key(key: &str, when_idle: bool) -> Result<bool> {
+    let taken = KEPT.with(|kept| {
+        let mut kept = kept.borrow_mut();
+        let entry = kept.get_mut(key)?;
+        if when_idle && entry.busy {
+            return None;
+        }
+        if let Some(timer) = entry.idle_timer.take() {
+            sys::clear_timeout(&timer);
+        }
+        let session = entry.session.take();
+        if !entry.busy && entry.waiters.is_empty() {
+            kept.remove(key);
+        }
+        session
+    });
+    match taken {
+        Some((session, _)) => session.close().await.map(|()| true),
+        None => Ok(false),
+    }
+}
+
+/// `closeSandbox(sandboxId)` for the kept Boxes of the Run layer: waits for the Run holding the
+/// Box (if any), then closes it. `Ok(false)` when no Box is kept under that id.
+///
+/// # Errors
+/// The close's failure; `SANDBOX_TRANSPORT_ERROR` when `signal` fired while waiting.
+pub async fn close_kept(provider: &Provider, id: &str, signal: Option<&AbortSignal>) -> Result<bool> {
+    let key = key(provider, id);
+    if KEPT.with(|kept| !kept.borrow().contains_key(&key)) {
+        return Ok(false);
+    }
+    take_turn(&key, signal).await?;
+    let closed = close_kept_key(&key, false).await;
+    give_turn(&key);
+    KEPT.with(|kept| {
+        let mut kept = kept.borrow_mut();
+        if kept.get(&key).is_some_and(|e| e.session.is_none() && !e.busy && e.waiters.is_empty()) {
+            kept.remove(&key);
+        }
+    });
+    closed
+}

@@ -1,0 +1,152 @@
+//! The answer of one Run as it becomes known: the promise `runSandbox`/`response()` resolve to
+//! (settled once, as soon as the result is known, before the Box is closed), and the body of a
+//! Response the entry returned, fed chunk by chunk while the entry still produces it.
+//!
+//! Run layer; no provider here. Source: docs/internals.md "Envelopes" (head, body and end frames).
+
+use std::cell::{Cell, RefCell};
+
+use js_sys::{Function, Object, Promise, Reflect, Uint8Array};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use web_sys::{AbortController, Headers, ReadableStream, Response, ResponseInit};
+
+use crate::error::{Error, ErrorCode, Result};
+
+#[wasm_bindgen]
+extern "C" {
+    /// A `ReadableStreamDefaultController` (WHATWG Streams), bound structurally.
+    #[derive(Debug, Clone)]
+    type StreamController;
+    #[wasm_bindgen(method, catch)]
+    fn enqueue(this: &StreamController, chunk: &Uint8Array) -> std::result::Result<(), JsValue>;
+    #[wasm_bindgen(method, catch)]
+    fn close(this: &StreamController) -> std::result::Result<(), JsValue>;
+    #[wasm_bindgen(method, catch)]
+    fn error(this: &StreamController, reason: &JsValue) -> std::result::Result<(), JsValue>;
+}
+
+/// The promise of a Run's Response and the functions that settle it (once).
+#[derive(Debug)]
+pub struct Reply {
+    resolve: Function,
+    reject: Function,
+    settled: Cell<bool>,
+}
+
+impl Reply {
+    /// A pending reply and its promise.
+    pub fn new() -> (Promise, Reply) {
+        let slots: RefCell<Option<(Function, Function)>> = RefCell::new(None);
+        let promise = Promise::new(&mut |resolve, reject| {
+            *slots.borrow_mut() = Some((resolve, reject));
+        });
+        // The Promise executor runs synchronously, so the slots are filled here.
+        let (resolve, reject) = slots.into_inner().unwrap_or_else(|| (Function::new_no_args(""), Function::new_no_args("")));
+        (promise, Reply { resolve, reject, settled: Cell::new(false) })
+    }
+
+    /// Whether the promise was settled already.
+    pub fn is_settled(&self) -> bool {
+        self.settled.get()
+    }
+
+    /// Resolves with `response` (ignored once settled).
+    pub fn resolve(&self, response: &JsValue) {
+        if !self.settled.replace(true) {
+            let _ = self.resolve.call1(&JsValue::UNDEFINED, response);
+        }
+    }
+
+    /// Rejects with `reason` (ignored once settled): only the caller's abort reason.
+    pub fn reject(&self, reason: &JsValue) {
+        if !self.settled.replace(true) {
+            let _ = self.reject.call1(&JsValue::UNDEFINED, reason);
+        }
+    }
+}
+
+/// The body of a streamed Response: a `ReadableStream` whose chunks are enqueued as the entry's
+/// body frames arrive. Cancelling it (the caller stops reading) aborts the Run.
+#[derive(Debug)]
+pub struct BodyStream {
+    controller: StreamController,
+    done: Cell<bool>,
+}
+
+impl BodyStream {
+    /// A Response with `status`, `status_text`, `headers` and a streamed body (no body for the
+    /// statuses that cannot have one: 101, 103, 204, 205, 304). `cancel` is aborted when the
+    /// reader cancels the body.
+    ///
+    /// # Errors
+    /// `SANDBOX_SERIALIZATION_ERROR` (output) for a status or header the Response constructor
+    /// refuses (e.g. `Response.error()`'s status 0).
+    pub fn response(
+        status: u16,
+        status_text: &str,
+        headers: &[(String, String)],
+        timing: &str,
+        cancel: &AbortController,
+    ) -> Result<(Response, Option<BodyStream>)> {
+        let invalid = || Error::new(ErrorCode::SerializationError, "Sandbox result contains an invalid Response.").for_output();
+        let list = Headers::new().map_err(|_| invalid())?;
+        for (name, value) in headers {
+            list.append(name, value).map_err(|_| invalid())?;
+        }
+        let _ = list.set("server-timing", timing);
+        let init = ResponseInit::new();
+        init.set_status(status);
+        init.set_status_text(status_text);
+        init.set_headers(&list);
+        if matches!(status, 101 | 103 | 204 | 205 | 304) {
+            let response = Response::new_with_opt_buffer_source_and_init(None, &init).map_err(|_| invalid())?;
+            return Ok((response, None));
+        }
+        let controller: std::rc::Rc<RefCell<Option<StreamController>>> = std::rc::Rc::default();
+        let source = Object::new();
+        let start = {
+            let controller = controller.clone();
+            Closure::once_into_js(move |c: JsValue| {
+                *controller.borrow_mut() = Some(c.unchecked_into());
+            })
+        };
+        let on_cancel = {
+            let cancel = cancel.clone();
+            Closure::once_into_js(move |_reason: JsValue| cancel.abort())
+        };
+        let _ = Reflect::set(&source, &"start".into(), &start);
+        let _ = Reflect::set(&source, &"cancel".into(), &on_cancel);
+        let stream = ReadableStream::new_with_underlying_source(&source).map_err(|_| invalid())?;
+        let response = Response::new_with_opt_readable_stream_and_init(Some(&stream), &init).map_err(|_| invalid())?;
+        // `start` runs inside the ReadableStream constructor.
+        let controller = controller.borrow_mut().take().ok_or_else(invalid)?;
+        Ok((response, Some(BodyStream { controller, done: Cell::new(false) })))
+    }
+
+    /// Hands `bytes` to the reader.
+    pub fn push(&self, bytes: &[u8]) {
+        if !self.done.get() {
+            let _ = self.controller.enqueue(&Uint8Array::from(bytes));
+        }
+    }
+
+    /// Ends the body normally.
+    pub fn end(&self) {
+        if !self.done.replace(true) {
+            let _ = self.controller.close();
+        }
+    }
+
+    /// Ends the body with `error` (the reader's next read rejects with a `SandboxError`).
+    pub fn fail(&self, error: Error) {
+        if !self.done.replace(true) {
+            let _ = self.controller.error(&JsValue::from(error));
+        }
+    }
+
+    /// Whether the body ended (normally or not).
+    pub fn is_done(&self) -> bool {
+        self.done.get()
+    }
+}

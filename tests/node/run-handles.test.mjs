@@ -1,0 +1,191 @@
+// Run handles end to end (issue 11 item 2, issue 8 item 4, issue 12 item 2): startSandbox's status,
+// live logs and response from one Run; a streamed Response reaching the caller while the entry
+// still produces it; the request budget of a Run and the Box given back after the Response.
+// The built package, a real local Box host, real processes.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startSandbox, runSandbox, configureSandbox } from '@vite-hub/sandbox';
+import { useLocalHost, defineTestSandbox } from './fixtures.mjs';
+
+let host;
+before(async () => {
+  host = await useLocalHost();
+});
+after(async () => {
+  await host.close();
+});
+
+/** Polls `check` every 20 ms until it returns true, at most `ms`. */
+async function eventually(check, ms = 3000) {
+  const until = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > until) return false;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return true;
+}
+
+test('a streamed Response reaches the caller as the entry produces it (4 events 500 ms apart)', async () => {
+  defineTestSandbox(
+    'stream/sse',
+    `export default () => {
+      const encoder = new TextEncoder();
+      let sent = 0;
+      const body = new ReadableStream({
+        async pull(controller) {
+          if (sent === 4) return controller.close();
+          if (sent > 0) await new Promise((resolve) => setTimeout(resolve, 500));
+          controller.enqueue(encoder.encode('data: ' + JSON.stringify({ n: sent++, at: Date.now() }) + '\\n\\n'));
+        },
+      });
+      return new Response(body, { status: 200, headers: { 'content-type': 'text/event-stream' } });
+    };`,
+  );
+  const started = Date.now();
+  const response = await runSandbox('stream/sse');
+  const answered = Date.now();
+  assert.equal(response.status, 200);
+  assert.equal(response.headers.get('content-type'), 'text/event-stream');
+  const arrivals = [];
+  const decoder = new TextDecoder();
+  let text = '';
+  for await (const chunk of response.body) {
+    text += decoder.decode(chunk, { stream: true });
+    const events = text.split('\n\n');
+    text = events.pop();
+    for (const event of events) arrivals.push({ ...JSON.parse(event.slice('data: '.length)), arrived: Date.now() });
+  }
+  assert.deepEqual(arrivals.map((e) => e.n), [0, 1, 2, 3]);
+  const [first, , , last] = arrivals;
+  // The first event arrived before the entry even produced the last one, within a second of
+  // the Response, and the stream took the entry's whole 1.5 s.
+  assert.ok(first.arrived < last.at, `first event arrived at ${first.arrived}, the last was sent at ${last.at}`);
+  assert.ok(first.arrived - answered < 1000, `first event ${first.arrived - answered} ms after the Response`);
+  assert.ok(first.arrived - started < 1000 + (answered - started), 'first event within a second of the run');
+  assert.ok(last.arrived - first.arrived >= 1400, `events spread over ${last.arrived - first.arrived} ms`);
+});
+
+test('logs() follows the entry live, replays for a late reader, and status moves pending → running → stopped', async () => {
+  defineTestSandbox(
+    'logs/ticks',
+    `export default async () => {
+      for (let i = 0; i < 5; i += 1) {
+        console.log('tick ' + i);
+        if (i === 2) console.error('halfway');
+        await new Promise((resolve) => setTimeout(resolve, 400));
+      }
+      return { done: true };
+    };`,
+  );
+  const lines = [];
+  const run = startSandbox('logs/ticks', undefined, { onLog: (entry) => lines.push({ ...entry, at: Date.now() }) });
+  assert.equal(run.status, 'pending');
+  const seen = [];
+  const statuses = new Set();
+  let answeredAt = null;
+  run.response().then(() => (answeredAt = Date.now()));
+  for await (const entry of run.logs()) {
+    seen.push({ ...entry, at: Date.now() });
+    statuses.add(run.status);
+  }
+  const response = await run.response();
+  assert.deepEqual(await response.json(), { done: true });
+  assert.equal(run.status, 'stopped');
+  assert.deepEqual([...statuses], ['running'], 'every entry arrived while the entry ran');
+  const stdout = seen.filter((e) => e.stream === 'stdout').map((e) => e.data).join('');
+  assert.equal(stdout, 'tick 0\ntick 1\ntick 2\ntick 3\ntick 4\n');
+  assert.equal(seen.filter((e) => e.stream === 'stderr').map((e) => e.data).join(''), 'halfway\n');
+  // Live: the first entry came over 1.2 s before the last, and before the Response.
+  assert.ok(seen.at(-1).at - seen[0].at >= 1200, `entries spread over ${seen.at(-1).at - seen[0].at} ms`);
+  assert.ok(answeredAt === null || seen[0].at < answeredAt);
+  // A late reader gets the same entries from the start.
+  const replay = [];
+  for await (const entry of run.logs()) replay.push(entry);
+  assert.deepEqual(replay, seen.map(({ stream, data }) => ({ stream, data })));
+  // onLog: one call per line, named, stderr as stderr.
+  assert.deepEqual(
+    lines.map(({ name, stream, line }) => ({ name, stream, line })),
+    [
+      ...['tick 0', 'tick 1', 'tick 2'].map((line) => ({ name: 'logs/ticks', stream: 'stdout', line })),
+      { name: 'logs/ticks', stream: 'stderr', line: 'halfway' },
+      ...['tick 3', 'tick 4'].map((line) => ({ name: 'logs/ticks', stream: 'stdout', line })),
+    ],
+  );
+  assert.ok(lines.at(-1).at - lines[0].at >= 1200, 'onLog is called live');
+  await run.closed();
+});
+
+test('a failed Run: status failed, the error Response from the same handle, the stack in details', async () => {
+  defineTestSandbox('logs/throws', `export default () => { console.log('before'); throw new TypeError('no notes'); };`);
+  const run = startSandbox('logs/throws', {});
+  const response = await run.response();
+  assert.equal(response.status, 500);
+  const { error } = await response.json();
+  assert.equal(error.code, 'SANDBOX_HANDLER_ERROR');
+  assert.equal(error.message, 'no notes');
+  assert.equal(error.details.name, 'TypeError');
+  assert.match(error.details.stack, /^TypeError: no notes\n\s+at .*index\.mjs:1:/);
+  assert.equal(run.status, 'failed');
+  const entries = [];
+  for await (const entry of run.logs()) entries.push(entry);
+  assert.deepEqual(entries, [{ stream: 'stdout', data: 'before\n' }]);
+});
+
+test('a bad onLog is a 400 SANDBOX_INVALID_ARGUMENT and no request', async () => {
+  await startSandbox('logs/throws', {}).closed();
+  host.resetCounters();
+  const response = await runSandbox('logs/throws', {}, { onLog: 'yes' });
+  assert.equal(response.status, 400);
+  const { error } = await response.json();
+  assert.equal(error.code, 'SANDBOX_INVALID_ARGUMENT');
+  assert.match(error.message, /onLog must be a function/);
+  assert.equal(host.counters().total, 0);
+});
+
+test('a Run without dependencies sends 3 requests before its Response (create, write, exec); the Box stops after it', async () => {
+  defineTestSandbox('budget/json', 'export default (payload) => ({ twice: payload * 2 });');
+  await startSandbox('budget/json', 1).closed(); // earlier Runs' Boxes are given back before counting
+  host.resetCounters();
+  const run = startSandbox('budget/json', 21);
+  const response = await run.response();
+  const atResponse = host.counters();
+  assert.deepEqual(await response.json(), { twice: 42 });
+  assert.ok(atResponse.total <= 3, `requests before the Response: ${JSON.stringify(atResponse)}`);
+  assert.deepEqual(Object.keys(atResponse.requests).sort(), ['cmd', 'create', 'fs/write']);
+  await run.closed();
+  assert.deepEqual(host.counters().requests, { create: 1, 'fs/write': 1, cmd: 1, stop: 1 });
+  // A streamed Response takes the same three requests before it arrives.
+  host.resetCounters();
+  const streamed = await runSandbox('stream/sse');
+  assert.ok(host.counters().total <= 3, JSON.stringify(host.counters()));
+  await streamed.text();
+  assert.ok(await eventually(() => host.counters().requests.stop === 1), 'the Box of a streamed Run stops after its body');
+});
+
+test('the Cloudflare provider through the local Box host: request count per Run, the Box destroyed after the Response', async () => {
+  configureSandbox({ provider: 'cloudflare', env: { SANDBOX_LOCAL_URL: host.baseUrl, SANDBOX_LOCAL_TOKEN: host.token } });
+  try {
+    await startSandbox('budget/json', 4).closed();
+    host.resetCounters();
+    const run = startSandbox('budget/json', 4);
+    const response = await run.response();
+    const atResponse = host.counters();
+    assert.deepEqual(await response.json(), { twice: 8 });
+    // The container API has no batch write: mkdir of the Box cwd (it waits for the container),
+    // of the two deepest directories (project/, .vite-hub/), one write per file (package.json,
+    // index.mjs, the harness, the input), then one streamed exec; the result comes from the
+    // exec's own output (no read).
+    assert.deepEqual(atResponse.requests, { 'cloudflare/mkdir': 3, 'cloudflare/write': 4, 'cloudflare/execute/stream': 1 });
+    await run.closed();
+    assert.equal(host.counters().requests['cloudflare/destroy'], 1);
+    const logs = [];
+    defineTestSandbox('cf/logs', `export default async () => { console.log('one'); await new Promise((r) => setTimeout(r, 600)); console.log('two'); return 1; };`);
+    const live = startSandbox('cf/logs');
+    for await (const entry of live.logs()) logs.push({ ...entry, at: Date.now() });
+    assert.equal((await live.response()).status, 200);
+    assert.equal(logs.map((e) => e.data).join(''), 'one\ntwo\n');
+    assert.ok(logs.at(-1).at - logs[0].at >= 400, 'Cloudflare logs arrive live too');
+  } finally {
+    configureSandbox({ provider: 'local', local: { baseUrl: host.baseUrl, token: host.token } });
+  }
+});
