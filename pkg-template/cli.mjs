@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `vite-hub-sandbox`: run a Definition folder on the configured provider and print the Response
-// like `curl -i`, start a standalone local Box host, or list an app's Definitions.
+// like `curl -i`, start a standalone local Box host, list an app's Definitions, or write their types.
 import { parseArgs } from 'node:util';
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -16,7 +16,11 @@ const USAGE = `Usage:
       package manager, timeout (ms) and digest, as a table or as a JSON array with --json (which
       also holds packagePath, the package below its install root, and install, the command
       { command, args, cwd } run at the install root, or null).
-      Exit code 1 when discovery or a Definition is invalid.`;
+      Exit code 1 when discovery or a Definition is invalid.
+  vite-hub-sandbox types [<app-root>]
+      Writes <app-root>/.vite-hub/sandbox/sandbox.d.ts (the payload and result type of each
+      Definition, as vite dev and vite build write it) without starting Vite, e.g. before tsc in CI.
+      Exit code 1 when discovery refuses a folder or file (it gets no type; the reason is printed).`;
 
 /** `SANDBOX_*: ` for our errors; nothing for Node's (their message already names the code). */
 function describeCode(error) {
@@ -166,11 +170,30 @@ async function inspect(args) {
   if (invalid.length) process.exitCode = 1;
 }
 
+async function types(args) {
+  const { positionals } = parseArgs({ args, allowPositionals: true, options: {} });
+  if (positionals.length > 1) fail(`types takes at most one <app-root>\n${USAGE}`);
+  const root = resolve(positionals[0] ?? '.');
+  if (!statSync(root, { throwIfNoEntry: false })?.isDirectory()) fail(`${JSON.stringify(positionals[0] ?? '.')} is not a directory: give the app root (the folder holding vite.config.*)`);
+  const { generateSandboxTypes } = await import('./build/generate.mjs');
+  let result;
+  try {
+    result = await generateSandboxTypes(root);
+  } catch (error) {
+    fail(`${describeCode(error)}${error.message}`, 1);
+  }
+  const count = result.names.length;
+  process.stdout.write(`${result.changed ? 'Wrote' : 'Up to date:'} ${result.file} (${count} Definition${count === 1 ? '' : 's'}${count ? `: ${result.names.join(', ')}` : ''})\n`);
+  for (const { code, message } of result.problems) process.stderr.write(`vite-hub-sandbox: ${code}: ${message}\n`);
+  if (result.problems.length) process.exitCode = 1;
+}
+
 const [command, ...rest] = process.argv.slice(2);
 try {
   if (command === 'run') await run(rest);
   else if (command === 'host') await host(rest);
   else if (command === 'inspect') await inspect(rest);
+  else if (command === 'types') await types(rest);
   else if (command === '--help' || command === 'help') process.stdout.write(`${USAGE}\n`);
   else if (command === undefined) fail(`a command is required\n${USAGE}`);
   else fail(`unknown command ${JSON.stringify(command)}\n${USAGE}`);
