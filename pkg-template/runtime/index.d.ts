@@ -230,7 +230,9 @@ export interface ReadDefinitionOptions {
  * @throws Error with `code: 'SANDBOX_INVALID_ARGUMENT'` for symlinks leaving a shipped folder,
  *   TypeScript errors, a folder outside `appRoot`, an unparsable `pnpm-workspace.yaml`, a missing
  *   patch file, a `workspace:` dependency with no matching package ("references missing pnpm
- *   workspace dependency …", naming the manifest), a broken module-graph rule (R0022–R0031), or an
+ *   workspace dependency …", naming the manifest), a broken module-graph rule (R0022–R0031; R0032: a
+ *   reachable bare import of a package package.json does not list in `dependencies`,
+ *   `peerDependencies` or `optionalDependencies`, with the install command), or an
  *   imported workspace package whose `exports` / `main` / `./index.js` is TypeScript or not shipped
  *   (R0018 / R0019 / R0020, naming the importing `<file>:<line>:<column>`, the package and the
  *   resolved target: "Build the workspace package to JavaScript before Sandbox execution …";
