@@ -315,7 +315,13 @@ export interface PreparedFreeFormDefinition extends DefinitionSource {
   entry: string;
   /** The `defineSandbox` timeout in ms, when set. */
   timeout?: number;
-  /** Whether the nearest project's `package.json` and lockfiles ship (else a synthesized `{"type":"module","private":true}`). */
+  /**
+   * Whether packages are installed in the Box: with imports of npm packages, a generated
+   * `package.json` of only those (pinned to the versions the project's `package-lock.json` /
+   * `npm-shrinkwrap.json` / `pnpm-lock.yaml` resolves, else its ranges) plus a `package-lock.json`
+   * of their closure from an npm lock; with `project: true`, the nearest project's `package.json`
+   * and lockfiles. Else a synthesized `{"type":"module","private":true}`.
+   */
   project: boolean;
   /** The npm packages the bundle imports at run time (installed in the Box), sorted. */
   dependencies: string[];
