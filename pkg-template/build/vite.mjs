@@ -106,10 +106,20 @@ export function hubSandbox(options) {
     return workerWasm.get(key);
   };
 
-  /** Logs a failed (re)generation in dev; what `kept` names stays as last generated. */
-  const keepLastGood = (error, kept = 'the last good Definitions') => {
-    logger.error(`[sandbox] ${error.code ? `${error.code}: ` : ''}${error.message} (keeping ${kept})`, { timestamp: true });
+  /**
+   * Dev: the problem line last printed per Definition name (per message for a folder without a
+   * name; `*` for a whole failed generation). A problem prints once: again only when its text
+   * changes, or after it was fixed and comes back; a save of another file does not repeat it.
+   */
+  let reported = new Map();
+  const problemLine = (error, kept) => `[sandbox] ${error.code ? `${error.code}: ` : ''}${error.message} (keeping ${kept})`;
+  /** Prints the lines of `problems` (key → line) not already printed for their key; remembers exactly these. */
+  const report = (problems) => {
+    for (const [key, line] of problems) if (reported.get(key) !== line) logger.error(line, { timestamp: true });
+    reported = problems;
   };
+  /** Logs a failed (re)generation in dev: every Definition stays as last generated. */
+  const keepLastGood = (error) => report(new Map([...reported, ['*', problemLine(error, 'the last good Definitions')]]));
 
   /** Dev: when the generated directory was deleted while the server runs, writes it again. */
   const ensureDevGeneration = async () => {
@@ -122,10 +132,8 @@ export function hubSandbox(options) {
     const result = await generateSandboxArtifacts({ root, mode, config: resolved.config });
     builtFrom = new Set(result.inputs);
     failing = result.errors.length > 0;
-    for (const { name, error } of result.errors) {
-      const kept = name === null ? 'it out of the registry until it is fixed' : result.names.includes(name) ? `the last good version of "${name}"` : `"${name}" out of the registry until it is fixed`;
-      keepLastGood(error, kept);
-    }
+    const kept = (name) => (name === null ? 'it out of the registry until it is fixed' : result.names.includes(name) ? `the last good version of "${name}"` : `"${name}" out of the registry until it is fixed`);
+    report(new Map(result.errors.map(({ name, error }) => [name ?? `${error.code}: ${error.message}`, problemLine(error, kept(name))])));
     return result;
   };
 
