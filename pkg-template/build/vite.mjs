@@ -37,13 +37,17 @@ function isServerEnvironment(name, config) {
  * in a Node dev server `@vite-hub/sandbox/runtime` — what the facade imports — is listed as
  * external by its exact id (checked before `noExternal`), so Node loads the wasm and the Box
  * host from the package's own directory. Worker environments bundle everything, runtime included.
+ * In a client environment the package is excluded from dependency pre-bundling (its wasm URL).
  * @param {string} name the environment's name
  * @param {object} config its raw options (mutated only to drop the package from `resolve.external`)
  * @param {{ command: 'build' | 'serve', isSsrTargetWebworker?: boolean }} env
  * @returns {object | undefined} options Vite merges into the environment's
  */
 function sandboxEnvironmentOptions(name, config, env) {
-  if (!isServerEnvironment(name, config)) return undefined;
+  // A browser environment: the package stays out of dependency pre-bundling, which would move
+  // its glue to node_modules/.vite/deps/ where `new URL('…_bg.wasm', import.meta.url)` finds no
+  // .wasm (the dev server answers index.html: "CompileError … 3c 21 64 6f").
+  if (!isServerEnvironment(name, config)) return { optimizeDeps: { exclude: [PACKAGE, RUNTIME] } };
   const external = config.resolve?.external;
   if (Array.isArray(external)) config.resolve.external = external.filter((id) => id !== PACKAGE);
   const worker = env.isSsrTargetWebworker || isWorker(config);
@@ -140,6 +144,9 @@ export function hubSandbox(options) {
   return {
     name: 'vite-hub-sandbox',
     enforce: 'pre',
+    // `vite preview` serves what `vite build` wrote: nothing to generate, and no provider to
+    // resolve (preview runs with NODE_ENV=production, where none is chosen implicitly).
+    apply: (_config, env) => !env.isPreview,
     config(userConfig, { command: viteCommand }) {
       // provider 'cloudflare' + a Nitro Worker preset: the Provider Output (provider-output.mjs),
       // added as a Nitro module before Nitro's own config hook creates Nitro.
