@@ -1,7 +1,8 @@
 // The one line `vite dev` and `vite-hub-sandbox run` print after a Run whose install lasted over a
 // second: which manager installed how many packages, and how long it took (the `install` phase of
-// the Response's Server-Timing, src/run/timing.rs). No imports: the dev facade loads this file by
-// path, in Node.
+// the Response's Server-Timing, src/run/timing.rs). No imports, and installDuration/installNotice
+// use nothing outside themselves but INSTALL_NOTICE_MS: generate.mjs copies their source into the
+// dev facade.
 
 /** Installs shorter than this (ms) print nothing. */
 export const INSTALL_NOTICE_MS = 1000;

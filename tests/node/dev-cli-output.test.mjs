@@ -112,13 +112,13 @@ test('vite dev: the install line, and each problem printed once', async () => {
   const broken = join(app, 'server/sandboxes/broken-one/index.ts');
   const count = (pattern) => output.match(pattern)?.length ?? 0;
   writeFileSync(broken, 'export default (\n');
-  await eventually(() => count(/Unexpected end of file \(keeping the last good version of "broken-one"\)/g) === 1, 20_000, `the problem (${output})`);
+  await eventually(() => count(/Unexpected end of file \(keeping the last good version of "broken-one"\)/g) === 1, 40_000, `the problem (${output})`);
   // Saves of other files regenerate, and the unchanged problem is not printed again.
   const other = join(app, 'server/sandboxes/release-notes/index.ts');
   for (const mark of ['// one', '// two']) {
     const before = count(/\[sandbox\] regenerated/g);
     writeFileSync(other, `${readFileSync(other, 'utf8')}${mark}\n`);
-    await eventually(() => count(/\[sandbox\] regenerated/g) > before, 20_000, `the regeneration (${output})`);
+    await eventually(() => count(/\[sandbox\] regenerated/g) > before, 40_000, `the regeneration (${output})`);
   }
   // Saving the broken file again with the same problem does not repeat it either.
   writeFileSync(broken, 'export default (\n');
@@ -126,9 +126,9 @@ test('vite dev: the install line, and each problem printed once', async () => {
   assert.equal(count(/Unexpected end of file \(keeping the last good version of "broken-one"\)/g), 1, output);
   // A different problem prints its own line once; the fix is announced.
   writeFileSync(broken, "export default () => require('node:fs');\n");
-  await eventually(() => count(/require\(\).*\(keeping the last good version of "broken-one"\)/g) === 1, 20_000, `the changed problem (${output})`);
+  await eventually(() => count(/require\(\).*\(keeping the last good version of "broken-one"\)/g) === 1, 40_000, `the changed problem (${output})`);
   writeFileSync(broken, 'export default () => 1;\n');
-  await eventually(() => output.includes('[sandbox] every Definition is valid again'), 20_000, `the fix (${output})`);
+  await eventually(() => output.includes('[sandbox] every Definition is valid again'), 40_000, `the fix (${output})`);
   assert.equal(count(/Unexpected end of file \(keeping the last good version of "broken-one"\)/g), 1, output);
   assert.equal(count(/require\(\).*\(keeping the last good version of "broken-one"\)/g), 1, output);
 });
