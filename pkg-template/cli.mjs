@@ -1,22 +1,31 @@
 #!/usr/bin/env node
 // `vite-hub-sandbox`: run a Definition folder on the configured provider and print the Response
-// like `curl -i`, start a standalone local Box host, or list an app's Definitions.
+// like `curl -i`, start a standalone local Box host, list an app's Definitions, or write their types.
 import { parseArgs } from 'node:util';
 import { statSync } from 'node:fs';
-import { resolve } from 'node:path';
+import path, { resolve } from 'node:path';
 
 const USAGE = `Usage:
-  vite-hub-sandbox run <definition-dir> [--payload '<json>'] [--context '<json>'] [--app-root <dir>]
-      Runs the package project in <definition-dir> (named after the folder) and prints the
-      Response: status line, headers, blank line, body. Exit code 0 for a 2xx Response, 1 otherwise.
-  vite-hub-sandbox host [--port <n>] [--isolation auto|bubblewrap|none]
+  vite-hub-sandbox run <definition-dir | name> [--payload '<json>'] [--context '<json>'] [--app-root <dir>]
+      Runs the package project in <definition-dir> (named after the folder), or the Definition
+      <name> found under the app root (--app-root, default: the current directory) as the Vite
+      plugin finds it (server/sandboxes/<name>/ or a <path>.sandbox.* file), and prints the
+      Response: status line, headers, blank line, body. An install over a second prints one line
+      on stderr. Exit code 0 for a 2xx Response, 1 otherwise.
+  vite-hub-sandbox host [--port <n>] [--isolation auto|bubblewrap|none] [--allow-origin <origin>]...
       Starts a local Box host on 127.0.0.1 and prints its base URL and bearer token as JSON.
+      --allow-origin (repeatable; never * ) lets a browser page of that origin call it (CORS),
+      e.g. --allow-origin http://localhost:5173 for a local playground.
   vite-hub-sandbox inspect [<app-root>] [--json]
       Lists the Definitions under <app-root> (default: the current directory): name, path, entry,
       package manager, timeout (ms) and digest, as a table or as a JSON array with --json (which
       also holds packagePath, the package below its install root, and install, the command
       { command, args, cwd } run at the install root, or null).
-      Exit code 1 when discovery or a Definition is invalid.`;
+      Exit code 1 when discovery or a Definition is invalid.
+  vite-hub-sandbox types [<app-root>]
+      Writes <app-root>/.vite-hub/sandbox/sandbox.d.ts (the payload and result type of each
+      Definition, as vite dev and vite build write it) without starting Vite, e.g. before tsc in CI.
+      Exit code 1 when discovery refuses a folder or file (it gets no type; the reason is printed).`;
 
 /** `SANDBOX_*: ` for our errors; nothing for Node's (their message already names the code). */
 function describeCode(error) {
@@ -52,29 +61,80 @@ async function printResponse(response) {
   if (body.length > 0 && body[body.length - 1] !== 0x0a) process.stdout.write('\n');
 }
 
+/** Whether a `run` argument is written as a path (not a Definition name such as `content/summary`). */
+const looksLikePath = (text) => path.isAbsolute(text) || /^\.\.?([\\/]|$)/.test(text) || /[\\/]$/.test(text);
+
+/**
+ * Finds and prepares the Definition `name` under `root` the way the Vite plugin does (folders
+ * under server/sandboxes/ and free-form files); `null` when discovery has no such name.
+ * @returns {Promise<{ definition: object, discovered: object } | null>}
+ */
+async function prepareByName(root, name) {
+  const { discoverDefinitionsAndProblems } = await import('./build/discovery.mjs');
+  const { prepareDefinition } = await import('./build/prepare.mjs');
+  let discovery;
+  try {
+    discovery = await discoverDefinitionsAndProblems(root);
+  } catch (error) {
+    fail(`${describeCode(error)}${error.message}`, 1);
+  }
+  const discovered = discovery.definitions.find((item) => item.name === name);
+  if (!discovered) {
+    const problem = discovery.problems.find((item) => item.name === name);
+    if (problem) fail(`${problem.code}: ${problem.message}`, 1);
+    return { names: discovery.definitions.map((item) => item.name), problems: discovery.problems };
+  }
+  try {
+    return { definition: (await prepareDefinition(root, discovered)).definition };
+  } catch (error) {
+    const where = discovered.kind === 'free-form' ? '' : `${discovered.dir}: `;
+    fail(`${describeCode(error)}${where}${error.message}`, 1);
+  }
+}
+
 async function run(args) {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
     options: { payload: { type: 'string' }, context: { type: 'string' }, 'app-root': { type: 'string' } },
   });
-  if (positionals.length !== 1) fail(`run takes one <definition-dir>\n${USAGE}`);
-  // With --app-root, a pnpm workspace above the Definition (up to that root) joins it, as in the Vite plugin.
+  if (positionals.length !== 1) fail(`run takes one <definition-dir> or <name>\n${USAGE}`);
+  const [target] = positionals;
+  // With --app-root, a pnpm workspace above the Definition (up to that root) joins it, as in the
+  // Vite plugin; a name is looked up under it (default: the current directory).
   const options = values['app-root'] === undefined ? {} : { appRoot: resolve(values['app-root']) };
   if (options.appRoot !== undefined && !statSync(options.appRoot, { throwIfNoEntry: false })?.isDirectory()) {
     fail(`--app-root ${JSON.stringify(values['app-root'])} is not a directory`);
   }
-  const folder = statSync(resolve(positionals[0]), { throwIfNoEntry: false });
-  if (!folder) fail(`${JSON.stringify(positionals[0])} does not exist: give the Definition's folder (e.g. server/sandboxes/<name>)`);
-  if (!folder.isDirectory()) fail(`${JSON.stringify(positionals[0])} is not a folder: give the Definition's folder (e.g. server/sandboxes/<name>), not its entry file`);
+  const folder = statSync(resolve(target), { throwIfNoEntry: false });
+  if (!folder && looksLikePath(target)) fail(`${JSON.stringify(target)} does not exist: give the Definition's folder (e.g. server/sandboxes/<name>) or its name`);
+  if (folder && !folder.isDirectory()) fail(`${JSON.stringify(target)} is not a folder: give the Definition's folder (e.g. server/sandboxes/<name>), not its entry file, or its name`);
   const payload = parseJsonOption('payload', values.payload);
   const context = parseJsonOption('context', values.context);
   const sandbox = await import('@vite-hub/sandbox');
   let name;
-  try {
-    name = await sandbox.registerSandboxDirectory(resolve(positionals[0]), undefined, options);
-  } catch (error) {
-    fail(`${describeCode(error)}${error.message}`, 1);
+  let definition;
+  if (folder) {
+    try {
+      const read = await sandbox.readDefinitionDirectory(resolve(target), options);
+      definition = { files: read.files, packagePath: read.packagePath };
+      name = read.name;
+      sandbox.registerSandbox(name, definition);
+    } catch (error) {
+      fail(`${describeCode(error)}${error.message}`, 1);
+    }
+  } else {
+    // A Definition name, discovered from the app root like the plugin does (free-form included).
+    const found = await prepareByName(options.appRoot ?? process.cwd(), target);
+    name = target;
+    if (found.definition) {
+      definition = found.definition;
+      sandbox.registerSandbox(name, definition);
+    } else {
+      // Unknown: the core's SANDBOX_NOT_FOUND proposes the closest names and lists the others.
+      const invalid = Object.fromEntries(found.problems.filter((p) => p.name !== null).map((p) => [p.name, `${p.code}: ${p.message}`]));
+      sandbox.setSandboxDefinitionLoader(async () => undefined, () => ({ names: found.names, invalid }));
+    }
   }
   // Ctrl-C or a kill during the run: stop the Box host (every Box, its processes and its
   // directory) before exiting with the conventional 128 + signal code.
@@ -87,6 +147,13 @@ async function run(args) {
   }
   try {
     const response = await sandbox.runSandbox(name, payload, { signal: controller.signal, ...(context === undefined ? {} : { context }) });
+    // An install over a second: one line on stderr (manager, package count, duration).
+    if (definition) {
+      const { installFacts, installNotice } = await import('./build/install-notice.mjs');
+      const summary = sandbox.listSandboxes().find((item) => item.name === name);
+      const notice = installNotice(name, response, installFacts(definition, summary));
+      if (notice) process.stderr.write(`vite-hub-sandbox: ${notice.replace(/^\[sandbox\] /, '')}\n`);
+    }
     await printResponse(response);
     process.exitCode = response.ok ? 0 : 1;
   } catch (error) {
@@ -99,11 +166,19 @@ async function run(args) {
 }
 
 async function host(args) {
-  const { values } = parseArgs({ args, options: { port: { type: 'string' }, isolation: { type: 'string' } } });
+  const { values } = parseArgs({ args, options: { port: { type: 'string' }, isolation: { type: 'string' }, 'allow-origin': { type: 'string', multiple: true } } });
   const port = values.port === undefined ? 0 : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) fail('--port must be an integer 0-65535');
   const { startBoxHost } = await import('@vite-hub/sandbox/box-host');
-  const started = await startBoxHost({ port, isolation: values.isolation ?? 'auto' });
+  const allowOrigins = values['allow-origin'];
+  let started;
+  try {
+    started = await startBoxHost({ port, isolation: values.isolation ?? 'auto', ...(allowOrigins ? { allowOrigins } : {}) });
+  } catch (error) {
+    // A bad --allow-origin is a usage error.
+    if (error instanceof TypeError && /allowOrigins/.test(error.message)) fail(error.message.replace('allowOrigins: ', '--allow-origin '));
+    throw error;
+  }
   process.stdout.write(`${JSON.stringify({ baseUrl: started.baseUrl, token: started.token, executionAuthority: started.executionAuthority })}\n`);
   const stop = () => started.close().then(() => process.exit(0));
   process.once('SIGINT', stop);
@@ -166,11 +241,30 @@ async function inspect(args) {
   if (invalid.length) process.exitCode = 1;
 }
 
+async function types(args) {
+  const { positionals } = parseArgs({ args, allowPositionals: true, options: {} });
+  if (positionals.length > 1) fail(`types takes at most one <app-root>\n${USAGE}`);
+  const root = resolve(positionals[0] ?? '.');
+  if (!statSync(root, { throwIfNoEntry: false })?.isDirectory()) fail(`${JSON.stringify(positionals[0] ?? '.')} is not a directory: give the app root (the folder holding vite.config.*)`);
+  const { generateSandboxTypes } = await import('./build/generate.mjs');
+  let result;
+  try {
+    result = await generateSandboxTypes(root);
+  } catch (error) {
+    fail(`${describeCode(error)}${error.message}`, 1);
+  }
+  const count = result.names.length;
+  process.stdout.write(`${result.changed ? 'Wrote' : 'Up to date:'} ${result.file} (${count} Definition${count === 1 ? '' : 's'}${count ? `: ${result.names.join(', ')}` : ''})\n`);
+  for (const { code, message } of result.problems) process.stderr.write(`vite-hub-sandbox: ${code}: ${message}\n`);
+  if (result.problems.length) process.exitCode = 1;
+}
+
 const [command, ...rest] = process.argv.slice(2);
 try {
   if (command === 'run') await run(rest);
   else if (command === 'host') await host(rest);
   else if (command === 'inspect') await inspect(rest);
+  else if (command === 'types') await types(rest);
   else if (command === '--help' || command === 'help') process.stdout.write(`${USAGE}\n`);
   else if (command === undefined) fail(`a command is required\n${USAGE}`);
   else fail(`unknown command ${JSON.stringify(command)}\n${USAGE}`);

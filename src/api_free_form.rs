@@ -7,6 +7,7 @@
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 
+use crate::definition::box_project::{box_project, AppLock};
 use crate::definition::sandbox_options::{project_plan, sandbox_options, SandboxFileFacts};
 use crate::error::{Error, ErrorCode};
 
@@ -47,6 +48,18 @@ struct ProjectRequest {
     manifest: String,
     manifest_json: String,
     external_specifiers: Vec<String>,
+    /// The project's npm lockfile: its name (`npm-shrinkwrap.json` / `package-lock.json`) and text.
+    #[serde(default)]
+    npm_lock: Option<(String, String)>,
+    /// The project's `pnpm-lock.yaml`, parsed to JSON.
+    #[serde(default)]
+    pnpm_lock: Option<serde_json::Value>,
+}
+
+#[derive(Serialize)]
+struct GeneratedAnswer {
+    path: &'static str,
+    text: String,
 }
 
 #[derive(Serialize)]
@@ -54,14 +67,19 @@ struct ProjectAnswer {
     attach: bool,
     dependencies: Vec<String>,
     files: Vec<String>,
+    generated: Vec<GeneratedAnswer>,
 }
 
-/// `planFreeFormProject(factsJson, requestJson) → { attach: boolean, dependencies: string[], files: string[] }`.
+/// `planFreeFormProject(factsJson, requestJson) → { attach: boolean, dependencies: string[], files: string[], generated: Array<{ path: string, text: string }> }`.
 ///
-/// `requestJson` is `{ manifest: string, manifestJson: string, externalSpecifiers: string[] }`
-/// (the project `package.json` path relative to the app root, its text, the bare imports the
-/// bundle kept external). `files` are the project files to ship when they exist (relative to
-/// the project directory), empty when the project is not attached.
+/// `requestJson` is `{ manifest: string, manifestJson: string, externalSpecifiers: string[],
+/// npmLock?: [name, text], pnpmLock?: object }` (the project `package.json` path relative to the
+/// app root, its text, the bare imports the bundle kept external, the project's npm lockfile and
+/// its parsed `pnpm-lock.yaml`). With `project: true`, `files` are the project files to ship when
+/// they exist (relative to the project directory); when the project is attached because the
+/// bundle imports packages, `generated` is the Box project instead (a `package.json` of only those
+/// packages, pinned to the lockfile's versions, and a `package-lock.json` from an npm lock; see
+/// [`box_project`]); both are empty when nothing is attached.
 ///
 /// # Errors
 /// Throws a `SandboxError` with code `SANDBOX_INVALID_ARGUMENT` for the rules of
@@ -74,5 +92,25 @@ pub fn plan_free_form_project(facts_json: &str, request_json: &str) -> crate::er
     let options = sandbox_options(&facts)?;
     let plan = project_plan(&facts.file, &options, &request.manifest, &request.manifest_json, &request.external_specifiers)
         ?;
-    encode(&ProjectAnswer { attach: plan.attach, dependencies: plan.dependencies, files: plan.files })
+    // Attached because the bundle imports packages (not `project: true`): the Box gets only
+    // those, pinned to the app's lockfile (box_project.rs), instead of the whole project.
+    let imports_only = plan.attach && options.project.map(|(p, _)| p) != Some(true);
+    if !imports_only {
+        return encode(&ProjectAnswer { attach: plan.attach, dependencies: plan.dependencies, files: plan.files, generated: Vec::new() });
+    }
+    let manifest = match serde_json::from_str::<serde_json::Value>(&request.manifest_json) {
+        Ok(serde_json::Value::Object(map)) => map,
+        // project_plan already refused a manifest that is not an object.
+        _ => serde_json::Map::new(),
+    };
+    let (lock_name, npm_text) = match &request.npm_lock {
+        Some((name, text)) => (name.as_str(), Some(text.as_str())),
+        None => ("package-lock.json", None),
+    };
+    let lock = AppLock { npm: npm_text, pnpm: request.pnpm_lock.as_ref() };
+    let generated = box_project(&facts.file, &manifest, &plan.dependencies, &lock, lock_name)?
+        .into_iter()
+        .map(|file| GeneratedAnswer { path: file.path, text: file.text })
+        .collect();
+    encode(&ProjectAnswer { attach: plan.attach, dependencies: plan.dependencies, files: Vec::new(), generated })
 }

@@ -15,6 +15,8 @@
 //! "Project resolution".
 
 #[cfg(any(feature = "tooling", test))]
+pub mod box_project;
+#[cfg(any(feature = "tooling", test))]
 pub mod sandbox_options;
 
 use crate::error::{quoted, Error, ErrorCode, Result};

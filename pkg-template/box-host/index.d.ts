@@ -57,6 +57,14 @@ export interface BoxHostOptions {
    * process (`process.pid`, also in worker threads); default `os.tmpdir()`.
    */
   boxRoot?: string;
+  /**
+   * Browser origins allowed to call the host (CORS), each exactly a page's origin such as
+   * `"http://localhost:5173"` (scheme://host[:port]; `*` is refused, TypeError). Requests from
+   * these origins get `Access-Control-Allow-Origin: <origin>` and their preflight (`OPTIONS`) is
+   * answered 204 without a token; every other request still needs the bearer token. Default:
+   * none (no Access-Control-* header at all). Source: the Fetch standard, "CORS protocol".
+   */
+  allowOrigins?: string[];
 }
 
 /** Per-route request counts, e.g. `{ requests: { create: 1, cmd: 2, 'fs/write': 1 }, total: 4 }`. */

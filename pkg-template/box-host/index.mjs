@@ -8,6 +8,7 @@ import { RequestCounters } from './counters.mjs';
 import { executionAuthority, hostFeatures, resolveIsolation } from './isolation.mjs';
 import { BoxRegistry } from './registry.mjs';
 import { createBoxHostServer } from './server.mjs';
+import { corsPolicy } from './cors.mjs';
 import { sweepStaleBoxDirs } from './stale-boxes.mjs';
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
@@ -26,8 +27,9 @@ function listen(server, port, host) {
  * Starts a local Box host on a loopback address. See index.d.ts for the options and the result.
  */
 export async function startBoxHost(options = {}) {
-  const { port = 0, host = '127.0.0.1', token, isolation = 'auto', maxBoxes = 64, boxRoot } = options;
+  const { port = 0, host = '127.0.0.1', token, isolation = 'auto', maxBoxes = 64, boxRoot, allowOrigins } = options;
   const { maxQueued = DEFAULT_MAX_QUEUED, maxQueueWaitMs = DEFAULT_MAX_QUEUE_WAIT_MS } = options;
+  const cors = corsPolicy(allowOrigins);
   if (!LOOPBACK.has(host)) throw new TypeError(`host must be 127.0.0.1, localhost or ::1, got ${JSON.stringify(host)}`);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new TypeError('port must be an integer 0-65535');
   if (token !== undefined && (typeof token !== 'string' || token.length < 8)) {
@@ -49,7 +51,7 @@ export async function startBoxHost(options = {}) {
   const registry = new BoxRegistry({ boxRoot: root, isolation: mode, maxBoxes, maxQueued, maxQueueWaitMs, features });
   const counters = new RequestCounters();
   const containers = new CloudflareContainers(registry);
-  const server = createBoxHostServer({ token: secret, registry, containers, counters });
+  const server = createBoxHostServer({ token: secret, registry, containers, counters, cors });
   const address = await listen(server, port, host === 'localhost' ? '127.0.0.1' : host);
   const hostPart = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   // When the process exits mid-Run (Ctrl-C of `vite dev`: Vite's SIGINT handler calls

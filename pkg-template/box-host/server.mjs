@@ -19,11 +19,13 @@ function authorized(req, tokenDigest) {
 
 /**
  * Creates (does not start) the HTTP server over a BoxRegistry, the CloudflareContainers on the
- * same registry and RequestCounters.
+ * same registry and RequestCounters; `cors`: the CORS step of cors.mjs (default: none).
  */
-export function createBoxHostServer({ token, registry, containers, counters }) {
+export function createBoxHostServer({ token, registry, containers, counters, cors = () => false }) {
   const tokenDigest = digest(token);
   return http.createServer(async (req, res) => {
+    // CORS headers for an allowed browser origin; a preflight is answered there (cors.mjs).
+    if (cors(req, res)) return;
     let url;
     try {
       url = new URL(req.url, 'http://box-host');

@@ -229,12 +229,42 @@ async function bundleFreeForm(root, file) {
 }
 
 /**
+ * The project's lockfile facts for the Box project: `npmLock: [name, text]`
+ * (`npm-shrinkwrap.json`, else `package-lock.json`) and `pnpmLock` (`pnpm-lock.yaml` parsed).
+ * @param {string} projectDir absolute project directory
+ * @param {string} dir the same, relative to the app root (for messages)
+ */
+async function readAppLocks(projectDir, dir) {
+  const read = (name) => fs.readFile(path.join(projectDir, name), 'utf8').catch((error) => (error.code === 'ENOENT' ? null : Promise.reject(error)));
+  const locks = {};
+  for (const name of ['npm-shrinkwrap.json', 'package-lock.json']) {
+    const text = await read(name);
+    if (text !== null) {
+      locks.npmLock = [name, text];
+      break;
+    }
+  }
+  const pnpm = locks.npmLock ? null : await read('pnpm-lock.yaml');
+  if (pnpm !== null) {
+    const { parse: parseYaml } = await import('yaml');
+    try {
+      locks.pnpmLock = parseYaml(pnpm);
+    } catch (error) {
+      throw invalidArgument(`${dir ? `${dir}/` : ''}pnpm-lock.yaml is not valid YAML: ${error.message}; fix or regenerate it (pnpm install).`, error);
+    }
+  }
+  return locks;
+}
+
+/**
  * Prepares a discovered free-form Definition for `registerSandbox(name, definition)`.
  *
  * Checks its `defineSandbox({ run, timeout?, project? })` options, bundles it to
- * `.vite-hub-sandbox/definition.mjs`, and ships either the nearest project's `package.json` and
- * lockfiles (when it imports runtime packages, or `project: true`; the Box installs them) or a
- * synthesized `{"type":"module","private":true}`.
+ * `.vite-hub-sandbox/definition.mjs`, and ships: when it imports runtime packages, a generated
+ * `package.json` of only those packages at the versions the project's lockfile resolves (and a
+ * `package-lock.json` of their closure from an npm lock), never the whole manifest; with
+ * `project: true`, the nearest project's `package.json` and lockfiles; else a synthesized
+ * `{"type":"module","private":true}`.
  * @param {string} appRoot the app root `discovered` is relative to
  * @param {{ name: string, kind: 'free-form', dir: string, entry: string }} discovered one item of `discoverDefinitions(appRoot)`
  * @returns {Promise<{ name: string, files: Array<{ path: string, content: Uint8Array, mode?: number }>, entry: string, timeout?: number, project: boolean, dependencies: string[], inputs: string[] }>}
@@ -265,10 +295,15 @@ export async function prepareFreeFormDefinition(appRoot, discovered) {
   const manifestJson = await fs.readFile(path.join(projectDir, 'package.json'), 'utf8').catch((error) => {
     throw invalidArgument(`Cannot read ${manifest}, the project of ${file}: ${error.message}`, error);
   });
-  const plan = wasm.planFreeFormProject(factsJson, JSON.stringify({ manifest, manifestJson, externalSpecifiers: bundle.externalSpecifiers }));
+  const request = { manifest, manifestJson, externalSpecifiers: bundle.externalSpecifiers };
+  if (bundle.externalSpecifiers.length) Object.assign(request, await readAppLocks(projectDir, discovered.dir));
+  const plan = wasm.planFreeFormProject(factsJson, JSON.stringify(request));
 
   const files = [];
-  if (plan.attach) {
+  if (plan.generated.length) {
+    // Only the imported packages, pinned to the app's lockfile (src/definition/box_project.rs).
+    for (const { path: name, text } of plan.generated) files.push({ path: name, content: new TextEncoder().encode(text) });
+  } else if (plan.attach) {
     for (const name of plan.files) {
       const content = await fs.readFile(path.join(projectDir, name)).catch((error) => (error.code === 'ENOENT' ? null : Promise.reject(error)));
       if (content !== null) files.push({ path: name, content: new Uint8Array(content) });

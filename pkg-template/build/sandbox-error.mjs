@@ -1,23 +1,8 @@
-// The error the JS glue throws for bad input it finds before the core sees it (a file it cannot
-// read or compile, a symlink that escapes): the same shape as the core's errors
-// (src/error/js.rs), with the status of its code from the core's table, so callers handle one kind.
-import { ERROR_STATUS } from '../runtime/facts.mjs';
+// The build steps' errors for bad input found before the core sees it (a file it cannot read or
+// compile, a symlink that escapes): runtime/sandbox-error.mjs's SandboxError, shaped like the core's.
+import { sandboxError } from '../runtime/sandbox-error.mjs';
 
-/**
- * A `SandboxError`: `name`, `code`, `status` (the HTTP status of `code`, DESIGN.md §5).
- * @param {keyof typeof ERROR_STATUS} code a `SANDBOX_*` code
- * @param {string} message says what is wrong, where, and how to fix it
- * @param {unknown} [cause] the underlying error (kept as `error.cause`)
- */
-export function sandboxError(code, message, cause) {
-  const status = ERROR_STATUS[code];
-  if (status === undefined) throw new TypeError(`unknown sandbox error code ${code}`);
-  const error = new Error(message, cause === undefined ? undefined : { cause });
-  error.name = 'SandboxError';
-  error.code = code;
-  error.status = status;
-  return error;
-}
+export { sandboxError };
 
 /**
  * A `SandboxError` with code `SANDBOX_INVALID_ARGUMENT` (HTTP status 400).

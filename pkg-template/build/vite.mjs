@@ -37,13 +37,17 @@ function isServerEnvironment(name, config) {
  * in a Node dev server `@vite-hub/sandbox/runtime` — what the facade imports — is listed as
  * external by its exact id (checked before `noExternal`), so Node loads the wasm and the Box
  * host from the package's own directory. Worker environments bundle everything, runtime included.
+ * In a client environment the package is excluded from dependency pre-bundling (its wasm URL).
  * @param {string} name the environment's name
  * @param {object} config its raw options (mutated only to drop the package from `resolve.external`)
  * @param {{ command: 'build' | 'serve', isSsrTargetWebworker?: boolean }} env
  * @returns {object | undefined} options Vite merges into the environment's
  */
 function sandboxEnvironmentOptions(name, config, env) {
-  if (!isServerEnvironment(name, config)) return undefined;
+  // A browser environment: the package stays out of dependency pre-bundling, which would move
+  // its glue to node_modules/.vite/deps/ where `new URL('…_bg.wasm', import.meta.url)` finds no
+  // .wasm (the dev server answers index.html: "CompileError … 3c 21 64 6f").
+  if (!isServerEnvironment(name, config)) return { optimizeDeps: { exclude: [PACKAGE, RUNTIME] } };
   const external = config.resolve?.external;
   if (Array.isArray(external)) config.resolve.external = external.filter((id) => id !== PACKAGE);
   const worker = env.isSsrTargetWebworker || isWorker(config);
@@ -106,10 +110,20 @@ export function hubSandbox(options) {
     return workerWasm.get(key);
   };
 
-  /** Logs a failed (re)generation in dev; what `kept` names stays as last generated. */
-  const keepLastGood = (error, kept = 'the last good Definitions') => {
-    logger.error(`[sandbox] ${error.code ? `${error.code}: ` : ''}${error.message} (keeping ${kept})`, { timestamp: true });
+  /**
+   * Dev: the problem line last printed per Definition name (per message for a folder without a
+   * name; `*` for a whole failed generation). A problem prints once: again only when its text
+   * changes, or after it was fixed and comes back; a save of another file does not repeat it.
+   */
+  let reported = new Map();
+  const problemLine = (error, kept) => `[sandbox] ${error.code ? `${error.code}: ` : ''}${error.message} (keeping ${kept})`;
+  /** Prints the lines of `problems` (key → line) not already printed for their key; remembers exactly these. */
+  const report = (problems) => {
+    for (const [key, line] of problems) if (reported.get(key) !== line) logger.error(line, { timestamp: true });
+    reported = problems;
   };
+  /** Logs a failed (re)generation in dev: every Definition stays as last generated. */
+  const keepLastGood = (error) => report(new Map([...reported, ['*', problemLine(error, 'the last good Definitions')]]));
 
   /** Dev: when the generated directory was deleted while the server runs, writes it again. */
   const ensureDevGeneration = async () => {
@@ -122,16 +136,17 @@ export function hubSandbox(options) {
     const result = await generateSandboxArtifacts({ root, mode, config: resolved.config });
     builtFrom = new Set(result.inputs);
     failing = result.errors.length > 0;
-    for (const { name, error } of result.errors) {
-      const kept = name === null ? 'it out of the registry until it is fixed' : result.names.includes(name) ? `the last good version of "${name}"` : `"${name}" out of the registry until it is fixed`;
-      keepLastGood(error, kept);
-    }
+    const kept = (name) => (name === null ? 'it out of the registry until it is fixed' : result.names.includes(name) ? `the last good version of "${name}"` : `"${name}" out of the registry until it is fixed`);
+    report(new Map(result.errors.map(({ name, error }) => [name ?? `${error.code}: ${error.message}`, problemLine(error, kept(name))])));
     return result;
   };
 
   return {
     name: 'vite-hub-sandbox',
     enforce: 'pre',
+    // `vite preview` serves what `vite build` wrote: nothing to generate, and no provider to
+    // resolve (preview runs with NODE_ENV=production, where none is chosen implicitly).
+    apply: (_config, env) => !env.isPreview,
     config(userConfig, { command: viteCommand }) {
       // provider 'cloudflare' + a Nitro Worker preset: the Provider Output (provider-output.mjs),
       // added as a Nitro module before Nitro's own config hook creates Nitro.

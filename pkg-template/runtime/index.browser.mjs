@@ -4,6 +4,7 @@ import initWasm, * as wasm from '../wasm/vite_hub_sandbox.js';
 import { createApi } from './api.mjs';
 
 export { defineSandbox } from './api.mjs';
+export { readRequestPayload, readValidatedPayload } from './payload.mjs';
 
 let ready = null;
 /** Loads the wasm module once; `input` is an optional URL, Response or bytes of `sandbox_bg.wasm`. */

@@ -277,7 +277,9 @@ export interface ReadDefinitionOptions {
  * @throws Error with `code: 'SANDBOX_INVALID_ARGUMENT'` for symlinks leaving a shipped folder,
  *   TypeScript errors, a folder outside `appRoot`, an unparsable `pnpm-workspace.yaml`, a missing
  *   patch file, a `workspace:` dependency with no matching package ("references missing pnpm
- *   workspace dependency …", naming the manifest), a broken module-graph rule (R0022–R0031), or an
+ *   workspace dependency …", naming the manifest), a broken module-graph rule (R0022–R0031; R0032: a
+ *   reachable bare import of a package package.json does not list in `dependencies`,
+ *   `peerDependencies` or `optionalDependencies`, with the install command), or an
  *   imported workspace package whose `exports` / `main` / `./index.js` is TypeScript or not shipped
  *   (R0018 / R0019 / R0020, naming the importing `<file>:<line>:<column>`, the package and the
  *   resolved target: "Build the workspace package to JavaScript before Sandbox execution …";
@@ -360,7 +362,13 @@ export interface PreparedFreeFormDefinition extends DefinitionSource {
   entry: string;
   /** The `defineSandbox` timeout in ms, when set. */
   timeout?: number;
-  /** Whether the nearest project's `package.json` and lockfiles ship (else a synthesized `{"type":"module","private":true}`). */
+  /**
+   * Whether packages are installed in the Box: with imports of npm packages, a generated
+   * `package.json` of only those (pinned to the versions the project's `package-lock.json` /
+   * `npm-shrinkwrap.json` / `pnpm-lock.yaml` resolves, else its ranges) plus a `package-lock.json`
+   * of their closure from an npm lock; with `project: true`, the nearest project's `package.json`
+   * and lockfiles. Else a synthesized `{"type":"module","private":true}`.
+   */
   project: boolean;
   /** The npm packages the bundle imports at run time (installed in the Box), sorted. */
   dependencies: string[];
@@ -542,3 +550,89 @@ export interface SandboxRunner<N extends SandboxName = SandboxName> {
  *   `runSandbox`), `SANDBOX_INVALID_ARGUMENT` for a bad name, `SANDBOX_PROVIDER_REQUIRED`.
  */
 export function resolveSandboxRunner<N extends SandboxName>(name: N): Promise<SandboxRunner<N>>;
+
+/** The payload type of the Definition `N` (from the generated `.vite-hub/sandbox/sandbox.d.ts`); `unknown` for a name it does not hold, or without it. */
+export type SandboxPayload<N extends SandboxName> = N extends keyof SandboxDefinitions
+  ? SandboxDefinitions[N] extends { payload: infer P } ? P : unknown
+  : unknown;
+
+/** The result type of the Definition `N`: its entry's awaited return value, the JSON of a `200` Response (`unknown` without the generated types). */
+export type SandboxResult<N extends SandboxName> = N extends keyof SandboxDefinitions
+  ? SandboxDefinitions[N] extends { result: infer R } ? R : unknown
+  : unknown;
+
+/** One problem a Standard Schema reports (standardschema.dev, v1). */
+export interface StandardSchemaV1Issue {
+  readonly message: string;
+  readonly path?: ReadonlyArray<PropertyKey | { readonly key: PropertyKey }> | undefined;
+}
+
+/** The result of a Standard Schema v1 `validate`: the output value, or the issues. */
+export type StandardSchemaV1Result<Output> =
+  | { readonly value: Output; readonly issues?: undefined }
+  | { readonly issues: ReadonlyArray<StandardSchemaV1Issue> };
+
+/**
+ * A Standard Schema v1 (https://standardschema.dev; zod ≥ 3.24, valibot ≥ 1, arktype ≥ 2 …): the
+ * part of the interface {@link readValidatedPayload} calls.
+ */
+export interface StandardSchemaV1<Input = unknown, Output = Input> {
+  readonly '~standard': {
+    readonly version: 1;
+    readonly vendor: string;
+    readonly validate: (value: unknown) => StandardSchemaV1Result<Output> | Promise<StandardSchemaV1Result<Output>>;
+    readonly types?: { readonly input: Input; readonly output: Output } | undefined;
+  };
+}
+
+/** What {@link readValidatedPayload} checks a payload with: a Standard Schema v1, or a function that returns the payload (or throws to refuse it). */
+export type SandboxPayloadSchema<T = unknown> = StandardSchemaV1<unknown, T> | ((value: unknown) => T | Promise<T>);
+
+/** The payload type a {@link SandboxPayloadSchema} produces: the schema's output, or the function's awaited return type. */
+export type SandboxSchemaOutput<S> = S extends { readonly '~standard': { readonly types?: infer T } }
+  ? NonNullable<T> extends { readonly output: infer O } ? O : unknown
+  : S extends (value: unknown) => infer R ? Awaited<R> : unknown;
+
+/**
+ * Where a route's payload comes from: a Web `Request`, an h3 v2 event (`event.req` is a Web
+ * Request: Nitro v3, h3 2.x) or an h3 v1 event (`event.node.req`, a Node IncomingMessage: Nuxt 3, Nitro v2).
+ */
+export type SandboxRequestSource = Request | { readonly req: Request } | { readonly node: { readonly req: unknown } };
+
+/** Options of {@link readRequestPayload} and {@link readValidatedPayload}. */
+export interface ReadPayloadOptions {
+  /** The body limit in bytes (default 4194304, the default `transfer.maxInputBytes`). */
+  maxBytes?: number;
+}
+
+/**
+ * Reads a route's JSON request body as the payload of the Definition `N`, unchecked:
+ * `readRequestPayload<'hello'>(event)` is typed `SandboxPayload<'hello'>` (the body is trusted to
+ * have that shape; use {@link readValidatedPayload} when it comes from outside). Without `N` the
+ * type is `unknown`. An empty body is `undefined`; the content type is not consulted. On h3 v1
+ * the raw body is cached where h3's `readBody` finds it.
+ * @throws {SandboxError} `SANDBOX_INVALID_ARGUMENT` (400) for a body that is not JSON or not UTF-8,
+ *   already read, or an `event` that is none of {@link SandboxRequestSource}; `SANDBOX_TRANSFER_LIMIT`
+ *   (413, `details: { limit: 'maxInputBytes', value, maximum }` in bytes) past `options.maxBytes`.
+ *   h3 answers a thrown SandboxError with its `status`.
+ */
+export function readRequestPayload<N extends SandboxName = never>(
+  event: SandboxRequestSource,
+  options?: ReadPayloadOptions,
+): Promise<[N] extends [never] ? unknown : SandboxPayload<N>>;
+
+/**
+ * {@link readRequestPayload}, then checks the payload with `schema` and resolves to the schema's
+ * output, so `runSandbox('hello', await readValidatedPayload(event, Hello))` type-checks the
+ * schema against the Definition's payload type.
+ * @throws {SandboxError & { issues?: ReadonlyArray<StandardSchemaV1Issue> }} `SANDBOX_INVALID_ARGUMENT`
+ *   (400) when the schema refuses the payload: the message lists up to 10 issues as
+ *   `payload.<path>: <message>`, `issues` holds every one; a throwing function is the `cause`.
+ *   Also every error of {@link readRequestPayload}.
+ * @throws {TypeError} when `schema` is neither a Standard Schema v1 nor a function.
+ */
+export function readValidatedPayload<S extends SandboxPayloadSchema>(
+  event: SandboxRequestSource,
+  schema: S,
+  options?: ReadPayloadOptions,
+): Promise<SandboxSchemaOutput<S>>;

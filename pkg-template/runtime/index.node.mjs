@@ -21,6 +21,7 @@ export const { configureSandbox, registerSandbox, unregisterSandbox, listSandbox
 /** Sessions: one Box driven by hand (runtime/session.mjs). */
 export const { openSandboxSession, resolveSandboxRunner } = api;
 export { defineSandbox };
+export { readRequestPayload, readValidatedPayload } from './payload.mjs';
 
 /**
  * Reads a Definition folder into what `registerSandbox` takes, compiling its TypeScript and

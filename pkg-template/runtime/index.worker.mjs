@@ -4,6 +4,7 @@ import wasmModule from '../wasm/vite_hub_sandbox_bg.wasm';
 import { workerApi } from './worker-api.mjs';
 
 export { defineSandbox } from './api.mjs';
+export { readRequestPayload, readValidatedPayload } from './payload.mjs';
 
 const api = workerApi(wasmModule, () => (typeof process === 'object' && process?.env ? process.env : {}));
 

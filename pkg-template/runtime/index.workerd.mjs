@@ -7,6 +7,7 @@ import wasmModule from '../wasm/vite_hub_sandbox_bg.wasm';
 import { workerApi } from './worker-api.mjs';
 
 export { defineSandbox } from './api.mjs';
+export { readRequestPayload, readValidatedPayload } from './payload.mjs';
 
 // waitUntil keeps the request alive while the Box is given back after the Response.
 // (read from the namespace: workerd versions without it leave it undefined).

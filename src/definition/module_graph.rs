@@ -8,7 +8,8 @@
 //! - in reachable modules: R0023 non-literal `import()`, R0024 `#alias`, R0025 self-import,
 //!   R0026 absolute path or URL (not `node:`), R0027 leaving the package directory, R0028
 //!   extensionless or missing target, R0029 `.cjs/.cts`, R0030 `.jsx/.tsx`, R0031 `.d.ts`,
-//!   R0022 CommonJS usage (see [`resolve`] for the import rules);
+//!   R0022 CommonJS usage (see [`resolve`] for the import rules), R0032 a bare import of a
+//!   package the manifest does not declare in dependencies/peer/optional (see [`dependencies`]);
 //! - bare imports of shipped pnpm workspace packages (the Definition's `workspace:` closure,
 //!   from `manifests`) must resolve, as Node would, to shipped JavaScript: R0018 `exports`, R0019
 //!   `main`, R0020 default `./index.js` / plain file path; the imported workspace modules are
@@ -23,6 +24,7 @@
 //!
 //! Source: vitehub-sandbox-contract.md §4.4; docs/internals.md "TypeScript"; issue 3 item 2.
 
+mod dependencies;
 mod package_target;
 mod resolve;
 mod workspace;
@@ -226,11 +228,12 @@ pub fn check_module_graph(input: &ModuleGraphInput) -> Result<ModuleGraphPlan> {
     };
 
     let mut findings = Vec::new();
+    let declared = manifest.as_ref().map(|manifest| dependencies::Declared::new(manifest, &files));
     let mut reached = BTreeSet::from([entry.clone()]);
     let mut pending = vec![entry];
     while let Some(path) = pending.pop() {
         let module = facts_of(&path)?;
-        findings.extend(module_findings(module, &package, |target| {
+        findings.extend(module_findings(module, &package, declared.as_ref(), |target| {
             if is_executable_module(target) && reached.insert(target.to_owned()) {
                 pending.push(target.to_owned());
             }
@@ -303,7 +306,7 @@ fn plan_rewrites(modules: &BTreeMap<&str, &ModuleFacts>, package: &Package<'_>) 
 }
 
 /// Every broken rule of one reachable module; `reach` is called with each package file it imports.
-fn module_findings(module: &ModuleFacts, package: &Package<'_>, mut reach: impl FnMut(&str)) -> Vec<Finding> {
+fn module_findings(module: &ModuleFacts, package: &Package<'_>, declared: Option<&dependencies::Declared>, mut reach: impl FnMut(&str)) -> Vec<Finding> {
     let finding = |line, column, text: String| Finding { path: module.path.clone(), line, column, text };
     let mut findings = Vec::new();
     if let Some(error) = &module.parse_error {
@@ -324,7 +327,11 @@ fn module_findings(module: &ModuleFacts, package: &Package<'_>, mut reach: impl 
         };
         match resolve(specifier, &module.path, package) {
             Ok(Target::File { path, .. }) => reach(&path),
-            Ok(Target::Dependency) => {}
+            Ok(Target::Dependency) => {
+                if let Some(text) = declared.and_then(|declared| declared.check(specifier)) {
+                    findings.push(finding(edge.line, edge.column, text));
+                }
+            }
             Err(problem) => findings.push(finding(edge.line, edge.column, with_rule(problem.text, problem.rule))),
         }
     }

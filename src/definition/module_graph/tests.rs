@@ -2,7 +2,7 @@
 
 use super::*;
 
-const MANIFEST: &str = r#"{"name":"my-tool","type":"module"}"#;
+const MANIFEST: &str = r#"{"name":"my-tool","type":"module","dependencies":{"slugify":"^1.6.6","my-tool-extra":"1.0.0"},"peerDependencies":{"@scope/pkg":"2"}}"#;
 
 /// An import edge on `line` (column 20, offsets derived from the line so edits are checkable).
 fn import(specifier: &str, line: u32) -> ImportEdge {
@@ -249,4 +249,62 @@ fn an_explicit_entry_and_an_unnamed_package() {
 fn missing_facts_of_a_reachable_module_is_an_error() {
     let got = message(&input(&["index.ts", "a.ts"], vec![module("index.ts", vec![import("./a.ts", 1)])]));
     assert_eq!(got, r#"Sandbox "d": "a.ts" is a module of the package but no facts were given for it."#);
+}
+
+/// A package `d` with `manifest` whose index.ts imports `specifiers` on lines 1, 2, …
+fn with_manifest(manifest: &str, files: &[&str], specifiers: &[&str]) -> Result<ModuleGraphPlan> {
+    let imports = specifiers.iter().zip(1..).map(|(specifier, line)| import(specifier, line)).collect();
+    let mut all: Vec<String> = files.iter().map(|f| (*f).to_owned()).collect();
+    all.extend(["index.ts".to_owned(), "package.json".to_owned()]);
+    check_module_graph(&ModuleGraphInput {
+        name: Some("d".into()),
+        manifest: Some(manifest.into()),
+        files: all,
+        modules: vec![module("index.ts", imports)],
+        ..ModuleGraphInput::default()
+    })
+}
+
+#[test]
+fn r0032_a_bare_import_must_be_declared_in_dependencies_peer_or_optional() {
+    let manifest = r#"{"name":"d","type":"module","dependencies":{"a":"1"},"peerDependencies":{"@p/b":"1"},"optionalDependencies":{"c":"1"},"devDependencies":{"dev-only":"1"}}"#;
+    // Declared (any of the three), subpaths of declared ones, built-ins with and without node:.
+    let ok = ["a", "a/sub/x.js", "@p/b", "@p/b/deep", "c", "node:fs", "fs", "fs/promises", "node:test", "stream/web", "worker_threads"];
+    assert!(with_manifest(manifest, &[], &ok).unwrap().checked);
+    let error = with_manifest(manifest, &[], &["a", "lodash/fp"]).unwrap_err();
+    assert_eq!(error.code(), ErrorCode::InvalidArgument);
+    assert_eq!(
+        error.message(),
+        r#"Sandbox "d": index.ts:2:20 imports "lodash/fp", but package.json does not list "lodash" in "dependencies" (R0032). Run `npm i lodash` in the Definition's folder, so it is installed in the Box."#
+    );
+    let scoped = with_manifest(manifest, &[], &["@scope/x/y"]).unwrap_err();
+    assert!(scoped.message().contains(r#"does not list "@scope/x" in "dependencies" (R0032). Run `npm i @scope/x`"#), "{}", scoped.message());
+    let dev = with_manifest(manifest, &[], &["dev-only"]).unwrap_err();
+    assert_eq!(
+        dev.message(),
+        r#"Sandbox "d": index.ts:1:20 imports "dev-only", but package.json lists "dev-only" only in "devDependencies", which are not for the Run (R0032). Move it to "dependencies": run `npm i dev-only` in the Definition's folder."#
+    );
+    // `fs/nope` is not a built-in: it names the package "fs".
+    assert!(with_manifest(manifest, &[], &["fs/nope"]).unwrap_err().message().contains(r#"does not list "fs""#));
+}
+
+#[test]
+fn r0032_the_fix_uses_the_folder_s_package_manager() {
+    let manifest = r#"{"name":"d","type":"module"}"#;
+    let fix = |files: &[&str], manifest: &str| with_manifest(manifest, files, &["zod"]).unwrap_err().message().to_owned();
+    assert!(fix(&["pnpm-lock.yaml"], manifest).contains("Run `pnpm add zod`"));
+    assert!(fix(&["yarn.lock"], manifest).contains("Run `yarn add zod`"));
+    assert!(fix(&["bun.lock"], manifest).contains("Run `bun add zod`"));
+    assert!(fix(&[], r#"{"name":"d","type":"module","packageManager":"pnpm@9.1.0"}"#).contains("Run `pnpm add zod`"));
+    assert!(fix(&["package-lock.json"], manifest).contains("Run `npm i zod`"));
+}
+
+#[test]
+fn r0032_only_reachable_modules_count() {
+    // lib/unused.ts imports an undeclared package but nothing imports lib/unused.ts.
+    let plan = check_module_graph(&input(
+        &["index.ts", "lib/unused.ts"],
+        vec![module("index.ts", vec![import("slugify", 1)]), module("lib/unused.ts", vec![import("left-pad", 1)])],
+    ));
+    assert!(plan.unwrap().checked);
 }

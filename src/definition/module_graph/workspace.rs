@@ -78,7 +78,7 @@ fn manifest_dir(path: &str) -> Option<&str> {
 
 /// `name` and subpath (`.` or `./sub`) of a bare specifier; `None` for relative, absolute, `#`,
 /// URL-like (`node:fs`) or malformed ones.
-fn package_specifier(specifier: &str) -> Option<(&str, String)> {
+pub(super) fn package_specifier(specifier: &str) -> Option<(&str, String)> {
     if is_relative(specifier) || specifier.starts_with(['/', '\\', '#']) || specifier.contains(':') {
         return None;
     }

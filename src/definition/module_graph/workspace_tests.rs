@@ -5,7 +5,7 @@ use super::super::{check_module_graph, ImportEdge, ManifestText, ModuleFacts, Mo
 use super::package_specifier;
 use crate::error::{ErrorCode, Result};
 
-const APP: &str = r#"{"name":"app","type":"module","dependencies":{"@w/lib":"workspace:*","slugify":"^1.0.0"},"devDependencies":{"@w/tool":"workspace:^"}}"#;
+const APP: &str = r#"{"name":"app","type":"module","dependencies":{"@w/lib":"workspace:*","@w/other":"^1.0.0","slugify":"^1.0.0"},"devDependencies":{"@w/tool":"workspace:^"}}"#;
 
 fn import(specifier: &str, line: u32) -> ImportEdge {
     ImportEdge { specifier: Some(specifier.into()), start: line * 100, end: line * 100 + 10, line: Some(line), column: Some(8), dynamic: false }
@@ -185,7 +185,7 @@ fn a_relative_typescript_or_missing_import_inside_a_workspace_package_is_r0020()
 #[test]
 fn unused_workspace_packages_and_non_workspace_imports_are_not_checked() {
     // @w/tool (a devDependency with a TypeScript entry) is never imported; @w/other is shipped
-    // but not a workspace: dependency; slugify is an npm package installed in the Box.
+    // but a registry (not a workspace:) dependency; slugify is an npm package installed in the Box.
     let tool = r#"{"name":"@w/tool","type":"module","exports":"./src/index.ts"}"#;
     let other = r#"{"name":"@w/other","type":"module","main":"index.ts"}"#;
     let lib = lib(r#","exports":"./index.js""#);

@@ -1,5 +1,5 @@
 // POST /api/release-notes {"notes": "- ship it"} → the release-notes Definition's result.
 import { defineHandler } from 'nitro/h3';
-import { runSandbox } from '@vite-hub/sandbox';
+import { readRequestPayload, runSandbox } from '@vite-hub/sandbox';
 
-export default defineHandler(async (event) => runSandbox('release-notes', await event.req.json()));
+export default defineHandler(async (event) => runSandbox('release-notes', await readRequestPayload<'release-notes'>(event)));
