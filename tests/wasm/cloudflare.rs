@@ -8,7 +8,7 @@ use vite_hub_sandbox::command::Command;
 use vite_hub_sandbox::http::fetch::Fetcher;
 use vite_hub_sandbox::provider::cloudflare::classify::StartupRetry;
 use vite_hub_sandbox::provider::cloudflare::{CloudflareBox, CloudflareProvider, CloudflareSettings};
-use vite_hub_sandbox::provider::BoxSpec;
+use vite_hub_sandbox::provider::{BoxSpec, FileRead};
 use vite_hub_sandbox::sys::DurableObjectNamespace;
 use vite_hub_sandbox::transfer::box_file::BoxFile;
 use vite_hub_sandbox::ErrorCode;
@@ -188,8 +188,9 @@ async fn files_travel_as_base64_and_a_missing_file_reads_as_none() {
     assert!(sent.iter().any(|l| l.contains(r#"/api/write "#) && l.contains(r#""path":"/workspace/project/lib/b.bin","content":"AAH/","encoding":"base64""#)), "{sent:?}");
     assert_eq!(count(&log, "/api/write"), 2);
     assert!(sent.iter().any(|l| l.starts_with("/api/mkdir") && l.contains(r#""path":"/workspace/project/lib","recursive":true"#)), "{sent:?}");
-    assert_eq!(opened.read_file("/workspace/out.bin", None).await.unwrap(), Some(vec![0, 1, 255]));
-    assert_eq!(opened.read_file("/workspace/none", None).await.unwrap(), None);
+    assert_eq!(opened.read_file("/workspace/out.bin", 1024, None).await.unwrap(), FileRead::Bytes(vec![0, 1, 255]));
+    assert_eq!(opened.read_file("/workspace/out.bin", 2, None).await.unwrap(), FileRead::TooLarge(3));
+    assert_eq!(opened.read_file("/workspace/none", 1024, None).await.unwrap(), FileRead::Missing);
 }
 
 #[wasm_bindgen_test]
