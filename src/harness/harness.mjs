@@ -10,7 +10,13 @@ import { Blob, Buffer, File } from 'node:buffer';
 import { pathToFileURL } from 'node:url';
 import { types } from 'node:util';
 
+// Captured before the entry is imported: a frame (which carries the run's nonce) is encoded and
+// written only through these, so an entry that replaces `Buffer.from` or `fs.writeSync` later
+// never sees a frame nor its nonce.
+const apply = Reflect.apply;
 const writeSync = fs.writeSync;
+const bufferFrom = Buffer.from;
+const writeFileSync = fs.writeFileSync;
 const stringify = JSON.stringify;
 const STDOUT_FD = 1;
 const MARKER = 'vitehub:sandbox:value';
@@ -261,7 +267,7 @@ async function writeSidecars(sidecars, filesDir) {
     const bytes = binary instanceof Blob
       ? new Uint8Array(await binary.arrayBuffer())
       : new Uint8Array(binary.buffer, binary.byteOffset, binary.byteLength);
-    fs.writeFileSync(path.join(filesDir, String(id)), bytes);
+    apply(writeFileSync, fs, [path.join(filesDir, String(id)), bytes]);
   }
 }
 
@@ -315,11 +321,11 @@ function errorEnvelope(thrown) {
 }
 
 function writeFully(fd, text) {
-  const bytes = Buffer.from(text, 'utf8');
+  const bytes = apply(bufferFrom, Buffer, [text, 'utf8']);
   let offset = 0;
   while (offset < bytes.length) {
     try {
-      offset += writeSync(fd, bytes, offset, bytes.length - offset);
+      offset += apply(writeSync, fs, [fd, bytes, offset, bytes.length - offset]);
     } catch (error) {
       if (error && error.code === 'EAGAIN') {
         Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 2); // fd 1 is non-blocking: wait, retry
@@ -415,7 +421,7 @@ async function main() {
     // A plain error shape: the stack would only show the harness.
     const early = errorEnvelope({ name: 'Error', message });
     try {
-      fs.writeFileSync(outputPath, early);
+      apply(writeFileSync, fs, [outputPath, early]);
     } catch {}
     writeFully(STDOUT_FD, `<<vite-hub-sandbox:${nonce}>>${early}\n`);
   };
@@ -448,7 +454,7 @@ async function main() {
   }
   settled = true;
   try {
-    fs.writeFileSync(outputPath, output);
+    apply(writeFileSync, fs, [outputPath, output]);
   } catch (error) {
     process.stderr.write(`[vite-hub-sandbox] cannot write output.json: ${error.message}\n`);
   }

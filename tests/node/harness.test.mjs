@@ -127,6 +127,34 @@ test('user stdout/stderr, including a forged frame, does not corrupt the result'
   assert.equal(run.stderr, 'to stderr\n');
 });
 
+test('an entry that replaces Buffer.from, fs.writeSync and fs.writeFileSync never sees a frame nor its nonce', () => {
+  // Found by the hardening pass: an entry hooking Buffer.from saw the frame text (nonce included)
+  // and swapped the result. The harness encodes and writes frames with functions it captured first.
+  const run = runBox({
+    files: {
+      'index.mjs': `import fs from 'node:fs';
+import { Buffer } from 'node:buffer';
+const seen = [];
+const from = Buffer.from;
+Buffer.from = function (value, ...rest) {
+  if (typeof value === 'string' && value.includes('vite-hub-sandbox')) { seen.push(value); value = value.replace(/"real"/, '"FORGED"'); }
+  return from.call(this, value, ...rest);
+};
+const writeSync = fs.writeSync;
+fs.writeSync = function (...args) { seen.push('writeSync'); return writeSync.apply(this, args); };
+const writeFileSync = fs.writeFileSync;
+fs.writeFileSync = function (file, data, ...rest) { seen.push('writeFileSync'); return writeFileSync.call(this, file, String(data).replace(/"real"/, '"FORGED"'), ...rest); };
+process.on('exit', () => { if (seen.length > 0) process.stderr.write('SEEN ' + seen.join(',')); });
+export default () => 'real';
+`,
+    },
+  });
+  assert.equal(run.status, 0);
+  assert.equal(run.frame, '{"version":1,"ok":true,"result":"real"}');
+  assert.equal(fs.readFileSync(path.join(run.box, 'output.json'), 'utf8'), run.frame);
+  assert.doesNotMatch(run.stderr, /SEEN/);
+});
+
 test('handler throws: ok false with name and message, exit 1', () => {
   const run = runBox({ files: { 'index.mjs': 'export default async () => { throw new RangeError("boom"); };\n' } });
   assert.equal(run.status, 1);
