@@ -69,9 +69,8 @@ export interface SandboxExecTool {
   };
   /**
    * Checks `input` (throws `SandboxError` `SANDBOX_INVALID_ARGUMENT` first), opens the
-   * capability's Session if none is open, then runs the Command with `abortSignal`. An abort
-   * rejects with the signal's reason and closes the Session, which stops the Command (a Session's
-   * exec signal alone stops only the wait); the next call opens a new Session.
+   * capability's Session if none is open, then runs the Command with `abortSignal`: an abort
+   * kills the Command (the Session's `exec` does) and rejects with the signal's reason.
    */
   execute(input: SandboxExecInput, options?: { abortSignal?: AbortSignal }): Promise<SandboxExecResult>;
 }
@@ -124,7 +123,7 @@ export interface SandboxCapability {
   callMcpTool(params: { name: string; arguments?: Record<string, unknown> }, options?: { signal?: AbortSignal }): Promise<SandboxExecMcpResult>;
   /**
    * Closes the Session, if one was opened (idempotent); later calls reject with `SandboxError`
-   * `SANDBOX_INVALID_STATE` (409). Rejects when closing a Box failed (also one an abort closed).
+   * `SANDBOX_INVALID_STATE` (409). Rejects when closing the Box failed.
    */
   close(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;

@@ -5,9 +5,8 @@
 // (`openSandboxSession`). Contract: vitehub-sandbox-contract.md §7.
 //
 // One Session per capability, opened by the first allowed call and kept (so an agent's calls
-// share the Box's files), closed by `close()` / `await using`, or by an abort of a call (the only
-// way to stop its Command). A refused input throws before any Session is asked for, so it never
-// reaches a Box.
+// share the Box's files), closed by `close()` / `await using`. A refused input throws before any
+// Session is asked for, so it never reaches a Box.
 import * as sandboxApi from '@vite-hub/sandbox';
 import { sandboxError } from '../build/sandbox-error.mjs';
 import { checkCommands, checkExecInput, inputJsonSchema, toolDescription } from './rules.mjs';
@@ -44,7 +43,6 @@ export function sandbox(options) {
 
   let opening = null; // Promise<Session> while a Session is open or opening
   let closed = false;
-  const retiring = new Set(); // closes started by an abort; close() reports their failures
 
   const session = () => {
     opening ??= Promise.resolve()
@@ -60,32 +58,19 @@ export function sandbox(options) {
     return opening;
   };
 
-  // A Session's exec signal stops only the wait: the Command runs on until the Session closes.
-  // So an abort closes the Session (its Box and every process in it); the next call opens another.
-  const retire = (opened, handle) => {
-    if (opening === opened) opening = null;
-    const done = Promise.resolve().then(() => handle.close?.());
-    retiring.add(done);
-    done.then(() => retiring.delete(done), () => {});
-  };
-
-  /** `sandbox_exec`: checks `input`, then runs it on the Session (AI SDK `execute`). */
+  /**
+   * `sandbox_exec`: checks `input`, then runs it on the Session (AI SDK `execute`). The Session's
+   * exec kills the Command when `abortSignal` aborts, and rejects with its reason.
+   */
   const execute = async (input, invocation = {}) => {
     const call = checkExecInput(commands, input);
     if (closed) throw sandboxError('SANDBOX_INVALID_STATE', 'sandbox_exec was called after its sandbox() capability was closed; create a new one');
     const signal = invocation?.abortSignal;
     signal?.throwIfAborted();
-    const opened = session();
-    const handle = await opened;
+    const handle = await session();
     signal?.throwIfAborted();
-    if (!signal) return resultOf(await handle.exec(call.command, call.args, call.options));
-    const stop = () => retire(opened, handle);
-    signal.addEventListener('abort', stop, { once: true });
-    try {
-      return resultOf(await handle.exec(call.command, call.args, { ...call.options, signal }));
-    } finally {
-      signal.removeEventListener('abort', stop);
-    }
+    const result = await handle.exec(call.command, call.args, signal ? { ...call.options, signal } : call.options);
+    return { exitCode: result.exitCode, ok: result.ok, stdout: result.stdout, stderr: result.stderr };
   };
 
   const inputSchema = {
@@ -116,13 +101,14 @@ export function sandbox(options) {
     closed = true;
     const pending = opening;
     opening = null;
+    if (!pending) return;
     let opened;
     try {
       opened = await pending;
     } catch {
-      // nothing was opened
+      return; // nothing was opened
     }
-    await Promise.all([opened?.close?.(), ...retiring]);
+    await opened.close?.();
   };
 
   const capability = {
@@ -153,10 +139,6 @@ export function sandbox(options) {
   };
   capability[Symbol.asyncDispose ?? Symbol.for('Symbol.asyncDispose')] = close;
   return capability;
-}
-
-function resultOf(result) {
-  return { exitCode: result.exitCode, ok: result.ok, stdout: result.stdout, stderr: result.stderr };
 }
 
 function sessionOpener(source) {
