@@ -3,14 +3,14 @@
 // the AI SDK's generateText loop with a scripted mock model calls sandbox_exec, which runs
 // `node -e "console.log(1+1)"` in a Box on the local provider, and the second step answers with
 // it), and tsc checks that the package's types give generateText a tool it accepts.
-import { test, before } from 'node:test';
+import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { installTarballApp, repoVersion } from './tarball-app.mjs';
-import { repoRoot } from './vite-app.mjs';
+import { removeDir, repoRoot } from './vite-app.mjs';
 
 const run = promisify(execFile);
 
@@ -31,8 +31,9 @@ export async function run(): Promise<string> {
 `;
 
 let app;
+let packDir;
 before(async () => {
-  ({ app } = await installTarballApp('agent', {
+  ({ app, packDir } = await installTarballApp('agent', {
     example: false,
     dependencies: { ai: repoVersion('ai') },
     files: {
@@ -44,6 +45,11 @@ before(async () => {
       }),
     },
   }));
+});
+
+after(() => {
+  if (app) removeDir(app);
+  if (packDir) removeDir(packDir);
 });
 
 test('the agent types give generateText a tool it accepts (tsc against the installed tarball)', async () => {
