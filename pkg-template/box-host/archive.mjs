@@ -1,11 +1,11 @@
 // Extraction of a gzip'd tar (the `fs/write` body) into a Box, relative to a Box directory.
 // Only regular files and directories are accepted; every entry is resolved inside the Box,
-// parents are created, and entry modes are applied exactly (permission bits only).
+// parents are created, and entry modes are applied exactly (permission bits only). Parsing is
+// modern-tar's (zero dependencies: the package's only runtime dependency, issue 12 item 6).
 import fs from 'node:fs';
-import { Parser } from 'tar';
+import { createTarDecoder } from 'modern-tar';
 import { BoxPathError, normalizeBoxPath, openBoxDir, openBoxFileForWrite } from './paths.mjs';
 
-const FILE_TYPES = new Set(['File', 'OldFile', 'ContiguousFile']);
 const { O_WRONLY, O_CREAT, O_TRUNC } = fs.constants;
 
 /** An archive that cannot be read (answered as 400 `bad_request`). */
@@ -17,72 +17,69 @@ export class ArchiveError extends Error {
   }
 }
 
-function writeEntry(root, entry, boxPath, pending) {
-  if (entry.type === 'Directory') {
+async function writeEntry(root, header, body, boxPath) {
+  if (header.type === 'directory') {
+    await body.cancel();
     const fd = openBoxDir(root, boxPath, { create: true });
     try {
-      if (entry.mode) fs.fchmodSync(fd, entry.mode & 0o777);
+      if (header.mode) fs.fchmodSync(fd, header.mode & 0o777);
     } finally {
       fs.closeSync(fd);
     }
-    entry.resume();
     return;
   }
   let fd;
   try {
     fd = openBoxFileForWrite(root, boxPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600);
   } catch (err) {
+    await body.cancel();
     if (err.code === 'ELOOP' || err.code === 'EISDIR') throw new BoxPathError(`cannot write ${boxPath}`);
     throw err;
   }
-  fs.fchmodSync(fd, (entry.mode ?? 0o644) & 0o777);
-  const out = fs.createWriteStream(null, { fd });
-  pending.push(
-    new Promise((resolve, reject) => {
-      out.on('close', resolve);
-      out.on('error', reject);
-      entry.on('error', reject);
-    }),
-  );
-  entry.pipe(out);
+  try {
+    fs.fchmodSync(fd, (header.mode ?? 0o644) & 0o777);
+    for await (const chunk of body) {
+      for (let written = 0; written < chunk.length; ) written += fs.writeSync(fd, chunk, written);
+    }
+  } finally {
+    fs.closeSync(fd);
+  }
 }
 
+/** Whether `err` is already a host error (bad path, bad archive, a file system failure). */
+const isHostError = (err) => err instanceof BoxPathError || err instanceof ArchiveError || (typeof err?.code === 'string' && typeof err?.syscall === 'string');
+
 /**
- * Extracts `body` (gzip'd tar bytes) into the Box at host dir `root`, entry names relative to the
- * Box directory `boxCwd`. Rejects with BoxPathError / ArchiveError for bad entries.
+ * Extracts `body` (gzip'd tar bytes; a plain tar is accepted too) into the Box at host dir `root`,
+ * entry names relative to the Box directory `boxCwd`, streaming: one entry's bytes at a time go
+ * to disk. Rejects with BoxPathError / ArchiveError for bad entries (the entries before a bad one
+ * stay written).
  */
-export function extractTarGz(root, boxCwd, body) {
-  return new Promise((resolve, reject) => {
-    const pending = [];
-    let failure = null;
-    const parser = new Parser({ strict: true });
-    parser.on('entry', (entry) => {
-      if (failure) return entry.resume();
-      try {
-        if (!FILE_TYPES.has(entry.type) && entry.type !== 'Directory') {
-          throw new ArchiveError(`unsupported tar entry type ${entry.type} for ${entry.path}`);
-        }
-        writeEntry(root, entry, normalizeBoxPath(entry.path, boxCwd), pending);
-      } catch (err) {
-        failure = err;
-        entry.resume();
+export async function extractTarGz(root, boxCwd, body) {
+  let bytes = new Blob([body]).stream();
+  if (body[0] === 0x1f && body[1] === 0x8b) bytes = bytes.pipeThrough(new DecompressionStream('gzip'));
+  const entries = bytes.pipeThrough(createTarDecoder({ strict: true })).getReader();
+  try {
+    for (;;) {
+      const next = await entries.read();
+      if (next.done) return;
+      const { header, body: entryBody } = next.value;
+      if (header.type !== 'file' && header.type !== 'directory') {
+        await entryBody.cancel();
+        throw new ArchiveError(`unsupported tar entry type ${header.type} for ${header.name}`);
       }
-    });
-    let settled = false;
-    const done = () => {
-      if (settled) return;
-      settled = true;
-      Promise.all(pending).then(
-        () => (failure ? reject(failure) : resolve()),
-        (err) => reject(failure ?? err),
-      );
-    };
-    parser.on('error', (err) => {
-      failure ??= new ArchiveError(`invalid tar archive: ${err.message}`);
-      done();
-    });
-    parser.on('end', done);
-    parser.on('close', done);
-    parser.end(body);
-  });
+      let boxPath;
+      try {
+        boxPath = normalizeBoxPath(header.name, boxCwd);
+      } catch (err) {
+        await entryBody.cancel();
+        throw err;
+      }
+      await writeEntry(root, header, entryBody, boxPath);
+    }
+  } catch (err) {
+    await entries.cancel().catch(() => {});
+    if (isHostError(err)) throw err;
+    throw new ArchiveError(`invalid tar archive: ${err?.message ?? err}`);
+  }
 }

@@ -2,9 +2,9 @@
 // module-facts.mjs reads imports and CommonJS uses, the Rust core (checkModuleGraph, rules in
 // src/definition/module_graph.rs) decides what is allowed and which specifiers to rewrite.
 // The rules are in the tooling wasm module (tooling-wasm.mjs). Contract: docs/internals.md, "TypeScript".
-import { transform } from 'esbuild';
 import * as wasm from './tooling-wasm.mjs';
 import { moduleFacts } from './module-facts.mjs';
+import { peer } from './peer.mjs';
 import { esbuildProblem, invalidArgument } from './sandbox-error.mjs';
 
 const TYPESCRIPT = /\.m?ts$/;
@@ -23,6 +23,7 @@ const decode = (content) => (typeof content === 'string' ? content : new TextDec
 
 /** esbuild's compiled code and external source map of one TypeScript file. */
 async function compileOne(file) {
+  const { transform } = peer('esbuild', 'Compiling a Definition\'s TypeScript');
   try {
     return await transform(decode(file.content), {
       loader: 'ts',
@@ -101,6 +102,7 @@ export async function compileTypeScriptFiles(files, { name, packagePath = '' } =
       try {
         facts = moduleFacts(code, { map });
       } catch (error) {
+        if (error?.name === 'SandboxError') throw error;
         throw invalidArgument(`Cannot read the imports of compiled ${file.path}: ${error.message}`, error);
       }
       compiled.set(file.path, code);

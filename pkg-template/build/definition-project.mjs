@@ -4,8 +4,8 @@
 // decision is made in Rust. Contract: docs/internals.md, "Project resolution".
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { parse as parseYaml } from 'yaml';
 import * as wasm from './tooling-wasm.mjs';
+import { peer } from './peer.mjs';
 import { invalidArgument } from './sandbox-error.mjs';
 
 const WORKSPACE_FILE = 'pnpm-workspace.yaml';
@@ -103,6 +103,7 @@ async function findWorkspaceRoot(packageRoot, appRoot) {
 /** `packages` and `patchedDependencies` of a `pnpm-workspace.yaml` (parsed with npm `yaml`). */
 async function readWorkspaceFile(file, shown) {
   const text = await fs.readFile(file, 'utf8');
+  const { parse: parseYaml } = peer('yaml', `Reading ${shown}`);
   let document;
   try {
     document = parseYaml(text) ?? {};

@@ -5,10 +5,8 @@
 import fs from 'node:fs/promises';
 import { isBuiltin } from 'node:module';
 import path from 'node:path';
-import { build, transform } from 'esbuild';
-import { parse } from 'acorn';
-import { TraceMap, originalPositionFor } from '@jridgewell/trace-mapping';
 import * as wasm from './tooling-wasm.mjs';
+import { peer } from './peer.mjs';
 import { esbuildProblem, invalidArgument } from './sandbox-error.mjs';
 
 /** Where the bundle goes, relative to the shipped package directory. */
@@ -80,6 +78,10 @@ function isFunction(property) {
  * @returns {Promise<object>} `SandboxFileFacts` (see the Rust docs)
  */
 export async function readSandboxFacts(source, file) {
+  const purpose = `Preparing ${file}`;
+  const { transform } = peer('esbuild', purpose);
+  const { parse } = peer('acorn', purpose);
+  const { TraceMap, originalPositionFor } = peer('@jridgewell/trace-mapping', purpose);
   let compiled;
   try {
     compiled = await transform(source, {
@@ -184,6 +186,7 @@ export async function readSandboxFacts(source, file) {
 async function bundleFreeForm(root, file) {
   const absolute = path.join(root, file);
   const external = new Set();
+  const { build } = peer('esbuild', `Bundling ${file}`);
   let result;
   try {
     result = await build({

@@ -2,9 +2,7 @@
 // its import edges and its CommonJS references, each with the position in the ORIGINAL source.
 // Parsing is acorn's, scoping is eslint-scope's, source maps are @jridgewell/trace-mapping's; no
 // rule about what is allowed lives here. Contract: docs/internals.md, "TypeScript".
-import { parse } from 'acorn';
-import { analyze } from 'eslint-scope';
-import { TraceMap, originalPositionFor } from '@jridgewell/trace-mapping';
+import { peer } from './peer.mjs';
 
 const COMMONJS_NAMES = new Set(['require', 'module', 'exports']);
 
@@ -45,6 +43,7 @@ function literalSpecifier(node) {
 /** Maps a position of `code` (acorn `loc`, 1-based line, 0-based column) to the original source. */
 function makeLocator(map) {
   if (!map) return (loc) => ({ line: loc.line, column: loc.column + 1 });
+  const { TraceMap, originalPositionFor } = peer('@jridgewell/trace-mapping', 'Checking the module graph of compiled TypeScript');
   const traced = new TraceMap(map);
   return (loc) => {
     const original = originalPositionFor(traced, { line: loc.line, column: loc.column });
@@ -123,7 +122,7 @@ function commonJsUsage(identifier, parentOf, isImportEquals) {
  * @throws {SyntaxError} acorn's, with `loc` (positions of `code`) when `code` is not a valid module.
  */
 export function moduleFacts(code, { map } = {}) {
-  const ast = parse(code, { ecmaVersion: 'latest', sourceType: 'module', locations: true, ranges: true });
+  const ast = peer('acorn', 'Checking a Definition\'s module graph').parse(code, { ecmaVersion: 'latest', sourceType: 'module', locations: true, ranges: true });
   const locate = makeLocator(map);
   const parentOf = parents(ast);
 
@@ -142,7 +141,7 @@ export function moduleFacts(code, { map } = {}) {
   }
   imports.sort((a, b) => a.start - b.start);
 
-  const scopes = analyze(ast, { ecmaVersion: 2022, sourceType: 'module' });
+  const scopes = peer('eslint-scope', 'Checking a Definition\'s module graph').analyze(ast, { ecmaVersion: 2022, sourceType: 'module' });
   const isImportEquals = (declarator) =>
     declarator?.type === 'VariableDeclarator' && isImportEqualsDeclaration(parentOf.get(declarator), map, locate);
   const commonjs = [];

@@ -1,13 +1,23 @@
 // Preload (`node --import`) for tests/node/runtime-imports.test.mjs: records, one line each in
 // the file named by env LOAD_RECORDER_LOG, every module URL this process resolves
-// (`module:<url>`, through the resolve hook of load-recorder-hooks.mjs) and the export names of
+// (`module:<url>`, through the resolve hook of load-recorder-hooks.mjs for `import`, and through
+// `Module._load` for `require`, which the build steps use for their optional peer dependencies,
+// build/peer.mjs) and the export names of
 // every wasm module it compiles (`wasm:<name,name,…>`, however it is compiled).
 import { appendFileSync } from 'node:fs';
-import { register } from 'node:module';
+import Module, { isBuiltin, register } from 'node:module';
+import { pathToFileURL } from 'node:url';
 
 const log = process.env.LOAD_RECORDER_LOG;
 if (!log) throw new Error('load-recorder.mjs needs env LOAD_RECORDER_LOG');
 register('./load-recorder-hooks.mjs', import.meta.url, { data: { log } });
+
+const originalLoad = Module._load;
+Module._load = function load(request, parent, isMain) {
+  const exports = originalLoad.call(this, request, parent, isMain);
+  if (!isBuiltin(request)) appendFileSync(log, `module:${pathToFileURL(Module._resolveFilename(request, parent, isMain)).href}\n`);
+  return exports;
+};
 
 const recordModule = (module) => {
   appendFileSync(log, `wasm:${WebAssembly.Module.exports(module).map((item) => item.name).join(',')}\n`);

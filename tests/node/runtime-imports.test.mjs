@@ -60,12 +60,13 @@ test('importing @vite-hub/sandbox and running a Definition loads no build toolin
   assert.deepEqual(loadedOf(lines), [], lines.join('\n'));
 });
 
+// order-summary has TypeScript and a pnpm workspace: every build library (yaml only for a workspace).
 test('control: a build-time function loads the tooling on first call (the recorder sees it)', async () => {
   const { stdout, lines } = await recorded(`
     import { readDefinitionDirectory } from '@vite-hub/sandbox';
-    const { name } = await readDefinitionDirectory('examples/app/server/sandboxes/release-notes');
+    const { name } = await readDefinitionDirectory('examples/app/server/sandboxes/order-summary');
     console.log(JSON.stringify(name));
   `);
-  assert.equal(JSON.parse(stdout), 'release-notes');
+  assert.equal(JSON.parse(stdout), 'order-summary');
   assert.deepEqual(loadedOf(lines), Object.keys(BUILD_ONLY));
 });

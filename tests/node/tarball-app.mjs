@@ -19,6 +19,11 @@ export function repoVersion(name) {
   return JSON.parse(readFileSync(join(repoRoot, 'node_modules', name, 'package.json'), 'utf8')).version;
 }
 
+/** The package's optional peer dependencies (its build steps' libraries), from dist/package.json. */
+export function buildPeers() {
+  return Object.keys(JSON.parse(readFileSync(join(repoRoot, 'dist', 'package.json'), 'utf8')).peerDependencies ?? {});
+}
+
 /** Packs dist/ into a fresh directory; resolves to `{ tarball, files }` (`files`: the packed paths). */
 export async function packDist() {
   const out = mkdtempSync(join(tmpdir(), 'vite-hub-pack-'));
@@ -54,6 +59,8 @@ export async function installTarballApp(prefix, { example = true, dependencies =
     private: true,
     type: 'module',
     dependencies: { '@vite-hub/sandbox': `file:${tarball}`, vite: repoVersion('vite'), nitro: repoVersion('nitro'), ...dependencies },
+    // The build steps' optional peer dependencies, installed by the app as the README says.
+    devDependencies: Object.fromEntries(buildPeers().map((name) => [name, repoVersion(name)])),
   };
   writeFileSync(join(app, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
   await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: app, timeout: 300_000, maxBuffer: 16 * 1024 * 1024 });
