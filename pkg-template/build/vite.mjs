@@ -65,6 +65,25 @@ export function isSandboxInput(relative) {
 
 /** The dev provider notice is printed once per process, not on every Vite restart. */
 let devProviderAnnounced = false;
+/** A failed warm-up of the local Box host is reported once per process. */
+let warmUpFailureReported = false;
+
+/**
+ * `vite dev` on the local provider without `local.baseUrl`: starts the in-process local Box host
+ * ahead of the first Run (`warmUp()` of the Node entry, the one host every Run shares). Never
+ * awaited and never thrown: dev startup goes on, a failure is printed once and the first Run
+ * tries again (and reports its own error).
+ */
+function warmUpLocalBoxHost(resolved, logger) {
+  if (resolved.devProvider !== 'local' || resolved.config?.local?.baseUrl) return;
+  import('../runtime/index.node.mjs')
+    .then(({ warmUp }) => warmUp())
+    .catch((error) => {
+      if (warmUpFailureReported) return;
+      warmUpFailureReported = true;
+      logger.warn(`[sandbox] the local Box host did not start ahead (${error?.code ? `${error.code}: ` : ''}${error?.message ?? error}); the first Run will try again.`, { timestamp: true });
+    });
+}
 
 /**
  * Merges and validates the plugin's config layers with the core.
@@ -193,6 +212,7 @@ export function hubSandbox(options) {
         devProviderAnnounced = true;
         logger.info(`[sandbox] no provider configured: vite dev runs Definitions on the "${resolved.devProvider}" provider (set hubSandbox({ provider }) or env SANDBOX_PROVIDER to change it).`, { timestamp: true });
       }
+      warmUpLocalBoxHost(resolved, logger);
       let timer;
       const regenerate = (file) => {
         const relative = path.relative(root, file).split(path.sep).join('/');

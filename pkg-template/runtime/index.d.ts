@@ -318,6 +318,15 @@ export function discoverDefinitions(root: string): Promise<DiscoveredDefinition[
 /** Node only: `readDefinitionDirectory(directory, options)` + `registerSandbox`; resolves to the registered name (default: the folder name). */
 export function registerSandboxDirectory(directory: string, name?: string, options?: ReadDefinitionOptions): Promise<string>;
 
+/**
+ * Node only: starts the in-process local Box host ahead of the first Run (the one every Run on the
+ * `local` provider without `local.baseUrl` shares), so that Run's `Server-Timing` has no `host` or
+ * `connect` phase. Resolves when the host listens and the first request to it is done; idempotent.
+ * The Vite plugin calls it when `vite dev` starts on the local provider.
+ * @throws {SandboxError} `SANDBOX_PROVIDER_UNAVAILABLE` (503) when the host did not start.
+ */
+export function warmUp(): Promise<void>;
+
 /** Node only: stops the in-process local Box host and every Box it holds. */
 export function closeLocalBoxHost(): Promise<void>;
 

@@ -7,11 +7,30 @@ import { wasm } from './wasm-node.mjs';
 import { createApi, defineSandbox } from './api.mjs';
 
 let localHost = null;
+/** The host `warmUp()` last warmed and that warm-up (one per host; a failed one is tried again). */
+let warmedHost = null;
+let warmedPaths = null;
+// The core owns the one in-process host (src/provider/local/host.rs) and calls this once. After
+// the host listens, one uncounted request (`GET /_vite-hub/counters`) sets up the isolate's fetch
+// path — Node loads undici and its HTTP parser on first use — and opens the kept-alive connection
+// the Runs reuse; its ms become the `connect` phase of Server-Timing (`host` is the rest).
 wasm.setLocalBoxHostStarter(async () => {
   const { startBoxHost } = await import('../box-host/index.mjs');
   localHost = await startBoxHost({});
   localHost.unref?.();
-  return { baseUrl: localHost.baseUrl, token: localHost.token };
+  const connectStarted = performance.now();
+  try {
+    const probe = await fetch(`${localHost.baseUrl}/_vite-hub/counters`, { headers: { authorization: `Bearer ${localHost.token}` } });
+    await probe.arrayBuffer();
+    if (!probe.ok) throw new Error(`the local Box host answered its first request with HTTP ${probe.status}`);
+  } catch (error) {
+    // The core forgets a failed start: close this host so the next try starts a fresh one.
+    const host = localHost;
+    localHost = null;
+    await host.close();
+    throw error;
+  }
+  return { baseUrl: localHost.baseUrl, token: localHost.token, connectMs: performance.now() - connectStarted };
 });
 
 const api = createApi(wasm, () => process.env);
@@ -53,6 +72,28 @@ export async function registerSandboxDirectory(directory, name, options = {}) {
   const definition = await readDefinitionDirectory(directory, options);
   registerSandbox(name ?? definition.name, definition);
   return name ?? definition.name;
+}
+
+/**
+ * Starts the in-process local Box host ahead of the first Run (the one every Run on the `local`
+ * provider without `local.baseUrl` shares). Resolves when it listens and the first request to it
+ * is done, and one throwaway Box was opened, written and stopped on it (the host's and this
+ * isolate's first-use costs: warm-up.mjs); idempotent (a second call, or one during a start, waits
+ * for the same host and warm-up). Node only.
+ * @throws {SandboxError} `SANDBOX_PROVIDER_UNAVAILABLE` when the host did not start.
+ */
+export async function warmUp() {
+  await wasm.warmUpLocalBoxHost();
+  const host = localHost;
+  if (!host) return;
+  if (warmedHost !== host) {
+    warmedHost = host;
+    warmedPaths = import('./warm-up.mjs').then(({ warmBoxPaths }) => warmBoxPaths(host));
+    warmedPaths.catch(() => {
+      if (warmedHost === host) warmedHost = null;
+    });
+  }
+  await warmedPaths;
 }
 
 /** Stops the in-process local Box host, if one was started (every Box it holds is stopped). */

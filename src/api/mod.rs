@@ -137,6 +137,16 @@ pub fn set_local_box_host_starter(starter: Option<js_sys::Function>) {
     host::set_starter(starter);
 }
 
+/// Starts the in-process local Box host now, if it is not running (the one every Run on the
+/// `local` provider without `local.baseUrl` shares); resolves when it listens and the isolate's
+/// first request to it is done, so the next Run shows neither `host` nor `connect` in
+/// `Server-Timing`. Idempotent. Rejects with `SANDBOX_PROVIDER_REQUIRED` where no starter is
+/// registered (outside Node) and `SANDBOX_PROVIDER_UNAVAILABLE` when the start failed.
+#[wasm_bindgen(js_name = warmUpLocalBoxHost)]
+pub async fn warm_up_local_box_host() -> std::result::Result<(), JsValue> {
+    host::in_process_host().await.map(|_| ()).map_err(|error| crate::error::js::to_js_error(&error))
+}
+
 /// Forgets the in-process local Box host (after the Node entry closed it); the next Run that needs
 /// it starts a new one.
 #[wasm_bindgen(js_name = forgetLocalBoxHost)]

@@ -115,13 +115,13 @@ mod built {
         }
 
         /// Makes sure the provider can take requests (the local provider starts the isolate's
-        /// in-process Box host on first use). Returns the ms spent starting something, for the one
-        /// call that started it (`None` for every other call and provider).
+        /// in-process Box host on first use). Returns what starting it cost (`host`, `connect`), for
+        /// the one call that started it (`None` for every other call and provider).
         ///
         /// # Errors
         /// `SANDBOX_PROVIDER_REQUIRED` when no local host is configured and none can be started
         /// here; `SANDBOX_PROVIDER_UNAVAILABLE` when starting it failed.
-        pub async fn ensure_ready(&self) -> Result<Option<f64>> {
+        pub async fn ensure_ready(&self) -> Result<Option<crate::run::timing::HostStart>> {
             match self {
                 Provider::Vercel(_) | Provider::Cloudflare(_) => Ok(None),
                 Provider::Local(provider) => provider.ensure_ready().await,

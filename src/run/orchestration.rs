@@ -113,7 +113,7 @@ async fn run(definition: &Definition, payload: &JsValue, options: &RunOptions, r
         }
     };
     match options.provider.ensure_ready().await {
-        Ok(Some(started_ms)) => timing.record("host", started_ms),
+        Ok(Some(started)) => timing.record_host_start(&started),
         Ok(None) => {}
         Err(error) => {
             timing.mark("host");

@@ -1,8 +1,22 @@
 //! The phases of one Run, for the `Server-Timing` header (W3C Server Timing, ms):
-//! `host`, `box`, `stage`, `install`, `exec`, `recover`, `close`; a Run that fails before a Box is
-//! opened shows `resolve`, `encode` or `host`.
+//! `host`, `connect`, `box`, `stage`, `install`, `exec`, `recover`, `close`; a Run that fails
+//! before a Box is opened shows `resolve`, `encode` or `host`.
+//!
+//! `host` and `connect` appear only in the Run that started the isolate's in-process local Box
+//! host (after `warmUp()`, in none): `host` is the start itself (listening), `connect` the
+//! isolate's first request to it (Node loads its fetch implementation and HTTP parser on first
+//! use, and opens the kept-alive connection the Run's requests then reuse).
 
 use crate::sys;
+
+/// What starting the in-process local Box host cost, for the Run that started it (ms).
+#[derive(Debug, Clone, Copy)]
+pub struct HostStart {
+    /// From asking for the host until it listened (`host`).
+    pub host_ms: f64,
+    /// The first request to it (`connect`), when the starter measured one.
+    pub connect_ms: Option<f64>,
+}
 
 /// Phase durations of a Run, for the `Server-Timing` header (W3C Server Timing).
 #[derive(Debug)]
@@ -35,6 +49,14 @@ impl ServerTiming {
     pub fn record(&mut self, name: &'static str, ms: f64) {
         self.phases.push((name, ms));
         self.last_ms += ms;
+    }
+
+    /// Records the `host` and `connect` phases of `start`, which both ended now.
+    pub fn record_host_start(&mut self, start: &HostStart) {
+        self.record("host", start.host_ms);
+        if let Some(connect_ms) = start.connect_ms {
+            self.record("connect", connect_ms);
+        }
     }
 
     /// Ends phase `name` now (it began when the previous phase ended).

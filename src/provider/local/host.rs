@@ -14,6 +14,7 @@ use wasm_bindgen_futures::JsFuture;
 use crate::error::js::js_message;
 use crate::error::{Error, ErrorCode, Operation, Result};
 use crate::provider::ProviderKind;
+use crate::run::timing::HostStart;
 use crate::sys;
 
 /// Where a local Box host listens (what the starter resolves to: `{ baseUrl, token }`).
@@ -36,7 +37,8 @@ thread_local! {
     static STARTED: RefCell<Option<js_sys::Promise>> = const { RefCell::new(None) };
 }
 
-/// Registers the function that starts an in-process host: `() => Promise<{ baseUrl, token }>`.
+/// Registers the function that starts an in-process host: `() => Promise<{ baseUrl, token,
+/// connectMs? }>` (`connectMs`: ms of the first request the starter sent to the listening host).
 pub fn set_starter(starter: Option<js_sys::Function>) {
     STARTER.with(|s| *s.borrow_mut() = starter);
 }
@@ -50,14 +52,14 @@ fn unavailable(message: String) -> Error {
     Error::new(ErrorCode::ProviderUnavailable, message).with_provider(ProviderKind::Local).with_operation(Operation::Create)
 }
 
-/// The in-process host, started on first use. The second value is the ms this call spent
-/// starting it: `Some` only for the call that started it (concurrent callers wait on the same
-/// start and get `None`).
+/// The in-process host, started on first use. The second value is what this call spent starting
+/// it: `Some` only for the call that started it (concurrent callers wait on the same start and
+/// get `None`).
 ///
 /// # Errors
 /// `SANDBOX_PROVIDER_REQUIRED` when this runtime has no starter; `SANDBOX_PROVIDER_UNAVAILABLE`
 /// when starting failed (the next call tries again).
-pub async fn in_process_host() -> Result<(LocalHost, Option<f64>)> {
+pub async fn in_process_host() -> Result<(LocalHost, Option<HostStart>)> {
     let started_at = sys::performance_now();
     let (promise, starting) = match STARTED.with(|s| s.borrow().clone()) {
         Some(promise) => (promise, false),
@@ -84,7 +86,15 @@ pub async fn in_process_host() -> Result<(LocalHost, Option<f64>)> {
             let (Some(base_url), Some(token)) = (field("baseUrl"), field("token")) else {
                 return Err(unavailable("the local Box host starter returned no { baseUrl, token } strings".to_owned()));
             };
-            Ok((LocalHost { base_url, token }, starting.then(|| sys::performance_now() - started_at)))
+            let start = starting.then(|| {
+                let total_ms = sys::performance_now() - started_at;
+                let connect_ms = js_sys::Reflect::get(&value, &JsValue::from_str("connectMs"))
+                    .ok()
+                    .and_then(|v| v.as_f64())
+                    .filter(|ms| ms.is_finite() && *ms >= 0.0 && *ms <= total_ms);
+                HostStart { host_ms: total_ms - connect_ms.unwrap_or(0.0), connect_ms }
+            });
+            Ok((LocalHost { base_url, token }, start))
         }
         Err(error) => {
             if starting {

@@ -34,12 +34,12 @@ mod provider {
             LocalProvider { options, fetcher }
         }
 
-        /// Starts the in-process host when none is configured and it is not running yet; the ms
-        /// spent, for the call that started it.
+        /// Starts the in-process host when none is configured and it is not running yet; what
+        /// that cost, for the call that started it.
         ///
         /// # Errors
         /// Those of [`host::in_process_host`].
-        pub async fn ensure_ready(&self) -> Result<Option<f64>> {
+        pub async fn ensure_ready(&self) -> Result<Option<crate::run::timing::HostStart>> {
             if self.options.base_url.is_some() {
                 return Ok(None);
             }
