@@ -6,6 +6,8 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import * as wasm from './tooling-wasm.mjs';
 import { pickSandboxEnv } from '../runtime/api.mjs';
+import { warmUp } from '../runtime/index.node.mjs';
+import { offerLocalBoxHost } from '../runtime/shared-host.mjs';
 import { GENERATED_DIR, generateSandboxArtifacts } from './generate.mjs';
 import { isSkippedDirectory } from './discovery.mjs';
 import { cloudflareNitroModule } from './provider-output.mjs';
@@ -70,19 +72,18 @@ let warmUpFailureReported = false;
 
 /**
  * `vite dev` on the local provider without `local.baseUrl`: starts the in-process local Box host
- * ahead of the first Run (`warmUp()` of the Node entry, the one host every Run shares). Never
- * awaited and never thrown: dev startup goes on, a failure is printed once and the first Run
- * tries again (and reports its own error).
+ * ahead of the first Run (`warmUp()` of the Node entry, the one host every Run shares; a dev
+ * server in a worker thread borrows it, see `config`). Never awaited and never thrown: dev
+ * startup goes on, a failure is printed once and the first Run tries again (and reports its own
+ * error).
  */
 function warmUpLocalBoxHost(resolved, logger) {
   if (resolved.devProvider !== 'local' || resolved.config?.local?.baseUrl) return;
-  import('../runtime/index.node.mjs')
-    .then(({ warmUp }) => warmUp())
-    .catch((error) => {
-      if (warmUpFailureReported) return;
-      warmUpFailureReported = true;
-      logger.warn(`[sandbox] the local Box host did not start ahead (${error?.code ? `${error.code}: ` : ''}${error?.message ?? error}); the first Run will try again.`, { timestamp: true });
-    });
+  warmUp().catch((error) => {
+    if (warmUpFailureReported) return;
+    warmUpFailureReported = true;
+    logger.warn(`[sandbox] the local Box host did not start ahead (${error?.code ? `${error.code}: ` : ''}${error?.message ?? error}); the first Run will try again.`, { timestamp: true });
+  });
 }
 
 /**
@@ -167,6 +168,9 @@ export function hubSandbox(options) {
     // resolve (preview runs with NODE_ENV=production, where none is chosen implicitly).
     apply: (_config, env) => !env.isPreview,
     config(userConfig, { command: viteCommand }) {
+      // Before a framework starts a worker thread for the dev server (Nitro v3 does in its config
+      // hook): such a worker then borrows the host warmUp() starts below (runtime/shared-host.mjs).
+      if (viteCommand === 'serve') offerLocalBoxHost();
       // provider 'cloudflare' + a Nitro Worker preset: the Provider Output (provider-output.mjs),
       // added as a Nitro module before Nitro's own config hook creates Nitro.
       if (viteCommand !== 'build') return;

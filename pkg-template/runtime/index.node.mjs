@@ -5,32 +5,50 @@
 // only, so a server that only runs Definitions never loads them (tests/node/runtime-imports.test.mjs).
 import { wasm } from './wasm-node.mjs';
 import { createApi, defineSandbox } from './api.mjs';
+import { borrowLocalBoxHost, setOfferedHost } from './shared-host.mjs';
 
 let localHost = null;
 /** The host `warmUp()` last warmed and that warm-up (one per host; a failed one is tried again). */
 let warmedHost = null;
 let warmedPaths = null;
-// The core owns the one in-process host (src/provider/local/host.rs) and calls this once. After
-// the host listens, one uncounted request (`GET /_vite-hub/counters`) sets up the isolate's fetch
-// path — Node loads undici and its HTTP parser on first use — and opens the kept-alive connection
-// the Runs reuse; its ms become the `connect` phase of Server-Timing (`host` is the rest).
+/** The last warmUp() call. */
+let warming = null;
+// The core owns the one in-process host (src/provider/local/host.rs) and calls this once: it
+// borrows the host another thread of this process warmed up (shared-host.mjs), else starts one.
+// Then one uncounted request (`GET /_vite-hub/counters`) sets up the isolate's fetch path — Node
+// loads undici and its HTTP parser on first use — and opens the kept-alive connection the Runs
+// reuse; its ms become the `connect` phase of Server-Timing (`host` is the rest).
 wasm.setLocalBoxHostStarter(async () => {
-  const { startBoxHost } = await import('../box-host/index.mjs');
-  localHost = await startBoxHost({});
-  localHost.unref?.();
+  let host = await borrowLocalBoxHost();
+  let own = null;
+  if (!host) {
+    const { startBoxHost } = await import('../box-host/index.mjs');
+    own = await startBoxHost({});
+    own.unref?.();
+    localHost = own;
+    host = own;
+  }
   const connectStarted = performance.now();
   try {
-    const probe = await fetch(`${localHost.baseUrl}/_vite-hub/counters`, { headers: { authorization: `Bearer ${localHost.token}` } });
+    const probe = await fetch(`${host.baseUrl}/_vite-hub/counters`, { headers: { authorization: `Bearer ${host.token}` } });
     await probe.arrayBuffer();
     if (!probe.ok) throw new Error(`the local Box host answered its first request with HTTP ${probe.status}`);
   } catch (error) {
     // The core forgets a failed start: close this host so the next try starts a fresh one.
-    const host = localHost;
-    localHost = null;
-    await host.close();
+    if (own) {
+      localHost = null;
+      await own.close();
+    }
     throw error;
   }
-  return { baseUrl: localHost.baseUrl, token: localHost.token, connectMs: performance.now() - connectStarted };
+  return { baseUrl: host.baseUrl, token: host.token, connectMs: performance.now() - connectStarted };
+});
+// What this thread offers the worker threads of the process (when the Vite plugin offers): the
+// host its warmUp() warmed, once warm; nothing when it warmed none.
+setOfferedHost(async () => {
+  if (!warming) return null;
+  await warming;
+  return localHost && { baseUrl: localHost.baseUrl, token: localHost.token };
 });
 
 const api = createApi(wasm, () => process.env);
@@ -82,18 +100,21 @@ export async function registerSandboxDirectory(directory, name, options = {}) {
  * for the same host and warm-up). Node only.
  * @throws {SandboxError} `SANDBOX_PROVIDER_UNAVAILABLE` when the host did not start.
  */
-export async function warmUp() {
-  await wasm.warmUpLocalBoxHost();
-  const host = localHost;
-  if (!host) return;
-  if (warmedHost !== host) {
-    warmedHost = host;
-    warmedPaths = import('./warm-up.mjs').then(({ warmBoxPaths }) => warmBoxPaths(host));
-    warmedPaths.catch(() => {
-      if (warmedHost === host) warmedHost = null;
-    });
-  }
-  await warmedPaths;
+export function warmUp() {
+  warming = (async () => {
+    await wasm.warmUpLocalBoxHost();
+    const host = localHost;
+    if (!host) return;
+    if (warmedHost !== host) {
+      warmedHost = host;
+      warmedPaths = import('./warm-up.mjs').then(({ warmBoxPaths }) => warmBoxPaths(host));
+      warmedPaths.catch(() => {
+        if (warmedHost === host) warmedHost = null;
+      });
+    }
+    await warmedPaths;
+  })();
+  return warming;
 }
 
 /** Stops the in-process local Box host, if one was started (every Box it holds is stopped). */

@@ -1,0 +1,68 @@
+// One in-process local Box host for the threads of one process. `vite dev` warms the host up in
+// Vite's thread, but a server framework may run the app in a worker thread (Nitro v3's dev server
+// does), which loads its own copy of the runtime. The thread that offers (the Vite plugin, before
+// any worker exists) marks the process in the env that workers copy, and answers on a
+// BroadcastChannel; a worker's first Run asks there before starting a host of its own. Host URL
+// and token travel between threads of this process only (never through the env, a file or a log).
+import { randomUUID } from 'node:crypto';
+import { BroadcastChannel, isMainThread } from 'node:worker_threads';
+
+const CHANNEL = 'vite-hub-sandbox:local-box-host';
+/** Env mark of the offering process: its pid (a child process inherits the env, not the offer). */
+const OFFERED = 'VITE_HUB_SANDBOX_LOCAL_HOST_OFFERED';
+/** How long a worker waits for the offering thread's answer (it answers after its warm-up). */
+const ASK_TIMEOUT_MS = 30_000;
+
+let source = null;
+let offering = false;
+
+/**
+ * Sets what this thread offers: `() => Promise<{ baseUrl, token } | null>` (the Node entry's
+ * warmed host, or null when it warmed none).
+ */
+export function setOfferedHost(get) {
+  source = get;
+}
+
+/** Offers this thread's warmed host to the worker threads created from now on (idempotent). */
+export function offerLocalBoxHost() {
+  if (offering || !isMainThread) return;
+  offering = true;
+  process.env[OFFERED] = String(process.pid);
+  const channel = new BroadcastChannel(CHANNEL);
+  channel.unref();
+  channel.onmessage = async ({ data }) => {
+    if (typeof data?.ask !== 'string') return;
+    let host = null;
+    try {
+      host = (await source?.()) ?? null;
+    } catch {
+      host = null;
+    }
+    channel.postMessage({ answer: data.ask, host });
+  };
+}
+
+/**
+ * The host the offering thread of this process shares, or null (none offered, none warmed, or no
+ * answer within ASK_TIMEOUT_MS): `{ baseUrl, token }`.
+ */
+export async function borrowLocalBoxHost() {
+  if (isMainThread || process.env[OFFERED] !== String(process.pid)) return null;
+  const channel = new BroadcastChannel(CHANNEL);
+  const ask = randomUUID();
+  try {
+    return await new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(null), ASK_TIMEOUT_MS);
+      channel.onmessage = ({ data }) => {
+        if (data?.answer !== ask) return;
+        clearTimeout(timer);
+        const host = data.host;
+        resolve(typeof host?.baseUrl === 'string' && typeof host?.token === 'string' ? host : null);
+      };
+      channel.postMessage({ ask });
+    });
+  } finally {
+    channel.close();
+  }
+}
