@@ -4,8 +4,7 @@
 // any worker exists) marks the process in the env that workers copy, and answers on a
 // BroadcastChannel; a worker's first Run asks there before starting a host of its own. Host URL
 // and token travel between threads of this process only (never through the env, a file or a log).
-import { randomUUID } from 'node:crypto';
-import { BroadcastChannel, isMainThread } from 'node:worker_threads';
+import { BroadcastChannel, isMainThread, threadId } from 'node:worker_threads';
 
 const CHANNEL = 'vite-hub-sandbox:local-box-host';
 /** Env mark of the offering process: its pid (a child process inherits the env, not the offer). */
@@ -15,6 +14,7 @@ const ASK_TIMEOUT_MS = 30_000;
 
 let source = null;
 let offering = false;
+let asks = 0;
 
 /**
  * Sets what this thread offers: `() => Promise<{ baseUrl, token } | null>` (the Node entry's
@@ -50,7 +50,8 @@ export function offerLocalBoxHost() {
 export async function borrowLocalBoxHost() {
   if (isMainThread || process.env[OFFERED] !== String(process.pid)) return null;
   const channel = new BroadcastChannel(CHANNEL);
-  const ask = randomUUID();
+  asks += 1;
+  const ask = `${threadId}:${asks}`;
   try {
     return await new Promise((resolve) => {
       const timer = setTimeout(() => resolve(null), ASK_TIMEOUT_MS);
