@@ -446,7 +446,8 @@ const isolation = host.executionAuthority.isolation === 'process' ? 'bubblewrap'
 const figures = {};
 try {
   figures.machine = await machine(host);
-  log(`machine: ${figures.machine.nproc} cores, ${figures.machine.cpu}, node ${figures.machine.node}, load ${figures.machine.loadAverage.join(' ')}, isolation ${isolation}${quick ? ' (quick mode)' : ''}`);
+  const m = figures.machine;
+  log(`machine: ${m.nproc} cores, ${m.cpu}, node ${m.node}, ${m.platform}, load ${m.loadAverage.join(' ')}, isolation ${isolation}; ${m.date.slice(0, 16)}Z, commit ${m.commit}${quick ? ' (quick mode)' : ''}`);
 
   figures.wasm = wasmSizes();
   for (const [label, size] of Object.entries(figures.wasm)) log(`${label} wasm module: ${(size.bytes / 1024).toFixed(0)} KB, ${(size.gzipBytes / 1024).toFixed(0)} KB gzipped`);
