@@ -1,10 +1,10 @@
 // configureSandbox resolves the config once, and the isolate has one owner of its in-process local
-// Box host: configuring again never starts a second host. The run that starts the host shows it
-// as a `host` phase in Server-Timing. (This file uses the in-process host: no fixture host.)
+// Box host: configuring again never starts a second host, nor does warmUp(). The run that starts
+// the host shows it as `host` and `connect` phases in Server-Timing. (This file uses the in-process host: no fixture host.)
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readlinkSync, readFileSync } from 'node:fs';
-import { configureSandbox, runSandbox, closeLocalBoxHost } from '@vite-hub/sandbox';
+import { configureSandbox, runSandbox, closeLocalBoxHost, warmUp } from '@vite-hub/sandbox';
 import { defineTestSandbox, timingPhases } from './fixtures.mjs';
 
 after(async () => {
@@ -30,15 +30,31 @@ function listeningServers() {
   return count;
 }
 
-test('the run that starts the in-process host shows a host phase; later runs do not', async () => {
+test('the run that starts the in-process host shows host and connect phases; later runs do not', async () => {
   await closeLocalBoxHost();
   configureSandbox({ provider: 'local' });
   defineTestSandbox('config/first', 'export default (p) => ({ p });');
   const first = await runSandbox('config/first', 1);
   assert.equal(first.status, 200, await first.clone().text());
-  assert.deepEqual(timingPhases(first), ['host', 'box', 'stage', 'exec', 'recover']);
+  assert.deepEqual(timingPhases(first), ['host', 'connect', 'box', 'stage', 'exec', 'recover']);
   const second = await runSandbox('config/first', 2);
   assert.deepEqual(timingPhases(second), ['box', 'stage', 'exec', 'recover']);
+});
+
+test('warmUp() starts the one in-process host ahead: idempotent, and the first Run shows no host phase', async () => {
+  await closeLocalBoxHost();
+  const before = listeningServers();
+  configureSandbox({ provider: 'local' });
+  await Promise.all([warmUp(), warmUp()]);
+  await warmUp();
+  assert.equal(listeningServers() - before, 1, 'exactly one Box host listens');
+  defineTestSandbox('config/warm', 'export default (p) => ({ p });');
+  const first = await runSandbox('config/warm', 1);
+  assert.equal(first.status, 200, await first.clone().text());
+  assert.deepEqual(timingPhases(first), ['box', 'stage', 'exec', 'recover']);
+  assert.equal(listeningServers() - before, 1, 'the Run used the warmed host');
+  await closeLocalBoxHost();
+  assert.equal(listeningServers(), before);
 });
 
 test('ten configureSandbox + run cycles leave one host and one listening socket', async () => {
