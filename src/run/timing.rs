@@ -3,7 +3,8 @@
 //! before a Box is opened shows `resolve`, `encode` or `host`.
 //!
 //! `host` and `connect` appear only in the Run that started the isolate's in-process local Box
-//! host (after `warmUp()`, in none): `host` is the start itself (listening), `connect` the
+//! host (after `warmUp()`, in none): `host` is the start itself (listening; in a worker thread
+//! whose process offers a warmed host, runtime/shared-host.mjs, borrowing that one), `connect` the
 //! isolate's first request to it (Node loads its fetch implementation and HTTP parser on first
 //! use, and opens the kept-alive connection the Run's requests then reuse).
 
