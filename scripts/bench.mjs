@@ -14,15 +14,15 @@
 //   sdkFlow     runSandbox against the official @vercel/sandbox SDK doing create → writeFiles →
 //               (npm ci) → runCommand → stop by hand, through a proxy adding 0 or 25 ms to every
 //               request, against the same local Box host: cold and prepared, without and with deps
-//   warmVsBare  a warm local Run against a bare `node` child under the same isolation doing the
-//               same import and JSON write
+//   warmVsBare  a warm local Run against a bare `node` command in a Box of the host's own code
+//               (same isolation, network, limits, env) doing the same import and JSON write
 //   concurrency 1/8/32/64/128 concurrent Runs: failures and wall time
 // A figure that cannot be measured here says so: `{ "na": "<why>" }`, printed as `n/a (why)`.
 //
 // Usage: node scripts/bench.mjs [--quick] [--out FILE]   (after `node scripts/build.mjs`)
 //   --quick  fewer repetitions and concurrency levels (proves the script runs; figures are rough)
 //   --out    the JSON file (default bench/latest.json)
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -388,32 +388,37 @@ async function sdkComparison(host) {
   return result;
 }
 
-/** A bare `node` child under the Box host's isolation (the same spawn spec as a Box command). */
+/**
+ * A bare `node` command in a Box of the host's own code (BoxRegistry → Box → runCommand: the same
+ * isolation, Box network, limits and clean environment as every Box command), without the HTTP
+ * protocol, the Definition staging or the harness: what runSandbox's exec is compared with.
+ */
 async function bareNodeUnderIsolation(isolation) {
-  const { spawnSpec } = await import(new URL('../dist/box-host/isolation.mjs', import.meta.url));
-  const root = mkdtempSync(path.join(os.tmpdir(), 'vite-hub-bench-bare-'));
-  for (const dir of ['vercel/sandbox', 'tmp', 'home/box']) mkdirSync(path.join(root, dir), { recursive: true });
-  writeFileSync(path.join(root, 'vercel/sandbox/index.mjs'), TRIVIAL_ENTRY);
+  const { BoxRegistry } = await import(new URL('../dist/box-host/registry.mjs', import.meta.url));
+  const { hostFeatures } = await import(new URL('../dist/box-host/isolation.mjs', import.meta.url));
+  const { packTar } = await import('modern-tar');
+  const boxRoot = mkdtempSync(path.join(os.tmpdir(), 'vite-hub-bench-bare-'));
+  const registry = new BoxRegistry({ boxRoot, isolation, maxBoxes: 1, maxQueued: 0, maxQueueWaitMs: 0, features: await hostFeatures() });
+  const box = await registry.create({});
+  await box.writeArchive('/vercel/sandbox', gzipSync(await packTar([{ header: { name: 'index.mjs', size: Buffer.byteLength(TRIVIAL_ENTRY) }, body: TRIVIAL_ENTRY }])));
   const script = `const m = await import('./index.mjs'); process.stdout.write(JSON.stringify(await m.default(${JSON.stringify(TRIVIAL_PAYLOAD)})));`;
-  const spec = spawnSpec({
-    isolation,
-    root,
-    workDir: '/vercel/sandbox',
-    networkDenied: false,
-    command: 'node',
-    args: ['--input-type=module', '-e', script],
-    cwd: '/vercel/sandbox',
-    cwdHost: path.join(root, 'vercel/sandbox'),
-    env: {},
-  });
   const once = () => new Promise((resolve, reject) => {
-    const child = spawn(spec.file, spec.args, { cwd: spec.cwd, env: spec.env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (chunk) => { out += chunk; });
-    child.on('error', reject);
-    child.on('close', (code) => (code === 0 && JSON.parse(out).sum === 3 ? resolve() : reject(new Error(`bare node exited ${code}: ${out}`))));
+    const command = box.runCommand({ command: 'node', args: ['--input-type=module', '-e', script] });
+    const finish = (code) => {
+      const out = command.logs.filter((entry) => entry.stream === 'stdout').map((entry) => entry.data).join('');
+      if (code === 0 && JSON.parse(out).sum === 3) resolve();
+      else reject(new Error(`bare node exited ${code}: ${out} ${command.logs.filter((e) => e.stream === 'stderr').map((e) => e.data).join('')}`));
+    };
+    if (command.exitCode !== null) finish(command.exitCode);
+    else command.once('exit', finish);
   });
-  return { once, close: () => rmSync(root, { recursive: true, force: true }) };
+  return {
+    once,
+    close: async () => {
+      await box.stop();
+      rmSync(boxRoot, { recursive: true, force: true });
+    },
+  };
 }
 
 async function warmVsBare(host, isolation) {
@@ -425,7 +430,7 @@ async function warmVsBare(host, isolation) {
     const figures = await interleaved(REPS.warm, () => runOnce(name, TRIVIAL_PAYLOAD), bare.once);
     return { runSandboxMs: figures.a, bareNodeMs: figures.b, ratio: figures.ratio, isolation };
   } finally {
-    bare.close();
+    await bare.close();
   }
 }
 
