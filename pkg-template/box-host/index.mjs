@@ -2,12 +2,20 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
 import { CloudflareContainers } from './cloudflare-containers.mjs';
 import { RequestCounters } from './counters.mjs';
 import { executionAuthority, resolveIsolation } from './isolation.mjs';
 import { BoxRegistry } from './registry.mjs';
 import { createBoxHostServer } from './server.mjs';
+import { DEFAULT_MAX_SNAPSHOT_BYTES, DEFAULT_MAX_SNAPSHOTS, SnapshotStore } from './snapshots.mjs';
 import { sweepStaleBoxDirs } from './stale-boxes.mjs';
+
+/** `$XDG_CACHE_HOME/vite-hub-sandbox/box-host`, else `~/.cache/vite-hub-sandbox/box-host`. */
+export function defaultStateDir() {
+  const cache = process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache');
+  return path.join(cache, 'vite-hub-sandbox', 'box-host');
+}
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
 
@@ -25,13 +33,26 @@ function listen(server, port, host) {
  * Starts a local Box host on a loopback address. See index.d.ts for the options and the result.
  */
 export async function startBoxHost(options = {}) {
-  const { port = 0, host = '127.0.0.1', token, isolation = 'auto', maxBoxes = 64, boxRoot } = options;
+  const {
+    port = 0,
+    host = '127.0.0.1',
+    token,
+    isolation = 'auto',
+    maxBoxes = 64,
+    boxRoot,
+    stateDir = defaultStateDir(),
+    maxSnapshots = DEFAULT_MAX_SNAPSHOTS,
+    maxSnapshotBytes = DEFAULT_MAX_SNAPSHOT_BYTES,
+  } = options;
   if (!LOOPBACK.has(host)) throw new TypeError(`host must be 127.0.0.1, localhost or ::1, got ${JSON.stringify(host)}`);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new TypeError('port must be an integer 0-65535');
   if (token !== undefined && (typeof token !== 'string' || token.length < 8)) {
     throw new TypeError('token must be a string of at least 8 characters');
   }
   if (!Number.isInteger(maxBoxes) || maxBoxes < 1) throw new TypeError('maxBoxes must be a positive integer');
+  if (typeof stateDir !== 'string' || !path.isAbsolute(stateDir)) throw new TypeError('stateDir must be an absolute path');
+  if (!Number.isInteger(maxSnapshots) || maxSnapshots < 1) throw new TypeError('maxSnapshots must be a positive integer');
+  if (!Number.isSafeInteger(maxSnapshotBytes) || maxSnapshotBytes < 1) throw new TypeError('maxSnapshotBytes must be a positive integer of bytes');
   const mode = await resolveIsolation(isolation);
   const root = await fs.promises.realpath(boxRoot ?? os.tmpdir());
   // Box directories left by processes that are gone (a host in a worker thread sees no `exit`
@@ -39,7 +60,8 @@ export async function startBoxHost(options = {}) {
   // the start; `swept` tells when (and what).
   const swept = sweepStaleBoxDirs(root);
   const secret = token ?? randomBytes(32).toString('hex');
-  const registry = new BoxRegistry({ boxRoot: root, isolation: mode, maxBoxes });
+  const snapshots = new SnapshotStore({ dir: path.join(stateDir, 'snapshots'), maxSnapshots, maxBytes: maxSnapshotBytes });
+  const registry = new BoxRegistry({ boxRoot: root, isolation: mode, maxBoxes, snapshots });
   const counters = new RequestCounters();
   const containers = new CloudflareContainers(registry);
   const server = createBoxHostServer({ token: secret, registry, containers, counters });
@@ -55,6 +77,7 @@ export async function startBoxHost(options = {}) {
     baseUrl: `http://${hostPart}:${address.port}`,
     token: secret,
     executionAuthority: executionAuthority(mode, false),
+    stateDir,
     counters: () => counters.snapshot(),
     resetCounters: () => counters.reset(),
     swept,

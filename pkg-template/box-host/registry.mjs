@@ -15,9 +15,20 @@ function networkDenied(policy) {
   throw new BoxRequestError(400, 'bad_request', 'networkPolicy must be "allow-all" or "deny-all" on the local Box host');
 }
 
+/** The snapshot id of a create body's `source`, or undefined without one; other sources are 400. */
+function snapshotSource(source) {
+  if (source === undefined) return undefined;
+  if (source && source.type === 'snapshot' && typeof source.snapshotId === 'string' && source.snapshotId !== '') {
+    return source.snapshotId;
+  }
+  throw new BoxRequestError(400, 'bad_request', 'source must be { type: "snapshot", snapshotId } on the local Box host (git and tarball sources are not supported)');
+}
+
 export class BoxRegistry {
-  constructor({ boxRoot, isolation, maxBoxes }) {
+  /** `snapshots`: the host's SnapshotStore (create from `source: { type: 'snapshot' }`). */
+  constructor({ boxRoot, isolation, maxBoxes, snapshots }) {
     this.boxRoot = boxRoot;
+    this.snapshots = snapshots;
     this.isolation = isolation;
     this.maxBoxes = maxBoxes;
     this.live = new Map();
@@ -28,12 +39,12 @@ export class BoxRegistry {
   /**
    * Creates a Box from a create body; 503 `capacity` when `maxBoxes` Boxes are live.
    * `workDir` (a Box path) is the Box's default cwd, `/vercel/sandbox` unless given.
+   * `source: { type: 'snapshot', snapshotId }` fills the work directory with a private copy of
+   * that snapshot (410 `snapshot_not_found` when it is unknown or damaged); other sources are 400.
    */
   async create(body, { workDir } = {}) {
     const { name, timeout, resources, env } = body;
-    if (body.source !== undefined) {
-      throw new BoxRequestError(400, 'bad_request', 'source (git, tarball, snapshot) is not supported by the local Box host');
-    }
+    const snapshotId = snapshotSource(body.source);
     if (name !== undefined && (typeof name !== 'string' || name === '')) {
       throw new BoxRequestError(400, 'bad_request', 'name must be a non-empty string');
     }
@@ -63,8 +74,17 @@ export class BoxRegistry {
         timeoutMs: timeout,
         vcpus,
         workDir,
+        sourceSnapshotId: snapshotId,
         onStopped: (stopped) => this.#forget(stopped),
       });
+      if (snapshotId !== undefined) {
+        try {
+          await this.snapshots.restore(snapshotId, box.workDirHost);
+        } catch (err) {
+          await box.stop();
+          throw err;
+        }
+      }
       this.live.set(box.id, box);
       return box;
     } finally {

@@ -22,7 +22,7 @@ export interface SandboxErrorBody {
     /** Bounded to 16 KiB; never a stack trace, a host path or a secret. */
     message: string;
     details?: {
-      operation?: 'create' | 'write' | 'exec' | 'install' | 'read' | 'stop' | 'stage' | 'resolve';
+      operation?: 'create' | 'write' | 'exec' | 'install' | 'read' | 'stop' | 'stage' | 'resolve' | 'snapshot';
       provider?: 'vercel' | 'cloudflare' | 'local';
       /** Upstream HTTP status. */
       status?: number;
@@ -167,6 +167,13 @@ export interface InstallPlan {
   command: 'npm' | 'pnpm' | 'yarn' | 'bun';
   args: string[];
   cwd: '.';
+  /**
+   * The install digest (64 lowercase hex chars): SHA-256 of the manager, the command, the
+   * `packagePath` and the install inputs (every `package.json`, the root lockfiles and manager
+   * config, `patches/` and `.yarn/`). The key of the prepared project (see README, "Prepared
+   * projects"); editing a handler keeps it.
+   */
+  digest: string;
 }
 
 /**

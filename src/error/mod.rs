@@ -179,6 +179,8 @@ pub enum Operation {
     Stage,
     /// Resolving config, Provider or Definition before any Box exists.
     Resolve,
+    /// Taking, listing or deleting a snapshot (a prepared project).
+    Snapshot,
 }
 
 impl Operation {
@@ -193,6 +195,7 @@ impl Operation {
             Operation::Stop => "stop",
             Operation::Stage => "stage",
             Operation::Resolve => "resolve",
+            Operation::Snapshot => "snapshot",
         }
     }
 }

@@ -10,6 +10,7 @@ use crate::command::{Command, CommandOutcome};
 use crate::error::Result;
 use crate::provider::cloudflare::CloudflareBox;
 use crate::provider::vercel::VercelBox;
+use crate::provider::PreparedStart;
 use crate::provider::ProviderKind;
 use crate::transfer::box_file::BoxFile;
 
@@ -45,6 +46,31 @@ impl BoxSession {
         match self {
             BoxSession::Vercel(session) => session.reported_execution_authority(),
             BoxSession::Cloudflare(_) => None,
+        }
+    }
+
+    /// How the Box's files began: empty, from the prepared project asked for, or empty because
+    /// that prepared project was gone (Cloudflare: always empty).
+    pub fn prepared(&self) -> PreparedStart {
+        match self {
+            BoxSession::Vercel(session) => session.prepared(),
+            BoxSession::Cloudflare(_) => PreparedStart::Empty,
+        }
+    }
+
+    /// Keeps the Box's files as a prepared project and stops the Box (Vercel and the local Box
+    /// host: a snapshot); the prepared project's id.
+    ///
+    /// # Errors
+    /// The provider's snapshot errors; `SANDBOX_NOT_SUPPORTED` for Cloudflare (the Box is not
+    /// stopped then).
+    pub async fn prepare(&self) -> Result<String> {
+        match self {
+            BoxSession::Vercel(session) => session.snapshot().await,
+            BoxSession::Cloudflare(_) => Err(crate::error::Error::new(
+                crate::error::ErrorCode::NotSupported,
+                "The cloudflare provider keeps no prepared projects.",
+            )),
         }
     }
 

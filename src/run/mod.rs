@@ -10,6 +10,8 @@ pub mod install;
 #[cfg(target_arch = "wasm32")]
 pub mod orchestration;
 #[cfg(target_arch = "wasm32")]
+pub mod prepared;
+#[cfg(target_arch = "wasm32")]
 pub mod recover;
 #[cfg(target_arch = "wasm32")]
 pub mod signal;

@@ -12,9 +12,10 @@ use crate::definition::Definition;
 use crate::error::{Error, ErrorCode, Operation, Result};
 use crate::harness::paths;
 use crate::provider::session::BoxSession;
-use crate::provider::{BoxSpec, Provider};
+use crate::provider::{BoxSpec, PreparedStart, Provider};
 use crate::response::{error_response, value_response};
 use crate::run::install::{install_command, install_failure};
+use crate::run::prepared::{install_desc, Prepared};
 use crate::run::recover::recover_result;
 use crate::run::signal::RunSignal;
 use crate::run::stage::{box_path, encode_input, stage_files, Input};
@@ -68,12 +69,21 @@ pub async fn run_definition(definition: &Definition, payload: &JsValue, options:
             return error_response(&error, &timing);
         }
     }
+    let mut prepared = match &definition.install {
+        Some(plan) => Prepared::lookup(&options.provider, plan, f64::from(definition.timeout_ms)).await,
+        None => None,
+    };
+    if prepared.as_ref().is_some_and(|p| p.looked_up) {
+        timing.mark("lookup");
+    }
     let run_signal = RunSignal::new(options.signal.clone()).map_err(JsValue::from)?;
     let signal = run_signal.signal();
     let spec = BoxSpec {
         lifetime_ms: Some(u64::from(crate::definition::box_lifetime_ms(definition.timeout_ms))),
         name: definition.name.clone(),
         sandbox_id: options.sandbox_id.clone(),
+        prepared: prepared.as_ref().and_then(|p| p.start_from.clone()),
+        prepared_name: prepared.as_ref().and_then(Prepared::name_if_owner),
     };
     let opened = options.provider.open(&spec, Some(&signal)).await;
     timing.mark("box");
@@ -86,8 +96,12 @@ pub async fn run_definition(definition: &Definition, payload: &JsValue, options:
             return error_response(&error, &timing);
         }
     };
+    if let Some(prepared) = prepared.as_mut() {
+        prepared.opened(session.prepared());
+    }
     run_signal.start_deadline(definition.timeout_ms);
-    let outcome = attempt(&session, definition, &input, &options.limits, &run_signal, &mut timing).await;
+    let mut installed = false;
+    let outcome = attempt(&session, definition, &input, &options.limits, &run_signal, &mut timing, &mut installed).await;
     run_signal.stop_deadline();
     timing.end_current();
     let outcome = outcome.map_err(|error| {
@@ -99,7 +113,14 @@ pub async fn run_definition(definition: &Definition, payload: &JsValue, options:
             error
         }
     });
-    let closed = session.close().await;
+    // The Run that installed keeps its Box as the prepared project, after the Response.
+    let closed = match prepared.filter(|p| installed && p.owner()) {
+        Some(prepared) => {
+            wasm_bindgen_futures::spawn_local(crate::run::prepared::keep(session, prepared));
+            Ok(())
+        }
+        None => session.close().await,
+    };
     timing.mark("close");
     if let Some(reason) = run_signal.caller_aborted() {
         return Err(reason);
@@ -126,6 +147,7 @@ async fn attempt(
     limits: &TransferLimits,
     run_signal: &RunSignal,
     timing: &mut ServerTiming,
+    installed: &mut bool,
 ) -> Result<JsValue> {
     let signal = run_signal.signal();
     let signal = Some(&signal);
@@ -134,12 +156,18 @@ async fn attempt(
     session.write_files(&stage_files(&cwd, definition, input), signal).await.map_err(|e| e.with_operation(Operation::Stage))?;
     timing.mark("stage");
     if let Some(plan) = &definition.install {
-        let install = install_command(plan, box_path(&cwd, paths::PROJECT_DIR), run_signal.remaining_ms());
-        timing.begin("install");
-        let outcome = session.exec(&install, signal).await?;
-        timing.mark("install");
-        if outcome.exit_code != 0 {
-            return Err(install_failure(plan, &outcome, session.provider()));
+        timing.describe("install", install_desc(session.prepared()));
+        if session.prepared() == PreparedStart::Restored {
+            timing.record("install", 0.0);
+        } else {
+            let install = install_command(plan, box_path(&cwd, paths::PROJECT_DIR), run_signal.remaining_ms());
+            timing.begin("install");
+            let outcome = session.exec(&install, signal).await?;
+            timing.mark("install");
+            if outcome.exit_code != 0 {
+                return Err(install_failure(plan, &outcome, session.provider()));
+            }
+            *installed = true;
         }
     }
     let exec = Command {

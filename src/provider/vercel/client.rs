@@ -236,4 +236,58 @@ impl VercelClient {
         self.send(&request, RequestSafety::Idempotent, Operation::Stop, signal).await?;
         Ok(())
     }
+
+    /// Snapshots a session, which stops it. `POST /v2/sandboxes/sessions/{id}/snapshot`, no body
+    /// (§7.5); the id of `{snapshot: {id}}`.
+    pub async fn snapshot_session(&self, session_id: &str) -> Result<String> {
+        let request = self.request("POST", &format!("/v2/sandboxes/sessions/{session_id}/snapshot"), "application/json", None);
+        let response = self.send(&request, RequestSafety::NonIdempotent, Operation::Snapshot, None).await?;
+        let body = body_bytes(&response).await.map_err(|e| self.send_error(Operation::Snapshot, e))?;
+        wire::snapshot_id(&body).ok_or_else(|| self.error(Operation::Snapshot, format!("{} answered a snapshot without an id", self.kind.as_str())))
+    }
+
+    /// Lists snapshots, newest first, one page of up to 100, of the sandbox `name` when given:
+    /// `GET /v2/sandboxes/snapshots?project=<p>&name=<n>&limit=100` → `(id, sizeBytes, createdAt)`.
+    pub async fn list_snapshots(&self, project_id: Option<&str>, name: Option<&str>) -> Result<Vec<(String, u64, u64)>> {
+        let mut request = self.request("GET", "/v2/sandboxes/snapshots", "application/json", None);
+        request.url.push(if request.url.contains('?') { '&' } else { '?' });
+        for (key, value) in [("project", project_id), ("name", name)] {
+            if let Some(value) = value {
+                request.url.push_str(key);
+                request.url.push('=');
+                request.url.push_str(&js_sys::encode_uri_component(value).as_string().unwrap_or_default());
+                request.url.push('&');
+            }
+        }
+        request.url.push_str("limit=100");
+        let response = self.send(&request, RequestSafety::Idempotent, Operation::Snapshot, None).await?;
+        let value: serde_json::Value = self.json(&response, Operation::Snapshot).await?;
+        let items = value.get("snapshots").and_then(serde_json::Value::as_array).cloned().unwrap_or_default();
+        Ok(items
+            .iter()
+            .filter_map(|item| {
+                let id = item.get("id")?.as_str()?.to_owned();
+                let size = item.get("sizeBytes").and_then(serde_json::Value::as_u64).unwrap_or(0);
+                let created = item.get("createdAt").and_then(serde_json::Value::as_u64).unwrap_or(0);
+                Some((id, size, created))
+            })
+            .collect())
+    }
+
+    /// Deletes a snapshot. `DELETE /v2/sandboxes/snapshots/{id}`; `false` on 404.
+    pub async fn delete_snapshot(&self, id: &str) -> Result<bool> {
+        let request = self.request("DELETE", &format!("/v2/sandboxes/snapshots/{id}"), "application/json", None);
+        let response = self
+            .fetcher
+            .send(&request, &self.retry, RequestSafety::Idempotent, None)
+            .await
+            .map_err(|e| self.send_error(Operation::Snapshot, e))?;
+        if response.status() == 404 {
+            return Ok(false);
+        }
+        if !response.ok() {
+            return Err(self.status_error(Operation::Snapshot, &response).await);
+        }
+        Ok(true)
+    }
 }
