@@ -56,7 +56,9 @@ async function copyTree(from, to) {
         totals.files += 1;
       } else if (entry.isFile()) {
         await fs.promises.copyFile(s, d, fs.constants.COPYFILE_FICLONE);
-        totals.bytes += (await fs.promises.lstat(d)).size;
+        // (read the size first: `x += await y` would add to the value x had before the await)
+        const { size } = await fs.promises.lstat(d);
+        totals.bytes += size;
         totals.files += 1;
       }
     }));
@@ -75,7 +77,10 @@ async function measureTree(dir) {
       if (entry.isDirectory()) await walk(p);
       else if (entry.isSymbolicLink() || entry.isFile()) {
         totals.files += 1;
-        if (entry.isFile()) totals.bytes += (await fs.promises.lstat(p)).size;
+        if (entry.isFile()) {
+          const { size } = await fs.promises.lstat(p);
+          totals.bytes += size;
+        }
       }
     }));
   }
