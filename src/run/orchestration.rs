@@ -14,7 +14,7 @@ use crate::harness::paths;
 use crate::provider::session::BoxSession;
 use crate::provider::{BoxSpec, PreparedStart, Provider};
 use crate::response::{error_response, value_response};
-use crate::run::install::{install_command, install_failure};
+use crate::run::install::{fingerprint_in, install_command, install_failure, with_fingerprint};
 use crate::run::prepared::{install_desc, Prepared};
 use crate::run::recover::recover_result;
 use crate::run::signal::RunSignal;
@@ -100,8 +100,9 @@ pub async fn run_definition(definition: &Definition, payload: &JsValue, options:
         prepared.opened(session.prepared());
     }
     run_signal.start_deadline(definition.timeout_ms);
-    let mut installed = false;
-    let outcome = attempt(&session, definition, &input, &options.limits, &run_signal, &mut timing, &mut installed).await;
+    // The Run that prepares the project fingerprints its fresh install (see run::prepared::keep).
+    let mut fingerprint = prepared.as_ref().is_some_and(Prepared::owner).then(String::new);
+    let outcome = attempt(&session, definition, &input, &options.limits, &run_signal, &mut timing, &mut fingerprint).await;
     run_signal.stop_deadline();
     timing.end_current();
     let outcome = outcome.map_err(|error| {
@@ -114,12 +115,12 @@ pub async fn run_definition(definition: &Definition, payload: &JsValue, options:
         }
     });
     // The Run that installed keeps its Box as the prepared project, after the Response.
-    let closed = match prepared.filter(|p| installed && p.owner()) {
-        Some(prepared) => {
-            wasm_bindgen_futures::spawn_local(crate::run::prepared::keep(session, prepared));
+    let closed = match (prepared, fingerprint.filter(|f| !f.is_empty())) {
+        (Some(prepared), Some(fingerprint)) => {
+            wasm_bindgen_futures::spawn_local(crate::run::prepared::keep(session, prepared, fingerprint));
             Ok(())
         }
-        None => session.close().await,
+        _ => session.close().await,
     };
     timing.mark("close");
     if let Some(reason) = run_signal.caller_aborted() {
@@ -147,7 +148,7 @@ async fn attempt(
     limits: &TransferLimits,
     run_signal: &RunSignal,
     timing: &mut ServerTiming,
-    installed: &mut bool,
+    fingerprint: &mut Option<String>,
 ) -> Result<JsValue> {
     let signal = run_signal.signal();
     let signal = Some(&signal);
@@ -160,14 +161,17 @@ async fn attempt(
         if session.prepared() == PreparedStart::Restored {
             timing.record("install", 0.0);
         } else {
-            let install = install_command(plan, box_path(&cwd, paths::PROJECT_DIR), run_signal.remaining_ms());
+            let mut install = install_command(plan, box_path(&cwd, paths::PROJECT_DIR), run_signal.remaining_ms());
+            if fingerprint.is_some() {
+                install = with_fingerprint(install);
+            }
             timing.begin("install");
             let outcome = session.exec(&install, signal).await?;
             timing.mark("install");
             if outcome.exit_code != 0 {
                 return Err(install_failure(plan, &outcome, session.provider()));
             }
-            *installed = true;
+            *fingerprint = fingerprint.take().and(fingerprint_in(&outcome.stdout));
         }
     }
     let exec = Command {

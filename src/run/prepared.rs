@@ -22,6 +22,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 
 use crate::command::Command;
+use crate::run::install::{fingerprint_in, FINGERPRINT_SCRIPT};
 use crate::definition::InstallPlan;
 use crate::provider::session::BoxSession;
 use crate::provider::{PreparedStart, Provider, ProviderKind};
@@ -180,15 +181,17 @@ pub fn install_desc(start: PreparedStart) -> &'static str {
 
 /// The clean-up Command run before a snapshot: in the Box cwd, removes everything but
 /// `project/`, and in `project/` every non-directory outside `node_modules` trees (the staged
-/// sources, input and result of the Run), keeping Yarn PnP's `.pnp.*` files and `.yarn/`.
+/// sources, input and result of the Run), keeping Yarn PnP's `.pnp.*` files and `.yarn/`; then
+/// prints the fingerprint of the `node_modules` trees ([`FINGERPRINT_SCRIPT`]).
 fn cleanup_command(cwd: &str) -> Command {
     let script = "cd \"$1\" && find . -mindepth 1 -maxdepth 1 ! -name project -exec rm -rf {} + \
-        && find project -mindepth 1 ! -type d ! -path '*/node_modules/*' ! -path 'project/.yarn/*' ! -name '.pnp.*' -exec rm -f {} +";
+        && find project -mindepth 1 ! -type d ! -path '*/node_modules/*' ! -path 'project/.yarn/*' ! -name '.pnp.*' -exec rm -f {} + \
+        && cd project && exec node -e \"$VITEHUB_FINGERPRINT\"";
     Command {
         program: "sh".to_owned(),
         args: vec!["-c".to_owned(), script.to_owned(), "sh".to_owned(), cwd.to_owned()],
         cwd: Some(cwd.to_owned()),
-        env: Default::default(),
+        env: [("VITEHUB_FINGERPRINT".to_owned(), FINGERPRINT_SCRIPT.to_owned())].into_iter().collect(),
         timeout_ms: Some(CLEANUP_TIMEOUT_MS),
         max_stdout_bytes: 1024,
         max_stderr_bytes: 4096,
@@ -196,12 +199,14 @@ fn cleanup_command(cwd: &str) -> Command {
 }
 
 /// After the Response of the Run that installed: empties the Box down to its installed trees,
-/// snapshots it (which stops it) and publishes the snapshot for the digest. On any failure the
-/// Box is stopped instead and the next Run of the digest prepares (nothing is reported: the Run
-/// has already answered, and the next Run installs as if nothing was kept).
-pub async fn keep(session: BoxSession, mut prepared: Prepared) {
+/// checks that they are as the install left them (`fingerprint`, taken right after it: a handler
+/// that wrote into `node_modules` makes the Box unfit), snapshots it (which stops it) and
+/// publishes the snapshot for the digest. Otherwise the Box is stopped and the next Run of the
+/// digest prepares (nothing is reported: the Run has already answered, and the next Run
+/// installs as if nothing was kept).
+pub async fn keep(session: BoxSession, mut prepared: Prepared, fingerprint: String) {
     let cleaned = session.exec(&cleanup_command(session.cwd()), None).await;
-    if matches!(cleaned, Ok(ref outcome) if outcome.exit_code == 0) {
+    if matches!(cleaned, Ok(ref outcome) if outcome.exit_code == 0 && fingerprint_in(&outcome.stdout).as_deref() == Some(fingerprint.as_str())) {
         if let Ok(id) = session.prepare().await {
             prepared.publish(id);
             return;
