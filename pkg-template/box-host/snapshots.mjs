@@ -5,7 +5,8 @@
 //
 // Layout: `<stateDir>/snapshots/<snapshotId>/tree/` holds the Box's work directory as it was
 // when the snapshot was taken, `<stateDir>/snapshots/<snapshotId>/snapshot.json` its record,
-// written last (a directory without a readable record is incomplete and removed). A snapshot is
+// written last (a directory without a readable record for 10 minutes is incomplete and removed;
+// a damaged one is removed when a Box is created from it). A snapshot is
 // never shown to a Box: a Box created from it gets a private copy of the tree, checked against
 // the record's file count and byte total while it is copied (a damaged tree is dropped and the
 // create answers 410 `snapshot_not_found`, so the caller starts from scratch).
@@ -100,6 +101,17 @@ async function moveDir(from, to) {
   }
 }
 
+/** An unreadable snapshot dir older than this (ms) is removed at load; a younger one may be another host's snapshot in progress. */
+const INCOMPLETE_GRACE_MS = 10 * 60_000;
+
+async function stale(dir) {
+  try {
+    return Date.now() - (await fs.promises.stat(dir)).mtimeMs > INCOMPLETE_GRACE_MS;
+  } catch {
+    return false;
+  }
+}
+
 export class SnapshotStore {
   /**
    * `dir`: `<stateDir>/snapshots`; `maxSnapshots`, `maxBytes`: the bounds kept after every new
@@ -121,7 +133,7 @@ export class SnapshotStore {
       for (const name of await fs.promises.readdir(this.dir)) {
         const record = await this.#readRecord(name);
         if (record) this.records.set(record.id, record);
-        else await fs.promises.rm(path.join(this.dir, name), { recursive: true, force: true });
+        else if (await stale(path.join(this.dir, name))) await fs.promises.rm(path.join(this.dir, name), { recursive: true, force: true });
       }
       await this.#evict();
     })();

@@ -45,5 +45,7 @@ export function createApi(wasm, readEnv) {
     listSandboxes: () => wasm.listSandboxes(),
     runSandbox: (name, payload, options) => wasm.runSandbox(name, payload, options),
     setSandboxDefinitionLoader: (loader, describe) => wasm.setSandboxDefinitionLoader(loader ?? null, describe ?? null),
+    listPreparedProjects: () => wasm.listPreparedProjects(),
+    dropPreparedProject: (digest) => wasm.dropPreparedProject(digest),
   };
 }

@@ -183,6 +183,23 @@ export interface InstallPlan {
  */
 export function listSandboxes(): Array<{ name: string; entry: string; packagePath: string; timeoutMs: number; packageManager: 'npm' | 'pnpm' | 'yarn' | 'bun'; install: InstallPlan | null; digest: string }>;
 
+/**
+ * The prepared projects (installed dependencies kept per install digest, see README "Prepared
+ * projects") the configured provider keeps: Vercel and local Box host snapshots, newest first, at
+ * most 100. `sizeBytes` in bytes, `createdAt` in ms since the epoch.
+ * Rejects with a `SandboxError`: `SANDBOX_NOT_SUPPORTED` (cloudflare keeps none),
+ * `SANDBOX_TRANSPORT_ERROR` / `SANDBOX_PROVIDER_UNAVAILABLE` when the provider's list fails.
+ */
+export function listPreparedProjects(): Promise<Array<{ id: string; sizeBytes: number; createdAt: number }>>;
+
+/**
+ * Deletes the prepared project of an install digest (`listSandboxes()[i].install.digest`): the
+ * snapshots this process took for it and those the provider lists under `vitehub-prepared-<digest>`.
+ * Resolves to how many were deleted; the next Run of that digest installs again.
+ * Rejects with `SANDBOX_INVALID_ARGUMENT` for a digest that is not 64 hex characters.
+ */
+export function dropPreparedProject(digest: string): Promise<number>;
+
 export interface SandboxConfig {
   /** Explicit provider. Else env `SANDBOX_PROVIDER`, then the Cloudflare binding in `env`, then Vercel credentials, then `local` outside production. */
   provider?: 'vercel' | 'cloudflare' | 'local';

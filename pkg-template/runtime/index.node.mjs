@@ -18,6 +18,7 @@ const api = createApi(wasm, () => process.env);
 api.configureSandbox({});
 
 export const { configureSandbox, registerSandbox, unregisterSandbox, listSandboxes, runSandbox, setSandboxDefinitionLoader } = api;
+export const { listPreparedProjects, dropPreparedProject } = api;
 export { defineSandbox };
 
 /**

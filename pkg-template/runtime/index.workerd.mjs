@@ -11,5 +11,6 @@ export { defineSandbox } from './api.mjs';
 const api = workerApi(wasmModule, () => env);
 
 export const { configureSandbox, registerSandbox, unregisterSandbox, listSandboxes, runSandbox, setSandboxDefinitionLoader } = api;
+export const { listPreparedProjects, dropPreparedProject } = api;
 /** Kept for symmetry with the browser entry: the wasm is already instantiated here. */
 export const initSandbox = async () => {};

@@ -7,6 +7,7 @@
 //! starter may call back into the module).
 
 mod definition_object;
+mod prepared;
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;

@@ -138,18 +138,18 @@ mod built {
             matches!(self, Provider::Vercel(_) | Provider::Local(_))
         }
 
-        /// The newest prepared project named `name`, found through the provider's list
-        /// (one request); `None` when there is none or the provider keeps none.
+        /// The prepared projects named `name`, newest first, found through the provider's list
+        /// (one request); empty when there is none or the provider keeps none.
         ///
         /// # Errors
         /// `SANDBOX_TRANSPORT_ERROR` / `SANDBOX_PROVIDER_UNAVAILABLE` of the list request.
-        pub async fn find_prepared(&self, name: &str) -> Result<Option<String>> {
+        pub async fn find_prepared(&self, name: &str) -> Result<Vec<String>> {
             let listed = match self {
                 Provider::Vercel(provider) => provider.list_snapshots(Some(name)).await?,
                 Provider::Local(provider) => provider.vercel().await?.list_snapshots(Some(name)).await?,
-                Provider::Cloudflare(_) => return Ok(None),
+                Provider::Cloudflare(_) => return Ok(Vec::new()),
             };
-            Ok(listed.into_iter().next().map(|(id, _, _)| id))
+            Ok(listed.into_iter().map(|(id, _, _)| id).collect())
         }
 
         /// Every prepared project (snapshot) the provider keeps for this project:

@@ -130,7 +130,7 @@ impl Prepared {
                     set(&prepared.key, Some(Entry::Preparing));
                     prepared.owner = true;
                     prepared.looked_up = true;
-                    prepared.start_from = provider.find_prepared(&prepared.name).await.ok().flatten();
+                    prepared.start_from = provider.find_prepared(&prepared.name).await.ok().and_then(|ids| ids.into_iter().next());
                     return Some(prepared);
                 }
             }

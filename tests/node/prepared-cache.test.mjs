@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { startBoxHost } from '@vite-hub/sandbox/box-host';
-import { configureSandbox, listSandboxes, registerSandbox, runSandbox } from '@vite-hub/sandbox';
+import { configureSandbox, dropPreparedProject, listPreparedProjects, listSandboxes, registerSandbox, runSandbox } from '@vite-hub/sandbox';
 
 const SLUGIFY_LOCK = {
   lockfileVersion: 3,
@@ -225,6 +225,24 @@ test('a Box cannot change the prepared tree that later Runs see', async () => {
   assert.deepEqual([third.install, third.body], ['prepared', { tampered: false, extra: false }]);
   const fourth = await run('prep/tamper');
   assert.deepEqual([fourth.install, fourth.body], ['prepared', { tampered: false, extra: false }]);
+});
+
+test('listPreparedProjects lists the kept snapshots; dropPreparedProject(digest) deletes them and the next Run installs', async () => {
+  define('prep/drop', { dependencies: { slugify: '1.6.9' }, lock: SLUGIFY_LOCK });
+  const known = await snapshotIds();
+  assert.equal((await run('prep/drop')).install, 'fresh');
+  const kept = await newSnapshot(known);
+  const listed = await listPreparedProjects();
+  assert.deepEqual(listed.map((p) => p.id).sort(), [...(await snapshotIds())].sort());
+  const item = listed.find((p) => p.id === kept.id);
+  assert.ok(item.sizeBytes > 0 && item.createdAt > 0, JSON.stringify(item));
+
+  assert.equal(await dropPreparedProject(installDigest('prep/drop')), 1);
+  assert.ok(!(await snapshotIds()).has(kept.id));
+  const before = await snapshotIds();
+  assert.equal((await run('prep/drop')).install, 'fresh');
+  await newSnapshot(before);
+  await assert.rejects(dropPreparedProject('not-a-digest'), { code: 'SANDBOX_INVALID_ARGUMENT' });
 });
 
 test('the host keeps its snapshots across restarts and bounds them', async () => {
