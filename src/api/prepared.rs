@@ -22,7 +22,7 @@ pub async fn list_prepared_projects() -> Result<Array> {
     let provider = resolved.provider.as_ref().map_err(Error::to_public)?;
     provider.ensure_ready().await?;
     let out = Array::new();
-    for (id, size, created) in provider.list_prepared().await? {
+    for (id, size, created) in provider.list_prepared(None).await? {
         let item = Object::new();
         let _ = Reflect::set(&item, &"id".into(), &id.as_str().into());
         let _ = Reflect::set(&item, &"sizeBytes".into(), &JsValue::from(size as f64));
@@ -51,7 +51,7 @@ pub async fn drop_prepared_project(digest: JsValue) -> Result<u32> {
     let provider = resolved.provider.as_ref().map_err(Error::to_public)?;
     provider.ensure_ready().await?;
     let mut ids = forget(&digest);
-    ids.extend(provider.find_prepared(&prepared_name(&digest)).await?);
+    ids.extend(provider.list_prepared(Some(&prepared_name(&digest))).await?.into_iter().map(|(id, _, _)| id));
     ids.sort();
     ids.dedup();
     let mut dropped = 0;

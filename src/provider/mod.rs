@@ -138,29 +138,16 @@ mod built {
             matches!(self, Provider::Vercel(_) | Provider::Local(_))
         }
 
-        /// The prepared projects named `name`, newest first, found through the provider's list
-        /// (one request); empty when there is none or the provider keeps none.
+        /// The prepared projects (snapshots) the provider keeps for this project, of the Box
+        /// named `name` when given: `(id, sizeBytes, createdAt ms)`, newest first, at most 100
+        /// (one list request).
         ///
         /// # Errors
-        /// `SANDBOX_TRANSPORT_ERROR` / `SANDBOX_PROVIDER_UNAVAILABLE` of the list request.
-        pub async fn find_prepared(&self, name: &str) -> Result<Vec<String>> {
-            let listed = match self {
-                Provider::Vercel(provider) => provider.list_snapshots(Some(name)).await?,
-                Provider::Local(provider) => provider.vercel().await?.list_snapshots(Some(name)).await?,
-                Provider::Cloudflare(_) => return Ok(Vec::new()),
-            };
-            Ok(listed.into_iter().map(|(id, _, _)| id).collect())
-        }
-
-        /// Every prepared project (snapshot) the provider keeps for this project:
-        /// `(id, sizeBytes, createdAt ms)`, newest first, at most 100.
-        ///
-        /// # Errors
-        /// Those of the list request; `SANDBOX_NOT_SUPPORTED` for Cloudflare.
-        pub async fn list_prepared(&self) -> Result<Vec<(String, u64, u64)>> {
+        /// Those of the list request; `SANDBOX_NOT_SUPPORTED` for Cloudflare (it keeps none).
+        pub async fn list_prepared(&self, name: Option<&str>) -> Result<Vec<(String, u64, u64)>> {
             match self {
-                Provider::Vercel(provider) => provider.list_snapshots(None).await,
-                Provider::Local(provider) => provider.vercel().await?.list_snapshots(None).await,
+                Provider::Vercel(provider) => provider.list_snapshots(name).await,
+                Provider::Local(provider) => provider.vercel().await?.list_snapshots(name).await,
                 Provider::Cloudflare(_) => Err(crate::error::Error::new(
                     crate::error::ErrorCode::NotSupported,
                     "The cloudflare provider keeps no prepared projects.",

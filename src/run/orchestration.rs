@@ -70,11 +70,14 @@ pub async fn run_definition(definition: &Definition, payload: &JsValue, options:
         }
     }
     let mut prepared = match &definition.install {
-        Some(plan) => Prepared::lookup(&options.provider, plan, f64::from(definition.timeout_ms)).await,
+        Some(plan) => Prepared::lookup(&options.provider, plan, f64::from(definition.timeout_ms), options.signal.as_ref()).await,
         None => None,
     };
     if prepared.as_ref().is_some_and(|p| p.looked_up) {
         timing.mark("lookup");
+    }
+    if let Some(reason) = options.signal.as_ref().filter(|s| s.aborted()).map(AbortSignal::reason) {
+        return Err(reason);
     }
     let run_signal = RunSignal::new(options.signal.clone()).map_err(JsValue::from)?;
     let signal = run_signal.signal();

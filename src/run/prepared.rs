@@ -19,7 +19,6 @@
 //! - the Cloudflare provider keeps no prepared projects (its Runs always install).
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 
 use crate::command::Command;
 use crate::run::install::{fingerprint_in, FINGERPRINT_SCRIPT};
@@ -41,19 +40,20 @@ enum Entry {
 }
 
 thread_local! {
-    static ENTRIES: RefCell<HashMap<String, Entry>> = RefCell::new(HashMap::new());
+    /// `(<provider>:<install digest>, entry)`: a few per app, so a plain list.
+    static ENTRIES: RefCell<Vec<(String, Entry)>> = const { RefCell::new(Vec::new()) };
 }
 
 fn entry(key: &str) -> Option<Entry> {
-    ENTRIES.with(|entries| entries.borrow().get(key).cloned())
+    ENTRIES.with(|entries| entries.borrow().iter().find(|(k, _)| k == key).map(|(_, e)| e.clone()))
 }
 
 fn set(key: &str, value: Option<Entry>) {
     ENTRIES.with(|entries| {
         let mut entries = entries.borrow_mut();
-        match value {
-            Some(value) => entries.insert(key.to_owned(), value),
-            None => entries.remove(key),
+        entries.retain(|(k, _)| k != key);
+        if let Some(value) = value {
+            entries.push((key.to_owned(), value));
         }
     });
 }
@@ -66,15 +66,20 @@ pub fn prepared_name(digest: &str) -> String {
 
 /// Forgets what the isolate remembers of `digest` (every provider); the ids it knew.
 pub fn forget(digest: &str) -> Vec<String> {
+    let suffix = format!(":{digest}");
     ENTRIES.with(|entries| {
         let mut entries = entries.borrow_mut();
-        let keys: Vec<String> = entries.keys().filter(|k| k.ends_with(&format!(":{digest}"))).cloned().collect();
-        keys.iter()
-            .filter_map(|k| match entries.remove(k) {
-                Some(Entry::Ready(id)) => Some(id),
-                _ => None,
-            })
-            .collect()
+        let mut ids = Vec::new();
+        entries.retain(|(k, e)| {
+            if !k.ends_with(&suffix) {
+                return true;
+            }
+            if let Entry::Ready(id) = e {
+                ids.push(id.clone());
+            }
+            false
+        });
+        ids
     })
 }
 
@@ -104,7 +109,8 @@ impl Prepared {
     /// projects. Waits (at most `wait_limit_ms`) while another Run of this isolate prepares the
     /// same digest; the first Run of a digest looks for a snapshot left by an earlier isolate
     /// (one list request; a failed list counts as none).
-    pub async fn lookup(provider: &Provider, plan: &InstallPlan, wait_limit_ms: f64) -> Option<Prepared> {
+    /// A fired `signal` (the caller's) ends a wait at once.
+    pub async fn lookup(provider: &Provider, plan: &InstallPlan, wait_limit_ms: f64, signal: Option<&web_sys::AbortSignal>) -> Option<Prepared> {
         if !provider.prepares() {
             return None;
         }
@@ -121,7 +127,7 @@ impl Prepared {
                 }
                 Some(Entry::Preparing) => {
                     prepared.looked_up = true;
-                    if crate::sys::performance_now() - started >= wait_limit_ms {
+                    if crate::sys::performance_now() - started >= wait_limit_ms || signal.is_some_and(web_sys::AbortSignal::aborted) {
                         return Some(prepared);
                     }
                     crate::sys::sleep(WAIT_POLL_MS).await;
@@ -130,7 +136,7 @@ impl Prepared {
                     set(&prepared.key, Some(Entry::Preparing));
                     prepared.owner = true;
                     prepared.looked_up = true;
-                    prepared.start_from = provider.find_prepared(&prepared.name).await.ok().and_then(|ids| ids.into_iter().next());
+                    prepared.start_from = provider.list_prepared(Some(&prepared.name)).await.ok().and_then(|ids| ids.into_iter().next()).map(|(id, _, _)| id);
                     return Some(prepared);
                 }
             }

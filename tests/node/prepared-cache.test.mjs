@@ -211,6 +211,22 @@ test('concurrent first Runs of one digest install once; the others start from it
   assert.equal(requests.cmd, 1 + 1 + 4, 'one install, one clean-up before the snapshot, four execs');
 });
 
+test('a Run waiting for another Run to prepare its project rejects at once when its signal fires', async () => {
+  define('prep/abort', { dependencies: { slugify: '1.6.9' }, lock: SLUGIFY_LOCK });
+  const known = await snapshotIds();
+  const owner = run('prep/abort', { title: 'Owner' });
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  const controller = new AbortController();
+  const waiting = runSandbox('prep/abort', {}, { signal: controller.signal });
+  setTimeout(() => controller.abort(new Error('caller gave up')), 100);
+  const settled = waiting.then(() => 'resolved', () => 'rejected');
+  assert.equal(await Promise.race([settled, owner.then(() => 'owner answered first')]), 'rejected');
+  await assert.rejects(waiting, /caller gave up/);
+  const done = await owner;
+  assert.deepEqual([done.status, done.install], [200, 'fresh']);
+  await newSnapshot(known);
+});
+
 test('a Box cannot change the prepared tree that later Runs see', async () => {
   define('prep/tamper', { dependencies: { slugify: '1.6.9' }, lock: SLUGIFY_LOCK, index: TAMPER_INDEX });
   const have = (await snapshots()).length;
