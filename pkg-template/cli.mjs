@@ -9,13 +9,16 @@ const USAGE = `Usage:
   vite-hub-sandbox run <definition-dir> [--payload '<json>'] [--context '<json>'] [--app-root <dir>]
       Runs the package project in <definition-dir> (named after the folder) and prints the
       Response: status line, headers, blank line, body. Exit code 0 for a 2xx Response, 1 otherwise.
-  vite-hub-sandbox host [--port <n>] [--isolation auto|bubblewrap|none]
+  vite-hub-sandbox host [--port <n>] [--isolation auto|bubblewrap|none] [--state-dir <dir>]
       Starts a local Box host on 127.0.0.1 and prints its base URL and bearer token as JSON.
+      Its snapshots (the prepared projects of Runs) live under <dir>/snapshots (default
+      ~/.cache/vite-hub-sandbox/box-host).
   vite-hub-sandbox inspect [<app-root>] [--json]
       Lists the Definitions under <app-root> (default: the current directory): name, path, entry,
       package manager, timeout (ms) and digest, as a table or as a JSON array with --json (which
       also holds packagePath, the package below its install root, and install, the command
-      { command, args, cwd } run at the install root, or null).
+      { command, args, cwd, digest } run at the install root, or null; digest keys its
+      prepared project).
       Exit code 1 when discovery or a Definition is invalid.`;
 
 /** `SANDBOX_*: ` for our errors; nothing for Node's (their message already names the code). */
@@ -99,11 +102,12 @@ async function run(args) {
 }
 
 async function host(args) {
-  const { values } = parseArgs({ args, options: { port: { type: 'string' }, isolation: { type: 'string' } } });
+  const { values } = parseArgs({ args, options: { port: { type: 'string' }, isolation: { type: 'string' }, 'state-dir': { type: 'string' } } });
   const port = values.port === undefined ? 0 : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) fail('--port must be an integer 0-65535');
   const { startBoxHost } = await import('@vite-hub/sandbox/box-host');
-  const started = await startBoxHost({ port, isolation: values.isolation ?? 'auto' });
+  const stateDir = values['state-dir'] === undefined ? undefined : resolve(values['state-dir']);
+  const started = await startBoxHost({ port, isolation: values.isolation ?? 'auto', stateDir });
   process.stdout.write(`${JSON.stringify({ baseUrl: started.baseUrl, token: started.token, executionAuthority: started.executionAuthority })}\n`);
   const stop = () => started.close().then(() => process.exit(0));
   process.once('SIGINT', stop);
