@@ -24,6 +24,9 @@ const WASM_MODULES = [
 // the Debian build broke the reference-types table). The features are those rustc enables by
 // default for wasm32-unknown-unknown; the optimizer must not introduce others.
 const WASM_FEATURES = ['reference-types', 'bulk-memory', 'nontrapping-float-to-int', 'sign-ext', 'mutable-globals', 'multivalue'];
+// Size passes: -Oz repeated until it stops shrinking (--converge: about 0.5 KB gzipped on the
+// runtime), and the producers and target-features custom sections, which no runtime reads.
+const WASM_OPT_FLAGS = ['-Oz', '--converge', '--strip-producers', '--strip-target-features'];
 
 for (const { name, cargoArgs } of WASM_MODULES) {
   // One out-dir per module: wasm-pack empties it first.
@@ -33,7 +36,7 @@ for (const { name, cargoArgs } of WASM_MODULES) {
     stdio: 'inherit',
   });
   const wasmFile = join(wasmOut, `${name}_bg.wasm`);
-  execFileSync(process.execPath, [join(root, 'node_modules', 'binaryen', 'bin', 'wasm-opt'), '-Oz', ...WASM_FEATURES.map((f) => `--enable-${f}`), wasmFile, '-o', wasmFile], {
+  execFileSync(process.execPath, [join(root, 'node_modules', 'binaryen', 'bin', 'wasm-opt'), ...WASM_OPT_FLAGS, ...WASM_FEATURES.map((f) => `--enable-${f}`), wasmFile, '-o', wasmFile], {
     cwd: root,
     stdio: 'inherit',
   });

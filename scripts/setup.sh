@@ -5,7 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 WASM_PACK_VERSION=0.15.1
-APT_PACKAGES=(bubblewrap chromium chromium-driver)
+# slirp4netns gives an allow-all Box a network of its own (no host loopback), box-network.mjs.
+APT_PACKAGES=(bubblewrap slirp4netns chromium chromium-driver)
 
 missing=()
 for package in "${APT_PACKAGES[@]}"; do

@@ -197,8 +197,8 @@ pub const EXCLUDED: ExcludedNames = ExcludedNames {
 /// `len(path) as u64 LE ‖ path ‖ mode flag (0, or 1 ‖ mode as u32 LE) ‖ len(content) as u64 LE ‖
 /// content`, after the tag `vite-hub-sandbox/definition/v1\0`.
 pub fn content_digest(files: &[DefinitionFile]) -> String {
-    let mut sorted: Vec<&DefinitionFile> = files.iter().collect();
-    sorted.sort_by(|a, b| a.path.cmp(&b.path));
+    let order = crate::sort::stable_order(files.len(), &|a, b| files[a].path.cmp(&files[b].path));
+    let sorted = order.iter().map(|index| &files[*index]);
     let mut hasher = Sha256::new();
     hasher.update(b"vite-hub-sandbox/definition/v1\0");
     for file in sorted {
@@ -280,7 +280,8 @@ impl Definition {
                 kept.push(file);
             }
         }
-        kept.sort_by(|a, b| a.path.cmp(&b.path));
+        let order = crate::sort::stable_order(kept.len(), &|a, b| kept[a].path.cmp(&kept[b].path));
+        let kept = crate::sort::apply_order(kept, &order);
         let total_bytes: u64 = kept.iter().map(|f| f.content.len() as u64).sum();
         if total_bytes > MAX_DEFINITION_BYTES {
             return Err(invalid(format!(

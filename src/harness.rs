@@ -4,8 +4,9 @@
 //!
 //! It is embedded in the wasm so that it travels to the Box in the same write as the project.
 
-/// Source of `harness.mjs` (Node 20+, `node:` imports only).
-pub const HARNESS_SOURCE: &str = include_str!("harness/harness.mjs");
+/// Source of `harness.mjs` (Node 20+, `node:` imports only), without comments and indentation
+/// (see `build.rs`: `src/harness/harness.mjs` stays the one source).
+pub const HARNESS_SOURCE: &str = include_str!(concat!(env!("OUT_DIR"), "/harness.mjs"));
 
 /// Box paths of one Run, relative to the Box working directory (`/vercel/sandbox`).
 pub mod paths {
@@ -40,6 +41,23 @@ pub mod paths {
     #[cfg(test)]
     mod tests {
         use super::*;
+
+        #[test]
+        fn embedded_harness_keeps_every_code_line_of_the_source() {
+            let source = include_str!("harness/harness.mjs");
+            let mut embedded = crate::harness::HARNESS_SOURCE.lines();
+            let mut block = false;
+            for line in source.lines().map(str::trim) {
+                let comment = block || line.starts_with("/*") || line.starts_with("//");
+                block = (block || line.starts_with("/*")) && !line.contains("*/");
+                if !comment && !line.is_empty() {
+                    assert_eq!(embedded.next(), Some(line));
+                }
+            }
+            assert_eq!(embedded.next(), None);
+            let embedded = crate::harness::HARNESS_SOURCE;
+            assert!(embedded.lines().all(|line| !line.is_empty() && !line.starts_with([' ', '/'])), "no comment, indent or blank line");
+        }
 
         #[test]
         fn node_args_climb_out_of_the_package_dir() {

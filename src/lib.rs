@@ -28,10 +28,14 @@ pub mod http;
 #[cfg(any(feature = "tooling", test))]
 pub mod plugin;
 pub mod provider;
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod proptests;
 pub mod provider_kind;
 #[cfg(any(feature = "tooling", test))]
 pub mod provider_output;
 pub mod run;
+pub mod session;
+pub mod sort;
 pub mod transfer;
 
 #[cfg(all(target_arch = "wasm32", feature = "runtime"))]

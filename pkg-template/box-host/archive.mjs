@@ -3,10 +3,10 @@
 // parents are created, and entry modes are applied exactly (permission bits only).
 import fs from 'node:fs';
 import { Parser } from 'tar';
-import { BoxPathError, ensureBoxDir, normalizeBoxPath, prepareFileTarget } from './paths.mjs';
+import { BoxPathError, normalizeBoxPath, openBoxDir, openBoxFileForWrite } from './paths.mjs';
 
 const FILE_TYPES = new Set(['File', 'OldFile', 'ContiguousFile']);
-const { O_WRONLY, O_CREAT, O_TRUNC, O_NOFOLLOW } = fs.constants;
+const { O_WRONLY, O_CREAT, O_TRUNC } = fs.constants;
 
 /** An archive that cannot be read (answered as 400 `bad_request`). */
 export class ArchiveError extends Error {
@@ -19,15 +19,18 @@ export class ArchiveError extends Error {
 
 function writeEntry(root, entry, boxPath, pending) {
   if (entry.type === 'Directory') {
-    const host = ensureBoxDir(root, boxPath);
-    if (entry.mode) fs.chmodSync(host, entry.mode & 0o777);
+    const fd = openBoxDir(root, boxPath, { create: true });
+    try {
+      if (entry.mode) fs.fchmodSync(fd, entry.mode & 0o777);
+    } finally {
+      fs.closeSync(fd);
+    }
     entry.resume();
     return;
   }
-  const host = prepareFileTarget(root, boxPath);
   let fd;
   try {
-    fd = fs.openSync(host, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0o600);
+    fd = openBoxFileForWrite(root, boxPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600);
   } catch (err) {
     if (err.code === 'ELOOP' || err.code === 'EISDIR') throw new BoxPathError(`cannot write ${boxPath}`);
     throw err;

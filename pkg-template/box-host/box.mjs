@@ -6,8 +6,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { extractTarGz } from './archive.mjs';
 import { BoxCommand } from './command.mjs';
+import { startBoxNetwork } from './box-network.mjs';
 import { BOX_HOME, cwdVisible, executionAuthority, spawnSpec } from './isolation.mjs';
-import { BoxPathError, ensureBoxDir, normalizeBoxPath, prepareFileTarget, resolveExisting } from './paths.mjs';
+import { BoxPathError, ensureBoxDir, mkdirInBox, normalizeBoxPath, openBoxFileForRead, resolveExisting } from './paths.mjs';
 import { boxDirPrefix } from './stale-boxes.mjs';
 
 /** The session working directory of a Vercel Box (a Box path); the default work directory. */
@@ -61,10 +62,19 @@ export class Box {
       await fs.promises.mkdir(path.join(root, sub), { recursive: true, mode: 0o755 });
     }
     await fs.promises.chmod(path.join(root, 'tmp'), 0o1777);
-    return new Box(root, options);
+    let network;
+    if (options.isolation === 'bubblewrap' && !options.networkDenied && options.features?.netTool) {
+      try {
+        network = await startBoxNetwork();
+      } catch (err) {
+        await fs.promises.rm(root, { recursive: true, force: true });
+        throw new BoxRequestError(500, 'internal_error', `the Box network could not be set up: ${err.message}`);
+      }
+    }
+    return new Box(root, { ...options, network });
   }
 
-  constructor(root, { name, isolation, networkDenied, env, timeoutMs, vcpus, workDir, onStopped, sourceSnapshotId }) {
+  constructor(root, { name, isolation, networkDenied, env, timeoutMs, vcpus, workDir, onStopped, logBudget, features, network, sourceSnapshotId }) {
     this.root = root;
     this.workDir = workDir ?? SESSION_CWD;
     this.id = newId('sbx');
@@ -80,7 +90,10 @@ export class Box {
     this.commands = new Map();
     this.onStopped = onStopped;
     this.sourceSnapshotId = sourceSnapshotId;
-    this.executionAuthority = executionAuthority(isolation, networkDenied);
+    this.logBudget = logBudget;
+    this.features = features;
+    this.network = network;
+    this.executionAuthority = executionAuthority(isolation, networkDenied, network !== undefined);
     this.#armLifetime();
   }
 
@@ -142,11 +155,14 @@ export class Box {
       root: this.root,
       workDir: this.workDir,
       networkDenied: this.networkDenied,
+      netns: this.network?.netns,
       command,
       args,
       cwd: boxCwd,
       cwdHost,
       env: { ...this.env, ...checkEnv(env) },
+      features: this.features,
+      memoryBytes: this.vcpus * 2048 * 1024 * 1024,
     });
     const cmd = new BoxCommand({
       id: newId('cmd'),
@@ -156,6 +172,7 @@ export class Box {
       cwd: boxCwd,
       spec,
       timeoutMs: timeout,
+      logBudget: this.logBudget,
     });
     this.commands.set(cmd.id, cmd);
     return cmd;
@@ -168,23 +185,28 @@ export class Box {
     await extractTarGz(this.root, dir, body);
   }
 
-  /** Host path of an existing regular Box file, or null when missing. */
-  fileForRead(boxPath, cwd) {
-    const host = resolveExisting(this.root, normalizeBoxPath(boxPath, normalizeBoxPath(cwd ?? this.workDir)));
-    if (!host) return null;
-    const st = fs.statSync(host);
-    if (!st.isFile()) throw new BoxRequestError(400, 'bad_request', `not a regular file: ${boxPath}`);
-    return host;
+  /**
+   * An open fd (the caller closes it) of an existing regular Box file and its size, or null when
+   * missing; opened first and checked after, so a symlink swapped in meanwhile cannot redirect it.
+   */
+  openForRead(boxPath, cwd) {
+    const fd = openBoxFileForRead(this.root, normalizeBoxPath(boxPath, normalizeBoxPath(cwd ?? this.workDir)));
+    if (fd === null) return null;
+    const st = fs.fstatSync(fd);
+    if (!st.isFile()) {
+      fs.closeSync(fd);
+      throw new BoxRequestError(400, 'bad_request', `not a regular file: ${boxPath}`);
+    }
+    return { fd, size: st.size };
   }
 
   /** Creates one directory (not recursive). */
   mkdir(boxPath, cwd) {
     const target = normalizeBoxPath(boxPath, normalizeBoxPath(cwd ?? this.workDir));
-    const parent = resolveExisting(this.root, path.posix.dirname(target));
-    if (!parent) throw new BoxRequestError(400, 'bad_request', `parent directory does not exist: ${target}`);
     try {
-      fs.mkdirSync(path.join(parent, path.posix.basename(target)), { mode: 0o755 });
+      mkdirInBox(this.root, target);
     } catch (err) {
+      if (err.code === 'ENOENT') throw new BoxRequestError(400, 'bad_request', `parent directory does not exist: ${target}`);
       if (err.code === 'EEXIST') throw new BoxRequestError(400, 'bad_request', `already exists: ${target}`);
       if (err.code === 'ENOTDIR') throw new BoxPathError(`not a directory: ${path.posix.dirname(target)}`);
       throw err;
@@ -218,7 +240,10 @@ export class Box {
       } catch (err) {
         failure = err;
       }
+      this.network?.stop();
       await fs.promises.rm(this.root, { recursive: true, force: true, maxRetries: 3 });
+      // A stopped Box keeps its description, not its output.
+      for (const cmd of this.commands.values()) cmd.releaseHistory();
       this.status = 'stopped';
       this.stoppedAt = Date.now();
       this.onStopped?.(this);
@@ -240,6 +265,7 @@ export class Box {
         // /proc unreadable or the tree already gone: the directory is still removed below
       }
     }
+    this.network?.stop();
     try {
       fs.rmSync(this.root, { recursive: true, force: true, maxRetries: 3 });
     } catch {

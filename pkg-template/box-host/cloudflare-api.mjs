@@ -2,11 +2,13 @@
 // over the shared Box engine. Every route lives under `/cloudflare/<containerId>`: the rest of the
 // path is exactly the path the `Sandbox` Durable Object sends to its container on port 3000
 // (`/`, `/api/execute`, …), so the DO-side forwarder only prefixes it (see docs/internals.md).
-// Route table, dispatch and the command routes; the file routes are in cloudflare-files.mjs.
+// Route table, dispatch and the command routes; the file routes are in cloudflare-files.mjs, the
+// background process routes in cloudflare-processes.mjs.
 import { normalizeBoxPath } from './paths.mjs';
 import { CONTAINER_ID, CONTAINER_IDLE_MS, CONTAINER_WORK_DIR, containerEnv } from './cloudflare-containers.mjs';
 import { ContainerApiError, sendContainerError, sendContainerJson } from './cloudflare-errors.mjs';
 import { deleteFile, exists, mkdir, readFile, writeFile } from './cloudflare-files.mjs';
+import { processRoutes } from './cloudflare-processes.mjs';
 import { readJson } from './http-io.mjs';
 import { startSse } from './sse.mjs';
 import { MAX_TIMER_MS } from './box.mjs';
@@ -34,6 +36,9 @@ const ROUTES = [
   ['POST', '/api/exists', 'exists', exists],
 ];
 
+/** The background process routes (cloudflare-processes.mjs) over the same command starter. */
+const PROCESS_ROUTES = processRoutes({ start: startCommand, timeoutOf });
+
 const PREFIX = /^\/cloudflare\/([^/]+)(\/.*)?$/;
 
 /**
@@ -53,6 +58,10 @@ export function matchCloudflareRoute(method, pathname) {
   for (const [m, p, name, handler] of ROUTES) {
     if (m === method && p === containerPath) return { name: `cloudflare/${name}`, containerId, handler, opensBox: true };
   }
+  for (const [m, pattern, name, handler] of PROCESS_ROUTES) {
+    const params = m === method && pattern.exec(containerPath);
+    if (params) return { name: `cloudflare/${name}`, containerId, handler, opensBox: true, params: params.slice(1) };
+  }
   if (method === 'GET' && containerPath !== '/api' && !containerPath.startsWith('/api/')) {
     return { name: 'cloudflare/root', containerId, handler: root, opensBox: true };
   }
@@ -70,7 +79,7 @@ export async function handleCloudflare({ route, containers, req, res }) {
       throw new ContainerApiError(404, 'UNKNOWN_ERROR', 'The requested endpoint was not found');
     }
     const container = route.opensBox ? await containers.open(route.containerId) : null;
-    await route.handler({ containers, container, containerId: route.containerId, req, res });
+    await route.handler({ containers, container, containerId: route.containerId, req, res, params: route.params ?? [] });
   } catch (err) {
     req.resume();
     sendContainerError(res, err);

@@ -60,7 +60,8 @@ export class CloudflareContainers {
   }
 
   #createBox() {
-    return this.registry.create({ timeout: CONTAINER_IDLE_MS }, { workDir: CONTAINER_WORK_DIR });
+    // The Cloudflare SDK retries a container that cannot start: no queue on this side.
+    return this.registry.create({ timeout: CONTAINER_IDLE_MS }, { workDir: CONTAINER_WORK_DIR, queue: false });
   }
 
   /** Removes the container's Box (every process tree killed, directory removed); false if none. */

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { CONTAINER_WORK_DIR } from './cloudflare-containers.mjs';
 import { ContainerApiError, sendContainerJson } from './cloudflare-errors.mjs';
 import { readJson } from './http-io.mjs';
-import { BoxPathError, ensureBoxDir, normalizeBoxPath, prepareFileTarget, resolveExisting } from './paths.mjs';
+import { BoxPathError, ensureBoxDir, normalizeBoxPath, openBoxFileForRead, openBoxFileForWrite, resolveExisting } from './paths.mjs';
 
 /** Largest file `/api/read` returns (bytes, §6.5 `MAX_ENCODED_FILE_SIZE`); larger → 413. */
 export const MAX_READ_BYTES = 32 * 1024 * 1024;
@@ -16,7 +16,7 @@ export const MAX_WRITE_BODY_BYTES = Math.ceil((MAX_READ_BYTES * 4) / 3) + 64 * 1
 /** Longest path accepted (characters, §6.3). */
 const MAX_PATH_CHARS = 4096;
 const BASE64 = /^[A-Za-z0-9+/=]*$/;
-const { O_WRONLY, O_CREAT, O_TRUNC, O_NOFOLLOW } = fs.constants;
+const { O_WRONLY, O_CREAT, O_TRUNC } = fs.constants;
 
 const MIME_TYPES = {
   '.txt': 'text/plain', '.md': 'text/markdown', '.html': 'text/html', '.css': 'text/css',
@@ -58,19 +58,19 @@ export async function writeFile({ containers, container, req, res }) {
   const body = await readJson(req, MAX_WRITE_BODY_BYTES);
   const { wire, boxPath } = boxPathOf(containers, container, body);
   const bytes = decodeContent(body);
-  const host = prepareFileTarget(container.box.root, boxPath);
-  let handle;
+  // Parents pinned, the file opened with O_NOFOLLOW (paths.mjs): a symlink race cannot redirect it.
+  let fd;
   try {
-    handle = await fs.promises.open(host, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0o644);
+    fd = openBoxFileForWrite(container.box.root, boxPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644);
   } catch (err) {
     if (err.code === 'ELOOP') throw new BoxPathError(`cannot write through a symlink: ${wire}`, { escape: true });
     if (err.code === 'EISDIR') throw new ContainerApiError(400, 'IS_DIRECTORY', `Path is a directory: ${wire}`, { path: wire });
     throw err;
   }
   try {
-    await handle.writeFile(bytes);
+    fs.writeFileSync(fd, bytes);
   } finally {
-    await handle.close();
+    fs.closeSync(fd);
   }
   sendContainerJson(res, { path: wire });
 }
@@ -92,15 +92,22 @@ function isUtf8Text(bytes) {
 export async function readFile({ containers, container, req, res }) {
   const body = await readJson(req);
   const { wire, boxPath } = boxPathOf(containers, container, body);
-  const host = resolveExisting(container.box.root, boxPath);
-  if (!host) throw notFound(wire, 'read');
-  const stat = await fs.promises.stat(host);
+  // Opened first, checked after (paths.mjs): a symlink swapped in meanwhile cannot redirect it.
+  const fd = openBoxFileForRead(container.box.root, boxPath);
+  if (fd === null) throw notFound(wire, 'read');
+  let stat;
+  let bytes;
+  try {
+    stat = fs.fstatSync(fd);
+    if (stat.isFile() && stat.size <= MAX_READ_BYTES) bytes = fs.readFileSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
   if (stat.isDirectory()) throw new ContainerApiError(400, 'IS_DIRECTORY', `Path is a directory: ${wire}`, { path: wire });
   if (!stat.isFile()) throw new ContainerApiError(400, 'VALIDATION_FAILED', `not a regular file: ${wire}`, { path: wire });
   if (stat.size > MAX_READ_BYTES) {
     throw new ContainerApiError(413, 'FILE_TOO_LARGE', `File too large: ${wire} (${stat.size} bytes, limit ${MAX_READ_BYTES})`, { path: wire });
   }
-  const bytes = await fs.promises.readFile(host);
   const known = MIME_TYPES[path.posix.extname(boxPath).toLowerCase()];
   const isBinary = known ? !TEXT_MIME.test(known) : !isUtf8Text(bytes);
   const mimeType = known ?? (isBinary ? 'application/octet-stream' : 'text/plain');

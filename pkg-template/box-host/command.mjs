@@ -2,12 +2,37 @@
 // (replayable for log followers), its exit code, and the timeout that kills the whole tree.
 import { spawn } from 'node:child_process';
 import { EventEmitter } from 'node:events';
+import fs from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { killTreeAndWait, signalTree } from './process-tree.mjs';
 
 /** Output kept per command for replay (bytes of text); later output is dropped from history. */
 export const MAX_LOG_BYTES = 64 * 1024 * 1024;
+
+/**
+ * The host-wide budget of kept command output (bytes of text, all live commands together): a
+ * command's history takes from it as it grows and gives it back when the Box stops, so memory is
+ * bounded by the budget, not by what Boxes print. Followers attached from the start see every
+ * byte live; only the replay for a late follower is cut once the budget is spent.
+ */
+export class LogBudget {
+  constructor(totalBytes) {
+    this.total = totalBytes;
+    this.used = 0;
+  }
+
+  take(bytes) {
+    if (this.used + bytes > this.total) return false;
+    this.used += bytes;
+    return true;
+  }
+
+  give(bytes) {
+    this.used = Math.max(0, this.used - bytes);
+  }
+}
 /** How long to wait for the output pipes to close after the main process exited (ms). */
 const PIPE_GRACE_MS = 200;
 
@@ -20,7 +45,7 @@ function signalNumber(signal) {
  * while running. Exit codes: the process's own code, or 128 + signal number (137 on timeout).
  */
 export class BoxCommand extends EventEmitter {
-  constructor({ id, sessionId, name, args, cwd, spec, timeoutMs }) {
+  constructor({ id, sessionId, name, args, cwd, spec, timeoutMs, logBudget }) {
     super();
     this.setMaxListeners(0);
     this.id = id;
@@ -33,6 +58,8 @@ export class BoxCommand extends EventEmitter {
     this.finishedAt = null;
     this.logs = [];
     this.logBytes = 0;
+    this.logBudget = logBudget ?? new LogBudget(MAX_LOG_BYTES);
+    this.historyCut = false;
     this.forcedExitCode = null;
     this.reaped = false;
     this.outputPaused = false;
@@ -45,10 +72,28 @@ export class BoxCommand extends EventEmitter {
       env: spec.env,
       shell: false,
       detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
+      // bubblewrap: fd 3 carries its options, fd 4 reports the sandbox pid, fd 5 releases it.
+      stdio: spec.argsData === undefined ? ['ignore', 'pipe', 'pipe'] : ['ignore', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe'],
     });
     this.child = child;
     this.pid = child.pid;
+    this.cgroups = [];
+    // In a PID namespace of its own, every process of the command dies with it (the kernel
+    // kills a namespace whose init exits): no /proc scan is needed once it has exited.
+    this.pidNamespace = spec.pidNamespace === true;
+    if (spec.argsData !== undefined) {
+      child.stdio[3].on('error', () => {});
+      child.stdio[5].on('error', () => {});
+      child.stdio[3].end(spec.argsData);
+      this.#setUpSandbox(child, spec).catch((err) => {
+        this.#record('stderr', `the Box could not set up the command: ${err.message}\n`);
+        this.forcedExitCode = 126;
+        this.killAll().catch(() => {});
+      });
+    } else if (this.pid !== undefined) {
+      // Plain processes: the cgroup is joined right after the spawn (best effort).
+      this.#joinCgroups(spec, this.pid);
+    }
     for (const stream of ['stdout', 'stderr']) {
       const decoder = new StringDecoder('utf8');
       child[stream].on('data', (chunk) => this.#record(stream, decoder.write(chunk)));
@@ -65,7 +110,7 @@ export class BoxCommand extends EventEmitter {
       clearTimeout(this.timer);
       const exitCode = this.forcedExitCode ?? (code ?? 128 + signalNumber(signal));
       // Leftovers of this command (background children) do not outlive it, as under bubblewrap.
-      if (this.pid !== undefined) signalTree(this.pid, 'SIGKILL', true);
+      if (this.pid !== undefined && !this.pidNamespace) signalTree(this.pid, 'SIGKILL', true);
       // Output still in the pipes is read first: while a reader holds the output paused (a slow
       // SSE client), the pipes are not cut.
       const cutPipes = () => {
@@ -81,7 +126,10 @@ export class BoxCommand extends EventEmitter {
         clearTimeout(grace);
         // A kill in progress finishes first: the exit is reported once every process of the
         // tree is gone, not while a killed child is still being torn down.
-        Promise.resolve(this.killing).then(() => this.#finish(exitCode));
+        Promise.resolve(this.killing).then(() => {
+          this.#releaseResources();
+          this.#finish(exitCode);
+        });
       });
     });
     if (timeoutMs !== undefined) {
@@ -92,12 +140,67 @@ export class BoxCommand extends EventEmitter {
     }
   }
 
+  /** Reads the sandbox pid (fd 4), puts it in its cgroups, then releases it (fd 5). */
+  async #setUpSandbox(child, spec) {
+    const info = await new Promise((resolve, reject) => {
+      let text = '';
+      child.stdio[4].on('data', (chunk) => {
+        text += chunk;
+        try {
+          resolve(JSON.parse(text));
+        } catch {
+          // not complete yet
+        }
+      });
+      child.stdio[4].on('end', () => reject(new Error('bubblewrap reported no sandbox')));
+    });
+    const sandboxPid = info['child-pid'];
+    if (!Number.isInteger(sandboxPid)) throw new Error('bubblewrap reported no sandbox pid');
+    this.#joinCgroups(spec, sandboxPid);
+    child.stdio[5].end('1');
+  }
+
+  /** A cgroup per command under each writable controller, with the pids and memory limits. */
+  #joinCgroups(spec, pid) {
+    const { cgroup } = spec;
+    if (!cgroup) return;
+    const limits = [
+      [cgroup.pids, 'pids.max', spec.limits?.pids],
+      [cgroup.memory, 'memory.limit_in_bytes', spec.limits?.memoryBytes],
+    ];
+    for (const [controller, file, value] of limits) {
+      if (!controller || value === undefined) continue;
+      const dir = path.join(controller, `vite-hub-${this.id}`);
+      try {
+        fs.mkdirSync(dir);
+        this.cgroups.push(dir);
+        fs.writeFileSync(path.join(dir, file), String(value));
+        fs.writeFileSync(path.join(dir, 'cgroup.procs'), String(pid));
+      } catch (err) {
+        this.#record('stderr', `note: the Box limit ${file} could not be applied: ${err.code ?? err.message}\n`);
+      }
+    }
+  }
+
+  /** Removes the command's cgroups (once its processes are gone). */
+  #releaseResources() {
+    for (const dir of this.cgroups.splice(0)) {
+      try {
+        fs.rmdirSync(dir);
+      } catch {
+        // still has tasks (torn down by the kernel soon) or already gone
+      }
+    }
+  }
+
   #record(stream, data) {
     if (!data) return;
     const entry = { stream, data };
-    if (this.logBytes < MAX_LOG_BYTES) {
+    if (!this.historyCut && this.logBytes + data.length <= MAX_LOG_BYTES && this.logBudget.take(data.length)) {
       this.logBytes += data.length;
       this.logs.push(entry);
+    } else {
+      this.historyCut = true;
     }
     this.emit('log', entry);
   }
@@ -156,11 +259,22 @@ export class BoxCommand extends EventEmitter {
 
   /** SIGKILLs the whole process tree and resolves once every process is gone and output closed. */
   async killAll() {
+    // Exited in a PID namespace of its own: nothing of it is left (and a scan of /proc per
+    // command made 128 concurrent stops take seconds).
+    if (!this.running && this.reaped && this.pidNamespace) return;
     if (this.pid !== undefined) {
       this.killing ??= killTreeAndWait(this.pid, () => this.reaped);
       await this.killing;
     }
     await this.waitExit();
+  }
+
+  /** Drops the kept output (the Box stopped) and returns its bytes to the host's budget. */
+  releaseHistory() {
+    this.logBudget.give(this.logBytes);
+    this.logs = [];
+    this.logBytes = 0;
+    this.historyCut = true;
   }
 
   /** The `Command` wire object (exitCode null while running). */

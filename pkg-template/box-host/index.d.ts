@@ -12,14 +12,22 @@
 export interface ExecutionAuthority {
   /** 'process' with bubblewrap (namespaces, read-only system, private dirs); 'none' otherwise. */
   isolation: 'process' | 'none';
-  /** 'none' only for a bubblewrap Box created with networkPolicy 'deny-all'. */
-  network: 'none' | 'unrestricted';
+  /**
+   * 'none' for a bubblewrap Box created with networkPolicy 'deny-all'; 'restricted' for a
+   * bubblewrap Box with a network of its own (slirp4netns: outbound only, not the host's
+   * loopback); 'unrestricted' otherwise (the host's network, loopback included).
+   */
+  network: 'none' | 'restricted' | 'unrestricted';
   /** scope 'sandbox': only the Box dirs are writable/visible; 'host': plain processes see the host. */
   filesystem: { access: 'read-write'; scope: 'sandbox' | 'host' };
   /** Commands see only PATH, HOME and the env given at create / per command, never the host env. */
   environment: 'selected';
   credentials: 'none';
-  processes: 'arbitrary';
+  /**
+   * 'restricted' under bubblewrap (uid 1000, no capabilities, per-command limits: 512 processes,
+   * the session's memory through a cgroup where writable, files up to 1 GiB); 'arbitrary' otherwise.
+   */
+  processes: 'restricted' | 'arbitrary';
 }
 
 export interface BoxHostOptions {
@@ -35,8 +43,16 @@ export interface BoxHostOptions {
    * 'none': plain processes in the Box directory (no isolation; reported as such).
    */
   isolation?: 'auto' | 'bubblewrap' | 'none';
-  /** Live Boxes at most (default 64); create answers 503 `{"error":{"code":"capacity"}}` beyond. */
+  /**
+   * Live Boxes at most (default 64). A create beyond waits in a FIFO queue for a Box to stop;
+   * it answers 503 `{"error":{"code":"capacity"}}` (the runtime's SANDBOX_PROVIDER_UNAVAILABLE)
+   * when `maxQueued` creates already wait or after `maxQueueWaitMs`.
+   */
   maxBoxes?: number;
+  /** Creates that may wait for a Box slot at once (default 1024). */
+  maxQueued?: number;
+  /** Longest a create waits for a Box slot, in ms (default 120000). */
+  maxQueueWaitMs?: number;
   /**
    * Parent directory of the Box directories, named `vite-hub-box-<pid>-XXXXXX` after the owning
    * process (`process.pid`, also in worker threads); default `os.tmpdir()`.
@@ -59,8 +75,10 @@ export interface BoxHostCounters {
   /**
    * Route names: create, session/get, sandbox/get, stop, extend-timeout, cmd, cmd/get, cmd/wait,
    * cmd/logs, cmd/kill, fs/write, fs/read, fs/mkdir, snapshot, snapshots/list, snapshots/get,
-   * snapshots/delete, unknown. Only authenticated requests count;
-   * the counter routes themselves are not counted.
+   * snapshots/delete, execution-authority (`GET
+   * /_vite-hub/execution-authority[?networkPolicy=<JSON>]`: what a Box created with that policy gets,
+   * without creating one), the Cloudflare container routes (`cloudflare/…`, process routes included),
+   * unknown. Only authenticated requests count; the counter routes themselves are not counted.
    */
   requests: Record<string, number>;
   total: number;

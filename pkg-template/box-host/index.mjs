@@ -3,9 +3,10 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { DEFAULT_MAX_QUEUED, DEFAULT_MAX_QUEUE_WAIT_MS } from './box-queue.mjs';
 import { CloudflareContainers } from './cloudflare-containers.mjs';
 import { RequestCounters } from './counters.mjs';
-import { executionAuthority, resolveIsolation } from './isolation.mjs';
+import { executionAuthority, hostFeatures, resolveIsolation } from './isolation.mjs';
 import { BoxRegistry } from './registry.mjs';
 import { createBoxHostServer } from './server.mjs';
 import { DEFAULT_MAX_SNAPSHOT_BYTES, DEFAULT_MAX_SNAPSHOTS, SnapshotStore } from './snapshots.mjs';
@@ -44,6 +45,7 @@ export async function startBoxHost(options = {}) {
     maxSnapshots = DEFAULT_MAX_SNAPSHOTS,
     maxSnapshotBytes = DEFAULT_MAX_SNAPSHOT_BYTES,
   } = options;
+  const { maxQueued = DEFAULT_MAX_QUEUED, maxQueueWaitMs = DEFAULT_MAX_QUEUE_WAIT_MS } = options;
   if (!LOOPBACK.has(host)) throw new TypeError(`host must be 127.0.0.1, localhost or ::1, got ${JSON.stringify(host)}`);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new TypeError('port must be an integer 0-65535');
   if (token !== undefined && (typeof token !== 'string' || token.length < 8)) {
@@ -53,7 +55,12 @@ export async function startBoxHost(options = {}) {
   if (typeof stateDir !== 'string' || !path.isAbsolute(stateDir)) throw new TypeError('stateDir must be an absolute path');
   if (!Number.isInteger(maxSnapshots) || maxSnapshots < 1) throw new TypeError('maxSnapshots must be a positive integer');
   if (!Number.isSafeInteger(maxSnapshotBytes) || maxSnapshotBytes < 1) throw new TypeError('maxSnapshotBytes must be a positive integer of bytes');
+  if (!Number.isInteger(maxQueued) || maxQueued < 0) throw new TypeError('maxQueued must be a non-negative integer');
+  if (!(Number.isInteger(maxQueueWaitMs) && maxQueueWaitMs >= 0 && maxQueueWaitMs <= 2_147_483_647)) {
+    throw new TypeError('maxQueueWaitMs must be an integer number of ms from 0 to 2147483647');
+  }
   const mode = await resolveIsolation(isolation);
+  const features = await hostFeatures();
   const root = await fs.promises.realpath(boxRoot ?? os.tmpdir());
   // Box directories left by processes that are gone (a host in a worker thread sees no `exit`
   // event when the main thread calls process.exit()): removed in the background, never blocking
@@ -61,7 +68,7 @@ export async function startBoxHost(options = {}) {
   const swept = sweepStaleBoxDirs(root);
   const secret = token ?? randomBytes(32).toString('hex');
   const snapshots = new SnapshotStore({ dir: path.join(stateDir, 'snapshots'), maxSnapshots, maxBytes: maxSnapshotBytes });
-  const registry = new BoxRegistry({ boxRoot: root, isolation: mode, maxBoxes, snapshots });
+  const registry = new BoxRegistry({ boxRoot: root, isolation: mode, maxBoxes, maxQueued, maxQueueWaitMs, features, snapshots });
   const counters = new RequestCounters();
   const containers = new CloudflareContainers(registry);
   const server = createBoxHostServer({ token: secret, registry, containers, counters });
@@ -76,7 +83,7 @@ export async function startBoxHost(options = {}) {
   return {
     baseUrl: `http://${hostPart}:${address.port}`,
     token: secret,
-    executionAuthority: executionAuthority(mode, false),
+    executionAuthority: executionAuthority(mode, false, features.netTool !== null),
     stateDir,
     counters: () => counters.snapshot(),
     resetCounters: () => counters.reset(),

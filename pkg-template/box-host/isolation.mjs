@@ -1,6 +1,15 @@
 // Isolation of Box processes: bubblewrap when present (or required), plain processes otherwise.
-// Builds the spawn spec (file, argv, host cwd, env) for one command and describes the isolation
-// actually in use as an `executionAuthority` object.
+// Builds the spawn spec (file, argv, host cwd, env, set-up steps) for one command and describes
+// the isolation actually in use as an `executionAuthority` object.
+//
+// Under bubblewrap every command gets its own user, PID, IPC, UTS, cgroup and network namespaces,
+// runs as uid/gid 1000 with no capabilities, sees `/proc/sys` read-only and the host system
+// directories read-only. Under `deny-all` its network namespace has only its own loopback;
+// otherwise the Box's network (box-network.mjs: a namespace per Box with slirp4netns, no host
+// loopback) when slirp4netns is installed, else the host's network (reported 'unrestricted').
+// The options, env included, reach bwrap through a pipe (`--args`), never the command line that
+// `ps` shows. Limits: a cgroup per command (pids, memory) where the cgroup v1/v2 tree is writable,
+// and rlimits (file size, open files, processes) always.
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -28,7 +37,50 @@ function run(file, args) {
 /** True when `bwrap` runs and can build a sandbox here (version check plus one probe run). */
 export async function bubblewrapWorks() {
   if (!(await run('bwrap', ['--version']))) return false;
-  return run('bwrap', ['--unshare-all', '--die-with-parent', '--ro-bind', '/', '/', 'true']);
+  return run('bwrap', ['--unshare-all', '--unshare-user', '--uid', String(BOX_UID), '--gid', String(BOX_UID), '--die-with-parent', '--ro-bind', '/', '/', 'true']);
+}
+
+/** The uid and gid of Box commands under bubblewrap (not root; mapped to the host's own uid). */
+export const BOX_UID = 1000;
+
+/** Per-command limits (a cgroup where writable, rlimits always). */
+export const BOX_LIMITS = {
+  /** Processes and threads of one command tree. */
+  pids: 512,
+  /** Largest file a command may write, in bytes (RLIMIT_FSIZE). */
+  fileBytes: 1024 * 1024 * 1024,
+  /** Open files per process (RLIMIT_NOFILE). */
+  openFiles: 4096,
+};
+
+/**
+ * What this host offers beyond bwrap (probed once): `netTool` ('slirp4netns' when it and
+ * nsenter run, else null), the writable cgroup v1 controllers (`cgroup.pids`, `cgroup.memory`: directories, or null), and
+ * whether `unshare --pid` works for isolation 'none'.
+ */
+let features;
+export function hostFeatures() {
+  features ??= (async () => {
+    const writable = (dir) => {
+      try {
+        fs.accessSync(dir, fs.constants.W_OK);
+        return fs.existsSync(path.join(dir, 'cgroup.procs')) ? dir : null;
+      } catch {
+        return null;
+      }
+    };
+    const [unsharePid, slirp, nsenter] = await Promise.all([
+      run('unshare', ['--pid', '--fork', '--kill-child', '--mount-proc', 'true']),
+      run('slirp4netns', ['--version']),
+      run('nsenter', ['--version']),
+    ]);
+    return {
+      netTool: slirp && nsenter ? 'slirp4netns' : null,
+      cgroup: { pids: writable('/sys/fs/cgroup/pids'), memory: writable('/sys/fs/cgroup/memory') },
+      unsharePid,
+    };
+  })();
+  return features;
 }
 
 /**
@@ -47,23 +99,29 @@ export async function resolveIsolation(option = 'auto') {
   return works ? 'bubblewrap' : 'none';
 }
 
-/** What a Box's commands may do, honestly: `network` is 'none' only when it is really cut off. */
-export function executionAuthority(isolation, networkDenied = false) {
+/**
+ * What a Box's commands may do, honestly: `network` is 'none' only when it is really cut off,
+ * 'restricted' with a Box network (outbound, without the host's loopback).
+ */
+export function executionAuthority(isolation, networkDenied = false, boxNetwork = false) {
   const sandboxed = isolation === 'bubblewrap';
+  let network = 'unrestricted';
+  if (sandboxed && networkDenied) network = 'none';
+  else if (sandboxed && boxNetwork) network = 'restricted';
   return {
     isolation: sandboxed ? 'process' : 'none',
-    network: sandboxed && networkDenied ? 'none' : 'unrestricted',
+    network,
     filesystem: { access: 'read-write', scope: sandboxed ? 'sandbox' : 'host' },
     environment: 'selected',
     credentials: 'none',
-    processes: 'arbitrary',
+    processes: sandboxed ? 'restricted' : 'arbitrary',
   };
 }
 
-/** Bubblewrap argv (without the command) for a Box at host dir `root`. */
-function bubblewrapArgs({ root, workDir, networkDenied, env, cwd }) {
-  const args = ['--unshare-all'];
-  if (!networkDenied) args.push('--share-net');
+/** Bubblewrap options (without the command) for a Box at host dir `root`. */
+function bubblewrapArgs({ root, workDir, ownNet, env, cwd }) {
+  const args = ['--unshare-all', '--unshare-user', '--uid', String(BOX_UID), '--gid', String(BOX_UID)];
+  if (!ownNet) args.push('--share-net');
   args.push('--die-with-parent', '--new-session', '--cap-drop', 'ALL');
   for (const dir of SYSTEM_DIRS) {
     let st;
@@ -75,34 +133,60 @@ function bubblewrapArgs({ root, workDir, networkDenied, env, cwd }) {
     if (st.isSymbolicLink()) args.push('--symlink', fs.readlinkSync(dir), dir);
     else if (st.isDirectory()) args.push('--ro-bind', dir, dir);
   }
-  args.push('--proc', '/proc', '--dev', '/dev');
+  args.push('--proc', '/proc', '--ro-bind', '/proc/sys', '/proc/sys', '--dev', '/dev');
   for (const dir of writableDirs(workDir)) args.push('--bind', path.join(root, dir), dir);
   args.push('--remount-ro', '/', '--clearenv');
   for (const [key, value] of Object.entries(env)) args.push('--setenv', key, value);
-  args.push('--chdir', cwd, '--');
+  args.push('--chdir', cwd, '--info-fd', '4', '--block-fd', '5');
   return args;
 }
 
+/** `prlimit` options for the per-command rlimits. */
+function rlimitArgs() {
+  return [`--fsize=${BOX_LIMITS.fileBytes}`, `--nofile=${BOX_LIMITS.openFiles}`, `--nproc=${BOX_LIMITS.pids}`, '--'];
+}
+
 /**
- * Spawn spec for one Box command: `{ file, args, cwd (host), env }`. `cwd` is a Box path of an
- * existing directory, `cwdHost` its checked host path; `env` holds only the selected variables;
- * `workDir` is the Box's work directory (`/vercel/sandbox` or `/workspace`), bound read-write.
+ * Spawn spec for one Box command: `{ file, args, cwd (host), env, argsData?, sandboxed }`.
+ * `cwd` is a Box path of an existing directory, `cwdHost` its checked host path; `env` holds
+ * only the selected variables; `workDir` is the Box's work directory (`/vercel/sandbox` or
+ * `/workspace`), bound read-write. Under bubblewrap the options travel in `argsData` (written
+ * to fd 3); fd 4 reports the sandbox's pid and fd 5 releases the command once its cgroups are
+ * set up (command.mjs).
  */
-export function spawnSpec({ isolation, root, workDir, networkDenied, command, args, cwd, cwdHost, env }) {
+export function spawnSpec({ isolation, root, workDir, networkDenied, netns, command, args, cwd, cwdHost, env, features, memoryBytes }) {
+  const limits = { pids: BOX_LIMITS.pids, memoryBytes };
+  const limited = [...rlimitArgs(), command, ...args];
   if (isolation === 'bubblewrap') {
     const fullEnv = { PATH: BOX_PATH, HOME: BOX_HOME, ...env };
+    // A Box network: bwrap runs inside it (nsenter) and keeps it (--share-net).
+    const bwrap = ['bwrap', '--args', '3', '--', 'prlimit', ...limited];
+    const [file, ...rest] = netns ? ['nsenter', `--net=${netns}`, '--', ...bwrap] : bwrap;
     return {
-      file: 'bwrap',
-      args: [...bubblewrapArgs({ root, workDir, networkDenied, env: fullEnv, cwd }), command, ...args],
+      file,
+      args: rest,
+      argsData: `${bubblewrapArgs({ root, workDir, ownNet: networkDenied && !netns, env: fullEnv, cwd }).join('\0')}\0`,
+      cgroup: features?.cgroup ?? null,
+      limits,
       cwd: root,
       env: { PATH: BOX_PATH },
+      sandboxed: true,
+      pidNamespace: true,
     };
   }
+  // No isolation: still one PID namespace per command when `unshare` can make one (root), so
+  // every process of the command, daemons included, ends with it.
+  const pidNs = features?.unsharePid ? ['unshare', '--pid', '--fork', '--kill-child', '--mount-proc'] : [];
+  const [file, ...rest] = [...pidNs, 'prlimit', ...limited];
   return {
-    file: command,
-    args,
+    file,
+    args: rest,
     cwd: cwdHost,
     env: { PATH: BOX_PATH, HOME: path.join(root, BOX_HOME), ...env },
+    cgroup: features?.cgroup ?? null,
+    limits,
+    sandboxed: false,
+    pidNamespace: pidNs.length > 0,
   };
 }
 

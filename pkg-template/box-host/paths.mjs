@@ -64,37 +64,124 @@ export function resolveExisting(root, boxPath) {
   return real;
 }
 
+const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW } = fs.constants;
+
+// Race-free access (issue 9): a Box process can swap any directory of its Box for a symlink at
+// any moment, so a path checked and then reopened may land outside. Every operation below works
+// on directories *pinned* by an open fd whose real path (/proc/self/fd/N) was checked to be
+// inside the Box; the next component is reached through that fd (`/proc/self/fd/N/<name>`), so
+// whatever the Box renames afterwards, the checked inode is the one used. Final components of
+// writes are opened with O_NOFOLLOW; reads are checked after the open.
+
+function fdPath(fd) {
+  return `/proc/self/fd/${fd}`;
+}
+
+/** Opens `hostPath` (a directory) and checks where the opened inode really is. */
+function pinDir(root, hostPath, boxPath) {
+  let fd;
+  try {
+    fd = fs.openSync(hostPath, O_RDONLY | O_DIRECTORY);
+  } catch (err) {
+    if (err.code === 'ENOTDIR') throw new BoxPathError(`not a directory: ${boxPath}`);
+    throw err;
+  }
+  if (!isInside(root, fs.readlinkSync(fdPath(fd)))) {
+    fs.closeSync(fd);
+    throw new BoxPathError(`path resolves outside the Box: ${boxPath}`, { escape: true });
+  }
+  return fd;
+}
+
+/**
+ * Opens the Box directory `boxDir` pinned (see above) and returns its fd (the caller closes it).
+ * With `create`, missing components are made (like `mkdir -p`). Throws ENOENT errors for a
+ * missing component otherwise, BoxPathError for a non-directory or a component outside the Box.
+ */
+export function openBoxDir(root, boxDir, { create = false } = {}) {
+  let fd = pinDir(root, root, '/');
+  for (const seg of boxDir.split('/').filter(Boolean)) {
+    const next = `${fdPath(fd)}/${seg}`;
+    let child;
+    try {
+      if (create) {
+        try {
+          fs.mkdirSync(next, { mode: 0o755 });
+        } catch (err) {
+          if (err.code !== 'EEXIST') throw err;
+        }
+      }
+      child = pinDir(root, next, boxDir);
+    } finally {
+      fs.closeSync(fd);
+    }
+    fd = child;
+  }
+  return fd;
+}
+
 /**
  * Makes sure the Box directory `boxDir` exists (like `mkdir -p`), refusing any existing component
- * that is not a directory or that resolves outside the Box. Returns its host path.
+ * that is not a directory or that resolves outside the Box. Returns its host path (for display
+ * and for bubblewrap binds; file access goes through the functions below).
  */
 export function ensureBoxDir(root, boxDir) {
-  let host = root;
-  for (const seg of boxDir.split('/').filter(Boolean)) {
-    host = path.join(host, seg);
-    let st;
-    try {
-      st = fs.lstatSync(host);
-    } catch (err) {
-      if (err.code !== 'ENOENT') throw err;
-      fs.mkdirSync(host, { mode: 0o755 });
-      continue;
-    }
-    if (st.isSymbolicLink()) {
-      const real = fs.realpathSync(host);
-      if (!isInside(root, real)) throw new BoxPathError(`path resolves outside the Box: ${boxDir}`, { escape: true });
-      if (!fs.statSync(real).isDirectory()) throw new BoxPathError(`not a directory: ${boxDir}`);
-      host = real;
-    } else if (!st.isDirectory()) {
-      throw new BoxPathError(`not a directory: ${boxDir}`);
-    }
+  const fd = openBoxDir(root, boxDir, { create: true });
+  try {
+    return fs.readlinkSync(fdPath(fd));
+  } finally {
+    fs.closeSync(fd);
   }
-  return host;
+}
+
+/**
+ * Opens the Box file `boxPath` for writing with `flags` (O_NOFOLLOW is added: a symlink there is
+ * refused with the open's ELOOP error, a directory with EISDIR) and `mode`; parents are created
+ * and pinned. Returns the fd.
+ */
+export function openBoxFileForWrite(root, boxPath, flags, mode) {
+  if (boxPath === '/') throw new BoxPathError('cannot write the Box root');
+  const dir = openBoxDir(root, path.posix.dirname(boxPath), { create: true });
+  try {
+    return fs.openSync(`${fdPath(dir)}/${path.posix.basename(boxPath)}`, flags | O_NOFOLLOW, mode);
+  } finally {
+    fs.closeSync(dir);
+  }
+}
+
+/**
+ * Opens an existing Box file for reading and checks where the opened file really is (a symlink
+ * inside the Box is followed; one leading out is refused). Returns the fd, or null when missing.
+ */
+export function openBoxFileForRead(root, boxPath) {
+  let fd;
+  try {
+    fd = fs.openSync(hostPathOf(root, boxPath), O_RDONLY);
+  } catch (err) {
+    if (err.code === 'ENOENT' || err.code === 'ENOTDIR') return null;
+    throw err;
+  }
+  if (!isInside(root, fs.readlinkSync(fdPath(fd)))) {
+    fs.closeSync(fd);
+    throw new BoxPathError(`path resolves outside the Box: ${boxPath}`, { escape: true });
+  }
+  return fd;
+}
+
+/** Creates one directory `boxPath` (not recursive) under its pinned parent. */
+export function mkdirInBox(root, boxPath) {
+  const dir = openBoxDir(root, path.posix.dirname(boxPath));
+  try {
+    fs.mkdirSync(`${fdPath(dir)}/${path.posix.basename(boxPath)}`, { mode: 0o755 });
+  } finally {
+    fs.closeSync(dir);
+  }
 }
 
 /**
  * Host path for creating the Box file `boxPath`: parents are created and checked; the last
- * component is returned unresolved and must be opened with O_NOFOLLOW.
+ * component is returned unresolved and must be opened with O_NOFOLLOW. Prefer
+ * openBoxFileForWrite, which cannot be raced.
  */
 export function prepareFileTarget(root, boxPath) {
   if (boxPath === '/') throw new BoxPathError('cannot write the Box root');

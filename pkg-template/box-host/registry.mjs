@@ -1,9 +1,14 @@
 // The Box registry of one host: live Boxes by session id, a bounded memory of stopped ones (so
 // their sessions can still be described), names, and the live-Box capacity.
 import { Box, BoxRequestError, MAX_TIMER_MS, checkEnv } from './box.mjs';
+import { BoxSlots, QueueRefused } from './box-queue.mjs';
+import { LogBudget } from './command.mjs';
+import { executionAuthority } from './isolation.mjs';
 
-/** Stopped Boxes remembered for `GET` lookups (oldest forgotten first). */
+/** Stopped Boxes remembered for `GET` lookups (oldest forgotten first); they keep no output. */
 const STOPPED_MEMORY = 256;
+/** Command output kept for replay by all live Boxes together (bytes of text). */
+export const LOG_BUDGET_BYTES = 256 * 1024 * 1024;
 
 function networkDenied(policy) {
   if (policy === undefined || policy === 'allow-all') return false;
@@ -26,23 +31,37 @@ function snapshotSource(source) {
 
 export class BoxRegistry {
   /** `snapshots`: the host's SnapshotStore (create from `source: { type: 'snapshot' }`). */
-  constructor({ boxRoot, isolation, maxBoxes, snapshots }) {
+  constructor({ boxRoot, isolation, maxBoxes, maxQueued, maxQueueWaitMs, features, snapshots }) {
+    this.features = features;
     this.boxRoot = boxRoot;
     this.snapshots = snapshots;
     this.isolation = isolation;
     this.maxBoxes = maxBoxes;
     this.live = new Map();
     this.stopped = new Map();
-    this.reserved = 0;
+    this.slots = new BoxSlots({ capacity: maxBoxes, maxQueued, maxWaitMs: maxQueueWaitMs });
+    this.logBudget = new LogBudget(LOG_BUDGET_BYTES);
   }
 
   /**
-   * Creates a Box from a create body; 503 `capacity` when `maxBoxes` Boxes are live.
-   * `workDir` (a Box path) is the Box's default cwd, `/vercel/sandbox` unless given.
+   * The executionAuthority a Box created with `networkPolicy` gets (the rule of create, without
+   * creating one): `GET /_vite-hub/execution-authority`.
+   */
+  executionAuthorityFor(networkPolicy) {
+    const sandboxed = this.isolation === 'bubblewrap';
+    const denied = networkDenied(networkPolicy) && sandboxed;
+    return executionAuthority(this.isolation, denied, sandboxed && !denied && Boolean(this.features?.netTool));
+  }
+
+  /**
+   * Creates a Box from a create body. When `maxBoxes` Boxes are live, waits in FIFO order for
+   * one to stop (box-queue.mjs); 503 `capacity` when the queue is full or the wait too long.
+   * `workDir` (a Box path) is the Box's default cwd, `/vercel/sandbox` unless given; `signal`
+   * (the client went away) leaves the queue; `queue: false` refuses at once instead of waiting.
    * `source: { type: 'snapshot', snapshotId }` fills the work directory with a private copy of
    * that snapshot (410 `snapshot_not_found` when it is unknown or damaged); other sources are 400.
    */
-  async create(body, { workDir } = {}) {
+  async create(body, { workDir, signal, queue = true } = {}) {
     const { name, timeout, resources, env } = body;
     const snapshotId = snapshotSource(body.source);
     if (name !== undefined && (typeof name !== 'string' || name === '')) {
@@ -57,14 +76,25 @@ export class BoxRegistry {
     }
     const denied = networkDenied(body.networkPolicy);
     const boxEnv = checkEnv(env);
-    if (name !== undefined && [...this.live.values()].some((box) => box.name === name)) {
+    const nameTaken = () => name !== undefined && [...this.live.values()].some((box) => box.name === name);
+    if (nameTaken()) {
       throw new BoxRequestError(409, 'conflict', `a running sandbox is already named ${name}`);
     }
-    if (this.live.size + this.reserved >= this.maxBoxes) {
-      throw new BoxRequestError(503, 'capacity', `the local Box host already runs ${this.maxBoxes} Boxes`);
-    }
-    this.reserved += 1;
     try {
+      if (!queue) {
+        if (!this.slots.tryAcquire()) throw new QueueRefused('full', `the local Box host already runs ${this.maxBoxes} Boxes`);
+      } else {
+        await this.slots.acquire(signal);
+      }
+    } catch (err) {
+      if (err instanceof QueueRefused) throw new BoxRequestError(503, 'capacity', err.message);
+      throw err;
+    }
+    let created = false;
+    try {
+      if (nameTaken()) {
+        throw new BoxRequestError(409, 'conflict', `a running sandbox is already named ${name}`);
+      }
       const box = await Box.create(this.boxRoot, {
         name,
         isolation: this.isolation,
@@ -76,6 +106,8 @@ export class BoxRegistry {
         workDir,
         sourceSnapshotId: snapshotId,
         onStopped: (stopped) => this.#forget(stopped),
+        logBudget: this.logBudget,
+        features: this.features,
       });
       if (snapshotId !== undefined) {
         try {
@@ -86,14 +118,16 @@ export class BoxRegistry {
         }
       }
       this.live.set(box.id, box);
+      created = true;
       return box;
     } finally {
-      this.reserved -= 1;
+      // A created Box holds its slot until it stops (#forget).
+      if (!created) this.slots.release();
     }
   }
 
   #forget(box) {
-    this.live.delete(box.id);
+    if (this.live.delete(box.id)) this.slots.release();
     this.stopped.set(box.id, box);
     if (this.stopped.size > STOPPED_MEMORY) this.stopped.delete(this.stopped.keys().next().value);
   }

@@ -1,5 +1,5 @@
 // The HTTP server of the Box host: bearer-token check, `/api` prefix, the `/_vite-hub/counters`
-// routes, request counting, dispatch to the Vercel REST handlers (error answers in the Vercel
+// and `/_vite-hub/execution-authority` routes, request counting, dispatch to the Vercel REST handlers (error answers in the Vercel
 // shape) and to the Cloudflare container API under `/cloudflare/<containerId>/…`.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
@@ -46,6 +46,17 @@ export function createBoxHostServer({ token, registry, containers, counters }) {
     if (pathname === '/_vite-hub/counters/reset' && req.method === 'POST') {
       counters.reset();
       sendJson(res, 200, counters.snapshot());
+      return;
+    }
+    if (pathname === '/_vite-hub/execution-authority' && req.method === 'GET') {
+      // What a Box created with `?networkPolicy=<JSON>` would get (the rule of create).
+      counters.count('execution-authority');
+      try {
+        const policy = url.searchParams.get('networkPolicy');
+        sendJson(res, 200, registry.executionAuthorityFor(policy === null ? undefined : JSON.parse(policy)));
+      } catch (err) {
+        sendError(res, 400, 'bad_request', typeof err?.status === 'number' ? err.message : 'networkPolicy must be JSON');
+      }
       return;
     }
     const container = matchCloudflareRoute(req.method, url.pathname);

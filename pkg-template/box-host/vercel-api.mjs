@@ -47,7 +47,15 @@ function both(box) {
 }
 
 async function create({ registry, req, res }) {
-  const box = await registry.create(await readJson(req));
+  const body = await readJson(req);
+  // A create waiting for a Box slot leaves the queue when its client goes away.
+  const gone = new AbortController();
+  res.once('close', () => gone.abort());
+  const box = await registry.create(body, { signal: gone.signal });
+  if (res.destroyed) {
+    await box.stop();
+    return;
+  }
   sendJson(res, 200, both(box));
 }
 
@@ -85,9 +93,28 @@ async function extendTimeout({ registry, req, res, params: [sid] }) {
   sendJson(res, 200, { session: box.sessionJSON() });
 }
 
-/** Replays a command's output, then follows it; `onExit` runs once it has exited. */
-function follow(cmd, res, onLog, onExit) {
+/**
+ * Replays a command's output, then follows it; `onExit` runs once it has exited. A slow reader
+ * pauses the command's output (it blocks on its next write) instead of growing the socket buffer.
+ */
+function follow(cmd, res, onLog, onExit, out) {
   for (const entry of cmd.logs) onLog(entry);
+  if (out) {
+    let waiting = false;
+    const write = onLog;
+    onLog = (entry) => {
+      if (write(entry) !== false || waiting) return;
+      waiting = true;
+      cmd.pauseOutput();
+      out.onDrain(() => {
+        waiting = false;
+        cmd.resumeOutput();
+      });
+    };
+    res.on('close', () => {
+      if (waiting) cmd.resumeOutput();
+    });
+  }
   if (!cmd.running) return onExit();
   const exited = () => {
     cmd.off('log', onLog);
@@ -115,7 +142,7 @@ async function runCommand({ registry, req, res, params: [sid] }) {
   follow(cmd, res, onLog, () => {
     out.line({ command: cmd.toJSON() });
     out.end();
-  });
+  }, out);
 }
 
 function commandOf(registry, sid, cid) {
@@ -140,7 +167,7 @@ async function getCommand({ registry, res, query, params: [sid, cid] }) {
 async function commandLogs({ registry, res, params: [sid, cid] }) {
   const cmd = commandOf(registry, sid, cid);
   const out = startNdjson(res);
-  follow(cmd, res, (entry) => out.line(entry), () => out.end());
+  follow(cmd, res, (entry) => out.line(entry), () => out.end(), out);
 }
 
 async function killCommand({ registry, req, res, params: [sid, cid] }) {
@@ -165,12 +192,10 @@ async function readFile({ registry, req, res, params: [sid] }) {
   const box = registry.running(sid);
   const { path, cwd } = await readJson(req);
   if (cwd !== undefined && typeof cwd !== 'string') throw new HttpError(400, 'bad_request', 'cwd must be a string');
-  const host = box.fileForRead(path, cwd);
-  if (!host) throw new HttpError(404, 'file_not_found', `File ${path} was not found`);
-  const file = await fs.promises.open(host, 'r');
-  const { size } = await file.stat();
-  res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': size });
-  await pipeline(file.createReadStream(), res);
+  const file = box.openForRead(path, cwd);
+  if (!file) throw new HttpError(404, 'file_not_found', `File ${path} was not found`);
+  res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': file.size });
+  await pipeline(fs.createReadStream(null, { fd: file.fd }), res);
 }
 
 async function mkdir({ registry, req, res, params: [sid] }) {

@@ -2,6 +2,7 @@
 // index.workerd.mjs, index.browser.mjs) only load the wasm and hand it here; every decision is in
 // the Rust core.
 import { SANDBOX_ENV_NAMES } from './facts.mjs';
+import { sessionApi } from './session.mjs';
 
 /** Environment variable names the core reads (generated from src/facts.rs). Nothing else crosses over. */
 export { SANDBOX_ENV_NAMES };
@@ -47,5 +48,6 @@ export function createApi(wasm, readEnv) {
     setSandboxDefinitionLoader: (loader, describe) => wasm.setSandboxDefinitionLoader(loader ?? null, describe ?? null),
     listPreparedProjects: () => wasm.listPreparedProjects(),
     dropPreparedProject: (digest) => wasm.dropPreparedProject(digest),
+    ...sessionApi(wasm),
   };
 }

@@ -27,6 +27,9 @@ const initialised = (name) => (...args) => {
 };
 
 export const runSandbox = afterInit('runSandbox');
+/** Sessions: one Box driven by hand (runtime/session.mjs). */
+export const openSandboxSession = afterInit('openSandboxSession');
+export const resolveSandboxRunner = afterInit('resolveSandboxRunner');
 export const configureSandbox = initialised('configureSandbox');
 export const registerSandbox = initialised('registerSandbox');
 export const unregisterSandbox = initialised('unregisterSandbox');

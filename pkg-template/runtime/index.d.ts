@@ -357,3 +357,165 @@ export interface PreparedFreeFormDefinition extends DefinitionSource {
  *   dependency …"), or an imported package the project's `package.json` does not declare.
  */
 export function prepareFreeFormDefinition(appRoot: string, discovered: DiscoveredDefinition): Promise<PreparedFreeFormDefinition>;
+
+// ---------------------------------------------------------------------------------------------
+// Sessions, runners and executionAuthority (src/api/session.rs, src/api/runner.rs; contract §2, §3)
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * What code in a Box can reach (vitehub-sandbox-contract.md §2), a frozen object. Vercel:
+ * `isolation: 'microvm'`, `network` from `networkPolicy` (`'none'` for `deny-all`;
+ * `'unrestricted'` unset, `allow-all` or an allow list with `*`; `'restricted'` for a non-empty
+ * allow list/record or subnet rules; else `'unknown'`). Cloudflare: `isolation: 'container'`,
+ * `network: 'unknown'`. Local: the Box host's own report (bubblewrap: `isolation: 'process'`,
+ * `filesystem.scope: 'sandbox'`, `processes: 'restricted'`, `network: 'none'` under `deny-all`,
+ * `'restricted'` with the host's slirp4netns Box network (no host loopback); without bubblewrap
+ * `isolation: 'none'`, `filesystem.scope: 'host'`, `network: 'unrestricted'`). Dimensions a
+ * provider cannot establish are `'unknown'`.
+ */
+export interface ExecutionAuthority {
+  readonly credentials: 'ambient' | 'none' | 'provisioned' | 'unknown';
+  readonly environment: 'ambient' | 'none' | 'selected' | 'unknown';
+  readonly filesystem: {
+    readonly access: 'none' | 'read-only' | 'read-write' | 'unknown';
+    readonly scope: 'host' | 'none' | 'sandbox' | 'unknown' | 'workspace';
+  };
+  readonly isolation: 'container' | 'microvm' | 'none' | 'process' | 'unknown';
+  readonly network: 'none' | 'restricted' | 'unrestricted' | 'unknown';
+  readonly processes: 'arbitrary' | 'none' | 'restricted' | 'unknown';
+}
+
+/** Options of {@link openSandboxSession}. */
+export interface OpenSandboxSessionOptions {
+  /** Must be the provider `configureSandbox` chose (else `SANDBOX_INVALID_ARGUMENT`). */
+  provider?: 'local' | 'vercel' | 'cloudflare';
+  /** Box lifetime in ms (positive integer ≤ 2147483647); the provider's default (5 min on Vercel and the local Box host) when absent. */
+  timeout?: number;
+  /** Aborts the opening: the Promise rejects with `signal.reason` (a Box already opened is closed). */
+  signal?: AbortSignal;
+  /** Cloudflare only: the kept Box (Durable Object) to use; other providers reject it with `SANDBOX_NOT_SUPPORTED`. */
+  sandboxId?: string;
+}
+
+/** Options of {@link SandboxSession.exec} and {@link SandboxSession.spawn}. */
+export interface SandboxCommandOptions {
+  /** Working directory in the Box (absolute, or relative to the Session's `cwd`). */
+  cwd?: string;
+  /** Extra environment variables of this Command (names without `=`; string values). */
+  env?: Record<string, string>;
+  /** Kills the Command after this many ms (positive integer ≤ 2147483647); `exec` then rejects with `SANDBOX_TIMEOUT`. */
+  timeout?: number;
+  /**
+   * `exec`: aborts it (rejects with `signal.reason`; on Vercel and the local Box host the Command
+   * is killed; on Cloudflare its request is cancelled, which the local Box host answers by killing
+   * it). `spawn`: bounds the
+   * start only (stop a spawned Command with `kill`).
+   */
+  signal?: AbortSignal;
+}
+
+/** What `exec` resolves to: exit state and outputs (the last 16 MiB of each stream, UTF-8). */
+export interface SandboxExecResult {
+  exitCode: number;
+  ok: boolean;
+  stdout: string;
+  stderr: string;
+}
+
+/** One piece of a Command's output. */
+export interface SandboxLogEntry {
+  stream: 'stdout' | 'stderr';
+  data: string;
+}
+
+/** A Command started by {@link SandboxSession.spawn}. */
+export interface SandboxProcess {
+  /** The provider's Command id. */
+  readonly id: string;
+  /**
+   * The Command's output: every entry from its start, then live entries as they are produced,
+   * ending when it exits (Vercel protocol: `GET …/cmd/{id}/logs`, NDJSON; Cloudflare:
+   * `GET /api/process/{id}/stream`, SSE). Each call replays
+   * from the start. Leaving the loop early cancels the stream.
+   */
+  logs(): AsyncIterableIterator<SandboxLogEntry>;
+  /** Waits for the exit: `{ exitCode, ok }` (a signal's exit code is 128 + its number). */
+  wait(): Promise<{ exitCode: number; ok: boolean }>;
+  /**
+   * Sends a signal (default `'SIGTERM'`; `'SIGKILL'`, `'SIGINT'`, `'SIGHUP'`, `'SIGQUIT'`, `'SIGCONT'`,
+   * `'SIGSTOP'` or 1–64). Cloudflare's container API kills with SIGTERM only: another signal is
+   * `SANDBOX_NOT_SUPPORTED`.
+   */
+  kill(signal?: string | number): Promise<void>;
+}
+
+/** `Symbol.asyncDispose` where the TypeScript lib declares it (`esnext.disposable`), else no key. */
+type SandboxAsyncDisposeKey = SymbolConstructor extends { readonly asyncDispose: infer S extends symbol } ? S : never;
+
+/** `await using session = await openSandboxSession()` closes the Box at the end of the block. */
+export type SandboxAsyncDisposable = { [K in SandboxAsyncDisposeKey]: () => Promise<void> };
+
+/**
+ * One open Box, driven by hand. Every method returns a Promise and checks its arguments before any
+ * request (`SANDBOX_INVALID_ARGUMENT`); after `close()` every operation rejects with
+ * `SANDBOX_INVALID_STATE` (409). Relative paths start at `cwd`.
+ */
+export interface SandboxSession extends SandboxAsyncDisposable {
+  /** The provider's Box id. */
+  readonly id: string;
+  readonly provider: 'local' | 'vercel' | 'cloudflare';
+  readonly executionAuthority: ExecutionAuthority;
+  /** The Box working directory, e.g. `/vercel/sandbox` (Vercel, local) or `/workspace` (Cloudflare). */
+  readonly cwd: string;
+  /** Live: `'running'` once open, `'stopped'` after `close()`, `'failed'` when the close failed (call `close()` again). */
+  readonly status: 'pending' | 'running' | 'stopped' | 'failed';
+  /** Runs `command` with `args` (argv, no shell) and waits for it. */
+  exec(command: string, args?: string[], options?: SandboxCommandOptions): Promise<SandboxExecResult>;
+  exec(command: string, options?: SandboxCommandOptions): Promise<SandboxExecResult>;
+  /** Starts `command` without waiting (Vercel protocol: a detached `cmd`; Cloudflare: `/api/process/start`). */
+  spawn(command: string, args?: string[], options?: SandboxCommandOptions): Promise<SandboxProcess>;
+  spawn(command: string, options?: SandboxCommandOptions): Promise<SandboxProcess>;
+  /** The file's bytes, or `null` when it does not exist. */
+  read(path: string): Promise<Uint8Array | null>;
+  /** The file as UTF-8 text, or `null`. */
+  readText(path: string): Promise<string | null>;
+  /** Writes (replaces) a file, creating its parent directories. */
+  write(path: string, data: string | Uint8Array): Promise<void>;
+  exists(path: string): Promise<boolean>;
+  /** Creates a directory; `recursive` also creates its parents and accepts an existing one. */
+  mkdir(path: string, options?: { recursive?: boolean }): Promise<void>;
+  /** Removes a file, or with `recursive` a directory tree; a missing path is no error. */
+  remove(path: string, options?: { recursive?: boolean }): Promise<void>;
+  /** Stops the Box. Idempotent: concurrent and later calls share the first cleanup (retried after a failure). */
+  close(): Promise<void>;
+}
+
+/**
+ * Opens one Box on the configured provider and resolves to its {@link SandboxSession}. Close it
+ * (`close()` or `await using`); a Box left open stops at the end of its lifetime.
+ * @throws SandboxError (rejects) `SANDBOX_INVALID_ARGUMENT` for bad options, `SANDBOX_NOT_SUPPORTED`
+ *   for `sandboxId` outside Cloudflare, and the provider's errors (`SANDBOX_PROVIDER_REQUIRED`,
+ *   `SANDBOX_PROVIDER_UNAVAILABLE`, `SANDBOX_TRANSPORT_ERROR`).
+ */
+export function openSandboxSession(options?: OpenSandboxSessionOptions): Promise<SandboxSession>;
+
+/** A Definition's runner, resolved before anything runs (see {@link resolveSandboxRunner}). */
+export interface SandboxRunner<N extends SandboxName = SandboxName> {
+  readonly name: N;
+  readonly provider: 'local' | 'vercel' | 'cloudflare';
+  /** What its Runs' Boxes can reach. */
+  readonly executionAuthority: ExecutionAuthority;
+  /**
+   * A Run, decoded: `undefined` for 204, the parsed JSON for `application/json`, else the bytes.
+   * Rejects with the Run's {@link SandboxError} (never a Response), or `signal.reason`.
+   */
+  run(...args: SandboxRunArguments<N>): Promise<N extends keyof SandboxDefinitions ? SandboxDefinitions[N] extends { result: infer R } ? R : unknown : unknown>;
+}
+
+/**
+ * Resolves the Definition `name` and the configured provider without running anything (no Box is
+ * opened; the local provider asks its Box host for the executionAuthority it applies).
+ * @throws SandboxError (rejects) `SANDBOX_NOT_FOUND` for an unknown name (the message of
+ *   `runSandbox`), `SANDBOX_INVALID_ARGUMENT` for a bad name, `SANDBOX_PROVIDER_REQUIRED`.
+ */
+export function resolveSandboxRunner<N extends SandboxName>(name: N): Promise<SandboxRunner<N>>;

@@ -19,6 +19,8 @@ api.configureSandbox({});
 
 export const { configureSandbox, registerSandbox, unregisterSandbox, listSandboxes, runSandbox, setSandboxDefinitionLoader } = api;
 export const { listPreparedProjects, dropPreparedProject } = api;
+/** Sessions: one Box driven by hand (runtime/session.mjs). */
+export const { openSandboxSession, resolveSandboxRunner } = api;
 export { defineSandbox };
 
 /**

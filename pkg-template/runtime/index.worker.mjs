@@ -9,5 +9,7 @@ const api = workerApi(wasmModule, () => (typeof process === 'object' && process?
 
 export const { configureSandbox, registerSandbox, unregisterSandbox, listSandboxes, runSandbox, setSandboxDefinitionLoader } = api;
 export const { listPreparedProjects, dropPreparedProject } = api;
+/** Sessions: one Box driven by hand (runtime/session.mjs). */
+export const { openSandboxSession, resolveSandboxRunner } = api;
 /** Kept for symmetry with the browser entry: the wasm is already instantiated here. */
 export const initSandbox = async () => {};

@@ -8,6 +8,8 @@
 
 mod definition_object;
 mod prepared;
+mod runner;
+mod session;
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -121,7 +123,7 @@ pub fn configure_sandbox(config: JsValue, worker_env: JsValue) -> Result<()> {
     // misspelled one at any depth.
     let text = js_sys::JSON::stringify(&plain).map_err(|e| invalid(format!("invalid sandbox config: {}", js_message(&e))))?;
     let parsed: SandboxConfig =
-        serde_json::from_str(&String::from(text)).map_err(|e| invalid(format!("invalid sandbox config: {e}")))?;
+        serde_json::from_slice(String::from(text).as_bytes()).map_err(|e| invalid(format!("invalid sandbox config: {e}")))?;
     let namespace = crate::provider::cloudflare::namespace_in(&worker_env, parsed.cloudflare.binding_name());
     let resolved = RuntimeConfig::resolve(&parsed, fetcher, namespace)?;
     RUNTIME.with(|r| *r.borrow_mut() = Some(Rc::new(resolved)));

@@ -59,11 +59,14 @@ pub enum ErrorCode {
     ProviderUnavailable,
     /// `SANDBOX_TIMEOUT`, 504: one attempt exceeded its timeout; the Box process was killed.
     Timeout,
+    /// `SANDBOX_INVALID_STATE`, 409: the operation does not fit the handle's state (a Session
+    /// used after `close()`).
+    InvalidState,
 }
 
 impl ErrorCode {
     /// Every code, in declaration order (for tables and tests).
-    pub const ALL: [ErrorCode; 12] = [
+    pub const ALL: [ErrorCode; 13] = [
         ErrorCode::InvalidArgument,
         ErrorCode::SerializationError,
         ErrorCode::TransferLimit,
@@ -76,6 +79,7 @@ impl ErrorCode {
         ErrorCode::TransportError,
         ErrorCode::ProviderUnavailable,
         ErrorCode::Timeout,
+        ErrorCode::InvalidState,
     ];
 
     /// The stable code string, e.g. `"SANDBOX_INVALID_ARGUMENT"`.
@@ -93,6 +97,7 @@ impl ErrorCode {
             ErrorCode::TransportError => "SANDBOX_TRANSPORT_ERROR",
             ErrorCode::ProviderUnavailable => "SANDBOX_PROVIDER_UNAVAILABLE",
             ErrorCode::Timeout => "SANDBOX_TIMEOUT",
+            ErrorCode::InvalidState => "SANDBOX_INVALID_STATE",
         }
     }
 
@@ -117,6 +122,7 @@ impl ErrorCode {
             ErrorCode::TransportError => 502,
             ErrorCode::ProviderUnavailable => 503,
             ErrorCode::Timeout => 504,
+            ErrorCode::InvalidState => 409,
         }
     }
 
@@ -137,6 +143,7 @@ impl ErrorCode {
             ErrorCode::TransportError => "The sandbox provider request failed.",
             ErrorCode::ProviderUnavailable => "The sandbox provider is unavailable.",
             ErrorCode::Timeout => "The sandbox run timed out.",
+            ErrorCode::InvalidState => "The sandbox handle is not in a state that allows this operation.",
         }
     }
 }
@@ -562,7 +569,8 @@ mod tests {
              SANDBOX_NOT_SUPPORTED 501\n\
              SANDBOX_TRANSPORT_ERROR 502\n\
              SANDBOX_PROVIDER_UNAVAILABLE 503\n\
-             SANDBOX_TIMEOUT 504"
+             SANDBOX_TIMEOUT 504\n\
+             SANDBOX_INVALID_STATE 409"
         );
         for code in ErrorCode::ALL {
             assert_eq!(ErrorCode::parse(code.as_str()), Some(code));

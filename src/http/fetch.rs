@@ -186,6 +186,29 @@ pub async fn body_bytes(response: &Response) -> Result<Vec<u8>, SendError> {
     response.binary().await.map_err(|e| SendError::Network(JsValue::from_str(&e.to_string())))
 }
 
+/// Reads a whole response body, keeping at most `max_bytes`. `Ok(Err(size))` when the body is
+/// larger: its `content-length` when the header says so (checked before anything is read), else
+/// the bytes seen when the cap was passed (the rest is cancelled). Memory stays within
+/// `max_bytes` plus one chunk, whatever the provider sends.
+pub async fn body_bytes_capped(response: &Response, max_bytes: u64) -> Result<std::result::Result<Vec<u8>, u64>, SendError> {
+    let declared = response.headers().get("content-length").and_then(|v| v.trim().parse::<u64>().ok());
+    let mut chunks = BodyChunks::new(response)?;
+    if let Some(len) = declared.filter(|&len| len > max_bytes) {
+        chunks.cancel();
+        return Ok(Err(len));
+    }
+    let mut bytes = Vec::new();
+    while let Some(chunk) = chunks.next_chunk().await? {
+        let seen = bytes.len() as u64 + chunk.len() as u64;
+        if seen > max_bytes {
+            chunks.cancel();
+            return Ok(Err(seen));
+        }
+        bytes.extend_from_slice(&chunk);
+    }
+    Ok(Ok(bytes))
+}
+
 /// Reads a response body chunk by chunk (bytes as they arrive; a chunk may end anywhere, even
 /// inside a UTF-8 character).
 #[derive(Debug)]

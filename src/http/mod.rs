@@ -9,4 +9,6 @@ pub mod sse;
 pub mod retry;
 
 #[cfg(target_arch = "wasm32")]
+pub mod deadline;
+#[cfg(target_arch = "wasm32")]
 pub mod fetch;

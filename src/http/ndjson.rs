@@ -11,6 +11,10 @@
 use crate::error::{Error, ErrorCode, Result};
 use std::fmt::Write as _;
 
+/// Longest line the reader buffers, in bytes: a stream that never ends its line cannot grow the
+/// reader's memory past it (the local Box host and Vercel send a line per output chunk).
+pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+
 /// Incremental NDJSON line reader over a byte stream.
 ///
 /// Feed chunks with [`NdjsonReader::push`]; call [`NdjsonReader::finish`] at end of stream to get
@@ -42,6 +46,10 @@ impl NdjsonReader {
             search_from = start;
         }
         self.buffer.drain(..start);
+        if self.buffer.len() > MAX_LINE_BYTES {
+            self.buffer = Vec::new();
+            return Err(Error::new(ErrorCode::TransportError, format!("a line of the stream is longer than {MAX_LINE_BYTES} bytes")));
+        }
         Ok(lines)
     }
 
@@ -166,6 +174,21 @@ mod tests {
             reader.finish().unwrap_err().code(),
             ErrorCode::TransportError
         );
+    }
+
+    #[test]
+    fn an_endless_line_is_an_error_not_a_growing_buffer() {
+        let mut reader = NdjsonReader::default();
+        let chunk = vec![b'x'; 1024 * 1024];
+        let mut failed = false;
+        for _ in 0..=MAX_LINE_BYTES / chunk.len() {
+            if reader.push(&chunk).is_err() {
+                failed = true;
+                break;
+            }
+        }
+        assert!(failed);
+        assert!(reader.buffer.capacity() <= MAX_LINE_BYTES + chunk.len());
     }
 
     #[test]

@@ -63,6 +63,17 @@ pub enum PreparedStart {
     Missing,
 }
 
+/// What a bounded file read of a Box found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FileRead {
+    /// No such file.
+    Missing,
+    /// The whole file.
+    Bytes(Vec<u8>),
+    /// The file is larger than the reader's cap: its size in bytes (or at least this many).
+    TooLarge(u64),
+}
+
 #[cfg(target_arch = "wasm32")]
 pub use built::Provider;
 
@@ -74,6 +85,7 @@ mod built {
     use super::{cloudflare, local, vercel, BoxSpec, ProviderKind, ProviderSettings};
     use crate::error::Result;
     use crate::http::fetch::Fetcher;
+    use crate::session::ExecutionAuthority;
 
     /// A provider able to open Boxes, built once from [`ProviderSettings`] and the isolate's
     /// fetch.
@@ -167,6 +179,43 @@ mod built {
                     crate::error::ErrorCode::NotSupported,
                     "The cloudflare provider keeps no prepared projects.",
                 )),
+            }
+        }
+
+        /// What a Box of this provider can reach (contract §2), before any Box exists: Vercel
+        /// from its `networkPolicy`, Cloudflare fixed, the local Box host asked (its own report).
+        ///
+        /// # Errors
+        /// Local only: those of [`Provider::ensure_ready`], `SANDBOX_TRANSPORT_ERROR` for a failed
+        /// request or a report that is not of the contract's shape.
+        pub async fn execution_authority(&self, signal: Option<&AbortSignal>) -> Result<ExecutionAuthority> {
+            match self {
+                Provider::Vercel(provider) => Ok(ExecutionAuthority::vercel(provider.network_policy())),
+                Provider::Cloudflare(_) => Ok(ExecutionAuthority::cloudflare()),
+                Provider::Local(provider) => {
+                    let report = provider.execution_authority(signal).await?;
+                    ExecutionAuthority::from_report(&report).map_err(|e| e.with_provider(ProviderKind::Local))
+                }
+            }
+        }
+
+        /// The executionAuthority of an opened Box: the host's own report for a local Box, else
+        /// the provider's (see [`Provider::execution_authority`]).
+        ///
+        /// # Errors
+        /// `SANDBOX_TRANSPORT_ERROR` when the local Box host reported none or a malformed one.
+        pub fn box_execution_authority(&self, session: &BoxSession) -> Result<ExecutionAuthority> {
+            match self {
+                Provider::Vercel(provider) => Ok(ExecutionAuthority::vercel(provider.network_policy())),
+                Provider::Cloudflare(_) => Ok(ExecutionAuthority::cloudflare()),
+                Provider::Local(_) => match session.reported_execution_authority() {
+                    Some(report) => ExecutionAuthority::from_report(report).map_err(|e| e.with_provider(ProviderKind::Local)),
+                    None => Err(crate::error::Error::new(
+                        crate::error::ErrorCode::TransportError,
+                        "the local Box host reported no executionAuthority for the Box",
+                    )
+                    .with_provider(ProviderKind::Local)),
+                },
             }
         }
 

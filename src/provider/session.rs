@@ -1,5 +1,6 @@
 //! `BoxSession`: a handle on one live Box, whatever the provider: write files (one batch), run a
-//! Command and wait for it, read a file, close.
+//! Command and wait for it, start one and follow its output ([`LogStream`]), wait for it, signal
+//! it; read a file, test, create and remove paths; close.
 //!
 //! This is the layer the Run, the public Session API and the Agent tool build on. The provider
 //! arms below are the only place that knows which protocol a Box speaks.
@@ -8,11 +9,72 @@ use web_sys::AbortSignal;
 
 use crate::command::{Command, CommandOutcome};
 use crate::error::Result;
+use crate::provider::cloudflare::client::ProcessLogs;
 use crate::provider::cloudflare::CloudflareBox;
+use crate::provider::vercel::client::CommandLogs;
 use crate::provider::vercel::VercelBox;
-use crate::provider::PreparedStart;
-use crate::provider::ProviderKind;
+use crate::provider::{FileRead, PreparedStart, ProviderKind};
 use crate::transfer::box_file::BoxFile;
+
+/// Which output stream an [`OutputEntry`] came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputStream {
+    /// The Command's stdout.
+    Stdout,
+    /// The Command's stderr.
+    Stderr,
+}
+
+impl OutputStream {
+    /// `"stdout"` or `"stderr"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OutputStream::Stdout => "stdout",
+            OutputStream::Stderr => "stderr",
+        }
+    }
+}
+
+/// A piece of a Command's output, as the provider delivered it (text).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutputEntry {
+    /// stdout or stderr.
+    pub stream: OutputStream,
+    /// The text.
+    pub data: String,
+}
+
+/// The output of a started Command: its whole history from the start, then live output until it
+/// exits. Vercel protocol: `GET …/cmd/{id}/logs` (NDJSON); Cloudflare: `GET
+/// /api/process/{id}/stream` (SSE).
+#[derive(Debug)]
+pub enum LogStream {
+    /// A Vercel (or local Box host) command's NDJSON logs.
+    Vercel(CommandLogs),
+    /// A Cloudflare background process's SSE stream.
+    Cloudflare(ProcessLogs),
+}
+
+impl LogStream {
+    /// The next entry; `None` once the Command exited and everything was read.
+    ///
+    /// # Errors
+    /// `SANDBOX_TRANSPORT_ERROR` when the stream fails or carries an error.
+    pub async fn next(&mut self) -> Result<Option<OutputEntry>> {
+        match self {
+            LogStream::Vercel(logs) => logs.next().await,
+            LogStream::Cloudflare(logs) => logs.next().await,
+        }
+    }
+
+    /// Stops following (cancels the request).
+    pub fn cancel(&mut self) {
+        match self {
+            LogStream::Vercel(logs) => logs.cancel(),
+            LogStream::Cloudflare(logs) => logs.cancel(),
+        }
+    }
+}
 
 /// One live Box.
 #[derive(Debug)]
@@ -29,6 +91,14 @@ impl BoxSession {
         match self {
             BoxSession::Vercel(session) => session.provider(),
             BoxSession::Cloudflare(session) => session.provider(),
+        }
+    }
+
+    /// The provider's id of this Box (Vercel session id, Cloudflare Durable Object name).
+    pub fn id(&self) -> &str {
+        match self {
+            BoxSession::Vercel(session) => session.id(),
+            BoxSession::Cloudflare(session) => session.id(),
         }
     }
 
@@ -94,11 +164,75 @@ impl BoxSession {
         }
     }
 
-    /// Reads a file by absolute Box path; `None` when it does not exist.
-    pub async fn read_file(&self, path: &str, signal: Option<&AbortSignal>) -> Result<Option<Vec<u8>>> {
+    /// Reads a file by absolute Box path, at most `max_bytes` of it ([`FileRead::TooLarge`]
+    /// beyond, checked by size before the content is buffered where the provider says the size).
+    pub async fn read_file(&self, path: &str, max_bytes: u64, signal: Option<&AbortSignal>) -> Result<FileRead> {
         match self {
-            BoxSession::Vercel(session) => session.read_file(path, signal).await,
-            BoxSession::Cloudflare(session) => session.read_file(path, signal).await,
+            BoxSession::Vercel(session) => session.read_file(path, max_bytes, signal).await,
+            BoxSession::Cloudflare(session) => session.read_file(path, max_bytes, signal).await,
+        }
+    }
+
+    /// Starts a Command without waiting for it; answers its id (for [`BoxSession::logs`],
+    /// [`BoxSession::wait`], [`BoxSession::kill`]).
+    ///
+    /// # Errors
+    /// Transport errors of the provider.
+    pub async fn spawn(&self, command: &Command, signal: Option<&AbortSignal>) -> Result<String> {
+        match self {
+            BoxSession::Vercel(session) => session.spawn(command, signal).await,
+            BoxSession::Cloudflare(session) => session.spawn(command, signal).await,
+        }
+    }
+
+    /// Follows the output of Command `id` from its start.
+    pub async fn logs(&self, id: &str, signal: Option<&AbortSignal>) -> Result<LogStream> {
+        match self {
+            BoxSession::Vercel(session) => session.logs(id, signal).await.map(LogStream::Vercel),
+            BoxSession::Cloudflare(session) => session.logs(id, signal).await.map(LogStream::Cloudflare),
+        }
+    }
+
+    /// Waits for Command `id` to exit; its exit code.
+    pub async fn wait(&self, id: &str, signal: Option<&AbortSignal>) -> Result<i32> {
+        match self {
+            BoxSession::Vercel(session) => session.wait(id, signal).await,
+            BoxSession::Cloudflare(session) => session.wait(id, signal).await,
+        }
+    }
+
+    /// Sends signal number `signal_number` (15 SIGTERM, 9 SIGKILL, …) to Command `id`
+    /// (Cloudflare: SIGTERM only, else `SANDBOX_NOT_SUPPORTED`).
+    pub async fn kill(&self, id: &str, signal_number: u8, signal: Option<&AbortSignal>) -> Result<()> {
+        match self {
+            BoxSession::Vercel(session) => session.kill(id, signal_number, signal).await,
+            BoxSession::Cloudflare(session) => session.kill(id, signal_number, signal).await,
+        }
+    }
+
+    /// Whether an absolute Box path exists.
+    pub async fn exists(&self, path: &str, signal: Option<&AbortSignal>) -> Result<bool> {
+        match self {
+            BoxSession::Vercel(session) => session.exists(path, signal).await,
+            BoxSession::Cloudflare(session) => session.exists(path, signal).await,
+        }
+    }
+
+    /// Creates a directory (absolute Box path); with `recursive`, its parents too and no error
+    /// when it exists.
+    pub async fn mkdir(&self, path: &str, recursive: bool, signal: Option<&AbortSignal>) -> Result<()> {
+        match self {
+            BoxSession::Vercel(session) => session.mkdir(path, recursive, signal).await,
+            BoxSession::Cloudflare(session) => session.mkdir(path, recursive, signal).await,
+        }
+    }
+
+    /// Removes a file, or with `recursive` a directory tree (absolute Box path). A missing path
+    /// is no error.
+    pub async fn remove(&self, path: &str, recursive: bool, signal: Option<&AbortSignal>) -> Result<()> {
+        match self {
+            BoxSession::Vercel(session) => session.remove(path, recursive, signal).await,
+            BoxSession::Cloudflare(session) => session.remove(path, recursive, signal).await,
         }
     }
 

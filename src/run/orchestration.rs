@@ -12,7 +12,7 @@ use crate::definition::Definition;
 use crate::error::{Error, ErrorCode, Operation, Result};
 use crate::harness::paths;
 use crate::provider::session::BoxSession;
-use crate::provider::{BoxSpec, PreparedStart, Provider};
+use crate::provider::{BoxSpec, PreparedStart, Provider, ProviderKind};
 use crate::response::{error_response, value_response};
 use crate::run::install::{fingerprint_in, install_command, install_failure, with_fingerprint};
 use crate::run::prepared::{install_desc, Prepared};
@@ -88,6 +88,8 @@ pub async fn run_definition(definition: &Definition, payload: &JsValue, options:
         prepared: prepared.as_ref().and_then(|p| p.start_from.clone()),
         prepared_name: prepared.as_ref().and_then(Prepared::name_if_owner),
     };
+    // The Definition timeout covers the create too (a provider that never answers it).
+    run_signal.start_deadline(definition.timeout_ms);
     let opened = options.provider.open(&spec, Some(&signal)).await;
     timing.mark("box");
     let session = match opened {
@@ -96,27 +98,18 @@ pub async fn run_definition(definition: &Definition, payload: &JsValue, options:
             if let Some(reason) = run_signal.caller_aborted() {
                 return Err(reason);
             }
-            return error_response(&error, &timing);
+            return error_response(&timed_out(error, &run_signal, definition, provider), &timing);
         }
     };
     if let Some(prepared) = prepared.as_mut() {
         prepared.opened(session.prepared());
     }
-    run_signal.start_deadline(definition.timeout_ms);
     // The Run that prepares the project fingerprints its fresh install (see run::prepared::keep).
     let mut fingerprint = prepared.as_ref().is_some_and(Prepared::owner).then(String::new);
     let outcome = attempt(&session, definition, &input, &options.limits, &run_signal, &mut timing, &mut fingerprint).await;
     run_signal.stop_deadline();
     timing.end_current();
-    let outcome = outcome.map_err(|error| {
-        if run_signal.deadline_passed() && run_signal.caller_aborted().is_none() {
-            Error::new(ErrorCode::Timeout, format!("Sandbox \"{}\" timed out after {}ms.", definition.name, definition.timeout_ms))
-                .with_timeout_ms(u64::from(definition.timeout_ms))
-                .with_provider(provider)
-        } else {
-            error
-        }
-    });
+    let outcome = outcome.map_err(|error| timed_out(error, &run_signal, definition, provider));
     // The Run that installed keeps its Box as the prepared project, after the Response.
     let closed = match (prepared, fingerprint.filter(|f| !f.is_empty())) {
         (Some(prepared), Some(fingerprint)) => {
@@ -140,6 +133,17 @@ pub async fn run_definition(definition: &Definition, payload: &JsValue, options:
     match outcome.and_then(|value| value_response(value, &timing)) {
         Ok(response) => Ok(response),
         Err(error) => error_response(&error, &timing),
+    }
+}
+
+/// `error`, or `SANDBOX_TIMEOUT` when the Run's deadline (not the caller) ended the Run.
+fn timed_out(error: Error, run_signal: &RunSignal, definition: &Definition, provider: ProviderKind) -> Error {
+    if run_signal.deadline_passed() && run_signal.caller_aborted().is_none() {
+        Error::new(ErrorCode::Timeout, format!("Sandbox \"{}\" timed out after {}ms.", definition.name, definition.timeout_ms))
+            .with_timeout_ms(u64::from(definition.timeout_ms))
+            .with_provider(provider)
+    } else {
+        error
     }
 }
 

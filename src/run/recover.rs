@@ -15,6 +15,7 @@ use crate::definition::Definition;
 use crate::error::{Direction, Error, ErrorCode, Result};
 use crate::harness::paths;
 use crate::provider::session::BoxSession;
+use crate::provider::FileRead;
 use crate::run::stage::box_path;
 use crate::transfer::envelope::revive_value;
 use crate::transfer::frame::{find_result_frame, frame_prefix, parse_result_envelope, EnvelopeError};
@@ -39,8 +40,11 @@ pub async fn recover_result(
     let cwd = session.cwd().to_owned();
     let envelope_json = match find_result_frame(&outcome.stdout, nonce) {
         Some(json) => json.to_owned(),
-        None => match session.read_file(&box_path(&cwd, paths::OUTPUT_FILE), signal).await? {
-            Some(bytes) if !bytes.is_empty() => String::from_utf8(bytes)
+        // Read by size first: a file larger than the limit (a sparse multi-GiB one included) is
+        // refused before any of it is buffered.
+        None => match session.read_file(&box_path(&cwd, paths::OUTPUT_FILE), limits.max_output_bytes, signal).await? {
+            FileRead::TooLarge(size) => return Err(output_too_large(limits, size)),
+            FileRead::Bytes(bytes) if !bytes.is_empty() => String::from_utf8(bytes)
                 .map_err(|_| Error::new(ErrorCode::HandlerError, "the harness output is not valid UTF-8").for_output())?,
             _ => {
                 return Err(Error::new(
@@ -67,20 +71,39 @@ pub async fn recover_result(
     let Some(result) = envelope.result else { return Ok(JsValue::UNDEFINED) };
     let mut ids = Vec::new();
     collect_sidecar_ids(&result, &mut ids);
+    limits.check_sidecars(u32::try_from(ids.len()).unwrap_or(u32::MAX), 0, Direction::Output)?;
     let mut sidecars = BTreeMap::new();
+    let mut total = 0u64;
     for id in ids {
         let path = box_path(&cwd, &format!("{}.files/{id}", paths::OUTPUT_FILE));
-        let bytes = session.read_file(&path, signal).await?.ok_or_else(|| {
-            Error::new(ErrorCode::SerializationError, format!("Sandbox result sidecar {id} does not exist.")).for_output()
-        })?;
+        // Each read is capped by what is left of the total budget.
+        let left = limits.max_sidecar_bytes.saturating_sub(total);
+        let bytes = match session.read_file(&path, left, signal).await? {
+            FileRead::Bytes(bytes) => bytes,
+            FileRead::Missing => {
+                return Err(Error::new(ErrorCode::SerializationError, format!("Sandbox result sidecar {id} does not exist.")).for_output())
+            }
+            FileRead::TooLarge(size) => {
+                limits.check_sidecars(0, total.saturating_add(size).max(limits.max_sidecar_bytes.saturating_add(1)), Direction::Output)?;
+                return Err(Error::new(ErrorCode::TransferLimit, "the result sidecars are too large").for_output());
+            }
+        };
+        total += bytes.len() as u64;
         sidecars.insert(id, bytes);
     }
-    let total: u64 = sidecars.values().map(|b| b.len() as u64).sum();
     limits.check_sidecars(sidecars.len() as u32, total, Direction::Output)?;
     if let Some(response) = crate::response::response_marker(&result) {
         return response;
     }
     revive_value(&result, &|id| sidecars.get(&id).cloned())
+}
+
+/// The `maxOutputBytes` error of a result file of `size` bytes (larger than the limit).
+fn output_too_large(limits: &TransferLimits, size: u64) -> Error {
+    match limits.check_output_bytes(size.max(limits.max_output_bytes.saturating_add(1))) {
+        Err(error) => error,
+        Ok(()) => Error::new(ErrorCode::TransferLimit, "the result is too large").for_output(),
+    }
 }
 
 /// What the entry itself printed on stdout: everything before the harness's result frame (the

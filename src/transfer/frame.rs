@@ -128,7 +128,7 @@ pub fn parse_result_envelope(json: &str) -> Result<ResultEnvelope> {
         .for_output()
     };
     let envelope: ResultEnvelope =
-        serde_json::from_str(json).map_err(|err| invalid().with_source(err))?;
+        serde_json::from_slice(json.as_bytes()).map_err(|err| invalid().with_source(err))?;
     if envelope.version != 1 {
         return Err(invalid());
     }

@@ -16,7 +16,7 @@ import { bundleWorker } from '../fixtures/cloudflare/bundle-worker.mjs';
 
 
 const WORKER = `
-import { Sandbox as RealSandbox, getSandbox } from '@cloudflare/sandbox';
+import { Sandbox as RealSandbox, getSandbox, parseSSEStream } from '@cloudflare/sandbox';
 import { sandboxOnBoxHost } from './tests/fixtures/cloudflare/box-host-container.mjs';
 
 export const Sandbox = sandboxOnBoxHost(RealSandbox);
@@ -30,6 +30,31 @@ export default {
     const name = new URL(request.url).searchParams.get('name');
     const sb = getSandbox(env.Sandbox, name);
     const out = {};
+    if (new URL(request.url).pathname === '/processes') {
+      // Background processes (§4.3, §4.4): start, stream, logs, get, wait, kill, list, kill-all.
+      const started = Date.now();
+      const ticking = await sb.startProcess('for i in 1 2 3; do echo "tick $i"; sleep 0.4; done; echo bye >&2; exit 5', { env: { X: '1' } });
+      out.started = { id: ticking.id, status: ticking.status, command: ticking.command, hasPid: typeof ticking.pid === 'number' };
+      out.events = [];
+      for await (const event of parseSSEStream(await sb.streamProcessLogs(ticking.id))) {
+        out.events.push({ type: event.type, data: event.data, exitCode: event.exitCode, at: Date.now() - started });
+      }
+      out.logs = await sb.getProcessLogs(ticking.id);
+      const got = await sb.getProcess(ticking.id);
+      out.got = { status: got.status, exitCode: got.exitCode, hasEnd: got.endTime instanceof Date };
+      out.waited = await ticking.waitForExit();
+      const sleeper = await sb.startProcess('sleep 60', { processId: 'sleeper-1' });
+      out.sleeperId = sleeper.id;
+      out.listed = (await sb.listProcesses()).map((p) => [p.id, p.status]);
+      await sb.killProcess('sleeper-1');
+      out.killedExit = await sleeper.waitForExit();
+      out.killedStatus = (await sb.getProcess('sleeper-1')).status;
+      await sb.startProcess('sleep 60', { processId: 'sleeper-2' });
+      out.killedAll = await sb.killAllProcesses();
+      out.missing = await sb.getProcess('no-such-process');
+      await sb.destroy();
+      return Response.json(out);
+    }
     out.exec = await sb.exec('echo hi');
     out.failing = await sb.exec('echo out; echo err >&2; exit 3');
     out.envCwd = await sb.exec('echo "$GREETING"; pwd', { env: { GREETING: 'hé' }, cwd: '/tmp' });
@@ -145,4 +170,34 @@ test('the real Sandbox Durable Object drives a Box of the local Box host', async
   assert.ok(requests['cloudflare/session/create'] >= 1, JSON.stringify(requests));
   assert.ok(requests['cloudflare/destroy'] >= 2, JSON.stringify(requests));
   assert.equal(requests.unknown, undefined);
+});
+
+test('background processes: start, live SSE stream, logs, status, wait, kill, list and kill-all as the SDK expects', async () => {
+  const response = await miniflare.dispatchFetch('http://worker.test/processes?name=conformance-processes');
+  const text = await response.text();
+  assert.equal(response.status, 200, text);
+  const out = JSON.parse(text);
+  assert.deepEqual([out.started.status, out.started.hasPid], ['running', true]);
+  assert.match(out.started.id, /^proc_\d+_[0-9a-f]{6}$/);
+  const types = out.events.map((e) => e.type);
+  assert.equal(types[0], 'process_info');
+  assert.equal(types.at(-1), 'exit');
+  assert.equal(out.events.filter((e) => e.type === 'stdout').map((e) => e.data).join(''), 'tick 1\ntick 2\ntick 3\n');
+  assert.equal(out.events.filter((e) => e.type === 'stderr').map((e) => e.data).join(''), 'bye\n');
+  const ticks = out.events.filter((e) => e.type === 'stdout');
+  assert.ok(ticks.at(-1).at - ticks[0].at >= 600, `live, not buffered: ${JSON.stringify(out.events)}`);
+  assert.equal(out.events.at(-1).exitCode, 5);
+  assert.deepEqual([out.logs.stdout, out.logs.stderr, out.logs.processId], ['tick 1\ntick 2\ntick 3\n', 'bye\n', out.started.id]);
+  assert.deepEqual(out.got, { status: 'failed', exitCode: 5, hasEnd: true });
+  assert.deepEqual(out.waited, { exitCode: 5 });
+  assert.equal(out.sleeperId, 'sleeper-1');
+  assert.deepEqual(out.listed, [[out.started.id, 'failed'], ['sleeper-1', 'running']]);
+  assert.deepEqual(out.killedExit, { exitCode: 143 });
+  assert.equal(out.killedStatus, 'killed');
+  assert.equal(out.killedAll, 1);
+  assert.equal(out.missing, null, 'PROCESS_NOT_FOUND is null for getProcess');
+  const { requests } = host.counters();
+  for (const route of ['start', 'stream', 'logs', 'get', 'list', 'kill', 'kill-all']) {
+    assert.ok(requests[`cloudflare/process/${route}`] >= 1, `${route}: ${JSON.stringify(requests)}`);
+  }
 });

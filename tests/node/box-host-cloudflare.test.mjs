@@ -234,7 +234,7 @@ for (const isolation of modes) {
       failed(await call(host, id, 'POST', '/api/read', { body: { path: '/workspace' } }), 400, 'IS_DIRECTORY');
       ok(await call(host, id, 'POST', '/api/write', { body: { path: 'plain.txt', content: 'x' } }));
       failed(await call(host, id, 'POST', '/api/write', { body: { path: 'plain.txt/under', content: 'x' } }), 400, 'VALIDATION_FAILED');
-      failed(await call(host, id, 'POST', '/api/process/start', { body: { command: 'true' } }), 404, 'UNKNOWN_ERROR');
+      failed(await call(host, id, 'POST', '/api/port-watch', { body: { port: 8080 } }), 404, 'UNKNOWN_ERROR');
       failed(await call(host, id, 'GET', '/api/nope'), 404, 'UNKNOWN_ERROR');
       const big = await call(host, id, 'POST', '/api/execute', { raw: JSON.stringify({ command: 'true', pad: 'x'.repeat(2 * 1024 * 1024) }) });
       failed(big, 413, 'VALIDATION_FAILED');

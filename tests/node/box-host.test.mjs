@@ -9,7 +9,11 @@ import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
 import { startBoxHost } from '@vite-hub/sandbox/box-host';
+import { hostFeatures } from '../../pkg-template/box-host/isolation.mjs';
 import { hasBwrap } from './fixtures.mjs';
+
+/** A Box network of its own for allow-all (slirp4netns installed): no host loopback. */
+const boxNetwork = (await hostFeatures()).netTool !== null;
 
 const SECRET_NAME = 'VITE_HUB_TEST_HOST_SECRET';
 process.env[SECRET_NAME] = `secret-${randomBytes(8).toString('hex')}`;
@@ -129,11 +133,11 @@ for (const isolation of modes) {
     test('reports its isolation honestly', () => {
       assert.deepEqual(host.executionAuthority, {
         isolation: isolation === 'bubblewrap' ? 'process' : 'none',
-        network: 'unrestricted',
+        network: isolation === 'bubblewrap' && boxNetwork ? 'restricted' : 'unrestricted',
         filesystem: { access: 'read-write', scope: isolation === 'bubblewrap' ? 'sandbox' : 'host' },
         environment: 'selected',
         credentials: 'none',
-        processes: 'arbitrary',
+        processes: isolation === 'bubblewrap' ? 'restricted' : 'arbitrary',
       });
       assert.match(host.baseUrl, /^http:\/\/127\.0\.0\.1:\d+$/);
     });
@@ -364,11 +368,12 @@ describe('bubblewrap isolation', { skip: NO_BWRAP }, () => {
     try {
       assert.equal(denied.executionAuthority.network, 'none');
       assert.deepEqual(denied.networkPolicy, { mode: 'deny-all' });
-      assert.equal(open.executionAuthority.network, 'unrestricted');
+      assert.equal(open.executionAuthority.network, boxNetwork ? 'restricted' : 'unrestricted');
       const blocked = await run(host, denied.id, 'node', ['-e', connect]);
       assert.equal(blocked.stdout, 'ECONNREFUSED\n');
+      // With a Box network, allow-all reaches the outside but never the host's loopback.
       const allowed = await run(host, open.id, 'node', ['-e', connect]);
-      assert.equal(allowed.stdout, 'connected\n');
+      assert.equal(allowed.stdout, boxNetwork ? 'ECONNREFUSED\n' : 'connected\n');
     } finally {
       await stopBox(host, denied.id);
       await stopBox(host, open.id);
@@ -377,8 +382,8 @@ describe('bubblewrap isolation', { skip: NO_BWRAP }, () => {
 });
 
 describe('bounds and options', () => {
-  test('create answers 503 capacity past maxBoxes; bodies are capped with 413', async () => {
-    const host = await startBoxHost({ maxBoxes: 1, isolation: 'none' });
+  test('create answers 503 capacity past maxBoxes with no queue room; bodies are capped with 413', async () => {
+    const host = await startBoxHost({ maxBoxes: 1, maxQueued: 0, isolation: 'none' });
     try {
       const sid = (await createBox(host)).id;
       const full = await api(host, 'POST', '/v3/sandboxes', { body: { projectId: 'p', ports: [] } });

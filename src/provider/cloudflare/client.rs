@@ -14,11 +14,12 @@ use wasm_bindgen_futures::JsFuture;
 use web_sys::AbortSignal;
 
 use super::classify::{self, StartupRetry, Verdict};
-use super::wire::{self, DeleteRequest, ExecEvent, ExecuteRequest, ExecuteResponse, MkdirRequest, ReadRequest, ReadResponse, WriteRequest};
+use super::wire::{self, DeleteRequest, ExecEvent, ExistsRequest, ProcessEvent, ExecuteRequest, ExecuteResponse, MkdirRequest, ReadRequest, ReadResponse, WriteRequest};
 use crate::command::{last_bytes, Command, CommandOutcome, OutputTail};
 use crate::error::{Error, ErrorCode, Operation, Result};
 use crate::http::fetch::{abort_promise, body_bytes, js_message, sleep_unless_aborted, BodyChunks, Fetcher, HttpRequest, SendError};
 use crate::http::sse::{SseEnd, SseReader};
+use crate::provider::session::{OutputEntry, OutputStream};
 use crate::provider::ProviderKind;
 
 /// Whether a request may be sent again after a start problem.
@@ -208,6 +209,19 @@ impl ContainerClient {
         self.post_ok("/api/mkdir", &MkdirRequest { path: path.to_owned(), recursive: true }, Operation::Write, signal).await
     }
 
+    /// `POST /api/mkdir { path, recursive }` for a Session's `mkdir`.
+    pub async fn mkdir_with(&self, path: &str, recursive: bool, signal: Option<&AbortSignal>) -> Result<()> {
+        self.post_ok("/api/mkdir", &MkdirRequest { path: path.to_owned(), recursive }, Operation::Write, signal).await
+    }
+
+    /// `POST /api/exists { path }` → whether the path exists.
+    pub async fn exists(&self, path: &str, signal: Option<&AbortSignal>) -> Result<bool> {
+        match self.post_json("/api/exists", &ExistsRequest { path: path.to_owned() }, Operation::Read, Resend::Allowed, signal).await? {
+            Ok(bytes) => wire::exists_answer(&bytes).map_err(|e| e.with_provider(ProviderKind::Cloudflare).with_operation(Operation::Read)),
+            Err(refused) => Err(self.refused(Operation::Read, &refused)),
+        }
+    }
+
     /// `POST /api/write { path, content: <base64>, encoding: "base64" }`.
     pub async fn write_file(&self, path: &str, bytes: &[u8], signal: Option<&AbortSignal>) -> Result<()> {
         let body =
@@ -350,6 +364,35 @@ impl ContainerClient {
         }
     }
 
+    /// `POST /api/process/start` (a background process, sessionless like `/api/execute`); its
+    /// `processId`. Never sent twice.
+    pub async fn start_process(&self, body: &ExecuteRequest, signal: Option<&AbortSignal>) -> Result<String> {
+        match self.post_json("/api/process/start", body, Operation::Exec, Resend::Never, signal).await? {
+            Ok(bytes) => wire::process_started(&bytes).map_err(|e| e.with_provider(ProviderKind::Cloudflare).with_operation(Operation::Exec)),
+            Err(refused) => Err(self.refused(Operation::Exec, &refused)),
+        }
+    }
+
+    /// `GET /api/process/{id}/stream`: the process's output so far, then live, then its exit (SSE).
+    pub async fn process_stream(&self, id: &str, signal: Option<&AbortSignal>) -> Result<ProcessLogs> {
+        let request = self.request("GET", &format!("/api/process/{id}/stream"), None);
+        let response = match self.send(&request, Operation::Exec, Resend::Allowed, signal).await? {
+            Ok(response) => response,
+            Err(refused) => return Err(self.refused(Operation::Exec, &refused)),
+        };
+        let chunks = BodyChunks::new(&response).map_err(|e| self.error(ErrorCode::TransportError, Operation::Exec, e.describe()))?;
+        Ok(ProcessLogs { chunks, reader: SseReader::default(), pending: Default::default(), exit: None, ended: false })
+    }
+
+    /// `DELETE /api/process/{id}`: kills the process.
+    pub async fn kill_process(&self, id: &str, signal: Option<&AbortSignal>) -> Result<()> {
+        let request = self.request("DELETE", &format!("/api/process/{id}"), None);
+        match self.send(&request, Operation::Exec, Resend::Allowed, signal).await? {
+            Ok(_) => Ok(()),
+            Err(refused) => Err(self.refused(Operation::Exec, &refused)),
+        }
+    }
+
     /// `DELETE <base>` on the local Box host: its stand-in for the DO's `destroy()`.
     pub async fn destroy_on_local_host(&self, signal: Option<&AbortSignal>) -> Result<()> {
         let request = self.request("DELETE", "", None);
@@ -371,5 +414,76 @@ fn detail(body: &[u8]) -> String {
         String::new()
     } else {
         format!(": {}", text.trim())
+    }
+}
+
+/// The output of a background process as `GET /api/process/{id}/stream` sends it (SSE): its
+/// whole history, then live output, ending with its `exit` event.
+#[derive(Debug)]
+pub struct ProcessLogs {
+    chunks: BodyChunks,
+    reader: SseReader,
+    pending: std::collections::VecDeque<OutputEntry>,
+    /// The exit code once the `exit` event arrived (`Some(None)`: it carried none).
+    exit: Option<Option<i32>>,
+    ended: bool,
+}
+
+impl ProcessLogs {
+    fn failed(message: String) -> Error {
+        Error::new(ErrorCode::TransportError, message).with_provider(ProviderKind::Cloudflare).with_operation(Operation::Exec)
+    }
+
+    /// The next entry; `None` after the `exit` event.
+    ///
+    /// # Errors
+    /// `SANDBOX_TRANSPORT_ERROR` when the stream fails, is malformed or ends before `exit`.
+    pub async fn next(&mut self) -> Result<Option<OutputEntry>> {
+        loop {
+            if let Some(entry) = self.pending.pop_front() {
+                return Ok(Some(entry));
+            }
+            if self.exit.is_some() || self.ended {
+                return Ok(None);
+            }
+            let chunk = self.chunks.next_chunk().await.map_err(|e| Self::failed(format!("the process stream failed: {}", e.describe())))?;
+            let Some(chunk) = chunk else {
+                self.ended = true;
+                return Err(Self::failed("the process stream ended before the process exited".into()));
+            };
+            for event in self.reader.push(&chunk).map_err(|e| e.with_provider(ProviderKind::Cloudflare))? {
+                match wire::parse_process_event(&event.data).map_err(|e| e.with_provider(ProviderKind::Cloudflare))? {
+                    Some(ProcessEvent::Stdout(data)) => self.pending.push_back(OutputEntry { stream: OutputStream::Stdout, data }),
+                    Some(ProcessEvent::Stderr(data)) => self.pending.push_back(OutputEntry { stream: OutputStream::Stderr, data }),
+                    Some(ProcessEvent::Exit(code)) => {
+                        self.exit = Some(code);
+                        break;
+                    }
+                    None => {}
+                }
+            }
+            if self.exit.is_some() {
+                self.chunks.cancel();
+            }
+        }
+    }
+
+    /// Reads to the `exit` event; the exit code.
+    ///
+    /// # Errors
+    /// Those of [`ProcessLogs::next`]; `SANDBOX_TRANSPORT_ERROR` when the process ended without one.
+    pub async fn exit_code(&mut self) -> Result<i32> {
+        while self.next().await?.is_some() {}
+        match self.exit {
+            Some(Some(code)) => Ok(code),
+            _ => Err(Self::failed("the process ended in an error state without an exit code".into())),
+        }
+    }
+
+    /// Stops reading (cancels the request).
+    pub fn cancel(&mut self) {
+        self.ended = true;
+        self.pending.clear();
+        self.chunks.cancel();
     }
 }

@@ -33,14 +33,14 @@ mod session {
     use web_sys::AbortSignal;
 
     use super::classify::{self, StartupRetry};
-    use super::client::ContainerClient;
+    use super::client::{ContainerClient, ProcessLogs};
     use super::exec::execute_request;
     use super::options::{box_id_from, unique_box_id, CloudflareSettings};
     use super::wire::{ConfigureRequest, SandboxName};
     use crate::command::{Command, CommandOutcome};
     use crate::error::{Error, ErrorCode, Operation, Result};
     use crate::http::fetch::{js_message, sleep_unless_aborted, Fetcher};
-    use crate::provider::{BoxSpec, ProviderKind};
+    use crate::provider::{BoxSpec, FileRead, ProviderKind};
     use crate::sys::{DurableObjectNamespace, DurableObjectStub, FetchTarget};
     use crate::transfer::box_file::BoxFile;
 
@@ -355,8 +355,87 @@ mod session {
         }
 
         /// Reads a file by absolute Box path; `None` when it does not exist.
-        pub fn read_file<'a>(&'a self, path: &'a str, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<Option<Vec<u8>>>> {
-            Box::pin(async move { self.client.read_file(path, signal).await })
+        ///
+        /// The container API answers a file whole (base64 in JSON), so the cap is checked once the
+        /// answer is decoded.
+        pub fn read_file<'a>(&'a self, path: &'a str, max_bytes: u64, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<FileRead>> {
+            Box::pin(async move {
+                Ok(match self.client.read_file(path, signal).await? {
+                    None => FileRead::Missing,
+                    Some(bytes) if bytes.len() as u64 > max_bytes => FileRead::TooLarge(bytes.len() as u64),
+                    Some(bytes) => FileRead::Bytes(bytes),
+                })
+            })
+        }
+
+        /// Starts `command` as a background process (`/api/process/start`, a fresh `bash -c` like
+        /// [`CloudflareBox::exec`]); its process id.
+        pub fn spawn<'a>(&'a self, command: &'a Command, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<String>> {
+            Box::pin(async move { self.client.start_process(&execute_request(command, &self.cwd), signal).await })
+        }
+
+        /// Follows process `id` (`/api/process/{id}/stream`).
+        pub fn logs<'a>(&'a self, id: &'a str, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<ProcessLogs>> {
+            Box::pin(async move { self.client.process_stream(id, signal).await })
+        }
+
+        /// Waits for process `id` to exit (reads its stream to the `exit` event, as the SDK's
+        /// `waitForExit` does); its exit code.
+        pub fn wait<'a>(&'a self, id: &'a str, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<i32>> {
+            Box::pin(async move { self.client.process_stream(id, signal).await?.exit_code().await })
+        }
+
+        /// Kills process `id` (`DELETE /api/process/{id}`: the container API takes no signal, so
+        /// only SIGTERM, 15, is accepted here).
+        ///
+        /// # Errors
+        /// `SANDBOX_NOT_SUPPORTED` for another signal.
+        pub fn kill<'a>(&'a self, id: &'a str, signal_number: u8, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<()>> {
+            Box::pin(async move {
+                if signal_number != 15 {
+                    return Err(Error::new(
+                        ErrorCode::NotSupported,
+                        format!("the Cloudflare container API kills a process with SIGTERM only, not signal {signal_number}"),
+                    )
+                    .with_provider(ProviderKind::Cloudflare)
+                    .with_operation(Operation::Exec));
+                }
+                self.client.kill_process(id, signal).await
+            })
+        }
+
+        /// Whether `path` exists (`/api/exists`).
+        pub fn exists<'a>(&'a self, path: &'a str, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<bool>> {
+            Box::pin(async move { self.client.exists(path, signal).await })
+        }
+
+        /// Creates a directory (`/api/mkdir`, `mkdir [-p]`).
+        pub fn mkdir<'a>(&'a self, path: &'a str, recursive: bool, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<()>> {
+            Box::pin(async move { self.client.mkdir_with(path, recursive, signal).await })
+        }
+
+        /// Removes a file (`/api/delete`; a directory is refused there) or, with `recursive`, a
+        /// tree (`rm -rf` in the container, which has no route for it). A missing path is no error.
+        pub fn remove<'a>(&'a self, path: &'a str, recursive: bool, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<()>> {
+            Box::pin(async move {
+                if !recursive {
+                    return self.client.delete_file(path, signal).await.map_err(|e| e.with_operation(Operation::Write));
+                }
+                let rm = Command {
+                    program: "rm".into(),
+                    args: vec!["-rf".into(), "--".into(), path.to_owned()],
+                    timeout_ms: Some(60_000),
+                    max_stderr_bytes: 4096,
+                    ..Command::default()
+                };
+                let outcome = self.exec(&rm, signal).await?;
+                if outcome.exit_code != 0 {
+                    return Err(Error::new(ErrorCode::ExecutionError, format!("remove failed in the Box: {}", outcome.stderr.trim()))
+                        .with_provider(ProviderKind::Cloudflare)
+                        .with_operation(Operation::Write));
+                }
+                Ok(())
+            })
         }
 
         /// Ends the Run on this Box: destroys it (RPC `destroy()`, or `DELETE` on the local Box

@@ -137,6 +137,45 @@ pub fn parse_exec_event(data: &str) -> Result<Option<ExecEvent>> {
     })
 }
 
+/// The `processId` of a `POST /api/process/start` answer (`{ processId, pid?, command }`; the
+/// request is an [`ExecuteRequest`], the same fields).
+///
+/// # Errors
+/// `SANDBOX_TRANSPORT_ERROR` when the answer has no string `processId`.
+pub fn process_started(bytes: &[u8]) -> Result<String> {
+    let bad = |why: String| Error::new(ErrorCode::TransportError, format!("the container answered process/start with an unexpected body: {why}"));
+    let map = object(bytes).map_err(bad)?;
+    string(&map, "processId").filter(|id| !id.is_empty()).ok_or_else(|| bad("no string processId".into()))
+}
+
+/// One event of `GET /api/process/{id}/stream` (§4.4): `process_info`, then the output so far and
+/// live `stdout`/`stderr` chunks, then `exit`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProcessEvent {
+    /// A chunk of stdout.
+    Stdout(String),
+    /// A chunk of stderr.
+    Stderr(String),
+    /// The process ended (`exitCode` missing when it ended in state `error`).
+    Exit(Option<i32>),
+}
+
+/// Parses one SSE `data:` payload of a process stream; `process_info` and unknown types are `None`.
+///
+/// # Errors
+/// `SANDBOX_TRANSPORT_ERROR` when the payload is not a JSON object with a string `type`.
+pub fn parse_process_event(data: &str) -> Result<Option<ProcessEvent>> {
+    let bad = |why: String| Error::new(ErrorCode::TransportError, format!("the container sent a malformed process event: {why}"));
+    let map = object(data.as_bytes()).map_err(bad)?;
+    let kind = string(&map, "type").ok_or_else(|| bad("no string type".into()))?;
+    Ok(match kind.as_str() {
+        "stdout" => Some(ProcessEvent::Stdout(string(&map, "data").unwrap_or_default())),
+        "stderr" => Some(ProcessEvent::Stderr(string(&map, "data").unwrap_or_default())),
+        "exit" => Some(ProcessEvent::Exit(exit_code(&map))),
+        _ => None,
+    })
+}
+
 /// `POST /api/write` request: `{ path, content, encoding: "base64" }` (bytes always travel as
 /// base64; the container checks the alphabet).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -192,12 +231,12 @@ impl ReadResponse {
     }
 }
 
-/// `POST /api/mkdir` request: `{ path, recursive: true }` (runs `mkdir -p`).
+/// `POST /api/mkdir` request: `{ path, recursive }` (runs `mkdir [-p]`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct MkdirRequest {
     /// Absolute container path.
     pub path: String,
-    /// Always `true`.
+    /// `true` for `mkdir -p` (what a Run's staging always sends).
     pub recursive: bool,
 }
 
@@ -206,6 +245,23 @@ pub struct MkdirRequest {
 pub struct DeleteRequest {
     /// Absolute container path.
     pub path: String,
+}
+
+/// `POST /api/exists` request: `{ path }`; the answer is `{ path, exists }` (`test -e`, §4.3).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ExistsRequest {
+    /// Absolute container path.
+    pub path: String,
+}
+
+/// The `exists` boolean of a `POST /api/exists` answer.
+///
+/// # Errors
+/// `SANDBOX_TRANSPORT_ERROR` when the answer is not an object with a boolean `exists`.
+pub fn exists_answer(bytes: &[u8]) -> Result<bool> {
+    let bad = |why: String| Error::new(ErrorCode::TransportError, format!("the container answered exists with an unexpected body: {why}"));
+    let map = object(bytes).map_err(bad)?;
+    map.get("exists").and_then(serde_json::Value::as_bool).ok_or_else(|| bad("no boolean exists".into()))
 }
 
 /// The container's (and the Durable Object's) JSON error body (§4.1, §3):
@@ -340,5 +396,16 @@ mod tests {
             serde_json::to_value(&c).unwrap(),
             json!({"sandboxName": {"name": "box", "normalizeId": false}, "sleepAfter": "5m", "keepAlive": false})
         );
+    }
+
+    #[test]
+    fn process_answers_and_events() {
+        assert_eq!(process_started(br#"{"success":true,"processId":"proc_1_abcdef","pid":7,"command":"true"}"#).unwrap(), "proc_1_abcdef");
+        assert!(process_started(br#"{"success":true}"#).is_err());
+        assert_eq!(parse_process_event(r#"{"type":"process_info","processId":"p","status":"running"}"#).unwrap(), None);
+        assert_eq!(parse_process_event(r#"{"type":"stdout","data":"a\n","processId":"p"}"#).unwrap(), Some(ProcessEvent::Stdout("a\n".into())));
+        assert_eq!(parse_process_event(r#"{"type":"stderr","data":"e"}"#).unwrap(), Some(ProcessEvent::Stderr("e".into())));
+        assert_eq!(parse_process_event(r#"{"type":"exit","exitCode":5}"#).unwrap(), Some(ProcessEvent::Exit(Some(5))));
+        assert!(parse_process_event("not json").is_err());
     }
 }

@@ -66,6 +66,17 @@ mod provider {
             Ok(VercelProvider::new(endpoint, self.options.network_policy.clone(), self.fetcher.clone(), ProviderKind::Local))
         }
 
+        /// The executionAuthority the host applies to a Box of this provider (starts the
+        /// in-process host when needed; opens no Box).
+        ///
+        /// # Errors
+        /// Those of [`LocalProvider::ensure_ready`]; `SANDBOX_TRANSPORT_ERROR` for a failed request.
+        pub async fn execution_authority(&self, signal: Option<&AbortSignal>) -> Result<serde_json::Value> {
+            let endpoint = self.endpoint().await?;
+            let provider = VercelProvider::new(endpoint, self.options.network_policy.clone(), self.fetcher.clone(), ProviderKind::Local);
+            provider.local_host_execution_authority(signal).await
+        }
+
         /// Opens a Box on the host (`POST /v3/sandboxes`).
         pub async fn open(&self, spec: &BoxSpec, signal: Option<&AbortSignal>) -> Result<VercelBox> {
             self.vercel().await?.open(spec, signal).await

@@ -9,14 +9,34 @@ use web_sys::AbortSignal;
 
 use crate::command::{Command, CommandOutcome, OutputTail};
 use crate::error::{Error, ErrorCode, Operation, Result};
-use crate::http::fetch::{body_bytes, BodyChunks, Fetcher, HttpRequest, SendError};
+use crate::http::deadline::Deadline;
+use crate::http::fetch::{body_bytes_capped, BodyChunks, Fetcher, HttpRequest, SendError};
 use crate::http::ndjson::NdjsonReader;
 use crate::http::retry::{RequestSafety, RetryPolicy};
 use crate::provider::vercel::options::VercelEndpoint;
 use crate::provider::vercel::wire::{
-    self, CommandStreamLine, CreateSandboxRequest, ReadFileRequest, RunCommandRequest, SandboxAndSessionResponse,
+    self, CommandInfo, CommandStreamLine, CreateSandboxRequest, KillCommandRequest, MkdirRequest, ReadFileRequest, RunCommandRequest,
+    SandboxAndSessionResponse,
 };
-use crate::provider::ProviderKind;
+use crate::provider::session::{OutputEntry, OutputStream};
+use crate::provider::{FileRead, ProviderKind};
+
+/// Bound of a create (all attempts and the answer), in ms. A Run's own deadline usually ends it
+/// first.
+pub const CREATE_DEADLINE_MS: u32 = 60_000;
+/// Bound of one archive write, in ms.
+pub const WRITE_DEADLINE_MS: u32 = 120_000;
+/// Bound of one file read, in ms.
+pub const READ_DEADLINE_MS: u32 = 60_000;
+/// Bound of a stop (all attempts), in ms: a provider that never answers `stop` cannot hold the
+/// caller longer.
+pub const STOP_DEADLINE_MS: u32 = 15_000;
+/// Deadline of a snapshot request (ms): the provider copies the Box's files before it answers.
+pub const SNAPSHOT_DEADLINE_MS: u32 = 120_000;
+/// Time a command stream may run past the command's own timeout before it is cut, in ms.
+pub const EXEC_SLACK_MS: u64 = 30_000;
+/// Largest JSON answer read (create, errors), in bytes.
+const MAX_ANSWER_BYTES: u64 = 1024 * 1024;
 
 /// A Vercel Sandbox REST client.
 #[derive(Debug, Clone)]
@@ -70,6 +90,31 @@ impl VercelClient {
         self.error(operation, format!("{} request to the {} provider failed: {}", operation.as_str(), self.kind.as_str(), error.describe()))
     }
 
+    /// `error`, or `SANDBOX_PROVIDER_UNAVAILABLE` naming the bound when `deadline` ended the
+    /// operation.
+    fn bounded(&self, operation: Operation, deadline: &Deadline, error: Error) -> Error {
+        if !deadline.expired() {
+            return error;
+        }
+        Error::new(
+            ErrorCode::ProviderUnavailable,
+            format!("the {} provider did not complete {} within {}ms", self.kind.as_str(), operation.as_str(), deadline.ms()),
+        )
+        .with_provider(self.kind)
+        .with_operation(operation)
+    }
+
+    /// Reads a whole answer body of at most `max_bytes`.
+    async fn answer_bytes(&self, response: &Response, operation: Operation, max_bytes: u64) -> Result<Vec<u8>> {
+        match body_bytes_capped(response, max_bytes).await.map_err(|e| self.send_error(operation, e))? {
+            Ok(bytes) => Ok(bytes),
+            Err(size) => Err(self.error(
+                operation,
+                format!("{} answered {} with a body of {size} bytes or more (at most {max_bytes} are read)", self.kind.as_str(), operation.as_str()),
+            )),
+        }
+    }
+
     /// Sends and turns any non-2xx answer into an error: 429/503 → `SANDBOX_PROVIDER_UNAVAILABLE`,
     /// others → `SANDBOX_TRANSPORT_ERROR`, with the upstream status and its `error.message`.
     async fn send(
@@ -92,7 +137,7 @@ impl VercelClient {
 
     async fn status_error(&self, operation: Operation, response: &Response) -> Error {
         let status = response.status();
-        let body = body_bytes(response).await.unwrap_or_default();
+        let body = body_bytes_capped(response, 64 * 1024).await.ok().and_then(std::result::Result::ok).unwrap_or_default();
         let detail = wire::error_message(&body).map(|m| format!(": {m}")).unwrap_or_default();
         let code = if status == 429 || status == 503 { ErrorCode::ProviderUnavailable } else { ErrorCode::TransportError };
         let retry_after = response.headers().get("retry-after");
@@ -108,7 +153,7 @@ impl VercelClient {
     }
 
     async fn json<T: serde::de::DeserializeOwned>(&self, response: &Response, operation: Operation) -> Result<T> {
-        let bytes = body_bytes(response).await.map_err(|e| self.send_error(operation, e))?;
+        let bytes = self.answer_bytes(response, operation, MAX_ANSWER_BYTES).await?;
         let bytes = if bytes.is_empty() { b"{}".to_vec() } else { bytes };
         serde_json::from_slice(&bytes).map_err(|e| {
             self.error(operation, format!("{} answered {} with an unexpected body: {e}", self.kind.as_str(), operation.as_str()))
@@ -122,8 +167,13 @@ impl VercelClient {
     pub async fn create_sandbox(&self, body: &CreateSandboxRequest, signal: Option<&AbortSignal>) -> Result<SandboxAndSessionResponse> {
         let path = if body.runtime.is_some() { "/v2/sandboxes" } else { "/v3/sandboxes" };
         let request = self.json_request("POST", path, body)?;
-        let response = self.send(&request, RequestSafety::Idempotent, Operation::Create, signal).await?;
-        self.json(&response, Operation::Create).await
+        let deadline = Deadline::new(signal, CREATE_DEADLINE_MS);
+        let signal = deadline.signal();
+        let created = async {
+            let response = self.send(&request, RequestSafety::Idempotent, Operation::Create, signal.as_ref()).await?;
+            self.json(&response, Operation::Create).await
+        };
+        created.await.map_err(|e| self.bounded(Operation::Create, &deadline, e))
     }
 
     /// Writes one gzip'd tar archive, extracted at `/`. `POST /v2/sandboxes/sessions/{id}/fs/write`
@@ -131,8 +181,13 @@ impl VercelClient {
     pub async fn write_files(&self, session_id: &str, tar_gz: Vec<u8>, signal: Option<&AbortSignal>) -> Result<()> {
         let mut request = self.request("POST", &format!("/v2/sandboxes/sessions/{session_id}/fs/write"), "application/gzip", Some(tar_gz));
         request.headers.push(("x-cwd", "/".to_owned()));
-        self.send(&request, RequestSafety::Idempotent, Operation::Write, signal).await?;
-        Ok(())
+        let deadline = Deadline::new(signal, WRITE_DEADLINE_MS);
+        let signal = deadline.signal();
+        let written = async {
+            let response = self.send(&request, RequestSafety::Idempotent, Operation::Write, signal.as_ref()).await?;
+            self.answer_bytes(&response, Operation::Write, MAX_ANSWER_BYTES).await
+        };
+        written.await.map(|_| ()).map_err(|e| self.bounded(Operation::Write, &deadline, e))
     }
 
     /// Runs a command and waits for it, reading the NDJSON stream (`wait:true, logs:true`).
@@ -155,21 +210,44 @@ impl VercelClient {
             timeout: command.timeout_ms,
         };
         let request = self.json_request("POST", &format!("/v2/sandboxes/sessions/{session_id}/cmd"), &body)?;
-        let response = self.send(&request, RequestSafety::NonIdempotent, Operation::Exec, signal).await?;
+        // The stream lives as long as the command: bounded by its timeout plus a slack (else only
+        // by the caller's signal, which a Run's deadline fires).
+        let bound = command.timeout_ms.map(|ms| u32::try_from(ms.saturating_add(EXEC_SLACK_MS)).unwrap_or(u32::MAX));
+        let deadline = bound.map(|ms| Deadline::new(signal, ms));
+        let bounded_signal = deadline.as_ref().and_then(Deadline::signal);
+        let signal = if deadline.is_some() { bounded_signal.as_ref() } else { signal };
+        let outcome = self.stream_command(session_id, &request, command, signal).await;
+        match &deadline {
+            Some(deadline) => outcome.map_err(|e| self.bounded(Operation::Exec, deadline, e)),
+            None => outcome,
+        }
+    }
+
+    async fn stream_command(&self, session_id: &str, request: &HttpRequest, command: &Command, signal: Option<&AbortSignal>) -> Result<CommandOutcome> {
+        let response = self.send(request, RequestSafety::NonIdempotent, Operation::Exec, signal).await?;
         let content_type = response.headers().get("content-type").unwrap_or_default();
         if !crate::http::media_type::media_type_is(&content_type, "application/x-ndjson") {
             return Err(self.error(Operation::Exec, format!("expected a stream of command data, got content-type {content_type:?}")));
         }
         let mut chunks = BodyChunks::new(&response).map_err(|e| self.send_error(Operation::Exec, e))?;
+        let mut started = None;
         let result = self
-            .read_command_stream(&mut chunks, command)
+            .read_command_stream(&mut chunks, command, &mut started)
             .await
             .map_err(|e| e.with_provider(self.kind).with_operation(Operation::Exec));
         chunks.cancel();
+        // An aborted wait leaves no Command running: it is killed (SIGKILL, best effort; the Box's
+        // close would end it anyway).
+        if let (Err(_), Some(id)) = (&result, &started) {
+            if signal.is_some_and(AbortSignal::aborted) {
+                let _ = self.kill_command(session_id, id, 9, None).await;
+            }
+        }
         result
     }
 
-    async fn read_command_stream(&self, chunks: &mut BodyChunks, command: &Command) -> Result<CommandOutcome> {
+    /// Reads the stream to the final `command` line; `started` gets the command id from the first.
+    async fn read_command_stream(&self, chunks: &mut BodyChunks, command: &Command, started: &mut Option<String>) -> Result<CommandOutcome> {
         let mut reader = NdjsonReader::default();
         let mut stdout = OutputTail::new(command.max_stdout_bytes);
         let mut stderr = OutputTail::new(command.max_stderr_bytes);
@@ -200,6 +278,7 @@ impl VercelClient {
                         if let Some(exit_code) = info.exit_code {
                             return Ok(CommandOutcome { exit_code, stdout: stdout.into_string(), stderr: stderr.into_string() });
                         }
+                        *started = Some(info.id.clone());
                     }
                 }
             }
@@ -213,41 +292,206 @@ impl VercelClient {
     }
 
     /// Reads a file. `POST /v2/sandboxes/sessions/{id}/fs/read`; `None` when the file is missing (404).
-    pub async fn read_file(&self, session_id: &str, path: &str, signal: Option<&AbortSignal>) -> Result<Option<Vec<u8>>> {
+    ///
+    /// At most `max_bytes` are read: a larger file (by its `content-length`, before reading, or
+    /// while streaming) is `Err(FileTooLarge)` and nothing more is buffered.
+    pub async fn read_file(&self, session_id: &str, path: &str, max_bytes: u64, signal: Option<&AbortSignal>) -> Result<FileRead> {
         let body = ReadFileRequest { path: path.to_owned(), cwd: None };
         let request = self.json_request("POST", &format!("/v2/sandboxes/sessions/{session_id}/fs/read"), &body)?;
-        let response = self
-            .fetcher
-            .send(&request, &self.retry, RequestSafety::Idempotent, signal)
-            .await
-            .map_err(|e| self.send_error(Operation::Read, e))?;
-        if response.status() == 404 {
-            return Ok(None);
-        }
-        if !response.ok() {
-            return Err(self.status_error(Operation::Read, &response).await);
-        }
-        body_bytes(&response).await.map(Some).map_err(|e| self.send_error(Operation::Read, e))
+        let deadline = Deadline::new(signal, READ_DEADLINE_MS);
+        let signal = deadline.signal();
+        let read = async {
+            let response = self
+                .fetcher
+                .send(&request, &self.retry, RequestSafety::Idempotent, signal.as_ref())
+                .await
+                .map_err(|e| self.send_error(Operation::Read, e))?;
+            if response.status() == 404 {
+                return Ok(FileRead::Missing);
+            }
+            if !response.ok() {
+                return Err(self.status_error(Operation::Read, &response).await);
+            }
+            match body_bytes_capped(&response, max_bytes).await.map_err(|e| self.send_error(Operation::Read, e))? {
+                Ok(bytes) => Ok(FileRead::Bytes(bytes)),
+                Err(size) => Ok(FileRead::TooLarge(size)),
+            }
+        };
+        read.await.map_err(|e| self.bounded(Operation::Read, &deadline, e))
     }
 
     /// Stops the Box. `POST /v2/sandboxes/sessions/{id}/stop` (empty body, JSON content type).
+    /// Bounded by [`STOP_DEADLINE_MS`] (all attempts) and by `signal`.
     pub async fn stop_session(&self, session_id: &str, signal: Option<&AbortSignal>) -> Result<()> {
         let request = self.request("POST", &format!("/v2/sandboxes/sessions/{session_id}/stop"), "application/json", None);
-        self.send(&request, RequestSafety::Idempotent, Operation::Stop, signal).await?;
+        let deadline = Deadline::new(signal, STOP_DEADLINE_MS);
+        let signal = deadline.signal();
+        let stopped = async {
+            let response = self.send(&request, RequestSafety::Idempotent, Operation::Stop, signal.as_ref()).await?;
+            self.answer_bytes(&response, Operation::Stop, MAX_ANSWER_BYTES).await
+        };
+        stopped.await.map(|_| ()).map_err(|e| self.bounded(Operation::Stop, &deadline, e))
+    }
+}
+
+/// The output of one detached command, as `GET …/cmd/{cmdId}/logs` streams it (NDJSON: the
+/// whole history from the start, then live output; the stream ends when the command exits).
+#[derive(Debug)]
+pub struct CommandLogs {
+    chunks: BodyChunks,
+    reader: NdjsonReader,
+    pending: std::collections::VecDeque<OutputEntry>,
+    ended: bool,
+    kind: ProviderKind,
+}
+
+impl CommandLogs {
+    /// The next entry; `None` once the command has exited and every entry was read.
+    ///
+    /// # Errors
+    /// `SANDBOX_TRANSPORT_ERROR` for a failed read, a malformed line or an in-stream error line.
+    pub async fn next(&mut self) -> Result<Option<OutputEntry>> {
+        loop {
+            if let Some(entry) = self.pending.pop_front() {
+                return Ok(Some(entry));
+            }
+            if self.ended {
+                return Ok(None);
+            }
+            let failed = |message: String| {
+                Error::new(ErrorCode::TransportError, message).with_provider(self.kind).with_operation(Operation::Exec)
+            };
+            let chunk = self.chunks.next_chunk().await.map_err(|e| failed(format!("the command logs stream failed: {}", e.describe())))?;
+            let lines = match chunk {
+                Some(bytes) => self.reader.push(&bytes)?,
+                None => {
+                    self.ended = true;
+                    std::mem::take(&mut self.reader).finish()?.into_iter().collect()
+                }
+            };
+            for line in lines {
+                match wire::parse_command_stream_line(&line).map_err(|e| e.with_provider(self.kind))? {
+                    CommandStreamLine::Stdout(data) => self.pending.push_back(OutputEntry { stream: OutputStream::Stdout, data }),
+                    CommandStreamLine::Stderr(data) => self.pending.push_back(OutputEntry { stream: OutputStream::Stderr, data }),
+                    CommandStreamLine::Error { code, message } => {
+                        self.ended = true;
+                        return Err(failed(format!("the command logs stream failed: {code}: {message}")));
+                    }
+                    CommandStreamLine::Command(_) => {}
+                }
+            }
+        }
+    }
+
+    /// Stops reading (the request is cancelled).
+    pub fn cancel(&mut self) {
+        self.ended = true;
+        self.pending.clear();
+        self.chunks.cancel();
+    }
+}
+
+impl VercelClient {
+    /// Starts a command without waiting (detached): `POST /v2/sandboxes/sessions/{id}/cmd` without
+    /// `wait`/`logs`; answers the command id. Never re-sent.
+    pub async fn start_command(&self, session_id: &str, command: &Command, signal: Option<&AbortSignal>) -> Result<String> {
+        let body = RunCommandRequest {
+            command: command.program.clone(),
+            args: command.args.clone(),
+            cwd: command.cwd.clone(),
+            env: command.env.clone(),
+            sudo: false,
+            wait: None,
+            logs: None,
+            timeout: command.timeout_ms,
+        };
+        let request = self.json_request("POST", &format!("/v2/sandboxes/sessions/{session_id}/cmd"), &body)?;
+        let response = self.send(&request, RequestSafety::NonIdempotent, Operation::Exec, signal).await?;
+        Ok(self.command_answer(&response).await?.id)
+    }
+
+    /// The `{ command }` of a detached run or wait answer, read with the command stream's line
+    /// parser (the same shape as its `command` lines; one decoder in the wasm).
+    async fn command_answer(&self, response: &Response) -> Result<CommandInfo> {
+        let bytes = self.answer_bytes(response, Operation::Exec, MAX_ANSWER_BYTES).await?;
+        let text = String::from_utf8_lossy(&bytes);
+        match wire::parse_command_stream_line(&text) {
+            Ok(CommandStreamLine::Command(info)) => Ok(info),
+            _ => Err(self.error(Operation::Exec, format!("{} answered a command request with an unexpected body", self.kind.as_str()))),
+        }
+    }
+
+    /// Follows a command's output: `GET /v2/sandboxes/sessions/{id}/cmd/{cmdId}/logs`.
+    pub async fn command_logs(&self, session_id: &str, command_id: &str, signal: Option<&AbortSignal>) -> Result<CommandLogs> {
+        let request = self.request("GET", &format!("/v2/sandboxes/sessions/{session_id}/cmd/{command_id}/logs"), "application/json", None);
+        let response = self.send(&request, RequestSafety::Idempotent, Operation::Exec, signal).await?;
+        let content_type = response.headers().get("content-type").unwrap_or_default();
+        if !crate::http::media_type::media_type_is(&content_type, "application/x-ndjson") {
+            return Err(self.error(Operation::Exec, format!("expected a stream of command logs, got content-type {content_type:?}")));
+        }
+        let chunks = BodyChunks::new(&response).map_err(|e| self.send_error(Operation::Exec, e))?;
+        Ok(CommandLogs { chunks, reader: NdjsonReader::default(), pending: Default::default(), ended: false, kind: self.kind })
+    }
+
+    /// Waits for a command's exit: `GET /v2/sandboxes/sessions/{id}/cmd/{cmdId}?wait=true`
+    /// (long-poll); answers its exit code.
+    pub async fn wait_command(&self, session_id: &str, command_id: &str, signal: Option<&AbortSignal>) -> Result<i32> {
+        let mut request = self.request("GET", &format!("/v2/sandboxes/sessions/{session_id}/cmd/{command_id}"), "application/json", None);
+        request.url.push_str(if request.url.contains('?') { "&wait=true" } else { "?wait=true" });
+        let response = self.send(&request, RequestSafety::Idempotent, Operation::Exec, signal).await?;
+        self.command_answer(&response)
+            .await?
+            .exit_code
+            .ok_or_else(|| self.error(Operation::Exec, "the command wait answered without an exit code".to_owned()))
+    }
+
+    /// Sends `signal` (a number) to a command: `POST /v2/sandboxes/sessions/{id}/cmd/{cmdId}/kill`.
+    pub async fn kill_command(&self, session_id: &str, command_id: &str, signal_number: u8, signal: Option<&AbortSignal>) -> Result<()> {
+        let body = KillCommandRequest { signal: signal_number };
+        let request = self.json_request("POST", &format!("/v2/sandboxes/sessions/{session_id}/cmd/{command_id}/kill"), &body)?;
+        self.send(&request, RequestSafety::Idempotent, Operation::Exec, signal).await?;
         Ok(())
     }
 
+    /// Creates one directory (not recursive): `POST /v2/sandboxes/sessions/{id}/fs/mkdir`.
+    pub async fn mkdir(&self, session_id: &str, path: &str, signal: Option<&AbortSignal>) -> Result<()> {
+        let request = self.json_request("POST", &format!("/v2/sandboxes/sessions/{session_id}/fs/mkdir"), &MkdirRequest { path: path.to_owned() })?;
+        self.send(&request, RequestSafety::Idempotent, Operation::Write, signal).await?;
+        Ok(())
+    }
+
+    /// The local Box host's executionAuthority for a Box created with `network_policy` (request
+    /// shape): `GET /_vite-hub/execution-authority?networkPolicy=<JSON>`, a route of the local Box
+    /// host only (computed by the function its create uses). Opens no Box.
+    pub async fn local_host_execution_authority(&self, network_policy: Option<&serde_json::Value>, signal: Option<&AbortSignal>) -> Result<serde_json::Value> {
+        let mut request = self.request("GET", "/_vite-hub/execution-authority", "application/json", None);
+        if let Some(policy) = network_policy {
+            let encoded = js_sys::encode_uri_component(&policy.to_string()).as_string().unwrap_or_default();
+            request.url.push_str(if request.url.contains('?') { "&" } else { "?" });
+            request.url.push_str("networkPolicy=");
+            request.url.push_str(&encoded);
+        }
+        let response = self.send(&request, RequestSafety::Idempotent, Operation::Resolve, signal).await?;
+        self.json(&response, Operation::Resolve).await
+    }
+
     /// Snapshots a session, which stops it. `POST /v2/sandboxes/sessions/{id}/snapshot`, no body
-    /// (§7.5); the id of `{snapshot: {id}}`.
+    /// (§7.5); the id of `{snapshot: {id}}`. Bounded by [`SNAPSHOT_DEADLINE_MS`].
     pub async fn snapshot_session(&self, session_id: &str) -> Result<String> {
         let request = self.request("POST", &format!("/v2/sandboxes/sessions/{session_id}/snapshot"), "application/json", None);
-        let response = self.send(&request, RequestSafety::NonIdempotent, Operation::Snapshot, None).await?;
-        let body = body_bytes(&response).await.map_err(|e| self.send_error(Operation::Snapshot, e))?;
-        wire::snapshot_id(&body).ok_or_else(|| self.error(Operation::Snapshot, format!("{} answered a snapshot without an id", self.kind.as_str())))
+        let deadline = Deadline::new(None, SNAPSHOT_DEADLINE_MS);
+        let signal = deadline.signal();
+        let taken = async {
+            let response = self.send(&request, RequestSafety::NonIdempotent, Operation::Snapshot, signal.as_ref()).await?;
+            let body = self.answer_bytes(&response, Operation::Snapshot, MAX_ANSWER_BYTES).await?;
+            wire::snapshot_id(&body).ok_or_else(|| self.error(Operation::Snapshot, format!("{} answered a snapshot without an id", self.kind.as_str())))
+        };
+        taken.await.map_err(|e| self.bounded(Operation::Snapshot, &deadline, e))
     }
 
     /// Lists snapshots, newest first, one page of up to 100, of the sandbox `name` when given:
     /// `GET /v2/sandboxes/snapshots?project=<p>&name=<n>&limit=100` → `(id, sizeBytes, createdAt)`.
+    /// Bounded by [`READ_DEADLINE_MS`].
     pub async fn list_snapshots(&self, project_id: Option<&str>, name: Option<&str>) -> Result<Vec<(String, u64, u64)>> {
         let mut request = self.request("GET", "/v2/sandboxes/snapshots", "application/json", None);
         request.url.push(if request.url.contains('?') { '&' } else { '?' });
@@ -260,8 +504,13 @@ impl VercelClient {
             }
         }
         request.url.push_str("limit=100");
-        let response = self.send(&request, RequestSafety::Idempotent, Operation::Snapshot, None).await?;
-        let value: serde_json::Value = self.json(&response, Operation::Snapshot).await?;
+        let deadline = Deadline::new(None, READ_DEADLINE_MS);
+        let signal = deadline.signal();
+        let listed = async {
+            let response = self.send(&request, RequestSafety::Idempotent, Operation::Snapshot, signal.as_ref()).await?;
+            self.json::<serde_json::Value>(&response, Operation::Snapshot).await
+        };
+        let value = listed.await.map_err(|e| self.bounded(Operation::Snapshot, &deadline, e))?;
         let items = value.get("snapshots").and_then(serde_json::Value::as_array).cloned().unwrap_or_default();
         Ok(items
             .iter()
@@ -274,20 +523,26 @@ impl VercelClient {
             .collect())
     }
 
-    /// Deletes a snapshot. `DELETE /v2/sandboxes/snapshots/{id}`; `false` on 404.
+    /// Deletes a snapshot. `DELETE /v2/sandboxes/snapshots/{id}`; `false` on 404. Bounded by
+    /// [`READ_DEADLINE_MS`].
     pub async fn delete_snapshot(&self, id: &str) -> Result<bool> {
         let request = self.request("DELETE", &format!("/v2/sandboxes/snapshots/{id}"), "application/json", None);
-        let response = self
-            .fetcher
-            .send(&request, &self.retry, RequestSafety::Idempotent, None)
-            .await
-            .map_err(|e| self.send_error(Operation::Snapshot, e))?;
-        if response.status() == 404 {
-            return Ok(false);
-        }
-        if !response.ok() {
-            return Err(self.status_error(Operation::Snapshot, &response).await);
-        }
-        Ok(true)
+        let deadline = Deadline::new(None, READ_DEADLINE_MS);
+        let signal = deadline.signal();
+        let deleted = async {
+            let response = self
+                .fetcher
+                .send(&request, &self.retry, RequestSafety::Idempotent, signal.as_ref())
+                .await
+                .map_err(|e| self.send_error(Operation::Snapshot, e))?;
+            if response.status() == 404 {
+                return Ok(false);
+            }
+            if !response.ok() {
+                return Err(self.status_error(Operation::Snapshot, &response).await);
+            }
+            Ok(true)
+        };
+        deleted.await.map_err(|e| self.bounded(Operation::Snapshot, &deadline, e))
     }
 }

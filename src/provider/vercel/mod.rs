@@ -25,13 +25,13 @@ mod session {
     use web_sys::AbortSignal;
 
     use super::archive::write_tar;
-    use super::client::VercelClient;
+    use super::client::{CommandLogs, VercelClient};
     use super::options::VercelEndpoint;
     use super::wire::CreateSandboxRequest;
     use crate::command::{Command, CommandOutcome};
     use crate::error::Result;
     use crate::http::fetch::Fetcher;
-    use crate::provider::{BoxSpec, PreparedStart, ProviderKind};
+    use crate::provider::{BoxSpec, FileRead, PreparedStart, ProviderKind};
     use crate::transfer::box_file::BoxFile;
 
     /// Opens Vercel sessions (Boxes) with one client.
@@ -49,6 +49,17 @@ mod session {
             let project_id = endpoint.project_id.clone();
             let network_policy = network_policy.as_ref().map(super::wire::network_policy_request);
             VercelProvider { client: Rc::new(VercelClient::new(endpoint, fetcher, kind)), project_id, network_policy }
+        }
+
+        /// The network policy sent at create (request shape), for executionAuthority.
+        pub fn network_policy(&self) -> Option<&serde_json::Value> {
+            self.network_policy.as_ref()
+        }
+
+        /// What the local Box host would apply to a Box of this provider (its
+        /// `GET /_vite-hub/execution-authority`); the local provider only.
+        pub async fn local_host_execution_authority(&self, signal: Option<&AbortSignal>) -> Result<serde_json::Value> {
+            self.client.local_host_execution_authority(self.network_policy.as_ref(), signal).await
         }
 
         /// Creates a sandbox and its session: `POST /v3/sandboxes` with `persistent: false`; with
@@ -143,6 +154,11 @@ mod session {
             self.client.kind()
         }
 
+        /// The session id.
+        pub fn id(&self) -> &str {
+            &self.session_id
+        }
+
         /// The session cwd, e.g. `/vercel/sandbox`.
         pub fn cwd(&self) -> &str {
             &self.cwd
@@ -164,14 +180,85 @@ mod session {
             self.client.run_command(&self.session_id, command, signal).await
         }
 
-        /// Reads a file (`fs/read`); `None` on 404.
-        pub async fn read_file(&self, path: &str, signal: Option<&AbortSignal>) -> Result<Option<Vec<u8>>> {
-            self.client.read_file(&self.session_id, path, signal).await
+        /// Reads a file (`fs/read`) of at most `max_bytes`.
+        pub async fn read_file(&self, path: &str, max_bytes: u64, signal: Option<&AbortSignal>) -> Result<FileRead> {
+            self.client.read_file(&self.session_id, path, max_bytes, signal).await
         }
 
         /// Stops the session (`stop`).
         pub async fn close(&self) -> Result<()> {
             self.client.stop_session(&self.session_id, None).await
         }
+
+        /// Starts `command` detached; answers its id (`cmdId`).
+        pub async fn spawn(&self, command: &Command, signal: Option<&AbortSignal>) -> Result<String> {
+            self.client.start_command(&self.session_id, command, signal).await
+        }
+
+        /// Follows the output of command `id` from its start (`cmd/{id}/logs`).
+        pub async fn logs(&self, id: &str, signal: Option<&AbortSignal>) -> Result<CommandLogs> {
+            self.client.command_logs(&self.session_id, id, signal).await
+        }
+
+        /// Waits for command `id` to exit; its exit code (`cmd/{id}?wait=true`).
+        pub async fn wait(&self, id: &str, signal: Option<&AbortSignal>) -> Result<i32> {
+            self.client.wait_command(&self.session_id, id, signal).await
+        }
+
+        /// Sends signal number `signal_number` to command `id` (`cmd/{id}/kill`).
+        pub async fn kill(&self, id: &str, signal_number: u8, signal: Option<&AbortSignal>) -> Result<()> {
+            self.client.kill_command(&self.session_id, id, signal_number, signal).await
+        }
+
+        /// Whether `path` exists: `test -e` through a Command, as the SDK's `fs.exists` does (§7.4).
+        pub async fn exists(&self, path: &str, signal: Option<&AbortSignal>) -> Result<bool> {
+            let outcome = self.exec(&file_command("test", &["-e", path]), signal).await?;
+            match outcome.exit_code {
+                0 => Ok(true),
+                1 => Ok(false),
+                _ => Err(file_failure("exists", &outcome.stderr, self.provider())),
+            }
+        }
+
+        /// Creates a directory: `fs/mkdir` (one level), or `mkdir -p` through a Command when
+        /// `recursive`, as the SDK does (§7.4).
+        pub async fn mkdir(&self, path: &str, recursive: bool, signal: Option<&AbortSignal>) -> Result<()> {
+            if !recursive {
+                return self.client.mkdir(&self.session_id, path, signal).await;
+            }
+            let outcome = self.exec(&file_command("mkdir", &["-p", "--", path]), signal).await?;
+            if outcome.exit_code != 0 {
+                return Err(file_failure("mkdir", &outcome.stderr, self.provider()));
+            }
+            Ok(())
+        }
+
+        /// Removes a file (or, with `recursive`, a directory tree): `rm -f` / `rm -rf` through a
+        /// Command, as the SDK's `fs.rm` does (§7.4). A missing path is no error.
+        pub async fn remove(&self, path: &str, recursive: bool, signal: Option<&AbortSignal>) -> Result<()> {
+            let flags = if recursive { "-rf" } else { "-f" };
+            let outcome = self.exec(&file_command("rm", &[flags, "--", path]), signal).await?;
+            if outcome.exit_code != 0 {
+                return Err(file_failure("remove", &outcome.stderr, self.provider()));
+            }
+            Ok(())
+        }
+    }
+
+    /// A short file Command (`test`, `mkdir`, `rm`): 60 s at most, 4 KiB of stderr kept.
+    fn file_command(program: &str, args: &[&str]) -> Command {
+        Command {
+            program: program.to_owned(),
+            args: args.iter().map(|a| (*a).to_owned()).collect(),
+            timeout_ms: Some(60_000),
+            max_stderr_bytes: 4096,
+            ..Command::default()
+        }
+    }
+
+    fn file_failure(operation: &str, stderr: &str, provider: ProviderKind) -> crate::error::Error {
+        crate::error::Error::new(crate::error::ErrorCode::ExecutionError, format!("{operation} failed in the Box: {}", stderr.trim()))
+            .with_provider(provider)
+            .with_operation(crate::error::Operation::Write)
     }
 }

@@ -200,14 +200,6 @@ struct RawStreamLine {
     data: Option<Value>,
 }
 
-#[derive(Deserialize)]
-struct RawStreamError {
-    #[serde(default)]
-    code: Option<String>,
-    #[serde(default)]
-    message: Option<String>,
-}
-
 impl CommandStreamLine {
     /// The line as JSON (write it with [`crate::http::ndjson::ndjson_line`]).
     pub fn to_json(&self) -> Value {
@@ -242,7 +234,7 @@ pub fn parse_command_stream_line(line: &str) -> Result<CommandStreamLine> {
             format!("the provider sent a malformed command stream line ({what})"),
         )
     };
-    let raw: RawStreamLine = serde_json::from_str(line)
+    let raw: RawStreamLine = serde_json::from_slice(line.as_bytes())
         .map_err(|err| malformed("not a JSON object of a known shape").with_source(err))?;
     if let Some(command) = raw.command {
         return Ok(CommandStreamLine::Command(command));
@@ -251,12 +243,17 @@ pub fn parse_command_stream_line(line: &str) -> Result<CommandStreamLine> {
         (Some("stdout"), Some(Value::String(data))) => Ok(CommandStreamLine::Stdout(data)),
         (Some("stderr"), Some(Value::String(data))) => Ok(CommandStreamLine::Stderr(data)),
         (Some("error"), Some(data)) => {
-            let error: RawStreamError = serde_json::from_value(data)
-                .map_err(|err| malformed("bad error data").with_source(err))?;
-            Ok(CommandStreamLine::Error {
-                code: error.code.unwrap_or_default(),
-                message: error.message.unwrap_or_default(),
-            })
+            // `{ code?: string | null, message?: string | null }`, read by hand: `from_value` would
+            // add serde_json's Value deserializer to the runtime wasm for this one shape.
+            let text = |key: &str| match data.get(key) {
+                None | Some(Value::Null) => Some(String::new()),
+                Some(Value::String(text)) => Some(text.clone()),
+                Some(_) => None,
+            };
+            match (data.is_object(), text("code"), text("message")) {
+                (true, Some(code), Some(message)) => Ok(CommandStreamLine::Error { code, message }),
+                _ => Err(malformed("bad error data")),
+            }
         }
         (Some("stdout" | "stderr"), _) => Err(malformed("log data is not a string")),
         (Some(_), _) => Err(malformed("unknown stream")),
@@ -283,6 +280,14 @@ pub struct ReadFileRequest {
 pub struct MkdirRequest {
     /// Directory to create.
     pub path: String,
+}
+
+/// Body of `POST /v2/sandboxes/sessions/{id}/cmd/{cmdId}/kill` (mirrors @vercel/sandbox 3.5.0,
+/// REST v2): `{ signal: number }` (a signal number, e.g. 15 for SIGTERM, 9 for SIGKILL; §7.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KillCommandRequest {
+    /// The signal number.
+    pub signal: u8,
 }
 
 /// An error answer body (mirrors @vercel/sandbox 3.5.0 / REST v2):

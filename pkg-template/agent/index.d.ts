@@ -1,0 +1,140 @@
+/**
+ * `@vite-hub/sandbox/agent`: the `sandbox({ commands })` capability and its one tool,
+ * `sandbox_exec`, which runs one allowed executable (no shell) on a Session of
+ * `@vite-hub/sandbox`. Contract: vitehub-sandbox-contract.md §7.
+ *
+ * Every check is in agent/rules.mjs; a refused input throws a `SandboxError` with code
+ * `SANDBOX_INVALID_ARGUMENT` (status 400) before any Session is opened, so it never reaches a Box.
+ */
+import type { OpenSandboxSessionOptions, SandboxError, SandboxExecResult } from '@vite-hub/sandbox';
+
+/** The tool's name. */
+export declare const SANDBOX_EXEC: 'sandbox_exec';
+
+/** What `sandbox_exec` needs of a Session (`openSandboxSession()`'s `SandboxSession` has it). */
+export interface SandboxExecSession {
+  /**
+   * Runs `command` with `args` in the Box (no shell). `timeout` is in ms; `signal` aborts the
+   * Command.
+   */
+  exec(
+    command: string,
+    args?: string[],
+    options?: { cwd?: string; env?: Record<string, string>; timeout?: number; signal?: AbortSignal },
+  ): Promise<SandboxExecResult>;
+  /** Closes the Session and its Box (idempotent). */
+  close?(): Promise<void> | void;
+}
+
+/** The input of one `sandbox_exec` call (the tool's JSON Schema, checked again at call time). */
+export interface SandboxExecInput {
+  /** Exactly one of the allowed commands. */
+  command: string;
+  /** At most 128 strings of at most 32768 characters each; default `[]`. */
+  args?: string[];
+  /** Working directory in the Box, passed unchanged. */
+  cwd?: string;
+  /**
+   * At most 64 entries; names match `^[A-Za-z_][A-Za-z0-9_]*$` and are not `PATH`,
+   * `NODE_OPTIONS`, `NODE_PATH`, `LD_*` or `DYLD_*` (any case); values at most 32768 characters.
+   */
+  env?: Record<string, string>;
+  /** Kill the Command after this many ms: a positive integer ≤ 2147483647. */
+  timeout?: number;
+}
+
+/** The JSON Schema of the tool input (a plain object, draft-07 and 2020-12 alike). */
+export type SandboxExecJsonSchema = Record<string, unknown>;
+
+/**
+ * The `sandbox_exec` tool in the AI SDK's shape (`generateText({ tools: { sandbox_exec } })`):
+ * `inputSchema` is a Standard Schema with Standard JSON Schema (AI SDK 6 and later read both).
+ */
+export interface SandboxExecTool {
+  type: 'function';
+  /** `Run one allowed executable in an isolated sandbox. Allowed commands: a, b.` */
+  description: string;
+  inputSchema: {
+    '~standard': {
+      version: 1;
+      vendor: '@vite-hub/sandbox';
+      validate(value: unknown): { value: SandboxExecInput } | { issues: ReadonlyArray<{ message: string }> };
+      types?: { input: SandboxExecInput; output: SandboxExecInput };
+      jsonSchema: {
+        /** `target`: `'draft-07'` (default) or `'draft-2020-12'`; other targets throw. */
+        input(options?: { target?: string }): SandboxExecJsonSchema;
+        output(options?: { target?: string }): SandboxExecJsonSchema;
+      };
+    };
+  };
+  /**
+   * Checks `input` (throws `SandboxError` `SANDBOX_INVALID_ARGUMENT` first), opens the
+   * capability's Session if none is open, then runs the Command with `abortSignal`. An abort
+   * rejects with the signal's reason and closes the Session, which stops the Command (a Session's
+   * exec signal alone stops only the wait); the next call opens a new Session.
+   */
+  execute(input: SandboxExecInput, options?: { abortSignal?: AbortSignal }): Promise<SandboxExecResult>;
+}
+
+/** One entry of an MCP `tools/list` result. */
+export interface SandboxExecMcpTool {
+  name: 'sandbox_exec';
+  description: string;
+  inputSchema: SandboxExecJsonSchema;
+  outputSchema: SandboxExecJsonSchema;
+}
+
+/** An MCP `tools/call` result. */
+export interface SandboxExecMcpResult {
+  /** One text item: the JSON of the result, or `<code>: <message>` of a refused input. */
+  content: Array<{ type: 'text'; text: string }>;
+  /** The result itself (absent when the input was refused). */
+  structuredContent?: SandboxExecResult;
+  /** True for a refused input or a Command that exited non-zero. */
+  isError: boolean;
+}
+
+export interface SandboxCapabilityOptions {
+  /**
+   * The executables the agent may run: a non-empty array of names matching `^[A-Za-z0-9_.-]+$`
+   * (`'pnpm test'` throws: executable names only, not shell command strings). Copied and frozen.
+   */
+  commands: string[];
+  /**
+   * Where the Session comes from: a function returning one (or a promise of one), or the options of
+   * `openSandboxSession`; default `openSandboxSession()`. Opened on the first allowed call, kept
+   * for the capability's life, closed by `close()`.
+   */
+  session?: (() => SandboxExecSession | Promise<SandboxExecSession>) | OpenSandboxSessionOptions;
+}
+
+export interface SandboxCapability {
+  name: 'sandbox';
+  /** The frozen copy of `commands`. */
+  readonly commands: readonly string[];
+  /** `{ sandbox_exec }`, for `generateText({ tools })`. */
+  readonly tools: { readonly sandbox_exec: SandboxExecTool };
+  /** The MCP `tools/list` entries. */
+  mcpTools(): SandboxExecMcpTool[];
+  /**
+   * Serves an MCP `tools/call` (`params`: `{ name, arguments }`). A refused input or a non-zero
+   * exit resolves with `isError: true`; an unknown name rejects with `SANDBOX_INVALID_ARGUMENT`;
+   * an abort through `signal` rejects.
+   */
+  callMcpTool(params: { name: string; arguments?: Record<string, unknown> }, options?: { signal?: AbortSignal }): Promise<SandboxExecMcpResult>;
+  /**
+   * Closes the Session, if one was opened (idempotent); later calls reject with `SandboxError`
+   * `SANDBOX_INVALID_STATE` (409). Rejects when closing a Box failed (also one an abort closed).
+   */
+  close(): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+/**
+ * Declares the capability.
+ * @throws {SandboxError} `SANDBOX_INVALID_ARGUMENT` when `commands` is empty, not an array, or
+ *   holds a name that is not an executable name.
+ */
+export declare function sandbox(options: SandboxCapabilityOptions): SandboxCapability;
+
+export type { SandboxError, SandboxExecResult };

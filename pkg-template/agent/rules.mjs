@@ -1,0 +1,173 @@
+// The rules of `sandbox({ commands })` and of one `sandbox_exec` input (vitehub-sandbox-contract.md
+// §7), in the contract's order, and the tool's description and JSON Schema. Pure: no Session, no
+// Box, no I/O, so a refused input provably never reaches one.
+//
+// JS, not Rust, by measurement: the same rules in the runtime wasm (src/agent.rs at commit
+// bb57396) added 5.2 KB gzipped / 11 KB raw to the module every runtime loads, which is already
+// over its 150 KB budget; here they cost only the apps that import `@vite-hub/sandbox/agent`.
+// docs/internals.md, "Agent tool", says the same.
+import { invalidArgument } from '../build/sandbox-error.mjs';
+
+/** At most this many `args`. */
+export const MAX_ARGS = 128;
+/** At most this many characters (UTF-16 code units, JS `length`) in one argument or env value. */
+export const MAX_TEXT_CHARS = 32_768;
+/** At most this many `env` entries. */
+export const MAX_ENV_ENTRIES = 64;
+/** Largest `timeout`, in ms (the largest delay a JS timer accepts). */
+export const MAX_TIMEOUT_MS = 2_147_483_647;
+const COMMAND_PATTERN = /^[A-Za-z0-9_.-]+$/;
+const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** Env names a caller may not set (compared upper-cased); `LD_*` and `DYLD_*` neither. */
+const BLOCKED_ENV_NAMES = new Set(['PATH', 'NODE_OPTIONS', 'NODE_PATH']);
+const INPUT_KEYS = ['command', 'args', 'cwd', 'env', 'timeout'];
+
+/** `text` quoted for a message, cut to 128 characters. */
+function quoted(text) {
+  const chars = Array.from(text);
+  return chars.length > 128 ? `"${chars.slice(0, 128).join('')}…"` : `"${text}"`;
+}
+
+/** `object[key]`; a getter or Proxy trap that throws is a refused input naming `what`. */
+function read(object, key, what) {
+  try {
+    return object[key];
+  } catch (error) {
+    throw invalidArgument(`${what} could not be read: ${error?.message ?? String(error)}`, error);
+  }
+}
+
+/** The own enumerable string keys of `object` (what `Object.keys` gives), guarded like `read`. */
+function keysOf(object, what) {
+  try {
+    return Object.keys(object);
+  } catch (error) {
+    throw invalidArgument(`${what} could not be read: ${error?.message ?? String(error)}`, error);
+  }
+}
+
+/**
+ * Checks `sandbox({ commands })`; returns a frozen copy of the names.
+ * @throws SandboxError `SANDBOX_INVALID_ARGUMENT`: not a non-empty array ("requires at least one
+ *   executable name"), or an entry that is not a string matching `^[A-Za-z0-9_.-]+$` ("accepts
+ *   executable names only, not shell command strings").
+ */
+export function checkCommands(commands) {
+  if (!Array.isArray(commands) || read(commands, 'length', 'sandbox({ commands })') === 0) {
+    throw invalidArgument("sandbox({ commands }) requires at least one executable name, e.g. sandbox({ commands: ['node'] })");
+  }
+  const names = [];
+  const length = read(commands, 'length', 'sandbox({ commands })');
+  for (let index = 0; index < length; index++) {
+    const name = read(commands, index, 'sandbox({ commands })');
+    if (typeof name === 'string' && COMMAND_PATTERN.test(name)) {
+      names.push(name);
+      continue;
+    }
+    const problem = typeof name === 'string' ? `${quoted(name)} does not match ${COMMAND_PATTERN.source}` : 'is not a string';
+    throw invalidArgument(
+      `sandbox({ commands }) accepts executable names only, not shell command strings: commands[${index}] ${problem} (give the executable, e.g. 'pnpm'; the agent passes its arguments in args)`,
+    );
+  }
+  return Object.freeze(names);
+}
+
+/** `Run one allowed executable in an isolated sandbox. Allowed commands: a, b.` */
+export function toolDescription(commands) {
+  return `Run one allowed executable in an isolated sandbox. Allowed commands: ${commands.join(', ')}.`;
+}
+
+/** The tool's input JSON Schema (contract §7; draft-07 and 2020-12 read it alike), a fresh object. */
+export function inputJsonSchema(commands) {
+  return {
+    type: 'object',
+    additionalProperties: false,
+    required: ['command'],
+    properties: {
+      command: { type: 'string', enum: [...commands] },
+      args: { type: 'array', items: { type: 'string', maxLength: MAX_TEXT_CHARS }, maxItems: MAX_ARGS },
+      cwd: { type: 'string' },
+      env: {
+        type: 'object',
+        maxProperties: MAX_ENV_ENTRIES,
+        propertyNames: { pattern: ENV_NAME_PATTERN.source },
+        additionalProperties: { type: 'string', maxLength: MAX_TEXT_CHARS },
+      },
+      timeout: { type: 'integer', exclusiveMinimum: 0, maximum: MAX_TIMEOUT_MS },
+    },
+  };
+}
+
+/**
+ * Checks one `sandbox_exec` input against `commands`, in the contract's order: `command` a
+ * string; exactly one of `commands`; `args`; `cwd`; `env`; `timeout`; then no other key.
+ * @returns {{ command: string, args: string[], options: { cwd?: string, env?: Record<string, string>, timeout?: number } }}
+ *   absent options omitted; `env` a copy with a null prototype; `timeout` in ms
+ * @throws SandboxError `SANDBOX_INVALID_ARGUMENT`, the message naming the first rule broken; a
+ *   command off the list gives exactly `Sandbox command "<name>" is not allowed.`
+ */
+export function checkExecInput(commands, input) {
+  const isObject = input !== null && typeof input === 'object' && !Array.isArray(input);
+  const keys = isObject ? keysOf(input, 'sandbox_exec input') : [];
+  const value = (key) => (keys.includes(key) ? read(input, key, `sandbox_exec ${key}`) : undefined);
+
+  const command = value('command');
+  if (typeof command !== 'string') {
+    throw invalidArgument(`sandbox_exec requires a command: a string naming one of the allowed executables (${commands.join(', ')})`);
+  }
+  if (!commands.includes(command)) throw invalidArgument(`Sandbox command ${quoted(command)} is not allowed.`);
+  const args = checkArgs(value('args'));
+  const cwd = value('cwd');
+  if (cwd !== undefined && typeof cwd !== 'string') throw invalidArgument('sandbox_exec cwd must be a string.');
+  const env = checkEnv(value('env'));
+  const timeout = value('timeout');
+  if (timeout !== undefined && !(Number.isInteger(timeout) && timeout > 0 && timeout <= MAX_TIMEOUT_MS)) {
+    throw invalidArgument(`sandbox_exec timeout must be a positive integer no greater than ${MAX_TIMEOUT_MS} (milliseconds).`);
+  }
+  const unknown = keys.find((key) => !INPUT_KEYS.includes(key));
+  if (unknown !== undefined) throw invalidArgument(`sandbox_exec input has an unknown key ${quoted(unknown)}; its keys are command, args, cwd, env and timeout.`);
+
+  const options = {};
+  if (cwd !== undefined) options.cwd = cwd;
+  if (env !== undefined) options.env = env;
+  if (timeout !== undefined) options.timeout = timeout;
+  return { command, args, options };
+}
+
+function checkArgs(args) {
+  const refuse = (problem) =>
+    invalidArgument(`sandbox_exec args must be an array of no more than ${MAX_ARGS} strings, each no longer than ${MAX_TEXT_CHARS} characters (${problem}).`);
+  if (args === undefined) return [];
+  if (!Array.isArray(args)) throw refuse('args is not an array');
+  const length = read(args, 'length', 'sandbox_exec args');
+  if (length > MAX_ARGS) throw refuse(`it has more than ${MAX_ARGS}`);
+  const out = [];
+  for (let index = 0; index < length; index++) {
+    const arg = read(args, index, 'sandbox_exec args');
+    if (typeof arg !== 'string') throw refuse(`args[${index}] is not a string`);
+    if (arg.length > MAX_TEXT_CHARS) throw refuse(`args[${index}] is longer`);
+    out.push(arg);
+  }
+  return out;
+}
+
+function checkEnv(env) {
+  if (env === undefined) return undefined;
+  if (env === null || typeof env !== 'object' || Array.isArray(env)) throw invalidArgument('sandbox_exec env must be an object with string values.');
+  const names = keysOf(env, 'sandbox_exec env');
+  if (names.length > MAX_ENV_ENTRIES) throw invalidArgument(`sandbox_exec env must contain no more than ${MAX_ENV_ENTRIES} entries.`);
+  const copy = Object.create(null);
+  for (const name of names) {
+    if (!ENV_NAME_PATTERN.test(name)) throw invalidArgument(`sandbox_exec env names must match ${ENV_NAME_PATTERN.source}: ${quoted(name)} does not.`);
+    const upper = name.toUpperCase();
+    if (BLOCKED_ENV_NAMES.has(upper) || upper.startsWith('LD_') || upper.startsWith('DYLD_')) {
+      throw invalidArgument(`sandbox_exec env cannot override PATH, NODE_OPTIONS, NODE_PATH, or loader-related variables (LD_*, DYLD_*): ${quoted(name)}.`);
+    }
+    const text = read(env, name, 'sandbox_exec env');
+    if (typeof text !== 'string' || text.length > MAX_TEXT_CHARS) {
+      throw invalidArgument(`sandbox_exec env values must be strings no longer than ${MAX_TEXT_CHARS} characters: ${quoted(name)} is not.`);
+    }
+    copy[name] = text;
+  }
+  return copy;
+}

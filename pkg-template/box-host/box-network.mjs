@@ -1,0 +1,83 @@
+// The network of an `allow-all` Box under bubblewrap: a network namespace of its own, held by a
+// small process (`unshare --net -- cat`), with outbound access through slirp4netns
+// (`--disable-host-loopback`: the host's 127.0.0.1, the Box host API included, is unreachable).
+// Every command of the Box enters it (`nsenter --net=…` around bwrap `--share-net`), so commands
+// of one Box share it as on a provider's Box.
+//
+// Why not slirp4netns on bwrap's own namespace: bwrap (as root) puts the sandbox in a nested user
+// namespace, and slirp4netns's setns into its network namespace fails with EPERM here; a
+// namespace created by the host itself has no such owner problem.
+//
+// Both helpers read a pipe from the host: when the host process dies they see EOF and exit, so
+// no helper outlives its host.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+
+/** How long the namespace and slirp4netns may take to come up (ms). */
+const START_TIMEOUT_MS = 10_000;
+
+function exited(child, what) {
+  return new Promise((_, reject) => {
+    child.once('error', (err) => reject(new Error(`${what} could not start: ${err.code ?? err.message}`)));
+    child.once('exit', (code, signal) => reject(new Error(`${what} exited (${signal ?? `code ${code}`})`)));
+  });
+}
+
+async function namespaceReady(pid) {
+  const own = fs.readlinkSync('/proc/self/ns/net');
+  for (let i = 0; i < 200; i += 1) {
+    try {
+      if (fs.readlinkSync(`/proc/${pid}/ns/net`) !== own) return;
+    } catch {
+      // not there yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  throw new Error('the network namespace did not appear');
+}
+
+/**
+ * Starts a Box network; resolves `{ netns (a /proc path for nsenter --net=), stop() }` or
+ * rejects with an Error saying what failed (nothing is left running then).
+ */
+export async function startBoxNetwork() {
+  const holder = spawn('unshare', ['--net', '--', 'cat'], { stdio: ['pipe', 'ignore', 'ignore'], detached: true });
+  holder.stdin.on('error', () => {});
+  let slirp;
+  const stop = () => {
+    slirp?.kill('SIGKILL');
+    holder.kill('SIGKILL');
+  };
+  let timer;
+  try {
+    const deadline = new Promise((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`the Box network did not come up within ${START_TIMEOUT_MS}ms`)), START_TIMEOUT_MS);
+    });
+    const holderGone = exited(holder, 'unshare --net');
+    holderGone.catch(() => {});
+    await Promise.race([namespaceReady(holder.pid), holderGone, deadline]);
+    slirp = spawn('slirp4netns', [
+      '--configure', '--mtu=65520', '--disable-host-loopback', '--ready-fd=3', '--exit-fd=4', String(holder.pid), 'tap0',
+    ], { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'], detached: true });
+    let problem = '';
+    slirp.stderr.on('data', (chunk) => {
+      problem = (problem + chunk).slice(-1000);
+    });
+    slirp.stdio[4].on('error', () => {});
+    const slirpGone = exited(slirp, 'slirp4netns');
+    slirpGone.catch(() => {});
+    const ready = new Promise((resolve) => slirp.stdio[3].once('data', resolve));
+    await Promise.race([ready, slirpGone.catch((err) => Promise.reject(new Error(`${err.message}: ${problem.trim().split('\n').slice(-2).join(' | ')}`))), holderGone, deadline]);
+    // The helpers never keep the host's event loop alive.
+    for (const child of [holder, slirp]) {
+      child.unref();
+      for (const stream of child.stdio) stream?.unref?.();
+    }
+    return { netns: `/proc/${holder.pid}/ns/net`, stop };
+  } catch (err) {
+    stop();
+    throw err;
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,119 @@
+// Sessions in JS: thin wrappers over the core's SandboxSession / SandboxProcess / SandboxLogStream
+// (src/api/session.rs), adding only what JS syntax needs: `Symbol.asyncDispose` (so `await using`
+// closes the Box) and `logs()` as an async iterator. Every check and state rule is in the core.
+
+/** `Symbol.asyncDispose`, or the registered symbol TypeScript and esbuild fall back to. */
+const asyncDispose = Symbol.asyncDispose ?? Symbol.for('Symbol.asyncDispose');
+
+/** `(command, options)` is accepted for `(command, undefined, options)`. */
+function commandArgs(args, options) {
+  if (options === undefined && args !== null && typeof args === 'object' && !Array.isArray(args)) return [undefined, args];
+  return [args, options];
+}
+
+class SandboxProcess {
+  #raw;
+
+  constructor(raw) {
+    this.#raw = raw;
+    this.id = raw.id;
+  }
+
+  /** The Command's output from its start, then live until it exits: `{ stream, data }` entries. */
+  async *logs() {
+    const stream = await this.#raw.openLogs();
+    try {
+      for (;;) {
+        const entry = await stream.next();
+        if (entry === undefined) return;
+        yield entry;
+      }
+    } finally {
+      stream.cancel();
+    }
+  }
+
+  wait() {
+    return this.#raw.wait();
+  }
+
+  kill(signal) {
+    return this.#raw.kill(signal);
+  }
+}
+
+class SandboxSession {
+  #raw;
+
+  constructor(raw) {
+    this.#raw = raw;
+    this.id = raw.id;
+    this.provider = raw.provider;
+    this.executionAuthority = raw.executionAuthority;
+    this.cwd = raw.cwd;
+  }
+
+  get status() {
+    return this.#raw.status;
+  }
+
+  exec(command, args, options) {
+    return this.#raw.exec(command, ...commandArgs(args, options));
+  }
+
+  async spawn(command, args, options) {
+    return new SandboxProcess(await this.#raw.spawn(command, ...commandArgs(args, options)));
+  }
+
+  read(path) {
+    return this.#raw.read(path);
+  }
+
+  async readText(path) {
+    const bytes = await this.#raw.read(path);
+    return bytes === null ? null : new TextDecoder().decode(bytes);
+  }
+
+  write(path, data) {
+    return this.#raw.write(path, data);
+  }
+
+  exists(path) {
+    return this.#raw.exists(path);
+  }
+
+  mkdir(path, options) {
+    return this.#raw.mkdir(path, options);
+  }
+
+  remove(path, options) {
+    return this.#raw.remove(path, options);
+  }
+
+  close() {
+    return this.#raw.close();
+  }
+
+  [asyncDispose]() {
+    return this.#raw.close();
+  }
+}
+
+/**
+ * The Session functions and resolveSandboxRunner over an initialised runtime wasm module.
+ * @param {object} wasm the wasm-bindgen exports
+ */
+export function sessionApi(wasm) {
+  return {
+    openSandboxSession: async (options) => new SandboxSession(await wasm.openSandboxSession(options)),
+    resolveSandboxRunner: async (name) => {
+      const runner = await wasm.resolveSandboxRunner(name);
+      return Object.freeze({
+        name: runner.name,
+        provider: runner.provider,
+        executionAuthority: runner.executionAuthority,
+        run: (payload, options) => runner.run(payload, options),
+      });
+    },
+  };
+}

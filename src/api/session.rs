@@ -1,0 +1,645 @@
+//! The Session exports: `openSandboxSession(options?)` and the handles it gives
+//! ([`SandboxSession`], [`SandboxProcess`], [`SandboxLogStream`]), and `resolveSandboxRunner(name)`.
+//!
+//! JS values are read into plain values here and checked by [`crate::session`] before any request
+//! leaves; every operation runs on [`BoxSession`]. `pkg-template/runtime/session.mjs` wraps these
+//! classes (`Symbol.asyncDispose`, the async iterator of `logs()`), and nothing more.
+//!
+//! Source: vitehub-sandbox-contract.md §2 (`resolveSandboxRunner`, executionAuthority) and §3
+//! (the Box session).
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+
+use js_sys::{Object, Promise, Reflect, Uint8Array};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::future_to_promise;
+use web_sys::AbortSignal;
+
+use super::definition_object::get;
+use crate::command::{Command, CommandOutcome};
+use crate::error::js::js_message;
+use crate::error::{Error, ErrorCode, Operation, Result};
+use crate::provider::session::{BoxSession, LogStream};
+use crate::provider::{BoxSpec, FileRead, Provider, ProviderKind};
+use crate::session::{self, ExecutionAuthority, SessionState, SessionStatus, MAX_EXEC_OUTPUT_BYTES};
+
+/// Most arguments of one Command.
+const MAX_ARGS: usize = 65_536;
+/// Largest file `read()` returns, in bytes (a larger one is SANDBOX_TRANSFER_LIMIT, never buffered).
+const MAX_READ_BYTES: u64 = 256 * 1024 * 1024;
+
+fn invalid(message: impl Into<String>) -> Error {
+    Error::new(ErrorCode::InvalidArgument, message.into())
+}
+
+/// A future of a JS value, boxed: every Promise of the Session exports is made by one
+/// instantiation of `future_to_promise` (wasm size).
+pub(super) type JsResultFuture = Pin<Box<dyn Future<Output = std::result::Result<JsValue, JsValue>>>>;
+
+/// The Promise of `future`.
+pub(super) fn js_promise(future: JsResultFuture) -> Promise {
+    future_to_promise(future)
+}
+
+/// A Promise of `future`; its error rejects as a `SandboxError`.
+fn promise(future: Pin<Box<dyn Future<Output = Result<JsValue>>>>) -> Promise {
+    js_promise(Box::pin(async move { future.await.map_err(JsValue::from) }))
+}
+
+fn rejected(error: Error) -> Promise {
+    Promise::reject(&error.into())
+}
+
+/// The keys of an options object, refusing any outside `allowed` (`what` names it).
+fn check_keys(options: &JsValue, allowed: &[&str], what: &str) -> Result<()> {
+    if options.is_undefined() || options.is_null() {
+        return Ok(());
+    }
+    if !options.is_object() || js_sys::Array::is_array(options) {
+        return Err(invalid(format!("{what} must be an object {{ {} }}", allowed.join(", "))));
+    }
+    let keys = Reflect::own_keys(options).map_err(|e| invalid(format!("{what} could not be read: {}", js_message(&e))))?;
+    for key in keys.iter() {
+        let key = key.as_string().unwrap_or_else(|| "a symbol".to_owned());
+        if !allowed.contains(&key.as_str()) {
+            return Err(invalid(format!("unknown {what} key {key:?}; expected {}", allowed.join(", "))));
+        }
+    }
+    Ok(())
+}
+
+fn option(options: &JsValue, key: &str, what: &str) -> Result<JsValue> {
+    if options.is_undefined() || options.is_null() {
+        return Ok(JsValue::UNDEFINED);
+    }
+    get(options, key, what)
+}
+
+fn signal_option(options: &JsValue, what: &str) -> Result<Option<AbortSignal>> {
+    let value = option(options, "signal", what)?;
+    if value.is_undefined() {
+        return Ok(None);
+    }
+    value.dyn_into::<AbortSignal>().map(Some).map_err(|_| invalid(format!("{what} signal must be an AbortSignal")))
+}
+
+fn timeout_option(options: &JsValue, what: &str) -> Result<Option<u64>> {
+    let value = option(options, "timeout", what)?;
+    if value.is_undefined() {
+        return Ok(None);
+    }
+    let ms = value.as_f64().ok_or_else(|| invalid(format!("{what} timeout must be a number of ms")))?;
+    session::check_timeout_ms(ms, &format!("{what} timeout")).map(Some)
+}
+
+fn bool_option(options: &JsValue, key: &str, what: &str) -> Result<bool> {
+    let value = option(options, key, what)?;
+    if value.is_undefined() {
+        return Ok(false);
+    }
+    value.as_bool().ok_or_else(|| invalid(format!("{what} {key} must be a boolean")))
+}
+
+fn set(target: &Object, key: &str, value: &JsValue) {
+    let _ = Reflect::set(target, &JsValue::from_str(key), value);
+}
+
+/// The contract's frozen executionAuthority object (nested `filesystem` frozen too).
+pub(super) fn authority_object(authority: &ExecutionAuthority) -> JsValue {
+    let filesystem = Object::new();
+    set(&filesystem, "access", &authority.filesystem_access.as_str().into());
+    set(&filesystem, "scope", &authority.filesystem_scope.as_str().into());
+    let object = Object::new();
+    set(&object, "credentials", &authority.credentials.as_str().into());
+    set(&object, "environment", &authority.environment.as_str().into());
+    set(&object, "filesystem", &Object::freeze(&filesystem).into());
+    set(&object, "isolation", &authority.isolation.as_str().into());
+    set(&object, "network", &authority.network.as_str().into());
+    set(&object, "processes", &authority.processes.as_str().into());
+    Object::freeze(&object).into()
+}
+
+/// Everything a Session handle and its processes share.
+#[derive(Debug)]
+struct Inner {
+    session: BoxSession,
+    id: String,
+    provider: ProviderKind,
+    authority: JsValue,
+    state: RefCell<SessionState>,
+    /// The cleanup of the first `close()`, shared by concurrent callers (cleared when it failed,
+    /// so a later `close()` tries again).
+    closing: RefCell<Option<Promise>>,
+}
+
+impl Inner {
+    fn check_open(&self, operation: &str) -> Result<()> {
+        self.state.borrow().check_open(&self.id, operation)
+    }
+}
+
+/// The reason of an aborted `signal` when `error` came from that abort, else `error`.
+fn abort_or(error: Error, signal: Option<&AbortSignal>) -> JsValue {
+    match signal.filter(|s| s.aborted()) {
+        Some(signal) => signal.reason(),
+        None => error.into(),
+    }
+}
+
+/// A Command read from `exec`/`spawn` arguments: `(command, args?, { cwd?, env?, timeout?, signal? })`.
+fn read_command(command: &JsValue, args: &JsValue, options: &JsValue, what: &str) -> Result<(Command, Option<AbortSignal>)> {
+    let program = command.as_string().ok_or_else(|| invalid(format!("{what}(command) needs a string command (the executable)")))?;
+    session::check_command(&program)?;
+    let mut argv = Vec::new();
+    if !args.is_undefined() && !args.is_null() {
+        if !js_sys::Array::is_array(args) {
+            return Err(invalid(format!("{what}(command, args): args must be an array of strings")));
+        }
+        // Read with Reflect (a Proxy's throwing trap is an error here, not an exception through
+        // the module), bounded by MAX_ARGS whatever `length` claims.
+        let read = |key: &JsValue| Reflect::get(args, key).map_err(|e| invalid(format!("{what}(command, args): args could not be read: {}", js_message(&e))));
+        let length = read(&JsValue::from_str("length"))?.as_f64().unwrap_or(0.0);
+        if length > MAX_ARGS as f64 {
+            return Err(invalid(format!("{what}(command, args): at most {MAX_ARGS} args")));
+        }
+        for index in 0..length as usize {
+            let arg = read(&JsValue::from(index as u32))?;
+            let arg = arg.as_string().ok_or_else(|| invalid(format!("{what}(command, args): args[{index}] must be a string")))?;
+            session::check_arg(&arg, index)?;
+            argv.push(arg);
+        }
+    }
+    let opts = format!("{what} options");
+    check_keys(options, &["cwd", "env", "timeout", "signal"], &opts)?;
+    let cwd = option(options, "cwd", &opts)?;
+    let cwd = if cwd.is_undefined() {
+        None
+    } else {
+        let cwd = cwd.as_string().ok_or_else(|| invalid(format!("{opts} cwd must be a string")))?;
+        if cwd.is_empty() || cwd.contains('\0') {
+            return Err(invalid(format!("{opts} cwd must be a non-empty path without NUL")));
+        }
+        Some(cwd)
+    };
+    let env_value = option(options, "env", &opts)?;
+    let mut env = BTreeMap::new();
+    if !env_value.is_undefined() {
+        if !env_value.is_object() || js_sys::Array::is_array(&env_value) {
+            return Err(invalid(format!("{opts} env must be an object of strings")));
+        }
+        let keys = Reflect::own_keys(&env_value).map_err(|e| invalid(format!("{opts} env could not be read: {}", js_message(&e))))?;
+        for key in keys.iter() {
+            let name = key.as_string().ok_or_else(|| invalid(format!("{opts} env has a symbol key")))?;
+            session::check_env_name(&name)?;
+            let value = Reflect::get(&env_value, &key).map_err(|e| invalid(format!("{opts} env could not be read: {}", js_message(&e))))?;
+            let value = value.as_string().ok_or_else(|| invalid(format!("{opts} env {name:?} must be a string")))?;
+            if value.contains('\0') {
+                return Err(invalid(format!("{opts} env {name:?} must not contain a NUL character")));
+            }
+            env.insert(name, value);
+        }
+    }
+    let timeout_ms = timeout_option(options, &opts)?;
+    let signal = signal_option(options, &opts)?;
+    let command = Command {
+        program,
+        args: argv,
+        cwd,
+        env,
+        timeout_ms,
+        max_stdout_bytes: MAX_EXEC_OUTPUT_BYTES,
+        max_stderr_bytes: MAX_EXEC_OUTPUT_BYTES,
+    };
+    Ok((command, signal))
+}
+
+fn exec_result(outcome: &CommandOutcome) -> JsValue {
+    let object = Object::new();
+    set(&object, "exitCode", &outcome.exit_code.into());
+    set(&object, "ok", &outcome.success().into());
+    set(&object, "stdout", &outcome.stdout.as_str().into());
+    set(&object, "stderr", &outcome.stderr.as_str().into());
+    object.into()
+}
+
+/// A signal as a number: `undefined` → 15 (SIGTERM), a name of the Vercel protocol's table
+/// (§7.3: SIGHUP 1, SIGINT 2, SIGQUIT 3, SIGKILL 9, SIGTERM 15, SIGCONT 18, SIGSTOP 19), or an
+/// integer 1–64.
+fn signal_number(value: &JsValue) -> Result<u8> {
+    if value.is_undefined() {
+        return Ok(15);
+    }
+    if let Some(name) = value.as_string() {
+        return match name.as_str() {
+            "SIGHUP" => Ok(1),
+            "SIGINT" => Ok(2),
+            "SIGQUIT" => Ok(3),
+            "SIGKILL" => Ok(9),
+            "SIGTERM" => Ok(15),
+            "SIGCONT" => Ok(18),
+            "SIGSTOP" => Ok(19),
+            _ => Err(invalid(format!("kill(signal): unknown signal {name:?}; use SIGTERM, SIGKILL, SIGINT, SIGHUP, SIGQUIT, SIGCONT, SIGSTOP or a number"))),
+        };
+    }
+    match value.as_f64() {
+        Some(n) if n.fract() == 0.0 && (1.0..=64.0).contains(&n) => Ok(n as u8),
+        _ => Err(invalid("kill(signal) needs a signal name (e.g. \"SIGTERM\") or a number from 1 to 64")),
+    }
+}
+
+/// `openSandboxSession({ provider?, timeout?, signal?, sandboxId? }) → Promise<SandboxSession>`:
+/// opens one Box on the provider `configureSandbox` chose and resolves to its handle.
+///
+/// `provider` (`'local' | 'vercel' | 'cloudflare'`) must be the configured one; `timeout` is the
+/// Box lifetime in ms (positive integer ≤ 2147483647; the provider's default when absent, 5
+/// minutes on Vercel and the local Box host); `signal` aborts the opening (the Promise rejects with
+/// its reason); `sandboxId` names a kept Box (Cloudflare; other providers reject it with
+/// `SANDBOX_NOT_SUPPORTED`).
+///
+/// # Errors
+/// `SANDBOX_INVALID_ARGUMENT` for bad options (before any request); those of the provider's
+/// open (`SANDBOX_PROVIDER_REQUIRED`, `SANDBOX_PROVIDER_UNAVAILABLE`, `SANDBOX_TRANSPORT_ERROR`).
+#[wasm_bindgen(js_name = openSandboxSession)]
+pub fn open_sandbox_session(options: JsValue) -> Promise {
+    let what = "openSandboxSession options";
+    let read = || -> Result<(Rc<Provider>, BoxSpec, Option<AbortSignal>)> {
+        check_keys(&options, &["provider", "timeout", "signal", "sandboxId"], what)?;
+        let lifetime_ms = timeout_option(&options, what)?;
+        let signal = signal_option(&options, what)?;
+        let sandbox_id = option(&options, "sandboxId", what)?;
+        let sandbox_id = if sandbox_id.is_undefined() {
+            None
+        } else {
+            Some(sandbox_id.as_string().filter(|s| !s.is_empty()).ok_or_else(|| invalid(format!("{what} sandboxId must be a non-empty string")))?)
+        };
+        let wanted = option(&options, "provider", what)?;
+        let resolved = super::runtime_config()?;
+        let provider = resolved.provider.as_ref().map(Rc::clone).map_err(Error::to_public)?;
+        if !wanted.is_undefined() {
+            let name = wanted.as_string().unwrap_or_default();
+            let kind = ProviderKind::parse(&name)
+                .ok_or_else(|| invalid(format!("{what} provider must be 'local', 'vercel' or 'cloudflare'")))?;
+            if kind != provider.kind() {
+                return Err(invalid(format!(
+                    "openSandboxSession({{ provider: '{}' }}) but configureSandbox chose '{}': call configureSandbox({{ provider: '{}', … }}) first",
+                    kind.as_str(),
+                    provider.kind().as_str(),
+                    kind.as_str()
+                )));
+            }
+        }
+        if sandbox_id.is_some() && provider.kind() != ProviderKind::Cloudflare {
+            return Err(Error::new(
+                ErrorCode::NotSupported,
+                format!("openSandboxSession sandboxId (a kept Box) is supported by the cloudflare provider only, not by {}", provider.kind().as_str()),
+            )
+            .with_provider(provider.kind()));
+        }
+        Ok((provider, BoxSpec { lifetime_ms, name: "session".to_owned(), sandbox_id, ..BoxSpec::default() }, signal))
+    };
+    let (provider, spec, signal) = match read() {
+        Ok(read) => read,
+        Err(error) => return rejected(error),
+    };
+    js_promise(Box::pin(async move {
+        if let Some(signal) = signal.as_ref().filter(|s| s.aborted()) {
+            return Err(signal.reason());
+        }
+        provider.ensure_ready().await.map_err(JsValue::from)?;
+        let session = provider.open(&spec, signal.as_ref()).await.map_err(|e| abort_or(e, signal.as_ref()))?;
+        let authority = match provider.box_execution_authority(&session) {
+            Ok(authority) => authority,
+            Err(error) => {
+                let _ = session.close().await;
+                return Err(error.into());
+            }
+        };
+        if let Some(signal) = signal.as_ref().filter(|s| s.aborted()) {
+            let _ = session.close().await;
+            return Err(signal.reason());
+        }
+        let inner = Inner {
+            id: session.id().to_owned(),
+            provider: session.provider(),
+            authority: authority_object(&authority),
+            session,
+            state: RefCell::new(SessionState::running()),
+            closing: RefCell::new(None),
+        };
+        Ok(SandboxSession { inner: Rc::new(inner) }.into())
+    }))
+}
+
+/// One open Box (see [`open_sandbox_session`]). Every method returns a Promise; after `close()`
+/// each rejects with `SANDBOX_INVALID_STATE`.
+#[wasm_bindgen]
+#[derive(Debug)]
+pub struct SandboxSession {
+    inner: Rc<Inner>,
+}
+
+#[wasm_bindgen]
+impl SandboxSession {
+    /// The provider's Box id (Vercel session id, Cloudflare Durable Object name, local Box host session id).
+    #[wasm_bindgen(getter)]
+    pub fn id(&self) -> String {
+        self.inner.id.clone()
+    }
+
+    /// `'local' | 'vercel' | 'cloudflare'`.
+    #[wasm_bindgen(getter)]
+    pub fn provider(&self) -> String {
+        self.inner.provider.as_str().to_owned()
+    }
+
+    /// The Box's frozen executionAuthority (contract §2).
+    #[wasm_bindgen(getter, js_name = executionAuthority)]
+    pub fn execution_authority(&self) -> JsValue {
+        self.inner.authority.clone()
+    }
+
+    /// `'pending' | 'running' | 'stopped' | 'failed'`, now.
+    #[wasm_bindgen(getter)]
+    pub fn status(&self) -> String {
+        self.inner.state.borrow().status.as_str().to_owned()
+    }
+
+    /// The Box working directory (relative paths of every operation start here).
+    #[wasm_bindgen(getter)]
+    pub fn cwd(&self) -> String {
+        self.inner.session.cwd().to_owned()
+    }
+
+    /// `exec(command, args?, { cwd?, env?, timeout?, signal? }) → Promise<{ exitCode, ok, stdout,
+    /// stderr }>`: runs a Command (argv, no shell) and waits for it. `timeout` in ms kills it
+    /// (`SANDBOX_TIMEOUT`); `signal` aborts the wait (rejects with its reason). stdout and stderr
+    /// keep their last 16 MiB each.
+    pub fn exec(&self, command: JsValue, args: JsValue, options: JsValue) -> Promise {
+        let (command, signal) = match self.inner.check_open("exec").and_then(|()| read_command(&command, &args, &options, "exec")) {
+            Ok(read) => read,
+            Err(error) => return rejected(error),
+        };
+        let inner = self.inner.clone();
+        js_promise(Box::pin(async move {
+            let started = crate::sys::performance_now();
+            let outcome = inner.session.exec(&command, signal.as_ref()).await.map_err(|e| abort_or(e, signal.as_ref()))?;
+            // Vercel and the local Box host kill a Command at its timeout (SIGKILL, exit 137);
+            // Cloudflare's container reports it itself (SANDBOX_TIMEOUT).
+            if let Some(ms) = command.timeout_ms {
+                if outcome.exit_code == 137 && crate::sys::performance_now() - started >= ms as f64 {
+                    return Err(Error::new(ErrorCode::Timeout, format!("the command timed out after {ms}ms"))
+                        .with_timeout_ms(ms)
+                        .with_provider(inner.provider)
+                        .with_operation(Operation::Exec)
+                        .into());
+                }
+            }
+            Ok(exec_result(&outcome))
+        }))
+    }
+
+    /// `spawn(command, args?, { cwd?, env?, timeout?, signal? }) → Promise<SandboxProcess>`:
+    /// starts a Command without waiting (the signal bounds the start only).
+    pub fn spawn(&self, command: JsValue, args: JsValue, options: JsValue) -> Promise {
+        let (command, signal) = match self.inner.check_open("spawn").and_then(|()| read_command(&command, &args, &options, "spawn")) {
+            Ok(read) => read,
+            Err(error) => return rejected(error),
+        };
+        let inner = self.inner.clone();
+        js_promise(Box::pin(async move {
+            let id = inner.session.spawn(&command, signal.as_ref()).await.map_err(|e| abort_or(e, signal.as_ref()))?;
+            Ok(SandboxProcess { inner, id }.into())
+        }))
+    }
+
+    /// `read(path) → Promise<Uint8Array | null>` (`null` when the file does not exist).
+    pub fn read(&self, path: JsValue) -> Promise {
+        let inner = self.inner.clone();
+        let path = match self.path(&path, "read") {
+            Ok(path) => path,
+            Err(error) => return rejected(error),
+        };
+        promise(Box::pin(async move {
+            // Read by size with a cap (issue 9): a huge Box file never buffers whole.
+            Ok(match inner.session.read_file(&path, MAX_READ_BYTES, None).await? {
+                FileRead::Bytes(bytes) => Uint8Array::from(bytes.as_slice()).into(),
+                FileRead::Missing => JsValue::NULL,
+                FileRead::TooLarge(size) => {
+                    return Err(Error::new(ErrorCode::TransferLimit, format!("{path} has {size} bytes or more; read() returns at most {MAX_READ_BYTES}")))
+                }
+            })
+        }))
+    }
+
+    /// `write(path, data: string | Uint8Array) → Promise<void>`: creates the parents, replaces the file.
+    pub fn write(&self, path: JsValue, data: JsValue) -> Promise {
+        let inner = self.inner.clone();
+        let read = self.path(&path, "write").and_then(|path| {
+            let bytes = if let Some(text) = data.as_string() {
+                text.into_bytes()
+            } else if let Some(array) = data.dyn_ref::<Uint8Array>() {
+                array.to_vec()
+            } else {
+                return Err(invalid("write(path, data): data must be a string or a Uint8Array"));
+            };
+            Ok((path, bytes))
+        });
+        let (path, bytes) = match read {
+            Ok(read) => read,
+            Err(error) => return rejected(error),
+        };
+        promise(Box::pin(async move {
+            let file = crate::transfer::box_file::BoxFile { path: path.trim_start_matches('/').to_owned(), bytes, mode: 0o644 };
+            inner.session.write_files(std::slice::from_ref(&file), None).await?;
+            Ok(JsValue::UNDEFINED)
+        }))
+    }
+
+    /// `exists(path) → Promise<boolean>`.
+    pub fn exists(&self, path: JsValue) -> Promise {
+        let inner = self.inner.clone();
+        let path = match self.path(&path, "exists") {
+            Ok(path) => path,
+            Err(error) => return rejected(error),
+        };
+        promise(Box::pin(async move { Ok(inner.session.exists(&path, None).await?.into()) }))
+    }
+
+    /// `mkdir(path, { recursive? }) → Promise<void>`.
+    pub fn mkdir(&self, path: JsValue, options: JsValue) -> Promise {
+        let inner = self.inner.clone();
+        let read = self.path(&path, "mkdir").and_then(|path| {
+            check_keys(&options, &["recursive"], "mkdir options")?;
+            Ok((path, bool_option(&options, "recursive", "mkdir options")?))
+        });
+        let (path, recursive) = match read {
+            Ok(read) => read,
+            Err(error) => return rejected(error),
+        };
+        promise(Box::pin(async move {
+            inner.session.mkdir(&path, recursive, None).await?;
+            Ok(JsValue::UNDEFINED)
+        }))
+    }
+
+    /// `remove(path, { recursive? }) → Promise<void>`: a file, or with `recursive` a directory
+    /// tree; a missing path is no error.
+    pub fn remove(&self, path: JsValue, options: JsValue) -> Promise {
+        let inner = self.inner.clone();
+        let read = self.path(&path, "remove").and_then(|path| {
+            check_keys(&options, &["recursive"], "remove options")?;
+            Ok((path, bool_option(&options, "recursive", "remove options")?))
+        });
+        let (path, recursive) = match read {
+            Ok(read) => read,
+            Err(error) => return rejected(error),
+        };
+        promise(Box::pin(async move {
+            inner.session.remove(&path, recursive, None).await?;
+            Ok(JsValue::UNDEFINED)
+        }))
+    }
+
+    /// `close() → Promise<void>`: stops the Box. Idempotent: concurrent and later calls share the
+    /// first cleanup; when it failed (`status` `'failed'`), the next call tries again.
+    pub fn close(&self) -> Promise {
+        if let Some(closing) = self.inner.closing.borrow().clone() {
+            return closing;
+        }
+        {
+            let mut state = self.inner.state.borrow_mut();
+            state.closed = true;
+        }
+        let inner = self.inner.clone();
+        let closing = js_promise(Box::pin(async move {
+            let closed = inner.session.close().await;
+            let mut state = inner.state.borrow_mut();
+            match closed {
+                Ok(()) => {
+                    state.status = SessionStatus::Stopped;
+                    Ok(JsValue::UNDEFINED)
+                }
+                Err(error) => {
+                    state.status = SessionStatus::Failed;
+                    drop(state);
+                    inner.closing.borrow_mut().take();
+                    Err(error.into())
+                }
+            }
+        }));
+        self.inner.closing.borrow_mut().replace(closing.clone());
+        closing
+    }
+}
+
+impl SandboxSession {
+    fn path(&self, path: &JsValue, operation: &str) -> Result<String> {
+        self.inner.check_open(operation)?;
+        let path = path.as_string().ok_or_else(|| invalid(format!("{operation}(path) needs a string path")))?;
+        session::box_path(self.inner.session.cwd(), &path, operation)
+    }
+}
+
+/// A Command started by `spawn`.
+#[wasm_bindgen]
+#[derive(Debug)]
+pub struct SandboxProcess {
+    inner: Rc<Inner>,
+    id: String,
+}
+
+#[wasm_bindgen]
+impl SandboxProcess {
+    /// The provider's Command id.
+    #[wasm_bindgen(getter)]
+    pub fn id(&self) -> String {
+        self.id.clone()
+    }
+
+    /// `openLogs() → Promise<SandboxLogStream>`: the Command's output from its start, then live.
+    #[wasm_bindgen(js_name = openLogs)]
+    pub fn open_logs(&self) -> Promise {
+        if let Err(error) = self.inner.check_open("logs") {
+            return rejected(error);
+        }
+        let (inner, id) = (self.inner.clone(), self.id.clone());
+        promise(Box::pin(async move {
+            let stream = inner.session.logs(&id, None).await?;
+            Ok(SandboxLogStream { stream: Rc::new(RefCell::new(Some(stream))) }.into())
+        }))
+    }
+
+    /// `wait() → Promise<{ exitCode, ok }>`.
+    pub fn wait(&self) -> Promise {
+        if let Err(error) = self.inner.check_open("wait") {
+            return rejected(error);
+        }
+        let (inner, id) = (self.inner.clone(), self.id.clone());
+        promise(Box::pin(async move {
+            let exit_code = inner.session.wait(&id, None).await?;
+            let object = Object::new();
+            set(&object, "exitCode", &exit_code.into());
+            set(&object, "ok", &(exit_code == 0).into());
+            Ok(object.into())
+        }))
+    }
+
+    /// `kill(signal?) → Promise<void>`: `'SIGTERM'` (default), `'SIGKILL'`, … or a number.
+    pub fn kill(&self, signal: JsValue) -> Promise {
+        let number = match self.inner.check_open("kill").and_then(|()| signal_number(&signal)) {
+            Ok(number) => number,
+            Err(error) => return rejected(error),
+        };
+        let (inner, id) = (self.inner.clone(), self.id.clone());
+        promise(Box::pin(async move {
+            inner.session.kill(&id, number, None).await?;
+            Ok(JsValue::UNDEFINED)
+        }))
+    }
+}
+
+/// One reader of a Command's output.
+#[wasm_bindgen]
+#[derive(Debug)]
+pub struct SandboxLogStream {
+    stream: Rc<RefCell<Option<LogStream>>>,
+}
+
+#[wasm_bindgen]
+impl SandboxLogStream {
+    /// `next() → Promise<{ stream: 'stdout' | 'stderr', data } | undefined>` (`undefined` at the
+    /// end). One call at a time.
+    pub fn next(&self) -> Promise {
+        let slot = self.stream.clone();
+        promise(Box::pin(async move {
+            let Some(mut stream) = slot.borrow_mut().take() else {
+                return Ok(JsValue::UNDEFINED);
+            };
+            let next = stream.next().await;
+            if matches!(next, Ok(Some(_))) {
+                slot.borrow_mut().replace(stream);
+            }
+            Ok(match next? {
+                Some(entry) => {
+                    let object = Object::new();
+                    set(&object, "stream", &entry.stream.as_str().into());
+                    set(&object, "data", &entry.data.as_str().into());
+                    object.into()
+                }
+                None => JsValue::UNDEFINED,
+            })
+        }))
+    }
+
+    /// Stops reading (an iterator left early).
+    pub fn cancel(&self) {
+        if let Some(mut stream) = self.stream.borrow_mut().take() {
+            stream.cancel();
+        }
+    }
+}

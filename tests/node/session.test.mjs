@@ -1,0 +1,293 @@
+// Sessions (openSandboxSession) end to end: the built package, a real local Box host, real
+// processes. Live logs with their timing, exit state and outputs from one handle, files, the
+// after-close rule, `await using`, and argument checks that send nothing to the host.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { transform } from 'esbuild';
+import { openSandboxSession, configureSandbox } from '@vite-hub/sandbox';
+import { useLocalHost, processesMatching } from './fixtures.mjs';
+
+let host;
+before(async () => {
+  host = await useLocalHost();
+});
+after(async () => {
+  await host.close();
+});
+
+/** The session as the host describes it (`GET /v2/sandboxes/sessions/:id`). */
+async function hostSession(id) {
+  const response = await fetch(`${host.baseUrl}/v2/sandboxes/sessions/${id}`, { headers: { authorization: `Bearer ${host.token}` } });
+  assert.equal(response.status, 200);
+  return (await response.json()).session;
+}
+
+test('a spawned Command streams its output live: entries arrive while it runs, spread over its run time', async () => {
+  const session = await openSandboxSession();
+  try {
+    const spawnedAt = Date.now();
+    const command = await session.spawn('sh', ['-c', 'for i in 1 2 3 4; do echo "tick $i"; sleep 1; done; echo done >&2']);
+    const arrivals = [];
+    for await (const entry of command.logs()) arrivals.push({ at: Date.now() - spawnedAt, ...entry });
+    const total = Date.now() - spawnedAt;
+    assert.deepEqual(
+      arrivals.map(({ stream, data }) => ({ stream, data })),
+      [
+        { stream: 'stdout', data: 'tick 1\n' },
+        { stream: 'stdout', data: 'tick 2\n' },
+        { stream: 'stdout', data: 'tick 3\n' },
+        { stream: 'stdout', data: 'tick 4\n' },
+        { stream: 'stderr', data: 'done\n' },
+      ],
+    );
+    assert.ok(total >= 3000, `the command ran ${total} ms`);
+    assert.ok(arrivals[0].at < 1000, `the first entry arrived ${arrivals[0].at} ms after spawn, while the command ran ${total} ms`);
+    assert.ok(arrivals[1].at - arrivals[0].at >= 700, `entries are spread: ${JSON.stringify(arrivals)}`);
+    assert.ok(arrivals[3].at - arrivals[0].at >= 2500, `entries are spread: ${JSON.stringify(arrivals)}`);
+    assert.deepEqual(await command.wait(), { exitCode: 0, ok: true });
+  } finally {
+    await session.close();
+  }
+});
+
+test('logs() replays from the start for a late reader, and wait/kill give the exit state', async () => {
+  const session = await openSandboxSession();
+  try {
+    const command = await session.spawn('sh', ['-c', 'echo early; sleep 0.3; echo late; exit 4']);
+    assert.deepEqual(await command.wait(), { exitCode: 4, ok: false });
+    const replayed = [];
+    for await (const entry of command.logs()) replayed.push(entry.data);
+    assert.deepEqual(replayed, ['early\n', 'late\n']);
+
+    const sleeper = await session.spawn('sleep', ['60']);
+    await sleeper.kill('SIGKILL');
+    assert.deepEqual(await sleeper.wait(), { exitCode: 137, ok: false });
+    const stubborn = await session.spawn('sleep', ['60']);
+    await stubborn.kill();
+    assert.deepEqual(await stubborn.wait(), { exitCode: 143, ok: false }, 'SIGTERM by default');
+  } finally {
+    await session.close();
+  }
+});
+
+test('exec gives exit state and both outputs from one handle; cwd, env and timeout apply', async () => {
+  const session = await openSandboxSession({ timeout: 60_000 });
+  try {
+    assert.equal(session.provider, 'local');
+    assert.equal(session.status, 'running');
+    assert.equal(session.cwd, '/vercel/sandbox');
+    const result = await session.exec('sh', ['-c', 'echo "out $GREETING"; echo err >&2; pwd; exit 3'], { env: { GREETING: 'hé' }, cwd: '/tmp' });
+    assert.deepEqual(result, { exitCode: 3, ok: false, stdout: 'out hé\n/tmp\n', stderr: 'err\n' });
+    assert.deepEqual(await session.exec('true'), { exitCode: 0, ok: true, stdout: '', stderr: '' });
+    const started = Date.now();
+    await assert.rejects(session.exec('sleep', ['30'], { timeout: 500 }), (error) => {
+      assert.equal(error.name, 'SandboxError');
+      assert.equal(error.code, 'SANDBOX_TIMEOUT');
+      assert.equal(error.details?.timeoutMs, 500);
+      return true;
+    });
+    assert.ok(Date.now() - started < 10_000);
+    const controller = new AbortController();
+    const reason = new Error('caller gave up');
+    setTimeout(() => controller.abort(reason), 300);
+    await assert.rejects(session.exec('sleep', ['37.25'], { signal: controller.signal }), (error) => error === reason);
+    // The aborted Command does not run on in the Box.
+    const deadline = Date.now() + 5000;
+    while ((await processesMatching('sleep 37.25')).length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    assert.deepEqual(await processesMatching('sleep 37.25'), [], 'the aborted Command was killed');
+  } finally {
+    await session.close();
+  }
+});
+
+test('file helpers round-trip bytes and text; exists, mkdir and remove', async () => {
+  const session = await openSandboxSession();
+  try {
+    const bytes = new Uint8Array(256).map((_, i) => i);
+    await session.write('data/all-bytes.bin', bytes);
+    assert.deepEqual(await session.read('data/all-bytes.bin'), bytes);
+    assert.deepEqual(await session.read('/vercel/sandbox/data/all-bytes.bin'), bytes, 'relative paths start at cwd');
+    await session.write('/tmp/note.txt', 'héllo €𝄞');
+    assert.equal(await session.readText('/tmp/note.txt'), 'héllo €𝄞');
+    assert.equal(await session.read('missing.txt'), null);
+    assert.equal(await session.readText('missing.txt'), null);
+    assert.equal(await session.exists('data/all-bytes.bin'), true);
+    assert.equal(await session.exists('missing.txt'), false);
+
+    await session.mkdir('one');
+    await assert.rejects(session.mkdir('two/three'), 'not recursive: the parent is missing');
+    await session.mkdir('two/three/four', { recursive: true });
+    await session.mkdir('two/three/four', { recursive: true });
+    await session.write('two/three/four/f.txt', 'x');
+    assert.equal((await session.exec('ls', ['two/three/four'])).stdout, 'f.txt\n');
+
+    await assert.rejects(session.remove('two'), (error) => error.code === 'SANDBOX_EXECUTION_ERROR', 'a directory needs recursive');
+    await session.remove('two', { recursive: true });
+    assert.equal(await session.exists('two'), false);
+    await session.remove('data/all-bytes.bin');
+    assert.equal(await session.exists('data/all-bytes.bin'), false);
+    await session.remove('data/never-there');
+  } finally {
+    await session.close();
+  }
+});
+
+test('close() twice (and concurrently) shares one cleanup; every operation after close rejects with SANDBOX_INVALID_STATE', async () => {
+  const session = await openSandboxSession();
+  const command = await session.spawn('sleep', ['60']);
+  host.resetCounters();
+  const [first, second] = [session.close(), session.close()];
+  assert.equal(first, second, 'concurrent callers get the same cleanup');
+  await Promise.all([first, second]);
+  await session.close();
+  assert.equal(host.counters().requests.stop, 1, 'one stop request');
+  assert.equal(session.status, 'stopped');
+  assert.equal((await hostSession(session.id)).status, 'stopped');
+
+  const after = [
+    ['exec', () => session.exec('true')],
+    ['spawn', () => session.spawn('true')],
+    ['read', () => session.read('x')],
+    ['readText', () => session.readText('x')],
+    ['write', () => session.write('x', 'y')],
+    ['exists', () => session.exists('x')],
+    ['mkdir', () => session.mkdir('x')],
+    ['remove', () => session.remove('x')],
+    ['logs', async () => {
+      for await (const entry of command.logs()) assert.fail(`no entry expected, got ${JSON.stringify(entry)}`);
+    }],
+    ['wait', () => command.wait()],
+    ['kill', () => command.kill()],
+  ];
+  host.resetCounters();
+  for (const [name, operation] of after) {
+    await assert.rejects(operation(), (error) => {
+      assert.equal(error.name, 'SandboxError', name);
+      assert.equal(error.code, 'SANDBOX_INVALID_STATE', name);
+      assert.equal(error.status, 409);
+      assert.match(error.message, new RegExp(`^Session ${session.id} is closed; \\w+\\(\\) needs an open Session`), name);
+      return true;
+    });
+  }
+  assert.equal(host.counters().total, 0, 'nothing reached the host after close');
+});
+
+test('`await using` closes the Box at the end of the block', async () => {
+  // Node 20 cannot parse `await using` yet: esbuild lowers it to Symbol.asyncDispose calls.
+  const source = `
+    export async function scoped(openSandboxSession) {
+      let seen;
+      {
+        await using session = await openSandboxSession();
+        seen = session;
+        await session.write('inside.txt', 'in');
+      }
+      return seen;
+    }`;
+  const { code } = await transform(source, { format: 'esm', target: 'node20', loader: 'js' });
+  const { scoped } = await import(`data:text/javascript;base64,${Buffer.from(code).toString('base64')}`);
+  const session = await scoped(openSandboxSession);
+  assert.equal(session.status, 'stopped');
+  assert.equal((await hostSession(session.id)).status, 'stopped');
+});
+
+test('bad arguments are refused with a clear SANDBOX_INVALID_ARGUMENT before any host request', async () => {
+  const session = await openSandboxSession();
+  try {
+    host.resetCounters();
+    const cases = [
+      [() => session.exec(42), /exec\(command\) needs a string command/],
+      [() => session.exec(''), /command must be a non-empty string/],
+      [() => session.exec('echo', ['a', 7]), /args\[1\] must be a string/],
+      [() => session.exec('echo', 'a b'), /args must be an array of strings/],
+      [() => session.exec('echo', [], { timeout: -1 }), /exec options timeout must be a positive integer number of ms up to 2147483647, got -1/],
+      [() => session.exec('echo', [], { timeout: 1.5 }), /timeout must be a positive integer/],
+      [() => session.exec('echo', [], { env: { 'A=B': 'x' } }), /env name "A=B" is invalid/],
+      [() => session.exec('echo', [], { env: { A: 1 } }), /env "A" must be a string/],
+      [() => session.exec('echo', [], { shell: true }), /unknown exec options key "shell"/],
+      [() => session.exec('echo', [], { signal: 'stop' }), /signal must be an AbortSignal/],
+      [() => session.spawn(null), /spawn\(command\) needs a string command/],
+      [() => session.spawn('sleep', [], { timeout: 0 }), /spawn options timeout must be a positive integer/],
+      [() => session.read(5), /read\(path\) needs a string path/],
+      [() => session.read(''), /read\(path\) needs a non-empty path/],
+      [() => session.write('f', { not: 'bytes' }), /data must be a string or a Uint8Array/],
+      [() => session.mkdir('d', { recursive: 'yes' }), /recursive must be a boolean/],
+      [() => session.remove('d', { force: true }), /unknown remove options key "force"/],
+      [() => openSandboxSession({ timeout: -5 }), /openSandboxSession options timeout must be a positive integer/],
+      [() => openSandboxSession({ provider: 'vercel' }), /configureSandbox chose 'local'/],
+      [() => openSandboxSession({ sizes: 1 }), /unknown openSandboxSession options key "sizes"/],
+    ];
+    for (const [operation, message] of cases) {
+      await assert.rejects(operation(), (error) => {
+        assert.equal(error.name, 'SandboxError');
+        assert.equal(error.code, 'SANDBOX_INVALID_ARGUMENT', String(error.message));
+        assert.match(error.message, message);
+        return true;
+      });
+    }
+    await assert.rejects(openSandboxSession({ sandboxId: 'kept' }), (error) => error.code === 'SANDBOX_NOT_SUPPORTED');
+    const command = await session.spawn('true');
+    host.resetCounters();
+    await assert.rejects(command.kill('SIGWHATEVER'), (error) => error.code === 'SANDBOX_INVALID_ARGUMENT' && /unknown signal "SIGWHATEVER"/.test(error.message));
+    await assert.rejects(command.kill(99), (error) => error.code === 'SANDBOX_INVALID_ARGUMENT');
+    assert.deepEqual(host.counters(), { requests: {}, total: 0 }, 'no request reached the host');
+  } finally {
+    await session.close();
+  }
+});
+
+test('a Session follows the provider configureSandbox chose: a host that is gone fails clearly', async () => {
+  configureSandbox({ provider: 'local', local: { baseUrl: 'http://127.0.0.1:9', token: 'nope' } });
+  try {
+    await assert.rejects(openSandboxSession(), (error) => {
+      assert.equal(error.name, 'SandboxError');
+      assert.match(error.code, /SANDBOX_TRANSPORT_ERROR|SANDBOX_PROVIDER_UNAVAILABLE/);
+      assert.equal(error.provider, 'local');
+      assert.doesNotMatch(error.message, /nope/, 'the token is not in the message');
+      return true;
+    });
+  } finally {
+    configureSandbox({ provider: 'local', local: { baseUrl: host.baseUrl, token: host.token } });
+  }
+});
+
+test('hostile arguments (throwing getters, Proxy traps, huge lengths) reject with a SandboxError and the Session still works', async () => {
+  const thrower = () => {
+    throw new Error('trap');
+  };
+  const trapAll = new Proxy({}, { get: thrower, ownKeys: thrower, getPrototypeOf: thrower, has: thrower, getOwnPropertyDescriptor: thrower });
+  const trapped = (keys) => Object.defineProperties({}, Object.fromEntries(keys.map((key) => [key, { get: thrower, enumerable: true }])));
+  const session = await openSandboxSession();
+  try {
+    host.resetCounters();
+    const cases = {
+      'args proxy': () => session.exec('echo', new Proxy(['a'], { get: thrower })),
+      'args claiming a billion entries': () => session.exec('echo', new Proxy([], { get: (t, k) => (k === 'length' ? 1e9 : undefined) })),
+      'options proxy': () => session.exec('echo', [], trapAll),
+      'throwing option getters': () => session.exec('echo', [], trapped(['cwd', 'env', 'timeout'])),
+      'env proxy': () => session.exec('echo', [], { env: trapAll }),
+      'throwing env value': () => session.exec('echo', [], { env: trapped(['A']) }),
+      'spawn options proxy': () => session.spawn('echo', [], trapAll),
+      'path proxy': () => session.read(trapAll),
+      'write data proxy': () => session.write('f', trapAll),
+      'mkdir options proxy': () => session.mkdir('d', trapAll),
+      'remove options getters': () => session.remove('d', trapped(['recursive'])),
+      'open options proxy': () => openSandboxSession(trapAll),
+    };
+    for (const [label, operation] of Object.entries(cases)) {
+      let returned;
+      assert.doesNotThrow(() => {
+        returned = operation();
+      }, label);
+      await assert.rejects(returned, (error) => {
+        assert.equal(error?.name, 'SandboxError', `${label}: ${error?.stack ?? error}`);
+        assert.match(error.code, /^SANDBOX_/, label);
+        return true;
+      }, label);
+    }
+    assert.equal(host.counters().total, 0, 'nothing reached the host');
+    assert.equal((await session.exec('echo', ['still fine'])).stdout, 'still fine\n');
+  } finally {
+    await session.close();
+  }
+});
