@@ -12,15 +12,18 @@ const USAGE = `Usage:
       plugin finds it (server/sandboxes/<name>/ or a <path>.sandbox.* file), and prints the
       Response: status line, headers, blank line, body. An install over a second prints one line
       on stderr. Exit code 0 for a 2xx Response, 1 otherwise.
-  vite-hub-sandbox host [--port <n>] [--isolation auto|bubblewrap|none] [--allow-origin <origin>]...
+  vite-hub-sandbox host [--port <n>] [--isolation auto|bubblewrap|none] [--state-dir <dir>] [--allow-origin <origin>]...
       Starts a local Box host on 127.0.0.1 and prints its base URL and bearer token as JSON.
+      Its snapshots (the prepared projects of Runs) live under <dir>/snapshots (default
+      ~/.cache/vite-hub-sandbox/box-host).
       --allow-origin (repeatable; never * ) lets a browser page of that origin call it (CORS),
       e.g. --allow-origin http://localhost:5173 for a local playground.
   vite-hub-sandbox inspect [<app-root>] [--json]
       Lists the Definitions under <app-root> (default: the current directory): name, path, entry,
       package manager, timeout (ms) and digest, as a table or as a JSON array with --json (which
       also holds packagePath, the package below its install root, and install, the command
-      { command, args, cwd } run at the install root, or null).
+      { command, args, cwd, digest } run at the install root, or null; digest keys its
+      prepared project).
       Exit code 1 when discovery or a Definition is invalid.
   vite-hub-sandbox types [<app-root>]
       Writes <app-root>/.vite-hub/sandbox/sandbox.d.ts (the payload and result type of each
@@ -166,14 +169,15 @@ async function run(args) {
 }
 
 async function host(args) {
-  const { values } = parseArgs({ args, options: { port: { type: 'string' }, isolation: { type: 'string' }, 'allow-origin': { type: 'string', multiple: true } } });
+  const { values } = parseArgs({ args, options: { port: { type: 'string' }, isolation: { type: 'string' }, 'state-dir': { type: 'string' }, 'allow-origin': { type: 'string', multiple: true } } });
   const port = values.port === undefined ? 0 : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) fail('--port must be an integer 0-65535');
   const { startBoxHost } = await import('@vite-hub/sandbox/box-host');
   const allowOrigins = values['allow-origin'];
+  const stateDir = values['state-dir'] === undefined ? undefined : resolve(values['state-dir']);
   let started;
   try {
-    started = await startBoxHost({ port, isolation: values.isolation ?? 'auto', ...(allowOrigins ? { allowOrigins } : {}) });
+    started = await startBoxHost({ port, isolation: values.isolation ?? 'auto', stateDir, ...(allowOrigins ? { allowOrigins } : {}) });
   } catch (error) {
     // A bad --allow-origin is a usage error.
     if (error instanceof TypeError && /allowOrigins/.test(error.message)) fail(error.message.replace('allowOrigins: ', '--allow-origin '));

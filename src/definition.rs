@@ -350,7 +350,10 @@ impl Definition {
         let installs = declares_dependencies(&manifest)
             || declares_dependencies(&root_manifest)
             || (workspace && kept.iter().any(|f| is_manifest(&f.path) && manifest_declares_dependencies(&f.content)));
-        let install = installs.then(|| install_plan(manager, declared_major, &facts));
+        let install = installs.then(|| {
+            let inputs: Vec<(&str, Option<u32>, &[u8])> = kept.iter().map(|f| (f.path.as_str(), f.mode, f.content.as_slice())).collect();
+            install_plan(manager, declared_major, &facts, &package_path, &inputs)
+        });
         let digest = project_digest(&kept, manager, &package_path);
         Ok(Definition { name: name.to_owned(), files: kept, package_path, entry, entry_module, timeout_ms, manager, install, digest })
     }

@@ -74,7 +74,7 @@ export class Box {
     return new Box(root, { ...options, network });
   }
 
-  constructor(root, { name, isolation, networkDenied, env, timeoutMs, vcpus, workDir, onStopped, logBudget, features, network }) {
+  constructor(root, { name, isolation, networkDenied, env, timeoutMs, vcpus, workDir, onStopped, logBudget, features, network, sourceSnapshotId }) {
     this.root = root;
     this.workDir = workDir ?? SESSION_CWD;
     this.id = newId('sbx');
@@ -89,6 +89,7 @@ export class Box {
     this.stoppedAt = undefined;
     this.commands = new Map();
     this.onStopped = onStopped;
+    this.sourceSnapshotId = sourceSnapshotId;
     this.logBudget = logBudget;
     this.features = features;
     this.network = network;
@@ -212,13 +213,33 @@ export class Box {
     }
   }
 
-  /** Stops the Box: kills every command tree, waits until all are gone, removes the directory. */
-  async stop() {
-    if (this.stopping) return this.stopping;
-    this.status = 'stopping';
+  /** Host path of the Box's work directory. */
+  get workDirHost() {
+    return path.join(this.root, this.workDir);
+  }
+
+  /**
+   * Stops the Box: kills every command tree, waits until all are gone, then (when given) runs
+   * `keep(this)` (a snapshot moves the work directory away here), and removes the directory.
+   * The Box is `snapshotting` while `keep` runs. Resolves to what `keep` resolved to; a `keep`
+   * that throws still leaves the Box stopped and its directory removed.
+   */
+  async stop(keep) {
+    if (this.stopping) {
+      await this.stopping;
+      return undefined;
+    }
+    this.status = keep ? 'snapshotting' : 'stopping';
+    let kept;
+    let failure;
     this.stopping = (async () => {
       clearTimeout(this.lifetime);
       await Promise.all([...this.commands.values()].map((cmd) => cmd.killAll()));
+      try {
+        if (keep) kept = await keep(this);
+      } catch (err) {
+        failure = err;
+      }
       this.network?.stop();
       await fs.promises.rm(this.root, { recursive: true, force: true, maxRetries: 3 });
       // A stopped Box keeps its description, not its output.
@@ -227,7 +248,9 @@ export class Box {
       this.stoppedAt = Date.now();
       this.onStopped?.(this);
     })();
-    return this.stopping;
+    await this.stopping;
+    if (failure) throw failure;
+    return kept;
   }
 
   /**
@@ -267,6 +290,7 @@ export class Box {
       networkPolicy: { mode: this.networkDenied ? 'deny-all' : 'allow-all' },
       executionAuthority: this.executionAuthority,
     };
+    if (this.sourceSnapshotId !== undefined) json.sourceSnapshotId = this.sourceSnapshotId;
     if (this.stoppedAt !== undefined) {
       json.stoppedAt = this.stoppedAt;
       json.duration = this.stoppedAt - this.createdAt;

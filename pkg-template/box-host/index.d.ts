@@ -1,7 +1,8 @@
 /**
  * The local Box host: a small HTTP server on a loopback address that speaks the subset of the
  * Vercel Sandbox REST API used by `@vercel/sandbox` 3.5.0 (create, writeFiles, runCommand waiting
- * and detached, wait, logs, kill, readFile, mkDir, stop) and, under `/cloudflare/<containerId>/`,
+ * and detached, wait, logs, kill, readFile, mkDir, stop, snapshot, Snapshot.get/list/delete, create
+ * from a snapshot) and, under `/cloudflare/<containerId>/`,
  * the Cloudflare Sandbox container control API that the `@cloudflare/sandbox` 0.12.10 `Sandbox`
  * Durable Object sends to its container (one container id = one Box), over Boxes that are private
  * host directories running real processes, isolated with bubblewrap when available.
@@ -65,13 +66,23 @@ export interface BoxHostOptions {
    * none (no Access-Control-* header at all). Source: the Fetch standard, "CORS protocol".
    */
   allowOrigins?: string[];
+   * Absolute directory of the host's state kept across restarts: `snapshots/` (Vercel protocol
+   * snapshots, the prepared projects of Runs; layout in docs/internals.md "Prepared projects").
+   * Default `$XDG_CACHE_HOME/vite-hub-sandbox/box-host`, else `~/.cache/vite-hub-sandbox/box-host`.
+   */
+  stateDir?: string;
+  /** Snapshots kept at most (default 32); the least recently used are removed beyond. */
+  maxSnapshots?: number;
+  /** Bytes of snapshot files kept at most (default 2 GiB); the least recently used are removed beyond. */
+  maxSnapshotBytes?: number;
 }
 
 /** Per-route request counts, e.g. `{ requests: { create: 1, cmd: 2, 'fs/write': 1 }, total: 4 }`. */
 export interface BoxHostCounters {
   /**
    * Route names: create, session/get, sandbox/get, stop, extend-timeout, cmd, cmd/get, cmd/wait,
-   * cmd/logs, cmd/kill, fs/write, fs/read, fs/mkdir, execution-authority (`GET
+   * cmd/logs, cmd/kill, fs/write, fs/read, fs/mkdir, snapshot, snapshots/list, snapshots/get,
+   * snapshots/delete, execution-authority (`GET
    * /_vite-hub/execution-authority[?networkPolicy=<JSON>]`: what a Box created with that policy gets,
    * without creating one), the Cloudflare container routes (`cloudflare/…`, process routes included),
    * unknown. Only authenticated requests count; the counter routes themselves are not counted.
@@ -87,6 +98,8 @@ export interface BoxHost {
   token: string;
   /** The host-wide isolation (network as for a Box with the default 'allow-all' policy). */
   executionAuthority: ExecutionAuthority;
+  /** The state directory in use (see `BoxHostOptions.stateDir`). */
+  stateDir: string;
   /** Same as `GET /_vite-hub/counters`. */
   counters(): BoxHostCounters;
   /** Same as `POST /_vite-hub/counters/reset`. */

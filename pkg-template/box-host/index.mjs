@@ -2,6 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
 import { DEFAULT_MAX_QUEUED, DEFAULT_MAX_QUEUE_WAIT_MS } from './box-queue.mjs';
 import { CloudflareContainers } from './cloudflare-containers.mjs';
 import { RequestCounters } from './counters.mjs';
@@ -9,7 +10,14 @@ import { executionAuthority, hostFeatures, resolveIsolation } from './isolation.
 import { BoxRegistry } from './registry.mjs';
 import { createBoxHostServer } from './server.mjs';
 import { corsPolicy } from './cors.mjs';
+import { DEFAULT_MAX_SNAPSHOT_BYTES, DEFAULT_MAX_SNAPSHOTS, SnapshotStore } from './snapshots.mjs';
 import { sweepStaleBoxDirs } from './stale-boxes.mjs';
+
+/** `$XDG_CACHE_HOME/vite-hub-sandbox/box-host`, else `~/.cache/vite-hub-sandbox/box-host`. */
+export function defaultStateDir() {
+  const cache = process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache');
+  return path.join(cache, 'vite-hub-sandbox', 'box-host');
+}
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
 
@@ -27,7 +35,18 @@ function listen(server, port, host) {
  * Starts a local Box host on a loopback address. See index.d.ts for the options and the result.
  */
 export async function startBoxHost(options = {}) {
-  const { port = 0, host = '127.0.0.1', token, isolation = 'auto', maxBoxes = 64, boxRoot, allowOrigins } = options;
+  const {
+    port = 0,
+    host = '127.0.0.1',
+    token,
+    isolation = 'auto',
+    maxBoxes = 64,
+    boxRoot,
+    stateDir = defaultStateDir(),
+    maxSnapshots = DEFAULT_MAX_SNAPSHOTS,
+    maxSnapshotBytes = DEFAULT_MAX_SNAPSHOT_BYTES,
+    allowOrigins,
+  } = options;
   const { maxQueued = DEFAULT_MAX_QUEUED, maxQueueWaitMs = DEFAULT_MAX_QUEUE_WAIT_MS } = options;
   const cors = corsPolicy(allowOrigins);
   if (!LOOPBACK.has(host)) throw new TypeError(`host must be 127.0.0.1, localhost or ::1, got ${JSON.stringify(host)}`);
@@ -36,6 +55,9 @@ export async function startBoxHost(options = {}) {
     throw new TypeError('token must be a string of at least 8 characters');
   }
   if (!Number.isInteger(maxBoxes) || maxBoxes < 1) throw new TypeError('maxBoxes must be a positive integer');
+  if (typeof stateDir !== 'string' || !path.isAbsolute(stateDir)) throw new TypeError('stateDir must be an absolute path');
+  if (!Number.isInteger(maxSnapshots) || maxSnapshots < 1) throw new TypeError('maxSnapshots must be a positive integer');
+  if (!Number.isSafeInteger(maxSnapshotBytes) || maxSnapshotBytes < 1) throw new TypeError('maxSnapshotBytes must be a positive integer of bytes');
   if (!Number.isInteger(maxQueued) || maxQueued < 0) throw new TypeError('maxQueued must be a non-negative integer');
   if (!(Number.isInteger(maxQueueWaitMs) && maxQueueWaitMs >= 0 && maxQueueWaitMs <= 2_147_483_647)) {
     throw new TypeError('maxQueueWaitMs must be an integer number of ms from 0 to 2147483647');
@@ -48,7 +70,8 @@ export async function startBoxHost(options = {}) {
   // the start; `swept` tells when (and what).
   const swept = sweepStaleBoxDirs(root);
   const secret = token ?? randomBytes(32).toString('hex');
-  const registry = new BoxRegistry({ boxRoot: root, isolation: mode, maxBoxes, maxQueued, maxQueueWaitMs, features });
+  const snapshots = new SnapshotStore({ dir: path.join(stateDir, 'snapshots'), maxSnapshots, maxBytes: maxSnapshotBytes });
+  const registry = new BoxRegistry({ boxRoot: root, isolation: mode, maxBoxes, maxQueued, maxQueueWaitMs, features, snapshots });
   const counters = new RequestCounters();
   const containers = new CloudflareContainers(registry);
   const server = createBoxHostServer({ token: secret, registry, containers, counters, cors });
@@ -64,6 +87,7 @@ export async function startBoxHost(options = {}) {
     baseUrl: `http://${hostPart}:${address.port}`,
     token: secret,
     executionAuthority: executionAuthority(mode, false, features.netTool !== null),
+    stateDir,
     counters: () => counters.snapshot(),
     resetCounters: () => counters.reset(),
     swept,

@@ -20,10 +20,21 @@ function networkDenied(policy) {
   throw new BoxRequestError(400, 'bad_request', 'networkPolicy must be "allow-all" or "deny-all" on the local Box host');
 }
 
+/** The snapshot id of a create body's `source`, or undefined without one; other sources are 400. */
+function snapshotSource(source) {
+  if (source === undefined) return undefined;
+  if (source && source.type === 'snapshot' && typeof source.snapshotId === 'string' && source.snapshotId !== '') {
+    return source.snapshotId;
+  }
+  throw new BoxRequestError(400, 'bad_request', 'source must be { type: "snapshot", snapshotId } on the local Box host (git and tarball sources are not supported)');
+}
+
 export class BoxRegistry {
-  constructor({ boxRoot, isolation, maxBoxes, maxQueued, maxQueueWaitMs, features }) {
+  /** `snapshots`: the host's SnapshotStore (create from `source: { type: 'snapshot' }`). */
+  constructor({ boxRoot, isolation, maxBoxes, maxQueued, maxQueueWaitMs, features, snapshots }) {
     this.features = features;
     this.boxRoot = boxRoot;
+    this.snapshots = snapshots;
     this.isolation = isolation;
     this.maxBoxes = maxBoxes;
     this.live = new Map();
@@ -47,12 +58,12 @@ export class BoxRegistry {
    * one to stop (box-queue.mjs); 503 `capacity` when the queue is full or the wait too long.
    * `workDir` (a Box path) is the Box's default cwd, `/vercel/sandbox` unless given; `signal`
    * (the client went away) leaves the queue; `queue: false` refuses at once instead of waiting.
+   * `source: { type: 'snapshot', snapshotId }` fills the work directory with a private copy of
+   * that snapshot (410 `snapshot_not_found` when it is unknown or damaged); other sources are 400.
    */
   async create(body, { workDir, signal, queue = true } = {}) {
     const { name, timeout, resources, env } = body;
-    if (body.source !== undefined) {
-      throw new BoxRequestError(400, 'bad_request', 'source (git, tarball, snapshot) is not supported by the local Box host');
-    }
+    const snapshotId = snapshotSource(body.source);
     if (name !== undefined && (typeof name !== 'string' || name === '')) {
       throw new BoxRequestError(400, 'bad_request', 'name must be a non-empty string');
     }
@@ -93,10 +104,19 @@ export class BoxRegistry {
         timeoutMs: timeout,
         vcpus,
         workDir,
+        sourceSnapshotId: snapshotId,
         onStopped: (stopped) => this.#forget(stopped),
         logBudget: this.logBudget,
         features: this.features,
       });
+      if (snapshotId !== undefined) {
+        try {
+          await this.snapshots.restore(snapshotId, box.workDirHost);
+        } catch (err) {
+          await box.stop();
+          throw err;
+        }
+      }
       this.live.set(box.id, box);
       created = true;
       return box;

@@ -5,6 +5,7 @@ import { pipeline } from 'node:stream/promises';
 import { startNdjson } from './ndjson.mjs';
 import { HttpError, MAX_ARCHIVE_BYTES, readBody, readJson, sendJson } from './http-io.mjs';
 import { MAX_TIMER_MS } from './box.mjs';
+import { snapshotJSON } from './snapshots.mjs';
 
 const SID = '([A-Za-z0-9_-]+)';
 const S = `^/v2/sandboxes/sessions/${SID}`;
@@ -22,6 +23,10 @@ const ROUTES = [
   ['POST', new RegExp(`${S}/fs/write$`), 'fs/write', writeFiles],
   ['POST', new RegExp(`${S}/fs/read$`), 'fs/read', readFile],
   ['POST', new RegExp(`${S}/fs/mkdir$`), 'fs/mkdir', mkdir],
+  ['POST', new RegExp(`${S}/snapshot$`), 'snapshot', takeSnapshot],
+  ['GET', /^\/v2\/sandboxes\/snapshots$/, 'snapshots/list', listSnapshots],
+  ['GET', /^\/v2\/sandboxes\/snapshots\/([A-Za-z0-9_-]+)$/, 'snapshots/get', getSnapshot],
+  ['DELETE', /^\/v2\/sandboxes\/snapshots\/([A-Za-z0-9_-]+)$/, 'snapshots/delete', deleteSnapshot],
   ['GET', /^\/v2\/sandboxes\/(?!sessions$|snapshots$|drives$)([^/]+)$/, 'sandbox/get', getSandbox],
 ];
 
@@ -199,4 +204,58 @@ async function mkdir({ registry, req, res, params: [sid] }) {
   if (cwd !== undefined && typeof cwd !== 'string') throw new HttpError(400, 'bad_request', 'cwd must be a string');
   box.mkdir(path, cwd);
   sendJson(res, 200, {});
+}
+
+/**
+ * `POST …/snapshot` (body empty or `{ expiration: ms }`, 0 = never): stops the session and keeps
+ * its work directory as a snapshot (protocol note §7.5: the session is stopped by the snapshot).
+ */
+async function takeSnapshot({ registry, req, res, params: [sid] }) {
+  const box = registry.running(sid);
+  const body = await readBody(req, 64 * 1024);
+  let expiration;
+  if (body.length > 0) {
+    let parsed;
+    try {
+      parsed = JSON.parse(body.toString('utf8'));
+    } catch {
+      throw new HttpError(400, 'bad_request', 'body must be JSON');
+    }
+    expiration = parsed?.expiration;
+    if (expiration !== undefined && !(Number.isInteger(expiration) && expiration >= 0)) {
+      throw new HttpError(400, 'bad_request', 'expiration must be a non-negative integer of ms (0 = never)');
+    }
+  }
+  const record = await box.stop((stopping) => registry.snapshots.take(stopping.workDirHost, {
+    sourceSessionId: stopping.id,
+    sandboxName: stopping.name,
+    expiration,
+  }));
+  sendJson(res, 200, { snapshot: snapshotJSON(record), session: box.sessionJSON() });
+}
+
+/** `GET /v2/sandboxes/snapshots?name&limit&cursor&sortOrder` (`name`: the source sandbox's name). */
+async function listSnapshots({ registry, res, query }) {
+  const limit = query.has('limit') ? Number(query.get('limit')) : 100;
+  const offset = query.has('cursor') ? Number(query.get('cursor')) : 0;
+  if (!(Number.isInteger(limit) && limit > 0) || !(Number.isInteger(offset) && offset >= 0)) {
+    throw new HttpError(400, 'bad_request', 'limit must be a positive integer and cursor one this host returned');
+  }
+  const sortOrder = query.get('sortOrder') === 'asc' ? 'asc' : 'desc';
+  const all = await registry.snapshots.list({ name: query.get('name') ?? undefined, sortOrder });
+  const page = all.slice(offset, offset + limit);
+  const next = offset + limit < all.length ? String(offset + limit) : null;
+  sendJson(res, 200, { snapshots: page.map((r) => snapshotJSON(r)), pagination: { count: page.length, next } });
+}
+
+async function getSnapshot({ registry, res, params: [id] }) {
+  const record = await registry.snapshots.get(id);
+  if (!record) throw new HttpError(404, 'not_found', `Snapshot ${id} was not found`);
+  sendJson(res, 200, { snapshot: snapshotJSON(record) });
+}
+
+async function deleteSnapshot({ registry, res, params: [id] }) {
+  const record = await registry.snapshots.delete(id);
+  if (!record) throw new HttpError(404, 'not_found', `Snapshot ${id} was not found`);
+  sendJson(res, 200, { snapshot: snapshotJSON(record, 'deleted') });
 }

@@ -54,6 +54,8 @@ export function createApi(wasm, readEnv, keepAlive) {
     runSandbox: (name, payload, options) => startSandbox(name, payload, options).response(),
     closeSandbox: (sandboxId, options) => wasm.closeSandbox(sandboxId, options),
     setSandboxDefinitionLoader: (loader, describe) => wasm.setSandboxDefinitionLoader(loader ?? null, describe ?? null),
+    listPreparedProjects: () => wasm.listPreparedProjects(),
+    dropPreparedProject: (digest) => wasm.dropPreparedProject(digest),
     ...sessionApi(wasm),
   };
 }

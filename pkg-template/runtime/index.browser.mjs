@@ -52,6 +52,8 @@ export const configureSandbox = initialised('configureSandbox');
 export const registerSandbox = initialised('registerSandbox');
 export const unregisterSandbox = initialised('unregisterSandbox');
 export const listSandboxes = initialised('listSandboxes');
+export const listPreparedProjects = afterInit('listPreparedProjects');
+export const dropPreparedProject = afterInit('dropPreparedProject');
 /** Works before init: the loader is installed once the wasm is ready. */
 let pendingLoader;
 export const setSandboxDefinitionLoader = (loader, describe) => {

@@ -22,7 +22,7 @@ export interface SandboxErrorBody {
     /** Bounded to 16 KiB; never a stack trace, a host path or a secret. */
     message: string;
     details?: {
-      operation?: 'create' | 'write' | 'exec' | 'install' | 'read' | 'stop' | 'stage' | 'resolve';
+      operation?: 'create' | 'write' | 'exec' | 'install' | 'read' | 'stop' | 'stage' | 'resolve' | 'snapshot';
       provider?: 'vercel' | 'cloudflare' | 'local';
       /** Upstream HTTP status. */
       status?: number;
@@ -214,6 +214,13 @@ export interface InstallPlan {
   command: 'npm' | 'pnpm' | 'yarn' | 'bun';
   args: string[];
   cwd: '.';
+  /**
+   * The install digest (64 lowercase hex chars): SHA-256 of the manager, the command, the
+   * `packagePath` and the install inputs (every `package.json`, the root lockfiles and manager
+   * config, `patches/` and `.yarn/`). The key of the prepared project (see README, "Prepared
+   * projects"); editing a handler keeps it.
+   */
+  digest: string;
 }
 
 /**
@@ -222,6 +229,23 @@ export interface InstallPlan {
  * `packageManager` is the chosen manager, also when nothing is installed (then `install` is `null`).
  */
 export function listSandboxes(): Array<{ name: string; entry: string; packagePath: string; timeoutMs: number; packageManager: 'npm' | 'pnpm' | 'yarn' | 'bun'; install: InstallPlan | null; digest: string }>;
+
+/**
+ * The prepared projects (installed dependencies kept per install digest, see README "Prepared
+ * projects") the configured provider keeps: Vercel and local Box host snapshots, newest first, at
+ * most 100. `sizeBytes` in bytes, `createdAt` in ms since the epoch.
+ * Rejects with a `SandboxError`: `SANDBOX_NOT_SUPPORTED` (cloudflare keeps none),
+ * `SANDBOX_TRANSPORT_ERROR` / `SANDBOX_PROVIDER_UNAVAILABLE` when the provider's list fails.
+ */
+export function listPreparedProjects(): Promise<Array<{ id: string; sizeBytes: number; createdAt: number }>>;
+
+/**
+ * Deletes the prepared project of an install digest (`listSandboxes()[i].install.digest`): the
+ * snapshots this process took for it and those the provider lists under `vitehub-prepared-<digest>`.
+ * Resolves to how many were deleted; the next Run of that digest installs again.
+ * Rejects with `SANDBOX_INVALID_ARGUMENT` for a digest that is not 64 hex characters.
+ */
+export function dropPreparedProject(digest: string): Promise<number>;
 
 export interface SandboxConfig {
   /** Explicit provider. Else env `SANDBOX_PROVIDER`, then the Cloudflare binding in `env`, then Vercel credentials, then `local` outside production. */

@@ -55,6 +55,7 @@ const api = createApi(wasm, () => process.env);
 api.configureSandbox({});
 
 export const { configureSandbox, registerSandbox, unregisterSandbox, listSandboxes, runSandbox, startSandbox, closeSandbox, setSandboxDefinitionLoader } = api;
+export const { listPreparedProjects, dropPreparedProject } = api;
 /** Sessions: one Box driven by hand (runtime/session.mjs). */
 export const { openSandboxSession, resolveSandboxRunner } = api;
 export { defineSandbox };

@@ -15,6 +15,7 @@ const waitUntil = typeof workers.waitUntil === 'function' ? (work) => workers.wa
 const api = workerApi(wasmModule, () => workers.env, waitUntil);
 
 export const { configureSandbox, registerSandbox, unregisterSandbox, listSandboxes, runSandbox, startSandbox, closeSandbox, setSandboxDefinitionLoader } = api;
+export const { listPreparedProjects, dropPreparedProject } = api;
 /** Sessions: one Box driven by hand (runtime/session.mjs). */
 export const { openSandboxSession, resolveSandboxRunner } = api;
 /** Kept for symmetry with the browser entry: the wasm is already instantiated here. */

@@ -108,7 +108,7 @@ pub(crate) fn definition_source(definition: &JsValue) -> Result<DefinitionSource
 }
 
 /// `{ name, entry, timeoutMs, packageManager: 'npm' | 'pnpm' | 'yarn' | 'bun', packagePath, install:
-/// { command, args, cwd } | null, digest }` of a Definition (listSandboxes, validateSandboxDefinition):
+/// { command, args, cwd, digest } | null, digest }` of a Definition (listSandboxes, validateSandboxDefinition):
 /// `packageManager` is the one chosen even when nothing is installed (`install: null`).
 pub(crate) fn summary(d: &Definition) -> JsValue {
     let item = Object::new();
@@ -123,6 +123,7 @@ pub(crate) fn summary(d: &Definition) -> JsValue {
         let _ = Reflect::set(&object, &"command".into(), &plan.command.as_str().into());
         let _ = Reflect::set(&object, &"args".into(), &args);
         let _ = Reflect::set(&object, &"cwd".into(), &".".into());
+        let _ = Reflect::set(&object, &"digest".into(), &plan.digest.as_str().into());
         object.into()
     });
     let _ = Reflect::set(&item, &"install".into(), &install);

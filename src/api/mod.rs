@@ -7,6 +7,7 @@
 //! starter may call back into the module).
 
 mod definition_object;
+mod prepared;
 mod runner;
 mod session;
 

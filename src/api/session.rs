@@ -300,7 +300,7 @@ pub fn open_sandbox_session(options: JsValue) -> Promise {
             )
             .with_provider(provider.kind()));
         }
-        Ok((provider, BoxSpec { lifetime_ms, name: "session".to_owned(), sandbox_id }, signal))
+        Ok((provider, BoxSpec { lifetime_ms, name: "session".to_owned(), sandbox_id, ..BoxSpec::default() }, signal))
     };
     let (provider, spec, signal) = match read() {
         Ok(read) => read,

@@ -186,6 +186,8 @@ pub enum Operation {
     Stage,
     /// Resolving config, Provider or Definition before any Box exists.
     Resolve,
+    /// Taking, listing or deleting a snapshot (a prepared project).
+    Snapshot,
 }
 
 impl Operation {
@@ -200,6 +202,7 @@ impl Operation {
             Operation::Stop => "stop",
             Operation::Stage => "stage",
             Operation::Resolve => "resolve",
+            Operation::Snapshot => "snapshot",
         }
     }
 }

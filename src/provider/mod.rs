@@ -44,6 +44,23 @@ pub struct BoxSpec {
     pub name: String,
     /// `runSandbox`'s `sandboxId`: the kept Box to use (Cloudflare; other providers ignore it).
     pub sandbox_id: Option<String>,
+    /// The prepared project to start from (a Vercel or local-host snapshot id); a provider
+    /// without prepared projects ignores it. See [`crate::run::prepared`].
+    pub prepared: Option<String>,
+    /// The name under which this Box's own snapshot can be found again
+    /// (`vitehub-prepared-<install digest>`), when the Run means to prepare a project from it.
+    pub prepared_name: Option<String>,
+}
+
+/// How a Box's files began, for the prepared-project cache ([`crate::run::prepared`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PreparedStart {
+    /// An empty Box (no prepared project asked for).
+    Empty,
+    /// From the prepared project asked for.
+    Restored,
+    /// A prepared project was asked for but the provider no longer has it: an empty Box.
+    Missing,
 }
 
 /// What a bounded file read of a Box found.
@@ -125,6 +142,43 @@ mod built {
             match self {
                 Provider::Vercel(_) | Provider::Cloudflare(_) => Ok(None),
                 Provider::Local(provider) => provider.ensure_ready().await,
+            }
+        }
+
+        /// Whether this provider keeps prepared projects (Vercel and the local Box host: snapshots).
+        pub fn prepares(&self) -> bool {
+            matches!(self, Provider::Vercel(_) | Provider::Local(_))
+        }
+
+        /// The prepared projects (snapshots) the provider keeps for this project, of the Box
+        /// named `name` when given: `(id, sizeBytes, createdAt ms)`, newest first, at most 100
+        /// (one list request).
+        ///
+        /// # Errors
+        /// Those of the list request; `SANDBOX_NOT_SUPPORTED` for Cloudflare (it keeps none).
+        pub async fn list_prepared(&self, name: Option<&str>) -> Result<Vec<(String, u64, u64)>> {
+            match self {
+                Provider::Vercel(provider) => provider.list_snapshots(name).await,
+                Provider::Local(provider) => provider.vercel().await?.list_snapshots(name).await,
+                Provider::Cloudflare(_) => Err(crate::error::Error::new(
+                    crate::error::ErrorCode::NotSupported,
+                    "The cloudflare provider keeps no prepared projects.",
+                )),
+            }
+        }
+
+        /// Deletes prepared project (snapshot) `id`; `false` when it was already gone.
+        ///
+        /// # Errors
+        /// Those of the delete request; `SANDBOX_NOT_SUPPORTED` for Cloudflare.
+        pub async fn drop_prepared(&self, id: &str) -> Result<bool> {
+            match self {
+                Provider::Vercel(provider) => provider.delete_snapshot(id).await,
+                Provider::Local(provider) => provider.vercel().await?.delete_snapshot(id).await,
+                Provider::Cloudflare(_) => Err(crate::error::Error::new(
+                    crate::error::ErrorCode::NotSupported,
+                    "The cloudflare provider keeps no prepared projects.",
+                )),
             }
         }
 

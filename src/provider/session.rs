@@ -13,7 +13,7 @@ use crate::provider::cloudflare::client::ProcessLogs;
 use crate::provider::cloudflare::CloudflareBox;
 use crate::provider::vercel::client::CommandLogs;
 use crate::provider::vercel::VercelBox;
-use crate::provider::{FileRead, ProviderKind};
+use crate::provider::{FileRead, PreparedStart, ProviderKind};
 use crate::transfer::box_file::BoxFile;
 
 /// Which output stream an [`OutputEntry`] came from.
@@ -116,6 +116,31 @@ impl BoxSession {
         match self {
             BoxSession::Vercel(session) => session.reported_execution_authority(),
             BoxSession::Cloudflare(_) => None,
+        }
+    }
+
+    /// How the Box's files began: empty, from the prepared project asked for, or empty because
+    /// that prepared project was gone (Cloudflare: always empty).
+    pub fn prepared(&self) -> PreparedStart {
+        match self {
+            BoxSession::Vercel(session) => session.prepared(),
+            BoxSession::Cloudflare(_) => PreparedStart::Empty,
+        }
+    }
+
+    /// Keeps the Box's files as a prepared project and stops the Box (Vercel and the local Box
+    /// host: a snapshot); the prepared project's id.
+    ///
+    /// # Errors
+    /// The provider's snapshot errors; `SANDBOX_NOT_SUPPORTED` for Cloudflare (the Box is not
+    /// stopped then).
+    pub async fn prepare(&self) -> Result<String> {
+        match self {
+            BoxSession::Vercel(session) => session.snapshot().await,
+            BoxSession::Cloudflare(_) => Err(crate::error::Error::new(
+                crate::error::ErrorCode::NotSupported,
+                "The cloudflare provider keeps no prepared projects.",
+            )),
         }
     }
 

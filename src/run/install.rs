@@ -31,6 +31,43 @@ pub fn install_command(plan: &InstallPlan, project_dir: String, timeout_ms: Opti
     }
 }
 
+/// Prefix of the line with which [`FINGERPRINT_SCRIPT`] prints its digest.
+pub const FINGERPRINT_PREFIX: &str = "vitehub-fingerprint:";
+
+/// A Node script (CommonJS, for `node -e`) that prints `vitehub-fingerprint:<sha256 hex>` of
+/// every file and symlink inside the `node_modules` trees below its cwd: in path order, each
+/// path, `lstat` mode, and content (a symlink: its target). A prepared project is kept only when
+/// its fingerprint after the Run equals the one taken right after the install, so a handler that
+/// wrote into its `node_modules` does not leak that into later Runs.
+pub const FINGERPRINT_SCRIPT: &str = "const fs=require('fs'),p=require('path'),h=require('crypto').createHash('sha256');\
+function w(d,m){let e;try{e=fs.readdirSync(d,{withFileTypes:true})}catch{return}\
+e.sort((a,b)=>a.name<b.name?-1:a.name>b.name?1:0);\
+for(const x of e){const f=p.join(d,x.name),n=m||x.name==='node_modules';\
+if(x.isDirectory()){w(f,n);continue}if(!n)continue;\
+h.update(f+'\\0'+fs.lstatSync(f).mode+'\\0');\
+h.update(x.isSymbolicLink()?fs.readlinkSync(f):x.isFile()?fs.readFileSync(f):'');h.update('\\0')}}\
+w('.',false);console.log('vitehub-fingerprint:'+h.digest('hex'))";
+
+/// `install` followed, when it succeeds, by [`FINGERPRINT_SCRIPT`] in the same directory:
+/// `sh -c '"$0" "$@" && exec node -e "$FP"'` with the install's argv (one request, as before).
+pub fn with_fingerprint(install: Command) -> Command {
+    let mut args = vec!["-c".to_owned(), "\"$0\" \"$@\" && exec node -e \"$VITEHUB_FINGERPRINT\"".to_owned(), install.program];
+    args.extend(install.args);
+    let mut env = install.env;
+    env.insert("VITEHUB_FINGERPRINT".to_owned(), FINGERPRINT_SCRIPT.to_owned());
+    Command { program: "sh".to_owned(), args, env, ..install }
+}
+
+/// The fingerprint printed by [`FINGERPRINT_SCRIPT`] in `stdout` (its last such line).
+pub fn fingerprint_in(stdout: &str) -> Option<String> {
+    stdout
+        .lines()
+        .rev()
+        .find_map(|line| line.trim().strip_prefix(FINGERPRINT_PREFIX))
+        .filter(|hex| hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
+        .map(str::to_owned)
+}
+
 /// `SANDBOX_EXECUTION_ERROR` for an install that exited with `outcome.exit_code != 0`, with the
 /// exit code, operation `install` and [`install_failure_message`].
 pub fn install_failure(plan: &InstallPlan, outcome: &CommandOutcome, provider: ProviderKind) -> Error {
@@ -139,6 +176,33 @@ mod tests {
         let message = install_failure_message("npm ci", 1, "", &stderr);
         let tail = message.split("stderr:\n").nth(1).unwrap();
         assert!(tail.ends_with("END") && tail.len() < INSTALL_STDERR_BYTES, "{}", tail.len());
+    }
+
+    #[test]
+    fn the_fingerprint_is_the_last_well_formed_line() {
+        let hex = "ab".repeat(32);
+        assert_eq!(fingerprint_in(&format!("added 1 package\nvitehub-fingerprint:{hex}\n")), Some(hex.clone()));
+        assert_eq!(fingerprint_in("vitehub-fingerprint:xyz\n"), None);
+        assert_eq!(fingerprint_in("added 1 package\n"), None);
+        let wrapped = with_fingerprint(install_command(
+            &crate::definition::Definition::from_files(
+                "d",
+                vec![
+                    crate::definition::DefinitionFile { path: "package.json".into(), content: br#"{"type":"module","dependencies":{"a":"1"}}"#.to_vec(), mode: None },
+                    crate::definition::DefinitionFile { path: "index.mjs".into(), content: b"export default 1".to_vec(), mode: None },
+                ],
+            )
+            .unwrap()
+            .install
+            .unwrap(),
+            "/w/project".into(),
+            Some(5),
+        ));
+        assert_eq!(wrapped.program, "sh");
+        assert_eq!(&wrapped.args[2..], ["npm", "install", "--no-audit", "--no-fund"]);
+        assert_eq!(wrapped.cwd.as_deref(), Some("/w/project"));
+        assert_eq!(wrapped.timeout_ms, Some(5));
+        assert!(wrapped.env.contains_key("VITEHUB_FINGERPRINT"));
     }
 
     #[test]

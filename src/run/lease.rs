@@ -172,6 +172,11 @@ pub async fn acquire(provider: &Provider, spec: &BoxSpec, sandbox_id: Option<&st
 }
 
 impl Lease {
+    /// Whether this is a kept Box (`sandboxId`), not the Run's own.
+    pub fn is_kept(&self) -> bool {
+        self.kept.is_some()
+    }
+
     /// Gives the Box back: closes a Box of its own; removes a kept Box's Run directory (a kept
     /// Box whose directory cannot be removed is closed and forgotten) and frees it for the next
     /// Run on its id.

@@ -16,6 +16,8 @@ pub mod lease;
 #[cfg(target_arch = "wasm32")]
 pub mod orchestration;
 #[cfg(target_arch = "wasm32")]
+pub mod prepared;
+#[cfg(target_arch = "wasm32")]
 pub mod recover;
 #[cfg(target_arch = "wasm32")]
 pub mod reply;

@@ -22,14 +22,15 @@ use crate::definition::Definition;
 use crate::error::{Error, ErrorCode, Operation, Result};
 use crate::harness::paths;
 use crate::provider::session::BoxSession;
-use crate::provider::{BoxSpec, Provider, ProviderKind};
+use crate::provider::{BoxSpec, PreparedStart, Provider, ProviderKind};
 use crate::response::{error_response, value_response};
 use crate::run::events::{RunEvents, RunStatus};
 use crate::run::follow::{Followed, Follower};
-use crate::run::install::{install_command, install_failure};
+use crate::run::install::{fingerprint_in, install_command, install_failure, with_fingerprint};
 use crate::run::lease::{acquire, RELEASE_DEADLINE_MS};
 use crate::run::recover::{recover_result, Exited};
 use crate::run::reply::Reply;
+use crate::run::prepared::{install_desc, Prepared};
 use crate::run::signal::RunSignal;
 use crate::run::stage::{box_path, encode_input, stage_files, Input};
 use crate::run::timing::ServerTiming;
@@ -124,11 +125,26 @@ async fn run(definition: &Definition, payload: &JsValue, options: &RunOptions, r
         Ok(run_signal) => run_signal,
         Err(error) => return answer_error(reply, events, &error, &timing),
     };
+    // A kept Box (`sandboxId`) keeps its own installs; every other Run with dependencies looks
+    // for the prepared project of its install digest (see run::prepared).
+    let mut prepared = match (&definition.install, &options.sandbox_id) {
+        (Some(plan), None) => Prepared::lookup(&options.provider, plan, f64::from(definition.timeout_ms), options.signal.as_ref()).await,
+        _ => None,
+    };
+    if prepared.as_ref().is_some_and(|p| p.looked_up) {
+        timing.mark("lookup");
+    }
+    if let Some(reason) = run_signal.caller_aborted() {
+        events.status(RunStatus::Failed);
+        return reply.reject(&reason);
+    }
     let signal = run_signal.signal();
     let spec = BoxSpec {
         lifetime_ms: Some(u64::from(crate::definition::box_lifetime_ms(definition.timeout_ms))),
         name: definition.name.clone(),
         sandbox_id: options.sandbox_id.clone(),
+        prepared: prepared.as_ref().and_then(|p| p.start_from.clone()),
+        prepared_name: prepared.as_ref().and_then(Prepared::name_if_owner),
     };
     // The Definition timeout covers taking the Box too (a provider that never answers its create).
     run_signal.start_deadline(definition.timeout_ms);
@@ -144,7 +160,12 @@ async fn run(definition: &Definition, payload: &JsValue, options: &RunOptions, r
             return answer_error(reply, events, &timed_out(error, &run_signal, definition, provider), &timing);
         }
     };
-    let outcome = attempt(&lease.session, &lease.run_dir, definition, &input, options, &run_signal, reply, &mut timing).await;
+    if let Some(prepared) = prepared.as_mut() {
+        prepared.opened(lease.session.prepared());
+    }
+    // The Run that prepares the project fingerprints its fresh install (see run::prepared::keep).
+    let mut fingerprint = prepared.as_ref().is_some_and(Prepared::owner).then(String::new);
+    let outcome = attempt(&lease.session, &lease.run_dir, definition, &input, options, &run_signal, reply, &mut timing, &mut fingerprint).await;
     run_signal.stop_deadline();
     timing.end_current();
     let outcome = outcome.map_err(|error| timed_out(error, &run_signal, definition, provider));
@@ -167,7 +188,12 @@ async fn run(definition: &Definition, payload: &JsValue, options: &RunOptions, r
             Err(error) => answer_error(reply, events, &error, &timing),
         }
     }
-    // The Response is out: give the Box back, bounded, and report (never drop) a failure.
+    // The Response is out. The Run that installed keeps its own Box as the prepared project
+    // (run::prepared::keep snapshots or stops it); any other Run gives its Box back, bounded, and
+    // reports (never drops) a failure.
+    if let (Some(prepared), Some(fingerprint), false) = (prepared, fingerprint.filter(|f| !f.is_empty()), lease.is_kept()) {
+        return crate::run::prepared::keep(&lease.session, prepared, fingerprint).await;
+    }
     if let Err(error) = within(RELEASE_DEADLINE_MS, lease.release()).await {
         events.report(&format!("The Box of Sandbox \"{}\" could not be stopped: {}", definition.name, error.message()));
     }
@@ -195,6 +221,7 @@ async fn attempt(
     run_signal: &RunSignal,
     reply: &Reply,
     timing: &mut ServerTiming,
+    fingerprint: &mut Option<String>,
 ) -> Result<Attempted> {
     let limits: &TransferLimits = &options.limits;
     let signal = run_signal.signal();
@@ -203,12 +230,21 @@ async fn attempt(
     session.write_files(&stage_files(run_dir, definition, input), signal).await.map_err(|e| e.with_operation(Operation::Stage))?;
     timing.mark("stage");
     if let Some(plan) = &definition.install {
-        let install = install_command(plan, box_path(run_dir, paths::PROJECT_DIR), run_signal.remaining_ms());
-        timing.begin("install");
-        let outcome = session.exec(&install, signal).await?;
-        timing.mark("install");
-        if outcome.exit_code != 0 {
-            return Err(install_failure(plan, &outcome, session.provider()));
+        timing.describe("install", install_desc(session.prepared()));
+        if session.prepared() == PreparedStart::Restored {
+            timing.record("install", 0.0);
+        } else {
+            let mut install = install_command(plan, box_path(run_dir, paths::PROJECT_DIR), run_signal.remaining_ms());
+            if fingerprint.is_some() {
+                install = with_fingerprint(install);
+            }
+            timing.begin("install");
+            let outcome = session.exec(&install, signal).await?;
+            timing.mark("install");
+            if outcome.exit_code != 0 {
+                return Err(install_failure(plan, &outcome, session.provider()));
+            }
+            *fingerprint = fingerprint.take().and(fingerprint_in(&outcome.stdout));
         }
     }
     let exec = Command {

@@ -25,12 +25,13 @@ pub struct ServerTiming {
     last_ms: f64,
     phases: Vec<(&'static str, f64)>,
     current: Option<&'static str>,
+    descriptions: Vec<(&'static str, &'static str)>,
 }
 
 impl ServerTiming {
     /// Starts the clock.
     pub fn start() -> ServerTiming {
-        ServerTiming { last_ms: sys::performance_now(), phases: Vec::new(), current: None }
+        ServerTiming { last_ms: sys::performance_now(), phases: Vec::new(), current: None, descriptions: Vec::new() }
     }
 
     /// Names the phase now running, so a failure can close it with [`ServerTiming::end_current`].
@@ -68,9 +69,22 @@ impl ServerTiming {
         self.current = None;
     }
 
-    /// The header value, e.g. `box;dur=12.4, stage;dur=3.1, exec;dur=80.0, close;dur=2.2`.
+    /// Gives phase `name` a description (`desc="<text>"`; `text` is a token, no quotes), e.g.
+    /// `install;desc="prepared"`.
+    pub fn describe(&mut self, name: &'static str, text: &'static str) {
+        self.descriptions.push((name, text));
+    }
+
+    /// The header value, e.g. `box;dur=12.4, stage;dur=3.1, install;desc="fresh";dur=900.2, exec;dur=80.0`.
     pub fn header_value(&self) -> String {
-        self.phases.iter().map(|(name, ms)| format!("{name};dur={ms:.1}")).collect::<Vec<_>>().join(", ")
+        self.phases
+            .iter()
+            .map(|(name, ms)| match self.descriptions.iter().find(|(n, _)| n == name) {
+                Some((_, text)) => format!("{name};desc=\"{text}\";dur={ms:.1}"),
+                None => format!("{name};dur={ms:.1}"),
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 }
 

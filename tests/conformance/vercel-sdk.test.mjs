@@ -1,20 +1,25 @@
 // The official @vercel/sandbox 3.5.0 SDK against the local Box host (fetch seam, protocol note §3).
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { Sandbox } from '@vercel/sandbox';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Sandbox, Snapshot } from '@vercel/sandbox';
 import { startBoxHost } from '@vite-hub/sandbox/box-host';
 
 const VERCEL_API = 'https://vercel.com/api';
 let host;
 let sandbox;
+const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'vite-hub-sdk-state-'));
 
 before(async () => {
-  host = await startBoxHost();
+  host = await startBoxHost({ stateDir });
 });
 
 after(async () => {
   if (sandbox) await sandbox.stop().catch(() => {});
   await host.close();
+  fs.rmSync(stateDir, { recursive: true, force: true });
 });
 
 function sdkParams() {
@@ -140,4 +145,41 @@ test('the official SDK drives a Box end to end', async (t) => {
     },
     total: 31,
   });
+});
+
+test('snapshots: sandbox.snapshot(), Snapshot.get and list, create from a snapshot, snapshot.delete()', async () => {
+  const source = await Sandbox.create({ ...sdkParams(), name: 'snapshot-source' });
+  await source.writeFiles([{ path: 'kept/file.txt', content: Buffer.from('kept across the snapshot') }]);
+  const snapshot = await source.snapshot();
+  assert.match(snapshot.snapshotId, /^snap_[0-9a-f]{24}$/);
+  assert.equal(snapshot.status, 'created');
+  assert.ok(snapshot.sizeBytes > 0);
+  await assert.rejects(source.runCommand('true'), 'the snapshot stopped the source session');
+
+  const got = await Snapshot.get({ ...sdkParams(), snapshotId: snapshot.snapshotId });
+  assert.equal(got.snapshotId, snapshot.snapshotId);
+  const listed = await (await Snapshot.list({ ...sdkParams(), name: 'snapshot-source' })).toArray();
+  assert.deepEqual(listed.map((s) => s.id), [snapshot.snapshotId]);
+  assert.deepEqual(await (await Snapshot.list({ ...sdkParams(), name: 'no-such-sandbox' })).toArray(), []);
+
+  const restored = await Sandbox.create({ ...sdkParams(), source: { type: 'snapshot', snapshotId: snapshot.snapshotId } });
+  try {
+    assert.equal((await restored.readFileToBuffer({ path: 'kept/file.txt' })).toString(), 'kept across the snapshot');
+    await restored.writeFiles([{ path: 'kept/file.txt', content: Buffer.from('changed in one Box') }]);
+  } finally {
+    await restored.stop();
+  }
+  const again = await Sandbox.create({ ...sdkParams(), source: { type: 'snapshot', snapshotId: snapshot.snapshotId } });
+  try {
+    assert.equal((await again.readFileToBuffer({ path: 'kept/file.txt' })).toString(), 'kept across the snapshot', 'each Box gets a private copy');
+  } finally {
+    await again.stop();
+  }
+
+  await snapshot.delete();
+  await assert.rejects(Snapshot.get({ ...sdkParams(), snapshotId: snapshot.snapshotId }), (err) => err.response?.status === 404);
+  await assert.rejects(
+    Sandbox.create({ ...sdkParams(), source: { type: 'snapshot', snapshotId: snapshot.snapshotId } }),
+    (err) => err.response?.status === 410 && err.json?.error?.code === 'snapshot_not_found',
+  );
 });

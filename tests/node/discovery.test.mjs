@@ -114,7 +114,8 @@ test('an app root that is not a directory', async () => {
 test('inspect --json on the example app: entry, package manager, timeout and digest', async () => {
   const { stdout } = await run('node', [`${repo}/dist/cli.mjs`, 'inspect', `${repo}/examples/app`, '--json']);
   const rows = Object.fromEntries(JSON.parse(stdout).map((row) => [row.name, row]));
-  const digest = (row) => ({ ...row, digest: row.digest.replace(/^[0-9a-f]{64}$/, '<sha256>') });
+  const hex = (value) => value.replace(/^[0-9a-f]{64}$/, '<sha256>');
+  const digest = (row) => ({ ...row, digest: hex(row.digest), install: row.install && { ...row.install, digest: hex(row.install.digest) } });
   assert.deepEqual(digest(rows['release-notes']), {
     name: 'release-notes',
     kind: 'package',
@@ -135,7 +136,7 @@ test('inspect --json on the example app: entry, package manager, timeout and dig
     timeoutMs: 300000,
     digest: '<sha256>',
     packagePath: '',
-    install: { command: 'npm', args: ['ci', '--no-audit', '--no-fund'], cwd: '.' },
+    install: { command: 'npm', args: ['ci', '--no-audit', '--no-fund'], cwd: '.', digest: '<sha256>' },
   });
   assert.deepEqual(digest(rows['word-count']), {
     name: 'word-count',

@@ -141,5 +141,5 @@ test('a runtime npm dependency attaches the project: package.json + lockfile shi
   const response = await runSandbox('slug', { title: 'Hello, Wörld & Friends!' });
   assert.equal(response.status, 200, await response.clone().text());
   assert.deepEqual(await response.json(), { slug: 'hello-world-and-friends' });
-  assert.match(response.headers.get('server-timing'), /install;dur=/);
+  assert.match(response.headers.get('server-timing'), /install;desc="(fresh|prepared|fresh-fallback)";dur=/);
 });

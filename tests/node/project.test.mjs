@@ -16,6 +16,12 @@ import {
   closeLocalBoxHost,
 } from '@vite-hub/sandbox';
 
+/** An install plan without its digest (checked to be 64 hex chars). */
+const planOf = ({ digest, ...plan }) => {
+  assert.match(digest, /^[0-9a-f]{64}$/);
+  return plan;
+};
+
 const repo = fileURLToPath(new URL('../..', import.meta.url));
 const fixtures = `${repo}/tests/fixtures/project`;
 const run = promisify(execFile);
@@ -48,7 +54,7 @@ test('a package inside the app-root pnpm workspace ships the root files and its 
   assert.equal(listed.packagePath, 'server/sandboxes/report');
   assert.equal(listed.entry, 'index.mjs');
   assert.equal(listed.packageManager, 'pnpm');
-  assert.deepEqual(listed.install, { command: 'pnpm', args: ['install', '--frozen-lockfile'], cwd: '.' });
+  assert.deepEqual(planOf(listed.install), { command: 'pnpm', args: ['install', '--frozen-lockfile'], cwd: '.' });
 });
 
 test('without an app root only the folder itself is read', async () => {
@@ -74,7 +80,7 @@ test('inline [..] globs with a negation, a devDependencies workspace: link and p
     'sandboxes/x/package.json',
   ]);
   assert.equal(listed.entry, 'index.ts');
-  assert.deepEqual(listed.install, { command: 'pnpm', args: ['install', '--frozen-lockfile'], cwd: '.' });
+  assert.deepEqual(planOf(listed.install), { command: 'pnpm', args: ['install', '--frozen-lockfile'], cwd: '.' });
 });
 
 test('a missing workspace dependency names the manifest that references it', async () => {
@@ -96,11 +102,11 @@ test('an ancestor workspace that does not list the package, or a non-pnpm packag
   const plain = await resolveFixture('outside-workspace', 'server/sandboxes/plain');
   assert.equal(plain.packagePath, '');
   assert.deepEqual(plain.paths, ['index.mjs', 'package.json']);
-  assert.deepEqual(plain.listed.install, { command: 'npm', args: ['install', '--no-audit', '--no-fund'], cwd: '.' }, 'the ancestor package-lock.json is not used');
+  assert.deepEqual(planOf(plain.listed.install), { command: 'npm', args: ['install', '--no-audit', '--no-fund'], cwd: '.' }, 'the ancestor package-lock.json is not used');
   const npm = await resolveFixture('outside-workspace', 'server/sandboxes/npm-managed');
   assert.equal(npm.packagePath, '');
   assert.deepEqual(npm.paths, ['index.mjs', 'package-lock.json', 'package.json']);
-  assert.deepEqual(npm.listed.install, { command: 'npm', args: ['ci', '--no-audit', '--no-fund'], cwd: '.' });
+  assert.deepEqual(planOf(npm.listed.install), { command: 'npm', args: ['ci', '--no-audit', '--no-fund'], cwd: '.' });
 });
 
 test('a folder outside the app root is refused', async () => {
@@ -122,7 +128,7 @@ test('order-summary (a pnpm workspace root Definition) runs with its workspace p
     taxRate: 0.2,
   });
   assert.equal(response.status, 200, await response.clone().text());
-  assert.match(response.headers.get('server-timing'), /install;dur=/);
+  assert.match(response.headers.get('server-timing'), /install;desc="(fresh|prepared|fresh-fallback)";dur=/);
   assert.deepEqual(await response.json(), {
     lines: [{ sku: 'tea', quantity: 2, totalCents: 900 }, { sku: 'mug', quantity: 1, totalCents: 1200 }],
     subtotalCents: 2100,
@@ -160,7 +166,7 @@ test('inspect lists the workspace Definition, not its internal packages, with it
   const rows = JSON.parse(stdout);
   assert.ok(!rows.some((row) => row.path.includes('order-summary/packages')), stdout);
   const row = rows.find((item) => item.name === 'order-summary');
-  assert.deepEqual({ ...row, digest: row.digest.length }, {
+  assert.deepEqual({ ...row, digest: row.digest.length, install: { ...row.install, digest: row.install.digest.length } }, {
     name: 'order-summary',
     kind: 'package',
     path: 'server/sandboxes/order-summary',
@@ -169,7 +175,7 @@ test('inspect lists the workspace Definition, not its internal packages, with it
     timeoutMs: 60000,
     digest: 64,
     packagePath: '',
-    install: { command: 'pnpm', args: ['install', '--frozen-lockfile'], cwd: '.' },
+    install: { command: 'pnpm', args: ['install', '--frozen-lockfile'], cwd: '.', digest: 64 },
   });
   const { stdout: fixture } = await run('node', [`${repo}/dist/cli.mjs`, 'inspect', `${fixtures}/workspace-app`, '--json']);
   const [report] = JSON.parse(fixture);

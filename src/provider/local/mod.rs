@@ -57,6 +57,15 @@ mod provider {
             Ok(VercelEndpoint { base_url, token, team_id: None, project_id: None })
         }
 
+        /// The Vercel-protocol client of the host (starts the in-process host when needed).
+        ///
+        /// # Errors
+        /// Those of [`host::in_process_host`].
+        pub async fn vercel(&self) -> Result<VercelProvider> {
+            let endpoint = self.endpoint().await?;
+            Ok(VercelProvider::new(endpoint, self.options.network_policy.clone(), self.fetcher.clone(), ProviderKind::Local))
+        }
+
         /// The executionAuthority the host applies to a Box of this provider (starts the
         /// in-process host when needed; opens no Box).
         ///
@@ -70,9 +79,7 @@ mod provider {
 
         /// Opens a Box on the host (`POST /v3/sandboxes`).
         pub async fn open(&self, spec: &BoxSpec, signal: Option<&AbortSignal>) -> Result<VercelBox> {
-            let endpoint = self.endpoint().await?;
-            let provider = VercelProvider::new(endpoint, self.options.network_policy.clone(), self.fetcher.clone(), ProviderKind::Local);
-            provider.open(spec, signal).await
+            self.vercel().await?.open(spec, signal).await
         }
     }
 }

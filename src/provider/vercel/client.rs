@@ -31,6 +31,8 @@ pub const READ_DEADLINE_MS: u32 = 60_000;
 /// Bound of a stop (all attempts), in ms: a provider that never answers `stop` cannot hold the
 /// caller longer.
 pub const STOP_DEADLINE_MS: u32 = 15_000;
+/// Deadline of a snapshot request (ms): the provider copies the Box's files before it answers.
+pub const SNAPSHOT_DEADLINE_MS: u32 = 120_000;
 /// Time a command stream may run past the command's own timeout before it is cut, in ms.
 pub const EXEC_SLACK_MS: u64 = 30_000;
 /// Largest JSON answer read (create, errors), in bytes.
@@ -515,5 +517,76 @@ impl VercelClient {
         }
         let response = self.send(&request, RequestSafety::Idempotent, Operation::Resolve, signal).await?;
         self.json(&response, Operation::Resolve).await
+    }
+
+    /// Snapshots a session, which stops it. `POST /v2/sandboxes/sessions/{id}/snapshot`, no body
+    /// (§7.5); the id of `{snapshot: {id}}`. Bounded by [`SNAPSHOT_DEADLINE_MS`].
+    pub async fn snapshot_session(&self, session_id: &str) -> Result<String> {
+        let request = self.request("POST", &format!("/v2/sandboxes/sessions/{session_id}/snapshot"), "application/json", None);
+        let deadline = Deadline::new(None, SNAPSHOT_DEADLINE_MS);
+        let signal = deadline.signal();
+        let taken = async {
+            let response = self.send(&request, RequestSafety::NonIdempotent, Operation::Snapshot, signal.as_ref()).await?;
+            let body = self.answer_bytes(&response, Operation::Snapshot, MAX_ANSWER_BYTES).await?;
+            wire::snapshot_id(&body).ok_or_else(|| self.error(Operation::Snapshot, format!("{} answered a snapshot without an id", self.kind.as_str())))
+        };
+        taken.await.map_err(|e| self.bounded(Operation::Snapshot, &deadline, e))
+    }
+
+    /// Lists snapshots, newest first, one page of up to 100, of the sandbox `name` when given:
+    /// `GET /v2/sandboxes/snapshots?project=<p>&name=<n>&limit=100` → `(id, sizeBytes, createdAt)`.
+    /// Bounded by [`READ_DEADLINE_MS`].
+    pub async fn list_snapshots(&self, project_id: Option<&str>, name: Option<&str>) -> Result<Vec<(String, u64, u64)>> {
+        let mut request = self.request("GET", "/v2/sandboxes/snapshots", "application/json", None);
+        request.url.push(if request.url.contains('?') { '&' } else { '?' });
+        for (key, value) in [("project", project_id), ("name", name)] {
+            if let Some(value) = value {
+                request.url.push_str(key);
+                request.url.push('=');
+                request.url.push_str(&js_sys::encode_uri_component(value).as_string().unwrap_or_default());
+                request.url.push('&');
+            }
+        }
+        request.url.push_str("limit=100");
+        let deadline = Deadline::new(None, READ_DEADLINE_MS);
+        let signal = deadline.signal();
+        let listed = async {
+            let response = self.send(&request, RequestSafety::Idempotent, Operation::Snapshot, signal.as_ref()).await?;
+            self.json::<serde_json::Value>(&response, Operation::Snapshot).await
+        };
+        let value = listed.await.map_err(|e| self.bounded(Operation::Snapshot, &deadline, e))?;
+        let items = value.get("snapshots").and_then(serde_json::Value::as_array).cloned().unwrap_or_default();
+        Ok(items
+            .iter()
+            .filter_map(|item| {
+                let id = item.get("id")?.as_str()?.to_owned();
+                let size = item.get("sizeBytes").and_then(serde_json::Value::as_u64).unwrap_or(0);
+                let created = item.get("createdAt").and_then(serde_json::Value::as_u64).unwrap_or(0);
+                Some((id, size, created))
+            })
+            .collect())
+    }
+
+    /// Deletes a snapshot. `DELETE /v2/sandboxes/snapshots/{id}`; `false` on 404. Bounded by
+    /// [`READ_DEADLINE_MS`].
+    pub async fn delete_snapshot(&self, id: &str) -> Result<bool> {
+        let request = self.request("DELETE", &format!("/v2/sandboxes/snapshots/{id}"), "application/json", None);
+        let deadline = Deadline::new(None, READ_DEADLINE_MS);
+        let signal = deadline.signal();
+        let deleted = async {
+            let response = self
+                .fetcher
+                .send(&request, &self.retry, RequestSafety::Idempotent, signal.as_ref())
+                .await
+                .map_err(|e| self.send_error(Operation::Snapshot, e))?;
+            if response.status() == 404 {
+                return Ok(false);
+            }
+            if !response.ok() {
+                return Err(self.status_error(Operation::Snapshot, &response).await);
+            }
+            Ok(true)
+        };
+        deleted.await.map_err(|e| self.bounded(Operation::Snapshot, &deadline, e))
     }
 }

@@ -32,7 +32,7 @@ mod session {
     use crate::provider::session::OutputStream;
     use crate::error::Result;
     use crate::http::fetch::Fetcher;
-    use crate::provider::{BoxSpec, FileRead, ProviderKind};
+    use crate::provider::{BoxSpec, FileRead, PreparedStart, ProviderKind};
     use crate::transfer::box_file::BoxFile;
 
     /// Opens Vercel sessions (Boxes) with one client.
@@ -63,12 +63,15 @@ mod session {
             self.client.local_host_execution_authority(self.network_policy.as_ref(), signal).await
         }
 
-        /// Creates a sandbox and its session: `POST /v3/sandboxes` with `persistent: false`.
+        /// Creates a sandbox and its session: `POST /v3/sandboxes` with `persistent: false`; with
+        /// `spec.prepared`, from that snapshot (`source: {type: "snapshot"}`, §7.5). A snapshot
+        /// the provider no longer has (404, 410 `snapshot_not_found`) is not an error: the Box is
+        /// created empty instead (one more request) and [`VercelBox::prepared`] says so.
         ///
         /// # Errors
         /// `SANDBOX_TRANSPORT_ERROR` / `SANDBOX_PROVIDER_UNAVAILABLE` (with the upstream status).
         pub async fn open(&self, spec: &BoxSpec, signal: Option<&AbortSignal>) -> Result<VercelBox> {
-            let body = CreateSandboxRequest {
+            let mut body = CreateSandboxRequest {
                 project_id: self.project_id.clone(),
                 ports: Vec::new(),
                 timeout: spec.lifetime_ms,
@@ -76,14 +79,48 @@ mod session {
                 network_policy: self.network_policy.clone(),
                 env: None,
                 persistent: Some(false),
+                source: spec.prepared.as_ref().map(|id| serde_json::json!({ "type": "snapshot", "snapshotId": id })),
+                name: spec.prepared_name.clone(),
             };
-            let created = self.client.create_sandbox(&body, signal).await?;
+            let mut prepared = if spec.prepared.is_some() { PreparedStart::Restored } else { PreparedStart::Empty };
+            // At most three creates: a gone snapshot drops `source`, a taken name drops `name`.
+            let mut attempts = 0;
+            let created = loop {
+                attempts += 1;
+                match self.client.create_sandbox(&body, signal).await {
+                    Err(error) if attempts < 3 && body.source.is_some() && matches!(error.upstream_status(), Some(404 | 410)) => {
+                        body.source = None;
+                        prepared = PreparedStart::Missing;
+                    }
+                    Err(error) if attempts < 3 && body.name.is_some() && error.upstream_status() == Some(409) => body.name = None,
+                    other => break other?,
+                }
+            };
             Ok(VercelBox {
                 client: self.client.clone(),
                 session_id: created.session.id,
                 cwd: created.session.cwd,
                 execution_authority: created.session.execution_authority,
+                prepared,
             })
+        }
+
+        /// Snapshots of this project (`GET /v2/sandboxes/snapshots`, newest first, one page of
+        /// up to 100), of the sandbox named `name` when given: `(id, sizeBytes, createdAt ms)`.
+        ///
+        /// # Errors
+        /// `SANDBOX_TRANSPORT_ERROR` / `SANDBOX_PROVIDER_UNAVAILABLE`.
+        pub async fn list_snapshots(&self, name: Option<&str>) -> Result<Vec<(String, u64, u64)>> {
+            self.client.list_snapshots(self.project_id.as_deref(), name).await
+        }
+
+        /// Deletes snapshot `id` (`DELETE /v2/sandboxes/snapshots/{id}`); `false` when it was
+        /// already gone (404).
+        ///
+        /// # Errors
+        /// `SANDBOX_TRANSPORT_ERROR` / `SANDBOX_PROVIDER_UNAVAILABLE`.
+        pub async fn delete_snapshot(&self, id: &str) -> Result<bool> {
+            self.client.delete_snapshot(id).await
         }
     }
 
@@ -94,9 +131,25 @@ mod session {
         session_id: String,
         cwd: String,
         execution_authority: Option<serde_json::Value>,
+        prepared: PreparedStart,
     }
 
     impl VercelBox {
+        /// Whether the Box began from the snapshot asked for (or why not).
+        pub fn prepared(&self) -> PreparedStart {
+            self.prepared
+        }
+
+        /// Snapshots the Box, which stops it (`POST …/snapshot` with no body, §7.5); the
+        /// snapshot id.
+        ///
+        /// # Errors
+        /// `SANDBOX_TRANSPORT_ERROR` / `SANDBOX_PROVIDER_UNAVAILABLE`, or a 2xx without a
+        /// snapshot id.
+        pub async fn snapshot(&self) -> Result<String> {
+            self.client.snapshot_session(&self.session_id).await
+        }
+
         /// `vercel`, or `local` for a session of the local Box host.
         pub fn provider(&self) -> ProviderKind {
             self.client.kind()

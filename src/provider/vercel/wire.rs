@@ -45,6 +45,21 @@ pub struct CreateSandboxRequest {
     /// Whether the sandbox keeps its files across sessions (server default: persistent).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub persistent: Option<bool>,
+    /// Where the Box's files come from; we send only create-from-snapshot,
+    /// `{"type":"snapshot","snapshotId":"…"}` (§7.1, §7.5). Absent: an empty Box.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<Value>,
+    /// The sandbox name (unique in the project); we name only a Box whose snapshot will be a
+    /// prepared project (`vitehub-prepared-<digest>`), so the list endpoint finds it again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+/// The snapshot id of a `POST /v2/sandboxes/sessions/{id}/snapshot` answer,
+/// `{snapshot: {id, …}, session}` (§7.5); `None` when the body has none.
+pub fn snapshot_id(body: &[u8]) -> Option<String> {
+    let value: Value = serde_json::from_slice(body).ok()?;
+    value.get("snapshot")?.get("id")?.as_str().map(str::to_owned)
 }
 
 /// Response of create / get sandbox: `{ sandbox, session, routes }`
@@ -351,12 +366,17 @@ mod tests {
             network_policy: Some(json!({"mode": "deny-all"})),
             env: Some(BTreeMap::from([("A".into(), "1".into())])),
             persistent: Some(false),
+            source: Some(json!({"type": "snapshot", "snapshotId": "snap_1"})),
+            name: Some("vitehub-prepared-ab".into()),
         };
         assert_eq!(
             serde_json::to_value(&full).unwrap(),
             json!({"projectId": "prj_y", "ports": [3000], "timeout": 60000, "runtime": "node22",
-                "networkPolicy": {"mode": "deny-all"}, "env": {"A": "1"}, "persistent": false})
+                "networkPolicy": {"mode": "deny-all"}, "env": {"A": "1"}, "persistent": false,
+                "source": {"type": "snapshot", "snapshotId": "snap_1"}, "name": "vitehub-prepared-ab"})
         );
+        assert_eq!(snapshot_id(br#"{"snapshot":{"id":"snap_9","status":"created"},"session":{}}"#).as_deref(), Some("snap_9"));
+        assert_eq!(snapshot_id(b"{}"), None);
     }
 
     #[test]

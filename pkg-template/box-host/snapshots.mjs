@@ -1,0 +1,294 @@
+// Snapshots of the local Box host (the Vercel protocol's `sandbox.snapshot()` and create from
+// `source: { type: 'snapshot' }`, protocol note §7.5), kept on disk under the host's state dir so
+// they survive host restarts. The Run uses them as prepared projects (an installed node_modules
+// per install digest); see docs/internals.md "Prepared projects".
+//
+// Layout: `<stateDir>/snapshots/<snapshotId>/tree/` holds the Box's work directory as it was
+// when the snapshot was taken, `<stateDir>/snapshots/<snapshotId>/snapshot.json` its record,
+// written last (a directory without a readable record for 10 minutes is incomplete and removed;
+// a damaged one is removed when a Box is created from it). A snapshot is
+// never shown to a Box: a Box created from it gets a private copy of the tree, checked against
+// the record's file count and byte total while it is copied (a damaged tree is dropped and the
+// create answers 410 `snapshot_not_found`, so the caller starts from scratch).
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { BoxRequestError } from './box.mjs';
+import { BOX_PATH } from './isolation.mjs';
+
+/** Snapshots kept at most by default; the least recently used ones are removed beyond. */
+export const DEFAULT_MAX_SNAPSHOTS = 32;
+/** Bytes of snapshot trees kept at most by default (2 GiB); least recently used removed beyond. */
+export const DEFAULT_MAX_SNAPSHOT_BYTES = 2 * 1024 * 1024 * 1024;
+
+const ID = /^snap_[0-9a-f]{24}$/;
+const RECORD = 'snapshot.json';
+
+/**
+ * The platform of the `node` Box commands run (`<platform>-<arch>-abi<modules>`): a snapshot is
+ * only restored on the platform it was taken on (native addons are built for one ABI).
+ */
+function boxPlatform() {
+  return new Promise((resolve) => {
+    execFile(
+      'node',
+      ['-p', 'process.platform + "-" + process.arch + "-abi" + process.versions.modules'],
+      { env: { PATH: BOX_PATH }, timeout: 10_000 },
+      (err, stdout) => resolve(err ? `${process.platform}-${process.arch}-no-node` : stdout.trim()),
+    );
+  });
+}
+
+/** Copies directory `from` into the existing directory `to`; resolves to `{ files, bytes }`. */
+async function copyTree(from, to) {
+  const totals = { files: 0, bytes: 0 };
+  async function copyDir(src, dst) {
+    const entries = await fs.promises.readdir(src, { withFileTypes: true });
+    await Promise.all(entries.map(async (entry) => {
+      const s = path.join(src, entry.name);
+      const d = path.join(dst, entry.name);
+      if (entry.isDirectory()) {
+        const { mode } = await fs.promises.lstat(s);
+        await fs.promises.mkdir(d, { mode: mode & 0o7777 });
+        await copyDir(s, d);
+      } else if (entry.isSymbolicLink()) {
+        await fs.promises.symlink(await fs.promises.readlink(s), d);
+        totals.files += 1;
+      } else if (entry.isFile()) {
+        await fs.promises.copyFile(s, d, fs.constants.COPYFILE_FICLONE);
+        // (read the size first: `x += await y` would add to the value x had before the await)
+        const { size } = await fs.promises.lstat(d);
+        totals.bytes += size;
+        totals.files += 1;
+      }
+    }));
+  }
+  await copyDir(from, to);
+  return totals;
+}
+
+/** `{ files, bytes }` of the regular files and symlinks under `dir`. */
+async function measureTree(dir) {
+  const totals = { files: 0, bytes: 0 };
+  async function walk(current) {
+    const entries = await fs.promises.readdir(current, { withFileTypes: true });
+    await Promise.all(entries.map(async (entry) => {
+      const p = path.join(current, entry.name);
+      if (entry.isDirectory()) await walk(p);
+      else if (entry.isSymbolicLink() || entry.isFile()) {
+        totals.files += 1;
+        if (entry.isFile()) {
+          const { size } = await fs.promises.lstat(p);
+          totals.bytes += size;
+        }
+      }
+    }));
+  }
+  await walk(dir);
+  return totals;
+}
+
+/** Moves `from` to `to` (a rename, or a copy then removal across file systems). */
+async function moveDir(from, to) {
+  try {
+    await fs.promises.rename(from, to);
+  } catch (err) {
+    if (err.code !== 'EXDEV') throw err;
+    await fs.promises.mkdir(to);
+    await copyTree(from, to);
+    await fs.promises.rm(from, { recursive: true, force: true });
+  }
+}
+
+/** An unreadable snapshot dir older than this (ms) is removed at load; a younger one may be another host's snapshot in progress. */
+const INCOMPLETE_GRACE_MS = 10 * 60_000;
+
+async function stale(dir) {
+  try {
+    return Date.now() - (await fs.promises.stat(dir)).mtimeMs > INCOMPLETE_GRACE_MS;
+  } catch {
+    return false;
+  }
+}
+
+export class SnapshotStore {
+  /**
+   * `dir`: `<stateDir>/snapshots`; `maxSnapshots`, `maxBytes`: the bounds kept after every new
+   * snapshot (least recently used first out; expired ones always).
+   */
+  constructor({ dir, maxSnapshots = DEFAULT_MAX_SNAPSHOTS, maxBytes = DEFAULT_MAX_SNAPSHOT_BYTES }) {
+    this.dir = dir;
+    this.maxSnapshots = maxSnapshots;
+    this.maxBytes = maxBytes;
+    this.records = new Map();
+    this.loaded = undefined;
+    this.platform = undefined;
+  }
+
+  /** Reads the records on disk once (incomplete or unreadable snapshot dirs are removed). */
+  load() {
+    this.loaded ??= (async () => {
+      await fs.promises.mkdir(this.dir, { recursive: true, mode: 0o700 });
+      for (const name of await fs.promises.readdir(this.dir)) {
+        const record = await this.#readRecord(name);
+        if (record) this.records.set(record.id, record);
+        else if (await stale(path.join(this.dir, name))) await fs.promises.rm(path.join(this.dir, name), { recursive: true, force: true });
+      }
+      await this.#evict();
+    })();
+    return this.loaded;
+  }
+
+  #platform() {
+    this.platform ??= boxPlatform();
+    return this.platform;
+  }
+
+  async #readRecord(id) {
+    if (!ID.test(id)) return null;
+    try {
+      const record = JSON.parse(await fs.promises.readFile(path.join(this.dir, id, RECORD), 'utf8'));
+      const valid = record && record.id === id && Number.isInteger(record.files) && Number.isInteger(record.sizeBytes)
+        && typeof record.platform === 'string' && fs.statSync(path.join(this.dir, id, 'tree')).isDirectory();
+      return valid ? record : null;
+    } catch {
+      return null;
+    }
+  }
+
+  /**
+   * Takes a snapshot of `workDirHost` (moved into the store, so the Box must be stopped before and
+   * removed after): `{ sourceSessionId, sandboxName, expiration? (ms, 0 = never) }` → the record.
+   */
+  async take(workDirHost, { sourceSessionId, sandboxName, expiration }) {
+    await this.load();
+    const id = `snap_${randomBytes(12).toString('hex')}`;
+    const dir = path.join(this.dir, id);
+    await fs.promises.mkdir(dir, { mode: 0o700 });
+    try {
+      await moveDir(workDirHost, path.join(dir, 'tree'));
+      const { files, bytes } = await measureTree(path.join(dir, 'tree'));
+      const now = Date.now();
+      const record = {
+        id,
+        sourceSessionId,
+        sandboxName,
+        platform: await this.#platform(),
+        files,
+        sizeBytes: bytes,
+        createdAt: now,
+        updatedAt: now,
+        lastUsedAt: now,
+        expiresAt: expiration ? now + expiration : undefined,
+      };
+      await this.#writeRecord(record);
+      this.records.set(id, record);
+      await this.#evict();
+      return record;
+    } catch (err) {
+      await fs.promises.rm(dir, { recursive: true, force: true });
+      throw err;
+    }
+  }
+
+  async #writeRecord(record) {
+    const file = path.join(this.dir, record.id, RECORD);
+    await fs.promises.writeFile(`${file}.tmp`, JSON.stringify(record));
+    await fs.promises.rename(`${file}.tmp`, file);
+  }
+
+  /**
+   * Copies snapshot `id`'s tree into `workDirHost` (an empty Box work directory). A snapshot that
+   * is unknown, of another platform, expired or damaged (its record unreadable, a file missing or
+   * changed in size) is removed and answered 410 `snapshot_not_found`.
+   */
+  async restore(id, workDirHost) {
+    await this.load();
+    const record = typeof id === 'string' ? this.records.get(id) : undefined;
+    const gone = (why) => new BoxRequestError(410, 'snapshot_not_found', `Snapshot ${id} ${why}`);
+    if (!record) throw gone('was not found');
+    if (record.platform !== (await this.#platform())) {
+      await this.#remove(id);
+      throw gone(`was taken on another platform (${record.platform})`);
+    }
+    if (record.expiresAt !== undefined && record.expiresAt <= Date.now()) {
+      await this.#remove(id);
+      throw gone('has expired');
+    }
+    let copied;
+    try {
+      const onDisk = await this.#readRecord(id);
+      if (!onDisk || onDisk.files !== record.files || onDisk.sizeBytes !== record.sizeBytes) throw new Error('record changed');
+      copied = await copyTree(path.join(this.dir, id, 'tree'), workDirHost);
+    } catch {
+      copied = undefined;
+    }
+    if (!copied || copied.files !== record.files || copied.bytes !== record.sizeBytes) {
+      await this.#remove(id);
+      throw gone('is damaged (its files differ from its record) and was removed');
+    }
+    record.lastUsedAt = Date.now();
+    this.#writeRecord(record).catch(() => {});
+    return record;
+  }
+
+  /** The record of snapshot `id`, or undefined. */
+  async get(id) {
+    await this.load();
+    return this.records.get(id);
+  }
+
+  /** Records, newest first (`sortOrder: 'asc'` oldest first), optionally of one sandbox name. */
+  async list({ name, sortOrder = 'desc' } = {}) {
+    await this.load();
+    const all = [...this.records.values()].filter((r) => name === undefined || r.sandboxName === name);
+    all.sort((a, b) => (sortOrder === 'asc' ? a.createdAt - b.createdAt : b.createdAt - a.createdAt));
+    return all;
+  }
+
+  /** Removes snapshot `id` (record first, then its tree); the removed record or undefined. */
+  async delete(id) {
+    await this.load();
+    return this.#remove(id);
+  }
+
+  async #remove(id) {
+    const record = this.records.get(id);
+    if (!ID.test(String(id))) return record;
+    this.records.delete(id);
+    await fs.promises.rm(path.join(this.dir, id, RECORD), { force: true });
+    await fs.promises.rm(path.join(this.dir, id), { recursive: true, force: true });
+    return record;
+  }
+
+  async #evict() {
+    const now = Date.now();
+    for (const record of [...this.records.values()]) {
+      if (record.expiresAt !== undefined && record.expiresAt <= now) await this.#remove(record.id);
+    }
+    const byUse = [...this.records.values()].sort((a, b) => a.lastUsedAt - b.lastUsedAt);
+    let bytes = byUse.reduce((sum, r) => sum + r.sizeBytes, 0);
+    while (byUse.length > 0 && (byUse.length > this.maxSnapshots || bytes > this.maxBytes)) {
+      const oldest = byUse.shift();
+      bytes -= oldest.sizeBytes;
+      await this.#remove(oldest.id);
+    }
+  }
+}
+
+/** The `Snapshot` wire object (protocol note §6.5). */
+export function snapshotJSON(record, status = 'created') {
+  const json = {
+    id: record.id,
+    sourceSessionId: record.sourceSessionId,
+    region: 'local',
+    status,
+    sizeBytes: record.sizeBytes,
+    createdAt: record.createdAt,
+    updatedAt: record.updatedAt,
+    lastUsedAt: record.lastUsedAt,
+  };
+  if (record.expiresAt !== undefined) json.expiresAt = record.expiresAt;
+  return json;
+}

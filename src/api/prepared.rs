@@ -1,0 +1,64 @@
+//! `listPreparedProjects()` and `dropPreparedProject(digest)`: what the configured provider keeps
+//! as prepared projects (see [`crate::run::prepared`]) and how to remove them.
+
+use js_sys::{Array, Object, Reflect};
+use wasm_bindgen::prelude::*;
+
+use super::{invalid, runtime_config};
+use crate::error::{Error, Result};
+use crate::run::prepared::{forget, prepared_name};
+
+/// `listPreparedProjects() → Promise<Array<{ id, sizeBytes, createdAt }>>`: the snapshots the
+/// configured provider keeps for this project (Vercel: `GET /v2/sandboxes/snapshots`, the local
+/// Box host: the same route), newest first, at most 100; `sizeBytes` in bytes, `createdAt` in ms
+/// since the epoch.
+///
+/// Rejects with `SANDBOX_NOT_SUPPORTED` for the `cloudflare` provider (it keeps none),
+/// `SANDBOX_PROVIDER_REQUIRED` without a provider, `SANDBOX_TRANSPORT_ERROR` /
+/// `SANDBOX_PROVIDER_UNAVAILABLE` when the list request fails.
+#[wasm_bindgen(js_name = listPreparedProjects)]
+pub async fn list_prepared_projects() -> Result<Array> {
+    let resolved = runtime_config()?;
+    let provider = resolved.provider.as_ref().map_err(Error::to_public)?;
+    provider.ensure_ready().await?;
+    let out = Array::new();
+    for (id, size, created) in provider.list_prepared(None).await? {
+        let item = Object::new();
+        let _ = Reflect::set(&item, &"id".into(), &id.as_str().into());
+        let _ = Reflect::set(&item, &"sizeBytes".into(), &JsValue::from(size as f64));
+        let _ = Reflect::set(&item, &"createdAt".into(), &JsValue::from(created as f64));
+        out.push(&item);
+    }
+    Ok(out)
+}
+
+/// `dropPreparedProject(digest) → Promise<number>`: forgets the prepared project of an install
+/// digest (`listSandboxes()[i].install.digest`, 64 hex chars) in this isolate and deletes its
+/// snapshots at the provider (those this isolate took, and those found under the name
+/// `vitehub-prepared-<digest>`); resolves to how many were deleted. The next Run of that digest
+/// installs and prepares again.
+///
+/// Rejects with `SANDBOX_INVALID_ARGUMENT` for a digest that is not 64 hex chars, and as
+/// [`list_prepared_projects`] for the provider's failures.
+#[wasm_bindgen(js_name = dropPreparedProject)]
+pub async fn drop_prepared_project(digest: JsValue) -> Result<u32> {
+    let digest = digest
+        .as_string()
+        .filter(|d| d.len() == 64 && d.bytes().all(|b| b.is_ascii_hexdigit()))
+        .ok_or_else(|| invalid("dropPreparedProject(digest) expects an install digest: 64 hex characters (listSandboxes()[i].install.digest)"))?
+        .to_ascii_lowercase();
+    let resolved = runtime_config()?;
+    let provider = resolved.provider.as_ref().map_err(Error::to_public)?;
+    provider.ensure_ready().await?;
+    let mut ids = forget(&digest);
+    ids.extend(provider.list_prepared(Some(&prepared_name(&digest))).await?.into_iter().map(|(id, _, _)| id));
+    ids.sort();
+    ids.dedup();
+    let mut dropped = 0;
+    for id in ids {
+        if provider.drop_prepared(&id).await? {
+            dropped += 1;
+        }
+    }
+    Ok(dropped)
+}
