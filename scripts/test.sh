@@ -19,4 +19,8 @@ TMPDIR="$chrome_tmp" CHROMEDRIVER=/usr/bin/chromedriver wasm-pack test --headles
 rm -rf "$chrome_tmp"
 
 echo "== node:test integration and conformance"
-node --test --test-concurrency=2 tests/node/ tests/conformance/
+# The local Box hosts these tests start keep prepared projects under $XDG_CACHE_HOME: a private
+# one per suite, so no run finds the preparations of an earlier one (or of the user's own apps).
+cache_home=$(mktemp -d)
+trap 'rm -rf "$cache_home"' EXIT
+XDG_CACHE_HOME="$cache_home" node --test --test-concurrency=2 tests/node/ tests/conformance/

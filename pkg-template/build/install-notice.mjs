@@ -15,7 +15,7 @@ const DEPENDENCY_FIELDS = ['dependencies', 'devDependencies', 'optionalDependenc
  */
 export function installDuration(response) {
   const timing = response?.headers?.get?.('server-timing') ?? '';
-  const match = /(?:^|,)\s*install;dur=([\d.]+)/.exec(timing);
+  const match = /(?:^|,)\s*install;(?:desc="[^"]*";)?dur=([\d.]+)/.exec(timing);
   return match ? Number(match[1]) : null;
 }
 

@@ -8,7 +8,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
-import { mkdirSync, writeFileSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { removeDir, stopChild, freePort, postJson, eventually } from './vite-app.mjs';
@@ -21,6 +22,13 @@ let bin;
 let server;
 let base;
 let output = '';
+/**
+ * Each side (the CLI, vite dev) keeps its prepared projects in a cache folder of its own
+ * (`XDG_CACHE_HOME`, see README "Prepared projects"): an earlier Run, or the other side, must not
+ * have prepared `slow-install` already, or there is no install to report.
+ */
+let cliCache;
+let devCache;
 
 /** A Definition whose install takes over a second: one cached npm package and a 1.3 s postinstall. */
 const SLOW_INSTALL = {
@@ -42,7 +50,8 @@ const SLOW_INSTALL = {
 /** Runs the app's `vite-hub-sandbox` in the app root; resolves to `{ code, stdout, stderr }`. */
 async function cli(...args) {
   try {
-    const { stdout, stderr } = await exec(bin('vite-hub-sandbox'), args, { cwd: app, timeout: 120_000 });
+    const env = { ...process.env, XDG_CACHE_HOME: cliCache };
+    const { stdout, stderr } = await exec(bin('vite-hub-sandbox'), args, { cwd: app, env, timeout: 120_000 });
     return { code: 0, stdout, stderr };
   } catch (error) {
     return { code: error.code, stdout: error.stdout ?? '', stderr: error.stderr ?? '' };
@@ -51,11 +60,14 @@ async function cli(...args) {
 
 before(async () => {
   ({ app, packDir, bin } = await installTarballApp('output', { files: SLOW_INSTALL }));
+  cliCache = mkdtempSync(join(tmpdir(), 'vhs-cli-cache-'));
+  devCache = mkdtempSync(join(tmpdir(), 'vhs-dev-cache-'));
 });
 after(async () => {
   await stopChild(server);
   if (app) removeDir(app);
   if (packDir) removeDir(packDir);
+  for (const dir of [cliCache, devCache]) if (dir) removeDir(dir);
 });
 
 test('run <name> from the app root: a folder Definition and a free-form one, as the plugin finds them', async () => {
@@ -94,7 +106,7 @@ test('an install over a second prints one line in the CLI: manager, package coun
 
 test('vite dev: the install line, and each problem printed once', async () => {
   const port = await freePort();
-  const env = { ...process.env };
+  const env = { ...process.env, XDG_CACHE_HOME: devCache };
   delete env.SANDBOX_PROVIDER;
   server = spawn(process.execPath, [join(app, 'node_modules/vite/bin/vite.js'), 'dev', '--port', String(port), '--strictPort', '--host', '127.0.0.1'], { cwd: app, env, stdio: ['ignore', 'pipe', 'pipe'] });
   server.stdout.on('data', (chunk) => (output += chunk));

@@ -66,7 +66,7 @@ test('an npm app: only the imported package, pinned to its locked version, with 
   const response = await runSandbox('slug', { title: 'Only What It Imports' });
   assert.equal(response.status, 200, await response.clone().text());
   assert.deepEqual(await response.json(), { slug: 'only-what-it-imports' });
-  assert.match(response.headers.get('server-timing'), /install;dur=/);
+  assert.match(response.headers.get('server-timing'), /install;desc="(fresh|prepared|fresh-fallback)";dur=/);
 });
 
 test('a pnpm app: the manifest is pinned to the root importer version (peer suffix dropped)', async () => {

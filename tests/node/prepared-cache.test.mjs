@@ -88,15 +88,25 @@ async function run(name, payload = {}) {
   const started = performance.now();
   const response = await runSandbox(name, payload);
   const ms = performance.now() - started;
+  const requestsAtResponse = { ...host.counters().requests };
   const timing = response.headers.get('server-timing') ?? '';
   const install = /install;desc="([^"]+)"/.exec(timing)?.[1];
-  return { status: response.status, body: await response.json(), install, timing, ms };
+  return { status: response.status, body: await response.json(), install, timing, ms, requestsAtResponse };
 }
 
 async function snapshots() {
   const response = await fetch(`${host.baseUrl}/v2/sandboxes/snapshots`, { headers: { authorization: `Bearer ${host.token}` } });
   assert.equal(response.status, 200);
   return (await response.json()).snapshots;
+}
+
+/** Waits until the host has answered `count` stops (a Box is stopped after its Response). */
+async function untilStopped(count) {
+  const deadline = Date.now() + 20_000;
+  while ((host.counters().requests.stop ?? 0) < count) {
+    assert.ok(Date.now() < deadline, `expected ${count} stops, have ${host.counters().requests.stop ?? 0}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }
 
 /** Waits until the host keeps `count` snapshots (they are taken after the Response). */
@@ -140,8 +150,10 @@ test('the second Run of a Definition with dependencies starts from the prepared 
   assert.deepEqual([second.status, second.body], [200, { installed: ['slugify'], slug: 'second-run' }]);
   assert.equal(second.install, 'prepared');
   assert.match(second.timing, /install;desc="prepared";dur=0\.0/);
-  const { requests } = host.counters();
-  assert.deepEqual(requests, { create: 1, 'fs/write': 1, cmd: 1, stop: 1 }, 'create-from-snapshot, write, exec (no install), then stop');
+  // Before the Response: create-from-snapshot, write, exec; the stop comes after it.
+  assert.deepEqual(second.requestsAtResponse, { create: 1, 'fs/write': 1, cmd: 1 }, 'create-from-snapshot, write, exec (no install) before the Response');
+  await untilStopped(1);
+  assert.deepEqual(host.counters().requests, { create: 1, 'fs/write': 1, cmd: 1, stop: 1 }, 'then stop');
   t.diagnostic(`first run ${first.ms.toFixed(0)} ms (${first.timing}); prepared run ${second.ms.toFixed(0)} ms (${second.timing})`);
 });
 

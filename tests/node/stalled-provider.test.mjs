@@ -52,7 +52,11 @@ function stallOn(stalledRoute) {
   return (request) => {
     if (routeOf(request) !== stalledRoute) return fetch(request);
     const url = new URL(request.url);
-    return fetch(new Request(`${silentUrl}${url.pathname}${url.search}`, request));
+    // The forwarded Request follows `request`'s signal only while it is alive (undici drops the
+    // link when a following Request is collected): hold it until the fetch settles, or a GC
+    // between the send and the abort leaves the fetch to Node's 300 s headers timeout.
+    const forwarded = new Request(`${silentUrl}${url.pathname}${url.search}`, request);
+    return fetch(forwarded).finally(() => forwarded);
   };
 }
 
