@@ -135,6 +135,24 @@ impl VercelClient {
         Err(self.status_error(operation, &response).await)
     }
 
+    /// Sends an idempotent `request`: `Ok(None)` when the provider answers `tolerated` (a status
+    /// that means there is nothing to do: 404 for a read, 410 for a stop), the 2xx `Response`, or
+    /// the error of any other status (see [`VercelClient::send`]).
+    async fn send_tolerating(&self, request: &HttpRequest, operation: Operation, tolerated: u16, signal: Option<&AbortSignal>) -> Result<Option<Response>> {
+        let response = self
+            .fetcher
+            .send(request, &self.retry, RequestSafety::Idempotent, signal)
+            .await
+            .map_err(|e| self.send_error(operation, e))?;
+        if response.status() == tolerated {
+            return Ok(None);
+        }
+        if !response.ok() {
+            return Err(self.status_error(operation, &response).await);
+        }
+        Ok(Some(response))
+    }
+
     async fn status_error(&self, operation: Operation, response: &Response) -> Error {
         let status = response.status();
         let body = body_bytes_capped(response, 64 * 1024).await.ok().and_then(std::result::Result::ok).unwrap_or_default();
@@ -333,17 +351,9 @@ impl VercelClient {
         let deadline = Deadline::new(signal, READ_DEADLINE_MS);
         let signal = deadline.signal();
         let read = async {
-            let response = self
-                .fetcher
-                .send(&request, &self.retry, RequestSafety::Idempotent, signal.as_ref())
-                .await
-                .map_err(|e| self.send_error(Operation::Read, e))?;
-            if response.status() == 404 {
+            let Some(response) = self.send_tolerating(&request, Operation::Read, 404, signal.as_ref()).await? else {
                 return Ok(FileRead::Missing);
-            }
-            if !response.ok() {
-                return Err(self.status_error(Operation::Read, &response).await);
-            }
+            };
             match body_bytes_capped(&response, max_bytes).await.map_err(|e| self.send_error(Operation::Read, e))? {
                 Ok(bytes) => Ok(FileRead::Bytes(bytes)),
                 Err(size) => Ok(FileRead::TooLarge(size)),
@@ -361,18 +371,10 @@ impl VercelClient {
         let deadline = Deadline::new(signal, STOP_DEADLINE_MS);
         let signal = deadline.signal();
         let stopped = async {
-            let response = self
-                .fetcher
-                .send(&request, &self.retry, RequestSafety::Idempotent, signal.as_ref())
-                .await
-                .map_err(|e| self.send_error(Operation::Stop, e))?;
-            if response.status() == 410 {
-                return Ok(());
+            match self.send_tolerating(&request, Operation::Stop, 410, signal.as_ref()).await? {
+                Some(response) => self.answer_bytes(&response, Operation::Stop, MAX_ANSWER_BYTES).await.map(|_| ()),
+                None => Ok(()),
             }
-            if !response.ok() {
-                return Err(self.status_error(Operation::Stop, &response).await);
-            }
-            self.answer_bytes(&response, Operation::Stop, MAX_ANSWER_BYTES).await.map(|_| ())
         };
         stopped.await.map_err(|e| self.bounded(Operation::Stop, &deadline, e))
     }
