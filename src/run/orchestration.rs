@@ -12,7 +12,6 @@
 
 use std::rc::Rc;
 
-use futures::future::{select, Either};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::AbortSignal;
@@ -21,6 +20,7 @@ use crate::command::Command;
 use crate::definition::Definition;
 use crate::error::{Error, ErrorCode, Operation, Result};
 use crate::harness::paths;
+use crate::http::deadline::stop_within;
 use crate::provider::session::BoxSession;
 use crate::provider::{BoxSpec, PreparedStart, Provider, ProviderKind};
 use crate::response::{error_response, value_response};
@@ -194,19 +194,8 @@ async fn run(definition: &Definition, payload: &JsValue, options: &RunOptions, r
     if let (Some(prepared), Some(fingerprint), false) = (prepared, fingerprint.filter(|f| !f.is_empty()), lease.is_kept()) {
         return crate::run::prepared::keep(&lease.session, prepared, fingerprint).await;
     }
-    if let Err(error) = within(RELEASE_DEADLINE_MS, lease.release()).await {
+    if let Err(error) = stop_within(RELEASE_DEADLINE_MS, lease.release()).await {
         events.report(&format!("The Box of Sandbox \"{}\" could not be stopped: {}", definition.name, error.message()));
-    }
-}
-
-/// `future`, or a `SANDBOX_RUNTIME_ERROR` when it takes longer than `ms`.
-async fn within(ms: u32, future: impl std::future::Future<Output = Result<()>>) -> Result<()> {
-    let (sleep, handle) = crate::sys::sleep_promise(f64::from(ms));
-    let outcome = select(Box::pin(future), JsFuture::from(sleep)).await;
-    crate::sys::clear_timeout(&handle);
-    match outcome {
-        Either::Left((result, _)) => result,
-        Either::Right(_) => Err(Error::new(ErrorCode::RuntimeError, format!("the Box did not stop within {ms}ms")).with_operation(Operation::Stop)),
     }
 }
 

@@ -26,8 +26,10 @@ mod session {
     use std::cell::RefCell;
     use std::collections::BTreeSet;
     
-    use futures::future::{select, Either, LocalBoxFuture};
+    use futures::future::LocalBoxFuture;
     use js_sys::Reflect;
+
+    use crate::http::deadline::stop_within;
     use wasm_bindgen::{JsCast, JsValue};
     use wasm_bindgen_futures::JsFuture;
     use web_sys::AbortSignal;
@@ -196,12 +198,12 @@ mod session {
                 let destroyed = match &self.route {
                     Route::Namespace(namespace) => {
                         let stub = stub_for(namespace, &id)?;
-                        within(CLOSE_DEADLINE_MS, destroy(&stub)).await
+                        stop_within(CLOSE_DEADLINE_MS, destroy(&stub)).await.map_err(|e| e.with_provider(ProviderKind::Cloudflare))
                     }
                     Route::LocalHost { base_url, token, fetcher } => {
                         let url = format!("{}/cloudflare/{}", base_url.trim_end_matches('/'), local_container_id(&id));
                         let client = ContainerClient::new(fetcher.clone(), url, Some(token.clone()), self.retry);
-                        within(CLOSE_DEADLINE_MS, client.destroy_on_local_host(None)).await
+                        stop_within(CLOSE_DEADLINE_MS, client.destroy_on_local_host(None)).await.map_err(|e| e.with_provider(ProviderKind::Cloudflare))
                     }
                 };
                 destroyed
@@ -487,7 +489,7 @@ mod session {
         /// Run on its id.
         pub fn close(&self) -> LocalBoxFuture<'_, Result<()>> {
             Box::pin(async move {
-                let result = within(CLOSE_DEADLINE_MS, self.end_run()).await;
+                let result = stop_within(CLOSE_DEADLINE_MS, self.end_run()).await.map_err(|e| e.with_provider(ProviderKind::Cloudflare));
                 self.lock.borrow_mut().take();
                 result
             })
@@ -517,19 +519,6 @@ mod session {
                     Err(error) => Err(error.with_operation(Operation::Stop)),
                 }
             }
-        }
-    }
-
-    /// `future`, or a `SANDBOX_RUNTIME_ERROR` when it takes longer than `ms`.
-    async fn within(ms: u32, future: impl std::future::Future<Output = Result<()>>) -> Result<()> {
-        let (sleep, handle) = crate::sys::sleep_promise(f64::from(ms));
-        let outcome = select(Box::pin(future), JsFuture::from(sleep)).await;
-        crate::sys::clear_timeout(&handle);
-        match outcome {
-            Either::Left((result, _)) => result,
-            Either::Right(_) => Err(Error::new(ErrorCode::RuntimeError, format!("the Box did not stop within {ms}ms"))
-                .with_provider(ProviderKind::Cloudflare)
-                .with_operation(Operation::Stop)),
         }
     }
 
