@@ -86,8 +86,11 @@ async function interleaved(reps, a, b) {
 function serverTiming(value) {
   const phases = {};
   for (const part of (value ?? '').split(',')) {
-    const match = /^\s*([\w-]+);dur=([\d.]+)/.exec(part);
-    if (match) phases[match[1]] = (phases[match[1]] ?? 0) + Number(match[2]);
+    const match = /^\s*([\w-]+)(?:;desc="([^"]*)")?;dur=([\d.]+)/.exec(part);
+    if (!match) continue;
+    // A prepared Run reports `install;desc="prepared";dur=0.0`: it installed nothing.
+    if (match[1] === 'install' && match[2] === 'prepared') continue;
+    phases[match[1]] = (phases[match[1]] ?? 0) + Number(match[3]);
   }
   return phases;
 }
@@ -453,7 +456,9 @@ async function concurrency() {
 
 // ---------------------------------------------------------------------------------------------
 
-const host = await startBoxHost({ maxBoxes: Math.max(...CONCURRENCY) });
+// A private state dir: the bench's prepared projects neither come from nor stay in the user's cache.
+const stateDir = mkdtempSync(path.join(os.tmpdir(), 'vhs-bench-state-'));
+const host = await startBoxHost({ maxBoxes: Math.max(...CONCURRENCY), stateDir });
 configureSandbox({ provider: 'local', local: { baseUrl: host.baseUrl, token: host.token } });
 const isolation = host.executionAuthority.isolation === 'process' ? 'bubblewrap' : 'none';
 const figures = {};
@@ -503,6 +508,7 @@ try {
 } finally {
   await host.close();
   await closeLocalBoxHost();
+  rmSync(stateDir, { recursive: true, force: true });
 }
 
 mkdirSync(path.dirname(outFile), { recursive: true });
