@@ -76,7 +76,7 @@ export interface RunSandboxOptions {
   onLog?: (entry: { name: string; stream: 'stdout' | 'stderr'; line: string }) => void;
 }
 
-/** One piece of an entry's output, as the Box delivered it. */
+/** One piece of output as the Box delivered it: a Run's entry (`SandboxRun.logs()`) or a Session's Command (`SandboxProcess.logs()`). */
 export interface SandboxLogEntry {
   stream: 'stdout' | 'stderr';
   data: string;
@@ -486,11 +486,6 @@ export interface SandboxExecResult {
   stderr: string;
 }
 
-/** One piece of a Command's output. */
-export interface SandboxLogEntry {
-  stream: 'stdout' | 'stderr';
-  data: string;
-}
 
 /** A Command started by {@link SandboxSession.spawn}. */
 export interface SandboxProcess {
