@@ -24,9 +24,16 @@ test('test files that mkdtemp leave no temporary folder behind', async (t) => {
   t.after(() => fs.rmSync(scratch, { recursive: true, force: true }));
   // NODE_TEST_CONTEXT would make the inner runner report into this one instead of running.
   const { NODE_TEST_CONTEXT, ...env } = process.env;
-  await promisify(execFile)(process.execPath, ['--test', ...files.map((name) => path.join(here, name))], {
-    env: { ...env, TMPDIR: scratch },
-    maxBuffer: 64 * 1024 * 1024,
-  });
+  try {
+    await promisify(execFile)(process.execPath, ['--test', ...files.map((name) => path.join(here, name))], {
+      env: { ...env, TMPDIR: scratch },
+      maxBuffer: 64 * 1024 * 1024,
+    });
+  } catch (error) {
+    // Name the inner tests that failed (and their errors), not only the command line.
+    const lines = String(error.stdout ?? '').split('\n');
+    const failed = lines.flatMap((line, at) => (/^\s*not ok /.test(line) ? [lines.slice(at, at + 12).join('\n')] : []));
+    assert.fail(`the inner run failed (exit ${error.code}):\n${failed.join('\n') || String(error.stderr ?? '').slice(-4000)}`);
+  }
   assert.deepEqual(fs.readdirSync(scratch), []);
 });
