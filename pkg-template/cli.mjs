@@ -149,7 +149,8 @@ async function run(args) {
     });
   }
   try {
-    const response = await sandbox.runSandbox(name, payload, { signal: controller.signal, ...(context === undefined ? {} : { context }) });
+    const run = sandbox.startSandbox(name, payload, { signal: controller.signal, ...(context === undefined ? {} : { context }) });
+    const response = await run.response();
     // An install over a second: one line on stderr (manager, package count, duration).
     if (definition) {
       const { installFacts, installNotice } = await import('./build/install-notice.mjs');
@@ -159,6 +160,10 @@ async function run(args) {
     }
     await printResponse(response);
     process.exitCode = response.ok ? 0 : 1;
+    // The Box is given back after the Response; the first Run of a project with dependencies
+    // keeps it as the prepared project then. Wait for that before the host stops (a failure there
+    // was already reported on stderr and does not change the exit code).
+    await run.closed().catch(() => {});
   } catch (error) {
     // Interrupted: the signal handler is stopping the host and will exit with 128 + signal.
     if (controller.signal.aborted) return new Promise(() => {});

@@ -102,6 +102,12 @@ test('an install over a second prints one line in the CLI: manager, package coun
   const lines = result.stderr.split('\n').filter((line) => line.includes('installed'));
   assert.equal(lines.length, 1, result.stderr);
   assert.match(lines[0], /^vite-hub-sandbox: slow-install: installed 1 package with npm in the Box in \d+\.\d s$/);
+  // The CLI waits for the Box to be kept as the prepared project before it exits: the next
+  // `run` starts from it and installs nothing (found by the fresh-user trial: every CLI run installed).
+  const again = await cli('run', 'slow-install', '--payload', '{"title":"Again"}');
+  assert.equal(again.code, 0, `${again.stdout}${again.stderr}`);
+  assert.match(again.stdout, /install;desc="prepared"/);
+  assert.doesNotMatch(again.stderr, /installed/);
 });
 
 test('vite dev: the install line, and each problem printed once', async () => {
