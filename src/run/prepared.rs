@@ -170,8 +170,12 @@ impl Prepared {
         self.owner
     }
 
+    /// Makes `id` the prepared project of the digest, unless `dropPreparedProject` forgot the
+    /// digest while this Run was keeping its Box (then the next Run looks it up afresh).
     fn publish(&mut self, id: String) {
-        set(&self.key, Some(Entry::Ready(id)));
+        if entry(&self.key) == Some(Entry::Preparing) {
+            set(&self.key, Some(Entry::Ready(id)));
+        }
         self.owner = false;
     }
 }
