@@ -229,16 +229,7 @@ impl VercelClient {
         on_output: &mut dyn FnMut(OutputStream, &str),
         signal: Option<&AbortSignal>,
     ) -> Result<CommandOutcome> {
-        let body = RunCommandRequest {
-            command: command.program.clone(),
-            args: command.args.clone(),
-            cwd: command.cwd.clone(),
-            env: command.env.clone(),
-            sudo: false,
-            wait: Some(true),
-            logs: Some(true),
-            timeout: command.timeout_ms,
-        };
+        let body = RunCommandRequest::for_command(command, true);
         let request = self.json_request("POST", &format!("/v2/sandboxes/sessions/{session_id}/cmd"), &body)?;
         // The stream lives as long as the command: bounded by its timeout plus a slack (else only
         // by the caller's signal, which a Run's deadline fires).
@@ -441,16 +432,7 @@ impl VercelClient {
     /// Starts a command without waiting (detached): `POST /v2/sandboxes/sessions/{id}/cmd` without
     /// `wait`/`logs`; answers the command id. Never re-sent.
     pub async fn start_command(&self, session_id: &str, command: &Command, signal: Option<&AbortSignal>) -> Result<String> {
-        let body = RunCommandRequest {
-            command: command.program.clone(),
-            args: command.args.clone(),
-            cwd: command.cwd.clone(),
-            env: command.env.clone(),
-            sudo: false,
-            wait: None,
-            logs: None,
-            timeout: command.timeout_ms,
-        };
+        let body = RunCommandRequest::for_command(command, false);
         let request = self.json_request("POST", &format!("/v2/sandboxes/sessions/{session_id}/cmd"), &body)?;
         let response = self.send(&request, RequestSafety::NonIdempotent, Operation::Exec, signal).await?;
         Ok(self.command_answer(&response).await?.id)

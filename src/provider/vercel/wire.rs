@@ -129,6 +129,24 @@ pub struct RunCommandRequest {
     pub timeout: Option<u64>,
 }
 
+impl RunCommandRequest {
+    /// The body for `command`: `waited` holds the response until the command exits with its
+    /// output as an NDJSON stream (`wait` and `logs` true); otherwise the command is detached
+    /// (both absent) and the answer is its id.
+    pub fn for_command(command: &crate::command::Command, waited: bool) -> RunCommandRequest {
+        RunCommandRequest {
+            command: command.program.clone(),
+            args: command.args.clone(),
+            cwd: command.cwd.clone(),
+            env: command.env.clone(),
+            sudo: false,
+            wait: waited.then_some(true),
+            logs: waited.then_some(true),
+            timeout: command.timeout_ms,
+        }
+    }
+}
+
 /// A command as reported by the API (mirrors @vercel/sandbox 3.5.0 `Command`, REST v2).
 ///
 /// `exitCode` is required but nullable: `null` while running, a number once finished; a
