@@ -8,11 +8,10 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Miniflare } from 'miniflare';
 import { startBoxHost } from '@vite-hub/sandbox/box-host';
 import { configureSandbox, openSandboxSession, resolveSandboxRunner } from '@vite-hub/sandbox';
 import { defineTestSandbox, hasBwrap } from './fixtures.mjs';
-import { REPO, bundleWorker } from '../fixtures/cloudflare/bundle-worker.mjs';
+import { sandboxWorkerOnBoxHost } from '../fixtures/cloudflare/bundle-worker.mjs';
 import { hostFeatures } from '../../pkg-template/box-host/isolation.mjs';
 
 /** An allow-all Box has a network of its own (slirp4netns installed): reported 'restricted'. */
@@ -233,26 +232,13 @@ export default {
   let host;
   let boxRoot;
   let miniflare;
+  let worker;
   before(async () => {
-    boxRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'vite-hub-test-cf-session-'));
-    host = await startBoxHost({ boxRoot });
-    const script = await bundleWorker(WORKER, { wasmBeside: 'sandbox.wasm' });
-    const dir = path.join(REPO, 'node_modules', '.cf-session-test');
-    miniflare = new Miniflare({
-      modules: [
-        { type: 'ESModule', path: path.join(dir, 'worker.mjs'), contents: script },
-        { type: 'CompiledWasm', path: path.join(dir, 'sandbox.wasm'), contents: fs.readFileSync(path.join(REPO, 'dist/wasm/vite_hub_sandbox_bg.wasm')) },
-      ],
-      compatibilityDate: '2025-05-06',
-      compatibilityFlags: ['nodejs_compat'],
-      durableObjects: { SANDBOX: { className: 'Sandbox', useSQLite: true } },
-      bindings: { BOX_HOST_URL: host.baseUrl, BOX_HOST_TOKEN: host.token, SANDBOX_LOG_LEVEL: 'error' },
-    });
+    worker = await sandboxWorkerOnBoxHost(WORKER, 'cf-session');
+    ({ host, boxRoot, miniflare } = worker);
   });
   after(async () => {
-    await miniflare?.dispose();
-    await host?.close();
-    if (boxRoot) fs.rmSync(boxRoot, { recursive: true, force: true });
+    await worker?.close();
   });
 
   const boxes = () => fs.readdirSync(boxRoot).filter((n) => n.startsWith('vite-hub-box-'));
