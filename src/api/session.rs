@@ -470,14 +470,18 @@ impl SandboxSession {
         promise(Box::pin(async move { Ok(inner.session.exists(&path, None).await?.into()) }))
     }
 
+    /// The checked path and the `{ recursive? }` option of `op` (`mkdir`, `remove`).
+    fn path_and_recursive(&self, path: &JsValue, options: &JsValue, op: &str) -> Result<(String, bool)> {
+        let path = self.path(path, op)?;
+        let label = format!("{op} options");
+        check_keys(options, &["recursive"], &label)?;
+        Ok((path, bool_option(options, "recursive", &label)?))
+    }
+
     /// `mkdir(path, { recursive? }) → Promise<void>`.
     pub fn mkdir(&self, path: JsValue, options: JsValue) -> Promise {
         let inner = self.inner.clone();
-        let read = self.path(&path, "mkdir").and_then(|path| {
-            check_keys(&options, &["recursive"], "mkdir options")?;
-            Ok((path, bool_option(&options, "recursive", "mkdir options")?))
-        });
-        let (path, recursive) = match read {
+        let (path, recursive) = match self.path_and_recursive(&path, &options, "mkdir") {
             Ok(read) => read,
             Err(error) => return rejected(error),
         };
@@ -491,11 +495,7 @@ impl SandboxSession {
     /// tree; a missing path is no error.
     pub fn remove(&self, path: JsValue, options: JsValue) -> Promise {
         let inner = self.inner.clone();
-        let read = self.path(&path, "remove").and_then(|path| {
-            check_keys(&options, &["recursive"], "remove options")?;
-            Ok((path, bool_option(&options, "recursive", "remove options")?))
-        });
-        let (path, recursive) = match read {
+        let (path, recursive) = match self.path_and_recursive(&path, &options, "remove") {
             Ok(read) => read,
             Err(error) => return rejected(error),
         };
