@@ -86,8 +86,14 @@ export class BoxCommand extends EventEmitter {
       child.stdio[5].on('error', () => {});
       child.stdio[3].end(spec.argsData);
       this.#setUpSandbox(child, spec).catch((err) => {
-        this.#record('stderr', `the Box could not set up the command: ${err.message}\n`);
-        this.forcedExitCode = 126;
+        // A signal sent while the sandbox was still being set up ends the set-up too: the
+        // command exits by that signal (128 + n), not as a set-up failure.
+        if (this.signalled === undefined) {
+          this.#record('stderr', `the Box could not set up the command: ${err.message}\n`);
+          this.forcedExitCode = 126;
+        } else {
+          this.forcedExitCode = 128 + this.signalled;
+        }
         this.killAll().catch(() => {});
       });
     } else if (this.pid !== undefined) {
@@ -245,6 +251,7 @@ export class BoxCommand extends EventEmitter {
   signal(signal) {
     if (!this.running || this.pid === undefined) return;
     const num = signalNumber(signal);
+    this.signalled ??= num;
     if (num === 9) this.killAll();
     else signalTree(this.pid, num, this.reaped);
   }
