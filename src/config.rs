@@ -50,8 +50,9 @@ pub fn missing_binding_error(binding: &str) -> Error {
 ///   vercel?: { token?, teamId?, projectId?, baseUrl?, networkPolicy? },
 ///   local?: { baseUrl?, token?, networkPolicy? },
 ///   cloudflare?: { binding?, sandboxId?, sleepAfter?, keepAlive?, normalizeId? },
-///   transfer?: Partial<TransferLimits>, env?: Record<string, string> }
+///   transfer?: Partial<TransferLimits>, env?: Record<string, string>, debug?: boolean }
 /// ```
+/// (`onLog`, a function, is the glue's: `configureSandbox` checks it and keeps it out of this.)
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SandboxConfig {
@@ -75,6 +76,9 @@ pub struct SandboxConfig {
     /// Environment snapshot, given by the JS glue (never read from the process here).
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    /// Whether a handler error's Response keeps the thrown error's `stack` (`details.stack`).
+    /// Default `false`: the Response keeps its `message` and `name` only (what production sends).
+    pub debug: Option<bool>,
 }
 
 /// Partial [`TransferLimits`].

@@ -21,6 +21,8 @@ pub struct RuntimeConfig {
     pub limits: TransferLimits,
     /// The provider, or why none could be chosen.
     pub provider: std::result::Result<Rc<Provider>, Error>,
+    /// `config.debug`: a handler error's Response keeps the thrown `stack` (default `false`).
+    pub debug: bool,
 }
 
 impl RuntimeConfig {
@@ -36,6 +38,6 @@ impl RuntimeConfig {
             .provider_settings(namespace.is_some())
             .and_then(|settings| Provider::build(settings, fetcher, namespace))
             .map(Rc::new);
-        Ok(RuntimeConfig { limits, provider })
+        Ok(RuntimeConfig { limits, provider, debug: config.debug == Some(true) })
     }
 }

@@ -34,17 +34,22 @@ export function defineSandbox(definition) {
  *   Response (a Worker's `waitUntil`); Node and browsers need none
  */
 export function createApi(wasm, readEnv, keepAlive) {
+  /** `configureSandbox({ onLog })`: every Run's onLog unless the call passes its own (default: none). */
+  let defaultOnLog;
   const configureSandbox = (config = {}) => {
     if (config === null || typeof config !== 'object' || Array.isArray(config)) {
       throw new TypeError('configureSandbox(config) expects an object');
     }
     const env = config.env ?? readEnv();
     // The whole env goes along as a JS value: a Worker's env holds the Durable Object binding.
-    wasm.configureSandbox({ ...config, env: pickSandboxEnv(env) }, env);
+    // The core checks onLog (a function or absent) and keeps it out of its config.
+    const { onLog } = config;
+    wasm.configureSandbox({ ...config, onLog, env: pickSandboxEnv(env) }, env);
+    defaultOnLog = onLog;
   };
   // Every Run (startSandbox, runSandbox, a runner's run) hands the work after its Response to it.
   if (keepAlive) wasm.setSandboxKeepAlive(keepAlive);
-  const startSandbox = (name, payload, options) => startRun(wasm, name, payload, options);
+  const startSandbox = (name, payload, options) => startRun(wasm, name, payload, options, defaultOnLog);
   return {
     configureSandbox,
     registerSandbox: (name, definition) => wasm.registerSandbox(name, definition),

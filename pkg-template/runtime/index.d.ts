@@ -40,7 +40,12 @@ export interface SandboxErrorBody {
       stderr?: string;
       /** `SANDBOX_HANDLER_ERROR`: the `name` of what the entry threw, e.g. `"TypeError"`. */
       name?: string;
-      /** `SANDBOX_HANDLER_ERROR`: the thrown error's stack as the Box printed it (Box paths, first 4 KiB). */
+      /**
+       * `SANDBOX_HANDLER_ERROR`, only with `configureSandbox({ debug: true })`: the thrown error's
+       * stack (first 4 KiB). As the Box printed it (Box paths), except in `vite dev` and
+       * `vite-hub-sandbox run`, which map its frames to the Definition's source files
+       * (`server/sandboxes/<name>/index.ts:3:9`, paths relative to the app root).
+       */
       stack?: string;
     };
   };
@@ -71,7 +76,8 @@ export interface RunSandboxOptions {
   /**
    * Called live with each line the entry prints on stdout/stderr (outside the result frames), and
    * with `stream: 'stderr'` and a `[vite-hub-sandbox]` line when giving the Box back after the
-   * Response fails. Without it that failure goes to `console.warn`.
+   * Response fails. Without it that failure goes to `console.warn`. Wins over the `onLog` of
+   * {@link configureSandbox}.
    */
   onLog?: (entry: { name: string; stream: 'stdout' | 'stderr'; line: string }) => void;
 }
@@ -273,11 +279,29 @@ export interface SandboxConfig {
   env?: Record<string, unknown>;
   /** Replaces the global `fetch` for provider calls. */
   fetch?: (request: Request) => Promise<Response>;
+  /**
+   * Every Run's handler output, live, one call per line: `name` is the Definition, `stream` the
+   * stream the entry wrote on (`console.log` → `'stdout'`, `console.error` → `'stderr'`), `line`
+   * without its newline (the last line without one comes when the Run ends). The result frames
+   * are never passed. Also called with `stream: 'stderr'` and a `[vite-hub-sandbox]` line when
+   * giving a Box back after the Response fails. A Run's own `onLog` option wins. A throw is
+   * ignored. Default: none, nothing is printed (production). `vite dev` and
+   * `vite-hub-sandbox run` set one that prints `[<name>] <line>` on the same stream.
+   */
+  onLog?: (entry: { name: string; stream: 'stdout' | 'stderr'; line: string }) => void;
+  /**
+   * `true`: a handler error's Response keeps the thrown error's stack (`error.details.stack`).
+   * Default `false`: its `message` and `details.name` only, what production sends. `vite dev` and
+   * `vite-hub-sandbox run` set it (and map the stack to the Definition's source files).
+   */
+  debug?: boolean;
 }
 
 /**
- * Replaces the sandbox config of this isolate.
- * @throws {SandboxError} `SANDBOX_INVALID_ARGUMENT` for unknown keys or out-of-range limits.
+ * Replaces the sandbox config of this isolate (`onLog` and `debug` included: a call without them
+ * removes them).
+ * @throws {SandboxError} `SANDBOX_INVALID_ARGUMENT` for unknown keys, out-of-range limits or an
+ *   `onLog` that is not a function.
  */
 export function configureSandbox(config?: SandboxConfig): void;
 

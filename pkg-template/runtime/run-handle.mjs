@@ -7,13 +7,16 @@
  * Starts one Run and returns its handle.
  * @param {object} wasm the runtime wasm exports (the runtime's waitUntil, if any, is set on it:
  *   `setSandboxKeepAlive`)
+ * @param {((entry: { name: string, stream: 'stdout' | 'stderr', line: string }) => void) | undefined} defaultOnLog
+ *   the onLog of `configureSandbox`, used when the call has none
  */
-export function startRun(wasm, name, payload, options) {
+export function startRun(wasm, name, payload, options, defaultOnLog) {
   // The core checks every option (onLog included: a function or absent) and answers a bad one
-  // with a 400 Response; the glue only reads onLog once it is known to be a function.
-  let onLog;
+  // with a 400 Response; the glue only reads onLog once it is known to be a function. A call's
+  // own onLog wins over the one of configureSandbox (`defaultOnLog`).
+  let onLog = defaultOnLog;
   try {
-    onLog = typeof options?.onLog === 'function' ? options.onLog : undefined;
+    if (typeof options?.onLog === 'function') onLog = options.onLog;
   } catch {
     // A throwing getter or Proxy trap: the core reads the options again and answers it (400).
   }

@@ -95,7 +95,9 @@ pub fn validate_sandbox_definition(name: JsValue, definition: JsValue) -> Result
 /// [`SandboxConfig`]): transfer limits and the provider every later Run uses. A `fetch` key (a
 /// function) replaces the global `fetch` for provider calls. `workerEnv` is the env object the
 /// glue picked `config.env` from (a Worker's env holds bindings): the `cloudflare.binding`
-/// Durable Object namespace is taken from it as a JS value, never through serde. Starts nothing:
+/// Durable Object namespace is taken from it as a JS value, never through serde. `onLog` (a
+/// function) is checked here and kept by the glue as the default `onLog` of every Run; `debug:
+/// true` keeps a handler error's `stack` in its Response. Starts nothing:
 /// the in-process local Box host is started by the first Run that needs it and kept for the
 /// isolate, whatever later calls configure.
 ///
@@ -110,9 +112,14 @@ pub fn configure_sandbox(config: JsValue, worker_env: JsValue) -> Result<()> {
     } else {
         Fetcher::Function(fetch.dyn_into::<js_sys::Function>().map_err(|_| invalid("config.fetch must be a function"))?)
     };
+    // onLog is the glue's (api.mjs keeps it as every Run's default); here it is only checked.
+    let on_log = get(&config, "onLog", "config")?;
+    if !on_log.is_undefined() && !on_log.is_function() {
+        return Err(invalid("config.onLog must be a function ({ name, stream, line }) => void"));
+    }
     let plain = Object::new();
     for key in Reflect::own_keys(&config).map_err(|e| invalid(format!("config could not be read: {}", js_message(&e))))?.iter() {
-        if key.as_string().as_deref() == Some("fetch") {
+        if matches!(key.as_string().as_deref(), Some("fetch" | "onLog")) {
             continue;
         }
         let value = Reflect::get(&config, &key).map_err(|e| invalid(format!("config could not be read: {}", js_message(&e))))?;
@@ -310,7 +317,7 @@ async fn prepare_run(name: &JsValue, options: &JsValue, events: JsValue) -> Resu
     let resolved = runtime_config()?;
     let provider = resolved.provider.as_ref().map(Rc::clone).map_err(Error::to_public)?;
     let events = RunEvents::new(events);
-    Ok((definition, RunOptions { context: call.context, signal: call.signal, provider, limits: resolved.limits, sandbox_id: call.sandbox_id, events }))
+    Ok((definition, RunOptions { context: call.context, signal: call.signal, provider, limits: resolved.limits, sandbox_id: call.sandbox_id, events, debug: resolved.debug }))
 }
 
 /// `setSandboxDefinitionLoader(loader | null)`: the lazy registry seam. `runSandbox(name)` calls

@@ -350,6 +350,13 @@ impl Error {
         self
     }
 
+    /// Drops the thrown error's `stack` (`details.stack`), keeping its `name` and message: a
+    /// handler error's Response outside `configureSandbox({ debug: true })`.
+    pub fn without_stack(mut self) -> Error {
+        self.inner.details.stack = None;
+        self
+    }
+
     /// Keeps what the entry threw: its error `name` and `stack` (`details.name`, `details.stack`;
     /// the stack is bounded to [`OUTPUT_TAIL_BYTES`] from its start).
     pub fn with_thrown(mut self, name: Option<String>, stack: Option<String>) -> Error {
@@ -573,6 +580,16 @@ pub fn quoted(text: &str) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn without_stack_keeps_the_message_and_name() {
+        let thrown = Error::new(ErrorCode::HandlerError, "boom").with_thrown(Some("TypeError".into()), Some("TypeError: boom\n    at x".into()));
+        assert_eq!(thrown.to_json_body()["error"]["details"]["stack"], json!("TypeError: boom\n    at x"));
+        let body = thrown.without_stack().to_json_body();
+        assert_eq!(body["error"]["message"], json!("boom"));
+        assert_eq!(body["error"]["details"]["name"], json!("TypeError"));
+        assert!(body["error"]["details"].get("stack").is_none(), "{body}");
+    }
 
     #[test]
     fn code_table_snapshot() {

@@ -51,6 +51,8 @@ pub struct RunOptions {
     pub sandbox_id: Option<String>,
     /// The Run's handle (status, live logs, background work, late failures).
     pub events: RunEvents,
+    /// Whether a handler error's Response keeps the thrown `stack` (`configureSandbox({ debug })`).
+    pub debug: bool,
 }
 
 /// What the bounded part of a Run produced.
@@ -262,7 +264,9 @@ async fn attempt(
             let (stdout, stderr) = follower.tails();
             timing.begin("recover");
             let exited = Exited { exit_code, stdout, stderr };
-            let value = recover_result(session, run_dir, definition, framed, &exited, limits, signal).await?;
+            let recovered = recover_result(session, run_dir, definition, framed, &exited, limits, signal).await;
+            // The thrown stack stays only with `debug: true` (dev and the CLI set it; production does not).
+            let value = recovered.map_err(|error| if options.debug { error } else { error.without_stack() })?;
             timing.mark("recover");
             Ok(Attempted::Value(value))
         }

@@ -115,7 +115,7 @@ test('logs() follows the entry live, replays for a late reader, and status moves
   await run.closed();
 });
 
-test('a failed Run: status failed, the error Response from the same handle, the stack in details', async () => {
+test('a failed Run: status failed, the error Response from the same handle, its name and no stack (production)', async () => {
   defineTestSandbox('logs/throws', `export default () => { console.log('before'); throw new TypeError('no notes'); };`);
   const run = startSandbox('logs/throws', {});
   const response = await run.response();
@@ -124,11 +124,59 @@ test('a failed Run: status failed, the error Response from the same handle, the 
   assert.equal(error.code, 'SANDBOX_HANDLER_ERROR');
   assert.equal(error.message, 'no notes');
   assert.equal(error.details.name, 'TypeError');
-  assert.match(error.details.stack, /^TypeError: no notes\n\s+at .*index\.mjs:1:/);
+  assert.equal(error.details.stack, undefined, 'no stack without configureSandbox({ debug: true })');
   assert.equal(run.status, 'failed');
   const entries = [];
   for await (const entry of run.logs()) entries.push(entry);
   assert.deepEqual(entries, [{ stream: 'stdout', data: 'before\n' }]);
+});
+
+test('configureSandbox({ debug: true }) keeps the stack in details; a later config without it drops it again', async () => {
+  const local = { baseUrl: host.baseUrl, token: host.token };
+  configureSandbox({ provider: 'local', local, debug: true });
+  try {
+    const { error } = await (await runSandbox('logs/throws', {})).json();
+    assert.equal(error.details.name, 'TypeError');
+    assert.match(error.details.stack, /^TypeError: no notes\n\s+at .*index\.mjs:1:/);
+  } finally {
+    configureSandbox({ provider: 'local', local });
+  }
+  const { error } = await (await runSandbox('logs/throws', {})).json();
+  assert.equal(error.details.name, 'TypeError');
+  assert.equal(error.details.stack, undefined);
+});
+
+test('configureSandbox({ onLog }): every Run\'s lines, named, stderr as stderr; a Run\'s own onLog wins', async () => {
+  defineTestSandbox('logs/both', `export default () => { console.log('out 1'); console.error('err 1'); process.stdout.write('no newline'); return 1; };`);
+  const local = { baseUrl: host.baseUrl, token: host.token };
+  const configured = [];
+  configureSandbox({ provider: 'local', local, onLog: (entry) => configured.push(entry) });
+  try {
+    const response = await runSandbox('logs/both', {});
+    assert.equal(response.status, 200);
+    assert.equal(await response.text(), '1', 'the result frame is not a line');
+    await eventually(() => configured.length === 3);
+    assert.deepEqual(
+      [...configured].sort((a, b) => (a.line < b.line ? -1 : 1)),
+      [
+        { name: 'logs/both', stream: 'stderr', line: 'err 1' },
+        { name: 'logs/both', stream: 'stdout', line: 'no newline' },
+        { name: 'logs/both', stream: 'stdout', line: 'out 1' },
+      ],
+    );
+    const own = [];
+    await (await runSandbox('logs/both', {}, { onLog: (entry) => own.push(entry) })).text();
+    await eventually(() => own.length === 3);
+    assert.equal(own.length, 3);
+    assert.equal(configured.length, 3, 'the configured onLog is not called for a Run with its own');
+    assert.throws(() => configureSandbox({ provider: 'local', local, onLog: 'yes' }), (error) => error.code === 'SANDBOX_INVALID_ARGUMENT' && /onLog must be a function/.test(error.message));
+  } finally {
+    configureSandbox({ provider: 'local', local });
+  }
+  // configureSandbox without onLog removes it (default: nothing).
+  await (await runSandbox('logs/both', {})).text();
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  assert.equal(configured.length, 3);
 });
 
 test('a bad onLog is a 400 SANDBOX_INVALID_ARGUMENT and no request', async () => {
