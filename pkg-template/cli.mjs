@@ -10,7 +10,9 @@ const USAGE = `Usage:
       Runs the package project in <definition-dir> (named after the folder), or the Definition
       <name> found under the app root (--app-root, default: the current directory) as the Vite
       plugin finds it (server/sandboxes/<name>/ or a <path>.sandbox.* file), and prints the
-      Response: status line, headers, blank line, body. An install over a second prints one line
+      Response: status line, headers, blank line, body. The handler's own output is printed live,
+      each line as [<name>] <line> on the stream it wrote on; a thrown error's stack in the
+      Response names the Definition's source files. An install over a second prints one line
       on stderr. Exit code 0 for a 2xx Response, 1 otherwise.
   vite-hub-sandbox host [--port <n>] [--isolation auto|bubblewrap|none] [--state-dir <dir>] [--allow-origin <origin>]...
       Starts a local Box host on 127.0.0.1 and prints its base URL and bearer token as JSON.
@@ -64,6 +66,23 @@ async function printResponse(response) {
   if (body.length > 0 && body[body.length - 1] !== 0x0a) process.stdout.write('\n');
 }
 
+/**
+ * A `SANDBOX_HANDLER_ERROR` Response with `details.stack` mapped to the Definition's source files
+ * (build/source-stack.mjs, with @jridgewell/trace-mapping); any other Response as it is.
+ */
+async function withSourceStack(response, sources) {
+  if (response.status !== 500 || !(response.headers.get('content-type') ?? '').startsWith('application/json')) return response;
+  const body = await response.clone().json().catch(() => null);
+  const stack = body?.error?.code === 'SANDBOX_HANDLER_ERROR' ? body.error.details?.stack : undefined;
+  if (typeof stack !== 'string') return response;
+  const { mapSandboxStack } = await import('./build/source-stack.mjs');
+  const { peer } = await import('./build/peer.mjs');
+  body.error.details.stack = mapSandboxStack(stack, sources, peer('@jridgewell/trace-mapping', 'Mapping a stack to the Definition\'s sources'));
+  const headers = new Headers(response.headers);
+  headers.delete('content-length');
+  return new Response(JSON.stringify(body), { status: response.status, statusText: response.statusText, headers });
+}
+
 /** Whether a `run` argument is written as a path (not a Definition name such as `content/summary`). */
 const looksLikePath = (text) => path.isAbsolute(text) || /^\.\.?([\\/]|$)/.test(text) || /[\\/]$/.test(text);
 
@@ -88,7 +107,8 @@ async function prepareByName(root, name) {
     return { names: discovery.definitions.map((item) => item.name), problems: discovery.problems };
   }
   try {
-    return { definition: (await prepareDefinition(root, discovered)).definition };
+    const { definition, sources } = await prepareDefinition(root, discovered);
+    return { definition, sources };
   } catch (error) {
     const where = discovered.kind === 'free-form' ? '' : `${discovered.dir}: `;
     fail(`${describeCode(error)}${where}${error.message}`, 1);
@@ -115,13 +135,24 @@ async function run(args) {
   const payload = parseJsonOption('payload', values.payload);
   const context = parseJsonOption('context', values.context);
   const sandbox = await import('@vite-hub/sandbox');
+  // The handler's own output, live: `[<name>] <line>` on the stream it used; a thrown error's
+  // stack kept (debug) and mapped to the Definition's sources below.
+  sandbox.configureSandbox({
+    debug: true,
+    onLog: ({ name: from, stream, line }) => (stream === 'stderr' ? process.stderr : process.stdout).write(`[${from}] ${line}\n`),
+  });
   let name;
   let definition;
+  /** How a stack maps back to the Definition's sources (build/source-stack.mjs), paths relative to the app root or the current directory. */
+  let sources = null;
   if (folder) {
     try {
-      const read = await sandbox.readDefinitionDirectory(resolve(target), options);
+      const { readDefinitionProject } = await import('./build/definition-directory.mjs');
+      const { stackSources } = await import('./build/source-stack.mjs');
+      const read = await readDefinitionProject(resolve(target), options);
       definition = { files: read.files, packagePath: read.packagePath };
       name = read.name;
+      sources = stackSources(read, options.appRoot ?? process.cwd());
       sandbox.registerSandbox(name, definition);
     } catch (error) {
       fail(`${describeCode(error)}${error.message}`, 1);
@@ -132,6 +163,7 @@ async function run(args) {
     name = target;
     if (found.definition) {
       definition = found.definition;
+      sources = found.sources;
       sandbox.registerSandbox(name, definition);
     } else {
       // Unknown: the core's SANDBOX_NOT_FOUND proposes the closest names and lists the others.
@@ -150,7 +182,7 @@ async function run(args) {
   }
   try {
     const run = sandbox.startSandbox(name, payload, { signal: controller.signal, ...(context === undefined ? {} : { context }) });
-    const response = await run.response();
+    const response = sources ? await withSourceStack(await run.response(), sources) : await run.response();
     // An install over a second: one line on stderr (manager, package count, duration).
     if (definition) {
       const { installFacts, installNotice } = await import('./build/install-notice.mjs');

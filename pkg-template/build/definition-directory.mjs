@@ -19,8 +19,22 @@ export { compileTypeScriptFiles };
  * @returns {Promise<{ name: string, files: Array<{ path: string, content: Uint8Array, mode?: number }>, packagePath: string }>}
  */
 export async function readDefinitionDirectory(dir, options = {}) {
+  const { name, files, packagePath } = await readDefinitionProject(dir, options);
+  return { name, files, packagePath };
+}
+
+/**
+ * {@link readDefinitionDirectory}, plus what maps a stack back to the sources (source-stack.mjs;
+ * host side only, never shipped): `installRoot`, the absolute folder `files` are relative to, and
+ * `maps`, the source map of each compiled file by its path.
+ * @returns {Promise<{ name: string, files: Array<{ path: string, content: Uint8Array, mode?: number }>, packagePath: string, installRoot: string, maps: Map<string, object> }>}
+ */
+export async function readDefinitionProject(dir, options = {}) {
   const absolute = path.resolve(dir);
   const name = path.basename(absolute);
   const { files, packagePath } = await readProjectFiles(absolute, options);
-  return { name, files: await compileTypeScriptFiles(files, { name, packagePath }), packagePath };
+  const maps = new Map();
+  const compiled = await compileTypeScriptFiles(files, { name, packagePath, sourceMaps: maps });
+  const installRoot = packagePath ? path.resolve(absolute, ...packagePath.split('/').map(() => '..')) : absolute;
+  return { name, files: compiled, packagePath, installRoot, maps };
 }

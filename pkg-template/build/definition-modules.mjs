@@ -50,6 +50,14 @@ function javaScriptFacts(file) {
   }
 }
 
+/** esbuild's map of `filePath` with its source named relative to the compiled sibling's folder (esbuild names it as `sourcefile`). */
+function relativeSources(map, filePath) {
+  const parsed = JSON.parse(map);
+  parsed.sources = parsed.sources.map((source) => (source === filePath ? filePath.split('/').pop() : source));
+  delete parsed.sourcesContent;
+  return parsed;
+}
+
 /** `code` with the edits (UTF-16 offsets, non-overlapping) applied. */
 function applyEdits(code, edits) {
   let output = '';
@@ -76,15 +84,17 @@ function applyEdits(code, edits) {
  * registration (`registerSandbox`), whose messages win.
  *
  * @param {Array<{ path: string, content: Uint8Array | string, mode?: number }>} files
- * @param {{ name?: string, packagePath?: string }} [options] `name` for messages (`Sandbox "<name>": …`);
- *   `packagePath` = the package directory inside `files` (`''` = the root).
+ * @param {{ name?: string, packagePath?: string, sourceMaps?: Map<string, string> }} [options] `name` for messages (`Sandbox "<name>": …`);
+ *   `packagePath` = the package directory inside `files` (`''` = the root); `sourceMaps`, when
+ *   given, receives each compiled file's esbuild source map (JSON text, keyed by the compiled path;
+ *   its `sources` name the TypeScript file relative to the compiled file's folder).
  * @returns {Promise<Array<{ path: string, content: Uint8Array, mode?: number }>>}
  * @throws {Error} `code: 'SANDBOX_INVALID_ARGUMENT'` when a file collides with a compiled name,
  *   TypeScript does not compile (`Cannot compile <file>:<line>:<column>: …`), or reachable code
  *   breaks a module-graph rule (`Sandbox "<name>": <file>:<line>:<column> …`), including an
  *   imported workspace package without runtime JavaScript.
  */
-export async function compileTypeScriptFiles(files, { name, packagePath = '' } = {}) {
+export async function compileTypeScriptFiles(files, { name, packagePath = '', sourceMaps } = {}) {
   const present = new Set(files.map((file) => file.path));
   const sources = files.filter((file) => isTypeScriptSource(file.path));
   for (const source of sources) {
@@ -106,6 +116,7 @@ export async function compileTypeScriptFiles(files, { name, packagePath = '' } =
         throw invalidArgument(`Cannot read the imports of compiled ${file.path}: ${error.message}`, error);
       }
       compiled.set(file.path, code);
+      sourceMaps?.set(compiledName(file.path), relativeSources(map, file.path));
       modules.push({ path: file.path, ...facts });
     } else if (JAVASCRIPT.test(file.path)) {
       modules.push({ path: file.path, ...javaScriptFacts(file) });

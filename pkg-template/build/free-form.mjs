@@ -180,7 +180,8 @@ export async function readSandboxFacts(source, file) {
  * platform node, target node20). `@vite-hub/sandbox` becomes a shim exporting `defineSandbox`
  * (also injected for a file that calls it without importing it);
  * Node built-ins and bare package imports stay external (the latter are returned).
- * @returns {Promise<{ code: Uint8Array, externalSpecifiers: string[], inputs: string[] }>}
+ * @returns {Promise<{ code: Uint8Array, map: object, externalSpecifiers: string[], inputs: string[] }>}
+ *   `map`: the bundle's source map, its `sources` relative to `root`.
  *   `inputs`: the source files read, relative to `root`, `/`-separated.
  */
 async function bundleFreeForm(root, file) {
@@ -203,6 +204,11 @@ async function bundleFreeForm(root, file) {
       platform: 'node',
       format: 'esm',
       target: 'node20',
+      // The source map stays on the host (stacks in dev and the CLI, source-stack.mjs): external,
+      // so the code holds no comment for it; `outfile` (never written) makes its sources relative to the root.
+      sourcemap: 'external',
+      sourcesContent: false,
+      outfile: path.join(root, 'definition.mjs'),
       // A file that calls defineSandbox without importing it (auto-import style) gets the shim.
       inject: [SANDBOX_PACKAGE],
       logLevel: 'silent',
@@ -228,7 +234,8 @@ async function bundleFreeForm(root, file) {
     .filter((input) => !input.includes(':') && !input.endsWith(ENTRY_SOURCEFILE))
     .map((input) => input.split(path.sep).join('/'))
     .sort();
-  return { code: result.outputFiles[0].contents, externalSpecifiers: [...external].sort(), inputs };
+  const output = (suffix) => result.outputFiles.find((item) => item.path.endsWith(suffix));
+  return { code: output('.mjs').contents, map: JSON.parse(output('.mjs.map').text), externalSpecifiers: [...external].sort(), inputs };
 }
 
 /**
@@ -270,10 +277,11 @@ async function readAppLocks(projectDir, dir) {
  * `{"type":"module","private":true}`.
  * @param {string} appRoot the app root `discovered` is relative to
  * @param {{ name: string, kind: 'free-form', dir: string, entry: string }} discovered one item of `discoverDefinitions(appRoot)`
- * @returns {Promise<{ name: string, files: Array<{ path: string, content: Uint8Array, mode?: number }>, entry: string, timeout?: number, project: boolean, dependencies: string[], inputs: string[] }>}
+ * @returns {Promise<{ name: string, files: Array<{ path: string, content: Uint8Array, mode?: number }>, entry: string, timeout?: number, project: boolean, dependencies: string[], inputs: string[], sourceMap: object }>}
  *   `timeout` in ms (absent: the project's manifest or the default applies); `project`: whether
  *   the project files ship; `dependencies`: the packages installed in the Box; `inputs`: the
- *   source files bundled, relative to `appRoot` (what to watch).
+ *   source files bundled, relative to `appRoot` (what to watch); `sourceMap`: the bundle's source
+ *   map, `sources` relative to `appRoot` (host side only, never shipped: for mapping stacks).
  * @throws {Error} `code: 'SANDBOX_INVALID_ARGUMENT'`, naming file and line, for a rule of
  *   src/definition/sandbox_options.rs, a compile/bundle error, or a missing project manifest.
  */
@@ -315,7 +323,7 @@ export async function prepareFreeFormDefinition(appRoot, discovered) {
     files.push({ path: 'package.json', content: new TextEncoder().encode(DETACHED_MANIFEST) });
   }
   files.push({ path: FREE_FORM_ENTRY, content: bundle.code });
-  const prepared = { name: discovered.name, files, entry: FREE_FORM_ENTRY, project: plan.attach, dependencies: plan.dependencies, inputs: bundle.inputs };
+  const prepared = { name: discovered.name, files, entry: FREE_FORM_ENTRY, project: plan.attach, dependencies: plan.dependencies, inputs: bundle.inputs, sourceMap: bundle.map };
   if (options.timeout !== null) prepared.timeout = options.timeout;
   return prepared;
 }
