@@ -131,7 +131,7 @@ ${installNotice.toString()}
 ${mapSandboxStack.toString()}
 /** A line the handler printed, prefixed with its Definition's name, on the stream it used. */
 function printHandlerLine({ name, stream, line }) {
-  (stream === 'stderr' ? process.stderr : process.stdout).write(\`[\${name}] \${line}\n\`);
+  (stream === 'stderr' ? process.stderr : process.stdout).write(\`[\${name}] \${line}\\n\`);
 }
 let traceMappingMissing = false;
 /** A SANDBOX_HANDLER_ERROR Response with its stack mapped to the Definition's sources (and printed); any other as it is. */
@@ -150,7 +150,7 @@ async function withSourceStack(name, response) {
       traceMappingMissing = true;
     }
   }
-  process.stderr.write(\`\${mapped.split('\n').map((line) => \`[\${name}] \${line}\`).join('\n')}\n\`);
+  process.stderr.write(\`\${mapped.split('\\n').map((line) => \`[\${name}] \${line}\`).join('\\n')}\\n\`);
   if (mapped === stack) return response;
   body.error.details.stack = mapped;
   const headers = new Headers(response.headers);
