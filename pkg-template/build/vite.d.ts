@@ -18,6 +18,12 @@ export interface SandboxOptions {
   local?: { baseUrl?: string; networkPolicy?: 'allow-all' | 'deny-all' | object };
   /** Transfer limits (bytes, depth, counts); see {@link SandboxConfig}. */
   transfer?: SandboxConfig['transfer'];
+  /**
+   * `true`: the built server's handler error Responses keep the thrown stack (Box paths), as
+   * `configureSandbox({ debug: true })`. Default `false` (message and name only). `vite dev`
+   * always keeps it, mapped to the Definition's sources.
+   */
+  debug?: boolean;
 }
 
 /** Minimal structural type of a Vite plugin (avoids a hard dependency on `vite`'s types). */
