@@ -66,23 +66,6 @@ async function printResponse(response) {
   if (body.length > 0 && body[body.length - 1] !== 0x0a) process.stdout.write('\n');
 }
 
-/**
- * A `SANDBOX_HANDLER_ERROR` Response with `details.stack` mapped to the Definition's source files
- * (build/source-stack.mjs, with @jridgewell/trace-mapping); any other Response as it is.
- */
-async function withSourceStack(response, sources) {
-  if (response.status !== 500 || !(response.headers.get('content-type') ?? '').startsWith('application/json')) return response;
-  const body = await response.clone().json().catch(() => null);
-  const stack = body?.error?.code === 'SANDBOX_HANDLER_ERROR' ? body.error.details?.stack : undefined;
-  if (typeof stack !== 'string') return response;
-  const { mapSandboxStack } = await import('./build/source-stack.mjs');
-  const { peer } = await import('./build/peer.mjs');
-  body.error.details.stack = mapSandboxStack(stack, sources, peer('@jridgewell/trace-mapping', 'Mapping a stack to the Definition\'s sources'));
-  const headers = new Headers(response.headers);
-  headers.delete('content-length');
-  return new Response(JSON.stringify(body), { status: response.status, statusText: response.statusText, headers });
-}
-
 /** Whether a `run` argument is written as a path (not a Definition name such as `content/summary`). */
 const looksLikePath = (text) => path.isAbsolute(text) || /^\.\.?([\\/]|$)/.test(text) || /[\\/]$/.test(text);
 
@@ -182,7 +165,13 @@ async function run(args) {
   }
   try {
     const run = sandbox.startSandbox(name, payload, { signal: controller.signal, ...(context === undefined ? {} : { context }) });
-    const response = sources ? await withSourceStack(await run.response(), sources) : await run.response();
+    let response = await run.response();
+    // A handler error's stack, mapped to the Definition's own source files.
+    if (sources) {
+      const { mapSandboxStack, withMappedStack } = await import('./build/source-stack.mjs');
+      const { peer } = await import('./build/peer.mjs');
+      response = await withMappedStack(response, (stack) => mapSandboxStack(stack, sources, peer('@jridgewell/trace-mapping', "Mapping a stack to the Definition's sources")));
+    }
     // An install over a second: one line on stderr (manager, package count, duration).
     if (definition) {
       const { installFacts, installNotice } = await import('./build/install-notice.mjs');

@@ -11,7 +11,7 @@ import { discoverDefinitionsAndProblems } from './discovery.mjs';
 import { invalidArgument } from './sandbox-error.mjs';
 import { prepareDefinition } from './prepare.mjs';
 import { INSTALL_NOTICE_MS, installDuration, installFacts, installNotice } from './install-notice.mjs';
-import { mapSandboxStack } from './source-stack.mjs';
+import { mapSandboxStack, withMappedStack } from './source-stack.mjs';
 
 /** The generated directory, relative to the app root. */
 export const GENERATED_DIR = '.vite-hub/sandbox';
@@ -134,28 +134,25 @@ function printHandlerLine({ name, stream, line }) {
   (stream === 'stderr' ? process.stderr : process.stdout).write(\`[\${name}] \${line}\\n\`);
 }
 let traceMappingMissing = false;
-/** A SANDBOX_HANDLER_ERROR Response with its stack mapped to the Definition's sources (and printed); any other as it is. */
-async function withSourceStack(name, response) {
-  if (response.status !== 500 || !(response.headers.get('content-type') ?? '').startsWith('application/json')) return response;
-  const body = await response.clone().json().catch(() => null);
-  const stack = body?.error?.code === 'SANDBOX_HANDLER_ERROR' ? body.error.details?.stack : undefined;
-  if (typeof stack !== 'string') return response;
+${withMappedStack.toString()}
+/** A handler error's stack mapped to the Definition's sources (as it is when they are unknown), and printed on stderr. */
+async function mapDevStack(name, stack) {
   const sources = await readFile(${sourceMaps}, 'utf8').then((text) => JSON.parse(text)[name]).catch(() => null);
   let mapped = stack;
-  if (sources) {
+  const traceMapping = sources && (await import('@jridgewell/trace-mapping').catch((error) => {
+    if (!traceMappingMissing) console.warn(\`[sandbox] stacks are not mapped to the Definitions' sources: \${error?.message ?? error} (npm i -D @jridgewell/trace-mapping)\`);
+    traceMappingMissing = true;
+    return null;
+  }));
+  if (traceMapping) {
     try {
-      mapped = mapSandboxStack(stack, sources, await import('@jridgewell/trace-mapping'));
+      mapped = mapSandboxStack(stack, sources, traceMapping);
     } catch (error) {
-      if (!traceMappingMissing) console.warn(\`[sandbox] stacks are not mapped to the Definitions' sources: \${error?.message ?? error} (npm i -D @jridgewell/trace-mapping)\`);
-      traceMappingMissing = true;
+      console.warn(\`[sandbox] the stack of "\${name}" could not be mapped to its sources: \${error?.message ?? error}\`);
     }
   }
   process.stderr.write(\`\${mapped.split('\\n').map((line) => \`[\${name}] \${line}\`).join('\\n')}\\n\`);
-  if (mapped === stack) return response;
-  body.error.details.stack = mapped;
-  const headers = new Headers(response.headers);
-  headers.delete('content-length');
-  return new Response(JSON.stringify(body), { status: response.status, statusText: response.statusText, headers });
+  return mapped;
 }
 /** startSandbox, then (dev only) the install line and the mapped stack of its Response. */
 export function startSandbox(name, ...args) {
@@ -165,7 +162,7 @@ export function startSandbox(name, ...args) {
       const facts = await readFile(${installs}, 'utf8').then((text) => JSON.parse(text)[name]).catch(() => null);
       console.log(installNotice(name, response, facts));
     }
-    return withSourceStack(name, response);
+    return withMappedStack(response, (stack) => mapDevStack(name, stack));
   });
   // As in the runtime: a Run whose Response nobody asks for leaves no unhandled rejection.
   response.catch(() => {});

@@ -2,7 +2,8 @@
 // and `vite-hub-sandbox run`; production keeps no stack at all, see `configureSandbox({ debug })`).
 // Host side only: the facts are gathered when a Definition is prepared (the compiled files' esbuild
 // source maps) and never ship into the Box; the mapping runs after the Response came back.
-// `mapSandboxStack` uses nothing outside itself: generate.mjs copies its source into the dev facade.
+// `mapSandboxStack` and `withMappedStack` use nothing outside themselves: generate.mjs copies their
+// source into the dev facade.
 import path from 'node:path';
 
 /**
@@ -67,4 +68,25 @@ export function mapSandboxStack(stack, sources, traceMapping) {
     if (original.source === null || original.line === null) return frame;
     return `${original.source}:${original.line}:${original.column + 1}`;
   });
+}
+
+/**
+ * `response` with the `details.stack` of its `SANDBOX_HANDLER_ERROR` body replaced by
+ * `mapStack(stack)` (the same status, statusText and headers but `content-length`); any other
+ * Response, or a stack `mapStack` leaves as it is, unchanged.
+ * @param {Response} response
+ * @param {(stack: string) => string | Promise<string>} mapStack
+ * @returns {Promise<Response>}
+ */
+export async function withMappedStack(response, mapStack) {
+  if (response.status !== 500 || !(response.headers.get('content-type') ?? '').startsWith('application/json')) return response;
+  const body = await response.clone().json().catch(() => null);
+  const stack = body?.error?.code === 'SANDBOX_HANDLER_ERROR' ? body.error.details?.stack : undefined;
+  if (typeof stack !== 'string') return response;
+  const mapped = await mapStack(stack);
+  if (mapped === stack) return response;
+  body.error.details.stack = mapped;
+  const headers = new Headers(response.headers);
+  headers.delete('content-length');
+  return new Response(JSON.stringify(body), { status: response.status, statusText: response.statusText, headers });
 }
