@@ -61,6 +61,6 @@ export function createApi(wasm, readEnv, keepAlive) {
     setSandboxDefinitionLoader: (loader, describe) => wasm.setSandboxDefinitionLoader(loader ?? null, describe ?? null),
     listPreparedProjects: () => wasm.listPreparedProjects(),
     dropPreparedProject: (digest) => wasm.dropPreparedProject(digest),
-    ...sessionApi(wasm),
+    ...sessionApi(wasm, () => defaultOnLog),
   };
 }

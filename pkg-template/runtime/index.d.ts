@@ -590,7 +590,8 @@ export interface SandboxRunner<N extends SandboxName = SandboxName> {
   readonly executionAuthority: ExecutionAuthority;
   /**
    * A Run, decoded: `undefined` for 204, the parsed JSON for `application/json`, else the bytes.
-   * Rejects with the Run's {@link SandboxError} (never a Response), or `signal.reason`.
+   * Rejects with the Run's {@link SandboxError} (never a Response), or `signal.reason`. Its handler
+   * lines go to the call's `onLog`, else to the one of {@link configureSandbox}.
    */
   run(...args: SandboxRunArguments<N>): Promise<N extends keyof SandboxDefinitions ? SandboxDefinitions[N] extends { result: infer R } ? R : unknown : unknown>;
 }

@@ -22,7 +22,7 @@ export function startRun(wasm, name, payload, options, defaultOnLog) {
   }
   const history = [];
   const readers = new Set();
-  const lines = { stdout: '', stderr: '' };
+  const lines = onLog === undefined ? null : logLines(name, onLog);
   let status = 'pending';
   let finished = false;
   let closing = null;
@@ -30,40 +30,26 @@ export function startRun(wasm, name, payload, options, defaultOnLog) {
   const wake = () => {
     for (const reader of readers) reader();
   };
-  const emitLine = (stream, line) => {
-    try {
-      onLog({ name, stream, line });
-    } catch {
-      // A throwing onLog must not stop the Run.
-    }
-  };
   const events = {
     status(next) {
       status = next;
       if (next === 'stopped' || next === 'failed') {
         finished = true;
-        if (typeof onLog === 'function') {
-          for (const stream of ['stdout', 'stderr']) if (lines[stream] !== '') emitLine(stream, lines[stream]);
-          lines.stdout = lines.stderr = '';
-        }
+        lines?.end();
         wake();
       }
     },
     log(stream, data) {
       history.push({ stream, data });
       wake();
-      if (typeof onLog === 'function') {
-        const parts = (lines[stream] + data).split('\n');
-        lines[stream] = parts.pop();
-        for (const line of parts) emitLine(stream, line.endsWith('\r') ? line.slice(0, -1) : line);
-      }
+      lines?.log(stream, data);
     },
     background(work) {
       closing = work;
     },
     report(message) {
       closeFailure = message;
-      if (typeof onLog === 'function') emitLine('stderr', `[vite-hub-sandbox] ${message}`);
+      if (lines) lines.report(message);
       else console.warn(`[vite-hub-sandbox] ${message}`);
     },
   };
@@ -108,5 +94,60 @@ export function startRun(wasm, name, payload, options, defaultOnLog) {
       if (closing) await closing;
       if (closeFailure !== null) throw new Error(closeFailure);
     },
+  };
+}
+
+/**
+ * The onLog side of a Run: `log(stream, data)` passes each complete line (a trailing `\r`
+ * removed), `end()` the last unterminated ones, `report(message)` a failure after the Response as a
+ * `[vite-hub-sandbox]` stderr line. A throwing onLog is ignored (the Run goes on).
+ * @param {string} name the Definition
+ * @param {(entry: { name: string, stream: 'stdout' | 'stderr', line: string }) => void} onLog
+ */
+export function logLines(name, onLog) {
+  const pending = { stdout: '', stderr: '' };
+  const emit = (stream, line) => {
+    try {
+      onLog({ name, stream, line });
+    } catch {
+      // A throwing onLog must not stop the Run.
+    }
+  };
+  return {
+    log(stream, data) {
+      const parts = (pending[stream] + data).split('\n');
+      pending[stream] = parts.pop();
+      for (const line of parts) emit(stream, line.endsWith('\r') ? line.slice(0, -1) : line);
+    },
+    end() {
+      for (const stream of ['stdout', 'stderr']) if (pending[stream] !== '') emit(stream, pending[stream]);
+      pending.stdout = pending.stderr = '';
+    },
+    report(message) {
+      emit('stderr', `[vite-hub-sandbox] ${message}`);
+    },
+  };
+}
+
+/**
+ * The events of a Run that has no handle (a runner's `run`): only its onLog lines (the call's
+ * own `onLog`, else `defaultOnLog`); `undefined` without either, so a late failure goes to
+ * `console.warn`.
+ */
+export function onLogEvents(name, options, defaultOnLog) {
+  let onLog = defaultOnLog;
+  try {
+    if (typeof options?.onLog === 'function') onLog = options.onLog;
+  } catch {
+    // The core reads the options again and answers a throwing one.
+  }
+  if (onLog === undefined) return undefined;
+  const lines = logLines(name, onLog);
+  return {
+    status(next) {
+      if (next === 'stopped' || next === 'failed') lines.end();
+    },
+    log: (stream, data) => lines.log(stream, data),
+    report: (message) => lines.report(message),
   };
 }

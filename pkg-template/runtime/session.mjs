@@ -2,6 +2,8 @@
 // (src/api/session.rs), adding only what JS syntax needs: `Symbol.asyncDispose` (so `await using`
 // closes the Box) and `logs()` as an async iterator. Every check and state rule is in the core.
 
+import { onLogEvents } from './run-handle.mjs';
+
 /** `Symbol.asyncDispose`, or the registered symbol TypeScript and esbuild fall back to. */
 const asyncDispose = Symbol.asyncDispose ?? Symbol.for('Symbol.asyncDispose');
 
@@ -102,8 +104,9 @@ class SandboxSession {
 /**
  * The Session functions and resolveSandboxRunner over an initialised runtime wasm module.
  * @param {object} wasm the wasm-bindgen exports
+ * @param {() => Function | undefined} [defaultOnLog] the onLog of `configureSandbox`, for a runner's Runs
  */
-export function sessionApi(wasm) {
+export function sessionApi(wasm, defaultOnLog = () => undefined) {
   return {
     openSandboxSession: async (options) => new SandboxSession(await wasm.openSandboxSession(options)),
     resolveSandboxRunner: async (name) => {
@@ -112,7 +115,7 @@ export function sessionApi(wasm) {
         name: runner.name,
         provider: runner.provider,
         executionAuthority: runner.executionAuthority,
-        run: (payload, options) => runner.run(payload, options),
+        run: (payload, options) => runner.run(payload, options, onLogEvents(runner.name, options, defaultOnLog())),
       });
     },
   };

@@ -64,16 +64,16 @@ impl SandboxRunner {
         self.authority.clone()
     }
 
-    /// `run(payload?, { context?, signal?, sandboxId? }) → Promise<result>`: a Run as
+    /// `run(payload?, { context?, signal?, sandboxId?, onLog? }, events?) → Promise<result>`: a Run as
     /// `runSandbox` does it, decoded: `undefined` for 204, the parsed JSON for `application/json`,
     /// else the bytes (`Uint8Array`). A failed Run rejects with its `SandboxError` (`code`,
     /// `status`, `details`, `provider`, `operation` from the error body); an abort with the
-    /// signal's reason.
-    pub fn run(&self, payload: JsValue, options: JsValue) -> Promise {
+    /// signal's reason. `events`: the glue's onLog side ([`crate::run::events`]); without it a
+    /// failure after the Response goes to `console.warn`.
+    pub fn run(&self, payload: JsValue, options: JsValue, events: JsValue) -> Promise {
         let name = JsValue::from_str(&self.name);
         js_promise(Box::pin(async move {
-            // No run handle here: a failure after the Response goes to console.warn (run::events).
-            let response = super::run_sandbox(name, payload, options, JsValue::UNDEFINED).await?;
+            let response = super::run_sandbox(name, payload, options, events).await?;
             decode(&response).await
         }))
     }

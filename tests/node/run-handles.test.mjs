@@ -4,7 +4,7 @@
 // The built package, a real local Box host, real processes.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startSandbox, runSandbox, configureSandbox } from '@vite-hub/sandbox';
+import { startSandbox, runSandbox, configureSandbox, resolveSandboxRunner } from '@vite-hub/sandbox';
 import { useLocalHost, defineTestSandbox } from './fixtures.mjs';
 
 let host;
@@ -146,7 +146,7 @@ test('configureSandbox({ debug: true }) keeps the stack in details; a later conf
   assert.equal(error.details.stack, undefined);
 });
 
-test('configureSandbox({ onLog }): every Run\'s lines, named, stderr as stderr; a Run\'s own onLog wins', async () => {
+test('configureSandbox({ onLog }): every Run\'s lines (a runner\'s too), named, stderr as stderr; a Run\'s own onLog wins', async () => {
   defineTestSandbox('logs/both', `export default () => { console.log('out 1'); console.error('err 1'); process.stdout.write('no newline'); return 1; };`);
   const local = { baseUrl: host.baseUrl, token: host.token };
   const configured = [];
@@ -169,6 +169,16 @@ test('configureSandbox({ onLog }): every Run\'s lines, named, stderr as stderr; 
     await eventually(() => own.length === 3);
     assert.equal(own.length, 3);
     assert.equal(configured.length, 3, 'the configured onLog is not called for a Run with its own');
+    // A runner's Runs too: the configured onLog, or the call's own.
+    const runner = await resolveSandboxRunner('logs/both');
+    assert.equal(await runner.run({}), 1);
+    await eventually(() => configured.length === 6);
+    assert.deepEqual(configured.slice(3).map((entry) => entry.line).sort(), ['err 1', 'no newline', 'out 1']);
+    const ownRunner = [];
+    await runner.run({}, { onLog: (entry) => ownRunner.push(entry) });
+    await eventually(() => ownRunner.length === 3);
+    assert.equal(ownRunner.length, 3);
+    assert.equal(configured.length, 6);
     assert.throws(() => configureSandbox({ provider: 'local', local, onLog: 'yes' }), (error) => error.code === 'SANDBOX_INVALID_ARGUMENT' && /onLog must be a function/.test(error.message));
   } finally {
     configureSandbox({ provider: 'local', local });
@@ -176,7 +186,7 @@ test('configureSandbox({ onLog }): every Run\'s lines, named, stderr as stderr; 
   // configureSandbox without onLog removes it (default: nothing).
   await (await runSandbox('logs/both', {})).text();
   await new Promise((resolve) => setTimeout(resolve, 200));
-  assert.equal(configured.length, 3);
+  assert.equal(configured.length, 6);
 });
 
 test('a bad onLog is a 400 SANDBOX_INVALID_ARGUMENT and no request', async () => {
