@@ -205,10 +205,11 @@ async function bundleFreeForm(root, file) {
       format: 'esm',
       target: 'node20',
       // The source map stays on the host (stacks in dev and the CLI, source-stack.mjs): external,
-      // so the code holds no comment for it; `outfile` (never written) makes its sources relative to the root.
+      // so the code holds no comment for it; `outfile` (never written, a name no app file has)
+      // makes its sources relative to the root.
       sourcemap: 'external',
       sourcesContent: false,
-      outfile: path.join(root, 'definition.mjs'),
+      outfile: path.join(root, '.vite-hub-sandbox-bundle.mjs'),
       // A file that calls defineSandbox without importing it (auto-import style) gets the shim.
       inject: [SANDBOX_PACKAGE],
       logLevel: 'silent',
