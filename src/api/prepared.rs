@@ -52,7 +52,8 @@ pub async fn drop_prepared_project(digest: JsValue) -> Result<u32> {
     provider.ensure_ready().await?;
     let mut ids = forget(&digest);
     ids.extend(provider.list_prepared(Some(&prepared_name(&digest))).await?.into_iter().map(|(id, _, _)| id));
-    ids.sort();
+    let order = crate::sort::stable_order(ids.len(), &|a, b| ids[a].cmp(&ids[b]));
+    let mut ids = crate::sort::apply_order(ids, &order);
     ids.dedup();
     let mut dropped = 0;
     for id in ids {

@@ -131,9 +131,9 @@ pub fn install_digest(plan_command: &str, args: &[String], manager: PackageManag
         part(arg.as_bytes());
     }
     part(package_path.as_bytes());
-    let mut inputs: Vec<&(&str, Option<u32>, &[u8])> = files.iter().filter(|(path, _, _)| is_install_input(path)).collect();
-    inputs.sort_by(|a, b| a.0.cmp(b.0));
-    for (path, mode, content) in inputs {
+    let inputs: Vec<&(&str, Option<u32>, &[u8])> = files.iter().filter(|(path, _, _)| is_install_input(path)).collect();
+    for index in crate::sort::stable_order(inputs.len(), &|a, b| inputs[a].0.cmp(inputs[b].0)) {
+        let (path, mode, content) = inputs[index];
         part(path.as_bytes());
         part(&mode.unwrap_or(0).to_le_bytes());
         part(content);

@@ -42,8 +42,13 @@ pub fn not_found_message(name: &str, miss: &Miss<'_>) -> String {
         ),
         Miss::Invalid { reason } => format!("{head}: its Definition is invalid, so it is not in the registry: {reason}"),
         Miss::Unknown { names } => {
-            // A BTreeSet sorts and dedups without pulling a slice sort into the runtime wasm.
-            let sorted: Vec<&str> = names.iter().map(String::as_str).collect::<std::collections::BTreeSet<_>>().into_iter().collect();
+            // A BTreeSet filled by insert sorts and dedups without pulling a slice sort into the
+            // runtime wasm (collecting into it would: BTreeSet::from_iter sorts its input).
+            let mut set = std::collections::BTreeSet::new();
+            for name in names.iter() {
+                set.insert(name.as_str());
+            }
+            let sorted: Vec<&str> = set.into_iter().collect();
             if sorted.is_empty() {
                 return format!("{head}: the registry has no Definitions yet (server/sandboxes/<name>/ or a <path>.sandbox.ts file).");
             }
