@@ -15,6 +15,7 @@
 #![deny(missing_docs)]
 #![warn(missing_debug_implementations)]
 
+pub mod base64;
 pub mod command;
 pub mod config;
 pub mod definition;
