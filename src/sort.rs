@@ -66,7 +66,7 @@ mod tests {
         for len in 0..70usize {
             let items: Vec<(usize, usize)> = (0..len).map(|i| ((i * 7919 + len) % 5, i)).collect();
             let mut expected = items.clone();
-            expected.sort_by(|a, b| a.0.cmp(&b.0));
+            expected.sort_by_key(|item| item.0);
             let order = stable_order(items.len(), &|a, b| items[a].0.cmp(&items[b].0));
             assert_eq!(apply_order(items, &order), expected, "len {len}");
         }
