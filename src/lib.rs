@@ -26,6 +26,7 @@ pub mod error;
 pub mod facts;
 pub mod harness;
 pub mod http;
+pub mod json_read;
 #[cfg(any(feature = "tooling", test))]
 pub mod plugin;
 pub mod provider;

@@ -9,7 +9,8 @@
 //! Source: docs/internals.md "Envelopes (version 1)".
 
 use crate::error::{Error, ErrorCode, Result};
-use serde::Deserialize;
+use crate::json_read;
+use serde_json::Value;
 
 /// The line prefix of a result frame: `<<vite-hub-sandbox:{nonce}>>`.
 pub fn frame_prefix(nonce: &str) -> String {
@@ -147,10 +148,10 @@ pub enum Frame {
 /// `SANDBOX_HANDLER_ERROR` (output) for a frame that is not one of these.
 pub fn parse_frame(json: &str) -> Result<Frame> {
     let invalid = || Error::new(ErrorCode::HandlerError, "the harness output is not a valid result envelope").for_output();
-    let value: serde_json::Value = serde_json::from_str(json).map_err(|err| invalid().with_source(err))?;
-    let kind = value.get("frame").and_then(serde_json::Value::as_str).map(str::to_owned);
+    let value: Value = serde_json::from_slice(json.as_bytes()).map_err(|err| invalid().with_source(err))?;
+    let kind = value.get("frame").and_then(Value::as_str).map(str::to_owned);
     let Some(kind) = kind else {
-        return parse_result_envelope(json).map(Frame::Result);
+        return ResultEnvelope::from_value(value).map(Frame::Result);
     };
     if value.get("version").and_then(serde_json::Value::as_u64) != Some(1) {
         return Err(invalid());
@@ -181,7 +182,7 @@ pub fn parse_frame(json: &str) -> Result<Frame> {
 ///
 /// Shape: `{ name?: string, message?: string, stack?: string, code?: "SANDBOX_…", details?: object }`.
 /// `code` is set only for transfer failures the harness detected.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct EnvelopeError {
     /// The thrown error's `name`, e.g. `"TypeError"`.
     pub name: Option<String>,
@@ -203,7 +204,7 @@ pub struct EnvelopeError {
 /// { version: 1, ok: true, result?: Value } | { version: 1, ok: false, error: EnvelopeError }
 /// ```
 /// `result` is absent when the entry returned `undefined`.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ResultEnvelope {
     /// Envelope version; always 1.
     pub version: u32,
@@ -211,18 +212,39 @@ pub struct ResultEnvelope {
     pub ok: bool,
     /// The encoded return value (markers unrevived); `None` when the key is absent
     /// (`undefined`), `Some(Value::Null)` for a returned `null`.
-    #[serde(default, deserialize_with = "present")]
     pub result: Option<serde_json::Value>,
     /// The failure when `ok` is false.
     pub error: Option<EnvelopeError>,
 }
 
-/// Deserializes a present key as `Some`, keeping a JSON `null` as `Some(Value::Null)`.
-fn present<'de, D>(deserializer: D) -> std::result::Result<Option<serde_json::Value>, D::Error>
-where
-    D: serde::Deserializer<'de>,
-{
-    serde_json::Value::deserialize(deserializer).map(Some)
+impl EnvelopeError {
+    /// Reads the `error` object; each field is optional (absent or `null`), a present one of
+    /// another type is an error.
+    fn from_value(value: &Value) -> std::result::Result<EnvelopeError, String> {
+        let map = json_read::object(value)?;
+        Ok(EnvelopeError {
+            name: json_read::optional_string(map, "name")?,
+            message: json_read::optional_string(map, "message")?,
+            stack: json_read::optional_string(map, "stack")?,
+            code: json_read::optional_string(map, "code")?,
+            details: json_read::optional(map, "details").cloned(),
+        })
+    }
+}
+
+impl ResultEnvelope {
+    /// Reads a parsed envelope (read by hand, not derived: docs/internals.md "Runtime size").
+    fn from_value(value: Value) -> Result<ResultEnvelope> {
+        // Why the shape is wrong stays out of the message (as with the derived reader before).
+        let invalid = |_why: String| Error::new(ErrorCode::HandlerError, "the harness output is not a valid result envelope").for_output();
+        let Value::Object(mut map) = value else { return Err(invalid(String::new())) };
+        if json_read::required(&map, "version").map_err(invalid)?.as_u64() != Some(1) {
+            return Err(invalid(String::new()));
+        }
+        let ok = json_read::boolean(&map, "ok").map_err(invalid)?;
+        let error = json_read::optional(&map, "error").map(|error| json_read::nested("error", error, EnvelopeError::from_value)).transpose().map_err(invalid)?;
+        Ok(ResultEnvelope { version: 1, ok, result: map.remove("result"), error })
+    }
 }
 
 /// Parses the JSON of a result frame (or of `.vite-hub/output.json`).
@@ -238,12 +260,8 @@ pub fn parse_result_envelope(json: &str) -> Result<ResultEnvelope> {
         )
         .for_output()
     };
-    let envelope: ResultEnvelope =
-        serde_json::from_slice(json.as_bytes()).map_err(|err| invalid().with_source(err))?;
-    if envelope.version != 1 {
-        return Err(invalid());
-    }
-    Ok(envelope)
+    let value: Value = serde_json::from_slice(json.as_bytes()).map_err(|err| invalid().with_source(err))?;
+    ResultEnvelope::from_value(value)
 }
 
 #[cfg(test)]
@@ -352,6 +370,10 @@ mod tests {
         assert_eq!(error.message.as_deref(), Some("boom"));
         assert_eq!(error.stack.as_deref(), Some("TypeError: boom\n    at f"));
         assert_eq!(error.code.as_deref(), Some("SANDBOX_TRANSFER_LIMIT"));
+        assert_eq!(error.details, Some(serde_json::json!({"limit": "maxDepth"})));
+        let bare = parse_result_envelope("{\"version\":1,\"ok\":false,\"error\":{\"message\":null,\"details\":null},\"extra\":1}").unwrap();
+        assert_eq!(bare.error, Some(EnvelopeError { name: None, message: None, stack: None, code: None, details: None }));
+        assert_eq!(parse_result_envelope("{\"version\":1,\"ok\":false,\"error\":null}").unwrap().error, None);
     }
 
     #[test]
@@ -364,6 +386,9 @@ mod tests {
             "{\"version\":1}",
             "{\"ok\":true}",
             "[1]",
+            "{\"version\":1.0,\"ok\":true}",
+            "{\"version\":1,\"ok\":false,\"error\":\"boom\"}",
+            "{\"version\":1,\"ok\":false,\"error\":{\"message\":5}}",
         ] {
             let err = parse_result_envelope(bad).unwrap_err();
             assert_eq!(err.code(), ErrorCode::HandlerError, "{bad}");
