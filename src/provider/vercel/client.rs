@@ -170,12 +170,16 @@ impl VercelClient {
         error
     }
 
-    async fn json<T: serde::de::DeserializeOwned>(&self, response: &Response, operation: Operation) -> Result<T> {
+    /// The JSON answer (`{}` when empty), parsed into a Value whose shape the caller reads
+    /// (one parser instantiation in the wasm, no derived reader per shape).
+    async fn json(&self, response: &Response, operation: Operation) -> Result<serde_json::Value> {
         let bytes = self.answer_bytes(response, operation, MAX_ANSWER_BYTES).await?;
         let bytes = if bytes.is_empty() { b"{}".to_vec() } else { bytes };
-        serde_json::from_slice(&bytes).map_err(|e| {
-            self.error(operation, format!("{} answered {} with an unexpected body: {e}", self.kind.as_str(), operation.as_str()))
-        })
+        serde_json::from_slice(&bytes).map_err(|e| self.unexpected_body(operation, &e))
+    }
+
+    fn unexpected_body(&self, operation: Operation, why: &dyn std::fmt::Display) -> Error {
+        self.error(operation, format!("{} answered {} with an unexpected body: {why}", self.kind.as_str(), operation.as_str()))
     }
 
     /// Creates a Box. `POST /v3/sandboxes`, or `POST /v2/sandboxes` when a legacy `runtime` is set.
@@ -189,7 +193,8 @@ impl VercelClient {
         let signal = deadline.signal();
         let created = async {
             let response = self.send(&request, RequestSafety::Idempotent, Operation::Create, signal.as_ref()).await?;
-            self.json(&response, Operation::Create).await
+            let value = self.json(&response, Operation::Create).await?;
+            SandboxAndSessionResponse::from_value(&value).map_err(|why| self.unexpected_body(Operation::Create, &why))
         };
         created.await.map_err(|e| self.bounded(Operation::Create, &deadline, e))
     }
@@ -536,7 +541,7 @@ impl VercelClient {
         let signal = deadline.signal();
         let listed = async {
             let response = self.send(&request, RequestSafety::Idempotent, Operation::Snapshot, signal.as_ref()).await?;
-            self.json::<serde_json::Value>(&response, Operation::Snapshot).await
+            self.json(&response, Operation::Snapshot).await
         };
         let value = listed.await.map_err(|e| self.bounded(Operation::Snapshot, &deadline, e))?;
         let items = value.get("snapshots").and_then(serde_json::Value::as_array).cloned().unwrap_or_default();

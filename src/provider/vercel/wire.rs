@@ -6,9 +6,15 @@
 //! omitted when `None` (the SDK's `undefined`), never sent as `null`; unknown response keys are
 //! ignored.
 //!
+//! Responses are read by hand from one parsed [`Value`] (`from_value`, through
+//! [`crate::json_read`], serde's field rules): a derived `Deserialize` read from JSON costs the
+//! runtime wasm 2–4 KB per shape (docs/internals.md "Runtime size"). The derives stay for the
+//! tests, which check that both readers agree.
+//!
 //! Source: vercel-sandbox-protocol.md §6 (data model), §7 (endpoints), §4.2–4.3 (errors).
 
 use crate::error::{Error, ErrorCode, Result};
+use crate::json_read::{self, nested, optional, optional_string, required, string, strings};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -92,6 +98,41 @@ pub struct Session {
     pub execution_authority: Option<Value>,
 }
 
+impl SandboxAndSessionResponse {
+    /// Reads a create / get answer: `sandbox` and `session` required, `routes` an array or absent.
+    ///
+    /// # Errors
+    /// What is wrong, naming the key (e.g. ``missing field `session` ``).
+    pub fn from_value(value: &Value) -> std::result::Result<SandboxAndSessionResponse, String> {
+        let map = json_read::object(value)?;
+        let routes = match map.get("routes") {
+            None => Vec::new(),
+            Some(routes) => routes.as_array().cloned().ok_or("invalid type for `routes`, expected an array")?,
+        };
+        Ok(SandboxAndSessionResponse {
+            sandbox: required(map, "sandbox")?.clone(),
+            session: nested("session", required(map, "session")?, Session::from_value)?,
+            routes,
+        })
+    }
+}
+
+impl Session {
+    /// Reads a session: `id`, `cwd`, `status` required strings; `executionAuthority` any JSON.
+    ///
+    /// # Errors
+    /// What is wrong, naming the key.
+    pub fn from_value(value: &Value) -> std::result::Result<Session, String> {
+        let map = json_read::object(value)?;
+        Ok(Session {
+            id: string(map, "id")?,
+            cwd: string(map, "cwd")?,
+            status: string(map, "status")?,
+            execution_authority: optional(map, "executionAuthority").cloned(),
+        })
+    }
+}
+
 /// Body of `POST /v2/sandboxes/sessions/{id}/cmd` (mirrors @vercel/sandbox 3.5.0, REST v2).
 ///
 /// Shape, in the SDK's key order:
@@ -171,6 +212,30 @@ pub struct CommandInfo {
     pub started_at: f64,
 }
 
+impl CommandInfo {
+    /// Reads a command: every field required, `exitCode` an i32 or `null`, `startedAt` a number.
+    ///
+    /// # Errors
+    /// What is wrong, naming the key.
+    pub fn from_value(value: &Value) -> std::result::Result<CommandInfo, String> {
+        let map = json_read::object(value)?;
+        let exit_code = required(map, "exitCode")?;
+        Ok(CommandInfo {
+            id: string(map, "id")?,
+            name: string(map, "name")?,
+            args: strings(map, "args")?,
+            cwd: string(map, "cwd")?,
+            session_id: string(map, "sessionId")?,
+            exit_code: if exit_code.is_null() {
+                None
+            } else {
+                Some(json_read::as_i32(exit_code).ok_or("invalid type for `exitCode`, expected an i32 or null")?)
+            },
+            started_at: json_read::number(map, "startedAt")?,
+        })
+    }
+}
+
 /// Makes an `Option` field required-but-nullable: with `deserialize_with` (and no `default`)
 /// serde reports a missing key instead of defaulting to `None`.
 fn required_nullable<'de, D>(deserializer: D) -> std::result::Result<Option<i32>, D::Error>
@@ -208,14 +273,23 @@ pub enum CommandStreamLine {
     },
 }
 
-#[derive(Deserialize)]
+/// The keys of a stream line, each optional (absent or `null`); a present `command` must be a
+/// command and a present `stream` a string.
 struct RawStreamLine {
-    #[serde(default)]
     command: Option<CommandInfo>,
-    #[serde(default)]
     stream: Option<String>,
-    #[serde(default)]
     data: Option<Value>,
+}
+
+impl RawStreamLine {
+    fn from_value(value: Value) -> std::result::Result<RawStreamLine, String> {
+        let Value::Object(mut map) = value else { return Err(format!("expected a JSON object, got {}", json_read::kind_of(&value))) };
+        Ok(RawStreamLine {
+            command: optional(&map, "command").map(|command| nested("command", command, CommandInfo::from_value)).transpose()?,
+            stream: optional_string(&map, "stream")?,
+            data: map.remove("data").filter(|data| !data.is_null()),
+        })
+    }
 }
 
 impl CommandStreamLine {
@@ -252,8 +326,8 @@ pub fn parse_command_stream_line(line: &str) -> Result<CommandStreamLine> {
             format!("the provider sent a malformed command stream line ({what})"),
         )
     };
-    let raw: RawStreamLine = serde_json::from_slice(line.as_bytes())
-        .map_err(|err| malformed("not a JSON object of a known shape").with_source(err))?;
+    let value: Value = serde_json::from_slice(line.as_bytes()).map_err(|err| malformed("not a JSON object of a known shape").with_source(err))?;
+    let raw = RawStreamLine::from_value(value).map_err(|_| malformed("not a JSON object of a known shape"))?;
     if let Some(command) = raw.command {
         return Ok(CommandStreamLine::Command(command));
     }
@@ -331,10 +405,12 @@ pub struct ErrorBodyInner {
 
 /// The `error.message` of an error answer body, if the body is JSON of that shape.
 pub fn error_message(body: &[u8]) -> Option<String> {
-    serde_json::from_slice::<ErrorBody>(body)
-        .ok()?
-        .error?
-        .message
+    // `{ error?: { code?: string, message?: string } }`: any other type in those keys means no message.
+    let value: Value = serde_json::from_slice(body).ok()?;
+    let map = json_read::object(&value).ok()?;
+    let error = optional(map, "error")?.as_object()?;
+    optional_string(error, "code").ok()?;
+    optional_string(error, "message").ok()?
 }
 
 /// A network policy in the request shape of §6.7: the strings `"allow-all"` / `"deny-all"`
@@ -577,5 +653,86 @@ mod tests {
         let body: ErrorBody =
             serde_json::from_slice(br#"{"error":{"code":"not_found","message":"x"}}"#).unwrap();
         assert_eq!(body.error.unwrap().code.as_deref(), Some("not_found"));
+    }
+
+    #[test]
+    fn hand_readers_agree_with_the_derived_ones() {
+        let command = json!({"id": "c", "name": "node", "args": ["a"], "cwd": "/", "sessionId": "s", "exitCode": 0, "startedAt": 1.5});
+        let commands = [
+            command.clone(),
+            json!({"id": "c", "name": "n", "args": [], "cwd": "/", "sessionId": "s", "exitCode": null, "startedAt": 1, "extra": true}),
+            json!({"id": "c", "name": "n", "args": [], "cwd": "/", "sessionId": "s", "startedAt": 1}),
+            json!({"id": "c", "name": "n", "args": [1], "cwd": "/", "sessionId": "s", "exitCode": 1, "startedAt": 1}),
+            json!({"id": "c", "name": "n", "args": [], "cwd": "/", "sessionId": "s", "exitCode": 1.5, "startedAt": 1}),
+            json!({"id": "c", "name": "n", "args": [], "cwd": "/", "sessionId": "s", "exitCode": 4_294_967_296u64, "startedAt": 1}),
+            json!({"id": "c", "name": "n", "args": [], "cwd": "/", "sessionId": "s", "exitCode": -1, "startedAt": "1"}),
+            json!({"id": 1, "name": "n", "args": [], "cwd": "/", "sessionId": "s", "exitCode": 0, "startedAt": 1}),
+            json!({"name": "n", "args": [], "cwd": "/", "sessionId": "s", "exitCode": 0, "startedAt": 1}),
+            json!("x"),
+        ];
+        for value in &commands {
+            let derived = serde_json::from_value::<CommandInfo>(value.clone()).ok();
+            assert_eq!(CommandInfo::from_value(value).ok(), derived, "{value}");
+        }
+        let session = json!({"id": "s", "cwd": "/", "status": "running"});
+        let answers = [
+            json!({"sandbox": {}, "session": session, "routes": []}),
+            json!({"sandbox": null, "session": session}),
+            json!({"sandbox": {}, "session": {"id": "s", "cwd": "/", "status": "running", "executionAuthority": null}}),
+            json!({"sandbox": {}, "session": {"id": "s", "cwd": "/", "status": "running", "executionAuthority": {"a": 1}}, "routes": [{"port": 1}]}),
+            json!({"sandbox": {}, "session": session, "routes": null}),
+            json!({"sandbox": {}, "session": session, "routes": {}}),
+            json!({"session": session}),
+            json!({"sandbox": {}}),
+            json!({"sandbox": {}, "session": {"id": "s", "cwd": "/"}}),
+            json!({"sandbox": {}, "session": "s"}),
+        ];
+        for value in &answers {
+            let derived = serde_json::from_value::<SandboxAndSessionResponse>(value.clone()).ok();
+            assert_eq!(SandboxAndSessionResponse::from_value(value).ok(), derived, "{value}");
+        }
+        for line in [
+            json!({"command": command}),
+            json!({"command": null, "stream": "stdout", "data": "x"}),
+            json!({"command": {"id": "c"}, "stream": "stdout", "data": "x"}),
+            json!({"stream": 1, "data": "x"}),
+            json!({"stream": "error", "data": null}),
+            json!({"stream": "error", "data": {"code": "c", "message": null}}),
+            json!({"stream": "stderr", "data": 5}),
+            json!({"other": 1}),
+            json!([1]),
+        ] {
+            #[derive(Deserialize)]
+            #[allow(dead_code)]
+            struct Derived {
+                #[serde(default)]
+                command: Option<CommandInfo>,
+                #[serde(default)]
+                stream: Option<String>,
+                #[serde(default)]
+                data: Option<Value>,
+            }
+            let derived = serde_json::from_value::<Derived>(line.clone()).ok().map(|d| (d.command, d.stream, d.data));
+            let ours = RawStreamLine::from_value(line.clone()).ok().map(|r| (r.command, r.stream, r.data));
+            if line.is_array() {
+                // A derived struct also reads the array form; no provider sends it.
+                assert!(ours.is_none());
+                continue;
+            }
+            assert_eq!(ours, derived, "{line}");
+        }
+        for body in [
+            json!({"error": {"code": "c", "message": "m"}}),
+            json!({"error": {"message": "m", "extra": 1}}),
+            json!({"error": {"code": 1, "message": "m"}}),
+            json!({"error": {"message": 2}}),
+            json!({"error": null}),
+            json!({"error": "m"}),
+            json!({}),
+            json!(null),
+        ] {
+            let derived = serde_json::from_value::<ErrorBody>(body.clone()).ok().and_then(|b| b.error?.message);
+            assert_eq!(error_message(body.to_string().as_bytes()), derived, "{body}");
+        }
     }
 }
