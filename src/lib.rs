@@ -18,6 +18,7 @@
 pub mod base64;
 pub mod command;
 pub mod config;
+pub mod config_read;
 pub mod definition;
 #[cfg(any(feature = "tooling", test))]
 pub mod discovery;
