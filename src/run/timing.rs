@@ -80,11 +80,33 @@ impl ServerTiming {
         self.phases
             .iter()
             .map(|(name, ms)| match self.descriptions.iter().find(|(n, _)| n == name) {
-                Some((_, text)) => format!("{name};desc=\"{text}\";dur={ms:.1}"),
-                None => format!("{name};dur={ms:.1}"),
+                Some((_, text)) => format!("{name};desc=\"{text}\";dur={}", one_decimal(*ms)),
+                None => format!("{name};dur={}", one_decimal(*ms)),
             })
             .collect::<Vec<_>>()
             .join(", ")
     }
 }
 
+/// `ms` with one decimal (`12.4`), rounded half away from zero, formatted through integers:
+/// `{:.1}` would link the float formatter (about 14 KB of wasm, docs/internals.md "Runtime size").
+fn one_decimal(ms: f64) -> String {
+    let tenths = (ms * 10.0).round();
+    let sign = if tenths < 0.0 { "-" } else { "" };
+    // A saturating cast: no phase lasts near u64::MAX tenths of a ms.
+    let tenths = tenths.abs() as u64;
+    format!("{sign}{}.{}", tenths / 10, tenths % 10)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::one_decimal;
+
+    #[test]
+    fn one_decimal_matches_the_float_formatter() {
+        for ms in [0.0, 0.04, 0.96, 1.0, 12.44, 12.46, 900.2, 123_456.789, -3.3] {
+            assert_eq!(one_decimal(ms), format!("{ms:.1}"), "{ms}");
+        }
+        assert_eq!(one_decimal(-0.01), "0.0");
+    }
+}
