@@ -42,13 +42,11 @@ pub fn not_found_message(name: &str, miss: &Miss<'_>) -> String {
         ),
         Miss::Invalid { reason } => format!("{head}: its Definition is invalid, so it is not in the registry: {reason}"),
         Miss::Unknown { names } => {
-            // A BTreeSet filled by insert sorts and dedups without pulling a slice sort into the
-            // runtime wasm (collecting into it would: BTreeSet::from_iter sorts its input).
-            let mut set = std::collections::BTreeSet::new();
-            for name in names.iter() {
-                set.insert(name.as_str());
-            }
-            let sorted: Vec<&str> = set.into_iter().collect();
+            // Sorted through the crate's one sort, then deduplicated: no BTreeSet<&str> (one map
+            // instantiation fewer in the runtime wasm, docs/internals.md "Runtime size").
+            let order = crate::sort::stable_order(names.len(), &|a, b| names[a].cmp(&names[b]));
+            let mut sorted: Vec<&str> = order.iter().map(|index| names[*index].as_str()).collect();
+            sorted.dedup();
             if sorted.is_empty() {
                 return format!("{head}: the registry has no Definitions yet (server/sandboxes/<name>/ or a <path>.sandbox.ts file).");
             }
