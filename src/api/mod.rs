@@ -43,8 +43,9 @@ thread_local! {
     static LOADER: RefCell<Option<js_sys::Function>> = const { RefCell::new(None) };
     /// The loader's companion `describe()`: what the registry holds, asked only on a miss.
     static DESCRIBE: RefCell<Option<js_sys::Function>> = const { RefCell::new(None) };
-    /// Definitions parsed from the loader, by name, with the `digest` they were parsed from.
-    static LOADED: RefCell<BTreeMap<String, (String, Rc<Definition>)>> = const { RefCell::new(BTreeMap::new()) };
+    /// Definitions parsed from the loader: (name, the `digest` it was parsed from, Definition).
+    /// A Vec searched by name, not a third map type in the wasm (docs/internals.md "Runtime size").
+    static LOADED: RefCell<Vec<(String, String, Rc<Definition>)>> = const { RefCell::new(Vec::new()) };
 }
 
 /// `registerSandbox(name, { files: [{ path, content: string | Uint8Array, mode?, encoding? }],
@@ -391,14 +392,18 @@ async fn load_definition(name: &str) -> Result<Option<Rc<Definition>>> {
     }
     let digest = get(&loaded, "digest", "the loaded definition")?.as_string();
     if let Some(digest) = &digest {
-        let cached = LOADED.with(|l| l.borrow().get(name).filter(|(d, _)| d == digest).map(|(_, def)| def.clone()));
+        let cached = LOADED.with(|l| l.borrow().iter().find(|(n, d, _)| n == name && d == digest).map(|(_, _, def)| def.clone()));
         if cached.is_some() {
             return Ok(cached);
         }
     }
     let definition = Rc::new(Definition::from_source(name, definition_source(&loaded)?)?);
     if let Some(digest) = digest {
-        LOADED.with(|l| l.borrow_mut().insert(name.to_owned(), (digest, definition.clone())));
+        LOADED.with(|l| {
+            let mut loaded = l.borrow_mut();
+            loaded.retain(|(n, _, _)| n != name);
+            loaded.push((name.to_owned(), digest, definition.clone()));
+        });
     }
     Ok(Some(definition))
 }
