@@ -23,7 +23,7 @@ use crate::provider::local::LocalOptions;
 use crate::provider::vercel::VercelOptions;
 
 /// The keys of `configureSandbox(config)` (as the derive of [`SandboxConfig`] names them).
-pub const CONFIG_FIELDS: &[&str] = &["provider", "production", "vercel", "local", "cloudflare", "transfer", "env"];
+pub const CONFIG_FIELDS: &[&str] = &["provider", "production", "vercel", "local", "cloudflare", "transfer", "env", "debug"];
 /// The keys of `vercel`.
 pub const VERCEL_FIELDS: &[&str] = &["token", "teamId", "projectId", "baseUrl", "networkPolicy"];
 /// The keys of `local`.
@@ -41,12 +41,13 @@ pub fn sandbox_config(value: &Value) -> Result<SandboxConfig, String> {
     for (key, item) in map {
         match key.as_str() {
             "provider" => config.provider = optional_string(item, "provider")?,
-            "production" => config.production = if item.is_null() { None } else { Some(item.as_bool().ok_or_else(|| invalid("production", "a boolean", item))?) },
+            "production" => config.production = optional_bool(item, "production")?,
             "vercel" => config.vercel = vercel(item)?,
             "local" => config.local = local(item)?,
             "cloudflare" => config.cloudflare = CloudflareOptions::from_value(item)?,
             "transfer" => config.transfer = transfer(item)?,
-            _ /* "env", the last of CONFIG_FIELDS */ => config.env = env(item)?,
+            "env" => config.env = env(item)?,
+            _ /* "debug", the last of CONFIG_FIELDS */ => config.debug = optional_bool(item, "debug")?,
         }
     }
     Ok(config)
@@ -128,6 +129,14 @@ fn optional_string(value: &Value, path: &str) -> Result<Option<String>, String> 
     }
 }
 
+fn optional_bool(value: &Value, path: &str) -> Result<Option<bool>, String> {
+    match value {
+        Value::Null => Ok(None),
+        Value::Bool(flag) => Ok(Some(*flag)),
+        other => Err(invalid(path, "a boolean", other)),
+    }
+}
+
 fn invalid(path: &str, expected: &str, got: &Value) -> String {
     format!("invalid type for `{path}`: {}, expected {expected}", kind_of(got))
 }
@@ -193,9 +202,10 @@ mod tests {
     /// What a reader made of a config, comparable.
     fn summary(config: &SandboxConfig) -> String {
         format!(
-            "{:?} {:?} | {:?} {:?} {:?} {:?} {:?} | {:?} {:?} {:?} | {:?} | {:?} {:?} {:?} {:?} {:?} | {:?}",
+            "{:?} {:?} {:?} | {:?} {:?} {:?} {:?} {:?} | {:?} {:?} {:?} | {:?} | {:?} {:?} {:?} {:?} {:?} | {:?}",
             config.provider,
             config.production,
+            config.debug,
             config.vercel.token,
             config.vercel.team_id,
             config.vercel.project_id,
@@ -219,7 +229,8 @@ mod tests {
         let configs = [
             json!({}),
             json!({"provider": "vercel", "production": true, "env": {"A": "1", "NODE_ENV": "production"}}),
-            json!({"provider": null, "production": null}),
+            json!({"provider": null, "production": null, "debug": null}),
+            json!({"debug": true}),
             json!({"vercel": {"token": "t", "teamId": "team", "projectId": "p", "baseUrl": "http://x", "networkPolicy": "deny-all"}}),
             json!({"vercel": {"token": null, "networkPolicy": null}}),
             json!({"vercel": {}, "local": {}, "transfer": {}, "env": {}}),
@@ -231,6 +242,7 @@ mod tests {
             json!({"provder": "vercel"}),
             json!({"provider": 1}),
             json!({"production": "yes"}),
+            json!({"debug": 1}),
             json!({"vercel": null}),
             json!({"vercel": {"tokn": "t"}}),
             json!({"vercel": {"token": 5}}),
@@ -267,7 +279,7 @@ mod tests {
         let message = |config: Value| sandbox_config(&config).unwrap_err();
         assert_eq!(
             message(json!({"provder": "vercel"})),
-            "unknown field `provder`, expected one of `provider`, `production`, `vercel`, `local`, `cloudflare`, `transfer`, `env`"
+            "unknown field `provder`, expected one of `provider`, `production`, `vercel`, `local`, `cloudflare`, `transfer`, `env`, `debug`"
         );
         assert_eq!(message(json!({"vercel": {"token": 5}})), "invalid type for `vercel.token`: a number, expected a string");
         assert_eq!(message(json!({"transfer": {"maxDepth": 4_294_967_296u64}})), "invalid value for `transfer.maxDepth`: 4294967296, expected a u32");
