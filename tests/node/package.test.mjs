@@ -22,10 +22,15 @@ test('the exports map names only public subpaths, and every target exists', () =
   assert.equal(manifest.type, 'module');
 });
 
-test('the wasm module stays under the 300 KB gzipped budget', async () => {
+// The runtime module's budget is 150 KB gzipped (DESIGN.md §9); it is not reached yet (205 KB
+// at gzip -9 when this bound was set, from 249 KB; docs/internals.md "Runtime size"), so this
+// checks the bound reached, with a little room, and fails on growth past it.
+const RUNTIME_WASM_BOUND_KB = 210;
+
+test(`the runtime wasm module stays under ${RUNTIME_WASM_BOUND_KB} KB gzipped (-9; the budget is 150 KB)`, async () => {
   const { gzipSync } = await import('node:zlib');
-  const size = gzipSync(readFileSync(`${dist}wasm/vite_hub_sandbox_bg.wasm`)).length;
-  assert.ok(size <= 300 * 1024, `${size} bytes gzipped`);
+  const size = gzipSync(readFileSync(`${dist}wasm/vite_hub_sandbox_bg.wasm`), { level: 9 }).length;
+  assert.ok(size <= RUNTIME_WASM_BOUND_KB * 1024, `${size} bytes gzipped`);
 });
 
 test('the tooling wasm module stays under its 300 KB gzipped budget and is no public subpath', async () => {
