@@ -279,6 +279,7 @@ impl ContainerClient {
             exit_code: answer.exit_code,
             stdout: last_bytes(&answer.stdout, command.max_stdout_bytes).to_owned(),
             stderr: last_bytes(&answer.stderr, command.max_stderr_bytes).to_owned(),
+            truncated: answer.stdout.len() > command.max_stdout_bytes || answer.stderr.len() > command.max_stderr_bytes,
         })
     }
 
@@ -350,11 +351,7 @@ impl ContainerClient {
                         stderr.push(&data);
                     }
                     Some(ExecEvent::Complete(Some(exit_code))) => {
-                        return Ok(CommandOutcome {
-                            exit_code,
-                            stdout: stdout.into_string(),
-                            stderr: stderr.into_string(),
-                        });
+                        return Ok(CommandOutcome::from_tails(exit_code, stdout, stderr));
                     }
                     Some(ExecEvent::Complete(None)) => {
                         return Err(self.error(

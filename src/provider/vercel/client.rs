@@ -317,7 +317,7 @@ impl VercelClient {
                     }
                     CommandStreamLine::Command(info) => {
                         if let Some(exit_code) = info.exit_code {
-                            return Ok(CommandOutcome { exit_code, stdout: stdout.into_string(), stderr: stderr.into_string() });
+                            return Ok(CommandOutcome::from_tails(exit_code, stdout, stderr));
                         }
                         *started = Some(info.id.clone());
                     }
