@@ -291,3 +291,62 @@ test('hostile arguments (throwing getters, Proxy traps, huge lengths) reject wit
     await session.close();
   }
 });
+
+test('a Session whose Box lifetime ran out is expired: status says so and operations reject with SANDBOX_INVALID_STATE naming the lifetime', async () => {
+  // By the clock: the host stops the Box at its lifetime; the handle notices without a request.
+  const short = await openSandboxSession({ timeout: 1500 });
+  try {
+    assert.equal(short.status, 'running');
+    assert.equal((await short.exec('true')).ok, true);
+    await new Promise((resolve) => setTimeout(resolve, 1800));
+    assert.equal(short.status, 'expired');
+    host.resetCounters();
+    for (const operation of [() => short.exec('true'), () => short.read('x'), () => short.write('x', 'y'), () => short.spawn('true')]) {
+      await assert.rejects(operation(), (error) => {
+        assert.equal(error.code, 'SANDBOX_INVALID_STATE');
+        assert.equal(error.status, 409);
+        assert.equal(error.details?.timeoutMs ?? error.timeoutMs, 1500, JSON.stringify(error));
+        assert.match(error.message, new RegExp(`^Session ${short.id} expired: its Box lifetime of 1500ms ran out; \\w+\\(\\) needs an open Session`));
+        return true;
+      });
+    }
+    assert.equal(host.counters().total, 0, 'an expired Session sends nothing');
+  } finally {
+    await short.close();
+  }
+  assert.equal(short.status, 'stopped', 'close() after expiry still stops cleanly');
+
+  // By the provider's 410 (the Box stopped before the clock said so): the first operation notices.
+  const session = await openSandboxSession({ timeout: 60_000 });
+  try {
+    const stopped = await fetch(`${host.baseUrl}/v2/sandboxes/sessions/${session.id}/stop`, { method: 'POST', headers: { authorization: `Bearer ${host.token}` } });
+    assert.equal(stopped.status, 200);
+    assert.equal(session.status, 'running', 'nothing told the handle yet');
+    await assert.rejects(session.exec('true'), (error) => {
+      assert.equal(error.code, 'SANDBOX_INVALID_STATE', error.message);
+      assert.doesNotMatch(error.message, /answered 410/);
+      assert.match(error.message, /expired: the provider stopped its Box \(410; its lifetime was 60000ms\); exec\(\) needs an open Session/);
+      return true;
+    });
+    assert.equal(session.status, 'expired');
+    await assert.rejects(session.read('x'), (error) => error.code === 'SANDBOX_INVALID_STATE' && /expired/.test(error.message));
+  } finally {
+    await session.close();
+  }
+});
+
+test('exec says when an output lost its beginning: truncated: true past 16 MiB, absent otherwise', async () => {
+  const session = await openSandboxSession({ timeout: 120_000 });
+  try {
+    const whole = await session.exec('sh', ['-c', 'head -c 1000 /dev/zero | tr "\\0" a']);
+    assert.equal(whole.stdout.length, 1000);
+    assert.equal('truncated' in whole, false);
+    // 16 MiB + 10 bytes: the first 10 are dropped.
+    const cut = await session.exec('sh', ['-c', 'printf 0123456789; head -c 16777216 /dev/zero | tr "\\0" b']);
+    assert.equal(cut.truncated, true);
+    assert.equal(cut.stdout.length, 16 * 1024 * 1024);
+    assert.equal(cut.stdout.slice(0, 3), 'bbb');
+  } finally {
+    await session.close();
+  }
+});
