@@ -465,7 +465,7 @@ mod session {
         pub fn remove<'a>(&'a self, path: &'a str, recursive: bool, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<()>> {
             Box::pin(async move {
                 if !recursive {
-                    return self.client.delete_file(path, signal).await.map_err(|e| e.with_operation(Operation::Write));
+                    return self.client.delete_file(path, signal).await.map_err(|e| e.with_operation(Operation::Remove));
                 }
                 let rm = Command {
                     program: "rm".into(),
@@ -478,7 +478,7 @@ mod session {
                 if outcome.exit_code != 0 {
                     return Err(Error::new(ErrorCode::ExecutionError, format!("remove failed in the Box: {}", outcome.stderr.trim()))
                         .with_provider(ProviderKind::Cloudflare)
-                        .with_operation(Operation::Write));
+                        .with_operation(Operation::Remove));
                 }
                 Ok(())
             })
