@@ -22,7 +22,7 @@ export interface SandboxErrorBody {
     /** Bounded to 16 KiB; never a stack trace, a host path or a secret. */
     message: string;
     details?: {
-      operation?: 'create' | 'write' | 'exec' | 'install' | 'read' | 'stop' | 'stage' | 'resolve' | 'snapshot';
+      operation?: 'create' | 'write' | 'exec' | 'install' | 'read' | 'stop' | 'stage' | 'resolve' | 'snapshot' | 'mkdir' | 'remove';
       provider?: 'vercel' | 'cloudflare' | 'local';
       /** Upstream HTTP status. */
       status?: number;

@@ -144,11 +144,17 @@ impl Inner {
 
     /// `error` of `operation`, unless the provider answered 410 (its Box is stopped: the lifetime
     /// ran out): then the Session becomes `expired` and the error says so (`SANDBOX_INVALID_STATE`).
+    /// A provider's 400/404/409 to `mkdir` or `remove` (a missing parent, an existing path, a
+    /// directory without `recursive`) is the caller's path: `SANDBOX_INVALID_ARGUMENT`.
     fn failed(&self, operation: &str, error: Error) -> Error {
-        if error.upstream_status() == Some(410) {
-            return self.state.borrow_mut().expire(&self.id, operation).with_provider(self.provider);
+        match error.upstream_status() {
+            Some(410) => self.state.borrow_mut().expire(&self.id, operation).with_provider(self.provider),
+            Some(status @ (400 | 404 | 409)) if matches!(operation, "mkdir" | "remove") && error.code() == ErrorCode::TransportError => {
+                let op = if operation == "mkdir" { Operation::Mkdir } else { Operation::Remove };
+                Error::new(ErrorCode::InvalidArgument, error.message().to_owned()).with_provider(self.provider).with_operation(op).with_status(status)
+            }
+            _ => error,
         }
-        error
     }
 }
 
@@ -560,7 +566,11 @@ impl SandboxSession {
     fn path(&self, path: &JsValue, operation: &str) -> Result<String> {
         self.inner.check_open(operation)?;
         let path = path.as_string().ok_or_else(|| invalid(format!("{operation}(path) needs a string path")))?;
-        session::box_path(self.inner.session.cwd(), &path, operation)
+        let path = session::box_path(self.inner.session.cwd(), &path, operation)?;
+        if self.inner.provider == ProviderKind::Local {
+            session::check_local_box_path(&path, self.inner.session.cwd(), operation)?;
+        }
+        Ok(path)
     }
 }
 

@@ -212,6 +212,44 @@ pub fn box_path(cwd: &str, path: &str, operation: &str) -> Result<String> {
     Ok(format!("{}/{}", cwd.trim_end_matches('/'), path.trim_start_matches("./")))
 }
 
+/// The home directory of a local Box host Box (`HOME` of its commands).
+pub const LOCAL_BOX_HOME: &str = "/home/box";
+
+/// Checks a Box path of a file helper on the local Box host: it must lie in a directory the
+/// Box's commands see as the helpers do: `cwd` (the work directory), `/tmp` or [`LOCAL_BOX_HOME`].
+/// Elsewhere (`/etc`, `/usr`, …) the host's commands see the host's own read-only system
+/// directories while the helpers would reach the Box's private root, so the path is refused
+/// rather than answered from a place no command sees. Vercel and Cloudflare take any absolute
+/// path: their helpers and commands share one filesystem (vercel-sandbox-protocol.md §7.4,
+/// cloudflare-sandbox-protocol.md files API).
+///
+/// # Errors
+/// `SANDBOX_INVALID_ARGUMENT` naming the path and the directories.
+pub fn check_local_box_path(path: &str, cwd: &str, operation: &str) -> Result<()> {
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            part => parts.push(part),
+        }
+    }
+    let normal = format!("/{}", parts.join("/"));
+    let inside = |dir: &str| {
+        let dir = dir.trim_end_matches('/');
+        normal == dir || normal.starts_with(&format!("{dir}/"))
+    };
+    if [cwd, "/tmp", LOCAL_BOX_HOME].into_iter().any(inside) {
+        return Ok(());
+    }
+    Err(invalid(format!(
+        "{operation}({path:?}): on the local Box host the file helpers reach {cwd}, /tmp and {LOCAL_BOX_HOME} only, where commands see the same files; \
+         elsewhere commands see the host's read-only system directories (read such a file with exec('cat', [path]))"
+    )))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -279,5 +317,17 @@ mod tests {
         assert_eq!(box_path("/workspace/", "./x", "read").unwrap(), "/workspace/x");
         assert_eq!(box_path("/workspace", "/tmp/x", "read").unwrap(), "/tmp/x");
         assert!(box_path("/w", "", "read").is_err());
+    }
+
+    #[test]
+    fn local_file_helpers_stay_where_commands_see_the_same_files() {
+        for ok in ["/vercel/sandbox", "/vercel/sandbox/a/b", "/tmp/x", "/home/box/.npmrc", "/vercel/sandbox/a/../b"] {
+            assert!(check_local_box_path(ok, "/vercel/sandbox", "read").is_ok(), "{ok}");
+        }
+        for bad in ["/etc/hostname", "/", "/tmpfoo", "/vercel/sandbox/../../etc/passwd", "/vercel", "/home/boxer"] {
+            let error = check_local_box_path(bad, "/vercel/sandbox", "write").unwrap_err();
+            assert_eq!(error.code(), ErrorCode::InvalidArgument);
+            assert!(error.message().contains("the file helpers reach /vercel/sandbox, /tmp and /home/box only"), "{}", error.message());
+        }
     }
 }

@@ -115,13 +115,27 @@ test('file helpers round-trip bytes and text; exists, mkdir and remove', async (
     assert.equal(await session.exists('missing.txt'), false);
 
     await session.mkdir('one');
-    await assert.rejects(session.mkdir('two/three'), 'not recursive: the parent is missing');
+    await assert.rejects(session.mkdir('two/three'), (error) => {
+      assert.equal(error.code, 'SANDBOX_INVALID_ARGUMENT', error.message);
+      assert.equal(error.operation ?? error.details?.operation, 'mkdir');
+      assert.match(error.message, /answered 400 to mkdir: parent directory does not exist: \/vercel\/sandbox\/two\/three; mkdir\(path\) without \{ recursive: true \}/);
+      assert.doesNotMatch(error.message, /write/);
+      return true;
+    }, 'not recursive: the parent is missing');
+    await assert.rejects(session.mkdir('one'), (error) => error.code === 'SANDBOX_INVALID_ARGUMENT' && /already exists/.test(error.message), 'not recursive: it exists');
     await session.mkdir('two/three/four', { recursive: true });
     await session.mkdir('two/three/four', { recursive: true });
     await session.write('two/three/four/f.txt', 'x');
     assert.equal((await session.exec('ls', ['two/three/four'])).stdout, 'f.txt\n');
 
-    await assert.rejects(session.remove('two'), (error) => error.code === 'SANDBOX_EXECUTION_ERROR', 'a directory needs recursive');
+    await assert.rejects(session.remove('two'), (error) => {
+      assert.equal(error.code, 'SANDBOX_INVALID_ARGUMENT', error.message);
+      assert.equal(error.status, 400);
+      assert.equal(error.operation ?? error.details?.operation, 'remove');
+      assert.match(error.message, /^remove\("\/vercel\/sandbox\/two"\): it is a directory; pass \{ recursive: true \} to remove it and its contents$/);
+      return true;
+    }, 'a directory needs recursive');
+    assert.equal(await session.exists('two/three/four/f.txt'), true, 'the refused remove removed nothing');
     await session.remove('two', { recursive: true });
     assert.equal(await session.exists('two'), false);
     await session.remove('data/all-bytes.bin');
@@ -237,13 +251,13 @@ test('bad arguments are refused with a clear SANDBOX_INVALID_ARGUMENT before any
 });
 
 test('a Session follows the provider configureSandbox chose: a host that is gone fails clearly', async () => {
-  configureSandbox({ provider: 'local', local: { baseUrl: 'http://127.0.0.1:9', token: 'nope' } });
+  configureSandbox({ provider: 'local', local: { baseUrl: 'http://127.0.0.1:9', token: 'nope-nope-nope' } });
   try {
     await assert.rejects(openSandboxSession(), (error) => {
       assert.equal(error.name, 'SandboxError');
       assert.match(error.code, /SANDBOX_TRANSPORT_ERROR|SANDBOX_PROVIDER_UNAVAILABLE/);
       assert.equal(error.provider, 'local');
-      assert.doesNotMatch(error.message, /nope/, 'the token is not in the message');
+      assert.doesNotMatch(error.message, /nope-nope/, 'the token is not in the message');
       return true;
     });
   } finally {
@@ -346,6 +360,39 @@ test('exec says when an output lost its beginning: truncated: true past 16 MiB, 
     assert.equal(cut.truncated, true);
     assert.equal(cut.stdout.length, 16 * 1024 * 1024);
     assert.equal(cut.stdout.slice(0, 3), 'bbb');
+  } finally {
+    await session.close();
+  }
+});
+
+test('absolute paths: the file helpers reach only where commands see the same files (work dir, /tmp, home); elsewhere a clear SANDBOX_INVALID_ARGUMENT', async () => {
+  const session = await openSandboxSession();
+  try {
+    await session.write('/tmp/shared.txt', 'seen by both');
+    assert.equal((await session.exec('cat', ['/tmp/shared.txt'])).stdout, 'seen by both');
+    await session.exec('sh', ['-c', 'echo from-command > /home/box/from-command.txt']);
+    assert.equal(await session.readText('/home/box/from-command.txt'), 'from-command\n');
+    assert.equal(await session.readText('/vercel/sandbox/../../tmp/shared.txt'), 'seen by both');
+
+    // Commands see the host's read-only /etc; the helpers would have seen the Box's own empty root.
+    assert.equal((await session.exec('test', ['-e', '/etc/passwd'])).exitCode, 0);
+    host.resetCounters();
+    const refused = [
+      ['read', () => session.read('/etc/passwd')],
+      ['exists', () => session.exists('/etc/passwd')],
+      ['write', () => session.write('/etc/vite-hub-note', 'x')],
+      ['mkdir', () => session.mkdir('/opt/vite-hub', { recursive: true })],
+      ['remove', () => session.remove('/etc/passwd')],
+      ['read', () => session.read('../../etc/passwd')],
+    ];
+    for (const [name, operation] of refused) {
+      await assert.rejects(operation(), (error) => {
+        assert.equal(error.code, 'SANDBOX_INVALID_ARGUMENT', `${name}: ${error.message}`);
+        assert.match(error.message, new RegExp(`^${name}\\(".*"\\): on the local Box host the file helpers reach /vercel/sandbox, /tmp and /home/box only`));
+        return true;
+      });
+    }
+    assert.equal(host.counters().total, 0, 'refused before any request');
   } finally {
     await session.close();
   }
