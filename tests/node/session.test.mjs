@@ -4,8 +4,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { transform } from 'esbuild';
-import { openSandboxSession, configureSandbox } from '@vite-hub/sandbox';
-import { useLocalHost, processesMatching } from './fixtures.mjs';
+import { openSandboxSession, configureSandbox, runSandbox } from '@vite-hub/sandbox';
+import { useLocalHost, processesMatching, defineTestSandbox } from './fixtures.mjs';
 
 let host;
 before(async () => {
@@ -395,5 +395,26 @@ test('absolute paths: the file helpers reach only where commands see the same fi
     assert.equal(host.counters().total, 0, 'refused before any request');
   } finally {
     await session.close();
+  }
+});
+
+test('a wrong local Box host token is SANDBOX_PROVIDER_AUTH (the host answered 401), for a Run and a Session, without the token in the message', async () => {
+  defineTestSandbox('auth/any', 'export default () => 1;');
+  configureSandbox({ provider: 'local', local: { baseUrl: host.baseUrl, token: 'wrong-token-1234' } });
+  try {
+    const response = await runSandbox('auth/any');
+    assert.equal(response.status, 500);
+    const { error } = await response.json();
+    assert.equal(error.code, 'SANDBOX_PROVIDER_AUTH', error.message);
+    assert.equal(error.details.status, 401);
+    assert.match(error.message, /local answered 401 to create: a valid bearer token is required; check local\.token/);
+    assert.doesNotMatch(error.message, /wrong-token/);
+    await assert.rejects(openSandboxSession(), (thrown) => {
+      assert.equal(thrown.code, 'SANDBOX_PROVIDER_AUTH');
+      assert.equal(thrown.status, 500);
+      return true;
+    });
+  } finally {
+    configureSandbox({ provider: 'local', local: { baseUrl: host.baseUrl, token: host.token } });
   }
 });
