@@ -418,3 +418,27 @@ test('a wrong local Box host token is SANDBOX_PROVIDER_AUTH (the host answered 4
     configureSandbox({ provider: 'local', local: { baseUrl: host.baseUrl, token: host.token } });
   }
 });
+
+test('a late logs() reader of a Command that printed past the host\'s 64 MiB replay history is told where the replay stops', async () => {
+  const session = await openSandboxSession({ timeout: 120_000 });
+  try {
+    const command = await session.spawn('sh', ['-c', 'head -c 67108864 /dev/zero | tr "\\0" a; echo; echo after-the-cut']);
+    assert.deepEqual(await command.wait(), { exitCode: 0, ok: true });
+    let bytes = 0;
+    const markers = [];
+    let sawAfter = false;
+    for await (const entry of command.logs()) {
+      if (entry.data.startsWith('[vite-hub-sandbox] log replay cut')) markers.push({ at: bytes, entry });
+      else bytes += entry.data.length;
+      if (entry.data.includes('after-the-cut')) sawAfter = true;
+    }
+    assert.equal(markers.length, 1, 'one marker');
+    assert.equal(markers[0].entry.stream, 'stderr');
+    assert.match(markers[0].entry.data, /printed more than the 67108864 bytes the Box host keeps/);
+    assert.ok(bytes <= 64 * 1024 * 1024, `replayed ${bytes} bytes`);
+    assert.equal(markers[0].at, bytes, 'the marker is the last entry of the replay');
+    assert.equal(sawAfter, false, 'output past the cut is not replayed');
+  } finally {
+    await session.close();
+  }
+});
