@@ -177,6 +177,24 @@ impl SandboxConfig {
         self.production.unwrap_or_else(|| self.env("NODE_ENV").as_deref() == Some("production"))
     }
 
+    /// Checks what the app wrote itself (not the env snapshot, which each Run answers): a
+    /// `provider` name, `local.baseUrl` / `vercel.baseUrl` (absolute http(s) URLs) and
+    /// `local.token` / `vercel.token` (at least [`MIN_TOKEN_CHARS`] characters).
+    ///
+    /// # Errors
+    /// `SANDBOX_INVALID_ARGUMENT` naming the key.
+    pub fn check_explicit(&self) -> Result<()> {
+        if let Some(name) = non_empty(self.provider.as_ref()) {
+            if ProviderKind::parse(&name).is_none() {
+                return Err(Error::new(ErrorCode::InvalidArgument, format!("config provider is {name:?}; expected \"vercel\", \"cloudflare\" or \"local\"")));
+            }
+        }
+        check_base_url(self.local.base_url.as_deref(), "local.baseUrl")?;
+        check_base_url(self.vercel.base_url.as_deref(), "vercel.baseUrl")?;
+        check_token(self.local.token.as_deref(), "local.token")?;
+        check_token(self.vercel.token.as_deref(), "vercel.token")
+    }
+
     /// Chooses the provider: explicit config > env `SANDBOX_PROVIDER` > a Cloudflare binding in the
     /// request env > Vercel credentials > `local` when not in production.
     ///
@@ -220,10 +238,7 @@ impl SandboxConfig {
     /// `SANDBOX_LOCAL_URL`/`SANDBOX_LOCAL_TOKEN`); `SANDBOX_INVALID_ARGUMENT` for bad `cloudflare`
     /// options.
     pub fn provider_settings(&self, has_cloudflare_binding: bool) -> Result<ProviderSettings> {
-        check_base_url(self.local.base_url.as_deref(), "local.baseUrl")?;
-        check_base_url(self.vercel.base_url.as_deref(), "vercel.baseUrl")?;
-        check_token(self.local.token.as_deref(), "local.token")?;
-        check_token(self.vercel.token.as_deref(), "vercel.token")?;
+        self.check_explicit()?;
         match self.select_provider(has_cloudflare_binding)? {
             ProviderKind::Local => Ok(ProviderSettings::Local(self.local.clone())),
             ProviderKind::Vercel => {

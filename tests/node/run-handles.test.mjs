@@ -287,10 +287,14 @@ test('aborting while reading a streamed body rejects the read with the signal\'s
 test('logs() keeps at most 16 MiB of the entry\'s output, then one truncated: true marker; onLog sees every line', async () => {
   defineTestSandbox(
     'logs/flood',
-    `export default () => {
+    // Written with backpressure, so all of it is out before the result (the harness waits for a
+    // drain of at most 1 s, which a loaded machine can exceed with 17 MiB queued).
+    `export default async () => {
       const line = 'x'.repeat(1023) + '\\n';
-      for (let i = 0; i < 17 * 1024; i++) process.stdout.write(line);
-      console.log('last line');
+      for (let i = 0; i < 17 * 1024; i++) {
+        if (!process.stdout.write(line)) await new Promise((resolve) => process.stdout.once('drain', resolve));
+      }
+      await new Promise((resolve) => process.stdout.write('last line\\n', resolve));
       return 'done';
     };`,
   );
