@@ -118,3 +118,14 @@ test('configureSandbox checks at once: an unknown provider, a baseUrl that is no
     }, JSON.stringify(config));
   }
 });
+
+test('what comes from the env is still answered by each Run, so a bad env never breaks configureSandbox (nor the import, which configures from process.env)', async () => {
+  configureSandbox({ env: { SANDBOX_PROVIDER: 'docker' } });
+  defineTestSandbox('config/env-provider', 'export default () => 1;');
+  const response = await runSandbox('config/env-provider');
+  assert.equal(response.status, 400);
+  const { error } = await response.json();
+  assert.equal(error.code, 'SANDBOX_INVALID_ARGUMENT');
+  assert.match(error.message, /SANDBOX_PROVIDER is "docker"/);
+  configureSandbox({ provider: 'local' });
+});
