@@ -567,8 +567,8 @@ impl SandboxSession {
         self.inner.check_open(operation)?;
         let path = path.as_string().ok_or_else(|| invalid(format!("{operation}(path) needs a string path")))?;
         let path = session::box_path(self.inner.session.cwd(), &path, operation)?;
-        if self.inner.provider == ProviderKind::Local {
-            session::check_local_box_path(&path, self.inner.session.cwd(), operation)?;
+        if let Some(work_dir) = self.inner.session.local_box_host_work_dir() {
+            session::check_local_box_path(&path, work_dir, operation)?;
         }
         Ok(path)
     }

@@ -445,3 +445,35 @@ test('a late logs() reader of a Command that printed past the host\'s 64 MiB rep
     await session.close();
   }
 });
+
+test('Cloudflare in local development (SANDBOX_LOCAL_URL/TOKEN, a Box of the local Box host) follows the same path rule, and a wrong token is SANDBOX_PROVIDER_AUTH', async () => {
+  configureSandbox({ provider: 'cloudflare', env: { SANDBOX_LOCAL_URL: host.baseUrl, SANDBOX_LOCAL_TOKEN: host.token } });
+  try {
+    const session = await openSandboxSession();
+    try {
+      assert.equal(session.provider, 'cloudflare');
+      assert.equal(session.cwd, '/workspace');
+      await session.write('/tmp/cf-note.txt', 'cf');
+      assert.equal(await session.readText('/tmp/cf-note.txt'), 'cf');
+      await session.write('notes/a.txt', 'in the work dir');
+      assert.equal(await session.readText('/workspace/notes/a.txt'), 'in the work dir');
+      if (hasBwrap) assert.equal((await session.exec('cat', ['/tmp/cf-note.txt'])).stdout, 'cf');
+      await assert.rejects(session.read('/etc/passwd'), (error) => {
+        assert.equal(error.code, 'SANDBOX_INVALID_ARGUMENT');
+        assert.match(error.message, /file helpers reach \/workspace, \/tmp and \/home\/box only/);
+        return true;
+      });
+    } finally {
+      await session.close();
+    }
+    configureSandbox({ provider: 'cloudflare', env: { SANDBOX_LOCAL_URL: host.baseUrl, SANDBOX_LOCAL_TOKEN: 'wrong-token-1234' } });
+    await assert.rejects(openSandboxSession(), (error) => {
+      assert.equal(error.code, 'SANDBOX_PROVIDER_AUTH', error.message);
+      assert.match(error.message, /answered 401.*check SANDBOX_LOCAL_TOKEN/);
+      assert.doesNotMatch(error.message, /wrong-token/);
+      return true;
+    });
+  } finally {
+    configureSandbox({ provider: 'local', local: { baseUrl: host.baseUrl, token: host.token } });
+  }
+});

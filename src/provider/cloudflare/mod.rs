@@ -326,6 +326,12 @@ mod session {
             &self.id
         }
 
+        /// The Box's work directory when the Box lives on the local Box host (local development,
+        /// no Durable Object stub), whose file routes and commands see different roots outside it.
+        pub fn local_box_host_work_dir(&self) -> Option<&'static str> {
+            self.stub.is_none().then_some(WORK_DIR)
+        }
+
         /// Writes `files` (paths relative to `/`): `mkdir -p` of their directories, then one
         /// `/api/write` per file (base64), a few at a time; then a `chmod` for executable modes.
         pub fn write_files<'a>(&'a self, files: &'a [BoxFile], signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<()>> {
