@@ -22,10 +22,11 @@ const USAGE = `Usage:
       e.g. --allow-origin http://localhost:5173 for a local playground.
   vite-hub-sandbox inspect [<app-root>] [--json]
       Lists the Definitions under <app-root> (default: the current directory): name, path, entry,
-      package manager, timeout (ms) and digest, as a table or as a JSON array with --json (which
-      also holds packagePath, the package below its install root, and install, the command
-      { command, args, cwd, digest } run at the install root, or null; digest keys its
-      prepared project).
+      package manager, timeout (ms), DEFINITION DIGEST (of all its files) and INSTALL DIGEST (of
+      its install inputs: the key of its prepared project, what dropPreparedProject(digest) takes;
+      - without dependencies), as a table or as a JSON array with --json (digest is the Definition
+      digest; packagePath, the package below its install root; install, the command
+      { command, args, cwd, digest } run at the install root, or null).
       Exit code 1 when discovery or a Definition is invalid.
   vite-hub-sandbox types [<app-root>]
       Writes <app-root>/.vite-hub/sandbox/sandbox.d.ts (the payload and result type of each
@@ -237,8 +238,10 @@ async function inspectDefinition(sandbox, root, definition) {
 }
 
 function printTable(rows) {
-  const header = ['NAME', 'PATH', 'ENTRY', 'PACKAGE MANAGER', 'TIMEOUT MS', 'DIGEST'];
-  const cells = rows.map((row) => [row.name ?? '?', row.path === null ? '-' : row.path || '.', row.entry ?? '-', row.packageManager ?? '-', row.timeoutMs ?? '-', row.digest ?? '-'].map(String));
+  // Two digests, each named: the Definition's (all its files) and its install's (the prepared
+  // project's key, which dropPreparedProject takes).
+  const header = ['NAME', 'PATH', 'ENTRY', 'PACKAGE MANAGER', 'TIMEOUT MS', 'DEFINITION DIGEST', 'INSTALL DIGEST'];
+  const cells = rows.map((row) => [row.name ?? '?', row.path === null ? '-' : row.path || '.', row.entry ?? '-', row.packageManager ?? '-', row.timeoutMs ?? '-', row.digest ?? '-', row.install?.digest ?? '-'].map(String));
   const widths = header.map((title, column) => Math.max(title.length, ...cells.map((line) => line[column].length)));
   const format = (line) => line.map((cell, column) => cell.padEnd(widths[column])).join('  ').trimEnd();
   process.stdout.write(`${[header, ...cells].map(format).join('\n')}\n`);

@@ -41,6 +41,8 @@ pub struct CommandOutcome {
     pub stdout: String,
     /// The last [`Command::max_stderr_bytes`] bytes the process wrote to stderr, likewise.
     pub stderr: String,
+    /// Whether stdout or stderr lost its beginning to those caps.
+    pub truncated: bool,
 }
 
 impl CommandOutcome {
@@ -66,12 +68,13 @@ pub fn last_bytes(text: &str, max_bytes: usize) -> &str {
 pub struct OutputTail {
     text: String,
     cap: usize,
+    cut: bool,
 }
 
 impl OutputTail {
     /// An empty tail keeping `cap` bytes.
     pub fn new(cap: usize) -> OutputTail {
-        OutputTail { text: String::new(), cap }
+        OutputTail { text: String::new(), cap, cut: false }
     }
 
     /// Appends `more`, dropping the oldest bytes once past the memory bound.
@@ -84,6 +87,7 @@ impl OutputTail {
 
     fn trim(&mut self) {
         let start = self.text.len() - last_bytes(&self.text, self.cap).len();
+        self.cut |= start > 0;
         self.text.drain(..start);
     }
 
@@ -91,6 +95,20 @@ impl OutputTail {
     pub fn into_string(mut self) -> String {
         self.trim();
         self.text
+    }
+
+    /// The last `cap` bytes, and whether earlier ones were dropped.
+    pub fn finish(mut self) -> (String, bool) {
+        self.trim();
+        (self.text, self.cut)
+    }
+}
+
+impl CommandOutcome {
+    /// The outcome of `exit_code` with the kept tails of both streams.
+    pub fn from_tails(exit_code: i32, stdout: OutputTail, stderr: OutputTail) -> CommandOutcome {
+        let ((stdout, out_cut), (stderr, err_cut)) = (stdout.finish(), stderr.finish());
+        CommandOutcome { exit_code, stdout, stderr, truncated: out_cut || err_cut }
     }
 }
 
@@ -109,5 +127,17 @@ mod tests {
             assert!(tail.text.len() <= 64 * 1024 + 2);
         }
         assert_eq!(tail.into_string(), "xyxy");
+    }
+
+    #[test]
+    fn an_outcome_says_when_a_tail_lost_its_beginning() {
+        let (mut out, mut err) = (OutputTail::new(4), OutputTail::new(4));
+        out.push("abcd");
+        err.push("ok");
+        assert!(!CommandOutcome::from_tails(0, out, err).truncated, "exactly the cap is whole");
+        let (mut out, err) = (OutputTail::new(4), OutputTail::new(4));
+        out.push("abcde");
+        let outcome = CommandOutcome::from_tails(1, out, err);
+        assert_eq!((outcome.stdout.as_str(), outcome.truncated), ("bcde", true));
     }
 }

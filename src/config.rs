@@ -81,37 +81,86 @@ pub struct SandboxConfig {
     pub debug: Option<bool>,
 }
 
-/// Partial [`TransferLimits`].
+/// Partial [`TransferLimits`]. Each value is read as any JSON value and checked by
+/// [`TransferOverrides::resolve`], so a bad one (`-1`, `1.5`, `"8"`) is named by its key.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TransferOverrides {
     /// Max UTF-8 bytes of the input envelope.
-    pub max_input_bytes: Option<u64>,
+    pub max_input_bytes: Option<serde_json::Value>,
     /// Max UTF-8 bytes of the result envelope.
-    pub max_output_bytes: Option<u64>,
+    pub max_output_bytes: Option<serde_json::Value>,
     /// Max nesting depth of payload, context and result.
-    pub max_depth: Option<u32>,
+    pub max_depth: Option<serde_json::Value>,
     /// Max number of binary sidecars per direction.
-    pub max_sidecars: Option<u32>,
+    pub max_sidecars: Option<serde_json::Value>,
     /// Max total sidecar bytes per direction.
-    pub max_sidecar_bytes: Option<u64>,
+    pub max_sidecar_bytes: Option<serde_json::Value>,
+}
+
+/// A limit value: a positive integer up to [`crate::transfer::MAX_LIMIT_VALUE`].
+///
+/// # Errors
+/// `SANDBOX_INVALID_ARGUMENT` naming `transfer.<name>` and the value otherwise.
+fn limit_value(name: &str, value: &serde_json::Value) -> Result<u64> {
+    let max = crate::transfer::limits::MAX_LIMIT_VALUE;
+    value.as_u64().filter(|v| (1..=max).contains(v)).ok_or_else(|| {
+        Error::new(ErrorCode::InvalidArgument, format!("transfer.{name} must be a positive integer <= {max} (got {value})"))
+    })
 }
 
 impl TransferOverrides {
     /// The limits with these overrides applied, validated.
     ///
     /// # Errors
-    /// `SANDBOX_INVALID_ARGUMENT` when a value is 0 or above 1 GiB.
+    /// `SANDBOX_INVALID_ARGUMENT` naming the key when a value is not an integer, is 0 or above 1 GiB.
     pub fn resolve(&self) -> Result<TransferLimits> {
         let mut limits = TransferLimits::default();
-        if let Some(v) = self.max_input_bytes { limits.max_input_bytes = v; }
-        if let Some(v) = self.max_output_bytes { limits.max_output_bytes = v; }
-        if let Some(v) = self.max_depth { limits.max_depth = v; }
-        if let Some(v) = self.max_sidecars { limits.max_sidecars = v; }
-        if let Some(v) = self.max_sidecar_bytes { limits.max_sidecar_bytes = v; }
+        let u32_of = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
+        if let Some(v) = &self.max_input_bytes { limits.max_input_bytes = limit_value("maxInputBytes", v)?; }
+        if let Some(v) = &self.max_output_bytes { limits.max_output_bytes = limit_value("maxOutputBytes", v)?; }
+        if let Some(v) = &self.max_depth { limits.max_depth = u32_of(limit_value("maxDepth", v)?); }
+        if let Some(v) = &self.max_sidecars { limits.max_sidecars = u32_of(limit_value("maxSidecars", v)?); }
+        if let Some(v) = &self.max_sidecar_bytes { limits.max_sidecar_bytes = limit_value("maxSidecarBytes", v)?; }
         limits.validate()?;
         Ok(limits)
     }
+}
+
+/// Shortest provider token accepted, in characters. Error messages are scrubbed of the token
+/// ([`crate::error::redact`]); a shorter token matches ordinary words and would mangle them
+/// (`token: "a"` turns "an answer" into "[redacted]n [redacted]nswer"), so it is refused.
+pub const MIN_TOKEN_CHARS: usize = 8;
+
+/// Refuses a token shorter than [`MIN_TOKEN_CHARS`] (`what` names where it came from).
+///
+/// # Errors
+/// `SANDBOX_INVALID_ARGUMENT`; the message gives the length, never the token.
+fn check_token(token: Option<&str>, what: &str) -> Result<()> {
+    match token.map(|t| t.chars().count()) {
+        Some(n) if n < MIN_TOKEN_CHARS => Err(Error::new(
+            ErrorCode::InvalidArgument,
+            format!(
+                "{what} has {n} character{}; a token must have at least {MIN_TOKEN_CHARS} (a shorter one cannot be redacted from error messages without mangling them)",
+                if n == 1 { "" } else { "s" }
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Refuses a `baseUrl` that is not an absolute `http:` / `https:` URL with a host (`what` names it).
+///
+/// # Errors
+/// `SANDBOX_INVALID_ARGUMENT`.
+fn check_base_url(url: Option<&str>, what: &str) -> Result<()> {
+    let Some(url) = url else { return Ok(()) };
+    let rest = url.strip_prefix("http://").or_else(|| url.strip_prefix("https://"));
+    let host = rest.map(|r| r.split(['/', '?', '#']).next().unwrap_or_default());
+    if host.is_some_and(|h| !h.is_empty() && !h.contains(char::is_whitespace)) && !url.contains(char::is_whitespace) {
+        return Ok(());
+    }
+    Err(Error::new(ErrorCode::InvalidArgument, format!("{what} must be an absolute http:// or https:// URL with a host, got {url:?}")))
 }
 
 fn non_empty(value: Option<&String>) -> Option<String> {
@@ -126,6 +175,24 @@ impl SandboxConfig {
     /// Whether the app runs in production.
     pub fn is_production(&self) -> bool {
         self.production.unwrap_or_else(|| self.env("NODE_ENV").as_deref() == Some("production"))
+    }
+
+    /// Checks what the app wrote itself (not the env snapshot, which each Run answers): a
+    /// `provider` name, `local.baseUrl` / `vercel.baseUrl` (absolute http(s) URLs) and
+    /// `local.token` / `vercel.token` (at least [`MIN_TOKEN_CHARS`] characters).
+    ///
+    /// # Errors
+    /// `SANDBOX_INVALID_ARGUMENT` naming the key.
+    pub fn check_explicit(&self) -> Result<()> {
+        if let Some(name) = non_empty(self.provider.as_ref()) {
+            if ProviderKind::parse(&name).is_none() {
+                return Err(Error::new(ErrorCode::InvalidArgument, format!("config provider is {name:?}; expected \"vercel\", \"cloudflare\" or \"local\"")));
+            }
+        }
+        check_base_url(self.local.base_url.as_deref(), "local.baseUrl")?;
+        check_base_url(self.vercel.base_url.as_deref(), "vercel.baseUrl")?;
+        check_token(self.local.token.as_deref(), "local.token")?;
+        check_token(self.vercel.token.as_deref(), "vercel.token")
     }
 
     /// Chooses the provider: explicit config > env `SANDBOX_PROVIDER` > a Cloudflare binding in the
@@ -171,6 +238,7 @@ impl SandboxConfig {
     /// `SANDBOX_LOCAL_URL`/`SANDBOX_LOCAL_TOKEN`); `SANDBOX_INVALID_ARGUMENT` for bad `cloudflare`
     /// options.
     pub fn provider_settings(&self, has_cloudflare_binding: bool) -> Result<ProviderSettings> {
+        self.check_explicit()?;
         match self.select_provider(has_cloudflare_binding)? {
             ProviderKind::Local => Ok(ProviderSettings::Local(self.local.clone())),
             ProviderKind::Vercel => {
@@ -181,10 +249,12 @@ impl SandboxConfig {
                     )
                     .with_provider(ProviderKind::Vercel)
                 })?;
+                check_token(Some(credentials.token.as_str()), "the vercel token (vercel.token, VERCEL_TOKEN or VERCEL_OIDC_TOKEN)")?;
                 Ok(ProviderSettings::Vercel { endpoint: self.vercel.endpoint(credentials), network_policy: self.vercel.network_policy.clone() })
             }
             ProviderKind::Cloudflare => {
                 let settings = self.cloudflare.resolve(&self.env)?;
+                check_token(settings.local_host.as_ref().map(|h| h.token.as_str()), "SANDBOX_LOCAL_TOKEN")?;
                 if !has_cloudflare_binding && settings.local_host.is_none() {
                     return Err(missing_binding_error(&settings.binding));
                 }
@@ -239,7 +309,7 @@ mod tests {
 
     #[test]
     fn settings_resolve_the_chosen_provider() {
-        let c = config(serde_json::json!({"env": {"VERCEL_TOKEN": "t", "VERCEL_TEAM_ID": "team", "VERCEL_PROJECT_ID": "p"}}));
+        let c = config(serde_json::json!({"env": {"VERCEL_TOKEN": "t_long_enough", "VERCEL_TEAM_ID": "team", "VERCEL_PROJECT_ID": "p"}}));
         match c.provider_settings(false).unwrap() {
             ProviderSettings::Vercel { endpoint, .. } => assert_eq!(endpoint.project_id.as_deref(), Some("p")),
             other => panic!("expected vercel, got {other:?}"),
@@ -270,12 +340,41 @@ mod tests {
             }
             other => panic!("expected cloudflare, got {other:?}"),
         }
-        let local = config(serde_json::json!({"provider": "cloudflare", "env": {"SANDBOX_LOCAL_URL": "http://127.0.0.1:9", "SANDBOX_LOCAL_TOKEN": "t"}}));
+        let local = config(serde_json::json!({"provider": "cloudflare", "env": {"SANDBOX_LOCAL_URL": "http://127.0.0.1:9", "SANDBOX_LOCAL_TOKEN": "t_long_enough"}}));
         assert!(matches!(local.provider_settings(false).unwrap(), ProviderSettings::Cloudflare(s) if s.local_host.is_some()));
         let bad = config(serde_json::json!({"provider": "cloudflare", "cloudflare": {"sandboxId": "api"}}));
         assert_eq!(bad.provider_settings(true).unwrap_err().code(), ErrorCode::InvalidArgument);
         assert!(serde_json::from_value::<SandboxConfig>(serde_json::json!({"cloudflare": {"sandboxID": "x"}})).is_err());
         assert!(env_names().contains(&"SANDBOX_LOCAL_URL") && env_names().contains(&"SANDBOX_LOCAL_TOKEN"));
+    }
+
+    #[test]
+    fn bad_urls_short_tokens_and_bad_limits_are_named() {
+        for (json, part) in [
+            (serde_json::json!({"local": {"baseUrl": "not a url"}}), "local.baseUrl must be an absolute http:// or https:// URL"),
+            (serde_json::json!({"vercel": {"baseUrl": "ftp://x"}}), "vercel.baseUrl must be"),
+            (serde_json::json!({"local": {"baseUrl": "http://"}}), "local.baseUrl must be"),
+            (serde_json::json!({"local": {"token": "a"}}), "local.token has 1 character; a token must have at least 8"),
+            (serde_json::json!({"env": {"VERCEL_TOKEN": "short", "VERCEL_TEAM_ID": "t", "VERCEL_PROJECT_ID": "p"}}), "the vercel token"),
+            (serde_json::json!({"provider": "cloudflare", "env": {"SANDBOX_LOCAL_URL": "http://127.0.0.1:9", "SANDBOX_LOCAL_TOKEN": "t"}}), "SANDBOX_LOCAL_TOKEN has 1 character"),
+        ] {
+            let error = config(json).provider_settings(false).unwrap_err();
+            assert_eq!(error.code(), ErrorCode::InvalidArgument);
+            assert!(error.message().contains(part), "{part} in {}", error.message());
+        }
+        assert!(config(serde_json::json!({"local": {"baseUrl": "https://box.example:8443/x", "token": "12345678"}})).provider_settings(false).is_ok());
+        for (json, part) in [
+            (serde_json::json!({"maxDepth": -1}), "transfer.maxDepth must be a positive integer <= 1073741824 (got -1)"),
+            (serde_json::json!({"maxSidecars": 1.5}), "transfer.maxSidecars must be a positive integer <= 1073741824 (got 1.5)"),
+            (serde_json::json!({"maxInputBytes": "8"}), "transfer.maxInputBytes must be a positive integer <= 1073741824 (got \"8\")"),
+            (serde_json::json!({"maxOutputBytes": 0}), "transfer.maxOutputBytes"),
+        ] {
+            let overrides: TransferOverrides = serde_json::from_value(json).unwrap();
+            let error = overrides.resolve().unwrap_err();
+            assert!(error.message().contains(part), "{part} in {}", error.message());
+        }
+        let overrides: TransferOverrides = serde_json::from_value(serde_json::json!({"maxDepth": 8})).unwrap();
+        assert_eq!(overrides.resolve().unwrap().max_depth, 8);
     }
 
     #[test]

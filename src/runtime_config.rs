@@ -29,11 +29,16 @@ impl RuntimeConfig {
     /// Resolves `config` once.
     ///
     /// # Errors
-    /// `SANDBOX_INVALID_ARGUMENT` for transfer limits out of range.
+    /// `SANDBOX_INVALID_ARGUMENT` for transfer limits out of range and for what the app wrote
+    /// wrong itself ([`SandboxConfig::check_explicit`]: an unknown `provider`, a `baseUrl` that is
+    /// no URL, a token under 8 characters): thrown by `configureSandbox` at once. What comes from
+    /// the env snapshot (the Node entry configures from `process.env` at import) or cannot be
+    /// chosen yet (no credentials, no binding) is kept for each Run to answer.
     /// `namespace`: the `cloudflare.binding` Durable Object namespace of the Worker env, when
     /// one was handed over.
     pub fn resolve(config: &SandboxConfig, fetcher: Fetcher, namespace: Option<crate::sys::DurableObjectNamespace>) -> Result<RuntimeConfig> {
         let limits = config.transfer.resolve()?;
+        config.check_explicit()?;
         let provider = config
             .provider_settings(namespace.is_some())
             .and_then(|settings| Provider::build(settings, fetcher, namespace))

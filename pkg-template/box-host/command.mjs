@@ -206,6 +206,14 @@ export class BoxCommand extends EventEmitter {
       this.logBytes += data.length;
       this.logs.push(entry);
     } else {
+      if (!this.historyCut) {
+        // One marker (outside the budget) says where the replay stops: a late follower is told,
+        // not silently handed a gap.
+        this.logs.push({
+          stream: 'stderr',
+          data: `[vite-hub-sandbox] log replay cut: this command printed more than the ${MAX_LOG_BYTES} bytes the Box host keeps (or its host-wide budget ran out); later output reached only readers that followed live\n`,
+        });
+      }
       this.historyCut = true;
     }
     this.emit('log', entry);

@@ -91,8 +91,14 @@ export async function startBoxHost(options = {}) {
     counters: () => counters.snapshot(),
     resetCounters: () => counters.reset(),
     swept,
+    /**
+     * Lets the process exit while the host listens (the in-process host of a script): the server
+     * and every connection it accepts (a kept-alive connection's server side would otherwise hold
+     * the event loop until the keep-alive timeout, seconds after the last Run).
+     */
     unref() {
       server.unref();
+      server.on('connection', (socket) => socket.unref());
     },
     close() {
       closing ??= (async () => {

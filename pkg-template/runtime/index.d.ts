@@ -22,7 +22,7 @@ export interface SandboxErrorBody {
     /** Bounded to 16 KiB; never a stack trace, a host path or a secret. */
     message: string;
     details?: {
-      operation?: 'create' | 'write' | 'exec' | 'install' | 'read' | 'stop' | 'stage' | 'resolve' | 'snapshot';
+      operation?: 'create' | 'write' | 'exec' | 'install' | 'read' | 'stop' | 'stage' | 'resolve' | 'snapshot' | 'mkdir' | 'remove';
       provider?: 'vercel' | 'cloudflare' | 'local';
       /** Upstream HTTP status. */
       status?: number;
@@ -86,6 +86,14 @@ export interface RunSandboxOptions {
 export interface SandboxLogEntry {
   stream: 'stdout' | 'stderr';
   data: string;
+  /**
+   * Present (`true`) on the one marker entry that ends a cut history: a Run handle's `logs()` keeps
+   * 16 MiB (16777216 bytes, UTF-8) of its entry's output, then gives this `stderr` entry and ends
+   * (`onLog` still gets every line). A Session Command's replay on the local Box host keeps 64 MiB
+   * (67108864 bytes) of output (less when the host-wide budget is spent), then one `stderr` line
+   * starting `[vite-hub-sandbox] log replay cut`; later output reaches only readers that followed live.
+   */
+  truncated?: true;
 }
 
 /** The handle of one Run (`startSandbox`). */
@@ -94,7 +102,11 @@ export interface SandboxRun {
   readonly status: 'pending' | 'running' | 'stopped' | 'failed';
   /** The Response `runSandbox` would give (the same promise on every call). A returned streaming Response streams as the entry produces it. */
   response(): Promise<Response>;
-  /** The entry's own stdout/stderr: replayed from the start, then live until the Run ends. */
+  /**
+   * The entry's own stdout/stderr: replayed from the start, then live until the Run ends. Kept in
+   * memory up to 16 MiB (16777216 bytes, UTF-8); past it a final `{ stream: 'stderr', data,
+   * truncated: true }` entry ends every reader's loop.
+   */
   logs(): AsyncIterableIterator<SandboxLogEntry>;
   /** Resolves once the Box was given back after the Response; rejects with an Error naming the failure otherwise. */
   closed(): Promise<void>;
@@ -502,12 +514,14 @@ export interface SandboxCommandOptions {
   signal?: AbortSignal;
 }
 
-/** What `exec` resolves to: exit state and outputs (the last 16 MiB of each stream, UTF-8). */
+/** What `exec` resolves to: exit state and outputs (the last 16 MiB, 16777216 bytes, of each stream, UTF-8). */
 export interface SandboxExecResult {
   exitCode: number;
   ok: boolean;
   stdout: string;
   stderr: string;
+  /** Present (`true`) when stdout or stderr printed more than 16777216 bytes and lost its beginning. */
+  truncated?: true;
 }
 
 
@@ -550,15 +564,21 @@ export interface SandboxSession extends SandboxAsyncDisposable {
   readonly executionAuthority: ExecutionAuthority;
   /** The Box working directory, e.g. `/vercel/sandbox` (Vercel, local) or `/workspace` (Cloudflare). */
   readonly cwd: string;
-  /** Live: `'running'` once open, `'stopped'` after `close()`, `'failed'` when the close failed (call `close()` again). */
-  readonly status: 'pending' | 'running' | 'stopped' | 'failed';
+  /**
+   * Live: `'running'` once open, `'stopped'` after `close()`, `'failed'` when the close failed (call
+   * `close()` again), `'expired'` once the Box lifetime (`openSandboxSession({ timeout })`, default
+   * 300000 ms on Vercel and the local Box host; Cloudflare has none) ran out or the provider
+   * answered 410: every operation then rejects with `SANDBOX_INVALID_STATE` (409) naming the
+   * lifetime (`details.timeoutMs`).
+   */
+  readonly status: 'pending' | 'running' | 'stopped' | 'failed' | 'expired';
   /** Runs `command` with `args` (argv, no shell) and waits for it. */
   exec(command: string, args?: string[], options?: SandboxCommandOptions): Promise<SandboxExecResult>;
   exec(command: string, options?: SandboxCommandOptions): Promise<SandboxExecResult>;
   /** Starts `command` without waiting (Vercel protocol: a detached `cmd`; Cloudflare: `/api/process/start`). */
   spawn(command: string, args?: string[], options?: SandboxCommandOptions): Promise<SandboxProcess>;
   spawn(command: string, options?: SandboxCommandOptions): Promise<SandboxProcess>;
-  /** The file's bytes, or `null` when it does not exist. */
+  /** The file's bytes, or `null` when it does not exist; a file over 256 MiB (268435456 bytes) is `SANDBOX_TRANSFER_LIMIT`. */
   read(path: string): Promise<Uint8Array | null>;
   /** The file as UTF-8 text, or `null`. */
   readText(path: string): Promise<string | null>;

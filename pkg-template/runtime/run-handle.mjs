@@ -3,6 +3,11 @@
 // options, events)`; the events object is the core's callback side, see src/run/events.rs).
 // Glue only: which Run, when it answers and what it logs are the core's decisions.
 
+/** Bytes (UTF-8) of entry output `logs()` keeps for replay; past it one marker entry ends the history. */
+export const RUN_LOG_HISTORY_BYTES = 16 * 1024 * 1024;
+
+const utf8 = new TextEncoder();
+
 /**
  * Starts one Run and returns its handle.
  * @param {object} wasm the runtime wasm exports (the runtime's waitUntil, if any, is set on it:
@@ -21,6 +26,8 @@ export function startRun(wasm, name, payload, options, defaultOnLog) {
     // A throwing getter or Proxy trap: the core reads the options again and answers it (400).
   }
   const history = [];
+  let historyBytes = 0;
+  let historyCut = false;
   const readers = new Set();
   const lines = onLog === undefined ? null : logLines(name, onLog);
   let status = 'pending';
@@ -40,8 +47,22 @@ export function startRun(wasm, name, payload, options, defaultOnLog) {
       }
     },
     log(stream, data) {
-      history.push({ stream, data });
-      wake();
+      if (!historyCut) {
+        historyBytes += utf8.encode(data).byteLength;
+        if (historyBytes <= RUN_LOG_HISTORY_BYTES) {
+          history.push({ stream, data });
+        } else {
+          // Memory stays bounded: the marker is the last entry every logs() reader sees (onLog
+          // still gets every line).
+          historyCut = true;
+          history.push({
+            stream: 'stderr',
+            data: `[vite-hub-sandbox] logs() stops here: the entry printed more than ${RUN_LOG_HISTORY_BYTES} bytes, the most a run handle keeps; use onLog for all of it\n`,
+            truncated: true,
+          });
+        }
+        wake();
+      }
       lines?.log(stream, data);
     },
     background(work) {
@@ -69,7 +90,10 @@ export function startRun(wasm, name, payload, options, defaultOnLog) {
     response() {
       return response;
     },
-    /** The entry's stdout/stderr as `{ stream, data }`, from the start, then live until the Run ends. */
+    /**
+     * The entry's stdout/stderr as `{ stream, data }`, from the start, then live until the Run
+     * ends; at most RUN_LOG_HISTORY_BYTES, then one `{ stream: 'stderr', data, truncated: true }`.
+     */
     async *logs() {
       let next = 0;
       while (true) {

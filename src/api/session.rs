@@ -139,7 +139,22 @@ struct Inner {
 
 impl Inner {
     fn check_open(&self, operation: &str) -> Result<()> {
-        self.state.borrow().check_open(&self.id, operation)
+        self.state.borrow_mut().check_open(&self.id, operation, crate::sys::performance_now())
+    }
+
+    /// `error` of `operation`, unless the provider answered 410 (its Box is stopped: the lifetime
+    /// ran out): then the Session becomes `expired` and the error says so (`SANDBOX_INVALID_STATE`).
+    /// A provider's 400/404/409 to `mkdir` or `remove` (a missing parent, an existing path, a
+    /// directory without `recursive`) is the caller's path: `SANDBOX_INVALID_ARGUMENT`.
+    fn failed(&self, operation: &str, error: Error) -> Error {
+        match error.upstream_status() {
+            Some(410) => self.state.borrow_mut().expire(&self.id, operation).with_provider(self.provider),
+            Some(status @ (400 | 404 | 409)) if matches!(operation, "mkdir" | "remove") && error.code() == ErrorCode::TransportError => {
+                let op = if operation == "mkdir" { Operation::Mkdir } else { Operation::Remove };
+                Error::new(ErrorCode::InvalidArgument, error.message().to_owned()).with_provider(self.provider).with_operation(op).with_status(status)
+            }
+            _ => error,
+        }
     }
 }
 
@@ -224,6 +239,9 @@ fn exec_result(outcome: &CommandOutcome) -> JsValue {
     set(&object, "ok", &outcome.success().into());
     set(&object, "stdout", &outcome.stdout.as_str().into());
     set(&object, "stderr", &outcome.stderr.as_str().into());
+    if outcome.truncated {
+        set(&object, "truncated", &JsValue::TRUE);
+    }
     object.into()
 }
 
@@ -323,12 +341,17 @@ pub fn open_sandbox_session(options: JsValue) -> Promise {
             let _ = session.close().await;
             return Err(signal.reason());
         }
+        // Vercel and the local Box host stop a Box at its lifetime; a Cloudflare Box has none.
+        let lifetime_ms = match session.provider() {
+            ProviderKind::Cloudflare => None,
+            _ => Some(spec.lifetime_ms.unwrap_or(session::DEFAULT_LIFETIME_MS)),
+        };
         let inner = Inner {
             id: session.id().to_owned(),
             provider: session.provider(),
             authority: authority_object(&authority),
             session,
-            state: RefCell::new(SessionState::running()),
+            state: RefCell::new(SessionState::running(lifetime_ms, crate::sys::performance_now())),
             closing: RefCell::new(None),
         };
         Ok(SandboxSession { inner: Rc::new(inner) }.into())
@@ -363,10 +386,11 @@ impl SandboxSession {
         self.inner.authority.clone()
     }
 
-    /// `'pending' | 'running' | 'stopped' | 'failed'`, now.
+    /// `'pending' | 'running' | 'stopped' | 'failed' | 'expired'`, now (`'expired'` once the Box
+    /// lifetime ran out: by the clock, or a provider's 410).
     #[wasm_bindgen(getter)]
     pub fn status(&self) -> String {
-        self.inner.state.borrow().status.as_str().to_owned()
+        self.inner.state.borrow_mut().status_at(crate::sys::performance_now()).as_str().to_owned()
     }
 
     /// The Box working directory (relative paths of every operation start here).
@@ -378,7 +402,8 @@ impl SandboxSession {
     /// `exec(command, args?, { cwd?, env?, timeout?, signal? }) → Promise<{ exitCode, ok, stdout,
     /// stderr }>`: runs a Command (argv, no shell) and waits for it. `timeout` in ms kills it
     /// (`SANDBOX_TIMEOUT`); `signal` aborts the wait (rejects with its reason). stdout and stderr
-    /// keep their last 16 MiB each.
+    /// keep their last 16 MiB (16777216 bytes) each; when either lost its beginning the result
+    /// has `truncated: true` (absent otherwise).
     pub fn exec(&self, command: JsValue, args: JsValue, options: JsValue) -> Promise {
         let (command, signal) = match self.inner.check_open("exec").and_then(|()| read_command(&command, &args, &options, "exec")) {
             Ok(read) => read,
@@ -387,7 +412,7 @@ impl SandboxSession {
         let inner = self.inner.clone();
         js_promise(Box::pin(async move {
             let started = crate::sys::performance_now();
-            let outcome = inner.session.exec(&command, signal.as_ref()).await.map_err(|e| abort_or(e, signal.as_ref()))?;
+            let outcome = inner.session.exec(&command, signal.as_ref()).await.map_err(|e| abort_or(inner.failed("exec", e), signal.as_ref()))?;
             // Vercel and the local Box host kill a Command at its timeout (SIGKILL, exit 137);
             // Cloudflare's container reports it itself (SANDBOX_TIMEOUT).
             if let Some(ms) = command.timeout_ms {
@@ -412,7 +437,7 @@ impl SandboxSession {
         };
         let inner = self.inner.clone();
         js_promise(Box::pin(async move {
-            let id = inner.session.spawn(&command, signal.as_ref()).await.map_err(|e| abort_or(e, signal.as_ref()))?;
+            let id = inner.session.spawn(&command, signal.as_ref()).await.map_err(|e| abort_or(inner.failed("spawn", e), signal.as_ref()))?;
             Ok(SandboxProcess { inner, id }.into())
         }))
     }
@@ -426,7 +451,7 @@ impl SandboxSession {
         };
         promise(Box::pin(async move {
             // Read by size with a cap (issue 9): a huge Box file never buffers whole.
-            Ok(match inner.session.read_file(&path, MAX_READ_BYTES, None).await? {
+            Ok(match inner.session.read_file(&path, MAX_READ_BYTES, None).await.map_err(|e| inner.failed("read", e))? {
                 FileRead::Bytes(bytes) => Uint8Array::from(bytes.as_slice()).into(),
                 FileRead::Missing => JsValue::NULL,
                 FileRead::TooLarge(size) => {
@@ -455,7 +480,7 @@ impl SandboxSession {
         };
         promise(Box::pin(async move {
             let file = crate::transfer::box_file::BoxFile { path: path.trim_start_matches('/').to_owned(), bytes, mode: 0o644 };
-            inner.session.write_files(std::slice::from_ref(&file), None).await?;
+            inner.session.write_files(std::slice::from_ref(&file), None).await.map_err(|e| inner.failed("write", e))?;
             Ok(JsValue::UNDEFINED)
         }))
     }
@@ -467,7 +492,7 @@ impl SandboxSession {
             Ok(path) => path,
             Err(error) => return rejected(error),
         };
-        promise(Box::pin(async move { Ok(inner.session.exists(&path, None).await?.into()) }))
+        promise(Box::pin(async move { Ok(inner.session.exists(&path, None).await.map_err(|e| inner.failed("exists", e))?.into()) }))
     }
 
     /// The checked path and the `{ recursive? }` option of `op` (`mkdir`, `remove`).
@@ -486,7 +511,7 @@ impl SandboxSession {
             Err(error) => return rejected(error),
         };
         promise(Box::pin(async move {
-            inner.session.mkdir(&path, recursive, None).await?;
+            inner.session.mkdir(&path, recursive, None).await.map_err(|e| inner.failed("mkdir", e))?;
             Ok(JsValue::UNDEFINED)
         }))
     }
@@ -500,7 +525,7 @@ impl SandboxSession {
             Err(error) => return rejected(error),
         };
         promise(Box::pin(async move {
-            inner.session.remove(&path, recursive, None).await?;
+            inner.session.remove(&path, recursive, None).await.map_err(|e| inner.failed("remove", e))?;
             Ok(JsValue::UNDEFINED)
         }))
     }
@@ -541,7 +566,11 @@ impl SandboxSession {
     fn path(&self, path: &JsValue, operation: &str) -> Result<String> {
         self.inner.check_open(operation)?;
         let path = path.as_string().ok_or_else(|| invalid(format!("{operation}(path) needs a string path")))?;
-        session::box_path(self.inner.session.cwd(), &path, operation)
+        let path = session::box_path(self.inner.session.cwd(), &path, operation)?;
+        if let Some(work_dir) = self.inner.session.local_box_host_work_dir() {
+            session::check_local_box_path(&path, work_dir, operation)?;
+        }
+        Ok(path)
     }
 }
 
@@ -569,7 +598,7 @@ impl SandboxProcess {
         }
         let (inner, id) = (self.inner.clone(), self.id.clone());
         promise(Box::pin(async move {
-            let stream = inner.session.logs(&id, None).await?;
+            let stream = inner.session.logs(&id, None).await.map_err(|e| inner.failed("logs", e))?;
             Ok(SandboxLogStream { stream: Rc::new(RefCell::new(Some(stream))) }.into())
         }))
     }
@@ -581,7 +610,7 @@ impl SandboxProcess {
         }
         let (inner, id) = (self.inner.clone(), self.id.clone());
         promise(Box::pin(async move {
-            let exit_code = inner.session.wait(&id, None).await?;
+            let exit_code = inner.session.wait(&id, None).await.map_err(|e| inner.failed("wait", e))?;
             let object = Object::new();
             set(&object, "exitCode", &exit_code.into());
             set(&object, "ok", &(exit_code == 0).into());
@@ -597,7 +626,7 @@ impl SandboxProcess {
         };
         let (inner, id) = (self.inner.clone(), self.id.clone());
         promise(Box::pin(async move {
-            inner.session.kill(&id, number, None).await?;
+            inner.session.kill(&id, number, None).await.map_err(|e| inner.failed("kill", e))?;
             Ok(JsValue::UNDEFINED)
         }))
     }

@@ -60,13 +60,17 @@ pub enum ErrorCode {
     /// `SANDBOX_TIMEOUT`, 504: one attempt exceeded its timeout; the Box process was killed.
     Timeout,
     /// `SANDBOX_INVALID_STATE`, 409: the operation does not fit the handle's state (a Session
-    /// used after `close()`).
+    /// used after `close()`, or whose Box lifetime ran out).
     InvalidState,
+    /// `SANDBOX_PROVIDER_AUTH`, 500: the provider refused the configured credentials (it answered
+    /// 401 or 403, `details.status`): a wrong or expired token is the app's configuration, so the
+    /// Run is not retried and the caller sees a server fault, not an auth challenge.
+    ProviderAuth,
 }
 
 impl ErrorCode {
     /// Every code, in declaration order (for tables and tests).
-    pub const ALL: [ErrorCode; 13] = [
+    pub const ALL: [ErrorCode; 14] = [
         ErrorCode::InvalidArgument,
         ErrorCode::SerializationError,
         ErrorCode::TransferLimit,
@@ -80,6 +84,7 @@ impl ErrorCode {
         ErrorCode::ProviderUnavailable,
         ErrorCode::Timeout,
         ErrorCode::InvalidState,
+        ErrorCode::ProviderAuth,
     ];
 
     /// The stable code string, e.g. `"SANDBOX_INVALID_ARGUMENT"`.
@@ -98,6 +103,7 @@ impl ErrorCode {
             ErrorCode::ProviderUnavailable => "SANDBOX_PROVIDER_UNAVAILABLE",
             ErrorCode::Timeout => "SANDBOX_TIMEOUT",
             ErrorCode::InvalidState => "SANDBOX_INVALID_STATE",
+            ErrorCode::ProviderAuth => "SANDBOX_PROVIDER_AUTH",
         }
     }
 
@@ -123,6 +129,7 @@ impl ErrorCode {
             ErrorCode::ProviderUnavailable => 503,
             ErrorCode::Timeout => 504,
             ErrorCode::InvalidState => 409,
+            ErrorCode::ProviderAuth => 500,
         }
     }
 
@@ -144,6 +151,7 @@ impl ErrorCode {
             ErrorCode::ProviderUnavailable => "The sandbox provider is unavailable.",
             ErrorCode::Timeout => "The sandbox run timed out.",
             ErrorCode::InvalidState => "The sandbox handle is not in a state that allows this operation.",
+            ErrorCode::ProviderAuth => "The sandbox provider refused the configured credentials.",
         }
     }
 }
@@ -188,6 +196,10 @@ pub enum Operation {
     Resolve,
     /// Taking, listing or deleting a snapshot (a prepared project).
     Snapshot,
+    /// Creating a directory in a Box (a Session's `mkdir`).
+    Mkdir,
+    /// Removing a file or tree in a Box (a Session's `remove`).
+    Remove,
 }
 
 impl Operation {
@@ -203,6 +215,8 @@ impl Operation {
             Operation::Stage => "stage",
             Operation::Resolve => "resolve",
             Operation::Snapshot => "snapshot",
+            Operation::Mkdir => "mkdir",
+            Operation::Remove => "remove",
         }
     }
 }
@@ -611,7 +625,8 @@ mod tests {
              SANDBOX_TRANSPORT_ERROR 502\n\
              SANDBOX_PROVIDER_UNAVAILABLE 503\n\
              SANDBOX_TIMEOUT 504\n\
-             SANDBOX_INVALID_STATE 409"
+             SANDBOX_INVALID_STATE 409\n\
+             SANDBOX_PROVIDER_AUTH 500"
         );
         for code in ErrorCode::ALL {
             assert_eq!(ErrorCode::parse(code.as_str()), Some(code));

@@ -135,6 +135,25 @@ function unsupported(type, where) {
   return serializationError(`Sandbox result must be JSON-serializable; unsupported ${type} at "${where}".`);
 }
 
+/**
+ * The class of an object JSON cannot carry (`Map`, `Float32Array`, `Point instance`), or null for
+ * a plain object (prototype null or an `Object` constructor) or an array: the rule the core
+ * applies to payloads (src/transfer/envelope.rs `non_plain_class`).
+ */
+function nonPlainClass(value) {
+  if (Array.isArray(value)) return null;
+  const prototype = Object.getPrototypeOf(value);
+  if (prototype === null) return null;
+  const constructor = prototype.constructor;
+  if (typeof constructor !== 'function') return null;
+  const name = typeof constructor.name === 'string' ? constructor.name : '';
+  if (name === 'Object') return null;
+  if (['Map', 'Set', 'WeakMap', 'WeakSet', 'Promise', 'RegExp', 'Error', 'ArrayBuffer', 'DataView'].includes(name)) return name;
+  if (name === '') return 'class instance';
+  if (name.endsWith('Array')) return name;
+  return `${name} instance`;
+}
+
 function guarded(where, action, read) {
   try {
     return read();
@@ -209,6 +228,10 @@ function encodeResult(value, limits) {
     if (current === null) return null;
     if (looksLikeResponse(current)) throw unsupported('nested Response', where);
     if (ancestors.has(current)) throw unsupported('cycle', where);
+    // JSON.stringify would give `{}` for a Map, a Set or a class instance: refuse instead of
+    // losing the data silently (a class with toJSON was handled above).
+    const nonPlain = guarded(where, 'reading the prototype', () => nonPlainClass(current));
+    if (nonPlain) throw unsupported(nonPlain, where);
     if (depth + 1 > limits.maxDepth) throw limitError('result', 'maxDepth', depth + 1, limits.maxDepth);
     ancestors.add(current);
     try {
@@ -223,6 +246,10 @@ function encodeResult(value, limits) {
         }
         return out;
       }
+      const symbolKeyed = guarded(where, 'listing keys', () =>
+        Object.getOwnPropertySymbols(current).some((symbol) => Object.prototype.propertyIsEnumerable.call(current, symbol)),
+      );
+      if (symbolKeyed) throw unsupported('symbol key', where);
       const keys = guarded(where, 'listing keys', () => Object.keys(current));
       const entries = [];
       for (const name of keys) {

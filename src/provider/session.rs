@@ -102,6 +102,16 @@ impl BoxSession {
         }
     }
 
+    /// The work directory of a Box on the local Box host (the local provider, or Cloudflare in
+    /// local development); `None` on a real provider. Session file helpers are held to it
+    /// ([`crate::session::check_local_box_path`]).
+    pub fn local_box_host_work_dir(&self) -> Option<&str> {
+        match self {
+            BoxSession::Vercel(session) => (session.provider() == ProviderKind::Local).then(|| session.cwd()),
+            BoxSession::Cloudflare(session) => session.local_box_host_work_dir(),
+        }
+    }
+
     /// The Box working directory (absolute Box path), e.g. `/vercel/sandbox`.
     pub fn cwd(&self) -> &str {
         match self {

@@ -33,6 +33,7 @@ pub struct Follower<'a> {
     events: &'a RunEvents,
     reply: &'a Reply,
     cancel: &'a AbortController,
+    caller: Option<&'a web_sys::AbortSignal>,
     timing: String,
     max_body_bytes: u64,
     body_bytes: u64,
@@ -47,8 +48,17 @@ pub struct Follower<'a> {
 
 impl<'a> Follower<'a> {
     /// Follows the frames of `nonce`; a streamed body is bounded by `max_body_bytes`
-    /// (`maxOutputBytes`); `timing` is the `Server-Timing` value of a Response answered at its head.
-    pub fn new(nonce: &str, max_body_bytes: u64, events: &'a RunEvents, reply: &'a Reply, cancel: &'a AbortController, timing: String) -> Follower<'a> {
+    /// (`maxOutputBytes`); `timing` is the `Server-Timing` value of a Response answered at its head;
+    /// a body cut by the `caller`'s abort fails with its reason.
+    pub fn new(
+        nonce: &str,
+        max_body_bytes: u64,
+        events: &'a RunEvents,
+        reply: &'a Reply,
+        cancel: &'a AbortController,
+        caller: Option<&'a web_sys::AbortSignal>,
+        timing: String,
+    ) -> Follower<'a> {
         // A frame holds at most 64 KiB of body (base64) or one result envelope (maxOutputBytes).
         let max_frame = usize::try_from(max_body_bytes).unwrap_or(usize::MAX).saturating_add(128 * 1024);
         Follower {
@@ -56,6 +66,7 @@ impl<'a> Follower<'a> {
             events,
             reply,
             cancel,
+            caller,
             timing,
             max_body_bytes,
             body_bytes: 0,
@@ -144,7 +155,7 @@ impl<'a> Follower<'a> {
         if self.head {
             self.broken = true;
             if let Some(body) = &self.body {
-                body.fail(error);
+                body.fail(error, self.caller);
             }
         } else if self.failure.is_none() {
             self.failure = Some(error);

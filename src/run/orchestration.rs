@@ -251,7 +251,7 @@ async fn attempt(
     timing.begin("exec");
     options.events.status(RunStatus::Running);
     let header = timing.header_value();
-    let mut follower = Follower::new(&input.nonce, limits.max_output_bytes, &options.events, reply, run_signal.controller(), header);
+    let mut follower = Follower::new(&input.nonce, limits.max_output_bytes, &options.events, reply, run_signal.controller(), options.signal.as_ref(), header);
     let executed = session.exec_streaming(&exec, &mut |stream, text| follower.on_output(stream, text), signal).await;
     timing.mark("exec");
     let (exit_code, failed) = match executed {

@@ -138,10 +138,12 @@ impl BodyStream {
         }
     }
 
-    /// Ends the body with `error` (the reader's next read rejects with a `SandboxError`).
-    pub fn fail(&self, error: Error) {
+    /// Ends the body with `error` (the reader's next read rejects with a `SandboxError`), or,
+    /// once `caller` fired, with its reason (as `fetch` does: an `AbortError` or `abort(reason)`'s).
+    pub fn fail(&self, error: Error, caller: Option<&web_sys::AbortSignal>) {
         if !self.done.replace(true) {
-            let _ = self.controller.error(&JsValue::from(error));
+            let reason = caller.filter(|s| s.aborted()).map_or_else(|| JsValue::from(error), web_sys::AbortSignal::reason);
+            let _ = self.controller.error(&reason);
         }
     }
 

@@ -20,7 +20,7 @@ pub const MAX_EXEC_OUTPUT_BYTES: usize = 16 * 1024 * 1024;
 
 /// The live status of a Session handle.
 ///
-/// Shape (JS): `'pending' | 'running' | 'stopped' | 'failed'`.
+/// Shape (JS): `'pending' | 'running' | 'stopped' | 'failed' | 'expired'`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SessionStatus {
     /// The Box is being opened.
@@ -31,6 +31,9 @@ pub enum SessionStatus {
     Stopped,
     /// Opening failed, or `close()` could not stop the Box (a later `close()` tries again).
     Failed,
+    /// The Box's lifetime ran out (its clock passed, or the provider answered 410 `sandbox_stopped`,
+    /// vercel-sandbox-protocol.md §4.2): the provider stopped it; operations are refused.
+    Expired,
 }
 
 impl SessionStatus {
@@ -41,39 +44,101 @@ impl SessionStatus {
             SessionStatus::Running => "running",
             SessionStatus::Stopped => "stopped",
             SessionStatus::Failed => "failed",
+            SessionStatus::Expired => "expired",
         }
     }
 }
 
+/// Box lifetime, in ms, of a Session opened without `timeout` on the Vercel API and the local
+/// Box host (their server-side default, vercel-sandbox-protocol.md "Default timeout").
+pub const DEFAULT_LIFETIME_MS: u64 = 300_000;
+
 /// What a Session allows now. `closed` is set by the first `close()` and never cleared: every
-/// operation after it rejects, whatever the outcome of the cleanup.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// operation after it rejects, whatever the outcome of the cleanup. A Session whose Box lifetime
+/// ran out is `Expired` and refuses every operation too.
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SessionState {
     /// The status reported to JS.
     pub status: SessionStatus,
     /// Whether `close()` was called.
     pub closed: bool,
+    /// The Box lifetime in ms, when the provider has one (not Cloudflare).
+    pub lifetime_ms: Option<u64>,
+    /// When that lifetime ends, in `performance.now()` ms (measured from the open's answer, so
+    /// never before the provider's own end).
+    pub ends_at_ms: Option<f64>,
+    /// Whether the provider said the Box is gone (410) before the clock did.
+    pub stopped_by_provider: bool,
 }
 
 impl SessionState {
-    /// A Session whose Box is open.
-    pub fn running() -> SessionState {
-        SessionState { status: SessionStatus::Running, closed: false }
+    /// A Session whose Box is open since `now_ms`, for `lifetime_ms` (none: no known end).
+    pub fn running(lifetime_ms: Option<u64>, now_ms: f64) -> SessionState {
+        SessionState {
+            status: SessionStatus::Running,
+            closed: false,
+            lifetime_ms,
+            ends_at_ms: lifetime_ms.map(|ms| now_ms + ms as f64),
+            stopped_by_provider: false,
+        }
     }
 
-    /// `Ok` while the Session takes operations.
+    /// The status at `now_ms`: a running Session past its lifetime becomes `Expired`.
+    pub fn status_at(&mut self, now_ms: f64) -> SessionStatus {
+        if self.status == SessionStatus::Running && !self.closed && self.ends_at_ms.is_some_and(|end| now_ms >= end) {
+            self.status = SessionStatus::Expired;
+        }
+        self.status
+    }
+
+    /// `Ok` while the Session takes operations at `now_ms`.
     ///
     /// # Errors
     /// `SANDBOX_INVALID_STATE` after `close()`: `Session <id> is closed; <operation>() needs an
-    /// open Session (open another with openSandboxSession())`.
-    pub fn check_open(&self, id: &str, operation: &str) -> Result<()> {
+    /// open Session (open another with openSandboxSession())`; when the lifetime ran out, the
+    /// error of [`SessionState::expired_error`].
+    pub fn check_open(&mut self, id: &str, operation: &str, now_ms: f64) -> Result<()> {
         if self.closed {
             return Err(Error::new(
                 ErrorCode::InvalidState,
                 format!("Session {id} is closed; {operation}() needs an open Session (open another with openSandboxSession())"),
             ));
         }
+        if self.status_at(now_ms) == SessionStatus::Expired {
+            return Err(self.expired_error(id, operation));
+        }
         Ok(())
+    }
+
+    /// Marks the Session `Expired` (the provider answered 410: its Box is stopped) and gives the
+    /// error of `operation`. A closed Session keeps its status.
+    pub fn expire(&mut self, id: &str, operation: &str) -> Error {
+        if !self.closed && self.status != SessionStatus::Expired {
+            self.status = SessionStatus::Expired;
+            self.stopped_by_provider = true;
+        }
+        self.expired_error(id, operation)
+    }
+
+    /// `SANDBOX_INVALID_STATE` (409), not `SANDBOX_TIMEOUT`: no operation of the caller ran too
+    /// long, the handle's Box is gone, and a retry on it can never succeed (the contract retries
+    /// `SANDBOX_TIMEOUT`). `details.timeoutMs` is the lifetime. Message: `Session <id> expired:
+    /// its Box lifetime of <n>ms ran out; <operation>() needs an open Session (open another with
+    /// openSandboxSession({ timeout }) for a longer lifetime)`.
+    pub fn expired_error(&self, id: &str, operation: &str) -> Error {
+        let lifetime = match (self.lifetime_ms, self.stopped_by_provider) {
+            (Some(ms), false) => format!("its Box lifetime of {ms}ms ran out"),
+            (Some(ms), true) => format!("the provider stopped its Box (410; its lifetime was {ms}ms)"),
+            (None, _) => "the provider stopped its Box (410)".to_owned(),
+        };
+        let error = Error::new(
+            ErrorCode::InvalidState,
+            format!("Session {id} expired: {lifetime}; {operation}() needs an open Session (open another with openSandboxSession({{ timeout }}) for a longer lifetime)"),
+        );
+        match self.lifetime_ms {
+            Some(ms) => error.with_timeout_ms(ms),
+            None => error,
+        }
     }
 }
 
@@ -147,19 +212,84 @@ pub fn box_path(cwd: &str, path: &str, operation: &str) -> Result<String> {
     Ok(format!("{}/{}", cwd.trim_end_matches('/'), path.trim_start_matches("./")))
 }
 
+/// The home directory of a local Box host Box (`HOME` of its commands).
+pub const LOCAL_BOX_HOME: &str = "/home/box";
+
+/// Checks a Box path of a file helper on the local Box host: it must lie in a directory the
+/// Box's commands see as the helpers do: `cwd` (the work directory), `/tmp` or [`LOCAL_BOX_HOME`].
+/// Elsewhere (`/etc`, `/usr`, …) the host's commands see the host's own read-only system
+/// directories while the helpers would reach the Box's private root, so the path is refused
+/// rather than answered from a place no command sees. Vercel and Cloudflare take any absolute
+/// path: their helpers and commands share one filesystem (vercel-sandbox-protocol.md §7.4,
+/// cloudflare-sandbox-protocol.md files API).
+///
+/// # Errors
+/// `SANDBOX_INVALID_ARGUMENT` naming the path and the directories.
+pub fn check_local_box_path(path: &str, cwd: &str, operation: &str) -> Result<()> {
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            part => parts.push(part),
+        }
+    }
+    let normal = format!("/{}", parts.join("/"));
+    let inside = |dir: &str| {
+        let dir = dir.trim_end_matches('/');
+        normal == dir || normal.starts_with(&format!("{dir}/"))
+    };
+    if [cwd, "/tmp", LOCAL_BOX_HOME].into_iter().any(inside) {
+        return Ok(());
+    }
+    Err(invalid(format!(
+        "{operation}({path:?}): on the local Box host the file helpers reach {cwd}, /tmp and {LOCAL_BOX_HOME} only, where commands see the same files; \
+         elsewhere commands see the host's read-only system directories (read such a file with exec('cat', [path]))"
+    )))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn operations_after_close_are_refused() {
-        let mut state = SessionState::running();
-        assert!(state.check_open("s1", "exec").is_ok());
+        let mut state = SessionState::running(None, 0.0);
+        assert!(state.check_open("s1", "exec", 1e12).is_ok());
         state.closed = true;
         state.status = SessionStatus::Failed;
-        let error = state.check_open("s1", "exec").unwrap_err();
+        let error = state.check_open("s1", "exec", 0.0).unwrap_err();
         assert_eq!(error.code(), ErrorCode::InvalidState);
         assert!(error.message().contains("Session s1 is closed; exec()"));
+    }
+
+    #[test]
+    fn a_session_past_its_lifetime_is_expired_and_refuses_operations() {
+        let mut state = SessionState::running(Some(2_000), 100.0);
+        assert_eq!(state.status_at(2_099.0), SessionStatus::Running);
+        assert!(state.check_open("s1", "exec", 2_099.0).is_ok());
+        let error = state.check_open("s1", "read", 2_100.0).unwrap_err();
+        assert_eq!(state.status, SessionStatus::Expired);
+        assert_eq!(error.code(), ErrorCode::InvalidState);
+        assert_eq!(error.details().timeout_ms, Some(2_000));
+        assert!(error.message().starts_with("Session s1 expired: its Box lifetime of 2000ms ran out; read() needs an open Session"), "{}", error.message());
+
+        // A 410 from the provider expires a Session before the clock does.
+        let mut state = SessionState::running(None, 0.0);
+        let error = state.expire("s2", "exec");
+        assert_eq!(state.status, SessionStatus::Expired);
+        assert!(error.message().starts_with("Session s2 expired: the provider stopped its Box (410); exec() needs"), "{}", error.message());
+        let mut state = SessionState::running(Some(5_000), 0.0);
+        let error = state.expire("s3", "write");
+        assert!(error.message().contains("(410; its lifetime was 5000ms)"), "{}", error.message());
+        assert!(state.check_open("s3", "read", 1.0).is_err(), "an expired Session refuses before any request");
+        // close() after expiry keeps refusing with the closed message; a closed Session stays as close() left it.
+        let mut closed = SessionState::running(Some(10), 0.0);
+        closed.closed = true;
+        closed.status = SessionStatus::Stopped;
+        assert_eq!(closed.status_at(1e9), SessionStatus::Stopped);
     }
 
     #[test]
@@ -187,5 +317,17 @@ mod tests {
         assert_eq!(box_path("/workspace/", "./x", "read").unwrap(), "/workspace/x");
         assert_eq!(box_path("/workspace", "/tmp/x", "read").unwrap(), "/tmp/x");
         assert!(box_path("/w", "", "read").is_err());
+    }
+
+    #[test]
+    fn local_file_helpers_stay_where_commands_see_the_same_files() {
+        for ok in ["/vercel/sandbox", "/vercel/sandbox/a/b", "/tmp/x", "/home/box/.npmrc", "/vercel/sandbox/a/../b"] {
+            assert!(check_local_box_path(ok, "/vercel/sandbox", "read").is_ok(), "{ok}");
+        }
+        for bad in ["/etc/hostname", "/", "/tmpfoo", "/vercel/sandbox/../../etc/passwd", "/vercel", "/home/boxer"] {
+            let error = check_local_box_path(bad, "/vercel/sandbox", "write").unwrap_err();
+            assert_eq!(error.code(), ErrorCode::InvalidArgument);
+            assert!(error.message().contains("the file helpers reach /vercel/sandbox, /tmp and /home/box only"), "{}", error.message());
+        }
     }
 }

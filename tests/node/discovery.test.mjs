@@ -111,6 +111,18 @@ test('an app root that is not a directory', async () => {
   await rejectsWith(missing, `App root "${missing}" is not a directory.`);
 });
 
+test('inspect labels both digests: the table\'s INSTALL DIGEST is the install digest dropPreparedProject takes', async () => {
+  const { stdout: json } = await run('node', [`${repo}/dist/cli.mjs`, 'inspect', `${repo}/examples/app`, '--json']);
+  const row = JSON.parse(json).find((item) => item.name === 'slugify-title');
+  const { stdout } = await run('node', [`${repo}/dist/cli.mjs`, 'inspect', `${repo}/examples/app`]);
+  const [header, ...lines] = stdout.trimEnd().split('\n').map((line) => line.split(/ {2,}/));
+  const line = lines.find((cells) => cells[0] === 'slugify-title');
+  assert.equal(line[header.indexOf('DEFINITION DIGEST')], row.digest);
+  assert.equal(line[header.indexOf('INSTALL DIGEST')], row.install.digest);
+  assert.notEqual(row.digest, row.install.digest);
+  assert.ok(!header.includes('DIGEST'), 'no unlabelled DIGEST column');
+});
+
 test('inspect --json on the example app: entry, package manager, timeout and digest', async () => {
   const { stdout } = await run('node', [`${repo}/dist/cli.mjs`, 'inspect', `${repo}/examples/app`, '--json']);
   const rows = Object.fromEntries(JSON.parse(stdout).map((row) => [row.name, row]));
@@ -175,12 +187,15 @@ test('inspect prints an aligned table, and fails with the folder on a broken Def
     'server/sandboxes/long-name/index.mjs': ENTRY,
   });
   const { stdout } = await run('node', [`${repo}/dist/cli.mjs`, 'inspect', root]);
-  assert.equal(stdout.replace(/[0-9a-f]{64}/g, '<sha256>'), [
-    'NAME       PATH                        ENTRY                                 PACKAGE MANAGER  TIMEOUT MS  DIGEST',
-    'a          server/sandboxes/a          server/sandboxes/a/index.mjs          npm              1000        <sha256>',
-    'long-name  server/sandboxes/long-name  server/sandboxes/long-name/index.mjs  npm              300000      <sha256>',
-    '',
-  ].join('\n'));
+  const lines = stdout.trimEnd().split('\n');
+  // Aligned: every column starts at the same offset on every line.
+  const starts = (line) => [...line.matchAll(/(?:^|  )(\S)/g)].map((match) => match.index + match[0].length - 1);
+  assert.deepEqual(starts(lines[1]), starts(lines[0]).slice(0, starts(lines[1]).length));
+  assert.deepEqual(lines.map((line) => line.split(/ {2,}/).map((cell) => cell.replace(/^[0-9a-f]{64}$/, '<sha256>'))), [
+    ['NAME', 'PATH', 'ENTRY', 'PACKAGE MANAGER', 'TIMEOUT MS', 'DEFINITION DIGEST', 'INSTALL DIGEST'],
+    ['a', 'server/sandboxes/a', 'server/sandboxes/a/index.mjs', 'npm', '1000', '<sha256>', '-'],
+    ['long-name', 'server/sandboxes/long-name', 'server/sandboxes/long-name/index.mjs', 'npm', '300000', '<sha256>', '-'],
+  ]);
 
   // Every Definition is listed; each invalid one is reported on stderr (not only the first), exit code 1.
   fs.writeFileSync(path.join(root, 'server/sandboxes/a/package.json'), '{"name":"a"}');
@@ -191,7 +206,7 @@ test('inspect prints an aligned table, and fails with the folder on a broken Def
     assert.equal(lines.length, 2, error.stderr);
     assert.match(lines[0], /^vite-hub-sandbox: SANDBOX_INVALID_ARGUMENT: server\/sandboxes\/a: Sandbox "a" must be an ES module package/);
     assert.match(lines[1], /^vite-hub-sandbox: SANDBOX_INVALID_ARGUMENT: server\/sandboxes\/long-name: Sandbox "long-name": index.mjs:1:1 uses CommonJS module.exports/);
-    assert.match(error.stdout, /^a +server\/sandboxes\/a +server\/sandboxes\/a\/index.mjs +- +- +-$/m);
+    assert.match(error.stdout, /^a +server\/sandboxes\/a +server\/sandboxes\/a\/index.mjs +- +- +- +-$/m);
     return true;
   });
   const json = await run('node', [`${repo}/dist/cli.mjs`, 'inspect', root, '--json']).catch((error) => error);

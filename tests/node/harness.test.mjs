@@ -179,6 +179,15 @@ test('unsupported results: SANDBOX_SERIALIZATION_ERROR with type and path', () =
     ['[Symbol("s")]', 'symbol', 'result.0'],
     ['({ n: NaN })', 'non-finite number', 'result.n'],
     ['(() => { const o = { x: {} }; o.x.self = o; return o; })()', 'cycle', 'result.x.self'],
+    // What JSON.stringify would silently turn into {} or null: refused like payloads are.
+    ['({ tags: new Map([["a", 1]]) })', 'Map', 'result.tags'],
+    ['({ ids: new Set([1]) })', 'Set', 'result.ids'],
+    ['({ at: new (class Point { constructor() { this.x = 1; } })() })', 'Point instance', 'result.at'],
+    ['({ floats: new Float32Array(2) })', 'Float32Array', 'result.floats'],
+    ['({ raw: new ArrayBuffer(4) })', 'ArrayBuffer', 'result.raw'],
+    ['({ failure: new Error("x") })', 'Error', 'result.failure'],
+    ['[new WeakMap()]', 'WeakMap', 'result.0'],
+    ['({ meta: { [Symbol("k")]: 1 } })', 'symbol key', 'result.meta'],
   ];
   for (const [expression, type, where] of cases) {
     const run = runBox({ files: entryReturning(expression) });
@@ -193,6 +202,14 @@ test('unsupported results: SANDBOX_SERIALIZATION_ERROR with type and path', () =
       },
     }), expression);
   }
+});
+
+test('what JSON carries on purpose still travels in a result: a Date, a class with toJSON, a prototype-less object, Buffer/Uint8Array sidecars', () => {
+  const run = runBox({
+    files: entryReturning('({ when: new Date(0), price: new (class Money { toJSON() { return "3 EUR"; } })(), bare: Object.assign(Object.create(null), { k: "v" }) })'),
+  });
+  assert.equal(run.status, 0, run.stderr);
+  assert.equal(run.frame, '{"version":1,"ok":true,"result":{"when":"1970-01-01T00:00:00.000Z","price":"3 EUR","bare":{"k":"v"}}}');
 });
 
 test('shared (non-cyclic) references are allowed', () => {

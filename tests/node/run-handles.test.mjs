@@ -247,3 +247,77 @@ test('the Cloudflare provider through the local Box host: request count per Run,
     configureSandbox({ provider: 'local', local: { baseUrl: host.baseUrl, token: host.token } });
   }
 });
+
+test('aborting while reading a streamed body rejects the read with the signal\'s reason, as fetch does', async () => {
+  defineTestSandbox(
+    'stream/endless',
+    `export default () => {
+      const encoder = new TextEncoder();
+      const body = new ReadableStream({
+        async pull(controller) {
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          controller.enqueue(encoder.encode('tick\\n'));
+        },
+      });
+      return new Response(body, { headers: { 'content-type': 'text/plain' } });
+    };`,
+  );
+  for (const [label, abort, check] of [
+    ['abort(reason)', (c) => c.abort(new Error('enough ticks')), (error) => error instanceof Error && error.message === 'enough ticks'],
+    ['abort()', (c) => c.abort(), (error) => error instanceof DOMException && error.name === 'AbortError'],
+  ]) {
+    const controller = new AbortController();
+    const response = await startSandbox('stream/endless', undefined, { signal: controller.signal }).response();
+    const reader = response.body.getReader();
+    const first = await reader.read();
+    assert.equal(new TextDecoder().decode(first.value), 'tick\n', label);
+    abort(controller);
+    await assert.rejects(
+      (async () => {
+        for (;;) if ((await reader.read()).done) return;
+      })(),
+      (error) => {
+        assert.ok(check(error), `${label}: rejected with ${error?.name}: ${error?.message} (${error?.code})`);
+        return true;
+      },
+    );
+  }
+});
+
+test('logs() keeps at most 16 MiB of the entry\'s output, then one truncated: true marker; onLog sees every line', async () => {
+  defineTestSandbox(
+    'logs/flood',
+    // Written with backpressure, so all of it is out before the result (the harness waits for a
+    // drain of at most 1 s, which a loaded machine can exceed with 17 MiB queued).
+    `export default async () => {
+      const line = 'x'.repeat(1023) + '\\n';
+      for (let i = 0; i < 17 * 1024; i++) {
+        if (!process.stdout.write(line)) await new Promise((resolve) => process.stdout.once('drain', resolve));
+      }
+      await new Promise((resolve) => process.stdout.write('last line\\n', resolve));
+      return 'done';
+    };`,
+  );
+  let onLogLines = 0;
+  let sawLast = false;
+  const run = startSandbox('logs/flood', undefined, {
+    onLog({ line }) {
+      onLogLines++;
+      if (line === 'last line') sawLast = true;
+    },
+  });
+  assert.equal(await (await run.response()).json(), 'done');
+  let bytes = 0;
+  const entries = [];
+  for await (const entry of run.logs()) {
+    bytes += Buffer.byteLength(entry.data);
+    entries.push(entry);
+  }
+  const last = entries.at(-1);
+  assert.equal(last.truncated, true);
+  assert.equal(last.stream, 'stderr');
+  assert.match(last.data, /logs\(\) stops here: the entry printed more than 16777216 bytes/);
+  assert.ok(bytes - Buffer.byteLength(last.data) <= 16 * 1024 * 1024, `kept ${bytes} bytes`);
+  assert.equal(entries.filter((entry) => entry.truncated).length, 1);
+  assert.ok(sawLast && onLogLines >= 17 * 1024, `onLog saw ${onLogLines} lines`);
+});

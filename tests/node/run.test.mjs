@@ -106,6 +106,17 @@ test('an input that is not JSON-serializable gives 400 before any provider reque
   assert.equal(host.counters().total, 0);
 });
 
+test('a result JSON would silently turn into {} (a Map, a Set, a class instance) is refused like a payload: SANDBOX_SERIALIZATION_ERROR (500) naming its path', async () => {
+  defineTestSandbox('ok/lossy-result', 'export default (kind) => kind === "map" ? { tags: new Map([["a", 1]]) } : kind === "set" ? [new Set([1])] : { at: new (class Point { constructor() { this.x = 1; } })() };');
+  for (const [kind, what, path] of [['map', 'Map', 'result.tags'], ['set', 'Set', 'result.0'], ['point', 'Point instance', 'result.at']]) {
+    const response = await runSandbox('ok/lossy-result', kind);
+    assert.equal(response.status, 500, kind);
+    const { error } = await response.json();
+    assert.equal(error.code, 'SANDBOX_SERIALIZATION_ERROR', kind);
+    assert.match(error.message, new RegExp(`unsupported ${what} at "${path.replaceAll('.', '\\.')}"`), error.message);
+  }
+});
+
 test('values JSON would silently drop are refused with their path, before any provider request', async () => {
   host.resetCounters();
   defineTestSandbox('ok/echo-lossy', 'export default (payload) => payload;');

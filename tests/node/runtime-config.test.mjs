@@ -97,3 +97,35 @@ test('a provider that cannot be chosen is reported by the run, with its own stat
   assert.match(error.message, /binding "SANDBOX"/);
   configureSandbox({ provider: 'local' });
 });
+
+test('configureSandbox checks at once: an unknown provider, a baseUrl that is no URL, a token under 8 characters, a bad limit named by its key', () => {
+  configureSandbox({ provider: 'local' });
+  const cases = [
+    [{ provider: 'docker' }, /config provider is "docker"; expected "vercel", "cloudflare" or "local"/],
+    [{ provider: 'local', local: { baseUrl: 'not a url', token: 'long-enough-token' } }, /local\.baseUrl must be an absolute http:\/\/ or https:\/\/ URL with a host, got "not a url"/],
+    [{ provider: 'vercel', vercel: { baseUrl: 'api.vercel.com', token: 'long-enough-token', teamId: 't', projectId: 'p' } }, /vercel\.baseUrl must be/],
+    [{ provider: 'local', local: { baseUrl: 'http://127.0.0.1:9', token: 'a' } }, /^local\.token has 1 character; a token must have at least 8 \(a shorter one cannot be redacted/],
+    [{ transfer: { maxDepth: -1 } }, /transfer\.maxDepth must be a positive integer <= 1073741824 \(got -1\)/],
+    [{ transfer: { maxSidecarBytes: 'lots' } }, /transfer\.maxSidecarBytes must be a positive integer <= 1073741824 \(got "lots"\)/],
+  ];
+  for (const [config, message] of cases) {
+    assert.throws(() => configureSandbox(config), (error) => {
+      assert.equal(error.name, 'SandboxError');
+      assert.equal(error.code, 'SANDBOX_INVALID_ARGUMENT', error.message);
+      assert.equal(error.status, 400);
+      assert.match(error.message, message);
+      return true;
+    }, JSON.stringify(config));
+  }
+});
+
+test('what comes from the env is still answered by each Run, so a bad env never breaks configureSandbox (nor the import, which configures from process.env)', async () => {
+  configureSandbox({ env: { SANDBOX_PROVIDER: 'docker' } });
+  defineTestSandbox('config/env-provider', 'export default () => 1;');
+  const response = await runSandbox('config/env-provider');
+  assert.equal(response.status, 400);
+  const { error } = await response.json();
+  assert.equal(error.code, 'SANDBOX_INVALID_ARGUMENT');
+  assert.match(error.message, /SANDBOX_PROVIDER is "docker"/);
+  configureSandbox({ provider: 'local' });
+});

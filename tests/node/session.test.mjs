@@ -4,8 +4,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { transform } from 'esbuild';
-import { openSandboxSession, configureSandbox } from '@vite-hub/sandbox';
-import { useLocalHost, processesMatching } from './fixtures.mjs';
+import { openSandboxSession, configureSandbox, runSandbox } from '@vite-hub/sandbox';
+import { useLocalHost, processesMatching, defineTestSandbox, hasBwrap } from './fixtures.mjs';
 
 let host;
 before(async () => {
@@ -115,13 +115,27 @@ test('file helpers round-trip bytes and text; exists, mkdir and remove', async (
     assert.equal(await session.exists('missing.txt'), false);
 
     await session.mkdir('one');
-    await assert.rejects(session.mkdir('two/three'), 'not recursive: the parent is missing');
+    await assert.rejects(session.mkdir('two/three'), (error) => {
+      assert.equal(error.code, 'SANDBOX_INVALID_ARGUMENT', error.message);
+      assert.equal(error.operation ?? error.details?.operation, 'mkdir');
+      assert.match(error.message, /answered 400 to mkdir: parent directory does not exist: \/vercel\/sandbox\/two\/three; mkdir\(path\) without \{ recursive: true \}/);
+      assert.doesNotMatch(error.message, /write/);
+      return true;
+    }, 'not recursive: the parent is missing');
+    await assert.rejects(session.mkdir('one'), (error) => error.code === 'SANDBOX_INVALID_ARGUMENT' && /already exists/.test(error.message), 'not recursive: it exists');
     await session.mkdir('two/three/four', { recursive: true });
     await session.mkdir('two/three/four', { recursive: true });
     await session.write('two/three/four/f.txt', 'x');
     assert.equal((await session.exec('ls', ['two/three/four'])).stdout, 'f.txt\n');
 
-    await assert.rejects(session.remove('two'), (error) => error.code === 'SANDBOX_EXECUTION_ERROR', 'a directory needs recursive');
+    await assert.rejects(session.remove('two'), (error) => {
+      assert.equal(error.code, 'SANDBOX_INVALID_ARGUMENT', error.message);
+      assert.equal(error.status, 400);
+      assert.equal(error.operation ?? error.details?.operation, 'remove');
+      assert.match(error.message, /^remove\("\/vercel\/sandbox\/two"\): it is a directory; pass \{ recursive: true \} to remove it and its contents$/);
+      return true;
+    }, 'a directory needs recursive');
+    assert.equal(await session.exists('two/three/four/f.txt'), true, 'the refused remove removed nothing');
     await session.remove('two', { recursive: true });
     assert.equal(await session.exists('two'), false);
     await session.remove('data/all-bytes.bin');
@@ -237,13 +251,13 @@ test('bad arguments are refused with a clear SANDBOX_INVALID_ARGUMENT before any
 });
 
 test('a Session follows the provider configureSandbox chose: a host that is gone fails clearly', async () => {
-  configureSandbox({ provider: 'local', local: { baseUrl: 'http://127.0.0.1:9', token: 'nope' } });
+  configureSandbox({ provider: 'local', local: { baseUrl: 'http://127.0.0.1:9', token: 'nope-nope-nope' } });
   try {
     await assert.rejects(openSandboxSession(), (error) => {
       assert.equal(error.name, 'SandboxError');
       assert.match(error.code, /SANDBOX_TRANSPORT_ERROR|SANDBOX_PROVIDER_UNAVAILABLE/);
       assert.equal(error.provider, 'local');
-      assert.doesNotMatch(error.message, /nope/, 'the token is not in the message');
+      assert.doesNotMatch(error.message, /nope-nope/, 'the token is not in the message');
       return true;
     });
   } finally {
@@ -289,5 +303,177 @@ test('hostile arguments (throwing getters, Proxy traps, huge lengths) reject wit
     assert.equal((await session.exec('echo', ['still fine'])).stdout, 'still fine\n');
   } finally {
     await session.close();
+  }
+});
+
+test('a Session whose Box lifetime ran out is expired: status says so and operations reject with SANDBOX_INVALID_STATE naming the lifetime', async () => {
+  // By the clock: the host stops the Box at its lifetime; the handle notices without a request.
+  const short = await openSandboxSession({ timeout: 1500 });
+  try {
+    assert.equal(short.status, 'running');
+    assert.equal((await short.exec('true')).ok, true);
+    await new Promise((resolve) => setTimeout(resolve, 1800));
+    assert.equal(short.status, 'expired');
+    host.resetCounters();
+    for (const operation of [() => short.exec('true'), () => short.read('x'), () => short.write('x', 'y'), () => short.spawn('true')]) {
+      await assert.rejects(operation(), (error) => {
+        assert.equal(error.code, 'SANDBOX_INVALID_STATE');
+        assert.equal(error.status, 409);
+        assert.equal(error.details?.timeoutMs ?? error.timeoutMs, 1500, JSON.stringify(error));
+        assert.match(error.message, new RegExp(`^Session ${short.id} expired: its Box lifetime of 1500ms ran out; \\w+\\(\\) needs an open Session`));
+        return true;
+      });
+    }
+    assert.equal(host.counters().total, 0, 'an expired Session sends nothing');
+  } finally {
+    await short.close();
+  }
+  assert.equal(short.status, 'stopped', 'close() after expiry still stops cleanly');
+
+  // By the provider's 410 (the Box stopped before the clock said so): the first operation notices.
+  const session = await openSandboxSession({ timeout: 60_000 });
+  try {
+    const stopped = await fetch(`${host.baseUrl}/v2/sandboxes/sessions/${session.id}/stop`, { method: 'POST', headers: { authorization: `Bearer ${host.token}` } });
+    assert.equal(stopped.status, 200);
+    assert.equal(session.status, 'running', 'nothing told the handle yet');
+    await assert.rejects(session.exec('true'), (error) => {
+      assert.equal(error.code, 'SANDBOX_INVALID_STATE', error.message);
+      assert.doesNotMatch(error.message, /answered 410/);
+      assert.match(error.message, /expired: the provider stopped its Box \(410; its lifetime was 60000ms\); exec\(\) needs an open Session/);
+      return true;
+    });
+    assert.equal(session.status, 'expired');
+    await assert.rejects(session.read('x'), (error) => error.code === 'SANDBOX_INVALID_STATE' && /expired/.test(error.message));
+  } finally {
+    await session.close();
+  }
+});
+
+test('exec says when an output lost its beginning: truncated: true past 16 MiB, absent otherwise', async () => {
+  const session = await openSandboxSession({ timeout: 120_000 });
+  try {
+    const whole = await session.exec('sh', ['-c', 'head -c 1000 /dev/zero | tr "\\0" a']);
+    assert.equal(whole.stdout.length, 1000);
+    assert.equal('truncated' in whole, false);
+    // 16 MiB + 10 bytes: the first 10 are dropped.
+    const cut = await session.exec('sh', ['-c', 'printf 0123456789; head -c 16777216 /dev/zero | tr "\\0" b']);
+    assert.equal(cut.truncated, true);
+    assert.equal(cut.stdout.length, 16 * 1024 * 1024);
+    assert.equal(cut.stdout.slice(0, 3), 'bbb');
+  } finally {
+    await session.close();
+  }
+});
+
+test('absolute paths: the file helpers reach only where commands see the same files (work dir, /tmp, home); elsewhere a clear SANDBOX_INVALID_ARGUMENT', async () => {
+  const session = await openSandboxSession();
+  try {
+    await session.write('/tmp/shared.txt', 'seen by both');
+    assert.equal(await session.readText('/vercel/sandbox/../../tmp/shared.txt'), 'seen by both');
+    if (hasBwrap) {
+      // Under bubblewrap the commands see the Box's own /tmp and home (without it, the host's).
+      assert.equal((await session.exec('cat', ['/tmp/shared.txt'])).stdout, 'seen by both');
+      await session.exec('sh', ['-c', 'echo from-command > /home/box/from-command.txt']);
+      assert.equal(await session.readText('/home/box/from-command.txt'), 'from-command\n');
+    }
+
+    // Commands see the host's read-only /etc; the helpers would have seen the Box's own empty root.
+    assert.equal((await session.exec('test', ['-e', '/etc/passwd'])).exitCode, 0);
+    host.resetCounters();
+    const refused = [
+      ['read', () => session.read('/etc/passwd')],
+      ['exists', () => session.exists('/etc/passwd')],
+      ['write', () => session.write('/etc/vite-hub-note', 'x')],
+      ['mkdir', () => session.mkdir('/opt/vite-hub', { recursive: true })],
+      ['remove', () => session.remove('/etc/passwd')],
+      ['read', () => session.read('../../etc/passwd')],
+    ];
+    for (const [name, operation] of refused) {
+      await assert.rejects(operation(), (error) => {
+        assert.equal(error.code, 'SANDBOX_INVALID_ARGUMENT', `${name}: ${error.message}`);
+        assert.match(error.message, new RegExp(`^${name}\\(".*"\\): on the local Box host the file helpers reach /vercel/sandbox, /tmp and /home/box only`));
+        return true;
+      });
+    }
+    assert.equal(host.counters().total, 0, 'refused before any request');
+  } finally {
+    await session.close();
+  }
+});
+
+test('a wrong local Box host token is SANDBOX_PROVIDER_AUTH (the host answered 401), for a Run and a Session, without the token in the message', async () => {
+  defineTestSandbox('auth/any', 'export default () => 1;');
+  configureSandbox({ provider: 'local', local: { baseUrl: host.baseUrl, token: 'wrong-token-1234' } });
+  try {
+    const response = await runSandbox('auth/any');
+    assert.equal(response.status, 500);
+    const { error } = await response.json();
+    assert.equal(error.code, 'SANDBOX_PROVIDER_AUTH', error.message);
+    assert.equal(error.details.status, 401);
+    assert.match(error.message, /local answered 401 to create: a valid bearer token is required; check local\.token/);
+    assert.doesNotMatch(error.message, /wrong-token/);
+    await assert.rejects(openSandboxSession(), (thrown) => {
+      assert.equal(thrown.code, 'SANDBOX_PROVIDER_AUTH');
+      assert.equal(thrown.status, 500);
+      return true;
+    });
+  } finally {
+    configureSandbox({ provider: 'local', local: { baseUrl: host.baseUrl, token: host.token } });
+  }
+});
+
+test('a late logs() reader of a Command that printed past the host\'s 64 MiB replay history is told where the replay stops', async () => {
+  const session = await openSandboxSession({ timeout: 120_000 });
+  try {
+    const command = await session.spawn('sh', ['-c', 'head -c 67108864 /dev/zero | tr "\\0" a; echo; echo after-the-cut']);
+    assert.deepEqual(await command.wait(), { exitCode: 0, ok: true });
+    let bytes = 0;
+    const markers = [];
+    let sawAfter = false;
+    for await (const entry of command.logs()) {
+      if (entry.data.startsWith('[vite-hub-sandbox] log replay cut')) markers.push({ at: bytes, entry });
+      else bytes += entry.data.length;
+      if (entry.data.includes('after-the-cut')) sawAfter = true;
+    }
+    assert.equal(markers.length, 1, 'one marker');
+    assert.equal(markers[0].entry.stream, 'stderr');
+    assert.match(markers[0].entry.data, /printed more than the 67108864 bytes the Box host keeps/);
+    assert.ok(bytes <= 64 * 1024 * 1024, `replayed ${bytes} bytes`);
+    assert.equal(markers[0].at, bytes, 'the marker is the last entry of the replay');
+    assert.equal(sawAfter, false, 'output past the cut is not replayed');
+  } finally {
+    await session.close();
+  }
+});
+
+test('Cloudflare in local development (SANDBOX_LOCAL_URL/TOKEN, a Box of the local Box host) follows the same path rule, and a wrong token is SANDBOX_PROVIDER_AUTH', async () => {
+  configureSandbox({ provider: 'cloudflare', env: { SANDBOX_LOCAL_URL: host.baseUrl, SANDBOX_LOCAL_TOKEN: host.token } });
+  try {
+    const session = await openSandboxSession();
+    try {
+      assert.equal(session.provider, 'cloudflare');
+      assert.equal(session.cwd, '/workspace');
+      await session.write('/tmp/cf-note.txt', 'cf');
+      assert.equal(await session.readText('/tmp/cf-note.txt'), 'cf');
+      await session.write('notes/a.txt', 'in the work dir');
+      assert.equal(await session.readText('/workspace/notes/a.txt'), 'in the work dir');
+      if (hasBwrap) assert.equal((await session.exec('cat', ['/tmp/cf-note.txt'])).stdout, 'cf');
+      await assert.rejects(session.read('/etc/passwd'), (error) => {
+        assert.equal(error.code, 'SANDBOX_INVALID_ARGUMENT');
+        assert.match(error.message, /file helpers reach \/workspace, \/tmp and \/home\/box only/);
+        return true;
+      });
+    } finally {
+      await session.close();
+    }
+    configureSandbox({ provider: 'cloudflare', env: { SANDBOX_LOCAL_URL: host.baseUrl, SANDBOX_LOCAL_TOKEN: 'wrong-token-1234' } });
+    await assert.rejects(openSandboxSession(), (error) => {
+      assert.equal(error.code, 'SANDBOX_PROVIDER_AUTH', error.message);
+      assert.match(error.message, /answered 401.*check SANDBOX_LOCAL_TOKEN/);
+      assert.doesNotMatch(error.message, /wrong-token/);
+      return true;
+    });
+  } finally {
+    configureSandbox({ provider: 'local', local: { baseUrl: host.baseUrl, token: host.token } });
   }
 });

@@ -121,6 +121,11 @@ impl ContainerClient {
                 Ok(response) => {
                     let status = response.status();
                     let body = body_bytes(&response).await.unwrap_or_default();
+                    // Only the local Box host (SANDBOX_LOCAL_URL) checks a token.
+                    if matches!(status, 401 | 403) && self.token.is_some() {
+                        let message = format!("{} failed: the local Box host answered {status}{}; check SANDBOX_LOCAL_TOKEN", operation.as_str(), detail(&body));
+                        return Err(self.error(ErrorCode::ProviderAuth, operation, message).with_status(status));
+                    }
                     let verdict = classify::classify_answer(status, &body);
                     if verdict == Verdict::Container {
                         return Ok(Err(Refused { status, body }));
@@ -210,7 +215,7 @@ impl ContainerClient {
 
     /// `POST /api/mkdir { path, recursive }` for a Session's `mkdir`.
     pub async fn mkdir_with(&self, path: &str, recursive: bool, signal: Option<&AbortSignal>) -> Result<()> {
-        self.post_ok("/api/mkdir", &MkdirRequest { path: path.to_owned(), recursive }, Operation::Write, signal).await
+        self.post_ok("/api/mkdir", &MkdirRequest { path: path.to_owned(), recursive }, Operation::Mkdir, signal).await
     }
 
     /// `POST /api/exists { path }` → whether the path exists.
@@ -278,6 +283,7 @@ impl ContainerClient {
             exit_code: answer.exit_code,
             stdout: last_bytes(&answer.stdout, command.max_stdout_bytes).to_owned(),
             stderr: last_bytes(&answer.stderr, command.max_stderr_bytes).to_owned(),
+            truncated: answer.stdout.len() > command.max_stdout_bytes || answer.stderr.len() > command.max_stderr_bytes,
         })
     }
 
@@ -349,11 +355,7 @@ impl ContainerClient {
                         stderr.push(&data);
                     }
                     Some(ExecEvent::Complete(Some(exit_code))) => {
-                        return Ok(CommandOutcome {
-                            exit_code,
-                            stdout: stdout.into_string(),
-                            stderr: stderr.into_string(),
-                        });
+                        return Ok(CommandOutcome::from_tails(exit_code, stdout, stderr));
                     }
                     Some(ExecEvent::Complete(None)) => {
                         return Err(self.error(

@@ -326,6 +326,12 @@ mod session {
             &self.id
         }
 
+        /// The Box's work directory when the Box lives on the local Box host (local development,
+        /// no Durable Object stub), whose file routes and commands see different roots outside it.
+        pub fn local_box_host_work_dir(&self) -> Option<&'static str> {
+            self.stub.is_none().then_some(WORK_DIR)
+        }
+
         /// Writes `files` (paths relative to `/`): `mkdir -p` of their directories, then one
         /// `/api/write` per file (base64), a few at a time; then a `chmod` for executable modes.
         pub fn write_files<'a>(&'a self, files: &'a [BoxFile], signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<()>> {
@@ -465,7 +471,7 @@ mod session {
         pub fn remove<'a>(&'a self, path: &'a str, recursive: bool, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<()>> {
             Box::pin(async move {
                 if !recursive {
-                    return self.client.delete_file(path, signal).await.map_err(|e| e.with_operation(Operation::Write));
+                    return self.client.delete_file(path, signal).await.map_err(|e| e.with_operation(Operation::Remove));
                 }
                 let rm = Command {
                     program: "rm".into(),
@@ -478,7 +484,7 @@ mod session {
                 if outcome.exit_code != 0 {
                     return Err(Error::new(ErrorCode::ExecutionError, format!("remove failed in the Box: {}", outcome.stderr.trim()))
                         .with_provider(ProviderKind::Cloudflare)
-                        .with_operation(Operation::Write));
+                        .with_operation(Operation::Remove));
                 }
                 Ok(())
             })

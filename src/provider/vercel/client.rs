@@ -157,9 +157,18 @@ impl VercelClient {
         let status = response.status();
         let body = body_bytes_capped(response, 64 * 1024).await.ok().and_then(std::result::Result::ok).unwrap_or_default();
         let detail = wire::error_message(&body).map(|m| format!(": {m}")).unwrap_or_default();
-        let code = if status == 429 || status == 503 { ErrorCode::ProviderUnavailable } else { ErrorCode::TransportError };
+        let code = match status {
+            429 | 503 => ErrorCode::ProviderUnavailable,
+            401 | 403 => ErrorCode::ProviderAuth,
+            _ => ErrorCode::TransportError,
+        };
         let retry_after = response.headers().get("retry-after");
-        let mut error = self.error(operation, format!("{} answered {status} to {}{detail}", self.kind.as_str(), operation.as_str()));
+        let hint = match (code, self.kind) {
+            (ErrorCode::ProviderAuth, ProviderKind::Local) => "; check local.token against the token the Box host printed (vite-hub-sandbox host)",
+            (ErrorCode::ProviderAuth, _) => "; check vercel.token / VERCEL_TOKEN (or VERCEL_OIDC_TOKEN), teamId and projectId",
+            _ => "",
+        };
+        let mut error = self.error(operation, format!("{} answered {status} to {}{detail}{hint}", self.kind.as_str(), operation.as_str()));
         error = Error::new(code, error.message().to_owned())
             .with_provider(self.kind)
             .with_operation(operation)
@@ -322,7 +331,7 @@ impl VercelClient {
                     }
                     CommandStreamLine::Command(info) => {
                         if let Some(exit_code) = info.exit_code {
-                            return Ok(CommandOutcome { exit_code, stdout: stdout.into_string(), stderr: stderr.into_string() });
+                            return Ok(CommandOutcome::from_tails(exit_code, stdout, stderr));
                         }
                         *started = Some(info.id.clone());
                     }
@@ -489,7 +498,7 @@ impl VercelClient {
     /// Creates one directory (not recursive): `POST /v2/sandboxes/sessions/{id}/fs/mkdir`.
     pub async fn mkdir(&self, session_id: &str, path: &str, signal: Option<&AbortSignal>) -> Result<()> {
         let request = self.json_request("POST", &format!("/v2/sandboxes/sessions/{session_id}/fs/mkdir"), &MkdirRequest { path: path.to_owned() })?;
-        self.send(&request, RequestSafety::Idempotent, Operation::Write, signal).await?;
+        self.send(&request, RequestSafety::Idempotent, Operation::Mkdir, signal).await?;
         Ok(())
     }
 

@@ -228,7 +228,7 @@ mod session {
             match outcome.exit_code {
                 0 => Ok(true),
                 1 => Ok(false),
-                _ => Err(file_failure("exists", &outcome.stderr, self.provider())),
+                _ => Err(file_failure(crate::error::Operation::Read, &outcome.stderr, self.provider())),
             }
         }
 
@@ -236,11 +236,22 @@ mod session {
         /// `recursive`, as the SDK does (§7.4).
         pub async fn mkdir(&self, path: &str, recursive: bool, signal: Option<&AbortSignal>) -> Result<()> {
             if !recursive {
-                return self.client.mkdir(&self.session_id, path, signal).await;
+                // The provider refuses a missing parent or an existing path (400): the caller's
+                // path, not a failure of the Box.
+                return self.client.mkdir(&self.session_id, path, signal).await.map_err(|error| match error.upstream_status() {
+                    Some(400 | 404 | 409) => crate::error::Error::new(
+                        crate::error::ErrorCode::InvalidArgument,
+                        format!("{}; mkdir(path) without {{ recursive: true }} creates one directory whose parent exists", error.message()),
+                    )
+                    .with_provider(self.provider())
+                    .with_operation(crate::error::Operation::Mkdir)
+                    .with_status(error.upstream_status().unwrap_or(400)),
+                    _ => error,
+                });
             }
             let outcome = self.exec(&file_command("mkdir", &["-p", "--", path]), signal).await?;
             if outcome.exit_code != 0 {
-                return Err(file_failure("mkdir", &outcome.stderr, self.provider()));
+                return Err(file_failure(crate::error::Operation::Mkdir, &outcome.stderr, self.provider()));
             }
             Ok(())
         }
@@ -251,7 +262,16 @@ mod session {
             let flags = if recursive { "-rf" } else { "-f" };
             let outcome = self.exec(&file_command("rm", &[flags, "--", path]), signal).await?;
             if outcome.exit_code != 0 {
-                return Err(file_failure("remove", &outcome.stderr, self.provider()));
+                // A directory without `recursive` is the caller's argument, not a Box failure.
+                if !recursive && self.exec(&file_command("test", &["-d", path]), signal).await?.exit_code == 0 {
+                    return Err(crate::error::Error::new(
+                        crate::error::ErrorCode::InvalidArgument,
+                        format!("remove({path:?}): it is a directory; pass {{ recursive: true }} to remove it and its contents"),
+                    )
+                    .with_provider(self.provider())
+                    .with_operation(crate::error::Operation::Remove));
+                }
+                return Err(file_failure(crate::error::Operation::Remove, &outcome.stderr, self.provider()));
             }
             Ok(())
         }
@@ -268,9 +288,11 @@ mod session {
         }
     }
 
-    fn file_failure(operation: &str, stderr: &str, provider: ProviderKind) -> crate::error::Error {
-        crate::error::Error::new(crate::error::ErrorCode::ExecutionError, format!("{operation} failed in the Box: {}", stderr.trim()))
+    /// `SANDBOX_EXECUTION_ERROR`: a file Command failed in the Box (`operation` names the call).
+    fn file_failure(operation: crate::error::Operation, stderr: &str, provider: ProviderKind) -> crate::error::Error {
+        let verb = if operation == crate::error::Operation::Read { "exists" } else { operation.as_str() };
+        crate::error::Error::new(crate::error::ErrorCode::ExecutionError, format!("{verb} failed in the Box: {}", stderr.trim()))
             .with_provider(provider)
-            .with_operation(crate::error::Operation::Write)
+            .with_operation(operation)
     }
 }
