@@ -84,18 +84,14 @@ fn local(value: &Value) -> Result<LocalOptions, String> {
 fn transfer(value: &Value) -> Result<TransferOverrides, String> {
     let mut overrides = TransferOverrides::default();
     for (key, item) in fields(value, "transfer", TRANSFER_FIELDS)? {
-        let path = format!("transfer.{key}");
-        if item.is_null() {
-            continue;
-        }
-        let n = item.as_u64().ok_or_else(|| invalid(&path, "a non-negative integer", item))?;
-        let small = || u32::try_from(n).map_err(|_| format!("invalid value for `{path}`: {n}, expected a u32"));
+        // Kept as given: `TransferOverrides::resolve` checks each value and names its key.
+        let item = Some(item.clone()).filter(|item| !item.is_null());
         match key.as_str() {
-            "maxInputBytes" => overrides.max_input_bytes = Some(n),
-            "maxOutputBytes" => overrides.max_output_bytes = Some(n),
-            "maxDepth" => overrides.max_depth = Some(small()?),
-            "maxSidecars" => overrides.max_sidecars = Some(small()?),
-            _ /* "maxSidecarBytes" */ => overrides.max_sidecar_bytes = Some(n),
+            "maxInputBytes" => overrides.max_input_bytes = item,
+            "maxOutputBytes" => overrides.max_output_bytes = item,
+            "maxDepth" => overrides.max_depth = item,
+            "maxSidecars" => overrides.max_sidecars = item,
+            _ /* "maxSidecarBytes" */ => overrides.max_sidecar_bytes = item,
         }
     }
     Ok(overrides)
@@ -282,7 +278,10 @@ mod tests {
             "unknown field `provder`, expected one of `provider`, `production`, `vercel`, `local`, `cloudflare`, `transfer`, `env`, `debug`"
         );
         assert_eq!(message(json!({"vercel": {"token": 5}})), "invalid type for `vercel.token`: a number, expected a string");
-        assert_eq!(message(json!({"transfer": {"maxDepth": 4_294_967_296u64}})), "invalid value for `transfer.maxDepth`: 4294967296, expected a u32");
+        // A limit's value is kept as given: TransferOverrides::resolve checks it and names its key.
+        let config = sandbox_config(&json!({"transfer": {"maxDepth": -1}})).expect("kept for resolve");
+        let resolved = config.transfer.resolve().expect_err("-1 is no limit");
+        assert!(resolved.message().contains("transfer.maxDepth"), "{}", resolved.message());
         assert!(message(json!({"cloudflare": {"bindings": "B"}})).starts_with("unknown field `bindings` in cloudflare"));
     }
 }
