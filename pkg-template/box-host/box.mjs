@@ -7,7 +7,8 @@ import path from 'node:path';
 import { extractTarGz } from './archive.mjs';
 import { BoxCommand } from './command.mjs';
 import { startBoxNetwork } from './box-network.mjs';
-import { BOX_HOME, cwdVisible, executionAuthority, spawnSpec } from './isolation.mjs';
+import { DEFAULT_DISK_BYTES, mountBoxDisk, unmountBoxDisk, unmountBoxDiskNow } from './box-disk.mjs';
+import { BOX_HOME, cwdVisible, executionAuthority, limitsReport, spawnSpec } from './isolation.mjs';
 import { BoxPathError, ensureBoxDir, mkdirInBox, normalizeBoxPath, openBoxFileForRead, resolveExisting } from './paths.mjs';
 import { boxDirPrefix } from './stale-boxes.mjs';
 
@@ -53,11 +54,26 @@ export class Box {
    * so a later host can sweep it once the process is gone) with `vercel/sandbox`, `tmp` and the
    * home dir.
    * `options`: { name, isolation ('bubblewrap'|'none'), networkDenied, env, timeoutMs, vcpus,
-   * workDir (a Box path: the default cwd, bound read-write; default `/vercel/sandbox`) }.
+   * workDir (a Box path: the default cwd, bound read-write; default `/vercel/sandbox`), diskBytes
+   * (its writable space when the host can mount a tmpfs, box-disk.mjs) }.
    */
   static async create(parentDir, options) {
     const dir = await fs.promises.mkdtemp(path.join(parentDir, boxDirPrefix()));
     const root = await fs.promises.realpath(dir);
+    const diskBytes = options.diskBytes ?? DEFAULT_DISK_BYTES;
+    const diskMounted = options.features?.diskBound === true;
+    const removeRoot = async () => {
+      if (diskMounted) await unmountBoxDisk(root).catch(() => {});
+      await fs.promises.rm(root, { recursive: true, force: true });
+    };
+    if (diskMounted) {
+      try {
+        await mountBoxDisk(root, diskBytes);
+      } catch (err) {
+        await fs.promises.rmdir(root).catch(() => {});
+        throw new BoxRequestError(500, 'internal_error', `the Box disk could not be mounted: ${err.message}`);
+      }
+    }
     for (const sub of [options.workDir ?? SESSION_CWD, '/tmp', BOX_HOME]) {
       await fs.promises.mkdir(path.join(root, sub), { recursive: true, mode: 0o755 });
     }
@@ -67,14 +83,14 @@ export class Box {
       try {
         network = await startBoxNetwork();
       } catch (err) {
-        await fs.promises.rm(root, { recursive: true, force: true });
+        await removeRoot();
         throw new BoxRequestError(500, 'internal_error', `the Box network could not be set up: ${err.message}`);
       }
     }
-    return new Box(root, { ...options, network });
+    return new Box(root, { ...options, network, diskBytes, diskMounted });
   }
 
-  constructor(root, { name, isolation, networkDenied, env, timeoutMs, vcpus, workDir, onStopped, logBudget, features, network, sourceSnapshotId }) {
+  constructor(root, { name, isolation, networkDenied, env, timeoutMs, vcpus, workDir, onStopped, logBudget, features, network, sourceSnapshotId, diskBytes, diskMounted }) {
     this.root = root;
     this.workDir = workDir ?? SESSION_CWD;
     this.id = newId('sbx');
@@ -93,6 +109,8 @@ export class Box {
     this.logBudget = logBudget;
     this.features = features;
     this.network = network;
+    this.diskMounted = diskMounted === true;
+    this.limits = limitsReport(features, { memoryBytes: this.memoryBytes, diskBytes: diskBytes ?? DEFAULT_DISK_BYTES });
     this.executionAuthority = executionAuthority(isolation, networkDenied, network !== undefined);
     this.#armLifetime();
   }
@@ -162,7 +180,7 @@ export class Box {
       cwdHost,
       env: { ...this.env, ...checkEnv(env) },
       features: this.features,
-      memoryBytes: this.vcpus * 2048 * 1024 * 1024,
+      memoryBytes: this.memoryBytes,
     });
     const cmd = new BoxCommand({
       id: newId('cmd'),
@@ -213,6 +231,11 @@ export class Box {
     }
   }
 
+  /** Memory of each command (bytes): the session's `memory` (`vcpus × 2048` MiB). */
+  get memoryBytes() {
+    return this.vcpus * 2048 * 1024 * 1024;
+  }
+
   /** Host path of the Box's work directory. */
   get workDirHost() {
     return path.join(this.root, this.workDir);
@@ -241,6 +264,7 @@ export class Box {
         failure = err;
       }
       this.network?.stop();
+      if (this.diskMounted) await unmountBoxDisk(this.root).catch(() => {});
       await fs.promises.rm(this.root, { recursive: true, force: true, maxRetries: 3 });
       // A stopped Box keeps its description, not its output.
       for (const cmd of this.commands.values()) cmd.releaseHistory();
@@ -266,6 +290,7 @@ export class Box {
       }
     }
     this.network?.stop();
+    if (this.diskMounted) unmountBoxDiskNow(this.root);
     try {
       fs.rmSync(this.root, { recursive: true, force: true, maxRetries: 3 });
     } catch {
@@ -289,6 +314,7 @@ export class Box {
       cwd: SESSION_CWD,
       networkPolicy: { mode: this.networkDenied ? 'deny-all' : 'allow-all' },
       executionAuthority: this.executionAuthority,
+      limits: this.limits,
     };
     if (this.sourceSnapshotId !== undefined) json.sourceSnapshotId = this.sourceSnapshotId;
     if (this.stoppedAt !== undefined) {

@@ -30,9 +30,13 @@ function snapshotSource(source) {
 }
 
 export class BoxRegistry {
-  /** `snapshots`: the host's SnapshotStore (create from `source: { type: 'snapshot' }`). */
-  constructor({ boxRoot, isolation, maxBoxes, maxQueued, maxQueueWaitMs, features, snapshots }) {
+  /**
+   * `snapshots`: the host's SnapshotStore (create from `source: { type: 'snapshot' }`);
+   * `diskBytes`: each Box's writable space (box-disk.mjs; default 1 GiB).
+   */
+  constructor({ boxRoot, isolation, maxBoxes, maxQueued, maxQueueWaitMs, features, snapshots, diskBytes }) {
     this.features = features;
+    this.diskBytes = diskBytes;
     this.boxRoot = boxRoot;
     this.snapshots = snapshots;
     this.isolation = isolation;
@@ -108,6 +112,7 @@ export class BoxRegistry {
         onStopped: (stopped) => this.#forget(stopped),
         logBudget: this.logBudget,
         features: this.features,
+        diskBytes: this.diskBytes,
       });
       if (snapshotId !== undefined) {
         try {
