@@ -1,11 +1,12 @@
-// Parts of a Box made ahead of its create, so a create takes them instead of waiting: an empty
-// Box directory with its disk mounted (box-disk.mjs, ~6 ms) and a Box network (box-network.mjs,
-// ~20 ms: a namespace and slirp4netns). Each spare is fresh and goes to exactly one Box (never
-// reused after a Box stops), so nothing is shared between Boxes; a create that finds no spare
-// ready makes its own, as before. One spare of each kind is kept. The next one is made when the
+// The Box directory (made and removed here, its disk mounted: box-disk.mjs) and the Box network
+// made ahead of a create (box-network.mjs, ~20 ms: a namespace and slirp4netns), so an allow-all
+// create takes a ready one instead of waiting. Each spare network is fresh and goes to exactly
+// one Box (never reused after a Box stops), so nothing is shared between Boxes; a create that
+// finds none ready starts its own, as before. One spare is kept. The next one is made when the
 // Box that took one starts its first command (box.mjs): while that command runs, the host's
-// event loop mostly waits, so making spares does not slow down the create and the file writes
-// of the Run.
+// event loop mostly waits, so making it does not slow down the create and the file writes of the
+// Run. Directories are not made ahead: every directory in the Box root is a Box's (hosts and
+// tests count them), and a mount point cannot be renamed into place.
 import fs from 'node:fs';
 import path from 'node:path';
 import { mountBoxDisk, unmountBoxDisk, unmountBoxDiskNow } from './box-disk.mjs';
@@ -95,24 +96,13 @@ class Spare {
 }
 
 /**
- * The spares of one Box host: `root()` (an empty mounted Box directory, or undefined) and
- * `network()` (a started Box network, or undefined when none is ready or this host gives none).
+ * The spares of one Box host: `network()` (a started Box network, or undefined when none is ready
+ * or this host gives none).
  */
 export class BoxSpares {
-  constructor({ parentDir, diskBytes, mountDisk, networks }) {
-    this.mountDisk = mountDisk;
-    this.roots = new Spare(
-      () => makeBoxRoot(parentDir, { diskBytes, mountDisk }),
-      (root) => removeBoxRoot(root, mountDisk).catch(() => {}),
-      (root) => removeBoxRootNow(root, mountDisk),
-    );
+  constructor({ networks }) {
     this.networks = networks ? new Spare(startBoxNetwork, (net) => net.stop(), (net) => net.stop()) : null;
-    this.roots.fill();
     this.networks?.fill();
-  }
-
-  root() {
-    return this.roots.take();
   }
 
   network() {
@@ -127,18 +117,16 @@ export class BoxSpares {
 
   /** Makes the spares that are missing (in the background; a failure leaves that one missing). */
   refill() {
-    this.roots.fill();
     this.networks?.fill();
   }
 
   /** Drops the unused spares (host close); resolves once they are gone. */
   async close() {
-    await Promise.all([this.roots.close(), this.networks?.close()]);
+    await this.networks?.close();
   }
 
   /** close(), synchronously (process `exit`). */
   closeNow() {
-    this.roots.closeNow();
     this.networks?.closeNow();
   }
 }

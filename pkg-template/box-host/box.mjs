@@ -56,18 +56,16 @@ export class Box {
    * `options`: { name, isolation ('bubblewrap'|'none'), networkDenied, env, timeoutMs, vcpus,
    * workDir (a Box path: the default cwd, bound read-write; default `/vercel/sandbox`), diskBytes
    * (its writable space when the host can mount a tmpfs, box-disk.mjs), spares (the host's
-   * BoxSpares: a directory and a network made ahead, box-spares.mjs) }.
+   * BoxSpares: a network made ahead, box-spares.mjs) }.
    */
   static async create(parentDir, options) {
     const diskBytes = options.diskBytes ?? DEFAULT_DISK_BYTES;
     const diskMounted = options.features?.diskBound === true;
-    let root = options.spares?.root();
-    if (root === undefined) {
-      try {
-        root = await makeBoxRoot(parentDir, { diskBytes, mountDisk: diskMounted });
-      } catch (err) {
-        throw new BoxRequestError(500, 'internal_error', err.message);
-      }
+    let root;
+    try {
+      root = await makeBoxRoot(parentDir, { diskBytes, mountDisk: diskMounted });
+    } catch (err) {
+      throw new BoxRequestError(500, 'internal_error', err.message);
     }
     let network;
     try {

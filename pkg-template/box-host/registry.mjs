@@ -3,7 +3,6 @@
 import { Box, BoxRequestError, MAX_TIMER_MS, checkEnv } from './box.mjs';
 import { BoxSlots, QueueRefused } from './box-queue.mjs';
 import { LogBudget } from './command.mjs';
-import { DEFAULT_DISK_BYTES } from './box-disk.mjs';
 import { BoxSpares } from './box-spares.mjs';
 import { executionAuthority } from './isolation.mjs';
 
@@ -35,18 +34,13 @@ export class BoxRegistry {
   /**
    * `snapshots`: the host's SnapshotStore (create from `source: { type: 'snapshot' }`);
    * `diskBytes`: each Box's writable space (box-disk.mjs; default 1 GiB); `spares`: make a Box
-   * directory and network ahead of each create (box-spares.mjs).
+   * network ahead of each create (box-spares.mjs).
    */
   constructor({ boxRoot, isolation, maxBoxes, maxQueued, maxQueueWaitMs, features, snapshots, diskBytes, spares = false }) {
     this.features = features;
     this.diskBytes = diskBytes;
     this.spares = spares
-      ? new BoxSpares({
-        parentDir: boxRoot,
-        diskBytes: diskBytes ?? DEFAULT_DISK_BYTES,
-        mountDisk: features?.diskBound === true,
-        networks: isolation === 'bubblewrap' && Boolean(features?.netTool),
-      })
+      ? new BoxSpares({ networks: isolation === 'bubblewrap' && Boolean(features?.netTool) })
       : null;
     this.boxRoot = boxRoot;
     this.snapshots = snapshots;
