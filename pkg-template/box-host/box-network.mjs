@@ -37,7 +37,7 @@ async function namespaceReady(pid) {
 }
 
 /**
- * Starts a Box network; resolves `{ netns (a /proc path for nsenter --net=), stop() }` or
+ * Starts a Box network; resolves `{ netns (a /proc path for nsenter --net=), stop(), alive() }` or
  * rejects with an Error saying what failed (nothing is left running then).
  */
 export async function startBoxNetwork() {
@@ -73,7 +73,8 @@ export async function startBoxNetwork() {
       child.unref();
       for (const stream of child.stdio) stream?.unref?.();
     }
-    return { netns: `/proc/${holder.pid}/ns/net`, stop };
+    const alive = () => holder.exitCode === null && holder.signalCode === null && slirp.exitCode === null && slirp.signalCode === null;
+    return { netns: `/proc/${holder.pid}/ns/net`, stop, alive };
   } catch (err) {
     stop();
     throw err;

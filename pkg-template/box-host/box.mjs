@@ -7,9 +7,10 @@ import path from 'node:path';
 import { extractTarGz } from './archive.mjs';
 import { BoxCommand } from './command.mjs';
 import { startBoxNetwork } from './box-network.mjs';
-import { BOX_HOME, cwdVisible, executionAuthority, spawnSpec } from './isolation.mjs';
+import { DEFAULT_DISK_BYTES } from './box-disk.mjs';
+import { makeBoxRoot, removeBoxRoot, removeBoxRootNow } from './box-spares.mjs';
+import { BOX_HOME, cwdVisible, executionAuthority, limitsReport, spawnSpec } from './isolation.mjs';
 import { BoxPathError, ensureBoxDir, mkdirInBox, normalizeBoxPath, openBoxFileForRead, resolveExisting } from './paths.mjs';
-import { boxDirPrefix } from './stale-boxes.mjs';
 
 /** The session working directory of a Vercel Box (a Box path); the default work directory. */
 export const SESSION_CWD = '/vercel/sandbox';
@@ -53,28 +54,41 @@ export class Box {
    * so a later host can sweep it once the process is gone) with `vercel/sandbox`, `tmp` and the
    * home dir.
    * `options`: { name, isolation ('bubblewrap'|'none'), networkDenied, env, timeoutMs, vcpus,
-   * workDir (a Box path: the default cwd, bound read-write; default `/vercel/sandbox`) }.
+   * workDir (a Box path: the default cwd, bound read-write; default `/vercel/sandbox`), diskBytes
+   * (its writable space when the host can mount a tmpfs, box-disk.mjs), spares (the host's
+   * BoxSpares: a network made ahead, box-spares.mjs) }.
    */
   static async create(parentDir, options) {
-    const dir = await fs.promises.mkdtemp(path.join(parentDir, boxDirPrefix()));
-    const root = await fs.promises.realpath(dir);
-    for (const sub of [options.workDir ?? SESSION_CWD, '/tmp', BOX_HOME]) {
-      await fs.promises.mkdir(path.join(root, sub), { recursive: true, mode: 0o755 });
+    const diskBytes = options.diskBytes ?? DEFAULT_DISK_BYTES;
+    const diskMounted = options.features?.diskBound === true;
+    let root;
+    try {
+      root = await makeBoxRoot(parentDir, { diskBytes, mountDisk: diskMounted });
+    } catch (err) {
+      throw new BoxRequestError(500, 'internal_error', err.message);
     }
-    await fs.promises.chmod(path.join(root, 'tmp'), 0o1777);
     let network;
-    if (options.isolation === 'bubblewrap' && !options.networkDenied && options.features?.netTool) {
-      try {
-        network = await startBoxNetwork();
-      } catch (err) {
-        await fs.promises.rm(root, { recursive: true, force: true });
-        throw new BoxRequestError(500, 'internal_error', `the Box network could not be set up: ${err.message}`);
+    try {
+      for (const sub of [options.workDir ?? SESSION_CWD, '/tmp', BOX_HOME]) {
+        await fs.promises.mkdir(path.join(root, sub), { recursive: true, mode: 0o755 });
       }
+      await fs.promises.chmod(path.join(root, 'tmp'), 0o1777);
+      if (options.isolation === 'bubblewrap' && !options.networkDenied && options.features?.netTool) {
+        network = options.spares?.network();
+        try {
+          network ??= await startBoxNetwork();
+        } catch (err) {
+          throw new BoxRequestError(500, 'internal_error', `the Box network could not be set up: ${err.message}`);
+        }
+      }
+    } catch (err) {
+      await removeBoxRoot(root, diskMounted);
+      throw err;
     }
-    return new Box(root, { ...options, network });
+    return new Box(root, { ...options, network, diskBytes, diskMounted });
   }
 
-  constructor(root, { name, isolation, networkDenied, env, timeoutMs, vcpus, workDir, onStopped, logBudget, features, network, sourceSnapshotId }) {
+  constructor(root, { name, isolation, networkDenied, env, timeoutMs, vcpus, workDir, onStopped, logBudget, features, network, sourceSnapshotId, diskBytes, diskMounted, spares }) {
     this.root = root;
     this.workDir = workDir ?? SESSION_CWD;
     this.id = newId('sbx');
@@ -93,6 +107,9 @@ export class Box {
     this.logBudget = logBudget;
     this.features = features;
     this.network = network;
+    this.spares = spares;
+    this.diskMounted = diskMounted === true;
+    this.limits = limitsReport(features, { memoryBytes: this.memoryBytes, diskBytes: diskBytes ?? DEFAULT_DISK_BYTES });
     this.executionAuthority = executionAuthority(isolation, networkDenied, network !== undefined);
     this.#armLifetime();
   }
@@ -162,7 +179,7 @@ export class Box {
       cwdHost,
       env: { ...this.env, ...checkEnv(env) },
       features: this.features,
-      memoryBytes: this.vcpus * 2048 * 1024 * 1024,
+      memoryBytes: this.memoryBytes,
     });
     const cmd = new BoxCommand({
       id: newId('cmd'),
@@ -175,7 +192,15 @@ export class Box {
       logBudget: this.logBudget,
     });
     this.commands.set(cmd.id, cmd);
+    this.#refillSpares();
     return cmd;
+  }
+
+  /** Once per Box, after its first command started (or at its stop): the host's spares are made anew. */
+  #refillSpares() {
+    if (this.refilled || !this.spares) return;
+    this.refilled = true;
+    setImmediate(() => this.spares.refill());
   }
 
   /** Writes a gzip'd tar (bytes) extracted relative to the Box directory `boxCwd`. */
@@ -213,6 +238,11 @@ export class Box {
     }
   }
 
+  /** Memory of each command (bytes): the session's `memory` (`vcpus × 2048` MiB). */
+  get memoryBytes() {
+    return this.vcpus * 2048 * 1024 * 1024;
+  }
+
   /** Host path of the Box's work directory. */
   get workDirHost() {
     return path.join(this.root, this.workDir);
@@ -234,6 +264,7 @@ export class Box {
     let failure;
     this.stopping = (async () => {
       clearTimeout(this.lifetime);
+      this.#refillSpares();
       await Promise.all([...this.commands.values()].map((cmd) => cmd.killAll()));
       try {
         if (keep) kept = await keep(this);
@@ -241,7 +272,7 @@ export class Box {
         failure = err;
       }
       this.network?.stop();
-      await fs.promises.rm(this.root, { recursive: true, force: true, maxRetries: 3 });
+      await removeBoxRoot(this.root, this.diskMounted);
       // A stopped Box keeps its description, not its output.
       for (const cmd of this.commands.values()) cmd.releaseHistory();
       this.status = 'stopped';
@@ -266,11 +297,7 @@ export class Box {
       }
     }
     this.network?.stop();
-    try {
-      fs.rmSync(this.root, { recursive: true, force: true, maxRetries: 3 });
-    } catch {
-      // nothing more can be done while the process exits
-    }
+    removeBoxRootNow(this.root, this.diskMounted);
   }
 
   /** The `Session` wire object (plus the passthrough `executionAuthority`). */
@@ -289,6 +316,7 @@ export class Box {
       cwd: SESSION_CWD,
       networkPolicy: { mode: this.networkDenied ? 'deny-all' : 'allow-all' },
       executionAuthority: this.executionAuthority,
+      limits: this.limits,
     };
     if (this.sourceSnapshotId !== undefined) json.sourceSnapshotId = this.sourceSnapshotId;
     if (this.stoppedAt !== undefined) {

@@ -2,10 +2,9 @@
 // (replayable for log followers), its exit code, and the timeout that kills the whole tree.
 import { spawn } from 'node:child_process';
 import { EventEmitter } from 'node:events';
-import fs from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
+import { joinCgroups, releaseCgroups } from './box-limits.mjs';
 import { killTreeAndWait, signalTree } from './process-tree.mjs';
 
 /** Output kept per command for replay (bytes of text); later output is dropped from history. */
@@ -72,8 +71,11 @@ export class BoxCommand extends EventEmitter {
       env: spec.env,
       shell: false,
       detached: true,
-      // bubblewrap: fd 3 carries its options, fd 4 reports the sandbox pid, fd 5 releases it.
-      stdio: spec.argsData === undefined ? ['ignore', 'pipe', 'pipe'] : ['ignore', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe'],
+      // bubblewrap: fd 3 carries its options, fd 4 reports the sandbox pid, fd 5 releases it,
+      // fd 6 (on a Box network) carries the Box's resolv.conf.
+      stdio: spec.argsData === undefined
+        ? ['ignore', 'pipe', 'pipe']
+        : ['ignore', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe', ...(spec.resolvData === undefined ? [] : ['pipe'])],
     });
     this.child = child;
     this.pid = child.pid;
@@ -85,6 +87,10 @@ export class BoxCommand extends EventEmitter {
       child.stdio[3].on('error', () => {});
       child.stdio[5].on('error', () => {});
       child.stdio[3].end(spec.argsData);
+      if (spec.resolvData !== undefined) {
+        child.stdio[6].on('error', () => {});
+        child.stdio[6].end(spec.resolvData);
+      }
       this.#setUpSandbox(child, spec).catch((err) => {
         // A signal sent while the sandbox was still being set up ends the set-up too: the
         // command exits by that signal (128 + n), not as a set-up failure.
@@ -166,37 +172,17 @@ export class BoxCommand extends EventEmitter {
     child.stdio[5].end('1');
   }
 
-  /** A cgroup per command under each writable controller, with the pids and memory limits. */
+  /** A cgroup per command (box-limits.mjs: v2 or v1, whichever the host chose) with the pids and memory limits. */
   #joinCgroups(spec, pid) {
-    const { cgroup } = spec;
-    if (!cgroup) return;
-    const limits = [
-      [cgroup.pids, 'pids.max', spec.limits?.pids],
-      [cgroup.memory, 'memory.limit_in_bytes', spec.limits?.memoryBytes],
-    ];
-    for (const [controller, file, value] of limits) {
-      if (!controller || value === undefined) continue;
-      const dir = path.join(controller, `vite-hub-${this.id}`);
-      try {
-        fs.mkdirSync(dir);
-        this.cgroups.push(dir);
-        fs.writeFileSync(path.join(dir, file), String(value));
-        fs.writeFileSync(path.join(dir, 'cgroup.procs'), String(pid));
-      } catch (err) {
-        this.#record('stderr', `note: the Box limit ${file} could not be applied: ${err.code ?? err.message}\n`);
-      }
-    }
+    if (!spec.cgroup || !spec.limits) return;
+    const { dirs, problems } = joinCgroups(spec.cgroup, this.id, pid, spec.limits);
+    this.cgroups.push(...dirs);
+    for (const problem of problems) this.#record('stderr', `note: a Box limit could not be applied: ${problem}\n`);
   }
 
   /** Removes the command's cgroups (once its processes are gone). */
   #releaseResources() {
-    for (const dir of this.cgroups.splice(0)) {
-      try {
-        fs.rmdirSync(dir);
-      } catch {
-        // still has tasks (torn down by the kernel soon) or already gone
-      }
-    }
+    releaseCgroups(this.cgroups.splice(0));
   }
 
   #record(stream, data) {

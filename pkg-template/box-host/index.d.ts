@@ -25,9 +25,29 @@ export interface ExecutionAuthority {
   credentials: 'none';
   /**
    * 'restricted' under bubblewrap (uid 1000, no capabilities, per-command limits: 512 processes,
-   * the session's memory through a cgroup where writable, files up to 1 GiB); 'arbitrary' otherwise.
+   * the session's memory through a cgroup v2 or v1 where writable, files up to 1 GiB; the session's
+   * `limits` says which apply); 'arbitrary' otherwise.
    */
   processes: 'restricted' | 'arbitrary';
+}
+
+/**
+ * The limits of a Box's commands as applied on this host: `session.limits` of the host's create
+ * answer (a local-host addition to the Vercel Session object; isolation.mjs `limitsReport`).
+ */
+export interface BoxLimits {
+  /** What bounds processes and memory: a cgroup per command (v2 first, else v1), else rlimits only. */
+  enforcedBy: 'cgroup-v2' | 'cgroup-v1' | 'rlimit';
+  /** Processes and threads per command (cgroup pids.max and RLIMIT_NPROC). */
+  processes: number;
+  /** Memory per command in bytes (the session's `memory`); null when no cgroup applies (not bounded). */
+  memoryBytes: number | null;
+  /** The Box's writable space in bytes (a tmpfs); null when the host cannot mount one (not bounded). */
+  diskBytes: number | null;
+  /** Largest file a command may write, in bytes (RLIMIT_FSIZE). */
+  fileBytes: number;
+  /** Open files per process (RLIMIT_NOFILE). */
+  openFiles: number;
 }
 
 export interface BoxHostOptions {
@@ -71,6 +91,13 @@ export interface BoxHostOptions {
    * Default `$XDG_CACHE_HOME/vite-hub-sandbox/box-host`, else `~/.cache/vite-hub-sandbox/box-host`.
    */
   stateDir?: string;
+  /**
+   * Writable space of each Box in bytes (work directory, /tmp and home together; default 1 GiB,
+   * at least 1 MiB, else TypeError): a tmpfs of this size mounted on the Box directory, so a
+   * write past it fails with ENOSPC. Needs a root host (elsewhere disk use is not bounded and the
+   * session reports `limits.diskBytes: null`). A tmpfs is memory: `maxBoxes × diskBytes` at most.
+   */
+  diskBytes?: number;
   /** Snapshots kept at most (default 32); the least recently used are removed beyond. */
   maxSnapshots?: number;
   /** Bytes of snapshot files kept at most (default 2 GiB); the least recently used are removed beyond. */

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { DEFAULT_DISK_BYTES } from './box-disk.mjs';
 import { DEFAULT_MAX_QUEUED, DEFAULT_MAX_QUEUE_WAIT_MS } from './box-queue.mjs';
 import { CloudflareContainers } from './cloudflare-containers.mjs';
 import { RequestCounters } from './counters.mjs';
@@ -46,6 +47,7 @@ export async function startBoxHost(options = {}) {
     maxSnapshots = DEFAULT_MAX_SNAPSHOTS,
     maxSnapshotBytes = DEFAULT_MAX_SNAPSHOT_BYTES,
     allowOrigins,
+    diskBytes = DEFAULT_DISK_BYTES,
   } = options;
   const { maxQueued = DEFAULT_MAX_QUEUED, maxQueueWaitMs = DEFAULT_MAX_QUEUE_WAIT_MS } = options;
   const cors = corsPolicy(allowOrigins);
@@ -58,6 +60,7 @@ export async function startBoxHost(options = {}) {
   if (typeof stateDir !== 'string' || !path.isAbsolute(stateDir)) throw new TypeError('stateDir must be an absolute path');
   if (!Number.isInteger(maxSnapshots) || maxSnapshots < 1) throw new TypeError('maxSnapshots must be a positive integer');
   if (!Number.isSafeInteger(maxSnapshotBytes) || maxSnapshotBytes < 1) throw new TypeError('maxSnapshotBytes must be a positive integer of bytes');
+  if (!Number.isSafeInteger(diskBytes) || diskBytes < 1024 * 1024) throw new TypeError('diskBytes must be an integer number of bytes, at least 1 MiB');
   if (!Number.isInteger(maxQueued) || maxQueued < 0) throw new TypeError('maxQueued must be a non-negative integer');
   if (!(Number.isInteger(maxQueueWaitMs) && maxQueueWaitMs >= 0 && maxQueueWaitMs <= 2_147_483_647)) {
     throw new TypeError('maxQueueWaitMs must be an integer number of ms from 0 to 2147483647');
@@ -71,7 +74,7 @@ export async function startBoxHost(options = {}) {
   const swept = sweepStaleBoxDirs(root);
   const secret = token ?? randomBytes(32).toString('hex');
   const snapshots = new SnapshotStore({ dir: path.join(stateDir, 'snapshots'), maxSnapshots, maxBytes: maxSnapshotBytes });
-  const registry = new BoxRegistry({ boxRoot: root, isolation: mode, maxBoxes, maxQueued, maxQueueWaitMs, features, snapshots });
+  const registry = new BoxRegistry({ boxRoot: root, isolation: mode, maxBoxes, maxQueued, maxQueueWaitMs, features, snapshots, diskBytes, spares: true });
   const counters = new RequestCounters();
   const containers = new CloudflareContainers(registry);
   const server = createBoxHostServer({ token: secret, registry, containers, counters, cors });

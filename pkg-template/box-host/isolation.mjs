@@ -13,6 +13,8 @@
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { diskBound } from './box-disk.mjs';
+import { chooseCgroups } from './box-limits.mjs';
 
 /** Minimal PATH of every Box command. */
 export const BOX_PATH = '/usr/local/bin:/usr/bin:/bin';
@@ -55,32 +57,46 @@ export const BOX_LIMITS = {
 
 /**
  * What this host offers beyond bwrap (probed once): `netTool` ('slirp4netns' when it and
- * nsenter run, else null), the writable cgroup v1 controllers (`cgroup.pids`, `cgroup.memory`: directories, or null), and
- * whether `unshare --pid` works for isolation 'none'.
+ * nsenter run, else null), `cgroup` (box-limits.mjs: the chosen cgroup v2/v1 mechanism or
+ * rlimits only), `diskBound` (a sized tmpfs per Box can be mounted), and whether
+ * `unshare --pid` works for isolation 'none'.
  */
 let features;
 export function hostFeatures() {
   features ??= (async () => {
-    const writable = (dir) => {
-      try {
-        fs.accessSync(dir, fs.constants.W_OK);
-        return fs.existsSync(path.join(dir, 'cgroup.procs')) ? dir : null;
-      } catch {
-        return null;
-      }
-    };
-    const [unsharePid, slirp, nsenter] = await Promise.all([
+    const [unsharePid, slirp, nsenter, disk] = await Promise.all([
       run('unshare', ['--pid', '--fork', '--kill-child', '--mount-proc', 'true']),
       run('slirp4netns', ['--version']),
       run('nsenter', ['--version']),
+      diskBound(),
     ]);
     return {
       netTool: slirp && nsenter ? 'slirp4netns' : null,
-      cgroup: { pids: writable('/sys/fs/cgroup/pids'), memory: writable('/sys/fs/cgroup/memory') },
+      cgroup: chooseCgroups(),
+      diskBound: disk,
       unsharePid,
     };
   })();
   return features;
+}
+
+/**
+ * The limits a Box's commands run under, as the session reports them (`limits`): `enforcedBy`
+ * ('cgroup-v2' | 'cgroup-v1' | 'rlimit': what bounds processes and memory), `processes` (per
+ * command), `memoryBytes` (per command; null when no cgroup applies), `diskBytes` (the Box's
+ * writable space, a tmpfs; null when the host cannot mount one), `fileBytes` and `openFiles`
+ * (rlimits, always).
+ */
+export function limitsReport(features, { memoryBytes, diskBytes }) {
+  const enforcedBy = features?.cgroup?.kind ?? 'rlimit';
+  return {
+    enforcedBy,
+    processes: BOX_LIMITS.pids,
+    memoryBytes: enforcedBy === 'rlimit' ? null : memoryBytes,
+    diskBytes: features?.diskBound ? diskBytes : null,
+    fileBytes: BOX_LIMITS.fileBytes,
+    openFiles: BOX_LIMITS.openFiles,
+  };
 }
 
 /**
@@ -119,7 +135,7 @@ export function executionAuthority(isolation, networkDenied = false, boxNetwork 
 }
 
 /** Bubblewrap options (without the command) for a Box at host dir `root`. */
-function bubblewrapArgs({ root, workDir, ownNet, env, cwd }) {
+function bubblewrapArgs({ root, workDir, ownNet, env, cwd, resolvConf }) {
   const args = ['--unshare-all', '--unshare-user', '--uid', String(BOX_UID), '--gid', String(BOX_UID)];
   if (!ownNet) args.push('--share-net');
   args.push('--die-with-parent', '--new-session', '--cap-drop', 'ALL');
@@ -134,11 +150,42 @@ function bubblewrapArgs({ root, workDir, ownNet, env, cwd }) {
     else if (st.isDirectory()) args.push('--ro-bind', dir, dir);
   }
   args.push('--proc', '/proc', '--ro-bind', '/proc/sys', '/proc/sys', '--dev', '/dev');
+  if (resolvConf) args.push('--ro-bind-data', '6', resolvConf.path);
   for (const dir of writableDirs(workDir)) args.push('--bind', path.join(root, dir), dir);
   args.push('--remount-ro', '/', '--clearenv');
   for (const [key, value] of Object.entries(env)) args.push('--setenv', key, value);
   args.push('--chdir', cwd, '--info-fd', '4', '--block-fd', '5');
   return args;
+}
+
+/** The address of slirp4netns's built-in DNS forwarder inside a Box network. */
+export const BOX_DNS = '10.0.2.3';
+
+let boxResolvConf;
+/**
+ * The resolv.conf of a Box on a Box network: `{ path, data }`. `data` names slirp4netns's DNS
+ * forwarder (which asks the host's resolver, a loopback one such as systemd-resolved's
+ * 127.0.0.53 included) and keeps the host's `search` and `options` lines; `path` is where the
+ * Box's /etc/resolv.conf leads (the target of the host's symlink, e.g.
+ * /run/systemd/resolve/stub-resolv.conf, created in the Box's own root).
+ */
+export function resolvConfForBoxNetwork() {
+  if (boxResolvConf) return boxResolvConf;
+  let host = '';
+  try {
+    host = fs.readFileSync('/etc/resolv.conf', 'utf8');
+  } catch {
+    // no host resolv.conf: the forwarder alone
+  }
+  let target = '/etc/resolv.conf';
+  try {
+    target = path.resolve('/etc', fs.readlinkSync('/etc/resolv.conf'));
+  } catch {
+    // a regular file (or none): bound over /etc/resolv.conf itself
+  }
+  const kept = host.split('\n').filter((line) => /^\s*(search|domain|options)\s/.test(line));
+  boxResolvConf = { path: target, data: [`nameserver ${BOX_DNS}`, ...kept, ''].join('\n') };
+  return boxResolvConf;
 }
 
 /** `prlimit` options for the per-command rlimits. */
@@ -152,20 +199,24 @@ function rlimitArgs() {
  * only the selected variables; `workDir` is the Box's work directory (`/vercel/sandbox` or
  * `/workspace`), bound read-write. Under bubblewrap the options travel in `argsData` (written
  * to fd 3); fd 4 reports the sandbox's pid and fd 5 releases the command once its cgroups are
- * set up (command.mjs).
+ * set up (command.mjs); on a Box network fd 6 carries the Box's resolv.conf (`resolvData`).
  */
 export function spawnSpec({ isolation, root, workDir, networkDenied, netns, command, args, cwd, cwdHost, env, features, memoryBytes }) {
   const limits = { pids: BOX_LIMITS.pids, memoryBytes };
   const limited = [...rlimitArgs(), command, ...args];
   if (isolation === 'bubblewrap') {
     const fullEnv = { PATH: BOX_PATH, HOME: BOX_HOME, ...env };
+    // On a Box network the host's resolver may be on the host's loopback, which the Box cannot
+    // reach: its resolv.conf names slirp4netns's forwarder instead (fd 6).
+    const resolvConf = netns ? resolvConfForBoxNetwork() : undefined;
     // A Box network: bwrap runs inside it (nsenter) and keeps it (--share-net).
     const bwrap = ['bwrap', '--args', '3', '--', 'prlimit', ...limited];
     const [file, ...rest] = netns ? ['nsenter', `--net=${netns}`, '--', ...bwrap] : bwrap;
     return {
       file,
       args: rest,
-      argsData: `${bubblewrapArgs({ root, workDir, ownNet: networkDenied && !netns, env: fullEnv, cwd }).join('\0')}\0`,
+      argsData: `${bubblewrapArgs({ root, workDir, ownNet: networkDenied && !netns, env: fullEnv, cwd, resolvConf }).join('\0')}\0`,
+      resolvData: resolvConf?.data,
       cgroup: features?.cgroup ?? null,
       limits,
       cwd: root,

@@ -3,6 +3,7 @@
 import { Box, BoxRequestError, MAX_TIMER_MS, checkEnv } from './box.mjs';
 import { BoxSlots, QueueRefused } from './box-queue.mjs';
 import { LogBudget } from './command.mjs';
+import { BoxSpares } from './box-spares.mjs';
 import { executionAuthority } from './isolation.mjs';
 
 /** Stopped Boxes remembered for `GET` lookups (oldest forgotten first); they keep no output. */
@@ -30,9 +31,17 @@ function snapshotSource(source) {
 }
 
 export class BoxRegistry {
-  /** `snapshots`: the host's SnapshotStore (create from `source: { type: 'snapshot' }`). */
-  constructor({ boxRoot, isolation, maxBoxes, maxQueued, maxQueueWaitMs, features, snapshots }) {
+  /**
+   * `snapshots`: the host's SnapshotStore (create from `source: { type: 'snapshot' }`);
+   * `diskBytes`: each Box's writable space (box-disk.mjs; default 1 GiB); `spares`: make a Box
+   * network ahead of each create (box-spares.mjs).
+   */
+  constructor({ boxRoot, isolation, maxBoxes, maxQueued, maxQueueWaitMs, features, snapshots, diskBytes, spares = false }) {
     this.features = features;
+    this.diskBytes = diskBytes;
+    this.spares = spares
+      ? new BoxSpares({ networks: isolation === 'bubblewrap' && Boolean(features?.netTool) })
+      : null;
     this.boxRoot = boxRoot;
     this.snapshots = snapshots;
     this.isolation = isolation;
@@ -108,6 +117,8 @@ export class BoxRegistry {
         onStopped: (stopped) => this.#forget(stopped),
         logBudget: this.logBudget,
         features: this.features,
+        diskBytes: this.diskBytes,
+        spares: this.spares,
       });
       if (snapshotId !== undefined) {
         try {
@@ -156,11 +167,13 @@ export class BoxRegistry {
 
   /** Synchronously kills every live Box's processes and removes its directory (process `exit`). */
   removeAllNow() {
+    this.spares?.closeNow();
     for (const box of this.live.values()) box.removeNow();
   }
 
   /** Stops every live Box (whole process trees, directories removed). */
   async stopAll() {
+    await this.spares?.close();
     await Promise.all([...this.live.values()].map((box) => box.stop()));
   }
 }

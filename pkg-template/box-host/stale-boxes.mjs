@@ -5,6 +5,7 @@
 // outlive the process and are only removed by the sweep at the next host start.
 import fs from 'node:fs';
 import path from 'node:path';
+import { isMountPoint, unmountBoxDisk } from './box-disk.mjs';
 
 /** Prefix of every Box directory name (older hosts used `vite-hub-box-XXXXXX`, without a pid). */
 export const BOX_DIR_PREFIX = 'vite-hub-box-';
@@ -67,6 +68,8 @@ export async function sweepStaleBoxDirs(boxRoot) {
       try {
         const st = await fs.promises.lstat(dir);
         if (!st.isDirectory() || (uid !== undefined && st.uid !== uid)) return;
+        // A Box disk (tmpfs) its owner could not unmount: unmounted first, then removed.
+        if (isMountPoint(dir)) await unmountBoxDisk(dir);
         await fs.promises.rm(dir, { recursive: true, force: true, maxRetries: 3 });
         removed.push(entry.name);
       } catch {

@@ -12,6 +12,8 @@ import { defineTestSandbox, useLocalHost } from './fixtures.mjs';
 v8.setFlagsFromString('--expose-gc');
 const gc = vm.runInNewContext('gc');
 const MiB = 1024 * 1024;
+/** Runs of the heap test: issue 9's figure. */
+const RUNS = 50;
 
 let host;
 before(async () => {
@@ -36,13 +38,13 @@ test('runs printing 20 MiB each leave the heap within 20 MiB of where it started
   // One run first: the wasm, the Box host and the Definition are loaded and warm.
   assert.equal((await runSandbox('memory/loud')).status, 200);
   const start = heapAfterGc();
-  for (let i = 0; i < 25; i += 1) {
+  for (let i = 0; i < RUNS; i += 1) {
     const response = await runSandbox('memory/loud');
     assert.equal(response.status, 200);
     assert.equal(await response.json(), 'done');
   }
   const grown = heapAfterGc() - start;
-  assert.ok(grown < 20 * MiB, `the heap grew by ${(grown / MiB).toFixed(1)} MiB over 25 runs of 20 MiB`);
+  assert.ok(grown < 20 * MiB, `the heap grew by ${(grown / MiB).toFixed(1)} MiB over ${RUNS} runs of 20 MiB`);
 });
 
 test('a sparse result file far past maxOutputBytes is SANDBOX_TRANSFER_LIMIT, read by its size only', async () => {

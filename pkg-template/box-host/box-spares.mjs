@@ -1,0 +1,132 @@
+// The Box directory (made and removed here, its disk mounted: box-disk.mjs) and the Box network
+// made ahead of a create (box-network.mjs, ~20 ms: a namespace and slirp4netns), so an allow-all
+// create takes a ready one instead of waiting. Each spare network is fresh and goes to exactly
+// one Box (never reused after a Box stops), so nothing is shared between Boxes; a create that
+// finds none ready starts its own, as before. One spare is kept. The next one is made when the
+// Box that took one starts its first command (box.mjs): while that command runs, the host's
+// event loop mostly waits, so making it does not slow down the create and the file writes of the
+// Run. Directories are not made ahead: every directory in the Box root is a Box's (hosts and
+// tests count them), and a mount point cannot be renamed into place.
+import fs from 'node:fs';
+import path from 'node:path';
+import { mountBoxDisk, unmountBoxDisk, unmountBoxDiskNow } from './box-disk.mjs';
+import { startBoxNetwork } from './box-network.mjs';
+import { boxDirPrefix } from './stale-boxes.mjs';
+
+/**
+ * A new empty Box directory `<parentDir>/vite-hub-box-<pid>-XXXXXX` (its real path), with a tmpfs
+ * of `diskBytes` mounted on it when `mountDisk`; rejects with what failed (nothing left behind).
+ */
+export async function makeBoxRoot(parentDir, { diskBytes, mountDisk }) {
+  const dir = await fs.promises.mkdtemp(path.join(parentDir, boxDirPrefix()));
+  const root = await fs.promises.realpath(dir);
+  if (mountDisk) {
+    try {
+      await mountBoxDisk(root, diskBytes);
+    } catch (err) {
+      await fs.promises.rmdir(root).catch(() => {});
+      throw new Error(`the Box disk could not be mounted: ${err.message}`);
+    }
+  }
+  return root;
+}
+
+/** Removes a Box directory made by makeBoxRoot (unmounting its disk first). */
+export async function removeBoxRoot(root, mountDisk) {
+  if (mountDisk) await unmountBoxDisk(root).catch(() => {});
+  await fs.promises.rm(root, { recursive: true, force: true, maxRetries: 3 });
+}
+
+/** removeBoxRoot, synchronously (process `exit`); never throws. */
+export function removeBoxRootNow(root, mountDisk) {
+  if (mountDisk) unmountBoxDiskNow(root);
+  try {
+    fs.rmSync(root, { recursive: true, force: true, maxRetries: 3 });
+  } catch {
+    // nothing more can be done while the process exits
+  }
+}
+
+/** At most one item made ahead by `make`; `dispose(item)` / `disposeNow(item)` drop an unused one. */
+class Spare {
+  constructor(make, dispose, disposeNow) {
+    this.make = make;
+    this.dispose = dispose;
+    this.disposeNow = disposeNow;
+    this.ready = undefined;
+    this.making = null;
+    this.closed = false;
+  }
+
+  /** Starts making the spare unless one is ready or on its way. A failure leaves none (the next take retries). */
+  fill() {
+    if (this.closed || this.making || this.ready !== undefined) return;
+    this.making = this.make().then(
+      async (item) => {
+        this.making = null;
+        if (this.closed) await this.dispose(item);
+        else this.ready = item;
+      },
+      () => {
+        this.making = null;
+      },
+    );
+  }
+
+  /** The ready spare, or undefined; the next one is made on fill(). */
+  take() {
+    const item = this.ready;
+    this.ready = undefined;
+    return item;
+  }
+
+  /** Drops the ready spare and one still being made; resolves once both are gone. */
+  async close() {
+    this.closed = true;
+    const item = this.ready;
+    this.ready = undefined;
+    await Promise.all([this.making, item === undefined ? undefined : this.dispose(item)]);
+  }
+
+  closeNow() {
+    this.closed = true;
+    if (this.ready !== undefined) this.disposeNow(this.ready);
+    this.ready = undefined;
+  }
+}
+
+/**
+ * The spares of one Box host: `network()` (a started Box network, or undefined when none is ready
+ * or this host gives none).
+ */
+export class BoxSpares {
+  constructor({ networks }) {
+    this.networks = networks ? new Spare(startBoxNetwork, (net) => net.stop(), (net) => net.stop()) : null;
+    this.networks?.fill();
+  }
+
+  network() {
+    const net = this.networks?.take();
+    // A spare whose helpers died meanwhile is dropped: the create starts its own.
+    if (net !== undefined && !net.alive()) {
+      net.stop();
+      return undefined;
+    }
+    return net;
+  }
+
+  /** Makes the spares that are missing (in the background; a failure leaves that one missing). */
+  refill() {
+    this.networks?.fill();
+  }
+
+  /** Drops the unused spares (host close); resolves once they are gone. */
+  async close() {
+    await this.networks?.close();
+  }
+
+  /** close(), synchronously (process `exit`). */
+  closeNow() {
+    this.networks?.closeNow();
+  }
+}
