@@ -12,7 +12,6 @@ mod runner;
 mod session;
 
 use std::cell::RefCell;
-use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use js_sys::{Object, Reflect};
@@ -37,7 +36,9 @@ use definition_object::{definition_source, get, invalid, summary};
 pub use crate::error::js::to_js_error;
 
 thread_local! {
-    static REGISTRY: RefCell<BTreeMap<String, Rc<Definition>>> = const { RefCell::new(BTreeMap::new()) };
+    /// The programmatic registry, sorted by name: a Vec (binary search), not one more map type in
+    /// the wasm (docs/internals.md "Runtime size").
+    static REGISTRY: RefCell<Vec<(String, Rc<Definition>)>> = const { RefCell::new(Vec::new()) };
     /// The resolved config; `None` until the first `configureSandbox` (defaults are used then).
     static RUNTIME: RefCell<Option<Rc<RuntimeConfig>>> = const { RefCell::new(None) };
     static LOADER: RefCell<Option<js_sys::Function>> = const { RefCell::new(None) };
@@ -62,14 +63,30 @@ thread_local! {
 pub fn register_sandbox(name: JsValue, definition: JsValue) -> Result<()> {
     let name = name.as_string().ok_or_else(|| invalid("Sandbox name must be a string"))?;
     let definition = Definition::from_source(&name, definition_source(&definition)?)?;
-    REGISTRY.with(|r| r.borrow_mut().insert(name, Rc::new(definition)));
+    REGISTRY.with(|r| {
+        let mut registry = r.borrow_mut();
+        match registry.binary_search_by(|(n, _)| n.as_str().cmp(&name)) {
+            Ok(at) => registry[at].1 = Rc::new(definition),
+            Err(at) => registry.insert(at, (name, Rc::new(definition))),
+        }
+    });
     Ok(())
+}
+
+/// The Definition registered as `name`, if any.
+pub(crate) fn registered(name: &str) -> Option<Rc<Definition>> {
+    REGISTRY.with(|r| r.borrow().iter().find(|(n, _)| n == name).map(|(_, d)| d.clone()))
 }
 
 /// `unregisterSandbox(name) → boolean`: removes a Definition; `true` when it existed.
 #[wasm_bindgen(js_name = unregisterSandbox)]
 pub fn unregister_sandbox(name: String) -> bool {
-    REGISTRY.with(|r| r.borrow_mut().remove(&name).is_some())
+    REGISTRY.with(|r| {
+        let mut registry = r.borrow_mut();
+        let before = registry.len();
+        registry.retain(|(n, _)| *n != name);
+        registry.len() != before
+    })
 }
 
 /// `listSandboxes() → Array<{ name, entry, packagePath, timeoutMs, packageManager, install,
@@ -77,7 +94,7 @@ pub fn unregister_sandbox(name: String) -> bool {
 /// installed); `install` is `{ command, args, cwd: "." }` or `null`.
 #[wasm_bindgen(js_name = listSandboxes)]
 pub fn list_sandboxes() -> js_sys::Array {
-    REGISTRY.with(|r| r.borrow().values().map(|d| summary(d)).collect())
+    REGISTRY.with(|r| r.borrow().iter().map(|(_, d)| summary(d)).collect())
 }
 
 /// `validateSandboxDefinition(name, definition) → summary` (the shape of one `listSandboxes()` item):
@@ -308,7 +325,7 @@ async fn prepare_run(name: &JsValue, options: &JsValue, events: JsValue) -> Resu
     let name = name.as_string().ok_or_else(|| invalid("Sandbox name must be a string"))?;
     validate_name(&name)?;
     let call = call_options(options)?;
-    let registered = REGISTRY.with(|r| r.borrow().get(&name).cloned());
+    let registered = registered(&name);
     let definition = match registered {
         Some(definition) => definition,
         None => match load_definition(&name).await? {
@@ -344,7 +361,7 @@ pub fn set_sandbox_definition_loader(loader: Option<js_sys::Function>, describe:
 /// [`not_found_message`]'s. A `describe()` that throws or answers something else counts as one
 /// that lists no names (the miss is still reported, never replaced by its error).
 async fn not_found(name: &str) -> String {
-    let mut names: Vec<String> = REGISTRY.with(|r| r.borrow().keys().cloned().collect());
+    let mut names: Vec<String> = REGISTRY.with(|r| r.borrow().iter().map(|(n, _)| n.clone()).collect());
     let has_loader = LOADER.with(|l| l.borrow().is_some());
     if !has_loader && names.is_empty() {
         return not_found_message(name, &Miss::NoRegistry);

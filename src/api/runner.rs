@@ -24,7 +24,7 @@ pub fn resolve_sandbox_runner(name: JsValue) -> Promise {
     js_promise(Box::pin(async move {
         let name = name.as_string().ok_or_else(|| Error::new(ErrorCode::InvalidArgument, "Sandbox name must be a string"))?;
         validate_name(&name)?;
-        let registered = super::REGISTRY.with(|r| r.borrow().get(&name).is_some());
+        let registered = super::registered(&name).is_some();
         if !registered && super::load_definition(&name).await?.is_none() {
             return Err(Error::new(ErrorCode::NotFound, super::not_found(&name).await).with_operation(Operation::Resolve).into());
         }
