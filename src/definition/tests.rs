@@ -211,6 +211,15 @@ fn file_path_rules() {
         ),
         "Sandbox \"d\" has the file \"index.mjs\" twice."
     );
+    // The first file with a problem, in the given order, is the one reported.
+    assert_eq!(
+        err_message("d", with_pkg(MODULE_PKG, &[("index.mjs", ""), ("b.mjs", ""), ("index.mjs", ""), ("/abs", "")])),
+        "Sandbox \"d\" has the file \"index.mjs\" twice."
+    );
+    assert_eq!(
+        err_message("d", with_pkg(MODULE_PKG, &[("z.mjs", ""), ("/abs", ""), ("index.mjs", ""), ("z.mjs", "")])),
+        "Sandbox \"d\" has an invalid file path \"/abs\": it must be relative (no leading '/')."
+    );
 }
 
 #[test]

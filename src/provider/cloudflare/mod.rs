@@ -24,7 +24,6 @@ pub use session::{namespace_in, CloudflareBox, CloudflareProvider};
 #[cfg(target_arch = "wasm32")]
 mod session {
     use std::cell::RefCell;
-    use std::collections::BTreeSet;
     
     use futures::future::LocalBoxFuture;
     use js_sys::Reflect;
@@ -62,7 +61,8 @@ mod session {
     thread_local! {
         /// The kept Boxes (by binding or host, and id) a Run of this isolate holds now: Runs on the
         /// same `sandboxId` wait in turn.
-        static KEPT_BOXES_IN_USE: RefCell<BTreeSet<String>> = const { RefCell::new(BTreeSet::new()) };
+        /// A Vec, not a BTreeSet: one map type fewer in the runtime wasm (docs/internals.md).
+        static KEPT_BOXES_IN_USE: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
     }
 
     /// A Run's turn on a kept Box; dropping it frees the Box for the next Run.
@@ -71,7 +71,7 @@ mod session {
 
     impl Drop for Turn {
         fn drop(&mut self) {
-            KEPT_BOXES_IN_USE.with(|boxes| boxes.borrow_mut().remove(&self.0));
+            KEPT_BOXES_IN_USE.with(|boxes| boxes.borrow_mut().retain(|key| *key != self.0));
         }
     }
 
@@ -262,7 +262,14 @@ mod session {
     /// to the other request if that one's close resumed it.
     async fn wait_for_turn(key: &str, signal: Option<&AbortSignal>) -> Result<Turn> {
         loop {
-            let taken = KEPT_BOXES_IN_USE.with(|boxes| boxes.borrow_mut().insert(key.to_owned()));
+            let taken = KEPT_BOXES_IN_USE.with(|boxes| {
+                let mut boxes = boxes.borrow_mut();
+                let free = !boxes.iter().any(|held| held == key);
+                if free {
+                    boxes.push(key.to_owned());
+                }
+                free
+            });
             if taken {
                 return Ok(Turn(key.to_owned()));
             }
