@@ -12,7 +12,7 @@
 //! Run layer; no provider named here.
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 use std::rc::Rc;
 
 use js_sys::{Function, Promise};
@@ -43,8 +43,42 @@ struct Kept {
     idle_timer: Option<JsValue>,
 }
 
+/// The kept Boxes by key: a Vec searched by key (an isolate keeps few), not one more map type in
+/// the runtime wasm (docs/internals.md "Runtime size").
+struct KeptBoxes(Vec<(String, Kept)>);
+
+impl KeptBoxes {
+    fn get(&self, key: &str) -> Option<&Kept> {
+        self.0.iter().find(|(k, _)| k == key).map(|(_, kept)| kept)
+    }
+
+    fn get_mut(&mut self, key: &str) -> Option<&mut Kept> {
+        self.0.iter_mut().find(|(k, _)| k == key).map(|(_, kept)| kept)
+    }
+
+    fn contains_key(&self, key: &str) -> bool {
+        self.get(key).is_some()
+    }
+
+    fn remove(&mut self, key: &str) {
+        self.0.retain(|(k, _)| k != key);
+    }
+
+    /// The entry of `key`, added (free, no Box yet) when missing.
+    fn get_or_insert(&mut self, key: &str) -> &mut Kept {
+        let at = match self.0.iter().position(|(k, _)| k == key) {
+            Some(at) => at,
+            None => {
+                self.0.push((key.to_owned(), Kept { session: None, busy: false, waiters: VecDeque::new(), idle_timer: None }));
+                self.0.len() - 1
+            }
+        };
+        &mut self.0[at].1
+    }
+}
+
 thread_local! {
-    static KEPT: RefCell<BTreeMap<String, Kept>> = const { RefCell::new(BTreeMap::new()) };
+    static KEPT: RefCell<KeptBoxes> = const { RefCell::new(KeptBoxes(Vec::new())) };
 }
 
 /// The Box of one Run.
@@ -70,7 +104,7 @@ async fn take_turn(key: &str, signal: Option<&AbortSignal>) -> Result<()> {
     loop {
         let waiter = KEPT.with(|kept| {
             let mut kept = kept.borrow_mut();
-            let entry = kept.entry(key.to_owned()).or_insert_with(|| Kept { session: None, busy: false, waiters: VecDeque::new(), idle_timer: None });
+            let entry = kept.get_or_insert(key);
             if !entry.busy {
                 entry.busy = true;
                 if let Some(timer) = entry.idle_timer.take() {
