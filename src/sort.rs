@@ -54,7 +54,7 @@ mod tests {
     fn matches_a_stable_sort_by() {
         let items = vec![(3, 'a'), (1, 'b'), (3, 'c'), (0, 'd'), (1, 'e'), (3, 'f')];
         let mut expected = items.clone();
-        expected.sort_by(|a, b| b.0.cmp(&a.0));
+        expected.sort_by_key(|item| std::cmp::Reverse(item.0));
         let order = stable_order(items.len(), &|a, b| items[b].0.cmp(&items[a].0));
         assert_eq!(apply_order(items, &order), expected);
         assert!(stable_order(0, &|_, _| Ordering::Equal).is_empty());
