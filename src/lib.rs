@@ -38,6 +38,7 @@ pub mod provider_kind;
 pub mod provider_output;
 pub mod run;
 pub mod session;
+pub mod sha256;
 pub mod sort;
 pub mod transfer;
 
