@@ -22,7 +22,7 @@ pub mod sandbox_options;
 use crate::error::{quoted, Error, ErrorCode, Result};
 use crate::transfer::box_file::path_problem;
 use serde_json::{Map, Value};
-use crate::sha256::Sha256;
+use sha2::{Digest, Sha256};
 
 #[cfg(any(feature = "tooling", test))]
 pub mod glob;

@@ -15,7 +15,6 @@
 #![deny(missing_docs)]
 #![warn(missing_debug_implementations)]
 
-pub mod base64;
 pub mod command;
 pub mod config;
 pub mod config_read;
@@ -38,7 +37,6 @@ pub mod provider_kind;
 pub mod provider_output;
 pub mod run;
 pub mod session;
-pub mod sha256;
 pub mod sort;
 pub mod transfer;
 

@@ -2,6 +2,7 @@
 //! bodies, revived `Response`s, and the `{"error":{code,message,details}}` failure body. Every
 //! Response carries `Server-Timing` with the Run's phases in ms ([`ServerTiming`]).
 
+use base64::Engine;
 use js_sys::{Uint8Array, JSON};
 use serde_json::Value;
 use wasm_bindgen::{JsCast, JsValue};
@@ -105,7 +106,7 @@ fn revive_response(marker: &Value) -> Result<JsValue> {
         headers.append(name, value).map_err(|_| invalid())?;
     }
     let body = match marker.get("body").and_then(Value::as_str) {
-        Some(encoded) => Some(crate::base64::Engine::Standard.decode(encoded).map_err(|_| invalid())?),
+        Some(encoded) => Some(base64::engine::general_purpose::STANDARD.decode(encoded).map_err(|_| invalid())?),
         None => None,
     };
     let init = ResponseInit::new();

@@ -52,7 +52,7 @@ fn definition_files(definition: &JsValue) -> Result<Vec<DefinitionFile>> {
             _ => return Err(invalid(format!("definition.files[{index}].encoding must be \"base64\" or \"utf8\" ({path})"))),
         };
         let content = if let (true, Some(text)) = (base64, content.as_string()) {
-            crate::base64::Engine::Standard.decode(text.as_bytes())
+            base64::Engine::decode(&base64::engine::general_purpose::STANDARD, text.as_bytes())
                 .map_err(|e| invalid(format!("definition.files[{index}].content is not valid base64 ({path}): {e}")))?
         } else if let Some(text) = content.as_string() {
             text.into_bytes()

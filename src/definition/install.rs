@@ -118,7 +118,7 @@ pub fn is_install_input(path: &str) -> bool {
 /// The platform the install runs on is not part of it: each provider keeps its prepared projects
 /// for its own platform (the local Box host refuses a snapshot taken on another platform).
 pub fn install_digest(plan_command: &str, args: &[String], manager: PackageManager, package_path: &str, files: &[(&str, Option<u32>, &[u8])]) -> String {
-    use crate::sha256::Sha256;
+    use sha2::{Digest, Sha256};
     let mut hasher = Sha256::new();
     hasher.update(b"vite-hub-sandbox/install/v1\0");
     let mut part = |bytes: &[u8]| {

@@ -7,6 +7,7 @@
 //!
 //! Pure.
 
+use base64::Engine;
 
 /// Shortest prefix of a secret that is still treated as the secret, in bytes.
 const MIN_PREFIX_BYTES: usize = 8;
@@ -19,8 +20,8 @@ pub fn redact(text: &str, secrets: &[&str]) -> String {
     for secret in secrets.iter().filter(|s| !s.is_empty()) {
         forms.push((*secret).to_owned());
         forms.push(url_encoded(secret));
-        use crate::base64::Engine;
-        for engine in [Engine::Standard, Engine::StandardNoPad, Engine::UrlSafe, Engine::UrlSafeNoPad] {
+        let g = &base64::engine::general_purpose::STANDARD;
+        for engine in [g, &base64::engine::general_purpose::STANDARD_NO_PAD, &base64::engine::general_purpose::URL_SAFE, &base64::engine::general_purpose::URL_SAFE_NO_PAD] {
             forms.push(engine.encode(secret.as_bytes()));
         }
     }
@@ -74,7 +75,6 @@ fn url_encoded(secret: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ::base64::Engine as _;
 
     #[test]
     fn plain_secrets_are_replaced_longest_first() {

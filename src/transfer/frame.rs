@@ -147,6 +147,7 @@ pub enum Frame {
 /// # Errors
 /// `SANDBOX_HANDLER_ERROR` (output) for a frame that is not one of these.
 pub fn parse_frame(json: &str) -> Result<Frame> {
+    use base64::Engine;
     let invalid = || Error::new(ErrorCode::HandlerError, "the harness output is not a valid result envelope").for_output();
     let value: Value = serde_json::from_slice(json.as_bytes()).map_err(|err| invalid().with_source(err))?;
     let kind = value.get("frame").and_then(Value::as_str).map(str::to_owned);
@@ -171,7 +172,7 @@ pub fn parse_frame(json: &str) -> Result<Frame> {
         }
         "body" => {
             let data = value.get("data").and_then(serde_json::Value::as_str).ok_or_else(invalid)?;
-            crate::base64::Engine::Standard.decode(data).map(Frame::Body).map_err(|_| invalid())
+            base64::engine::general_purpose::STANDARD.decode(data).map(Frame::Body).map_err(|_| invalid())
         }
         "end" => Ok(Frame::End),
         _ => Err(invalid()),

@@ -7,6 +7,7 @@
 //! Start problems are classified in [`super::classify`]; a request that may have reached the
 //! container is never sent twice for a command.
 
+use base64::Engine;
 use futures::future::{select, Either, LocalBoxFuture};
 use gloo_net::http::Response;
 use wasm_bindgen_futures::JsFuture;
@@ -229,7 +230,7 @@ impl ContainerClient {
     /// `POST /api/write { path, content: <base64>, encoding: "base64" }`.
     pub async fn write_file(&self, path: &str, bytes: &[u8], signal: Option<&AbortSignal>) -> Result<()> {
         let body =
-            WriteRequest { path: path.to_owned(), content: crate::base64::Engine::Standard.encode(bytes), encoding: "base64" };
+            WriteRequest { path: path.to_owned(), content: base64::engine::general_purpose::STANDARD.encode(bytes), encoding: "base64" };
         self.post_ok("/api/write", &body, Operation::Write, signal).await
     }
 

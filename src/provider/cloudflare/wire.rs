@@ -224,7 +224,7 @@ impl ReadResponse {
     /// `SANDBOX_TRANSPORT_ERROR` for base64 that does not decode.
     pub fn into_bytes(self) -> Result<Vec<u8>> {
         match self.encoding.as_deref() {
-            Some("base64") => crate::base64::Engine::Standard.decode(self.content.as_bytes())
+            Some("base64") => base64::Engine::decode(&base64::engine::general_purpose::STANDARD, self.content.as_bytes())
                 .map_err(|e| Error::new(ErrorCode::TransportError, format!("the container sent file content that is not base64: {e}"))),
             _ => Ok(self.content.into_bytes()),
         }

@@ -8,6 +8,7 @@
 
 use std::collections::BTreeMap;
 
+use base64::Engine;
 use serde::Deserialize;
 
 /// The default Vercel API base URL (protocol note §1).
@@ -138,7 +139,7 @@ impl VercelOptions {
 /// The `owner_id` and `project_id` claims of an unverified JWT (the SDK does the same, §2).
 fn oidc_claims(token: &str) -> Option<(String, String)> {
     let payload = token.split('.').nth(1)?;
-    let bytes = crate::base64::Engine::UrlSafeNoPad.decode(payload.trim_end_matches('=')).ok()?;
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(payload.trim_end_matches('=')).ok()?;
     let claims: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
     Some((claims.get("owner_id")?.as_str()?.to_owned(), claims.get("project_id")?.as_str()?.to_owned()))
 }
@@ -146,7 +147,6 @@ fn oidc_claims(token: &str) -> Option<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ::base64::Engine as _;
 
     fn env(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()
