@@ -1,42 +1,18 @@
 //! One stable sort for the runtime wasm.
 //!
 //! Every `sort_by` on a new element type instantiates the standard library's whole stable sort
-//! (quicksort, drift sort, small-sort: about 3.5 KB of wasm each), and so does collecting into a
+//! (drift sort and its small-sort: about 3.5 KB of wasm each), and so does collecting into a
 //! `BTreeMap`/`BTreeSet` (`from_iter` sorts its input). Sorting index permutations through
-//! [`stable_order`], a plain merge sort of a few hundred bytes, keeps every one of them out of the
-//! runtime wasm (docs/internals.md, "Runtime size").
+//! [`stable_order`] keeps one instantiation of it (on `usize` with a `dyn` comparator) for the
+//! whole runtime module (docs/internals.md, "Runtime size").
 
 use std::cmp::Ordering;
 
 /// The indices `0..len` in the order a stable sort by `compare` (on indices) would put the items:
-/// equal items keep their relative order, as with `slice::sort_by`.
+/// equal items keep their relative order, as with `slice::sort_by` (which does the sorting).
 pub fn stable_order(len: usize, compare: &dyn Fn(usize, usize) -> Ordering) -> Vec<usize> {
-    // Bottom-up merge sort: runs of `width` are merged pairwise into `next`, taking from the
-    // left run on ties (stable). O(n log n) compares; the lists sorted here are short.
     let mut order: Vec<usize> = (0..len).collect();
-    let mut next = vec![0; len];
-    let mut width = 1;
-    while width < len {
-        let mut start = 0;
-        while start < len {
-            let middle = (start + width).min(len);
-            let end = (start + 2 * width).min(len);
-            let (mut left, mut right) = (start, middle);
-            for slot in &mut next[start..end] {
-                let take_left = right >= end || (left < middle && compare(order[left], order[right]) != Ordering::Greater);
-                if take_left {
-                    *slot = order[left];
-                    left += 1;
-                } else {
-                    *slot = order[right];
-                    right += 1;
-                }
-            }
-            start = end;
-        }
-        std::mem::swap(&mut order, &mut next);
-        width *= 2;
-    }
+    order.sort_by(|a, b| compare(*a, *b));
     order
 }
 
