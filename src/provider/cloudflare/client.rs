@@ -6,6 +6,11 @@
 //! caller of `stub.fetch` must do itself: retry 503s, sessions, env), §4.3 (routes), §4.4 (SSE).
 //! Start problems are classified in [`super::classify`]; a request that may have reached the
 //! container is never sent twice for a command.
+//!
+//! Every request carries a deadline ([`Deadline`], the caller's signal or the request's own
+//! bound, whichever fires first) that also bounds reading its answer: a container (or a Durable
+//! Object) that accepts a request and never answers, or stops mid-answer, cannot hold a Run, a
+//! Session or a close past it (issue 9, item 1).
 
 use base64::Engine;
 use futures::future::{select, Either, LocalBoxFuture};
@@ -17,10 +22,25 @@ use super::classify::{self, StartupRetry, Verdict};
 use super::wire::{self, DeleteRequest, ExecEvent, ExistsRequest, ProcessEvent, ExecuteRequest, ExecuteResponse, MkdirRequest, ReadRequest, ReadResponse, WriteRequest};
 use crate::command::{last_bytes, Command, CommandOutcome, OutputTail};
 use crate::error::{Error, ErrorCode, Operation, Result};
+use crate::http::deadline::Deadline;
 use crate::http::fetch::{abort_promise, body_bytes, js_message, sleep_unless_aborted, BodyChunks, Fetcher, HttpRequest, SendError};
 use crate::http::sse::{SseEnd, SseReader};
 use crate::provider::session::{OutputEntry, OutputStream};
 use crate::provider::ProviderKind;
+
+/// Bound of a request that is not a command (files, reads, `mkdir`, `configure`, starting a
+/// process), all its start retries and its answer included, in ms: the first request of a Box
+/// waits for the container to start (the SDK allows 30 s for an instance and 90 s for its port).
+pub const REQUEST_DEADLINE_MS: u32 = 180_000;
+/// Bound of a kill or a destroy on the local Box host, in ms.
+pub const STOP_DEADLINE_MS: u32 = 15_000;
+/// Time a command request may run past the command's own timeout before it is cut, in ms.
+pub const EXEC_SLACK_MS: u64 = 30_000;
+
+/// The bound of a command request whose command has `timeout_ms` (none: only the caller's signal).
+fn command_bound(timeout_ms: Option<u64>) -> u32 {
+    timeout_ms.map_or(u32::MAX, |ms| u32::try_from(ms.saturating_add(EXEC_SLACK_MS)).unwrap_or(u32::MAX))
+}
 
 /// Whether a request may be sent again after a start problem.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,6 +81,15 @@ impl ContainerClient {
             None => message,
         };
         Error::new(code, message).with_provider(ProviderKind::Cloudflare).with_operation(operation)
+    }
+
+    /// `error`, or `SANDBOX_PROVIDER_UNAVAILABLE` naming the bound when `deadline` (not the
+    /// caller) ended the request.
+    fn bounded(&self, operation: Operation, deadline: &Deadline, error: Error) -> Error {
+        if !deadline.expired() {
+            return error;
+        }
+        self.error(ErrorCode::ProviderUnavailable, operation, format!("the container did not complete {} within {}ms", operation.as_str(), deadline.ms()))
     }
 
     fn request(&self, method: &'static str, path: &str, body: Option<Vec<u8>>) -> HttpRequest {
@@ -155,40 +184,53 @@ impl ContainerClient {
         }
     }
 
+    #[allow(clippy::too_many_arguments)]
     async fn post_json(
         &self,
         path: &str,
         body: &impl serde::Serialize,
         operation: Operation,
         resend: Resend,
+        bound_ms: u32,
         signal: Option<&AbortSignal>,
     ) -> Result<std::result::Result<Vec<u8>, Refused>> {
         let bytes = serde_json::to_vec(body)
             .map_err(|e| self.error(ErrorCode::RuntimeError, operation, format!("cannot encode a request body: {e}")))?;
-        self.post_bytes(path, bytes, operation, resend, signal).await
+        self.post_bytes(path, bytes, operation, resend, bound_ms, signal).await
     }
 
-    /// Sends a JSON body and reads the whole answer (boxed, see [`ContainerClient::send`]).
+    /// Sends a JSON body and reads the whole answer, both within `bound_ms` (boxed, see
+    /// [`ContainerClient::send`]). The read races the deadline too: a stub's answer body need
+    /// not follow the request's signal.
     fn post_bytes<'a>(
         &'a self,
         path: &'a str,
         bytes: Vec<u8>,
         operation: Operation,
         resend: Resend,
+        bound_ms: u32,
         signal: Option<&'a AbortSignal>,
     ) -> LocalBoxFuture<'a, Result<std::result::Result<Vec<u8>, Refused>>> {
         Box::pin(async move {
-            let answer = self.send(&self.request("POST", path, Some(bytes)), operation, resend, signal).await?;
-            match answer {
-                Ok(response) => body_bytes(&response).await.map(Ok).map_err(|e| {
-                    self.error(
-                        ErrorCode::TransportError,
-                        operation,
-                        format!("{} answer could not be read: {}", operation.as_str(), e.describe()),
-                    )
-                }),
-                Err(refused) => Ok(Err(refused)),
-            }
+            let deadline = Deadline::new(signal, bound_ms);
+            let bounded_signal = deadline.signal();
+            let answer = self.send(&self.request("POST", path, Some(bytes)), operation, resend, bounded_signal.as_ref()).await;
+            let response = match answer {
+                Ok(Ok(response)) => response,
+                Ok(Err(refused)) => return Ok(Err(refused)),
+                Err(error) => return Err(self.bounded(operation, &deadline, error)),
+            };
+            let read = match &bounded_signal {
+                Some(signal) => match select(Box::pin(body_bytes(&response)), JsFuture::from(abort_promise(signal))).await {
+                    Either::Left((read, _)) => read,
+                    Either::Right(_) => Err(SendError::Aborted),
+                },
+                None => body_bytes(&response).await,
+            };
+            read.map(Ok).map_err(|e| {
+                let error = self.error(ErrorCode::TransportError, operation, format!("{} answer could not be read: {}", operation.as_str(), e.describe()));
+                self.bounded(operation, &deadline, error)
+            })
         })
     }
 
@@ -202,7 +244,7 @@ impl ContainerClient {
     }
 
     async fn post_ok(&self, path: &str, body: &impl serde::Serialize, operation: Operation, signal: Option<&AbortSignal>) -> Result<()> {
-        match self.post_json(path, body, operation, Resend::Allowed, signal).await? {
+        match self.post_json(path, body, operation, Resend::Allowed, REQUEST_DEADLINE_MS, signal).await? {
             Ok(_) => Ok(()),
             Err(refused) => Err(self.refused(operation, &refused)),
         }
@@ -221,7 +263,7 @@ impl ContainerClient {
 
     /// `POST /api/exists { path }` → whether the path exists.
     pub async fn exists(&self, path: &str, signal: Option<&AbortSignal>) -> Result<bool> {
-        match self.post_json("/api/exists", &ExistsRequest { path: path.to_owned() }, Operation::Read, Resend::Allowed, signal).await? {
+        match self.post_json("/api/exists", &ExistsRequest { path: path.to_owned() }, Operation::Read, Resend::Allowed, REQUEST_DEADLINE_MS, signal).await? {
             Ok(bytes) => wire::exists_answer(&bytes).map_err(|e| e.with_provider(ProviderKind::Cloudflare).with_operation(Operation::Read)),
             Err(refused) => Err(self.refused(Operation::Read, &refused)),
         }
@@ -237,7 +279,7 @@ impl ContainerClient {
     /// `POST /api/read { path, encoding: "base64" }`; `None` when the file does not exist (404).
     pub async fn read_file(&self, path: &str, signal: Option<&AbortSignal>) -> Result<Option<Vec<u8>>> {
         let body = ReadRequest { path: path.to_owned(), encoding: "base64" };
-        match self.post_json("/api/read", &body, Operation::Read, Resend::Allowed, signal).await? {
+        match self.post_json("/api/read", &body, Operation::Read, Resend::Allowed, REQUEST_DEADLINE_MS, signal).await? {
             Ok(bytes) => {
                 let read = ReadResponse::from_slice(&bytes).map_err(|e| e.with_provider(ProviderKind::Cloudflare).with_operation(Operation::Read))?;
                 read.into_bytes().map(Some).map_err(|e| e.with_provider(ProviderKind::Cloudflare).with_operation(Operation::Read))
@@ -249,7 +291,7 @@ impl ContainerClient {
 
     /// `POST /api/delete { path }` (a file; a missing one is no error).
     pub async fn delete_file(&self, path: &str, signal: Option<&AbortSignal>) -> Result<()> {
-        match self.post_json("/api/delete", &DeleteRequest { path: path.to_owned() }, Operation::Stop, Resend::Allowed, signal).await? {
+        match self.post_json("/api/delete", &DeleteRequest { path: path.to_owned() }, Operation::Stop, Resend::Allowed, REQUEST_DEADLINE_MS, signal).await? {
             Ok(_) => Ok(()),
             Err(refused) if refused.status == 404 => Ok(()),
             Err(refused) => Err(self.refused(Operation::Stop, &refused)),
@@ -269,7 +311,7 @@ impl ContainerClient {
         operation: Operation,
         signal: Option<&AbortSignal>,
     ) -> Result<CommandOutcome> {
-        let bytes = match self.post_json("/api/execute", body, operation, Resend::Never, signal).await? {
+        let bytes = match self.post_json("/api/execute", body, operation, Resend::Never, command_bound(body.timeout_ms), signal).await? {
             Ok(bytes) => bytes,
             Err(refused) => return Err(self.refused(operation, &refused)),
         };
@@ -305,14 +347,20 @@ impl ContainerClient {
     ) -> Result<CommandOutcome> {
         let bytes = serde_json::to_vec(body)
             .map_err(|e| self.error(ErrorCode::RuntimeError, operation, format!("cannot encode a request body: {e}")))?;
-        let response = match self.send(&self.request("POST", "/api/execute/stream", Some(bytes)), operation, Resend::Never, signal).await? {
+        // The stream lives as long as the command: bounded by its timeout plus a slack (else only
+        // by the caller's signal, which a Run's deadline fires).
+        let deadline = Deadline::new(signal, command_bound(command.timeout_ms));
+        let signal = deadline.signal();
+        let signal = signal.as_ref();
+        let sent = self.send(&self.request("POST", "/api/execute/stream", Some(bytes)), operation, Resend::Never, signal).await;
+        let response = match sent.map_err(|e| self.bounded(operation, &deadline, e))? {
             Ok(response) => response,
             Err(refused) => return Err(self.refused(operation, &refused)),
         };
         let mut chunks = BodyChunks::new(&response).map_err(|e| self.error(ErrorCode::TransportError, operation, e.describe()))?;
         let result = self.read_exec_stream(&mut chunks, command, operation, on_output, signal).await;
         chunks.cancel();
-        result
+        result.map_err(|e| self.bounded(operation, &deadline, e))
     }
 
     async fn read_exec_stream(
@@ -377,7 +425,7 @@ impl ContainerClient {
     /// `POST /api/process/start` (a background process, sessionless like `/api/execute`); its
     /// `processId`. Never sent twice.
     pub async fn start_process(&self, body: &ExecuteRequest, signal: Option<&AbortSignal>) -> Result<String> {
-        match self.post_json("/api/process/start", body, Operation::Exec, Resend::Never, signal).await? {
+        match self.post_json("/api/process/start", body, Operation::Exec, Resend::Never, REQUEST_DEADLINE_MS, signal).await? {
             Ok(bytes) => wire::process_started(&bytes).map_err(|e| e.with_provider(ProviderKind::Cloudflare).with_operation(Operation::Exec)),
             Err(refused) => Err(self.refused(Operation::Exec, &refused)),
         }
@@ -385,6 +433,7 @@ impl ContainerClient {
 
     /// `GET /api/process/{id}/stream`: the process's output so far, then live, then its exit (SSE).
     pub async fn process_stream(&self, id: &str, signal: Option<&AbortSignal>) -> Result<ProcessLogs> {
+        // Only the caller's signal bounds a follow: the stream lasts as long as the process.
         let request = self.request("GET", &format!("/api/process/{id}/stream"), None);
         let response = match self.send(&request, Operation::Exec, Resend::Allowed, signal).await? {
             Ok(response) => response,
@@ -397,7 +446,9 @@ impl ContainerClient {
     /// `DELETE /api/process/{id}`: kills the process.
     pub async fn kill_process(&self, id: &str, signal: Option<&AbortSignal>) -> Result<()> {
         let request = self.request("DELETE", &format!("/api/process/{id}"), None);
-        match self.send(&request, Operation::Exec, Resend::Allowed, signal).await? {
+        let deadline = Deadline::new(signal, STOP_DEADLINE_MS);
+        let sent = self.send(&request, Operation::Exec, Resend::Allowed, deadline.signal().as_ref()).await;
+        match sent.map_err(|e| self.bounded(Operation::Exec, &deadline, e))? {
             Ok(_) => Ok(()),
             Err(refused) => Err(self.refused(Operation::Exec, &refused)),
         }
@@ -406,7 +457,9 @@ impl ContainerClient {
     /// `DELETE <base>` on the local Box host: its stand-in for the DO's `destroy()`.
     pub async fn destroy_on_local_host(&self, signal: Option<&AbortSignal>) -> Result<()> {
         let request = self.request("DELETE", "", None);
-        match self.send(&request, Operation::Stop, Resend::Allowed, signal).await? {
+        let deadline = Deadline::new(signal, STOP_DEADLINE_MS);
+        let sent = self.send(&request, Operation::Stop, Resend::Allowed, deadline.signal().as_ref()).await;
+        match sent.map_err(|e| self.bounded(Operation::Stop, &deadline, e))? {
             Ok(_) => Ok(()),
             Err(refused) if refused.status == 404 => Ok(()),
             Err(refused) => Err(self.refused(Operation::Stop, &refused)),

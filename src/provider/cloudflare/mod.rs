@@ -28,20 +28,20 @@ mod session {
     use futures::future::LocalBoxFuture;
     use js_sys::Reflect;
 
-    use crate::http::deadline::stop_within;
+    use crate::http::deadline::{stop_within, Deadline};
     use wasm_bindgen::{JsCast, JsValue};
     use wasm_bindgen_futures::JsFuture;
     use web_sys::AbortSignal;
 
     use super::classify::{self, StartupRetry};
-    use super::client::{ContainerClient, ProcessLogs};
+    use super::client::{ContainerClient, ProcessLogs, REQUEST_DEADLINE_MS};
     use super::exec::execute_request;
     use super::options::{box_id_from, unique_box_id, CloudflareSettings};
     use super::wire::{ConfigureRequest, SandboxName};
     use crate::command::{Command, CommandOutcome};
     use crate::provider::session::OutputStream;
     use crate::error::{Error, ErrorCode, Operation, Result};
-    use crate::http::fetch::{js_message, sleep_unless_aborted, Fetcher};
+    use crate::http::fetch::{abort_promise, js_message, sleep_unless_aborted, Fetcher};
     use crate::provider::{BoxSpec, FileRead, ProviderKind};
     use crate::sys::{DurableObjectNamespace, DurableObjectStub, FetchTarget};
     use crate::transfer::box_file::BoxFile;
@@ -227,14 +227,33 @@ mod session {
             };
             let json = serde_json::to_string(&config).unwrap_or_default();
             let value = js_sys::JSON::parse(&json).unwrap_or(JsValue::UNDEFINED);
+            // The RPC has no signal of its own: it races the deadline (the caller's signal, or
+            // the bound of a request), so a Durable Object that never answers cannot hold the Run.
+            let deadline = Deadline::new(signal, REQUEST_DEADLINE_MS);
+            let bounded = deadline.signal();
+            let signal = bounded.as_ref();
+            let given_up = |deadline: &Deadline| {
+                let (code, message) = if deadline.expired() {
+                    (ErrorCode::ProviderUnavailable, format!("the Sandbox Durable Object did not answer configure within {REQUEST_DEADLINE_MS}ms"))
+                } else {
+                    (ErrorCode::TransportError, "configure was aborted".to_owned())
+                };
+                Error::new(code, message).with_provider(ProviderKind::Cloudflare).with_operation(Operation::Create)
+            };
             let mut attempts = 0;
             let mut waited = 0;
             loop {
                 attempts += 1;
                 let called = stub.configure(&value).map(|p| js_sys::Promise::resolve(&p));
-                let outcome = match called {
-                    Ok(promise) => JsFuture::from(promise).await.map(|_| ()),
-                    Err(error) => Err(error),
+                let outcome = match (called, signal) {
+                    (Ok(promise), Some(signal)) => {
+                        match futures::future::select(JsFuture::from(promise), JsFuture::from(abort_promise(signal))).await {
+                            futures::future::Either::Left((answer, _)) => answer.map(|_| ()),
+                            futures::future::Either::Right(_) => return Err(given_up(&deadline)),
+                        }
+                    }
+                    (Ok(promise), None) => JsFuture::from(promise).await.map(|_| ()),
+                    (Err(error), _) => Err(error),
                 };
                 let Err(error) = outcome else { return Ok(()) };
                 let message = js_message(&error);
@@ -245,11 +264,7 @@ mod session {
                         .with_provider(ProviderKind::Cloudflare)
                         .with_operation(Operation::Create));
                 };
-                sleep_unless_aborted(delay as f64, signal).await.map_err(|_| {
-                    Error::new(ErrorCode::TransportError, "configure was aborted")
-                        .with_provider(ProviderKind::Cloudflare)
-                        .with_operation(Operation::Create)
-                })?;
+                sleep_unless_aborted(delay as f64, signal).await.map_err(|_| given_up(&deadline))?;
                 waited += delay;
             }
         }
