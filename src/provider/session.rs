@@ -120,6 +120,15 @@ impl BoxSession {
         }
     }
 
+    /// The root of a Box the provider keeps across Runs (Cloudflare with `sandboxId`: the Runs
+    /// work in directories below it); `None` otherwise.
+    pub fn kept_root(&self) -> Option<&str> {
+        match self {
+            BoxSession::Vercel(_) => None,
+            BoxSession::Cloudflare(session) => session.kept_root(),
+        }
+    }
+
     /// The provider's own report of the Box's executionAuthority, when it gives one (the local
     /// Box host does).
     pub fn reported_execution_authority(&self) -> Option<&serde_json::Value> {

@@ -211,6 +211,16 @@ impl Lease {
         self.kept.is_some()
     }
 
+    /// Where a kept Box keeps what outlives its Runs (prepared projects, [`crate::run::prepared`]):
+    /// its cwd, or the provider's own kept Box's root (Cloudflare); `None` for a Box of its own.
+    pub fn kept_root(&self) -> Option<&str> {
+        if self.kept.is_some() {
+            Some(self.session.cwd())
+        } else {
+            self.session.kept_root()
+        }
+    }
+
     /// Gives the Box back: closes a Box of its own; removes a kept Box's Run directory (a kept
     /// Box whose directory cannot be removed is closed and forgotten) and frees it for the next
     /// Run on its id.

@@ -26,7 +26,7 @@ use crate::provider::{BoxSpec, PreparedStart, Provider, ProviderKind};
 use crate::response::{error_response, value_response};
 use crate::run::events::{RunEvents, RunStatus};
 use crate::run::follow::{Followed, Follower};
-use crate::run::install::{fingerprint_in, install_command, install_failure, with_fingerprint};
+use crate::run::install::{fingerprint_in, install_command, install_failure, kept_desc, kept_dir, kept_install, kept_outcome, with_fingerprint};
 use crate::run::lease::{acquire, RELEASE_DEADLINE_MS};
 use crate::run::recover::{recover_result, Exited};
 use crate::run::reply::Reply;
@@ -167,7 +167,9 @@ async fn run(definition: &Definition, payload: &JsValue, options: &RunOptions, r
     }
     // The Run that prepares the project fingerprints its fresh install (see run::prepared::keep).
     let mut fingerprint = prepared.as_ref().is_some_and(Prepared::owner).then(String::new);
-    let outcome = attempt(&lease.session, &lease.run_dir, definition, &input, options, &run_signal, reply, &mut timing, &mut fingerprint).await;
+    // A kept Box keeps its prepared projects itself, one directory per install digest.
+    let kept = definition.install.as_ref().zip(lease.kept_root()).map(|(plan, root)| kept_dir(root, &plan.digest));
+    let outcome = attempt(&lease.session, &lease.run_dir, kept, definition, &input, options, &run_signal, reply, &mut timing, &mut fingerprint).await;
     run_signal.stop_deadline();
     timing.end_current();
     let outcome = outcome.map_err(|error| timed_out(error, &run_signal, definition, provider));
@@ -194,7 +196,7 @@ async fn run(definition: &Definition, payload: &JsValue, options: &RunOptions, r
     // (run::prepared::keep snapshots or stops it); any other Run gives its Box back, bounded, and
     // reports (never drops) a failure.
     if let (Some(prepared), Some(fingerprint), false) = (prepared, fingerprint.filter(|f| !f.is_empty()), lease.is_kept()) {
-        return crate::run::prepared::keep(&lease.session, prepared, fingerprint).await;
+        return crate::run::prepared::keep(&lease.session, prepared, fingerprint, events, &definition.name).await;
     }
     if let Err(error) = stop_within(RELEASE_DEADLINE_MS, lease.release()).await {
         events.report(&format!("The Box of Sandbox \"{}\" could not be stopped: {}", definition.name, error.message()));
@@ -206,6 +208,7 @@ async fn run(definition: &Definition, payload: &JsValue, options: &RunOptions, r
 async fn attempt(
     session: &BoxSession,
     run_dir: &str,
+    kept: Option<String>,
     definition: &Definition,
     input: &Input,
     options: &RunOptions,
@@ -221,12 +224,14 @@ async fn attempt(
     session.write_files(&stage_files(run_dir, definition, input), signal).await.map_err(|e| e.with_operation(Operation::Stage))?;
     timing.mark("stage");
     if let Some(plan) = &definition.install {
-        timing.describe("install", install_desc(session.prepared()));
         if session.prepared() == PreparedStart::Restored {
+            timing.describe("install", install_desc(PreparedStart::Restored));
             timing.record("install", 0.0);
         } else {
             let mut install = install_command(plan, box_path(run_dir, paths::PROJECT_DIR), run_signal.remaining_ms());
-            if fingerprint.is_some() {
+            if let Some(dir) = kept.clone() {
+                install = kept_install(install, dir);
+            } else if fingerprint.is_some() {
                 install = with_fingerprint(install);
             }
             timing.begin("install");
@@ -234,6 +239,15 @@ async fn attempt(
             timing.mark("install");
             if outcome.exit_code != 0 {
                 return Err(install_failure(plan, &outcome, session.provider()));
+            }
+            if kept.is_some() {
+                let (word, not_kept) = kept_outcome(&outcome.stdout);
+                timing.describe("install", kept_desc(word));
+                if let Some(reason) = not_kept {
+                    options.events.report(&format!("The installed project of Sandbox \"{}\" could not be kept in its Box: {reason}", definition.name));
+                }
+            } else {
+                timing.describe("install", install_desc(session.prepared()));
             }
             *fingerprint = fingerprint.take().and(fingerprint_in(&outcome.stdout));
         }

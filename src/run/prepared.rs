@@ -16,11 +16,23 @@
 //!   next Run, which installs itself;
 //! - a snapshot the provider no longer has (404/410) is no failure: the Box is created empty, the
 //!   Run installs (`Server-Timing: install;desc="fresh-fallback"`) and prepares again;
-//! - the Cloudflare provider keeps no prepared projects (its Runs always install).
+//! - the Cloudflare provider keeps no snapshots (see below for its kept Boxes).
+//!
+//! A kept Box (`sandboxId`, every provider) keeps its prepared projects itself, as directories
+//! `<kept root>/.vite-hub-prepared/<install digest>/` ([`crate::run::install::kept_dir`]): the install step of a Run
+//! there is one Command ([`crate::run::install::kept_install`]) that copies the directory's tree into
+//! the Run's project (each Run gets its own copy: a reflink where the file system has them, else
+//! a full copy, so one Run's writes into its `node_modules` never reach another Run), or, when
+//! there is none or it is damaged (its files differ from its record in count or bytes), installs
+//! and keeps the installed trees there (copied before the handler runs, so no handler can change
+//! them). A Box keeps at most [`crate::run::install::KEPT_PER_BOX`] digests, the least recently used removed first.
+//! Runs on one id take turns, so the first Run of a digest installs and the next ones copy.
 
 use std::cell::RefCell;
 
 use crate::command::Command;
+use crate::http::deadline::stop_within;
+use crate::run::events::RunEvents;
 use crate::run::install::{fingerprint_in, FINGERPRINT_SCRIPT};
 use crate::definition::InstallPlan;
 use crate::provider::session::BoxSession;
@@ -217,15 +229,22 @@ fn cleanup_command(cwd: &str) -> Command {
 /// checks that they are as the install left them (`fingerprint`, taken right after it: a handler
 /// that wrote into `node_modules` makes the Box unfit), snapshots it (which stops it) and
 /// publishes the snapshot for the digest. Otherwise the Box is stopped and the next Run of the
-/// digest prepares (nothing is reported: the Run has already answered, and the next Run
-/// installs as if nothing was kept).
-pub async fn keep(session: &BoxSession, mut prepared: Prepared, fingerprint: String) {
-    let cleaned = session.exec(&cleanup_command(session.cwd()), None).await;
-    if matches!(cleaned, Ok(ref outcome) if outcome.exit_code == 0 && fingerprint_in(&outcome.stdout).as_deref() == Some(fingerprint.as_str())) {
-        if let Ok(id) = session.prepare().await {
-            prepared.publish(id);
-            return;
-        }
+/// digest prepares (installs as if nothing was kept). A clean-up or snapshot that failed, and a
+/// failed stop after it, are reported through `events` (the handle's `onLog`, else
+/// `console.warn`); the Run has already answered, so they never change its Response.
+pub async fn keep(session: &BoxSession, mut prepared: Prepared, fingerprint: String, events: &RunEvents, name: &str) {
+    let not_kept = |why: String| events.report(&format!("The installed project of Sandbox \"{name}\" was not kept: {why}"));
+    match session.exec(&cleanup_command(session.cwd()), None).await {
+        Ok(outcome) if outcome.exit_code == 0 && fingerprint_in(&outcome.stdout).as_deref() == Some(fingerprint.as_str()) => match session.prepare().await {
+            Ok(id) => return prepared.publish(id),
+            Err(error) => not_kept(format!("its snapshot failed: {}", error.message())),
+        },
+        // The handler changed its node_modules: not a failure, the tree is just not reusable.
+        Ok(outcome) if outcome.exit_code == 0 => {}
+        Ok(outcome) => not_kept(format!("the clean-up before its snapshot exited with code {}: {}", outcome.exit_code, outcome.stderr.trim())),
+        Err(error) => not_kept(format!("the clean-up before its snapshot failed: {}", error.message())),
     }
-    let _ = session.close().await;
+    if let Err(error) = stop_within(crate::run::lease::RELEASE_DEADLINE_MS, session.close()).await {
+        events.report(&format!("The Box of Sandbox \"{name}\" could not be stopped: {}", error.message()));
+    }
 }

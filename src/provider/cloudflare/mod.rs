@@ -354,6 +354,12 @@ mod session {
             self.stub.is_none().then_some(WORK_DIR)
         }
 
+        /// `/workspace` for a kept Box that outlives the Run (`sandboxId` without `keepAlive`),
+        /// whose Runs work in directories below it; `None` for a Box destroyed after the Run.
+        pub fn kept_root(&self) -> Option<&str> {
+            (self.cwd != WORK_DIR && !self.destroy_after).then_some(WORK_DIR)
+        }
+
         /// Writes `files` (paths relative to `/`): `mkdir -p` of their directories, then one
         /// `/api/write` per file (base64), a few at a time; then a `chmod` for executable modes.
         pub fn write_files<'a>(&'a self, files: &'a [BoxFile], signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<()>> {

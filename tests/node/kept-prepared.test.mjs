@@ -1,0 +1,189 @@
+// Prepared projects in a kept Box (issue 12, items 1–2): Runs with one sandboxId install once per
+// install digest; the Box keeps the installed trees in `.vite-hub-prepared/<digest>/` and each
+// later Run gets its own copy. And a snapshot of a prepared project that cannot be saved is
+// reported (onLog, else console.warn), never silent and never a failed Run. Real local Box host,
+// real processes, real `npm ci` of small packages from the npm registry.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { startBoxHost } from '@vite-hub/sandbox/box-host';
+import { closeSandbox, configureSandbox, listSandboxes, registerSandbox, runSandbox } from '@vite-hub/sandbox';
+
+const SLUGIFY_LOCK = {
+  lockfileVersion: 3,
+  requires: true,
+  packages: {
+    '': { dependencies: { slugify: '1.6.9' } },
+    'node_modules/slugify': {
+      version: '1.6.9',
+      resolved: 'https://registry.npmjs.org/slugify/-/slugify-1.6.9.tgz',
+      integrity: 'sha512-vZ7rfeehZui7wQs438JXBckYLkIIdfHOXsaVEUMyS5fHo1483l1bMdo0EDSWYclY0yZKFOipDy4KHuKs6ssvdg==',
+      license: 'MIT',
+      engines: { node: '>=8.0.0' },
+    },
+  },
+};
+
+// cwd is <Box cwd>/.vite-hub-runs/<run>/project: three levels up is the kept Box's cwd.
+const INDEX = `import fs from 'node:fs';
+export default async function (payload = {}) {
+  const kept = '../../../.vite-hub-prepared';
+  const file = 'node_modules/slugify/slugify.js';
+  const seen = { tampered: fs.readFileSync(file, 'utf8').includes('TAMPERED'), extra: fs.existsSync('node_modules/extra.txt') };
+  if (payload.tamper) {
+    fs.appendFileSync(file, '\\n// TAMPERED');
+    fs.writeFileSync('node_modules/extra.txt', 'x');
+  }
+  if (payload.damage) fs.rmSync(kept + '/' + payload.damage + '/tree/node_modules/slugify/slugify.js');
+  if (payload.remove) fs.rmSync(kept + '/' + payload.remove, { recursive: true });
+  const slug = (await import('slugify')).default(payload.title ?? '', { lower: true });
+  return { ...seen, slug, prepared: fs.existsSync(kept) ? fs.readdirSync(kept).sort() : null };
+}`;
+
+let host;
+let stateDir;
+
+before(async () => {
+  stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'vite-hub-kept-prepared-test-'));
+  host = await startBoxHost({ stateDir });
+  configureSandbox({ provider: 'local', local: { baseUrl: host.baseUrl, token: host.token } });
+});
+
+after(async () => {
+  configureSandbox({});
+  await host?.close();
+  fs.rmSync(stateDir, { recursive: true, force: true });
+});
+
+/** Registers `name` (its own package name, so each Definition has its own install digest). */
+function define(name) {
+  const manifest = { name: name.replaceAll('/', '-'), private: true, type: 'module', dependencies: { slugify: '1.6.9' } };
+  registerSandbox(name, {
+    files: [
+      { path: 'package.json', content: JSON.stringify(manifest) },
+      { path: 'package-lock.json', content: JSON.stringify(SLUGIFY_LOCK, null, 2) },
+      { path: 'index.mjs', content: INDEX },
+    ],
+  });
+  return listSandboxes().find((d) => d.name === name).install.digest;
+}
+
+/** One Run: `{ status, body, install, requestsAtResponse }` (`install`: the install phase's desc). */
+async function run(name, payload, sandboxId, options = {}) {
+  const response = await runSandbox(name, payload, { sandboxId, ...options });
+  const requestsAtResponse = { ...host.counters().requests };
+  const install = /install;desc="([^"]+)"/.exec(response.headers.get('server-timing') ?? '')?.[1];
+  const text = await response.text();
+  assert.equal(response.status, 200, text);
+  return { status: response.status, body: JSON.parse(text), install, requestsAtResponse };
+}
+
+async function until(check, what, ms = 20_000) {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    assert.ok(Date.now() < deadline, `waited for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+test('Runs with one sandboxId install once per digest; a later Run copies the kept tree: write, copy, exec before its Response', async () => {
+  const digest = define('kept/once');
+  host.resetCounters();
+  const first = await run('kept/once', { title: 'First Run' }, 'kp-once');
+  assert.deepEqual([first.install, first.body.slug, first.body.prepared], ['fresh', 'first-run', [digest]]);
+  await until(() => host.counters().requests.cmd === 3, 'install, exec and the Run directory removal');
+
+  host.resetCounters();
+  const second = await run('kept/once', { title: 'Second Run' }, 'kp-once');
+  assert.deepEqual([second.install, second.body.slug], ['prepared', 'second-run']);
+  // The kept Box is open: the Run's files, the copy of the prepared tree, the exec.
+  assert.deepEqual(second.requestsAtResponse, { 'fs/write': 1, cmd: 2 });
+  await until(() => host.counters().requests.cmd === 3, 'the Run directory removal after the Response');
+  assert.deepEqual(host.counters().requests, { 'fs/write': 1, cmd: 3 });
+  assert.equal(await closeSandbox('kp-once'), true);
+});
+
+test('a Run that writes into its node_modules changes nothing the next Run on the id sees', async () => {
+  define('kept/tamper');
+  const first = await run('kept/tamper', { tamper: true }, 'kp-tamper');
+  assert.deepEqual([first.install, first.body.tampered, first.body.extra], ['fresh', false, false]);
+  const second = await run('kept/tamper', { tamper: true }, 'kp-tamper');
+  assert.deepEqual([second.install, second.body.tampered, second.body.extra], ['prepared', false, false]);
+  const third = await run('kept/tamper', {}, 'kp-tamper');
+  assert.deepEqual([third.install, third.body.tampered, third.body.extra], ['prepared', false, false]);
+  assert.equal(await closeSandbox('kp-tamper'), true);
+});
+
+test('a damaged or removed kept tree falls back to a fresh install and the Run succeeds', async () => {
+  const digest = define('kept/damaged');
+  assert.equal((await run('kept/damaged', {}, 'kp-damaged')).install, 'fresh');
+  // This Run deletes a file of the kept tree (its own copy is intact).
+  assert.equal((await run('kept/damaged', { damage: digest }, 'kp-damaged')).install, 'prepared');
+  const fallback = await run('kept/damaged', { title: 'Still Works' }, 'kp-damaged');
+  assert.deepEqual([fallback.install, fallback.body.slug, fallback.body.prepared], ['fresh-fallback', 'still-works', [digest]]);
+  assert.equal((await run('kept/damaged', { remove: digest }, 'kp-damaged')).install, 'prepared');
+  const fresh = await run('kept/damaged', { title: 'Again' }, 'kp-damaged');
+  assert.deepEqual([fresh.install, fresh.body.slug], ['fresh', 'again']);
+  assert.equal((await run('kept/damaged', {}, 'kp-damaged')).install, 'prepared');
+  assert.equal(await closeSandbox('kp-damaged'), true);
+});
+
+test('two digests on one id are kept side by side', async () => {
+  const a = define('kept/two-a');
+  const b = define('kept/two-b');
+  assert.notEqual(a, b);
+  assert.equal((await run('kept/two-a', {}, 'kp-two')).install, 'fresh');
+  assert.equal((await run('kept/two-b', {}, 'kp-two')).install, 'fresh');
+  const againA = await run('kept/two-a', {}, 'kp-two');
+  const againB = await run('kept/two-b', {}, 'kp-two');
+  assert.deepEqual([againA.install, againB.install], ['prepared', 'prepared']);
+  assert.deepEqual(againB.body.prepared, [a, b].sort());
+  assert.equal(await closeSandbox('kp-two'), true);
+});
+
+test('concurrent first Runs of one digest on one id install once', async () => {
+  define('kept/concurrent');
+  const runs = await Promise.all([0, 1, 2].map((i) => run('kept/concurrent', { title: `Run ${i}` }, 'kp-concurrent')));
+  assert.deepEqual(runs.map((r) => r.body.slug), ['run-0', 'run-1', 'run-2']);
+  assert.deepEqual(runs.map((r) => r.install).sort(), ['fresh', 'prepared', 'prepared']);
+  assert.equal(await closeSandbox('kp-concurrent'), true);
+});
+
+test('a prepared project whose snapshot cannot be saved is reported through onLog, else console.warn; the Run answers', async () => {
+  const brokenState = fs.mkdtempSync(path.join(os.tmpdir(), 'vite-hub-kept-prepared-broken-'));
+  const broken = await startBoxHost({ stateDir: brokenState });
+  const warn = console.warn;
+  try {
+    configureSandbox({ provider: 'local', local: { baseUrl: broken.baseUrl, token: broken.token } });
+    // The host's snapshot store: loaded, then replaced by a file, so taking a snapshot fails.
+    const listed = await fetch(`${broken.baseUrl}/v2/sandboxes/snapshots`, { headers: { authorization: `Bearer ${broken.token}` } });
+    assert.equal(listed.status, 200);
+    fs.rmSync(path.join(brokenState, 'snapshots'), { recursive: true });
+    fs.writeFileSync(path.join(brokenState, 'snapshots'), 'not a directory');
+
+    define('kept/unsaved-log');
+    const lines = [];
+    const response = await runSandbox('kept/unsaved-log', { title: 'Answered' }, { onLog: (entry) => lines.push(entry) });
+    assert.equal(response.status, 200);
+    assert.equal((await response.json()).slug, 'answered');
+    await until(() => lines.some((l) => l.line.includes('was not kept')), 'the report through onLog');
+    const reported = lines.find((l) => l.line.includes('was not kept'));
+    assert.equal(reported.stream, 'stderr');
+    assert.match(reported.line, /^\[vite-hub-sandbox\] The installed project of Sandbox "kept\/unsaved-log" was not kept: its snapshot failed: /);
+    await until(() => (broken.counters().requests.stop ?? 0) === 1, 'the Box stopped after the failed snapshot');
+
+    define('kept/unsaved-warn');
+    const warned = [];
+    console.warn = (...args) => warned.push(args.join(' '));
+    const quiet = await runSandbox('kept/unsaved-warn', { title: 'No Handle' });
+    assert.equal(quiet.status, 200);
+    await until(() => warned.some((w) => w.includes('"kept/unsaved-warn" was not kept: its snapshot failed')), 'the console.warn report');
+  } finally {
+    console.warn = warn;
+    configureSandbox({ provider: 'local', local: { baseUrl: host.baseUrl, token: host.token } });
+    await broken.close();
+    fs.rmSync(brokenState, { recursive: true, force: true });
+  }
+});
