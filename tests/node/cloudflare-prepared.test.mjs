@@ -1,0 +1,125 @@
+// Prepared projects on the `cloudflare` provider (issue 12, item 1): Runs on one sandboxId (a kept
+// Durable Object) install once per install digest and later Runs copy the Box's prepared tree;
+// Runs in Boxes of their own still install. Real workerd (miniflare), the real `Sandbox` Durable
+// Object of @cloudflare/sandbox 0.12.10, its container a Box of the local Box host, real `npm ci`
+// of a small package from the npm registry.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { sandboxWorkerOnBoxHost } from '../fixtures/cloudflare/bundle-worker.mjs';
+
+const LOCK = JSON.stringify({
+  lockfileVersion: 3,
+  requires: true,
+  packages: {
+    '': { dependencies: { slugify: '1.6.9' } },
+    'node_modules/slugify': {
+      version: '1.6.9',
+      resolved: 'https://registry.npmjs.org/slugify/-/slugify-1.6.9.tgz',
+      integrity: 'sha512-vZ7rfeehZui7wQs438JXBckYLkIIdfHOXsaVEUMyS5fHo1483l1bMdo0EDSWYclY0yZKFOipDy4KHuKs6ssvdg==',
+      license: 'MIT',
+      engines: { node: '>=8.0.0' },
+    },
+  },
+});
+
+const WORKER = `
+import { Sandbox as RealSandbox } from '@cloudflare/sandbox';
+import { sandboxOnBoxHost } from './tests/fixtures/cloudflare/box-host-container.mjs';
+import { configureSandbox, registerSandbox, runSandbox } from '@vite-hub/sandbox';
+
+export const Sandbox = sandboxOnBoxHost(RealSandbox);
+
+registerSandbox('cfp/slug', {
+  files: [
+    { path: 'package.json', content: JSON.stringify({ name: 'cfp-slug', private: true, type: 'module', dependencies: { slugify: '1.6.9' } }) },
+    { path: 'package-lock.json', content: ${JSON.stringify(LOCK)} },
+    { path: 'index.mjs', content: "import fs from 'node:fs'; import slugify from 'slugify';\\n" +
+      "export default (title) => { const tampered = fs.readFileSync('node_modules/slugify/slugify.js', 'utf8').includes('TAMPERED');\\n" +
+      "fs.appendFileSync('node_modules/slugify/slugify.js', '\\\\n// TAMPERED'); return { slug: slugify(title, { lower: true }), tampered }; };" },
+  ],
+});
+
+export default {
+  async fetch(request, env) {
+    const { title, options } = await request.json();
+    configureSandbox({ provider: 'cloudflare', env });
+    return runSandbox('cfp/slug', title, options);
+  },
+};
+`;
+
+let worker;
+
+before(async () => {
+  worker = await sandboxWorkerOnBoxHost(WORKER, 'cf-prepared');
+});
+
+after(async () => {
+  await worker?.close();
+});
+
+const hostFetch = (route, init = {}) =>
+  fetch(`${worker.host.baseUrl}${route}`, { ...init, headers: { authorization: `Bearer ${worker.host.token}` } });
+const counters = async () => (await (await hostFetch('/_vite-hub/counters')).json()).requests;
+const resetCounters = () => hostFetch('/_vite-hub/counters/reset', { method: 'POST' });
+/** Commands the container ran (buffered /api/execute and streamed /api/execute/stream). */
+const commands = async () => {
+  const requests = await counters();
+  return (requests['cloudflare/execute'] ?? 0) + (requests['cloudflare/execute/stream'] ?? 0);
+};
+
+async function run(title, options) {
+  const response = await worker.miniflare.dispatchFetch('http://worker.test/', { method: 'POST', body: JSON.stringify({ title, options }) });
+  const text = await response.text();
+  assert.equal(response.status, 200, text);
+  const install = /install;desc="([^"]+)"/.exec(response.headers.get('server-timing') ?? '')?.[1];
+  return { body: JSON.parse(text), install };
+}
+
+/** The kept Box's prepared digests on the host (`/workspace/.vite-hub-prepared/`). */
+function preparedOnHost() {
+  const boxes = fs.readdirSync(worker.boxRoot).filter((n) => n.startsWith('vite-hub-box-'));
+  return boxes.flatMap((box) => {
+    const dir = path.join(worker.boxRoot, box, 'workspace', '.vite-hub-prepared');
+    return fs.existsSync(dir) ? fs.readdirSync(dir) : [];
+  });
+}
+
+async function eventually(check) {
+  const until = Date.now() + 10_000;
+  while (!(await check())) {
+    if (Date.now() > until) return false;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  return true;
+}
+
+test('Runs on one sandboxId install once; the next Run copies the prepared tree (one command) and its writes stay its own', async () => {
+  const options = { sandboxId: 'cf-prepared' };
+  await resetCounters();
+  const first = await run('First Run', options);
+  assert.deepEqual([first.install, first.body], ['fresh', { slug: 'first-run', tampered: false }]);
+  assert.equal(preparedOnHost().length, 1, 'one prepared tree in the kept Box');
+  // Install, entry, and the Run directory's removal after the Response.
+  assert.ok(await eventually(async () => (await commands()) === 3), JSON.stringify(await counters()));
+  await resetCounters();
+
+  const second = await run('Second Run', options);
+  // The first Run wrote into its own node_modules; the second one got an untouched copy.
+  assert.deepEqual([second.install, second.body], ['prepared', { slug: 'second-run', tampered: false }]);
+  // Three commands in all: the copy of the prepared tree (the install step), the entry, and the
+  // Run directory's removal after the Response; no install.
+  assert.ok(await eventually(async () => (await commands()) === 3), JSON.stringify(await counters()));
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  assert.equal(await commands(), 3, JSON.stringify(await counters()));
+  assert.equal(preparedOnHost().length, 1);
+});
+
+test('a Run in a Box of its own still installs (no kept Box to keep the tree in)', async () => {
+  const own = await run('Own Box');
+  assert.deepEqual([own.install, own.body.slug], ['fresh', 'own-box']);
+  const again = await run('Own Box Again');
+  assert.equal(again.install, 'fresh');
+});
