@@ -221,10 +221,7 @@ impl ContainerClient {
                 Err(error) => return Err(self.bounded(operation, &deadline, error)),
             };
             let read = match &bounded_signal {
-                Some(signal) => match select(Box::pin(body_bytes(&response)), JsFuture::from(abort_promise(signal))).await {
-                    Either::Left((read, _)) => read,
-                    Either::Right(_) => Err(SendError::Aborted),
-                },
+                Some(signal) => read_until_aborted(&response, signal).await,
                 None => body_bytes(&response).await,
             };
             read.map(Ok).map_err(|e| {
@@ -375,10 +372,7 @@ impl ContainerClient {
         let (mut stdout, mut stderr) = (OutputTail::new(command.max_stdout_bytes), OutputTail::new(command.max_stderr_bytes));
         loop {
             let next = match signal {
-                Some(signal) => match select(Box::pin(chunks.next_chunk()), JsFuture::from(abort_promise(signal))).await {
-                    Either::Left((next, _)) => next,
-                    Either::Right(_) => Err(SendError::Aborted),
-                },
+                Some(signal) => next_chunk_or_abort(chunks, signal).await,
                 None => chunks.next_chunk().await,
             };
             let chunk =
@@ -463,6 +457,31 @@ impl ContainerClient {
             Ok(_) => Ok(()),
             Err(refused) if refused.status == 404 => Ok(()),
             Err(refused) => Err(self.refused(Operation::Stop, &refused)),
+        }
+    }
+}
+
+/// The next chunk of `chunks`, or [`SendError::Aborted`] when `signal` fires first (a stub's body
+/// need not follow the request's signal). One place, so the race is compiled once (wasm size).
+async fn next_chunk_or_abort(chunks: &mut BodyChunks, signal: &AbortSignal) -> std::result::Result<Option<Vec<u8>>, SendError> {
+    match select(Box::pin(chunks.next_chunk()), JsFuture::from(abort_promise(signal))).await {
+        Either::Left((next, _)) => next,
+        Either::Right(_) => Err(SendError::Aborted),
+    }
+}
+
+/// A whole answer body, read chunk by chunk until `signal` fires (the rest is then cancelled).
+async fn read_until_aborted(response: &Response, signal: &AbortSignal) -> std::result::Result<Vec<u8>, SendError> {
+    let mut chunks = BodyChunks::new(response)?;
+    let mut bytes = Vec::new();
+    loop {
+        match next_chunk_or_abort(&mut chunks, signal).await {
+            Ok(Some(chunk)) => bytes.extend_from_slice(&chunk),
+            Ok(None) => return Ok(bytes),
+            Err(error) => {
+                chunks.cancel();
+                return Err(error);
+            }
         }
     }
 }

@@ -245,15 +245,19 @@ mod session {
             loop {
                 attempts += 1;
                 let called = stub.configure(&value).map(|p| js_sys::Promise::resolve(&p));
-                let outcome = match (called, signal) {
-                    (Ok(promise), Some(signal)) => {
-                        match futures::future::select(JsFuture::from(promise), JsFuture::from(abort_promise(signal))).await {
-                            futures::future::Either::Left((answer, _)) => answer.map(|_| ()),
-                            futures::future::Either::Right(_) => return Err(given_up(&deadline)),
+                let outcome = match called {
+                    Ok(promise) => {
+                        let raced = match signal {
+                            Some(signal) => js_sys::Promise::race(&js_sys::Array::of2(&promise, &abort_promise(signal))),
+                            None => promise,
+                        };
+                        let answer = JsFuture::from(raced).await.map(|_| ());
+                        if signal.is_some_and(AbortSignal::aborted) {
+                            return Err(given_up(&deadline));
                         }
+                        answer
                     }
-                    (Ok(promise), None) => JsFuture::from(promise).await.map(|_| ()),
-                    (Err(error), _) => Err(error),
+                    Err(error) => Err(error),
                 };
                 let Err(error) = outcome else { return Ok(()) };
                 let message = js_message(&error);
