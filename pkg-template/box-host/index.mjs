@@ -65,9 +65,13 @@ export async function startBoxHost(options = {}) {
   if (!(Number.isInteger(maxQueueWaitMs) && maxQueueWaitMs >= 0 && maxQueueWaitMs <= 2_147_483_647)) {
     throw new TypeError('maxQueueWaitMs must be an integer number of ms from 0 to 2147483647');
   }
-  const mode = await resolveIsolation(isolation);
-  const features = await hostFeatures();
-  const root = await fs.promises.realpath(boxRoot ?? os.tmpdir());
+  // The probes (bwrap, the namespace and network tools, a tmpfs mount) are child processes: run
+  // side by side, and once per process (isolation.mjs), so a second host starts without them.
+  const [mode, features, root] = await Promise.all([
+    resolveIsolation(isolation),
+    hostFeatures(),
+    fs.promises.realpath(boxRoot ?? os.tmpdir()),
+  ]);
   // Box directories left by processes that are gone (a host in a worker thread sees no `exit`
   // event when the main thread calls process.exit()): removed in the background, never blocking
   // the start; `swept` tells when (and what).

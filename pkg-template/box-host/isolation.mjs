@@ -36,10 +36,14 @@ function run(file, args) {
   });
 }
 
-/** True when `bwrap` runs and can build a sandbox here (version check plus one probe run). */
-export async function bubblewrapWorks() {
-  if (!(await run('bwrap', ['--version']))) return false;
-  return run('bwrap', ['--unshare-all', '--unshare-user', '--uid', String(BOX_UID), '--gid', String(BOX_UID), '--die-with-parent', '--ro-bind', '/', '/', 'true']);
+let bubblewrap;
+/**
+ * True when `bwrap` runs and can build a sandbox here: one probe run that makes every namespace a
+ * Box command gets (a missing bwrap fails it too). Probed once per process, like hostFeatures().
+ */
+export function bubblewrapWorks() {
+  bubblewrap ??= run('bwrap', ['--unshare-all', '--unshare-user', '--uid', String(BOX_UID), '--gid', String(BOX_UID), '--die-with-parent', '--ro-bind', '/', '/', 'true']);
+  return bubblewrap;
 }
 
 /** The uid and gid of Box commands under bubblewrap (not root; mapped to the host's own uid). */
