@@ -22,7 +22,16 @@ wasm.setLocalBoxHostStarter(async () => {
   let host = await borrowLocalBoxHost();
   let own = null;
   if (!host) {
-    const { startBoxHost } = await import('../box-host/index.mjs');
+    // The host's probes (bwrap, the network tools, a tmpfs mount: isolation.mjs, once per process)
+    // are child processes: started first, so loading the rest of the host and this isolate's
+    // fetch (Node 20 loads undici, ~25-40 ms, on the first use of `Response` or `fetch`) happen
+    // while they run instead of after them.
+    const { bubblewrapWorks, hostFeatures } = await import('../box-host/isolation.mjs');
+    bubblewrapWorks();
+    hostFeatures();
+    const loading = import('../box-host/index.mjs');
+    void globalThis.Response;
+    const { startBoxHost } = await loading;
     own = await startBoxHost({});
     own.unref?.();
     localHost = own;
