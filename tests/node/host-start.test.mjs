@@ -1,0 +1,45 @@
+// The local Box host's start (issue 12, first Run): its probes (bwrap, the namespace and network
+// tools, a tmpfs mount) run once per process and side by side, and every host of the process gets
+// the isolation they found; a start that cannot use its Box root fails with that cause.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import os from 'node:os';
+import path from 'node:path';
+
+// The modules the package's own start path loads (dist/), not copies of them.
+const boxHostUrl = import.meta.resolve('@vite-hub/sandbox/box-host');
+const { startBoxHost } = await import(boxHostUrl);
+const isolation = await import(new URL('./isolation.mjs', boxHostUrl).href);
+
+test('the probes run once per process: every caller gets the same answer', async () => {
+  assert.equal(isolation.bubblewrapWorks(), isolation.bubblewrapWorks(), 'one bwrap probe per process');
+  assert.equal(isolation.hostFeatures(), isolation.hostFeatures(), 'one features probe per process');
+  assert.equal(typeof (await isolation.bubblewrapWorks()), 'boolean');
+});
+
+test('every host of the process gets the isolation the probes found', async () => {
+  const canBwrap = await isolation.bubblewrapWorks();
+  const features = await isolation.hostFeatures();
+  const expected = isolation.executionAuthority(canBwrap ? 'bubblewrap' : 'none', false, features.netTool !== null);
+  const hosts = [];
+  try {
+    // Two at once (both wait on the same probes) and one after (the probes are done).
+    hosts.push(...(await Promise.all([startBoxHost({}), startBoxHost({ isolation: 'auto' })])));
+    hosts.push(await startBoxHost({}));
+    for (const host of hosts) assert.deepEqual(host.executionAuthority, expected);
+    if (canBwrap) {
+      const required = await startBoxHost({ isolation: 'bubblewrap' });
+      hosts.push(required);
+      assert.equal(required.executionAuthority.isolation, 'process');
+    } else {
+      await assert.rejects(startBoxHost({ isolation: 'bubblewrap' }), /bwrap is missing or cannot create a sandbox/);
+    }
+  } finally {
+    await Promise.all(hosts.map((host) => host.close()));
+  }
+});
+
+test('a start whose Box root does not exist fails with that cause', async () => {
+  const boxRoot = path.join(os.tmpdir(), `vite-hub-no-such-root-${process.pid}`);
+  await assert.rejects(startBoxHost({ boxRoot }), (err) => err.code === 'ENOENT' && err.message.includes(boxRoot));
+});
