@@ -1,12 +1,14 @@
 // The Box directory (made and removed here, its disk mounted: box-disk.mjs) and the Box network
 // made ahead of a create (box-network.mjs, ~20 ms: a namespace and slirp4netns), so an allow-all
-// create takes a ready one instead of waiting. Each spare network is fresh and goes to exactly
-// one Box (never reused after a Box stops), so nothing is shared between Boxes; a create that
-// finds none ready starts its own, as before. One spare is kept. The next one is made when the
-// Box that took one starts its first command (box.mjs): while that command runs, the host's
-// event loop mostly waits, so making it does not slow down the create and the file writes of the
-// Run. Directories are not made ahead: every directory in the Box root is a Box's (hosts and
-// tests count them), and a mount point cannot be renamed into place.
+// create takes a ready one instead of waiting; one still being made (what the first create after
+// the host's start may find) is waited for rather than a second one started. Each spare network
+// is fresh and goes to exactly one Box (never reused after a Box stops), so nothing is shared
+// between Boxes; a create that finds none ready or on its way starts its own, as before. One
+// spare is kept. The next one is made when the Box that took one starts its first command
+// (box.mjs): while that command runs, the host's event loop mostly waits, so making it does not
+// slow down the create and the file writes of the Run. Directories are not made ahead: every
+// directory in the Box root is a Box's (hosts and tests count them), and a mount point cannot be
+// renamed into place.
 import fs from 'node:fs';
 import path from 'node:path';
 import { mountBoxDisk, unmountBoxDisk, unmountBoxDiskNow } from './box-disk.mjs';
@@ -80,6 +82,16 @@ class Spare {
     return item;
   }
 
+  /**
+   * take(), but when none is ready and one is being made, waits for it (it started before the
+   * caller asked, so it is ready sooner than one started now); undefined when it failed or another
+   * caller took it first.
+   */
+  async takeOrWait() {
+    if (this.ready === undefined && this.making) await this.making;
+    return this.take();
+  }
+
   /** Drops the ready spare and one still being made; resolves once both are gone. */
   async close() {
     this.closed = true;
@@ -96,8 +108,8 @@ class Spare {
 }
 
 /**
- * The spares of one Box host: `network()` (a started Box network, or undefined when none is ready
- * or this host gives none).
+ * The spares of one Box host: `network()` (resolves to a started Box network: the ready one, else
+ * the one being made once it is up; undefined when there is none, it failed, or this host gives none).
  */
 export class BoxSpares {
   constructor({ networks }) {
@@ -105,8 +117,8 @@ export class BoxSpares {
     this.networks?.fill();
   }
 
-  network() {
-    const net = this.networks?.take();
+  async network() {
+    const net = await this.networks?.takeOrWait();
     // A spare whose helpers died meanwhile is dropped: the create starts its own.
     if (net !== undefined && !net.alive()) {
       net.stop();

@@ -74,7 +74,7 @@ export class Box {
       }
       await fs.promises.chmod(path.join(root, 'tmp'), 0o1777);
       if (options.isolation === 'bubblewrap' && !options.networkDenied && options.features?.netTool) {
-        network = options.spares?.network();
+        network = await options.spares?.network();
         try {
           network ??= await startBoxNetwork();
         } catch (err) {

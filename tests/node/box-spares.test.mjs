@@ -9,6 +9,7 @@ import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { startBoxHost } from '@vite-hub/sandbox/box-host';
 import { BoxRegistry } from '../../pkg-template/box-host/registry.mjs';
+import { BoxSpares } from '../../pkg-template/box-host/box-spares.mjs';
 import { bubblewrapWorks, hostFeatures } from '../../pkg-template/box-host/isolation.mjs';
 
 const features = await hostFeatures();
@@ -59,6 +60,38 @@ test('a create takes the network made ahead; each goes to one Box, and a new one
     assert.equal(secondOut.split('\n')[1], 'no-mark');
     await first.stop();
     await second.stop();
+  } finally {
+    await registry.stopAll();
+  }
+});
+
+/** The slirp4netns helpers of this process (one per Box network). */
+function slirpHelpers() {
+  return execFileSync('ps', ['-o', 'comm=', '--ppid', String(process.pid)], { encoding: 'utf8' }).split('\n').filter((name) => name === 'slirp4netns');
+}
+
+test('a create that finds the spare network still being made waits for it instead of starting a second', { skip: !canBwrap || !features.netTool }, async () => {
+  await until(() => slirpHelpers().length === 0, 'the helpers of earlier tests to end');
+  const spares = new BoxSpares({ networks: true });
+  let network;
+  try {
+    assert.ok(spares.networks.making, 'a spare is on its way from the start');
+    network = await spares.network();
+    assert.ok(network?.alive(), 'the network being made was handed over once up');
+    assert.equal(spares.networks.ready, undefined, 'it went to this caller');
+    assert.equal(slirpHelpers().length, 1, 'no second network was started');
+  } finally {
+    network?.stop();
+    await spares.close();
+  }
+  await until(() => slirpHelpers().length === 0, 'the helpers to end');
+  // The same through a create right after the registry (and its spare) was made.
+  const registry = new BoxRegistry({ boxRoot: tempDir(), isolation: 'bubblewrap', maxBoxes: 2, maxQueued: 0, maxQueueWaitMs: 0, features, spares: true });
+  try {
+    const box = await registry.create({});
+    assert.ok(box.network?.alive());
+    assert.equal(slirpHelpers().length, 1, 'the create took the spare being made');
+    await box.stop();
   } finally {
     await registry.stopAll();
   }
