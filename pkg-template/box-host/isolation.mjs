@@ -39,10 +39,15 @@ function run(file, args) {
 let bubblewrap;
 /**
  * True when `bwrap` runs and can build a sandbox here: one probe run that makes every namespace a
- * Box command gets (a missing bwrap fails it too). Probed once per process, like hostFeatures().
+ * Box command gets (a missing bwrap fails it too). Callers share one probe; a success is kept for
+ * the process, a failure is not (the next host start probes again, so a probe that failed once,
+ * e.g. timed out on a loaded machine, never leaves the process without isolation for good).
  */
 export function bubblewrapWorks() {
-  bubblewrap ??= run('bwrap', ['--unshare-all', '--unshare-user', '--uid', String(BOX_UID), '--gid', String(BOX_UID), '--die-with-parent', '--ro-bind', '/', '/', 'true']);
+  bubblewrap ??= run('bwrap', ['--unshare-all', '--unshare-user', '--uid', String(BOX_UID), '--gid', String(BOX_UID), '--die-with-parent', '--ro-bind', '/', '/', 'true']).then((works) => {
+    if (!works) bubblewrap = undefined;
+    return works;
+  });
   return bubblewrap;
 }
 
