@@ -240,6 +240,8 @@ function encodeResult(value, limits) {
         const out = [];
         for (let index = 0; index < length; index += 1) {
           const itemWhere = `${where}.${index}`;
+          // A hole would become null: refused like payloads are (src/transfer/envelope.rs).
+          if (!guarded(itemWhere, 'reading', () => index in current)) throw unsupported('sparse array (a hole)', itemWhere);
           const item = guarded(itemWhere, 'reading', () => current[index]);
           const encoded = encode(item, String(index), itemWhere, depth + 1);
           out.push(encoded === undefined ? null : encoded);
