@@ -72,7 +72,20 @@ export interface SandboxExecTool {
    * capability's Session if none is open, then runs the Command with `abortSignal`: an abort
    * kills the Command (the Session's `exec` does) and rejects with the signal's reason.
    */
-  execute(input: SandboxExecInput, options?: { abortSignal?: AbortSignal }): Promise<SandboxExecResult>;
+  execute(input: SandboxExecInput, options?: { abortSignal?: AbortSignal }): Promise<SandboxExecToolResult>;
+}
+
+/**
+ * What `sandbox_exec` gives back: the Session exec result's exit state and outputs (the last
+ * 16 MiB, 16777216 bytes, of each stream, UTF-8), and `truncated: true` when either stream printed
+ * more and lost its beginning (absent otherwise), so the agent knows the output is cut.
+ */
+export interface SandboxExecToolResult {
+  exitCode: number;
+  ok: boolean;
+  stdout: string;
+  stderr: string;
+  truncated?: true;
 }
 
 /** One entry of an MCP `tools/list` result. */
@@ -88,7 +101,7 @@ export interface SandboxExecMcpResult {
   /** One text item: the JSON of the result, or `<code>: <message>` of a refused input. */
   content: Array<{ type: 'text'; text: string }>;
   /** The result itself (absent when the input was refused). */
-  structuredContent?: SandboxExecResult;
+  structuredContent?: SandboxExecToolResult;
   /** True for a refused input or a Command that exited non-zero. */
   isError: boolean;
 }

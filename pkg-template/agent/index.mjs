@@ -22,6 +22,7 @@ const OUTPUT_SCHEMA = Object.freeze({
     ok: { type: 'boolean', description: 'Whether exitCode is 0.' },
     stdout: { type: 'string' },
     stderr: { type: 'string' },
+    truncated: { type: 'boolean', const: true, description: 'Present when stdout or stderr printed more than 16 MiB and only its end is kept.' },
   },
   required: ['exitCode', 'ok', 'stdout', 'stderr'],
 });
@@ -70,7 +71,10 @@ export function sandbox(options) {
     const handle = await session();
     signal?.throwIfAborted();
     const result = await handle.exec(call.command, call.args, signal ? { ...call.options, signal } : call.options);
-    return { exitCode: result.exitCode, ok: result.ok, stdout: result.stdout, stderr: result.stderr };
+    const answer = { exitCode: result.exitCode, ok: result.ok, stdout: result.stdout, stderr: result.stderr };
+    // The agent must know the output it reads lost its beginning.
+    if (result.truncated === true) answer.truncated = true;
+    return answer;
   };
 
   const inputSchema = {

@@ -506,9 +506,10 @@ export interface SandboxCommandOptions {
   /** Kills the Command after this many ms (positive integer ≤ 2147483647); `exec` then rejects with `SANDBOX_TIMEOUT`. */
   timeout?: number;
   /**
-   * `exec`: aborts it (rejects with `signal.reason`; on Vercel and the local Box host the Command
-   * is killed; on Cloudflare its request is cancelled, which the local Box host answers by killing
-   * it). `spawn`: bounds the
+   * `exec`: aborts it (rejects with `signal.reason` at once; on Vercel and the local Box host the
+   * Command is killed, also when the abort came before the provider answered its id: that answer
+   * is read on in the background, at most 30000 ms, and the Command killed when it arrives; on
+   * Cloudflare its request is cancelled, which the local Box host answers by killing it). `spawn`: bounds the
    * start only (stop a spawned Command with `kill`).
    */
   signal?: AbortSignal;

@@ -401,7 +401,9 @@ impl SandboxSession {
 
     /// `exec(command, args?, { cwd?, env?, timeout?, signal? }) → Promise<{ exitCode, ok, stdout,
     /// stderr }>`: runs a Command (argv, no shell) and waits for it. `timeout` in ms kills it
-    /// (`SANDBOX_TIMEOUT`); `signal` aborts the wait (rejects with its reason). stdout and stderr
+    /// (`SANDBOX_TIMEOUT`); `signal` aborts the wait (rejects with its reason) and kills the
+    /// Command, also one whose id the provider had not answered yet (Vercel and the local Box host:
+    /// `VercelClient::run_command_streaming`). stdout and stderr
     /// keep their last 16 MiB (16777216 bytes) each; when either lost its beginning the result
     /// has `truncated: true` (absent otherwise).
     pub fn exec(&self, command: JsValue, args: JsValue, options: JsValue) -> Promise {

@@ -18,6 +18,9 @@ const writeSync = fs.writeSync;
 const bufferFrom = Buffer.from;
 const writeFileSync = fs.writeFileSync;
 const stringify = JSON.stringify;
+// The entry's own output streams and their write method, for the flush before a frame.
+const OUTPUT_STREAMS = [process.stdout, process.stderr];
+const streamWrite = process.stdout.write;
 const STDOUT_FD = 1;
 const MARKER = 'vitehub:sandbox:value';
 const MAX_MESSAGE_CHARS = 16384;
@@ -240,6 +243,8 @@ function encodeResult(value, limits) {
         const out = [];
         for (let index = 0; index < length; index += 1) {
           const itemWhere = `${where}.${index}`;
+          // A hole would become null: refused like payloads are (src/transfer/envelope.rs).
+          if (!guarded(itemWhere, 'reading', () => index in current)) throw unsupported('sparse array (a hole)', itemWhere);
           const item = guarded(itemWhere, 'reading', () => current[index]);
           const encoded = encode(item, String(index), itemWhere, depth + 1);
           out.push(encoded === undefined ? null : encoded);
@@ -365,7 +370,7 @@ function writeFully(fd, text) {
 
 /** Writes one frame: the prefix with the run's nonce, one JSON text, `\n`, in one write. */
 async function writeFrame(nonce, json) {
-  await drainStdout();
+  await flushOutput();
   writeFully(STDOUT_FD, `<<vite-hub-sandbox:${nonce}>>${json}\n`);
 }
 
@@ -393,16 +398,23 @@ async function streamResponse(response, nonce, limits) {
   await writeFrame(nonce, '{"version":1,"frame":"end"}');
 }
 
-async function drainStdout() {
-  const stream = process.stdout;
-  if (!stream || !(stream.writableLength > 0)) return;
-  await new Promise((resolve) => {
-    const timer = setTimeout(resolve, 1000);
-    stream.once('drain', () => {
-      clearTimeout(timer);
-      resolve();
+/**
+ * Resolves once every byte the entry wrote to process.stdout and process.stderr so far was handed
+ * to the pipe: a zero-length write through the same stream completes after the writes queued
+ * before it (a write error, such as a destroyed stream, resolves too: those bytes are lost anyway).
+ * No wall-clock bound: the Run's deadline bounds the whole command.
+ */
+async function flushOutput() {
+  for (const stream of OUTPUT_STREAMS) {
+    if (!stream || !(stream.writableLength > 0)) continue;
+    await new Promise((resolve) => {
+      try {
+        apply(streamWrite, stream, ['', () => resolve()]);
+      } catch {
+        resolve();
+      }
     });
-  });
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

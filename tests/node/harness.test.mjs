@@ -81,12 +81,12 @@ test('undefined result: result absent; JSON semantics for toJSON, boxed primitiv
   assert.equal(none.frame, '{"version":1,"ok":true}');
   const run = runBox({
     files: entryReturning(
-      '({ date: new Date(0), boxed: [Object(1), Object("s"), Object(false)], gone: undefined, holes: [undefined, , 2],'
+      '({ date: new Date(0), boxed: [Object(1), Object("s"), Object(false)], gone: undefined, holes: [undefined, 2],'
       + ' custom: { toJSON(key) { return { key, inner: { toJSON: () => "once" } }; } } })',
     ),
   });
   assert.equal(run.frame, '{"version":1,"ok":true,"result":{"date":"1970-01-01T00:00:00.000Z","boxed":[1,"s",false],'
-    + '"holes":[null,null,2],"custom":{"key":"custom","inner":"once"}}}');
+    + '"holes":[null,2],"custom":{"key":"custom","inner":"once"}}}');
 });
 
 test('the input file and its sidecars are gone before the entry runs; argv is clean', () => {
@@ -188,6 +188,10 @@ test('unsupported results: SANDBOX_SERIALIZATION_ERROR with type and path', () =
     ['({ failure: new Error("x") })', 'Error', 'result.failure'],
     ['[new WeakMap()]', 'WeakMap', 'result.0'],
     ['({ meta: { [Symbol("k")]: 1 } })', 'symbol key', 'result.meta'],
+    // A hole would become null (issue 8 item 5: sparse arrays are rejected naming the path).
+    ['({ holes: [undefined, , 2] })', 'sparse array (a hole)', 'result.holes.1'],
+    ['({ list: [[1, , 3]] })', 'sparse array (a hole)', 'result.list.0.1'],
+    ['new Array(3)', 'sparse array (a hole)', 'result.0'],
   ];
   for (const [expression, type, where] of cases) {
     const run = runBox({ files: entryReturning(expression) });

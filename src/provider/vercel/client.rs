@@ -4,13 +4,15 @@
 //! (endpoints), §8 (NDJSON). The token is sent only to the configured base URL and never appears
 //! in an error.
 
+use futures::future::{select, Either};
 use gloo_net::http::Response;
+use wasm_bindgen_futures::JsFuture;
 use web_sys::AbortSignal;
 
 use crate::command::{Command, CommandOutcome, OutputTail};
 use crate::error::{Error, ErrorCode, Operation, Result};
 use crate::http::deadline::Deadline;
-use crate::http::fetch::{body_bytes_capped, BodyChunks, Fetcher, HttpRequest, SendError};
+use crate::http::fetch::{abort_promise, body_bytes_capped, BodyChunks, Fetcher, HttpRequest, SendError};
 use crate::http::ndjson::NdjsonReader;
 use crate::http::retry::{RequestSafety, RetryPolicy};
 use crate::provider::vercel::options::VercelEndpoint;
@@ -266,21 +268,55 @@ impl VercelClient {
         on_output: &mut dyn FnMut(OutputStream, &str),
         signal: Option<&AbortSignal>,
     ) -> Result<CommandOutcome> {
-        let response = self.send(request, RequestSafety::NonIdempotent, Operation::Exec, signal).await?;
-        let content_type = response.headers().get("content-type").unwrap_or_default();
-        if !crate::http::media_type::media_type_is(&content_type, "application/x-ndjson") {
-            return Err(self.error(Operation::Exec, format!("expected a stream of command data, got content-type {content_type:?}")));
+        // The request carries its own signal: an abort before the answer's first line (the
+        // Command's id) must not cut the stream, else the id is lost and the Command runs on.
+        let own = web_sys::AbortController::new().map_err(|_| self.error(Operation::Exec, "AbortController is missing".to_owned()))?;
+        let abort_own = bound_abort(&own);
+        let start = Box::pin(start_command(self.clone(), request.clone(), own.signal()));
+        let started = match signal {
+            None => start.await,
+            Some(caller) => match select(start, JsFuture::from(abort_promise(caller))).await {
+                Either::Left((started, _)) => started,
+                Either::Right((_, pending)) => {
+                    // Aborted before the id: reject now; the answer is read on in the background
+                    // (at most LATE_START_MS) and the Command killed once its id arrives.
+                    let timer = abort_own.as_ref().map(|abort| crate::sys::set_timeout(abort, LATE_START_MS));
+                    let (client, session_id) = (self.clone(), session_id.to_owned());
+                    wasm_bindgen_futures::spawn_local(async move {
+                        if let Ok(mut start) = pending.await {
+                            start.chunks.cancel();
+                            if let Some(id) = &start.id {
+                                let _ = client.kill_command(&session_id, id, 9, None).await;
+                            }
+                        }
+                        if let Some(timer) = &timer {
+                            crate::sys::clear_timeout(timer);
+                        }
+                    });
+                    return Err(self.send_error(Operation::Exec, SendError::Aborted));
+                }
+            },
+        };
+        let mut start = started.map_err(|e| e.with_provider(self.kind).with_operation(Operation::Exec))?;
+        // From here the caller's abort cuts the stream (and the Command is killed below).
+        let linked = signal.zip(abort_own.as_ref());
+        if let Some((caller, abort)) = linked {
+            let _ = caller.add_event_listener_with_callback("abort", abort);
+            if caller.aborted() {
+                own.abort();
+            }
         }
-        let mut chunks = BodyChunks::new(&response).map_err(|e| self.send_error(Operation::Exec, e))?;
-        let mut started = None;
         let result = self
-            .read_command_stream(&mut chunks, command, on_output, &mut started)
+            .read_command_stream(&mut start, command, on_output)
             .await
             .map_err(|e| e.with_provider(self.kind).with_operation(Operation::Exec));
-        chunks.cancel();
+        if let Some((caller, abort)) = linked {
+            let _ = caller.remove_event_listener_with_callback("abort", abort);
+        }
+        start.chunks.cancel();
         // An aborted wait leaves no Command running: it is killed (SIGKILL, best effort; the Box's
         // close would end it anyway).
-        if let (Err(_), Some(id)) = (&result, &started) {
+        if let (Err(_), Some(id)) = (&result, &start.id) {
             if signal.is_some_and(AbortSignal::aborted) {
                 let _ = self.kill_command(session_id, id, 9, None).await;
             }
@@ -288,27 +324,28 @@ impl VercelClient {
         result
     }
 
-    /// Reads the stream to the final `command` line, handing output to `on_output` as it comes;
-    /// `started` gets the command id from the first line.
+    /// Reads the stream to the final `command` line, handing output to `on_output` as it comes
+    /// (the lines [`start_command`] read first, then the rest).
     async fn read_command_stream(
         &self,
-        chunks: &mut BodyChunks,
+        start: &mut CommandStart,
         command: &Command,
         on_output: &mut dyn FnMut(OutputStream, &str),
-        started: &mut Option<String>,
     ) -> Result<CommandOutcome> {
-        let mut reader = NdjsonReader::default();
         let mut stdout = OutputTail::new(command.max_stdout_bytes);
         let mut stderr = OutputTail::new(command.max_stderr_bytes);
         // A malformed line is counted and skipped (a result framed in stdout survives it); only
         // its number is ever reported, never its content.
         let mut line_number = 0u64;
         let mut malformed: Option<(u64, u64)> = None;
+        let mut first = Some((std::mem::take(&mut start.lines), start.ended));
         loop {
-            let chunk = chunks.next_chunk().await.map_err(|e| self.send_error(Operation::Exec, e))?;
-            let (lines, ended) = match chunk {
-                Some(bytes) => (reader.push(&bytes)?, false),
-                None => (std::mem::take(&mut reader).finish()?.into_iter().collect(), true),
+            let (lines, ended) = match first.take() {
+                Some(read) => read,
+                None => match start.chunks.next_chunk().await.map_err(|e| self.send_error(Operation::Exec, e))? {
+                    Some(bytes) => (start.reader.push(&bytes)?, false),
+                    None => (std::mem::take(&mut start.reader).finish()?.into_iter().collect(), true),
+                },
             };
             for line in &lines {
                 line_number += 1;
@@ -333,7 +370,6 @@ impl VercelClient {
                         if let Some(exit_code) = info.exit_code {
                             return Ok(CommandOutcome::from_tails(exit_code, stdout, stderr));
                         }
-                        *started = Some(info.id.clone());
                     }
                 }
             }
@@ -587,4 +623,53 @@ impl VercelClient {
         };
         deleted.await.map_err(|e| self.bounded(Operation::Snapshot, &deadline, e))
     }
+}
+
+/// How long an exec aborted before the Command's id arrived still reads the answer for that id
+/// (to kill the Command), in ms.
+const LATE_START_MS: f64 = 30_000.0;
+
+/// The start of a `cmd` answer (NDJSON), read up to the line that names the Command: its id
+/// (`None` when the stream ended first), the readers, and every line read so far.
+struct CommandStart {
+    chunks: BodyChunks,
+    reader: NdjsonReader,
+    lines: Vec<String>,
+    ended: bool,
+    id: Option<String>,
+}
+
+/// Sends a `cmd` request (never re-sent once it may have reached the Box) and reads its answer
+/// up to the Command's id. Owns its parts, so an aborted exec can finish it in the background.
+async fn start_command(client: VercelClient, request: HttpRequest, signal: AbortSignal) -> Result<CommandStart> {
+    let response = client.send(&request, RequestSafety::NonIdempotent, Operation::Exec, Some(&signal)).await?;
+    let content_type = response.headers().get("content-type").unwrap_or_default();
+    if !crate::http::media_type::media_type_is(&content_type, "application/x-ndjson") {
+        return Err(client.error(Operation::Exec, format!("expected a stream of command data, got content-type {content_type:?}")));
+    }
+    let chunks = BodyChunks::new(&response).map_err(|e| client.send_error(Operation::Exec, e))?;
+    let mut start = CommandStart { chunks, reader: NdjsonReader::default(), lines: Vec::new(), ended: false, id: None };
+    while start.id.is_none() && !start.ended {
+        let read = start.chunks.next_chunk().await;
+        let new_lines = match read.map_err(|e| client.send_error(Operation::Exec, e))? {
+            Some(bytes) => start.reader.push(&bytes)?,
+            None => {
+                start.ended = true;
+                std::mem::take(&mut start.reader).finish()?.into_iter().collect()
+            }
+        };
+        start.id = new_lines.iter().find_map(|line| match wire::parse_command_stream_line(line) {
+            Ok(CommandStreamLine::Command(info)) => Some(info.id),
+            _ => None,
+        });
+        start.lines.extend(new_lines);
+    }
+    Ok(start)
+}
+
+/// `controller.abort` bound to `controller` (`None` where it cannot be read).
+fn bound_abort(controller: &web_sys::AbortController) -> Option<js_sys::Function> {
+    use wasm_bindgen::JsCast;
+    let abort = js_sys::Reflect::get(controller, &wasm_bindgen::JsValue::from_str("abort")).ok()?;
+    Some(abort.dyn_into::<js_sys::Function>().ok()?.bind0(controller))
 }
