@@ -1,6 +1,8 @@
-//! Build step: the in-Box harness (`src/harness/harness.mjs`, the one source) is embedded in the
-//! runtime wasm without its comments and indentation (`crate::harness::HARNESS_SOURCE`), which
-//! keeps about 0.7 KB (gzipped) out of the runtime module (docs/internals.md, "Runtime size").
+//! Build step: the in-Box scripts (`src/harness/`: the harness `harness.mjs`, and the prepared-project
+//! scripts `fingerprint.cjs` and `kept-prepared.cjs`, each the one source) are embedded in the
+//! runtime wasm without their comments and indentation (`crate::harness::HARNESS_SOURCE`,
+//! `crate::run::install::{FINGERPRINT_SCRIPT, KEPT_SCRIPT}`), which keeps them readable here and
+//! small there (docs/internals.md, "Runtime size").
 //!
 //! Only whole lines change: a line that is a `//` comment or inside a `/* … */` block (opened at
 //! the start of a line) is dropped, the others lose leading and trailing whitespace, and empty
@@ -9,10 +11,20 @@
 
 use std::path::Path;
 
+const SCRIPTS: [&str; 3] = ["harness.mjs", "fingerprint.cjs", "kept-prepared.cjs"];
+
 fn main() {
-    let source_path = "src/harness/harness.mjs";
-    println!("cargo:rerun-if-changed={source_path}");
-    let source = std::fs::read_to_string(source_path).unwrap_or_else(|e| panic!("{source_path}: {e}"));
+    let out_dir = std::env::var("OUT_DIR").unwrap_or_else(|e| panic!("OUT_DIR: {e}"));
+    for name in SCRIPTS {
+        let source_path = format!("src/harness/{name}");
+        println!("cargo:rerun-if-changed={source_path}");
+        let source = std::fs::read_to_string(&source_path).unwrap_or_else(|e| panic!("{source_path}: {e}"));
+        std::fs::write(Path::new(&out_dir).join(name), strip(&source_path, &source)).unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+}
+
+/// `source` without comment lines, indentation and empty lines (the rules above).
+fn strip(source_path: &str, source: &str) -> String {
     let mut out = String::with_capacity(source.len());
     let mut in_block = false;
     for (index, line) in source.lines().enumerate() {
@@ -29,11 +41,10 @@ fn main() {
             continue;
         }
         if code.matches('`').count() % 2 == 1 || code.ends_with('\\') {
-            panic!("{source_path}:{}: a template literal or string continues on the next line; the harness minifier keeps lines whole", index + 1);
+            panic!("{source_path}:{}: a template literal or string continues on the next line; the in-Box script minifier keeps lines whole", index + 1);
         }
         out.push_str(code);
         out.push('\n');
     }
-    let out_dir = std::env::var("OUT_DIR").unwrap_or_else(|e| panic!("OUT_DIR: {e}"));
-    std::fs::write(Path::new(&out_dir).join("harness.mjs"), out).unwrap_or_else(|e| panic!("harness.mjs: {e}"));
+    out
 }

@@ -34,19 +34,13 @@ pub fn install_command(plan: &InstallPlan, project_dir: String, timeout_ms: Opti
 /// Prefix of the line with which [`FINGERPRINT_SCRIPT`] prints its digest.
 pub const FINGERPRINT_PREFIX: &str = "vitehub-fingerprint:";
 
-/// A Node script (CommonJS, for `node -e`) that prints `vitehub-fingerprint:<sha256 hex>` of
-/// every file and symlink inside the `node_modules` trees below its cwd: in path order, each
-/// path, `lstat` mode, and content (a symlink: its target). A prepared project is kept only when
-/// its fingerprint after the Run equals the one taken right after the install, so a handler that
-/// wrote into its `node_modules` does not leak that into later Runs.
-pub const FINGERPRINT_SCRIPT: &str = "const fs=require('fs'),p=require('path'),h=require('crypto').createHash('sha256');\
-function w(d,m){let e;try{e=fs.readdirSync(d,{withFileTypes:true})}catch{return}\
-e.sort((a,b)=>a.name<b.name?-1:a.name>b.name?1:0);\
-for(const x of e){const f=p.join(d,x.name),n=m||x.name==='node_modules';\
-if(x.isDirectory()){w(f,n);continue}if(!n)continue;\
-h.update(f+'\\0'+fs.lstatSync(f).mode+'\\0');\
-h.update(x.isSymbolicLink()?fs.readlinkSync(f):x.isFile()?fs.readFileSync(f):'');h.update('\\0')}}\
-w('.',false);console.log('vitehub-fingerprint:'+h.digest('hex'))";
+/// A Node script (CommonJS, for `node -e`; source `src/harness/fingerprint.cjs`, embedded by
+/// `build.rs`) that prints `vitehub-fingerprint:<sha256 hex>` of every file and symlink inside the
+/// `node_modules` trees below its cwd: in path order, each path, `lstat` mode, and content (a
+/// symlink: its target). A prepared project is kept only when its fingerprint after the Run equals
+/// the one taken right after the install, so a handler that wrote into its `node_modules` does not
+/// leak that into later Runs.
+pub const FINGERPRINT_SCRIPT: &str = include_str!(concat!(env!("OUT_DIR"), "/fingerprint.cjs"));
 
 /// `install` followed, when it succeeds, by [`FINGERPRINT_SCRIPT`] in the same directory:
 /// `sh -c '"$0" "$@" && exec node -e "$FP"'` with the install's argv (one request, as before).
@@ -72,33 +66,17 @@ pub fn fingerprint_in(stdout: &str) -> Option<String> {
 pub const KEPT_PER_BOX: usize = 4;
 
 /// A Node script (CommonJS, `node -e <script> <dir> <install argv…>`, cwd the Run's project
-/// directory) for a Run in a kept Box: copies `<dir>/tree` into the cwd and checks the copy
-/// against `<dir>/record.json` (`{files, bytes}`: regular files and symlinks, bytes of the
-/// files); on success prints `vitehub-prepared:restored`. Else (nothing there, or a damaged
-/// tree, whose copy is undone and which is removed) runs the install argv, exits with its code
-/// when it fails, then copies the cwd's installed trees (every `node_modules`, Yarn's `.yarn/`
-/// and `.pnp.*`) to `<dir>.tmp-<pid>`, writes the record last and renames it to `<dir>` (a
-/// concurrent writer's rename wins), keeps the [`KEPT_PER_BOX`] most recently used digests, and
-/// prints `vitehub-prepared:installed` (`reinstalled` when a damaged one was replaced). A tree
-/// that could not be kept is said on a `vitehub-prepared:not-kept <reason>` line before.
-pub const KEPT_SCRIPT: &str = r#"const fs=require('fs'),p=require('path'),{spawnSync}=require('child_process');
-const[dir,cmd,...args]=process.argv.slice(1),say=(w)=>console.log('vitehub-prepared:'+w);
-function copy(from,to,made,t){for(const e of fs.readdirSync(from,{withFileTypes:true})){const s=p.join(from,e.name),d=p.join(to,e.name);
-if(e.isDirectory()){if(fs.existsSync(d))copy(s,d,made,t);else{fs.mkdirSync(d,{mode:fs.lstatSync(s).mode&4095});made.push(d);copy(s,d,[],t)}continue}
-t.files++;if(e.isSymbolicLink()){if(!fs.existsSync(d)){fs.symlinkSync(fs.readlinkSync(s),d);made.push(d)}continue}
-t.bytes+=fs.lstatSync(s).size;if(!fs.existsSync(d)){fs.copyFileSync(s,d,fs.constants.COPYFILE_FICLONE);made.push(d);if(fs.lstatSync(d).size!==fs.lstatSync(s).size)throw Error('short copy')}}}
-function keep(from,to,inside,t){for(const e of fs.readdirSync(from,{withFileTypes:true})){const s=p.join(from,e.name),d=p.join(to,e.name),k=inside||e.name==='node_modules'||from==='.'&&(e.name==='.yarn'||e.name.startsWith('.pnp.'));
-if(e.isDirectory()){fs.mkdirSync(d,{recursive:true});if(k)copy(s,d,[],t);else keep(s,d,false,t)}else if(k){t.files++;if(e.isSymbolicLink())fs.symlinkSync(fs.readlinkSync(s),d);else{t.bytes+=fs.lstatSync(s).size;fs.copyFileSync(s,d,fs.constants.COPYFILE_FICLONE)}}}}
-const drop=(d)=>{try{const g=d+'.gone-'+process.pid;fs.renameSync(d,g);fs.rmSync(g,{recursive:true,force:true})}catch{}};
-const had=fs.existsSync(dir);try{const r=JSON.parse(fs.readFileSync(p.join(dir,'record.json'),'utf8'));const t={files:0,bytes:0},made=[];
-try{copy(p.join(dir,'tree'),'.',made,t);if(t.files!==r.files||t.bytes!==r.bytes)throw Error('changed')}catch(e){for(const m of made.reverse())fs.rmSync(m,{recursive:true,force:true});throw e}
-const now=new Date();fs.utimesSync(p.join(dir,'record.json'),now,now);say('restored');process.exit(0)}catch{drop(dir)}
-const r=spawnSync(cmd,args,{stdio:'inherit'});if(r.error){console.error(cmd+': '+r.error.message);process.exit(127)}
-if(r.status!==0)process.exit(r.status??128+(require('os').constants.signals[r.signal]||0));
-try{const tmp=dir+'.tmp-'+process.pid,t={files:0,bytes:0};fs.rmSync(tmp,{recursive:true,force:true});fs.mkdirSync(p.join(tmp,'tree'),{recursive:true});keep('.',p.join(tmp,'tree'),false,t);
-fs.writeFileSync(p.join(tmp,'record.json'),JSON.stringify(t));try{fs.renameSync(tmp,dir)}catch{drop(tmp)}
-const root=p.dirname(dir),kept=fs.readdirSync(root).filter((n)=>/^[0-9a-f]{64}$/.test(n)).map((n)=>[n,fs.statSync(p.join(root,n,'record.json'),{throwIfNoEntry:false})?.mtimeMs??0]).sort((a,b)=>b[1]-a[1]);
-for(const[n]of kept.slice(4))drop(p.join(root,n));say(had?'reinstalled':'installed')}catch(e){say('not-kept '+String(e&&e.message).replace(/\s+/g,' ').slice(0,300));say(had?'reinstalled':'installed')}"#;
+/// directory; source `src/harness/kept-prepared.cjs`, embedded by `build.rs`) for a Run in a kept
+/// Box: copies `<dir>/tree` into the cwd and checks the copy against `<dir>/record.json`
+/// (`{files, bytes}`: regular files and symlinks, bytes of the files); on success prints
+/// `vitehub-prepared:restored`. Else (nothing there, or a damaged tree, whose copy is undone and
+/// which is removed) runs the install argv, exits with its code when it fails, then copies the
+/// cwd's installed trees (every `node_modules`, Yarn's `.yarn/` and `.pnp.*`) to
+/// `<dir>.tmp-<pid>`, writes the record last and renames it to `<dir>` (a concurrent writer's
+/// rename wins), keeps the [`KEPT_PER_BOX`] most recently used digests, and prints
+/// `vitehub-prepared:installed` (`reinstalled` when a damaged one was replaced). A tree that could
+/// not be kept is said on a `vitehub-prepared:not-kept <reason>` line before.
+pub const KEPT_SCRIPT: &str = include_str!(concat!(env!("OUT_DIR"), "/kept-prepared.cjs"));
 
 /// The last word of `vitehub-prepared:` lines in `stdout`, and the reason of a `not-kept` line.
 pub fn kept_outcome(stdout: &str) -> (Option<&str>, Option<&str>) {
@@ -207,7 +185,7 @@ mod tests {
         assert_eq!(kept.args[0], "-e");
         assert_eq!(&kept.args[2..], ["/w/.vite-hub-prepared/ab", "npm", "ci"]);
         assert_eq!((kept.cwd.as_deref(), kept.timeout_ms), (Some("/w/r/project"), Some(9)));
-        assert!(KEPT_SCRIPT.contains(&format!("kept.slice({KEPT_PER_BOX})")), "the script keeps KEPT_PER_BOX digests");
+        assert!(KEPT_SCRIPT.contains(&format!("const KEPT_PER_BOX = {KEPT_PER_BOX};")), "the script keeps KEPT_PER_BOX digests");
         let stdout = "added 1 package\nvitehub-prepared:not-kept ENOSPC: no space\nvitehub-prepared:installed\n";
         assert_eq!(kept_outcome(stdout), (Some("installed"), Some("ENOSPC: no space")));
         assert_eq!(kept_desc(kept_outcome(stdout).0), "fresh");
