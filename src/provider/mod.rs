@@ -50,6 +50,9 @@ pub struct BoxSpec {
     /// The name under which this Box's own snapshot can be found again
     /// (`vitehub-prepared-<install digest>`), when the Run means to prepare a project from it.
     pub prepared_name: Option<String>,
+    /// The Box is a Run's, whose first request is its staging (Cloudflare: no `mkdir` of the
+    /// cwd at open; `BoxSession::stage_files` writes it). `false` for a Session.
+    pub staged_first: bool,
 }
 
 /// How a Box's files began, for the prepared-project cache ([`crate::run::prepared`]).

@@ -175,6 +175,21 @@ impl BoxSession {
         }
     }
 
+    /// Writes a Run's `files` (paths relative to `/`, below the Box cwd) before its first
+    /// Command: Vercel and the local Box host as [`BoxSession::write_files`] (one `fs/write`);
+    /// Cloudflare as one archive that the next [`BoxSession::exec`] or
+    /// [`BoxSession::exec_streaming`] unpacks (one `/api/write`, no request of its own after).
+    ///
+    /// # Errors
+    /// Those of [`BoxSession::write_files`]; on Cloudflare a failed unpacking is the next
+    /// Command's `SANDBOX_EXECUTION_ERROR`.
+    pub async fn stage_files(&self, files: &[BoxFile], signal: Option<&AbortSignal>) -> Result<()> {
+        match self {
+            BoxSession::Vercel(session) => session.write_files(files, signal).await,
+            BoxSession::Cloudflare(session) => session.stage_files(files, signal).await,
+        }
+    }
+
     /// Runs a Command and waits for its exit, keeping the tail of its output per the Command's caps.
     pub async fn exec(&self, command: &Command, signal: Option<&AbortSignal>) -> Result<CommandOutcome> {
         match self {

@@ -147,6 +147,7 @@ async fn run(definition: &Definition, payload: &JsValue, options: &RunOptions, r
         sandbox_id: options.sandbox_id.clone(),
         prepared: prepared.as_ref().and_then(|p| p.start_from.clone()),
         prepared_name: prepared.as_ref().and_then(Prepared::name_if_owner),
+        staged_first: true,
     };
     // The Definition timeout covers taking the Box too (a provider that never answers its create).
     run_signal.start_deadline(definition.timeout_ms);
@@ -221,7 +222,7 @@ async fn attempt(
     let signal = run_signal.signal();
     let signal = Some(&signal);
     timing.begin("stage");
-    session.write_files(&stage_files(run_dir, definition, input), signal).await.map_err(|e| e.with_operation(Operation::Stage))?;
+    session.stage_files(&stage_files(run_dir, definition, input), signal).await.map_err(|e| e.with_operation(Operation::Stage))?;
     timing.mark("stage");
     if let Some(plan) = &definition.install {
         if session.prepared() == PreparedStart::Restored {

@@ -114,6 +114,11 @@ test('Runs on one sandboxId install once; the next Run copies the prepared tree 
   assert.ok(await eventually(async () => (await commands()) === 3), JSON.stringify(await counters()));
   await new Promise((resolve) => setTimeout(resolve, 200));
   assert.equal(await commands(), 3, JSON.stringify(await counters()));
+  // The Run's files: one archive in one write, unpacked by the copy's command (no mkdir, no
+  // write per file): three container requests before the Response (issue 12 item 2).
+  const requests = await counters();
+  assert.equal(requests['cloudflare/write'], 1, JSON.stringify(requests));
+  assert.equal(requests['cloudflare/mkdir'] ?? 0, 0, JSON.stringify(requests));
   assert.equal(preparedOnHost().length, 1);
 });
 

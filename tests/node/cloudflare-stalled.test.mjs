@@ -114,7 +114,9 @@ async function run(options = {}) {
 
 for (const localHost of [false, true]) {
   const path = localHost ? 'the local-development path' : 'the Durable Object binding';
-  for (const [phase, route] of [...(localHost ? [] : [['configure RPC', 'configure']]), ['create', '/api/mkdir'], ['stage', '/api/write'], ['exec', '/api/execute/stream']]) {
+  // A Run sends no /api/mkdir: its staged archive's write is its first container request (the
+  // one that waits for the container to start), then its one command.
+  for (const [phase, route] of [...(localHost ? [] : [['configure RPC', 'configure']]), ['stage', '/api/write'], ['exec', '/api/execute/stream']]) {
     // The gate's answer head is all configure waits for: only its never-answered case.
     for (const mode of route === 'configure' ? ['headers'] : ['headers', 'body']) {
       test(`${path}: a ${phase} (${route}) whose ${mode} never come(s) ends at the Definition timeout with 504; an abort ends it at once`, async () => {

@@ -229,11 +229,10 @@ test('the Cloudflare provider through the local Box host: request count per Run,
     const response = await run.response();
     const atResponse = host.counters();
     assert.deepEqual(await response.json(), { twice: 8 });
-    // The container API has no batch write: mkdir of the Box cwd (it waits for the container),
-    // of the two deepest directories (project/, .vite-hub/), one write per file (package.json,
-    // index.mjs, the harness, the input), then one streamed exec; the result comes from the
-    // exec's own output (no read).
-    assert.deepEqual(atResponse.requests, { 'cloudflare/mkdir': 3, 'cloudflare/write': 4, 'cloudflare/execute/stream': 1 });
+    // Every file of the Run in one archive, one write (it waits for the container; no mkdir),
+    // then one streamed exec that unpacks it first; the result comes from the exec's own output
+    // (no read).
+    assert.deepEqual(atResponse.requests, { 'cloudflare/write': 1, 'cloudflare/execute/stream': 1 });
     await run.closed();
     assert.equal(host.counters().requests['cloudflare/destroy'], 1);
     const logs = [];

@@ -23,8 +23,8 @@ pub use session::{namespace_in, CloudflareBox, CloudflareProvider};
 
 #[cfg(target_arch = "wasm32")]
 mod session {
-    use std::cell::RefCell;
-    
+    use std::cell::{Cell, RefCell};
+
     use futures::future::LocalBoxFuture;
     use js_sys::Reflect;
 
@@ -35,7 +35,7 @@ mod session {
 
     use super::classify::{self, StartupRetry};
     use super::client::{ContainerClient, ProcessLogs, REQUEST_DEADLINE_MS};
-    use super::exec::execute_request;
+    use super::exec::{execute_request, relative_to, unpack_then, STAGED_ARCHIVE, STAGED_ERRORS, STAGE_EXIT};
     use super::options::{box_id_from, unique_box_id, CloudflareSettings};
     use super::wire::{ConfigureRequest, SandboxName};
     use crate::command::{Command, CommandOutcome};
@@ -44,6 +44,7 @@ mod session {
     use crate::http::fetch::{abort_promise, js_message, sleep_unless_aborted, Fetcher};
     use crate::provider::{BoxSpec, FileRead, ProviderKind};
     use crate::sys::{DurableObjectNamespace, DurableObjectStub, FetchTarget};
+    use crate::provider::vercel::archive::write_tar;
     use crate::transfer::box_file::BoxFile;
 
     /// The container's work directory (sessions and sessionless commands start there, §4.2).
@@ -130,7 +131,8 @@ mod session {
         /// Opens a Box: a new Durable Object per Run (id `vitehub-<name>-<hash>-<uuid>`), or the
         /// kept one of `sandboxId` (the Run's, else the config's; waiting for earlier Runs on it in
         /// this isolate). Sends `configure` (name, `sleepAfter`, `keepAlive`) and a `mkdir` of the
-        /// Box cwd, which waits for the container to start.
+        /// Box cwd, which waits for the container to start; for a Run (`spec.staged_first`) no
+        /// `mkdir`: its staged archive's write creates the cwd and waits for the start.
         ///
         /// # Errors
         /// `SANDBOX_INVALID_ARGUMENT` for a Run's `sandboxId` the SDK would refuse (before any
@@ -167,9 +169,12 @@ mod session {
                     }
                 };
                 let destroy_after = !kept || self.settings.keep_alive;
-                let opened = CloudflareBox { client, stub, id, cwd, destroy_after, lock: RefCell::new(lock) };
+                let opened = CloudflareBox { client, stub, id, cwd, destroy_after, lock: RefCell::new(lock), staged: Cell::new(None) };
                 if let Some(stub) = &opened.stub {
                     self.configure(stub, &opened.id, signal).await?;
+                }
+                if spec.staged_first {
+                    return Ok(opened);
                 }
                 if let Err(error) = opened.client.mkdir(&opened.cwd, signal).await {
                     // A container that started but failed here would otherwise run until it
@@ -334,6 +339,9 @@ mod session {
         destroy_after: bool,
         /// This Run's turn on a kept Box; released at close (or drop).
         lock: RefCell<Option<Turn>>,
+        /// A staged archive waits in the cwd for the next Command to unpack it: the path
+        /// segments its entries drop (those of the cwd).
+        staged: Cell<Option<usize>>,
     }
 
     impl CloudflareBox {
@@ -409,16 +417,73 @@ mod session {
             })
         }
 
+        /// Stages a Run's `files` (paths relative to `/`, all below the Box cwd) in one request:
+        /// one gzip'd tar ([`write_tar`]), base64 in one `/api/write` to
+        /// `<cwd>/.vite-hub-stage.tgz` (its parents created there). The next [`CloudflareBox::exec`]
+        /// or [`CloudflareBox::exec_streaming`] unpacks it in its own `bash -c` line first
+        /// ([`unpack_then`]): a Run's staging costs one request, its Commands none more.
+        ///
+        /// # Errors
+        /// `SANDBOX_INVALID_ARGUMENT` for a bad path; `SANDBOX_RUNTIME_ERROR` for a file outside
+        /// the cwd or a failed gzip; those of the write. A failed unpacking is the next Command's
+        /// `SANDBOX_EXECUTION_ERROR`.
+        pub fn stage_files<'a>(&'a self, files: &'a [BoxFile], signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<()>> {
+            Box::pin(async move {
+                let root = self.cwd.trim_matches('/');
+                if let Some(outside) = files.iter().find(|f| !root.is_empty() && f.path.strip_prefix(root).is_none_or(|rest| !rest.starts_with('/'))) {
+                    return Err(Error::new(ErrorCode::RuntimeError, format!("the staged file /{} is outside the Box cwd {}", outside.path, self.cwd))
+                        .with_provider(ProviderKind::Cloudflare)
+                        .with_operation(Operation::Write));
+                }
+                let archive = crate::transfer::gzip::gzip(&write_tar(files)?).await.map_err(|e| e.with_provider(ProviderKind::Cloudflare))?;
+                self.client.write_file(&format!("{}/{STAGED_ARCHIVE}", self.cwd.trim_end_matches('/')), &archive, signal).await?;
+                self.staged.set(Some(root.split('/').filter(|s| !s.is_empty()).count()));
+                Ok(())
+            })
+        }
+
+        /// The request of `command`; with a staged archive waiting, the line unpacks it first (in
+        /// the Box cwd, which its write created) and then changes to the Command's cwd.
+        fn request_for(&self, command: &Command) -> (crate::provider::cloudflare::wire::ExecuteRequest, bool) {
+            let mut request = execute_request(command, &self.cwd);
+            let Some(strip) = self.staged.take() else { return (request, false) };
+            let cwd = request.cwd.replace(self.cwd.clone()).unwrap_or_default();
+            request.command = unpack_then(strip, relative_to(&cwd, &self.cwd), &request.command);
+            (request, true)
+        }
+
+        /// `outcome`, or the unpacking's failure when the line exited [`STAGE_EXIT`] and left
+        /// its errors behind (one more request, only then).
+        async fn unpacked(&self, staged: bool, outcome: Result<CommandOutcome>, signal: Option<&AbortSignal>) -> Result<CommandOutcome> {
+            let outcome = outcome?;
+            if !staged || outcome.exit_code != STAGE_EXIT {
+                return Ok(outcome);
+            }
+            let Some(errors) = self.client.read_file(&format!("{}/{STAGED_ERRORS}", self.cwd.trim_end_matches('/')), signal).await? else {
+                return Ok(outcome);
+            };
+            let errors = String::from_utf8_lossy(&errors);
+            Err(Error::new(ErrorCode::ExecutionError, format!("the Run's files could not be unpacked in the Box: {}", errors.trim()))
+                .with_provider(ProviderKind::Cloudflare)
+                .with_operation(Operation::Stage))
+        }
+
         /// Runs `command` in a fresh `bash -c` (sessionless) and waits for it: `/api/execute`,
         /// or `/api/execute/stream` when it may run longer than the container server's idle cut.
+        /// The first Command after [`CloudflareBox::stage_files`] unpacks the staged files first.
+        ///
+        /// # Errors
+        /// Those of the request; `SANDBOX_EXECUTION_ERROR` (operation `stage`) when the staged
+        /// files could not be unpacked (the Command did not run).
         pub fn exec<'a>(&'a self, command: &'a Command, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<CommandOutcome>> {
             Box::pin(async move {
-                let request = execute_request(command, &self.cwd);
-                if command.timeout_ms.is_some_and(|ms| ms <= MAX_BUFFERED_EXEC_MS) {
+                let (request, staged) = self.request_for(command);
+                let outcome = if command.timeout_ms.is_some_and(|ms| ms <= MAX_BUFFERED_EXEC_MS) {
                     self.client.execute(&request, command, Operation::Exec, signal).await
                 } else {
                     self.client.execute_stream(&request, command, Operation::Exec, &mut |_, _| {}, signal).await
-                }
+                };
+                self.unpacked(staged, outcome, signal).await
             })
         }
 
@@ -433,8 +498,9 @@ mod session {
             signal: Option<&'a AbortSignal>,
         ) -> LocalBoxFuture<'a, Result<CommandOutcome>> {
             Box::pin(async move {
-                let request = execute_request(command, &self.cwd);
-                self.client.execute_stream(&request, command, Operation::Exec, on_output, signal).await
+                let (request, staged) = self.request_for(command);
+                let outcome = self.client.execute_stream(&request, command, Operation::Exec, on_output, signal).await;
+                self.unpacked(staged, outcome, signal).await
             })
         }
 
@@ -534,6 +600,9 @@ mod session {
         }
 
         async fn end_run(&self) -> Result<()> {
+            // A Run that ended before its first Command: its archive goes with the Box (or the
+            // Run directory), never unpacked by the clean-up below.
+            self.staged.set(None);
             if self.destroy_after {
                 match &self.stub {
                     Some(stub) => destroy(stub).await,
