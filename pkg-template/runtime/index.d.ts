@@ -78,6 +78,7 @@ export interface RunSandboxOptions {
    * with `stream: 'stderr'` and a `[vite-hub-sandbox]` line when giving the Box back after the
    * Response fails. Without it that failure goes to `console.warn`. Wins over the `onLog` of
    * {@link configureSandbox}.
+   * A `line` is at most 65536 UTF-16 code units: a longer one comes in pieces of that length.
    */
   onLog?: (entry: { name: string; stream: 'stdout' | 'stderr'; line: string }) => void;
 }
@@ -299,6 +300,7 @@ export interface SandboxConfig {
    * giving a Box back after the Response fails. A Run's own `onLog` option wins. A throw is
    * ignored. Default: none, nothing is printed (production). `vite dev` and
    * `vite-hub-sandbox run` set one that prints `[<name>] <line>` on the same stream.
+   * A `line` is at most 65536 UTF-16 code units: a longer one comes in pieces of that length.
    */
   onLog?: (entry: { name: string; stream: 'stdout' | 'stderr'; line: string }) => void;
   /**

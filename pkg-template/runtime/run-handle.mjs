@@ -123,11 +123,16 @@ export function startRun(wasm, name, payload, options, defaultOnLog) {
 
 /**
  * The onLog side of a Run: `log(stream, data)` passes each complete line (a trailing `\r`
- * removed), `end()` the last unterminated ones, `report(message)` a failure after the Response as a
- * `[vite-hub-sandbox]` stderr line. A throwing onLog is ignored (the Run goes on).
+ * removed), a line longer than LOG_LINE_MAX_CHARS in pieces of that length (so memory stays bounded
+ * whatever the Box prints without a newline), `end()` the last unterminated ones, `report(message)`
+ * a failure after the Response as a `[vite-hub-sandbox]` stderr line. A throwing onLog is ignored
+ * (the Run goes on).
  * @param {string} name the Definition
  * @param {(entry: { name: string, stream: 'stdout' | 'stderr', line: string }) => void} onLog
  */
+/** The longest `line` an onLog call gets (UTF-16 code units); a longer line comes in pieces. */
+export const LOG_LINE_MAX_CHARS = 65536;
+
 export function logLines(name, onLog) {
   const pending = { stdout: '', stderr: '' };
   const emit = (stream, line) => {
@@ -140,8 +145,19 @@ export function logLines(name, onLog) {
   return {
     log(stream, data) {
       const parts = (pending[stream] + data).split('\n');
-      pending[stream] = parts.pop();
-      for (const line of parts) emit(stream, line.endsWith('\r') ? line.slice(0, -1) : line);
+      let rest = parts.pop();
+      for (const line of parts) {
+        let at = 0;
+        for (; line.length - at > LOG_LINE_MAX_CHARS; at += LOG_LINE_MAX_CHARS) emit(stream, line.slice(at, at + LOG_LINE_MAX_CHARS));
+        const last = line.slice(at);
+        emit(stream, last.endsWith('\r') ? last.slice(0, -1) : last);
+      }
+      // What has no newline yet is kept up to one piece, so pending text never grows past it.
+      while (rest.length > LOG_LINE_MAX_CHARS) {
+        emit(stream, rest.slice(0, LOG_LINE_MAX_CHARS));
+        rest = rest.slice(LOG_LINE_MAX_CHARS);
+      }
+      pending[stream] = rest;
     },
     end() {
       for (const stream of ['stdout', 'stderr']) if (pending[stream] !== '') emit(stream, pending[stream]);

@@ -189,6 +189,21 @@ test('configureSandbox({ onLog }): every Run\'s lines (a runner\'s too), named, 
   assert.equal(configured.length, 6);
 });
 
+test('onLog gets a line without newline in pieces of at most 65536 characters, so 8 MiB of it is never held whole', async () => {
+  defineTestSandbox(
+    'logs/no-newline',
+    `export default () => { const piece = 'abcdefghijklmnop'.repeat(65536); for (let i = 0; i < 8; i++) process.stdout.write(piece); console.log('|end'); console.log('short'); return 1; };`,
+  );
+  const lines = [];
+  const response = await runSandbox('logs/no-newline', {}, { onLog: (entry) => lines.push(entry.line) });
+  assert.equal(await response.text(), '1');
+  assert.ok(await eventually(() => lines.at(-1) === 'short'), `last line: ${String(lines.at(-1)).slice(0, 40)}`);
+  assert.ok(lines.every((line) => line.length <= 65536), `longest line ${Math.max(...lines.map((line) => line.length))}`);
+  const joined = lines.slice(0, -1).join('');
+  assert.equal(joined.length, 8 * 16 * 65536 + '|end'.length, 'every character arrives');
+  assert.ok(joined.endsWith('p|end') && joined.startsWith('abcdefghijklmnopabcd'));
+});
+
 test('a bad onLog is a 400 SANDBOX_INVALID_ARGUMENT and no request', async () => {
   await startSandbox('logs/throws', {}).closed();
   host.resetCounters();
