@@ -63,21 +63,9 @@ pub struct ExecuteResponse {
 
 /// A JSON object from bytes, or why not.
 fn object(bytes: &[u8]) -> std::result::Result<Map<String, Value>, String> {
-    match serde_json::from_slice::<Value>(bytes) {
-        Ok(Value::Object(map)) => Ok(map),
-        Ok(other) => Err(format!("expected a JSON object, got {}", kind_of(&other))),
-        Err(e) => Err(e.to_string()),
-    }
-}
-
-fn kind_of(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
+    match serde_json::from_slice::<Value>(bytes).map_err(|e| e.to_string())? {
+        Value::Object(map) => Ok(map),
+        other => Err(format!("expected a JSON object, got {}", crate::json_read::kind_of(&other))),
     }
 }
 
