@@ -4,6 +4,7 @@
 import { SANDBOX_ENV_NAMES } from './facts.mjs';
 import { sessionApi } from './session.mjs';
 import { startRun } from './run-handle.mjs';
+import { sandboxError } from './sandbox-error.mjs';
 
 /** Environment variable names the core reads (generated from src/facts.rs). Nothing else crosses over. */
 export { SANDBOX_ENV_NAMES };
@@ -38,7 +39,7 @@ export function createApi(wasm, readEnv, keepAlive) {
   let defaultOnLog;
   const configureSandbox = (config = {}) => {
     if (config === null || typeof config !== 'object' || Array.isArray(config)) {
-      throw new TypeError('configureSandbox(config) expects an object');
+      throw sandboxError('SANDBOX_INVALID_ARGUMENT', `configureSandbox(config) expects an object, got ${config === null ? 'null' : Array.isArray(config) ? 'an array' : typeof config}`);
     }
     const env = config.env ?? readEnv();
     // The whole env goes along as a JS value: a Worker's env holds the Durable Object binding.

@@ -98,7 +98,7 @@ test('a provider that cannot be chosen is reported by the run, with its own stat
   configureSandbox({ provider: 'local' });
 });
 
-test('configureSandbox checks at once: an unknown provider, a baseUrl that is no URL, a token under 8 characters, a bad limit named by its key', () => {
+test('configureSandbox checks at once: an unknown provider, a baseUrl that is no URL, a token under 8 characters, a bad limit named by its key, a config that is no object', () => {
   configureSandbox({ provider: 'local' });
   const cases = [
     [{ provider: 'docker' }, /config provider is "docker"; expected "vercel", "cloudflare" or "local"/],
@@ -107,6 +107,9 @@ test('configureSandbox checks at once: an unknown provider, a baseUrl that is no
     [{ provider: 'local', local: { baseUrl: 'http://127.0.0.1:9', token: 'a' } }, /^local\.token has 1 character; a token must have at least 8 \(a shorter one cannot be redacted/],
     [{ transfer: { maxDepth: -1 } }, /transfer\.maxDepth must be a positive integer <= 1073741824 \(got -1\)/],
     [{ transfer: { maxSidecarBytes: 'lots' } }, /transfer\.maxSidecarBytes must be a positive integer <= 1073741824 \(got "lots"\)/],
+    [null, /configureSandbox\(config\) expects an object, got null/],
+    [['local'], /expects an object, got an array/],
+    ['local', /expects an object, got string/],
   ];
   for (const [config, message] of cases) {
     assert.throws(() => configureSandbox(config), (error) => {
