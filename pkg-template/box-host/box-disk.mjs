@@ -3,7 +3,7 @@
 // disk never grows. Mounting needs CAP_SYS_ADMIN in the host's mount namespace (a root host);
 // elsewhere `diskBound()` is false and the session reports `limits.diskBytes: null`.
 // A tmpfs lives in memory: its pages count against the memory of the process that wrote them
-// (the command's memory cgroup for Box writes), so the host-wide worst case is
+// (the Box's memory cgroup for its commands' writes), so the host-wide worst case is
 // `maxBoxes × diskBytes` of memory.
 import { execFile, execFileSync } from 'node:child_process';
 import fs from 'node:fs';

@@ -1,5 +1,6 @@
-// Per-command process and memory limits of Box commands: which mechanism applies on this host
-// (chosen once, reported in every session's `limits`) and the cgroup files written per command.
+// The process and memory limits of a Box: which mechanism applies on this host (chosen once,
+// reported in every session's `limits`) and the Box's cgroup (made at Box create, joined by each
+// command's processes, removed at Box stop), so the limits bound the Box's commands together.
 //
 // Choice, in order: cgroup v2 when the host's own v2 cgroup offers the `pids` and `memory`
 // controllers and lets this process enable them for child cgroups (the root cgroup, or a
@@ -10,8 +11,9 @@
 // cgroup.subtree_control, pids.max, memory.max) and cgroup-v1/memory.rst (memory.limit_in_bytes).
 import fs from 'node:fs';
 import path from 'node:path';
+import { ownerPid, processGone } from './stale-boxes.mjs';
 
-/** The controllers a Box command needs. */
+/** The controllers a Box's cgroup needs. */
 const CONTROLLERS = ['pids', 'memory'];
 
 function readText(file) {
@@ -55,7 +57,7 @@ export function cgroupMounts(mountinfo) {
 /**
  * Picks the limit mechanism. `mountinfo` and `selfCgroup` are the texts of `/proc/self/mountinfo`
  * and `/proc/self/cgroup` (read here when not given). Resolves to
- * `{ kind: 'cgroup-v2', dir }` (the parent of per-command cgroups, controllers enabled),
+ * `{ kind: 'cgroup-v2', dir }` (the parent of Box cgroups, controllers enabled),
  * `{ kind: 'cgroup-v1', pids, memory }` (the two hierarchies' writable directories), or
  * `{ kind: 'rlimit' }`; each with `notes`: why a stronger mechanism was not chosen.
  */
@@ -89,11 +91,14 @@ export function chooseCgroups({ mountinfo = readText('/proc/self/mountinfo'), se
 }
 
 /**
- * Puts `pid` in a cgroup of its own (`vite-hub-<name>`) with `limits.pids` processes and
- * `limits.memoryBytes` of memory, under the chosen mechanism. Returns `{ dirs, problems }`: the
- * cgroup directories made (for releaseCgroups) and one line per limit that could not be applied.
+ * Makes the Box's cgroup, one per hierarchy (`<parent>/<name>`, `name` the Box directory's
+ * `vite-hub-box-<pid>-XXXXXX`, so a later host can sweep it once the owning process is gone),
+ * limited to `limits.pids` processes and `limits.memoryBytes` of memory (no swap under v2) for all
+ * of the Box's commands together: each command's processes join it directly (joinBoxCgroup), so
+ * no nested cgroup (and no v1 `memory.use_hierarchy`) is involved. Returns `{ dirs, problems }`:
+ * the directories made (for removeBoxCgroup) and one line per limit that could not be applied.
  */
-export function joinCgroups(choice, name, pid, limits) {
+export function makeBoxCgroup(choice, name, limits) {
   const dirs = [];
   const problems = [];
   let steps = [];
@@ -103,9 +108,9 @@ export function joinCgroups(choice, name, pid, limits) {
     steps = [[choice.pids, [['pids.max', limits.pids]]], [choice.memory, [['memory.limit_in_bytes', limits.memoryBytes]]]];
   }
   for (const [parent, files] of steps) {
-    const dir = path.join(parent, `vite-hub-${name}`);
+    const dir = path.join(parent, name);
     try {
-      fs.mkdirSync(dir);
+      makeDir(dir);
       dirs.push(dir);
     } catch (err) {
       problems.push(`cgroup ${dir}: ${err.code ?? err.message}`);
@@ -119,22 +124,118 @@ export function joinCgroups(choice, name, pid, limits) {
         if (file !== 'memory.swap.max' || err.code !== 'ENOENT') problems.push(`${file}: ${err.code ?? err.message}`);
       }
     }
+  }
+  return { dirs, problems };
+}
+
+/** mkdir; an empty leftover of the same name (a removal that found it busy) is removed first. */
+function makeDir(dir) {
+  try {
+    fs.mkdirSync(dir);
+  } catch (err) {
+    if (err.code !== 'EEXIST') throw err;
+    fs.rmdirSync(dir);
+    fs.mkdirSync(dir);
+  }
+}
+
+/** Puts `pid` (and the processes it forks later) in the Box's cgroups; one line per failure. */
+export function joinBoxCgroup(dirs, pid) {
+  const problems = [];
+  for (const dir of dirs) {
     try {
       fs.writeFileSync(path.join(dir, 'cgroup.procs'), String(pid));
     } catch (err) {
       problems.push(`${path.join(dir, 'cgroup.procs')}: ${err.code ?? err.message}`);
     }
   }
-  return { dirs, problems };
+  return problems;
 }
 
-/** Removes a command's cgroups once its processes are gone (a busy or missing one is left). */
-export function releaseCgroups(dirs) {
+/** The pids still in a cgroup directory (none when unreadable). */
+function cgroupPids(dir) {
+  return readText(path.join(dir, 'cgroup.procs')).split('\n').filter(Boolean).map(Number);
+}
+
+/**
+ * Removes the Box's cgroups once its commands are gone. A cgroup the kernel still counts exiting
+ * processes in is EBUSY for a moment: retried for up to `waitMs`; processes still in one then
+ * (none of a stopped Box should be) are SIGKILLed and it is tried once more. Any other failure
+ * (e.g. ENOTEMPTY: not a cgroup, or one with child cgroups) leaves the directory as it is.
+ * Resolves to the directories left, [] when all are gone; never rejects.
+ */
+export async function removeBoxCgroup(dirs, { waitMs = 2000 } = {}) {
+  const deadline = Date.now() + waitMs;
+  let busy = [...dirs];
+  const left = [];
+  for (;;) {
+    busy = busy.filter((dir) => {
+      const outcome = tryRemove(dir);
+      if (outcome !== 'busy' && outcome !== 'removed') left.push(dir);
+      return outcome === 'busy';
+    });
+    if (busy.length === 0 || Date.now() >= deadline) break;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  if (busy.length > 0) {
+    for (const dir of busy) killAll(dir);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    left.push(...busy.filter((dir) => tryRemove(dir) !== 'removed'));
+  }
+  return left;
+}
+
+/** Synchronous removal for the host's exit path: one try each (a busy one is killed, tried again). */
+export function removeBoxCgroupNow(dirs) {
   for (const dir of dirs) {
+    if (tryRemove(dir) !== 'busy') continue;
+    killAll(dir);
+    tryRemove(dir);
+  }
+}
+
+function killAll(dir) {
+  for (const pid of cgroupPids(dir)) {
     try {
-      fs.rmdirSync(dir);
+      process.kill(pid, 'SIGKILL');
     } catch {
-      // still has tasks (torn down by the kernel soon) or already gone
+      // already gone
     }
   }
+}
+
+/** rmdir: 'removed' (or already gone), 'busy' (EBUSY: processes still in the cgroup) or the error code. */
+function tryRemove(dir) {
+  try {
+    fs.rmdirSync(dir);
+    return 'removed';
+  } catch (err) {
+    if (err.code === 'ENOENT') return 'removed';
+    return err.code === 'EBUSY' ? 'busy' : (err.code ?? 'failed');
+  }
+}
+
+/**
+ * Removes the Box cgroups (`vite-hub-box-<pid>-XXXXXX`) under the chosen hierarchies whose owning
+ * process is gone (stale-boxes.mjs: a host that ended without stopping its Boxes), killing
+ * any process still in them. Resolves to the removed directories, sorted; never rejects.
+ */
+export async function sweepStaleCgroups(choice) {
+  const parents = choice?.kind === 'cgroup-v2' ? [choice.dir] : choice?.kind === 'cgroup-v1' ? [choice.pids, choice.memory] : [];
+  const stale = [];
+  for (const parent of parents) {
+    let entries = [];
+    try {
+      entries = fs.readdirSync(parent, { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    for (const entry of entries) {
+      if (!entry.isDirectory()) continue;
+      const pid = ownerPid(entry.name);
+      if (pid !== null && pid !== process.pid && processGone(pid)) stale.push(path.join(parent, entry.name));
+    }
+  }
+  const left = await removeBoxCgroup(stale, { waitMs: 0 });
+  return stale.filter((dir) => !left.includes(dir)).sort();
 }

@@ -9,7 +9,8 @@ import { BoxCommand } from './command.mjs';
 import { startBoxNetwork } from './box-network.mjs';
 import { DEFAULT_DISK_BYTES } from './box-disk.mjs';
 import { makeBoxRoot, removeBoxRoot, removeBoxRootNow } from './box-spares.mjs';
-import { BOX_HOME, cwdVisible, executionAuthority, limitsReport, spawnSpec } from './isolation.mjs';
+import { BOX_HOME, BOX_LIMITS, cwdVisible, executionAuthority, limitsReport, spawnSpec } from './isolation.mjs';
+import { makeBoxCgroup, removeBoxCgroup, removeBoxCgroupNow } from './box-limits.mjs';
 import { BoxPathError, ensureBoxDir, mkdirInBox, normalizeBoxPath, openBoxFileForRead, resolveExisting } from './paths.mjs';
 
 /** The session working directory of a Vercel Box (a Box path); the default work directory. */
@@ -110,6 +111,11 @@ export class Box {
     this.spares = spares;
     this.diskMounted = diskMounted === true;
     this.limits = limitsReport(features, { memoryBytes: this.memoryBytes, diskBytes: diskBytes ?? DEFAULT_DISK_BYTES });
+    // One cgroup (per hierarchy) for all of the Box's commands, named after its directory
+    // (`vite-hub-box-<pid>-XXXXXX`, swept like it when its host is gone): the process and memory
+    // limits are the Box's, not each command's. Limits it could not apply are told to every
+    // command (stderr), as the commands run without them.
+    this.cgroup = makeBoxCgroup(features?.cgroup, path.basename(root), { pids: BOX_LIMITS.pids, memoryBytes: this.memoryBytes });
     this.executionAuthority = executionAuthority(isolation, networkDenied, network !== undefined);
     this.#armLifetime();
   }
@@ -179,7 +185,7 @@ export class Box {
       cwdHost,
       env: { ...this.env, ...checkEnv(env) },
       features: this.features,
-      memoryBytes: this.memoryBytes,
+      cgroup: this.cgroup,
     });
     const cmd = new BoxCommand({
       id: newId('cmd'),
@@ -238,7 +244,7 @@ export class Box {
     }
   }
 
-  /** Memory of each command (bytes): the session's `memory` (`vcpus × 2048` MiB). */
+  /** Memory of the Box, all its commands together (bytes): the session's `memory` (`vcpus × 2048` MiB). */
   get memoryBytes() {
     return this.vcpus * 2048 * 1024 * 1024;
   }
@@ -250,7 +256,8 @@ export class Box {
 
   /**
    * Stops the Box: kills every command tree, waits until all are gone, then (when given) runs
-   * `keep(this)` (a snapshot moves the work directory away here), and removes the directory.
+   * `keep(this)` (a snapshot moves the work directory away here), and removes the directory and
+   * the Box's cgroups.
    * The Box is `snapshotting` while `keep` runs. Resolves to what `keep` resolved to; a `keep`
    * that throws still leaves the Box stopped and its directory removed.
    */
@@ -273,6 +280,8 @@ export class Box {
       }
       this.network?.stop();
       await removeBoxRoot(this.root, this.diskMounted);
+      // After the tmpfs is gone: its pages were charged to the Box's memory cgroup.
+      await removeBoxCgroup(this.cgroup.dirs);
       // A stopped Box keeps its description, not its output.
       for (const cmd of this.commands.values()) cmd.releaseHistory();
       this.status = 'stopped';
@@ -286,7 +295,8 @@ export class Box {
 
   /**
    * Synchronous last resort when the host's process exits mid-Run: SIGKILLs every command tree
-   * and removes the Box directory (`fs.rmSync`). Never throws.
+   * and removes the Box directory (`fs.rmSync`) and its cgroups (one try; the next host's sweep
+   * removes one still busy). Never throws.
    */
   removeNow() {
     for (const cmd of this.commands.values()) {
@@ -298,6 +308,7 @@ export class Box {
     }
     this.network?.stop();
     removeBoxRootNow(this.root, this.diskMounted);
+    removeBoxCgroupNow(this.cgroup.dirs);
   }
 
   /** The `Session` wire object (plus the passthrough `executionAuthority`). */

@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import os from 'node:os';
 import { StringDecoder } from 'node:string_decoder';
-import { joinCgroups, releaseCgroups } from './box-limits.mjs';
+import { joinBoxCgroup } from './box-limits.mjs';
 import { killTreeAndWait, signalTree } from './process-tree.mjs';
 
 /** Output kept per command for replay (bytes of text); later output is dropped from history. */
@@ -79,7 +79,6 @@ export class BoxCommand extends EventEmitter {
     });
     this.child = child;
     this.pid = child.pid;
-    this.cgroups = [];
     // In a PID namespace of its own, every process of the command dies with it (the kernel
     // kills a namespace whose init exits): no /proc scan is needed once it has exited.
     this.pidNamespace = spec.pidNamespace === true;
@@ -139,7 +138,6 @@ export class BoxCommand extends EventEmitter {
         // A kill in progress finishes first: the exit is reported once every process of the
         // tree is gone, not while a killed child is still being torn down.
         Promise.resolve(this.killing).then(() => {
-          this.#releaseResources();
           this.#finish(exitCode);
         });
       });
@@ -172,17 +170,15 @@ export class BoxCommand extends EventEmitter {
     child.stdio[5].end('1');
   }
 
-  /** A cgroup per command (box-limits.mjs: v2 or v1, whichever the host chose) with the pids and memory limits. */
+  /**
+   * Puts the command in its Box's cgroups (box-limits.mjs: v2 or v1, whichever the host chose),
+   * whose pids and memory limits bound all of the Box's commands together; the Box removes them
+   * when it stops.
+   */
   #joinCgroups(spec, pid) {
-    if (!spec.cgroup || !spec.limits) return;
-    const { dirs, problems } = joinCgroups(spec.cgroup, this.id, pid, spec.limits);
-    this.cgroups.push(...dirs);
+    if (!spec.cgroup) return;
+    const problems = [...spec.cgroup.problems, ...joinBoxCgroup(spec.cgroup.dirs, pid)];
     for (const problem of problems) this.#record('stderr', `note: a Box limit could not be applied: ${problem}\n`);
-  }
-
-  /** Removes the command's cgroups (once its processes are gone). */
-  #releaseResources() {
-    releaseCgroups(this.cgroups.splice(0));
   }
 
   #record(stream, data) {

@@ -24,8 +24,9 @@ export interface ExecutionAuthority {
   environment: 'selected';
   credentials: 'none';
   /**
-   * 'restricted' under bubblewrap (uid 1000, no capabilities, per-command limits: 512 processes,
-   * the session's memory through a cgroup v2 or v1 where writable, files up to 1 GiB; the session's
+   * 'restricted' under bubblewrap (uid 1000, no capabilities, per-Box limits: 512 processes and
+   * the session's memory through one cgroup v2 or v1 per Box where writable; files up to 1 GiB per
+   * process (rlimit); the session's
    * `limits` says which apply); 'arbitrary' otherwise.
    */
   processes: 'restricted' | 'arbitrary';
@@ -36,11 +37,11 @@ export interface ExecutionAuthority {
  * answer (a local-host addition to the Vercel Session object; isolation.mjs `limitsReport`).
  */
 export interface BoxLimits {
-  /** What bounds processes and memory: a cgroup per command (v2 first, else v1), else rlimits only. */
+  /** What bounds processes and memory: one cgroup per Box (v2 first, else v1), else rlimits only. */
   enforcedBy: 'cgroup-v2' | 'cgroup-v1' | 'rlimit';
-  /** Processes and threads per command (cgroup pids.max and RLIMIT_NPROC). */
+  /** Processes and threads per Box, all its commands together (cgroup pids.max; also the RLIMIT_NPROC value). */
   processes: number;
-  /** Memory per command in bytes (the session's `memory`); null when no cgroup applies (not bounded). */
+  /** Memory per Box in bytes, all its commands together (the session's `memory`); null when no cgroup applies (not bounded). */
   memoryBytes: number | null;
   /** The Box's writable space in bytes (a tmpfs); null when the host cannot mount one (not bounded). */
   diskBytes: number | null;

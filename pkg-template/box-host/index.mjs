@@ -13,6 +13,7 @@ import { createBoxHostServer } from './server.mjs';
 import { corsPolicy } from './cors.mjs';
 import { DEFAULT_MAX_SNAPSHOT_BYTES, DEFAULT_MAX_SNAPSHOTS, SnapshotStore } from './snapshots.mjs';
 import { sweepStaleBoxDirs } from './stale-boxes.mjs';
+import { sweepStaleCgroups } from './box-limits.mjs';
 
 /** `$XDG_CACHE_HOME/vite-hub-sandbox/box-host`, else `~/.cache/vite-hub-sandbox/box-host`. */
 export function defaultStateDir() {
@@ -74,8 +75,8 @@ export async function startBoxHost(options = {}) {
   ]);
   // Box directories left by processes that are gone (a host in a worker thread sees no `exit`
   // event when the main thread calls process.exit()): removed in the background, never blocking
-  // the start; `swept` tells when (and what).
-  const swept = sweepStaleBoxDirs(root);
+  // the start; `swept` tells when (and what). Their Box cgroups (box-limits.mjs) go with them.
+  const swept = Promise.all([sweepStaleBoxDirs(root), sweepStaleCgroups(features.cgroup)]).then(([dirs]) => dirs);
   const secret = token ?? randomBytes(32).toString('hex');
   const snapshots = new SnapshotStore({ dir: path.join(stateDir, 'snapshots'), maxSnapshots, maxBytes: maxSnapshotBytes });
   const registry = new BoxRegistry({ boxRoot: root, isolation: mode, maxBoxes, maxQueued, maxQueueWaitMs, features, snapshots, diskBytes, spares: true });

@@ -8,8 +8,9 @@
 // otherwise the Box's network (box-network.mjs: a namespace per Box with slirp4netns, no host
 // loopback) when slirp4netns is installed, else the host's network (reported 'unrestricted').
 // The options, env included, reach bwrap through a pipe (`--args`), never the command line that
-// `ps` shows. Limits: a cgroup per command (pids, memory) where the cgroup v1/v2 tree is writable,
-// and rlimits (file size, open files, processes) always.
+// `ps` shows. Limits: one cgroup per Box (pids, memory: all its commands together) where the
+// cgroup v1/v2 tree is writable, and rlimits (file size, open files, processes; per process by
+// nature) always.
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -54,9 +55,9 @@ export function bubblewrapWorks() {
 /** The uid and gid of Box commands under bubblewrap (not root; mapped to the host's own uid). */
 export const BOX_UID = 1000;
 
-/** Per-command limits (a cgroup where writable, rlimits always). */
+/** Box limits: `pids` per Box (its cgroup, where writable); the rlimits per process, always. */
 export const BOX_LIMITS = {
-  /** Processes and threads of one command tree. */
+  /** Processes and threads of one Box, all its commands together (its cgroup); also the RLIMIT_NPROC value. */
   pids: 512,
   /** Largest file a command may write, in bytes (RLIMIT_FSIZE). */
   fileBytes: 1024 * 1024 * 1024,
@@ -92,7 +93,7 @@ export function hostFeatures() {
 /**
  * The limits a Box's commands run under, as the session reports them (`limits`): `enforcedBy`
  * ('cgroup-v2' | 'cgroup-v1' | 'rlimit': what bounds processes and memory), `processes` (per
- * command), `memoryBytes` (per command; null when no cgroup applies), `diskBytes` (the Box's
+ * Box, all its commands together), `memoryBytes` (per Box, likewise; null when no cgroup applies), `diskBytes` (the Box's
  * writable space, a tmpfs; null when the host cannot mount one), `fileBytes` and `openFiles`
  * (rlimits, always).
  */
@@ -197,7 +198,7 @@ export function resolvConfForBoxNetwork() {
   return boxResolvConf;
 }
 
-/** `prlimit` options for the per-command rlimits. */
+/** `prlimit` options for the rlimits (per process by nature; RLIMIT_NPROC counted per user). */
 function rlimitArgs() {
   return [`--fsize=${BOX_LIMITS.fileBytes}`, `--nofile=${BOX_LIMITS.openFiles}`, `--nproc=${BOX_LIMITS.pids}`, '--'];
 }
@@ -206,12 +207,13 @@ function rlimitArgs() {
  * Spawn spec for one Box command: `{ file, args, cwd (host), env, argsData?, sandboxed }`.
  * `cwd` is a Box path of an existing directory, `cwdHost` its checked host path; `env` holds
  * only the selected variables; `workDir` is the Box's work directory (`/vercel/sandbox` or
- * `/workspace`), bound read-write. Under bubblewrap the options travel in `argsData` (written
- * to fd 3); fd 4 reports the sandbox's pid and fd 5 releases the command once its cgroups are
- * set up (command.mjs); on a Box network fd 6 carries the Box's resolv.conf (`resolvData`).
+ * `/workspace`), bound read-write; `cgroup` is the Box's (box-limits.mjs makeBoxCgroup:
+ * `{ dirs, problems }`), which the command's processes join. Under bubblewrap the options travel
+ * in `argsData` (written to fd 3); fd 4 reports the sandbox's pid and fd 5 releases the command
+ * once it is in the Box's cgroups (command.mjs); on a Box network fd 6 carries the Box's
+ * resolv.conf (`resolvData`).
  */
-export function spawnSpec({ isolation, root, workDir, networkDenied, netns, command, args, cwd, cwdHost, env, features, memoryBytes }) {
-  const limits = { pids: BOX_LIMITS.pids, memoryBytes };
+export function spawnSpec({ isolation, root, workDir, networkDenied, netns, command, args, cwd, cwdHost, env, features, cgroup }) {
   const limited = [...rlimitArgs(), command, ...args];
   if (isolation === 'bubblewrap') {
     const fullEnv = { PATH: BOX_PATH, HOME: BOX_HOME, ...env };
@@ -226,8 +228,7 @@ export function spawnSpec({ isolation, root, workDir, networkDenied, netns, comm
       args: rest,
       argsData: `${bubblewrapArgs({ root, workDir, ownNet: networkDenied && !netns, env: fullEnv, cwd, resolvConf }).join('\0')}\0`,
       resolvData: resolvConf?.data,
-      cgroup: features?.cgroup ?? null,
-      limits,
+      cgroup: cgroup ?? null,
       cwd: root,
       env: { PATH: BOX_PATH },
       sandboxed: true,
@@ -243,8 +244,7 @@ export function spawnSpec({ isolation, root, workDir, networkDenied, netns, comm
     args: rest,
     cwd: cwdHost,
     env: { PATH: BOX_PATH, HOME: path.join(root, BOX_HOME), ...env },
-    cgroup: features?.cgroup ?? null,
-    limits,
+    cgroup: cgroup ?? null,
     sandboxed: false,
     pidNamespace: pidNs.length > 0,
   };

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { spawn } from 'node:child_process';
 import { startBoxHost } from '@vite-hub/sandbox/box-host';
 import { configureSandbox, runSandbox } from '@vite-hub/sandbox';
 import { BoxRegistry } from '../../pkg-template/box-host/registry.mjs';
@@ -91,13 +92,20 @@ test('the session reports which mechanism bounds processes and memory, and it is
   assert.equal(limits.processes, 512);
   assert.equal(limits.memoryBytes, choice.kind === 'rlimit' ? null : 2048 * 1024 * 1024);
   if (choice.kind === 'cgroup-v1') {
-    // The command's own cgroups, read on the host side while it runs.
+    // The Box's cgroups (named after its directory, made by this process), read on the host
+    // side while its command runs: the only ones of this process holding processes now.
     const sid = created.session.id;
-    const started = await api(host, 'POST', `/v2/sandboxes/sessions/${sid}/cmd`, { command: 'sleep', args: ['2'] });
-    const { id } = JSON.parse(started.text).command;
+    await api(host, 'POST', `/v2/sandboxes/sessions/${sid}/cmd`, { command: 'sleep', args: ['2'] });
     await new Promise((resolve) => setTimeout(resolve, 500));
-    const pidsDir = path.join(choice.pids, `vite-hub-${id}`);
-    const memoryDir = path.join(choice.memory, `vite-hub-${id}`);
+    const boxCgroup = (parent) => {
+      const busy = fs.readdirSync(parent)
+        .filter((entry) => entry.startsWith(`vite-hub-box-${process.pid}-`))
+        .filter((entry) => fs.readFileSync(path.join(parent, entry, 'cgroup.procs'), 'utf8').trim() !== '');
+      assert.equal(busy.length, 1, `${parent}: ${busy}`);
+      return path.join(parent, busy[0]);
+    };
+    const pidsDir = boxCgroup(choice.pids);
+    const memoryDir = boxCgroup(choice.memory);
     assert.equal(fs.readFileSync(path.join(pidsDir, 'pids.max'), 'utf8').trim(), '512');
     assert.equal(fs.readFileSync(path.join(memoryDir, 'memory.limit_in_bytes'), 'utf8').trim(), String(2048 * 1024 * 1024));
     assert.ok(fs.readFileSync(path.join(pidsDir, 'cgroup.procs'), 'utf8').trim().split('\n').length >= 1);
@@ -153,7 +161,7 @@ test('the cgroup choice: v2 with pids and memory first, else v1, else rlimits, e
   if (fs.existsSync('/sys/fs/cgroup/pids/cgroup.procs')) assert.equal(real.v1.pids, '/sys/fs/cgroup/pids');
 });
 
-test('under cgroup v2 a real command gets its own cgroup with pids.max, memory.max and its pid', { skip: !canBwrap }, async () => {
+test('under cgroup v2 a real command joins its Box\'s cgroup, with pids.max, memory.max and its pid', { skip: !canBwrap }, async () => {
   const v2 = fakeCgroupV2('memory pids');
   const cgroup = chooseCgroups({ mountinfo: mountinfoLine(v2, 'cgroup2', 'rw'), selfCgroup: '0::/\n' });
   const boxRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'vite-hub-limits-root-'));
@@ -164,11 +172,97 @@ test('under cgroup v2 a real command gets its own cgroup with pids.max, memory.m
     assert.equal(box.sessionJSON().limits.enforcedBy, 'cgroup-v2');
     const command = box.runCommand({ command: 'sh', args: ['-c', 'echo $$'] });
     assert.equal(await command.waitExit(), 0, command.logs.map((e) => e.data).join(''));
-    const dir = path.join(v2, `vite-hub-${command.id}`);
+    const dir = path.join(v2, path.basename(box.root));
     assert.equal(fs.readFileSync(path.join(dir, 'pids.max'), 'utf8'), '512');
     assert.equal(fs.readFileSync(path.join(dir, 'memory.max'), 'utf8'), String(2048 * 1024 * 1024));
     assert.match(fs.readFileSync(path.join(dir, 'cgroup.procs'), 'utf8'), /^[1-9][0-9]*$/);
   } finally {
     await box.stop();
   }
+});
+
+// The memory and process limits are the Box's, as a Vercel Sandbox's `memory` is per sandbox: the
+// Box's commands share one cgroup (per hierarchy) named after the Box directory. Real bubblewrap,
+// real processes, the real v1 hierarchies (this host's choice).
+const hostCgroup = chooseCgroups();
+const realV1 = hostCgroup.kind === 'cgroup-v1' && canBwrap;
+const BOX_MEMORY = 2048 * 1024 * 1024; // vcpus: 1
+/** A node command that fills `bytes` of memory (page by page), holds it `holdMs`, then exits 0. */
+function hog(bytes, holdMs) {
+  return { command: 'node', args: ['-e', `const b = Buffer.allocUnsafe(${bytes}); b.fill(1); setTimeout(() => console.log(b[${bytes - 1}]), ${holdMs});`] };
+}
+
+test('two commands of one Box together cannot pass the Box memory: one is killed (137); one alone fits', { skip: !realV1 && 'needs bubblewrap and writable cgroup v1 hierarchies', timeout: 120_000 }, async () => {
+  const boxRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'vite-hub-limits-root-'));
+  temps.push(boxRoot);
+  const registry = new BoxRegistry({ boxRoot, isolation: 'bubblewrap', maxBoxes: 1, maxQueued: 0, maxQueueWaitMs: 0, features, diskBytes: DISK });
+  const box = await registry.create({ resources: { vcpus: 1 } });
+  try {
+    assert.equal(box.sessionJSON().memory * 1024 * 1024, BOX_MEMORY);
+    const share = Math.floor(BOX_MEMORY * 0.6);
+    const alone = box.runCommand(hog(share, 500));
+    assert.equal(await alone.waitExit(), 0, alone.logs.map((e) => e.data).join(''));
+    const both = [box.runCommand(hog(share, 4000)), box.runCommand(hog(share, 4000))];
+    const codes = await Promise.all(both.map((cmd) => cmd.waitExit()));
+    assert.ok(codes.includes(137), `exit codes ${codes}: both commands held ${share} bytes in a Box of ${BOX_MEMORY}`);
+    for (const code of codes) assert.ok(code === 0 || code === 137, `exit codes ${codes}`);
+  } finally {
+    await box.stop();
+  }
+});
+
+test('a Box has one cgroup per hierarchy with its memory and process limits, holding its commands, gone once it stops', { skip: !realV1 && 'needs bubblewrap and writable cgroup v1 hierarchies' }, async () => {
+  const boxRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'vite-hub-limits-root-'));
+  temps.push(boxRoot);
+  const registry = new BoxRegistry({ boxRoot, isolation: 'bubblewrap', maxBoxes: 1, maxQueued: 0, maxQueueWaitMs: 0, features, diskBytes: DISK });
+  const box = await registry.create({ resources: { vcpus: 1 } });
+  const name = path.basename(box.root);
+  const pidsDir = path.join(hostCgroup.pids, name);
+  const memoryDir = path.join(hostCgroup.memory, name);
+  try {
+    assert.equal(fs.readFileSync(path.join(pidsDir, 'pids.max'), 'utf8').trim(), '512');
+    assert.equal(fs.readFileSync(path.join(memoryDir, 'memory.limit_in_bytes'), 'utf8').trim(), String(BOX_MEMORY));
+    const commands = [box.runCommand({ command: 'sleep', args: ['3'] }), box.runCommand({ command: 'sleep', args: ['3'] })];
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    // Both commands' processes are in the Box's cgroups (each command: bwrap's sandbox, prlimit → sleep).
+    for (const dir of [pidsDir, memoryDir]) {
+      const procs = fs.readFileSync(path.join(dir, 'cgroup.procs'), 'utf8').trim().split('\n').filter(Boolean);
+      assert.ok(procs.length >= 2, `${dir}: ${procs}`);
+    }
+    assert.deepEqual(await Promise.all(commands.map((cmd) => cmd.waitExit())), [0, 0]);
+  } finally {
+    await box.stop();
+  }
+  assert.ok(!fs.existsSync(pidsDir), `${pidsDir} left behind`);
+  assert.ok(!fs.existsSync(memoryDir), `${memoryDir} left behind`);
+});
+
+test('closing the host removes its Boxes\' cgroups; the next host sweeps those of a host that is gone', { skip: !realV1 && 'needs bubblewrap and writable cgroup v1 hierarchies', timeout: 60_000 }, async () => {
+  const parents = [hostCgroup.pids, hostCgroup.memory];
+  const own = () => new Set(parents.flatMap((parent) => fs.readdirSync(parent).filter((e) => e.startsWith(`vite-hub-box-${process.pid}-`)).map((e) => path.join(parent, e))));
+  const before = own();
+  const host = await startBoxHost({ isolation: 'bubblewrap' });
+  hosts.push(host);
+  const created = JSON.parse((await api(host, 'POST', '/v3/sandboxes', { projectId: 'p', ports: [], resources: { vcpus: 1 } })).text);
+  await api(host, 'POST', `/v2/sandboxes/sessions/${created.session.id}/cmd`, { command: 'sleep', args: ['30'] });
+  const made = [...own()].filter((dir) => !before.has(dir));
+  assert.equal(made.length, 2, `${made}`);
+  await host.close();
+  for (const dir of made) assert.ok(!fs.existsSync(dir), `${dir} left behind by close()`);
+
+  // A Box cgroup of a process that is gone, with a process of it still inside.
+  const gone = await new Promise((resolve) => {
+    const child = spawn('true');
+    child.on('exit', () => resolve(child.pid));
+  });
+  const stale = parents.map((parent) => path.join(parent, `vite-hub-box-${gone}-Abc123`));
+  for (const dir of stale) fs.mkdirSync(dir);
+  const leftover = spawn('sleep', ['30']);
+  for (const dir of stale) fs.writeFileSync(path.join(dir, 'cgroup.procs'), String(leftover.pid));
+  const exited = new Promise((resolve) => leftover.on('exit', (code, signal) => resolve(signal)));
+  const next = await startBoxHost({ isolation: 'bubblewrap' });
+  hosts.push(next);
+  await next.swept;
+  for (const dir of stale) assert.ok(!fs.existsSync(dir), `${dir} not swept`);
+  assert.equal(await exited, 'SIGKILL');
 });
