@@ -34,13 +34,14 @@ pub fn install_command(plan: &InstallPlan, project_dir: String, timeout_ms: Opti
 /// Prefix of the line with which [`FINGERPRINT_SCRIPT`] prints its digest.
 pub const FINGERPRINT_PREFIX: &str = "vitehub-fingerprint:";
 
-/// A Node script (CommonJS, for `node -e`; source `src/harness/fingerprint.cjs`, embedded by
-/// `build.rs`) that prints `vitehub-fingerprint:<sha256 hex>` of every file and symlink inside the
-/// `node_modules` trees below its cwd: in path order, each path, `lstat` mode, and content (a
-/// symlink: its target). A prepared project is kept only when its fingerprint after the Run equals
-/// the one taken right after the install, so a handler that wrote into its `node_modules` does not
-/// leak that into later Runs.
-pub const FINGERPRINT_SCRIPT: &str = include_str!(concat!(env!("OUT_DIR"), "/fingerprint.cjs"));
+/// A Node script (CommonJS, for `node -e`: `fingerprint(root)` of `src/harness/fingerprint.cjs`,
+/// the one source of the rule, embedded by `build.rs`, then a print) that prints
+/// `vitehub-fingerprint:<sha256 hex>` of every file and symlink inside the installed trees below
+/// its cwd (every `node_modules`, Yarn's `.yarn/` and `.pnp.*` at the cwd): in path order, each
+/// path, `lstat` mode, and content (a symlink: its target). A prepared project is kept only when
+/// its fingerprint after the Run equals the one taken right after the install, so a handler that
+/// wrote into its `node_modules` does not leak that into later Runs.
+pub const FINGERPRINT_SCRIPT: &str = concat!(include_str!(concat!(env!("OUT_DIR"), "/fingerprint.cjs")), "console.log('vitehub-fingerprint:' + fingerprint('.'))\n");
 
 /// `install` followed, when it succeeds, by [`FINGERPRINT_SCRIPT`] in the same directory:
 /// `sh -c '"$0" "$@" && exec node -e "$FP"'` with the install's argv (one request, as before).
@@ -65,18 +66,20 @@ pub fn fingerprint_in(stdout: &str) -> Option<String> {
 /// Prepared directories a kept Box holds at most (the least recently used beyond are removed).
 pub const KEPT_PER_BOX: usize = 4;
 
-/// A Node script (CommonJS, `node -e <script> <dir> <install argv…>`, cwd the Run's project
-/// directory; source `src/harness/kept-prepared.cjs`, embedded by `build.rs`) for a Run in a kept
-/// Box: copies `<dir>/tree` into the cwd and checks the copy against `<dir>/record.json`
-/// (`{files, bytes}`: regular files and symlinks, bytes of the files); on success prints
-/// `vitehub-prepared:restored`. Else (nothing there, or a damaged tree, whose copy is undone and
-/// which is removed) runs the install argv, exits with its code when it fails, then copies the
-/// cwd's installed trees (every `node_modules`, Yarn's `.yarn/` and `.pnp.*`) to
-/// `<dir>.tmp-<pid>`, writes the record last and renames it to `<dir>` (a concurrent writer's
-/// rename wins), keeps the [`KEPT_PER_BOX`] most recently used digests, and prints
-/// `vitehub-prepared:installed` (`reinstalled` when a damaged one was replaced). A tree that could
-/// not be kept is said on a `vitehub-prepared:not-kept <reason>` line before.
-pub const KEPT_SCRIPT: &str = include_str!(concat!(env!("OUT_DIR"), "/kept-prepared.cjs"));
+/// A Node script (CommonJS, `node -e <script> <dir> <expected fingerprint|-> <install argv…>`,
+/// cwd the Run's project directory; source `src/harness/kept-prepared.cjs` after the
+/// `fingerprint(root)` of `fingerprint.cjs`, embedded by `build.rs`) for a Run in a kept Box.
+/// With an expected fingerprint (the isolate's record, [`crate::run::prepared::kept_fingerprint`];
+/// `-` when it has none) and `<dir>/record.json` there, copies `<dir>/tree` into the cwd and
+/// fingerprints that copy (the Run's own); equal: prints `vitehub-prepared:restored`. Else (nothing
+/// there, no expected fingerprint, or a different one: the copy is undone and `<dir>` removed) runs
+/// the install argv, exits with its code when it fails, then copies the cwd's installed trees
+/// (every `node_modules`, Yarn's `.yarn/` and `.pnp.*`) to `<dir>.tmp-<pid>`, fingerprints them,
+/// writes the record last and renames it to `<dir>`, keeps the [`KEPT_PER_BOX`] most recently used
+/// digests, and prints `vitehub-prepared:installed` (`reinstalled` when a tree expected there was
+/// missing or changed) and last `vitehub-fingerprint:<hex>` of the kept tree (`…:none` when it
+/// could not be kept, said before on a `vitehub-prepared:not-kept <reason>` line).
+pub const KEPT_SCRIPT: &str = concat!(include_str!(concat!(env!("OUT_DIR"), "/fingerprint.cjs")), include_str!(concat!(env!("OUT_DIR"), "/kept-prepared.cjs")));
 
 /// The last word of `vitehub-prepared:` lines in `stdout`, and the reason of a `not-kept` line.
 pub fn kept_outcome(stdout: &str) -> (Option<&str>, Option<&str>) {
@@ -98,10 +101,45 @@ pub fn kept_dir(root: &str, digest: &str) -> String {
     format!("{}/.vite-hub-prepared/{digest}", root.trim_end_matches('/'))
 }
 
-/// `install` run through [`KEPT_SCRIPT`] with the prepared directory `dir` (same cwd, timeout
-/// and output caps; one request, as the install alone).
-pub fn kept_install(install: Command, dir: String) -> Command {
-    let mut args = vec!["-e".to_owned(), KEPT_SCRIPT.to_owned(), dir, install.program];
+/// Kept-tree fingerprints a [`KeptFingerprints`] holds at most (the oldest beyond are forgotten:
+/// their next Run installs).
+pub const KEPT_FINGERPRINTS_MAX: usize = 64;
+
+/// The fingerprints of the trees kept Boxes hold, by Box id and prepared directory: a plain list
+/// (an isolate keeps few), bounded by [`KEPT_FINGERPRINTS_MAX`].
+#[derive(Debug, Default)]
+pub struct KeptFingerprints(Vec<(String, String)>);
+
+impl KeptFingerprints {
+    /// None recorded.
+    pub const fn new() -> Self {
+        KeptFingerprints(Vec::new())
+    }
+
+    /// The fingerprint recorded for `dir` of the Box `box_id`.
+    pub fn get(&self, box_id: &str, dir: &str) -> Option<&str> {
+        let key = format!("{box_id}\0{dir}");
+        self.0.iter().find(|(k, _)| *k == key).map(|(_, f)| f.as_str())
+    }
+
+    /// Records (`Some`) or forgets (`None`) the fingerprint of `dir` of the Box `box_id`.
+    pub fn record(&mut self, box_id: &str, dir: &str, fingerprint: Option<String>) {
+        let key = format!("{box_id}\0{dir}");
+        self.0.retain(|(k, _)| *k != key);
+        if let Some(fingerprint) = fingerprint {
+            if self.0.len() >= KEPT_FINGERPRINTS_MAX {
+                self.0.remove(0);
+            }
+            self.0.push((key, fingerprint));
+        }
+    }
+}
+
+/// `install` run through [`KEPT_SCRIPT`] with the prepared directory `dir` and the fingerprint
+/// the isolate expects of it (`None`: the tree is not trusted, the Run installs); same cwd,
+/// timeout and output caps; one request, as the install alone.
+pub fn kept_install(install: Command, dir: String, expected: Option<String>) -> Command {
+    let mut args = vec!["-e".to_owned(), KEPT_SCRIPT.to_owned(), dir, expected.unwrap_or_else(|| "-".to_owned()), install.program];
     args.extend(install.args);
     Command { program: "node".to_owned(), args, ..install }
 }
@@ -180,10 +218,14 @@ mod tests {
     #[test]
     fn a_kept_install_is_the_script_then_the_install_argv_and_its_outcome_is_read_back() {
         let install = Command { program: "npm".into(), args: vec!["ci".into()], cwd: Some("/w/r/project".into()), timeout_ms: Some(9), ..Command::default() };
-        let kept = kept_install(install, kept_dir("/w/", "ab"));
+        let kept = kept_install(install.clone(), kept_dir("/w/", "ab"), Some("f0".to_owned()));
         assert_eq!(kept.program, "node");
         assert_eq!(kept.args[0], "-e");
-        assert_eq!(&kept.args[2..], ["/w/.vite-hub-prepared/ab", "npm", "ci"]);
+        assert_eq!(&kept.args[2..], ["/w/.vite-hub-prepared/ab", "f0", "npm", "ci"]);
+        assert_eq!(&kept_install(install, kept_dir("/w", "ab"), None).args[2..], ["/w/.vite-hub-prepared/ab", "-", "npm", "ci"]);
+        // One source of the fingerprint rule: both scripts begin with fingerprint.cjs's function.
+        let rule = &FINGERPRINT_SCRIPT[..FINGERPRINT_SCRIPT.find("console.log('vitehub-fingerprint:'").unwrap_or(0)];
+        assert!(rule.starts_with("function fingerprint(root) {") && KEPT_SCRIPT.starts_with(rule));
         assert_eq!((kept.cwd.as_deref(), kept.timeout_ms), (Some("/w/r/project"), Some(9)));
         assert!(KEPT_SCRIPT.contains(&format!("const KEPT_PER_BOX = {KEPT_PER_BOX};")), "the script keeps KEPT_PER_BOX digests");
         let stdout = "added 1 package\nvitehub-prepared:not-kept ENOSPC: no space\nvitehub-prepared:installed\n";
@@ -192,6 +234,25 @@ mod tests {
         assert_eq!(kept_desc(kept_outcome("vitehub-prepared:restored\n").0), "prepared");
         assert_eq!(kept_desc(kept_outcome("vitehub-prepared:reinstalled").0), "fresh-fallback");
         assert_eq!(kept_outcome("npm ci output only"), (None, None));
+    }
+
+    #[test]
+    fn kept_fingerprints_are_per_box_and_directory_recorded_replaced_forgotten_and_bounded() {
+        let mut kept = KeptFingerprints::new();
+        let dir = "/w/.vite-hub-prepared/ab";
+        assert_eq!(kept.get("box-1", dir), None);
+        kept.record("box-1", dir, Some("f1".into()));
+        kept.record("box-2", dir, Some("f2".into()));
+        assert_eq!((kept.get("box-1", dir), kept.get("box-2", dir), kept.get("box-1", "/w/.vite-hub-prepared/cd")), (Some("f1"), Some("f2"), None));
+        kept.record("box-1", dir, Some("f3".into()));
+        assert_eq!(kept.get("box-1", dir), Some("f3"));
+        kept.record("box-1", dir, None);
+        assert_eq!(kept.get("box-1", dir), None);
+        for i in 0..KEPT_FINGERPRINTS_MAX {
+            kept.record(&format!("other-{i}"), dir, Some("f".into()));
+        }
+        assert_eq!(kept.get("box-2", dir), None, "the oldest is forgotten beyond the bound");
+        assert_eq!((kept.get("other-0", dir), kept.0.len()), (Some("f"), KEPT_FINGERPRINTS_MAX));
     }
 
     #[test]

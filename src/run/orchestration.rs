@@ -30,7 +30,7 @@ use crate::run::install::{fingerprint_in, install_command, install_failure, kept
 use crate::run::lease::{acquire, RELEASE_DEADLINE_MS};
 use crate::run::recover::{recover_result, Exited};
 use crate::run::reply::Reply;
-use crate::run::prepared::{install_desc, Prepared};
+use crate::run::prepared::{install_desc, kept_fingerprint, record_kept_fingerprint, Prepared};
 use crate::run::signal::RunSignal;
 use crate::run::stage::{box_path, encode_input, stage_files, Input};
 use crate::run::timing::ServerTiming;
@@ -231,7 +231,8 @@ async fn attempt(
         } else {
             let mut install = install_command(plan, box_path(run_dir, paths::PROJECT_DIR), run_signal.remaining_ms());
             if let Some(dir) = kept.clone() {
-                install = kept_install(install, dir);
+                let expected = kept_fingerprint(session.id(), &dir);
+                install = kept_install(install, dir, expected);
             } else if fingerprint.is_some() {
                 install = with_fingerprint(install);
             }
@@ -241,9 +242,13 @@ async fn attempt(
             if outcome.exit_code != 0 {
                 return Err(install_failure(plan, &outcome, session.provider()));
             }
-            if kept.is_some() {
+            if let Some(dir) = &kept {
                 let (word, not_kept) = kept_outcome(&outcome.stdout);
                 timing.describe("install", kept_desc(word));
+                // The tree just kept is trusted by its fingerprint, held here (no Run can write it).
+                if word != Some("restored") {
+                    record_kept_fingerprint(session.id(), dir, fingerprint_in(&outcome.stdout));
+                }
                 if let Some(reason) = not_kept {
                     options.events.report(&format!("The installed project of Sandbox \"{}\" could not be kept in its Box: {reason}", definition.name));
                 }

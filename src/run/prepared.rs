@@ -33,7 +33,7 @@ use std::cell::RefCell;
 use crate::command::Command;
 use crate::http::deadline::stop_within;
 use crate::run::events::RunEvents;
-use crate::run::install::{fingerprint_in, FINGERPRINT_SCRIPT};
+use crate::run::install::{fingerprint_in, KeptFingerprints, FINGERPRINT_SCRIPT};
 use crate::definition::InstallPlan;
 use crate::provider::session::BoxSession;
 use crate::provider::{PreparedStart, Provider, ProviderKind};
@@ -68,6 +68,25 @@ fn set(key: &str, value: Option<Entry>) {
             entries.push((key.to_owned(), value));
         }
     });
+}
+
+thread_local! {
+    /// The fingerprints of the trees kept Boxes hold: in the isolate's memory, where no Run can
+    /// write (a Run can write the kept directory itself).
+    static KEPT_FINGERPRINTS: RefCell<KeptFingerprints> = const { RefCell::new(KeptFingerprints::new()) };
+}
+
+/// The fingerprint ([`FINGERPRINT_SCRIPT`]'s rule) of the tree the kept Box `box_id` keeps in
+/// `dir` ([`crate::run::install::kept_dir`]), as recorded when it was kept; `None` when this
+/// isolate kept none there (e.g. after a restart): the Run installs and keeps it anew.
+pub fn kept_fingerprint(box_id: &str, dir: &str) -> Option<String> {
+    KEPT_FINGERPRINTS.with(|kept| kept.borrow().get(box_id, dir).map(str::to_owned))
+}
+
+/// Records (`Some`) or forgets (`None`: nothing trusted is kept there) the fingerprint of the tree
+/// in `dir` of the kept Box `box_id`.
+pub fn record_kept_fingerprint(box_id: &str, dir: &str, fingerprint: Option<String>) {
+    KEPT_FINGERPRINTS.with(|kept| kept.borrow_mut().record(box_id, dir, fingerprint));
 }
 
 /// The sandbox name whose snapshots are the prepared project of `digest`:
@@ -248,3 +267,4 @@ pub async fn keep(session: &BoxSession, mut prepared: Prepared, fingerprint: Str
         events.report(&format!("The Box of Sandbox \"{name}\" could not be stopped: {}", error.message()));
     }
 }
+

@@ -38,6 +38,21 @@ export default async function (payload = {}) {
   }
   if (payload.damage) fs.rmSync(kept + '/' + payload.damage + '/tree/node_modules/slugify/slugify.js');
   if (payload.remove) fs.rmSync(kept + '/' + payload.remove, { recursive: true });
+  if (payload.rewrite) {
+    // In place: the kept tree's file keeps its size (and its record); only its content changes.
+    const target = kept + '/' + payload.rewrite + '/tree/' + file;
+    const size = fs.statSync(target).size;
+    const evil = 'module.exports = () => "pwned";';
+    fs.writeFileSync(target, evil + '/*' + ' '.repeat(size - evil.length - 4) + '*/');
+  }
+  if (payload.grow) {
+    // One byte more, and record.json (writable by Runs too) edited to match.
+    const dir = kept + '/' + payload.grow;
+    fs.appendFileSync(dir + '/tree/' + file, ';module.exports = () => "pwned";');
+    const record = JSON.parse(fs.readFileSync(dir + '/record.json', 'utf8'));
+    if (typeof record.bytes === 'number') record.bytes += ';module.exports = () => "pwned";'.length;
+    fs.writeFileSync(dir + '/record.json', JSON.stringify(record));
+  }
   const slug = (await import('slugify')).default(payload.title ?? '', { lower: true });
   return { ...seen, slug, prepared: fs.existsSync(kept) ? fs.readdirSync(kept).sort() : null };
 }`;
@@ -128,6 +143,23 @@ test('a damaged or removed kept tree falls back to a fresh install and the Run s
   assert.deepEqual([fresh.install, fresh.body.slug], ['fresh', 'again']);
   assert.equal((await run('kept/damaged', {}, 'kp-damaged')).install, 'prepared');
   assert.equal(await closeSandbox('kp-damaged'), true);
+});
+
+test('a kept tree rewritten in place by a Run (same size, or record.json edited to match) is detected: the next Run installs the genuine package', async () => {
+  const digest = define('kept/rewritten');
+  assert.equal((await run('kept/rewritten', {}, 'kp-rewritten')).install, 'fresh');
+  // This Run gets its own intact copy, then rewrites the kept tree's slugify.js keeping its size.
+  const rewriting = await run('kept/rewritten', { title: 'Own Copy', rewrite: digest }, 'kp-rewritten');
+  assert.deepEqual([rewriting.install, rewriting.body.slug], ['prepared', 'own-copy']);
+  const after = await run('kept/rewritten', { title: 'Genuine Again' }, 'kp-rewritten');
+  assert.deepEqual([after.install, after.body.slug, after.body.prepared], ['fresh-fallback', 'genuine-again', [digest]]);
+  assert.equal((await run('kept/rewritten', { title: 'Kept Again' }, 'kp-rewritten')).install, 'prepared');
+  // A changed size with the record edited to match is caught too.
+  assert.equal((await run('kept/rewritten', { grow: digest }, 'kp-rewritten')).install, 'prepared');
+  const grown = await run('kept/rewritten', { title: 'Still Genuine' }, 'kp-rewritten');
+  assert.deepEqual([grown.install, grown.body.slug], ['fresh-fallback', 'still-genuine']);
+  assert.equal((await run('kept/rewritten', {}, 'kp-rewritten')).install, 'prepared');
+  assert.equal(await closeSandbox('kp-rewritten'), true);
 });
 
 test('two digests on one id are kept side by side', async () => {
