@@ -23,9 +23,11 @@
 //! there is one Command ([`crate::run::install::kept_install`]) that copies the directory's tree into
 //! the Run's project (each Run gets its own copy: a reflink where the file system has them, else
 //! a full copy, so one Run's writes into its `node_modules` never reach another Run), or, when
-//! there is none or it is damaged (its files differ from its record in count or bytes), installs
-//! and keeps the installed trees there (copied before the handler runs, so no handler can change
-//! them). A Box keeps at most [`crate::run::install::KEPT_PER_BOX`] digests, the least recently used removed first.
+//! there is none, the isolate has no fingerprint of it, or the copy's fingerprint differs from the
+//! one the isolate recorded when it was kept ([`kept_fingerprint`]: held in memory, where no Run
+//! can write, unlike the kept directory), installs
+//! and keeps the installed trees there (copied and fingerprinted before the handler runs; a later
+//! handler that rewrites them only makes the next Run install). A Box keeps at most [`crate::run::install::KEPT_PER_BOX`] digests, the least recently used removed first.
 //! Runs on one id take turns, so the first Run of a digest installs and the next ones copy.
 
 use std::cell::RefCell;
