@@ -101,40 +101,6 @@ pub fn kept_dir(root: &str, digest: &str) -> String {
     format!("{}/.vite-hub-prepared/{digest}", root.trim_end_matches('/'))
 }
 
-/// Kept-tree fingerprints a [`KeptFingerprints`] holds at most (the oldest beyond are forgotten:
-/// their next Run installs).
-pub const KEPT_FINGERPRINTS_MAX: usize = 64;
-
-/// The fingerprints of the trees kept Boxes hold, by Box id and prepared directory: a plain list
-/// (an isolate keeps few), bounded by [`KEPT_FINGERPRINTS_MAX`].
-#[derive(Debug, Default)]
-pub struct KeptFingerprints(Vec<(String, String)>);
-
-impl KeptFingerprints {
-    /// None recorded.
-    pub const fn new() -> Self {
-        KeptFingerprints(Vec::new())
-    }
-
-    /// The fingerprint recorded for `dir` of the Box `box_id`.
-    pub fn get(&self, box_id: &str, dir: &str) -> Option<&str> {
-        let key = format!("{box_id}\0{dir}");
-        self.0.iter().find(|(k, _)| *k == key).map(|(_, f)| f.as_str())
-    }
-
-    /// Records (`Some`) or forgets (`None`) the fingerprint of `dir` of the Box `box_id`.
-    pub fn record(&mut self, box_id: &str, dir: &str, fingerprint: Option<String>) {
-        let key = format!("{box_id}\0{dir}");
-        self.0.retain(|(k, _)| *k != key);
-        if let Some(fingerprint) = fingerprint {
-            if self.0.len() >= KEPT_FINGERPRINTS_MAX {
-                self.0.remove(0);
-            }
-            self.0.push((key, fingerprint));
-        }
-    }
-}
-
 /// `install` run through [`KEPT_SCRIPT`] with the prepared directory `dir` and the fingerprint
 /// the isolate expects of it (`None`: the tree is not trusted, the Run installs); same cwd,
 /// timeout and output caps; one request, as the install alone.
@@ -234,25 +200,6 @@ mod tests {
         assert_eq!(kept_desc(kept_outcome("vitehub-prepared:restored\n").0), "prepared");
         assert_eq!(kept_desc(kept_outcome("vitehub-prepared:reinstalled").0), "fresh-fallback");
         assert_eq!(kept_outcome("npm ci output only"), (None, None));
-    }
-
-    #[test]
-    fn kept_fingerprints_are_per_box_and_directory_recorded_replaced_forgotten_and_bounded() {
-        let mut kept = KeptFingerprints::new();
-        let dir = "/w/.vite-hub-prepared/ab";
-        assert_eq!(kept.get("box-1", dir), None);
-        kept.record("box-1", dir, Some("f1".into()));
-        kept.record("box-2", dir, Some("f2".into()));
-        assert_eq!((kept.get("box-1", dir), kept.get("box-2", dir), kept.get("box-1", "/w/.vite-hub-prepared/cd")), (Some("f1"), Some("f2"), None));
-        kept.record("box-1", dir, Some("f3".into()));
-        assert_eq!(kept.get("box-1", dir), Some("f3"));
-        kept.record("box-1", dir, None);
-        assert_eq!(kept.get("box-1", dir), None);
-        for i in 0..KEPT_FINGERPRINTS_MAX {
-            kept.record(&format!("other-{i}"), dir, Some("f".into()));
-        }
-        assert_eq!(kept.get("box-2", dir), None, "the oldest is forgotten beyond the bound");
-        assert_eq!((kept.get("other-0", dir), kept.0.len()), (Some("f"), KEPT_FINGERPRINTS_MAX));
     }
 
     #[test]

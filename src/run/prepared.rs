@@ -35,7 +35,7 @@ use std::cell::RefCell;
 use crate::command::Command;
 use crate::http::deadline::stop_within;
 use crate::run::events::RunEvents;
-use crate::run::install::{fingerprint_in, KeptFingerprints, FINGERPRINT_SCRIPT};
+use crate::run::install::{fingerprint_in, FINGERPRINT_SCRIPT};
 use crate::definition::InstallPlan;
 use crate::provider::session::BoxSession;
 use crate::provider::{PreparedStart, Provider, ProviderKind};
@@ -49,12 +49,14 @@ const CLEANUP_TIMEOUT_MS: u64 = 60_000;
 enum Entry {
     /// A Run of this isolate is preparing it.
     Preparing,
-    /// The provider's id of the prepared project.
+    /// The provider's id of the prepared project; under a kept tree's key ([`kept_key`]), its
+    /// fingerprint.
     Ready(String),
 }
 
 thread_local! {
-    /// `(<provider>:<install digest>, entry)`: a few per app, so a plain list.
+    /// `(<provider>:<install digest>, entry)`, and `(kept\0<Box id>\0<dir>, Ready(fingerprint))`: a few per
+    /// app, so a plain list.
     static ENTRIES: RefCell<Vec<(String, Entry)>> = const { RefCell::new(Vec::new()) };
 }
 
@@ -72,23 +74,26 @@ fn set(key: &str, value: Option<Entry>) {
     });
 }
 
-thread_local! {
-    /// The fingerprints of the trees kept Boxes hold: in the isolate's memory, where no Run can
-    /// write (a Run can write the kept directory itself).
-    static KEPT_FINGERPRINTS: RefCell<KeptFingerprints> = const { RefCell::new(KeptFingerprints::new()) };
+/// The key of a kept tree's fingerprint in the isolate's list: Box id and prepared directory.
+fn kept_key(box_id: &str, dir: &str) -> String {
+    ["kept\0", box_id, "\0", dir].concat()
 }
 
 /// The fingerprint ([`FINGERPRINT_SCRIPT`]'s rule) of the tree the kept Box `box_id` keeps in
-/// `dir` ([`crate::run::install::kept_dir`]), as recorded when it was kept; `None` when this
+/// `dir` ([`crate::run::install::kept_dir`]), as recorded when it was kept: in the isolate's
+/// memory, where no Run can write (a Run can write the kept directory itself). `None` when this
 /// isolate kept none there (e.g. after a restart): the Run installs and keeps it anew.
 pub fn kept_fingerprint(box_id: &str, dir: &str) -> Option<String> {
-    KEPT_FINGERPRINTS.with(|kept| kept.borrow().get(box_id, dir).map(str::to_owned))
+    match entry(&kept_key(box_id, dir)) {
+        Some(Entry::Ready(fingerprint)) => Some(fingerprint),
+        _ => None,
+    }
 }
 
 /// Records (`Some`) or forgets (`None`: nothing trusted is kept there) the fingerprint of the tree
 /// in `dir` of the kept Box `box_id`.
 pub fn record_kept_fingerprint(box_id: &str, dir: &str, fingerprint: Option<String>) {
-    KEPT_FINGERPRINTS.with(|kept| kept.borrow_mut().record(box_id, dir, fingerprint));
+    set(&kept_key(box_id, dir), fingerprint.map(Entry::Ready));
 }
 
 /// The sandbox name whose snapshots are the prepared project of `digest`:
