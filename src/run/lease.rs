@@ -221,6 +221,13 @@ impl Lease {
         }
     }
 
+    /// Who keeps the prepared trees of [`Self::kept_root`], stable across the Boxes one
+    /// `sandboxId` is given over time: the kept Box's key (provider and id), else the Box's id
+    /// (Cloudflare: the id's Durable Object name).
+    pub fn kept_id(&self) -> &str {
+        self.kept.as_deref().unwrap_or_else(|| self.session.id())
+    }
+
     /// Gives the Box back: closes a Box of its own; removes a kept Box's Run directory (a kept
     /// Box whose directory cannot be removed is closed and forgotten) and frees it for the next
     /// Run on its id.

@@ -169,7 +169,7 @@ async fn run(definition: &Definition, payload: &JsValue, options: &RunOptions, r
     // The Run that prepares the project fingerprints its fresh install (see run::prepared::keep).
     let mut fingerprint = prepared.as_ref().is_some_and(Prepared::owner).then(String::new);
     // A kept Box keeps its prepared projects itself, one directory per install digest.
-    let kept = definition.install.as_ref().zip(lease.kept_root()).map(|(plan, root)| kept_dir(root, &plan.digest));
+    let kept = definition.install.as_ref().zip(lease.kept_root()).map(|(plan, root)| (kept_dir(root, &plan.digest), lease.kept_id()));
     let outcome = attempt(&lease.session, &lease.run_dir, kept, definition, &input, options, &run_signal, reply, &mut timing, &mut fingerprint).await;
     run_signal.stop_deadline();
     timing.end_current();
@@ -209,7 +209,7 @@ async fn run(definition: &Definition, payload: &JsValue, options: &RunOptions, r
 async fn attempt(
     session: &BoxSession,
     run_dir: &str,
-    kept: Option<String>,
+    kept: Option<(String, &str)>,
     definition: &Definition,
     input: &Input,
     options: &RunOptions,
@@ -230,9 +230,8 @@ async fn attempt(
             timing.record("install", 0.0);
         } else {
             let mut install = install_command(plan, box_path(run_dir, paths::PROJECT_DIR), run_signal.remaining_ms());
-            if let Some(dir) = kept.clone() {
-                let expected = kept_fingerprint(session.id(), &dir);
-                install = kept_install(install, dir, expected);
+            if let Some((dir, kept_id)) = &kept {
+                install = kept_install(install, dir.clone(), kept_fingerprint(kept_id, dir));
             } else if fingerprint.is_some() {
                 install = with_fingerprint(install);
             }
@@ -242,12 +241,12 @@ async fn attempt(
             if outcome.exit_code != 0 {
                 return Err(install_failure(plan, &outcome, session.provider()));
             }
-            if let Some(dir) = &kept {
+            if let Some((dir, kept_id)) = &kept {
                 let (word, not_kept) = kept_outcome(&outcome.stdout);
                 timing.describe("install", kept_desc(word));
                 // The tree just kept is trusted by its fingerprint, held here (no Run can write it).
                 if word != Some("restored") {
-                    record_kept_fingerprint(session.id(), dir, fingerprint_in(&outcome.stdout));
+                    record_kept_fingerprint(kept_id, dir, fingerprint_in(&outcome.stdout));
                 }
                 if let Some(reason) = not_kept {
                     options.events.report(&format!("The installed project of Sandbox \"{}\" could not be kept in its Box: {reason}", definition.name));

@@ -55,8 +55,8 @@ enum Entry {
 }
 
 thread_local! {
-    /// `(<provider>:<install digest>, entry)`, and `(kept\0<Box id>\0<dir>, Ready(fingerprint))`: a few per
-    /// app, so a plain list.
+    /// `(<provider>:<install digest>, entry)`, and `(kept\0<kept id>\0<dir>,
+    /// Ready(fingerprint))`: a few per app, so a plain list.
     static ENTRIES: RefCell<Vec<(String, Entry)>> = const { RefCell::new(Vec::new()) };
 }
 
@@ -74,26 +74,28 @@ fn set(key: &str, value: Option<Entry>) {
     });
 }
 
-/// The key of a kept tree's fingerprint in the isolate's list: Box id and prepared directory.
-fn kept_key(box_id: &str, dir: &str) -> String {
-    ["kept\0", box_id, "\0", dir].concat()
+/// The key of a kept tree's fingerprint in the isolate's list: who keeps it and its directory.
+fn kept_key(kept_id: &str, dir: &str) -> String {
+    ["kept\0", kept_id, "\0", dir].concat()
 }
 
-/// The fingerprint ([`FINGERPRINT_SCRIPT`]'s rule) of the tree the kept Box `box_id` keeps in
-/// `dir` ([`crate::run::install::kept_dir`]), as recorded when it was kept: in the isolate's
-/// memory, where no Run can write (a Run can write the kept directory itself). `None` when this
-/// isolate kept none there (e.g. after a restart): the Run installs and keeps it anew.
-pub fn kept_fingerprint(box_id: &str, dir: &str) -> Option<String> {
-    match entry(&kept_key(box_id, dir)) {
+/// The fingerprint ([`FINGERPRINT_SCRIPT`]'s rule) of the tree the kept Box of `kept_id`
+/// ([`crate::run::lease::Lease::kept_id`]) keeps in `dir` ([`crate::run::install::kept_dir`]), as
+/// recorded when it was kept: in the isolate's memory, where no Run can write (a Run can write the
+/// kept directory itself). `None` when this isolate kept none there (e.g. after a restart): the
+/// Run installs and keeps it anew. One entry per id and digest (a reopened Box of the id replaces
+/// it when it installs; a tree equal to the recorded fingerprint is the genuine install).
+pub fn kept_fingerprint(kept_id: &str, dir: &str) -> Option<String> {
+    match entry(&kept_key(kept_id, dir)) {
         Some(Entry::Ready(fingerprint)) => Some(fingerprint),
         _ => None,
     }
 }
 
 /// Records (`Some`) or forgets (`None`: nothing trusted is kept there) the fingerprint of the tree
-/// in `dir` of the kept Box `box_id`.
-pub fn record_kept_fingerprint(box_id: &str, dir: &str, fingerprint: Option<String>) {
-    set(&kept_key(box_id, dir), fingerprint.map(Entry::Ready));
+/// in `dir` of the kept Box of `kept_id`.
+pub fn record_kept_fingerprint(kept_id: &str, dir: &str, fingerprint: Option<String>) {
+    set(&kept_key(kept_id, dir), fingerprint.map(Entry::Ready));
 }
 
 /// The sandbox name whose snapshots are the prepared project of `digest`:
