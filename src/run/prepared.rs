@@ -25,9 +25,10 @@
 //! a full copy, so one Run's writes into its `node_modules` never reach another Run), or, when
 //! there is none, the isolate has no fingerprint of it, or the copy's fingerprint differs from the
 //! one the isolate recorded when it was kept ([`kept_fingerprint`]: held in memory, where no Run
-//! can write, unlike the kept directory), installs
-//! and keeps the installed trees there (copied and fingerprinted before the handler runs; a later
-//! handler that rewrites them only makes the next Run install). A Box keeps at most [`crate::run::install::KEPT_PER_BOX`] digests, the least recently used removed first.
+//! can write, unlike the kept directory), installs and keeps the installed trees there (copied
+//! and fingerprinted before the handler runs; a later handler that rewrites them only makes the
+//! next Run install). A Box keeps at most [`crate::run::install::KEPT_PER_BOX`] digests, the least
+//! recently used removed first.
 //! Runs on one id take turns, so the first Run of a digest installs and the next ones copy.
 
 use std::cell::RefCell;
