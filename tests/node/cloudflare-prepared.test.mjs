@@ -8,21 +8,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { sandboxWorkerOnBoxHost } from '../fixtures/cloudflare/bundle-worker.mjs';
+import { SLUGIFY_LOCK } from './fixtures.mjs';
 
-const LOCK = JSON.stringify({
-  lockfileVersion: 3,
-  requires: true,
-  packages: {
-    '': { dependencies: { slugify: '1.6.9' } },
-    'node_modules/slugify': {
-      version: '1.6.9',
-      resolved: 'https://registry.npmjs.org/slugify/-/slugify-1.6.9.tgz',
-      integrity: 'sha512-vZ7rfeehZui7wQs438JXBckYLkIIdfHOXsaVEUMyS5fHo1483l1bMdo0EDSWYclY0yZKFOipDy4KHuKs6ssvdg==',
-      license: 'MIT',
-      engines: { node: '>=8.0.0' },
-    },
-  },
-});
+const LOCK = JSON.stringify(SLUGIFY_LOCK);
 
 const WORKER = `
 import { Sandbox as RealSandbox } from '@cloudflare/sandbox';

@@ -47,3 +47,19 @@ export const hasBwrap = (() => {
     return false;
   }
 })();
+
+/** npm lockfile (v3) of a project whose one dependency is slugify 1.6.9 (the prepared-project tests). */
+export const SLUGIFY_LOCK = {
+  lockfileVersion: 3,
+  requires: true,
+  packages: {
+    '': { dependencies: { slugify: '1.6.9' } },
+    'node_modules/slugify': {
+      version: '1.6.9',
+      resolved: 'https://registry.npmjs.org/slugify/-/slugify-1.6.9.tgz',
+      integrity: 'sha512-vZ7rfeehZui7wQs438JXBckYLkIIdfHOXsaVEUMyS5fHo1483l1bMdo0EDSWYclY0yZKFOipDy4KHuKs6ssvdg==',
+      license: 'MIT',
+      engines: { node: '>=8.0.0' },
+    },
+  },
+};

@@ -8,21 +8,8 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { startBoxHost } from '@vite-hub/sandbox/box-host';
 import { configureSandbox, dropPreparedProject, listPreparedProjects, listSandboxes, registerSandbox, runSandbox } from '@vite-hub/sandbox';
+import { SLUGIFY_LOCK } from './fixtures.mjs';
 
-const SLUGIFY_LOCK = {
-  lockfileVersion: 3,
-  requires: true,
-  packages: {
-    '': { dependencies: { slugify: '1.6.9' } },
-    'node_modules/slugify': {
-      version: '1.6.9',
-      resolved: 'https://registry.npmjs.org/slugify/-/slugify-1.6.9.tgz',
-      integrity: 'sha512-vZ7rfeehZui7wQs438JXBckYLkIIdfHOXsaVEUMyS5fHo1483l1bMdo0EDSWYclY0yZKFOipDy4KHuKs6ssvdg==',
-      license: 'MIT',
-      engines: { node: '>=8.0.0' },
-    },
-  },
-};
 const LEFT_PAD_LOCK = {
   lockfileVersion: 3,
   requires: true,
