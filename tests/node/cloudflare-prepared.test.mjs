@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { sandboxWorkerOnBoxHost } from '../fixtures/cloudflare/bundle-worker.mjs';
-import { SLUGIFY_LOCK } from './fixtures.mjs';
+import { SLUGIFY_LOCK, until } from './fixtures.mjs';
 
 const LOCK = JSON.stringify(SLUGIFY_LOCK);
 
@@ -48,10 +48,9 @@ after(async () => {
   await worker?.close();
 });
 
-const hostFetch = (route, init = {}) =>
-  fetch(`${worker.host.baseUrl}${route}`, { ...init, headers: { authorization: `Bearer ${worker.host.token}` } });
-const counters = async () => (await (await hostFetch('/_vite-hub/counters')).json()).requests;
-const resetCounters = () => hostFetch('/_vite-hub/counters/reset', { method: 'POST' });
+/** The Box host's request counters by route (`cloudflare/<route>`, ...). */
+const counters = () => worker.host.counters().requests;
+const resetCounters = () => worker.host.resetCounters();
 /** Commands the container ran (buffered /api/execute and streamed /api/execute/stream). */
 const commands = async () => {
   const requests = await counters();
@@ -75,15 +74,6 @@ function preparedOnHost() {
   });
 }
 
-async function eventually(check) {
-  const until = Date.now() + 10_000;
-  while (!(await check())) {
-    if (Date.now() > until) return false;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  return true;
-}
-
 test('Runs on one sandboxId install once; the next Run copies the prepared tree (one command) and its writes stay its own', async () => {
   const options = { sandboxId: 'cf-prepared' };
   await resetCounters();
@@ -91,7 +81,7 @@ test('Runs on one sandboxId install once; the next Run copies the prepared tree 
   assert.deepEqual([first.install, first.body], ['fresh', { slug: 'first-run', tampered: false }]);
   assert.equal(preparedOnHost().length, 1, 'one prepared tree in the kept Box');
   // Install, entry, and the Run directory's removal after the Response.
-  assert.ok(await eventually(async () => (await commands()) === 3), JSON.stringify(await counters()));
+  assert.ok(await until(async () => (await commands()) === 3), JSON.stringify(await counters()));
   await resetCounters();
 
   const second = await run('Second Run', options);
@@ -99,7 +89,7 @@ test('Runs on one sandboxId install once; the next Run copies the prepared tree 
   assert.deepEqual([second.install, second.body], ['prepared', { slug: 'second-run', tampered: false }]);
   // Three commands in all: the copy of the prepared tree (the install step), the entry, and the
   // Run directory's removal after the Response; no install.
-  assert.ok(await eventually(async () => (await commands()) === 3), JSON.stringify(await counters()));
+  assert.ok(await until(async () => (await commands()) === 3), JSON.stringify(await counters()));
   await new Promise((resolve) => setTimeout(resolve, 200));
   assert.equal(await commands(), 3, JSON.stringify(await counters()));
   // The Run's files: one archive in one write, unpacked by the copy's command (no mkdir, no

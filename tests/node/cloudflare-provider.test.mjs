@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { sandboxWorkerOnBoxHost } from '../fixtures/cloudflare/bundle-worker.mjs';
-
+import { until } from './fixtures.mjs';
 
 const WORKER = `
 import { Sandbox as RealSandbox } from '@cloudflare/sandbox';
@@ -84,16 +84,6 @@ async function run(name, payload, cloudflare = {}, localHost = false, options = 
 /** Box directories the host still holds. */
 const boxes = () => fs.readdirSync(boxRoot).filter((n) => n.startsWith('vite-hub-box-'));
 
-/** Polls `check` every 25 ms for up to 5 s: the Box is given back after the Response (waitUntil). */
-async function eventually(check) {
-  const until = Date.now() + 5000;
-  while (!(await check())) {
-    if (Date.now() > until) return false;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  return true;
-}
-
 /** Whether every Run directory of the kept Box is gone (its last Run gave the Box back). */
 const runsCleared = () =>
   boxes().every((box) => {
@@ -106,7 +96,7 @@ test('a Run through the Sandbox Durable Object answers with the entry result, an
   assert.equal(status, 200, JSON.stringify(body));
   assert.deepEqual(body, { echo: { hello: 'wörld' }, cwd: '/workspace/project' });
   assert.match(timing, /box;dur=/);
-  assert.ok(await eventually(() => boxes().length === 0), 'the unique Box was destroyed');
+  assert.ok(await until(() => boxes().length === 0), 'the unique Box was destroyed');
 });
 
 test('a handler error is SANDBOX_HANDLER_ERROR with its message', async () => {
@@ -123,7 +113,7 @@ test('a Run over its timeout is a 504 SANDBOX_TIMEOUT, and its Box is gone', asy
   assert.equal(status, 504, JSON.stringify(body));
   assert.equal(body.error.code, 'SANDBOX_TIMEOUT');
   assert.ok(Date.now() - started < 15_000);
-  assert.ok(await eventually(() => boxes().length === 0), 'the Box was destroyed');
+  assert.ok(await until(() => boxes().length === 0), 'the Box was destroyed');
 });
 
 test('two concurrent Runs on one sandboxId share the Box one after the other', async () => {
@@ -137,11 +127,11 @@ test('two concurrent Runs on one sandboxId share the Box one after the other', a
   assert.equal(second.seen, `${first.label}\n`, 'the same Box: the second Run sees the first one\'s file');
   assert.equal(boxes().length, 1, 'the kept Box stays');
   // Its Run directories are deleted (after each Response); only the shared file is left.
-  assert.ok(await eventually(runsCleared), 'the Run directories are deleted');
+  assert.ok(await until(runsCleared), 'the Run directories are deleted');
   assert.equal(boxes().length, 1, 'the kept Box stays');
   const destroyed = await miniflare.dispatchFetch('http://worker.test/destroy?id=cf-shared');
   assert.equal(await destroyed.text(), 'destroyed');
-  assert.ok(await eventually(() => boxes().length === 0), 'no Box left running');
+  assert.ok(await until(() => boxes().length === 0), 'no Box left running');
 });
 
 test('a missing binding is SANDBOX_PROVIDER_REQUIRED naming it and the wrangler lines', async () => {
@@ -163,8 +153,8 @@ test('with SANDBOX_LOCAL_URL and SANDBOX_LOCAL_TOKEN the container traffic goes 
   // /api/execute may stay silent).
   assert.equal((requests['cloudflare/execute'] ?? 0) + (requests['cloudflare/execute/stream'] ?? 0), 1, JSON.stringify(requests));
   assert.equal(requests['cloudflare/root'] ?? 0, 0, 'no Durable Object start probes: the binding was not used');
-  assert.ok(await eventually(async () => (await counters()).requests['cloudflare/destroy'] === 1), 'destroyed after the Response');
-  assert.ok(await eventually(() => boxes().length === 0));
+  assert.ok(await until(async () => (await counters()).requests['cloudflare/destroy'] === 1), 'destroyed after the Response');
+  assert.ok(await until(() => boxes().length === 0));
 });
 
 test("runSandbox's own sandboxId keeps a Box across Runs; one the SDK would refuse is a 400 before any request", async () => {
@@ -172,9 +162,9 @@ test("runSandbox's own sandboxId keeps a Box across Runs; one the SDK would refu
   const second = await run('cf/turn', 'two', {}, false, { sandboxId: 'cf-per-run' });
   assert.equal(first.status, 200, JSON.stringify(first.body));
   assert.equal(second.body.seen, 'one\n');
-  assert.ok(await eventually(runsCleared), 'the second Run gave the Box back');
+  assert.ok(await until(runsCleared), 'the second Run gave the Box back');
   await miniflare.dispatchFetch('http://worker.test/destroy?id=cf-per-run');
-  assert.ok(await eventually(() => boxes().length === 0));
+  assert.ok(await until(() => boxes().length === 0));
   const bad = await run('cf/echo', null, {}, false, { sandboxId: '-bad' });
   assert.equal(bad.status, 400);
   assert.equal(bad.body.error.code, 'SANDBOX_INVALID_ARGUMENT');

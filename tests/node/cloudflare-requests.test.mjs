@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { sandboxWorkerOnBoxHost } from '../fixtures/cloudflare/bundle-worker.mjs';
+import { until } from './fixtures.mjs';
 
 const WORKER = `
 import { Sandbox as RealSandbox } from '@cloudflare/sandbox';
@@ -69,10 +70,9 @@ after(async () => {
   await worker?.close();
 });
 
-const hostFetch = (route, init = {}) =>
-  fetch(`${worker.host.baseUrl}${route}`, { ...init, headers: { authorization: `Bearer ${worker.host.token}` } });
-const counters = async () => (await (await hostFetch('/_vite-hub/counters')).json()).requests;
-const resetCounters = () => hostFetch('/_vite-hub/counters/reset', { method: 'POST' });
+/** The Box host's request counters by route (`cloudflare/<route>`, ...). */
+const counters = () => worker.host.counters().requests;
+const resetCounters = () => worker.host.resetCounters();
 
 /**
  * The Run's container requests among `requests` (`cloudflare/<route>`): without the Durable
@@ -90,15 +90,6 @@ async function run(name, localHost, options) {
   return { status: response.status, body: JSON.parse(text) };
 }
 
-async function eventually(check) {
-  const until = Date.now() + 10_000;
-  while (!(await check())) {
-    if (Date.now() > until) return false;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  return true;
-}
-
 for (const localHost of [false, true]) {
   const path = localHost ? 'the local-development path' : 'the Durable Object binding';
   test(`${path}: a cold Run sends one write and one command before its Response, the destroy after; nested files and modes arrive`, async () => {
@@ -114,7 +105,7 @@ for (const localHost of [false, true]) {
       modes: { tool: '755', index: '644', util: '644' },
       left: [],
     });
-    assert.ok(await eventually(async () => (await counters())['cloudflare/destroy'] === 1), JSON.stringify(await counters()));
+    assert.ok(await until(async () => (await counters())['cloudflare/destroy'] === 1), JSON.stringify(await counters()));
     await new Promise((resolve) => setTimeout(resolve, 200));
     assert.deepEqual(containerRequests(await counters()), before, 'nothing more after the Response but the destroy');
   });
@@ -128,7 +119,7 @@ for (const localHost of [false, true]) {
     assert.match(body.error.message, /could not be unpacked in the Box: .*clash/s);
     // The write, the command whose unpacking failed, and the read of its errors.
     assert.deepEqual(containerRequests(await counters()), { 'cloudflare/write': 1, 'cloudflare/execute/stream': 1, 'cloudflare/read': 1 });
-    assert.ok(await eventually(async () => (await counters())['cloudflare/destroy'] === 1), JSON.stringify(await counters()));
+    assert.ok(await until(async () => (await counters())['cloudflare/destroy'] === 1), JSON.stringify(await counters()));
   });
 }
 
@@ -142,7 +133,7 @@ test('a warm Run on a kept Box (sandboxId) sends one write and one command befor
   assert.equal(body.modes.tool, '755');
   // The write and the Run's command (streamed); after the Response the Run directory's removal
   // (one buffered command, which may already be counted here), no destroy.
-  assert.ok(await eventually(async () => (await counters())['cloudflare/execute'] === 1), JSON.stringify(await counters()));
+  assert.ok(await until(async () => (await counters())['cloudflare/execute'] === 1), JSON.stringify(await counters()));
   await new Promise((resolve) => setTimeout(resolve, 200));
   assert.deepEqual(containerRequests(await counters()), { 'cloudflare/write': 1, 'cloudflare/execute/stream': 1, 'cloudflare/execute': 1 });
   assert.equal((await counters())['cloudflare/destroy'], undefined);

@@ -63,3 +63,13 @@ export const SLUGIFY_LOCK = {
     },
   },
 };
+
+/** Polls `check` (sync or async) every 20 ms until it returns true: true, or false once `ms` passed. */
+export async function until(check, ms = 10_000) {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return true;
+}

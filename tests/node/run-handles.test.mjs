@@ -5,7 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startSandbox, runSandbox, configureSandbox, resolveSandboxRunner } from '@vite-hub/sandbox';
-import { useLocalHost, defineTestSandbox } from './fixtures.mjs';
+import { useLocalHost, defineTestSandbox, until } from './fixtures.mjs';
 
 let host;
 before(async () => {
@@ -14,16 +14,6 @@ before(async () => {
 after(async () => {
   await host.close();
 });
-
-/** Polls `check` every 20 ms until it returns true, at most `ms`. */
-async function eventually(check, ms = 3000) {
-  const until = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > until) return false;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  return true;
-}
 
 test('a streamed Response reaches the caller as the entry produces it (4 events 500 ms apart)', async () => {
   defineTestSandbox(
@@ -155,7 +145,7 @@ test('configureSandbox({ onLog }): every Run\'s lines (a runner\'s too), named, 
     const response = await runSandbox('logs/both', {});
     assert.equal(response.status, 200);
     assert.equal(await response.text(), '1', 'the result frame is not a line');
-    await eventually(() => configured.length === 3);
+    await until(() => configured.length === 3);
     assert.deepEqual(
       [...configured].sort((a, b) => (a.line < b.line ? -1 : 1)),
       [
@@ -166,17 +156,17 @@ test('configureSandbox({ onLog }): every Run\'s lines (a runner\'s too), named, 
     );
     const own = [];
     await (await runSandbox('logs/both', {}, { onLog: (entry) => own.push(entry) })).text();
-    await eventually(() => own.length === 3);
+    await until(() => own.length === 3);
     assert.equal(own.length, 3);
     assert.equal(configured.length, 3, 'the configured onLog is not called for a Run with its own');
     // A runner's Runs too: the configured onLog, or the call's own.
     const runner = await resolveSandboxRunner('logs/both');
     assert.equal(await runner.run({}), 1);
-    await eventually(() => configured.length === 6);
+    await until(() => configured.length === 6);
     assert.deepEqual(configured.slice(3).map((entry) => entry.line).sort(), ['err 1', 'no newline', 'out 1']);
     const ownRunner = [];
     await runner.run({}, { onLog: (entry) => ownRunner.push(entry) });
-    await eventually(() => ownRunner.length === 3);
+    await until(() => ownRunner.length === 3);
     assert.equal(ownRunner.length, 3);
     assert.equal(configured.length, 6);
     assert.throws(() => configureSandbox({ provider: 'local', local, onLog: 'yes' }), (error) => error.code === 'SANDBOX_INVALID_ARGUMENT' && /onLog must be a function/.test(error.message));
@@ -197,7 +187,7 @@ test('onLog gets a line without newline in pieces of at most 65536 characters, s
   const lines = [];
   const response = await runSandbox('logs/no-newline', {}, { onLog: (entry) => lines.push(entry.line) });
   assert.equal(await response.text(), '1');
-  assert.ok(await eventually(() => lines.at(-1) === 'short'), `last line: ${String(lines.at(-1)).slice(0, 40)}`);
+  assert.ok(await until(() => lines.at(-1) === 'short'), `last line: ${String(lines.at(-1)).slice(0, 40)}`);
   assert.ok(lines.every((line) => line.length <= 65536), `longest line ${Math.max(...lines.map((line) => line.length))}`);
   const joined = lines.slice(0, -1).join('');
   assert.equal(joined.length, 8 * 16 * 65536 + '|end'.length, 'every character arrives');
@@ -232,7 +222,7 @@ test('a Run without dependencies sends 3 requests before its Response (create, w
   const streamed = await runSandbox('stream/sse');
   assert.ok(host.counters().total <= 3, JSON.stringify(host.counters()));
   await streamed.text();
-  assert.ok(await eventually(() => host.counters().requests.stop === 1), 'the Box of a streamed Run stops after its body');
+  assert.ok(await until(() => host.counters().requests.stop === 1), 'the Box of a streamed Run stops after its body');
 });
 
 test('the Cloudflare provider through the local Box host: request count per Run, the Box destroyed after the Response', async () => {
