@@ -1,4 +1,4 @@
-// The user path: `npm pack` of the built dist/, installed (no links, npm's cache only: `--offline`)
+// The user path: `npm pack` of the built dist/, installed (no links, npm's cache first)
 // into a fresh app outside the repository made from examples/worker-app, built with `vite build`
 // (Nitro cloudflare-module + hubSandbox({ provider: 'cloudflare' })), dry-run deployed offline and
 // run in real workerd (miniflare).
@@ -51,8 +51,10 @@ before(async () => {
   manifest.devDependencies = Object.fromEntries(buildPeers().map((name) => [name, versionOf(name)]));
   writeFileSync(join(app, 'package.json'), JSON.stringify(manifest, null, 2));
   writeFileSync(join(app, 'server/api/local-run.post.ts'), LOCAL_ROUTE);
-  // --offline: npm's cache only (setup's `npm ci` filled it); the tests never leave loopback.
-  await run('npm', ['install', '--offline', '--no-audit', '--no-fund', '--install-links'], { cwd: app, timeout: 300_000 });
+  // --prefer-offline, as tarball-app.mjs: the cache first. Not --offline: setup's `npm ci` caches
+  // the lockfile's tarballs but no registry metadata, which this lockfile-less install needs (a
+  // fresh machine's cache answered ENOTCACHED for @cloudflare/sandbox).
+  await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--install-links'], { cwd: app, timeout: 300_000 });
   await viteBuild(app, join(app, 'node_modules/vite/bin/vite.js'));
   const server = join(app, '.output/server');
   host = await startBoxHost({});
