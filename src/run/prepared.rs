@@ -277,4 +277,3 @@ pub async fn keep(session: &BoxSession, mut prepared: Prepared, fingerprint: Str
         events.report(&format!("The Box of Sandbox \"{name}\" could not be stopped: {}", error.message()));
     }
 }
-
