@@ -131,4 +131,3 @@ pub(crate) fn summary(d: &Definition) -> JsValue {
     let _ = Reflect::set(&item, &"digest".into(), &d.digest.as_str().into());
     JsValue::from(item)
 }
-
