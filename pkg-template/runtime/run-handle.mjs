@@ -19,12 +19,7 @@ export function startRun(wasm, name, payload, options, defaultOnLog) {
   // The core checks every option (onLog included: a function or absent) and answers a bad one
   // with a 400 Response; the glue only reads onLog once it is known to be a function. A call's
   // own onLog wins over the one of configureSandbox (`defaultOnLog`).
-  let onLog = defaultOnLog;
-  try {
-    if (typeof options?.onLog === 'function') onLog = options.onLog;
-  } catch {
-    // A throwing getter or Proxy trap: the core reads the options again and answers it (400).
-  }
+  const onLog = chosenOnLog(options, defaultOnLog);
   const history = [];
   let historyBytes = 0;
   let historyCut = false;
@@ -121,6 +116,9 @@ export function startRun(wasm, name, payload, options, defaultOnLog) {
   };
 }
 
+/** The longest `line` an onLog call gets (UTF-16 code units); a longer line comes in pieces. */
+export const LOG_LINE_MAX_CHARS = 65536;
+
 /**
  * The onLog side of a Run: `log(stream, data)` passes each complete line (a trailing `\r`
  * removed), a line longer than LOG_LINE_MAX_CHARS in pieces of that length (so memory stays bounded
@@ -130,9 +128,6 @@ export function startRun(wasm, name, payload, options, defaultOnLog) {
  * @param {string} name the Definition
  * @param {(entry: { name: string, stream: 'stdout' | 'stderr', line: string }) => void} onLog
  */
-/** The longest `line` an onLog call gets (UTF-16 code units); a longer line comes in pieces. */
-export const LOG_LINE_MAX_CHARS = 65536;
-
 export function logLines(name, onLog) {
   const pending = { stdout: '', stderr: '' };
   const emit = (stream, line) => {
@@ -175,12 +170,7 @@ export function logLines(name, onLog) {
  * `console.warn`.
  */
 export function onLogEvents(name, options, defaultOnLog) {
-  let onLog = defaultOnLog;
-  try {
-    if (typeof options?.onLog === 'function') onLog = options.onLog;
-  } catch {
-    // The core reads the options again and answers a throwing one.
-  }
+  const onLog = chosenOnLog(options, defaultOnLog);
   if (onLog === undefined) return undefined;
   const lines = logLines(name, onLog);
   return {
@@ -190,4 +180,18 @@ export function onLogEvents(name, options, defaultOnLog) {
     log: (stream, data) => lines.log(stream, data),
     report: (message) => lines.report(message),
   };
+}
+
+/**
+ * The onLog a Run uses: the call's own (`options.onLog`, when a function), else `defaultOnLog`
+ * (configureSandbox's), else `undefined`. A throwing getter or Proxy trap counts as none here: the
+ * core reads the options again and answers them (400).
+ */
+function chosenOnLog(options, defaultOnLog) {
+  try {
+    if (typeof options?.onLog === 'function') return options.onLog;
+  } catch {
+    // Answered by the core.
+  }
+  return defaultOnLog;
 }
