@@ -5,7 +5,7 @@
 // process; every refusal must come at once and the host must keep answering. Under `--isolation
 // none` commands see the host's paths, so they make the FIFO by a path relative to the Box cwd.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -76,4 +76,26 @@ test('Cloudflare routes: /api/read and /api/write of a FIFO the Box made are ref
   assert.equal(written.status, 200, written.text);
   const back = await request(`/cloudflare/${id}/api/read`, { path: '/workspace/ok.txt' });
   assert.equal(JSON.parse(back.text).content, 'fine');
+});
+
+test('a Run whose handler leaves a FIFO as its result file and dies answers at once, and the process stays alive (it froze for good)', () => {
+  // In a child with the in-process host, as in `vite dev` or a built server on the local provider:
+  // the handler replaces the harness's result file with a FIFO and kills itself, so no result
+  // frame comes and the Run reads that file.
+  const script = `
+    import { registerSandbox, runSandbox } from '@vite-hub/sandbox';
+    registerSandbox('fifo-result', { files: [
+      { path: 'package.json', content: '{"type":"module"}' },
+      { path: 'index.mjs', content: "import { execFileSync } from 'node:child_process'; export default () => { execFileSync('mkfifo', ['../.vite-hub/output.json']); process.kill(process.pid, 'SIGKILL'); }" },
+    ] });
+    registerSandbox('after', { files: [{ path: 'package.json', content: '{"type":"module"}' }, { path: 'index.mjs', content: 'export default () => 42' }] });
+    const fifo = await runSandbox('fifo-result');
+    const after = await runSandbox('after');
+    console.log(JSON.stringify({ fifo: fifo.status, after: after.status, value: await after.json() }));
+  `;
+  const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 60_000, env: { ...process.env, NODE_ENV: 'development' } });
+  assert.equal(child.signal, null, `the Run froze its process (killed at the deadline): ${child.stderr}`);
+  const answer = JSON.parse(child.stdout.trim().split('\n').at(-1));
+  assert.ok(answer.fifo >= 400, JSON.stringify(answer));
+  assert.deepEqual({ after: answer.after, value: answer.value }, { after: 200, value: 42 });
 });
