@@ -149,14 +149,22 @@ fn check_token(token: Option<&str>, what: &str) -> Result<()> {
     }
 }
 
-/// Refuses a `baseUrl` that is not an absolute `http:` / `https:` URL with a host (`what` names it).
+/// Refuses a `baseUrl` that is not an absolute `http:` / `https:` URL with a host, or that carries
+/// user info (`https://user:pass@host`: `fetch` refuses to build a request from it, and its
+/// message would carry the password into the Run's Response) (`what` names it).
 ///
 /// # Errors
-/// `SANDBOX_INVALID_ARGUMENT`.
+/// `SANDBOX_INVALID_ARGUMENT`; a URL with user info is not repeated in the message.
 fn check_base_url(url: Option<&str>, what: &str) -> Result<()> {
     let Some(url) = url else { return Ok(()) };
     let rest = url.strip_prefix("http://").or_else(|| url.strip_prefix("https://"));
     let host = rest.map(|r| r.split(['/', '?', '#']).next().unwrap_or_default());
+    if host.is_some_and(|h| h.contains('@')) {
+        return Err(Error::new(
+            ErrorCode::InvalidArgument,
+            format!("{what} must not carry user info (`user:password@`); give the bare URL and the credential as the provider's token"),
+        ));
+    }
     if host.is_some_and(|h| !h.is_empty() && !h.contains(char::is_whitespace)) && !url.contains(char::is_whitespace) {
         return Ok(());
     }
@@ -363,6 +371,16 @@ mod tests {
             assert!(error.message().contains(part), "{part} in {}", error.message());
         }
         assert!(config(serde_json::json!({"local": {"baseUrl": "https://box.example:8443/x", "token": "12345678"}})).provider_settings(false).is_ok());
+        for (json, what) in [
+            (serde_json::json!({"local": {"baseUrl": "http://me:pw_secret@127.0.0.1:9/"}}), "local.baseUrl"),
+            (serde_json::json!({"vercel": {"baseUrl": "https://pw_secret@api.example"}}), "vercel.baseUrl"),
+        ] {
+            let error = config(json).check_explicit().unwrap_err();
+            assert_eq!(error.code(), ErrorCode::InvalidArgument);
+            assert!(error.message().starts_with(&format!("{what} must not carry user info")), "{}", error.message());
+            assert!(!error.message().contains("pw_secret"), "{}", error.message());
+        }
+        assert!(config(serde_json::json!({"vercel": {"baseUrl": "https://api.example/a@b"}})).check_explicit().is_ok());
         for (json, part) in [
             (serde_json::json!({"maxDepth": -1}), "transfer.maxDepth must be a positive integer <= 1073741824 (got -1)"),
             (serde_json::json!({"maxSidecars": 1.5}), "transfer.maxSidecars must be a positive integer <= 1073741824 (got 1.5)"),

@@ -64,7 +64,20 @@ export function resolveExisting(root, boxPath) {
   return real;
 }
 
-const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW } = fs.constants;
+const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK } = fs.constants;
+
+// File opens never wait on the Box: a Box command can put a FIFO where the host reads or writes
+// (`mkfifo report.txt`), and a blocking open(2) of a FIFO waits for its other end, holding the
+// host's thread (the app's main thread when the host runs in-process) for good. Opens add
+// O_NONBLOCK (a FIFO then opens at once for reading, and fails with ENXIO for writing when
+// nobody reads it; regular files ignore the flag) and anything that is no regular file is refused.
+
+/** Closes `fd` and throws BoxPathError unless it is a regular file. */
+function requireRegularFile(fd, boxPath) {
+  if (fs.fstatSync(fd).isFile()) return;
+  fs.closeSync(fd);
+  throw new BoxPathError(`not a regular file: ${boxPath}`);
+}
 
 // Race-free access (issue 9): a Box process can swap any directory of its Box for a symlink at
 // any moment, so a path checked and then reopened may land outside. Every operation below works
@@ -137,28 +150,42 @@ export function ensureBoxDir(root, boxDir) {
 /**
  * Opens the Box file `boxPath` for writing with `flags` (O_NOFOLLOW is added: a symlink there is
  * refused with the open's ELOOP error, a directory with EISDIR) and `mode`; parents are created
- * and pinned. Returns the fd.
+ * and pinned. Never waits (O_NONBLOCK): a FIFO or socket there is refused with BoxPathError, as
+ * is any other file that is not a regular one. Returns the fd.
  */
 export function openBoxFileForWrite(root, boxPath, flags, mode) {
   if (boxPath === '/') throw new BoxPathError('cannot write the Box root');
   const dir = openBoxDir(root, path.posix.dirname(boxPath), { create: true });
+  let fd;
   try {
-    return fs.openSync(`${fdPath(dir)}/${path.posix.basename(boxPath)}`, flags | O_NOFOLLOW, mode);
+    fd = fs.openSync(`${fdPath(dir)}/${path.posix.basename(boxPath)}`, flags | O_NOFOLLOW | O_NONBLOCK, mode);
+  } catch (err) {
+    // ENXIO: a FIFO without a reader, or a socket.
+    if (err.code === 'ENXIO') throw new BoxPathError(`not a regular file: ${boxPath}`);
+    throw err;
   } finally {
     fs.closeSync(dir);
   }
+  requireRegularFile(fd, boxPath);
+  return fd;
 }
 
 /**
  * Opens an existing Box file for reading and checks where the opened file really is (a symlink
  * inside the Box is followed; one leading out is refused). Returns the fd, or null when missing.
+ * Never waits: opened with O_NONBLOCK, so a FIFO opens at once (callers refuse what is no
+ * regular file by its fstat); a socket is refused here (ENXIO). The path is also resolved before
+ * the open, so a symlink that already leads out of the Box (to a host device, whose open alone
+ * may act) is refused without opening its target; the check after the open stays for a swap.
  */
 export function openBoxFileForRead(root, boxPath) {
+  if (resolveExisting(root, boxPath) === null) return null;
   let fd;
   try {
-    fd = fs.openSync(hostPathOf(root, boxPath), O_RDONLY);
+    fd = fs.openSync(hostPathOf(root, boxPath), O_RDONLY | O_NONBLOCK);
   } catch (err) {
     if (err.code === 'ENOENT' || err.code === 'ENOTDIR') return null;
+    if (err.code === 'ENXIO') throw new BoxPathError(`not a regular file: ${boxPath}`);
     throw err;
   }
   if (!isInside(root, fs.readlinkSync(fdPath(fd)))) {

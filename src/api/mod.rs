@@ -184,12 +184,17 @@ pub fn forget_local_box_host() {
 /// Deepest config nesting accepted (the deepest documented shape, a `networkPolicy`, has 4).
 const MAX_CONFIG_DEPTH: u32 = 32;
 
-/// Refuses what JSON text would silently drop or cannot hold: functions, symbols, bigints, values
-/// nested deeper than [`MAX_CONFIG_DEPTH`] (which also stops cycles). `path` names the value in
-/// the message (`config.local.networkPolicy`).
+/// Refuses what JSON text would silently drop or cannot hold: functions, symbols, bigints,
+/// non-finite numbers (`NaN`, `Infinity`: JSON text turns them into `null`, which would read as
+/// "unset" and keep the default), values nested deeper than [`MAX_CONFIG_DEPTH`] (which also stops
+/// cycles). `path` names the value in the message (`config.local.networkPolicy`).
 fn check_json_data(value: &JsValue, path: &str, depth: u32) -> Result<()> {
     if value.is_function() || value.is_symbol() || value.is_bigint() {
         return Err(invalid(format!("invalid sandbox config: {path} must be JSON data (a string, number, boolean, array or object)")));
+    }
+    if let Some(number) = value.as_f64().filter(|n| !n.is_finite()) {
+        let got = if number.is_nan() { "NaN" } else if number > 0.0 { "Infinity" } else { "-Infinity" };
+        return Err(invalid(format!("invalid sandbox config: {path} must be a finite number (got {got})")));
     }
     if !value.is_object() {
         return Ok(());

@@ -145,12 +145,20 @@ impl Inner {
     /// `error` of `operation`, unless the provider answered 410 (its Box is stopped: the lifetime
     /// ran out): then the Session becomes `expired` and the error says so (`SANDBOX_INVALID_STATE`).
     /// A provider's 400/404/409 to `mkdir` or `remove` (a missing parent, an existing path, a
-    /// directory without `recursive`) is the caller's path: `SANDBOX_INVALID_ARGUMENT`.
+    /// directory without `recursive`), and its 400 to `read` or `write` (a directory, a FIFO, a
+    /// symlink leading out of the Box), are the caller's path: `SANDBOX_INVALID_ARGUMENT`, not a
+    /// broken provider (`SANDBOX_TRANSPORT_ERROR`, 502).
     fn failed(&self, operation: &str, error: Error) -> Error {
-        match error.upstream_status() {
-            Some(410) => self.state.borrow_mut().expire(&self.id, operation).with_provider(self.provider),
-            Some(status @ (400 | 404 | 409)) if matches!(operation, "mkdir" | "remove") && error.code() == ErrorCode::TransportError => {
-                let op = if operation == "mkdir" { Operation::Mkdir } else { Operation::Remove };
+        let path_operation = match (operation, error.upstream_status()) {
+            ("mkdir", Some(400 | 404 | 409)) => Some(Operation::Mkdir),
+            ("remove", Some(400 | 404 | 409)) => Some(Operation::Remove),
+            ("read", Some(400)) => Some(Operation::Read),
+            ("write", Some(400)) => Some(Operation::Write),
+            _ => None,
+        };
+        match (error.upstream_status(), path_operation) {
+            (Some(410), _) => self.state.borrow_mut().expire(&self.id, operation).with_provider(self.provider),
+            (Some(status), Some(op)) if error.code() == ErrorCode::TransportError => {
                 Error::new(ErrorCode::InvalidArgument, error.message().to_owned()).with_provider(self.provider).with_operation(op).with_status(status)
             }
             _ => error,

@@ -98,6 +98,18 @@ test('a provider that cannot be chosen is reported by the run, with its own stat
   configureSandbox({ provider: 'local' });
 });
 
+/** Asserts that `configureSandbox(config)` throws SANDBOX_INVALID_ARGUMENT (400) matching `message`, never naming a password. */
+function assertConfigRefused(config, message, label) {
+  assert.throws(() => configureSandbox(config), (error) => {
+    assert.equal(error.name, 'SandboxError');
+    assert.equal(error.code, 'SANDBOX_INVALID_ARGUMENT', error.message);
+    assert.equal(error.status, 400);
+    assert.match(error.message, message);
+    assert.doesNotMatch(error.message, /pw_secret/);
+    return true;
+  }, label);
+}
+
 test('configureSandbox checks at once: an unknown provider, a baseUrl that is no URL, a token under 8 characters, a bad limit named by its key, a config that is no object', () => {
   configureSandbox({ provider: 'local' });
   const cases = [
@@ -111,15 +123,21 @@ test('configureSandbox checks at once: an unknown provider, a baseUrl that is no
     [['local'], /expects an object, got an array/],
     ['local', /expects an object, got string/],
   ];
+  for (const [config, message] of cases) assertConfigRefused(config, message, JSON.stringify(config));
+});
+
+test('configureSandbox refuses a non-finite limit (JSON text would turn it into null, read as unset) and a baseUrl with user info (fetch refuses it at the Run, whose message carried the password)', () => {
+  configureSandbox({ provider: 'local' });
+  const cases = [
+    [{ transfer: { maxDepth: NaN } }, /config\.transfer\.maxDepth must be a finite number \(got NaN\)/],
+    [{ transfer: { maxInputBytes: Infinity } }, /config\.transfer\.maxInputBytes must be a finite number \(got Infinity\)/],
+    [{ provider: 'local', local: { baseUrl: 'http://me:pw_secret@127.0.0.1:9/', token: 'long-enough-token' } }, /^local\.baseUrl must not carry user info/],
+    [{ provider: 'vercel', vercel: { baseUrl: 'https://pw_secret@api.example', token: 'long-enough-token', teamId: 't', projectId: 'p' } }, /^vercel\.baseUrl must not carry user info/],
+  ];
   for (const [config, message] of cases) {
-    assert.throws(() => configureSandbox(config), (error) => {
-      assert.equal(error.name, 'SandboxError');
-      assert.equal(error.code, 'SANDBOX_INVALID_ARGUMENT', error.message);
-      assert.equal(error.status, 400);
-      assert.match(error.message, message);
-      return true;
-    }, JSON.stringify(config));
+    assertConfigRefused(config, message, String(config.transfer?.maxDepth ?? config.transfer?.maxInputBytes ?? JSON.stringify(config)));
   }
+  configureSandbox({ provider: 'local' });
 });
 
 test('what comes from the env is still answered by each Run, so a bad env never breaks configureSandbox (nor the import, which configures from process.env)', async () => {

@@ -401,6 +401,33 @@ test('absolute paths: the file helpers reach only where commands see the same fi
   }
 });
 
+test('a path the Box made unusable for the helpers (a symlink out of the Box, a directory, a FIFO) is the caller\'s SANDBOX_INVALID_ARGUMENT 400 naming the operation, not a 502 transport error', async () => {
+  const session = await openSandboxSession();
+  try {
+    await session.exec('sh', ['-c', 'ln -s /etc/passwd out-link && mkdir a-dir && mkfifo a-fifo']);
+    const refused = [
+      ['read', () => session.read('out-link'), /path resolves outside the Box/],
+      ['read', () => session.readText('a-dir'), /not a regular file/],
+      ['read', () => session.read('a-fifo'), /not a regular file/],
+      ['write', () => session.write('out-link', 'x'), /cannot write/],
+      ['write', () => session.write('a-dir', 'x'), /cannot write/],
+      ['write', () => session.write('a-fifo', 'x'), /not a regular file/],
+    ];
+    for (const [operation, call, message] of refused) {
+      await assert.rejects(call(), (error) => {
+        assert.equal(error.code, 'SANDBOX_INVALID_ARGUMENT', `${operation}: ${error.message}`);
+        assert.equal(error.status, 400);
+        assert.equal(error.operation ?? error.details?.operation, operation);
+        assert.match(error.message, message);
+        return true;
+      }, `${operation} ${call}`);
+    }
+    assert.equal((await session.exec('true')).exitCode, 0, 'the Session still works');
+  } finally {
+    await session.close();
+  }
+});
+
 test('a wrong local Box host token is SANDBOX_PROVIDER_AUTH (the host answered 401), for a Run and a Session, without the token in the message', async () => {
   defineTestSandbox('auth/any', 'export default () => 1;');
   configureSandbox({ provider: 'local', local: { baseUrl: host.baseUrl, token: 'wrong-token-1234' } });
