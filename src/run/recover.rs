@@ -81,8 +81,18 @@ pub async fn recover_result(
         return Err(error.with_provider(provider));
     }
     let Some(result) = envelope.result else { return Ok(JsValue::UNDEFINED) };
-    let mut ids = Vec::new();
-    collect_sidecar_ids(&result, &mut ids);
+    let mut found = Vec::new();
+    collect_sidecars(&result, &|| "result".to_owned(), &mut found);
+    // A binary value becomes the Response's body only as the whole result: nested in JSON it would
+    // come out of JSON.stringify as `{"0":1,…}` (a Blob as `{}`), lost without a word.
+    if let Some((_, at)) = found.iter().find(|(_, at)| at != "result") {
+        return Err(Error::new(
+            ErrorCode::SerializationError,
+            format!("Sandbox result must be JSON-serializable; unsupported binary value at \"{at}\" (a Blob, Uint8Array or Buffer is carried only as the whole result)."),
+        )
+        .for_output());
+    }
+    let ids: Vec<u32> = found.into_iter().map(|(id, _)| id).collect();
     limits.check_sidecars(u32::try_from(ids.len()).unwrap_or(u32::MAX), 0, Direction::Output)?;
     // A Vec searched by id, not a BTreeMap: one map instantiation fewer in the runtime wasm
     // (docs/internals.md "Runtime size"); each id costs a file read anyway.
@@ -141,27 +151,37 @@ fn envelope_error(error: Option<EnvelopeError>, exit_code: i32) -> Error {
     }
 }
 
-fn collect_sidecar_ids(value: &Value, ids: &mut Vec<u32>) {
+/// The sidecar ids of `value`'s binary markers with where each one is (`result.list.0`, the
+/// harness's path form; `at` names `value`, called only for a binary marker), in walk order.
+fn collect_sidecars(value: &Value, at: &dyn Fn() -> String, found: &mut Vec<(u32, String)>) {
     match value {
-        Value::Array(items) => items.iter().for_each(|item| collect_sidecar_ids(item, ids)),
+        Value::Array(items) => {
+            for (index, item) in items.iter().enumerate() {
+                collect_sidecars(item, &|| format!("{}.{index}", at()), found);
+            }
+        }
         Value::Object(map) => {
             if let Some(marker) = map.get(VALUE_MARKER).filter(|_| map.len() == 1) {
                 match marker.get("tag").and_then(Value::as_str) {
                     Some("binary") => {
                         if let Some(id) = marker.get("id").and_then(Value::as_u64).and_then(|id| u32::try_from(id).ok()) {
-                            ids.push(id);
+                            found.push((id, at()));
                         }
                     }
                     Some("object") => {
-                        if let Some(entries) = marker.get("entries").and_then(Value::as_array) {
-                            entries.iter().filter_map(|e| e.get(1)).for_each(|v| collect_sidecar_ids(v, ids));
+                        for entry in marker.get("entries").and_then(Value::as_array).into_iter().flatten() {
+                            if let (Some(name), Some(item)) = (entry.get(0).and_then(Value::as_str), entry.get(1)) {
+                                collect_sidecars(item, &|| format!("{}.{name}", at()), found);
+                            }
                         }
                     }
                     _ => {}
                 }
                 return;
             }
-            map.values().for_each(|item| collect_sidecar_ids(item, ids));
+            for (name, item) in map {
+                collect_sidecars(item, &|| format!("{}.{name}", at()), found);
+            }
         }
         _ => {}
     }

@@ -11,6 +11,7 @@ import { startBoxHost } from '@vite-hub/sandbox/box-host';
 import { BoxRegistry } from '../../pkg-template/box-host/registry.mjs';
 import { BoxSpares } from '../../pkg-template/box-host/box-spares.mjs';
 import { bubblewrapWorks, hostFeatures } from '../../pkg-template/box-host/isolation.mjs';
+import { until } from './fixtures.mjs';
 
 const features = await hostFeatures();
 const canBwrap = await bubblewrapWorks();
@@ -25,14 +26,6 @@ function tempDir() {
   return dir;
 }
 
-async function until(check, what) {
-  for (let i = 0; i < 400; i += 1) {
-    if (check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
 async function output(command) {
   await command.waitExit();
   return command.logs.filter((entry) => entry.stream === 'stdout').map((entry) => entry.data).join('');
@@ -42,7 +35,7 @@ test('a create takes the network made ahead; each goes to one Box, and a new one
   const registry = new BoxRegistry({ boxRoot: tempDir(), isolation: 'bubblewrap', maxBoxes: 4, maxQueued: 0, maxQueueWaitMs: 0, features, spares: true });
   try {
     const { spares } = registry;
-    await until(() => spares.networks.ready !== undefined, 'the first spare');
+    assert.ok(await until(() => spares.networks.ready !== undefined, 4000), 'timed out waiting for the first spare');
     const readyNetwork = spares.networks.ready;
     const first = await registry.create({});
     assert.equal(first.network, readyNetwork);
@@ -50,7 +43,7 @@ test('a create takes the network made ahead; each goes to one Box, and a new one
     await new Promise((resolve) => setTimeout(resolve, 100));
     assert.equal(spares.networks.ready, undefined);
     const firstOut = await output(first.runCommand({ command: 'sh', args: ['-c', 'readlink /proc/self/ns/net; echo secret > /tmp/mark'] }));
-    await until(() => spares.networks.ready !== undefined, 'the next spare');
+    assert.ok(await until(() => spares.networks.ready !== undefined, 4000), 'timed out waiting for the next spare');
     assert.notEqual(spares.networks.ready.netns, first.network.netns);
     const second = await registry.create({});
     assert.notEqual(second.root, first.root);
@@ -71,7 +64,7 @@ function slirpHelpers() {
 }
 
 test('a create that finds the spare network still being made waits for it instead of starting a second', { skip: !canBwrap || !features.netTool }, async () => {
-  await until(() => slirpHelpers().length === 0, 'the helpers of earlier tests to end');
+  assert.ok(await until(() => slirpHelpers().length === 0, 4000), 'timed out waiting for the helpers of earlier tests to end');
   const spares = new BoxSpares({ networks: true });
   let network;
   try {
@@ -84,7 +77,7 @@ test('a create that finds the spare network still being made waits for it instea
     network?.stop();
     await spares.close();
   }
-  await until(() => slirpHelpers().length === 0, 'the helpers to end');
+  assert.ok(await until(() => slirpHelpers().length === 0, 4000), 'timed out waiting for the helpers to end');
   // The same through a create right after the registry (and its spare) was made.
   const registry = new BoxRegistry({ boxRoot: tempDir(), isolation: 'bubblewrap', maxBoxes: 2, maxQueued: 0, maxQueueWaitMs: 0, features, spares: true });
   try {
@@ -104,9 +97,9 @@ test('a closed host leaves no Box directory, mount or spare network helper behin
   // No directory is made ahead: every directory in the Box root is a Box's.
   assert.deepEqual(fs.readdirSync(boxRoot), []);
   const helpers = () => execFileSync('ps', ['-o', 'comm=', '--ppid', String(process.pid)], { encoding: 'utf8' }).split('\n').filter((name) => name === 'slirp4netns');
-  await until(() => helpers().length === 1, 'the spare network');
+  assert.ok(await until(() => helpers().length === 1, 4000), 'timed out waiting for the spare network');
   await host.close();
   assert.deepEqual(fs.readdirSync(boxRoot), []);
   assert.ok(!fs.readFileSync('/proc/self/mountinfo', 'utf8').includes(real));
-  await until(() => helpers().length === 0, 'the spare network helpers to end');
+  assert.ok(await until(() => helpers().length === 0, 4000), 'timed out waiting for the spare network helpers to end');
 });

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { startBoxHost } from '@vite-hub/sandbox/box-host';
 import { closeSandbox, configureSandbox, listSandboxes, registerSandbox, runSandbox } from '@vite-hub/sandbox';
-import { SLUGIFY_LOCK } from './fixtures.mjs';
+import { SLUGIFY_LOCK, until } from './fixtures.mjs';
 
 // cwd is <Box cwd>/.vite-hub-runs/<run>/project: three levels up is the kept Box's cwd.
 const INDEX = `import fs from 'node:fs';
@@ -81,27 +81,19 @@ async function run(name, payload, sandboxId, options = {}) {
   return { status: response.status, body: JSON.parse(text), install, requestsAtResponse };
 }
 
-async function until(check, what, ms = 20_000) {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    assert.ok(Date.now() < deadline, `waited for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
 test('Runs with one sandboxId install once per digest; a later Run copies the kept tree: write, copy, exec before its Response', async () => {
   const digest = define('kept/once');
   host.resetCounters();
   const first = await run('kept/once', { title: 'First Run' }, 'kp-once');
   assert.deepEqual([first.install, first.body.slug, first.body.prepared], ['fresh', 'first-run', [digest]]);
-  await until(() => host.counters().requests.cmd === 3, 'install, exec and the Run directory removal');
+  assert.ok(await until(() => host.counters().requests.cmd === 3, 20_000), 'waited for install, exec and the Run directory removal');
 
   host.resetCounters();
   const second = await run('kept/once', { title: 'Second Run' }, 'kp-once');
   assert.deepEqual([second.install, second.body.slug], ['prepared', 'second-run']);
   // The kept Box is open: the Run's files, the copy of the prepared tree, the exec.
   assert.deepEqual(second.requestsAtResponse, { 'fs/write': 1, cmd: 2 });
-  await until(() => host.counters().requests.cmd === 3, 'the Run directory removal after the Response');
+  assert.ok(await until(() => host.counters().requests.cmd === 3, 20_000), 'waited for the Run directory removal after the Response');
   assert.deepEqual(host.counters().requests, { 'fs/write': 1, cmd: 3 });
   assert.equal(await closeSandbox('kp-once'), true);
 });
@@ -186,18 +178,18 @@ test('a prepared project whose snapshot cannot be saved is reported through onLo
     const response = await runSandbox('kept/unsaved-log', { title: 'Answered' }, { onLog: (entry) => lines.push(entry) });
     assert.equal(response.status, 200);
     assert.equal((await response.json()).slug, 'answered');
-    await until(() => lines.some((l) => l.line.includes('was not kept')), 'the report through onLog');
+    assert.ok(await until(() => lines.some((l) => l.line.includes('was not kept')), 20_000), 'waited for the report through onLog');
     const reported = lines.find((l) => l.line.includes('was not kept'));
     assert.equal(reported.stream, 'stderr');
     assert.match(reported.line, /^\[vite-hub-sandbox\] The installed project of Sandbox "kept\/unsaved-log" was not kept: its snapshot failed: /);
-    await until(() => (broken.counters().requests.stop ?? 0) === 1, 'the Box stopped after the failed snapshot');
+    assert.ok(await until(() => (broken.counters().requests.stop ?? 0) === 1, 20_000), 'waited for the Box stopped after the failed snapshot');
 
     define('kept/unsaved-warn');
     const warned = [];
     console.warn = (...args) => warned.push(args.join(' '));
     const quiet = await runSandbox('kept/unsaved-warn', { title: 'No Handle' });
     assert.equal(quiet.status, 200);
-    await until(() => warned.some((w) => w.includes('"kept/unsaved-warn" was not kept: its snapshot failed')), 'the console.warn report');
+    assert.ok(await until(() => warned.some((w) => w.includes('"kept/unsaved-warn" was not kept: its snapshot failed')), 20_000), 'waited for the console.warn report');
   } finally {
     console.warn = warn;
     configureSandbox({ provider: 'local', local: { baseUrl: host.baseUrl, token: host.token } });

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import { runSandbox, startSandbox } from '@vite-hub/sandbox';
-import { useLocalHost, defineTestSandbox, timingPhases, processesMatching } from './fixtures.mjs';
+import { useLocalHost, defineTestSandbox, timingPhases, processesMatching, until } from './fixtures.mjs';
 
 let host;
 before(async () => {
@@ -192,7 +192,7 @@ test('a busy loop past the Definition timeout gives 504 and leaves no process be
   assert.deepEqual(timingPhases(response).filter((phase) => phase !== 'recover'), ['box', 'stage', 'exec']);
   assert.ok(Date.now() - started < 15000, 'the run ended soon after its timeout');
   // The Box is stopped right after the Response.
-  assert.ok(await stopped(async () => (await processesMatching(marker)).length === 0), 'no process is left behind');
+  assert.ok(await until(async () => (await processesMatching(marker)).length === 0), 'no process is left behind');
 });
 
 test('an entry whose promise never settles gets a clear 500, not a bare exit code', async () => {
@@ -241,6 +241,20 @@ test('binary values cross as sidecar files both ways', async () => {
   assert.deepEqual([...new Uint8Array(await binary.arrayBuffer())], [0, 1, 2, 255]);
 });
 
+test('a binary value nested in a result is SANDBOX_SERIALIZATION_ERROR naming its path, not JSON-stringified away', async () => {
+  defineTestSandbox(
+    'fail/nested-binary',
+    `export default (payload) => payload === 'blob' ? { list: [1, new Blob(['x'])] } : { b: new Uint8Array([1, 2]) };`,
+  );
+  for (const [payload, at] of [['u8', 'result.b'], ['blob', 'result.list.1']]) {
+    const response = await runSandbox('fail/nested-binary', payload);
+    assert.equal(response.status, 500);
+    const { error } = await response.json();
+    assert.equal(error.code, 'SANDBOX_SERIALIZATION_ERROR');
+    assert.equal(error.message, `Sandbox result must be JSON-serializable; unsupported binary value at "${at}" (a Blob, Uint8Array or Buffer is carried only as the whole result).`);
+  }
+});
+
 test('a cold run without dependencies makes 3 requests before its Response (create, write, exec), then stop', async () => {
   defineTestSandbox('ok/count', 'export default () => 1;');
   await startSandbox('ok/count').closed(); // the Boxes of earlier Runs are given back before counting
@@ -250,18 +264,8 @@ test('a cold run without dependencies makes 3 requests before its Response (crea
   const counters = host.counters();
   assert.ok(counters.total <= 3, `requests: ${JSON.stringify(counters)}`);
   assert.deepEqual(Object.keys(counters.requests).filter((k) => counters.requests[k] > 0).sort(), ['cmd', 'create', 'fs/write']);
-  assert.ok(await stopped(() => host.counters().requests.stop === 1), 'the Box is stopped after the Response');
+  assert.ok(await until(() => host.counters().requests.stop === 1), 'the Box is stopped after the Response');
 });
-
-/** Polls `check` every 20 ms for up to 3 s (the Box is given back after the Response). */
-async function stopped(check) {
-  const until = Date.now() + 3000;
-  while (!(await check())) {
-    if (Date.now() > until) return false;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  return true;
-}
 
 test('aborting rejects with the signal reason and stops the Box', async () => {
   const marker = `vite-hub-abort-${randomUUID()}`;
@@ -278,8 +282,8 @@ test('aborting rejects with the signal reason and stops the Box', async () => {
   }
   controller.abort(reason);
   await assert.rejects(running, (error) => error === reason);
-  assert.ok(await stopped(() => host.counters().requests.stop === 1), 'the Box is stopped after the abort');
-  assert.ok(await stopped(async () => (await processesMatching(marker)).length === 0), 'the entry process is gone');
+  assert.ok(await until(() => host.counters().requests.stop === 1), 'the Box is stopped after the abort');
+  assert.ok(await until(async () => (await processesMatching(marker)).length === 0), 'the entry process is gone');
   const already = new AbortController();
   already.abort('early');
   await assert.rejects(runSandbox('ok/slow', { marker }, { signal: already.signal }), (error) => error === 'early');
