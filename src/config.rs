@@ -231,7 +231,7 @@ impl SandboxConfig {
         }
         Err(Error::new(
             ErrorCode::ProviderRequired,
-            "no sandbox provider could be chosen in production: set `provider` to \"vercel\" or \"cloudflare\" (or env SANDBOX_PROVIDER) and its credentials",
+            "no sandbox provider could be chosen in production: set `provider` to \"vercel\" or \"cloudflare\" (or env SANDBOX_PROVIDER) and its credentials, or to \"local\" for a local Box host",
         ))
     }
 
