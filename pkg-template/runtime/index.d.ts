@@ -63,8 +63,8 @@ export interface SandboxError extends Error {
 export interface RunSandboxOptions {
   /** Second argument of the entry. JSON semantics; Blob/Uint8Array/Buffer travel as sidecar files. */
   context?: unknown;
-  /** Aborting stops the Run, stops the Box, and rejects `runSandbox` with `signal.reason`. */
-  signal?: AbortSignal;
+  /** Aborting stops the Run, stops the Box, and rejects `runSandbox` with `signal.reason` (`null`: none, as in fetch). */
+  signal?: AbortSignal | null;
   /**
    * Reuse one Box across Runs with this id (every provider). Runs on one id take turns in this
    * isolate (the wait is abortable with `signal`); each works in a fresh directory, removed after
@@ -124,7 +124,7 @@ export function startSandbox<N extends SandboxName>(name: N, ...args: SandboxRun
  * to `true` when a Box was closed, `false` when this isolate kept none under that id (cloudflare:
  * destroys the id's container, `true`). Rejects with a `SandboxError` when the close fails.
  */
-export function closeSandbox(sandboxId: string, options?: { signal?: AbortSignal }): Promise<boolean>;
+export function closeSandbox(sandboxId: string, options?: { signal?: AbortSignal | null }): Promise<boolean>;
 
 /**
  * Runs the Definition `name` with `payload` (its entry's first argument).
@@ -495,7 +495,7 @@ export interface OpenSandboxSessionOptions {
   /** Box lifetime in ms (positive integer ≤ 2147483647); the provider's default (5 min on Vercel and the local Box host) when absent. */
   timeout?: number;
   /** Aborts the opening: the Promise rejects with `signal.reason` (a Box already opened is closed). */
-  signal?: AbortSignal;
+  signal?: AbortSignal | null;
   /** Cloudflare only: the kept Box (Durable Object) to use; other providers reject it with `SANDBOX_NOT_SUPPORTED`. */
   sandboxId?: string;
 }
@@ -515,7 +515,7 @@ export interface SandboxCommandOptions {
    * Cloudflare its request is cancelled, which the local Box host answers by killing it). `spawn`: bounds the
    * start only (stop a spawned Command with `kill`).
    */
-  signal?: AbortSignal;
+  signal?: AbortSignal | null;
 }
 
 /** What `exec` resolves to: exit state and outputs (the last 16 MiB, 16777216 bytes, of each stream, UTF-8). */

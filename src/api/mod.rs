@@ -247,12 +247,7 @@ fn call_options(options: &JsValue) -> Result<CallOptions> {
     if !on_log.is_undefined() && !on_log.is_function() {
         return Err(invalid("runSandbox option onLog must be a function ({ name, stream, line }) => void"));
     }
-    let signal = get(options, "signal", "runSandbox options")?;
-    let signal = if signal.is_undefined() {
-        None
-    } else {
-        Some(signal.dyn_into::<AbortSignal>().map_err(|_| invalid("runSandbox option signal must be an AbortSignal"))?)
-    };
+    let signal = optional_signal(get(options, "signal", "runSandbox options")?, "runSandbox option signal")?;
     let sandbox_id = get(options, "sandboxId", "runSandbox options")?;
     let sandbox_id = if sandbox_id.is_undefined() {
         None
@@ -297,6 +292,18 @@ pub fn set_sandbox_keep_alive(hook: Option<js_sys::Function>) {
     crate::run::events::set_keep_alive(hook);
 }
 
+/// An optional `signal` option: `undefined` or `null` is none (as in fetch's `RequestInit`), else
+/// it must be an `AbortSignal`.
+///
+/// # Errors
+/// `SANDBOX_INVALID_ARGUMENT` (`<what> must be an AbortSignal`) for anything else.
+pub(super) fn optional_signal(value: JsValue, what: &str) -> Result<Option<AbortSignal>> {
+    if value.is_undefined() || value.is_null() {
+        return Ok(None);
+    }
+    value.dyn_into::<AbortSignal>().map(Some).map_err(|_| invalid(format!("{what} must be an AbortSignal")))
+}
+
 /// `closeSandbox(sandboxId, { signal? }?) → Promise<boolean>`: closes the Box kept for
 /// `sandboxId` (see `runSandbox`'s `sandboxId`), after the Run that holds it, if any, gave it
 /// back. `true` when a Box was closed; `false` when none was kept under that id in this isolate
@@ -308,16 +315,7 @@ pub fn set_sandbox_keep_alive(hook: Option<js_sys::Function>) {
 #[wasm_bindgen(js_name = closeSandbox)]
 pub async fn close_sandbox(sandbox_id: JsValue, options: JsValue) -> Result<bool> {
     let id = sandbox_id.as_string().filter(|id| !id.is_empty()).ok_or_else(|| invalid("closeSandbox(sandboxId) expects a non-empty string"))?;
-    let signal = if options.is_object() {
-        let signal = get(&options, "signal", "closeSandbox options")?;
-        if signal.is_undefined() {
-            None
-        } else {
-            Some(signal.dyn_into::<AbortSignal>().map_err(|_| invalid("closeSandbox option signal must be an AbortSignal"))?)
-        }
-    } else {
-        None
-    };
+    let signal = if options.is_object() { optional_signal(get(&options, "signal", "closeSandbox options")?, "closeSandbox option signal")? } else { None };
     let resolved = runtime_config()?;
     let provider = resolved.provider.as_ref().map(Rc::clone).map_err(Error::to_public)?;
     if provider.keeps_boxes() {

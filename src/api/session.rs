@@ -81,11 +81,7 @@ fn option(options: &JsValue, key: &str, what: &str) -> Result<JsValue> {
 }
 
 fn signal_option(options: &JsValue, what: &str) -> Result<Option<AbortSignal>> {
-    let value = option(options, "signal", what)?;
-    if value.is_undefined() {
-        return Ok(None);
-    }
-    value.dyn_into::<AbortSignal>().map(Some).map_err(|_| invalid(format!("{what} signal must be an AbortSignal")))
+    super::optional_signal(option(options, "signal", what)?, &format!("{what} signal"))
 }
 
 fn timeout_option(options: &JsValue, what: &str) -> Result<Option<u64>> {

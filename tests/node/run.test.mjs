@@ -255,6 +255,18 @@ test('a binary value nested in a result is SANDBOX_SERIALIZATION_ERROR naming it
   }
 });
 
+test('signal: null is no signal, as in fetch; any other value that is no AbortSignal is a 400', async () => {
+  defineTestSandbox('ok/signal-null', 'export default (n) => n + 1;');
+  const response = await runSandbox('ok/signal-null', 1, { signal: null });
+  assert.equal(response.status, 200, await response.clone().text());
+  assert.equal(await response.json(), 2);
+  const refused = await runSandbox('ok/signal-null', 1, { signal: 'stop' });
+  assert.equal(refused.status, 400);
+  const { error } = await refused.json();
+  assert.equal(error.code, 'SANDBOX_INVALID_ARGUMENT');
+  assert.equal(error.message, 'runSandbox option signal must be an AbortSignal');
+});
+
 test('a cold run without dependencies makes 3 requests before its Response (create, write, exec), then stop', async () => {
   defineTestSandbox('ok/count', 'export default () => 1;');
   await startSandbox('ok/count').closed(); // the Boxes of earlier Runs are given back before counting

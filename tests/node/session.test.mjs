@@ -79,6 +79,7 @@ test('exec gives exit state and both outputs from one handle; cwd, env and timeo
     const result = await session.exec('sh', ['-c', 'echo "out $GREETING"; echo err >&2; pwd; exit 3'], { env: { GREETING: 'hé' }, cwd: '/tmp' });
     assert.deepEqual(result, { exitCode: 3, ok: false, stdout: 'out hé\n/tmp\n', stderr: 'err\n' });
     assert.deepEqual(await session.exec('true'), { exitCode: 0, ok: true, stdout: '', stderr: '' });
+    assert.deepEqual(await session.exec('true', [], { signal: null }), { exitCode: 0, ok: true, stdout: '', stderr: '' }, 'signal: null is none, as in fetch');
     const started = Date.now();
     await assert.rejects(session.exec('sleep', ['30'], { timeout: 500 }), (error) => {
       assert.equal(error.name, 'SandboxError');
