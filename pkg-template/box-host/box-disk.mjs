@@ -15,18 +15,23 @@ export const DEFAULT_DISK_BYTES = 1024 * 1024 * 1024;
 
 const TOOL_ENV = { PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' };
 
-function tool(file, args) {
+/** Runs `file args`; resolves when it succeeded. `onChild(child)` gets the process once started. */
+function tool(file, args, onChild) {
   return new Promise((resolve, reject) => {
-    execFile(file, args, { env: TOOL_ENV, timeout: 10_000 }, (err, _stdout, stderr) => {
+    const child = execFile(file, args, { env: TOOL_ENV, timeout: 10_000 }, (err, _stdout, stderr) => {
       if (err) reject(new Error(`${file} ${args[0]}: ${String(stderr).trim() || err.message}`));
       else resolve();
     });
+    onChild?.(child);
   });
 }
 
-/** Mounts a tmpfs of `bytes` on the (empty) directory `dir`; rejects with the mount error. */
-export function mountBoxDisk(dir, bytes) {
-  return tool('mount', ['-t', 'tmpfs', '-o', `size=${bytes},mode=0700,nosuid,nodev`, 'vite-hub-box', dir]);
+/**
+ * Mounts a tmpfs of `bytes` on the (empty) directory `dir`; rejects with the mount error.
+ * `onChild(child)` gets the `mount` process (the exit path kills one still running: box-spares.mjs).
+ */
+export function mountBoxDisk(dir, bytes, onChild) {
+  return tool('mount', ['-t', 'tmpfs', '-o', `size=${bytes},mode=0700,nosuid,nodev`, 'vite-hub-box', dir], onChild);
 }
 
 /** Unmounts the Box tmpfs at `dir` (lazily when still busy). */

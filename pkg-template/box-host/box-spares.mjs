@@ -18,13 +18,19 @@ import { boxDirPrefix } from './stale-boxes.mjs';
 /**
  * A new empty Box directory `<parentDir>/vite-hub-box-<pid>-XXXXXX` (its real path), with a tmpfs
  * of `diskBytes` mounted on it when `mountDisk`; rejects with what failed (nothing left behind).
+ * `making` (a BoxInMaking) learns the directory as soon as it exists and the `mount` process while
+ * it runs, so a process exit meanwhile removes both (removeBoxInMakingNow).
  */
-export async function makeBoxRoot(parentDir, { diskBytes, mountDisk }) {
+export async function makeBoxRoot(parentDir, { diskBytes, mountDisk, making }) {
   const dir = await fs.promises.mkdtemp(path.join(parentDir, boxDirPrefix()));
+  if (making) Object.assign(making, { root: dir, mountDisk });
   const root = await fs.promises.realpath(dir);
+  if (making) making.root = root;
   if (mountDisk) {
     try {
-      await mountBoxDisk(root, diskBytes);
+      await mountBoxDisk(root, diskBytes, (child) => {
+        if (making) making.mounting = child;
+      });
     } catch (err) {
       await fs.promises.rmdir(root).catch(() => {});
       throw new Error(`the Box disk could not be mounted: ${err.message}`);
@@ -46,6 +52,50 @@ export function removeBoxRootNow(root, mountDisk) {
     fs.rmSync(root, { recursive: true, force: true, maxRetries: 3 });
   } catch {
     // nothing more can be done while the process exits
+  }
+}
+
+/**
+ * A Box being created, for the exit path: `root` and `mountDisk` once its directory exists,
+ * `mounting` (the `mount` process) while its disk is mounted, `box` once the Box object exists
+ * (until the host lists it as live). Filled by makeBoxRoot and the registry's create.
+ * @typedef {{ root?: string, mountDisk?: boolean, mounting?: import('node:child_process').ChildProcess, box?: { removeNow(): void } }} BoxInMaking
+ */
+
+/**
+ * Removes what a Box being created holds, synchronously (process `exit`); never throws. A `mount`
+ * still running is killed and waited for (at most 1 s), so its tmpfs cannot land on the directory
+ * after the unmount.
+ * @param {BoxInMaking} making
+ */
+export function removeBoxInMakingNow(making) {
+  if (making.box) {
+    making.box.removeNow();
+    return;
+  }
+  if (making.root === undefined) return;
+  const mount = making.mounting;
+  if (mount && mount.exitCode === null && mount.signalCode === null) {
+    try {
+      mount.kill('SIGKILL');
+      const until = Date.now() + 1000;
+      // Not reaped while the process exits: gone or a zombie (state Z) means the mount is done.
+      while (Date.now() < until && !/^\d+ \(.*\) Z/.test(readProcStat(mount.pid))) Atomics.wait(PAUSE, 0, 0, 5);
+    } catch {
+      // already gone
+    }
+  }
+  removeBoxRootNow(making.root, making.mountDisk);
+}
+
+const PAUSE = new Int32Array(new SharedArrayBuffer(4));
+
+/** `/proc/<pid>/stat`, or a zombie's line when the process is gone. */
+function readProcStat(pid) {
+  try {
+    return fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return `${pid} (gone) Z`;
   }
 }
 

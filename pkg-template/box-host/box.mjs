@@ -57,14 +57,15 @@ export class Box {
    * `options`: { name, isolation ('bubblewrap'|'none'), networkDenied, env, timeoutMs, vcpus,
    * workDir (a Box path: the default cwd, bound read-write; default `/vercel/sandbox`), diskBytes
    * (its writable space when the host can mount a tmpfs, box-disk.mjs), spares (the host's
-   * BoxSpares: a network made ahead, box-spares.mjs) }.
+   * BoxSpares: a network made ahead, box-spares.mjs), making (a BoxInMaking, box-spares.mjs: what
+   * the host's exit path removes while the Box is being created) }.
    */
   static async create(parentDir, options) {
     const diskBytes = options.diskBytes ?? DEFAULT_DISK_BYTES;
     const diskMounted = options.features?.diskBound === true;
     let root;
     try {
-      root = await makeBoxRoot(parentDir, { diskBytes, mountDisk: diskMounted });
+      root = await makeBoxRoot(parentDir, { diskBytes, mountDisk: diskMounted, making: options.making });
     } catch (err) {
       throw new BoxRequestError(500, 'internal_error', err.message);
     }

@@ -3,8 +3,9 @@
 import { Box, BoxRequestError, MAX_TIMER_MS, checkEnv } from './box.mjs';
 import { BoxSlots, QueueRefused } from './box-queue.mjs';
 import { LogBudget } from './command.mjs';
-import { BoxSpares } from './box-spares.mjs';
+import { BoxSpares, removeBoxInMakingNow } from './box-spares.mjs';
 import { executionAuthority } from './isolation.mjs';
+import { removeOwnBoxDirsNow } from './stale-boxes.mjs';
 
 /** Stopped Boxes remembered for `GET` lookups (oldest forgotten first); they keep no output. */
 const STOPPED_MEMORY = 256;
@@ -47,6 +48,8 @@ export class BoxRegistry {
     this.isolation = isolation;
     this.maxBoxes = maxBoxes;
     this.live = new Map();
+    /** Boxes being created (BoxInMaking, box-spares.mjs): not live yet, removed by removeAllNow too. */
+    this.making = new Set();
     this.stopped = new Map();
     this.slots = new BoxSlots({ capacity: maxBoxes, maxQueued, maxWaitMs: maxQueueWaitMs });
     this.logBudget = new LogBudget(LOG_BUDGET_BYTES);
@@ -100,6 +103,8 @@ export class BoxRegistry {
       throw err;
     }
     let created = false;
+    const making = {};
+    this.making.add(making);
     try {
       if (nameTaken()) {
         throw new BoxRequestError(409, 'conflict', `a running sandbox is already named ${name}`);
@@ -119,7 +124,9 @@ export class BoxRegistry {
         features: this.features,
         diskBytes: this.diskBytes,
         spares: this.spares,
+        making,
       });
+      making.box = box;
       if (snapshotId !== undefined) {
         try {
           await this.snapshots.restore(snapshotId, box.workDirHost);
@@ -132,6 +139,7 @@ export class BoxRegistry {
       created = true;
       return box;
     } finally {
+      this.making.delete(making);
       // A created Box holds its slot until it stops (#forget).
       if (!created) this.slots.release();
     }
@@ -165,10 +173,16 @@ export class BoxRegistry {
     return found;
   }
 
-  /** Synchronously kills every live Box's processes and removes its directory (process `exit`). */
+  /**
+   * Synchronously kills every live Box's processes and removes its directory (process `exit`),
+   * and what the Boxes still being created hold (their directory, disk and `mount`); then every
+   * directory of this process left in the Box root (a create whose mkdtemp had not answered yet).
+   */
   removeAllNow() {
     this.spares?.closeNow();
+    for (const making of this.making) removeBoxInMakingNow(making);
     for (const box of this.live.values()) box.removeNow();
+    removeOwnBoxDirsNow(this.boxRoot);
   }
 
   /** Stops every live Box (whole process trees, directories removed). */

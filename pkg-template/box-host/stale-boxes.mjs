@@ -5,7 +5,7 @@
 // outlive the process and are only removed by the sweep at the next host start.
 import fs from 'node:fs';
 import path from 'node:path';
-import { isMountPoint, unmountBoxDisk } from './box-disk.mjs';
+import { isMountPoint, unmountBoxDisk, unmountBoxDiskNow } from './box-disk.mjs';
 
 /** Prefix of every Box directory name (older hosts used `vite-hub-box-XXXXXX`, without a pid). */
 export const BOX_DIR_PREFIX = 'vite-hub-box-';
@@ -78,4 +78,28 @@ export async function sweepStaleBoxDirs(boxRoot) {
     }),
   );
   return removed.sort();
+}
+
+/**
+ * Removes every directory of this process (`vite-hub-box-<own pid>-XXXXXX`) in `boxRoot`,
+ * unmounting a Box disk first, synchronously (process `exit`): the live Boxes' and those whose
+ * create had not told the host their directory yet (mkdtemp done, its answer not run). Never throws.
+ */
+export function removeOwnBoxDirsNow(boxRoot) {
+  let entries;
+  try {
+    entries = fs.readdirSync(boxRoot, { withFileTypes: true });
+  } catch {
+    return;
+  }
+  for (const entry of entries) {
+    if (!entry.isDirectory() || ownerPid(entry.name) !== process.pid) continue;
+    const dir = path.join(boxRoot, entry.name);
+    if (isMountPoint(dir)) unmountBoxDiskNow(dir);
+    try {
+      fs.rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
+    } catch {
+      // nothing more can be done while the process exits; the next host's sweep tries again
+    }
+  }
 }

@@ -69,6 +69,41 @@ for (const [how, stop] of [
   });
 }
 
+// A process that exits while a Box is still being created (its directory made, its disk being
+// mounted, its network starting; not yet a live Box) removes that directory and its mount too:
+// the host exits the moment the directory appears.
+const CREATING_CHILD = `
+import fs from 'node:fs';
+import { startBoxHost } from '@vite-hub/sandbox/box-host';
+const boxRoot = process.env.VHS_BOX_ROOT;
+const host = await startBoxHost({ boxRoot });
+fs.watch(boxRoot, () => process.exit(0));
+fetch(host.baseUrl + '/v3/sandboxes', {
+  method: 'POST',
+  headers: { authorization: 'Bearer ' + host.token, 'content-type': 'application/json' },
+  body: JSON.stringify({ projectId: 'p', ports: [], networkPolicy: { mode: 'allow-all' } }),
+}).catch(() => {});
+`;
+
+test('process.exit() while a Box is still being created leaves neither its directory nor its mount', async (t) => {
+  for (let round = 0; round < 3; round += 1) {
+    const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'vhs-exit-'));
+    t.after(() => fs.rmSync(scratch, { recursive: true, force: true }));
+    const proc = spawn(process.execPath, ['--input-type=module', '-e', CREATING_CHILD], {
+      cwd: path.dirname(new URL(import.meta.url).pathname),
+      env: { ...process.env, VHS_BOX_ROOT: scratch },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    proc.stderr.on('data', (chunk) => (stderr += chunk));
+    const exited = await new Promise((resolve) => proc.once('exit', (code, signal) => resolve(code ?? signal)));
+    assert.equal(exited, 0, stderr);
+    const mounted = fs.readFileSync('/proc/self/mountinfo', 'utf8').split('\n').filter((line) => line.split(' ')[4]?.startsWith(`${scratch}/`));
+    assert.deepEqual(mounted, [], 'no Box disk left mounted');
+    assert.deepEqual(boxDirs(scratch), [], `round ${round}`);
+  }
+});
+
 // Nitro runs the server code (and so the in-process Box host) in a worker thread. When the main
 // thread calls process.exit(), a worker's `exit` listeners never run (a Node limitation), so the
 // Box directory stays behind; bubblewrap's --die-with-parent still ends the Box processes. The
