@@ -4,7 +4,7 @@
 //! Pure: the JS glue reads `process.env` (or a Worker's env) and passes it here as a plain map;
 //! this module never reads the environment itself.
 
-use std::collections::BTreeMap;
+use crate::env_map::EnvMap;
 
 use serde::Deserialize;
 
@@ -75,7 +75,7 @@ pub struct SandboxConfig {
     pub transfer: TransferOverrides,
     /// Environment snapshot, given by the JS glue (never read from the process here).
     #[serde(default)]
-    pub env: BTreeMap<String, String>,
+    pub env: EnvMap,
     /// Whether a handler error's Response keeps the thrown error's `stack` (`details.stack`).
     /// Default `false`: the Response keeps its `message` and `name` only (what production sends).
     pub debug: Option<bool>,

@@ -21,6 +21,7 @@ pub mod config_read;
 pub mod definition;
 #[cfg(any(feature = "tooling", test))]
 pub mod discovery;
+pub mod env_map;
 pub mod error;
 #[cfg(any(feature = "tooling", test))]
 pub mod facts;

@@ -9,7 +9,7 @@
 //! (the Box session).
 
 use std::cell::RefCell;
-use std::collections::BTreeMap;
+use crate::env_map::EnvMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
@@ -202,7 +202,7 @@ fn read_command(command: &JsValue, args: &JsValue, options: &JsValue, what: &str
         Some(cwd)
     };
     let env_value = option(options, "env", &opts)?;
-    let mut env = BTreeMap::new();
+    let mut env = EnvMap::new();
     if !env_value.is_undefined() {
         if !env_value.is_object() || js_sys::Array::is_array(&env_value) {
             return Err(invalid(format!("{opts} env must be an object of strings")));

@@ -4,7 +4,7 @@
 //! Provider layer, pure. Names follow the contract note (vitehub-sandbox-contract.md §1.2, §1.4,
 //! §6.1): `binding`, `sandboxId`, `sleepAfter`, `keepAlive`, `normalizeId`.
 
-use std::collections::BTreeMap;
+use crate::env_map::EnvMap;
 
 use serde::Deserialize;
 
@@ -124,7 +124,7 @@ impl CloudflareOptions {
     /// # Errors
     /// `SANDBOX_INVALID_ARGUMENT` for a `sandboxId` the SDK would refuse, a malformed
     /// `sleepAfter`, or only one of `SANDBOX_LOCAL_URL` / `SANDBOX_LOCAL_TOKEN`.
-    pub fn resolve(&self, env: &BTreeMap<String, String>) -> Result<CloudflareSettings> {
+    pub fn resolve(&self, env: &EnvMap) -> Result<CloudflareSettings> {
         let normalize_id = self.normalize_id.unwrap_or(false);
         let sandbox_id = match &self.sandbox_id {
             Some(id) => Some(box_id_from(id, normalize_id).map_err(|m| invalid(format!("cloudflare.sandboxId {m}")))?),
@@ -259,7 +259,7 @@ mod tests {
 
     #[test]
     fn defaults() {
-        let settings = CloudflareOptions::default().resolve(&BTreeMap::new()).unwrap();
+        let settings = CloudflareOptions::default().resolve(&EnvMap::new()).unwrap();
         assert_eq!(settings.binding, "SANDBOX");
         assert_eq!(settings.sandbox_id, None);
         assert_eq!(settings.sleep_after, serde_json::json!("5m"));
@@ -271,10 +271,10 @@ mod tests {
         let o = options(
             serde_json::json!({"binding": "BOXES", "sandboxId": "MyBox", "sleepAfter": 90, "keepAlive": true, "normalizeId": true}),
         );
-        let s = o.resolve(&BTreeMap::new()).unwrap();
+        let s = o.resolve(&EnvMap::new()).unwrap();
         assert_eq!((s.binding.as_str(), s.sandbox_id.as_deref(), s.keep_alive), ("BOXES", Some("mybox"), true));
         assert_eq!(s.sleep_after, serde_json::json!(90));
-        let s = options(serde_json::json!({"sandboxId": "MyBox"})).resolve(&BTreeMap::new()).unwrap();
+        let s = options(serde_json::json!({"sandboxId": "MyBox"})).resolve(&EnvMap::new()).unwrap();
         assert_eq!(s.sandbox_id.as_deref(), Some("MyBox"), "kept as given without normalizeId");
     }
 
@@ -293,11 +293,11 @@ mod tests {
             serde_json::json!(1.5),
             serde_json::json!(true),
         ] {
-            let e = options(serde_json::json!({"sleepAfter": bad})).resolve(&BTreeMap::new()).unwrap_err();
+            let e = options(serde_json::json!({"sleepAfter": bad})).resolve(&EnvMap::new()).unwrap_err();
             assert_eq!(e.code(), ErrorCode::InvalidArgument, "{bad}");
         }
         for good in ["30s", "10m", "1h"] {
-            assert!(options(serde_json::json!({"sleepAfter": good})).resolve(&BTreeMap::new()).is_ok());
+            assert!(options(serde_json::json!({"sleepAfter": good})).resolve(&EnvMap::new()).is_ok());
         }
     }
 
@@ -311,7 +311,7 @@ mod tests {
         assert!(box_id_from("a-b", false).is_ok());
         assert!(box_id_from("API", false).is_err() && box_id_from("workers", true).is_err());
         assert_eq!(box_id_from("MixedCase", true).unwrap(), "mixedcase");
-        let e = options(serde_json::json!({"sandboxId": "-x"})).resolve(&BTreeMap::new()).unwrap_err();
+        let e = options(serde_json::json!({"sandboxId": "-x"})).resolve(&EnvMap::new()).unwrap_err();
         assert!(e.message().contains("cloudflare.sandboxId"), "{}", e.message());
     }
 
@@ -332,7 +332,7 @@ mod tests {
 
     #[test]
     fn the_local_host_needs_both_variables() {
-        let env = |pairs: &[(&str, &str)]| pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<BTreeMap<_, _>>();
+        let env = |pairs: &[(&str, &str)]| pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<EnvMap>();
         let s = CloudflareOptions::default()
             .resolve(&env(&[("SANDBOX_LOCAL_URL", "http://127.0.0.1:9"), ("SANDBOX_LOCAL_TOKEN", "t")]))
             .unwrap();

@@ -17,7 +17,7 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::json_read::{self, nested, optional, optional_string, required, string, strings};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
-use std::collections::BTreeMap;
+use crate::env_map::EnvMap;
 
 /// Body of `POST /v3/sandboxes` (or `/v2/sandboxes` when `runtime` is set).
 ///
@@ -47,7 +47,7 @@ pub struct CreateSandboxRequest {
     pub network_policy: Option<Value>,
     /// Environment of every command in the sandbox. Values may be secrets.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub env: Option<BTreeMap<String, String>>,
+    pub env: Option<EnvMap>,
     /// Whether the sandbox keeps its files across sessions (server default: persistent).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub persistent: Option<bool>,
@@ -155,7 +155,7 @@ pub struct RunCommandRequest {
     pub cwd: Option<String>,
     /// Per-command environment (`{}` by default). Values may be secrets.
     #[serde(default)]
-    pub env: BTreeMap<String, String>,
+    pub env: EnvMap,
     /// Run as root.
     #[serde(default)]
     pub sudo: bool,
@@ -458,7 +458,7 @@ mod tests {
             timeout: Some(60_000),
             runtime: Some("node22".into()),
             network_policy: Some(json!({"mode": "deny-all"})),
-            env: Some(BTreeMap::from([("A".into(), "1".into())])),
+            env: Some(EnvMap::from([("A".into(), "1".into())])),
             persistent: Some(false),
             source: Some(json!({"type": "snapshot", "snapshotId": "snap_1"})),
             name: Some("vitehub-prepared-ab".into()),
@@ -501,7 +501,7 @@ mod tests {
             command: "node".into(),
             args: vec!["run.mjs".into(), "arg1".into()],
             cwd: Some("/vercel/sandbox".into()),
-            env: BTreeMap::from([("A".into(), "1".into())]),
+            env: EnvMap::from([("A".into(), "1".into())]),
             sudo: false,
             wait: Some(true),
             logs: Some(true),
