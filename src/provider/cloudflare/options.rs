@@ -87,7 +87,7 @@ impl<'de> Deserialize<'de> for CloudflareOptions {
 impl CloudflareOptions {
     /// Reads the options object; the message names the key that is wrong.
     pub fn from_value(value: &serde_json::Value) -> std::result::Result<CloudflareOptions, String> {
-        let object = value.as_object().ok_or_else(|| format!("cloudflare must be an object, got {value}"))?;
+        let object = value.as_object().ok_or_else(|| format!("cloudflare must be an object, got {}", crate::error::json_text(value)))?;
         let mut options = CloudflareOptions::default();
         for (key, item) in object {
             let text = || item.as_str().map(str::to_owned).ok_or_else(|| format!("cloudflare.{key} must be a string"));
@@ -170,7 +170,8 @@ fn check_sleep_after(value: &serde_json::Value) -> Result<serde_json::Value> {
         Ok(value.clone())
     } else {
         Err(invalid(format!(
-            "cloudflare.sleepAfter is {value}; expected a positive number of seconds or a string like \"30s\", \"5m\", \"1h\""
+            "cloudflare.sleepAfter is {}; expected a positive number of seconds or a string like \"30s\", \"5m\", \"1h\"",
+            crate::error::json_text(value)
         )))
     }
 }
