@@ -65,3 +65,10 @@ pub mod runtime_config;
 pub mod sys;
 
 pub use error::{Error, ErrorCode, Result};
+
+/// The wasm allocator: Talc instead of Rust's default dlmalloc, a few KB smaller in each module
+/// (docs/internals.md "Runtime size"); its heap grows the wasm memory as dlmalloc's did. wasm is
+/// single-threaded here (no `atomics`).
+#[cfg(all(target_arch = "wasm32", not(target_feature = "atomics")))]
+#[global_allocator]
+static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
