@@ -28,6 +28,7 @@ pub mod facts;
 pub mod harness;
 pub mod http;
 pub mod json_read;
+pub mod json_write;
 #[cfg(any(feature = "tooling", test))]
 pub mod plugin;
 pub mod provider;

@@ -234,7 +234,7 @@ fn call_options(options: &JsValue) -> Result<CallOptions> {
     for key in keys.iter() {
         let key = key.as_string().unwrap_or_else(|| "a symbol".to_owned());
         if !matches!(key.as_str(), "context" | "signal" | "sandboxId" | "onLog") {
-            return Err(invalid(format!("unknown runSandbox option {key:?}; expected context, signal, sandboxId or onLog")));
+            return Err(invalid(format!("unknown runSandbox option {key}; expected context, signal, sandboxId or onLog", key = crate::error::quoted(&key))));
         }
     }
     // onLog is the glue's (run-handle.mjs calls it per line); here it is only checked.

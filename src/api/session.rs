@@ -67,7 +67,7 @@ fn check_keys(options: &JsValue, allowed: &[&str], what: &str) -> Result<()> {
     for key in keys.iter() {
         let key = key.as_string().unwrap_or_else(|| "a symbol".to_owned());
         if !allowed.contains(&key.as_str()) {
-            return Err(invalid(format!("unknown {what} key {key:?}; expected {}", allowed.join(", "))));
+            return Err(invalid(format!("unknown {what} key {key}; expected {}", allowed.join(", "), key = crate::error::quoted(&key))));
         }
     }
     Ok(())
@@ -212,9 +212,9 @@ fn read_command(command: &JsValue, args: &JsValue, options: &JsValue, what: &str
             let name = key.as_string().ok_or_else(|| invalid(format!("{opts} env has a symbol key")))?;
             session::check_env_name(&name)?;
             let value = Reflect::get(&env_value, &key).map_err(|e| invalid(format!("{opts} env could not be read: {}", js_message(&e))))?;
-            let value = value.as_string().ok_or_else(|| invalid(format!("{opts} env {name:?} must be a string")))?;
+            let value = value.as_string().ok_or_else(|| invalid(format!("{opts} env {name} must be a string", name = crate::error::quoted(&name))))?;
             if value.contains('\0') {
-                return Err(invalid(format!("{opts} env {name:?} must not contain a NUL character")));
+                return Err(invalid(format!("{opts} env {name} must not contain a NUL character", name = crate::error::quoted(&name))));
             }
             env.insert(name, value);
         }
@@ -261,7 +261,7 @@ fn signal_number(value: &JsValue) -> Result<u8> {
             "SIGTERM" => Ok(15),
             "SIGCONT" => Ok(18),
             "SIGSTOP" => Ok(19),
-            _ => Err(invalid(format!("kill(signal): unknown signal {name:?}; use SIGTERM, SIGKILL, SIGINT, SIGHUP, SIGQUIT, SIGCONT, SIGSTOP or a number"))),
+            _ => Err(invalid(format!("kill(signal): unknown signal {name}; use SIGTERM, SIGKILL, SIGINT, SIGHUP, SIGQUIT, SIGCONT, SIGSTOP or a number", name = crate::error::quoted(&name)))),
         };
     }
     match value.as_f64() {

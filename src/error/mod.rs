@@ -587,15 +587,7 @@ pub fn bound_message(text: &str) -> String {
 /// A text as a JSON string literal, for messages (`a"b` → `"a\"b"`): names, paths and values
 /// are quoted this way in every error message.
 pub fn quoted(text: &str) -> String {
-    json_text(&serde_json::Value::from(text))
-}
-
-/// `value` as compact JSON text, the text its `Display` writes. Written through
-/// `serde_json::to_string` (the `Vec<u8>` writer every JSON body already uses): `Display` links
-/// two more copies of the `Value` writer (compact and pretty) into the runtime wasm.
-pub fn json_text(value: &serde_json::Value) -> String {
-    // Cannot fail: a `Value`'s keys are strings and a `Vec` takes every byte.
-    serde_json::to_string(value).unwrap_or_default()
+    crate::json_write::text(&serde_json::Value::from(text))
 }
 
 #[cfg(test)]
@@ -604,10 +596,7 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn json_text_is_what_display_writes() {
-        for value in [json!(null), json!(1.5), json!(-0.0), json!(1e300), json!(u64::MAX), json!("a\"b\\\n\u{1}é😀"), json!({"z": [1, {"a": true}], "a": "x"})] {
-            assert_eq!(json_text(&value), value.to_string());
-        }
+    fn quoted_is_a_json_string_literal() {
         assert_eq!(quoted("a\"b"), "\"a\\\"b\"");
     }
 

@@ -87,7 +87,7 @@ impl<'de> Deserialize<'de> for CloudflareOptions {
 impl CloudflareOptions {
     /// Reads the options object; the message names the key that is wrong.
     pub fn from_value(value: &serde_json::Value) -> std::result::Result<CloudflareOptions, String> {
-        let object = value.as_object().ok_or_else(|| format!("cloudflare must be an object, got {}", crate::error::json_text(value)))?;
+        let object = value.as_object().ok_or_else(|| format!("cloudflare must be an object, got {}", crate::json_write::text(value)))?;
         let mut options = CloudflareOptions::default();
         for (key, item) in object {
             let text = || item.as_str().map(str::to_owned).ok_or_else(|| format!("cloudflare.{key} must be a string"));
@@ -171,7 +171,7 @@ fn check_sleep_after(value: &serde_json::Value) -> Result<serde_json::Value> {
     } else {
         Err(invalid(format!(
             "cloudflare.sleepAfter is {}; expected a positive number of seconds or a string like \"30s\", \"5m\", \"1h\"",
-            crate::error::json_text(value)
+            crate::json_write::text(value)
         )))
     }
 }
@@ -185,10 +185,10 @@ pub fn box_id_from(id: &str, normalize_id: bool) -> std::result::Result<String, 
         return Err(format!("must be 1 to {MAX_BOX_ID_CHARS} characters long; got {chars}"));
     }
     if id.starts_with('-') || id.ends_with('-') {
-        return Err(format!("{id:?} must not start or end with a hyphen"));
+        return Err(format!("{id} must not start or end with a hyphen", id = crate::error::quoted(&id)));
     }
     if RESERVED_IDS.contains(&id.to_ascii_lowercase().as_str()) {
-        return Err(format!("{id:?} is a reserved name"));
+        return Err(format!("{id} is a reserved name", id = crate::error::quoted(&id)));
     }
     Ok(id)
 }
