@@ -105,3 +105,14 @@ pub async fn sleep(ms: f64) {
     let (promise, _handle) = sleep_promise(ms);
     let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
 }
+
+/// A future of a JS value, boxed: every Promise the crate makes from a future (the exports, a
+/// Run's work) is made by one instantiation of `future_to_promise` ([`js_promise`]); each
+/// `#[wasm_bindgen] async fn` export or further future type would add its own copy
+/// (docs/internals.md "Runtime size").
+pub type JsResultFuture = std::pin::Pin<Box<dyn std::future::Future<Output = Result<JsValue, JsValue>>>>;
+
+/// The Promise of `future`: it resolves with its `Ok` value and rejects with its `Err` value.
+pub fn js_promise(future: JsResultFuture) -> js_sys::Promise {
+    wasm_bindgen_futures::future_to_promise(future)
+}

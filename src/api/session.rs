@@ -17,7 +17,6 @@ use std::rc::Rc;
 use js_sys::{Object, Promise, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use wasm_bindgen_futures::future_to_promise;
 use web_sys::AbortSignal;
 
 use super::definition_object::get;
@@ -37,14 +36,7 @@ fn invalid(message: impl Into<String>) -> Error {
     Error::new(ErrorCode::InvalidArgument, message.into())
 }
 
-/// A future of a JS value, boxed: every Promise of the Session exports is made by one
-/// instantiation of `future_to_promise` (wasm size).
-pub(super) type JsResultFuture = Pin<Box<dyn Future<Output = std::result::Result<JsValue, JsValue>>>>;
-
-/// The Promise of `future`.
-pub(super) fn js_promise(future: JsResultFuture) -> Promise {
-    future_to_promise(future)
-}
+pub(super) use crate::sys::js_promise;
 
 /// A Promise of `future`; its error rejects as a `SandboxError`.
 fn promise(future: Pin<Box<dyn Future<Output = Result<JsValue>>>>) -> Promise {
