@@ -1,5 +1,6 @@
 //! Every `extern "C"` binding of the crate: global `fetch`, timers, `crypto.getRandomValues`, the
-//! duck-typed `fetch(Request)` target and the Durable Object namespace and stub. No logic lives here.
+//! duck-typed `fetch(Request)` target and the Durable Object namespace and stub; and the one way a
+//! future becomes a JS Promise ([`js_promise`]). No logic lives here.
 //!
 //! These globals exist in Node 20+, workerd and browsers; nothing here touches `window` or Node APIs.
 
