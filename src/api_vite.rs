@@ -1,7 +1,7 @@
 //! wasm exports for the Vite plugin (`pkg-template/build/vite.mjs`): decode, call [`crate::plugin`],
 //! encode. No rule lives here.
 
-use std::collections::BTreeMap;
+use crate::env_map::EnvMap;
 
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
@@ -17,7 +17,7 @@ struct PluginConfigRequest {
     #[serde(default)]
     vite: serde_json::Value,
     #[serde(default)]
-    env: BTreeMap<String, String>,
+    env: EnvMap,
 }
 
 #[derive(Serialize)]

@@ -3,7 +3,7 @@
 //! Pure value types shared by the Run, the Session and the providers. No provider vocabulary here: each
 //! provider's `wire` module maps these to its request shapes.
 
-use std::collections::BTreeMap;
+use crate::env_map::EnvMap;
 
 /// One process to start in a Box: `program` with `args` as argv (no shell).
 ///
@@ -21,7 +21,7 @@ pub struct Command {
     pub cwd: Option<String>,
     /// Extra environment variables, merged over the Box environment. Values may be secrets:
     /// never log them or put them in an error.
-    pub env: BTreeMap<String, String>,
+    pub env: EnvMap,
     /// Kill the process after this many ms; `None` = no per-Command timeout.
     pub timeout_ms: Option<u64>,
     /// Bytes of stdout kept in the [`CommandOutcome`] (the last ones); 0 keeps nothing.

@@ -4,7 +4,7 @@
 //! Pure: the JS glue reads `process.env` (or a Worker's env) and passes it here as a plain map;
 //! this module never reads the environment itself.
 
-use std::collections::BTreeMap;
+use crate::env_map::EnvMap;
 
 use serde::Deserialize;
 
@@ -31,13 +31,14 @@ pub fn missing_binding_error(binding: &str) -> Error {
     Error::new(
         ErrorCode::ProviderRequired,
         format!(
-            "the cloudflare provider needs the Durable Object binding {binding:?} in the Worker env: pass the Worker's env \
+            "the cloudflare provider needs the Durable Object binding {quoted_binding} in the Worker env: pass the Worker's env \
              (configureSandbox({{ provider: \"cloudflare\", env }})) and declare the binding in wrangler.toml: \
              [[durable_objects.bindings]] name = \"{binding}\" class_name = \"Sandbox\"; \
              [[migrations]] tag = \"v1\" new_sqlite_classes = [\"Sandbox\"]; \
              [[containers]] class_name = \"Sandbox\" image = \"docker.io/cloudflare/sandbox:0.12.10\"; \
              and export {{ Sandbox }} from \"@cloudflare/sandbox\" in the Worker entry \
-             (or set SANDBOX_LOCAL_URL and SANDBOX_LOCAL_TOKEN for the local Box host)"
+             (or set SANDBOX_LOCAL_URL and SANDBOX_LOCAL_TOKEN for the local Box host)",
+            quoted_binding = crate::error::quoted(binding)
         ),
     )
     .with_provider(ProviderKind::Cloudflare)
@@ -75,7 +76,7 @@ pub struct SandboxConfig {
     pub transfer: TransferOverrides,
     /// Environment snapshot, given by the JS glue (never read from the process here).
     #[serde(default)]
-    pub env: BTreeMap<String, String>,
+    pub env: EnvMap,
     /// Whether a handler error's Response keeps the thrown error's `stack` (`details.stack`).
     /// Default `false`: the Response keeps its `message` and `name` only (what production sends).
     pub debug: Option<bool>,
@@ -105,7 +106,7 @@ pub struct TransferOverrides {
 fn limit_value(name: &str, value: &serde_json::Value) -> Result<u64> {
     let max = crate::transfer::limits::MAX_LIMIT_VALUE;
     value.as_u64().filter(|v| (1..=max).contains(v)).ok_or_else(|| {
-        Error::new(ErrorCode::InvalidArgument, format!("transfer.{name} must be a positive integer <= {max} (got {value})"))
+        Error::new(ErrorCode::InvalidArgument, format!("transfer.{name} must be a positive integer <= {max} (got {})", crate::json_write::text(value)))
     })
 }
 
@@ -168,7 +169,7 @@ fn check_base_url(url: Option<&str>, what: &str) -> Result<()> {
     if host.is_some_and(|h| !h.is_empty() && !h.contains(char::is_whitespace)) && !url.contains(char::is_whitespace) {
         return Ok(());
     }
-    Err(Error::new(ErrorCode::InvalidArgument, format!("{what} must be an absolute http:// or https:// URL with a host, got {url:?}")))
+    Err(Error::new(ErrorCode::InvalidArgument, format!("{what} must be an absolute http:// or https:// URL with a host, got {url}", url = crate::error::quoted(url))))
 }
 
 fn non_empty(value: Option<&String>) -> Option<String> {
@@ -194,7 +195,7 @@ impl SandboxConfig {
     pub fn check_explicit(&self) -> Result<()> {
         if let Some(name) = non_empty(self.provider.as_ref()) {
             if ProviderKind::parse(&name).is_none() {
-                return Err(Error::new(ErrorCode::InvalidArgument, format!("config provider is {name:?}; expected \"vercel\", \"cloudflare\" or \"local\"")));
+                return Err(Error::new(ErrorCode::InvalidArgument, format!("config provider is {name}; expected \"vercel\", \"cloudflare\" or \"local\"", name = crate::error::quoted(&name))));
             }
         }
         check_base_url(self.local.base_url.as_deref(), "local.baseUrl")?;
@@ -216,7 +217,7 @@ impl SandboxConfig {
             return ProviderKind::parse(&name).ok_or_else(|| {
                 Error::new(
                     ErrorCode::InvalidArgument,
-                    format!("{origin} is {name:?}; expected \"vercel\", \"cloudflare\" or \"local\""),
+                    format!("{origin} is {name}; expected \"vercel\", \"cloudflare\" or \"local\"", name = crate::error::quoted(&name)),
                 )
             });
         }

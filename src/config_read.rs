@@ -12,7 +12,7 @@
 //!
 //! Pure.
 
-use std::collections::BTreeMap;
+use crate::env_map::EnvMap;
 
 use serde_json::{Map, Value};
 
@@ -97,9 +97,9 @@ fn transfer(value: &Value) -> Result<TransferOverrides, String> {
     Ok(overrides)
 }
 
-fn env(value: &Value) -> Result<BTreeMap<String, String>, String> {
+fn env(value: &Value) -> Result<EnvMap, String> {
     let map = value.as_object().ok_or_else(|| invalid("env", "an object of strings", value))?;
-    let mut env = BTreeMap::new();
+    let mut env = EnvMap::new();
     for (name, item) in map {
         let text = item.as_str().ok_or_else(|| invalid(&format!("env.{name}"), "a string", item))?;
         env.insert(name.clone(), text.to_owned());

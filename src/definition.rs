@@ -143,7 +143,7 @@ pub fn validate_name(name: &str) -> Result<()> {
         .chars()
         .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '/')))
     {
-        format!("it contains the character {}", Value::from(c.to_string()))
+        format!("it contains the character {}", crate::error::quoted(&c.to_string()))
     } else {
         return Ok(());
     };
@@ -340,7 +340,7 @@ impl Definition {
         let timeout_ms = match &source.timeout {
             None => manifest_timeout,
             Some(value) => timeout_value_ms(value).ok_or_else(|| {
-                invalid(format!("timeout must be a positive integer <= {MAX_TIMEOUT_MS} (milliseconds), got {value}."))
+                invalid(format!("timeout must be a positive integer <= {MAX_TIMEOUT_MS} (milliseconds), got {}.", crate::json_write::text(value)))
             })?,
         };
 

@@ -21,12 +21,14 @@ pub mod config_read;
 pub mod definition;
 #[cfg(any(feature = "tooling", test))]
 pub mod discovery;
+pub mod env_map;
 pub mod error;
 #[cfg(any(feature = "tooling", test))]
 pub mod facts;
 pub mod harness;
 pub mod http;
 pub mod json_read;
+pub mod json_write;
 #[cfg(any(feature = "tooling", test))]
 pub mod plugin;
 pub mod provider;
@@ -64,3 +66,10 @@ pub mod runtime_config;
 pub mod sys;
 
 pub use error::{Error, ErrorCode, Result};
+
+/// The wasm allocator: Talc instead of Rust's default dlmalloc, a few KB smaller in each module
+/// (docs/internals.md "Runtime size"); its heap grows the wasm memory as dlmalloc's did. wasm is
+/// single-threaded here (no `atomics`).
+#[cfg(all(target_arch = "wasm32", not(target_feature = "atomics")))]
+#[global_allocator]
+static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();

@@ -10,6 +10,8 @@
 
 use std::collections::BTreeMap;
 
+use crate::env_map::EnvMap;
+
 use serde_json::{Map, Value};
 
 use crate::config::SandboxConfig;
@@ -134,7 +136,7 @@ fn reject_url_secrets(layer: &Map<String, Value>, origin: &str) -> Result<()> {
 pub fn resolve_plugin_config(
     plugin: &Value,
     vite: &Value,
-    env: &BTreeMap<String, String>,
+    env: &EnvMap,
 ) -> Result<PluginConfig> {
     let mut merged = Value::Object(Map::new());
     for (layer, origin) in [
@@ -210,7 +212,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn env(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    fn env(pairs: &[(&str, &str)]) -> EnvMap {
         pairs
             .iter()
             .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))

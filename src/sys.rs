@@ -1,5 +1,6 @@
 //! Every `extern "C"` binding of the crate: global `fetch`, timers, `crypto.getRandomValues`, the
-//! duck-typed `fetch(Request)` target and the Durable Object namespace and stub. No logic lives here.
+//! duck-typed `fetch(Request)` target and the Durable Object namespace and stub; and the one way a
+//! future becomes a JS Promise ([`js_promise`]). No logic lives here.
 //!
 //! These globals exist in Node 20+, workerd and browsers; nothing here touches `window` or Node APIs.
 
@@ -104,4 +105,15 @@ pub fn sleep_promise(ms: f64) -> (js_sys::Promise, JsValue) {
 pub async fn sleep(ms: f64) {
     let (promise, _handle) = sleep_promise(ms);
     let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
+}
+
+/// A future of a JS value, boxed: every Promise the crate makes from a future (the exports, a
+/// Run's work) is made by one instantiation of `future_to_promise` ([`js_promise`]); each
+/// `#[wasm_bindgen] async fn` export or further future type would add its own copy
+/// (docs/internals.md "Runtime size").
+pub type JsResultFuture = std::pin::Pin<Box<dyn std::future::Future<Output = Result<JsValue, JsValue>>>>;
+
+/// The Promise of `future`: it resolves with its `Ok` value and rejects with its `Err` value.
+pub fn js_promise(future: JsResultFuture) -> js_sys::Promise {
+    wasm_bindgen_futures::future_to_promise(future)
 }

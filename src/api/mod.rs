@@ -170,8 +170,10 @@ pub fn set_local_box_host_starter(starter: Option<js_sys::Function>) {
 /// `Server-Timing`. Idempotent. Rejects with `SANDBOX_PROVIDER_REQUIRED` where no starter is
 /// registered (outside Node) and `SANDBOX_PROVIDER_UNAVAILABLE` when the start failed.
 #[wasm_bindgen(js_name = warmUpLocalBoxHost)]
-pub async fn warm_up_local_box_host() -> std::result::Result<(), JsValue> {
-    host::in_process_host().await.map(|_| ()).map_err(|error| crate::error::js::to_js_error(&error))
+pub fn warm_up_local_box_host() -> js_sys::Promise {
+    session::js_promise(Box::pin(async move {
+        host::in_process_host().await.map(|_| JsValue::UNDEFINED).map_err(|error| crate::error::js::to_js_error(&error))
+    }))
 }
 
 /// Forgets the in-process local Box host (after the Node entry closed it); the next Run that needs
@@ -239,7 +241,7 @@ fn call_options(options: &JsValue) -> Result<CallOptions> {
     for key in keys.iter() {
         let key = key.as_string().unwrap_or_else(|| "a symbol".to_owned());
         if !matches!(key.as_str(), "context" | "signal" | "sandboxId" | "onLog") {
-            return Err(invalid(format!("unknown runSandbox option {key:?}; expected context, signal, sandboxId or onLog")));
+            return Err(invalid(format!("unknown runSandbox option {key}; expected context, signal, sandboxId or onLog", key = crate::error::quoted(&key))));
         }
     }
     // onLog is the glue's (run-handle.mjs calls it per line); here it is only checked.
@@ -267,6 +269,11 @@ fn call_options(options: &JsValue) -> Result<CallOptions> {
 /// after the Response (giving the Box back) and failures there. The Response comes before the
 /// Box is given back.
 #[wasm_bindgen(js_name = runSandbox)]
+pub fn run_sandbox_export(name: JsValue, payload: JsValue, options: JsValue, events: JsValue) -> js_sys::Promise {
+    session::js_promise(Box::pin(async move { run_sandbox(name, payload, options, events).await.map(JsValue::from) }))
+}
+
+/// [`run_sandbox_export`]'s Run, for the exports that answer with its Response (the runner's `run`).
 pub async fn run_sandbox(name: JsValue, payload: JsValue, options: JsValue, events: JsValue) -> std::result::Result<web_sys::Response, JsValue> {
     let mut timing = ServerTiming::start();
     let prepared = prepare_run(&name, &options, events.clone()).await;
@@ -313,7 +320,11 @@ pub(super) fn optional_signal(value: JsValue, what: &str) -> Result<Option<Abort
 /// `SANDBOX_INVALID_ARGUMENT` for a non-string or empty id; the close's failure
 /// (`SANDBOX_TRANSPORT_ERROR`, `SANDBOX_RUNTIME_ERROR` when it takes over 15 s).
 #[wasm_bindgen(js_name = closeSandbox)]
-pub async fn close_sandbox(sandbox_id: JsValue, options: JsValue) -> Result<bool> {
+pub fn close_sandbox(sandbox_id: JsValue, options: JsValue) -> js_sys::Promise {
+    session::js_promise(Box::pin(async move { Ok(close_kept_sandbox(sandbox_id, options).await?.into()) }))
+}
+
+async fn close_kept_sandbox(sandbox_id: JsValue, options: JsValue) -> Result<bool> {
     let id = sandbox_id.as_string().filter(|id| !id.is_empty()).ok_or_else(|| invalid("closeSandbox(sandboxId) expects a non-empty string"))?;
     let signal = if options.is_object() { optional_signal(get(&options, "signal", "closeSandbox options")?, "closeSandbox option signal")? } else { None };
     let resolved = runtime_config()?;

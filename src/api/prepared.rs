@@ -1,9 +1,10 @@
 //! `listPreparedProjects()` and `dropPreparedProject(digest)`: what the configured provider keeps
 //! as prepared projects (see [`crate::run::prepared`]) and how to remove them.
 
-use js_sys::{Array, Object, Reflect};
+use js_sys::{Array, Object, Promise, Reflect};
 use wasm_bindgen::prelude::*;
 
+use super::session::js_promise;
 use super::{invalid, runtime_config};
 use crate::error::{Error, Result};
 use crate::run::prepared::{forget, prepared_name};
@@ -17,7 +18,11 @@ use crate::run::prepared::{forget, prepared_name};
 /// `SANDBOX_PROVIDER_REQUIRED` without a provider, `SANDBOX_TRANSPORT_ERROR` /
 /// `SANDBOX_PROVIDER_UNAVAILABLE` when the list request fails.
 #[wasm_bindgen(js_name = listPreparedProjects)]
-pub async fn list_prepared_projects() -> Result<Array> {
+pub fn list_prepared_projects() -> Promise {
+    js_promise(Box::pin(async move { Ok(list_prepared().await?.into()) }))
+}
+
+async fn list_prepared() -> Result<Array> {
     let resolved = runtime_config()?;
     let provider = resolved.provider.as_ref().map_err(Error::to_public)?;
     provider.ensure_ready().await?;
@@ -41,7 +46,11 @@ pub async fn list_prepared_projects() -> Result<Array> {
 /// Rejects with `SANDBOX_INVALID_ARGUMENT` for a digest that is not 64 hex chars, and as
 /// [`list_prepared_projects`] for the provider's failures.
 #[wasm_bindgen(js_name = dropPreparedProject)]
-pub async fn drop_prepared_project(digest: JsValue) -> Result<u32> {
+pub fn drop_prepared_project(digest: JsValue) -> Promise {
+    js_promise(Box::pin(async move { Ok(drop_prepared(digest).await?.into()) }))
+}
+
+async fn drop_prepared(digest: JsValue) -> Result<u32> {
     let digest = digest
         .as_string()
         .filter(|d| d.len() == 64 && d.bytes().all(|b| b.is_ascii_hexdigit()))

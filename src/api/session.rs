@@ -9,7 +9,7 @@
 //! (the Box session).
 
 use std::cell::RefCell;
-use std::collections::BTreeMap;
+use crate::env_map::EnvMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
@@ -17,7 +17,6 @@ use std::rc::Rc;
 use js_sys::{Object, Promise, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use wasm_bindgen_futures::future_to_promise;
 use web_sys::AbortSignal;
 
 use super::definition_object::get;
@@ -37,14 +36,7 @@ fn invalid(message: impl Into<String>) -> Error {
     Error::new(ErrorCode::InvalidArgument, message.into())
 }
 
-/// A future of a JS value, boxed: every Promise of the Session exports is made by one
-/// instantiation of `future_to_promise` (wasm size).
-pub(super) type JsResultFuture = Pin<Box<dyn Future<Output = std::result::Result<JsValue, JsValue>>>>;
-
-/// The Promise of `future`.
-pub(super) fn js_promise(future: JsResultFuture) -> Promise {
-    future_to_promise(future)
-}
+pub(super) use crate::sys::js_promise;
 
 /// A Promise of `future`; its error rejects as a `SandboxError`.
 fn promise(future: Pin<Box<dyn Future<Output = Result<JsValue>>>>) -> Promise {
@@ -67,7 +59,7 @@ fn check_keys(options: &JsValue, allowed: &[&str], what: &str) -> Result<()> {
     for key in keys.iter() {
         let key = key.as_string().unwrap_or_else(|| "a symbol".to_owned());
         if !allowed.contains(&key.as_str()) {
-            return Err(invalid(format!("unknown {what} key {key:?}; expected {}", allowed.join(", "))));
+            return Err(invalid(format!("unknown {what} key {key}; expected {}", allowed.join(", "), key = crate::error::quoted(&key))));
         }
     }
     Ok(())
@@ -206,7 +198,7 @@ fn read_command(command: &JsValue, args: &JsValue, options: &JsValue, what: &str
         Some(cwd)
     };
     let env_value = option(options, "env", &opts)?;
-    let mut env = BTreeMap::new();
+    let mut env = EnvMap::new();
     if !env_value.is_undefined() {
         if !env_value.is_object() || js_sys::Array::is_array(&env_value) {
             return Err(invalid(format!("{opts} env must be an object of strings")));
@@ -216,9 +208,9 @@ fn read_command(command: &JsValue, args: &JsValue, options: &JsValue, what: &str
             let name = key.as_string().ok_or_else(|| invalid(format!("{opts} env has a symbol key")))?;
             session::check_env_name(&name)?;
             let value = Reflect::get(&env_value, &key).map_err(|e| invalid(format!("{opts} env could not be read: {}", js_message(&e))))?;
-            let value = value.as_string().ok_or_else(|| invalid(format!("{opts} env {name:?} must be a string")))?;
+            let value = value.as_string().ok_or_else(|| invalid(format!("{opts} env {name} must be a string", name = crate::error::quoted(&name))))?;
             if value.contains('\0') {
-                return Err(invalid(format!("{opts} env {name:?} must not contain a NUL character")));
+                return Err(invalid(format!("{opts} env {name} must not contain a NUL character", name = crate::error::quoted(&name))));
             }
             env.insert(name, value);
         }
@@ -265,7 +257,7 @@ fn signal_number(value: &JsValue) -> Result<u8> {
             "SIGTERM" => Ok(15),
             "SIGCONT" => Ok(18),
             "SIGSTOP" => Ok(19),
-            _ => Err(invalid(format!("kill(signal): unknown signal {name:?}; use SIGTERM, SIGKILL, SIGINT, SIGHUP, SIGQUIT, SIGCONT, SIGSTOP or a number"))),
+            _ => Err(invalid(format!("kill(signal): unknown signal {name}; use SIGTERM, SIGKILL, SIGINT, SIGHUP, SIGQUIT, SIGCONT, SIGSTOP or a number", name = crate::error::quoted(&name)))),
         };
     }
     match value.as_f64() {

@@ -51,7 +51,7 @@ pub fn to_js_error(error: &Error) -> JsValue {
     }
     let body = error.to_json_body();
     if let Some(details) = body.get("error").and_then(|e| e.get("details")) {
-        if let Ok(details) = js_sys::JSON::parse(&details.to_string()) {
+        if let Ok(details) = js_sys::JSON::parse(&crate::json_write::text(details)) {
             set("details", &details);
         }
     }

@@ -587,13 +587,18 @@ pub fn bound_message(text: &str) -> String {
 /// A text as a JSON string literal, for messages (`a"b` → `"a\"b"`): names, paths and values
 /// are quoted this way in every error message.
 pub fn quoted(text: &str) -> String {
-    serde_json::Value::from(text).to_string()
+    crate::json_write::text(&serde_json::Value::from(text))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn quoted_is_a_json_string_literal() {
+        assert_eq!(quoted("a\"b"), "\"a\\\"b\"");
+    }
 
     #[test]
     fn without_stack_keeps_the_message_and_name() {

@@ -5,7 +5,7 @@
 //!
 //! Pure (unit-tested natively).
 
-use std::collections::BTreeMap;
+use crate::env_map::EnvMap;
 
 use crate::command::{last_bytes, Command, CommandOutcome};
 use crate::definition::install::InstallPlan;
@@ -24,7 +24,7 @@ pub fn install_command(plan: &InstallPlan, project_dir: String, timeout_ms: Opti
         program: plan.command.clone(),
         args: plan.args.clone(),
         cwd: Some(project_dir),
-        env: BTreeMap::new(),
+        env: EnvMap::new(),
         timeout_ms,
         max_stdout_bytes: INSTALL_STDOUT_BYTES,
         max_stderr_bytes: INSTALL_STDERR_BYTES,

@@ -76,10 +76,10 @@ pub async fn run_definition(definition: Rc<Definition>, payload: JsValue, option
     }
     let (answer, reply) = Reply::new();
     let events = options.events.clone();
-    let work = wasm_bindgen_futures::future_to_promise(async move {
+    let work = crate::sys::js_promise(Box::pin(async move {
         run(&definition, &payload, &options, &reply).await;
         Ok(JsValue::UNDEFINED)
-    });
+    }));
     events.background(&work);
     JsFuture::from(answer).await?.dyn_into::<web_sys::Response>()
 }

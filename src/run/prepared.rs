@@ -242,12 +242,7 @@ fn cleanup_command(cwd: &str) -> Command {
         program: "sh".to_owned(),
         args: vec!["-c".to_owned(), script.to_owned(), "sh".to_owned(), cwd.to_owned()],
         cwd: Some(cwd.to_owned()),
-        // insert, not collect: a BTreeMap built from an iterator sorts it (a slice sort in the wasm).
-        env: {
-            let mut env = std::collections::BTreeMap::new();
-            env.insert("VITEHUB_FINGERPRINT".to_owned(), FINGERPRINT_SCRIPT.to_owned());
-            env
-        },
+        env: crate::env_map::EnvMap::from([("VITEHUB_FINGERPRINT".to_owned(), FINGERPRINT_SCRIPT.to_owned())]),
         timeout_ms: Some(CLEANUP_TIMEOUT_MS),
         max_stdout_bytes: 1024,
         max_stderr_bytes: 4096,

@@ -189,7 +189,7 @@ pub fn check_arg(arg: &str, index: usize) -> Result<()> {
 /// `SANDBOX_INVALID_ARGUMENT` otherwise.
 pub fn check_env_name(name: &str) -> Result<()> {
     if name.is_empty() || name.contains('=') || name.contains('\0') {
-        return Err(invalid(format!("env name {name:?} is invalid (non-empty, without '=' or NUL)")));
+        return Err(invalid(format!("env name {name} is invalid (non-empty, without '=' or NUL)", name = crate::error::quoted(name))));
     }
     Ok(())
 }
@@ -245,9 +245,8 @@ pub fn check_local_box_path(path: &str, cwd: &str, operation: &str) -> Result<()
         return Ok(());
     }
     Err(invalid(format!(
-        "{operation}({path:?}): on the local Box host the file helpers reach {cwd}, /tmp and {LOCAL_BOX_HOME} only, where commands see the same files; \
-         elsewhere commands see the host's read-only system directories (read such a file with exec('cat', [path]))"
-    )))
+        "{operation}({path}): on the local Box host the file helpers reach {cwd}, /tmp and {LOCAL_BOX_HOME} only, where commands see the same files; \
+         elsewhere commands see the host's read-only system directories (read such a file with exec('cat', [path]))", path = crate::error::quoted(path))))
 }
 
 #[cfg(test)]

@@ -30,10 +30,7 @@ pub fn validate_relative_path(path: &str) -> Result<()> {
         None => Ok(()),
         Some(why) => Err(Error::new(
             ErrorCode::InvalidArgument,
-            format!(
-                "Invalid file path {}: {why}.",
-                serde_json::Value::from(path)
-            ),
+            format!("Invalid file path {}: {why}.", crate::error::quoted(path)),
         )),
     }
 }

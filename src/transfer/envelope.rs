@@ -8,11 +8,12 @@
 //! the reverse for results.
 
 use js_sys::{Array, Object, Reflect, Uint8Array};
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
 use crate::error::{Direction, Error, ErrorCode, Result};
+use crate::json_write::object;
 use crate::transfer::{TransferLimits, VALUE_MARKER};
 
 /// A binary value pulled out of a payload, to be written as `<envelope>.files/<id>`.
@@ -72,6 +73,12 @@ fn non_plain_class(value: &JsValue) -> std::result::Result<Option<String>, JsVal
         _ if name.ends_with("Array") => Some(name),
         _ => Some(format!("{name} instance")),
     })
+}
+
+/// `{ VALUE_MARKER: { ..pairs } }`: an encoded value the harness revives (binary, or an object
+/// holding the marker key itself).
+fn marked(pairs: Vec<(&str, Value)>) -> Value {
+    object(vec![(VALUE_MARKER, object(pairs))])
 }
 
 fn child_path(path: &str, key: &str) -> String {
@@ -138,17 +145,22 @@ impl Encoder {
             self.pending.push(Pending::Blob(blob.clone()));
             if let Some(file) = value.dyn_ref::<web_sys::File>() {
                 // A File keeps its name and lastModified (ms since the epoch) inside the Box.
-                return Ok(Some(json!({ VALUE_MARKER: {
-                    "tag": "binary", "id": id, "kind": "file", "type": blob.type_(), "name": file.name(), "lastModified": file.last_modified(),
-                } })));
+                return Ok(Some(marked(vec![
+                    ("tag", "binary".into()),
+                    ("id", id.into()),
+                    ("kind", "file".into()),
+                    ("type", blob.type_().into()),
+                    ("name", file.name().into()),
+                    ("lastModified", file.last_modified().into()),
+                ])));
             }
-            return Ok(Some(json!({ VALUE_MARKER: { "tag": "binary", "id": id, "kind": "blob", "type": blob.type_() } })));
+            return Ok(Some(marked(vec![("tag", "binary".into()), ("id", id.into()), ("kind", "blob".into()), ("type", blob.type_().into())])));
         }
         if let Some(bytes) = value.dyn_ref::<Uint8Array>() {
             let kind = if is_buffer(value) { "buffer" } else { "uint8array" };
             let id = self.pending.len() as u32;
             self.pending.push(Pending::Bytes(bytes.to_vec()));
-            return Ok(Some(json!({ VALUE_MARKER: { "tag": "binary", "id": id, "kind": kind } })));
+            return Ok(Some(marked(vec![("tag", "binary".into()), ("id", id.into()), ("kind", kind.into())])));
         }
         if apply_to_json {
             let to_json = Reflect::get(value, &JsValue::from_str("toJSON")).map_err(|_| unsupported("throwing toJSON getter", path))?;
@@ -210,8 +222,8 @@ impl Encoder {
             }
         }
         if map.contains_key(VALUE_MARKER) {
-            let entries: Vec<Value> = map.into_iter().map(|(k, v)| json!([k, v])).collect();
-            return Ok(json!({ VALUE_MARKER: { "tag": "object", "entries": entries } }));
+            let entries: Vec<Value> = map.into_iter().map(|(k, v)| Value::Array(vec![Value::String(k), v])).collect();
+            return Ok(marked(vec![("tag", "object".into()), ("entries", Value::Array(entries))]));
         }
         Ok(Value::Object(map))
     }

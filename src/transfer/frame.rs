@@ -149,7 +149,7 @@ pub enum Frame {
 pub fn parse_frame(json: &str) -> Result<Frame> {
     use base64::Engine;
     let invalid = || Error::new(ErrorCode::HandlerError, "the harness output is not a valid result envelope").for_output();
-    let value: Value = serde_json::from_slice(json.as_bytes()).map_err(|err| invalid().with_source(err))?;
+    let value: Value = serde_json::from_slice(json.as_bytes()).map_err(|_| invalid())?;
     let kind = value.get("frame").and_then(Value::as_str).map(str::to_owned);
     let Some(kind) = kind else {
         return ResultEnvelope::from_value(value).map(Frame::Result);
@@ -261,7 +261,7 @@ pub fn parse_result_envelope(json: &str) -> Result<ResultEnvelope> {
         )
         .for_output()
     };
-    let value: Value = serde_json::from_slice(json.as_bytes()).map_err(|err| invalid().with_source(err))?;
+    let value: Value = serde_json::from_slice(json.as_bytes()).map_err(|_| invalid())?;
     ResultEnvelope::from_value(value)
 }
 

@@ -81,7 +81,7 @@ pub fn execute_request(command: &Command, box_cwd: &str) -> ExecuteRequest {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::BTreeMap;
+    use crate::env_map::EnvMap;
 
     #[test]
     fn argv_becomes_a_quoted_bash_line() {
@@ -113,7 +113,7 @@ mod tests {
             args: vec!["x.mjs".into()],
             cwd: Some("project".into()),
             timeout_ms: Some(9),
-            env: BTreeMap::from([("A".into(), "1".into())]),
+            env: EnvMap::from([("A".into(), "1".into())]),
             ..Command::default()
         };
         let r = execute_request(&command, "/workspace/");

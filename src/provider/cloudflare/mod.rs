@@ -308,7 +308,7 @@ mod session {
     /// `namespace.get(namespace.idFromName(id))`, as the SDK's `getContainer` does.
     fn stub_for(namespace: &DurableObjectNamespace, id: &str) -> Result<DurableObjectStub> {
         let failed = |e: JsValue| {
-            Error::new(ErrorCode::TransportError, format!("the Durable Object of Box {id:?} could not be reached: {}", js_message(&e)))
+            Error::new(ErrorCode::TransportError, format!("the Durable Object of Box {id} could not be reached: {}", js_message(&e), id = crate::error::quoted(id)))
                 .with_provider(ProviderKind::Cloudflare)
                 .with_operation(Operation::Create)
         };

@@ -4,7 +4,7 @@
 //! Provider layer, pure. Names follow the contract note (vitehub-sandbox-contract.md §1.2, §1.4,
 //! §6.1): `binding`, `sandboxId`, `sleepAfter`, `keepAlive`, `normalizeId`.
 
-use std::collections::BTreeMap;
+use crate::env_map::EnvMap;
 
 use serde::Deserialize;
 
@@ -87,7 +87,7 @@ impl<'de> Deserialize<'de> for CloudflareOptions {
 impl CloudflareOptions {
     /// Reads the options object; the message names the key that is wrong.
     pub fn from_value(value: &serde_json::Value) -> std::result::Result<CloudflareOptions, String> {
-        let object = value.as_object().ok_or_else(|| format!("cloudflare must be an object, got {value}"))?;
+        let object = value.as_object().ok_or_else(|| format!("cloudflare must be an object, got {}", crate::json_write::text(value)))?;
         let mut options = CloudflareOptions::default();
         for (key, item) in object {
             let text = || item.as_str().map(str::to_owned).ok_or_else(|| format!("cloudflare.{key} must be a string"));
@@ -124,7 +124,7 @@ impl CloudflareOptions {
     /// # Errors
     /// `SANDBOX_INVALID_ARGUMENT` for a `sandboxId` the SDK would refuse, a malformed
     /// `sleepAfter`, or only one of `SANDBOX_LOCAL_URL` / `SANDBOX_LOCAL_TOKEN`.
-    pub fn resolve(&self, env: &BTreeMap<String, String>) -> Result<CloudflareSettings> {
+    pub fn resolve(&self, env: &EnvMap) -> Result<CloudflareSettings> {
         let normalize_id = self.normalize_id.unwrap_or(false);
         let sandbox_id = match &self.sandbox_id {
             Some(id) => Some(box_id_from(id, normalize_id).map_err(|m| invalid(format!("cloudflare.sandboxId {m}")))?),
@@ -170,7 +170,8 @@ fn check_sleep_after(value: &serde_json::Value) -> Result<serde_json::Value> {
         Ok(value.clone())
     } else {
         Err(invalid(format!(
-            "cloudflare.sleepAfter is {value}; expected a positive number of seconds or a string like \"30s\", \"5m\", \"1h\""
+            "cloudflare.sleepAfter is {}; expected a positive number of seconds or a string like \"30s\", \"5m\", \"1h\"",
+            crate::json_write::text(value)
         )))
     }
 }
@@ -184,10 +185,10 @@ pub fn box_id_from(id: &str, normalize_id: bool) -> std::result::Result<String, 
         return Err(format!("must be 1 to {MAX_BOX_ID_CHARS} characters long; got {chars}"));
     }
     if id.starts_with('-') || id.ends_with('-') {
-        return Err(format!("{id:?} must not start or end with a hyphen"));
+        return Err(format!("{id} must not start or end with a hyphen", id = crate::error::quoted(&id)));
     }
     if RESERVED_IDS.contains(&id.to_ascii_lowercase().as_str()) {
-        return Err(format!("{id:?} is a reserved name"));
+        return Err(format!("{id} is a reserved name", id = crate::error::quoted(&id)));
     }
     Ok(id)
 }
@@ -259,7 +260,7 @@ mod tests {
 
     #[test]
     fn defaults() {
-        let settings = CloudflareOptions::default().resolve(&BTreeMap::new()).unwrap();
+        let settings = CloudflareOptions::default().resolve(&EnvMap::new()).unwrap();
         assert_eq!(settings.binding, "SANDBOX");
         assert_eq!(settings.sandbox_id, None);
         assert_eq!(settings.sleep_after, serde_json::json!("5m"));
@@ -271,10 +272,10 @@ mod tests {
         let o = options(
             serde_json::json!({"binding": "BOXES", "sandboxId": "MyBox", "sleepAfter": 90, "keepAlive": true, "normalizeId": true}),
         );
-        let s = o.resolve(&BTreeMap::new()).unwrap();
+        let s = o.resolve(&EnvMap::new()).unwrap();
         assert_eq!((s.binding.as_str(), s.sandbox_id.as_deref(), s.keep_alive), ("BOXES", Some("mybox"), true));
         assert_eq!(s.sleep_after, serde_json::json!(90));
-        let s = options(serde_json::json!({"sandboxId": "MyBox"})).resolve(&BTreeMap::new()).unwrap();
+        let s = options(serde_json::json!({"sandboxId": "MyBox"})).resolve(&EnvMap::new()).unwrap();
         assert_eq!(s.sandbox_id.as_deref(), Some("MyBox"), "kept as given without normalizeId");
     }
 
@@ -293,11 +294,11 @@ mod tests {
             serde_json::json!(1.5),
             serde_json::json!(true),
         ] {
-            let e = options(serde_json::json!({"sleepAfter": bad})).resolve(&BTreeMap::new()).unwrap_err();
+            let e = options(serde_json::json!({"sleepAfter": bad})).resolve(&EnvMap::new()).unwrap_err();
             assert_eq!(e.code(), ErrorCode::InvalidArgument, "{bad}");
         }
         for good in ["30s", "10m", "1h"] {
-            assert!(options(serde_json::json!({"sleepAfter": good})).resolve(&BTreeMap::new()).is_ok());
+            assert!(options(serde_json::json!({"sleepAfter": good})).resolve(&EnvMap::new()).is_ok());
         }
     }
 
@@ -311,7 +312,7 @@ mod tests {
         assert!(box_id_from("a-b", false).is_ok());
         assert!(box_id_from("API", false).is_err() && box_id_from("workers", true).is_err());
         assert_eq!(box_id_from("MixedCase", true).unwrap(), "mixedcase");
-        let e = options(serde_json::json!({"sandboxId": "-x"})).resolve(&BTreeMap::new()).unwrap_err();
+        let e = options(serde_json::json!({"sandboxId": "-x"})).resolve(&EnvMap::new()).unwrap_err();
         assert!(e.message().contains("cloudflare.sandboxId"), "{}", e.message());
     }
 
@@ -332,7 +333,7 @@ mod tests {
 
     #[test]
     fn the_local_host_needs_both_variables() {
-        let env = |pairs: &[(&str, &str)]| pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<BTreeMap<_, _>>();
+        let env = |pairs: &[(&str, &str)]| pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<EnvMap>();
         let s = CloudflareOptions::default()
             .resolve(&env(&[("SANDBOX_LOCAL_URL", "http://127.0.0.1:9"), ("SANDBOX_LOCAL_TOKEN", "t")]))
             .unwrap();

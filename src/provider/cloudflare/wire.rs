@@ -8,7 +8,7 @@
 //! a parsed `serde_json::Value` by hand rather than with derived `Deserialize` impls: each derived
 //! impl is a few KB of the runtime wasm, and these shapes have two or three fields we read.
 
-use std::collections::BTreeMap;
+use crate::env_map::EnvMap;
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -38,8 +38,8 @@ pub struct ExecuteRequest {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<u64>,
     /// Extra environment variables.
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub env: BTreeMap<String, String>,
+    #[serde(skip_serializing_if = "EnvMap::is_empty")]
+    pub env: EnvMap,
     /// Working directory (absolute container path).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cwd: Option<String>,
@@ -299,13 +299,13 @@ mod tests {
 
     #[test]
     fn execute_request_is_sessionless_and_omits_empty_fields() {
-        let r = ExecuteRequest { command: "node 'a b'".into(), session_id: NO_SESSION, timeout_ms: None, env: BTreeMap::new(), cwd: None };
+        let r = ExecuteRequest { command: "node 'a b'".into(), session_id: NO_SESSION, timeout_ms: None, env: EnvMap::new(), cwd: None };
         assert_eq!(serde_json::to_value(&r).unwrap(), json!({"command": "node 'a b'", "sessionId": "__DISABLE_SESSION__"}));
         let r = ExecuteRequest {
             command: "x".into(),
             session_id: NO_SESSION,
             timeout_ms: Some(5000),
-            env: BTreeMap::from([("A".to_owned(), "1".to_owned())]),
+            env: EnvMap::from([("A".to_owned(), "1".to_owned())]),
             cwd: Some("/workspace/p".into()),
         };
         assert_eq!(

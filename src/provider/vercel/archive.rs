@@ -166,7 +166,7 @@ fn copy_path(field: &mut [u8], path: &str) -> Option<()> {
 }
 
 fn archive_error(path: &str) -> Error {
-    let message = format!("Failed to add {} to the file bundle.", serde_json::Value::from(path));
+    let message = format!("Failed to add {} to the file bundle.", crate::error::quoted(path));
     Error::new(ErrorCode::RuntimeError, message)
 }
 

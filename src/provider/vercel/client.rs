@@ -505,7 +505,7 @@ impl VercelClient {
         let response = self.send(&request, RequestSafety::Idempotent, Operation::Exec, signal).await?;
         let content_type = response.headers().get("content-type").unwrap_or_default();
         if !crate::http::media_type::media_type_is(&content_type, "application/x-ndjson") {
-            return Err(self.error(Operation::Exec, format!("expected a stream of command logs, got content-type {content_type:?}")));
+            return Err(self.error(Operation::Exec, format!("expected a stream of command logs, got content-type {content_type}", content_type = crate::error::quoted(&content_type))));
         }
         let chunks = BodyChunks::new(&response).map_err(|e| self.send_error(Operation::Exec, e))?;
         Ok(CommandLogs { chunks, reader: NdjsonReader::default(), pending: Default::default(), ended: false, kind: self.kind })
@@ -544,7 +544,7 @@ impl VercelClient {
     pub async fn local_host_execution_authority(&self, network_policy: Option<&serde_json::Value>, signal: Option<&AbortSignal>) -> Result<serde_json::Value> {
         let mut request = self.request("GET", "/_vite-hub/execution-authority", "application/json", None);
         if let Some(policy) = network_policy {
-            let encoded = js_sys::encode_uri_component(&policy.to_string()).as_string().unwrap_or_default();
+            let encoded = js_sys::encode_uri_component(&crate::json_write::text(policy)).as_string().unwrap_or_default();
             request.url.push_str(if request.url.contains('?') { "&" } else { "?" });
             request.url.push_str("networkPolicy=");
             request.url.push_str(&encoded);
@@ -645,7 +645,7 @@ async fn start_command(client: VercelClient, request: HttpRequest, signal: Abort
     let response = client.send(&request, RequestSafety::NonIdempotent, Operation::Exec, Some(&signal)).await?;
     let content_type = response.headers().get("content-type").unwrap_or_default();
     if !crate::http::media_type::media_type_is(&content_type, "application/x-ndjson") {
-        return Err(client.error(Operation::Exec, format!("expected a stream of command data, got content-type {content_type:?}")));
+        return Err(client.error(Operation::Exec, format!("expected a stream of command data, got content-type {content_type}", content_type = crate::error::quoted(&content_type))));
     }
     let chunks = BodyChunks::new(&response).map_err(|e| client.send_error(Operation::Exec, e))?;
     let mut start = CommandStart { chunks, reader: NdjsonReader::default(), lines: Vec::new(), ended: false, id: None };

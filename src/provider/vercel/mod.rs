@@ -79,7 +79,7 @@ mod session {
                 network_policy: self.network_policy.clone(),
                 env: None,
                 persistent: Some(false),
-                source: spec.prepared.as_ref().map(|id| serde_json::json!({ "type": "snapshot", "snapshotId": id })),
+                source: spec.prepared.as_ref().map(|id| crate::json_write::object(vec![("type", "snapshot".into()), ("snapshotId", id.as_str().into())])),
                 name: spec.prepared_name.clone(),
             };
             let mut prepared = if spec.prepared.is_some() { PreparedStart::Restored } else { PreparedStart::Empty };
@@ -266,7 +266,7 @@ mod session {
                 if !recursive && self.exec(&file_command("test", &["-d", path]), signal).await?.exit_code == 0 {
                     return Err(crate::error::Error::new(
                         crate::error::ErrorCode::InvalidArgument,
-                        format!("remove({path:?}): it is a directory; pass {{ recursive: true }} to remove it and its contents"),
+                        format!("remove({path}): it is a directory; pass {{ recursive: true }} to remove it and its contents", path = crate::error::quoted(path)),
                     )
                     .with_provider(self.provider())
                     .with_operation(crate::error::Operation::Remove));

@@ -6,7 +6,7 @@
 //!
 //! Source: vercel-sandbox-protocol.md §1 (base URL, bearer token, `teamId`), §2 (credentials).
 
-use std::collections::BTreeMap;
+use crate::env_map::EnvMap;
 
 use base64::Engine;
 use serde::Deserialize;
@@ -110,7 +110,7 @@ impl VercelOptions {
     /// Credentials: config, else env `VITE_SANDBOX_{TOKEN,TEAM_ID,PROJECT_ID}` /
     /// `VERCEL_{TOKEN,TEAM_ID,PROJECT_ID}`, else the `owner_id`/`project_id` claims of
     /// `VERCEL_OIDC_TOKEN` (protocol note §2). `None` unless all three resolve.
-    pub fn credentials(&self, env: &BTreeMap<String, String>) -> Option<VercelCredentials> {
+    pub fn credentials(&self, env: &EnvMap) -> Option<VercelCredentials> {
         let env_var = |name: &str| non_empty(env.get(name));
         let either = |first: &str, second: &str| env_var(first).or_else(|| env_var(second));
         let token = non_empty(self.token.as_ref()).or_else(|| either("VITE_SANDBOX_TOKEN", "VERCEL_TOKEN"));
@@ -148,7 +148,7 @@ fn oidc_claims(token: &str) -> Option<(String, String)> {
 mod tests {
     use super::*;
 
-    fn env(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    fn env(pairs: &[(&str, &str)]) -> EnvMap {
         pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()
     }
 

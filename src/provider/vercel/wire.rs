@@ -15,9 +15,10 @@
 
 use crate::error::{Error, ErrorCode, Result};
 use crate::json_read::{self, nested, optional, optional_string, required, string, strings};
+use crate::json_write::object;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
-use std::collections::BTreeMap;
+use crate::env_map::EnvMap;
 
 /// Body of `POST /v3/sandboxes` (or `/v2/sandboxes` when `runtime` is set).
 ///
@@ -47,7 +48,7 @@ pub struct CreateSandboxRequest {
     pub network_policy: Option<Value>,
     /// Environment of every command in the sandbox. Values may be secrets.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub env: Option<BTreeMap<String, String>>,
+    pub env: Option<EnvMap>,
     /// Whether the sandbox keeps its files across sessions (server default: persistent).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub persistent: Option<bool>,
@@ -155,7 +156,7 @@ pub struct RunCommandRequest {
     pub cwd: Option<String>,
     /// Per-command environment (`{}` by default). Values may be secrets.
     #[serde(default)]
-    pub env: BTreeMap<String, String>,
+    pub env: EnvMap,
     /// Run as root.
     #[serde(default)]
     pub sudo: bool,
@@ -299,17 +300,14 @@ impl CommandStreamLine {
             CommandStreamLine::Command(command) => {
                 // Plain strings and numbers only: serializing cannot fail.
                 let command = serde_json::to_value(command).unwrap_or(Value::Null);
-                serde_json::json!({ "command": command })
+                object(vec![("command", command)])
             }
-            CommandStreamLine::Stdout(data) => {
-                serde_json::json!({"stream": "stdout", "data": data})
-            }
-            CommandStreamLine::Stderr(data) => {
-                serde_json::json!({"stream": "stderr", "data": data})
-            }
-            CommandStreamLine::Error { code, message } => {
-                serde_json::json!({"stream": "error", "data": {"code": code, "message": message}})
-            }
+            CommandStreamLine::Stdout(data) => object(vec![("stream", "stdout".into()), ("data", data.as_str().into())]),
+            CommandStreamLine::Stderr(data) => object(vec![("stream", "stderr".into()), ("data", data.as_str().into())]),
+            CommandStreamLine::Error { code, message } => object(vec![
+                ("stream", "error".into()),
+                ("data", object(vec![("code", code.as_str().into()), ("message", message.as_str().into())])),
+            ]),
         }
     }
 }
@@ -326,7 +324,7 @@ pub fn parse_command_stream_line(line: &str) -> Result<CommandStreamLine> {
             format!("the provider sent a malformed command stream line ({what})"),
         )
     };
-    let value: Value = serde_json::from_slice(line.as_bytes()).map_err(|err| malformed("not a JSON object of a known shape").with_source(err))?;
+    let value: Value = serde_json::from_slice(line.as_bytes()).map_err(|_| malformed("not a JSON object of a known shape"))?;
     let raw = RawStreamLine::from_value(value).map_err(|_| malformed("not a JSON object of a known shape"))?;
     if let Some(command) = raw.command {
         return Ok(CommandStreamLine::Command(command));
@@ -418,7 +416,7 @@ pub fn error_message(body: &[u8]) -> Option<String> {
 /// (the V2 object) is sent as given.
 pub fn network_policy_request(policy: &Value) -> Value {
     match policy.as_str() {
-        Some(mode @ ("allow-all" | "deny-all")) => serde_json::json!({ "mode": mode }),
+        Some(mode @ ("allow-all" | "deny-all")) => object(vec![("mode", mode.into())]),
         _ => policy.clone(),
     }
 }
@@ -458,7 +456,7 @@ mod tests {
             timeout: Some(60_000),
             runtime: Some("node22".into()),
             network_policy: Some(json!({"mode": "deny-all"})),
-            env: Some(BTreeMap::from([("A".into(), "1".into())])),
+            env: Some(EnvMap::from([("A".into(), "1".into())])),
             persistent: Some(false),
             source: Some(json!({"type": "snapshot", "snapshotId": "snap_1"})),
             name: Some("vitehub-prepared-ab".into()),
@@ -501,7 +499,7 @@ mod tests {
             command: "node".into(),
             args: vec!["run.mjs".into(), "arg1".into()],
             cwd: Some("/vercel/sandbox".into()),
-            env: BTreeMap::from([("A".into(), "1".into())]),
+            env: EnvMap::from([("A".into(), "1".into())]),
             sudo: false,
             wait: Some(true),
             logs: Some(true),
