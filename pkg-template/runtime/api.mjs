@@ -18,6 +18,11 @@ export function pickSandboxEnv(env) {
   return picked;
 }
 
+/** What a value that should have been an object is, for messages: `null`, `an array` or its typeof. */
+function describe(value) {
+  return value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value;
+}
+
 /**
  * Declares a free-form Definition (`<path>.sandbox.ts`): `export default defineSandbox({ run,
  * timeout?, project? })`. The identity at run time; the options are read statically when the file
@@ -39,7 +44,10 @@ export function createApi(wasm, readEnv, keepAlive) {
   let defaultOnLog;
   const configureSandbox = (config = {}) => {
     if (config === null || typeof config !== 'object' || Array.isArray(config)) {
-      throw sandboxError('SANDBOX_INVALID_ARGUMENT', `configureSandbox(config) expects an object, got ${config === null ? 'null' : Array.isArray(config) ? 'an array' : typeof config}`);
+      throw sandboxError('SANDBOX_INVALID_ARGUMENT', `configureSandbox(config) expects an object, got ${describe(config)}`);
+    }
+    if (config.env !== undefined && (config.env === null || typeof config.env !== 'object' || Array.isArray(config.env))) {
+      throw sandboxError('SANDBOX_INVALID_ARGUMENT', `configureSandbox config.env must be an object (process.env or a Worker's env), got ${describe(config.env)}`);
     }
     const env = config.env ?? readEnv();
     // The whole env goes along as a JS value: a Worker's env holds the Durable Object binding.

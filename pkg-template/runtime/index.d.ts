@@ -315,8 +315,9 @@ export interface SandboxConfig {
  * Replaces the sandbox config of this isolate (`onLog` and `debug` included: a call without them
  * removes them).
  * @throws {SandboxError} `SANDBOX_INVALID_ARGUMENT` for a config that is no object, unknown keys,
- *   an unknown `provider`, a `baseUrl` that is no http(s) URL or carries user info, a token under
- *   8 characters, a number that is not finite, out-of-range limits or an `onLog` that is not a function.
+ *   an `env` that is no object, an unknown `provider`, a `baseUrl` that is no http(s) URL or carries
+ *   user info, a token under 8 characters, a number that is not finite, out-of-range limits or an
+ *   `onLog` that is not a function.
  */
 export function configureSandbox(config?: SandboxConfig): void;
 

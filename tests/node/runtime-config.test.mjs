@@ -122,6 +122,9 @@ test('configureSandbox checks at once: an unknown provider, a baseUrl that is no
     [null, /configureSandbox\(config\) expects an object, got null/],
     [['local'], /expects an object, got an array/],
     ['local', /expects an object, got string/],
+    [{ env: 'x' }, /configureSandbox config\.env must be an object \(process\.env or a Worker's env\), got string/],
+    [{ env: null }, /config\.env must be an object .*got null/],
+    [{ env: ['A=1'] }, /config\.env must be an object .*got an array/],
   ];
   for (const [config, message] of cases) assertConfigRefused(config, message, JSON.stringify(config));
 });
