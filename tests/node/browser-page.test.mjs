@@ -7,6 +7,8 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
@@ -83,10 +85,13 @@ async function openPage(url) {
 
 let devOrigin;
 let previewOrigin;
+let chromeTmp;
 before(async () => {
   ({ app, packDir, bin } = await installTarballApp('browser', { example: false, files: PAGE }));
   const driverPort = await freePort();
-  const chromedriver = spawn(CHROMEDRIVER, [`--port=${driverPort}`], { stdio: 'ignore' });
+  // Chromium leaves its profile and scoped dirs in TMPDIR: a private one, removed after.
+  chromeTmp = mkdtempSync(join(tmpdir(), 'vite-hub-chromium-'));
+  const chromedriver = spawn(CHROMEDRIVER, [`--port=${driverPort}`], { stdio: 'ignore', env: { ...process.env, TMPDIR: chromeTmp } });
   children.push(chromedriver);
   driver = { url: `http://127.0.0.1:${driverPort}` };
   await eventually(() => fetch(`${driver.url}/status`).then((response) => response.ok), 20_000, 'chromedriver to start');
@@ -109,6 +114,7 @@ after(async () => {
   for (const child of children) await stopChild(child);
   if (app) removeDir(app);
   if (packDir) removeDir(packDir);
+  if (chromeTmp) rmSync(chromeTmp, { recursive: true, force: true });
 });
 
 test('the host answers CORS for the allowed origins only, preflight included; * is refused', async () => {
