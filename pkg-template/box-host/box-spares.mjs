@@ -18,14 +18,12 @@ import { boxDirPrefix } from './stale-boxes.mjs';
 /**
  * A new empty Box directory `<parentDir>/vite-hub-box-<pid>-XXXXXX` (its real path), with a tmpfs
  * of `diskBytes` mounted on it when `mountDisk`; rejects with what failed (nothing left behind).
- * `making` (a BoxInMaking) learns the directory as soon as it exists and the `mount` process while
- * it runs, so a process exit meanwhile removes both (removeBoxInMakingNow).
+ * `making` (a BoxInMaking) learns the `mount` process while it runs, so a process exit meanwhile
+ * kills it before the directory is swept (removeBoxInMakingNow, stale-boxes.mjs removeOwnBoxDirsNow).
  */
 export async function makeBoxRoot(parentDir, { diskBytes, mountDisk, making }) {
   const dir = await fs.promises.mkdtemp(path.join(parentDir, boxDirPrefix()));
-  if (making) Object.assign(making, { root: dir, mountDisk });
   const root = await fs.promises.realpath(dir);
-  if (making) making.root = root;
   if (mountDisk) {
     try {
       await mountBoxDisk(root, diskBytes, (child) => {
@@ -56,16 +54,17 @@ export function removeBoxRootNow(root, mountDisk) {
 }
 
 /**
- * A Box being created, for the exit path: `root` and `mountDisk` once its directory exists,
- * `mounting` (the `mount` process) while its disk is mounted, `box` once the Box object exists
- * (until the host lists it as live). Filled by makeBoxRoot and the registry's create.
- * @typedef {{ root?: string, mountDisk?: boolean, mounting?: import('node:child_process').ChildProcess, box?: { removeNow(): void } }} BoxInMaking
+ * A Box being created, for the exit path: `mounting` (the `mount` process) while its disk is
+ * mounted, `box` once the Box object exists (until the host lists it as live). Filled by
+ * makeBoxRoot and the registry's create. Its directory needs no entry: the exit path sweeps every
+ * directory of this process (stale-boxes.mjs removeOwnBoxDirsNow).
+ * @typedef {{ mounting?: import('node:child_process').ChildProcess, box?: { removeNow(): void } }} BoxInMaking
  */
 
 /**
- * Removes what a Box being created holds, synchronously (process `exit`); never throws. A `mount`
- * still running is killed and waited for (at most 1 s), so its tmpfs cannot land on the directory
- * after the unmount.
+ * Ends what a Box being created holds, synchronously (process `exit`); never throws: the Box's
+ * processes and cgroups once it exists, else a `mount` still running, killed and waited for (at
+ * most 1 s) so its tmpfs cannot land on the directory after the sweep unmounted it.
  * @param {BoxInMaking} making
  */
 export function removeBoxInMakingNow(making) {
@@ -73,7 +72,6 @@ export function removeBoxInMakingNow(making) {
     making.box.removeNow();
     return;
   }
-  if (making.root === undefined) return;
   const mount = making.mounting;
   if (mount && mount.exitCode === null && mount.signalCode === null) {
     try {
@@ -85,7 +83,6 @@ export function removeBoxInMakingNow(making) {
       // already gone
     }
   }
-  removeBoxRootNow(making.root, making.mountDisk);
 }
 
 const PAUSE = new Int32Array(new SharedArrayBuffer(4));

@@ -175,8 +175,8 @@ export class BoxRegistry {
 
   /**
    * Synchronously kills every live Box's processes and removes its directory (process `exit`),
-   * and what the Boxes still being created hold (their directory, disk and `mount`); then every
-   * directory of this process left in the Box root (a create whose mkdtemp had not answered yet).
+   * ends what the Boxes still being created hold (processes, cgroups, a running `mount`), then
+   * removes every directory of this process left in the Box root (theirs, unmounted first).
    */
   removeAllNow() {
     this.spares?.closeNow();
