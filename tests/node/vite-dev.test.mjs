@@ -5,7 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { removeDir, stopChild, freePort, postJson, eventually } from './vite-app.mjs';
 import { installTarballApp, readmeFirstDefinition } from './tarball-app.mjs';
@@ -160,7 +160,11 @@ test('the generated directory is ignored by git', () => {
 });
 
 test('the generated directory deleted while vite dev runs is written again without a request', async () => {
-  rmSync(join(app, '.vite-hub'), { recursive: true });
+  // Renamed away first, then removed: the watcher regenerates as soon as the files go, and a
+  // recursive rm of the live directory raced those writes (ENOTEMPTY on a loaded machine).
+  const gone = join(app, '.vite-hub-deleted');
+  renameSync(join(app, '.vite-hub'), gone);
+  rmSync(gone, { recursive: true });
   // No request in between: the watcher alone writes the generation again.
   // sandbox.d.ts is the last file a generation writes.
   await eventually(() => existsSync(join(app, '.vite-hub/sandbox/sandbox.d.ts')), 20_000, 'the dev generation written again');
