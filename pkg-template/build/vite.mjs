@@ -167,10 +167,10 @@ export function hubSandbox(options) {
     // `vite preview` serves what `vite build` wrote: nothing to generate, and no provider to
     // resolve (preview runs with NODE_ENV=production, where none is chosen implicitly).
     apply: (_config, env) => !env.isPreview,
-    config(userConfig, { command: viteCommand }) {
+    async config(userConfig, { command: viteCommand }) {
       // Before a framework starts a worker thread for the dev server (Nitro v3 does in its config
       // hook): such a worker then borrows the host warmUp() starts below (runtime/shared-host.mjs).
-      if (viteCommand === 'serve') offerLocalBoxHost();
+      if (viteCommand === 'serve') await offerLocalBoxHost();
       // provider 'cloudflare' + a Nitro Worker preset: the Provider Output (provider-output.mjs),
       // added as a Nitro module before Nitro's own config hook creates Nitro.
       if (viteCommand !== 'build') return;

@@ -4,7 +4,8 @@
 // any worker exists) marks the process in the env that workers copy, and answers on a
 // BroadcastChannel; a worker's first Run asks there before starting a host of its own. Host URL
 // and token travel between threads of this process only (never through the env, a file or a log).
-import { BroadcastChannel, isMainThread, threadId } from 'node:worker_threads';
+// `node:worker_threads` is loaded on the first offer or ask, not when the runtime is imported
+// (about 3-4 ms of a fresh import on a 2-core Xeon; tests/node/runtime-imports.test.mjs).
 
 const CHANNEL = 'vite-hub-sandbox:local-box-host';
 /** Env mark of the offering process: its pid (a child process inherits the env, not the offer). */
@@ -24,13 +25,21 @@ export function setOfferedHost(get) {
   source = get;
 }
 
-/** Offers this thread's warmed host to the worker threads created from now on (idempotent). */
-export function offerLocalBoxHost() {
-  if (offering || !isMainThread) return;
+/**
+ * Offers this thread's warmed host to the worker threads created from now on (idempotent). The
+ * env mark is set once the channel listens (after `node:worker_threads` loads, a few ms later): a
+ * worker created before that sees no mark and starts a host of its own, rather than asking a
+ * channel nobody answers yet.
+ * @returns {Promise<void>} resolves once the offer stands (or this thread cannot offer)
+ */
+export async function offerLocalBoxHost() {
+  if (offering) return;
   offering = true;
-  process.env[OFFERED] = String(process.pid);
+  const { BroadcastChannel, isMainThread } = await import('node:worker_threads');
+  if (!isMainThread) return;
   const channel = new BroadcastChannel(CHANNEL);
   channel.unref();
+  process.env[OFFERED] = String(process.pid);
   channel.onmessage = async ({ data }) => {
     if (typeof data?.ask !== 'string') return;
     let host = null;
@@ -48,7 +57,9 @@ export function offerLocalBoxHost() {
  * answer within ASK_TIMEOUT_MS): `{ baseUrl, token }`.
  */
 export async function borrowLocalBoxHost() {
-  if (isMainThread || process.env[OFFERED] !== String(process.pid)) return null;
+  if (process.env[OFFERED] !== String(process.pid)) return null;
+  const { BroadcastChannel, isMainThread, threadId } = await import('node:worker_threads');
+  if (isMainThread) return null;
   const channel = new BroadcastChannel(CHANNEL);
   asks += 1;
   const ask = `${threadId}:${asks}`;

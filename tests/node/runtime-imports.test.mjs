@@ -58,6 +58,8 @@ test('importing @vite-hub/sandbox and running a Definition loads no build toolin
   assert.ok(lines.some((line) => /^module:.*\/dist\/runtime\/index\.node\.mjs$/.test(line)), 'the recorder saw the Node entry');
   assert.ok(lines.some((line) => line.startsWith('wasm:') && line.includes('runSandbox')), 'the recorder saw the runtime wasm');
   assert.deepEqual(loadedOf(lines), [], lines.join('\n'));
+  // Loaded by runtime/shared-host.mjs only when a thread offers or borrows a host (`vite dev`).
+  assert.ok(!lines.includes('module:node:worker_threads'), 'a plain Run loaded node:worker_threads');
 });
 
 // order-summary has TypeScript and a pnpm workspace: every build library (yaml only for a workspace).

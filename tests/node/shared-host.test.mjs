@@ -46,7 +46,7 @@ test('a worker thread runs on the host its process offers, and on its own when n
     asked += 1;
     return { baseUrl: host.baseUrl, token: host.token };
   });
-  offerLocalBoxHost();
+  await offerLocalBoxHost();
   assert.equal(process.env.VITE_HUB_SANDBOX_LOCAL_HOST_OFFERED, String(process.pid));
   assert.deepEqual(await runInWorker(process.env), { status: 200, body: { sum: 7 } });
   assert.equal(asked, 1);
