@@ -103,7 +103,7 @@ export class BoxCommand extends EventEmitter {
       });
     } else if (this.pid !== undefined) {
       // Plain processes: the cgroup is joined right after the spawn (best effort).
-      this.#joinCgroups(spec, this.pid);
+      void this.#joinCgroups(spec, this.pid);
     }
     for (const stream of ['stdout', 'stderr']) {
       const decoder = new StringDecoder('utf8');
@@ -166,7 +166,7 @@ export class BoxCommand extends EventEmitter {
     });
     const sandboxPid = info['child-pid'];
     if (!Number.isInteger(sandboxPid)) throw new Error('bubblewrap reported no sandbox pid');
-    this.#joinCgroups(spec, sandboxPid);
+    await this.#joinCgroups(spec, sandboxPid);
     child.stdio[5].end('1');
   }
 
@@ -175,9 +175,11 @@ export class BoxCommand extends EventEmitter {
    * whose pids and memory limits bound all of the Box's commands together; the Box removes them
    * when it stops.
    */
-  #joinCgroups(spec, pid) {
+  async #joinCgroups(spec, pid) {
     if (!spec.cgroup) return;
-    const problems = [...spec.cgroup.problems, ...joinBoxCgroup(spec.cgroup.dirs, pid)];
+    const problems = [...spec.cgroup.problems, ...(await joinBoxCgroup(spec.cgroup.dirs, pid))];
+    // A plain process that is already gone has no limit left to note.
+    if (this.exitCode !== null) return;
     for (const problem of problems) this.#record('stderr', `note: a Box limit could not be applied: ${problem}\n`);
   }
 
