@@ -43,7 +43,7 @@ const outFile = path.resolve(flags.out ?? path.join(repo, 'bench', 'latest.json'
 /** Repetitions of each side of a ratio (pairs), by figure. */
 const REPS = quick
   ? { import: 2, firstRun: 1, sdkNoDeps: 2, sdkDeps: 1, warm: 3 }
-  : { import: 11, firstRun: 5, sdkNoDeps: 9, sdkDeps: 3, warm: 15 };
+  : { import: 11, firstRun: 9, sdkNoDeps: 9, sdkDeps: 3, warm: 15 };
 const CONCURRENCY = quick ? [1, 8] : [1, 8, 32, 64, 128];
 const DELAYS_MS = [25, 0];
 /** The environment of every child this bench starts (the same on both sides of a ratio). */

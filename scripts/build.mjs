@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, rmSync, symlinkSync, existsSync, lstatSync, copyFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { bundleNodeEntry } from './bundle-node-entry.mjs';
+import { bundleNodeEntries } from './bundle-node-entries.mjs';
 import { writeSharedFacts } from './generate-facts.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -55,7 +55,7 @@ for (const { name } of WASM_MODULES) {
 
 await writeSharedFacts(dist);
 // After the facts: the Node entry inlines runtime/facts.mjs with the other stateless modules.
-await bundleNodeEntry(dist);
+await bundleNodeEntries(dist);
 // The package's README is the repository's (its "Use it in your app" section comes first); the
 // LICENSE is the one package.json names (MIT).
 for (const file of ['README.md', 'LICENSE']) copyFileSync(join(root, file), join(dist, file));
