@@ -4,6 +4,7 @@
 // The rules are in the tooling wasm module (tooling-wasm.mjs). Contract: docs/internals.md, "TypeScript".
 import * as wasm from './tooling-wasm.mjs';
 import { moduleFacts } from './module-facts.mjs';
+import { BOX_NODE_TARGET } from './box-target.mjs';
 import { peer } from './peer.mjs';
 import { esbuildProblem, invalidArgument } from './sandbox-error.mjs';
 
@@ -28,7 +29,7 @@ async function compileOne(file) {
     return await transform(decode(file.content), {
       loader: 'ts',
       format: 'esm',
-      target: 'node20',
+      ...BOX_NODE_TARGET,
       sourcefile: file.path,
       sourcemap: 'external',
       logLevel: 'silent',

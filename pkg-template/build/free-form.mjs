@@ -6,6 +6,7 @@ import fs from 'node:fs/promises';
 import { isBuiltin } from 'node:module';
 import path from 'node:path';
 import * as wasm from './tooling-wasm.mjs';
+import { BOX_NODE_TARGET } from './box-target.mjs';
 import { peer } from './peer.mjs';
 import { esbuildProblem, invalidArgument } from './sandbox-error.mjs';
 
@@ -177,7 +178,7 @@ export async function readSandboxFacts(source, file) {
 
 /**
  * Bundles a free-form file into one ESM module whose default export calls its `run` (esbuild:
- * platform node, target node20). `@vite-hub/sandbox` becomes a shim exporting `defineSandbox`
+ * platform node, box-target.mjs). `@vite-hub/sandbox` becomes a shim exporting `defineSandbox`
  * (also injected for a file that calls it without importing it);
  * Node built-ins and bare package imports stay external (the latter are returned).
  * @returns {Promise<{ code: Uint8Array, map: object, externalSpecifiers: string[], inputs: string[] }>}
@@ -203,7 +204,7 @@ async function bundleFreeForm(root, file) {
       metafile: true,
       platform: 'node',
       format: 'esm',
-      target: 'node20',
+      ...BOX_NODE_TARGET,
       // The source map stays on the host (stacks in dev and the CLI, source-stack.mjs): external,
       // so the code holds no comment for it; `outfile` (never written, a name no app file has)
       // makes its sources relative to the root.

@@ -169,6 +169,23 @@ test('TypeScript: compiled siblings, rewritten specifiers, and the result runs u
   assert.equal(child.stdout, '[{"value":10,"text":"hi mts","plain":"js"},"mts"]\n');
 });
 
+test('TypeScript keeps import attributes: a JSON import compiles and runs under node', async () => {
+  const dir = makeTree({
+    'package.json': '{"type":"module"}',
+    'index.ts': "import data from './data.json' with { type: 'json' };\nexport default (): number => data.n;\n",
+    'data.json': '{"n":7}',
+  });
+  const { files } = await readDefinitionDirectory(dir);
+  const compiled = text(byPath(files)['index.ts.mjs']);
+  assert.match(compiled, /from "\.\/data\.json" with \{ type: "json" \}/);
+  const out = fs.mkdtempSync(path.join(os.tmpdir(), 'vhs-compiled-'));
+  temporary.push(out);
+  for (const file of files) fs.writeFileSync(path.join(out, file.path), file.content);
+  const child = spawnSync(process.execPath, ['--input-type=module', '-e', 'const m = await import("./index.ts.mjs"); console.log(m.default());'], { cwd: out, encoding: 'utf8' });
+  assert.equal(child.stderr, '');
+  assert.equal(child.stdout, '7\n');
+});
+
 test('compileTypeScriptFiles works in memory with string or byte contents', async () => {
   const files = await compileTypeScriptFiles([
     { path: 'index.mts', content: "import { a } from './a.mjs';\nexport default (): number => a;\n" },
