@@ -2,12 +2,15 @@
 // smol-toml, jsonc-parser) are optional peer dependencies of the package (package.json
 // `peerDependenciesMeta`): a server that only runs Definitions never needs them, and an app's Vite
 // brings some (Vite 7 depends on esbuild). Each is loaded from the app's node_modules on the first
-// call of the step that needs it; a missing one fails that step with its name and the install line.
+// call of the step that needs it; a missing one fails that step with its name and one install line
+// for every peer the app misses (so a user installs them once, not one message at a time).
 import { createRequire } from 'node:module';
 import { sandboxError } from './sandbox-error.mjs';
 
 const require = createRequire(import.meta.url);
 const loaded = new Map();
+/** The optional peers, from the package's own package.json (their one list). */
+const PEERS = Object.keys(require('../package.json').peerDependencies);
 
 /**
  * The module `name`, loaded once. `purpose` says which build step needs it (for the message).
@@ -15,7 +18,7 @@ const loaded = new Map();
  * @param {string} purpose e.g. 'compiling TypeScript'
  * @returns {any} the module's exports
  * @throws {SandboxError} `SANDBOX_NOT_SUPPORTED` (501) when `name` is not installed where the app
- *   resolves it, naming the package and `npm i -D <name>`.
+ *   resolves it, naming the package and `npm i -D <every optional peer not installed>`.
  */
 export function peer(name, purpose) {
   const cached = loaded.get(name);
@@ -25,14 +28,29 @@ export function peer(name, purpose) {
     module = require(name);
   } catch (error) {
     if (!isMissing(error, name)) throw error;
+    const missing = missingPeers(name);
     throw sandboxError(
       'SANDBOX_NOT_SUPPORTED',
-      `${purpose} needs the package "${name}", which is not installed: it is an optional peer dependency of @vite-hub/sandbox, used only by its build steps. Install it in your app: npm i -D ${name}`,
+      `${purpose} needs the package "${name}", which is not installed: it is an optional peer dependency of @vite-hub/sandbox, used only by its build steps. Install it${missing.length > 1 ? ' and the other build-step peers your app lacks' : ''} in your app: npm i -D ${missing.join(' ')}`,
       error,
     );
   }
   loaded.set(name, module);
   return module;
+}
+
+/** `name` and every other optional peer that does not resolve from here (the app's node_modules). */
+function missingPeers(name) {
+  return [name, ...PEERS.filter((peerName) => peerName !== name && !resolves(peerName))];
+}
+
+function resolves(name) {
+  try {
+    require.resolve(name);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Whether `error` says that `name` itself (not something it imports) could not be found. */
