@@ -150,10 +150,10 @@ pub fn resolve_plugin_config(
             let alone = serde_json::from_value::<SandboxConfig>(layer.clone()).map_err(|e| {
                 Error::new(ErrorCode::InvalidArgument, format!("invalid sandbox options in {origin}: {e}"))
             })?;
+            let in_layer = |e: Error| Error::new(e.code(), format!("invalid sandbox options in {origin}: {}", e.message()));
+            alone.transfer.resolve().map_err(in_layer)?;
             if alone.provider.as_deref().is_some_and(|p| !p.trim().is_empty()) {
-                alone.select_provider(false).map_err(|e| {
-                    Error::new(e.code(), format!("invalid sandbox options in {origin}: {}", e.message()))
-                })?;
+                alone.select_provider(false).map_err(in_layer)?;
             }
             merge(&mut merged, layer);
         }
@@ -347,6 +347,14 @@ mod tests {
             assert!(!error.message().contains("pw") && !error.message().contains("abc"), "{url}");
         }
         assert!(resolve_plugin_config(&json!({"vercel": {"baseUrl": "https://api.vercel.com/a@b"}}), &json!(null), &env(&[])).is_ok());
+    }
+
+    #[test]
+    fn a_bad_transfer_limit_names_its_layer() {
+        let error = resolve_plugin_config(&json!(null), &json!({"transfer": {"maxDepth": 0}}), &env(&[])).unwrap_err();
+        assert!(error.message().starts_with("invalid sandbox options in the Vite config key `sandbox`: transfer.maxDepth"), "{}", error.message());
+        let error = resolve_plugin_config(&json!({"transfer": {"maxInputBytes": 0}}), &json!(null), &env(&[])).unwrap_err();
+        assert!(error.message().starts_with("invalid sandbox options in hubSandbox(options): transfer.maxInputBytes"), "{}", error.message());
     }
 
     #[test]
