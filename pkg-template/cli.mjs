@@ -2,7 +2,7 @@
 // `vite-hub-sandbox`: run a Definition folder on the configured provider and print the Response
 // like `curl -i`, start a standalone local Box host, list an app's Definitions, or write their types.
 import { parseArgs } from 'node:util';
-import { statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import path, { resolve } from 'node:path';
 
 const USAGE = `Usage:
@@ -31,7 +31,9 @@ const USAGE = `Usage:
   vite-hub-sandbox types [<app-root>]
       Writes <app-root>/.vite-hub/sandbox/sandbox.d.ts (the payload and result type of each
       Definition, as vite dev and vite build write it) without starting Vite, e.g. before tsc in CI.
-      Exit code 1 when discovery refuses a folder or file (it gets no type; the reason is printed).`;
+      Exit code 1 when discovery refuses a folder or file (it gets no type; the reason is printed).
+  vite-hub-sandbox --version
+      Prints the version of @vite-hub/sandbox.`;
 
 /** `SANDBOX_*: ` for our errors; nothing for Node's (their message already names the code). */
 function describeCode(error) {
@@ -299,6 +301,7 @@ try {
   else if (command === 'inspect') await inspect(rest);
   else if (command === 'types') await types(rest);
   else if (command === '--help' || command === 'help') process.stdout.write(`${USAGE}\n`);
+  else if (command === '--version' || command === '-v') process.stdout.write(`${JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')).version}\n`);
   else if (command === undefined) fail(`a command is required\n${USAGE}`);
   else fail(`unknown command ${JSON.stringify(command)}\n${USAGE}`);
 } catch (error) {

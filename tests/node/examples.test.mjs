@@ -3,7 +3,7 @@ import { createServer } from 'node:net';
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
-import { mkdtempSync, mkdirSync, writeFileSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, writeFileSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
@@ -74,6 +74,11 @@ test('the CLI prints the Response like curl -i', async () => {
   // The CLI starts the in-process Box host for this run: its start and first request come first.
   assert.ok(lines.some((line) => /^server-timing: host;dur=[\d.]+, connect;dur=[\d.]+, box;dur=/.test(line)), head);
   assert.deepEqual(JSON.parse(body), { summary: '1 change: ship it', items: ['ship it'] });
+});
+
+test('the CLI prints the package version', async () => {
+  const { version } = JSON.parse(readFileSync(`${root}/dist/package.json`, 'utf8'));
+  for (const flag of ['--version', '-v']) assert.equal((await run('node', [`${root}/dist/cli.mjs`, flag])).stdout, `${version}\n`);
 });
 
 test('the CLI rejects bad input with a clear message', async () => {
