@@ -249,10 +249,17 @@ function printTable(rows) {
   process.stdout.write(`${[header, ...cells].map(format).join('\n')}\n`);
 }
 
+/** The <app-root> argument as an absolute path (default: the current directory); a usage error (2) unless a directory. */
+function appRootArgument(given = '.') {
+  const root = resolve(given);
+  if (!statSync(root, { throwIfNoEntry: false })?.isDirectory()) fail(`${JSON.stringify(given)} is not a directory: give the app root (the folder holding vite.config.*)`);
+  return root;
+}
+
 async function inspect(args) {
   const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { json: { type: 'boolean' } } });
   if (positionals.length > 1) fail(`inspect takes at most one <app-root>\n${USAGE}`);
-  const root = resolve(positionals[0] ?? '.');
+  const root = appRootArgument(positionals[0]);
   const sandbox = await import('@vite-hub/sandbox');
   const { discoverDefinitionsAndProblems } = await import('./build/discovery.mjs');
   let discovery;
@@ -279,8 +286,7 @@ async function inspect(args) {
 async function types(args) {
   const { positionals } = parseArgs({ args, allowPositionals: true, options: {} });
   if (positionals.length > 1) fail(`types takes at most one <app-root>\n${USAGE}`);
-  const root = resolve(positionals[0] ?? '.');
-  if (!statSync(root, { throwIfNoEntry: false })?.isDirectory()) fail(`${JSON.stringify(positionals[0] ?? '.')} is not a directory: give the app root (the folder holding vite.config.*)`);
+  const root = appRootArgument(positionals[0]);
   const { generateSandboxTypes } = await import('./build/generate.mjs');
   let result;
   try {

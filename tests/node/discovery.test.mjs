@@ -109,6 +109,8 @@ test('a free-form file without a package.json up to the root', async () => {
 test('an app root that is not a directory', async () => {
   const missing = path.join(os.tmpdir(), 'vhs-discovery-missing-root');
   await rejectsWith(missing, `App root "${missing}" is not a directory.`);
+  // The CLI's usage error (exit code 2), as `types` and `run --app-root` give it.
+  await assert.rejects(run('node', [`${repo}/dist/cli.mjs`, 'inspect', missing]), { code: 2, stderr: /is not a directory: give the app root/ });
 });
 
 test('inspect labels both digests: the table\'s INSTALL DIGEST is the install digest dropPreparedProject takes', async () => {
