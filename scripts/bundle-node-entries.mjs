@@ -20,7 +20,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The bundled entries (dist-relative) and the imports each keeps as files of their own. */
-const ENTRIES = [
+export const ENTRIES = [
   { file: 'runtime/wasm-node.mjs', kept: [] },
   { file: 'runtime/index.node.mjs', kept: ['./wasm-node.mjs', './shared-host.mjs', './warm-up.mjs', '../box-host/*', '../build/*'] },
   { file: 'box-host/index.mjs', kept: ['./isolation.mjs'] },
