@@ -10,8 +10,6 @@
 
 use std::cell::RefCell;
 use crate::env_map::EnvMap;
-use std::future::Future;
-use std::pin::Pin;
 use std::rc::Rc;
 
 use js_sys::{Object, Promise, Reflect, Uint8Array};
@@ -25,6 +23,7 @@ use crate::error::js::js_message;
 use crate::error::{Error, ErrorCode, Operation, Result};
 use crate::provider::session::{BoxSession, LogStream};
 use crate::provider::{BoxSpec, FileRead, Provider, ProviderKind};
+use crate::transfer::box_file::BoxFile;
 use crate::session::{self, ExecutionAuthority, SessionState, SessionStatus, MAX_EXEC_OUTPUT_BYTES};
 
 /// Most arguments of one Command.
@@ -37,11 +36,6 @@ fn invalid(message: impl Into<String>) -> Error {
 }
 
 pub(super) use crate::sys::js_promise;
-
-/// A Promise of `future`; its error rejects as a `SandboxError`.
-fn promise(future: Pin<Box<dyn Future<Output = Result<JsValue>>>>) -> Promise {
-    js_promise(Box::pin(async move { future.await.map_err(JsValue::from) }))
-}
 
 fn rejected(error: Error) -> Promise {
     Promise::reject(&error.into())
@@ -241,6 +235,120 @@ fn exec_result(outcome: &CommandOutcome) -> JsValue {
     object.into()
 }
 
+/// One operation of a Session handle (or of one of its processes), read and checked.
+#[derive(Debug)]
+enum Op {
+    /// `exec`: run and wait.
+    Exec(Command),
+    /// `spawn`: start, answer a [`SandboxProcess`].
+    Spawn(Command),
+    /// `read(path)`.
+    Read(String),
+    /// `write(path, data)`: the file, its path relative to `/`.
+    Write(BoxFile),
+    /// `exists(path)`.
+    Exists(String),
+    /// `mkdir(path, { recursive })`.
+    Mkdir(String, bool),
+    /// `remove(path, { recursive })`.
+    Remove(String, bool),
+    /// A process's `openLogs()`.
+    Logs(String),
+    /// A process's `wait()`.
+    Wait(String),
+    /// A process's `kill(signal)`: its id and the signal number.
+    Kill(String, u8),
+}
+
+impl Op {
+    /// The operation's name in errors (`SANDBOX_INVALID_STATE` of an expired Box, path errors).
+    fn name(&self) -> &'static str {
+        match self {
+            Op::Exec(_) => "exec",
+            Op::Spawn(_) => "spawn",
+            Op::Read(_) => "read",
+            Op::Write(_) => "write",
+            Op::Exists(_) => "exists",
+            Op::Mkdir(..) => "mkdir",
+            Op::Remove(..) => "remove",
+            Op::Logs(_) => "logs",
+            Op::Wait(_) => "wait",
+            Op::Kill(..) => "kill",
+        }
+    }
+}
+
+/// The Promise of `op` on the Box of `inner`: one future type for every Session operation (each
+/// future type costs its own state machine, drop glue and vtable in the wasm, docs/internals.md
+/// "Runtime size"). A provider error goes through [`Inner::failed`]; with `signal` (`exec`,
+/// `spawn`) an aborted signal's reason replaces it.
+fn operate(inner: &Rc<Inner>, op: Op, signal: Option<AbortSignal>) -> Promise {
+    let inner = inner.clone();
+    js_promise(Box::pin(async move {
+        let session = &inner.session;
+        let fail = |error: Error| abort_or(inner.failed(op.name(), error), signal.as_ref());
+        let signal = signal.as_ref();
+        Ok(match &op {
+            Op::Exec(command) => {
+                let started = crate::sys::performance_now();
+                let outcome = session.exec(command, signal).await.map_err(fail)?;
+                // Vercel and the local Box host kill a Command at its timeout (SIGKILL, exit 137);
+                // Cloudflare's container reports it itself (SANDBOX_TIMEOUT).
+                if let Some(ms) = command.timeout_ms {
+                    if outcome.exit_code == 137 && crate::sys::performance_now() - started >= ms as f64 {
+                        return Err(Error::new(ErrorCode::Timeout, format!("the command timed out after {ms}ms"))
+                            .with_timeout_ms(ms)
+                            .with_provider(inner.provider)
+                            .with_operation(Operation::Exec)
+                            .into());
+                    }
+                }
+                exec_result(&outcome)
+            }
+            Op::Spawn(command) => {
+                let id = session.spawn(command, signal).await.map_err(fail)?;
+                SandboxProcess { inner: inner.clone(), id }.into()
+            }
+            // Read by size with a cap (issue 9): a huge Box file never buffers whole.
+            Op::Read(path) => match session.read_file(path, MAX_READ_BYTES, None).await.map_err(fail)? {
+                FileRead::Bytes(bytes) => Uint8Array::from(bytes.as_slice()).into(),
+                FileRead::Missing => JsValue::NULL,
+                FileRead::TooLarge(size) => {
+                    return Err(Error::new(ErrorCode::TransferLimit, format!("{path} has {size} bytes or more; read() returns at most {MAX_READ_BYTES}")).into())
+                }
+            },
+            Op::Write(file) => {
+                session.write_files(std::slice::from_ref(file), None).await.map_err(fail)?;
+                JsValue::UNDEFINED
+            }
+            Op::Exists(path) => session.exists(path, None).await.map_err(fail)?.into(),
+            Op::Mkdir(path, recursive) => {
+                session.mkdir(path, *recursive, None).await.map_err(fail)?;
+                JsValue::UNDEFINED
+            }
+            Op::Remove(path, recursive) => {
+                session.remove(path, *recursive, None).await.map_err(fail)?;
+                JsValue::UNDEFINED
+            }
+            Op::Logs(id) => {
+                let stream = session.logs(id, None).await.map_err(fail)?;
+                SandboxLogStream { stream: Rc::new(RefCell::new(Some(stream))) }.into()
+            }
+            Op::Wait(id) => {
+                let exit_code = session.wait(id, None).await.map_err(fail)?;
+                let object = Object::new();
+                set(&object, "exitCode", &exit_code.into());
+                set(&object, "ok", &(exit_code == 0).into());
+                object.into()
+            }
+            Op::Kill(id, number) => {
+                session.kill(id, *number, None).await.map_err(fail)?;
+                JsValue::UNDEFINED
+            }
+        })
+    }))
+}
+
 /// A signal as a number: `undefined` → 15 (SIGTERM), a name of the Vercel protocol's table
 /// (§7.3: SIGHUP 1, SIGINT 2, SIGQUIT 3, SIGKILL 9, SIGTERM 15, SIGCONT 18, SIGSTOP 19), or an
 /// integer 1–64.
@@ -403,65 +511,31 @@ impl SandboxSession {
     /// keep their last 16 MiB (16777216 bytes) each; when either lost its beginning the result
     /// has `truncated: true` (absent otherwise).
     pub fn exec(&self, command: JsValue, args: JsValue, options: JsValue) -> Promise {
-        let (command, signal) = match self.inner.check_open("exec").and_then(|()| read_command(&command, &args, &options, "exec")) {
-            Ok(read) => read,
-            Err(error) => return rejected(error),
-        };
-        let inner = self.inner.clone();
-        js_promise(Box::pin(async move {
-            let started = crate::sys::performance_now();
-            let outcome = inner.session.exec(&command, signal.as_ref()).await.map_err(|e| abort_or(inner.failed("exec", e), signal.as_ref()))?;
-            // Vercel and the local Box host kill a Command at its timeout (SIGKILL, exit 137);
-            // Cloudflare's container reports it itself (SANDBOX_TIMEOUT).
-            if let Some(ms) = command.timeout_ms {
-                if outcome.exit_code == 137 && crate::sys::performance_now() - started >= ms as f64 {
-                    return Err(Error::new(ErrorCode::Timeout, format!("the command timed out after {ms}ms"))
-                        .with_timeout_ms(ms)
-                        .with_provider(inner.provider)
-                        .with_operation(Operation::Exec)
-                        .into());
-                }
-            }
-            Ok(exec_result(&outcome))
-        }))
+        match self.inner.check_open("exec").and_then(|()| read_command(&command, &args, &options, "exec")) {
+            Ok((command, signal)) => operate(&self.inner, Op::Exec(command), signal),
+            Err(error) => rejected(error),
+        }
     }
 
     /// `spawn(command, args?, { cwd?, env?, timeout?, signal? }) → Promise<SandboxProcess>`:
     /// starts a Command without waiting (the signal bounds the start only).
     pub fn spawn(&self, command: JsValue, args: JsValue, options: JsValue) -> Promise {
-        let (command, signal) = match self.inner.check_open("spawn").and_then(|()| read_command(&command, &args, &options, "spawn")) {
-            Ok(read) => read,
-            Err(error) => return rejected(error),
-        };
-        let inner = self.inner.clone();
-        js_promise(Box::pin(async move {
-            let id = inner.session.spawn(&command, signal.as_ref()).await.map_err(|e| abort_or(inner.failed("spawn", e), signal.as_ref()))?;
-            Ok(SandboxProcess { inner, id }.into())
-        }))
+        match self.inner.check_open("spawn").and_then(|()| read_command(&command, &args, &options, "spawn")) {
+            Ok((command, signal)) => operate(&self.inner, Op::Spawn(command), signal),
+            Err(error) => rejected(error),
+        }
     }
 
     /// `read(path) → Promise<Uint8Array | null>` (`null` when the file does not exist).
     pub fn read(&self, path: JsValue) -> Promise {
-        let inner = self.inner.clone();
-        let path = match self.path(&path, "read") {
-            Ok(path) => path,
-            Err(error) => return rejected(error),
-        };
-        promise(Box::pin(async move {
-            // Read by size with a cap (issue 9): a huge Box file never buffers whole.
-            Ok(match inner.session.read_file(&path, MAX_READ_BYTES, None).await.map_err(|e| inner.failed("read", e))? {
-                FileRead::Bytes(bytes) => Uint8Array::from(bytes.as_slice()).into(),
-                FileRead::Missing => JsValue::NULL,
-                FileRead::TooLarge(size) => {
-                    return Err(Error::new(ErrorCode::TransferLimit, format!("{path} has {size} bytes or more; read() returns at most {MAX_READ_BYTES}")))
-                }
-            })
-        }))
+        match self.path(&path, "read") {
+            Ok(path) => operate(&self.inner, Op::Read(path), None),
+            Err(error) => rejected(error),
+        }
     }
 
     /// `write(path, data: string | Uint8Array) → Promise<void>`: creates the parents, replaces the file.
     pub fn write(&self, path: JsValue, data: JsValue) -> Promise {
-        let inner = self.inner.clone();
         let read = self.path(&path, "write").and_then(|path| {
             let bytes = if let Some(text) = data.as_string() {
                 text.into_bytes()
@@ -472,25 +546,18 @@ impl SandboxSession {
             };
             Ok((path, bytes))
         });
-        let (path, bytes) = match read {
-            Ok(read) => read,
-            Err(error) => return rejected(error),
-        };
-        promise(Box::pin(async move {
-            let file = crate::transfer::box_file::BoxFile { path: path.trim_start_matches('/').to_owned(), bytes, mode: 0o644 };
-            inner.session.write_files(std::slice::from_ref(&file), None).await.map_err(|e| inner.failed("write", e))?;
-            Ok(JsValue::UNDEFINED)
-        }))
+        match read {
+            Ok((path, bytes)) => operate(&self.inner, Op::Write(BoxFile { path: path.trim_start_matches('/').to_owned(), bytes, mode: 0o644 }), None),
+            Err(error) => rejected(error),
+        }
     }
 
     /// `exists(path) → Promise<boolean>`.
     pub fn exists(&self, path: JsValue) -> Promise {
-        let inner = self.inner.clone();
-        let path = match self.path(&path, "exists") {
-            Ok(path) => path,
-            Err(error) => return rejected(error),
-        };
-        promise(Box::pin(async move { Ok(inner.session.exists(&path, None).await.map_err(|e| inner.failed("exists", e))?.into()) }))
+        match self.path(&path, "exists") {
+            Ok(path) => operate(&self.inner, Op::Exists(path), None),
+            Err(error) => rejected(error),
+        }
     }
 
     /// The checked path and the `{ recursive? }` option of `op` (`mkdir`, `remove`).
@@ -503,29 +570,19 @@ impl SandboxSession {
 
     /// `mkdir(path, { recursive? }) → Promise<void>`.
     pub fn mkdir(&self, path: JsValue, options: JsValue) -> Promise {
-        let inner = self.inner.clone();
-        let (path, recursive) = match self.path_and_recursive(&path, &options, "mkdir") {
-            Ok(read) => read,
-            Err(error) => return rejected(error),
-        };
-        promise(Box::pin(async move {
-            inner.session.mkdir(&path, recursive, None).await.map_err(|e| inner.failed("mkdir", e))?;
-            Ok(JsValue::UNDEFINED)
-        }))
+        match self.path_and_recursive(&path, &options, "mkdir") {
+            Ok((path, recursive)) => operate(&self.inner, Op::Mkdir(path, recursive), None),
+            Err(error) => rejected(error),
+        }
     }
 
     /// `remove(path, { recursive? }) → Promise<void>`: a file, or with `recursive` a directory
     /// tree; a missing path is no error.
     pub fn remove(&self, path: JsValue, options: JsValue) -> Promise {
-        let inner = self.inner.clone();
-        let (path, recursive) = match self.path_and_recursive(&path, &options, "remove") {
-            Ok(read) => read,
-            Err(error) => return rejected(error),
-        };
-        promise(Box::pin(async move {
-            inner.session.remove(&path, recursive, None).await.map_err(|e| inner.failed("remove", e))?;
-            Ok(JsValue::UNDEFINED)
-        }))
+        match self.path_and_recursive(&path, &options, "remove") {
+            Ok((path, recursive)) => operate(&self.inner, Op::Remove(path, recursive), None),
+            Err(error) => rejected(error),
+        }
     }
 
     /// `close() → Promise<void>`: stops the Box. Idempotent: concurrent and later calls share the
@@ -591,42 +648,26 @@ impl SandboxProcess {
     /// `openLogs() → Promise<SandboxLogStream>`: the Command's output from its start, then live.
     #[wasm_bindgen(js_name = openLogs)]
     pub fn open_logs(&self) -> Promise {
-        if let Err(error) = self.inner.check_open("logs") {
-            return rejected(error);
+        match self.inner.check_open("logs") {
+            Ok(()) => operate(&self.inner, Op::Logs(self.id.clone()), None),
+            Err(error) => rejected(error),
         }
-        let (inner, id) = (self.inner.clone(), self.id.clone());
-        promise(Box::pin(async move {
-            let stream = inner.session.logs(&id, None).await.map_err(|e| inner.failed("logs", e))?;
-            Ok(SandboxLogStream { stream: Rc::new(RefCell::new(Some(stream))) }.into())
-        }))
     }
 
     /// `wait() → Promise<{ exitCode, ok }>`.
     pub fn wait(&self) -> Promise {
-        if let Err(error) = self.inner.check_open("wait") {
-            return rejected(error);
+        match self.inner.check_open("wait") {
+            Ok(()) => operate(&self.inner, Op::Wait(self.id.clone()), None),
+            Err(error) => rejected(error),
         }
-        let (inner, id) = (self.inner.clone(), self.id.clone());
-        promise(Box::pin(async move {
-            let exit_code = inner.session.wait(&id, None).await.map_err(|e| inner.failed("wait", e))?;
-            let object = Object::new();
-            set(&object, "exitCode", &exit_code.into());
-            set(&object, "ok", &(exit_code == 0).into());
-            Ok(object.into())
-        }))
     }
 
     /// `kill(signal?) → Promise<void>`: `'SIGTERM'` (default), `'SIGKILL'`, … or a number.
     pub fn kill(&self, signal: JsValue) -> Promise {
-        let number = match self.inner.check_open("kill").and_then(|()| signal_number(&signal)) {
-            Ok(number) => number,
-            Err(error) => return rejected(error),
-        };
-        let (inner, id) = (self.inner.clone(), self.id.clone());
-        promise(Box::pin(async move {
-            inner.session.kill(&id, number, None).await.map_err(|e| inner.failed("kill", e))?;
-            Ok(JsValue::UNDEFINED)
-        }))
+        match self.inner.check_open("kill").and_then(|()| signal_number(&signal)) {
+            Ok(number) => operate(&self.inner, Op::Kill(self.id.clone(), number), None),
+            Err(error) => rejected(error),
+        }
     }
 }
 
@@ -643,7 +684,7 @@ impl SandboxLogStream {
     /// end). One call at a time.
     pub fn next(&self) -> Promise {
         let slot = self.stream.clone();
-        promise(Box::pin(async move {
+        js_promise(Box::pin(async move {
             let Some(mut stream) = slot.borrow_mut().take() else {
                 return Ok(JsValue::UNDEFINED);
             };
@@ -651,7 +692,7 @@ impl SandboxLogStream {
             if matches!(next, Ok(Some(_))) {
                 slot.borrow_mut().replace(stream);
             }
-            Ok(match next? {
+            Ok(match next.map_err(JsValue::from)? {
                 Some(entry) => {
                     let object = Object::new();
                     set(&object, "stream", &entry.stream.as_str().into());
