@@ -5,6 +5,7 @@
 //! This is the layer the Run, the public Session API and the Agent tool build on. The provider
 //! arms below are the only place that knows which protocol a Box speaks.
 
+use futures::future::LocalBoxFuture;
 use web_sys::AbortSignal;
 
 use crate::command::{Command, CommandOutcome};
@@ -153,13 +154,13 @@ impl BoxSession {
     /// # Errors
     /// The provider's snapshot errors; `SANDBOX_NOT_SUPPORTED` for Cloudflare (the Box is not
     /// stopped then).
-    pub async fn prepare(&self) -> Result<String> {
+    pub fn prepare<'a>(&'a self) -> LocalBoxFuture<'a, Result<String>> {
         match self {
-            BoxSession::Vercel(session) => session.snapshot().await,
-            BoxSession::Cloudflare(_) => Err(crate::error::Error::new(
+            BoxSession::Vercel(session) => Box::pin(session.snapshot()),
+            BoxSession::Cloudflare(_) => Box::pin(std::future::ready(Err(crate::error::Error::new(
                 crate::error::ErrorCode::NotSupported,
                 "The cloudflare provider keeps no prepared projects.",
-            )),
+            )))),
         }
     }
 
@@ -168,10 +169,10 @@ impl BoxSession {
     /// # Errors
     /// `SANDBOX_INVALID_ARGUMENT` for a path that fails
     /// [`crate::transfer::box_file::validate_relative_path`]; transport errors of the provider.
-    pub async fn write_files(&self, files: &[BoxFile], signal: Option<&AbortSignal>) -> Result<()> {
+    pub fn write_files<'a>(&'a self, files: &'a [BoxFile], signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<()>> {
         match self {
-            BoxSession::Vercel(session) => session.write_files(files, signal).await,
-            BoxSession::Cloudflare(session) => session.write_files(files, signal).await,
+            BoxSession::Vercel(session) => Box::pin(session.write_files(files, signal)),
+            BoxSession::Cloudflare(session) => session.write_files(files, signal),
         }
     }
 
@@ -183,18 +184,18 @@ impl BoxSession {
     /// # Errors
     /// Those of [`BoxSession::write_files`]; on Cloudflare a failed unpacking is the next
     /// Command's `SANDBOX_EXECUTION_ERROR`.
-    pub async fn stage_files(&self, files: &[BoxFile], signal: Option<&AbortSignal>) -> Result<()> {
+    pub fn stage_files<'a>(&'a self, files: &'a [BoxFile], signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<()>> {
         match self {
-            BoxSession::Vercel(session) => session.write_files(files, signal).await,
-            BoxSession::Cloudflare(session) => session.stage_files(files, signal).await,
+            BoxSession::Vercel(session) => Box::pin(session.write_files(files, signal)),
+            BoxSession::Cloudflare(session) => session.stage_files(files, signal),
         }
     }
 
     /// Runs a Command and waits for its exit, keeping the tail of its output per the Command's caps.
-    pub async fn exec(&self, command: &Command, signal: Option<&AbortSignal>) -> Result<CommandOutcome> {
+    pub fn exec<'a>(&'a self, command: &'a Command, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<CommandOutcome>> {
         match self {
-            BoxSession::Vercel(session) => session.exec(command, signal).await,
-            BoxSession::Cloudflare(session) => session.exec(command, signal).await,
+            BoxSession::Vercel(session) => Box::pin(session.exec(command, signal)),
+            BoxSession::Cloudflare(session) => session.exec(command, signal),
         }
     }
 
@@ -205,24 +206,24 @@ impl BoxSession {
     /// # Errors
     /// Those of [`BoxSession::exec`]; on Cloudflare the Command's own timeout is not applied by
     /// the container here, so `signal` must carry the deadline.
-    pub async fn exec_streaming(
-        &self,
-        command: &Command,
-        on_output: &mut dyn FnMut(OutputStream, &str),
-        signal: Option<&AbortSignal>,
-    ) -> Result<CommandOutcome> {
+    pub fn exec_streaming<'a>(
+        &'a self,
+        command: &'a Command,
+        on_output: &'a mut dyn FnMut(OutputStream, &str),
+        signal: Option<&'a AbortSignal>,
+    ) -> LocalBoxFuture<'a, Result<CommandOutcome>> {
         match self {
-            BoxSession::Vercel(session) => session.exec_streaming(command, on_output, signal).await,
-            BoxSession::Cloudflare(session) => session.exec_streaming(command, on_output, signal).await,
+            BoxSession::Vercel(session) => Box::pin(session.exec_streaming(command, on_output, signal)),
+            BoxSession::Cloudflare(session) => session.exec_streaming(command, on_output, signal),
         }
     }
 
     /// Reads a file by absolute Box path, at most `max_bytes` of it ([`FileRead::TooLarge`]
     /// beyond, checked by size before the content is buffered where the provider says the size).
-    pub async fn read_file(&self, path: &str, max_bytes: u64, signal: Option<&AbortSignal>) -> Result<FileRead> {
+    pub fn read_file<'a>(&'a self, path: &'a str, max_bytes: u64, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<FileRead>> {
         match self {
-            BoxSession::Vercel(session) => session.read_file(path, max_bytes, signal).await,
-            BoxSession::Cloudflare(session) => session.read_file(path, max_bytes, signal).await,
+            BoxSession::Vercel(session) => Box::pin(session.read_file(path, max_bytes, signal)),
+            BoxSession::Cloudflare(session) => session.read_file(path, max_bytes, signal),
         }
     }
 
@@ -231,69 +232,69 @@ impl BoxSession {
     ///
     /// # Errors
     /// Transport errors of the provider.
-    pub async fn spawn(&self, command: &Command, signal: Option<&AbortSignal>) -> Result<String> {
+    pub fn spawn<'a>(&'a self, command: &'a Command, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<String>> {
         match self {
-            BoxSession::Vercel(session) => session.spawn(command, signal).await,
-            BoxSession::Cloudflare(session) => session.spawn(command, signal).await,
+            BoxSession::Vercel(session) => Box::pin(session.spawn(command, signal)),
+            BoxSession::Cloudflare(session) => session.spawn(command, signal),
         }
     }
 
     /// Follows the output of Command `id` from its start.
-    pub async fn logs(&self, id: &str, signal: Option<&AbortSignal>) -> Result<LogStream> {
+    pub fn logs<'a>(&'a self, id: &'a str, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<LogStream>> {
         match self {
-            BoxSession::Vercel(session) => session.logs(id, signal).await.map(LogStream::Vercel),
-            BoxSession::Cloudflare(session) => session.logs(id, signal).await.map(LogStream::Cloudflare),
+            BoxSession::Vercel(session) => Box::pin(async move { session.logs(id, signal).await.map(LogStream::Vercel) }),
+            BoxSession::Cloudflare(session) => Box::pin(async move { session.logs(id, signal).await.map(LogStream::Cloudflare) }),
         }
     }
 
     /// Waits for Command `id` to exit; its exit code.
-    pub async fn wait(&self, id: &str, signal: Option<&AbortSignal>) -> Result<i32> {
+    pub fn wait<'a>(&'a self, id: &'a str, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<i32>> {
         match self {
-            BoxSession::Vercel(session) => session.wait(id, signal).await,
-            BoxSession::Cloudflare(session) => session.wait(id, signal).await,
+            BoxSession::Vercel(session) => Box::pin(session.wait(id, signal)),
+            BoxSession::Cloudflare(session) => session.wait(id, signal),
         }
     }
 
     /// Sends signal number `signal_number` (15 SIGTERM, 9 SIGKILL, …) to Command `id`
     /// (Cloudflare: SIGTERM only, else `SANDBOX_NOT_SUPPORTED`).
-    pub async fn kill(&self, id: &str, signal_number: u8, signal: Option<&AbortSignal>) -> Result<()> {
+    pub fn kill<'a>(&'a self, id: &'a str, signal_number: u8, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<()>> {
         match self {
-            BoxSession::Vercel(session) => session.kill(id, signal_number, signal).await,
-            BoxSession::Cloudflare(session) => session.kill(id, signal_number, signal).await,
+            BoxSession::Vercel(session) => Box::pin(session.kill(id, signal_number, signal)),
+            BoxSession::Cloudflare(session) => session.kill(id, signal_number, signal),
         }
     }
 
     /// Whether an absolute Box path exists.
-    pub async fn exists(&self, path: &str, signal: Option<&AbortSignal>) -> Result<bool> {
+    pub fn exists<'a>(&'a self, path: &'a str, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<bool>> {
         match self {
-            BoxSession::Vercel(session) => session.exists(path, signal).await,
-            BoxSession::Cloudflare(session) => session.exists(path, signal).await,
+            BoxSession::Vercel(session) => Box::pin(session.exists(path, signal)),
+            BoxSession::Cloudflare(session) => session.exists(path, signal),
         }
     }
 
     /// Creates a directory (absolute Box path); with `recursive`, its parents too and no error
     /// when it exists.
-    pub async fn mkdir(&self, path: &str, recursive: bool, signal: Option<&AbortSignal>) -> Result<()> {
+    pub fn mkdir<'a>(&'a self, path: &'a str, recursive: bool, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<()>> {
         match self {
-            BoxSession::Vercel(session) => session.mkdir(path, recursive, signal).await,
-            BoxSession::Cloudflare(session) => session.mkdir(path, recursive, signal).await,
+            BoxSession::Vercel(session) => Box::pin(session.mkdir(path, recursive, signal)),
+            BoxSession::Cloudflare(session) => session.mkdir(path, recursive, signal),
         }
     }
 
     /// Removes a file, or with `recursive` a directory tree (absolute Box path). A missing path
     /// is no error.
-    pub async fn remove(&self, path: &str, recursive: bool, signal: Option<&AbortSignal>) -> Result<()> {
+    pub fn remove<'a>(&'a self, path: &'a str, recursive: bool, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<()>> {
         match self {
-            BoxSession::Vercel(session) => session.remove(path, recursive, signal).await,
-            BoxSession::Cloudflare(session) => session.remove(path, recursive, signal).await,
+            BoxSession::Vercel(session) => Box::pin(session.remove(path, recursive, signal)),
+            BoxSession::Cloudflare(session) => session.remove(path, recursive, signal),
         }
     }
 
     /// Stops the Box and everything running in it.
-    pub async fn close(&self) -> Result<()> {
+    pub fn close<'a>(&'a self) -> LocalBoxFuture<'a, Result<()>> {
         match self {
-            BoxSession::Vercel(session) => session.close().await,
-            BoxSession::Cloudflare(session) => session.close().await,
+            BoxSession::Vercel(session) => Box::pin(session.close()),
+            BoxSession::Cloudflare(session) => session.close(),
         }
     }
 }
