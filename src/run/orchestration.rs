@@ -108,7 +108,7 @@ async fn run(definition: &Definition, payload: &JsValue, options: &RunOptions, r
     let mut timing = ServerTiming::start();
     let events = &options.events;
     let provider = options.provider.kind();
-    let input = match encode_input(definition, payload, &options.context, &options.limits).await {
+    let input = match Box::pin(encode_input(definition, payload, &options.context, &options.limits)).await {
         Ok(input) => input,
         Err(error) => {
             timing.mark("encode");
@@ -130,7 +130,7 @@ async fn run(definition: &Definition, payload: &JsValue, options: &RunOptions, r
     // A kept Box (`sandboxId`) keeps its own installs; every other Run with dependencies looks
     // for the prepared project of its install digest (see run::prepared).
     let mut prepared = match (&definition.install, &options.sandbox_id) {
-        (Some(plan), None) => Prepared::lookup(&options.provider, plan, f64::from(definition.timeout_ms), options.signal.as_ref()).await,
+        (Some(plan), None) => Box::pin(Prepared::lookup(&options.provider, plan, f64::from(definition.timeout_ms), options.signal.as_ref())).await,
         _ => None,
     };
     if prepared.as_ref().is_some_and(|p| p.looked_up) {
@@ -151,7 +151,7 @@ async fn run(definition: &Definition, payload: &JsValue, options: &RunOptions, r
     };
     // The Definition timeout covers taking the Box too (a provider that never answers its create).
     run_signal.start_deadline(definition.timeout_ms);
-    let leased = acquire(&options.provider, &spec, options.sandbox_id.as_deref(), definition.timeout_ms, Some(&signal)).await;
+    let leased = Box::pin(acquire(&options.provider, &spec, options.sandbox_id.as_deref(), definition.timeout_ms, Some(&signal))).await;
     timing.mark("box");
     let lease = match leased {
         Ok(lease) => lease,
@@ -170,7 +170,7 @@ async fn run(definition: &Definition, payload: &JsValue, options: &RunOptions, r
     let mut fingerprint = prepared.as_ref().is_some_and(Prepared::owner).then(String::new);
     // A kept Box keeps its prepared projects itself, one directory per install digest.
     let kept = definition.install.as_ref().zip(lease.kept_root()).map(|(plan, root)| (kept_dir(root, &plan.digest), lease.kept_id()));
-    let outcome = attempt(&lease.session, &lease.run_dir, kept, definition, &input, options, &run_signal, reply, &mut timing, &mut fingerprint).await;
+    let outcome = Box::pin(attempt(&lease.session, &lease.run_dir, kept, definition, &input, options, &run_signal, reply, &mut timing, &mut fingerprint)).await;
     run_signal.stop_deadline();
     timing.end_current();
     let outcome = outcome.map_err(|error| timed_out(error, &run_signal, definition, provider));
@@ -283,7 +283,7 @@ async fn attempt(
             let (stdout, stderr) = follower.tails();
             timing.begin("recover");
             let exited = Exited { exit_code, stdout, stderr };
-            let recovered = recover_result(session, run_dir, definition, framed, &exited, limits, signal).await;
+            let recovered = Box::pin(recover_result(session, run_dir, definition, framed, &exited, limits, signal)).await;
             // The thrown stack stays only with `debug: true` (dev and the CLI set it; production does not).
             let value = recovered.map_err(|error| if options.debug { error } else { error.without_stack() })?;
             timing.mark("recover");
