@@ -199,7 +199,7 @@ async fn run(definition: &Definition, payload: &JsValue, options: &RunOptions, r
     if let (Some(prepared), Some(fingerprint), false) = (prepared, fingerprint.filter(|f| !f.is_empty()), lease.is_kept()) {
         return crate::run::prepared::keep(&lease.session, prepared, fingerprint, events, &definition.name).await;
     }
-    if let Err(error) = stop_within(RELEASE_DEADLINE_MS, lease.release()).await {
+    if let Err(error) = stop_within(RELEASE_DEADLINE_MS, Box::pin(lease.release())).await {
         events.report(&format!("The Box of Sandbox \"{}\" could not be stopped: {}", definition.name, error.message()));
     }
 }

@@ -203,12 +203,12 @@ mod session {
                 let destroyed = match &self.route {
                     Route::Namespace(namespace) => {
                         let stub = stub_for(namespace, &id)?;
-                        stop_within(CLOSE_DEADLINE_MS, destroy(&stub)).await.map_err(|e| e.with_provider(ProviderKind::Cloudflare))
+                        stop_within(CLOSE_DEADLINE_MS, Box::pin(destroy(&stub))).await.map_err(|e| e.with_provider(ProviderKind::Cloudflare))
                     }
                     Route::LocalHost { base_url, token, fetcher } => {
                         let url = format!("{}/cloudflare/{}", base_url.trim_end_matches('/'), local_container_id(&id));
                         let client = ContainerClient::new(fetcher.clone(), url, Some(token.clone()), self.retry);
-                        stop_within(CLOSE_DEADLINE_MS, client.destroy_on_local_host(None)).await.map_err(|e| e.with_provider(ProviderKind::Cloudflare))
+                        stop_within(CLOSE_DEADLINE_MS, Box::pin(client.destroy_on_local_host(None))).await.map_err(|e| e.with_provider(ProviderKind::Cloudflare))
                     }
                 };
                 destroyed
@@ -593,7 +593,7 @@ mod session {
         /// Run on its id.
         pub fn close(&self) -> LocalBoxFuture<'_, Result<()>> {
             Box::pin(async move {
-                let result = stop_within(CLOSE_DEADLINE_MS, self.end_run()).await.map_err(|e| e.with_provider(ProviderKind::Cloudflare));
+                let result = stop_within(CLOSE_DEADLINE_MS, Box::pin(self.end_run())).await.map_err(|e| e.with_provider(ProviderKind::Cloudflare));
                 self.lock.borrow_mut().take();
                 result
             })
