@@ -526,7 +526,7 @@ mod session {
 
         /// Follows process `id` (`/api/process/{id}/stream`).
         pub fn logs<'a>(&'a self, id: &'a str, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<ProcessLogs>> {
-            Box::pin(async move { self.client.process_stream(id, signal).await })
+            Box::pin(self.client.process_stream(id, signal))
         }
 
         /// Waits for process `id` to exit (reads its stream to the `exit` event, as the SDK's
@@ -556,12 +556,12 @@ mod session {
 
         /// Whether `path` exists (`/api/exists`).
         pub fn exists<'a>(&'a self, path: &'a str, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<bool>> {
-            Box::pin(async move { self.client.exists(path, signal).await })
+            Box::pin(self.client.exists(path, signal))
         }
 
         /// Creates a directory (`/api/mkdir`, `mkdir [-p]`).
         pub fn mkdir<'a>(&'a self, path: &'a str, recursive: bool, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<()>> {
-            Box::pin(async move { self.client.mkdir_with(path, recursive, signal).await })
+            Box::pin(self.client.mkdir_with(path, recursive, signal))
         }
 
         /// Removes a file (`/api/delete`; a directory is refused there) or, with `recursive`, a
