@@ -59,8 +59,8 @@ mod session {
 
         /// What the local Box host would apply to a Box of this provider (its
         /// `GET /_vite-hub/execution-authority`); the local provider only.
-        pub async fn local_host_execution_authority(&self, signal: Option<&AbortSignal>) -> Result<serde_json::Value> {
-            self.client.local_host_execution_authority(self.network_policy.as_ref(), signal).await
+        pub fn local_host_execution_authority<'a>(&'a self, signal: Option<&'a AbortSignal>) -> impl std::future::Future<Output = Result<serde_json::Value>> + 'a {
+            self.client.local_host_execution_authority(self.network_policy.as_ref(), signal)
         }
 
         /// Creates a sandbox and its session: `POST /v3/sandboxes` with `persistent: false`; with
@@ -110,8 +110,8 @@ mod session {
         ///
         /// # Errors
         /// `SANDBOX_TRANSPORT_ERROR` / `SANDBOX_PROVIDER_UNAVAILABLE`.
-        pub async fn list_snapshots(&self, name: Option<&str>) -> Result<Vec<(String, u64, u64)>> {
-            self.client.list_snapshots(self.project_id.as_deref(), name).await
+        pub fn list_snapshots<'a>(&'a self, name: Option<&'a str>) -> impl std::future::Future<Output = Result<Vec<(String, u64, u64)>>> + 'a {
+            self.client.list_snapshots(self.project_id.as_deref(), name)
         }
 
         /// Deletes snapshot `id` (`DELETE /v2/sandboxes/snapshots/{id}`); `false` when it was
@@ -119,8 +119,8 @@ mod session {
         ///
         /// # Errors
         /// `SANDBOX_TRANSPORT_ERROR` / `SANDBOX_PROVIDER_UNAVAILABLE`.
-        pub async fn delete_snapshot(&self, id: &str) -> Result<bool> {
-            self.client.delete_snapshot(id).await
+        pub fn delete_snapshot<'a>(&'a self, id: &'a str) -> impl std::future::Future<Output = Result<bool>> + 'a {
+            self.client.delete_snapshot(id)
         }
     }
 
@@ -146,8 +146,8 @@ mod session {
         /// # Errors
         /// `SANDBOX_TRANSPORT_ERROR` / `SANDBOX_PROVIDER_UNAVAILABLE`, or a 2xx without a
         /// snapshot id.
-        pub async fn snapshot(&self) -> Result<String> {
-            self.client.snapshot_session(&self.session_id).await
+        pub fn snapshot<'a>(&'a self) -> impl std::future::Future<Output = Result<String>> + 'a {
+            self.client.snapshot_session(&self.session_id)
         }
 
         /// `vercel`, or `local` for a session of the local Box host.
@@ -177,8 +177,8 @@ mod session {
         }
 
         /// Runs `command` and waits for it (`cmd` with `wait: true`, NDJSON logs).
-        pub async fn exec(&self, command: &Command, signal: Option<&AbortSignal>) -> Result<CommandOutcome> {
-            self.client.run_command(&self.session_id, command, signal).await
+        pub fn exec<'a>(&'a self, command: &'a Command, signal: Option<&'a AbortSignal>) -> impl std::future::Future<Output = Result<CommandOutcome>> + 'a {
+            self.client.run_command(&self.session_id, command, signal)
         }
 
         /// Runs `command`, handing its output to `on_output` live (`cmd` with `wait: true`: the
@@ -193,33 +193,33 @@ mod session {
         }
 
         /// Reads a file (`fs/read`) of at most `max_bytes`.
-        pub async fn read_file(&self, path: &str, max_bytes: u64, signal: Option<&AbortSignal>) -> Result<FileRead> {
-            self.client.read_file(&self.session_id, path, max_bytes, signal).await
+        pub fn read_file<'a>(&'a self, path: &'a str, max_bytes: u64, signal: Option<&'a AbortSignal>) -> impl std::future::Future<Output = Result<FileRead>> + 'a {
+            self.client.read_file(&self.session_id, path, max_bytes, signal)
         }
 
         /// Stops the session (`stop`).
-        pub async fn close(&self) -> Result<()> {
-            self.client.stop_session(&self.session_id, None).await
+        pub fn close<'a>(&'a self) -> impl std::future::Future<Output = Result<()>> + 'a {
+            self.client.stop_session(&self.session_id, None)
         }
 
         /// Starts `command` detached; answers its id (`cmdId`).
-        pub async fn spawn(&self, command: &Command, signal: Option<&AbortSignal>) -> Result<String> {
-            self.client.start_command(&self.session_id, command, signal).await
+        pub fn spawn<'a>(&'a self, command: &'a Command, signal: Option<&'a AbortSignal>) -> impl std::future::Future<Output = Result<String>> + 'a {
+            self.client.start_command(&self.session_id, command, signal)
         }
 
         /// Follows the output of command `id` from its start (`cmd/{id}/logs`).
-        pub async fn logs(&self, id: &str, signal: Option<&AbortSignal>) -> Result<CommandLogs> {
-            self.client.command_logs(&self.session_id, id, signal).await
+        pub fn logs<'a>(&'a self, id: &'a str, signal: Option<&'a AbortSignal>) -> impl std::future::Future<Output = Result<CommandLogs>> + 'a {
+            self.client.command_logs(&self.session_id, id, signal)
         }
 
         /// Waits for command `id` to exit; its exit code (`cmd/{id}?wait=true`).
-        pub async fn wait(&self, id: &str, signal: Option<&AbortSignal>) -> Result<i32> {
-            self.client.wait_command(&self.session_id, id, signal).await
+        pub fn wait<'a>(&'a self, id: &'a str, signal: Option<&'a AbortSignal>) -> impl std::future::Future<Output = Result<i32>> + 'a {
+            self.client.wait_command(&self.session_id, id, signal)
         }
 
         /// Sends signal number `signal_number` to command `id` (`cmd/{id}/kill`).
-        pub async fn kill(&self, id: &str, signal_number: u8, signal: Option<&AbortSignal>) -> Result<()> {
-            self.client.kill_command(&self.session_id, id, signal_number, signal).await
+        pub fn kill<'a>(&'a self, id: &'a str, signal_number: u8, signal: Option<&'a AbortSignal>) -> impl std::future::Future<Output = Result<()>> + 'a {
+            self.client.kill_command(&self.session_id, id, signal_number, signal)
         }
 
         /// Whether `path` exists: `test -e` through a Command, as the SDK's `fs.exists` does (§7.4).
