@@ -184,34 +184,35 @@ impl ContainerClient {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
-    async fn post_json(
-        &self,
-        path: &str,
+    /// Encodes `body` now (no future per body type: wasm size) and sends it ([`ContainerClient::post_bytes`]).
+    fn post_json<'a>(
+        &'a self,
+        path: &'a str,
         body: &impl serde::Serialize,
         operation: Operation,
         resend: Resend,
         bound_ms: u32,
-        signal: Option<&AbortSignal>,
-    ) -> Result<std::result::Result<Vec<u8>, Refused>> {
+        signal: Option<&'a AbortSignal>,
+    ) -> LocalBoxFuture<'a, Result<std::result::Result<Vec<u8>, Refused>>> {
         let bytes = serde_json::to_vec(body)
-            .map_err(|e| self.error(ErrorCode::RuntimeError, operation, format!("cannot encode a request body: {e}")))?;
-        self.post_bytes(path, bytes, operation, resend, bound_ms, signal).await
+            .map_err(|e| self.error(ErrorCode::RuntimeError, operation, format!("cannot encode a request body: {e}")));
+        self.post_bytes(path, bytes, operation, resend, bound_ms, signal)
     }
 
-    /// Sends a JSON body and reads the whole answer, both within `bound_ms` (boxed, see
-    /// [`ContainerClient::send`]). The read races the deadline too: a stub's answer body need
-    /// not follow the request's signal.
+    /// Sends a JSON body (or fails with its encoding error) and reads the whole answer, both
+    /// within `bound_ms` (boxed, see [`ContainerClient::send`]). The read races the deadline too:
+    /// a stub's answer body need not follow the request's signal.
     fn post_bytes<'a>(
         &'a self,
         path: &'a str,
-        bytes: Vec<u8>,
+        bytes: Result<Vec<u8>>,
         operation: Operation,
         resend: Resend,
         bound_ms: u32,
         signal: Option<&'a AbortSignal>,
     ) -> LocalBoxFuture<'a, Result<std::result::Result<Vec<u8>, Refused>>> {
         Box::pin(async move {
+            let bytes = bytes?;
             let deadline = Deadline::new(signal, bound_ms);
             let bounded_signal = deadline.signal();
             let answer = self.send(&self.request("POST", path, Some(bytes)), operation, resend, bounded_signal.as_ref()).await;
@@ -240,8 +241,14 @@ impl ContainerClient {
         .with_status(refused.status)
     }
 
-    async fn post_ok(&self, path: &str, body: &impl serde::Serialize, operation: Operation, signal: Option<&AbortSignal>) -> Result<()> {
-        match self.post_json(path, body, operation, Resend::Allowed, REQUEST_DEADLINE_MS, signal).await? {
+    /// `body` to `path` (resent when allowed), any answer but a 2xx refused. Not `async`: one
+    /// future type ([`ContainerClient::answered_ok`]) for every route that only needs a 2xx.
+    fn post_ok<'a>(&'a self, path: &'a str, body: &impl serde::Serialize, operation: Operation, signal: Option<&'a AbortSignal>) -> impl std::future::Future<Output = Result<()>> + 'a {
+        self.answered_ok(self.post_json(path, body, operation, Resend::Allowed, REQUEST_DEADLINE_MS, signal), operation)
+    }
+
+    async fn answered_ok(&self, sent: LocalBoxFuture<'_, Result<std::result::Result<Vec<u8>, Refused>>>, operation: Operation) -> Result<()> {
+        match sent.await? {
             Ok(_) => Ok(()),
             Err(refused) => Err(self.refused(operation, &refused)),
         }
@@ -249,13 +256,13 @@ impl ContainerClient {
 
     /// `POST /api/mkdir { path, recursive: true }`. The first request of a Box: it is the one that
     /// waits for the container to start.
-    pub async fn mkdir(&self, path: &str, signal: Option<&AbortSignal>) -> Result<()> {
-        self.post_ok("/api/mkdir", &MkdirRequest { path: path.to_owned(), recursive: true }, Operation::Write, signal).await
+    pub fn mkdir<'a>(&'a self, path: &str, signal: Option<&'a AbortSignal>) -> impl std::future::Future<Output = Result<()>> + 'a {
+        self.post_ok("/api/mkdir", &MkdirRequest { path: path.to_owned(), recursive: true }, Operation::Write, signal)
     }
 
     /// `POST /api/mkdir { path, recursive }` for a Session's `mkdir`.
-    pub async fn mkdir_with(&self, path: &str, recursive: bool, signal: Option<&AbortSignal>) -> Result<()> {
-        self.post_ok("/api/mkdir", &MkdirRequest { path: path.to_owned(), recursive }, Operation::Mkdir, signal).await
+    pub fn mkdir_with<'a>(&'a self, path: &str, recursive: bool, signal: Option<&'a AbortSignal>) -> impl std::future::Future<Output = Result<()>> + 'a {
+        self.post_ok("/api/mkdir", &MkdirRequest { path: path.to_owned(), recursive }, Operation::Mkdir, signal)
     }
 
     /// `POST /api/exists { path }` → whether the path exists.
@@ -267,10 +274,10 @@ impl ContainerClient {
     }
 
     /// `POST /api/write { path, content: <base64>, encoding: "base64" }`.
-    pub async fn write_file(&self, path: &str, bytes: &[u8], signal: Option<&AbortSignal>) -> Result<()> {
+    pub fn write_file<'a>(&'a self, path: &str, bytes: &[u8], signal: Option<&'a AbortSignal>) -> impl std::future::Future<Output = Result<()>> + 'a {
         let body =
             WriteRequest { path: path.to_owned(), content: base64::engine::general_purpose::STANDARD.encode(bytes), encoding: "base64" };
-        self.post_ok("/api/write", &body, Operation::Write, signal).await
+        self.post_ok("/api/write", &body, Operation::Write, signal)
     }
 
     /// `POST /api/read { path, encoding: "base64" }`; `None` when the file does not exist (404).
