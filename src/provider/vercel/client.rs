@@ -524,17 +524,22 @@ impl VercelClient {
     }
 
     /// Sends `signal` (a number) to a command: `POST /v2/sandboxes/sessions/{id}/cmd/{cmdId}/kill`.
-    pub async fn kill_command(&self, session_id: &str, command_id: &str, signal_number: u8, signal: Option<&AbortSignal>) -> Result<()> {
+    pub fn kill_command<'a>(&'a self, session_id: &str, command_id: &str, signal_number: u8, signal: Option<&'a AbortSignal>) -> impl std::future::Future<Output = Result<()>> + 'a {
         let body = KillCommandRequest { signal: signal_number };
-        let request = self.json_request("POST", &format!("/v2/sandboxes/sessions/{session_id}/cmd/{command_id}/kill"), &body)?;
-        self.send(&request, RequestSafety::Idempotent, Operation::Exec, signal).await?;
-        Ok(())
+        let request = self.json_request("POST", &format!("/v2/sandboxes/sessions/{session_id}/cmd/{command_id}/kill"), &body);
+        self.send_for_2xx(request, Operation::Exec, signal)
     }
 
     /// Creates one directory (not recursive): `POST /v2/sandboxes/sessions/{id}/fs/mkdir`.
-    pub async fn mkdir(&self, session_id: &str, path: &str, signal: Option<&AbortSignal>) -> Result<()> {
-        let request = self.json_request("POST", &format!("/v2/sandboxes/sessions/{session_id}/fs/mkdir"), &MkdirRequest { path: path.to_owned() })?;
-        self.send(&request, RequestSafety::Idempotent, Operation::Mkdir, signal).await?;
+    pub fn mkdir<'a>(&'a self, session_id: &str, path: &str, signal: Option<&'a AbortSignal>) -> impl std::future::Future<Output = Result<()>> + 'a {
+        let request = self.json_request("POST", &format!("/v2/sandboxes/sessions/{session_id}/fs/mkdir"), &MkdirRequest { path: path.to_owned() });
+        self.send_for_2xx(request, Operation::Mkdir, signal)
+    }
+
+    /// Sends an idempotent `request` (or fails with its encoding error) for its 2xx alone: one
+    /// future type for the routes whose answer is not read (wasm size).
+    async fn send_for_2xx(&self, request: Result<HttpRequest>, operation: Operation, signal: Option<&AbortSignal>) -> Result<()> {
+        self.send(&request?, RequestSafety::Idempotent, operation, signal).await?;
         Ok(())
     }
 
