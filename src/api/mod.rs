@@ -321,18 +321,17 @@ pub(super) fn optional_signal(value: JsValue, what: &str) -> Result<Option<Abort
 /// (`SANDBOX_TRANSPORT_ERROR`, `SANDBOX_RUNTIME_ERROR` when it takes over 15 s).
 #[wasm_bindgen(js_name = closeSandbox)]
 pub fn close_sandbox(sandbox_id: JsValue, options: JsValue) -> js_sys::Promise {
-    session::js_promise(Box::pin(async move { Ok(close_kept_sandbox(sandbox_id, options).await?.into()) }))
+    session::js_promise(Box::pin(close_kept_sandbox(sandbox_id, options)))
 }
 
-async fn close_kept_sandbox(sandbox_id: JsValue, options: JsValue) -> Result<bool> {
+/// The Promise's work; errors cross as `SandboxError`s (no wrapper future: wasm size).
+async fn close_kept_sandbox(sandbox_id: JsValue, options: JsValue) -> std::result::Result<JsValue, JsValue> {
     let id = sandbox_id.as_string().filter(|id| !id.is_empty()).ok_or_else(|| invalid("closeSandbox(sandboxId) expects a non-empty string"))?;
     let signal = if options.is_object() { optional_signal(get(&options, "signal", "closeSandbox options")?, "closeSandbox option signal")? } else { None };
     let resolved = runtime_config()?;
     let provider = resolved.provider.as_ref().map(Rc::clone).map_err(Error::to_public)?;
-    if provider.keeps_boxes() {
-        return provider.close_kept_box(&id).await;
-    }
-    crate::run::lease::close_kept(&provider, &id, signal.as_ref()).await
+    let closed = if provider.keeps_boxes() { provider.close_kept_box(&id).await? } else { crate::run::lease::close_kept(&provider, &id, signal.as_ref()).await? };
+    Ok(closed.into())
 }
 
 async fn prepare_run(name: &JsValue, options: &JsValue, events: JsValue) -> Result<(Rc<Definition>, RunOptions)> {

@@ -6,7 +6,7 @@ use wasm_bindgen::prelude::*;
 
 use super::session::js_promise;
 use super::{invalid, runtime_config};
-use crate::error::{Error, Result};
+use crate::error::Error;
 use crate::run::prepared::{forget, prepared_name};
 
 /// `listPreparedProjects() → Promise<Array<{ id, sizeBytes, createdAt }>>`: the snapshots the
@@ -19,10 +19,11 @@ use crate::run::prepared::{forget, prepared_name};
 /// `SANDBOX_PROVIDER_UNAVAILABLE` when the list request fails.
 #[wasm_bindgen(js_name = listPreparedProjects)]
 pub fn list_prepared_projects() -> Promise {
-    js_promise(Box::pin(async move { Ok(list_prepared().await?.into()) }))
+    js_promise(Box::pin(list_prepared()))
 }
 
-async fn list_prepared() -> Result<Array> {
+/// The Promise's work; errors cross as `SandboxError`s (no wrapper future: wasm size).
+async fn list_prepared() -> std::result::Result<JsValue, JsValue> {
     let resolved = runtime_config()?;
     let provider = resolved.provider.as_ref().map_err(Error::to_public)?;
     provider.ensure_ready().await?;
@@ -34,7 +35,7 @@ async fn list_prepared() -> Result<Array> {
         let _ = Reflect::set(&item, &"createdAt".into(), &JsValue::from(created as f64));
         out.push(&item);
     }
-    Ok(out)
+    Ok(out.into())
 }
 
 /// `dropPreparedProject(digest) → Promise<number>`: forgets the prepared project of an install
@@ -47,10 +48,11 @@ async fn list_prepared() -> Result<Array> {
 /// [`list_prepared_projects`] for the provider's failures.
 #[wasm_bindgen(js_name = dropPreparedProject)]
 pub fn drop_prepared_project(digest: JsValue) -> Promise {
-    js_promise(Box::pin(async move { Ok(drop_prepared(digest).await?.into()) }))
+    js_promise(Box::pin(drop_prepared(digest)))
 }
 
-async fn drop_prepared(digest: JsValue) -> Result<u32> {
+/// The Promise's work; errors cross as `SandboxError`s (no wrapper future: wasm size).
+async fn drop_prepared(digest: JsValue) -> std::result::Result<JsValue, JsValue> {
     let digest = digest
         .as_string()
         .filter(|d| d.len() == 64 && d.bytes().all(|b| b.is_ascii_hexdigit()))
@@ -64,11 +66,11 @@ async fn drop_prepared(digest: JsValue) -> Result<u32> {
     let order = crate::sort::stable_order(ids.len(), &|a, b| ids[a].cmp(&ids[b]));
     let mut ids = crate::sort::apply_order(ids, &order);
     ids.dedup();
-    let mut dropped = 0;
+    let mut dropped = 0u32;
     for id in ids {
         if provider.drop_prepared(&id).await? {
             dropped += 1;
         }
     }
-    Ok(dropped)
+    Ok(dropped.into())
 }
