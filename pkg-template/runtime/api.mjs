@@ -18,6 +18,11 @@ export function pickSandboxEnv(env) {
   return picked;
 }
 
+/** Whether `value` is an object and no array (what configureSandbox's config and its env must be). */
+function isRecord(value) {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
 /** What a value that should have been an object is, for messages: `null`, `an array` or its typeof. */
 function describe(value) {
   return value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value;
@@ -43,10 +48,10 @@ export function createApi(wasm, readEnv, keepAlive) {
   /** `configureSandbox({ onLog })`: every Run's onLog unless the call passes its own (default: none). */
   let defaultOnLog;
   const configureSandbox = (config = {}) => {
-    if (config === null || typeof config !== 'object' || Array.isArray(config)) {
+    if (!isRecord(config)) {
       throw sandboxError('SANDBOX_INVALID_ARGUMENT', `configureSandbox(config) expects an object, got ${describe(config)}`);
     }
-    if (config.env !== undefined && (config.env === null || typeof config.env !== 'object' || Array.isArray(config.env))) {
+    if (config.env !== undefined && !isRecord(config.env)) {
       throw sandboxError('SANDBOX_INVALID_ARGUMENT', `configureSandbox config.env must be an object (process.env or a Worker's env), got ${describe(config.env)}`);
     }
     const env = config.env ?? readEnv();
