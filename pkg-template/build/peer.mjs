@@ -9,8 +9,6 @@ import { sandboxError } from './sandbox-error.mjs';
 
 const require = createRequire(import.meta.url);
 const loaded = new Map();
-/** The optional peers, from the package's own package.json (their one list). */
-const PEERS = Object.keys(require('../package.json').peerDependencies);
 
 /**
  * The module `name`, loaded once. `purpose` says which build step needs it (for the message).
@@ -39,9 +37,13 @@ export function peer(name, purpose) {
   return module;
 }
 
-/** `name` and every other optional peer that does not resolve from here (the app's node_modules). */
+/**
+ * `name` and every other optional peer that does not resolve from here (the app's node_modules).
+ * The peers are those of the package's own package.json (their one list), read only on a failure.
+ */
 function missingPeers(name) {
-  return [name, ...PEERS.filter((peerName) => peerName !== name && !resolves(peerName))];
+  const peers = Object.keys(require('../package.json').peerDependencies);
+  return [name, ...peers.filter((peerName) => peerName !== name && !resolves(peerName))];
 }
 
 function resolves(name) {
