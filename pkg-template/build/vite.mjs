@@ -4,6 +4,7 @@
 // Config rules live in the core (src/plugin.rs); see docs/internals.md "Vite plugin".
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import * as wasm from './tooling-wasm.mjs';
 import { pickSandboxEnv } from '../runtime/api.mjs';
 import { warmUp } from '../runtime/index.node.mjs';
@@ -78,13 +79,21 @@ let warmUpFailureReported = false;
  * error).
  */
 function warmUpLocalBoxHost(resolved, logger) {
-  if (resolved.devProvider !== 'local' || resolved.config?.local?.baseUrl) return;
+  if (!runsOnInProcessHost(resolved)) return;
   warmUp().catch((error) => {
     if (warmUpFailureReported) return;
     warmUpFailureReported = true;
     logger.warn(`[sandbox] the local Box host did not start ahead (${error?.code ? `${error.code}: ` : ''}${error?.message ?? error}); the first Run will try again.`, { timestamp: true });
   });
 }
+
+/** Whether dev Runs go to the in-process local Box host: provider `local` without `local.baseUrl`. */
+function runsOnInProcessHost(resolved) {
+  return resolved.devProvider === 'local' && !resolved.config?.local?.baseUrl;
+}
+
+/** The Nitro plugin that warms Nitro's dev worker up (nitro-dev-warm-up.mjs), by absolute path. */
+const NITRO_DEV_WARM_UP = fileURLToPath(new URL('./nitro-dev-warm-up.mjs', import.meta.url));
 
 /**
  * Merges and validates the plugin's config layers with the core.
@@ -170,7 +179,13 @@ export function hubSandbox(options) {
     async config(userConfig, { command: viteCommand }) {
       // Before a framework starts a worker thread for the dev server (Nitro v3 does in its config
       // hook): such a worker then borrows the host warmUp() starts below (runtime/shared-host.mjs).
-      if (viteCommand === 'serve') await offerLocalBoxHost();
+      if (viteCommand === 'serve') {
+        await offerLocalBoxHost();
+        // Nitro's dev worker warms its own path to that host up when it starts (its plugins run
+        // then), not in its first request (nitro-dev-warm-up.mjs). Without Nitro the key is unread.
+        const early = resolveSandboxPluginConfig(options, userConfig.sandbox);
+        return runsOnInProcessHost(early) ? { nitro: { plugins: [NITRO_DEV_WARM_UP] } } : undefined;
+      }
       // provider 'cloudflare' + a Nitro Worker preset: the Provider Output (provider-output.mjs),
       // added as a Nitro module before Nitro's own config hook creates Nitro.
       if (viteCommand !== 'build') return;

@@ -52,7 +52,7 @@ export async function postJson(url, body) {
   } catch {
     json = undefined;
   }
-  return { status: response.status, json, text };
+  return { status: response.status, json, text, headers: response.headers };
 }
 
 /** Polls `check` until it returns a truthy value or `ms` pass. */

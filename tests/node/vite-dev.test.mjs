@@ -53,9 +53,15 @@ after(async () => {
 });
 
 test('dev runs on the local provider and says so once', async () => {
-  const { status, json, text } = await postJson(`${base}/api/release-notes`, { notes: '- first' });
+  const { status, json, text, headers } = await postJson(`${base}/api/release-notes`, { notes: '- first' });
   assert.equal(status, 200, text);
   assert.deepEqual(json, { summary: '1 change: first', items: ['first'] });
+  // Nitro's dev worker borrowed the host and made its first connection when it started
+  // (build/nitro-dev-warm-up.mjs), or this Run waited on that warm-up: either way the first
+  // request pays no `host` or `connect` phase. Without the warm-up it pays both.
+  const timing = headers.get('server-timing') ?? '';
+  assert.match(timing, /\bbox;dur=/, timing);
+  assert.doesNotMatch(timing, /\b(host|connect);dur=/, timing);
   assert.equal(output.match(/no provider configured: vite dev runs Definitions on the "local" provider/g)?.length, 1, output);
 });
 
