@@ -2,7 +2,7 @@
 // local Box host. Nitro v3 serves dev requests from a worker thread. That worker loads its own
 // copy of the runtime only when the first request imports a route, so its first Run used to pay
 // for borrowing the host from Vite's thread (runtime/shared-host.mjs) and for its first
-// connection: the `host` and `connect` phases, 10-20 ms on a 2-core Xeon. Nitro runs its plugins
+// connection: the `host` and `connect` phases, 10-16 ms measured in a fresh app. Nitro runs its plugins
 // when the worker starts, so this plugin lets the worker pay those costs before any request.
 //
 // '@vite-hub/sandbox/runtime' stays external in dev (vite.mjs `sandboxEnvironmentOptions`), so
