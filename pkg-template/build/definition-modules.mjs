@@ -22,13 +22,16 @@ function isTypeScriptSource(filePath) {
 
 const decode = (content) => (typeof content === 'string' ? content : new TextDecoder().decode(content));
 
-/** esbuild's compiled code and external source map of one TypeScript file. */
+/**
+ * esbuild's compiled code and external source map of one TypeScript file. No output `format`: the
+ * module syntax stays as written, so CommonJS uses reach the check. With `format: 'esm'` esbuild
+ * wraps a file that uses only `module`/`exports` in a function binding both, which hides them.
+ */
 async function compileOne(file) {
   const { transform } = peer('esbuild', 'Compiling a Definition\'s TypeScript');
   try {
     return await transform(decode(file.content), {
       loader: 'ts',
-      format: 'esm',
       ...BOX_NODE_TARGET,
       sourcefile: file.path,
       sourcemap: 'external',

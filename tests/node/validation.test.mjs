@@ -52,6 +52,12 @@ test('R0022 module.exports in a JS helper reached from the entry', async () => {
   await rejectsWith('r0022-module-exports', 'lib/legacy.js:4:1 uses CommonJS module.exports assignment, which does not exist in an ES module (R0022). Use export default or named export declarations instead.');
 });
 
+// esbuild's `format: 'esm'` would wrap a TypeScript file that only uses CommonJS in its own
+// `module`/`exports` binding, hiding the use from the check (and the Run would then succeed).
+test('R0022 module.exports in a TypeScript helper is found in its source, not hidden by the compile', async () => {
+  await rejectsWith('r0022-module-exports-ts', 'lib/legacy.ts:4:1 uses CommonJS module.exports assignment, which does not exist in an ES module (R0022). Use export default or named export declarations instead.');
+});
+
 test('R0022 exports.x = assignment', async () => {
   await rejectsWith('r0022-exports-member', 'index.ts:2:1 uses CommonJS exports assignment, which does not exist in an ES module (R0022). Use export declarations instead.');
 });
