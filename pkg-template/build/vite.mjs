@@ -60,10 +60,17 @@ function sandboxEnvironmentOptions(name, config, env) {
 
 /** Whether a changed file can change the generated registry (app-root relative, POSIX). */
 export function isSandboxInput(relative) {
-  // Never under a directory discovery skips (dependencies, build output such as .output/ or dist/, dot-directories).
-  const directories = relative.split('/').slice(0, -1);
-  if (relative.startsWith('..') || directories.some(isSkippedDirectory)) return false;
+  if (!isAppSource(relative)) return false;
   return relative.startsWith('server/sandboxes/') || /\.sandbox\.[cm]?[jt]s$/.test(relative) || MANIFESTS.has(path.posix.basename(relative));
+}
+
+/**
+ * Whether `relative` (app-root relative, POSIX) is inside the app and under no directory discovery
+ * skips (dependencies, build output such as .output/ or dist/, dot-directories such as .vite-hub/).
+ */
+function isAppSource(relative) {
+  const directories = relative.split('/').slice(0, -1);
+  return !relative.startsWith('..') && !directories.some(isSkippedDirectory);
 }
 
 /** The dev provider notice is printed once per process, not on every Vite restart. */
@@ -235,7 +242,10 @@ export function hubSandbox(options) {
       let timer;
       const regenerate = (file) => {
         const relative = path.relative(root, file).split(path.sep).join('/');
-        if (isSandboxInput(relative) || builtFrom.has(relative)) regenerateNow();
+        // While a generation fails, any app file may be the fix: a free-form Definition that does
+        // not bundle has no inputs to watch (a broken or new import, a file deleted and written
+        // again, a server started while broken), so only the last good build's are known.
+        if (isSandboxInput(relative) || builtFrom.has(relative) || (failing && isAppSource(relative))) regenerateNow();
       };
       const regenerateNow = () => {
         clearTimeout(timer);

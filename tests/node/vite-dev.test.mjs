@@ -143,6 +143,29 @@ test('an edit to a free-form Definition\'s local import (outside any Definition 
   assert.deepEqual(json, { words: 5, top: [{ word: 'a', count: 2 }] });
 });
 
+test('a free-form Definition\'s local import broken, then fixed, or deleted, then written again, is followed', async () => {
+  const helper = join(app, 'src/text/top-words.ts');
+  const good = readFileSync(helper, 'utf8');
+  const topLength = async (length, what) => eventually(async () => {
+    const answer = await postJson(`${base}/api/word-count`, { text: 'a b a b c', top: 3 });
+    return answer.json?.top?.length === length && answer;
+  }, 20_000, what);
+  // Broken: the bundle fails, so the Definition has no inputs of its own to watch until it is fixed.
+  let mark = output.length;
+  writeFileSync(helper, `${good}\nconst broken = ;\n`);
+  await eventually(() => /Cannot bundle src\/text\/top-words\.ts:\d+:\d+.*keeping the last good version of "word-count"/.test(output.slice(mark)), 20_000, `the broken helper reported (${output.slice(mark)})`);
+  mark = output.length;
+  writeFileSync(helper, good.replace('.slice(0, 1)', '.slice(0, 2)'));
+  await topLength(2, 'the result of the fixed helper');
+  await eventually(() => output.slice(mark).includes('every Definition is valid again'), 20_000, 'the recovery reported');
+  // Deleted (the import cannot resolve), then written again.
+  mark = output.length;
+  rmSync(helper);
+  await eventually(() => /Cannot bundle .*top-words.*keeping the last good version of "word-count"/s.test(output.slice(mark)), 20_000, `the missing helper reported (${output.slice(mark)})`);
+  writeFileSync(helper, good);
+  await topLength(1, 'the result of the helper written again');
+});
+
 test('a removed Definition is SANDBOX_NOT_FOUND', async () => {
   rmSync(join(app, 'server/sandboxes/shout'), { recursive: true });
   const { status, json } = await eventually(async () => {
