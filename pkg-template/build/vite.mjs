@@ -99,8 +99,28 @@ function runsOnInProcessHost(resolved) {
   return resolved.devProvider === 'local' && !resolved.config?.local?.baseUrl;
 }
 
-/** The Nitro plugin that warms Nitro's dev worker up (nitro-dev-warm-up.mjs), by absolute path. */
-const NITRO_DEV_WARM_UP = fileURLToPath(new URL('./nitro-dev-warm-up.mjs', import.meta.url));
+/** The Nitro plugin that warms the in-process host up when the server starts (nitro-warm-up.mjs), by absolute path. */
+const NITRO_WARM_UP = fileURLToPath(new URL('./nitro-warm-up.mjs', import.meta.url));
+
+/**
+ * The Nitro module that adds nitro-warm-up.mjs to the server's plugins, where Runs may go to the
+ * in-process local Box host: `vite dev` on it; a build whose provider is `local` without
+ * `local.baseUrl`, or not named at build time (the built server's env chooses it; the plugin then
+ * starts nothing unless that choice is the in-process host), for a Node preset only (a Worker
+ * preset, `nitro.options.node === false`, has no in-process host). `undefined` where none is needed.
+ * @param {'serve' | 'build'} command
+ * @param {ReturnType<typeof resolveSandboxPluginConfig>} early the plugin config resolved in `config`
+ */
+function nitroWarmUpModule(command, early) {
+  const used = command === 'serve' ? runsOnInProcessHost(early) : early.provider === null || (early.provider === 'local' && !early.config?.local?.baseUrl);
+  if (!used) return undefined;
+  return {
+    name: 'vite-hub-sandbox:warm-up',
+    setup(nitro) {
+      if (nitro.options.node !== false) nitro.options.plugins.push(NITRO_WARM_UP);
+    },
+  };
+}
 
 /**
  * Merges and validates the plugin's config layers with the core.
@@ -186,18 +206,14 @@ export function hubSandbox(options) {
     async config(userConfig, { command: viteCommand }) {
       // Before a framework starts a worker thread for the dev server (Nitro v3 does in its config
       // hook): such a worker then borrows the host warmUp() starts below (runtime/shared-host.mjs).
-      if (viteCommand === 'serve') {
-        await offerLocalBoxHost();
-        // Nitro's dev worker warms its own path to that host up when it starts (its plugins run
-        // then), not in its first request (nitro-dev-warm-up.mjs). Without Nitro the key is unread.
-        const early = resolveSandboxPluginConfig(options, userConfig.sandbox);
-        return runsOnInProcessHost(early) ? { nitro: { plugins: [NITRO_DEV_WARM_UP] } } : undefined;
-      }
-      // provider 'cloudflare' + a Nitro Worker preset: the Provider Output (provider-output.mjs),
-      // added as a Nitro module before Nitro's own config hook creates Nitro.
-      if (viteCommand !== 'build') return;
+      if (viteCommand === 'serve') await offerLocalBoxHost();
       const early = resolveSandboxPluginConfig(options, userConfig.sandbox);
-      if (early.provider !== 'cloudflare') return;
+      // Nitro modules, added before Nitro's own config hook creates Nitro (without Nitro the key
+      // is unread). Nitro's server (in dev, its worker) warms its own path to the in-process host
+      // up when it starts, not in its first request (nitro-warm-up.mjs).
+      const warmUpModule = nitroWarmUpModule(viteCommand, early);
+      // provider 'cloudflare' + a Nitro Worker preset: the Provider Output (provider-output.mjs).
+      if (viteCommand !== 'build' || early.provider !== 'cloudflare') return warmUpModule && { nitro: { modules: [warmUpModule] } };
       const module = cloudflareNitroModule({
         root: path.resolve(userConfig.root ?? process.cwd()),
         binding: early.config.cloudflare?.binding,

@@ -382,14 +382,27 @@ export function discoverDefinitions(root: string): Promise<DiscoveredDefinition[
 /** Node only: `readDefinitionDirectory(directory, options)` + `registerSandbox`; resolves to the registered name (default: the folder name). */
 export function registerSandboxDirectory(directory: string, name?: string, options?: ReadDefinitionOptions): Promise<string>;
 
+/** The options of {@link warmUp}. */
+export interface WarmUpOptions {
+  /**
+   * Start the host only when the current configuration's Runs go to it (provider `local` without
+   * `local.baseUrl`, as `configureSandbox` and the env chose it); otherwise resolve `false` at once,
+   * starting nothing. What a server's start-up calls. Default `false`: start it in any case.
+   */
+  onlyIfUsed?: boolean;
+}
+
 /**
  * Node only: starts the in-process local Box host ahead of the first Run (the one every Run on the
  * `local` provider without `local.baseUrl` shares), so that Run's `Server-Timing` has no `host` or
- * `connect` phase. Resolves when the host listens and the first request to it is done; idempotent.
- * The Vite plugin calls it when `vite dev` starts on the local provider.
- * @throws {SandboxError} `SANDBOX_PROVIDER_UNAVAILABLE` (503) when the host did not start.
+ * `connect` phase. Resolves `true` when the host listens, the first request to it is done and one
+ * throwaway Box was opened, written and stopped on it; `false` when `onlyIfUsed` found Runs going
+ * elsewhere. Idempotent. The Vite plugin has Nitro call it (`{ onlyIfUsed: true }`) when `vite dev`
+ * or a built Node server starts.
+ * @throws {SandboxError} `SANDBOX_PROVIDER_UNAVAILABLE` (503) when the host did not start;
+ *   `SANDBOX_INVALID_ARGUMENT` (400) for options that are not `undefined` or a `WarmUpOptions`.
  */
-export function warmUp(): Promise<void>;
+export function warmUp(options?: WarmUpOptions): Promise<boolean>;
 
 /** Node only: stops the in-process local Box host and every Box it holds. */
 export function closeLocalBoxHost(): Promise<void>;

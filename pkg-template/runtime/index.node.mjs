@@ -6,6 +6,7 @@
 import { wasm } from './wasm-node.mjs';
 import { createApi, defineSandbox } from './api.mjs';
 import { borrowLocalBoxHost, setOfferedHost } from './shared-host.mjs';
+import { sandboxError } from './sandbox-error.mjs';
 
 let localHost = null;
 /** The host `warmUp()` last warmed and that warm-up (one per host; a failed one is tried again). */
@@ -104,17 +105,28 @@ export async function registerSandboxDirectory(directory, name, options = {}) {
 
 /**
  * Starts the in-process local Box host ahead of the first Run (the one every Run on the `local`
- * provider without `local.baseUrl` shares). Resolves when it listens and the first request to it
- * is done, and one throwaway Box was opened, written and stopped on it (the host's and this
+ * provider without `local.baseUrl` shares). Resolves `true` when it listens and the first request
+ * to it is done, and one throwaway Box was opened, written and stopped on it (the host's and this
  * isolate's first-use costs: warm-up.mjs); idempotent (a second call, or one during a start, waits
- * for the same host and warm-up). Node only.
- * @throws {SandboxError} `SANDBOX_PROVIDER_UNAVAILABLE` when the host did not start.
+ * for the same host and warm-up). With `{ onlyIfUsed: true }` it does so only when the current
+ * configuration's Runs go to that host, and resolves `false` at once, starting nothing, otherwise
+ * (what a server's start-up calls: nitro-warm-up.mjs). Node only.
+ * @param {{ onlyIfUsed?: boolean }} [options]
+ * @throws {SandboxError} `SANDBOX_PROVIDER_UNAVAILABLE` when the host did not start;
+ *   `SANDBOX_INVALID_ARGUMENT` for options that are no object or an `onlyIfUsed` that is no boolean.
  */
-export function warmUp() {
-  warming = (async () => {
-    await wasm.warmUpLocalBoxHost();
+export function warmUp(options) {
+  let onlyIfUsed;
+  try {
+    onlyIfUsed = warmUpOnlyIfUsed(options);
+  } catch (error) {
+    return Promise.reject(error);
+  }
+  const started = wasm.warmUpLocalBoxHost(onlyIfUsed);
+  const current = (async () => {
+    if (!(await started)) return false;
     const host = localHost;
-    if (!host) return;
+    if (!host) return true;
     if (warmedHost !== host) {
       warmedHost = host;
       warmedPaths = import('./warm-up.mjs').then(({ warmBoxPaths }) => warmBoxPaths(host));
@@ -123,8 +135,19 @@ export function warmUp() {
       });
     }
     await warmedPaths;
+    return true;
   })();
-  return warming;
+  // A warm-up that started nothing does not replace the one a worker thread may be offered.
+  if (!onlyIfUsed || !warming) warming = current;
+  return current;
+}
+
+/** `warmUp(options)`'s one option, checked. */
+function warmUpOnlyIfUsed(options) {
+  if (options === undefined) return false;
+  const valid = options !== null && typeof options === 'object' && (options.onlyIfUsed === undefined || typeof options.onlyIfUsed === 'boolean');
+  if (!valid) throw sandboxError('SANDBOX_INVALID_ARGUMENT', 'warmUp(options) takes no options or { onlyIfUsed?: boolean }');
+  return options.onlyIfUsed === true;
 }
 
 /** Stops the in-process local Box host, if one was started (every Box it holds is stopped). */

@@ -165,14 +165,21 @@ pub fn set_local_box_host_starter(starter: Option<js_sys::Function>) {
 }
 
 /// Starts the in-process local Box host now, if it is not running (the one every Run on the
-/// `local` provider without `local.baseUrl` shares); resolves when it listens and the isolate's
-/// first request to it is done, so the next Run shows neither `host` nor `connect` in
-/// `Server-Timing`. Idempotent. Rejects with `SANDBOX_PROVIDER_REQUIRED` where no starter is
-/// registered (outside Node) and `SANDBOX_PROVIDER_UNAVAILABLE` when the start failed.
+/// `local` provider without `local.baseUrl` shares); resolves `true` when it listens and the
+/// isolate's first request to it is done, so the next Run shows neither `host` nor `connect` in
+/// `Server-Timing`. Idempotent. With `only_if_used`, starts it only when the current
+/// configuration's Runs go to it (provider `local`, no `local.baseUrl`) and resolves `false`
+/// otherwise, starting nothing (a configuration without a provider included). Rejects with
+/// `SANDBOX_PROVIDER_REQUIRED` where no starter is registered (outside Node) and
+/// `SANDBOX_PROVIDER_UNAVAILABLE` when the start failed.
 #[wasm_bindgen(js_name = warmUpLocalBoxHost)]
-pub fn warm_up_local_box_host() -> js_sys::Promise {
+pub fn warm_up_local_box_host(only_if_used: bool) -> js_sys::Promise {
+    let used = !only_if_used || runtime_config().is_ok_and(|config| config.provider.as_ref().is_ok_and(|p| p.uses_in_process_host()));
     session::js_promise(Box::pin(async move {
-        host::in_process_host().await.map(|_| JsValue::UNDEFINED).map_err(|error| crate::error::js::to_js_error(&error))
+        if !used {
+            return Ok(JsValue::FALSE);
+        }
+        host::in_process_host().await.map(|_| JsValue::TRUE).map_err(|error| crate::error::js::to_js_error(&error))
     }))
 }
 

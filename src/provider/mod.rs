@@ -148,6 +148,12 @@ mod built {
             }
         }
 
+        /// Whether this provider's Boxes are on the isolate's in-process local Box host (provider
+        /// `local` without `local.baseUrl`), which [`Provider::ensure_ready`] starts.
+        pub fn uses_in_process_host(&self) -> bool {
+            matches!(self, Provider::Local(provider) if provider.uses_in_process_host())
+        }
+
         /// Whether this provider keeps prepared projects (Vercel and the local Box host: snapshots).
         pub fn prepares(&self) -> bool {
             matches!(self, Provider::Vercel(_) | Provider::Local(_))

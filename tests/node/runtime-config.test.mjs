@@ -3,32 +3,13 @@
 // the host shows it as `host` and `connect` phases in Server-Timing. (This file uses the in-process host: no fixture host.)
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readlinkSync, readFileSync } from 'node:fs';
 import { configureSandbox, runSandbox, closeLocalBoxHost, warmUp } from '@vite-hub/sandbox';
 import { defineTestSandbox, timingPhases } from './fixtures.mjs';
+import { listeningSockets as listeningServers } from './sockets.mjs';
 
 after(async () => {
   await closeLocalBoxHost();
 });
-
-/** TCP sockets in LISTEN state that this process holds (Linux /proc; the host's server is unref'd). */
-function listeningServers() {
-  const inodes = new Set();
-  for (const fd of readdirSync('/proc/self/fd')) {
-    try {
-      const match = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/self/fd/${fd}`));
-      if (match) inodes.add(match[1]);
-    } catch {}
-  }
-  let count = 0;
-  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
-    for (const line of readFileSync(table, 'utf8').split('\n').slice(1)) {
-      const fields = line.trim().split(/\s+/);
-      if (fields[3] === '0A' && inodes.has(fields[9])) count += 1;
-    }
-  }
-  return count;
-}
 
 test('the run that starts the in-process host shows host and connect phases; later runs do not', async () => {
   await closeLocalBoxHost();
@@ -53,6 +34,27 @@ test('warmUp() starts the one in-process host ahead: idempotent, and the first R
   assert.equal(first.status, 200, await first.clone().text());
   assert.deepEqual(timingPhases(first), ['box', 'stage', 'exec', 'recover']);
   assert.equal(listeningServers() - before, 1, 'the Run used the warmed host');
+  await closeLocalBoxHost();
+  assert.equal(listeningServers(), before);
+});
+
+test('warmUp({ onlyIfUsed: true }) starts nothing when Runs go elsewhere, and the in-process host when they go to it', async () => {
+  await closeLocalBoxHost();
+  const before = listeningServers();
+  configureSandbox({ provider: 'local', local: { baseUrl: 'http://127.0.0.1:9', token: 'a-token-of-16-chars' } });
+  assert.equal(await warmUp({ onlyIfUsed: true }), false);
+  configureSandbox({ provider: 'vercel', vercel: { token: 'a-token-of-16-chars', teamId: 'team', projectId: 'project' } });
+  assert.equal(await warmUp({ onlyIfUsed: true }), false);
+  assert.equal(listeningServers(), before, 'no Box host was started');
+  await assert.rejects(warmUp({ onlyIfUsed: 'yes' }), { code: 'SANDBOX_INVALID_ARGUMENT', status: 400, message: 'warmUp(options) takes no options or { onlyIfUsed?: boolean }' });
+  await assert.rejects(warmUp(null), { code: 'SANDBOX_INVALID_ARGUMENT' });
+  configureSandbox({ provider: 'local' });
+  assert.equal(await warmUp({ onlyIfUsed: true }), true);
+  assert.equal(listeningServers() - before, 1, 'exactly one Box host listens');
+  defineTestSandbox('config/only-if-used', 'export default (p) => ({ p });');
+  const first = await runSandbox('config/only-if-used', 1);
+  assert.equal(first.status, 200, await first.clone().text());
+  assert.deepEqual(timingPhases(first), ['box', 'stage', 'exec', 'recover']);
   await closeLocalBoxHost();
   assert.equal(listeningServers(), before);
 });

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { removeDir, stopChild, freePort, postJson, eventually } from './vite-app.mjs';
 import { installTarballApp, readmeFirstDefinition } from './tarball-app.mjs';
+import { listeningSockets } from './sockets.mjs';
 
 const run = promisify(execFile);
 let app;
@@ -35,10 +36,31 @@ after(async () => {
   if (packDir) removeDir(packDir);
 });
 
-test('POST /api/release-notes runs release-notes (local TypeScript) in a Box', async () => {
-  const { status, json, text } = await postJson(`${base}/api/release-notes`, { notes: '# v3\n- ship the plugin\n- fix dev reload' });
+test('POST /api/release-notes runs release-notes (local TypeScript) in a Box; the host was started with the server', async () => {
+  // SANDBOX_PROVIDER=local: the server's start-up (build/nitro-warm-up.mjs) started the in-process
+  // host before any request: its own socket and the host's listen. Without the plugin only one does.
+  await eventually(() => listeningSockets(server.pid) === 2, 20_000, 'the Box host listening beside the server');
+  const { status, json, text, headers } = await postJson(`${base}/api/release-notes`, { notes: '# v3\n- ship the plugin\n- fix dev reload' });
   assert.equal(status, 200, text);
   assert.deepEqual(json, { summary: '2 changes: ship the plugin; fix dev reload', items: ['ship the plugin', 'fix dev reload'] });
+  const timing = headers.get('server-timing') ?? '';
+  assert.match(timing, /\bbox;dur=/, timing);
+  assert.doesNotMatch(timing, /\b(host|connect);dur=/, timing);
+});
+
+test('a built server whose env chooses another provider starts no Box host', async () => {
+  const port = await freePort();
+  const env = { ...process.env, PORT: String(port), HOST: '127.0.0.1', SANDBOX_PROVIDER: 'vercel', VERCEL_TOKEN: 'a-token-of-16-chars', VERCEL_TEAM_ID: 'team', VERCEL_PROJECT_ID: 'project' };
+  const other = spawn(process.execPath, ['.output/server/index.mjs'], { cwd: app, env, stdio: 'ignore' });
+  try {
+    await eventually(() => fetch(`http://127.0.0.1:${port}`).then(() => true), 20_000, 'the second output server');
+    // The start-up plugin's warmUp({ onlyIfUsed: true }) resolves false without starting one; a
+    // started host would listen within ~100 ms of the server.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    assert.equal(listeningSockets(other.pid), 1, 'only the server listens');
+  } finally {
+    await stopChild(other);
+  }
 });
 
 test('POST /api/slugify runs slugify-title, which installs its npm dependency in the Box', async () => {

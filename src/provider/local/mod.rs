@@ -34,13 +34,18 @@ mod provider {
             LocalProvider { options, fetcher }
         }
 
+        /// Whether no host is configured, so Boxes go to the isolate's in-process one.
+        pub fn uses_in_process_host(&self) -> bool {
+            self.options.base_url.is_none()
+        }
+
         /// Starts the in-process host when none is configured and it is not running yet; what
         /// that cost, for the call that started it.
         ///
         /// # Errors
         /// Those of [`host::in_process_host`].
         pub async fn ensure_ready(&self) -> Result<Option<crate::run::timing::HostStart>> {
-            if self.options.base_url.is_some() {
+            if !self.uses_in_process_host() {
                 return Ok(None);
             }
             Ok(host::in_process_host().await?.1)
