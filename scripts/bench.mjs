@@ -10,6 +10,9 @@
 //               the ESM loader started on a one-line module (its start is reported apart)
 //   firstRun    in a fresh node: import, first Run (its Server-Timing `host` and `connect`),
 //               second Run, their ratio; and the same after `warmUp()`
+//   servers     a freshly started built Nitro server and `vite dev` of examples/app (installed from
+//               the packed tarball): first and second request, and their Runs' Server-Timing totals
+//               (scripts/bench-servers.mjs)
 //   requests    requests to the Box host per Run: cold and prepared, without and with dependencies
 //   sdkFlow     runSandbox against the official @vercel/sandbox SDK doing create → writeFiles →
 //               (npm ci) → runCommand → stop by hand, through a proxy adding 0 or 25 ms to every
@@ -33,6 +36,7 @@ import { gzipSync } from 'node:zlib';
 import { Sandbox } from '@vercel/sandbox';
 import { startBoxHost } from '@vite-hub/sandbox/box-host';
 import { closeLocalBoxHost, configureSandbox, registerSandbox, runSandbox } from '@vite-hub/sandbox';
+import { serverFirstRequests } from './bench-servers.mjs';
 
 const run = promisify(execFile);
 const repo = fileURLToPath(new URL('..', import.meta.url));
@@ -42,8 +46,8 @@ const outFile = path.resolve(flags.out ?? path.join(repo, 'bench', 'latest.json'
 
 /** Repetitions of each side of a ratio (pairs), by figure. */
 const REPS = quick
-  ? { import: 2, firstRun: 1, sdkNoDeps: 2, sdkDeps: 1, warm: 3 }
-  : { import: 11, firstRun: 9, sdkNoDeps: 9, sdkDeps: 3, warm: 15 };
+  ? { import: 2, firstRun: 1, servers: 1, sdkNoDeps: 2, sdkDeps: 1, warm: 3 }
+  : { import: 11, firstRun: 9, servers: 5, sdkNoDeps: 9, sdkDeps: 3, warm: 15 };
 const CONCURRENCY = quick ? [1, 8] : [1, 8, 32, 64, 128];
 const DELAYS_MS = [25, 0];
 /** The environment of every child this bench starts (the same on both sides of a ratio). */
@@ -483,6 +487,13 @@ try {
   const warm = figures.firstRun.afterWarmUp;
   if (warm.na) log(`after warmUp(): n/a (${warm.na})`);
   else log(`after warmUp() (${show(warm.warmUpMs)}): first Run ${show(warm.firstMs)}; second ${show(warm.secondMs)}; first/second ${show(warm.firstOverSecond, '')}`);
+
+  figures.servers = await serverFirstRequests({ reps: REPS.servers, env: CHILD_ENV, stats });
+  for (const [kind, value] of Object.entries(figures.servers)) {
+    const label = kind === 'built' ? 'built server (SANDBOX_PROVIDER=local)' : 'vite dev';
+    log(`${label}, fresh start: first request ${show(value.firstRequestMs)}; second ${show(value.secondRequestMs)}`);
+    log(`  its Runs' Server-Timing: first ${show(value.firstRunMs)}; second ${show(value.secondRunMs)}; first/second ${show(value.firstOverSecondRun, '')}; first requests with a host or connect phase: ${value.firstUsePhases}`);
+  }
 
   figures.requests = await requestCounts(host);
   for (const [label, value] of Object.entries(figures.requests)) {

@@ -32,7 +32,7 @@ test('bench --quick writes every figure', { timeout: 900_000 }, async () => {
   assert.match(stdout, /wrote /);
   const figures = JSON.parse(readFileSync(out, 'utf8'));
 
-  assert.deepEqual(Object.keys(figures).sort(), ['concurrency', 'firstRun', 'import', 'install', 'machine', 'requests', 'sdkFlow', 'warmVsBare', 'wasm']);
+  assert.deepEqual(Object.keys(figures).sort(), ['concurrency', 'firstRun', 'import', 'install', 'machine', 'requests', 'sdkFlow', 'servers', 'warmVsBare', 'wasm']);
   for (const key of ['nproc', 'cpu', 'node', 'isolation', 'date']) assert.ok(key in figures.machine, `machine.${key}`);
   assert.equal(figures.machine.quick, true);
   for (const module of ['runtime', 'tooling']) {
@@ -45,6 +45,11 @@ test('bench --quick writes every figure', { timeout: 900_000 }, async () => {
   for (const key of ['firstMs', 'secondMs', 'firstOverSecond', 'hostMs', 'connectMs']) assertFigure(figures.firstRun.cold[key], `firstRun.cold.${key}`);
   const warm = figures.firstRun.afterWarmUp;
   for (const key of ['warmUpMs', 'firstMs', 'secondMs', 'firstOverSecond']) assertFigure(warm[key], `firstRun.afterWarmUp.${key}`);
+
+  for (const kind of ['built', 'dev']) {
+    for (const key of ['firstRequestMs', 'secondRequestMs', 'firstRunMs', 'secondRunMs', 'firstOverSecondRun']) assertFigure(figures.servers[kind][key], `servers.${kind}.${key}`);
+    assert.ok(Number.isInteger(figures.servers[kind].firstUsePhases), `servers.${kind}.firstUsePhases`);
+  }
 
   for (const key of ['coldNoDeps', 'preparedNoDeps', 'coldWithDeps', 'preparedWithDeps']) {
     const counted = figures.requests[key];

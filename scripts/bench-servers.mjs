@@ -1,0 +1,88 @@
+// The bench's server figures (scripts/bench.mjs `servers`): the first and second request of a
+// freshly started server of examples/app, with the packed package installed from its tarball as a
+// user installs it (tests/node/tarball-app.mjs): the built Nitro server (`SANDBOX_PROVIDER=local`)
+// and `vite dev`. Each start sends its first request as soon as the server answers at all, then a
+// second one; both measured from the client (`requestMs`) and by the Run's own Server-Timing total
+// (`runMs`: in `vite dev` the first request also waits for Vite to transform the route, which is
+// no cost of this package). Starts of both kinds are interleaved (built, dev, dev, built, …), all
+// with the same environment.
+import { execFile, spawn } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { installTarballApp } from '../tests/node/tarball-app.mjs';
+import { eventually, freePort, postJson, removeDir, stopChild } from '../tests/node/vite-app.mjs';
+
+const run = promisify(execFile);
+const PAYLOAD = { notes: '# v1\n- ship it\n- fix the login bug' };
+
+/** ms of each Server-Timing phase summed, and whether the first-use phases (`host`, `connect`) are among them. */
+function timingTotal(value) {
+  let total = 0;
+  let firstUse = false;
+  for (const part of (value ?? '').split(',')) {
+    const match = /^\s*([\w-]+)(?:;desc="[^"]*")?;dur=([\d.]+)/.exec(part);
+    if (!match) continue;
+    total += Number(match[2]);
+    if (match[1] === 'host' || match[1] === 'connect') firstUse = true;
+  }
+  return { total, firstUse };
+}
+
+/** Starts one server (`args` after node, in `app`), waits until it answers, then times two requests. */
+async function oneStart(app, kind, env) {
+  const port = await freePort();
+  const vite = path.join(app, 'node_modules/vite/bin/vite.js');
+  const args = kind === 'built' ? ['.output/server/index.mjs'] : [vite, 'dev', '--port', String(port), '--strictPort', '--host', '127.0.0.1'];
+  const serverEnv = kind === 'built' ? { ...env, PORT: String(port), HOST: '127.0.0.1', SANDBOX_PROVIDER: 'local' } : env;
+  const server = spawn(process.execPath, args, { cwd: app, env: serverEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  server.stdout.on('data', (chunk) => (output += chunk));
+  server.stderr.on('data', (chunk) => (output += chunk));
+  const base = `http://127.0.0.1:${port}`;
+  try {
+    await eventually(() => fetch(`${base}/__bench-ready`).then(() => true), 60_000, `the ${kind} server to answer (${output.slice(-500)})`);
+    const requests = [];
+    for (let i = 0; i < 2; i += 1) {
+      const started = performance.now();
+      const answer = await postJson(`${base}/api/release-notes`, PAYLOAD);
+      const requestMs = performance.now() - started;
+      if (answer.status !== 200) throw new Error(`${kind} server: /api/release-notes answered ${answer.status}: ${answer.text.slice(0, 300)}`);
+      requests.push({ requestMs, ...timingTotal(answer.headers.get('server-timing')) });
+    }
+    return requests;
+  } finally {
+    await stopChild(server);
+  }
+}
+
+/**
+ * The `servers` figures: per kind (`built`, `dev`), `firstRequestMs`, `secondRequestMs`,
+ * `firstRunMs`, `secondRunMs`, `firstOverSecondRun` (min / median / max of `reps` starts) and
+ * `firstUsePhases` (how many first requests still showed a `host` or `connect` phase).
+ * @param {{ reps: number, env: Record<string, string>, stats: (values: number[]) => object }} options
+ */
+export async function serverFirstRequests({ reps, env, stats }) {
+  const { app, packDir } = await installTarballApp('bench');
+  try {
+    await run(process.execPath, [path.join(app, 'node_modules/vite/bin/vite.js'), 'build'], { cwd: app, env, timeout: 300_000, maxBuffer: 16 << 20 });
+    const samples = { built: [], dev: [] };
+    for (let i = 0; i < reps; i += 1) {
+      for (const kind of i % 2 === 0 ? ['built', 'dev'] : ['dev', 'built']) samples[kind].push(await oneStart(app, kind, env));
+    }
+    const figures = {};
+    for (const [kind, starts] of Object.entries(samples)) {
+      figures[kind] = {
+        firstRequestMs: stats(starts.map(([first]) => first.requestMs)),
+        secondRequestMs: stats(starts.map(([, second]) => second.requestMs)),
+        firstRunMs: stats(starts.map(([first]) => first.total)),
+        secondRunMs: stats(starts.map(([, second]) => second.total)),
+        firstOverSecondRun: stats(starts.map(([first, second]) => first.total / second.total)),
+        firstUsePhases: starts.filter(([first]) => first.firstUse).length,
+      };
+    }
+    return figures;
+  } finally {
+    removeDir(app);
+    removeDir(packDir);
+  }
+}
