@@ -18,7 +18,7 @@ after(() => {
 });
 
 /** Lays out `<tmp>/project` + `<tmp>/.vite-hub/{harness.mjs,input.json,input.json.files/}` and runs it. */
-function runBox({ files, entry = 'index.mjs', payload, context, limits, sidecars = {}, rawInput }) {
+function runBox({ files, entry = 'index.mjs', payload, context, limits, sidecars = {}, rawInput, nodeOptions = [] }) {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'vhs-harness-'));
   temporary.push(root);
   const project = path.join(root, 'project');
@@ -37,7 +37,7 @@ function runBox({ files, entry = 'index.mjs', payload, context, limits, sidecars
     fs.mkdirSync(path.join(box, 'input.json.files'));
     for (const [id, bytes] of Object.entries(sidecars)) fs.writeFileSync(path.join(box, 'input.json.files', id), bytes);
   }
-  const child = spawnSync(process.execPath, ['../.vite-hub/harness.mjs', '../.vite-hub/input.json'], {
+  const child = spawnSync(process.execPath, [...nodeOptions, '../.vite-hub/harness.mjs', '../.vite-hub/input.json'], {
     cwd: project,
     encoding: 'utf8',
     timeout: 20000,
@@ -239,6 +239,33 @@ test('transfer limits: maxOutputBytes, maxDepth, maxSidecars, maxSidecarBytes', 
   const bytes = runBox({ files: entryReturning('[new Uint8Array(6), new Blob(["12345"])]'), limits: { maxSidecarBytes: 10 } });
   assert.deepEqual(JSON.parse(bytes.frame).error.details, { limit: 'maxSidecarBytes', value: 11, maximum: 10 });
   assert.equal(fs.existsSync(path.join(bytes.box, 'output.json.files')), false);
+});
+
+test('a plain result loads no Node internal module that a three-line runner of the same entry does not', () => {
+  // The entry records the process's loaded modules at exit, under the harness and under the runner.
+  const recording = `import fs from 'node:fs';
+process.on('exit', () => fs.writeFileSync('modules.txt', process.moduleLoadList.join('\\n')));
+export default (payload) => ({ sum: payload.a + payload.b });
+`;
+  const run = runBox({ files: { 'index.mjs': recording }, payload: { a: 1, b: 2 } });
+  assert.equal(run.frame, '{"version":1,"ok":true,"result":{"sum":3}}');
+  const underHarness = fs.readFileSync(path.join(run.root, 'project', 'modules.txt'), 'utf8').split('\n');
+  const runner = "const m = await import('./index.mjs'); process.stdout.write(JSON.stringify(await m.default({ a: 1, b: 2 })));";
+  const bare = spawnSync(process.execPath, ['--input-type=module', '-e', runner], { cwd: path.join(run.root, 'project'), encoding: 'utf8' });
+  assert.equal(bare.stdout, '{"sum":3}');
+  const underRunner = new Set(fs.readFileSync(path.join(run.root, 'project', 'modules.txt'), 'utf8').split('\n'));
+  // (Each load of a built-in's ESM facade reads every export, lazy ones included: buffer's File,
+  // fs's streams, util's parseArgs; fs.rmSync loads rimraf. The harness avoids all of them.)
+  assert.deepEqual(underHarness.filter((name) => !underRunner.has(name)), []);
+});
+
+test('without process.getBuiltinModule (Node before 20.16) the harness imports its built-ins', () => {
+  const preload = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'vhs-harness-preload-')), 'no-builtin-module.cjs');
+  temporary.push(path.dirname(preload));
+  fs.writeFileSync(preload, 'delete process.getBuiltinModule;\n');
+  const run = runBox({ files: entryReturning('({ ok: typeof process.getBuiltinModule })'), nodeOptions: ['--require', preload] });
+  assert.equal(run.status, 0, run.stderr);
+  assert.equal(run.frame, '{"version":1,"ok":true,"result":{"ok":"undefined"}}');
 });
 
 test('binary sidecars in: Blob keeps its type, Buffer is a Buffer, Uint8Array is a plain Uint8Array', () => {
