@@ -18,7 +18,8 @@
 //               (npm ci) → runCommand → stop by hand, through a proxy adding 0 or 25 ms to every
 //               request, against the same local Box host: cold and prepared, without and with deps
 //   warmVsBare  a warm local Run against a bare `node` command in a Box of the host's own code
-//               (same isolation, network, limits, env) doing the same import and JSON write
+//               (same isolation, network, limits, env) doing the same import and JSON write; and
+//               in that Box the harness command against that three-line runner (`harness`)
 //   concurrency 1/8/32/64/128 concurrent Runs: failures and wall time
 // A figure that cannot be measured here says so: `{ "na": "<why>" }`, printed as `n/a (why)`.
 //
@@ -26,7 +27,7 @@
 //   --quick  fewer repetitions and concurrency levels (proves the script runs; figures are rough)
 //   --out    the JSON file (default bench/latest.json)
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -71,7 +72,11 @@ const fmt = (v) => (Math.abs(v) >= 100 ? v.toFixed(0) : v.toFixed(2));
 const na = (why) => ({ na: why });
 const log = (line) => console.log(line);
 
-/** Runs `a` and `b` `reps` times interleaved (A B, then B A, …); ms of each and the ratio a/b per pair. */
+/**
+ * Runs `a` and `b` `reps` times interleaved (A B, then B A, …); ms of each and the ratio a/b per
+ * pair. A side that resolves to a number measured its own ms (the timed part of its work): that
+ * number is its sample instead of the whole call.
+ */
 async function interleaved(reps, a, b) {
   const aMs = [];
   const bMs = [];
@@ -79,8 +84,8 @@ async function interleaved(reps, a, b) {
     const order = i % 2 === 0 ? [[a, aMs], [b, bMs]] : [[b, bMs], [a, aMs]];
     for (const [fn, samples] of order) {
       const started = performance.now();
-      await fn(i);
-      samples.push(performance.now() - started);
+      const own = await fn(i);
+      samples.push(typeof own === 'number' ? own : performance.now() - started);
     }
   }
   return { a: stats(aMs), b: stats(bMs), ratio: stats(aMs.map((ms, i) => ms / bMs[i])) };
@@ -396,31 +401,78 @@ async function sdkComparison(host) {
 }
 
 /**
+ * The in-Box harness exactly as the runtime wasm embeds it: build.rs's copy without comments and
+ * indentation, from the newest wasm build in target/ (scripts/build.mjs made it).
+ */
+function embeddedHarness() {
+  const buildDir = path.join(repo, 'target', 'wasm32-unknown-unknown', 'release', 'build');
+  const copies = readdirSync(buildDir)
+    .filter((name) => name.startsWith('vite-hub-sandbox-'))
+    .map((name) => path.join(buildDir, name, 'out', 'harness.mjs'))
+    .filter((file) => existsSync(file))
+    .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs);
+  if (copies.length === 0) throw new Error(`no build.rs copy of the harness under ${buildDir}: run node scripts/build.mjs first`);
+  return readFileSync(copies[0], 'utf8');
+}
+
+/**
  * A bare `node` command in a Box of the host's own code (BoxRegistry → Box → runCommand: the same
  * isolation, Box network, limits and clean environment as every Box command), without the HTTP
- * protocol, the Definition staging or the harness: what runSandbox's exec is compared with.
+ * protocol, the Definition staging or the harness: what runSandbox's exec is compared with. In
+ * the same Box, `harnessOnce` runs the harness as a Run's command does (`node
+ * ../.vite-hub/harness.mjs ../.vite-hub/input.json` in the package dir, its input envelope written
+ * first, untimed) and resolves to the command's ms: the in-Box cost of the harness against the
+ * three-line runner of `once`.
  */
 async function bareNodeUnderIsolation(isolation) {
   const { BoxRegistry } = await import(new URL('../dist/box-host/registry.mjs', import.meta.url));
   const { hostFeatures } = await import(new URL('../dist/box-host/isolation.mjs', import.meta.url));
   const { packTar } = await import('modern-tar');
+  const archive = async (files) => gzipSync(await packTar(files.map(([name, body]) => ({ header: { name, size: Buffer.byteLength(body) }, body }))));
   const boxRoot = mkdtempSync(path.join(os.tmpdir(), 'vite-hub-bench-bare-'));
   const registry = new BoxRegistry({ boxRoot, isolation, maxBoxes: 1, maxQueued: 0, maxQueueWaitMs: 0, features: await hostFeatures() });
   const box = await registry.create({});
-  await box.writeArchive('/vercel/sandbox', gzipSync(await packTar([{ header: { name: 'index.mjs', size: Buffer.byteLength(TRIVIAL_ENTRY) }, body: TRIVIAL_ENTRY }])));
+  await box.writeArchive('/vercel/sandbox', await archive([
+    ['index.mjs', TRIVIAL_ENTRY],
+    ['project/package.json', '{"type":"module"}'],
+    ['project/index.mjs', TRIVIAL_ENTRY],
+    ['.vite-hub/harness.mjs', embeddedHarness()],
+  ]));
   const script = `const m = await import('./index.mjs'); process.stdout.write(JSON.stringify(await m.default(${JSON.stringify(TRIVIAL_PAYLOAD)})));`;
-  const once = () => new Promise((resolve, reject) => {
-    const command = box.runCommand({ command: 'node', args: ['--input-type=module', '-e', script] });
+  /** Runs one command in the Box; resolves to its stdout once it exited 0. */
+  const command = (spec) => new Promise((resolve, reject) => {
+    const started = box.runCommand(spec);
     const finish = (code) => {
-      const out = command.logs.filter((entry) => entry.stream === 'stdout').map((entry) => entry.data).join('');
-      if (code === 0 && JSON.parse(out).sum === 3) resolve();
-      else reject(new Error(`bare node exited ${code}: ${out} ${command.logs.filter((e) => e.stream === 'stderr').map((e) => e.data).join('')}`));
+      const out = started.logs.filter((entry) => entry.stream === 'stdout').map((entry) => entry.data).join('');
+      if (code === 0) resolve(out);
+      else reject(new Error(`${spec.args[0]} exited ${code}: ${out} ${started.logs.filter((e) => e.stream === 'stderr').map((e) => e.data).join('')}`));
     };
-    if (command.exitCode !== null) finish(command.exitCode);
-    else command.once('exit', finish);
+    if (started.exitCode !== null) finish(started.exitCode);
+    else started.once('exit', finish);
   });
+  const once = async () => {
+    const started = performance.now();
+    const out = await command({ command: 'node', args: ['--input-type=module', '-e', script] });
+    const ms = performance.now() - started;
+    if (JSON.parse(out).sum !== 3) throw new Error(`bare node printed ${out}`);
+    return ms;
+  };
+  let seq = 0;
+  const harnessOnce = async () => {
+    seq += 1;
+    const nonce = `${process.pid}bench${seq}`.padEnd(32, '0');
+    const envelope = { version: 1, nonce, entry: 'index.mjs', payload: TRIVIAL_PAYLOAD, limits: {} };
+    await box.writeArchive('/vercel/sandbox', await archive([['.vite-hub/input.json', JSON.stringify(envelope)]]));
+    const started = performance.now();
+    const out = await command({ command: 'node', args: ['../.vite-hub/harness.mjs', '../.vite-hub/input.json'], cwd: '/vercel/sandbox/project' });
+    const ms = performance.now() - started;
+    const frame = out.split('\n').find((line) => line.startsWith(`<<vite-hub-sandbox:${nonce}>>`));
+    if (!frame || JSON.parse(frame.slice(nonce.length + 21)).result?.sum !== 3) throw new Error(`the harness framed no result: ${out.slice(0, 300)}`);
+    return ms;
+  };
   return {
     once,
+    harnessOnce,
     close: async () => {
       await box.stop();
       rmSync(boxRoot, { recursive: true, force: true });
@@ -434,8 +486,10 @@ async function warmVsBare(host, isolation) {
   const bare = await bareNodeUnderIsolation(isolation);
   try {
     await bare.once();
+    await bare.harnessOnce();
     const figures = await interleaved(REPS.warm, () => runOnce(name, TRIVIAL_PAYLOAD), bare.once);
-    return { runSandboxMs: figures.a, bareNodeMs: figures.b, ratio: figures.ratio, isolation };
+    const harness = await interleaved(REPS.warm, bare.harnessOnce, bare.once);
+    return { runSandboxMs: figures.a, bareNodeMs: figures.b, ratio: figures.ratio, isolation, harness: { harnessMs: harness.a, runnerMs: harness.b, ratio: harness.ratio } };
   } finally {
     await bare.close();
   }
@@ -513,6 +567,7 @@ try {
   const bare = await warmVsBare(host, isolation);
   figures.warmVsBare = bare;
   log(`warm Run vs bare node child (${isolation}): runSandbox ${show(bare.runSandboxMs)}; bare node ${show(bare.bareNodeMs)}; ratio ${show(bare.ratio, '')}`);
+  log(`  in the same Box, the harness command vs the three-line runner: harness ${show(bare.harness.harnessMs)}; runner ${show(bare.harness.runnerMs)}; ratio ${show(bare.harness.ratio, '')}`);
 
   figures.concurrency = await concurrency();
   for (const [n, value] of Object.entries(figures.concurrency)) log(`${n} concurrent Runs: ${value.failures} failures, ${value.wallMs} ms wall, ${value.msPerRun} ms per Run${value.failureStatuses ? ` (${value.failureStatuses.join(', ')})` : ''}`);

@@ -66,6 +66,7 @@ test('bench --quick writes every figure', { timeout: 900_000 }, async () => {
   }
 
   for (const key of ['runSandboxMs', 'bareNodeMs', 'ratio']) assertFigure(figures.warmVsBare[key], `warmVsBare.${key}`);
+  for (const key of ['harnessMs', 'runnerMs', 'ratio']) assertFigure(figures.warmVsBare.harness[key], `warmVsBare.harness.${key}`);
   assert.deepEqual(Object.keys(figures.concurrency), ['1', '8']);
   for (const point of Object.values(figures.concurrency)) {
     assert.ok(Number.isInteger(point.failures) && point.wallMs > 0, 'a concurrency point has failures and wall time');
