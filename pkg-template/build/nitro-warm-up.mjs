@@ -1,6 +1,6 @@
 // A Nitro runtime plugin that the Vite plugin adds where Runs may go to the in-process local Box
-// host: in `vite dev` on the local provider, and in a Node server build whose provider is chosen
-// at run time or is `local` (vite.mjs `nitroWarmUp`). Nitro runs its plugins when the server (in
+// host: in `vite dev` on the local provider, and in a build of a long-lived Node server whose
+// provider is chosen at run time or is `local` (vite.mjs `nitroWarmUpModule`). Nitro runs its plugins when the server (in
 // dev: its worker thread) starts, so the host's start, this isolate's first connection to it and
 // its first Box are paid then, not by the first request: its `Server-Timing` has no `host` or
 // `connect` phase (tests/node/vite-dev.test.mjs, vite-build.test.mjs).

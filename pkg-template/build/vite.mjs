@@ -106,8 +106,8 @@ const NITRO_WARM_UP = fileURLToPath(new URL('./nitro-warm-up.mjs', import.meta.u
  * The Nitro module that adds nitro-warm-up.mjs to the server's plugins, where Runs may go to the
  * in-process local Box host: `vite dev` on it; a build whose provider is `local` without
  * `local.baseUrl`, or not named at build time (the built server's env chooses it; the plugin then
- * starts nothing unless that choice is the in-process host), for a Node preset only (a Worker
- * preset, `nitro.options.node === false`, has no in-process host). `undefined` where none is needed.
+ * starts nothing unless that choice is the in-process host), for a long-lived Node server only
+ * (`isLongLivedNodeServer`). `undefined` where none is needed.
  * @param {'serve' | 'build'} command
  * @param {ReturnType<typeof resolveSandboxPluginConfig>} early the plugin config resolved in `config`
  */
@@ -117,9 +117,21 @@ function nitroWarmUpModule(command, early) {
   return {
     name: 'vite-hub-sandbox:warm-up',
     setup(nitro) {
-      if (nitro.options.node !== false) nitro.options.plugins.push(NITRO_WARM_UP);
+      if (nitro.options.dev || isLongLivedNodeServer(nitro.options.entry)) nitro.options.plugins.push(NITRO_WARM_UP);
     },
   };
+}
+
+/**
+ * Whether a Nitro build's server entry is one of Nitro's own long-lived Node servers
+ * (`presets/node/runtime/node-server`, `node-cluster`, `node-middleware`): the default of a
+ * `vite build` off any platform, and the base of the VM and container hosts' presets (Heroku,
+ * Render, Koyeb, …). A serverless or Worker preset (Vercel, Netlify, AWS Lambda, Cloudflare, …)
+ * has no process to keep a Box host in, and its cold starts should not load the runtime for
+ * routes that never run a Definition.
+ */
+function isLongLivedNodeServer(entry) {
+  return typeof entry === 'string' && /[\\/]presets[\\/]node[\\/]runtime[\\/]node-(server|cluster|middleware)(\.mjs)?$/.test(entry);
 }
 
 /**

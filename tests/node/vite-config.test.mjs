@@ -110,3 +110,30 @@ test('every server environment keeps the package going through the plugin; only 
   assert.ok(built.environments.ssr.resolve.noExternal.includes('@vite-hub/sandbox'));
   assert.ok(!built.environments.ssr.resolve.external.includes('@vite-hub/sandbox/runtime'), 'in build, resolveId keeps the runtime external');
 });
+
+test('the Nitro warm-up plugin: added where Runs may go to the in-process host, on a long-lived Node server only', async () => {
+  const saved = process.env.SANDBOX_PROVIDER;
+  delete process.env.SANDBOX_PROVIDER;
+  /** The Nitro plugins that hubSandbox(options)'s `config` hook adds to a Nitro with `nitroOptions`. */
+  const nitroPlugins = async (options, command, nitroOptions) => {
+    const hooked = await hubSandbox(options).config({}, { command, mode: command === 'serve' ? 'development' : 'production' });
+    const modules = hooked?.nitro?.modules ?? [];
+    const nitro = { options: { plugins: [], dev: command === 'serve', ...nitroOptions } };
+    for (const module of modules) await module.setup?.(nitro);
+    return nitro.options.plugins.map((file) => file.split('/').slice(-2).join('/'));
+  };
+  const entry = (preset) => `/app/node_modules/nitro/dist/presets/${preset}`;
+  try {
+    const warmUp = ['build/nitro-warm-up.mjs'];
+    assert.deepEqual(await nitroPlugins(undefined, 'build', { entry: entry('node/runtime/node-server') }), warmUp, 'provider left to the env, node-server');
+    assert.deepEqual(await nitroPlugins({ provider: 'local' }, 'build', { entry: entry('node/runtime/node-cluster') }), warmUp, 'provider local, node-cluster');
+    assert.deepEqual(await nitroPlugins(undefined, 'build', { entry: entry('vercel/runtime/vercel') }), [], 'a serverless preset');
+    assert.deepEqual(await nitroPlugins(undefined, 'build', { entry: entry('cloudflare/runtime/cloudflare-module'), node: false }), [], 'a Worker preset');
+    assert.deepEqual(await nitroPlugins({ provider: 'vercel' }, 'build', { entry: entry('node/runtime/node-server') }), [], 'provider vercel');
+    assert.deepEqual(await nitroPlugins({ provider: 'local', local: { baseUrl: 'http://127.0.0.1:9' } }, 'build', { entry: entry('node/runtime/node-server') }), [], 'a configured host');
+    assert.deepEqual(await nitroPlugins(undefined, 'serve', {}), warmUp, 'vite dev on the local provider');
+    assert.deepEqual(await nitroPlugins({ provider: 'vercel' }, 'serve', {}), [], 'vite dev on vercel');
+  } finally {
+    if (saved !== undefined) process.env.SANDBOX_PROVIDER = saved;
+  }
+});
