@@ -400,7 +400,8 @@ export interface WarmUpOptions {
  * elsewhere. Idempotent. The Vite plugin has Nitro call it (`{ onlyIfUsed: true }`) when `vite dev`
  * or a built Node server starts.
  * @throws {SandboxError} `SANDBOX_PROVIDER_UNAVAILABLE` (503) when the host did not start;
- *   `SANDBOX_INVALID_ARGUMENT` (400) for options that are not `undefined` or a `WarmUpOptions`.
+ *   `SANDBOX_INVALID_ARGUMENT` (400) for options that are not `undefined` or a plain
+ *   `WarmUpOptions` object (an unknown key, an `onlyIfUsed` that is no boolean or cannot be read).
  */
 export function warmUp(options?: WarmUpOptions): Promise<boolean>;
 

@@ -113,7 +113,8 @@ export async function registerSandboxDirectory(directory, name, options = {}) {
  * (what a server's start-up calls: nitro-warm-up.mjs). Node only.
  * @param {{ onlyIfUsed?: boolean }} [options]
  * @throws {SandboxError} `SANDBOX_PROVIDER_UNAVAILABLE` when the host did not start;
- *   `SANDBOX_INVALID_ARGUMENT` for options that are no object or an `onlyIfUsed` that is no boolean.
+ *   `SANDBOX_INVALID_ARGUMENT` (a rejection) for options that are not a plain object, that have a
+ *   key other than `onlyIfUsed`, or whose `onlyIfUsed` is no boolean or cannot be read.
  */
 export function warmUp(options) {
   let onlyIfUsed;
@@ -142,12 +143,26 @@ export function warmUp(options) {
   return current;
 }
 
-/** `warmUp(options)`'s one option, checked. */
+/** `warmUp(options)`'s one option, checked: a plain object with no key but `onlyIfUsed`, read once. */
 function warmUpOnlyIfUsed(options) {
   if (options === undefined) return false;
-  const valid = options !== null && typeof options === 'object' && (options.onlyIfUsed === undefined || typeof options.onlyIfUsed === 'boolean');
-  if (!valid) throw sandboxError('SANDBOX_INVALID_ARGUMENT', 'warmUp(options) takes no options or { onlyIfUsed?: boolean }');
-  return options.onlyIfUsed === true;
+  const refused = (got) => sandboxError('SANDBOX_INVALID_ARGUMENT', `warmUp(options) takes no options or { onlyIfUsed?: boolean } (got ${got})`);
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) throw refused(options === null ? 'null' : Array.isArray(options) ? 'an array' : `a ${typeof options}`);
+  let keys;
+  let onlyIfUsed;
+  try {
+    const prototype = Object.getPrototypeOf(options);
+    if (prototype !== Object.prototype && prototype !== null) throw refused('an object that is not a plain object');
+    keys = Reflect.ownKeys(options);
+    onlyIfUsed = options.onlyIfUsed;
+  } catch (error) {
+    if (error?.name === 'SandboxError') throw error;
+    throw refused(`options that could not be read: ${error?.message ?? error}`);
+  }
+  const unknown = keys.find((key) => key !== 'onlyIfUsed');
+  if (unknown !== undefined) throw refused(`the unknown key ${typeof unknown === 'symbol' ? 'a symbol' : JSON.stringify(unknown)}`);
+  if (onlyIfUsed !== undefined && typeof onlyIfUsed !== 'boolean') throw refused(`onlyIfUsed: ${onlyIfUsed === null ? 'null' : typeof onlyIfUsed}`);
+  return onlyIfUsed === true;
 }
 
 /** Stops the in-process local Box host, if one was started (every Box it holds is stopped). */

@@ -46,8 +46,16 @@ test('warmUp({ onlyIfUsed: true }) starts nothing when Runs go elsewhere, and th
   configureSandbox({ provider: 'vercel', vercel: { token: 'a-token-of-16-chars', teamId: 'team', projectId: 'project' } });
   assert.equal(await warmUp({ onlyIfUsed: true }), false);
   assert.equal(listeningServers(), before, 'no Box host was started');
-  await assert.rejects(warmUp({ onlyIfUsed: 'yes' }), { code: 'SANDBOX_INVALID_ARGUMENT', status: 400, message: 'warmUp(options) takes no options or { onlyIfUsed?: boolean }' });
-  await assert.rejects(warmUp(null), { code: 'SANDBOX_INVALID_ARGUMENT' });
+  const refused = (got) => ({ name: 'SandboxError', code: 'SANDBOX_INVALID_ARGUMENT', status: 400, message: `warmUp(options) takes no options or { onlyIfUsed?: boolean } (got ${got})` });
+  await assert.rejects(warmUp({ onlyIfUsed: 'yes' }), refused('onlyIfUsed: string'));
+  await assert.rejects(warmUp(null), refused('null'));
+  await assert.rejects(warmUp(true), refused('a boolean'));
+  await assert.rejects(warmUp([]), refused('an array'));
+  await assert.rejects(warmUp(new Map()), refused('an object that is not a plain object'));
+  // A misspelt key would otherwise start the host whatever the configuration says.
+  await assert.rejects(warmUp({ onlyIfUsd: true }), refused('the unknown key "onlyIfUsd"'));
+  await assert.rejects(warmUp(new Proxy({}, { get() { throw new Error('boom'); } })), refused('options that could not be read: boom'));
+  assert.equal(listeningServers(), before, 'no refused call started a Box host');
   configureSandbox({ provider: 'local' });
   assert.equal(await warmUp({ onlyIfUsed: true }), true);
   assert.equal(listeningServers() - before, 1, 'exactly one Box host listens');
