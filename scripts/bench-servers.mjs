@@ -15,21 +15,8 @@ import { eventually, freePort, postJson, removeDir, stopChild } from '../tests/n
 const run = promisify(execFile);
 const PAYLOAD = { notes: '# v1\n- ship it\n- fix the login bug' };
 
-/** ms of each Server-Timing phase summed, and whether the first-use phases (`host`, `connect`) are among them. */
-function timingTotal(value) {
-  let total = 0;
-  let firstUse = false;
-  for (const part of (value ?? '').split(',')) {
-    const match = /^\s*([\w-]+)(?:;desc="[^"]*")?;dur=([\d.]+)/.exec(part);
-    if (!match) continue;
-    total += Number(match[2]);
-    if (match[1] === 'host' || match[1] === 'connect') firstUse = true;
-  }
-  return { total, firstUse };
-}
-
 /** Starts one server (`args` after node, in `app`), waits until it answers, then times two requests. */
-async function oneStart(app, kind, env) {
+async function oneStart(app, kind, env, serverTiming) {
   const port = await freePort();
   const vite = path.join(app, 'node_modules/vite/bin/vite.js');
   const args = kind === 'built' ? ['.output/server/index.mjs'] : [vite, 'dev', '--port', String(port), '--strictPort', '--host', '127.0.0.1'];
@@ -47,7 +34,9 @@ async function oneStart(app, kind, env) {
       const answer = await postJson(`${base}/api/release-notes`, PAYLOAD);
       const requestMs = performance.now() - started;
       if (answer.status !== 200) throw new Error(`${kind} server: /api/release-notes answered ${answer.status}: ${answer.text.slice(0, 300)}`);
-      requests.push({ requestMs, ...timingTotal(answer.headers.get('server-timing')) });
+      const phases = serverTiming(answer.headers.get('server-timing'));
+      const total = Object.values(phases).reduce((sum, ms) => sum + ms, 0);
+      requests.push({ requestMs, total, firstUse: 'host' in phases || 'connect' in phases });
     }
     return requests;
   } finally {
@@ -59,15 +48,16 @@ async function oneStart(app, kind, env) {
  * The `servers` figures: per kind (`built`, `dev`), `firstRequestMs`, `secondRequestMs`,
  * `firstRunMs`, `secondRunMs`, `firstOverSecondRun` (min / median / max of `reps` starts) and
  * `firstUsePhases` (how many first requests still showed a `host` or `connect` phase).
- * @param {{ reps: number, env: Record<string, string>, stats: (values: number[]) => object }} options
+ * @param {{ reps: number, env: Record<string, string>, stats: (values: number[]) => object, serverTiming: (header: string | null) => Record<string, number> }} options
+ *   `stats` and `serverTiming` are the bench's own (min / median / max; `name → ms` of a header)
  */
-export async function serverFirstRequests({ reps, env, stats }) {
+export async function serverFirstRequests({ reps, env, stats, serverTiming }) {
   const { app, packDir } = await installTarballApp('bench');
   try {
     await run(process.execPath, [path.join(app, 'node_modules/vite/bin/vite.js'), 'build'], { cwd: app, env, timeout: 300_000, maxBuffer: 16 << 20 });
     const samples = { built: [], dev: [] };
     for (let i = 0; i < reps; i += 1) {
-      for (const kind of i % 2 === 0 ? ['built', 'dev'] : ['dev', 'built']) samples[kind].push(await oneStart(app, kind, env));
+      for (const kind of i % 2 === 0 ? ['built', 'dev'] : ['dev', 'built']) samples[kind].push(await oneStart(app, kind, env, serverTiming));
     }
     const figures = {};
     for (const [kind, starts] of Object.entries(samples)) {

@@ -542,7 +542,7 @@ try {
   if (warm.na) log(`after warmUp(): n/a (${warm.na})`);
   else log(`after warmUp() (${show(warm.warmUpMs)}): first Run ${show(warm.firstMs)}; second ${show(warm.secondMs)}; first/second ${show(warm.firstOverSecond, '')}`);
 
-  figures.servers = await serverFirstRequests({ reps: REPS.servers, env: CHILD_ENV, stats });
+  figures.servers = await serverFirstRequests({ reps: REPS.servers, env: CHILD_ENV, stats, serverTiming });
   for (const [kind, value] of Object.entries(figures.servers)) {
     const label = kind === 'built' ? 'built server (SANDBOX_PROVIDER=local)' : 'vite dev';
     log(`${label}, fresh start: first request ${show(value.firstRequestMs)}; second ${show(value.secondRequestMs)}`);
