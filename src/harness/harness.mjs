@@ -25,9 +25,29 @@ const writeSync = fs.writeSync;
 const bufferFrom = Buffer.from;
 const writeFileSync = fs.writeFileSync;
 const stringify = JSON.stringify;
-// The entry's own output streams and their write method, for the flush before a frame.
-const OUTPUT_STREAMS = [process.stdout, process.stderr];
-const streamWrite = process.stdout.write;
+// The entry's own output streams, for the flush before a frame. `process.stdout` and
+// `process.stderr` are made on their first read (for a pipe that loads `net` and the streams:
+// 1.5-2 ms of a Run on Node 20), and the harness writes its frames to fd 1 itself, so it reads
+// neither: their getters are wrapped to learn which streams the entry (or its `console`) made,
+// each kept with its `write` as made, before the entry can replace it.
+const madeStreams = { stdout: null, stderr: null };
+for (const name of Object.keys(madeStreams)) {
+  const descriptor = Reflect.getOwnPropertyDescriptor(process, name);
+  const get = descriptor?.get;
+  if (typeof get !== 'function' || !descriptor.configurable) {
+    const stream = process[name];
+    madeStreams[name] = { stream, write: stream.write };
+    continue;
+  }
+  Reflect.defineProperty(process, name, {
+    ...descriptor,
+    get() {
+      const stream = apply(get, this, []);
+      if (madeStreams[name] === null && stream) madeStreams[name] = { stream, write: stream.write };
+      return stream;
+    },
+  });
+}
 const STDOUT_FD = 1;
 const MARKER = 'vitehub:sandbox:value';
 const MAX_MESSAGE_CHARS = 16384;
@@ -419,11 +439,11 @@ async function streamResponse(response, nonce, limits) {
  * No wall-clock bound: the Run's deadline bounds the whole command.
  */
 async function flushOutput() {
-  for (const stream of OUTPUT_STREAMS) {
-    if (!stream || !(stream.writableLength > 0)) continue;
+  for (const made of [madeStreams.stdout, madeStreams.stderr]) {
+    if (made === null || !(made.stream.writableLength > 0)) continue;
     await new Promise((resolve) => {
       try {
-        apply(streamWrite, stream, ['', () => resolve()]);
+        apply(made.write, made.stream, ['', () => resolve()]);
       } catch {
         resolve();
       }

@@ -259,6 +259,39 @@ export default (payload) => ({ sum: payload.a + payload.b });
   assert.deepEqual(underHarness.filter((name) => !underRunner.has(name)), []);
 });
 
+test('an entry that prints nothing gets no output stream made: the harness frames to fd 1 itself', () => {
+  // process.stdout of a pipe is made on its first read and loads net and the streams (1.5-2 ms of
+  // a Run on Node 20); the harness reads neither stream unless the entry made it.
+  // (Not \`import fs\`: the ESM facade of fs reads its lazy streams.)
+  const recording = `const fs = process.getBuiltinModule('node:fs');
+process.on('exit', () => fs.writeFileSync('modules.txt', process.moduleLoadList.join('\\n')));
+export default () => 'quiet';
+`;
+  const run = runBox({ files: { 'index.mjs': recording } });
+  assert.equal(run.frame, '{"version":1,"ok":true,"result":"quiet"}');
+  const loaded = fs.readFileSync(path.join(run.root, 'project', 'modules.txt'), 'utf8').split('\n');
+  assert.ok(loaded.includes('NativeModule fs'), 'the recording lists built-ins');
+  const streamModules = ['NativeModule net', 'NativeModule internal/streams/writable', 'NativeModule internal/streams/duplex'];
+  assert.deepEqual(loaded.filter((name) => streamModules.includes(name)), []);
+});
+
+test('output the entry wrote is flushed before the frame even after it replaced process.stdout and its write', () => {
+  const run = runBox({
+    files: {
+      'index.mjs': `export default () => {
+  process.stdout.write('y'.repeat(2 * 1024 * 1024));
+  process.stdout.write = () => true;
+  Object.defineProperty(process, 'stdout', { value: { write: () => true, writableLength: 0 }, configurable: true });
+  return 'flushed';
+};
+`,
+    },
+  });
+  assert.equal(run.status, 0, run.stderr);
+  assert.equal(run.frame, '{"version":1,"ok":true,"result":"flushed"}');
+  assert.equal(run.stdout, `${'y'.repeat(2 * 1024 * 1024)}<<vite-hub-sandbox:${NONCE}>>${run.frame}\n`);
+});
+
 test('without process.getBuiltinModule (Node before 20.16) the harness imports its built-ins', () => {
   const preload = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'vhs-harness-preload-')), 'no-builtin-module.cjs');
   temporary.push(path.dirname(preload));
