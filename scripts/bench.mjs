@@ -47,8 +47,8 @@ const outFile = path.resolve(flags.out ?? path.join(repo, 'bench', 'latest.json'
 
 /** Repetitions of each side of a ratio (pairs), by figure. */
 const REPS = quick
-  ? { import: 2, firstRun: 1, servers: 1, sdkNoDeps: 2, sdkDeps: 1, warm: 3 }
-  : { import: 11, firstRun: 9, servers: 5, sdkNoDeps: 9, sdkDeps: 3, warm: 15 };
+  ? { import: 2, firstRun: 1, servers: 1, sdkNoDeps: 2, sdkDeps: 1, warm: 3, harness: 3 }
+  : { import: 11, firstRun: 9, servers: 5, sdkNoDeps: 9, sdkDeps: 3, warm: 15, harness: 41 };
 const CONCURRENCY = quick ? [1, 8] : [1, 8, 32, 64, 128];
 const DELAYS_MS = [25, 0];
 /** The environment of every child this bench starts (the same on both sides of a ratio). */
@@ -488,7 +488,8 @@ async function warmVsBare(host, isolation) {
     await bare.once();
     await bare.harnessOnce();
     const figures = await interleaved(REPS.warm, () => runOnce(name, TRIVIAL_PAYLOAD), bare.once);
-    const harness = await interleaved(REPS.warm, bare.harnessOnce, bare.once);
+    // More pairs than the Run row: the two sides differ by a few ms of ~45, within one pair's noise.
+    const harness = await interleaved(REPS.harness, bare.harnessOnce, bare.once);
     return { runSandboxMs: figures.a, bareNodeMs: figures.b, ratio: figures.ratio, isolation, harness: { harnessMs: harness.a, runnerMs: harness.b, ratio: harness.ratio } };
   } finally {
     await bare.close();
