@@ -98,7 +98,7 @@ pub fn plan_free_form_project(facts_json: &str, request_json: &str) -> crate::er
     if !imports_only {
         return encode(&ProjectAnswer { attach: plan.attach, dependencies: plan.dependencies, files: plan.files, generated: Vec::new() });
     }
-    let manifest = match serde_json::from_str::<serde_json::Value>(&request.manifest_json) {
+    let manifest = match crate::definition::parse_package_json(request.manifest_json.as_bytes()) {
         Ok(serde_json::Value::Object(map)) => map,
         // project_plan already refused a manifest that is not an object.
         _ => serde_json::Map::new(),

@@ -36,6 +36,16 @@ pub mod workspace;
 pub use install::{InstallPlan, PackageManager};
 use install::{choose_manager, declares_dependencies, install_plan, ProjectFacts};
 
+/// A package manager's JSON file (`package.json`, `package-lock.json`) parsed as Node and npm
+/// read it: a leading UTF-8 byte order mark is skipped (Node's package.json reader and npm's
+/// `json-parse-even-better-errors` strip it; an editor that saves "UTF-8 with BOM" writes one).
+///
+/// # Errors
+/// serde_json's, when what follows is not JSON.
+pub fn parse_package_json(bytes: &[u8]) -> serde_json::Result<Value> {
+    serde_json::from_slice(bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes))
+}
+
 /// Timeout of one attempt when the Definition sets none, in ms (5 minutes).
 pub const DEFAULT_TIMEOUT_MS: u32 = 300_000;
 
@@ -301,7 +311,7 @@ impl Definition {
         let read_manifest = |path: &str| -> Result<Map<String, Value>> {
             let where_ = if path == "package.json" { "at its root".to_owned() } else { format!("at {}", path.trim_end_matches("package.json")) };
             let bytes = content_of(path).ok_or_else(|| invalid(format!("requires a package.json {where_}.")))?;
-            match serde_json::from_slice::<Value>(bytes) {
+            match parse_package_json(bytes) {
                 Ok(Value::Object(map)) => Ok(map),
                 Ok(_) => Err(invalid(format!("has an invalid {path}: it must be a JSON object."))),
                 Err(_) => Err(invalid(format!("has an invalid {path}: it is not valid JSON."))),
@@ -384,7 +394,7 @@ fn is_manifest(path: &str) -> bool {
 }
 
 fn manifest_declares_dependencies(bytes: &[u8]) -> bool {
-    matches!(serde_json::from_slice::<Value>(bytes), Ok(Value::Object(map)) if declares_dependencies(&map))
+    matches!(parse_package_json(bytes), Ok(Value::Object(map)) if declares_dependencies(&map))
 }
 
 /// A timeout value in ms when it is a positive integer ≤ [`MAX_TIMEOUT_MS`] (`5e3` counts).

@@ -32,7 +32,7 @@ export function installFacts(definition, summary) {
   let packages = 0;
   try {
     const text = typeof file.content !== 'string' ? new TextDecoder().decode(file.content) : file.encoding === 'base64' ? Buffer.from(file.content, 'base64').toString('utf8') : file.content;
-    const manifest = JSON.parse(text);
+    const manifest = JSON.parse(text.replace(/^\uFEFF/, ''));
     packages = new Set(DEPENDENCY_FIELDS.flatMap((field) => Object.keys(manifest[field] ?? {}))).size;
   } catch {
     // The core validated the manifest; a count it cannot give is left out of the line.

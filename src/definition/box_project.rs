@@ -53,7 +53,7 @@ const FIELDS: [&str; 4] = ["dependencies", "optionalDependencies", "peerDependen
 /// `InvalidArgument` naming the lockfile when the npm lockfile is not JSON.
 pub fn box_project(file: &str, manifest: &Map<String, Value>, dependencies: &[String], lock: &AppLock<'_>, lock_name: &str) -> Result<Vec<GeneratedFile>> {
     let npm_lock = match lock.npm {
-        Some(text) => match serde_json::from_str::<Value>(text) {
+        Some(text) => match crate::definition::parse_package_json(text.as_bytes()) {
             Ok(Value::Object(map)) => Some(map),
             _ => {
                 return Err(Error::new(

@@ -261,7 +261,7 @@ pub fn check_module_graph(input: &ModuleGraphInput) -> Result<ModuleGraphPlan> {
 
 /// The manifest as an object when it has `"type": "module"`.
 fn module_manifest(text: Option<&str>) -> Option<serde_json::Map<String, Value>> {
-    match serde_json::from_str::<Value>(text?) {
+    match crate::definition::parse_package_json(text?.as_bytes()) {
         Ok(Value::Object(map)) if map.get("type").and_then(Value::as_str) == Some("module") => Some(map),
         _ => None,
     }

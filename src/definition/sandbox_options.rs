@@ -361,7 +361,7 @@ pub fn project_plan(
     }
     let attach = options.project.map(|(p, _)| p).unwrap_or(false) || !dependencies.is_empty();
     if attach {
-        let Ok(Value::Object(manifest_object)) = serde_json::from_str::<Value>(manifest_json) else {
+        let Ok(Value::Object(manifest_object)) = crate::definition::parse_package_json(manifest_json.as_bytes()) else {
             return Err(invalid(format!(
                 "{file}: its project manifest {manifest} is not a JSON object; fix {manifest}."
             )));

@@ -189,6 +189,21 @@ fn package_json_rules() {
 }
 
 #[test]
+fn package_json_with_a_byte_order_mark_reads_as_node_and_npm_read_it() {
+    let bom = |json: &str| format!("\u{feff}{json}");
+    let definition = Definition::from_files("d", with_pkg(&bom(MODULE_PKG), &[("index.mjs", "")])).unwrap();
+    assert_eq!(definition.entry, "index.mjs");
+    assert_eq!(definition.install, None);
+    // The dependencies behind a BOM still make an install plan.
+    assert_eq!(plan(&bom(&format!("{{{DEPS}}}")), &[]).unwrap().0, "npm");
+    // A BOM anywhere else is not JSON, as for Node.
+    assert_eq!(
+        err_message("d", with_pkg(&format!(" {}", bom(MODULE_PKG)), &[("index.mjs", "")])),
+        "Sandbox \"d\" has an invalid package.json: it is not valid JSON."
+    );
+}
+
+#[test]
 fn file_path_rules() {
     assert_eq!(
         err_message(

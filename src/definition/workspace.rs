@@ -24,6 +24,7 @@ use serde_json::{Map, Value};
 
 use super::glob::WorkspaceGlobs;
 use super::install::{declared_manager, PackageManager};
+use super::parse_package_json;
 use crate::error::{Error, ErrorCode, Result};
 use crate::transfer::box_file::path_problem;
 
@@ -75,7 +76,7 @@ pub fn resolve_workspace(input: &WorkspaceInput) -> Result<Option<WorkspacePlan>
     let texts: BTreeMap<&str, &str> = input.manifests.iter().map(|(d, t)| (d.as_str(), t.as_str())).collect();
     let required = |dir: &str| -> Result<Map<String, Value>> {
         let text = texts.get(dir).ok_or_else(|| invalid(format!("{} is missing: a pnpm workspace needs it.", label(dir, "package.json"))))?;
-        match serde_json::from_str::<Value>(text) {
+        match parse_package_json(text.as_bytes()) {
             Ok(Value::Object(map)) => Ok(map),
             _ => Err(invalid(format!("{} is not a JSON object; fix its syntax.", label(dir, "package.json")))),
         }
@@ -99,7 +100,7 @@ pub fn resolve_workspace(input: &WorkspaceInput) -> Result<Option<WorkspacePlan>
         if !dir.is_empty() && !globs.matches(dir) {
             continue;
         }
-        let Ok(Value::Object(manifest)) = serde_json::from_str::<Value>(text) else { continue };
+        let Ok(Value::Object(manifest)) = parse_package_json(text.as_bytes()) else { continue };
         if let Some(name) = manifest.get("name").and_then(Value::as_str) {
             if let Some(other) = by_name.insert(name.to_owned(), dir) {
                 return Err(invalid(format!(

@@ -52,7 +52,7 @@ pub(super) fn closure(definition: &Map<String, Value>, package_path: &str, manif
         if dir == package_path || dir.split('/').any(|segment| segment == "node_modules") {
             continue;
         }
-        let Ok(Value::Object(parsed)) = serde_json::from_str::<Value>(&manifest.text) else { continue };
+        let Ok(Value::Object(parsed)) = crate::definition::parse_package_json(manifest.text.as_bytes()) else { continue };
         let Some(name) = parsed.get("name").and_then(Value::as_str).map(str::to_owned) else { continue };
         by_name.entry(name).or_insert(WorkspacePackage { dir: dir.to_owned(), manifest: parsed });
     }
