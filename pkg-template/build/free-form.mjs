@@ -230,7 +230,10 @@ async function bundleFreeForm(root, file) {
       ],
     });
   } catch (error) {
-    throw invalidArgument(`Cannot bundle ${esbuildProblem(error, file)}`, error);
+    // A problem in another file (an imported module, the app's package.json) still names this
+    // Definition's file first: every free-form Definition of an app bundles with that file.
+    const problem = esbuildProblem(error, file);
+    throw invalidArgument(problem.startsWith(`${file}:`) ? `Cannot bundle ${problem}` : `Cannot bundle ${file}: ${problem}`, error);
   }
   const inputs = Object.keys(result.metafile.inputs)
     .filter((input) => !input.includes(':') && !input.endsWith(ENTRY_SOURCEFILE))

@@ -2,6 +2,9 @@
 // with file and line, bundling, project attachment, and runs on a real local Box host.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   defineSandbox,
@@ -90,6 +93,27 @@ test('project: false with a runtime dependency is rejected', async () => {
     'no-project',
     'src/no-project.sandbox.ts:5: declares project: false but has a runtime dependency "slugify"; remove project: false so package.json and its lockfile are installed in the Box, or stop importing "slugify".',
   );
+});
+
+test('a problem outside the file (a broken app package.json) names each Definition it stops', async () => {
+  const root = mkdtempSync(path.join(os.tmpdir(), 'vhs-free-form-manifest-'));
+  try {
+    writeFileSync(path.join(root, 'package.json'), '{"name":"app","type":"module",\n');
+    mkdirSync(path.join(root, 'src'));
+    const source = "import { defineSandbox } from '@vite-hub/sandbox'\nexport default defineSandbox({ run: () => 1 })\n";
+    for (const name of ['a', 'b']) writeFileSync(path.join(root, 'src', `${name}.sandbox.ts`), source);
+    const discovered = await discoverDefinitions(root);
+    assert.deepEqual(discovered.map((item) => item.name), ['a', 'b']);
+    for (const definition of discovered) {
+      await assert.rejects(prepareFreeFormDefinition(root, definition), (error) => {
+        assert.equal(error.code, 'SANDBOX_INVALID_ARGUMENT');
+        assert.match(error.message, new RegExp(`^Cannot bundle src/${definition.name}\\.sandbox\\.ts: package\\.json:2:1: `));
+        return true;
+      });
+    }
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
 });
 
 test('a free-form Definition with a local helper is bundled into one module and runs with its timeout', async () => {

@@ -153,7 +153,7 @@ test('a free-form Definition\'s local import broken, then fixed, or deleted, the
   // Broken: the bundle fails, so the Definition has no inputs of its own to watch until it is fixed.
   let mark = output.length;
   writeFileSync(helper, `${good}\nconst broken = ;\n`);
-  await eventually(() => /Cannot bundle src\/text\/top-words\.ts:\d+:\d+.*keeping the last good version of "word-count"/.test(output.slice(mark)), 20_000, `the broken helper reported (${output.slice(mark)})`);
+  await eventually(() => /Cannot bundle src\/word-count\.sandbox\.ts: src\/text\/top-words\.ts:\d+:\d+.*keeping the last good version of "word-count"/.test(output.slice(mark)), 20_000, `the broken helper reported (${output.slice(mark)})`);
   mark = output.length;
   writeFileSync(helper, good.replace('.slice(0, 1)', '.slice(0, 2)'));
   await topLength(2, 'the result of the fixed helper');
