@@ -16,7 +16,8 @@ const MAX_LISTED_ISSUES = 10;
 const invalid = (message, cause) => sandboxError('SANDBOX_INVALID_ARGUMENT', message, cause);
 
 function tooLarge(value, maximum) {
-  const error = sandboxError('SANDBOX_TRANSFER_LIMIT', `the request body is larger than ${maximum} bytes (options.maxBytes); send a smaller payload`);
+  // `details.limit` names the Run's limit this one stands for (its default is that limit's default).
+  const error = sandboxError('SANDBOX_TRANSFER_LIMIT', `the request body is larger than ${maximum} bytes, the limit of readRequestPayload (options.maxBytes, default ${DEFAULT_MAX_BYTES}: the default transfer.maxInputBytes); send a smaller payload`);
   error.details = { limit: 'maxInputBytes', value, maximum };
   return error;
 }
