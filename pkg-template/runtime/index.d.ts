@@ -148,11 +148,17 @@ export interface SandboxDefinitions {}
 /** The Definition names `runSandbox` accepts: the keys of {@link SandboxDefinitions}, or any string while it is empty. */
 export type SandboxName = keyof SandboxDefinitions extends never ? string : keyof SandboxDefinitions & string;
 
-/** `runSandbox`'s arguments after the name: the Definition's payload type (required), then options. */
+/**
+ * `runSandbox`'s arguments after the name: the Definition's payload type, then options. The
+ * payload may be left out where the entry may be called without one (its type admits `undefined`:
+ * an optional or defaulted first parameter, or none), as TypeScript allows for the entry itself.
+ */
 export type SandboxRunArguments<N> = keyof SandboxDefinitions extends never
   ? [payload?: unknown, options?: RunSandboxOptions]
   : N extends keyof SandboxDefinitions
-    ? SandboxDefinitions[N] extends { payload: infer P } ? [payload: P, options?: RunSandboxOptions] : never
+    ? SandboxDefinitions[N] extends { payload: infer P }
+      ? undefined extends P ? [payload?: P, options?: RunSandboxOptions] : [payload: P, options?: RunSandboxOptions]
+      : never
     : never;
 
 /** A Definition's callable: a package entry's default export, or `run` of a free-form `defineSandbox({ run })`. */

@@ -1,7 +1,7 @@
 // Type test: tsc --noEmit over consumer files (tests/types/) against the sandbox.d.ts generated
 // for examples/app, with the packed package installed from its tarball (its .d.ts files resolved
-// from the app's node_modules, as a user's tsc sees them). A right payload compiles; a wrong one
-// is a type error at its line.
+// from the app's node_modules, as a user's tsc sees them). A right payload compiles; a wrong one,
+// or a required one left out, is a type error at its line.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -17,11 +17,14 @@ let app;
 let packDir;
 
 before(async () => {
-  // A zero-argument Definition: its payload type is `unknown` (right-payload.ts passes a number).
+  // A zero-argument Definition: its payload type is `unknown` (right-payload.ts passes a number);
+  // one whose payload is required (missing-payload.ts leaves it out).
   ({ app, packDir } = await installTarballApp('types', {
     files: {
       'server/sandboxes/no-arguments/package.json': '{"name":"no-arguments","type":"module"}',
       'server/sandboxes/no-arguments/index.ts': 'export default async () => 42;\n',
+      'server/sandboxes/required/package.json': '{"name":"required","type":"module"}',
+      'server/sandboxes/required/index.ts': 'export default (payload: { name: string }) => payload.name.length;\n',
     },
   }));
   const { generateSandboxArtifacts } = await import(pathToFileURL(join(app, 'node_modules/@vite-hub/sandbox/build/vite.mjs')).href);
@@ -29,7 +32,7 @@ before(async () => {
   // packages linked (no registry access needed: the lockfile has only workspace links).
   await run('pnpm', ['install', '--frozen-lockfile', '--offline'], { cwd: join(app, 'server/sandboxes/order-summary') });
   await generateSandboxArtifacts({ root: app, mode: 'build' });
-  for (const file of ['right-payload.ts', 'wrong-payload.ts', 'untyped.ts']) copyFileSync(join(repoRoot, 'tests/types', file), join(app, file));
+  for (const file of ['right-payload.ts', 'wrong-payload.ts', 'missing-payload.ts', 'untyped.ts']) copyFileSync(join(repoRoot, 'tests/types', file), join(app, file));
 });
 after(() => {
   if (app) removeDir(app);
@@ -60,6 +63,14 @@ test('a wrong payload fails with the expected error at its line', async () => {
   const errors = output.split('\n').filter((line) => /error TS\d+/.test(line));
   assert.equal(errors.length, 1, output);
   assert.match(errors[0], /^wrong-payload\.ts\(4,\d+\): error TS2322: Type 'number' is not assignable to type 'string'\./);
+});
+
+test('a required payload left out fails at its line', async () => {
+  const { code, output } = await tsc('missing-payload.ts');
+  assert.notEqual(code, 0);
+  const errors = output.split('\n').filter((line) => /error TS\d+/.test(line));
+  assert.equal(errors.length, 1, output);
+  assert.match(errors[0], /^missing-payload\.ts\(4,\d+\): error TS2554: Expected 2-3 arguments, but got 1\./);
 });
 
 test('without the generated declarations runSandbox takes any name and payload', async () => {

@@ -7,6 +7,12 @@ export const slug: Promise<Response> = runSandbox('slugify-title', { title: 'Hel
 // The result type is the awaited return type of the entry's default export.
 export const result: SandboxDefinitions['release-notes']['result'] = { summary: '1 change: ship it', items: ['ship it'] };
 
+// release-notes defaults its payload (`= {}`): it may be left out.
+export const defaultNotes: Promise<Response> = runSandbox('release-notes');
+export const length: Promise<Response> = runSandbox('required', { name: 'Ada' });
+
 // A zero-argument default export takes any payload (`unknown`); its result is the awaited number.
 export const anything: Promise<Response> = runSandbox('no-arguments', 1);
 export const answer: SandboxDefinitions['no-arguments']['result'] = 42;
+export const nothing: Promise<Response> = runSandbox('no-arguments');
+
