@@ -11,6 +11,7 @@ import { DEFAULT_DISK_BYTES } from './box-disk.mjs';
 import { makeBoxRoot, removeBoxRoot, removeBoxRootNow } from './box-spares.mjs';
 import { BOX_HOME, BOX_LIMITS, cwdVisible, executionAuthority, limitsReport, spawnSpec } from './isolation.mjs';
 import { makeBoxCgroup, removeBoxCgroup, removeBoxCgroupNow } from './box-limits.mjs';
+import { acquireBoxUid, releaseBoxUid } from './box-user.mjs';
 import { BoxPathError, ensureBoxDir, mkdirInBox, normalizeBoxPath, openBoxFileForRead, resolveExisting } from './paths.mjs';
 
 /** The session working directory of a Vercel Box (a Box path); the default work directory. */
@@ -63,18 +64,26 @@ export class Box {
   static async create(parentDir, options) {
     const diskBytes = options.diskBytes ?? DEFAULT_DISK_BYTES;
     const diskMounted = options.features?.diskBound === true;
+    // A root host's Box runs as a host uid of its own, which owns the Box's directories.
+    const boxUid = options.isolation === 'bubblewrap' && options.features?.boxUsers === true ? acquireBoxUid() : undefined;
     let root;
     try {
       root = await makeBoxRoot(parentDir, { diskBytes, mountDisk: diskMounted, making: options.making });
     } catch (err) {
+      if (boxUid !== undefined) releaseBoxUid(boxUid);
       throw new BoxRequestError(500, 'internal_error', err.message);
     }
     let network;
     try {
-      for (const sub of [options.workDir ?? SESSION_CWD, '/tmp', BOX_HOME]) {
+      const dirs = [options.workDir ?? SESSION_CWD, '/tmp', BOX_HOME];
+      for (const sub of dirs) {
         await fs.promises.mkdir(path.join(root, sub), { recursive: true, mode: 0o755 });
       }
       await fs.promises.chmod(path.join(root, 'tmp'), 0o1777);
+      // The root first: its owner is the Box user for everything the host creates later (box-user.mjs).
+      if (boxUid !== undefined) {
+        for (const dir of [root, ...dirs.map((sub) => path.join(root, sub))]) await fs.promises.chown(dir, boxUid, boxUid);
+      }
       if (options.isolation === 'bubblewrap' && !options.networkDenied && options.features?.netTool) {
         network = await options.spares?.network();
         try {
@@ -85,13 +94,16 @@ export class Box {
       }
     } catch (err) {
       await removeBoxRoot(root, diskMounted);
+      if (boxUid !== undefined) releaseBoxUid(boxUid);
       throw err;
     }
-    return new Box(root, { ...options, network, diskBytes, diskMounted });
+    return new Box(root, { ...options, network, diskBytes, diskMounted, boxUid });
   }
 
-  constructor(root, { name, isolation, networkDenied, env, timeoutMs, vcpus, workDir, onStopped, logBudget, features, network, sourceSnapshotId, diskBytes, diskMounted, spares }) {
+  constructor(root, { name, isolation, networkDenied, env, timeoutMs, vcpus, workDir, onStopped, logBudget, features, network, sourceSnapshotId, diskBytes, diskMounted, spares, boxUid }) {
     this.root = root;
+    /** The host uid (= gid) the Box's commands run as, when it has one of its own (box-user.mjs). */
+    this.boxUid = boxUid;
     this.workDir = workDir ?? SESSION_CWD;
     this.id = newId('sbx');
     this.name = name ?? this.id;
@@ -187,6 +199,7 @@ export class Box {
       env: { ...this.env, ...checkEnv(env) },
       features: this.features,
       cgroup: this.cgroup,
+      boxUid: this.boxUid,
     });
     const cmd = new BoxCommand({
       id: newId('cmd'),
@@ -283,6 +296,8 @@ export class Box {
       await removeBoxRoot(this.root, this.diskMounted);
       // After the tmpfs is gone: its pages were charged to the Box's memory cgroup.
       await removeBoxCgroup(this.cgroup.dirs);
+      // Its processes are gone with their PID namespaces, its files with its directory.
+      if (this.boxUid !== undefined) releaseBoxUid(this.boxUid);
       // A stopped Box keeps its description, not its output.
       for (const cmd of this.commands.values()) cmd.releaseHistory();
       this.status = 'stopped';

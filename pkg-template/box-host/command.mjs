@@ -69,6 +69,8 @@ export class BoxCommand extends EventEmitter {
     const child = spawn(spec.file, spec.args, {
       cwd: spec.cwd,
       env: spec.env,
+      // The Box's own host uid on a root host (box-user.mjs), set before bwrap starts.
+      ...(spec.uid === undefined ? {} : { uid: spec.uid, gid: spec.gid }),
       shell: false,
       detached: true,
       // bubblewrap: fd 3 carries its options, fd 4 reports the sandbox pid, fd 5 releases it,

@@ -126,6 +126,16 @@ export interface BoxHost {
   token: string;
   /** The host-wide isolation (network as for a Box with the default 'allow-all' policy). */
   executionAuthority: ExecutionAuthority;
+  /**
+   * True when each Box's commands run as an unprivileged host uid of their own (a random one
+   * from 1879048192, which owns the Box's directories): the host runs as root under bubblewrap
+   * and bwrap works as a non-root user. False otherwise: Box commands run as the host's own uid
+   * (uid 1000 inside), so on a root host without unprivileged user namespaces root-owned files
+   * of the read-only system directories (`/etc/shadow`) are readable in a Box. Needs `boxRoot`
+   * to be searchable by other users (a root-owned `mkdtemp` one is given `o+x`); startBoxHost
+   * throws naming the directory otherwise.
+   */
+  boxUsers: boolean;
   /** The state directory in use (see `BoxHostOptions.stateDir`). */
   stateDir: string;
   /** Same as `GET /_vite-hub/counters`. */

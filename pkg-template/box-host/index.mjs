@@ -95,6 +95,7 @@ export async function startBoxHost(options = {}) {
     baseUrl: `http://${hostPart}:${address.port}`,
     token: secret,
     executionAuthority: executionAuthority(mode, false, features.netTool !== null),
+    boxUsers: mode === 'bubblewrap' && features.boxUsers === true,
     stateDir,
     counters: () => counters.snapshot(),
     resetCounters: () => counters.reset(),

@@ -3,7 +3,8 @@
 // the isolation actually in use as an `executionAuthority` object.
 //
 // Under bubblewrap every command gets its own user, PID, IPC, UTS, cgroup and network namespaces,
-// runs as uid/gid 1000 with no capabilities, sees `/proc/sys` read-only and the host system
+// runs as uid/gid 1000 with no capabilities (a host uid of the Box's own on a root host:
+// box-user.mjs), sees `/proc/sys` read-only and the host system
 // directories read-only. Under `deny-all` its network namespace has only its own loopback;
 // otherwise the Box's network (box-network.mjs: a namespace per Box with slirp4netns, no host
 // loopback) when slirp4netns is installed, else the host's network (reported 'unrestricted').
@@ -16,6 +17,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { diskBound } from './box-disk.mjs';
 import { chooseCgroups } from './box-limits.mjs';
+import { BOX_UID_RANGE } from './box-user.mjs';
 
 /** Minimal PATH of every Box command. */
 export const BOX_PATH = '/usr/local/bin:/usr/bin:/bin';
@@ -31,11 +33,18 @@ function writableDirs(workDir) {
   return [workDir, ...SHARED_WRITABLE_DIRS];
 }
 
-function run(file, args) {
+/** The uid and gid of Box commands under bubblewrap (not root; mapped to the Box's host uid, box-user.mjs). */
+export const BOX_UID = 1000;
+
+/** Whether `file args` exits 0 (within 10 s); `options` are execFile's (a `uid` to run it as). */
+function run(file, args, options = {}) {
   return new Promise((resolve) => {
-    execFile(file, args, { env: { PATH: BOX_PATH }, timeout: 10_000 }, (err) => resolve(!err));
+    execFile(file, args, { env: { PATH: BOX_PATH }, timeout: 10_000, ...options }, (err) => resolve(!err));
   });
 }
+
+/** The probe's bwrap options: every namespace a Box command gets, the host's `/` read-only. */
+const PROBE_ARGS = ['--unshare-all', '--unshare-user', '--uid', String(BOX_UID), '--gid', String(BOX_UID), '--die-with-parent', '--ro-bind', '/', '/', 'true'];
 
 let bubblewrap;
 /**
@@ -45,15 +54,13 @@ let bubblewrap;
  * e.g. timed out on a loaded machine, never leaves the process without isolation for good).
  */
 export function bubblewrapWorks() {
-  bubblewrap ??= run('bwrap', ['--unshare-all', '--unshare-user', '--uid', String(BOX_UID), '--gid', String(BOX_UID), '--die-with-parent', '--ro-bind', '/', '/', 'true']).then((works) => {
+  bubblewrap ??= run('bwrap', PROBE_ARGS).then((works) => {
     if (!works) bubblewrap = undefined;
     return works;
   });
   return bubblewrap;
 }
 
-/** The uid and gid of Box commands under bubblewrap (not root; mapped to the host's own uid). */
-export const BOX_UID = 1000;
 
 /** Box limits: `pids` per Box (its cgroup, where writable); the rlimits per process, always. */
 export const BOX_LIMITS = {
@@ -68,23 +75,27 @@ export const BOX_LIMITS = {
 /**
  * What this host offers beyond bwrap (probed once): `netTool` ('slirp4netns' when it and
  * nsenter run, else null), `cgroup` (box-limits.mjs: the chosen cgroup v2/v1 mechanism or
- * rlimits only), `diskBound` (a sized tmpfs per Box can be mounted), and whether
- * `unshare --pid` works for isolation 'none'.
+ * rlimits only), `diskBound` (a sized tmpfs per Box can be mounted), whether `unshare --pid`
+ * works for isolation 'none', and `boxUsers`: the host runs as root and bwrap works as an
+ * unprivileged uid, so each Box's commands run as a host uid of its own (box-user.mjs).
  */
 let features;
 export function hostFeatures() {
   features ??= (async () => {
-    const [unsharePid, slirp, nsenter, disk] = await Promise.all([
+    const root = process.geteuid?.() === 0;
+    const [unsharePid, slirp, nsenter, disk, boxUsers] = await Promise.all([
       run('unshare', ['--pid', '--fork', '--kill-child', '--mount-proc', 'true']),
       run('slirp4netns', ['--version']),
       run('nsenter', ['--version']),
       diskBound(),
+      root && run('bwrap', PROBE_ARGS, { uid: BOX_UID_RANGE.first, gid: BOX_UID_RANGE.first, cwd: '/' }),
     ]);
     return {
       netTool: slirp && nsenter ? 'slirp4netns' : null,
       cgroup: chooseCgroups(),
       diskBound: disk,
       unsharePid,
+      boxUsers,
     };
   })();
   return features;
@@ -211,9 +222,11 @@ function rlimitArgs() {
  * `{ dirs, problems }`), which the command's processes join. Under bubblewrap the options travel
  * in `argsData` (written to fd 3); fd 4 reports the sandbox's pid and fd 5 releases the command
  * once it is in the Box's cgroups (command.mjs); on a Box network fd 6 carries the Box's
- * resolv.conf (`resolvData`).
+ * resolv.conf (`resolvData`). `boxUid` (box-user.mjs) is the host uid (= gid) bwrap runs as,
+ * when the Box has one: `uid`/`gid` of the spawn, or nsenter's `--setuid`/`--setgid` once it
+ * has entered the Box network (which only the host's root may enter).
  */
-export function spawnSpec({ isolation, root, workDir, networkDenied, netns, command, args, cwd, cwdHost, env, features, cgroup }) {
+export function spawnSpec({ isolation, root, workDir, networkDenied, netns, command, args, cwd, cwdHost, env, features, cgroup, boxUid }) {
   const limited = [...rlimitArgs(), command, ...args];
   if (isolation === 'bubblewrap') {
     const fullEnv = { PATH: BOX_PATH, HOME: BOX_HOME, ...env };
@@ -222,10 +235,12 @@ export function spawnSpec({ isolation, root, workDir, networkDenied, netns, comm
     const resolvConf = netns ? resolvConfForBoxNetwork() : undefined;
     // A Box network: bwrap runs inside it (nsenter) and keeps it (--share-net).
     const bwrap = ['bwrap', '--args', '3', '--', 'prlimit', ...limited];
-    const [file, ...rest] = netns ? ['nsenter', `--net=${netns}`, '--', ...bwrap] : bwrap;
+    const asBoxUser = boxUid === undefined ? [] : ['--setuid', String(boxUid), '--setgid', String(boxUid)];
+    const [file, ...rest] = netns ? ['nsenter', `--net=${netns}`, ...asBoxUser, '--', ...bwrap] : bwrap;
     return {
       file,
       args: rest,
+      ...(boxUid !== undefined && !netns ? { uid: boxUid, gid: boxUid } : {}),
       argsData: `${bubblewrapArgs({ root, workDir, ownNet: networkDenied && !netns, env: fullEnv, cwd, resolvConf }).join('\0')}\0`,
       resolvData: resolvConf?.data,
       cgroup: cgroup ?? null,

@@ -2,6 +2,7 @@
 // tar entries) is resolved inside it and may never escape it, neither by `..` nor by symlinks.
 import fs from 'node:fs';
 import path from 'node:path';
+import { boxOwner, ownCreated } from './box-user.mjs';
 
 /**
  * A Box path that is malformed or would leave the Box (answered as 400 `bad_path` on the Vercel
@@ -112,14 +113,17 @@ function pinDir(root, hostPath, boxPath) {
  * missing component otherwise, BoxPathError for a non-directory or a component outside the Box.
  */
 export function openBoxDir(root, boxDir, { create = false } = {}) {
+  const owner = create ? boxOwner(root) : null;
   let fd = pinDir(root, root, '/');
   for (const seg of boxDir.split('/').filter(Boolean)) {
     const next = `${fdPath(fd)}/${seg}`;
     let child;
+    let made = false;
     try {
       if (create) {
         try {
           fs.mkdirSync(next, { mode: 0o755 });
+          made = true;
         } catch (err) {
           if (err.code !== 'EEXIST') throw err;
         }
@@ -129,6 +133,8 @@ export function openBoxDir(root, boxDir, { create = false } = {}) {
       fs.closeSync(fd);
     }
     fd = child;
+    // Given away through the pinned fd: a symlink swapped in meanwhile is never followed.
+    if (made) ownCreated(fd, owner);
   }
   return fd;
 }
@@ -167,6 +173,7 @@ export function openBoxFileForWrite(root, boxPath, flags, mode) {
     fs.closeSync(dir);
   }
   requireRegularFile(fd, boxPath);
+  ownCreated(fd, boxOwner(root));
   return fd;
 }
 
@@ -199,7 +206,14 @@ export function openBoxFileForRead(root, boxPath) {
 export function mkdirInBox(root, boxPath) {
   const dir = openBoxDir(root, path.posix.dirname(boxPath));
   try {
-    fs.mkdirSync(`${fdPath(dir)}/${path.posix.basename(boxPath)}`, { mode: 0o755 });
+    const target = `${fdPath(dir)}/${path.posix.basename(boxPath)}`;
+    fs.mkdirSync(target, { mode: 0o755 });
+    const made = pinDir(root, target, boxPath);
+    try {
+      ownCreated(made, boxOwner(root));
+    } finally {
+      fs.closeSync(made);
+    }
   } finally {
     fs.closeSync(dir);
   }

@@ -5,6 +5,7 @@ import { BoxSlots, QueueRefused } from './box-queue.mjs';
 import { LogBudget } from './command.mjs';
 import { BoxSpares, removeBoxInMakingNow } from './box-spares.mjs';
 import { executionAuthority } from './isolation.mjs';
+import { reachableByBoxUsers } from './box-user.mjs';
 import { removeOwnBoxDirsNow } from './stale-boxes.mjs';
 
 /** Stopped Boxes remembered for `GET` lookups (oldest forgotten first); they keep no output. */
@@ -38,6 +39,8 @@ export class BoxRegistry {
    * network ahead of each create (box-spares.mjs).
    */
   constructor({ boxRoot, isolation, maxBoxes, maxQueued, maxQueueWaitMs, features, snapshots, diskBytes, spares = false }) {
+    // Box users (a root host's Boxes, box-user.mjs) open their directories below the Box root.
+    if (isolation === 'bubblewrap' && features?.boxUsers === true) reachableByBoxUsers(boxRoot);
     this.features = features;
     this.diskBytes = diskBytes;
     this.spares = spares

@@ -16,6 +16,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { BoxRequestError } from './box.mjs';
 import { BOX_PATH } from './isolation.mjs';
+import { boxOwner } from './box-user.mjs';
 
 /** Snapshots kept at most by default; the least recently used ones are removed beyond. */
 export const DEFAULT_MAX_SNAPSHOTS = 32;
@@ -40,9 +41,14 @@ function boxPlatform() {
   });
 }
 
-/** Copies directory `from` into the existing directory `to`; resolves to `{ files, bytes }`. */
-async function copyTree(from, to) {
+/**
+ * Copies directory `from` into the existing directory `to`; resolves to `{ files, bytes }`. The
+ * copies belong to `owner` (`{ uid, gid }`, box-user.mjs) when given. (A restore runs before the
+ * Box's first command: nothing in `to` can be swapped meanwhile.)
+ */
+async function copyTree(from, to, owner = null) {
   const totals = { files: 0, bytes: 0 };
+  const own = owner === null ? async () => {} : (target) => fs.promises.lchown(target, owner.uid, owner.gid);
   async function copyDir(src, dst) {
     const entries = await fs.promises.readdir(src, { withFileTypes: true });
     await Promise.all(entries.map(async (entry) => {
@@ -51,12 +57,15 @@ async function copyTree(from, to) {
       if (entry.isDirectory()) {
         const { mode } = await fs.promises.lstat(s);
         await fs.promises.mkdir(d, { mode: mode & 0o7777 });
+        await own(d);
         await copyDir(s, d);
       } else if (entry.isSymbolicLink()) {
         await fs.promises.symlink(await fs.promises.readlink(s), d);
+        await own(d);
         totals.files += 1;
       } else if (entry.isFile()) {
         await fs.promises.copyFile(s, d, fs.constants.COPYFILE_FICLONE);
+        await own(d);
         // (read the size first: `x += await y` would add to the value x had before the await)
         const { size } = await fs.promises.lstat(d);
         totals.bytes += size;
@@ -220,7 +229,7 @@ export class SnapshotStore {
     try {
       const onDisk = await this.#readRecord(id);
       if (!onDisk || onDisk.files !== record.files || onDisk.sizeBytes !== record.sizeBytes) throw new Error('record changed');
-      copied = await copyTree(path.join(this.dir, id, 'tree'), workDirHost);
+      copied = await copyTree(path.join(this.dir, id, 'tree'), workDirHost, boxOwner(workDirHost));
     } catch {
       copied = undefined;
     }

@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { isMountPoint, unmountBoxDisk, unmountBoxDiskNow } from './box-disk.mjs';
+import { isBoxUid } from './box-user.mjs';
 
 /** Prefix of every Box directory name (older hosts used `vite-hub-box-XXXXXX`, without a pid). */
 export const BOX_DIR_PREFIX = 'vite-hub-box-';
@@ -46,7 +47,8 @@ export function processGone(pid) {
 
 /**
  * Removes (recursively) every directory in `boxRoot` named `vite-hub-box-<pid>-XXXXXX` whose
- * owner `pid` is gone and that belongs to this user (not a symlink). Directories of live pids,
+ * owner `pid` is gone and that belongs to this user, or on a root host to a Box user
+ * (box-user.mjs: a Box's directory is its user's), not a symlink. Directories of live pids,
  * old-format names and anything else are left alone; failures (e.g. EACCES, a concurrent removal)
  * skip that entry. Resolves to the removed names, sorted; never rejects.
  */
@@ -67,7 +69,7 @@ export async function sweepStaleBoxDirs(boxRoot) {
       const dir = path.join(boxRoot, entry.name);
       try {
         const st = await fs.promises.lstat(dir);
-        if (!st.isDirectory() || (uid !== undefined && st.uid !== uid)) return;
+        if (!st.isDirectory() || (uid !== undefined && st.uid !== uid && !(uid === 0 && isBoxUid(st.uid)))) return;
         // A Box disk (tmpfs) its owner could not unmount: unmounted first, then removed.
         if (isMountPoint(dir)) await unmountBoxDisk(dir);
         await fs.promises.rm(dir, { recursive: true, force: true, maxRetries: 3 });

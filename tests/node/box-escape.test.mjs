@@ -5,6 +5,11 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { packTar } from 'modern-tar';
 import { startBoxHost } from '@vite-hub/sandbox/box-host';
 import { bubblewrapWorks, hostFeatures } from '../../pkg-template/box-host/isolation.mjs';
 import { configureSandbox, runSandbox } from '@vite-hub/sandbox';
@@ -53,6 +58,39 @@ test('a Box command is not root, has no capabilities and cannot write /proc/sys'
   assert.match(res.stdout, /CapEff:\s+0000000000000000/);
   assert.doesNotMatch(res.stdout, /WROTE/);
   assert.match(res.stderr, /Read-only file system/);
+});
+
+test('on a root host a Box runs as a host uid of its own: root-only host files stay closed, its own files stay writable', { skip: !canBwrap || process.getuid() !== 0 }, async () => {
+  // Found by the fresh-user trial: bwrap mapped the Box's uid 1000 to the host's uid 0, so every
+  // root-owned file of the read-only system directories was the Box user's own (/etc/shadow).
+  assert.equal(host.boxUsers, true, 'unprivileged bwrap works here (the probe of isolation.mjs)');
+  const secret = '/etc/vite-hub-escape-secret';
+  fs.writeFileSync(secret, 'root-only\n', { mode: 0o600 });
+  try {
+    for (const networkPolicy of [{ mode: 'deny-all' }, undefined]) {
+      const sid = await box(networkPolicy ? { networkPolicy } : {});
+      // The host wrote input.txt (fs/write), the Box must be able to change and delete it.
+      const archive = gzipSync(await packTar([{ header: { name: 'input.txt', size: 2 }, body: 'hi' }]));
+      const written = await fetch(`${host.baseUrl}/v2/sandboxes/sessions/${sid}/fs/write`, {
+        method: 'POST', headers: { authorization: `Bearer ${host.token}`, 'content-type': 'application/gzip', 'x-cwd': '/vercel/sandbox' }, body: archive,
+      });
+      assert.equal(written.status, 200, await written.text());
+      const res = await run(sid, `cat ${secret} /etc/shadow 2>&1; echo more >> input.txt && rm input.txt && echo CHANGED; echo x > made-${sid}; id -u`);
+      assert.doesNotMatch(res.stdout, /root-only|root:/, JSON.stringify(networkPolicy));
+      assert.match(res.stdout, /Permission denied[\s\S]*Permission denied/);
+      assert.match(res.stdout, /CHANGED\n1000\n$/);
+      // Seen from the host, what the Box's processes made is not root's.
+      const made = fs.readdirSync(os.tmpdir())
+        .filter((name) => name.startsWith(`vite-hub-box-${process.pid}-`))
+        .map((name) => path.join(os.tmpdir(), name, 'vercel', 'sandbox', `made-${sid}`))
+        .filter((file) => fs.existsSync(file));
+      assert.equal(made.length, 1);
+      assert.ok(fs.statSync(made[0]).uid >= 0x70000000, `the host uid of the Box's file: ${fs.statSync(made[0]).uid}`);
+      await api('POST', `/v2/sandboxes/sessions/${sid}/stop`);
+    }
+  } finally {
+    fs.rmSync(secret, { force: true });
+  }
 });
 
 test('a Box sees neither the host env nor /proc/1/environ of the host', { skip: !canBwrap }, async () => {
