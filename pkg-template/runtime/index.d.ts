@@ -443,9 +443,20 @@ export interface SandboxDefinitionInput<P = unknown, R = unknown, C = SandboxRun
  * static JSON; `project` is a boolean; `timeout` a positive integer ≤ 2147483647; other keys
  * (including the reference's `env` and `transfer`) are rejected.
  */
-export function defineSandbox<P = unknown, R = unknown, C = SandboxRunContext>(
-  definition: SandboxDefinitionInput<P, R, C>,
-): SandboxDefinitionInput<P, R, C>;
+export function defineSandbox<A extends [payload?: unknown, context?: unknown] = [payload?: unknown, context?: SandboxRunContext], R = unknown>(
+  definition: SandboxDefinitionOf<A, R>,
+): SandboxDefinitionOf<A, R>;
+
+/**
+ * What {@link defineSandbox} takes and gives back: {@link SandboxDefinitionInput} with `run`'s
+ * parameter list `A` kept as written, so a payload parameter that is optional or defaulted
+ * (`run(payload: { text?: string } = {})`) stays optional for `runSandbox`; an unannotated one
+ * is `unknown`.
+ */
+export interface SandboxDefinitionOf<A extends [payload?: unknown, context?: unknown], R> extends Omit<SandboxDefinitionInput, 'run'> {
+  /** The handler: called in the Box with `runSandbox`'s payload and `context`; its result becomes the Response. */
+  run: (...args: A) => R | Promise<R>;
+}
 
 /** A free-form Definition ready for `registerSandbox(prepared.name, prepared)`. */
 export interface PreparedFreeFormDefinition extends DefinitionSource {

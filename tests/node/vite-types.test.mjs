@@ -18,13 +18,14 @@ let packDir;
 
 before(async () => {
   // A zero-argument Definition: its payload type is `unknown` (right-payload.ts passes a number);
-  // one whose payload is required (missing-payload.ts leaves it out).
+  // one whose payload is required, as a folder and as a free-form file (missing-payload.ts leaves it out).
   ({ app, packDir } = await installTarballApp('types', {
     files: {
       'server/sandboxes/no-arguments/package.json': '{"name":"no-arguments","type":"module"}',
       'server/sandboxes/no-arguments/index.ts': 'export default async () => 42;\n',
       'server/sandboxes/required/package.json': '{"name":"required","type":"module"}',
       'server/sandboxes/required/index.ts': 'export default (payload: { name: string }) => payload.name.length;\n',
+      'src/needs-text.sandbox.ts': "import { defineSandbox } from '@vite-hub/sandbox';\nexport default defineSandbox({ run(payload: { text: string }) { return payload.text.length; } });\n",
     },
   }));
   const { generateSandboxArtifacts } = await import(pathToFileURL(join(app, 'node_modules/@vite-hub/sandbox/build/vite.mjs')).href);
@@ -65,12 +66,13 @@ test('a wrong payload fails with the expected error at its line', async () => {
   assert.match(errors[0], /^wrong-payload\.ts\(4,\d+\): error TS2322: Type 'number' is not assignable to type 'string'\./);
 });
 
-test('a required payload left out fails at its line', async () => {
+test('a required payload left out fails at its line (a folder and a free-form Definition)', async () => {
   const { code, output } = await tsc('missing-payload.ts');
   assert.notEqual(code, 0);
   const errors = output.split('\n').filter((line) => /error TS\d+/.test(line));
-  assert.equal(errors.length, 1, output);
+  assert.equal(errors.length, 2, output);
   assert.match(errors[0], /^missing-payload\.ts\(4,\d+\): error TS2554: Expected 2-3 arguments, but got 1\./);
+  assert.match(errors[1], /^missing-payload\.ts\(5,\d+\): error TS2554: Expected 2-3 arguments, but got 1\./);
 });
 
 test('without the generated declarations runSandbox takes any name and payload', async () => {

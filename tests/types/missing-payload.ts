@@ -1,4 +1,5 @@
-// Must not compile: the entry of `required` takes a payload it does not default.
+// Must not compile: the entries of `required` and `needs-text` take a payload they do not default.
 import { runSandbox } from '@vite-hub/sandbox';
 
 export const length = runSandbox('required');
+export const text = runSandbox('needs-text');

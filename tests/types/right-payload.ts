@@ -10,6 +10,10 @@ export const result: SandboxDefinitions['release-notes']['result'] = { summary: 
 // release-notes defaults its payload (`= {}`): it may be left out.
 export const defaultNotes: Promise<Response> = runSandbox('release-notes');
 export const length: Promise<Response> = runSandbox('required', { name: 'Ada' });
+// So does the free-form word-count (`run(payload: Payload = {})` in defineSandbox).
+export const words: Promise<Response> = runSandbox('word-count');
+export const counted: Promise<Response> = runSandbox('word-count', { text: 'a b a', top: 1 });
+export const needsText: Promise<Response> = runSandbox('needs-text', { text: 'abc' });
 
 // A zero-argument default export takes any payload (`unknown`); its result is the awaited number.
 export const anything: Promise<Response> = runSandbox('no-arguments', 1);
