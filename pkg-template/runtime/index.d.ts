@@ -722,7 +722,7 @@ export interface ReadPayloadOptions {
  * the raw body is cached where h3's `readBody` finds it.
  * @throws {SandboxError} `SANDBOX_INVALID_ARGUMENT` (400) for a body that is not JSON or not UTF-8,
  *   already read, or an `event` that is none of {@link SandboxRequestSource}; `SANDBOX_TRANSFER_LIMIT`
- *   (413, `details: { limit: 'maxInputBytes', value, maximum }` in bytes) past `options.maxBytes`.
+ *   (413, `details: { limit: 'maxBytes', value, maximum }` in bytes) past `options.maxBytes`.
  *   h3 answers a thrown SandboxError with its `status`.
  */
 export function readRequestPayload<N extends SandboxName = never>(

@@ -16,9 +16,9 @@ const MAX_LISTED_ISSUES = 10;
 const invalid = (message, cause) => sandboxError('SANDBOX_INVALID_ARGUMENT', message, cause);
 
 function tooLarge(value, maximum) {
-  // `details.limit` names the Run's limit this one stands for (its default is that limit's default).
+  // `details.limit` names the option that set the limit: readRequestPayload's, not transfer's.
   const error = sandboxError('SANDBOX_TRANSFER_LIMIT', `the request body is larger than ${maximum} bytes, the limit of readRequestPayload (options.maxBytes, default ${DEFAULT_MAX_BYTES}: the default transfer.maxInputBytes); send a smaller payload`);
-  error.details = { limit: 'maxInputBytes', value, maximum };
+  error.details = { limit: 'maxBytes', value, maximum };
   return error;
 }
 

@@ -47,7 +47,7 @@ test('bad JSON, bad UTF-8, an already-read body and a non-request are SANDBOX_IN
 
 test('a body past maxBytes is SANDBOX_TRANSFER_LIMIT (413), also when streamed without a length', async () => {
   const error = await rejectsWith(readRequestPayload(post('{"a":"0123456789"}'), { maxBytes: 8 }), 'SANDBOX_TRANSFER_LIMIT', 413, /larger than 8 bytes, the limit of readRequestPayload \(options\.maxBytes, default 4194304: the default transfer\.maxInputBytes\)/);
-  assert.deepEqual(error.details, { limit: 'maxInputBytes', value: 18, maximum: 8 });
+  assert.deepEqual(error.details, { limit: 'maxBytes', value: 18, maximum: 8 });
   const stream = new ReadableStream({
     pull(controller) {
       controller.enqueue(new TextEncoder().encode('"xxxxxxxxxxxxxxxx'));
