@@ -11,6 +11,7 @@ use crate::command::OutputTail;
 use crate::provider::session::OutputStream;
 use crate::error::{Error, ErrorCode, Result};
 use crate::run::events::RunEvents;
+use crate::run::recover::envelope_error;
 use crate::run::reply::{BodyStream, Reply};
 use crate::transfer::frame::{parse_frame, Frame, FrameScanner, ResultEnvelope, StdoutPiece};
 
@@ -140,9 +141,18 @@ impl<'a> Follower<'a> {
             }
             Frame::Result(envelope) => {
                 if self.head {
-                    // A failure after the head (the body threw, or passed a limit).
-                    let message = envelope.error.as_ref().and_then(|e| e.message.clone()).unwrap_or_default();
-                    let error = Error::new(ErrorCode::HandlerError, format!("The Response body failed: {message}"));
+                    // A failure after the head: a limit the harness found keeps its code and
+                    // details, as for a plain result (run/recover.rs); else the body threw.
+                    let transfer = matches!(
+                        envelope.error.as_ref().and_then(|e| e.code.as_deref()),
+                        Some("SANDBOX_TRANSFER_LIMIT" | "SANDBOX_SERIALIZATION_ERROR")
+                    );
+                    let error = if transfer {
+                        envelope_error(envelope.error.clone(), 0)
+                    } else {
+                        let message = envelope.error.as_ref().and_then(|e| e.message.clone()).unwrap_or_default();
+                        Error::new(ErrorCode::HandlerError, format!("The Response body failed: {message}"))
+                    };
                     self.fail(error);
                 }
                 self.envelope = Some(envelope);

@@ -63,7 +63,7 @@ pub async fn recover_result(
             _ => {
                 return Err(Error::new(
                     ErrorCode::HandlerError,
-                    format!("Sandbox \"{}\" exited with code {} before producing a result.", definition.name, exited.exit_code),
+                    format!("Sandbox \"{}\" exited with code {}{} before producing a result.", definition.name, exited.exit_code, exit_hint(exited.exit_code)),
                 )
                 .with_exit_code(exited.exit_code)
                 .with_output_tails(&exited.stdout, &exited.stderr)
@@ -133,9 +133,19 @@ fn output_too_large(limits: &TransferLimits, size: u64) -> Error {
     }
 }
 
+/// What an exit code without a result says beyond itself: 137 is SIGKILL, which the Box's memory
+/// limit (its cgroup) sends when the entry's processes pass it.
+fn exit_hint(exit_code: i32) -> &'static str {
+    if exit_code == 137 {
+        " (SIGKILL: the Box's memory limit kills with it)"
+    } else {
+        ""
+    }
+}
+
 /// The error of a result envelope with `ok: false`: transfer failures the harness detected keep
 /// their code (output side); anything else is the entry's own failure.
-fn envelope_error(error: Option<EnvelopeError>, exit_code: i32) -> Error {
+pub(crate) fn envelope_error(error: Option<EnvelopeError>, exit_code: i32) -> Error {
     let error = error.unwrap_or(EnvelopeError { name: None, message: None, stack: None, code: None, details: None });
     let message = error.message.unwrap_or_default();
     let detail = |key: &str| error.details.as_ref().and_then(|d| d.get(key)).and_then(Value::as_u64);

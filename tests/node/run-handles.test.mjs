@@ -252,6 +252,35 @@ test('the Cloudflare provider through the local Box host: request count per Run,
   }
 });
 
+test('a streamed body past maxOutputBytes fails its read with SANDBOX_TRANSFER_LIMIT and the limit, as a plain result does', async () => {
+  // Found by the fresh-user trial: the same overflow was SANDBOX_HANDLER_ERROR without details.
+  defineTestSandbox(
+    'stream/too-long',
+    `export default () => {
+      let sent = 0;
+      const body = new ReadableStream({
+        pull(controller) {
+          if (sent++ === 3) return controller.close();
+          controller.enqueue(new Uint8Array(600).fill(120));
+        },
+      });
+      return new Response(body, { headers: { 'content-type': 'application/octet-stream' } });
+    };`,
+  );
+  configureSandbox({ provider: 'local', local: { baseUrl: host.baseUrl, token: host.token }, transfer: { maxOutputBytes: 1000 } });
+  try {
+    const response = await runSandbox('stream/too-long');
+    assert.equal(response.status, 200);
+    await assert.rejects(response.arrayBuffer(), (error) => {
+      assert.equal(error.code, 'SANDBOX_TRANSFER_LIMIT', `${error.code}: ${error.message}`);
+      assert.deepEqual(error.details, { limit: 'maxOutputBytes', value: 1200, maximum: 1000 });
+      return true;
+    });
+  } finally {
+    configureSandbox({ provider: 'local', local: { baseUrl: host.baseUrl, token: host.token } });
+  }
+});
+
 test('aborting while reading a streamed body rejects the read with the signal\'s reason, as fetch does', async () => {
   defineTestSandbox(
     'stream/endless',

@@ -69,6 +69,8 @@ test('a failed entry explains itself: the last 4 KiB of what it printed, without
   const exited = await (await runSandbox('fail/exits', {})).json();
   assert.equal(exited.error.code, 'SANDBOX_HANDLER_ERROR');
   assert.match(exited.error.details.stderr, /giving up: no config/);
+  // SIGKILL is how the Box's memory limit ends an entry: the message says so.
+  assert.equal(exited.error.message, 'Sandbox "fail/exits" exited with code 137 (SIGKILL: the Box\'s memory limit kills with it) before producing a result.');
 });
 
 test('what the entry prints never corrupts the result, not even a forged frame', async () => {
