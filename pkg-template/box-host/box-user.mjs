@@ -76,7 +76,7 @@ export function reachableByBoxUsers(dir) {
   }
   for (let parent = path.dirname(dir); ; parent = path.dirname(parent)) {
     if ((fs.statSync(parent).mode & 0o001) === 0) {
-      throw new Error(`the Box root ${dir} is below ${parent}, which other users cannot search, and Box commands run as an unprivileged uid on a root host: choose a boxRoot every user can reach (the default is the temp directory)`);
+      throw new Error(`the Box root ${dir} is below ${parent}, which other users cannot search, and Box commands run as an unprivileged uid on a root host: set TMPDIR (the default Box root) or boxRoot to a directory every user can reach, such as /tmp`);
     }
     if (parent === path.dirname(parent)) return;
   }

@@ -3,7 +3,7 @@ import { createServer } from 'node:net';
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
-import { mkdtempSync, mkdirSync, writeFileSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, mkdirSync, writeFileSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
@@ -114,6 +114,8 @@ test('the CLI rejects bad input with a clear message', async () => {
 
 test('Ctrl-C during `run` stops the Box and leaves no Box directory behind', async () => {
   const scratch = mkdtempSync(`${tmpdir()}/vite-hub-cli-sigint-`);
+  // The Box root (TMPDIR below) must be reachable by the Box users of a root host (box-user.mjs).
+  chmodSync(scratch, 0o701);
   const boxes = `${scratch}/boxes`;
   const definition = `${scratch}/forever`;
   mkdirSync(boxes);

@@ -3,6 +3,7 @@
 // the isolation they found; a start that cannot use its Box root fails with that cause.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -47,4 +48,23 @@ test('every host of the process gets the isolation the probes found', async () =
 test('a start whose Box root does not exist fails with that cause', async () => {
   const boxRoot = path.join(os.tmpdir(), `vite-hub-no-such-root-${process.pid}`);
   await assert.rejects(startBoxHost({ boxRoot }), (err) => err.code === 'ENOENT' && err.message.includes(boxRoot));
+});
+
+test('on a root host the Box root must be reachable by the Box users: a private one of the host is opened for search, one below a private directory is refused', async (t) => {
+  const features = await isolation.hostFeatures();
+  if (!(features.boxUsers && (await isolation.bubblewrapWorks()))) return t.skip('Box users need a root host with unprivileged bwrap');
+  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'vite-hub-box-root-'));
+  t.after(() => fs.rmSync(scratch, { recursive: true, force: true }));
+  assert.equal(fs.statSync(scratch).mode & 0o777, 0o700);
+  const host = await startBoxHost({ boxRoot: scratch });
+  try {
+    assert.equal(host.boxUsers, true);
+    assert.equal(fs.statSync(scratch).mode & 0o777, 0o701, 'search for others, no listing');
+  } finally {
+    await host.close();
+  }
+  const below = path.join(scratch, 'inner', 'boxes');
+  fs.mkdirSync(below, { recursive: true });
+  fs.chmodSync(path.join(scratch, 'inner'), 0o700);
+  await assert.rejects(startBoxHost({ boxRoot: below }), (err) => err.message.includes(`is below ${path.join(scratch, 'inner')}, which other users cannot search`) && /set TMPDIR/.test(err.message));
 });
