@@ -47,18 +47,35 @@ function run(file, args, options = {}) {
 const PROBE_ARGS = ['--unshare-all', '--unshare-user', '--uid', String(BOX_UID), '--gid', String(BOX_UID), '--die-with-parent', '--ro-bind', '/', '/', 'true'];
 
 let bubblewrap;
+let bubblewrapAnswer;
 /**
- * True when `bwrap` runs and can build a sandbox here: one probe run that makes every namespace a
- * Box command gets (a missing bwrap fails it too). Callers share one probe; a success is kept for
- * the process, a failure is not (the next host start probes again, so a probe that failed once,
- * e.g. timed out on a loaded machine, never leaves the process without isolation for good).
+ * `{ works, boxUsers }`: whether `bwrap` runs and can build a sandbox here, one probe run that
+ * makes every namespace a Box command gets (a missing bwrap fails it too), and whether it does as
+ * an unprivileged uid on a root host (box-user.mjs). On a root host that unprivileged run is tried
+ * first (the one Box commands will use), the privileged one only when it fails: one child process
+ * in the usual case. Callers share one probe; a success is kept for the process, a failure is not
+ * (the next host start probes again, so a probe that failed once, e.g. timed out on a loaded
+ * machine, never leaves the process without isolation for good).
  */
-export function bubblewrapWorks() {
-  bubblewrap ??= run('bwrap', PROBE_ARGS).then((works) => {
-    if (!works) bubblewrap = undefined;
-    return works;
+function probeBubblewrap() {
+  bubblewrap ??= (async () => {
+    const asBoxUser = { uid: BOX_UID_RANGE.first, gid: BOX_UID_RANGE.first, cwd: '/' };
+    if (process.geteuid?.() === 0 && (await run('bwrap', PROBE_ARGS, asBoxUser))) return { works: true, boxUsers: true };
+    return { works: await run('bwrap', PROBE_ARGS), boxUsers: false };
+  })().then((answer) => {
+    if (!answer.works) {
+      bubblewrap = undefined;
+      bubblewrapAnswer = undefined;
+    }
+    return answer;
   });
   return bubblewrap;
+}
+
+/** True when `bwrap` runs and can build a sandbox here (probeBubblewrap; callers share one answer). */
+export function bubblewrapWorks() {
+  bubblewrapAnswer ??= probeBubblewrap().then((answer) => answer.works);
+  return bubblewrapAnswer;
 }
 
 
@@ -82,13 +99,12 @@ export const BOX_LIMITS = {
 let features;
 export function hostFeatures() {
   features ??= (async () => {
-    const root = process.geteuid?.() === 0;
     const [unsharePid, slirp, nsenter, disk, boxUsers] = await Promise.all([
       run('unshare', ['--pid', '--fork', '--kill-child', '--mount-proc', 'true']),
       run('slirp4netns', ['--version']),
       run('nsenter', ['--version']),
       diskBound(),
-      root && run('bwrap', PROBE_ARGS, { uid: BOX_UID_RANGE.first, gid: BOX_UID_RANGE.first, cwd: '/' }),
+      probeBubblewrap().then((answer) => answer.boxUsers),
     ]);
     return {
       netTool: slirp && nsenter ? 'slirp4netns' : null,
