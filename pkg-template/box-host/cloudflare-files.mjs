@@ -7,7 +7,7 @@ import path from 'node:path';
 import { CONTAINER_WORK_DIR } from './cloudflare-containers.mjs';
 import { ContainerApiError, sendContainerJson } from './cloudflare-errors.mjs';
 import { readJson } from './http-io.mjs';
-import { BoxPathError, ensureBoxDir, normalizeBoxPath, openBoxFileForRead, openBoxFileForWrite, resolveExisting } from './paths.mjs';
+import { BoxPathError, ensureBoxDir, normalizeBoxPath, openBoxFileForRead, openBoxFileForWrite, resolveExisting, unlinkInBox } from './paths.mjs';
 
 /** Largest file `/api/read` returns (bytes, §6.5 `MAX_ENCODED_FILE_SIZE`); larger → 413. */
 export const MAX_READ_BYTES = 32 * 1024 * 1024;
@@ -149,19 +149,19 @@ export async function deleteFile({ containers, container, req, res }) {
   const body = await readJson(req);
   const { wire, boxPath } = boxPathOf(containers, container, body);
   if (boxPath === '/') throw new ContainerApiError(400, 'IS_DIRECTORY', `Path is a directory: ${wire}`, { path: wire });
-  const parent = resolveExisting(container.box.root, path.posix.dirname(boxPath));
-  if (!parent) throw notFound(wire, 'delete');
-  // The last component is not followed: a symlink is removed itself, never its target.
-  const host = path.join(parent, path.posix.basename(boxPath));
-  let stat;
+  // Through the pinned parent (paths.mjs): a directory the Box swaps for a symlink meanwhile
+  // cannot send the unlink to a host file (found by the security review). The last component is
+  // not followed: a symlink is removed itself, never its target.
+  let removed;
   try {
-    stat = await fs.promises.lstat(host);
+    removed = unlinkInBox(container.box.root, boxPath);
   } catch (err) {
-    if (err.code === 'ENOENT' || err.code === 'ENOTDIR') throw notFound(wire, 'delete');
+    if (err.isDirectory) throw new ContainerApiError(400, 'IS_DIRECTORY', `Path is a directory: ${wire}`, { path: wire });
+    // A parent that is not a directory: nothing there to delete, as before.
+    if (err instanceof BoxPathError && !err.escape) throw notFound(wire, 'delete');
     throw err;
   }
-  if (stat.isDirectory()) throw new ContainerApiError(400, 'IS_DIRECTORY', `Path is a directory: ${wire}`, { path: wire });
-  await fs.promises.unlink(host);
+  if (!removed) throw notFound(wire, 'delete');
   sendContainerJson(res, { path: wire });
 }
 

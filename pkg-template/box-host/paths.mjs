@@ -87,8 +87,43 @@ function requireRegularFile(fd, boxPath) {
 // whatever the Box renames afterwards, the checked inode is the one used. Final components of
 // writes are opened with O_NOFOLLOW; reads are checked after the open.
 
+/** ownCreated (box-user.mjs) of an fd this module hands out; the fd is closed when that throws. */
+function ownOrClose(fd, owner) {
+  try {
+    ownCreated(fd, owner);
+  } catch (err) {
+    fs.closeSync(fd);
+    throw err;
+  }
+}
+
 function fdPath(fd) {
   return `/proc/self/fd/${fd}`;
+}
+
+/**
+ * Closes `fd` and throws BoxPathError (escape) unless it is inside the Box at `root` in this
+ * process's own view: its path (/proc/self/fd/N) is under `root` and that path is the very inode
+ * opened. The second check matters because a symlink the Box made may lead through
+ * `/proc/<pid>/root` into a Box process's own mount namespace, where the Box can bind any file it
+ * sees (/etc/shadow, /proc/kallsyms) at a path that reads like its own: the fd's path then names a
+ * different file here (found by the security review).
+ */
+function requireInside(root, fd, boxPath) {
+  const real = fs.readlinkSync(fdPath(fd));
+  let same = false;
+  if (isInside(root, real)) {
+    try {
+      const opened = fs.fstatSync(fd);
+      const here = fs.lstatSync(real);
+      same = opened.dev === here.dev && opened.ino === here.ino;
+    } catch {
+      same = false;
+    }
+  }
+  if (same) return;
+  fs.closeSync(fd);
+  throw new BoxPathError(`path resolves outside the Box: ${boxPath}`, { escape: true });
 }
 
 /** Opens `hostPath` (a directory) and checks where the opened inode really is. */
@@ -100,10 +135,7 @@ function pinDir(root, hostPath, boxPath) {
     if (err.code === 'ENOTDIR') throw new BoxPathError(`not a directory: ${boxPath}`);
     throw err;
   }
-  if (!isInside(root, fs.readlinkSync(fdPath(fd)))) {
-    fs.closeSync(fd);
-    throw new BoxPathError(`path resolves outside the Box: ${boxPath}`, { escape: true });
-  }
+  requireInside(root, fd, boxPath);
   return fd;
 }
 
@@ -134,7 +166,7 @@ export function openBoxDir(root, boxDir, { create = false } = {}) {
     }
     fd = child;
     // Given away through the pinned fd: a symlink swapped in meanwhile is never followed.
-    if (made) ownCreated(fd, owner);
+    if (made) ownOrClose(fd, owner);
   }
   return fd;
 }
@@ -161,6 +193,7 @@ export function ensureBoxDir(root, boxDir) {
  */
 export function openBoxFileForWrite(root, boxPath, flags, mode) {
   if (boxPath === '/') throw new BoxPathError('cannot write the Box root');
+  const owner = boxOwner(root);
   const dir = openBoxDir(root, path.posix.dirname(boxPath), { create: true });
   let fd;
   try {
@@ -173,7 +206,8 @@ export function openBoxFileForWrite(root, boxPath, flags, mode) {
     fs.closeSync(dir);
   }
   requireRegularFile(fd, boxPath);
-  ownCreated(fd, boxOwner(root));
+  requireInside(root, fd, boxPath);
+  ownOrClose(fd, owner);
   return fd;
 }
 
@@ -195,10 +229,7 @@ export function openBoxFileForRead(root, boxPath) {
     if (err.code === 'ENXIO') throw new BoxPathError(`not a regular file: ${boxPath}`);
     throw err;
   }
-  if (!isInside(root, fs.readlinkSync(fdPath(fd)))) {
-    fs.closeSync(fd);
-    throw new BoxPathError(`path resolves outside the Box: ${boxPath}`, { escape: true });
-  }
+  requireInside(root, fd, boxPath);
   return fd;
 }
 
@@ -214,6 +245,31 @@ export function mkdirInBox(root, boxPath) {
     } finally {
       fs.closeSync(made);
     }
+  } finally {
+    fs.closeSync(dir);
+  }
+}
+
+/**
+ * Removes the Box file `boxPath` (not a directory; a symlink itself, never its target) through its
+ * pinned parent, so a directory swapped for a symlink meanwhile cannot redirect the unlink.
+ * Returns false when it does not exist; throws BoxPathError (`isDirectory`) for a directory.
+ */
+export function unlinkInBox(root, boxPath) {
+  let dir;
+  try {
+    dir = openBoxDir(root, path.posix.dirname(boxPath));
+  } catch (err) {
+    if (err.code === 'ENOENT') return false;
+    throw err;
+  }
+  try {
+    const target = `${fdPath(dir)}/${path.posix.basename(boxPath)}`;
+    const stat = fs.lstatSync(target, { throwIfNoEntry: false });
+    if (!stat) return false;
+    if (stat.isDirectory()) throw Object.assign(new BoxPathError(`is a directory: ${boxPath}`), { isDirectory: true });
+    fs.unlinkSync(target);
+    return true;
   } finally {
     fs.closeSync(dir);
   }

@@ -93,6 +93,42 @@ test('on a root host a Box runs as a host uid of its own: root-only host files s
   }
 });
 
+test('a symlink through /proc/<pid>/root into a Box process\'s own mount namespace reads nothing the Box bound there', { skip: !canBwrap, timeout: 60_000 }, async (t) => {
+  // Found by the security review: in a nested namespace the Box bound /etc/shadow at a path that
+  // reads like one of its own files, then linked to it through /proc/<host pid>/root; the host
+  // followed the link as root and its check of the fd's path passed.
+  const sid = await box({ networkPolicy: { mode: 'deny-all' } });
+  const probe = await run(sid, "grep -o 'vite-hub-box-[0-9]*-[A-Za-z0-9]*' /proc/self/cgroup | head -1");
+  const name = probe.stdout.trim();
+  assert.match(name, /^vite-hub-box-/, `the Box names its host directory: ${probe.stdout}${probe.stderr}`);
+  // The host path of the Box's x, made again inside the Box's own /tmp (the Box root is the
+  // temp directory, /tmp here): the same string names both.
+  const fake = `${os.tmpdir()}/${name}/vercel/sandbox/x`;
+  if (!fake.startsWith('/tmp/')) return t.skip('the Box root is not under /tmp: the Box cannot make the lookalike path');
+  // A sleep of this process's own odd length: the host finds its host pid by it.
+  const marker = `30.${process.pid}`;
+  const setUp = await run(sid, `echo dummy > /vercel/sandbox/x; mkdir -p ${path.posix.dirname(fake)} && touch ${fake}`);
+  assert.equal(setUp.exitCode, 0, setUp.stderr);
+  // In the background: a nested user and mount namespace binds /etc/shadow over the lookalike path.
+  await api('POST', `/v2/sandboxes/sessions/${sid}/cmd`, { command: 'sh', args: ['-c', `exec unshare -Urm sh -c 'mount --bind /etc/shadow ${fake} && exec sleep ${marker}'`] });
+  let pids = [];
+  for (let i = 0; i < 50 && pids.length === 0; i += 1) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    try {
+      pids = execFileSync('pgrep', ['-f', `^sleep ${marker}$`], { encoding: 'utf8' }).trim().split('\n').filter(Boolean);
+    } catch {
+      pids = [];
+    }
+  }
+  if (pids.length === 0) return t.skip('no nested user namespaces in a Box here: nothing to cross into');
+  const linked = await run(sid, `ln -sf /proc/${pids[0]}/root${fake} /vercel/sandbox/L && echo linked`);
+  assert.match(linked.stdout, /linked/);
+  const read = await api('POST', `/v2/sandboxes/sessions/${sid}/fs/read`, { path: '/vercel/sandbox/L' });
+  assert.doesNotMatch(read.text, /root:/);
+  assert.equal(read.status, 400, read.text);
+  await api('POST', `/v2/sandboxes/sessions/${sid}/stop`);
+});
+
 test('a Box sees neither the host env nor /proc/1/environ of the host', { skip: !canBwrap }, async () => {
   const sid = await box();
   const res = await run(sid, 'env; cat /proc/1/environ 2>/dev/null | tr "\\0" "\\n"; true');

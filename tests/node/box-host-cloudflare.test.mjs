@@ -270,6 +270,27 @@ for (const isolation of modes) {
       }
     });
 
+    test('a delete raced by a directory swapped for a symlink never removes a host file', { timeout: 120_000 }, async () => {
+      // Found by the security review: the delete resolved the parent, then unlinked by path; a
+      // Box renaming a symlink to a host directory in between made the host (root) delete there.
+      const victims = fs.mkdtempSync(path.join(os.tmpdir(), 'vite-hub-delete-victim-'));
+      const victim = path.join(victims, 'keep.txt');
+      fs.writeFileSync(victim, 'host file');
+      const racer = `r${randomBytes(5).toString('hex')}`;
+      try {
+        ok(await exec(host, racer, `cd /workspace && ln -s ${victims} L && mkdir -p R && touch R/keep.txt && echo ready`));
+        ok(await call(host, racer, 'POST', '/api/process/start', { body: { command: `cd /workspace && exec perl -e 'while (1) { rename("R", "d"); rename("d", "R"); rename("L", "d"); rename("d", "L"); }'` } }));
+        for (let round = 0; round < 150 && fs.existsSync(victim); round += 1) {
+          await exec(host, racer, 'touch /workspace/R/keep.txt 2>/dev/null; true');
+          await Promise.all(Array.from({ length: 8 }, () => call(host, racer, 'POST', '/api/delete', { body: { path: '/workspace/d/keep.txt' } })));
+        }
+        assert.equal(fs.readFileSync(victim, 'utf8'), 'host file');
+      } finally {
+        await call(host, racer, 'DELETE', '');
+        fs.rmSync(victims, { recursive: true, force: true });
+      }
+    });
+
     test('two container ids are two Boxes; DELETE /cloudflare/<id> removes one, the next use starts empty', async () => {
       const a = `a${randomBytes(5).toString('hex')}`;
       const b = `b${randomBytes(5).toString('hex')}`;
