@@ -58,20 +58,25 @@ export function boxOwner(root) {
 export function ownCreated(fd, owner) {
   if (owner === null) return;
   const st = fs.fstatSync(fd);
-  if (st.uid !== process.geteuid() || (!st.isDirectory() && st.nlink !== 1)) return;
+  if (st.uid !== process.geteuid?.() || (!st.isDirectory() && st.nlink !== 1)) return;
   fs.fchownSync(fd, owner.uid, owner.gid);
 }
 
 /**
  * Makes the Box root `dir` (a real path) reachable by the Box users, which open their Box's
- * directories below it: every ancestor must let others search it; `dir` itself gets that bit
- * (search only, not listing) when the host owns it and it lacks it (a `mkdtemp` directory).
- * @throws {Error} naming the ancestor that others cannot search.
+ * directories below it: every ancestor must let others search it. `dir` itself gets that bit
+ * (search only, not listing) when it lacks it only if the host owns it and it holds nothing but
+ * Box directories (a fresh `mkdtemp` one): opening a private directory that holds other files
+ * would expose those to every user of the machine (found by the security review).
+ * @throws {Error} naming the directory that others cannot search.
  */
 export function reachableByBoxUsers(dir) {
   const st = fs.statSync(dir);
   if ((st.mode & 0o001) === 0) {
-    if (st.uid !== process.geteuid()) throw new Error(`the Box root ${dir} is not searchable by other users, whom Box commands run as on a root host: give it o+x or choose another boxRoot`);
+    const onlyBoxes = fs.readdirSync(dir).every((name) => name.startsWith('vite-hub-box-'));
+    if (st.uid !== process.geteuid?.() || !onlyBoxes) {
+      throw new Error(`the Box root ${dir} is not searchable by other users, whom Box commands run as on a root host, and holds other files: give it o+x, or set TMPDIR (the default Box root) or boxRoot to a directory every user can reach, such as /tmp`);
+    }
     fs.chmodSync(dir, (st.mode & 0o7777) | 0o001);
   }
   for (let parent = path.dirname(dir); ; parent = path.dirname(parent)) {

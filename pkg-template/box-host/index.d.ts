@@ -132,8 +132,9 @@ export interface BoxHost {
    * and bwrap works as a non-root user. False otherwise: Box commands run as the host's own uid
    * (uid 1000 inside), so on a root host without unprivileged user namespaces root-owned files
    * of the read-only system directories (`/etc/shadow`) are readable in a Box. Needs `boxRoot`
-   * to be searchable by other users (a root-owned `mkdtemp` one is given `o+x`); startBoxHost
-   * throws naming the directory otherwise.
+   * to be searchable by other users: a private one the host owns that holds nothing but Box
+   * directories (a fresh `mkdtemp` one) is given `o+x`; startBoxHost throws naming the directory
+   * otherwise.
    */
   boxUsers: boolean;
   /** The state directory in use (see `BoxHostOptions.stateDir`). */
