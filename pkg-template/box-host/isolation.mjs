@@ -78,7 +78,6 @@ export function bubblewrapWorks() {
   return bubblewrapAnswer;
 }
 
-
 /** Box limits: `pids` per Box (its cgroup, where writable); the rlimits per process, always. */
 export const BOX_LIMITS = {
   /** Processes and threads of one Box, all its commands together (its cgroup); also the RLIMIT_NPROC value. */
