@@ -60,7 +60,12 @@ function start(command, args) {
 async function startHost(origins) {
   const child = spawn(bin('vite-hub-sandbox'), ['host', ...origins.flatMap((origin) => ['--allow-origin', origin])], { cwd: app, stdio: ['ignore', 'pipe', 'inherit'] });
   children.push(child);
-  const [line] = await once(createInterface({ input: child.stdout }), 'line');
+  // A host that cannot start exits without its line: fail then instead of waiting for good.
+  const exited = once(child, 'exit').then(([code]) => {
+    throw new Error(`vite-hub-sandbox host exited with ${code} before listening`);
+  });
+  const [line] = await Promise.race([once(createInterface({ input: child.stdout }), 'line'), exited]);
+  exited.catch(() => {});
   return { ...JSON.parse(line), child };
 }
 

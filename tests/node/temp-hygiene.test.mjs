@@ -21,6 +21,9 @@ const files = fs
 test('test files that mkdtemp leave no temporary folder behind', async (t) => {
   assert.ok(files.length >= 4, `found ${files.join(', ')}`);
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'vhs-hygiene-'));
+  // The Box root of the inner hosts (TMPDIR): Box users of a root host must reach it, and it holds
+  // the inner tests' folders too, so it is made searchable here (box-user.mjs refuses otherwise).
+  fs.chmodSync(scratch, 0o701);
   t.after(() => fs.rmSync(scratch, { recursive: true, force: true }));
   // NODE_TEST_CONTEXT would make the inner runner report into this one instead of running.
   const { NODE_TEST_CONTEXT, ...env } = process.env;
