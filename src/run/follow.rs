@@ -142,16 +142,13 @@ impl<'a> Follower<'a> {
             Frame::Result(envelope) => {
                 if self.head {
                     // A failure after the head: a limit the harness found keeps its code and
-                    // details, as for a plain result (run/recover.rs); else the body threw.
-                    let transfer = matches!(
-                        envelope.error.as_ref().and_then(|e| e.code.as_deref()),
-                        Some("SANDBOX_TRANSFER_LIMIT" | "SANDBOX_SERIALIZATION_ERROR")
-                    );
-                    let error = if transfer {
-                        envelope_error(envelope.error.clone(), 0)
-                    } else {
+                    // details, by the rule of a plain result (run/recover.rs); else the body threw.
+                    let error = envelope_error(envelope.error.clone(), 0);
+                    let error = if error.code() == ErrorCode::HandlerError {
                         let message = envelope.error.as_ref().and_then(|e| e.message.clone()).unwrap_or_default();
                         Error::new(ErrorCode::HandlerError, format!("The Response body failed: {message}"))
+                    } else {
+                        error
                     };
                     self.fail(error);
                 }
