@@ -141,11 +141,11 @@ function pinDir(root, hostPath, boxPath) {
 
 /**
  * Opens the Box directory `boxDir` pinned (see above) and returns its fd (the caller closes it).
- * With `create`, missing components are made (like `mkdir -p`). Throws ENOENT errors for a
+ * With `create`, missing components are made (like `mkdir -p`), given to `owner` (box-user.mjs
+ * boxOwner of the Box, read here unless the caller has it). Throws ENOENT errors for a
  * missing component otherwise, BoxPathError for a non-directory or a component outside the Box.
  */
-export function openBoxDir(root, boxDir, { create = false } = {}) {
-  const owner = create ? boxOwner(root) : null;
+export function openBoxDir(root, boxDir, { create = false, owner = create ? boxOwner(root) : null } = {}) {
   let fd = pinDir(root, root, '/');
   for (const seg of boxDir.split('/').filter(Boolean)) {
     const next = `${fdPath(fd)}/${seg}`;
@@ -194,7 +194,7 @@ export function ensureBoxDir(root, boxDir) {
 export function openBoxFileForWrite(root, boxPath, flags, mode) {
   if (boxPath === '/') throw new BoxPathError('cannot write the Box root');
   const owner = boxOwner(root);
-  const dir = openBoxDir(root, path.posix.dirname(boxPath), { create: true });
+  const dir = openBoxDir(root, path.posix.dirname(boxPath), { create: true, owner });
   let fd;
   try {
     fd = fs.openSync(`${fdPath(dir)}/${path.posix.basename(boxPath)}`, flags | O_NOFOLLOW | O_NONBLOCK, mode);
