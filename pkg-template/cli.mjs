@@ -14,7 +14,7 @@ const USAGE = `Usage:
       each line as [<name>] <line> on the stream it wrote on; a thrown error's stack in the
       Response names the Definition's source files. An install over a second prints one line
       on stderr. Exit code 0 for a 2xx Response, 1 otherwise.
-  vite-hub-sandbox host [--port <n>] [--isolation auto|bubblewrap|none] [--state-dir <dir>] [--allow-origin <origin>]...
+  vite-hub-sandbox host [--port <n>] [--isolation auto|bubblewrap|seatbelt|none] [--state-dir <dir>] [--allow-origin <origin>]...
       Starts a local Box host on 127.0.0.1 and prints its base URL and bearer token as JSON.
       Its snapshots (the prepared projects of Runs) live under <dir>/snapshots (default
       ~/.cache/vite-hub-sandbox/box-host).
@@ -213,6 +213,7 @@ async function host(args) {
     throw error;
   }
   process.stdout.write(`${JSON.stringify({ baseUrl: started.baseUrl, token: started.token, executionAuthority: started.executionAuthority })}\n`);
+  process.stderr.write(`${started.description}\n`);
   const stop = () => started.close().then(() => process.exit(0));
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);

@@ -49,7 +49,7 @@ pub fn missing_binding_error(binding: &str) -> Error {
 /// ```ts
 /// { provider?: 'vercel' | 'cloudflare' | 'local', production?: boolean,
 ///   vercel?: { token?, teamId?, projectId?, baseUrl?, networkPolicy? },
-///   local?: { baseUrl?, token?, networkPolicy? },
+///   local?: { baseUrl?, token?, networkPolicy?, isolation? },
 ///   cloudflare?: { binding?, sandboxId?, sleepAfter?, keepAlive?, normalizeId? },
 ///   transfer?: Partial<TransferLimits>, env?: Record<string, string>, debug?: boolean }
 /// ```

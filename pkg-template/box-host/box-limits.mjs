@@ -55,6 +55,20 @@ export function cgroupMounts(mountinfo) {
 }
 
 /**
+ * This process's own cgroup v1 path per controller, from `/proc/self/cgroup` lines
+ * `<id>:<controllers>:<path>` (cgroups(7)): `{ pids?, memory? }`.
+ */
+export function ownV1Cgroups(selfCgroup) {
+  const own = {};
+  for (const line of selfCgroup.split('\n')) {
+    const match = /^\d+:([^:]+):(\/.*)$/.exec(line);
+    if (!match) continue;
+    for (const controller of match[1].split(',')) if (CONTROLLERS.includes(controller)) own[controller] ??= match[2];
+  }
+  return own;
+}
+
+/**
  * Picks the limit mechanism. `mountinfo` and `selfCgroup` are the texts of `/proc/self/mountinfo`
  * and `/proc/self/cgroup` (read here when not given). Resolves to
  * `{ kind: 'cgroup-v2', dir }` (the parent of Box cgroups, controllers enabled),
@@ -78,15 +92,29 @@ export function chooseCgroups({ mountinfo = readText('/proc/self/mountinfo'), se
         if (toEnable.length > 0) fs.writeFileSync(path.join(dir, 'cgroup.subtree_control'), toEnable.map((name) => `+${name}`).join(' '));
         return { kind: 'cgroup-v2', dir, notes };
       } catch (err) {
-        // EBUSY: the cgroup holds processes (the host's own) and is not the root.
-        notes.push(`cgroup v2 at ${dir} cannot enable ${toEnable.join(' and ')} for child cgroups (${err.code ?? err.message})`);
+        // EBUSY: the cgroup holds processes and is not the root ("no internal processes"). When
+        // they are only this process (a delegated scope of its own, systemd-run --user --scope),
+        // it moves into a leaf child and Boxes become its siblings, inside the app's cgroup.
+        if (err.code === 'EBUSY' && moveSelfToLeaf(dir)) {
+          try {
+            fs.writeFileSync(path.join(dir, 'cgroup.subtree_control'), toEnable.map((name) => `+${name}`).join(' '));
+            return { kind: 'cgroup-v2', dir, notes };
+          } catch (again) {
+            notes.push(`cgroup v2 at ${dir} cannot enable ${toEnable.join(' and ')} for child cgroups (${again.code ?? again.message})`);
+          }
+        } else {
+          notes.push(`cgroup v2 at ${dir} cannot enable ${toEnable.join(' and ')} for child cgroups (${err.code ?? err.message})`);
+        }
       }
     }
   }
-  const pids = mounts.v1.pids;
-  const memory = mounts.v1.memory;
+  // v1: below the host's own cgroup of each hierarchy, never the hierarchy's root, so Boxes stay
+  // within the limits the app itself runs under.
+  const own = ownV1Cgroups(selfCgroup);
+  const pids = mounts.v1.pids && path.resolve(mounts.v1.pids, `.${own.pids ?? '/'}`);
+  const memory = mounts.v1.memory && path.resolve(mounts.v1.memory, `.${own.memory ?? '/'}`);
   if (pids && memory && writable(pids) && writable(memory)) return { kind: 'cgroup-v1', pids, memory, notes };
-  notes.push('no writable cgroup v1 pids and memory hierarchies');
+  notes.push(`no writable cgroup v1 pids and memory cgroups below this process's own${pids ? ` (${pids}, ${memory})` : ''}`);
   return { kind: 'rlimit', notes };
 }
 
@@ -126,6 +154,23 @@ export function makeBoxCgroup(choice, name, limits) {
     }
   }
   return { dirs, problems };
+}
+
+/**
+ * Moves this process into `<dir>/vite-hub-host` when it is the only process of `dir`: true when
+ * moved. Other processes in `dir` (the app's own children or shell) are never moved.
+ */
+function moveSelfToLeaf(dir) {
+  const others = readText(path.join(dir, 'cgroup.procs')).split('\n').filter((pid) => pid && Number(pid) !== process.pid);
+  if (others.length > 0) return false;
+  try {
+    const leaf = path.join(dir, 'vite-hub-host');
+    fs.mkdirSync(leaf, { recursive: true });
+    fs.writeFileSync(path.join(leaf, 'cgroup.procs'), String(process.pid));
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** mkdir; an empty leftover of the same name (a removal that found it busy) is removed first. */

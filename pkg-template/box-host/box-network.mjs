@@ -1,5 +1,7 @@
 // The network of an `allow-all` Box under bubblewrap: a network namespace of its own, held by a
-// small process (`unshare --net -- cat`), with outbound access through slirp4netns
+// small process (`unshare --net -- cat`; a host that is not root makes it inside a user namespace
+// of its own, `unshare --user --map-root-user --net`, and its commands enter both with
+// `nsenter --user --net --preserve-credentials`), with outbound access through slirp4netns
 // (`--disable-host-loopback`: the host's 127.0.0.1, the Box host API included, is unreachable).
 // Every command of the Box enters it (`nsenter --net=…` around bwrap `--share-net`), so commands
 // of one Box share it as on a provider's Box.
@@ -12,6 +14,7 @@
 // no helper outlives its host.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import { SYSTEM_PATH } from './host-probe.mjs';
 
 /** How long the namespace and slirp4netns may take to come up (ms). */
 const START_TIMEOUT_MS = 10_000;
@@ -37,12 +40,19 @@ async function namespaceReady(pid) {
 }
 
 /**
- * Starts a Box network; resolves `{ netns (a /proc path for nsenter --net=), stop(), alive() }` or
- * rejects with an Error saying what failed (nothing is left running then).
+ * Starts a Box network; resolves `{ netns (a /proc path for nsenter --net=), userns (the user
+ * namespace that owns it, when `rootless`; else undefined), stop(), alive() }` or rejects with an
+ * Error saying what failed (nothing is left running then). slirp4netns joins the holder's user
+ * namespace by itself when given its pid (slirp4netns(1)).
  */
-export async function startBoxNetwork() {
-  const holder = spawn('unshare', ['--net', '--', 'cat'], { stdio: ['pipe', 'ignore', 'ignore'], detached: true });
+export async function startBoxNetwork({ rootless = process.geteuid?.() !== 0 } = {}) {
+  const unshare = rootless ? ['--user', '--map-root-user', '--net', '--', 'cat'] : ['--net', '--', 'cat'];
+  const holder = spawn('unshare', unshare, { stdio: ['pipe', 'ignore', 'pipe'], detached: true, env: { PATH: SYSTEM_PATH } });
   holder.stdin.on('error', () => {});
+  let holderProblem = '';
+  holder.stderr.on('data', (chunk) => {
+    holderProblem = (holderProblem + chunk).slice(-1000);
+  });
   let slirp;
   const stop = () => {
     slirp?.kill('SIGKILL');
@@ -55,10 +65,10 @@ export async function startBoxNetwork() {
     });
     const holderGone = exited(holder, 'unshare --net');
     holderGone.catch(() => {});
-    await Promise.race([namespaceReady(holder.pid), holderGone, deadline]);
+    await Promise.race([namespaceReady(holder.pid), holderGone.catch((err) => Promise.reject(new Error(`${err.message}: ${holderProblem.trim()}`))), deadline]);
     slirp = spawn('slirp4netns', [
       '--configure', '--mtu=65520', '--disable-host-loopback', '--ready-fd=3', '--exit-fd=4', String(holder.pid), 'tap0',
-    ], { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'], detached: true });
+    ], { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'], detached: true, env: { PATH: SYSTEM_PATH } });
     let problem = '';
     slirp.stderr.on('data', (chunk) => {
       problem = (problem + chunk).slice(-1000);
@@ -74,7 +84,7 @@ export async function startBoxNetwork() {
       for (const stream of child.stdio) stream?.unref?.();
     }
     const alive = () => holder.exitCode === null && holder.signalCode === null && slirp.exitCode === null && slirp.signalCode === null;
-    return { netns: `/proc/${holder.pid}/ns/net`, stop, alive };
+    return { netns: `/proc/${holder.pid}/ns/net`, userns: rootless ? `/proc/${holder.pid}/ns/user` : undefined, stop, alive };
   } catch (err) {
     stop();
     throw err;

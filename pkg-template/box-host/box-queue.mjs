@@ -1,5 +1,6 @@
-// Back-pressure at the Box limit: a create that finds every Box slot taken waits its turn in a
-// FIFO queue instead of failing. The queue is bounded twice: by its length (a create beyond it is
+// Back-pressure at the Box limit: a create that finds every Box slot taken, or the host's total
+// memory bound spent (each Box counts its memory limit), waits its turn in a FIFO queue instead
+// of failing. The queue is bounded twice: by its length (a create beyond it is
 // refused at once) and by how long one create may wait; both refusals are 503 `capacity`, which
 // the runtime reports as SANDBOX_PROVIDER_UNAVAILABLE. A waiter whose client went away leaves.
 
@@ -17,13 +18,28 @@ export class QueueRefused extends Error {
 }
 
 export class BoxSlots {
-  /** `capacity` slots; at most `maxQueued` waiters, each for at most `maxWaitMs`. */
-  constructor({ capacity, maxQueued = DEFAULT_MAX_QUEUED, maxWaitMs = DEFAULT_MAX_QUEUE_WAIT_MS }) {
+  /**
+   * `capacity` slots and `maxBytes` of memory limits in all (default unbounded); at most
+   * `maxQueued` waiters, each for at most `maxWaitMs`.
+   */
+  constructor({ capacity, maxBytes = Infinity, maxQueued = DEFAULT_MAX_QUEUED, maxWaitMs = DEFAULT_MAX_QUEUE_WAIT_MS }) {
     this.capacity = capacity;
+    this.maxBytes = maxBytes;
     this.maxQueued = maxQueued;
     this.maxWaitMs = maxWaitMs;
     this.used = 0;
+    this.usedBytes = 0;
     this.waiters = [];
+  }
+
+  /** Whether a Box of `bytes` fits now. */
+  #fits(bytes) {
+    return this.used < this.capacity && this.usedBytes + bytes <= this.maxBytes;
+  }
+
+  #take(bytes) {
+    this.used += 1;
+    this.usedBytes += bytes;
   }
 
   /** Slots in use (held Boxes and creates in progress). */
@@ -36,10 +52,10 @@ export class BoxSlots {
     return this.waiters.length;
   }
 
-  /** Takes a free slot now without queueing; false when none is free (or others wait). */
-  tryAcquire() {
-    if (this.used >= this.capacity || this.waiters.length > 0) return false;
-    this.used += 1;
+  /** Takes a free slot for a Box of `bytes` now without queueing; false when none is free (or others wait). */
+  tryAcquire(bytes = 0) {
+    if (!this.#fits(bytes) || this.waiters.length > 0) return false;
+    this.#take(bytes);
     return true;
   }
 
@@ -48,13 +64,16 @@ export class BoxSlots {
    * with QueueRefused when the queue is full or the wait passed `maxWaitMs`, and with the
    * signal's reason when `signal` fires first.
    */
-  acquire(signal) {
-    if (this.tryAcquire()) return Promise.resolve();
+  acquire(signal, bytes = 0) {
+    if (bytes > this.maxBytes) {
+      return Promise.reject(new QueueRefused('too-large', `a Box of ${bytes} bytes of memory is over the host's total bound of ${this.maxBytes} bytes (maxTotalMemoryBytes)`));
+    }
+    if (this.tryAcquire(bytes)) return Promise.resolve();
     if (this.waiters.length >= this.maxQueued) {
       return Promise.reject(new QueueRefused('full', `${this.capacity} Boxes are running and ${this.waiters.length} creates are waiting`));
     }
     return new Promise((resolve, reject) => {
-      const waiter = { grant: null, timer: null };
+      const waiter = { bytes, grant: null, timer: null };
       const leave = (error) => {
         const at = this.waiters.indexOf(waiter);
         if (at !== -1) this.waiters.splice(at, 1);
@@ -69,7 +88,7 @@ export class BoxSlots {
         resolve();
       };
       waiter.timer = setTimeout(
-        () => leave(new QueueRefused('timeout', `no Box slot became free within ${this.maxWaitMs}ms (${this.capacity} Boxes are running)`)),
+        () => leave(new QueueRefused('timeout', `no Box slot became free within ${this.maxWaitMs}ms (${this.used} Boxes are running with ${this.usedBytes} bytes of memory limits)`)),
         this.maxWaitMs,
       );
       waiter.timer.unref?.();
@@ -79,10 +98,14 @@ export class BoxSlots {
     });
   }
 
-  /** Frees one slot: the oldest waiter gets it. */
-  release() {
-    const next = this.waiters.shift();
-    if (next) next.grant();
-    else this.used = Math.max(0, this.used - 1);
+  /** Frees the slot of a Box of `bytes`: the oldest waiters get slots while they fit, in order. */
+  release(bytes = 0) {
+    this.used = Math.max(0, this.used - 1);
+    this.usedBytes = Math.max(0, this.usedBytes - bytes);
+    while (this.waiters.length > 0 && this.#fits(this.waiters[0].bytes)) {
+      const next = this.waiters.shift();
+      this.#take(next.bytes);
+      next.grant();
+    }
   }
 }

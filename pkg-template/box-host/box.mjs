@@ -11,6 +11,7 @@ import { DEFAULT_DISK_BYTES } from './box-disk.mjs';
 import { makeBoxRoot, removeBoxRoot, removeBoxRootNow } from './box-spares.mjs';
 import { BOX_HOME, BOX_LIMITS, cwdVisible, executionAuthority, limitsReport, spawnSpec } from './isolation.mjs';
 import { makeBoxCgroup, removeBoxCgroup, removeBoxCgroupNow } from './box-limits.mjs';
+import { missingToolMessage } from './box-toolchain.mjs';
 import { acquireBoxUid, releaseBoxUid } from './box-user.mjs';
 import { BoxPathError, ensureBoxDir, mkdirInBox, normalizeBoxPath, openBoxFileForRead, resolveExisting } from './paths.mjs';
 
@@ -48,6 +49,14 @@ export function checkEnv(env) {
     }
   }
   return { ...env };
+}
+
+/** Default vCPUs of a Box (a Vercel Sandbox's default). */
+const DEFAULT_VCPUS = 2;
+
+/** The memory limit of a Box of `vcpus` (default 2), in bytes: `vcpus × 2048` MiB, as Vercel sizes a Sandbox. */
+export function boxMemoryBytes(vcpus = DEFAULT_VCPUS) {
+  return vcpus * 2048 * 1024 * 1024;
 }
 
 export class Box {
@@ -111,7 +120,7 @@ export class Box {
     this.networkDenied = networkDenied;
     this.env = env;
     this.timeoutMs = timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    this.vcpus = vcpus ?? 2;
+    this.vcpus = vcpus ?? DEFAULT_VCPUS;
     this.status = 'running';
     this.createdAt = Date.now();
     this.stoppedAt = undefined;
@@ -184,6 +193,10 @@ export class Box {
     if (timeout !== undefined && !(Number.isFinite(timeout) && timeout >= 0 && timeout <= MAX_TIMER_MS)) {
       throw new BoxRequestError(400, 'bad_request', `timeout must be a number of ms from 0 to ${MAX_TIMER_MS}`);
     }
+    // A package manager the app's toolchain lacks is a set-up problem of this machine, said as
+    // such before anything starts (503: SANDBOX_PROVIDER_UNAVAILABLE), never a command's exit 127.
+    const missingTool = this.features?.toolchain ? missingToolMessage(this.features.toolchain, command) : null;
+    if (missingTool) throw new BoxRequestError(503, 'tool_missing', missingTool);
     const boxCwd = normalizeBoxPath(cwd ?? this.workDir, this.workDir);
     const cwdHost = this.#commandCwd(boxCwd);
     const spec = spawnSpec({
@@ -191,7 +204,7 @@ export class Box {
       root: this.root,
       workDir: this.workDir,
       networkDenied: this.networkDenied,
-      netns: this.network?.netns,
+      network: this.network,
       command,
       args,
       cwd: boxCwd,
@@ -260,7 +273,7 @@ export class Box {
 
   /** Memory of the Box, all its commands together (bytes): the session's `memory` (`vcpus × 2048` MiB). */
   get memoryBytes() {
-    return this.vcpus * 2048 * 1024 * 1024;
+    return boxMemoryBytes(this.vcpus);
   }
 
   /** Host path of the Box's work directory. */

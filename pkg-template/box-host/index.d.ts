@@ -10,10 +10,10 @@
 
 /** What commands running in a Box may do, as actually enforced (never more optimistic). */
 export interface ExecutionAuthority {
-  /** 'process' with bubblewrap (namespaces, read-only system, private dirs); 'none' otherwise. */
+  /** 'process' with bubblewrap (namespaces, read-only system, private dirs) or Seatbelt (macOS: a profile that writes only the Box dir, hides the home); 'none' otherwise. */
   isolation: 'process' | 'none';
   /**
-   * 'none' for a bubblewrap Box created with networkPolicy 'deny-all'; 'restricted' for a
+   * 'none' for a bubblewrap or Seatbelt Box created with networkPolicy 'deny-all' (refused without isolation); 'restricted' for a
    * bubblewrap Box with a network of its own (slirp4netns: outbound only, not the host's
    * loopback); 'unrestricted' otherwise (the host's network, loopback included).
    */
@@ -39,16 +39,16 @@ export interface ExecutionAuthority {
 export interface BoxLimits {
   /** What bounds processes and memory: one cgroup per Box (v2 first, else v1), else rlimits only. */
   enforcedBy: 'cgroup-v2' | 'cgroup-v1' | 'rlimit';
-  /** Processes and threads per Box, all its commands together (cgroup pids.max; also the RLIMIT_NPROC value). */
-  processes: number;
+  /** Processes and threads per Box, all its commands together (cgroup pids.max; also the RLIMIT_NPROC value); null when neither a cgroup nor prlimit bounds them. */
+  processes: number | null;
   /** Memory per Box in bytes, all its commands together (the session's `memory`); null when no cgroup applies (not bounded). */
   memoryBytes: number | null;
   /** The Box's writable space in bytes (a tmpfs); null when the host cannot mount one (not bounded). */
   diskBytes: number | null;
-  /** Largest file a command may write, in bytes (RLIMIT_FSIZE). */
-  fileBytes: number;
-  /** Open files per process (RLIMIT_NOFILE). */
-  openFiles: number;
+  /** Largest file a command may write, in bytes (RLIMIT_FSIZE, by prlimit or /bin/sh's ulimit); null when neither works here. */
+  fileBytes: number | null;
+  /** Open files per process (RLIMIT_NOFILE); null when neither prlimit nor /bin/sh's ulimit works here. */
+  openFiles: number | null;
 }
 
 export interface BoxHostOptions {
@@ -59,11 +59,19 @@ export interface BoxHostOptions {
   /** Bearer token required on every request (at least 8 characters); default: 32 random bytes as hex. */
   token?: string;
   /**
-   * 'auto' (default): bubblewrap when `bwrap` works here, else plain processes.
-   * 'bubblewrap': require it (the returned promise rejects when bwrap is missing or unusable).
-   * 'none': plain processes in the Box directory (no isolation; reported as such).
+   * 'auto' (default): the strongest isolation the start-up probe finds here (bubblewrap on
+   * Linux, Seatbelt `sandbox-exec` on macOS), else plain processes, except in production.
+   * 'bubblewrap' / 'seatbelt': require it (the returned promise rejects naming what is missing).
+   * 'none': plain processes in the Box directory with a scrubbed env, the rlimits /bin/sh can
+   * set and a process-group kill (no isolation; reported as such; `deny-all` Boxes are refused
+   * with 503 `isolation_unavailable`).
    */
-  isolation?: 'auto' | 'bubblewrap' | 'none';
+  isolation?: 'auto' | 'bubblewrap' | 'seatbelt' | 'none';
+  /**
+   * Default `process.env.NODE_ENV === 'production'`. In production, 'auto' never degrades
+   * silently: without isolation the start rejects, and only an explicit 'none' runs plain processes.
+   */
+  production?: boolean;
   /**
    * Live Boxes at most (default 64). A create beyond waits in a FIFO queue for a Box to stop;
    * it answers 503 `{"error":{"code":"capacity"}}` (the runtime's SANDBOX_PROVIDER_UNAVAILABLE)
@@ -137,6 +145,12 @@ export interface BoxHost {
    * otherwise.
    */
   boxUsers: boolean;
+  /** The isolation in force: what 'auto' resolved to. */
+  isolation: 'bubblewrap' | 'seatbelt' | 'none';
+  /** One line: the isolation Boxes get here, and what is missing for more with how to get it (the start-up probe). */
+  description: string;
+  /** True when Boxes get less than isolation, their own network, rlimits, or a package manager is missing (see `description`). */
+  degraded: boolean;
   /** The state directory in use (see `BoxHostOptions.stateDir`). */
   stateDir: string;
   /** Same as `GET /_vite-hub/counters`. */
@@ -177,6 +191,11 @@ export interface BoxHost {
  * after 10 minutes without requests, or by `close()`. Errors use the container's body shape
  * (`{ code, message, context, httpStatus, timestamp }`).
  *
- * @throws TypeError for invalid options; Error when isolation 'bubblewrap' is unavailable or the port is taken.
+ * Box commands run the host's own Node (`process.execPath`) and the npm/pnpm found beside it or
+ * on its PATH (read-only in the sandbox); a command naming a package manager the host did not find
+ * answers 503 `tool_missing` (SANDBOX_PROVIDER_UNAVAILABLE) naming it and how to install it.
+ *
+ * @throws TypeError for invalid options; Error when the isolation asked for is unavailable (or none
+ * is in production with 'auto'), on native Windows (use WSL 2), or when the port is taken.
  */
 export function startBoxHost(options?: BoxHostOptions): Promise<BoxHost>;

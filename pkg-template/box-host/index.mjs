@@ -4,10 +4,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { DEFAULT_DISK_BYTES } from './box-disk.mjs';
+import { boxMemoryBytes } from './box.mjs';
 import { DEFAULT_MAX_QUEUED, DEFAULT_MAX_QUEUE_WAIT_MS } from './box-queue.mjs';
 import { CloudflareContainers } from './cloudflare-containers.mjs';
 import { RequestCounters } from './counters.mjs';
 import { executionAuthority, hostFeatures, resolveIsolation } from './isolation.mjs';
+import { describeHost } from './host-probe.mjs';
 import { BoxRegistry } from './registry.mjs';
 import { createBoxHostServer } from './server.mjs';
 import { corsPolicy } from './cors.mjs';
@@ -19,6 +21,15 @@ import { sweepStaleCgroups } from './box-limits.mjs';
 export function defaultStateDir() {
   const cache = process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache');
   return path.join(cache, 'vite-hub-sandbox', 'box-host');
+}
+
+/**
+ * The default total of Box memory limits a host admits at once: this machine's memory (never
+ * more than it has), but at least one default Box (4 GiB), so creates queue instead of promising
+ * 64 × 4 GiB on a 16 GiB laptop.
+ */
+export function defaultMaxTotalMemoryBytes() {
+  return Math.max(os.totalmem(), boxMemoryBytes());
 }
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
@@ -49,7 +60,13 @@ export async function startBoxHost(options = {}) {
     maxSnapshotBytes = DEFAULT_MAX_SNAPSHOT_BYTES,
     allowOrigins,
     diskBytes = DEFAULT_DISK_BYTES,
+    production = process.env.NODE_ENV === 'production',
+    maxTotalMemoryBytes = defaultMaxTotalMemoryBytes(),
   } = options;
+  // Native Windows has none of the process, namespace and file tools a Box needs: WSL 2 has them.
+  if (process.platform === 'win32') {
+    throw new Error('the local Box host needs Linux or macOS: on Windows, run the app in WSL 2 (wsl --install), or configure the vercel or cloudflare provider');
+  }
   const { maxQueued = DEFAULT_MAX_QUEUED, maxQueueWaitMs = DEFAULT_MAX_QUEUE_WAIT_MS } = options;
   const cors = corsPolicy(allowOrigins);
   if (!LOOPBACK.has(host)) throw new TypeError(`host must be 127.0.0.1, localhost or ::1, got ${JSON.stringify(host)}`);
@@ -62,24 +79,22 @@ export async function startBoxHost(options = {}) {
   if (!Number.isInteger(maxSnapshots) || maxSnapshots < 1) throw new TypeError('maxSnapshots must be a positive integer');
   if (!Number.isSafeInteger(maxSnapshotBytes) || maxSnapshotBytes < 1) throw new TypeError('maxSnapshotBytes must be a positive integer of bytes');
   if (!Number.isSafeInteger(diskBytes) || diskBytes < 1024 * 1024) throw new TypeError('diskBytes must be an integer number of bytes, at least 1 MiB');
+  if (!Number.isSafeInteger(maxTotalMemoryBytes) || maxTotalMemoryBytes < 1) throw new TypeError('maxTotalMemoryBytes must be a positive integer of bytes');
   if (!Number.isInteger(maxQueued) || maxQueued < 0) throw new TypeError('maxQueued must be a non-negative integer');
   if (!(Number.isInteger(maxQueueWaitMs) && maxQueueWaitMs >= 0 && maxQueueWaitMs <= 2_147_483_647)) {
     throw new TypeError('maxQueueWaitMs must be an integer number of ms from 0 to 2147483647');
   }
   // The probes (bwrap, the namespace and network tools, a tmpfs mount) are child processes: run
   // side by side, and once per process (isolation.mjs), so a second host starts without them.
-  const [mode, features, root] = await Promise.all([
-    resolveIsolation(isolation),
-    hostFeatures(),
-    fs.promises.realpath(boxRoot ?? os.tmpdir()),
-  ]);
+  const [features, root] = await Promise.all([hostFeatures(), fs.promises.realpath(boxRoot ?? os.tmpdir())]);
+  const mode = resolveIsolation(isolation, features, { production });
   // Box directories left by processes that are gone (a host in a worker thread sees no `exit`
   // event when the main thread calls process.exit()): removed in the background, never blocking
   // the start; `swept` tells when (and what). Their Box cgroups (box-limits.mjs) go with them.
   const swept = Promise.all([sweepStaleBoxDirs(root), sweepStaleCgroups(features.cgroup)]).then(([dirs]) => dirs);
   const secret = token ?? randomBytes(32).toString('hex');
   const snapshots = new SnapshotStore({ dir: path.join(stateDir, 'snapshots'), maxSnapshots, maxBytes: maxSnapshotBytes });
-  const registry = new BoxRegistry({ boxRoot: root, isolation: mode, maxBoxes, maxQueued, maxQueueWaitMs, features, snapshots, diskBytes, spares: true });
+  const registry = new BoxRegistry({ boxRoot: root, isolation: mode, maxBoxes, maxTotalMemoryBytes, maxQueued, maxQueueWaitMs, features, snapshots, diskBytes, spares: true });
   const counters = new RequestCounters();
   const containers = new CloudflareContainers(registry);
   const server = createBoxHostServer({ token: secret, registry, containers, counters, cors });
@@ -94,8 +109,13 @@ export async function startBoxHost(options = {}) {
   return {
     baseUrl: `http://${hostPart}:${address.port}`,
     token: secret,
-    executionAuthority: executionAuthority(mode, false, features.netTool !== null),
+    executionAuthority: executionAuthority(mode, false, mode === 'bubblewrap' && features.netTool !== null),
     boxUsers: mode === 'bubblewrap' && features.boxUsers === true,
+    isolation: mode,
+    /** One line: the isolation Boxes get here and what is missing for more (host-probe.mjs). */
+    description: describeHost(features, mode),
+    /** Whether Boxes run with less than this machine could give them or a tool is missing. */
+    degraded: mode === 'none' || (mode === 'bubblewrap' && features.netTool === null) || features.rlimits === null || features.toolchain.missing.length > 0,
     stateDir,
     counters: () => counters.snapshot(),
     resetCounters: () => counters.reset(),

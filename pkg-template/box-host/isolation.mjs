@@ -12,15 +12,15 @@
 // `ps` shows. Limits: one cgroup per Box (pids, memory: all its commands together) where the
 // cgroup v1/v2 tree is writable, and rlimits (file size, open files, processes; per process by
 // nature) always.
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
-import { diskBound } from './box-disk.mjs';
-import { chooseCgroups } from './box-limits.mjs';
-import { BOX_UID_RANGE } from './box-user.mjs';
+import { BOX_UID, SYSTEM_PATH, bubblewrapWorks, hostFeatures, isolationProblem } from './host-probe.mjs';
+import { seatbeltArgs, seatbeltProfile } from './seatbelt.mjs';
 
-/** Minimal PATH of every Box command. */
-export const BOX_PATH = '/usr/local/bin:/usr/bin:/bin';
+export { BOX_UID, bubblewrapWorks, hostFeatures };
+/** The system part of every Box command's PATH (after the app's toolchain: boxPath). */
+export const BOX_PATH = SYSTEM_PATH;
 /** The Box home directory (a Box path). */
 export const BOX_HOME = '/home/box';
 /** Host system directories bound read-only into a bubblewrap Box (when they exist). */
@@ -33,49 +33,18 @@ function writableDirs(workDir) {
   return [workDir, ...SHARED_WRITABLE_DIRS];
 }
 
-/** The uid and gid of Box commands under bubblewrap (not root; mapped to the Box's host uid, box-user.mjs). */
-export const BOX_UID = 1000;
-
-/** Whether `file args` exits 0 (within 10 s); `options` are execFile's (a `uid` to run it as). */
-function run(file, args, options = {}) {
-  return new Promise((resolve) => {
-    execFile(file, args, { env: { PATH: BOX_PATH }, timeout: 10_000, ...options }, (err) => resolve(!err));
-  });
-}
-
-/** The probe's bwrap options: every namespace a Box command gets, the host's `/` read-only. */
-const PROBE_ARGS = ['--unshare-all', '--unshare-user', '--uid', String(BOX_UID), '--gid', String(BOX_UID), '--die-with-parent', '--ro-bind', '/', '/', 'true'];
-
-let bubblewrap;
-let bubblewrapAnswer;
 /**
- * `{ works, boxUsers }`: whether `bwrap` runs and can build a sandbox here, one probe run that
- * makes every namespace a Box command gets (a missing bwrap fails it too), and whether it does as
- * an unprivileged uid on a root host (box-user.mjs). On a root host that unprivileged run is tried
- * first (the one Box commands will use), the privileged one only when it fails: one child process
- * in the usual case. Callers share one probe; a success is kept for the process, a failure is not
- * (the next host start probes again, so a probe that failed once, e.g. timed out on a loaded
- * machine, never leaves the process without isolation for good).
+ * The PATH of every Box command: the app's own Node and package managers first
+ * (box-toolchain.mjs), so `node`, `npm` and their `#!/usr/bin/env node` scripts run the app's
+ * Node, then the system directories.
  */
-function probeBubblewrap() {
-  bubblewrap ??= (async () => {
-    const asBoxUser = { uid: BOX_UID_RANGE.first, gid: BOX_UID_RANGE.first, cwd: '/' };
-    if (process.geteuid?.() === 0 && (await run('bwrap', PROBE_ARGS, asBoxUser))) return { works: true, boxUsers: true };
-    return { works: await run('bwrap', PROBE_ARGS), boxUsers: false };
-  })().then((answer) => {
-    if (!answer.works) {
-      bubblewrap = undefined;
-      bubblewrapAnswer = undefined;
-    }
-    return answer;
-  });
-  return bubblewrap;
+export function boxPath(features) {
+  return [...new Set([...(features?.toolchain?.binDirs ?? []), ...SYSTEM_PATH.split(':')])].join(':');
 }
 
-/** True when `bwrap` runs and can build a sandbox here (probeBubblewrap; callers share one answer). */
-export function bubblewrapWorks() {
-  bubblewrapAnswer ??= probeBubblewrap().then((answer) => answer.works);
-  return bubblewrapAnswer;
+/** Whether `dir` is one of the system directories or below one (bound already). */
+function underSystemDir(dir) {
+  return SYSTEM_DIRS.some((system) => dir === system || dir.startsWith(`${system}/`));
 }
 
 /** Box limits: `pids` per Box (its cgroup, where writable); the rlimits per process, always. */
@@ -89,77 +58,63 @@ export const BOX_LIMITS = {
 };
 
 /**
- * What this host offers beyond bwrap (probed once): `netTool` ('slirp4netns' when it and
- * nsenter run, else null), `cgroup` (box-limits.mjs: the chosen cgroup v2/v1 mechanism or
- * rlimits only), `diskBound` (a sized tmpfs per Box can be mounted), whether `unshare --pid`
- * works for isolation 'none', and `boxUsers`: the host runs as root and bwrap works as an
- * unprivileged uid, so each Box's commands run as a host uid of its own (box-user.mjs).
- */
-let features;
-export function hostFeatures() {
-  features ??= (async () => {
-    const [unsharePid, slirp, nsenter, disk, boxUsers] = await Promise.all([
-      run('unshare', ['--pid', '--fork', '--kill-child', '--mount-proc', 'true']),
-      run('slirp4netns', ['--version']),
-      run('nsenter', ['--version']),
-      diskBound(),
-      probeBubblewrap().then((answer) => answer.boxUsers),
-    ]);
-    return {
-      netTool: slirp && nsenter ? 'slirp4netns' : null,
-      cgroup: chooseCgroups(),
-      diskBound: disk,
-      unsharePid,
-      boxUsers,
-    };
-  })();
-  return features;
-}
-
-/**
  * The limits a Box's commands run under, as the session reports them (`limits`): `enforcedBy`
  * ('cgroup-v2' | 'cgroup-v1' | 'rlimit': what bounds processes and memory), `processes` (per
- * Box, all its commands together), `memoryBytes` (per Box, likewise; null when no cgroup applies), `diskBytes` (the Box's
+ * Box, all its commands together, or per user through RLIMIT_NPROC; null when nothing bounds
+ * them), `memoryBytes` (per Box, likewise; null when no cgroup applies), `diskBytes` (the Box's
  * writable space, a tmpfs; null when the host cannot mount one), `fileBytes` and `openFiles`
- * (rlimits, always).
+ * (rlimits, per process; null when neither prlimit nor /bin/sh's ulimit works here).
  */
 export function limitsReport(features, { memoryBytes, diskBytes }) {
   const enforcedBy = features?.cgroup?.kind ?? 'rlimit';
+  const rlimits = features?.rlimits ?? null;
   return {
     enforcedBy,
-    processes: BOX_LIMITS.pids,
+    processes: enforcedBy !== 'rlimit' || rlimits === 'prlimit' ? BOX_LIMITS.pids : null,
     memoryBytes: enforcedBy === 'rlimit' ? null : memoryBytes,
     diskBytes: features?.diskBound ? diskBytes : null,
-    fileBytes: BOX_LIMITS.fileBytes,
-    openFiles: BOX_LIMITS.openFiles,
+    fileBytes: rlimits === null ? null : BOX_LIMITS.fileBytes,
+    openFiles: rlimits === null ? null : BOX_LIMITS.openFiles,
   };
 }
 
+/** The isolation option's values. */
+const ISOLATION_OPTIONS = ['auto', 'bubblewrap', 'seatbelt', 'none'];
+
 /**
- * Resolves the `isolation` option: 'auto' (default) uses bubblewrap when it works, 'bubblewrap'
- * requires it (throws otherwise), 'none' runs plain processes. Returns 'bubblewrap' | 'none'.
+ * Resolves the `isolation` option against the probe (host-probe.mjs): 'auto' (default) takes the
+ * strongest this machine gives (bubblewrap on Linux, Seatbelt on macOS), 'bubblewrap' and
+ * 'seatbelt' require theirs, 'none' runs plain processes. In production (`production: true`,
+ * NODE_ENV=production) 'auto' never degrades silently: without isolation it throws, and only an
+ * explicit 'none' runs unisolated Boxes. Returns 'bubblewrap' | 'seatbelt' | 'none'; a refusal
+ * is an Error whose message names what is missing and how to get it.
  */
-export async function resolveIsolation(option = 'auto') {
+export function resolveIsolation(option = 'auto', features, { production = false } = {}) {
+  if (!ISOLATION_OPTIONS.includes(option)) {
+    throw new TypeError(`isolation must be ${ISOLATION_OPTIONS.map((o) => `'${o}'`).join(', ')}, got ${JSON.stringify(option)}`);
+  }
   if (option === 'none') return 'none';
-  if (option !== 'auto' && option !== 'bubblewrap') {
-    throw new TypeError(`isolation must be 'auto', 'bubblewrap' or 'none', got ${JSON.stringify(option)}`);
+  const available = features.isolation;
+  const problem = isolationProblem(features);
+  if (option !== 'auto' && option !== available) {
+    throw new Error(`isolation '${option}' was requested but this machine gives ${available === 'none' ? 'none' : `'${available}'`}${problem ? `: ${problem}` : ''}`);
   }
-  const works = await bubblewrapWorks();
-  if (option === 'bubblewrap' && !works) {
-    throw new Error('isolation "bubblewrap" was requested but bwrap is missing or cannot create a sandbox');
+  if (available === 'none' && production) {
+    throw new Error(`the local Box host refuses to run Boxes without isolation in production (NODE_ENV=production)${problem ? `: ${problem}` : ''}; set isolation: 'none' to accept that explicitly`);
   }
-  return works ? 'bubblewrap' : 'none';
+  return available;
 }
 
 /**
  * What a Box's commands may do, honestly: `network` is 'none' only when it is really cut off,
- * 'restricted' with a Box network (outbound, without the host's loopback).
+ * 'restricted' with a Box network (outbound, without the host's loopback). `isolation` is the
+ * mode in force ('bubblewrap' | 'seatbelt' | 'none').
  */
 export function executionAuthority(isolation, networkDenied = false, boxNetwork = false) {
-  const sandboxed = isolation === 'bubblewrap';
+  const sandboxed = isolation !== 'none';
   let network = 'unrestricted';
   if (sandboxed && networkDenied) network = 'none';
-  else if (sandboxed && boxNetwork) network = 'restricted';
+  else if (isolation === 'bubblewrap' && boxNetwork) network = 'restricted';
   return {
     isolation: sandboxed ? 'process' : 'none',
     network,
@@ -171,7 +126,7 @@ export function executionAuthority(isolation, networkDenied = false, boxNetwork 
 }
 
 /** Bubblewrap options (without the command) for a Box at host dir `root`. */
-function bubblewrapArgs({ root, workDir, ownNet, env, cwd, resolvConf }) {
+function bubblewrapArgs({ root, workDir, ownNet, env, cwd, resolvConf, toolDirs }) {
   const args = ['--unshare-all', '--unshare-user', '--uid', String(BOX_UID), '--gid', String(BOX_UID)];
   if (!ownNet) args.push('--share-net');
   args.push('--die-with-parent', '--new-session', '--cap-drop', 'ALL');
@@ -188,6 +143,10 @@ function bubblewrapArgs({ root, workDir, ownNet, env, cwd, resolvConf }) {
   args.push('--proc', '/proc', '--ro-bind', '/proc/sys', '/proc/sys', '--dev', '/dev');
   if (resolvConf) args.push('--ro-bind-data', '6', resolvConf.path);
   for (const dir of writableDirs(workDir)) args.push('--bind', path.join(root, dir), dir);
+  // The app's own Node and package managers (box-toolchain.mjs), read-only at their host paths
+  // (their links and scripts name those paths); after the writable dirs, so a toolchain below
+  // the host's /tmp is still seen over the Box's own /tmp.
+  for (const dir of toolDirs) args.push('--ro-bind', dir, dir);
   args.push('--remount-ro', '/', '--clearenv');
   for (const [key, value] of Object.entries(env)) args.push('--setenv', key, value);
   args.push('--chdir', cwd, '--info-fd', '4', '--block-fd', '5');
@@ -224,9 +183,26 @@ export function resolvConfForBoxNetwork() {
   return boxResolvConf;
 }
 
-/** `prlimit` options for the rlimits (per process by nature; RLIMIT_NPROC counted per user). */
-function rlimitArgs() {
-  return [`--fsize=${BOX_LIMITS.fileBytes}`, `--nofile=${BOX_LIMITS.openFiles}`, `--nproc=${BOX_LIMITS.pids}`, '--'];
+/**
+ * The command line that runs `command args` under the rlimits (per process by nature;
+ * RLIMIT_NPROC counted per user): util-linux's prlimit, else /bin/sh's ulimit (file size in
+ * 512-byte blocks, as POSIX sh counts them; open files) before an exec of the command, which
+ * still gets its argv untouched (`"$0" "$@"`), else the command alone (limitsReport says so).
+ */
+export function withRlimits(rlimits, command, args) {
+  if (rlimits === 'prlimit') {
+    return ['prlimit', `--fsize=${BOX_LIMITS.fileBytes}`, `--nofile=${BOX_LIMITS.openFiles}`, `--nproc=${BOX_LIMITS.pids}`, '--', command, ...args];
+  }
+  if (rlimits === 'shell') {
+    const script = `ulimit -f ${BOX_LIMITS.fileBytes / 512} && ulimit -n ${BOX_LIMITS.openFiles} && exec "$0" "$@"`;
+    return ['/bin/sh', '-c', script, command, ...args];
+  }
+  return [command, ...args];
+}
+
+/** The host directories of the app's toolchain a sandbox must show read-only (not system dirs). */
+function toolDirs(features) {
+  return (features?.toolchain?.readOnlyDirs ?? []).filter((dir) => !underSystemDir(dir));
 }
 
 /**
@@ -239,41 +215,73 @@ function rlimitArgs() {
  * once it is in the Box's cgroups (command.mjs); on a Box network fd 6 carries the Box's
  * resolv.conf (`resolvData`). `boxUid` (box-user.mjs) is the host uid (= gid) bwrap runs as,
  * when the Box has one: `uid`/`gid` of the spawn, or nsenter's `--setuid`/`--setgid` once it
- * has entered the Box network (which only the host's root may enter).
+ * has entered the Box network (which only the host's root may enter). `network` is the Box's
+ * (box-network.mjs: `{ netns, userns? }`): a rootless one is entered with its user namespace.
+ * Under Seatbelt (macOS) the command runs through `sandbox-exec` with the Box's profile
+ * (seatbelt.mjs): it writes only the Box directory, reads nothing of the user's home but the
+ * app's toolchain, and has no network under `deny-all`.
  */
-export function spawnSpec({ isolation, root, workDir, networkDenied, netns, command, args, cwd, cwdHost, env, features, cgroup, boxUid }) {
-  const limited = [...rlimitArgs(), command, ...args];
+export function spawnSpec({ isolation, root, workDir, networkDenied, network, command, args, cwd, cwdHost, env, features, cgroup, boxUid }) {
+  const limited = withRlimits(features?.rlimits ?? null, command, args);
+  const PATH = boxPath(features);
   if (isolation === 'bubblewrap') {
-    const fullEnv = { PATH: BOX_PATH, HOME: BOX_HOME, ...env };
+    const fullEnv = { PATH, HOME: BOX_HOME, ...env };
+    const netns = network?.netns;
     // On a Box network the host's resolver may be on the host's loopback, which the Box cannot
     // reach: its resolv.conf names slirp4netns's forwarder instead (fd 6).
     const resolvConf = netns ? resolvConfForBoxNetwork() : undefined;
-    // A Box network: bwrap runs inside it (nsenter) and keeps it (--share-net).
-    const bwrap = ['bwrap', '--args', '3', '--', 'prlimit', ...limited];
+    // A Box network: bwrap runs inside it (nsenter) and keeps it (--share-net). A rootless one
+    // (host-probe.mjs) is owned by a user namespace of its own, entered with it.
+    const bwrap = ['bwrap', '--args', '3', '--', ...limited];
     const asBoxUser = boxUid === undefined ? [] : ['--setuid', String(boxUid), '--setgid', String(boxUid)];
-    const [file, ...rest] = netns ? ['nsenter', `--net=${netns}`, ...asBoxUser, '--', ...bwrap] : bwrap;
+    const enter = network?.userns
+      ? ['nsenter', `--user=${network.userns}`, `--net=${netns}`, '--preserve-credentials', '--']
+      : ['nsenter', `--net=${netns}`, ...asBoxUser, '--'];
+    const [file, ...rest] = netns ? [...enter, ...bwrap] : bwrap;
     return {
       file,
       args: rest,
       ...(boxUid !== undefined && !netns ? { uid: boxUid, gid: boxUid } : {}),
-      argsData: `${bubblewrapArgs({ root, workDir, ownNet: networkDenied && !netns, env: fullEnv, cwd, resolvConf }).join('\0')}\0`,
+      argsData: `${bubblewrapArgs({ root, workDir, ownNet: networkDenied && !netns, env: fullEnv, cwd, resolvConf, toolDirs: toolDirs(features) }).join('\0')}\0`,
       resolvData: resolvConf?.data,
       cgroup: cgroup ?? null,
       cwd: root,
-      env: { PATH: BOX_PATH },
+      env: { PATH: SYSTEM_PATH },
       sandboxed: true,
       pidNamespace: true,
+    };
+  }
+  const hostEnv = { PATH, HOME: path.join(root, BOX_HOME), TMPDIR: path.join(root, 'tmp'), ...env };
+  if (isolation === 'seatbelt') {
+    const profile = seatbeltProfile({
+      writableDirs: [root],
+      readableDirs: features?.toolchain?.readOnlyDirs ?? [],
+      hiddenDirs: [os.homedir()],
+      networkDenied,
+    });
+    // sandbox-exec takes an absolute program (seatbelt.mjs): /bin/sh of the rlimits, else env(1)
+    // looking the command up on the Box's PATH.
+    const [program, ...rest] = path.isAbsolute(limited[0]) ? limited : ['/usr/bin/env', ...limited];
+    const { file, args: sandboxArgs } = seatbeltArgs(profile, program, rest);
+    return {
+      file,
+      args: sandboxArgs,
+      cwd: cwdHost,
+      env: hostEnv,
+      cgroup: null,
+      sandboxed: true,
+      pidNamespace: false,
     };
   }
   // No isolation: still one PID namespace per command when `unshare` can make one (root), so
   // every process of the command, daemons included, ends with it.
   const pidNs = features?.unsharePid ? ['unshare', '--pid', '--fork', '--kill-child', '--mount-proc'] : [];
-  const [file, ...rest] = [...pidNs, 'prlimit', ...limited];
+  const [file, ...rest] = [...pidNs, ...limited];
   return {
     file,
     args: rest,
     cwd: cwdHost,
-    env: { PATH: BOX_PATH, HOME: path.join(root, BOX_HOME), ...env },
+    env: hostEnv,
     cgroup: cgroup ?? null,
     sandboxed: false,
     pidNamespace: pidNs.length > 0,

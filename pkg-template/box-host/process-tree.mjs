@@ -1,6 +1,20 @@
 // Process trees on Linux, read from /proc: find every process of a command (its process group,
-// its session and all descendants), signal them, and wait until they are gone.
+// its session and all descendants), signal them, and wait until they are gone. Where there is no
+// /proc (macOS), a command's tree is its process group (each command is spawned `detached`, the
+// leader of a group of its own: Node's child_process docs), signalled as a whole.
 import fs from 'node:fs';
+
+const HAS_PROC = fs.existsSync('/proc/self/stat');
+
+/** Whether any process of group `pgid` is alive (macOS path). */
+function groupAlive(pgid) {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch (err) {
+    return err.code === 'EPERM';
+  }
+}
 
 function readProcTable() {
   const table = new Map();
@@ -29,6 +43,7 @@ function readProcTable() {
  * so only members still carrying its group or session id are matched.
  */
 export function treePids(rootPid, leaderGone = false) {
+  if (!HAS_PROC) return groupAlive(rootPid) ? [-rootPid] : [];
   const table = readProcTable();
   const found = new Set();
   for (const [pid, p] of table) {
@@ -48,6 +63,7 @@ export function treePids(rootPid, leaderGone = false) {
 }
 
 function alive(pid) {
+  if (pid < 0) return groupAlive(-pid);
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
     return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';

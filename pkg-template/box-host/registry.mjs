@@ -1,10 +1,11 @@
 // The Box registry of one host: live Boxes by session id, a bounded memory of stopped ones (so
 // their sessions can still be described), names, and the live-Box capacity.
-import { Box, BoxRequestError, MAX_TIMER_MS, checkEnv } from './box.mjs';
+import { Box, BoxRequestError, MAX_TIMER_MS, boxMemoryBytes, checkEnv } from './box.mjs';
 import { BoxSlots, QueueRefused } from './box-queue.mjs';
 import { LogBudget } from './command.mjs';
 import { BoxSpares, removeBoxInMakingNow } from './box-spares.mjs';
 import { executionAuthority } from './isolation.mjs';
+import { isolationProblem } from './host-probe.mjs';
 import { reachableByBoxUsers } from './box-user.mjs';
 import { removeOwnBoxDirsNow } from './stale-boxes.mjs';
 
@@ -38,7 +39,7 @@ export class BoxRegistry {
    * `diskBytes`: each Box's writable space (box-disk.mjs; default 1 GiB); `spares`: make a Box
    * network ahead of each create (box-spares.mjs).
    */
-  constructor({ boxRoot, isolation, maxBoxes, maxQueued, maxQueueWaitMs, features, snapshots, diskBytes, spares = false }) {
+  constructor({ boxRoot, isolation, maxBoxes, maxTotalMemoryBytes = Infinity, maxQueued, maxQueueWaitMs, features, snapshots, diskBytes, spares = false }) {
     // Box users (a root host's Boxes, box-user.mjs) open their directories below the Box root.
     if (isolation === 'bubblewrap' && features?.boxUsers === true) reachableByBoxUsers(boxRoot);
     this.features = features;
@@ -54,7 +55,7 @@ export class BoxRegistry {
     /** Boxes being created (BoxInMaking, box-spares.mjs): not live yet, removed by removeAllNow too. */
     this.making = new Set();
     this.stopped = new Map();
-    this.slots = new BoxSlots({ capacity: maxBoxes, maxQueued, maxWaitMs: maxQueueWaitMs });
+    this.slots = new BoxSlots({ capacity: maxBoxes, maxBytes: maxTotalMemoryBytes, maxQueued, maxWaitMs: maxQueueWaitMs });
     this.logBudget = new LogBudget(LOG_BUDGET_BYTES);
   }
 
@@ -63,9 +64,22 @@ export class BoxRegistry {
    * creating one): `GET /_vite-hub/execution-authority`.
    */
   executionAuthorityFor(networkPolicy) {
-    const sandboxed = this.isolation === 'bubblewrap';
-    const denied = networkDenied(networkPolicy) && sandboxed;
-    return executionAuthority(this.isolation, denied, sandboxed && !denied && Boolean(this.features?.netTool));
+    const denied = this.#enforceableDenial(networkPolicy);
+    return executionAuthority(this.isolation, denied, this.isolation === 'bubblewrap' && !denied && Boolean(this.features?.netTool));
+  }
+
+  /**
+   * Whether `networkPolicy` cuts the network off, refusing one this host cannot enforce: a
+   * `deny-all` without isolation is a 503 `isolation_unavailable` naming what is missing
+   * (SANDBOX_PROVIDER_UNAVAILABLE for the Run), never silently ignored.
+   */
+  #enforceableDenial(networkPolicy) {
+    const denied = networkDenied(networkPolicy);
+    if (denied && this.isolation === 'none') {
+      const why = this.features ? isolationProblem(this.features) : null;
+      throw new BoxRequestError(503, 'isolation_unavailable', `networkPolicy 'deny-all' cannot be enforced: the local Box host runs Boxes without isolation${why ? ` (${why})` : ''}`);
+    }
+    return denied;
   }
 
   /**
@@ -89,17 +103,18 @@ export class BoxRegistry {
     if (vcpus !== undefined && !(Number.isInteger(vcpus) && vcpus > 0)) {
       throw new BoxRequestError(400, 'bad_request', 'resources.vcpus must be a positive integer');
     }
-    const denied = networkDenied(body.networkPolicy);
+    const denied = this.#enforceableDenial(body.networkPolicy);
     const boxEnv = checkEnv(env);
     const nameTaken = () => name !== undefined && [...this.live.values()].some((box) => box.name === name);
     if (nameTaken()) {
       throw new BoxRequestError(409, 'conflict', `a running sandbox is already named ${name}`);
     }
+    const memoryBytes = boxMemoryBytes(vcpus);
     try {
       if (!queue) {
-        if (!this.slots.tryAcquire()) throw new QueueRefused('full', `the local Box host already runs ${this.maxBoxes} Boxes`);
+        if (!this.slots.tryAcquire(memoryBytes)) throw new QueueRefused('full', `the local Box host already runs ${this.slots.used} Boxes (at most ${this.maxBoxes}, ${this.slots.maxBytes} bytes of memory limits in all)`);
       } else {
-        await this.slots.acquire(signal);
+        await this.slots.acquire(signal, memoryBytes);
       }
     } catch (err) {
       if (err instanceof QueueRefused) throw new BoxRequestError(503, 'capacity', err.message);
@@ -115,8 +130,7 @@ export class BoxRegistry {
       const box = await Box.create(this.boxRoot, {
         name,
         isolation: this.isolation,
-        // Without bubblewrap the network cannot be cut off; the session says so (allow-all).
-        networkDenied: denied && this.isolation === 'bubblewrap',
+        networkDenied: denied,
         env: boxEnv,
         timeoutMs: timeout,
         vcpus,
@@ -144,12 +158,12 @@ export class BoxRegistry {
     } finally {
       this.making.delete(making);
       // A created Box holds its slot until it stops (#forget).
-      if (!created) this.slots.release();
+      if (!created) this.slots.release(memoryBytes);
     }
   }
 
   #forget(box) {
-    if (this.live.delete(box.id)) this.slots.release();
+    if (this.live.delete(box.id)) this.slots.release(box.memoryBytes);
     this.stopped.set(box.id, box);
     if (this.stopped.size > STOPPED_MEMORY) this.stopped.delete(this.stopped.keys().next().value);
   }

@@ -57,7 +57,8 @@ export function createBoxHostServer({ token, registry, containers, counters, cor
         const policy = url.searchParams.get('networkPolicy');
         sendJson(res, 200, registry.executionAuthorityFor(policy === null ? undefined : JSON.parse(policy)));
       } catch (err) {
-        sendError(res, 400, 'bad_request', typeof err?.status === 'number' ? err.message : 'networkPolicy must be JSON');
+        if (typeof err?.status === 'number') sendError(res, err.status, err.code ?? 'bad_request', err.message);
+        else sendError(res, 400, 'bad_request', 'networkPolicy must be JSON');
       }
       return;
     }

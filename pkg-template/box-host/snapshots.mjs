@@ -10,12 +10,10 @@
 // never shown to a Box: a Box created from it gets a private copy of the tree, checked against
 // the record's file count and byte total while it is copied (a damaged tree is dropped and the
 // create answers 410 `snapshot_not_found`, so the caller starts from scratch).
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { BoxRequestError } from './box.mjs';
-import { BOX_PATH } from './isolation.mjs';
 import { boxOwner } from './box-user.mjs';
 
 /** Snapshots kept at most by default; the least recently used ones are removed beyond. */
@@ -28,17 +26,11 @@ const RECORD = 'snapshot.json';
 
 /**
  * The platform of the `node` Box commands run (`<platform>-<arch>-abi<modules>`): a snapshot is
- * only restored on the platform it was taken on (native addons are built for one ABI).
+ * only restored on the platform it was taken on (native addons are built for one ABI). Box
+ * commands run the host's own Node (box-toolchain.mjs), so it is this process's.
  */
 function boxPlatform() {
-  return new Promise((resolve) => {
-    execFile(
-      'node',
-      ['-p', 'process.platform + "-" + process.arch + "-abi" + process.versions.modules'],
-      { env: { PATH: BOX_PATH }, timeout: 10_000 },
-      (err, stdout) => resolve(err ? `${process.platform}-${process.arch}-no-node` : stdout.trim()),
-    );
-  });
+  return Promise.resolve(`${process.platform}-${process.arch}-abi${process.versions.modules}`);
 }
 
 /**

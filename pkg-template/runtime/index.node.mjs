@@ -19,7 +19,7 @@ let warming = null;
 // Then one uncounted request (`GET /_vite-hub/counters`) sets up the isolate's fetch path — Node
 // loads undici and its HTTP parser on first use — and opens the kept-alive connection the Runs
 // reuse; its ms become the `connect` phase of Server-Timing (`host` is the rest).
-wasm.setLocalBoxHostStarter(async () => {
+wasm.setLocalBoxHostStarter(async ({ isolation } = {}) => {
   let host = await borrowLocalBoxHost();
   let own = null;
   if (!host) {
@@ -27,14 +27,15 @@ wasm.setLocalBoxHostStarter(async () => {
     // are child processes: started first, so loading the rest of the host and this isolate's
     // fetch (Node 20 loads undici, ~25-40 ms, on the first use of `Response` or `fetch`) happen
     // while they run instead of after them.
-    const { bubblewrapWorks, hostFeatures } = await import('../box-host/isolation.mjs');
-    bubblewrapWorks();
+    const { hostFeatures } = await import('../box-host/host-probe.mjs');
     hostFeatures();
     const loading = import('../box-host/index.mjs');
     void globalThis.Response;
     const { startBoxHost } = await loading;
-    own = await startBoxHost({});
+    own = await startBoxHost({ isolation });
     own.unref?.();
+    // One line when Boxes get less than isolation, a Box network, limits and the tools they need.
+    if (own.degraded) console.warn(own.description);
     localHost = own;
     host = own;
   }

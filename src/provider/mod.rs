@@ -154,6 +154,14 @@ mod built {
             matches!(self, Provider::Local(provider) if provider.uses_in_process_host())
         }
 
+        /// The `local.isolation` option of a `local` provider (None for the others, or unset).
+        pub fn local_isolation(&self) -> Option<local::options::Isolation> {
+            match self {
+                Provider::Local(provider) => provider.isolation(),
+                _ => None,
+            }
+        }
+
         /// Whether this provider keeps prepared projects (Vercel and the local Box host: snapshots).
         pub fn prepares(&self) -> bool {
             matches!(self, Provider::Vercel(_) | Provider::Local(_))

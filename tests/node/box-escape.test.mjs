@@ -2,7 +2,7 @@
 // must not read the host env or /proc/1/environ, write /proc/sys, reach the host's Box host
 // port under deny-all, see its env on the host's command lines, fork without bound, or queue
 // runs into failures at the Box limit. Skipped where bubblewrap cannot run.
-import { test, before, after } from 'node:test';
+import { test, before, after, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -29,9 +29,19 @@ async function api(method, route, body) {
   return { status: res.status, text };
 }
 
+/** Boxes a test opened: stopped after it, so they never hold the host's memory bound (maxTotalMemoryBytes). */
+const opened = new Set();
+afterEach(async () => {
+  await Promise.all([...opened].map((sid) => api('POST', `/v2/sandboxes/sessions/${sid}/stop`)));
+  opened.clear();
+});
+
 async function box(extra = {}) {
   const created = await api('POST', '/v3/sandboxes', { projectId: 'p', ports: [], ...extra });
-  return JSON.parse(created.text).session.id;
+  const sid = JSON.parse(created.text).session?.id;
+  assert.ok(sid, `create answered ${created.status}: ${created.text}`);
+  opened.add(sid);
+  return sid;
 }
 
 async function run(sid, script, env) {

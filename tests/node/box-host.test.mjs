@@ -270,14 +270,20 @@ for (const isolation of modes) {
         assert.equal(res.exitCode, 0);
         const env = JSON.parse(res.stdout);
         assert.equal(env[SECRET_NAME], undefined);
+        // The app's own Node comes first on the Box's PATH (box-toolchain.mjs), then the system dirs.
+        const nodeDir = path.dirname(fs.realpathSync(process.execPath));
         const expected = {
-          PATH: '/usr/local/bin:/usr/bin:/bin',
+          PATH: [...new Set([nodeDir, '/usr/local/bin', '/usr/bin', '/bin'])].join(':'),
           HOME: isolation === 'bubblewrap' ? '/home/box' : env.HOME,
           BOX_LEVEL: 'b',
           MINE: 'm€',
         };
         if (isolation === 'bubblewrap') expected.PWD = '/vercel/sandbox';
-        else assert.match(env.HOME, /vite-hub-box-[^/]+\/home\/box$/);
+        else {
+          // Plain processes get the Box's own temp folder too.
+          assert.match(env.HOME, /vite-hub-box-[^/]+\/home\/box$/);
+          expected.TMPDIR = env.HOME.replace(/home\/box$/, 'tmp');
+        }
         assert.deepEqual(env, expected);
       } finally {
         await stopBox(host, sid);

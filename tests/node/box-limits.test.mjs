@@ -147,6 +147,15 @@ test('the cgroup choice: v2 with pids and memory first, else v1, else rlimits, e
   assert.deepEqual({ kind: v1.kind, pids: v1.pids, memory: v1.memory }, { kind: 'cgroup-v1', pids, memory });
   assert.match(v1.notes.join(), /lacks the memory controller/);
 
+  // v1 Box cgroups go below the host's own cgroup of each hierarchy (never the hierarchy root,
+  // which escapes the app's own limits).
+  for (const mount of [pids, memory]) {
+    fs.mkdirSync(path.join(mount, 'app', 'one'), { recursive: true });
+    fs.writeFileSync(path.join(mount, 'app', 'one', 'cgroup.procs'), '');
+  }
+  const inApp = chooseCgroups({ mountinfo, selfCgroup: '8:pids:/app/one\n4:memory:/app/one\n0::/\n' });
+  assert.deepEqual({ kind: inApp.kind, pids: inApp.pids, memory: inApp.memory }, { kind: 'cgroup-v1', pids: path.join(pids, 'app/one'), memory: path.join(memory, 'app/one') });
+
   // subtree_control refused (a directory here: EISDIR; EBUSY on a real non-root cgroup with
   // processes) and no v1: rlimits only.
   const busy = fakeCgroupV2('memory pids');

@@ -53,6 +53,17 @@ for (const isolation of isolations) {
           await new Promise((resolve) => setTimeout(resolve, 20));
         }
         host.resetCounters();
+        if (isolation === 'none' && networkPolicy === 'deny-all') {
+          // A policy the host cannot enforce is refused, never silently ignored.
+          for (const attempt of [() => resolveSandboxRunner('authority/echo'), () => openSandboxSession()]) {
+            await assert.rejects(attempt(), (error) => {
+              assert.equal(error.code, 'SANDBOX_PROVIDER_UNAVAILABLE');
+              assert.match(error.message, /deny-all' cannot be enforced: the local Box host runs Boxes without isolation/);
+              return true;
+            });
+          }
+          return;
+        }
         const runner = await resolveSandboxRunner('authority/echo');
         assert.deepEqual(host.counters().requests, { 'execution-authority': 1 }, 'the runner asked the host and opened no Box');
         assert.equal(runner.name, 'authority/echo');

@@ -39,6 +39,11 @@ mod provider {
             self.options.base_url.is_none()
         }
 
+        /// The `local.isolation` option (what an in-process host started for it applies).
+        pub fn isolation(&self) -> Option<super::options::Isolation> {
+            self.options.isolation
+        }
+
         /// Starts the in-process host when none is configured and it is not running yet; what
         /// that cost, for the call that started it.
         ///
@@ -48,14 +53,14 @@ mod provider {
             if !self.uses_in_process_host() {
                 return Ok(None);
             }
-            Ok(host::in_process_host().await?.1)
+            Ok(host::in_process_host(self.options.isolation).await?.1)
         }
 
         async fn endpoint(&self) -> Result<VercelEndpoint> {
             let (base_url, token) = match &self.options.base_url {
                 Some(base_url) => (base_url.clone(), self.options.token.clone().unwrap_or_default()),
                 None => {
-                    let (host, _) = host::in_process_host().await?;
+                    let (host, _) = host::in_process_host(self.options.isolation).await?;
                     (host.base_url, host.token)
                 }
             };

@@ -1,0 +1,187 @@
+// The one start-up probe of a local Box host: which isolation this machine gives a Box, which
+// network, which limits and which tools, and what is missing with how to get it. Run once per
+// process (a success is kept; a probe whose isolation failed runs again at the next host start,
+// so a probe that timed out on a loaded machine never leaves the process without isolation for
+// good). `executionAuthority`, the dev start-up line (`describeHost`) and the host's refusals
+// all read this one object, so they cannot disagree.
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import { diskBound } from './box-disk.mjs';
+import { chooseCgroups } from './box-limits.mjs';
+import { resolveToolchain } from './box-toolchain.mjs';
+import { BOX_UID_RANGE } from './box-user.mjs';
+import { classifySeatbeltProbe, probeSeatbeltArgs } from './seatbelt.mjs';
+
+/** The system PATH the host looks its own tools up on (never the app's PATH: no PATH injection). */
+export const SYSTEM_PATH = '/usr/local/bin:/usr/bin:/bin';
+/** The uid and gid of Box commands under bubblewrap (not root; mapped to the Box's host uid, box-user.mjs). */
+export const BOX_UID = 1000;
+
+/** `{ ok, code, stderr }` of `file args` (within 10 s); `options` are execFile's (a `uid` to run it as). */
+function run(file, args, options = {}) {
+  return new Promise((resolve) => {
+    execFile(file, args, { env: { PATH: SYSTEM_PATH }, timeout: 10_000, ...options }, (err, _stdout, stderr) => {
+      resolve({ ok: !err, code: err ? (typeof err.code === 'number' ? err.code : err.code ?? 'failed') : 0, stderr: String(stderr ?? '').trim() });
+    });
+  });
+}
+
+/** The probe's bwrap options: every namespace a Box command gets, the host's `/` read-only. */
+const PROBE_ARGS = ['--unshare-all', '--unshare-user', '--uid', String(BOX_UID), '--gid', String(BOX_UID), '--die-with-parent', '--ro-bind', '/', '/', 'true'];
+
+/** The last line of a tool's stderr, for a one-line reason. */
+function lastLine(text) {
+  return text.split('\n').filter(Boolean).pop() ?? '';
+}
+
+/**
+ * `{ works, boxUsers, problem }`: whether bwrap builds a sandbox here, one run that makes every
+ * namespace a Box command gets; on a root host the unprivileged run (the one Box commands use,
+ * box-user.mjs) is tried first. `problem` says why not, with the fix where one is known
+ * (shared/reference/local-isolation.md §1.2: restricted user namespaces).
+ */
+async function probeBubblewrap() {
+  if (process.geteuid?.() === 0) {
+    const asBoxUser = await run('bwrap', PROBE_ARGS, { uid: BOX_UID_RANGE.first, gid: BOX_UID_RANGE.first, cwd: '/' });
+    if (asBoxUser.ok) return { works: true, boxUsers: true, problem: null };
+  }
+  const plain = await run('bwrap', PROBE_ARGS);
+  if (plain.ok) return { works: true, boxUsers: false, problem: null };
+  if (plain.code === 'ENOENT') return { works: false, boxUsers: false, problem: 'bubblewrap (bwrap) is not installed: apt-get install bubblewrap, dnf install bubblewrap, apk add bubblewrap or pacman -S bubblewrap' };
+  return { works: false, boxUsers: false, problem: `bwrap cannot create a sandbox here (${lastLine(plain.stderr) || `exit ${plain.code}`}): ${USERNS_FIX}` };
+}
+
+const USERNS_FIX = 'unprivileged user namespaces are refused; as root, allow them (Ubuntu 24.04+: sysctl kernel.apparmor_restrict_unprivileged_userns=0 or an AppArmor profile for bwrap; Debian: sysctl kernel.unprivileged_userns_clone=1; elsewhere user.max_user_namespaces > 0)';
+
+/**
+ * The Box network tool (box-network.mjs): `{ tool: 'slirp4netns' | null, rootless, problem }`.
+ * A root host makes the namespace itself; any other user makes it inside a user namespace of its
+ * own (`unshare --user --map-root-user`) and needs `/dev/net/tun` readable and writable (distros
+ * give it mode 0666 through udev).
+ */
+async function probeNetworkTool(bubblewrapWorks) {
+  const rootless = process.geteuid?.() !== 0;
+  if (!bubblewrapWorks) return { tool: null, rootless, problem: null };
+  const [slirp, nsenter, userns] = await Promise.all([
+    run('slirp4netns', ['--version']),
+    run('nsenter', ['--version']),
+    rootless ? run('unshare', ['--user', '--map-root-user', '--net', 'true']) : Promise.resolve({ ok: true }),
+  ]);
+  const missing = [!slirp.ok && 'slirp4netns', !nsenter.ok && 'nsenter (util-linux)'].filter(Boolean);
+  if (missing.length > 0) return { tool: null, rootless, problem: `${missing.join(' and ')} not found: install slirp4netns and util-linux for a Box network of its own` };
+  if (!userns.ok) return { tool: null, rootless, problem: `unshare --user --net failed (${lastLine(userns.stderr) || `exit ${userns.code}`})` };
+  if (rootless) {
+    try {
+      fs.accessSync('/dev/net/tun', fs.constants.R_OK | fs.constants.W_OK);
+    } catch (err) {
+      return { tool: null, rootless, problem: `/dev/net/tun is not readable and writable by this user (${err.code}); distributions give it mode 0666` };
+    }
+  }
+  return { tool: 'slirp4netns', rootless, problem: null };
+}
+
+/** `'prlimit'` when util-linux's prlimit runs, else `'shell'` (`/bin/sh`'s ulimit), else null. */
+async function probeRlimits() {
+  if ((await run('prlimit', ['--version'])).ok) return 'prlimit';
+  if ((await run('/bin/sh', ['-c', 'ulimit -n 4096 && ulimit -f 2097152'])).ok) return 'shell';
+  return null;
+}
+
+let probing;
+let isolating;
+/**
+ * The probe (once per process; see the file comment). Resolves to `{ platform, isolation
+ * ('bubblewrap' | 'seatbelt' | 'none': the strongest this machine gives), bubblewrap: { works,
+ * problem }, seatbelt: { works, problem } | null, boxUsers, netTool, netRootless, netProblem,
+ * rlimits ('prlimit' | 'shell' | null), unsharePid, cgroup (box-limits.mjs), diskBound,
+ * toolchain (box-toolchain.mjs) }`.
+ */
+export function hostFeatures() {
+  probing ??= probe().then((features) => {
+    if (features.isolation === 'none') {
+      probing = undefined;
+      isolating = undefined;
+    }
+    return features;
+  });
+  return probing;
+}
+
+async function probe() {
+  const platform = process.platform;
+  const toolchain = resolveToolchain();
+  if (platform === 'darwin') {
+    const { file, args } = probeSeatbeltArgs();
+    const outcome = await run(file, args);
+    const seatbelt = classifySeatbeltProbe({ exitCode: outcome.code === 0 ? 0 : outcome.code, stderr: outcome.stderr });
+    return {
+      platform,
+      isolation: seatbelt.works ? 'seatbelt' : 'none',
+      bubblewrap: { works: false, problem: 'bubblewrap is Linux only' },
+      seatbelt: { works: seatbelt.works, problem: seatbelt.reason ?? null },
+      boxUsers: false,
+      netTool: null,
+      netRootless: true,
+      netProblem: null,
+      rlimits: await probeRlimits(),
+      unsharePid: false,
+      cgroup: { kind: 'rlimit', notes: ['no cgroups on macOS'] },
+      diskBound: false,
+      toolchain,
+    };
+  }
+  const bubblewrap = await probeBubblewrap();
+  const [network, rlimits, unsharePid, disk] = await Promise.all([
+    probeNetworkTool(bubblewrap.works),
+    probeRlimits(),
+    run('unshare', ['--pid', '--fork', '--kill-child', '--mount-proc', 'true']).then((outcome) => outcome.ok),
+    diskBound(),
+  ]);
+  return {
+    platform,
+    isolation: bubblewrap.works ? 'bubblewrap' : 'none',
+    bubblewrap: { works: bubblewrap.works, problem: bubblewrap.problem },
+    seatbelt: null,
+    boxUsers: bubblewrap.boxUsers,
+    netTool: network.tool,
+    netRootless: network.rootless,
+    netProblem: network.problem,
+    rlimits,
+    unsharePid,
+    cgroup: chooseCgroups(),
+    diskBound: disk,
+    toolchain,
+  };
+}
+
+/** True when the strongest isolation of this machine works (bubblewrap, or Seatbelt on macOS). */
+export function bubblewrapWorks() {
+  isolating ??= hostFeatures().then((features) => features.isolation !== 'none');
+  return isolating;
+}
+
+/** Why this machine gives Boxes no isolation, with the fix (`null` when it gives some). */
+export function isolationProblem(features) {
+  if (features.isolation !== 'none') return null;
+  return features.platform === 'darwin' ? features.seatbelt?.problem : features.bubblewrap.problem;
+}
+
+/**
+ * One line for `vite dev` and `vite-hub-sandbox host`: the isolation Boxes get, and what is
+ * missing for more with how to get it. `mode` is the isolation in force (index.mjs).
+ */
+export function describeHost(features, mode) {
+  const parts = [];
+  if (mode === 'none') {
+    const why = isolationProblem(features);
+    parts.push(`Boxes run as plain processes without isolation (filesystem and network of this user)${why ? `: ${why}` : ''}`);
+  } else {
+    parts.push(`Boxes run under ${mode}`);
+    if (mode === 'bubblewrap' && features.netTool === null) {
+      parts.push(`allow-all Boxes share this machine's network${features.netProblem ? ` (${features.netProblem})` : ''}`);
+    }
+  }
+  if (features.rlimits === null) parts.push('no per-process limits (neither prlimit nor /bin/sh ulimit works)');
+  for (const gap of features.toolchain.missing) parts.push(`no ${gap.tool} for Definitions that need it (${gap.hint})`);
+  return `[vite-hub-sandbox] local Box host: ${parts.join('; ')}`;
+}
