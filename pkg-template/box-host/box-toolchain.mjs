@@ -12,6 +12,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
+/** The system directories every Box command's PATH ends with (after the toolchain's). */
+export const SYSTEM_PATH = '/usr/local/bin:/usr/bin:/bin';
+
 /** The package managers a Definition may need (definition rules: npm, pnpm). */
 export const PACKAGE_MANAGERS = ['npm', 'pnpm'];
 
@@ -51,10 +54,13 @@ function findIn(dirs, name) {
 /**
  * The app's toolchain. `execPath` (default `process.execPath`), `pathEnv` (default the host's
  * `PATH`). Returns `{ node: { path, version }, tools: { npm, pnpm } (each `{ path, real } | null`),
- * binDirs (host directories, in PATH order: node's own first), readOnlyDirs (host directories a
- * Box must see, read-only, for these tools to run: their bin directories and the npm packages
- * their links lead to), missing: [{ tool, hint }] }`. npm and pnpm are looked up beside the app's
- * Node first (`<bin>/npm`, then `<prefix>/lib/node_modules/npm`), then on `PATH`.
+ * binDirs (host directories a Box command's PATH starts with: node's own first, then those of
+ * tools found outside the system directories, which keep their place in SYSTEM_PATH),
+ * readOnlyPaths (host paths a Box must see, read-only, for these tools to run: their bin
+ * directories, the npm packages their links lead to, and npm's global config
+ * `<prefix>/etc/npmrc` beside the app's Node, as `/usr/etc/npmrc` is seen for a system Node),
+ * missing: [{ tool, hint }] }`. npm and pnpm are looked up beside the app's Node first
+ * (`<bin>/npm`, then `<prefix>/lib/node_modules/npm`), then on `PATH`.
  */
 export function resolveToolchain({ execPath = process.execPath, version = process.version, pathEnv = process.env.PATH ?? '' } = {}) {
   const nodePath = fs.realpathSync(execPath);
@@ -73,13 +79,17 @@ export function resolveToolchain({ execPath = process.execPath, version = proces
     }
     tools[name] = { path: found, real: fs.realpathSync(found) };
   }
-  const binDirs = unique([nodeBin, ...Object.values(tools).filter(Boolean).map((tool) => path.dirname(tool.path))]);
+  const system = SYSTEM_PATH.split(':');
+  const toolDirs = Object.values(tools).filter(Boolean).map((tool) => path.dirname(tool.path));
+  const binDirs = unique([nodeBin, ...toolDirs.filter((dir) => !system.includes(dir))]);
   const linked = Object.values(tools).filter(Boolean).map((tool) => packageRoot(tool.real) ?? path.dirname(tool.real));
+  const npmrc = path.join(prefix, 'etc/npmrc');
+  const config = fs.existsSync(npmrc) ? [npmrc] : [];
   return {
     node: { path: nodePath, version },
     tools,
     binDirs,
-    readOnlyDirs: outermost([...binDirs, ...linked]),
+    readOnlyPaths: outermost([...binDirs, ...toolDirs, ...linked, ...config]),
     missing,
   };
 }

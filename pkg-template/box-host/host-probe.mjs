@@ -8,12 +8,12 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import { diskBound } from './box-disk.mjs';
 import { chooseCgroups } from './box-limits.mjs';
-import { resolveToolchain } from './box-toolchain.mjs';
+import { SYSTEM_PATH, resolveToolchain } from './box-toolchain.mjs';
 import { BOX_UID_RANGE } from './box-user.mjs';
 import { classifySeatbeltProbe, probeSeatbeltArgs } from './seatbelt.mjs';
 
 /** The system PATH the host looks its own tools up on (never the app's PATH: no PATH injection). */
-export const SYSTEM_PATH = '/usr/local/bin:/usr/bin:/bin';
+export { SYSTEM_PATH };
 /** The uid and gid of Box commands under bubblewrap (not root; mapped to the Box's host uid, box-user.mjs). */
 export const BOX_UID = 1000;
 

@@ -202,7 +202,7 @@ export function withRlimits(rlimits, command, args) {
 
 /** The host directories of the app's toolchain a sandbox must show read-only (not system dirs). */
 function toolDirs(features) {
-  return (features?.toolchain?.readOnlyDirs ?? []).filter((dir) => !underSystemDir(dir));
+  return (features?.toolchain?.readOnlyPaths ?? []).filter((dir) => !underSystemDir(dir));
 }
 
 /**
@@ -255,7 +255,7 @@ export function spawnSpec({ isolation, root, workDir, networkDenied, network, co
   if (isolation === 'seatbelt') {
     const profile = seatbeltProfile({
       writableDirs: [root],
-      readableDirs: features?.toolchain?.readOnlyDirs ?? [],
+      readableDirs: features?.toolchain?.readOnlyPaths ?? [],
       hiddenDirs: [os.homedir()],
       networkDenied,
     });

@@ -329,12 +329,13 @@ describe('bubblewrap isolation', { skip: NO_BWRAP }, () => {
     assert.ok(fs.existsSync('/root') && fs.existsSync('/work/main'), 'the host paths under test exist');
     const hostMarker = path.join('/tmp', `vite-hub-host-${randomBytes(6).toString('hex')}`);
     fs.writeFileSync(hostMarker, 'host');
+    const appNode = fs.realpathSync(process.execPath);
     const sid = (await createBox(host)).id;
     try {
       const probe = `
         const fs = require('fs');
         const out = {};
-        for (const p of ['/root', '/work', '/work/main', ${JSON.stringify(hostMarker)}, '/etc/npmrc', '/usr/bin/node']) out[p] = fs.existsSync(p);
+        for (const p of ['/root', '/work', '/work/main', ${JSON.stringify(hostMarker)}, '/etc/npmrc', ${JSON.stringify(appNode)}]) out[p] = fs.existsSync(p);
         for (const p of ['/etc/x', '/usr/x', '/x', '/home/x', '/vercel/x', '/vercel/sandbox/x', '/tmp/x', '/home/box/x']) {
           try { fs.writeFileSync(p, 'w'); out['write ' + p] = 'ok'; } catch (e) { out['write ' + p] = e.code; }
         }
@@ -347,7 +348,8 @@ describe('bubblewrap isolation', { skip: NO_BWRAP }, () => {
         '/work/main': false,
         [hostMarker]: false,
         '/etc/npmrc': fs.existsSync('/etc/npmrc'),
-        '/usr/bin/node': true,
+        // The app's own Node is there at its own path (box-toolchain.mjs), wherever it lives.
+        [appNode]: true,
         'write /etc/x': 'EROFS',
         'write /usr/x': 'EROFS',
         'write /x': 'EROFS',

