@@ -18,6 +18,9 @@ chrome_tmp=$(mktemp -d)
 TMPDIR="$chrome_tmp" CHROMEDRIVER=/usr/bin/chromedriver wasm-pack test --headless --chrome -- --test browser
 rm -rf "$chrome_tmp"
 
+echo "== the user-machine lane: an unprivileged user, Node from a private folder, tools hidden"
+bash scripts/test-user-lane.sh
+
 echo "== node:test integration and conformance"
 # The local Box hosts these tests start keep prepared projects under $XDG_CACHE_HOME: a private
 # one per suite, so no run finds the preparations of an earlier one (or of the user's own apps).
