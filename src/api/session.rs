@@ -434,7 +434,7 @@ pub fn open_sandbox_session(options: JsValue) -> Promise {
         }
         provider.ensure_ready().await.map_err(JsValue::from)?;
         let session = provider.open(&spec, signal.as_ref()).await.map_err(|e| abort_or(e, signal.as_ref()))?;
-        let authority = match provider.box_execution_authority(&session) {
+        let authority = match provider.box_execution_authority(&session).await {
             Ok(authority) => authority,
             Err(error) => {
                 let _ = session.close().await;

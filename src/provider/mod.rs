@@ -200,7 +200,8 @@ mod built {
         }
 
         /// What a Box of this provider can reach (contract §2), before any Box exists: Vercel
-        /// from its `networkPolicy`, Cloudflare fixed, the local Box host asked (its own report).
+        /// from its `networkPolicy`, Cloudflare fixed (or its local Box host's report in
+        /// development), the local Box host asked (its own report).
         ///
         /// # Errors
         /// Local only: those of [`Provider::ensure_ready`], `SANDBOX_TRANSPORT_ERROR` for a failed
@@ -208,7 +209,7 @@ mod built {
         pub async fn execution_authority(&self, signal: Option<&AbortSignal>) -> Result<ExecutionAuthority> {
             match self {
                 Provider::Vercel(provider) => Ok(ExecutionAuthority::vercel(provider.network_policy())),
-                Provider::Cloudflare(_) => Ok(ExecutionAuthority::cloudflare()),
+                Provider::Cloudflare(provider) => provider.execution_authority(signal).await,
                 Provider::Local(provider) => {
                     let report = provider.execution_authority(signal).await?;
                     ExecutionAuthority::from_report(&report).map_err(|e| e.with_provider(ProviderKind::Local))
@@ -221,10 +222,10 @@ mod built {
         ///
         /// # Errors
         /// `SANDBOX_TRANSPORT_ERROR` when the local Box host reported none or a malformed one.
-        pub fn box_execution_authority(&self, session: &BoxSession) -> Result<ExecutionAuthority> {
+        pub async fn box_execution_authority(&self, session: &BoxSession) -> Result<ExecutionAuthority> {
             match self {
                 Provider::Vercel(provider) => Ok(ExecutionAuthority::vercel(provider.network_policy())),
-                Provider::Cloudflare(_) => Ok(ExecutionAuthority::cloudflare()),
+                Provider::Cloudflare(provider) => provider.execution_authority(None).await,
                 Provider::Local(_) => match session.reported_execution_authority() {
                     Some(report) => ExecutionAuthority::from_report(report).map_err(|e| e.with_provider(ProviderKind::Local)),
                     None => Err(crate::error::Error::new(

@@ -15,7 +15,7 @@ import { until } from './fixtures.mjs';
 const WORKER = `
 import { Sandbox as RealSandbox } from '@cloudflare/sandbox';
 import { sandboxOnBoxHost } from './tests/fixtures/cloudflare/box-host-container.mjs';
-import { configureSandbox, registerSandbox, runSandbox } from '@vite-hub/sandbox';
+import { configureSandbox, registerSandbox, resolveSandboxRunner, runSandbox } from '@vite-hub/sandbox';
 
 export const Sandbox = sandboxOnBoxHost(RealSandbox);
 
@@ -46,12 +46,13 @@ export default {
       await env.SANDBOX.get(env.SANDBOX.idFromName(url.searchParams.get('id'))).destroy();
       return new Response('destroyed');
     }
-    const { name, payload, cloudflare, localHost, options } = await request.json();
+    const { name, payload, cloudflare, localHost, options, authority } = await request.json();
     // The Worker idiom: the provider gets the Worker env, whose SANDBOX binding it drives.
     // localHost: local development, an env with SANDBOX_LOCAL_URL/TOKEN (as .dev.vars gives) and
     // no binding at all.
     const workerEnv = localHost ? { SANDBOX_LOCAL_URL: env.BOX_HOST_URL, SANDBOX_LOCAL_TOKEN: env.BOX_HOST_TOKEN } : env;
     configureSandbox({ provider: 'cloudflare', cloudflare, env: workerEnv });
+    if (authority) return Response.json((await resolveSandboxRunner(name)).executionAuthority);
     return runSandbox(name, payload, options);
   },
 };
@@ -140,6 +141,18 @@ test('a missing binding is SANDBOX_PROVIDER_REQUIRED naming it and the wrangler 
   assert.equal(body.error.code, 'SANDBOX_PROVIDER_REQUIRED');
   assert.match(body.error.message, /binding "BOXES"/);
   assert.match(body.error.message, /\[\[durable_objects\.bindings\]\] name = "BOXES" class_name = "Sandbox"/);
+});
+
+test('executionAuthority is the Box that runs: container through the binding, the local host\'s own report with SANDBOX_LOCAL_URL', async () => {
+  const ask = async (localHost) => {
+    const response = await miniflare.dispatchFetch('http://worker.test/run', { method: 'POST', body: JSON.stringify({ name: 'cf/echo', localHost, authority: true }) });
+    assert.equal(response.status, 200);
+    return response.json();
+  };
+  assert.equal((await ask(false)).isolation, 'container');
+  // A Worker in development whose Boxes run on a local host reports that host's isolation and
+  // network (it said 'container' whatever the host was started with).
+  assert.deepEqual(await ask(true), host.executionAuthority);
 });
 
 test('with SANDBOX_LOCAL_URL and SANDBOX_LOCAL_TOKEN the container traffic goes straight to the local Box host', async () => {

@@ -15,6 +15,8 @@ pub mod wire;
 
 #[cfg(target_arch = "wasm32")]
 pub mod client;
+#[cfg(target_arch = "wasm32")]
+mod local_authority;
 
 pub use options::{CloudflareOptions, CloudflareSettings, LocalContainerHost, DEFAULT_BINDING};
 
@@ -120,6 +122,18 @@ mod session {
                 (None, None) => return None,
             };
             Some(CloudflareProvider { settings, route, retry: StartupRetry::default() })
+        }
+
+        /// What its Boxes can reach: a real container's fixed report, or, on a local Box host
+        /// (`wrangler dev`), that host's own report (its isolation and network).
+        ///
+        /// # Errors
+        /// Local host only: `SANDBOX_TRANSPORT_ERROR` for a failed request or a malformed report.
+        pub async fn execution_authority(&self, signal: Option<&AbortSignal>) -> Result<crate::session::ExecutionAuthority> {
+            match &self.route {
+                Route::LocalHost { base_url, token, fetcher } => super::local_authority::local_host_authority(base_url, token, fetcher, signal).await,
+                Route::Namespace(_) => Ok(crate::session::ExecutionAuthority::cloudflare()),
+            }
         }
 
         /// The same provider with another start retry bound (tests of bounded retries).
