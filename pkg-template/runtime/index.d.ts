@@ -279,8 +279,15 @@ export interface SandboxConfig {
   production?: boolean;
   /** Vercel Sandbox. Credentials fall back to env `VITE_SANDBOX_*`, `VERCEL_TOKEN`/`VERCEL_TEAM_ID`/`VERCEL_PROJECT_ID`, then `VERCEL_OIDC_TOKEN`. */
   vercel?: { token?: string; teamId?: string; projectId?: string; baseUrl?: string; networkPolicy?: 'allow-all' | 'deny-all' | object };
-  /** A running local Box host (Node starts one in-process when `baseUrl` is unset). */
-  local?: { baseUrl?: string; token?: string; networkPolicy?: 'allow-all' | 'deny-all' | object };
+  /**
+   * A running local Box host (Node starts one in-process when `baseUrl` is unset).
+   * `isolation` (in-process host only): 'auto' (default) takes the strongest this machine gives
+   * (bubblewrap on Linux, Seatbelt on macOS) and, in production, makes the first Run reject with
+   * SANDBOX_PROVIDER_UNAVAILABLE when there is none; 'bubblewrap' / 'seatbelt' require theirs;
+   * 'none' runs Boxes as plain processes, also in production. A `networkPolicy: 'deny-all'` the
+   * host cannot enforce is SANDBOX_PROVIDER_UNAVAILABLE (see docs/local-provider.md).
+   */
+  local?: { baseUrl?: string; token?: string; networkPolicy?: 'allow-all' | 'deny-all' | object; isolation?: 'auto' | 'bubblewrap' | 'seatbelt' | 'none' };
   /**
    * Cloudflare Sandbox through the Worker's Durable Object binding (pass the Worker `env`). `binding`
    * default `SANDBOX`; `sandboxId` keeps one Box for every Run (Runs wait in turn in the isolate);
