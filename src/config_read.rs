@@ -27,7 +27,7 @@ pub const CONFIG_FIELDS: &[&str] = &["provider", "production", "vercel", "local"
 /// The keys of `vercel`.
 pub const VERCEL_FIELDS: &[&str] = &["token", "teamId", "projectId", "baseUrl", "networkPolicy"];
 /// The keys of `local`.
-pub const LOCAL_FIELDS: &[&str] = &["baseUrl", "token", "networkPolicy"];
+pub const LOCAL_FIELDS: &[&str] = &["baseUrl", "token", "networkPolicy", "isolation"];
 /// The keys of `transfer`.
 pub const TRANSFER_FIELDS: &[&str] = &["maxInputBytes", "maxOutputBytes", "maxDepth", "maxSidecars", "maxSidecarBytes"];
 
@@ -75,7 +75,11 @@ fn local(value: &Value) -> Result<LocalOptions, String> {
         match key.as_str() {
             "baseUrl" => options.base_url = optional_string(item, &path)?,
             "token" => options.token = optional_string(item, &path)?,
-            _ /* "networkPolicy" */ => options.network_policy = Some(item.clone()).filter(|policy| !policy.is_null()),
+            "networkPolicy" => options.network_policy = Some(item.clone()).filter(|policy| !policy.is_null()),
+            _ /* "isolation" */ => {
+                options.isolation = serde_json::from_value(item.clone())
+                    .map_err(|_| format!("`{path}` must be \"auto\", \"bubblewrap\", \"seatbelt\" or \"none\", got {item}"))?;
+            }
         }
     }
     Ok(options)
@@ -185,6 +189,16 @@ mod tests {
         let mut names = FieldNames(Vec::new());
         let _ = T::deserialize(&mut names);
         names.0
+    }
+
+    #[test]
+    fn local_isolation_is_one_of_its_words() {
+        use crate::provider::local::options::Isolation;
+        let read = |value: Value| sandbox_config(&json!({ "local": { "isolation": value } })).map(|c| c.local.isolation);
+        assert_eq!(read(json!("none")), Ok(Some(Isolation::None)));
+        assert_eq!(read(json!("seatbelt")), Ok(Some(Isolation::Seatbelt)));
+        assert_eq!(read(Value::Null), Ok(None));
+        assert_eq!(read(json!("docker")), Err("`local.isolation` must be \"auto\", \"bubblewrap\", \"seatbelt\" or \"none\", got \"docker\"".to_owned()));
     }
 
     #[test]

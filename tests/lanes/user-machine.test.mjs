@@ -12,6 +12,7 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -286,6 +287,37 @@ function laneTests(name, { hidden, present, runs, refused }) {
         } finally {
           await session.close();
         }
+      });
+    });
+  }
+
+  if (name === 'no-tools') {
+    describe('setting no-tools in production (NODE_ENV=production)', () => {
+      /** One Run in a fresh process of this Node with NODE_ENV=production: `{ status, body }`. */
+      const runInProduction = (local) =>
+        new Promise((resolve, reject) => {
+          const script = `
+            import { configureSandbox, registerSandbox, runSandbox } from '@vite-hub/sandbox';
+            configureSandbox({ provider: 'local', local: ${JSON.stringify(local)} });
+            registerSandbox('prod', { files: [{ path: 'package.json', content: '{"type":"module"}' }, { path: 'index.mjs', content: 'export default () => "ran"' }] });
+            const response = await runSandbox('prod');
+            console.log(JSON.stringify({ status: response.status, body: await response.text() }));`;
+          execFile(process.execPath, ['--input-type=module', '-e', script], { env: { ...process.env, NODE_ENV: 'production' }, cwd: process.cwd(), timeout: 60_000 }, (error, stdout, stderr) => {
+            if (error) reject(new Error(`${error.message}\n${stderr}`));
+            else resolve(JSON.parse(stdout.trim().split('\n').pop()));
+          });
+        });
+
+      test('the local provider never degrades silently: without isolation the Run is SANDBOX_PROVIDER_UNAVAILABLE naming what is missing', { timeout: 90_000 }, async () => {
+        const { status, body } = await runInProduction({});
+        assert.equal(status, 503, body);
+        const { error } = JSON.parse(body);
+        assert.equal(error.code, 'SANDBOX_PROVIDER_UNAVAILABLE');
+        assert.match(error.message, /refuses to run Boxes without isolation in production.*bwrap.*isolation: 'none'/);
+      });
+
+      test("local.isolation 'none' accepts plain processes explicitly", { timeout: 90_000 }, async () => {
+        assert.deepEqual(await runInProduction({ isolation: 'none' }), { status: 200, body: '"ran"' });
       });
     });
   }
