@@ -154,9 +154,9 @@ async function probe() {
   };
 }
 
-/** True when the strongest isolation of this machine works (bubblewrap, or Seatbelt on macOS). */
+/** True when bubblewrap builds a sandbox here (the probe's answer; callers share one promise). */
 export function bubblewrapWorks() {
-  isolating ??= hostFeatures().then((features) => features.isolation !== 'none');
+  isolating ??= hostFeatures().then((features) => features.bubblewrap.works);
   return isolating;
 }
 

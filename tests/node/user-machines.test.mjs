@@ -1,9 +1,10 @@
-// The Box's toolchain and degraded modes, from their pure rules and real processes: the app's own
-// Node and package managers (box-toolchain.mjs), the rlimits without prlimit (/bin/sh's ulimit),
-// the isolation choice and the start-up line (host-probe.mjs, isolation.mjs), and the host-wide
-// memory bound (box-queue.mjs).
+// The local provider on the machines users have, from its pure rules and real processes: the
+// app's own Node and package managers (box-toolchain.mjs), the rlimits without prlimit (/bin/sh's
+// ulimit), the isolation choice and the start-up line (host-probe.mjs, isolation.mjs), macOS's
+// spawn through sandbox-exec, native Windows, and the host-wide memory bound (box-queue.mjs).
+// The same rules on a real unprivileged user with a private Node: tests/lanes/user-machine.test.mjs.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -11,7 +12,8 @@ import { after, test } from 'node:test';
 import { missingToolMessage, resolveToolchain } from '../../pkg-template/box-host/box-toolchain.mjs';
 import { BoxSlots, QueueRefused } from '../../pkg-template/box-host/box-queue.mjs';
 import { describeHost } from '../../pkg-template/box-host/host-probe.mjs';
-import { BOX_LIMITS, boxPath, executionAuthority, resolveIsolation, withRlimits } from '../../pkg-template/box-host/isolation.mjs';
+import { BOX_LIMITS, boxPath, executionAuthority, resolveIsolation, spawnSpec, withRlimits } from '../../pkg-template/box-host/isolation.mjs';
+import { SANDBOX_EXEC } from '../../pkg-template/box-host/seatbelt.mjs';
 
 const temps = [];
 after(() => {
@@ -166,4 +168,41 @@ test('the host-wide memory bound queues creates in order instead of overcommitti
   assert.deepEqual(order, ['third', 'fourth']);
   assert.equal(slots.usedBytes, 6 * GiB);
   await assert.rejects(slots.acquire(undefined, 9 * GiB), (error) => error instanceof QueueRefused && error.reason === 'too-large' && /maxTotalMemoryBytes/.test(error.message));
+});
+
+test('macOS: a Box command runs through /usr/bin/sandbox-exec with the Box profile, the rlimits inside, argv untouched', () => {
+  const root = '/private/var/folders/xy/T/vite-hub-box-1-abc';
+  const toolchain = { binDirs: ['/Users/me/.nvm/versions/node/v22.1.0/bin'], readOnlyPaths: ['/Users/me/.nvm/versions/node/v22.1.0/bin'], missing: [] };
+  const spec = spawnSpec({
+    isolation: 'seatbelt', root, workDir: '/vercel/sandbox', networkDenied: true, command: 'node', args: ['-e', 'x y'],
+    cwd: '/vercel/sandbox', cwdHost: `${root}/vercel/sandbox`, env: { A: '1' }, features: { rlimits: 'shell', toolchain },
+  });
+  assert.equal(spec.file, SANDBOX_EXEC);
+  assert.equal(spec.args[0], '-p');
+  const profile = spec.args[1];
+  assert.match(profile, /\(deny default\)/);
+  assert.match(profile, new RegExp(`\\(allow file-write\\*[^)]*\\(subpath "${root}"\\)`));
+  assert.doesNotMatch(profile, /network-outbound/, 'deny-all: no network rule');
+  assert.deepEqual(spec.args.slice(spec.args.indexOf('/bin/sh')), ['/bin/sh', '-c', withRlimits('shell', 'node', [])[2], 'node', '-e', 'x y']);
+  assert.equal(spec.cwd, `${root}/vercel/sandbox`);
+  assert.deepEqual(spec.env, { PATH: `${toolchain.binDirs[0]}:/usr/local/bin:/usr/bin:/bin`, HOME: `${root}/home/box`, TMPDIR: `${root}/tmp`, A: '1' });
+  assert.equal(spec.sandboxed, true);
+});
+
+test('native Windows: the first Run is SANDBOX_PROVIDER_UNAVAILABLE naming WSL 2', { timeout: 60_000 }, async () => {
+  // A fresh process that reports win32 before the package loads (the host checks the platform first).
+  const script = `
+    Object.defineProperty(process, 'platform', { value: 'win32' });
+    const { configureSandbox, registerSandbox, runSandbox } = await import('@vite-hub/sandbox');
+    configureSandbox({ provider: 'local' });
+    registerSandbox('win', { files: [{ path: 'package.json', content: '{"type":"module"}' }, { path: 'index.mjs', content: 'export default () => 1' }] });
+    const response = await runSandbox('win');
+    console.log(JSON.stringify({ status: response.status, body: await response.json() }));`;
+  const stdout = await new Promise((resolve, reject) => {
+    execFile(process.execPath, ['--input-type=module', '-e', script], { timeout: 50_000 }, (error, out, err) => (error ? reject(new Error(`${error.message}\n${err}`)) : resolve(out)));
+  });
+  const { status, body } = JSON.parse(stdout.trim().split('\n').pop());
+  assert.equal(status, 503);
+  assert.equal(body.error.code, 'SANDBOX_PROVIDER_UNAVAILABLE');
+  assert.match(body.error.message, /needs Linux or macOS: on Windows, run the app in WSL 2/);
 });
