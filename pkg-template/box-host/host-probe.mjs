@@ -20,9 +20,15 @@ export const BOX_UID = 1000;
 /** `{ ok, code, stderr }` of `file args` (within 10 s); `options` are execFile's (a `uid` to run it as). */
 function run(file, args, options = {}) {
   return new Promise((resolve) => {
-    execFile(file, args, { env: { PATH: SYSTEM_PATH }, timeout: 10_000, ...options }, (err, _stdout, stderr) => {
-      resolve({ ok: !err, code: err ? (typeof err.code === 'number' ? err.code : err.code ?? 'failed') : 0, stderr: String(stderr ?? '').trim() });
-    });
+    try {
+      execFile(file, args, { env: { PATH: SYSTEM_PATH }, timeout: 10_000, ...options }, (err, _stdout, stderr) => {
+        resolve({ ok: !err, code: err ? (typeof err.code === 'number' ? err.code : err.code ?? 'failed') : 0, stderr: String(stderr ?? '').trim() });
+      });
+    } catch (err) {
+      // Thrown by spawn itself: e.g. EINVAL for a uid this user namespace does not map (root in
+      // a rootless container asked to run as a Box uid).
+      resolve({ ok: false, code: err.code ?? 'failed', stderr: err.message });
+    }
   });
 }
 

@@ -206,3 +206,25 @@ test('native Windows: the first Run is SANDBOX_PROVIDER_UNAVAILABLE naming WSL 2
   assert.equal(body.error.code, 'SANDBOX_PROVIDER_UNAVAILABLE');
   assert.match(body.error.message, /needs Linux or macOS: on Windows, run the app in WSL 2/);
 });
+
+test('user namespaces refused (max_user_namespaces 0, as root of a rootless container): Boxes run without isolation, the start-up line says why and how to allow them', { timeout: 60_000 }, async (t) => {
+  // A user namespace of this test's own, mapped to root, whose children may make no namespace.
+  const script = `
+    const { startBoxHost } = await import('@vite-hub/sandbox/box-host');
+    const host = await startBoxHost({});
+    const created = await fetch(host.baseUrl + '/v3/sandboxes', { method: 'POST', headers: { authorization: 'Bearer ' + host.token, 'content-type': 'application/json' }, body: '{}' });
+    const { session } = await created.json();
+    console.log(JSON.stringify({ isolation: host.isolation, description: host.description, authority: session.executionAuthority }));
+    await host.close();`;
+  const outcome = await new Promise((resolve) => {
+    execFile('unshare', ['--user', '--map-root-user', 'sh', '-c', 'echo 0 > /proc/sys/user/max_user_namespaces && exec "$0" --input-type=module -e "$1"', process.execPath, script], { timeout: 50_000 }, (error, stdout, stderr) => resolve({ error, stdout, stderr }));
+  });
+  if (outcome.error && /unshare|max_user_namespaces/.test(outcome.stderr) && !outcome.stdout) {
+    return t.skip(`this machine cannot make the user namespace the test needs: ${outcome.stderr.trim()}`);
+  }
+  assert.equal(outcome.error, null, outcome.stderr);
+  const { isolation, description, authority } = JSON.parse(outcome.stdout.trim().split('\n').pop());
+  assert.equal(isolation, 'none');
+  assert.equal(authority.isolation, 'none');
+  assert.match(description, /bwrap cannot create a sandbox here \(.*namespace.*\): unprivileged user namespaces are refused; as root, allow them \(Ubuntu 24\.04\+: sysctl kernel\.apparmor_restrict_unprivileged_userns=0/);
+});
