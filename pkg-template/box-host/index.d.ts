@@ -83,6 +83,13 @@ export interface BoxHostOptions {
   /** Longest a create waits for a Box slot, in ms (default 120000). */
   maxQueueWaitMs?: number;
   /**
+   * The sum of the memory limits of all live Boxes, in bytes (each Box counts `vcpus × 2048` MiB,
+   * its session's `memory`); a create past it waits in the same queue as at `maxBoxes`, and one
+   * Box larger than it is refused at once (503 `capacity`, SANDBOX_PROVIDER_UNAVAILABLE).
+   * Default: this machine's memory (`os.totalmem()`), at least one default Box (4 GiB).
+   */
+  maxTotalMemoryBytes?: number;
+  /**
    * Parent directory of the Box directories, named `vite-hub-box-<pid>-XXXXXX` after the owning
    * process (`process.pid`, also in worker threads); default `os.tmpdir()`.
    */
