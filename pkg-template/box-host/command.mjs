@@ -74,10 +74,11 @@ export class BoxCommand extends EventEmitter {
       shell: false,
       detached: true,
       // bubblewrap: fd 3 carries its options, fd 4 reports the sandbox pid, fd 5 releases it,
-      // fd 6 (on a Box network) carries the Box's resolv.conf.
+      // fds 6… carry the contents of files made in the sandbox (`boxFiles`: the Box network's
+      // resolv.conf, npm's global config without credentials).
       stdio: spec.argsData === undefined
         ? ['ignore', 'pipe', 'pipe']
-        : ['ignore', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe', ...(spec.resolvData === undefined ? [] : ['pipe'])],
+        : ['ignore', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe', ...(spec.boxFiles ?? []).map(() => 'pipe')],
     });
     this.child = child;
     this.pid = child.pid;
@@ -88,9 +89,9 @@ export class BoxCommand extends EventEmitter {
       child.stdio[3].on('error', () => {});
       child.stdio[5].on('error', () => {});
       child.stdio[3].end(spec.argsData);
-      if (spec.resolvData !== undefined) {
-        child.stdio[6].on('error', () => {});
-        child.stdio[6].end(spec.resolvData);
+      for (const [i, data] of (spec.boxFiles ?? []).entries()) {
+        child.stdio[6 + i].on('error', () => {});
+        child.stdio[6 + i].end(data);
       }
       this.#setUpSandbox(child, spec).catch((err) => {
         // A signal sent while the sandbox was still being set up ends the set-up too: the

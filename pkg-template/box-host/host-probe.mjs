@@ -187,6 +187,9 @@ export function describeHost(features, mode) {
       parts.push(`allow-all Boxes share this machine's network${features.netProblem ? ` (${features.netProblem})` : ''}`);
     }
   }
+  if (features.cgroup?.kind === 'rlimit' && features.platform === 'linux') {
+    parts.push('no memory or process limit per Box (no writable cgroup below this process\'s own: run the app in a delegated cgroup v2, e.g. systemd-run --user --scope, or as root)');
+  }
   if (features.rlimits === null) parts.push('no per-process limits (neither prlimit nor /bin/sh ulimit works)');
   for (const gap of features.toolchain.missing) parts.push(`no ${gap.tool} for Definitions that need it (${gap.hint})`);
   return `[vite-hub-sandbox] local Box host: ${parts.join('; ')}`;

@@ -17,6 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { BOX_UID, SYSTEM_PATH, bubblewrapWorks, hostFeatures, isolationProblem } from './host-probe.mjs';
 import { seatbeltArgs, seatbeltProfile } from './seatbelt.mjs';
+import { publicNpmConfig } from './box-toolchain.mjs';
 
 export { BOX_UID, bubblewrapWorks, hostFeatures };
 /** The system part of every Box command's PATH (after the app's toolchain: boxPath). */
@@ -36,10 +37,10 @@ function writableDirs(workDir) {
 /**
  * The PATH of every Box command: the app's own Node and package managers first
  * (box-toolchain.mjs), so `node`, `npm` and their `#!/usr/bin/env node` scripts run the app's
- * Node, then the system directories.
+ * Node, then the system directories. `at` maps a host directory to where the Box sees it.
  */
-export function boxPath(features) {
-  return [...new Set([...(features?.toolchain?.binDirs ?? []), ...SYSTEM_PATH.split(':')])].join(':');
+export function boxPath(features, at = (dir) => dir) {
+  return [...new Set([...(features?.toolchain?.binDirs ?? []).map(at), ...SYSTEM_PATH.split(':')])].join(':');
 }
 
 /** Whether `dir` is one of the system directories or below one (bound already). */
@@ -119,14 +120,51 @@ export function executionAuthority(isolation, networkDenied = false, boxNetwork 
     isolation: sandboxed ? 'process' : 'none',
     network,
     filesystem: { access: 'read-write', scope: sandboxed ? 'sandbox' : 'host' },
-    environment: 'selected',
-    credentials: 'none',
+    // Without isolation a command runs as the app's user: its files (~/.ssh, ~/.npmrc) and the
+    // app process's environment (/proc/<pid>/environ) are within reach, whatever env it was given.
+    environment: sandboxed ? 'selected' : 'ambient',
+    credentials: sandboxed ? 'none' : 'ambient',
     processes: sandboxed ? 'restricted' : 'arbitrary',
   };
 }
 
+/** Where a bubblewrap Box shows toolchain paths that its own directories would cover. */
+const TOOLCHAIN_ROOT = '/opt/vite-hub-sandbox/toolchain';
+/** Where a bubblewrap Box sees the user's npm config without credentials (NPM_CONFIG_USERCONFIG). */
+export const BOX_USER_NPMRC = '/opt/vite-hub-sandbox/npmrc';
+
+/**
+ * The Box path of a toolchain host path (box-toolchain.mjs): its own path, so its links and
+ * scripts work as on the host, unless that lies where the sandbox puts the Box's own directories
+ * (`/tmp`, the home, the work directory) or its `/dev` and `/proc`: a bind there would make its
+ * mount points in files the Box can write (and a Box could aim them with a symlink); those are
+ * shown below TOOLCHAIN_ROOT instead.
+ */
+export function toolchainBoxPath(hostPath, workDir) {
+  const reserved = [...writableDirs(workDir), '/vercel', '/workspace', '/dev', '/proc'];
+  return reserved.some((dir) => hostPath === dir || hostPath.startsWith(`${dir}/`)) ? `${TOOLCHAIN_ROOT}${hostPath}` : hostPath;
+}
+
+/**
+ * The bwrap options that show the app's toolchain read-only (box-toolchain.mjs): the Node binary
+ * and each package manager's package or file, the links they were found through, and npm's
+ * global config (beside the app's Node, through fd `npmrcFd`) and user config (at BOX_USER_NPMRC,
+ * through fd `userNpmrcFd`) without credentials. Paths the system binds already show are left as
+ * they are.
+ */
+function toolchainArgs(toolchain, workDir, { npmrcFd, userNpmrcFd }) {
+  if (!toolchain) return [];
+  const at = (hostPath) => toolchainBoxPath(hostPath, workDir);
+  const args = [];
+  for (const file of toolchain.files) if (!underSystemDir(file)) args.push('--ro-bind', file, at(file));
+  for (const link of toolchain.links) if (!underSystemDir(link.path)) args.push('--symlink', at(link.target), at(link.path));
+  if (npmrcFd !== undefined) args.push('--ro-bind-data', String(npmrcFd), at(toolchain.npmrc));
+  if (userNpmrcFd !== undefined) args.push('--ro-bind-data', String(userNpmrcFd), BOX_USER_NPMRC);
+  return args;
+}
+
 /** Bubblewrap options (without the command) for a Box at host dir `root`. */
-function bubblewrapArgs({ root, workDir, ownNet, env, cwd, resolvConf, toolDirs }) {
+function bubblewrapArgs({ root, workDir, ownNet, env, cwd, resolvConfFd, resolvConf, toolchain, npmrcFds }) {
   const args = ['--unshare-all', '--unshare-user', '--uid', String(BOX_UID), '--gid', String(BOX_UID)];
   if (!ownNet) args.push('--share-net');
   args.push('--die-with-parent', '--new-session', '--cap-drop', 'ALL');
@@ -141,16 +179,22 @@ function bubblewrapArgs({ root, workDir, ownNet, env, cwd, resolvConf, toolDirs 
     else if (st.isDirectory()) args.push('--ro-bind', dir, dir);
   }
   args.push('--proc', '/proc', '--ro-bind', '/proc/sys', '/proc/sys', '--dev', '/dev');
-  if (resolvConf) args.push('--ro-bind-data', '6', resolvConf.path);
+  if (resolvConf) args.push('--ro-bind-data', String(resolvConfFd), resolvConf.path);
   for (const dir of writableDirs(workDir)) args.push('--bind', path.join(root, dir), dir);
-  // The app's own Node and package managers (box-toolchain.mjs), read-only at their host paths
-  // (their links and scripts name those paths); after the writable dirs, so a toolchain below
-  // the host's /tmp is still seen over the Box's own /tmp.
-  for (const dir of toolDirs) args.push('--ro-bind', dir, dir);
+  args.push(...toolchainArgs(toolchain, workDir, npmrcFds));
   args.push('--remount-ro', '/', '--clearenv');
   for (const [key, value] of Object.entries(env)) args.push('--setenv', key, value);
   args.push('--chdir', cwd, '--info-fd', '4', '--block-fd', '5');
   return args;
+}
+
+/** npm's global config at `file` without credentials (publicNpmConfig), or null when unreadable. */
+function readPublicNpmConfig(file) {
+  try {
+    return publicNpmConfig(fs.readFileSync(file, 'utf8'));
+  } catch {
+    return null;
+  }
 }
 
 /** The address of slirp4netns's built-in DNS forwarder inside a Box network. */
@@ -200,11 +244,6 @@ export function withRlimits(rlimits, command, args) {
   return [command, ...args];
 }
 
-/** The host directories of the app's toolchain a sandbox must show read-only (not system dirs). */
-function toolDirs(features) {
-  return (features?.toolchain?.readOnlyPaths ?? []).filter((dir) => !underSystemDir(dir));
-}
-
 /**
  * Spawn spec for one Box command: `{ file, args, cwd (host), env, argsData?, sandboxed }`.
  * `cwd` is a Box path of an existing directory, `cwdHost` its checked host path; `env` holds
@@ -212,8 +251,8 @@ function toolDirs(features) {
  * `/workspace`), bound read-write; `cgroup` is the Box's (box-limits.mjs makeBoxCgroup:
  * `{ dirs, problems }`), which the command's processes join. Under bubblewrap the options travel
  * in `argsData` (written to fd 3); fd 4 reports the sandbox's pid and fd 5 releases the command
- * once it is in the Box's cgroups (command.mjs); on a Box network fd 6 carries the Box's
- * resolv.conf (`resolvData`). `boxUid` (box-user.mjs) is the host uid (= gid) bwrap runs as,
+ * once it is in the Box's cgroups (command.mjs); fds 6… carry files made in the sandbox
+ * (`boxFiles`: a Box network's resolv.conf, npm's global config without credentials). `boxUid` (box-user.mjs) is the host uid (= gid) bwrap runs as,
  * when the Box has one: `uid`/`gid` of the spawn, or nsenter's `--setuid`/`--setgid` once it
  * has entered the Box network (which only the host's root may enter). `network` is the Box's
  * (box-network.mjs: `{ netns, userns? }`): a rootless one is entered with its user namespace.
@@ -225,7 +264,13 @@ export function spawnSpec({ isolation, root, workDir, networkDenied, network, co
   const limited = withRlimits(features?.rlimits ?? null, command, args);
   const PATH = boxPath(features);
   if (isolation === 'bubblewrap') {
-    const fullEnv = { PATH, HOME: BOX_HOME, ...env };
+    const toolchain = features?.toolchain;
+    // npm's global and user configs without credentials (box-toolchain.mjs publicNpmConfig): an
+    // install in the Box reaches the registry the app's npm reaches, through its proxy and CA.
+    const npmrc = toolchain?.npmrc && !underSystemDir(toolchain.npmrc) ? readPublicNpmConfig(toolchain.npmrc) : null;
+    const userNpmrc = toolchain?.userNpmrc ? readPublicNpmConfig(toolchain.userNpmrc) : null;
+    const npmEnv = userNpmrc === null ? {} : { NPM_CONFIG_USERCONFIG: BOX_USER_NPMRC };
+    const fullEnv = { PATH: boxPath(features, (dir) => toolchainBoxPath(dir, workDir)), HOME: BOX_HOME, ...npmEnv, ...env };
     const netns = network?.netns;
     // On a Box network the host's resolver may be on the host's loopback, which the Box cannot
     // reach: its resolv.conf names slirp4netns's forwarder instead (fd 6).
@@ -238,12 +283,17 @@ export function spawnSpec({ isolation, root, workDir, networkDenied, network, co
       ? ['nsenter', `--user=${network.userns}`, `--net=${netns}`, '--preserve-credentials', '--']
       : ['nsenter', `--net=${netns}`, ...asBoxUser, '--'];
     const [file, ...rest] = netns ? [...enter, ...bwrap] : bwrap;
+    // Files made in the sandbox from host data, one fd each from 6 (command.mjs).
+    const boxFiles = [];
+    const fdOf = (data) => (data === null ? undefined : 6 + boxFiles.push(data) - 1);
+    const resolvConfFd = fdOf(resolvConf?.data ?? null);
+    const npmrcFds = { npmrcFd: fdOf(npmrc), userNpmrcFd: fdOf(userNpmrc) };
     return {
       file,
       args: rest,
       ...(boxUid !== undefined && !netns ? { uid: boxUid, gid: boxUid } : {}),
-      argsData: `${bubblewrapArgs({ root, workDir, ownNet: networkDenied && !netns, env: fullEnv, cwd, resolvConf, toolDirs: toolDirs(features) }).join('\0')}\0`,
-      resolvData: resolvConf?.data,
+      argsData: `${bubblewrapArgs({ root, workDir, ownNet: networkDenied && !netns, env: fullEnv, cwd, resolvConfFd, resolvConf, toolchain, npmrcFds }).join('\0')}\0`,
+      boxFiles,
       cgroup: cgroup ?? null,
       cwd: root,
       env: { PATH: SYSTEM_PATH },
@@ -253,9 +303,10 @@ export function spawnSpec({ isolation, root, workDir, networkDenied, network, co
   }
   const hostEnv = { PATH, HOME: path.join(root, BOX_HOME), TMPDIR: path.join(root, 'tmp'), ...env };
   if (isolation === 'seatbelt') {
+    const toolchain = features?.toolchain;
     const profile = seatbeltProfile({
       writableDirs: [root],
-      readableDirs: features?.toolchain?.readOnlyPaths ?? [],
+      readableDirs: toolchain ? [...toolchain.files, ...toolchain.links.map((link) => link.path)] : [],
       hiddenDirs: [os.homedir()],
       networkDenied,
     });

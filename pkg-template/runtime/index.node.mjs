@@ -32,7 +32,13 @@ wasm.setLocalBoxHostStarter(async ({ isolation } = {}) => {
     const loading = import('../box-host/index.mjs');
     void globalThis.Response;
     const { startBoxHost } = await loading;
-    own = await startBoxHost({ isolation });
+    try {
+      own = await startBoxHost({ isolation });
+    } catch (error) {
+      // Said on the server's own output too: the Run's error reaches only the client that made it.
+      console.error(`[vite-hub-sandbox] the local Box host did not start: ${error.message}`);
+      throw error;
+    }
     own.unref?.();
     // One line when Boxes get less than isolation, a Box network, limits and the tools they need.
     if (own.degraded) console.warn(own.description);

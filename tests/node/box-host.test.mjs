@@ -135,8 +135,9 @@ for (const isolation of modes) {
         isolation: isolation === 'bubblewrap' ? 'process' : 'none',
         network: isolation === 'bubblewrap' && boxNetwork ? 'restricted' : 'unrestricted',
         filesystem: { access: 'read-write', scope: isolation === 'bubblewrap' ? 'sandbox' : 'host' },
-        environment: 'selected',
-        credentials: 'none',
+        // Plain processes reach the user's own files and the app's environment (/proc).
+        environment: isolation === 'bubblewrap' ? 'selected' : 'ambient',
+        credentials: isolation === 'bubblewrap' ? 'none' : 'ambient',
         processes: isolation === 'bubblewrap' ? 'restricted' : 'arbitrary',
       });
       assert.match(host.baseUrl, /^http:\/\/127\.0\.0\.1:\d+$/);
@@ -278,8 +279,11 @@ for (const isolation of modes) {
           BOX_LEVEL: 'b',
           MINE: 'm€',
         };
-        if (isolation === 'bubblewrap') expected.PWD = '/vercel/sandbox';
-        else {
+        if (isolation === 'bubblewrap') {
+          expected.PWD = '/vercel/sandbox';
+          // The user's npm config, without credentials, where it has one (box-toolchain.mjs).
+          if (fs.existsSync(path.join(os.homedir(), '.npmrc'))) expected.NPM_CONFIG_USERCONFIG = '/opt/vite-hub-sandbox/npmrc';
+        } else {
           // Plain processes get the Box's own temp folder too.
           assert.match(env.HOME, /vite-hub-box-[^/]+\/home\/box$/);
           expected.TMPDIR = env.HOME.replace(/home\/box$/, 'tmp');

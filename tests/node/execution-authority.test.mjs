@@ -72,7 +72,7 @@ for (const isolation of isolations) {
         const expected =
           isolation === 'bubblewrap'
             ? { credentials: 'none', environment: 'selected', filesystem: { access: 'read-write', scope: 'sandbox' }, isolation: 'process', network: networkPolicy === 'deny-all' ? 'none' : boxNetwork ? 'restricted' : 'unrestricted', processes: 'restricted' }
-            : { credentials: 'none', environment: 'selected', filesystem: { access: 'read-write', scope: 'host' }, isolation: 'none', network: 'unrestricted', processes: 'arbitrary' };
+            : { credentials: 'ambient', environment: 'ambient', filesystem: { access: 'read-write', scope: 'host' }, isolation: 'none', network: 'unrestricted', processes: 'arbitrary' };
         assert.deepEqual(runner.executionAuthority, expected);
 
         const session = await openSandboxSession();

