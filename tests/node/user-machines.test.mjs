@@ -298,3 +298,33 @@ test("the user's npm config reaches a bubblewrap Box without its credentials", {
   assert.doesNotMatch(output, /npm_SECRET_TOKEN/, 'the token never reaches the Box');
   assert.match(output, /No such file or directory/, 'the original file is not there');
 });
+
+test('a Definition with a dependency on a machine without npm: SANDBOX_PROVIDER_UNAVAILABLE naming npm, before any install runs', { timeout: 60_000 }, async () => {
+  // The app's Node alone in a folder of its own (a link to this very binary), and no npm on PATH.
+  const bin = path.join(tempDir(), 'bin');
+  fs.mkdirSync(bin);
+  const node = path.join(bin, 'node');
+  try {
+    fs.linkSync(fs.realpathSync(process.execPath), node);
+  } catch {
+    fs.copyFileSync(fs.realpathSync(process.execPath), node);
+    fs.chmodSync(node, 0o755);
+  }
+  const script = `
+    const { configureSandbox, registerSandbox, runSandbox, closeLocalBoxHost } = await import('@vite-hub/sandbox');
+    configureSandbox({ provider: 'local' });
+    registerSandbox('needs-npm', { files: [
+      { path: 'package.json', content: JSON.stringify({ type: 'module', dependencies: { 'left-pad': '1.3.0' } }) },
+      { path: 'index.mjs', content: 'export default () => 1' },
+    ] });
+    const response = await runSandbox('needs-npm');
+    console.log(JSON.stringify({ status: response.status, body: await response.json() }));
+    await closeLocalBoxHost();`;
+  const stdout = await new Promise((resolve, reject) => {
+    execFile(node, ['--input-type=module', '-e', script], { env: { PATH: bin, HOME: process.env.HOME, XDG_CACHE_HOME: tempDir() }, timeout: 50_000 }, (error, out, err) => (error ? reject(new Error(`${error.message}\n${err}`)) : resolve(out)));
+  });
+  const { status, body } = JSON.parse(stdout.trim().split('\n').pop());
+  assert.equal(status, 503, JSON.stringify(body));
+  assert.equal(body.error.code, 'SANDBOX_PROVIDER_UNAVAILABLE');
+  assert.match(body.error.message, /found no npm for the app's Node .* put an npm on the app's PATH/);
+});
