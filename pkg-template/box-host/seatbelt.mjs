@@ -158,11 +158,11 @@ export function seatbeltProfile({ writableDirs, readableDirs = [], hiddenDirs = 
     ]),
     '; Named POSIX semaphores (Python multiprocessing in Box commands; CDX base policy).',
     '(allow ipc-posix-sem)',
-    '; openpty(): new ptys carry the sandbox pty extension, inherited ones get data and ioctl only (CDX).',
+    '; openpty(): only ptys the Box opened itself (the sandbox pty extension); a Box command\'s stdio\n' +
+      '; are pipes, so no terminal of the user is written or ioctl\'d (security review).',
     '(allow pseudo-tty)',
     '(allow file-read* file-write-data file-ioctl (literal "/dev/ptmx"))',
     '(allow file-read* file-write-data (require-all (regex #"^/dev/ttys[0-9]+$") (extension "com.apple.sandbox.pty")))',
-    '(allow file-write-data file-ioctl (require-all (regex #"^/dev/ttys[0-9]+$") (vnode-type CHARACTER-DEVICE)))',
     '; Devices: data only, never file-write* (no create, unlink or rename in /dev) (SRT, CDX).',
     rule('allow', 'file-read* file-write-data file-ioctl', literals(DATA_DEVICES)),
     '(allow file-read* file-write-data (subpath "/dev/fd"))',
@@ -179,7 +179,8 @@ export function seatbeltProfile({ writableDirs, readableDirs = [], hiddenDirs = 
       ? '; No network rule: IP and Unix sockets cannot bind, connect or accept. Node start-up needs\n' +
         '; neither (libuv stdio pipes are unnamed socketpairs; CDX grants no socket rule offline).'
       : '; Network: outbound, inbound and bind, system sockets, DNS and TLS services (CDX network policy).',
-    ...(net ? ['(allow network-outbound)', '(allow network-inbound)', '(allow network-bind)', '(allow system-socket)'] : []),
+    // IP only: an unfiltered network-outbound also connects Unix sockets (a local Docker daemon's).
+    ...(net ? ['(allow network-outbound (remote ip "*:*"))', '(allow network-inbound (local ip "*:*"))', '(allow network-bind (local ip "*:*"))', '(allow system-socket)'] : []),
     net ? rule('allow', 'mach-lookup', NETWORK_MACH_SERVICES.map((name) => `(global-name ${quote(name)})`)) : '',
     net ? '(allow sysctl-read (sysctl-name-prefix "net.routetable."))' : '',
     net ? rule('allow', 'file-read*', literals(pathSet(['/private/var/run/resolv.conf'], 'system'))) : '',

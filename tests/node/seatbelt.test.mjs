@@ -223,3 +223,12 @@ test('classifySeatbeltProbe: success, nesting (exit 71), missing binary, other f
   assert.deepEqual(other, { works: false, reason: '/usr/bin/sandbox-exec failed (65): sandbox-exec: syntax error' });
   assert.match(classifySeatbeltProbe({ exitCode: null }).reason, /killed/);
 });
+
+test('the network, when allowed, is IP only, and no terminal the Box did not open is writable', () => {
+  const profile = seatbeltProfile({ writableDirs: ['/private/var/folders/x/T/box'], readableDirs: [], hiddenDirs: [], networkDenied: false });
+  const networkRules = profile.split('\n').filter((line) => /^\(allow network-/.test(line));
+  assert.deepEqual(networkRules, ['(allow network-outbound (remote ip "*:*"))', '(allow network-inbound (local ip "*:*"))', '(allow network-bind (local ip "*:*"))'], 'an unfiltered network-outbound also connects Unix sockets (a Docker daemon)');
+  const ttyRules = profile.split('\n').filter((line) => line.includes('/dev/ttys'));
+  assert.ok(ttyRules.length > 0);
+  for (const line of ttyRules) assert.match(line, /com\.apple\.sandbox\.pty/, `only ptys the Box opened: ${line}`);
+});
