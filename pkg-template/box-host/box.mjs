@@ -196,6 +196,9 @@ export class Box {
     if (typeof command !== 'string' || command === '' || command.includes('\0')) {
       throw new BoxRequestError(400, 'bad_request', 'command must be a non-empty string');
     }
+    // A leading '-' would be read as an option by the wrappers that exec the command (prlimit,
+    // /bin/sh's exec, sandbox-exec); no program is named so.
+    if (command.startsWith('-')) throw new BoxRequestError(400, 'bad_request', `command must not start with '-', got ${JSON.stringify(command)}`);
     if (!Array.isArray(args) || args.some((a) => typeof a !== 'string' || a.includes('\0'))) {
       throw new BoxRequestError(400, 'bad_request', 'args must be an array of strings');
     }

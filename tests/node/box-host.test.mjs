@@ -192,6 +192,10 @@ for (const isolation of modes) {
         // A command cwd outside the Box is refused too.
         const cwdRes = await api(host, 'POST', `/v2/sandboxes/sessions/${sid}/cmd`, { body: { command: 'true', cwd: '/../../root' } });
         assert.equal(cwdRes.status, 400);
+        // A command named like an option is refused: the exec wrappers (prlimit, sh) would read it as one.
+        const dashed = await api(host, 'POST', `/v2/sandboxes/sessions/${sid}/cmd`, { body: { command: '-a', args: ['x', 'id'] } });
+        assert.equal(dashed.status, 400);
+        assert.match(dashed.json.error.message, /must not start with '-'/);
 
         // Allowed writes land in the Box.
         const fine = await writeTar(host, sid, [{ name: 'a/b/c.txt', content: Buffer.from('inside'), mode: 0o600 }], '/vercel/sandbox');
