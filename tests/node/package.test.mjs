@@ -22,12 +22,11 @@ test('the exports map names only public subpaths, and every target exists', () =
   assert.equal(manifest.type, 'module');
 });
 
-// The runtime module's budget is 150 KB gzipped (DESIGN.md §9); it is not reached yet (194.4 KiB
-// at Node's gzip level 9 when this bound was set, from 243 KiB; docs/internals.md "Runtime size"),
-// so this checks the bound reached, with a little room, and fails on growth past it.
-const RUNTIME_WASM_BOUND_KB = 195.5;
+// The runtime module's budget: 250 KiB gzipped (DESIGN.md §9, revised from 150 KB in issue 23:
+// idiomatic Rust first, one size bound with headroom). It was 211 KiB at gzip level 9 when set.
+const RUNTIME_WASM_BOUND_KB = 250;
 
-test(`the runtime wasm module stays under ${RUNTIME_WASM_BOUND_KB} KB gzipped (-9; the budget is 150 KB)`, async () => {
+test(`the runtime wasm module stays under its ${RUNTIME_WASM_BOUND_KB} KiB gzipped budget (-9)`, async () => {
   const { gzipSync } = await import('node:zlib');
   const size = gzipSync(readFileSync(`${dist}wasm/vite_hub_sandbox_bg.wasm`), { level: 9 }).length;
   assert.ok(size <= RUNTIME_WASM_BOUND_KB * 1024, `${size} bytes gzipped`);
