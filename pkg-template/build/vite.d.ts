@@ -15,7 +15,8 @@ export interface SandboxOptions {
   /** Default: `NODE_ENV === 'production'` at runtime. */
   production?: boolean;
   vercel?: { baseUrl?: string; networkPolicy?: 'allow-all' | 'deny-all' | object };
-  local?: { baseUrl?: string; networkPolicy?: 'allow-all' | 'deny-all' | object };
+  /** `isolation`: see {@link SandboxConfig}'s `local` (e.g. `'none'` to run a built server's Boxes without isolation on purpose). */
+  local?: { baseUrl?: string; networkPolicy?: 'allow-all' | 'deny-all' | object; isolation?: 'auto' | 'bubblewrap' | 'seatbelt' | 'none' };
   /** Transfer limits (bytes, depth, counts); see {@link SandboxConfig}. */
   transfer?: SandboxConfig['transfer'];
   /**
