@@ -11,7 +11,6 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { startBoxHost } from '@vite-hub/sandbox/box-host';
 import { repoRoot } from './vite-app.mjs';
-import { buildPeers } from './tarball-app.mjs';
 import { builtWorker, isWasm, viteBuild, wranglerDryRun } from './cloudflare-worker-helpers.mjs';
 
 const run = promisify(execFile);
@@ -46,9 +45,8 @@ before(async () => {
     nitro: versionOf('nitro'),
     vite: versionOf('vite'),
   };
-  // wrangler is run from the repository (a CLI, 195 MB): the app's install stays small. The build
-  // steps' optional peer dependencies are the app's, as the README's install line says.
-  manifest.devDependencies = Object.fromEntries(buildPeers().map((name) => [name, versionOf(name)]));
+  // wrangler is run from the repository (a CLI, 195 MB): the app's install stays small. Nothing
+  // else: the package brings its build steps' libraries.
   writeFileSync(join(app, 'package.json'), JSON.stringify(manifest, null, 2));
   writeFileSync(join(app, 'server/api/local-run.post.ts'), LOCAL_ROUTE);
   // --prefer-offline, as tarball-app.mjs: the cache first. Not --offline: setup's `npm ci` caches
