@@ -20,10 +20,14 @@ export const FREE_FORM_ENTRY = '.vite-hub-sandbox/definition.mjs';
 
 /** The package whose `defineSandbox` import is replaced by the shim in the bundle. */
 const SANDBOX_PACKAGE = '@vite-hub/sandbox';
-/** The bundle's ids of the generated entry and of the shim (`\0`: virtual, no file). */
-const ENTRY_ID = '\0vite-hub-sandbox-entry';
+/** The bundle's id of the shim (`\0`: virtual, no file, and out of the source map). */
 const SHIM_ID = '\0vite-hub-sandbox-shim';
 const SHIM_SOURCE = 'export const defineSandbox = (definition) => definition;\n';
+/**
+ * The name the generated entry has in the bundle's source map (not a source file). Its id is this
+ * name in the root: an id with `\0` would leave it out of the map (rollup, rolldown).
+ */
+const ENTRY_SOURCEFILE = '<vite-hub-sandbox entry>';
 /** The bundle's file name (never written). */
 const BUNDLE_NAME = '.vite-hub-sandbox-bundle.mjs';
 /** Package manifest shipped when the nearest project is not attached. */
@@ -188,6 +192,7 @@ export async function readSandboxFacts(source, file) {
  */
 async function bundleFreeForm(root, file) {
   const absolute = path.join(root, file);
+  const entryId = path.join(root, ENTRY_SOURCEFILE);
   const external = new Set();
   const inputs = new Set();
   const vite = await appVite(`Bundling ${file}`);
@@ -212,13 +217,17 @@ async function bundleFreeForm(root, file) {
     name: 'vite-hub-sandbox-free-form',
     enforce: 'pre',
     resolveId(source) {
-      if (source === ENTRY_ID || source === SANDBOX_PACKAGE) return source === ENTRY_ID ? ENTRY_ID : SHIM_ID;
+      if (source === entryId || source === SANDBOX_PACKAGE) return source === entryId ? entryId : SHIM_ID;
       if (source.startsWith('\0') || path.isAbsolute(source) || !/^[^./]/.test(source)) return null;
       if (!isBuiltin(source)) external.add(source);
       return { id: source, external: true };
     },
     async load(id) {
-      if (id === ENTRY_ID) return `import definition from ${JSON.stringify(absolute)};\nexport default (payload, context) => definition.run(payload, context);\n`;
+      if (id === entryId) {
+        // Line for line its own source, named ENTRY_SOURCEFILE, so a stack through it maps too.
+        const code = `import definition from ${JSON.stringify(absolute)};\nexport default (payload, context) => definition.run(payload, context);\n`;
+        return { code, map: { version: 3, sources: [ENTRY_SOURCEFILE], names: [], mappings: 'AAAA;AACA' } };
+      }
       if (id === SHIM_ID) return SHIM_SOURCE;
       if (path.isAbsolute(id)) {
         await checkManifest(id.split('?')[0]);
@@ -264,7 +273,7 @@ async function bundleFreeForm(root, file) {
         // comment in the code, no sources' text; its sources are relative to the root.
         sourcemap: 'hidden',
         rollupOptions: {
-          input: ENTRY_ID,
+          input: entryId,
           // One module: dynamic imports inlined (rolldown's name for it on Vite 8 is `codeSplitting: false`).
           output: { format: 'es', entryFileNames: BUNDLE_NAME, sourcemapExcludeSources: true, ...(esbuildMajor ? { inlineDynamicImports: true } : { codeSplitting: false }) },
         },
@@ -279,7 +288,7 @@ async function bundleFreeForm(root, file) {
     throw invalidArgument(problem.startsWith(`${file}:`) ? `Cannot bundle ${problem}` : `Cannot bundle ${file}: ${problem}`, error);
   }
   const map = typeof output.map?.toString === 'function' ? JSON.parse(output.map.toString()) : { ...output.map };
-  map.sources = map.sources.map((source) => path.relative(root, path.resolve(root, source)).split(path.sep).join('/'));
+  map.sources = map.sources.map((source) => (source.endsWith(ENTRY_SOURCEFILE) ? ENTRY_SOURCEFILE : path.relative(root, path.resolve(root, source)).split(path.sep).join('/')));
   delete map.sourcesContent;
   map.file = BUNDLE_NAME;
   return { code: new TextEncoder().encode(output.code), map, externalSpecifiers: [...external].sort(), inputs: [...inputs].sort() };
