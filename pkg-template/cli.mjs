@@ -172,8 +172,8 @@ async function run(args) {
     // A handler error's stack, mapped to the Definition's own source files.
     if (sources) {
       const { mapSandboxStack, withMappedStack } = await import('./build/source-stack.mjs');
-      const { peer } = await import('./build/peer.mjs');
-      response = await withMappedStack(response, (stack) => mapSandboxStack(stack, sources, peer('@jridgewell/trace-mapping', "Mapping a stack to the Definition's sources")));
+      const traceMapping = await import('@jridgewell/trace-mapping');
+      response = await withMappedStack(response, (stack) => mapSandboxStack(stack, sources, traceMapping));
     }
     // An install over a second: one line on stderr (manager, package count, duration).
     if (definition) {

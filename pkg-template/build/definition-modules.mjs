@@ -1,12 +1,12 @@
-// Compiles a Definition's TypeScript and checks its module graph (Node only): esbuild compiles,
+// Compiles a Definition's TypeScript and checks its module graph (Node only): the app's Vite
+// compiles (app-vite.mjs: esbuild on Vite 7, oxc on Vite 8),
 // module-facts.mjs reads imports and CommonJS uses, the Rust core (checkModuleGraph, rules in
 // src/definition/module_graph.rs) decides what is allowed and which specifiers to rewrite.
 // The rules are in the tooling wasm module (tooling-wasm.mjs). Contract: docs/internals.md, "TypeScript".
 import * as wasm from './tooling-wasm.mjs';
 import { moduleFacts } from './module-facts.mjs';
-import { BOX_NODE_TARGET } from './box-target.mjs';
-import { peer } from './peer.mjs';
-import { esbuildProblem, invalidArgument } from './sandbox-error.mjs';
+import { transformModule } from './app-vite.mjs';
+import { invalidArgument, transformProblem } from './sandbox-error.mjs';
 
 const TYPESCRIPT = /\.m?ts$/;
 const JAVASCRIPT = /\.m?js$/;
@@ -23,29 +23,26 @@ function isTypeScriptSource(filePath) {
 const decode = (content) => (typeof content === 'string' ? content : new TextDecoder().decode(content));
 
 /**
- * esbuild's compiled code and external source map of one TypeScript file. No output `format`: the
- * module syntax stays as written, so CommonJS uses reach the check. With `format: 'esm'` esbuild
- * wraps a file that uses only `module`/`exports` in a function binding both, which hides them.
+ * The compiled code and external source map (JSON text) of one TypeScript file. No output
+ * `format`: the module syntax stays as written, so CommonJS uses reach the check. (With
+ * `format: 'esm'` esbuild wraps a file that uses only `module`/`exports` in a function binding
+ * both, which hides them.)
  */
 async function compileOne(file) {
-  const { transform } = peer('esbuild', 'Compiling a Definition\'s TypeScript');
+  const purpose = 'Compiling a Definition\'s TypeScript';
+  const source = decode(file.content);
   try {
-    return await transform(decode(file.content), {
-      loader: 'ts',
-      ...BOX_NODE_TARGET,
-      sourcefile: file.path,
-      sourcemap: 'external',
-      logLevel: 'silent',
-    });
+    return await transformModule(source, file.path, { lang: 'ts', target: 'box', purpose });
   } catch (error) {
-    throw invalidArgument(`Cannot compile ${esbuildProblem(error, file.path)}`, error);
+    if (error?.name === 'SandboxError') throw error;
+    throw invalidArgument(`Cannot compile ${transformProblem(error, file.path)}`, error);
   }
 }
 
 /** The facts of a JS source; a syntax error becomes a fact (Rust reports it if the module is reachable). */
-function javaScriptFacts(file) {
+async function javaScriptFacts(file) {
   try {
-    return moduleFacts(decode(file.content));
+    return await moduleFacts(decode(file.content));
   } catch (error) {
     if (!(error instanceof SyntaxError)) throw error;
     const loc = error.loc;
@@ -54,7 +51,7 @@ function javaScriptFacts(file) {
   }
 }
 
-/** esbuild's map of `filePath` with its source named relative to the compiled sibling's folder (esbuild names it as `sourcefile`). */
+/** The compiled map of `filePath` with its source named relative to the compiled sibling's folder (esbuild names it as `sourcefile`). */
 function relativeSources(map, filePath) {
   const parsed = JSON.parse(map);
   parsed.sources = parsed.sources.map((source) => (source === filePath ? filePath.split('/').pop() : source));
@@ -90,7 +87,7 @@ function applyEdits(code, edits) {
  * @param {Array<{ path: string, content: Uint8Array | string, mode?: number }>} files
  * @param {{ name?: string, packagePath?: string, sourceMaps?: Map<string, string> }} [options] `name` for messages (`Sandbox "<name>": …`);
  *   `packagePath` = the package directory inside `files` (`''` = the root); `sourceMaps`, when
- *   given, receives each compiled file's esbuild source map (JSON text, keyed by the compiled path;
+ *   given, receives each compiled file's source map (JSON text, keyed by the compiled path;
  *   its `sources` name the TypeScript file relative to the compiled file's folder).
  * @returns {Promise<Array<{ path: string, content: Uint8Array, mode?: number }>>}
  * @throws {Error} `code: 'SANDBOX_INVALID_ARGUMENT'` when a file collides with a compiled name,
@@ -114,7 +111,7 @@ export async function compileTypeScriptFiles(files, { name, packagePath = '', so
       const { code, map } = await compileOne(file);
       let facts;
       try {
-        facts = moduleFacts(code, { map });
+        facts = await moduleFacts(code, { map });
       } catch (error) {
         if (error?.name === 'SandboxError') throw error;
         throw invalidArgument(`Cannot read the imports of compiled ${file.path}: ${error.message}`, error);
@@ -123,7 +120,7 @@ export async function compileTypeScriptFiles(files, { name, packagePath = '', so
       sourceMaps?.set(compiledName(file.path), relativeSources(map, file.path));
       modules.push({ path: file.path, ...facts });
     } else if (JAVASCRIPT.test(file.path)) {
-      modules.push({ path: file.path, ...javaScriptFacts(file) });
+      modules.push({ path: file.path, ...(await javaScriptFacts(file)) });
     }
   }
 

@@ -5,7 +5,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import * as wasm from './tooling-wasm.mjs';
-import { peer } from './peer.mjs';
+import { parse as parseYaml } from 'yaml';
 import { invalidArgument } from './sandbox-error.mjs';
 
 const WORKSPACE_FILE = 'pnpm-workspace.yaml';
@@ -103,7 +103,6 @@ async function findWorkspaceRoot(packageRoot, appRoot) {
 /** `packages` and `patchedDependencies` of a `pnpm-workspace.yaml` (parsed with npm `yaml`). */
 async function readWorkspaceFile(file, shown) {
   const text = await fs.readFile(file, 'utf8');
-  const { parse: parseYaml } = peer('yaml', `Reading ${shown}`);
   let document;
   try {
     document = parseYaml(text) ?? {};

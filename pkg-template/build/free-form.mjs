@@ -1,24 +1,35 @@
 // Prepares a free-form Definition (`<path>.sandbox.{ts,mts,cts,js,mjs,cjs}` default-exporting
-// `defineSandbox({ run, ... })`) for registerSandbox (Node only). JS reads facts (esbuild
-// compiles, acorn parses, esbuild bundles); every rule is in src/definition/sandbox_options.rs.
+// `defineSandbox({ run, ... })`) for registerSandbox (Node only). JS reads facts with the app's
+// Vite (app-vite.mjs: it compiles and parses; its `build()` bundles); every rule is in
+// src/definition/sandbox_options.rs.
 // Contract: docs/internals.md, "Free-form Definitions".
 import fs from 'node:fs/promises';
 import { isBuiltin } from 'node:module';
 import path from 'node:path';
+import { TraceMap, originalPositionFor } from '@jridgewell/trace-mapping';
+import { analyze } from 'eslint-scope';
+import { parse as parseJsonc, printParseErrorCode } from 'jsonc-parser';
+import { parse as parseYaml } from 'yaml';
 import * as wasm from './tooling-wasm.mjs';
 import { BOX_NODE_TARGET } from './box-target.mjs';
-import { peer } from './peer.mjs';
-import { esbuildProblem, invalidArgument } from './sandbox-error.mjs';
+import { appVite, parseModule, transformModule } from './app-vite.mjs';
+import { invalidArgument, transformProblem } from './sandbox-error.mjs';
 
 /** Where the bundle goes, relative to the shipped package directory. */
 export const FREE_FORM_ENTRY = '.vite-hub-sandbox/definition.mjs';
 
 /** The package whose `defineSandbox` import is replaced by the shim in the bundle. */
 const SANDBOX_PACKAGE = '@vite-hub/sandbox';
-const SHIM_NAMESPACE = 'vite-hub-sandbox-shim';
+/** The bundle's id of the shim (`\0`: virtual, no file, and out of the source map). */
+const SHIM_ID = '\0vite-hub-sandbox-shim';
 const SHIM_SOURCE = 'export const defineSandbox = (definition) => definition;\n';
-/** The name esbuild gives the generated stdin entry (not a source file). */
+/**
+ * The name the generated entry has in the bundle's source map (not a source file). Its id is this
+ * name in the root: an id with `\0` would leave it out of the map (rollup, rolldown).
+ */
 const ENTRY_SOURCEFILE = '<vite-hub-sandbox entry>';
+/** The bundle's file name (never written). */
+const BUNDLE_NAME = '.vite-hub-sandbox-bundle.mjs';
 /** Package manifest shipped when the nearest project is not attached. */
 const DETACHED_MANIFEST = '{"type":"module","private":true}\n';
 
@@ -73,32 +84,25 @@ function isFunction(property) {
  * Reads what src/definition/sandbox_options.rs needs from one free-form source file: the default
  * export, the callee of its call (as imported from @vite-hub/sandbox), its arguments and the
  * properties of an object literal argument, with their lines in the *source* (TypeScript is
- * compiled by esbuild; positions go back through its source map).
+ * compiled by the app's Vite; positions go back through its source map).
  * @param {string} source the file's text
  * @param {string} file its path relative to the app root (named in messages)
  * @returns {Promise<object>} `SandboxFileFacts` (see the Rust docs)
  */
 export async function readSandboxFacts(source, file) {
   const purpose = `Preparing ${file}`;
-  const { transform } = peer('esbuild', purpose);
-  const { parse } = peer('acorn', purpose);
-  const { TraceMap, originalPositionFor } = peer('@jridgewell/trace-mapping', purpose);
   let compiled;
   try {
-    compiled = await transform(source, {
-      loader: /\.[mc]?ts$/.test(file) ? 'ts' : 'js',
-      sourcemap: 'external',
-      sourcefile: file,
-      target: 'esnext',
-      logLevel: 'silent',
-    });
+    compiled = await transformModule(source, file, { lang: /\.[mc]?ts$/.test(file) ? 'ts' : 'js', target: 'esnext', purpose });
   } catch (error) {
-    throw invalidArgument(`Cannot compile ${esbuildProblem(error, file)}`, error);
+    if (error?.name === 'SandboxError') throw error;
+    throw invalidArgument(`Cannot compile ${transformProblem(error, file)}`, error);
   }
   let program;
   try {
-    program = parse(compiled.code, { ecmaVersion: 'latest', sourceType: 'module', locations: true });
+    program = await parseModule(compiled.code, purpose);
   } catch (error) {
+    if (error?.name === 'SandboxError') throw error;
     throw invalidArgument(`Cannot parse ${file}: ${error.message}`, error);
   }
   const trace = new TraceMap(compiled.map);
@@ -177,70 +181,126 @@ export async function readSandboxFacts(source, file) {
 }
 
 /**
- * Bundles a free-form file into one ESM module whose default export calls its `run` (esbuild:
- * platform node, box-target.mjs). `@vite-hub/sandbox` becomes a shim exporting `defineSandbox`
- * (also injected for a file that calls it without importing it);
- * Node built-ins and bare package imports stay external (the latter are returned).
+ * Bundles a free-form file into one ESM module whose default export calls its `run`, with the
+ * app's Vite (`build()`, SSR, for the Box's Node: box-target.mjs on Vite 7; syntax as written on
+ * Vite 8, see app-vite.mjs). `@vite-hub/sandbox` becomes a shim exporting `defineSandbox` (also
+ * added to a module that calls it without importing it); Node built-ins and bare package imports
+ * stay external (the latter are returned). Dynamic imports are inlined: one module.
  * @returns {Promise<{ code: Uint8Array, map: object, externalSpecifiers: string[], inputs: string[] }>}
  *   `map`: the bundle's source map, its `sources` relative to `root`.
  *   `inputs`: the source files read, relative to `root`, `/`-separated.
  */
 async function bundleFreeForm(root, file) {
   const absolute = path.join(root, file);
+  const entryId = path.join(root, ENTRY_SOURCEFILE);
   const external = new Set();
-  const { build } = peer('esbuild', `Bundling ${file}`);
-  let result;
+  const inputs = new Set();
+  const vite = await appVite(`Bundling ${file}`);
+  const esbuildMajor = typeof vite.transformWithOxc !== 'function';
+  // A broken package.json next to a bundled module: its own message (Vite would not read it).
+  let manifestProblem = null;
+  const manifests = new Map();
+  const checkManifest = async (id) => {
+    for (let dir = path.dirname(id); dir === root || dir.startsWith(`${root}${path.sep}`); dir = path.dirname(dir)) {
+      const manifest = path.join(dir, 'package.json');
+      if (!manifests.has(manifest)) manifests.set(manifest, await fs.readFile(manifest, 'utf8').then(jsonProblem, () => undefined));
+      const problem = manifests.get(manifest);
+      if (problem === undefined) continue;
+      if (problem !== null) {
+        manifestProblem ??= `${path.relative(root, manifest).split(path.sep).join('/')}:${problem}`;
+        throw new Error(manifestProblem);
+      }
+      return;
+    }
+  };
+  const resolving = {
+    name: 'vite-hub-sandbox-free-form',
+    enforce: 'pre',
+    resolveId(source) {
+      if (source === entryId || source === SANDBOX_PACKAGE) return source === entryId ? entryId : SHIM_ID;
+      if (source.startsWith('\0') || path.isAbsolute(source) || !/^[^./]/.test(source)) return null;
+      if (!isBuiltin(source)) external.add(source);
+      return { id: source, external: true };
+    },
+    async load(id) {
+      if (id === entryId) {
+        // Line for line its own source, named ENTRY_SOURCEFILE, so a stack through it maps too.
+        const code = `import definition from ${JSON.stringify(absolute)};\nexport default (payload, context) => definition.run(payload, context);\n`;
+        return { code, map: { version: 3, sources: [ENTRY_SOURCEFILE], names: [], mappings: 'AAAA;AACA' } };
+      }
+      if (id === SHIM_ID) return SHIM_SOURCE;
+      if (path.isAbsolute(id)) {
+        await checkManifest(id.split('?')[0]);
+        inputs.add(path.relative(root, id.split('?')[0]).split(path.sep).join('/'));
+      }
+      return null;
+    },
+  };
+  // A module that calls defineSandbox without importing it (auto-import style) gets the shim: the
+  // import goes at the end (imports hoist), so no position moves and the source map stays.
+  const autoImport = {
+    name: 'vite-hub-sandbox-auto-import',
+    enforce: 'post',
+    async transform(code, id) {
+      if (id.startsWith('\0') || !code.includes('defineSandbox')) return null;
+      const scopes = analyze(await parseModule(code, `Bundling ${file}`), { ecmaVersion: 2022, sourceType: 'module' });
+      if (!scopes.globalScope.through.some((reference) => reference.identifier.name === 'defineSandbox')) return null;
+      return { code: `${code}\nimport { defineSandbox } from ${JSON.stringify(SANDBOX_PACKAGE)};\n`, map: null };
+    },
+  };
+  let output;
   try {
-    result = await build({
-      stdin: {
-        contents: `import definition from ${JSON.stringify(absolute)};\nexport default (payload, context) => definition.run(payload, context);\n`,
-        resolveDir: path.dirname(absolute),
-        sourcefile: ENTRY_SOURCEFILE,
-        loader: 'js',
-      },
-      absWorkingDir: root,
-      bundle: true,
-      write: false,
-      metafile: true,
-      platform: 'node',
-      format: 'esm',
-      ...BOX_NODE_TARGET,
-      // The source map stays on the host (stacks in dev and the CLI, source-stack.mjs): external,
-      // so the code holds no comment for it; `outfile` (never written, a name no app file has)
-      // makes its sources relative to the root.
-      sourcemap: 'external',
-      sourcesContent: false,
-      outfile: path.join(root, '.vite-hub-sandbox-bundle.mjs'),
-      // A file that calls defineSandbox without importing it (auto-import style) gets the shim.
-      inject: [SANDBOX_PACKAGE],
+    const built = await vite.build({
+      configFile: false,
+      root,
+      mode: 'production',
       logLevel: 'silent',
-      plugins: [
-        {
-          name: 'vite-hub-sandbox-free-form',
-          setup(builder) {
-            builder.onResolve({ filter: /^@vite-hub\/sandbox$/ }, () => ({ path: SANDBOX_PACKAGE, namespace: SHIM_NAMESPACE }));
-            builder.onLoad({ filter: /.*/, namespace: SHIM_NAMESPACE }, () => ({ contents: SHIM_SOURCE, loader: 'js' }));
-            builder.onResolve({ filter: /^[^./]/ }, (args) => {
-              if (path.isAbsolute(args.path)) return undefined;
-              if (!isBuiltin(args.path)) external.add(args.path);
-              return { path: args.path, external: true };
-            });
-          },
+      clearScreen: false,
+      publicDir: false,
+      plugins: [resolving, autoImport],
+      // Vite 7 lowers the chunk with esbuild for `build.target`: keep import attributes (box-target.mjs).
+      ...(esbuildMajor ? { esbuild: { supported: BOX_NODE_TARGET.supported } } : {}),
+      build: {
+        ssr: true,
+        write: false,
+        outDir: root,
+        emptyOutDir: false,
+        copyPublicDir: false,
+        reportCompressedSize: false,
+        minify: false,
+        target: esbuildMajor ? BOX_NODE_TARGET.target : 'esnext',
+        // The source map stays on the host (stacks in dev and the CLI, source-stack.mjs): no
+        // comment in the code, no sources' text; its sources are relative to the root.
+        sourcemap: 'hidden',
+        rollupOptions: {
+          input: entryId,
+          // One module: dynamic imports inlined (rolldown's name for it on Vite 8 is `codeSplitting: false`).
+          output: { format: 'es', entryFileNames: BUNDLE_NAME, sourcemapExcludeSources: true, ...(esbuildMajor ? { inlineDynamicImports: true } : { codeSplitting: false }) },
         },
-      ],
+      },
     });
+    output = (Array.isArray(built) ? built[0] : built).output.find((item) => item.type === 'chunk' && item.isEntry);
   } catch (error) {
+    if (error?.name === 'SandboxError') throw error;
     // A problem in another file (an imported module, the app's package.json) still names this
     // Definition's file first: every free-form Definition of an app bundles with that file.
-    const problem = esbuildProblem(error, file);
+    const problem = manifestProblem ?? transformProblem(error, file, root);
     throw invalidArgument(problem.startsWith(`${file}:`) ? `Cannot bundle ${problem}` : `Cannot bundle ${file}: ${problem}`, error);
   }
-  const inputs = Object.keys(result.metafile.inputs)
-    .filter((input) => !input.includes(':') && !input.endsWith(ENTRY_SOURCEFILE))
-    .map((input) => input.split(path.sep).join('/'))
-    .sort();
-  const output = (suffix) => result.outputFiles.find((item) => item.path.endsWith(suffix));
-  return { code: output('.mjs').contents, map: JSON.parse(output('.mjs.map').text), externalSpecifiers: [...external].sort(), inputs };
+  const map = typeof output.map?.toString === 'function' ? JSON.parse(output.map.toString()) : { ...output.map };
+  map.sources = map.sources.map((source) => (source.endsWith(ENTRY_SOURCEFILE) ? ENTRY_SOURCEFILE : path.relative(root, path.resolve(root, source)).split(path.sep).join('/')));
+  delete map.sourcesContent;
+  map.file = BUNDLE_NAME;
+  return { code: new TextEncoder().encode(output.code), map, externalSpecifiers: [...external].sort(), inputs: [...inputs].sort() };
+}
+
+/** `null` when `text` is JSON, else `line:column: problem` of its first error. */
+function jsonProblem(text) {
+  const errors = [];
+  parseJsonc(text, errors, { allowTrailingComma: false, disallowComments: true });
+  if (errors.length === 0) return null;
+  const before = text.slice(0, errors[0].offset).split('\n');
+  return `${before.length}:${before.at(-1).length + 1}: invalid JSON (${printParseErrorCode(errors[0].error)})`;
 }
 
 /**
@@ -261,7 +321,6 @@ async function readAppLocks(projectDir, dir) {
   }
   const pnpm = locks.npmLock ? null : await read('pnpm-lock.yaml');
   if (pnpm !== null) {
-    const { parse: parseYaml } = await import('yaml');
     try {
       locks.pnpmLock = parseYaml(pnpm);
     } catch (error) {

@@ -1,15 +1,18 @@
 // Facts about one ES module, for the module-graph rules in Rust (src/definition/module_graph.rs):
 // its import edges and its CommonJS references, each with the position in the ORIGINAL source.
-// Parsing is acorn's, scoping is eslint-scope's, source maps are @jridgewell/trace-mapping's; no
-// rule about what is allowed lives here. Contract: docs/internals.md, "TypeScript".
-import { peer } from './peer.mjs';
+// Parsing is the app's Vite's (`parseAst`, app-vite.mjs), scoping is eslint-scope's, source maps
+// are @jridgewell/trace-mapping's; no rule about what is allowed lives here. Contract:
+// docs/internals.md, "TypeScript".
+import { TraceMap, originalPositionFor } from '@jridgewell/trace-mapping';
+import { analyze } from 'eslint-scope';
+import { parseModule } from './app-vite.mjs';
 
 const COMMONJS_NAMES = new Set(['require', 'module', 'exports']);
 
 /** Child nodes of an ESTree node (every property holding a node or an array of nodes). */
 function* children(node) {
   for (const key of Object.keys(node)) {
-    if (key === 'loc') continue;
+    if (key === 'loc' || key === 'range') continue;
     const value = node[key];
     if (Array.isArray(value)) {
       for (const item of value) if (item && typeof item.type === 'string') yield item;
@@ -40,10 +43,9 @@ function literalSpecifier(node) {
   return null;
 }
 
-/** Maps a position of `code` (acorn `loc`, 1-based line, 0-based column) to the original source. */
+/** Maps a position of `code` (`loc`, 1-based line, 0-based column) to the original source. */
 function makeLocator(map) {
   if (!map) return (loc) => ({ line: loc.line, column: loc.column + 1 });
-  const { TraceMap, originalPositionFor } = peer('@jridgewell/trace-mapping', 'Checking the module graph of compiled TypeScript');
   const traced = new TraceMap(map);
   return (loc) => {
     const original = originalPositionFor(traced, { line: loc.line, column: loc.column });
@@ -54,7 +56,7 @@ function makeLocator(map) {
 
 /**
  * Whether a `const x = require(…)` declaration was written as TypeScript `import x = require(…)`
- * (esbuild compiles one to the other): the original text at the declaration starts with `import`.
+ * (the TypeScript transform compiles one to the other): the original text at the declaration starts with `import`.
  */
 function isImportEqualsDeclaration(declaration, map, locate) {
   const sourceText = map && (typeof map === 'string' ? JSON.parse(map) : map).sourcesContent?.[0];
@@ -101,7 +103,7 @@ function commonJsUsage(identifier, parentOf, isImportEquals) {
 /**
  * The import edges and CommonJS references of one ES module.
  *
- * `code` is what runs (for TypeScript: esbuild's output); `map` is its source map (esbuild's
+ * `code` is what runs (for TypeScript: the compiled output); `map` is its source map (the transform's
  * external map, JSON text or object) or absent when `code` is the source itself. Positions:
  * `start`/`end` are UTF-16 offsets of the specifier literal in `code` (quotes included; for a
  * non-literal `import(expr)` the argument expression); `line` (1-based) and `column` (1-based, UTF-16)
@@ -117,12 +119,12 @@ function commonJsUsage(identifier, parentOf, isImportEquals) {
  *
  * @param {string} code
  * @param {{ map?: string | object }} [options]
- * @returns {{ imports: Array<{ specifier: string | null, start: number, end: number, line: number | null, column: number | null, dynamic: boolean }>,
- *             commonjs: Array<{ name: 'require' | 'module' | 'exports', usage: string, property?: string | null, line: number | null, column: number | null }> }}
- * @throws {SyntaxError} acorn's, with `loc` (positions of `code`) when `code` is not a valid module.
+ * @returns {Promise<{ imports: Array<{ specifier: string | null, start: number, end: number, line: number | null, column: number | null, dynamic: boolean }>,
+ *             commonjs: Array<{ name: 'require' | 'module' | 'exports', usage: string, property?: string | null, line: number | null, column: number | null }> }>}
+ * @throws {SyntaxError} with `loc` (positions of `code`) when `code` is not a valid module.
  */
-export function moduleFacts(code, { map } = {}) {
-  const ast = peer('acorn', 'Checking a Definition\'s module graph').parse(code, { ecmaVersion: 'latest', sourceType: 'module', locations: true, ranges: true });
+export async function moduleFacts(code, { map } = {}) {
+  const ast = await parseModule(code, 'Checking a Definition\'s module graph');
   const locate = makeLocator(map);
   const parentOf = parents(ast);
 
@@ -141,7 +143,7 @@ export function moduleFacts(code, { map } = {}) {
   }
   imports.sort((a, b) => a.start - b.start);
 
-  const scopes = peer('eslint-scope', 'Checking a Definition\'s module graph').analyze(ast, { ecmaVersion: 2022, sourceType: 'module' });
+  const scopes = analyze(ast, { ecmaVersion: 2022, sourceType: 'module' });
   const isImportEquals = (declarator) =>
     declarator?.type === 'VariableDeclarator' && isImportEqualsDeclaration(parentOf.get(declarator), map, locate);
   const commonjs = [];

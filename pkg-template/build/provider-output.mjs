@@ -8,7 +8,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { cloudflareCompatibilityDate, mergeCloudflareProviderOutput } from './tooling-wasm.mjs';
-import { peer } from './peer.mjs';
+import { parse as parseJsonc, printParseErrorCode } from 'jsonc-parser';
+import { parse as parseToml } from 'smol-toml';
 import { invalidArgument } from './sandbox-error.mjs';
 import { GENERATED_DIR } from './generate.mjs';
 
@@ -31,14 +32,12 @@ export function findWranglerConfig(dir) {
  */
 export function parseWranglerConfig(text, file, label = file) {
   if (file.endsWith('.toml')) {
-    const { parse: parseToml } = peer('smol-toml', `Reading ${label}`);
     try {
       return parseToml(text);
     } catch (error) {
       throw invalidArgument(`${label}: ${error.message.split('\n')[0]}`);
     }
   }
-  const { parse: parseJsonc, printParseErrorCode } = peer('jsonc-parser', `Reading ${label}`);
   const errors = [];
   const value = parseJsonc(text, errors, { allowTrailingComma: true, disallowComments: false });
   if (errors.length) {

@@ -14,14 +14,35 @@ export function invalidArgument(message, cause) {
 }
 
 /**
- * `file:line:column: text` of the first message of an esbuild failure (`transform`/`build`), for
- * `SANDBOX_INVALID_ARGUMENT` messages; `fallbackFile` when esbuild gives no location.
- * @param {unknown} error what esbuild threw
+ * `file:line:column: text` of the first message of a failed transform or bundle of the app's
+ * Vite (esbuild's `errors[].location` on Vite 7, oxc's or rollup's `loc` elsewhere), for
+ * `SANDBOX_INVALID_ARGUMENT` messages; `fallbackFile` when the error gives no location.
+ * @param {unknown} error what the transform or `build()` threw
  * @param {string} fallbackFile the file being compiled or bundled
+ * @param {string} [root] absolute directory that absolute file names are shown relative to
  */
-export function esbuildProblem(error, fallbackFile) {
-  const first = Array.isArray(error?.errors) ? error.errors[0] : undefined;
-  const location = first?.location;
-  const where = location ? `${location.file || fallbackFile}:${location.line}:${location.column + 1}` : fallbackFile;
-  return `${where}: ${first ? first.text : String(error?.message ?? error)}`;
+export function transformProblem(error, fallbackFile, root) {
+  const first = Array.isArray(error?.errors) && error.errors.length > 0 ? error.errors[0] : error;
+  const shown = (file) => {
+    if (!file) return fallbackFile;
+    const name = String(file).split('?')[0];
+    return root && name.startsWith(`${root}/`) ? name.slice(root.length + 1) : name;
+  };
+  if (typeof first?.text === 'string') {
+    const location = first.location;
+    const where = location ? `${shown(location.file)}:${location.line}:${location.column + 1}` : fallbackFile;
+    return `${where}: ${first.text}`;
+  }
+  const loc = first?.loc ?? error?.loc;
+  const file = shown(loc?.file ?? first?.id ?? error?.id);
+  const where = typeof loc?.line === 'number' ? `${file}:${loc.line}:${loc.column + 1}` : file;
+  return `${where}: ${firstLine(first?.message ?? error?.message ?? error)}`;
+}
+
+/** The first meaningful line of a Vite/oxc/rollup message, without its `[CODE]`, `[plugin x]` or `file:` prefixes. */
+function firstLine(message) {
+  const lines = String(message).split('\n').map((line) => line.trim()).filter((line) => line && !/^Transform failed with \d+ error/.test(line) && !/^Build failed with \d+ error/.test(line));
+  let line = lines[0] ?? String(message);
+  line = line.replace(/^\[plugin [^\]]+\]\s*/, '').replace(/^\[[A-Z_]+\]\s*/, '').replace(/^(?:Error|SyntaxError|RollupError):\s*/, '');
+  return line;
 }

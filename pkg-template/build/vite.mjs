@@ -123,6 +123,22 @@ function nitroWarmUpModule(command, early) {
 }
 
 /**
+ * The Nitro module that has a Node server's output carry the package. A Node build keeps
+ * `@vite-hub/sandbox/runtime` external (it loads its .wasm and the Box host from disk). Nitro
+ * 3.0.0 traces every external into `.output/server/node_modules`; later Nitro 3 builds bundle
+ * the rest and trace only the packages of `nitro.options.traceDeps` (default `[]`), so without
+ * this entry their output would import a package it does not carry. Nitro traces files, from the
+ * runtime entry: the build steps and their libraries stay out (tests/node/zero-config.test.mjs).
+ */
+const NITRO_TRACE_MODULE = {
+  name: 'vite-hub-sandbox:trace',
+  setup(nitro) {
+    const traced = nitro.options.traceDeps;
+    if (Array.isArray(traced) && !traced.includes(PACKAGE)) traced.push(PACKAGE);
+  },
+};
+
+/**
  * Whether a Nitro build's server entry is one of Nitro's own long-lived Node servers
  * (`presets/node/runtime/node-server`, `node-cluster`, `node-middleware`): the default of a
  * `vite build` off any platform, and the base of the VM and container hosts' presets (Heroku,
@@ -225,7 +241,8 @@ export function hubSandbox(options) {
       // up when it starts, not in its first request (nitro-warm-up.mjs).
       const warmUpModule = nitroWarmUpModule(viteCommand, early);
       // provider 'cloudflare' + a Nitro Worker preset: the Provider Output (provider-output.mjs).
-      if (viteCommand !== 'build' || early.provider !== 'cloudflare') return warmUpModule && { nitro: { modules: [warmUpModule] } };
+      if (viteCommand !== 'build') return warmUpModule && { nitro: { modules: [warmUpModule] } };
+      if (early.provider !== 'cloudflare') return { nitro: { modules: [warmUpModule, NITRO_TRACE_MODULE].filter(Boolean) } };
       const module = cloudflareNitroModule({
         root: path.resolve(userConfig.root ?? process.cwd()),
         binding: early.config.cloudflare?.binding,

@@ -79,23 +79,34 @@ export { defineSandbox };
 export { readRequestPayload, readValidatedPayload } from './payload.mjs';
 
 /**
+ * A module of build/ (the build steps), imported on first use. Its specifier is made at run time
+ * on purpose: a deployment's file tracer (Nitro's for a Node server) follows a literal
+ * `import('../build/…')` and would copy the build steps and their libraries (yaml, eslint-scope,
+ * …) into a server that only runs Definitions (tests/node/zero-config.test.mjs measures it).
+ */
+const moduleUrl = import.meta.url;
+function buildModule(name) {
+  return import(new URL(`../build/${name}.mjs`, moduleUrl).href);
+}
+
+/**
  * Reads a Definition folder into what `registerSandbox` takes, compiling its TypeScript and
  * checking its module graph (build/definition-directory.mjs, loaded on the first call). Node only.
  */
 export async function readDefinitionDirectory(directory, options) {
-  const build = await import('../build/definition-directory.mjs');
+  const build = await buildModule('definition-directory');
   return build.readDefinitionDirectory(directory, options);
 }
 
 /** Prepares a discovered free-form Definition (build/free-form.mjs, loaded on the first call). Node only. */
 export async function prepareFreeFormDefinition(appRoot, discovered) {
-  const build = await import('../build/free-form.mjs');
+  const build = await buildModule('free-form');
   return build.prepareFreeFormDefinition(appRoot, discovered);
 }
 
 /** Finds the Definitions under an app root (build/discovery.mjs, loaded on the first call). Node only. */
 export async function discoverDefinitions(root) {
-  const build = await import('../build/discovery.mjs');
+  const build = await buildModule('discovery');
   return build.discoverDefinitions(root);
 }
 

@@ -9,9 +9,9 @@ import { cpSync, existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { gzipSync } from 'node:zlib';
 import { startBoxHost } from '@vite-hub/sandbox/box-host';
 import { repoRoot } from './vite-app.mjs';
-import { buildPeers } from './tarball-app.mjs';
 import { builtWorker, isWasm, viteBuild, wranglerDryRun } from './cloudflare-worker-helpers.mjs';
 
 const run = promisify(execFile);
@@ -46,9 +46,8 @@ before(async () => {
     nitro: versionOf('nitro'),
     vite: versionOf('vite'),
   };
-  // wrangler is run from the repository (a CLI, 195 MB): the app's install stays small. The build
-  // steps' optional peer dependencies are the app's, as the README's install line says.
-  manifest.devDependencies = Object.fromEntries(buildPeers().map((name) => [name, versionOf(name)]));
+  // wrangler is run from the repository (a CLI, 195 MB): the app's install stays small. Nothing
+  // else: the package brings its build steps' libraries.
   writeFileSync(join(app, 'package.json'), JSON.stringify(manifest, null, 2));
   writeFileSync(join(app, 'server/api/local-run.post.ts'), LOCAL_ROUTE);
   // --prefer-offline, as tarball-app.mjs: the cache first. Not --offline: setup's `npm ci` caches
@@ -89,11 +88,24 @@ test('vite build writes the Worker, its wasm module and the Provider Output', ()
   assert.ok(existsSync(join(server, 'Dockerfile')));
 });
 
-test('wrangler deploy --dry-run of the built app works offline', async () => {
-  const { stdout, dir, files } = await wranglerDryRun(app);
-  rmSync(dir, { recursive: true, force: true });
-  assert.match(stdout, /env\.SANDBOX \(Sandbox\)/);
-  assert.equal(files.filter((name) => name.endsWith('.wasm')).length, 1, files.join(', '));
+test('wrangler deploy --dry-run of the built app works offline; the Worker carries no build step', async () => {
+  const { stdout, dir, outDir, files } = await wranglerDryRun(app);
+  try {
+    assert.match(stdout, /env\.SANDBOX \(Sandbox\)/);
+    assert.equal(files.filter((name) => name.endsWith('.wasm')).length, 1, files.join(', '));
+    // What the Worker uploads (issue 23 item 5): the runtime alone. None of the build steps'
+    // libraries (regular dependencies of the package) nor their glue is bundled.
+    const modules = files.filter((name) => /\.(m?js|wasm)$/.test(name)).map((name) => ({ name, bytes: readFileSync(join(outDir, name)) }));
+    const sum = (list) => list.reduce((total, { bytes }) => total + bytes.length, 0);
+    const gzipped = (list) => list.reduce((total, { bytes }) => total + gzipSync(bytes, { level: 9 }).length, 0);
+    console.log(`Worker upload: ${sum(modules)} bytes (${gzipped(modules)} gzipped), wasm ${sum(modules.filter((m) => m.name.endsWith('.wasm')))} bytes, js ${sum(modules.filter((m) => !m.name.endsWith('.wasm')))} bytes`);
+    const js = modules.filter((m) => !m.name.endsWith('.wasm')).map((m) => m.bytes.toString('utf8')).join('\n');
+    for (const [library, marker] of [['yaml', 'YAMLParseError'], ['eslint-scope', 'ScopeManager'], ['smol-toml', 'TomlError'], ['jsonc-parser', 'PropertyNameExpected'], ['the build glue', 'checkModuleGraph']]) {
+      assert.ok(!js.includes(marker), `the Worker bundles ${library} ("${marker}")`);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('in workerd, the built Worker runs a Definition on the local Box host', async () => {

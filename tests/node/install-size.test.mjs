@@ -1,20 +1,43 @@
 // A server that only runs Definitions installs the package alone: `npm i --omit=dev <tarball>` in an
-// empty directory. The build steps' libraries are optional peer dependencies (issue 12 item 6), so
-// that install stays ≤ 3 MB, still runs a Definition on the in-process local Box host, and a build
-// step called there fails naming the missing package and its install line.
+// empty directory. Its runtime part (the package without its build steps, and the runtime's own
+// dependencies) stays ≤ 3 MB (issue 12 item 6); the build steps' libraries are regular
+// dependencies (issue 23 item 5), imported only by the build entries, and counted apart. It still
+// runs a Definition on the in-process local Box host, and a build step called there fails naming
+// its one missing peer, Vite, and the install line. What Nitro copies into a deployed server is
+// measured by zero-config.test.mjs.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { removeDir } from './vite-app.mjs';
-import { buildPeers, packDist } from './tarball-app.mjs';
+import { RUNTIME_DEPENDENCIES, buildOnlyDependencies, packDist } from './tarball-app.mjs';
 
 const run = promisify(execFile);
-/** The ceiling of issue 12: 3 MB (decimal) of node_modules for a production install. */
+/** The ceiling of issue 12: 3 MB (decimal) for the runtime part of a production install. */
 const INSTALL_BYTES_MAX = 3_000_000;
+
+/** Bytes of `paths` (apparent sizes, `du -sb`), 0 for none. */
+async function bytesOf(paths) {
+  if (paths.length === 0) return 0;
+  const { stdout } = await run('du', ['-sbc', ...paths]);
+  return Number(stdout.trim().split('\n').at(-1).split('\t')[0]);
+}
+
+/** `names` and every package they depend on, transitively, in a flat npm node_modules. */
+function closure(modules, names) {
+  const seen = new Set();
+  const stack = [...names];
+  while (stack.length) {
+    const name = stack.pop();
+    if (seen.has(name) || !existsSync(join(modules, name, 'package.json'))) continue;
+    seen.add(name);
+    stack.push(...Object.keys(JSON.parse(readFileSync(join(modules, name, 'package.json'), 'utf8')).dependencies ?? {}));
+  }
+  return seen;
+}
 
 let packDir;
 let app;
@@ -23,7 +46,7 @@ after(() => {
   if (app) removeDir(app);
 });
 
-test('a production install of the packed package alone is ≤ 3 MB and runs a Definition', async () => {
+test('a production install of the packed package alone: its runtime part is ≤ 3 MB and runs a Definition', async () => {
   const packed = await packDist();
   packDir = packed.dir;
   app = mkdtempSync(join(tmpdir(), 'vite-hub-app-install-size-'));
@@ -34,10 +57,17 @@ test('a production install of the packed package alone is ≤ 3 MB and runs a De
     maxBuffer: 16 * 1024 * 1024,
   });
 
-  for (const name of buildPeers()) assert.equal(existsSync(join(app, 'node_modules', name)), false, `${name} was installed`);
-  const { stdout: du } = await run('du', ['-sb', join(app, 'node_modules')]);
-  const bytes = Number(du.split('\t')[0]);
-  assert.ok(bytes > 0 && bytes <= INSTALL_BYTES_MAX, `node_modules is ${bytes} bytes (ceiling ${INSTALL_BYTES_MAX})`);
+  const modules = join(app, 'node_modules');
+  assert.equal(existsSync(join(modules, 'vite')), false, 'vite (an optional peer) was installed');
+  // The runtime part: the package and all but its build steps' libraries (those no runtime
+  // dependency also needs).
+  const runtime = closure(modules, RUNTIME_DEPENDENCIES);
+  const buildOnly = [...closure(modules, buildOnlyDependencies())].filter((name) => !runtime.has(name));
+  const total = await bytesOf([modules]);
+  const buildBytes = await bytesOf(buildOnly.map((name) => join(modules, name)));
+  const bytes = total - buildBytes;
+  console.log(`install: ${total} bytes in all; runtime part ${bytes}; build steps' libraries ${buildBytes} (${buildOnly.sort().join(', ')})`);
+  assert.ok(bytes > 0 && bytes <= INSTALL_BYTES_MAX, `the runtime part is ${bytes} bytes (ceiling ${INSTALL_BYTES_MAX})`);
 
   // The runtime works without the build libraries (the local Box host unpacks the Box files).
   const env = { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: tmpdir() };
@@ -54,7 +84,7 @@ test('a production install of the packed package alone is ≤ 3 MB and runs a De
   const ran = await run(process.execPath, ['--input-type=module', '-e', runScript], { cwd: app, env, timeout: 60_000 });
   assert.deepEqual(JSON.parse(ran.stdout), { status: 200, body: { sum: 5 } });
 
-  // A build step names the peer it lacks and how to install it.
+  // A build step names the peer it lacks (Vite: its TypeScript transform and parser) and how to install it.
   const definition = join(app, 'definition');
   mkdirSync(definition);
   writeFileSync(join(definition, 'package.json'), '{"name":"d","type":"module"}');
@@ -70,9 +100,6 @@ test('a production install of the packed package alone is ≤ 3 MB and runs a De
   `;
   const built = JSON.parse((await run(process.execPath, ['--input-type=module', '-e', buildScript], { cwd: app, env, timeout: 60_000 })).stdout);
   assert.equal(built.code, 'SANDBOX_NOT_SUPPORTED', JSON.stringify(built));
-  assert.match(built.message, /needs the package "acorn", which is not installed/);
-  // One install line for every peer the app lacks (here all of them), the one asked for first.
-  const line = /npm i -D (.+)$/.exec(built.message)?.[1].split(' ');
-  assert.equal(line?.[0], 'acorn', built.message);
-  assert.deepEqual([...line].sort(), [...buildPeers()].sort(), built.message);
+  assert.match(built.message, /needs the package "vite", which is not installed/);
+  assert.match(built.message, /npm i -D vite$/, built.message);
 });

@@ -19,10 +19,18 @@ export function repoVersion(name) {
   return JSON.parse(readFileSync(join(repoRoot, 'node_modules', name, 'package.json'), 'utf8')).version;
 }
 
-/** The package's optional peer dependencies (its build steps' libraries), from dist/package.json. */
-export function buildPeers() {
-  return Object.keys(JSON.parse(readFileSync(join(repoRoot, 'dist', 'package.json'), 'utf8')).peerDependencies ?? {});
+/**
+ * The package's dependencies that only its build steps import (the `./vite` entry, the CLI's
+ * build commands, readDefinitionDirectory): every dependency of dist/package.json but the runtime's
+ * (modern-tar, the local Box host's tar reader). A deployed server must not carry them.
+ */
+export function buildOnlyDependencies() {
+  const { dependencies = {} } = JSON.parse(readFileSync(join(repoRoot, 'dist', 'package.json'), 'utf8'));
+  return Object.keys(dependencies).filter((name) => !RUNTIME_DEPENDENCIES.includes(name));
 }
+
+/** The dependencies the runtime entries import. */
+export const RUNTIME_DEPENDENCIES = ['modern-tar'];
 
 /** Packs dist/ into a fresh directory; resolves to `{ tarball, files }` (`files`: the packed paths). */
 export async function packDist() {
@@ -58,9 +66,8 @@ export async function installTarballApp(prefix, { example = true, dependencies =
     name: `tarball-app-${prefix}`,
     private: true,
     type: 'module',
+    // Nothing else: the package brings its build steps' libraries, and uses the app's Vite.
     dependencies: { '@vite-hub/sandbox': `file:${tarball}`, vite: repoVersion('vite'), nitro: repoVersion('nitro'), ...dependencies },
-    // The build steps' optional peer dependencies, installed by the app as the README says.
-    devDependencies: Object.fromEntries(buildPeers().map((name) => [name, repoVersion(name)])),
   };
   writeFileSync(join(app, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
   await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: app, timeout: 300_000, maxBuffer: 16 * 1024 * 1024 });
