@@ -249,6 +249,10 @@ async function bundleFreeForm(root, file) {
     },
   };
   let output;
+  // Vite's build sets process.env.NODE_ENV to 'production' when it is unset: in the app's own
+  // process (the CLI, vite dev, a server reading a folder) that would make it a production process
+  // (no implicit local provider) for everything after. It is put back as it was.
+  const nodeEnv = process.env.NODE_ENV;
   try {
     const built = await vite.build({
       configFile: false,
@@ -286,6 +290,9 @@ async function bundleFreeForm(root, file) {
     // Definition's file first: every free-form Definition of an app bundles with that file.
     const problem = manifestProblem ?? transformProblem(error, file, root);
     throw invalidArgument(problem.startsWith(`${file}:`) ? `Cannot bundle ${problem}` : `Cannot bundle ${file}: ${problem}`, error);
+  } finally {
+    if (nodeEnv === undefined) delete process.env.NODE_ENV;
+    else process.env.NODE_ENV = nodeEnv;
   }
   const map = typeof output.map?.toString === 'function' ? JSON.parse(output.map.toString()) : { ...output.map };
   map.sources = map.sources.map((source) => (source.endsWith(ENTRY_SOURCEFILE) ? ENTRY_SOURCEFILE : path.relative(root, path.resolve(root, source)).split(path.sep).join('/')));

@@ -167,3 +167,18 @@ test('a runtime npm dependency attaches the project: package.json + lockfile shi
   assert.deepEqual(await response.json(), { slug: 'hello-world-and-friends' });
   assert.match(response.headers.get('server-timing'), /install;desc="(fresh|prepared|fresh-fallback)";dur=/);
 });
+
+test("bundling a free-form Definition leaves the process's NODE_ENV as it was (Vite's build sets it when unset)", async () => {
+  const before = process.env.NODE_ENV;
+  try {
+    delete process.env.NODE_ENV;
+    await prepare('app', 'greet');
+    assert.equal(process.env.NODE_ENV, undefined, 'an app process without NODE_ENV stays a development process');
+    process.env.NODE_ENV = 'development';
+    await prepare('app', 'greet');
+    assert.equal(process.env.NODE_ENV, 'development');
+  } finally {
+    if (before === undefined) delete process.env.NODE_ENV;
+    else process.env.NODE_ENV = before;
+  }
+});
