@@ -73,7 +73,7 @@ function findIn(dirs, name) {
  * binDirs (host directories a Box command's PATH starts with: node's own first, then those of
  * tools found outside the system directories, which keep their place in SYSTEM_PATH), files
  * (host paths a sandbox shows read-only: the Node binary, each tool's package directory or
- * file), links ([{ path, target }]: the links a tool was found through, to be made again in a
+ * file), caFiles (the CA files the npm configs name, shown with their content), links ([{ path, target }]: the links a tool was found through, to be made again in a
  * sandbox), npmrc (npm's global config beside the app's Node, `<prefix>/etc/npmrc`, when there is
  * one), userNpmrc (the user's npm config, `$NPM_CONFIG_USERCONFIG` else `~/.npmrc`, when there is
  * one; a sandbox gets both without credentials, publicNpmConfig), missing: [{ tool, hint }] }`.
@@ -106,16 +106,26 @@ export function resolveToolchain({
   const system = SYSTEM_PATH.split(':');
   const binDirs = unique([nodeBin, ...found.map((tool) => path.dirname(tool.path)).filter((dir) => !system.includes(dir))]);
   const npmrc = path.join(prefix, 'etc/npmrc');
+  const configs = [npmrc, userConfig].filter((file) => path.isAbsolute(file) && fs.existsSync(file)).map(readText);
   return {
     node: { path: nodePath, version },
     tools,
     binDirs,
     files: unique([nodePath, ...found.map((tool) => packageDirOf(tool.real) ?? tool.real)]),
+    caFiles: npmCaFiles(configs),
     links: found.filter((tool) => tool.path !== tool.real).map((tool) => ({ path: tool.path, target: tool.real })),
     npmrc: fs.existsSync(npmrc) ? npmrc : null,
     userNpmrc: path.isAbsolute(userConfig) && fs.existsSync(userConfig) ? userConfig : null,
     missing,
   };
+}
+
+function readText(file) {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
 }
 
 function unique(list) {
@@ -131,7 +141,7 @@ const SECRET_KEY = /(^|:)(_auth|_authtoken|_password|password|username|email|cer
  * `http://user:pass@…`), are dropped; the rest (registry, cafile, proxy, strict-ssl) stays, so
  * installs in a Box reach the registry the app's npm reaches.
  */
-export function publicNpmConfig(text) {
+export function publicNpmConfig(text, { cafile = (file) => file } = {}) {
   return text
     .split('\n')
     .filter((line) => {
@@ -139,7 +149,21 @@ export function publicNpmConfig(text) {
       if (value.length === 0) return true;
       return !SECRET_KEY.test(key.trim()) && !/\/\/[^/\s@]*@/.test(value.join('='));
     })
+    .map((line) => {
+      const [key, ...value] = line.split('=');
+      return key.trim() === 'cafile' && value.length > 0 ? `cafile=${cafile(value.join('=').trim())}` : line;
+    })
     .join('\n');
+}
+
+/**
+ * The CA files (`cafile=<absolute path>`) of npm config texts that exist: a sandbox shows them
+ * read-only, since a CA bundle below the hidden home would otherwise make every install fail
+ * with a certificate error.
+ */
+export function npmCaFiles(texts) {
+  const files = texts.flatMap((text) => text.split('\n').map((line) => /^\s*cafile\s*=\s*(\S.*?)\s*$/.exec(line)?.[1]).filter(Boolean));
+  return unique(files.filter((file) => path.isAbsolute(file) && fs.existsSync(file)).map((file) => fs.realpathSync(file)));
 }
 
 /**

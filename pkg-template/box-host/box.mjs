@@ -209,6 +209,7 @@ export class Box {
     // such before anything starts (503: SANDBOX_PROVIDER_UNAVAILABLE), never a command's exit 127.
     const missingTool = this.features?.toolchain ? missingToolMessage(this.features.toolchain, programOf(command, args)) : null;
     if (missingTool) throw new BoxRequestError(503, 'tool_missing', missingTool);
+    if (this.boxUid !== undefined && this.features?.toolchainProblem) throw new BoxRequestError(503, 'toolchain_unreachable', this.features.toolchainProblem);
     const boxCwd = normalizeBoxPath(cwd ?? this.workDir, this.workDir);
     const cwdHost = this.#commandCwd(boxCwd);
     const spec = spawnSpec({

@@ -21,13 +21,13 @@ export const BOX_UID = 1000;
 function run(file, args, options = {}) {
   return new Promise((resolve) => {
     try {
-      execFile(file, args, { env: { PATH: SYSTEM_PATH }, timeout: 10_000, ...options }, (err, _stdout, stderr) => {
-        resolve({ ok: !err, code: err ? (typeof err.code === 'number' ? err.code : err.code ?? 'failed') : 0, stderr: String(stderr ?? '').trim() });
+      execFile(file, args, { env: { PATH: SYSTEM_PATH }, timeout: 10_000, ...options }, (err, stdout, stderr) => {
+        resolve({ ok: !err, code: err ? (typeof err.code === 'number' ? err.code : err.code ?? 'failed') : 0, stdout: String(stdout ?? ''), stderr: String(stderr ?? '').trim() });
       });
     } catch (err) {
       // Thrown by spawn itself: e.g. EINVAL for a uid this user namespace does not map (root in
       // a rootless container asked to run as a Box uid).
-      resolve({ ok: false, code: err.code ?? 'failed', stderr: err.message });
+      resolve({ ok: false, code: err.code ?? 'failed', stdout: '', stderr: err.message });
     }
   });
 }
@@ -86,6 +86,17 @@ async function probeNetworkTool(bubblewrapWorks) {
   return { tool: 'slirp4netns', rootless, problem: null };
 }
 
+/**
+ * The toolchain files (box-toolchain.mjs) a root host's Box uids cannot read (a Node under
+ * /root/.nvm): bwrap runs as such a uid and cannot bind them. Checked as the first Box uid.
+ */
+async function unreachableByBoxUsers(files) {
+  if (files.length === 0) return [];
+  const script = 'for f; do test -r "$f" || printf "%s\\n" "$f"; done';
+  const outcome = await run('/bin/sh', ['-c', script, 'sh', ...files], { uid: BOX_UID_RANGE.first, gid: BOX_UID_RANGE.first, cwd: '/' });
+  return outcome.stdout.split('\n').filter(Boolean);
+}
+
 /** `'prlimit'` when util-linux's prlimit runs, else `'shell'` (`/bin/sh`'s ulimit), else null. */
 async function probeRlimits() {
   if ((await run('prlimit', ['--version'])).ok) return 'prlimit';
@@ -100,7 +111,8 @@ let isolating;
  * ('bubblewrap' | 'seatbelt' | 'none': the strongest this machine gives), bubblewrap: { works,
  * problem }, seatbelt: { works, problem } | null, boxUsers, netTool, netRootless, netProblem,
  * rlimits ('prlimit' | 'shell' | null), unsharePid, cgroup (box-limits.mjs), diskBound,
- * toolchain (box-toolchain.mjs) }`.
+ * toolchain (box-toolchain.mjs), toolchainProblem (why a root host's Box uids cannot run the
+ * app's Node, or null) }`.
  */
 export function hostFeatures() {
   probing ??= probe().then((features) => {
@@ -137,11 +149,12 @@ async function probe() {
     };
   }
   const bubblewrap = await probeBubblewrap();
-  const [network, rlimits, unsharePid, disk] = await Promise.all([
+  const [network, rlimits, unsharePid, disk, unreachable] = await Promise.all([
     probeNetworkTool(bubblewrap.works),
     probeRlimits(),
     run('unshare', ['--pid', '--fork', '--kill-child', '--mount-proc', 'true']).then((outcome) => outcome.ok),
     diskBound(),
+    bubblewrap.boxUsers ? unreachableByBoxUsers([...toolchain.files, ...toolchain.links.map((link) => link.path)]) : [],
   ]);
   return {
     platform,
@@ -157,6 +170,8 @@ async function probe() {
     cgroup: chooseCgroups(),
     diskBound: disk,
     toolchain,
+    toolchainProblem: unreachable.length === 0 ? null
+      : `the app's Node toolchain (${unreachable.join(', ')}) is in a directory the Boxes' own uids cannot read (this host runs as root and gives each Box an unprivileged uid): install Node where other users can read it (/usr/local, /opt), make its directories readable and searchable by others, or run the app as a user other than root`,
   };
 }
 
@@ -191,6 +206,7 @@ export function describeHost(features, mode) {
     parts.push('no memory or process limit per Box (no writable cgroup below this process\'s own: run the app in a delegated cgroup v2, e.g. systemd-run --user --scope, or as root)');
   }
   if (features.rlimits === null) parts.push('no per-process limits (neither prlimit nor /bin/sh ulimit works)');
+  if (mode === 'bubblewrap' && features.toolchainProblem) parts.push(`Runs cannot start: ${features.toolchainProblem}`);
   for (const gap of features.toolchain.missing) parts.push(`no ${gap.tool} for Definitions that need it (${gap.hint})`);
   return `[vite-hub-sandbox] local Box host: ${parts.join('; ')}`;
 }

@@ -115,7 +115,7 @@ export async function startBoxHost(options = {}) {
     /** One line: the isolation Boxes get here and what is missing for more (host-probe.mjs). */
     description: describeHost(features, mode),
     /** Whether Boxes run with less than this machine could give them or a tool is missing. */
-    degraded: mode === 'none' || (mode === 'bubblewrap' && features.netTool === null) || (features.platform === 'linux' && features.cgroup?.kind === 'rlimit') || features.rlimits === null || features.toolchain.missing.length > 0,
+    degraded: mode === 'none' || (mode === 'bubblewrap' && features.netTool === null) || (features.platform === 'linux' && features.cgroup?.kind === 'rlimit') || features.rlimits === null || features.toolchain.missing.length > 0 || (mode === 'bubblewrap' && features.boxUsers && features.toolchainProblem !== null),
     stateDir,
     counters: () => counters.snapshot(),
     resetCounters: () => counters.reset(),

@@ -101,7 +101,7 @@ export function resolveIsolation(option = 'auto', features, { production = false
     throw new Error(`isolation '${option}' was requested but this machine gives ${available === 'none' ? 'none' : `'${available}'`}${problem ? `: ${problem}` : ''}`);
   }
   if (available === 'none' && production) {
-    throw new Error(`the local Box host refuses to run Boxes without isolation in production (NODE_ENV=production)${problem ? `: ${problem}` : ''}; set isolation: 'none' to accept that explicitly`);
+    throw new Error(`the local Box host refuses to run Boxes without isolation in production (NODE_ENV=production)${problem ? `: ${problem}` : ''}; set local: { isolation: 'none' } (configureSandbox or hubSandbox) to accept that explicitly`);
   }
   return available;
 }
@@ -147,16 +147,19 @@ export function toolchainBoxPath(hostPath, workDir) {
 
 /**
  * The bwrap options that show the app's toolchain read-only (box-toolchain.mjs): the Node binary
- * and each package manager's package or file, the links they were found through, and npm's
+ * and each package manager's package or file, the CA files the npm configs name (their content,
+ * through fds `caFileFds`: a root host's Box uid may not reach a private one), the links they were
+ * found through, and npm's
  * global config (beside the app's Node, through fd `npmrcFd`) and user config (at BOX_USER_NPMRC,
  * through fd `userNpmrcFd`) without credentials. Paths the system binds already show are left as
  * they are.
  */
-function toolchainArgs(toolchain, workDir, { npmrcFd, userNpmrcFd }) {
+function toolchainArgs(toolchain, workDir, { npmrcFd, userNpmrcFd, caFileFds }) {
   if (!toolchain) return [];
   const at = (hostPath) => toolchainBoxPath(hostPath, workDir);
   const args = [];
   for (const file of toolchain.files) if (!underSystemDir(file)) args.push('--ro-bind', file, at(file));
+  for (const { file, fd } of caFileFds) args.push('--ro-bind-data', String(fd), at(file));
   for (const link of toolchain.links) if (!underSystemDir(link.path)) args.push('--symlink', at(link.target), at(link.path));
   if (npmrcFd !== undefined) args.push('--ro-bind-data', String(npmrcFd), at(toolchain.npmrc));
   if (userNpmrcFd !== undefined) args.push('--ro-bind-data', String(userNpmrcFd), BOX_USER_NPMRC);
@@ -164,7 +167,7 @@ function toolchainArgs(toolchain, workDir, { npmrcFd, userNpmrcFd }) {
 }
 
 /** Bubblewrap options (without the command) for a Box at host dir `root`. */
-function bubblewrapArgs({ root, workDir, ownNet, env, cwd, resolvConfFd, resolvConf, toolchain, npmrcFds }) {
+function bubblewrapArgs({ root, workDir, ownNet, env, cwd, resolvConfFd, resolvConf, toolchain, toolchainFds }) {
   const args = ['--unshare-all', '--unshare-user', '--uid', String(BOX_UID), '--gid', String(BOX_UID)];
   if (!ownNet) args.push('--share-net');
   args.push('--die-with-parent', '--new-session', '--cap-drop', 'ALL');
@@ -181,19 +184,35 @@ function bubblewrapArgs({ root, workDir, ownNet, env, cwd, resolvConfFd, resolvC
   args.push('--proc', '/proc', '--ro-bind', '/proc/sys', '/proc/sys', '--dev', '/dev');
   if (resolvConf) args.push('--ro-bind-data', String(resolvConfFd), resolvConf.path);
   for (const dir of writableDirs(workDir)) args.push('--bind', path.join(root, dir), dir);
-  args.push(...toolchainArgs(toolchain, workDir, npmrcFds));
+  args.push(...toolchainArgs(toolchain, workDir, toolchainFds));
   args.push('--remount-ro', '/', '--clearenv');
   for (const [key, value] of Object.entries(env)) args.push('--setenv', key, value);
   args.push('--chdir', cwd, '--info-fd', '4', '--block-fd', '5');
   return args;
 }
 
-/** npm's global config at `file` without credentials (publicNpmConfig), or null when unreadable. */
-function readPublicNpmConfig(file) {
+/** An npm config at `file` without credentials (publicNpmConfig), its CA file renamed by `cafile`; null when unreadable. */
+function readPublicNpmConfig(file, cafile) {
   try {
-    return publicNpmConfig(fs.readFileSync(file, 'utf8'));
+    return publicNpmConfig(fs.readFileSync(file, 'utf8'), { cafile });
   } catch {
     return null;
+  }
+}
+
+function readOrNull(file) {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch {
+    return null;
+  }
+}
+
+function realOrSelf(file) {
+  try {
+    return fs.realpathSync(file);
+  } catch {
+    return file;
   }
 }
 
@@ -267,8 +286,10 @@ export function spawnSpec({ isolation, root, workDir, networkDenied, network, co
     const toolchain = features?.toolchain;
     // npm's global and user configs without credentials (box-toolchain.mjs publicNpmConfig): an
     // install in the Box reaches the registry the app's npm reaches, through its proxy and CA.
-    const npmrc = toolchain?.npmrc && !underSystemDir(toolchain.npmrc) ? readPublicNpmConfig(toolchain.npmrc) : null;
-    const userNpmrc = toolchain?.userNpmrc ? readPublicNpmConfig(toolchain.userNpmrc) : null;
+    // Their CA files are shown where toolchainArgs binds them (box-toolchain.mjs npmCaFiles).
+    const shown = (file) => toolchainBoxPath(realOrSelf(file), workDir);
+    const npmrc = toolchain?.npmrc && !underSystemDir(toolchain.npmrc) ? readPublicNpmConfig(toolchain.npmrc, shown) : null;
+    const userNpmrc = toolchain?.userNpmrc ? readPublicNpmConfig(toolchain.userNpmrc, shown) : null;
     const npmEnv = userNpmrc === null ? {} : { NPM_CONFIG_USERCONFIG: BOX_USER_NPMRC };
     const fullEnv = { PATH: boxPath(features, (dir) => toolchainBoxPath(dir, workDir)), HOME: BOX_HOME, ...npmEnv, ...env };
     const netns = network?.netns;
@@ -287,12 +308,16 @@ export function spawnSpec({ isolation, root, workDir, networkDenied, network, co
     const boxFiles = [];
     const fdOf = (data) => (data === null ? undefined : 6 + boxFiles.push(data) - 1);
     const resolvConfFd = fdOf(resolvConf?.data ?? null);
-    const npmrcFds = { npmrcFd: fdOf(npmrc), userNpmrcFd: fdOf(userNpmrc) };
+    const toolchainFds = { npmrcFd: fdOf(npmrc), userNpmrcFd: fdOf(userNpmrc) };
+    toolchainFds.caFileFds = (toolchain?.caFiles ?? [])
+      .filter((file) => !underSystemDir(file))
+      .map((file) => ({ file, fd: fdOf(readOrNull(file)) }))
+      .filter(({ fd }) => fd !== undefined);
     return {
       file,
       args: rest,
       ...(boxUid !== undefined && !netns ? { uid: boxUid, gid: boxUid } : {}),
-      argsData: `${bubblewrapArgs({ root, workDir, ownNet: networkDenied && !netns, env: fullEnv, cwd, resolvConfFd, resolvConf, toolchain, npmrcFds }).join('\0')}\0`,
+      argsData: `${bubblewrapArgs({ root, workDir, ownNet: networkDenied && !netns, env: fullEnv, cwd, resolvConfFd, resolvConf, toolchain, toolchainFds }).join('\0')}\0`,
       boxFiles,
       cgroup: cgroup ?? null,
       cwd: root,
@@ -302,11 +327,14 @@ export function spawnSpec({ isolation, root, workDir, networkDenied, network, co
     };
   }
   const hostEnv = { PATH, HOME: path.join(root, BOX_HOME), TMPDIR: path.join(root, 'tmp'), ...env };
+  // Without isolation npm reads the user's own config as it does for the app (its HOME is the
+  // Box's, so it is named); Seatbelt hides the home, so it gets none.
+  const userConfig = isolation === 'none' && features?.toolchain?.userNpmrc ? { NPM_CONFIG_USERCONFIG: features.toolchain.userNpmrc } : {};
   if (isolation === 'seatbelt') {
     const toolchain = features?.toolchain;
     const profile = seatbeltProfile({
       writableDirs: [root],
-      readableDirs: toolchain ? [...toolchain.files, ...toolchain.links.map((link) => link.path)] : [],
+      readableDirs: toolchain ? [...toolchain.files, ...toolchain.caFiles, ...toolchain.links.map((link) => link.path)] : [],
       hiddenDirs: [os.homedir()],
       networkDenied,
     });
@@ -332,7 +360,7 @@ export function spawnSpec({ isolation, root, workDir, networkDenied, network, co
     file,
     args: rest,
     cwd: cwdHost,
-    env: hostEnv,
+    env: { ...userConfig, ...hostEnv },
     cgroup: cgroup ?? null,
     sandboxed: false,
     pidNamespace: pidNs.length > 0,

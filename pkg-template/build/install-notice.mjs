@@ -42,7 +42,8 @@ export function installFacts(definition, summary) {
 }
 
 /**
- * The line for a Run of `name`, or `null` when its install took under {@link INSTALL_NOTICE_MS}.
+ * The line for a Run of `name`, or `null` when its install took under {@link INSTALL_NOTICE_MS}; for
+ * a Response that is not ok it says the Run failed instead of that the packages were installed.
  * @param {string} name
  * @param {Response} response
  * @param {{ manager: string, packages: number | null } | null | undefined} facts from {@link installFacts}
@@ -53,5 +54,9 @@ export function installNotice(name, response, facts) {
   const count = facts?.packages ?? null;
   const what = count === null ? 'dependencies' : `${count} package${count === 1 ? '' : 's'}`;
   const manager = facts?.manager ? ` with ${facts.manager}` : '';
-  return `[sandbox] ${name}: installed ${what}${manager} in the Box in ${(ms / 1000).toFixed(1)} s`;
+  const seconds = (ms / 1000).toFixed(1);
+  // A Run that failed (its install, SANDBOX_EXECUTION_ERROR, or what ran after it) never reads
+  // as a finished install: its error says which.
+  if (response?.ok === false) return `[sandbox] ${name}: the install of ${what}${manager} in the Box took ${seconds} s and the Run failed (see its error)`;
+  return `[sandbox] ${name}: installed ${what}${manager} in the Box in ${seconds} s`;
 }

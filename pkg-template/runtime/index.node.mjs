@@ -9,6 +9,8 @@ import { borrowLocalBoxHost, setOfferedHost } from './shared-host.mjs';
 import { sandboxError } from './sandbox-error.mjs';
 
 let localHost = null;
+/** The host start failures already printed (each once per process). */
+const startFailuresSaid = new Set();
 /** The host `warmUp()` last warmed and that warm-up (one per host; a failed one is tried again). */
 let warmedHost = null;
 let warmedPaths = null;
@@ -35,8 +37,11 @@ wasm.setLocalBoxHostStarter(async ({ isolation } = {}) => {
     try {
       own = await startBoxHost({ isolation });
     } catch (error) {
-      // Said on the server's own output too: the Run's error reaches only the client that made it.
-      console.error(`[vite-hub-sandbox] the local Box host did not start: ${error.message}`);
+      // Said on the server's own output too, once per reason: the Run's error reaches only the
+      // client that made it, and every Run tries the start again.
+      const line = `[vite-hub-sandbox] the local Box host did not start: ${error.message}`;
+      if (!startFailuresSaid.has(line)) console.error(line);
+      startFailuresSaid.add(line);
       throw error;
     }
     own.unref?.();

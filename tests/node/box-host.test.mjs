@@ -288,9 +288,11 @@ for (const isolation of modes) {
           // The user's npm config, without credentials, where it has one (box-toolchain.mjs).
           if (fs.existsSync(path.join(os.homedir(), '.npmrc'))) expected.NPM_CONFIG_USERCONFIG = '/opt/vite-hub-sandbox/npmrc';
         } else {
-          // Plain processes get the Box's own temp folder too.
+          // Plain processes get the Box's own temp folder too, and npm the user's own config.
           assert.match(env.HOME, /vite-hub-box-[^/]+\/home\/box$/);
           expected.TMPDIR = env.HOME.replace(/home\/box$/, 'tmp');
+          const userConfig = path.join(os.homedir(), '.npmrc');
+          if (fs.existsSync(userConfig)) expected.NPM_CONFIG_USERCONFIG = userConfig;
         }
         assert.deepEqual(env, expected);
       } finally {

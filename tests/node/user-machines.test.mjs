@@ -123,6 +123,8 @@ test("npm's global config reaches a sandbox without credentials", () => {
     '; a comment',
   ].join('\n');
   assert.equal(publicNpmConfig(text), ['registry=https://registry.example/', 'cafile=/etc/ssl/corp.pem', 'proxy=http://proxy.example:8080', 'strict-ssl=true', '; a comment'].join('\n'));
+  // Its CA file is named where the sandbox shows it.
+  assert.match(publicNpmConfig(text, { cafile: (file) => `/shown${file}` }), /^cafile=\/shown\/etc\/ssl\/corp\.pem$/m);
 });
 
 test('toolchain paths the Box\'s own directories would cover are shown elsewhere', () => {
@@ -217,7 +219,7 @@ test('the host-wide memory bound queues creates in order instead of overcommitti
 
 test('macOS: a Box command runs through /usr/bin/sandbox-exec with the Box profile, the rlimits inside, argv untouched', () => {
   const root = '/private/var/folders/xy/T/vite-hub-box-1-abc';
-  const toolchain = { binDirs: ['/Users/me/.nvm/versions/node/v22.1.0/bin'], files: ['/Users/me/.nvm/versions/node/v22.1.0/bin/node'], links: [], npmrc: null, missing: [] };
+  const toolchain = { binDirs: ['/Users/me/.nvm/versions/node/v22.1.0/bin'], files: ['/Users/me/.nvm/versions/node/v22.1.0/bin/node'], caFiles: [], links: [], npmrc: null, missing: [] };
   const spec = spawnSpec({
     isolation: 'seatbelt', root, workDir: '/vercel/sandbox', networkDenied: true, command: 'node', args: ['-e', 'x y'],
     cwd: '/vercel/sandbox', cwdHost: `${root}/vercel/sandbox`, env: { A: '1' }, features: { rlimits: 'shell', toolchain },
@@ -277,14 +279,16 @@ test('user namespaces refused (max_user_namespaces 0, as root of a rootless cont
 test("the user's npm config reaches a bubblewrap Box without its credentials", { timeout: 60_000 }, async (t) => {
   const dir = tempDir();
   const userConfig = path.join(dir, 'npmrc');
-  fs.writeFileSync(userConfig, 'registry=https://registry.example/\n//registry.example/:_authToken=npm_SECRET_TOKEN\n', { mode: 0o600 });
+  const caFile = path.join(dir, 'corp-ca.pem');
+  fs.writeFileSync(caFile, 'CA-BUNDLE-TEXT\n');
+  fs.writeFileSync(userConfig, `registry=https://registry.example/\ncafile=${caFile}\n//registry.example/:_authToken=npm_SECRET_TOKEN\n`, { mode: 0o600 });
   // A fresh process: the probe reads the user's config once, at the host's start.
   const script = `
     const { startBoxHost } = await import('@vite-hub/sandbox/box-host');
     const host = await startBoxHost({ isolation: 'bubblewrap' });
     const call = (route, body) => fetch(host.baseUrl + route, { method: 'POST', headers: { authorization: 'Bearer ' + host.token, 'content-type': 'application/json' }, body: JSON.stringify(body) });
     const { session } = await (await call('/v3/sandboxes', {})).json();
-    const ran = await call('/v2/sandboxes/sessions/' + session.id + '/cmd', { command: 'sh', args: ['-c', 'echo "$NPM_CONFIG_USERCONFIG"; cat "$NPM_CONFIG_USERCONFIG"; cat ${userConfig} 2>&1 || true'], wait: true });
+    const ran = await call('/v2/sandboxes/sessions/' + session.id + '/cmd', { command: 'sh', args: ['-c', 'echo "$NPM_CONFIG_USERCONFIG"; cat "$NPM_CONFIG_USERCONFIG"; cat "$(sed -n "s/^cafile=//p" "$NPM_CONFIG_USERCONFIG")"; cat ${userConfig} 2>&1 || true'], wait: true });
     const lines = (await ran.text()).trim().split('\\n').map((line) => JSON.parse(line));
     console.log(JSON.stringify(lines.filter((l) => l.data).map((l) => l.data).join('')));
     await host.close();`;
@@ -295,6 +299,7 @@ test("the user's npm config reaches a bubblewrap Box without its credentials", {
   assert.equal(outcome.error, null, outcome.stderr);
   const output = JSON.parse(outcome.stdout.trim().split('\n').pop());
   assert.match(output, /^\/opt\/vite-hub-sandbox\/npmrc\nregistry=https:\/\/registry\.example\//);
+  assert.match(output, /CA-BUNDLE-TEXT/, 'the CA file the config names is shown to the install, wherever it lives');
   assert.doesNotMatch(output, /npm_SECRET_TOKEN/, 'the token never reaches the Box');
   assert.match(output, /No such file or directory/, 'the original file is not there');
 });
@@ -327,4 +332,37 @@ test('a Definition with a dependency on a machine without npm: SANDBOX_PROVIDER_
   assert.equal(status, 503, JSON.stringify(body));
   assert.equal(body.error.code, 'SANDBOX_PROVIDER_UNAVAILABLE');
   assert.match(body.error.message, /found no npm for the app's Node .* put an npm on the app's PATH/);
+});
+
+test("a root host whose Node lives where its Box uids cannot read (/root/.nvm) says so, and its Runs answer 503 naming the fix", { timeout: 60_000 }, async (t) => {
+  if (process.getuid() !== 0) return t.skip('Box uids are a root host\'s');
+  // The app's Node in a private (0700) folder, as nvm puts it under /root.
+  const privateDir = tempDir();
+  fs.chmodSync(privateDir, 0o700);
+  const bin = path.join(privateDir, 'bin');
+  fs.mkdirSync(bin);
+  const node = path.join(bin, 'node');
+  try {
+    fs.linkSync(fs.realpathSync(process.execPath), node);
+  } catch {
+    fs.copyFileSync(fs.realpathSync(process.execPath), node);
+    fs.chmodSync(node, 0o755);
+  }
+  const script = `
+    const { startBoxHost } = await import('@vite-hub/sandbox/box-host');
+    const host = await startBoxHost({});
+    const call = (route, body) => fetch(host.baseUrl + route, { method: 'POST', headers: { authorization: 'Bearer ' + host.token, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const { session } = await (await call('/v3/sandboxes', {})).json();
+    const ran = await call('/v2/sandboxes/sessions/' + session.id + '/cmd', { command: 'node', args: ['-e', '1'], wait: true });
+    console.log(JSON.stringify({ boxUsers: host.boxUsers, description: host.description, status: ran.status, body: await ran.json() }));
+    await host.close();`;
+  const stdout = await new Promise((resolve, reject) => {
+    execFile(node, ['--input-type=module', '-e', script], { cwd: process.cwd(), env: { ...process.env, PATH: `${bin}:/usr/bin:/bin` }, timeout: 50_000 }, (error, out, err) => (error ? reject(new Error(`${error.message}\n${err}`)) : resolve(out)));
+  });
+  const outcome = JSON.parse(stdout.trim().split('\n').pop());
+  if (!outcome.boxUsers) return t.skip('this root host gives Boxes no uids of their own (no unprivileged user namespaces)');
+  assert.match(outcome.description, /Runs cannot start: the app's Node toolchain \(.*bin\/node.*\) is in a directory the Boxes' own uids cannot read/);
+  assert.equal(outcome.status, 503);
+  assert.equal(outcome.body.error.code, 'toolchain_unreachable');
+  assert.match(outcome.body.error.message, /install Node where other users can read it/);
 });
