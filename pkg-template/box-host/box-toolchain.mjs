@@ -73,8 +73,8 @@ function findIn(dirs, name) {
  * binDirs (host directories a Box command's PATH starts with: node's own first, then those of
  * tools found outside the system directories, which keep their place in SYSTEM_PATH), files
  * (host paths a sandbox shows read-only: the Node binary, each tool's package directory or
- * file), caFiles (the CA files the npm configs name, shown with their content), links ([{ path, target }]: the links a tool was found through, to be made again in a
- * sandbox), npmrc (npm's global config beside the app's Node, `<prefix>/etc/npmrc`, when there is
+ * file), caFiles (the CA files the npm configs name, shown with their content), links
+ * ([{ path, target }]: the links a tool was found through, to be made again in a sandbox), npmrc (npm's global config beside the app's Node, `<prefix>/etc/npmrc`, when there is
  * one), userNpmrc (the user's npm config, `$NPM_CONFIG_USERCONFIG` else `~/.npmrc`, when there is
  * one; a sandbox gets both without credentials, publicNpmConfig), missing: [{ tool, hint }] }`.
  * npm and pnpm are looked up beside the app's Node first (`<bin>/npm`, then
