@@ -146,6 +146,7 @@ async function probe() {
       cgroup: { kind: 'rlimit', notes: ['no cgroups on macOS'] },
       diskBound: false,
       toolchain,
+      toolchainProblem: null,
     };
   }
   const bubblewrap = await probeBubblewrap();
@@ -188,25 +189,34 @@ export function isolationProblem(features) {
 }
 
 /**
- * One line for `vite dev` and `vite-hub-sandbox host`: the isolation Boxes get, and what is
- * missing for more with how to get it. `mode` is the isolation in force (index.mjs).
+ * What Boxes lack on this machine under isolation `mode`, each with how to get it: `[]` when they
+ * get isolation, a Box network, per-Box and per-process limits and every package manager. The
+ * start-up line and `startBoxHost(...).degraded` both read it.
  */
-export function describeHost(features, mode) {
-  const parts = [];
+export function hostGaps(features, mode) {
+  const gaps = [];
   if (mode === 'none') {
     const why = isolationProblem(features);
-    parts.push(`Boxes run as plain processes without isolation (filesystem and network of this user)${why ? `: ${why}` : ''}`);
-  } else {
-    parts.push(`Boxes run under ${mode}`);
-    if (mode === 'bubblewrap' && features.netTool === null) {
-      parts.push(`allow-all Boxes share this machine's network${features.netProblem ? ` (${features.netProblem})` : ''}`);
-    }
+    gaps.push(`Boxes run as plain processes without isolation (filesystem and network of this user)${why ? `: ${why}` : ''}`);
+  }
+  if (mode === 'bubblewrap' && features.netTool === null) {
+    gaps.push(`allow-all Boxes share this machine's network${features.netProblem ? ` (${features.netProblem})` : ''}`);
   }
   if (features.cgroup?.kind === 'rlimit' && features.platform === 'linux') {
-    parts.push('no memory or process limit per Box (no writable cgroup below this process\'s own: run the app in a delegated cgroup v2, e.g. systemd-run --user --scope, or as root)');
+    gaps.push('no memory or process limit per Box (no writable cgroup below this process\'s own: run the app in a delegated cgroup v2, e.g. systemd-run --user --scope, or as root)');
   }
-  if (features.rlimits === null) parts.push('no per-process limits (neither prlimit nor /bin/sh ulimit works)');
-  if (mode === 'bubblewrap' && features.toolchainProblem) parts.push(`Runs cannot start: ${features.toolchainProblem}`);
-  for (const gap of features.toolchain.missing) parts.push(`no ${gap.tool} for Definitions that need it (${gap.hint})`);
+  if (features.rlimits === null) gaps.push('no per-process limits (neither prlimit nor /bin/sh ulimit works)');
+  if (mode === 'bubblewrap' && features.toolchainProblem) gaps.push(`Runs cannot start: ${features.toolchainProblem}`);
+  for (const gap of features.toolchain.missing) gaps.push(`no ${gap.tool} for Definitions that need it (${gap.hint})`);
+  return gaps;
+}
+
+/**
+ * One line for `vite dev` and `vite-hub-sandbox host`: the isolation Boxes get, and what is
+ * missing for more with how to get it (hostGaps). `mode` is the isolation in force (index.mjs).
+ */
+export function describeHost(features, mode) {
+  const parts = hostGaps(features, mode);
+  if (mode !== 'none') parts.unshift(`Boxes run under ${mode}`);
   return `[vite-hub-sandbox] local Box host: ${parts.join('; ')}`;
 }

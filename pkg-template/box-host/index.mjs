@@ -8,8 +8,8 @@ import { boxMemoryBytes } from './box.mjs';
 import { DEFAULT_MAX_QUEUED, DEFAULT_MAX_QUEUE_WAIT_MS } from './box-queue.mjs';
 import { CloudflareContainers } from './cloudflare-containers.mjs';
 import { RequestCounters } from './counters.mjs';
-import { executionAuthority, hostFeatures, resolveIsolation } from './isolation.mjs';
-import { describeHost } from './host-probe.mjs';
+import { hostFeatures, resolveIsolation } from './isolation.mjs';
+import { describeHost, hostGaps } from './host-probe.mjs';
 import { BoxRegistry } from './registry.mjs';
 import { createBoxHostServer } from './server.mjs';
 import { corsPolicy } from './cors.mjs';
@@ -109,13 +109,14 @@ export async function startBoxHost(options = {}) {
   return {
     baseUrl: `http://${hostPart}:${address.port}`,
     token: secret,
-    executionAuthority: executionAuthority(mode, false, mode === 'bubblewrap' && features.netTool !== null),
+    // The rule of create for the default policy (registry.mjs), not a second copy of it.
+    executionAuthority: registry.executionAuthorityFor(undefined),
     boxUsers: mode === 'bubblewrap' && features.boxUsers === true,
     isolation: mode,
     /** One line: the isolation Boxes get here and what is missing for more (host-probe.mjs). */
     description: describeHost(features, mode),
     /** Whether Boxes run with less than this machine could give them or a tool is missing. */
-    degraded: mode === 'none' || (mode === 'bubblewrap' && features.netTool === null) || (features.platform === 'linux' && features.cgroup?.kind === 'rlimit') || features.rlimits === null || features.toolchain.missing.length > 0 || (mode === 'bubblewrap' && features.boxUsers && features.toolchainProblem !== null),
+    degraded: hostGaps(features, mode).length > 0,
     stateDir,
     counters: () => counters.snapshot(),
     resetCounters: () => counters.reset(),
