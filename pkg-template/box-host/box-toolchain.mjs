@@ -73,10 +73,12 @@ function findIn(dirs, name) {
  * binDirs (host directories a Box command's PATH starts with: node's own first, then those of
  * tools found outside the system directories, which keep their place in SYSTEM_PATH), files
  * (host paths a sandbox shows read-only: the Node binary, each tool's package directory or
- * file), caFiles (the CA files the npm configs name, shown with their content), links
- * ([{ path, target }]: the links a tool was found through, to be made again in a sandbox), npmrc (npm's global config beside the app's Node, `<prefix>/etc/npmrc`, when there is
- * one), userNpmrc (the user's npm config, `$NPM_CONFIG_USERCONFIG` else `~/.npmrc`, when there is
- * one; a sandbox gets both without credentials, publicNpmConfig), missing: [{ tool, hint }] }`.
+ * file), caFiles (npmCaFiles: the CA files the npm configs name, with their content), links
+ * ([{ path, target }]: the links a tool was found through, to be made again in a sandbox), npmrc
+ * (npm's global config beside the app's Node, `<prefix>/etc/npmrc`) and userNpmrc (the user's,
+ * `$NPM_CONFIG_USERCONFIG` else `~/.npmrc`), each a path or null, with npmrcText and
+ * userNpmrcText (their text without credentials, publicNpmConfig, or null), missing:
+ * [{ tool, hint }] }`. Files are read here, once: a sandbox gets what the host saw at its start.
  * npm and pnpm are looked up beside the app's Node first (`<bin>/npm`, then
  * `<prefix>/lib/node_modules/npm`), then in the trusted directories of `PATH`.
  */
@@ -105,26 +107,35 @@ export function resolveToolchain({
   const found = Object.values(tools).filter(Boolean);
   const system = SYSTEM_PATH.split(':');
   const binDirs = unique([nodeBin, ...found.map((tool) => path.dirname(tool.path)).filter((dir) => !system.includes(dir))]);
-  const npmrc = path.join(prefix, 'etc/npmrc');
-  const configs = [npmrc, userConfig].filter((file) => path.isAbsolute(file) && fs.existsSync(file)).map(readText);
+  const npmrc = readConfig(path.join(prefix, 'etc/npmrc'));
+  const user = readConfig(userConfig);
   return {
     node: { path: nodePath, version },
     tools,
     binDirs,
     files: unique([nodePath, ...found.map((tool) => packageDirOf(tool.real) ?? tool.real)]),
-    caFiles: npmCaFiles(configs),
+    caFiles: npmCaFiles([npmrc.text, user.text].filter((text) => text !== null)),
     links: found.filter((tool) => tool.path !== tool.real).map((tool) => ({ path: tool.path, target: tool.real })),
-    npmrc: fs.existsSync(npmrc) ? npmrc : null,
-    userNpmrc: path.isAbsolute(userConfig) && fs.existsSync(userConfig) ? userConfig : null,
+    npmrc: npmrc.path,
+    npmrcText: npmrc.text === null ? null : publicNpmConfig(npmrc.text),
+    userNpmrc: user.path,
+    userNpmrcText: user.text === null ? null : publicNpmConfig(user.text),
     missing,
   };
 }
 
+/** `{ path, text }` of an npm config file, both null when it is not there or unreadable. */
+function readConfig(file) {
+  const text = path.isAbsolute(file) ? readText(file) : null;
+  return text === null ? { path: null, text: null } : { path: file, text };
+}
+
+/** A file's text, or null when it cannot be read. */
 function readText(file) {
   try {
     return fs.readFileSync(file, 'utf8');
   } catch {
-    return '';
+    return null;
   }
 }
 
@@ -157,13 +168,17 @@ export function publicNpmConfig(text, { cafile = (file) => file } = {}) {
 }
 
 /**
- * The CA files (`cafile=<absolute path>`) of npm config texts that exist: a sandbox shows them
- * read-only, since a CA bundle below the hidden home would otherwise make every install fail
- * with a certificate error.
+ * The CA files (`cafile=<absolute path>`) of npm config texts that can be read: `[{ named (as the
+ * config writes it), file (its real path), data }]`. A sandbox gets their content, since a CA
+ * bundle below the hidden home would otherwise make every install fail with a certificate error.
  */
 export function npmCaFiles(texts) {
-  const files = texts.flatMap((text) => text.split('\n').map((line) => /^\s*cafile\s*=\s*(\S.*?)\s*$/.exec(line)?.[1]).filter(Boolean));
-  return unique(files.filter((file) => path.isAbsolute(file) && fs.existsSync(file)).map((file) => fs.realpathSync(file)));
+  const named = unique(texts.flatMap((text) => text.split('\n').map((line) => /^\s*cafile\s*=\s*(\S.*?)\s*$/.exec(line)?.[1]).filter(Boolean)));
+  return named
+    .filter((file) => path.isAbsolute(file))
+    .map((file) => ({ named: file, data: readText(file) }))
+    .filter((ca) => ca.data !== null)
+    .map((ca) => ({ ...ca, file: fs.realpathSync(ca.named) }));
 }
 
 /**

@@ -191,31 +191,6 @@ function bubblewrapArgs({ root, workDir, ownNet, env, cwd, resolvConfFd, resolvC
   return args;
 }
 
-/** An npm config at `file` without credentials (publicNpmConfig), its CA file renamed by `cafile`; null when unreadable. */
-function readPublicNpmConfig(file, cafile) {
-  try {
-    return publicNpmConfig(fs.readFileSync(file, 'utf8'), { cafile });
-  } catch {
-    return null;
-  }
-}
-
-function readOrNull(file) {
-  try {
-    return fs.readFileSync(file, 'utf8');
-  } catch {
-    return null;
-  }
-}
-
-function realOrSelf(file) {
-  try {
-    return fs.realpathSync(file);
-  } catch {
-    return file;
-  }
-}
-
 /** The address of slirp4netns's built-in DNS forwarder inside a Box network. */
 export const BOX_DNS = '10.0.2.3';
 
@@ -286,10 +261,11 @@ export function spawnSpec({ isolation, root, workDir, networkDenied, network, co
     const toolchain = features?.toolchain;
     // npm's global and user configs without credentials (box-toolchain.mjs publicNpmConfig): an
     // install in the Box reaches the registry the app's npm reaches, through its proxy and CA.
-    // Their CA files are shown where toolchainArgs binds them (box-toolchain.mjs npmCaFiles).
-    const shown = (file) => toolchainBoxPath(realOrSelf(file), workDir);
-    const npmrc = toolchain?.npmrc && !underSystemDir(toolchain.npmrc) ? readPublicNpmConfig(toolchain.npmrc, shown) : null;
-    const userNpmrc = toolchain?.userNpmrc ? readPublicNpmConfig(toolchain.userNpmrc, shown) : null;
+    // Their CA files are named where toolchainArgs shows them (box-toolchain.mjs npmCaFiles).
+    const caFiles = toolchain?.caFiles ?? [];
+    const shown = (named) => toolchainBoxPath(caFiles.find((ca) => ca.named === named)?.file ?? named, workDir);
+    const npmrc = toolchain?.npmrcText != null && !underSystemDir(toolchain.npmrc) ? publicNpmConfig(toolchain.npmrcText, { cafile: shown }) : null;
+    const userNpmrc = toolchain?.userNpmrcText != null ? publicNpmConfig(toolchain.userNpmrcText, { cafile: shown }) : null;
     const npmEnv = userNpmrc === null ? {} : { NPM_CONFIG_USERCONFIG: BOX_USER_NPMRC };
     const fullEnv = { PATH: boxPath(features, (dir) => toolchainBoxPath(dir, workDir)), HOME: BOX_HOME, ...npmEnv, ...env };
     const netns = network?.netns;
@@ -309,10 +285,7 @@ export function spawnSpec({ isolation, root, workDir, networkDenied, network, co
     const fdOf = (data) => (data === null ? undefined : 6 + boxFiles.push(data) - 1);
     const resolvConfFd = fdOf(resolvConf?.data ?? null);
     const toolchainFds = { npmrcFd: fdOf(npmrc), userNpmrcFd: fdOf(userNpmrc) };
-    toolchainFds.caFileFds = (toolchain?.caFiles ?? [])
-      .filter((file) => !underSystemDir(file))
-      .map((file) => ({ file, fd: fdOf(readOrNull(file)) }))
-      .filter(({ fd }) => fd !== undefined);
+    toolchainFds.caFileFds = caFiles.filter((ca) => !underSystemDir(ca.file)).map((ca) => ({ file: ca.file, fd: fdOf(ca.data) }));
     return {
       file,
       args: rest,
@@ -334,7 +307,7 @@ export function spawnSpec({ isolation, root, workDir, networkDenied, network, co
     const toolchain = features?.toolchain;
     const profile = seatbeltProfile({
       writableDirs: [root],
-      readableDirs: toolchain ? [...toolchain.files, ...toolchain.caFiles, ...toolchain.links.map((link) => link.path)] : [],
+      readableDirs: toolchain ? [...toolchain.files, ...toolchain.caFiles.map((ca) => ca.file), ...toolchain.links.map((link) => link.path)] : [],
       hiddenDirs: [os.homedir()],
       networkDenied,
     });

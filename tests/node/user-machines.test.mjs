@@ -58,6 +58,8 @@ test('an nvm-style Node: npm found beside it through its link, the bin dir first
   assert.deepEqual(toolchain.files, [path.join(prefix, 'bin/node'), path.join(prefix, 'lib/node_modules/npm')]);
   assert.deepEqual(toolchain.links, [{ path: path.join(prefix, 'bin/npm'), target: path.join(prefix, 'lib/node_modules/npm/bin/npm-cli.js') }]);
   assert.equal(toolchain.npmrc, path.join(prefix, 'etc/npmrc'));
+  assert.equal(toolchain.npmrcText, 'cafile=/etc/ssl/corp.pem\n', 'read once, without credentials');
+  assert.deepEqual(toolchain.caFiles, [], 'a CA file that is not there is not shown');
   assert.deepEqual(toolchain.missing.map((gap) => gap.tool), ['pnpm']);
   assert.equal(missingToolMessage(toolchain, 'npm'), null);
   assert.equal(missingToolMessage(toolchain, 'node'), null);
