@@ -31,6 +31,27 @@ function executable(file, text = '#!/bin/sh\n') {
   fs.writeFileSync(file, text, { mode: 0o755 });
 }
 
+/** `<dir>/bin/node`: this very Node binary (a hard link, else a copy), an app's Node in a folder of its own. */
+function appNodeIn(dir) {
+  const bin = path.join(dir, 'bin');
+  fs.mkdirSync(bin);
+  const node = path.join(bin, 'node');
+  try {
+    fs.linkSync(fs.realpathSync(process.execPath), node);
+  } catch {
+    fs.copyFileSync(fs.realpathSync(process.execPath), node);
+    fs.chmodSync(node, 0o755);
+  }
+  return { bin, node };
+}
+
+/** Runs the ES module `script` in a fresh `node` (default this one); resolves to the JSON of its last stdout line. */
+function runScript(script, { node = process.execPath, ...options } = {}) {
+  return new Promise((resolve, reject) => {
+    execFile(node, ['--input-type=module', '-e', script], { timeout: 50_000, ...options }, (error, out, err) => (error ? reject(new Error(`${error.message}\n${err}`)) : resolve(JSON.parse(out.trim().split('\n').pop()))));
+  });
+}
+
 /** An nvm/fnm/asdf-style prefix: bin/node, and bin/npm linking into lib/node_modules/npm. */
 function nvmPrefix(root) {
   const prefix = path.join(root, '.nvm/versions/node/v22.1.0');
@@ -247,10 +268,7 @@ test('native Windows: the first Run is SANDBOX_PROVIDER_UNAVAILABLE naming WSL 2
     registerSandbox('win', { files: [{ path: 'package.json', content: '{"type":"module"}' }, { path: 'index.mjs', content: 'export default () => 1' }] });
     const response = await runSandbox('win');
     console.log(JSON.stringify({ status: response.status, body: await response.json() }));`;
-  const stdout = await new Promise((resolve, reject) => {
-    execFile(process.execPath, ['--input-type=module', '-e', script], { timeout: 50_000 }, (error, out, err) => (error ? reject(new Error(`${error.message}\n${err}`)) : resolve(out)));
-  });
-  const { status, body } = JSON.parse(stdout.trim().split('\n').pop());
+  const { status, body } = await runScript(script);
   assert.equal(status, 503);
   assert.equal(body.error.code, 'SANDBOX_PROVIDER_UNAVAILABLE');
   assert.match(body.error.message, /needs Linux or macOS: on Windows, run the app in WSL 2/);
@@ -307,16 +325,8 @@ test("the user's npm config reaches a bubblewrap Box without its credentials", {
 });
 
 test('a Definition with a dependency on a machine without npm: SANDBOX_PROVIDER_UNAVAILABLE naming npm, before any install runs', { timeout: 60_000 }, async () => {
-  // The app's Node alone in a folder of its own (a link to this very binary), and no npm on PATH.
-  const bin = path.join(tempDir(), 'bin');
-  fs.mkdirSync(bin);
-  const node = path.join(bin, 'node');
-  try {
-    fs.linkSync(fs.realpathSync(process.execPath), node);
-  } catch {
-    fs.copyFileSync(fs.realpathSync(process.execPath), node);
-    fs.chmodSync(node, 0o755);
-  }
+  // The app's Node alone in a folder of its own, and no npm on PATH.
+  const { bin, node } = appNodeIn(tempDir());
   const script = `
     const { configureSandbox, registerSandbox, runSandbox, closeLocalBoxHost } = await import('@vite-hub/sandbox');
     configureSandbox({ provider: 'local' });
@@ -327,10 +337,7 @@ test('a Definition with a dependency on a machine without npm: SANDBOX_PROVIDER_
     const response = await runSandbox('needs-npm');
     console.log(JSON.stringify({ status: response.status, body: await response.json() }));
     await closeLocalBoxHost();`;
-  const stdout = await new Promise((resolve, reject) => {
-    execFile(node, ['--input-type=module', '-e', script], { env: { PATH: bin, HOME: process.env.HOME, XDG_CACHE_HOME: tempDir() }, timeout: 50_000 }, (error, out, err) => (error ? reject(new Error(`${error.message}\n${err}`)) : resolve(out)));
-  });
-  const { status, body } = JSON.parse(stdout.trim().split('\n').pop());
+  const { status, body } = await runScript(script, { node, env: { PATH: bin, HOME: process.env.HOME, XDG_CACHE_HOME: tempDir() } });
   assert.equal(status, 503, JSON.stringify(body));
   assert.equal(body.error.code, 'SANDBOX_PROVIDER_UNAVAILABLE');
   assert.match(body.error.message, /found no npm for the app's Node .* put an npm on the app's PATH/);
@@ -341,15 +348,7 @@ test("a root host whose Node lives where its Box uids cannot read (/root/.nvm) s
   // The app's Node in a private (0700) folder, as nvm puts it under /root.
   const privateDir = tempDir();
   fs.chmodSync(privateDir, 0o700);
-  const bin = path.join(privateDir, 'bin');
-  fs.mkdirSync(bin);
-  const node = path.join(bin, 'node');
-  try {
-    fs.linkSync(fs.realpathSync(process.execPath), node);
-  } catch {
-    fs.copyFileSync(fs.realpathSync(process.execPath), node);
-    fs.chmodSync(node, 0o755);
-  }
+  const { bin, node } = appNodeIn(privateDir);
   const script = `
     const { startBoxHost } = await import('@vite-hub/sandbox/box-host');
     const host = await startBoxHost({});
@@ -358,10 +357,7 @@ test("a root host whose Node lives where its Box uids cannot read (/root/.nvm) s
     const ran = await call('/v2/sandboxes/sessions/' + session.id + '/cmd', { command: 'node', args: ['-e', '1'], wait: true });
     console.log(JSON.stringify({ boxUsers: host.boxUsers, description: host.description, status: ran.status, body: await ran.json() }));
     await host.close();`;
-  const stdout = await new Promise((resolve, reject) => {
-    execFile(node, ['--input-type=module', '-e', script], { cwd: process.cwd(), env: { ...process.env, PATH: `${bin}:/usr/bin:/bin` }, timeout: 50_000 }, (error, out, err) => (error ? reject(new Error(`${error.message}\n${err}`)) : resolve(out)));
-  });
-  const outcome = JSON.parse(stdout.trim().split('\n').pop());
+  const outcome = await runScript(script, { node, cwd: process.cwd(), env: { ...process.env, PATH: `${bin}:/usr/bin:/bin` } });
   if (!outcome.boxUsers) return t.skip('this root host gives Boxes no uids of their own (no unprivileged user namespaces)');
   assert.match(outcome.description, /Runs cannot start: the app's Node toolchain \(.*bin\/node.*\) is in a directory the Boxes' own uids cannot read/);
   assert.equal(outcome.status, 503);
