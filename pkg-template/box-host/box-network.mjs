@@ -14,7 +14,7 @@
 // no helper outlives its host.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import { SYSTEM_PATH } from './host-probe.mjs';
+import { SYSTEM_PATH } from './box-toolchain.mjs';
 
 /** How long the namespace and slirp4netns may take to come up (ms). */
 const START_TIMEOUT_MS = 10_000;

@@ -12,8 +12,6 @@ import { SYSTEM_PATH, resolveToolchain } from './box-toolchain.mjs';
 import { BOX_UID_RANGE } from './box-user.mjs';
 import { classifySeatbeltProbe, probeSeatbeltArgs } from './seatbelt.mjs';
 
-/** The system PATH the host looks its own tools up on (never the app's PATH: no PATH injection). */
-export { SYSTEM_PATH };
 /** The uid and gid of Box commands under bubblewrap (not root; mapped to the Box's host uid, box-user.mjs). */
 export const BOX_UID = 1000;
 
@@ -21,6 +19,7 @@ export const BOX_UID = 1000;
 function run(file, args, options = {}) {
   return new Promise((resolve) => {
     try {
+      // The host's own tools come from the system PATH, never the app's (no PATH injection).
       execFile(file, args, { env: { PATH: SYSTEM_PATH }, timeout: 10_000, ...options }, (err, stdout, stderr) => {
         resolve({ ok: !err, code: err ? (typeof err.code === 'number' ? err.code : err.code ?? 'failed') : 0, stdout: String(stdout ?? ''), stderr: String(stderr ?? '').trim() });
       });

@@ -15,13 +15,11 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { BOX_UID, SYSTEM_PATH, bubblewrapWorks, hostFeatures, isolationProblem } from './host-probe.mjs';
+import { BOX_UID, bubblewrapWorks, hostFeatures, isolationProblem } from './host-probe.mjs';
 import { seatbeltArgs, seatbeltProfile } from './seatbelt.mjs';
-import { publicNpmConfig } from './box-toolchain.mjs';
+import { SYSTEM_PATH, publicNpmConfig } from './box-toolchain.mjs';
 
 export { BOX_UID, bubblewrapWorks, hostFeatures };
-/** The system part of every Box command's PATH (after the app's toolchain: boxPath). */
-export const BOX_PATH = SYSTEM_PATH;
 /** The Box home directory (a Box path). */
 export const BOX_HOME = '/home/box';
 /** Host system directories bound read-only into a bubblewrap Box (when they exist). */
