@@ -132,8 +132,9 @@ export async function startBoxHost(options = {}) {
     },
     close() {
       closing ??= (async () => {
-        process.off('exit', onExit);
         await Promise.all([registry.stopAll(), swept]);
+        // Only now: until every Box is stopped, an exit still removes them synchronously.
+        process.off('exit', onExit);
         await new Promise((resolve) => {
           server.close(() => resolve());
           server.closeAllConnections();

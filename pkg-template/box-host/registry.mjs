@@ -34,6 +34,9 @@ function snapshotSource(source) {
 }
 
 export class BoxRegistry {
+  /** Resolves stopAll()'s wait once no create is in flight. */
+  #madeAll;
+
   /**
    * `snapshots`: the host's SnapshotStore (create from `source: { type: 'snapshot' }`);
    * `diskBytes`: each Box's writable space (box-disk.mjs; default 1 GiB); `spares`: make a Box
@@ -54,6 +57,8 @@ export class BoxRegistry {
     this.live = new Map();
     /** Boxes being created (BoxInMaking, box-spares.mjs): not live yet, removed by removeAllNow too. */
     this.making = new Set();
+    /** Set by stopAll(): creates are refused from then on. */
+    this.closing = false;
     this.stopped = new Map();
     this.slots = new BoxSlots({ capacity: maxBoxes, maxBytes: maxTotalMemoryBytes, maxQueued, maxWaitMs: maxQueueWaitMs });
     this.logBudget = new LogBudget(LOG_BUDGET_BYTES);
@@ -124,6 +129,7 @@ export class BoxRegistry {
     const making = {};
     this.making.add(making);
     try {
+      this.#refuseWhenClosing();
       if (nameTaken()) {
         throw new BoxRequestError(409, 'conflict', `a running sandbox is already named ${name}`);
       }
@@ -144,6 +150,11 @@ export class BoxRegistry {
         making,
       });
       making.box = box;
+      if (this.closing) {
+        // stopAll() began while this Box was being made: it is not live and nobody else stops it.
+        await box.stop();
+        this.#refuseWhenClosing();
+      }
       if (snapshotId !== undefined) {
         try {
           await this.snapshots.restore(snapshotId, box.workDirHost);
@@ -157,9 +168,15 @@ export class BoxRegistry {
       return box;
     } finally {
       this.making.delete(making);
+      if (this.making.size === 0) this.#madeAll?.();
       // A created Box holds its slot until it stops (#forget).
       if (!created) this.slots.release(memoryBytes);
     }
+  }
+
+  /** 503 `host_closing` once stopAll() has begun: no Box may outlive the host. */
+  #refuseWhenClosing() {
+    if (this.closing) throw new BoxRequestError(503, 'host_closing', 'the local Box host is closing');
   }
 
   #forget(box) {
@@ -202,8 +219,14 @@ export class BoxRegistry {
     removeOwnBoxDirsNow(this.boxRoot);
   }
 
-  /** Stops every live Box (whole process trees, directories removed). */
+  /**
+   * Stops every live Box (whole process trees, directories removed), after the creates in flight
+   * have ended: from now on a create is refused (503 `host_closing`), and one that finishes its Box
+   * meanwhile stops that Box itself, so none is left running or on disk once this resolves.
+   */
   async stopAll() {
+    this.closing = true;
+    if (this.making.size > 0) await new Promise((resolve) => (this.#madeAll = resolve));
     await this.spares?.close();
     await Promise.all([...this.live.values()].map((box) => box.stop()));
   }
