@@ -10,8 +10,7 @@
 
 pub mod classify;
 pub mod exec;
-pub mod options;
-pub mod wire;
+pub use vite_hub_sandbox_core::provider::cloudflare::{options, wire};
 
 #[cfg(target_arch = "wasm32")]
 pub mod client;

@@ -6,9 +6,7 @@
 //! and the NDJSON command stream stay in this folder; [`VercelProvider`] and [`VercelBox`] speak
 //! of Boxes, Commands and files to the layers above.
 
-pub mod archive;
-pub mod options;
-pub mod wire;
+pub use vite_hub_sandbox_core::{provider::vercel::{options, wire}, transfer::tar as archive};
 
 #[cfg(target_arch = "wasm32")]
 pub mod client;

@@ -1,4 +1,4 @@
-//! Unit tests of [`crate::discovery`]: one per rule, with the exact names and messages.
+//! Unit tests of [`crate::definition::discovery`]: one per rule, with the exact names and messages.
 
 use super::*;
 

@@ -35,7 +35,7 @@ struct OutputAnswer {
 /// [`crate::provider_output::merge_provider_output`]. Throws `SANDBOX_INVALID_ARGUMENT` naming
 /// `file` and the key (a binding name taken, a migration tag reused, a malformed key).
 #[wasm_bindgen(js_name = mergeCloudflareProviderOutput)]
-pub fn merge_cloudflare_provider_output(request: JsValue) -> crate::error::Result<JsValue> {
+pub fn merge_cloudflare_provider_output(request: JsValue) -> crate::error::js::JsResult<JsValue> {
     let request: OutputRequest = serde_wasm_bindgen::from_value(request)
         .map_err(|e| Error::new(ErrorCode::InvalidArgument, format!("invalid Provider Output request: {e}")))?;
     let options = OutputOptions {
@@ -47,7 +47,7 @@ pub fn merge_cloudflare_provider_output(request: JsValue) -> crate::error::Resul
     let answer = OutputAnswer { config: out.config, dockerfile: out.dockerfile, image: out.image, added: out.added, compatibility_date: COMPATIBILITY_DATE };
     answer
         .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
-        .map_err(|e| Error::new(ErrorCode::RuntimeError, e.to_string()))
+        .map_err(|e| Error::new(ErrorCode::RuntimeError, e.to_string()).into())
 }
 
 /// `cloudflareCompatibilityDate() → string`: the compatibility date the Provider Output pins when

@@ -66,10 +66,10 @@ fn encode<T: Serialize>(value: &T) -> crate::error::Result<JsValue> {
 /// Throws a `SandboxError` with code `SANDBOX_INVALID_ARGUMENT` when the input has another shape
 /// or for the first rule of [`discover`] that fails (the message names the folder or file).
 #[wasm_bindgen(js_name = discoverDefinitions)]
-pub fn discover_definitions(files: JsValue) -> crate::error::Result<JsValue> {
+pub fn discover_definitions(files: JsValue) -> crate::error::js::JsResult<JsValue> {
     let definitions = discover(&decode_request(files)?)?;
     let items: Vec<DiscoveredItem<'_>> = definitions.iter().map(DiscoveredItem::from).collect();
-    encode(&items)
+    Ok(encode(&items)?)
 }
 
 /// One problem of [`discover_all`] (camelCase on the JS side).
@@ -93,19 +93,19 @@ struct ProblemItem<'a> {
 /// # Errors
 /// `SANDBOX_INVALID_ARGUMENT` only for malformed input.
 #[wasm_bindgen(js_name = discoverDefinitionsAndProblems)]
-pub fn discover_definitions_and_problems(files: JsValue) -> crate::error::Result<JsValue> {
+pub fn discover_definitions_and_problems(files: JsValue) -> crate::error::js::JsResult<JsValue> {
     let discovery = discover_all(&decode_request(files)?)?;
     #[derive(Serialize)]
     struct Answer<'a> {
         definitions: Vec<DiscoveredItem<'a>>,
         problems: Vec<ProblemItem<'a>>,
     }
-    encode(&Answer {
+    Ok(encode(&Answer {
         definitions: discovery.definitions.iter().map(DiscoveredItem::from).collect(),
         problems: discovery
             .problems
             .iter()
             .map(|p| ProblemItem { name: p.name.as_deref(), origin: &p.origin, code: p.error.code().as_str(), message: p.error.message() })
             .collect(),
-    })
+    })?)
 }

@@ -1,18 +1,15 @@
-//! Moving a Run into and out of a Box: the files written into it (and their path rule), the result frame on stdout, the
-//! transfer limits and (wasm only) the value envelope codec.
+//! Moving a Run into and out of a Box: the files written into it (and their path rule), the tar
+//! archive that carries them in one write, the result frame on stdout and the transfer limits.
 //!
-//! Pure except [`envelope`], which converts JS values. Nothing here knows a provider protocol.
+//! Pure: the value envelope codec, which converts JS values, is the runtime crate's
+//! `transfer::envelope`. Nothing here knows a provider protocol.
 //!
 //! Source: docs/internals.md ("Box layout", "Envelopes"), DESIGN.md §6.
 
 pub mod box_file;
 pub mod frame;
 pub mod limits;
-
-#[cfg(target_arch = "wasm32")]
-pub mod envelope;
-#[cfg(target_arch = "wasm32")]
-pub mod gzip;
+pub mod tar;
 
 pub use limits::TransferLimits;
 

@@ -2,7 +2,7 @@
 //! every file of a Definition).
 //!
 //! Transfer layer, pure. Providers decide how files travel (Vercel: one tar.gz; see
-//! `provider::vercel::archive`); the paths they get are always checked here first.
+//! `transfer::tar`); the paths they get are always checked here first.
 
 use crate::error::{Error, ErrorCode, Result};
 

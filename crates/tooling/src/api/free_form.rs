@@ -36,10 +36,10 @@ struct OptionsAnswer {
 /// [`sandbox_options`] (the message starts with `<file>:<line>:`), or when the facts have
 /// another shape.
 #[wasm_bindgen(js_name = checkSandboxOptions)]
-pub fn check_sandbox_options(facts_json: &str) -> crate::error::Result<JsValue> {
+pub fn check_sandbox_options(facts_json: &str) -> crate::error::js::JsResult<JsValue> {
     let facts: SandboxFileFacts = decode(facts_json, "the free-form facts")?;
     let options = sandbox_options(&facts)?;
-    encode(&OptionsAnswer { timeout: options.timeout_ms, project: options.project.map(|(p, _)| p) })
+    Ok(encode(&OptionsAnswer { timeout: options.timeout_ms, project: options.project.map(|(p, _)| p) })?)
 }
 
 #[derive(Deserialize)]
@@ -86,7 +86,7 @@ struct ProjectAnswer {
 /// [`sandbox_options`] and [`project_plan`] (e.g. "declares project: false but has a runtime
 /// dependency ..."), or when the inputs have another shape.
 #[wasm_bindgen(js_name = planFreeFormProject)]
-pub fn plan_free_form_project(facts_json: &str, request_json: &str) -> crate::error::Result<JsValue> {
+pub fn plan_free_form_project(facts_json: &str, request_json: &str) -> crate::error::js::JsResult<JsValue> {
     let facts: SandboxFileFacts = decode(facts_json, "the free-form facts")?;
     let request: ProjectRequest = decode(request_json, "the free-form project request")?;
     let options = sandbox_options(&facts)?;
@@ -96,7 +96,7 @@ pub fn plan_free_form_project(facts_json: &str, request_json: &str) -> crate::er
     // those, pinned to the app's lockfile (box_project.rs), instead of the whole project.
     let imports_only = plan.attach && options.project.map(|(p, _)| p) != Some(true);
     if !imports_only {
-        return encode(&ProjectAnswer { attach: plan.attach, dependencies: plan.dependencies, files: plan.files, generated: Vec::new() });
+        return Ok(encode(&ProjectAnswer { attach: plan.attach, dependencies: plan.dependencies, files: plan.files, generated: Vec::new() })?);
     }
     let manifest = match crate::definition::parse_package_json(request.manifest_json.as_bytes()) {
         Ok(serde_json::Value::Object(map)) => map,
@@ -112,5 +112,5 @@ pub fn plan_free_form_project(facts_json: &str, request_json: &str) -> crate::er
         .into_iter()
         .map(|file| GeneratedAnswer { path: file.path, text: file.text })
         .collect();
-    encode(&ProjectAnswer { attach: plan.attach, dependencies: plan.dependencies, files: Vec::new(), generated })
+    Ok(encode(&ProjectAnswer { attach: plan.attach, dependencies: plan.dependencies, files: Vec::new(), generated })?)
 }

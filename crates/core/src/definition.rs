@@ -14,9 +14,7 @@
 //! files, timeout key, workspace closure), §4.6 (timeouts); docs/internals.md "TypeScript" and
 //! "Project resolution".
 
-#[cfg(any(feature = "tooling", test))]
 pub mod box_project;
-#[cfg(any(feature = "tooling", test))]
 pub mod sandbox_options;
 
 use crate::error::{quoted, Error, ErrorCode, Result};
@@ -24,14 +22,12 @@ use crate::transfer::box_file::path_problem;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-#[cfg(any(feature = "tooling", test))]
 pub mod glob;
 pub mod install;
 pub mod suggest;
-#[cfg(any(feature = "tooling", test))]
 pub mod module_graph;
-#[cfg(any(feature = "tooling", test))]
 pub mod workspace;
+pub mod discovery;
 
 pub use install::{InstallPlan, PackageManager};
 use install::{choose_manager, declares_dependencies, install_plan, ProjectFacts};
@@ -172,7 +168,7 @@ pub fn validate_name(name: &str) -> Result<()> {
 /// `.env.*`, `.envrc` and `.npmrc` files (at any depth), and a root `bun.lockb`. Names compare
 /// ASCII case-insensitively (`.ENV`, `.Env.local`, `Node_Modules/x` are excluded: case-insensitive
 /// file systems treat them as the same files); `prod.env` is not a dotenv file and is shipped.
-/// The JS walker asks this rule through the `isExcludedPath` wasm export (src/api_project.rs).
+/// The JS walker asks this rule through the `isExcludedPath` wasm export (the tooling crate's `api/project.rs`).
 pub fn is_excluded_path(path: &str) -> bool {
     let lower = path.to_ascii_lowercase();
     let base = lower.rsplit('/').next().unwrap_or(&lower);

@@ -43,21 +43,21 @@ fn to_js<T: Serialize>(value: &T) -> crate::error::Result<JsValue> {
 /// Throws `SANDBOX_INVALID_ARGUMENT` for secrets or runtime-only keys (`vercel.token`, …), unknown
 /// keys, bad values or an unknown provider name.
 #[wasm_bindgen(js_name = resolveSandboxPluginConfig)]
-pub fn resolve_sandbox_plugin_config(request: JsValue) -> crate::error::Result<JsValue> {
+pub fn resolve_sandbox_plugin_config(request: JsValue) -> crate::error::js::JsResult<JsValue> {
     let request: PluginConfigRequest = serde_wasm_bindgen::from_value(request)
         .map_err(|e| Error::new(ErrorCode::InvalidArgument, format!("invalid plugin config request: {e}")))?;
     let resolved = resolve_plugin_config(&request.plugin, &request.vite, &request.env)?;
-    to_js(&PluginConfigAnswer {
+    Ok(to_js(&PluginConfigAnswer {
         config: resolved.config,
         provider: resolved.provider.map(|p| p.as_str()),
         dev_provider: resolved.dev_provider.as_str(),
-    })
+    })?)
 }
 
 /// `sandboxArtifactStems(names: string[]) → string[]`: the generated module stem of each
 /// Definition (`/` → `__`). Throws `SANDBOX_INVALID_ARGUMENT` naming both Definitions when two
 /// collide. Rules: [`crate::plugin::artifact_stems`].
 #[wasm_bindgen(js_name = sandboxArtifactStems)]
-pub fn sandbox_artifact_stems(names: Vec<String>) -> crate::error::Result<Vec<String>> {
-    artifact_stems(&names)
+pub fn sandbox_artifact_stems(names: Vec<String>) -> crate::error::js::JsResult<Vec<String>> {
+    Ok(artifact_stems(&names)?)
 }

@@ -8,12 +8,10 @@
 //!
 //! Source: DESIGN.md §5 (Response contract), STYLE.md §2.4 (Error type).
 
-use crate::provider_kind::ProviderKind;
+use crate::provider::ProviderKind;
 use serde_json::{Map, Value};
 use std::fmt;
 
-#[cfg(target_arch = "wasm32")]
-pub mod js;
 mod redact;
 
 pub use redact::redact;

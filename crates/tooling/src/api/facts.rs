@@ -4,7 +4,7 @@
 
 use wasm_bindgen::prelude::*;
 
-use crate::error::{Error, ErrorCode, Result};
+use crate::error::{Error, ErrorCode};
 use crate::facts::shared_facts;
 
 /// `sharedFacts() → { errorCodes, transferLimits, definitionLimits, envNames, excluded,
@@ -13,7 +13,7 @@ use crate::facts::shared_facts;
 /// # Errors
 /// `SANDBOX_RUNTIME_ERROR` if the facts cannot be encoded (never with these types).
 #[wasm_bindgen(js_name = sharedFacts)]
-pub fn shared_facts_js() -> Result<JsValue> {
+pub fn shared_facts_js() -> crate::error::js::JsResult<JsValue> {
     serde::Serialize::serialize(&shared_facts(), &serde_wasm_bindgen::Serializer::json_compatible())
-        .map_err(|e| Error::new(ErrorCode::RuntimeError, format!("the shared facts could not be encoded: {e}")))
+        .map_err(|e| Error::new(ErrorCode::RuntimeError, format!("the shared facts could not be encoded: {e}")).into())
 }

@@ -50,7 +50,7 @@ struct WorkspaceAnswer {
 /// project). Throws `SANDBOX_INVALID_ARGUMENT` for a malformed request or the errors of
 /// [`resolve_workspace`] (missing workspace dependency, bad manifest, bad pattern, bad patch path).
 #[wasm_bindgen(js_name = resolvePnpmWorkspace)]
-pub fn resolve_pnpm_workspace(request: JsValue) -> crate::error::Result<JsValue> {
+pub fn resolve_pnpm_workspace(request: JsValue) -> crate::error::js::JsResult<JsValue> {
     let request: WorkspaceRequest = serde_wasm_bindgen::from_value(request).map_err(|e| {
         Error::new(ErrorCode::InvalidArgument, format!("resolvePnpmWorkspace: invalid request: {e}"))
     })?;
@@ -66,7 +66,7 @@ pub fn resolve_pnpm_workspace(request: JsValue) -> crate::error::Result<JsValue>
     };
     let answer = WorkspaceAnswer { package_path: plan.package_path, dirs: plan.dirs, patch_files: plan.patch_files };
     serde::Serialize::serialize(&answer, &serde_wasm_bindgen::Serializer::json_compatible())
-        .map_err(|e| Error::new(ErrorCode::RuntimeError, format!("resolvePnpmWorkspace: {e}")))
+        .map_err(|e| Error::new(ErrorCode::RuntimeError, format!("resolvePnpmWorkspace: {e}")).into())
 }
 
 /// `isExcludedPath(path: string) → boolean`: whether a project file or directory is never

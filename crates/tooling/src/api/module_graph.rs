@@ -30,11 +30,11 @@ use crate::error::{Error, ErrorCode};
 /// Throws a `SandboxError` with code `SANDBOX_INVALID_ARGUMENT` when the input has another shape
 /// or for the first broken rule of [`check_module_graph`] (the message names file, line and column).
 #[wasm_bindgen(js_name = checkModuleGraph)]
-pub fn check_module_graph_js(input: JsValue) -> crate::error::Result<JsValue> {
+pub fn check_module_graph_js(input: JsValue) -> crate::error::js::JsResult<JsValue> {
     let input: ModuleGraphInput = serde_wasm_bindgen::from_value(input).map_err(|e| {
         Error::new(ErrorCode::InvalidArgument, format!("checkModuleGraph expects {{ files: string[], modules: object[], … }}: {e}"))
     })?;
     let plan = check_module_graph(&input)?;
     plan.serialize(&serde_wasm_bindgen::Serializer::json_compatible())
-        .map_err(|e| Error::new(ErrorCode::RuntimeError, format!("could not encode the module graph plan: {e}")))
+        .map_err(|e| Error::new(ErrorCode::RuntimeError, format!("could not encode the module graph plan: {e}")).into())
 }
