@@ -31,7 +31,7 @@ pub mod runtime_config;
 #[cfg(target_arch = "wasm32")]
 pub mod sys;
 
-pub use vite_hub_sandbox_core::{command, config, config_read, definition, env_map, harness, json_write, session, sort};
+pub use vite_hub_sandbox_core::{command, config, definition, env_map, harness, session};
 
 pub use error::{Error, ErrorCode, Result};
 

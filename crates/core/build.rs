@@ -2,7 +2,7 @@
 //! scripts `fingerprint.cjs` and `kept-prepared.cjs`, each the one source) are embedded in the
 //! runtime wasm without their comments and indentation (`crate::harness::HARNESS_SOURCE`,
 //! `crate::run::install::{FINGERPRINT_SCRIPT, KEPT_SCRIPT}`), which keeps them readable here and
-//! small there (docs/internals.md, "Runtime size").
+//! small where they travel: into every Box a Run stages.
 //!
 //! Only whole lines change: a line that is a `//` comment or inside a `/* … */` block (opened at
 //! the start of a line) is dropped, the others lose leading and trailing whitespace, and empty

@@ -145,12 +145,12 @@ pub fn configure_sandbox(config: JsValue, worker_env: JsValue) -> JsResult<()> {
     }
     let plain: JsValue = plain.into();
     check_json_data(&plain, "config", 0)?;
-    // As JSON text, then one parsed Value read by hand (src/config_read.rs): every key is seen, so
+    // As JSON text, then one parsed Value read by the config's one reader: every key is seen, so
     // a misspelled one is refused at any depth.
     let text = js_sys::JSON::stringify(&plain).map_err(|e| invalid(format!("invalid sandbox config: {}", js_message(&e))))?;
     let value: serde_json::Value =
         serde_json::from_slice(String::from(text).as_bytes()).map_err(|e| invalid(format!("invalid sandbox config: {e}")))?;
-    let parsed: SandboxConfig = crate::config_read::sandbox_config(&value).map_err(|e| invalid(format!("invalid sandbox config: {e}")))?;
+    let parsed: SandboxConfig = SandboxConfig::from_value(&value).map_err(|e| invalid(format!("invalid sandbox config: {e}")))?;
     let namespace = crate::provider::cloudflare::namespace_in(&worker_env, parsed.cloudflare.binding_name());
     let resolved = RuntimeConfig::resolve(&parsed, fetcher, namespace)?;
     RUNTIME.with(|r| *r.borrow_mut() = Some(Rc::new(resolved)));

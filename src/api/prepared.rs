@@ -62,8 +62,7 @@ async fn drop_prepared(digest: JsValue) -> crate::Result<JsValue> {
     provider.ensure_ready().await?;
     let mut ids = forget(&digest);
     ids.extend(provider.list_prepared(Some(&prepared_name(&digest))).await?.into_iter().map(|(id, _, _)| id));
-    let order = crate::sort::stable_order(ids.len(), &|a, b| ids[a].cmp(&ids[b]));
-    let mut ids = crate::sort::apply_order(ids, &order);
+    ids.sort();
     ids.dedup();
     let mut dropped = 0u32;
     for id in ids {

@@ -106,7 +106,7 @@ pub struct TransferOverrides {
 fn limit_value(name: &str, value: &serde_json::Value) -> Result<u64> {
     let max = crate::transfer::limits::MAX_LIMIT_VALUE;
     value.as_u64().filter(|v| (1..=max).contains(v)).ok_or_else(|| {
-        Error::new(ErrorCode::InvalidArgument, format!("transfer.{name} must be a positive integer <= {max} (got {})", crate::json_write::text(value)))
+        Error::new(ErrorCode::InvalidArgument, format!("transfer.{name} must be a positive integer <= {max} (got {})", value.to_string()))
     })
 }
 
@@ -177,6 +177,30 @@ fn non_empty(value: Option<&String>) -> Option<String> {
 }
 
 impl SandboxConfig {
+    /// Reads a config from its JSON: `configureSandbox`'s plain-data keys, or one layer of the Vite
+    /// plugin's options. Unknown keys are refused at every level, an absent key keeps its
+    /// default, `null` is `None` for an optional value and an error for an object (`vercel`,
+    /// `local`, `transfer`, `env`).
+    ///
+    /// # Errors
+    /// serde's words for what is wrong, after the path of the key when it is not the top level
+    /// (`vercel.token: invalid type: integer `5`, expected a string`).
+    pub fn from_value(value: &serde_json::Value) -> std::result::Result<SandboxConfig, String> {
+        serde_path_to_error::deserialize(value).map_err(|error| {
+            let message = error.inner().to_string();
+            let mut path: Vec<String> = error.path().iter().map(ToString::to_string).collect();
+            // An unknown key ends the path, and serde's message names it already.
+            if path.last().is_some_and(|key| message.starts_with(&format!("unknown field `{key}`"))) {
+                path.pop();
+            }
+            if path.is_empty() {
+                message
+            } else {
+                format!("{}: {message}", path.join("."))
+            }
+        })
+    }
+
     fn env(&self, name: &str) -> Option<String> {
         non_empty(self.env.get(name))
     }
@@ -399,5 +423,74 @@ mod tests {
     #[test]
     fn unknown_config_keys_are_rejected() {
         assert!(serde_json::from_value::<SandboxConfig>(serde_json::json!({"provder": "vercel"})).is_err());
+    }
+
+    #[test]
+    fn from_value_reads_every_key_and_refuses_what_is_wrong() {
+        use serde_json::json;
+        let accepted = [
+            json!({}),
+            json!({"provider": "vercel", "production": true, "env": {"A": "1", "NODE_ENV": "production"}}),
+            json!({"provider": null, "production": null, "debug": null}),
+            json!({"debug": true}),
+            json!({"vercel": {"token": "t", "teamId": "team", "projectId": "p", "baseUrl": "http://x", "networkPolicy": "deny-all"}}),
+            json!({"vercel": {"token": null, "networkPolicy": null}}),
+            json!({"vercel": {}, "local": {}, "transfer": {}, "env": {}}),
+            json!({"local": {"baseUrl": "http://127.0.0.1:1", "token": "s", "networkPolicy": {"allow": ["a.com"]}}}),
+            json!({"cloudflare": {"binding": "B", "sandboxId": "x", "sleepAfter": "10m", "keepAlive": true, "normalizeId": false}}),
+            json!({"transfer": {"maxInputBytes": 10, "maxOutputBytes": 20, "maxDepth": 8, "maxSidecars": 3, "maxSidecarBytes": 0, }}),
+            json!({"transfer": {"maxDepth": null}}),
+            // Kept as given: TransferOverrides::resolve checks each limit and names its key.
+            json!({"transfer": {"maxDepth": -1}}),
+            json!({"transfer": {"maxDepth": 1.5}}),
+            json!({"transfer": {"maxInputBytes": "1"}}),
+        ];
+        for config in &accepted {
+            assert!(SandboxConfig::from_value(config).is_ok(), "{config}");
+        }
+        let refused = [
+            json!({"provder": "vercel"}),
+            json!({"provider": 1}),
+            json!({"production": "yes"}),
+            json!({"debug": 1}),
+            json!({"vercel": null}),
+            json!({"vercel": {"tokn": "t"}}),
+            json!({"vercel": {"token": 5}}),
+            json!({"vercel": []}),
+            json!({"local": {"baseURL": "x"}}),
+            json!({"local": null}),
+            json!({"cloudflare": {"bindings": "B"}}),
+            json!({"cloudflare": null}),
+            json!({"transfer": {"maxDepht": 1}}),
+            json!({"transfer": null}),
+            json!({"env": null}),
+            json!({"env": {"A": 1}}),
+            json!({"env": []}),
+            json!("config"),
+            json!(null),
+        ];
+        for config in &refused {
+            assert!(SandboxConfig::from_value(config).is_err(), "{config}");
+        }
+        let read = SandboxConfig::from_value(&json!({"provider": "local", "vercel": {"teamId": "team"}, "env": {"A": "1"}})).unwrap();
+        assert_eq!((read.provider.as_deref(), read.vercel.team_id.as_deref(), read.env.get("A").map(String::as_str)), (Some("local"), Some("team"), Some("1")));
+    }
+
+    #[test]
+    fn from_value_messages_name_the_key() {
+        use serde_json::json;
+        let message = |config: serde_json::Value| SandboxConfig::from_value(&config).unwrap_err();
+        assert_eq!(
+            message(json!({"provder": "vercel"})),
+            "unknown field `provder`, expected one of `provider`, `production`, `vercel`, `local`, `cloudflare`, `transfer`, `env`, `debug`"
+        );
+        assert_eq!(message(json!({"vercel": {"token": 5}})), "vercel.token: invalid type: integer `5`, expected a string");
+        assert!(message(json!({"cloudflare": {"bindings": "B"}})).contains("unknown field `bindings` in cloudflare"));
+        assert!(message(json!({"local": {"isolation": "docker"}})).starts_with("local.isolation: unknown variant `docker`"));
+        let config = SandboxConfig::from_value(&json!({"local": {"isolation": "none"}})).unwrap();
+        assert_eq!(config.local.isolation, Some(crate::provider::local::options::Isolation::None));
+        let config = SandboxConfig::from_value(&json!({"transfer": {"maxDepth": -1}})).expect("kept for resolve");
+        let resolved = config.transfer.resolve().expect_err("-1 is no limit");
+        assert!(resolved.message().contains("transfer.maxDepth"), "{}", resolved.message());
     }
 }

@@ -21,6 +21,7 @@ use crate::error::{quoted, Error, ErrorCode, Result};
 use crate::transfer::box_file::path_problem;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
+use std::collections::BTreeSet;
 
 pub mod glob;
 pub mod install;
@@ -204,8 +205,8 @@ pub const EXCLUDED: ExcludedNames = ExcludedNames {
 /// `len(path) as u64 LE ‖ path ‖ mode flag (0, or 1 ‖ mode as u32 LE) ‖ len(content) as u64 LE ‖
 /// content`, after the tag `vite-hub-sandbox/definition/v1\0`.
 pub fn content_digest(files: &[DefinitionFile]) -> String {
-    let order = crate::sort::stable_order(files.len(), &|a, b| files[a].path.cmp(&files[b].path));
-    let sorted = order.iter().map(|index| &files[*index]);
+    let mut sorted: Vec<&DefinitionFile> = files.iter().collect();
+    sorted.sort_by(|a, b| a.path.cmp(&b.path));
     let mut hasher = Sha256::new();
     hasher.update(b"vite-hub-sandbox/definition/v1\0");
     for file in sorted {
@@ -274,26 +275,20 @@ impl Definition {
             return Err(invalid(format!("has an invalid packagePath {}: {why}.", quoted(&package_path))));
         }
         let in_package = |path: &str| if package_path.is_empty() { path.to_owned() } else { format!("{package_path}/{path}") };
-        let files = source.files;
-        // Sorted by path once (a stable sort): a file is a repeat when the file before it in that
-        // order has its path. No BTreeSet: one map type fewer in the runtime wasm.
-        let order = crate::sort::stable_order(files.len(), &|a, b| files[a].path.cmp(&files[b].path));
-        let mut repeated = vec![false; files.len()];
-        for pair in order.windows(2) {
-            if files[pair[0]].path == files[pair[1]].path {
-                repeated[pair[1]] = true;
-            }
-        }
-        // The first file (in the given order) with a problem is the one reported.
-        for (file, repeated) in files.iter().zip(&repeated) {
+        let mut files = source.files;
+        // The first file (in the given order) with a problem is the one reported; a repeat is a
+        // file whose path an earlier one has.
+        let mut seen = BTreeSet::new();
+        for file in &files {
             if let Some(why) = path_problem(&file.path) {
                 return Err(invalid(format!("has an invalid file path {}: {why}.", quoted(&file.path))));
             }
-            if *repeated {
+            if !seen.insert(file.path.as_str()) {
                 return Err(invalid(format!("has the file {} twice.", quoted(&file.path))));
             }
         }
-        let kept: Vec<DefinitionFile> = crate::sort::apply_order(files, &order).into_iter().filter(|file| !is_excluded_path(&file.path)).collect();
+        files.sort_by(|a, b| a.path.cmp(&b.path));
+        let kept: Vec<DefinitionFile> = files.into_iter().filter(|file| !is_excluded_path(&file.path)).collect();
         let total_bytes: u64 = kept.iter().map(|f| f.content.len() as u64).sum();
         if total_bytes > MAX_DEFINITION_BYTES {
             return Err(invalid(format!(
@@ -346,7 +341,7 @@ impl Definition {
         let timeout_ms = match &source.timeout {
             None => manifest_timeout,
             Some(value) => timeout_value_ms(value).ok_or_else(|| {
-                invalid(format!("timeout must be a positive integer <= {MAX_TIMEOUT_MS} (milliseconds), got {}.", crate::json_write::text(value)))
+                invalid(format!("timeout must be a positive integer <= {MAX_TIMEOUT_MS} (milliseconds), got {}.", value.to_string()))
             })?,
         };
 

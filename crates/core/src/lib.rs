@@ -20,18 +20,14 @@
 
 pub mod command;
 pub mod config;
-pub mod config_read;
 pub mod definition;
 pub mod env_map;
 pub mod error;
 pub mod harness;
 pub mod http;
-pub mod json_read;
-pub mod json_write;
 pub mod provider;
 pub mod run;
 pub mod session;
-pub mod sort;
 pub mod transfer;
 
 #[cfg(test)]

@@ -147,7 +147,7 @@ pub fn resolve_plugin_config(
             reject_runtime_only(map, origin)?;
             reject_url_secrets(map, origin)?;
             // Each layer alone first, so an unknown key or a bad value names the layer it is in.
-            let alone = serde_json::from_value::<SandboxConfig>(layer.clone()).map_err(|e| {
+            let alone = SandboxConfig::from_value(layer).map_err(|e| {
                 Error::new(ErrorCode::InvalidArgument, format!("invalid sandbox options in {origin}: {e}"))
             })?;
             let in_layer = |e: Error| Error::new(e.code(), format!("invalid sandbox options in {origin}: {}", e.message()));
@@ -158,7 +158,7 @@ pub fn resolve_plugin_config(
             merge(&mut merged, layer);
         }
     }
-    let mut parsed: SandboxConfig = serde_json::from_value(merged.clone()).map_err(|e| {
+    let mut parsed = SandboxConfig::from_value(&merged).map_err(|e| {
         Error::new(
             ErrorCode::InvalidArgument,
             format!("invalid sandbox options: {e}"),
@@ -340,7 +340,7 @@ mod tests {
         let unknown = resolve_plugin_config(&json!(null), &json!({"provder": "local"}), &env(&[])).unwrap_err();
         assert!(unknown.message().starts_with("invalid sandbox options in the Vite config key `sandbox`: unknown field `provder`"), "{}", unknown.message());
         let unknown = resolve_plugin_config(&json!({"transfer": {"maxDepht": 1}}), &json!(null), &env(&[])).unwrap_err();
-        assert!(unknown.message().starts_with("invalid sandbox options in hubSandbox(options): unknown field `maxDepht`"), "{}", unknown.message());
+        assert!(unknown.message().starts_with("invalid sandbox options in hubSandbox(options): transfer: unknown field `maxDepht`"), "{}", unknown.message());
         for url in ["http://user:pw@127.0.0.1:9/", "https://api.example?token=abc", "https://u@h"] {
             let error = resolve_plugin_config(&json!({"local": {"baseUrl": url}}), &json!(null), &env(&[])).unwrap_err();
             assert!(error.message().contains("`local.baseUrl` with user info or a query string"), "{url}");

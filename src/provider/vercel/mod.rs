@@ -77,7 +77,7 @@ mod session {
                 network_policy: self.network_policy.clone(),
                 env: None,
                 persistent: Some(false),
-                source: spec.prepared.as_ref().map(|id| crate::json_write::object(vec![("type", "snapshot".into()), ("snapshotId", id.as_str().into())])),
+                source: spec.prepared.as_ref().map(|id| serde_json::json!({"type": "snapshot", "snapshotId": id})),
                 name: spec.prepared_name.clone(),
             };
             let mut prepared = if spec.prepared.is_some() { PreparedStart::Restored } else { PreparedStart::Empty };

@@ -1,9 +1,8 @@
 //! The glob subset of `pnpm-workspace.yaml` `packages:` patterns, matched against directory
 //! paths relative to the workspace root.
 //!
-//! Why not the `globset` crate: it pulls in `regex`, which would push the wasm module over the
-//! 300 KB gzipped budget (DESIGN.md §9; the README gives the current size). Workspace patterns are short
-//! directory globs, so this matcher supports exactly what pnpm workspaces use in practice:
+//! Workspace patterns are short directory globs, so this matcher supports exactly what pnpm
+//! workspaces use in practice (a general glob crate would bring a regex engine for it):
 //!
 //! * `*` — any run of characters inside one path segment (not `/`);
 //! * `?` — one character other than `/`;

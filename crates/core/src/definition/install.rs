@@ -131,9 +131,9 @@ pub fn install_digest(plan_command: &str, args: &[String], manager: PackageManag
         part(arg.as_bytes());
     }
     part(package_path.as_bytes());
-    let inputs: Vec<&(&str, Option<u32>, &[u8])> = files.iter().filter(|(path, _, _)| is_install_input(path)).collect();
-    for index in crate::sort::stable_order(inputs.len(), &|a, b| inputs[a].0.cmp(inputs[b].0)) {
-        let (path, mode, content) = inputs[index];
+    let mut inputs: Vec<&(&str, Option<u32>, &[u8])> = files.iter().filter(|(path, _, _)| is_install_input(path)).collect();
+    inputs.sort_by_key(|(path, _, _)| *path);
+    for &(path, mode, content) in inputs {
         part(path.as_bytes());
         part(&mode.unwrap_or(0).to_le_bytes());
         part(content);
@@ -159,7 +159,7 @@ pub(crate) struct ProjectFacts<'a> {
 pub(crate) fn choose_manager(facts: &ProjectFacts<'_>) -> Result<(PackageManager, Option<u64>), String> {
     if let Some(value) = facts.declared {
         return parse_package_manager(value).ok_or_else(|| {
-            format!("package.json \"packageManager\" must be \"<npm|pnpm|yarn|bun>@<version>\" (got {}).", crate::json_write::text(value))
+            format!("package.json \"packageManager\" must be \"<npm|pnpm|yarn|bun>@<version>\" (got {}).", value.to_string())
         });
     }
     let by_lockfile = LOCKFILE_ORDER.into_iter().find(|m| (facts.has)(m.lockfile()));

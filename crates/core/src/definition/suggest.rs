@@ -5,6 +5,8 @@
 //! module decides what to say: the fix when there is no registry at all, the reason when the name
 //! is an invalid Definition, otherwise the closest names and a sample of the registered ones.
 
+use std::collections::BTreeSet;
+
 /// How many registered names a message lists at most.
 pub const LISTED_NAMES: usize = 10;
 
@@ -42,11 +44,7 @@ pub fn not_found_message(name: &str, miss: &Miss<'_>) -> String {
         ),
         Miss::Invalid { reason } => format!("{head}: its Definition is invalid, so it is not in the registry: {reason}"),
         Miss::Unknown { names } => {
-            // Sorted through the crate's one sort, then deduplicated: no BTreeSet<&str> (one map
-            // instantiation fewer in the runtime wasm, docs/internals.md "Runtime size").
-            let order = crate::sort::stable_order(names.len(), &|a, b| names[a].cmp(&names[b]));
-            let mut sorted: Vec<&str> = order.iter().map(|index| names[*index].as_str()).collect();
-            sorted.dedup();
+            let sorted: Vec<&str> = names.iter().map(|name| name.as_str()).collect::<BTreeSet<_>>().into_iter().collect();
             if sorted.is_empty() {
                 return format!("{head}: the registry has no Definitions yet (server/sandboxes/<name>/ or a <path>.sandbox.ts file).");
             }
@@ -72,8 +70,7 @@ pub fn not_found_message(name: &str, miss: &Miss<'_>) -> String {
 /// contains `name` or is contained in it (at least 3 characters), or the same last `/` segment.
 /// Ties keep `names`' order.
 pub fn closest_names<'a>(name: &str, names: &[&'a str]) -> Vec<&'a str> {
-    // Names are ASCII ([A-Za-z0-9._-] segments): ASCII case folding is exact and keeps Unicode
-    // case tables out of the runtime wasm.
+    // Names are ASCII ([A-Za-z0-9._-] segments): ASCII case folding is exact.
     let wanted: Vec<char> = name.to_ascii_lowercase().chars().collect();
     let wanted_text: String = wanted.iter().collect();
     let wanted_last = wanted_text.rsplit('/').next().unwrap_or("");

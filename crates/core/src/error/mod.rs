@@ -585,7 +585,7 @@ pub fn bound_message(text: &str) -> String {
 /// A text as a JSON string literal, for messages (`a"b` → `"a\"b"`): names, paths and values
 /// are quoted this way in every error message.
 pub fn quoted(text: &str) -> String {
-    crate::json_write::text(&serde_json::Value::from(text))
+    serde_json::Value::from(text).to_string()
 }
 
 #[cfg(test)]

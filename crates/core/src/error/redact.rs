@@ -25,8 +25,7 @@ pub fn redact(text: &str, secrets: &[&str]) -> String {
             forms.push(engine.encode(secret.as_bytes()));
         }
     }
-    let order = crate::sort::stable_order(forms.len(), &|a, b| forms[b].len().cmp(&forms[a].len()));
-    let mut forms = crate::sort::apply_order(forms, &order);
+    forms.sort_by_key(|form| std::cmp::Reverse(form.len()));
     forms.dedup();
     let mut out = text.to_owned();
     for form in &forms {

@@ -89,7 +89,7 @@ fn decode_line(bytes: &[u8]) -> Result<Option<String>> {
 /// The output is pure ASCII, so a reader that decodes each network chunk on its own (the JS
 /// SDK, §8) cannot corrupt it.
 pub fn ndjson_line(value: &serde_json::Value) -> String {
-    let json = crate::json_write::text(value);
+    let json = value.to_string();
     let mut out = String::with_capacity(json.len() + 1);
     for ch in json.chars() {
         if ch.is_ascii() {

@@ -13,10 +13,9 @@
 //! Vercel and Cloudflare follow the contract's table; the local Box host reports its own (what
 //! bubblewrap really applies, or the weaker truth without it), read by [`ExecutionAuthority::from_report`].
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::error::{Error, ErrorCode, Result};
-use crate::json_write::object;
 
 const CREDENTIALS: &[&str] = &["ambient", "none", "provisioned", "unknown"];
 const ENVIRONMENT: &[&str] = &["ambient", "none", "selected", "unknown"];
@@ -98,14 +97,14 @@ impl ExecutionAuthority {
 
     /// The contract's JSON shape (keys in alphabetical order).
     pub fn to_json(&self) -> Value {
-        object(vec![
-            ("credentials", self.credentials.as_str().into()),
-            ("environment", self.environment.as_str().into()),
-            ("filesystem", object(vec![("access", self.filesystem_access.as_str().into()), ("scope", self.filesystem_scope.as_str().into())])),
-            ("isolation", self.isolation.as_str().into()),
-            ("network", self.network.as_str().into()),
-            ("processes", self.processes.as_str().into()),
-        ])
+        json!({
+            "credentials": self.credentials,
+            "environment": self.environment,
+            "filesystem": { "access": self.filesystem_access, "scope": self.filesystem_scope },
+            "isolation": self.isolation,
+            "network": self.network,
+            "processes": self.processes,
+        })
     }
 }
 

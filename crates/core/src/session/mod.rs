@@ -155,7 +155,9 @@ pub fn check_timeout_ms(value: f64, what: &str) -> Result<u64> {
     if value.is_finite() && value.fract() == 0.0 && value >= 1.0 && value <= MAX_TIMEOUT_MS as f64 {
         return Ok(value as u64);
     }
-    Err(invalid(format!("{what} must be a positive integer number of ms up to {MAX_TIMEOUT_MS}, got {}", crate::json_read::number_text(value))))
+    // `-0` reads as `0`, as in JS.
+    let shown = if value == 0.0 { 0.0 } else { value };
+    Err(invalid(format!("{what} must be a positive integer number of ms up to {MAX_TIMEOUT_MS}, got {shown}")))
 }
 
 /// Checks a Command's executable name: a non-empty string without NUL.

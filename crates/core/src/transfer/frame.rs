@@ -9,7 +9,7 @@
 //! Source: docs/internals.md "Envelopes (version 1)".
 
 use crate::error::{Error, ErrorCode, Result};
-use crate::json_read;
+use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
 /// The line prefix of a result frame: `<<vite-hub-sandbox:{nonce}>>`.
@@ -182,19 +182,25 @@ pub fn parse_frame(json: &str) -> Result<Frame> {
 /// The error part of a failed result envelope.
 ///
 /// Shape: `{ name?: string, message?: string, stack?: string, code?: "SANDBOX_…", details?: object }`.
-/// `code` is set only for transfer failures the harness detected.
-#[derive(Debug, Clone, PartialEq)]
+/// `code` is set only for transfer failures the harness detected. Each field is optional (absent
+/// or `null`); a present one of another type makes the envelope invalid.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct EnvelopeError {
     /// The thrown error's `name`, e.g. `"TypeError"`.
+    #[serde(default)]
     pub name: Option<String>,
     /// The thrown error's message (not yet bounded).
+    #[serde(default)]
     pub message: Option<String>,
     /// The thrown error's stack (bounded by the harness), when it had one.
+    #[serde(default)]
     pub stack: Option<String>,
     /// `SANDBOX_SERIALIZATION_ERROR` or `SANDBOX_TRANSFER_LIMIT` when the harness failed to
     /// encode the result; absent when the entry threw.
+    #[serde(default)]
     pub code: Option<String>,
     /// Details for `code` (e.g. `{limit, value, maximum}`), to be filtered by the allowlist.
+    #[serde(default)]
     pub details: Option<serde_json::Value>,
 }
 
@@ -204,8 +210,8 @@ pub struct EnvelopeError {
 /// ```ts
 /// { version: 1, ok: true, result?: Value } | { version: 1, ok: false, error: EnvelopeError }
 /// ```
-/// `result` is absent when the entry returned `undefined`.
-#[derive(Debug, Clone, PartialEq)]
+/// `result` is absent when the entry returned `undefined`. Unknown keys are ignored.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct ResultEnvelope {
     /// Envelope version; always 1.
     pub version: u32,
@@ -213,38 +219,31 @@ pub struct ResultEnvelope {
     pub ok: bool,
     /// The encoded return value (markers unrevived); `None` when the key is absent
     /// (`undefined`), `Some(Value::Null)` for a returned `null`.
+    #[serde(default, deserialize_with = "present")]
     pub result: Option<serde_json::Value>,
     /// The failure when `ok` is false.
+    #[serde(default)]
     pub error: Option<EnvelopeError>,
 }
 
-impl EnvelopeError {
-    /// Reads the `error` object; each field is optional (absent or `null`), a present one of
-    /// another type is an error.
-    fn from_value(value: &Value) -> std::result::Result<EnvelopeError, String> {
-        let map = json_read::object(value)?;
-        Ok(EnvelopeError {
-            name: json_read::optional_string(map, "name")?,
-            message: json_read::optional_string(map, "message")?,
-            stack: json_read::optional_string(map, "stack")?,
-            code: json_read::optional_string(map, "code")?,
-            details: json_read::optional(map, "details").cloned(),
-        })
-    }
+/// A present key's value, `null` included (`Some(Value::Null)`); an absent key is `None` (`default`).
+fn present<'de, D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Option<Value>, D::Error> {
+    Value::deserialize(deserializer).map(Some)
 }
 
 impl ResultEnvelope {
-    /// Reads a parsed envelope (read by hand, not derived: docs/internals.md "Runtime size").
+    /// Reads a parsed envelope: `version` 1, `ok` a bool, the rest as [`ResultEnvelope`] says.
     fn from_value(value: Value) -> Result<ResultEnvelope> {
-        // Why the shape is wrong stays out of the message (as with the derived reader before).
-        let invalid = |_why: String| Error::new(ErrorCode::HandlerError, "the harness output is not a valid result envelope").for_output();
-        let Value::Object(mut map) = value else { return Err(invalid(String::new())) };
-        if json_read::required(&map, "version").map_err(invalid)?.as_u64() != Some(1) {
-            return Err(invalid(String::new()));
+        // Why the shape is wrong stays out of the message.
+        let invalid = || Error::new(ErrorCode::HandlerError, "the harness output is not a valid result envelope").for_output();
+        if !value.is_object() {
+            return Err(invalid());
         }
-        let ok = json_read::boolean(&map, "ok").map_err(invalid)?;
-        let error = json_read::optional(&map, "error").map(|error| json_read::nested("error", error, EnvelopeError::from_value)).transpose().map_err(invalid)?;
-        Ok(ResultEnvelope { version: 1, ok, result: map.remove("result"), error })
+        let envelope = ResultEnvelope::deserialize(value).map_err(|_| invalid())?;
+        if envelope.version != 1 {
+            return Err(invalid());
+        }
+        Ok(envelope)
     }
 }
 

@@ -15,9 +15,7 @@ use crate::transfer::box_file::{validate_relative_path, BoxFile};
 ///
 /// Each entry is a regular file with uid/gid 0 and mtime 0; no directory entries are written.
 /// The bytes are those the `tar` crate's `Builder::append_data` writes for the same header (a
-/// test compares them); the encoder is written out here because the crate, with the `std::io`
-/// machinery it brings, cost about 9 KB of the gzipped runtime wasm (docs/internals.md, "Runtime
-/// size").
+/// test compares them; the crate is a dev-dependency): a write-only ustar encoder is this file.
 ///
 /// # Errors
 /// `InvalidArgument` when a path fails [`validate_relative_path`]; `RuntimeError` when a path

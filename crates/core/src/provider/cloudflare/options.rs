@@ -87,7 +87,7 @@ impl<'de> Deserialize<'de> for CloudflareOptions {
 impl CloudflareOptions {
     /// Reads the options object; the message names the key that is wrong.
     pub fn from_value(value: &serde_json::Value) -> std::result::Result<CloudflareOptions, String> {
-        let object = value.as_object().ok_or_else(|| format!("cloudflare must be an object, got {}", crate::json_write::text(value)))?;
+        let object = value.as_object().ok_or_else(|| format!("cloudflare must be an object, got {}", value.to_string()))?;
         let mut options = CloudflareOptions::default();
         for (key, item) in object {
             let text = || item.as_str().map(str::to_owned).ok_or_else(|| format!("cloudflare.{key} must be a string"));
@@ -171,7 +171,7 @@ fn check_sleep_after(value: &serde_json::Value) -> Result<serde_json::Value> {
     } else {
         Err(invalid(format!(
             "cloudflare.sleepAfter is {}; expected a positive number of seconds or a string like \"30s\", \"5m\", \"1h\"",
-            crate::json_write::text(value)
+            value.to_string()
         )))
     }
 }

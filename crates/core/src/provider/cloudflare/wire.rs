@@ -4,9 +4,7 @@
 //! Provider layer, pure. Mirrors `@cloudflare/sandbox` 0.12.10 (container server 0.12.7 source):
 //! routes and bodies in cloudflare-sandbox-protocol.md §4.3, the error body in §4.1, the stream
 //! events in §4.4, sessionless execution in §3.1 and §4.2, `configure` in §1.1 (step 4) and §2.1.
-//! Upstream vocabulary (`sessionId`, `exitCode`, `httpStatus`) stays here. Answers are read from
-//! a parsed `serde_json::Value` by hand rather than with derived `Deserialize` impls: each derived
-//! impl is a few KB of the runtime wasm, and these shapes have two or three fields we read.
+//! Upstream vocabulary (`sessionId`, `exitCode`, `httpStatus`) stays here.
 
 use crate::env_map::EnvMap;
 
@@ -61,12 +59,9 @@ pub struct ExecuteResponse {
     pub stderr: String,
 }
 
-/// A JSON object from bytes, or why not.
+/// A JSON object from bytes, or why not (serde's words).
 fn object(bytes: &[u8]) -> std::result::Result<Map<String, Value>, String> {
-    match serde_json::from_slice::<Value>(bytes).map_err(|e| e.to_string())? {
-        Value::Object(map) => Ok(map),
-        other => Err(format!("expected a JSON object, got {}", crate::json_read::kind_of(&other))),
-    }
+    serde_json::from_slice(bytes).map_err(|e| e.to_string())
 }
 
 fn string(map: &Map<String, Value>, key: &str) -> Option<String> {

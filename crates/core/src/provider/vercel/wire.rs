@@ -6,19 +6,12 @@
 //! omitted when `None` (the SDK's `undefined`), never sent as `null`; unknown response keys are
 //! ignored.
 //!
-//! Responses are read by hand from one parsed [`Value`] (`from_value`, through
-//! [`crate::json_read`], serde's field rules): a derived `Deserialize` read from JSON costs the
-//! runtime wasm 2–4 KB per shape (docs/internals.md "Runtime size"). The derives stay for the
-//! tests, which check that both readers agree.
-//!
 //! Source: vercel-sandbox-protocol.md §6 (data model), §7 (endpoints), §4.2–4.3 (errors).
 
-use crate::error::{Error, ErrorCode, Result};
-use crate::json_read::{self, nested, optional, optional_string, required, string, strings};
-use crate::json_write::object;
-use serde::{Deserialize, Deserializer, Serialize};
-use serde_json::Value;
 use crate::env_map::EnvMap;
+use crate::error::{Error, ErrorCode, Result};
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::{json, Value};
 
 /// Body of `POST /v3/sandboxes` (or `/v2/sandboxes` when `runtime` is set).
 ///
@@ -103,34 +96,9 @@ impl SandboxAndSessionResponse {
     /// Reads a create / get answer: `sandbox` and `session` required, `routes` an array or absent.
     ///
     /// # Errors
-    /// What is wrong, naming the key (e.g. ``missing field `session` ``).
+    /// serde's words for what is wrong, naming the key (e.g. ``missing field `session` ``).
     pub fn from_value(value: &Value) -> std::result::Result<SandboxAndSessionResponse, String> {
-        let map = json_read::object(value)?;
-        let routes = match map.get("routes") {
-            None => Vec::new(),
-            Some(routes) => routes.as_array().cloned().ok_or("invalid type for `routes`, expected an array")?,
-        };
-        Ok(SandboxAndSessionResponse {
-            sandbox: required(map, "sandbox")?.clone(),
-            session: nested("session", required(map, "session")?, Session::from_value)?,
-            routes,
-        })
-    }
-}
-
-impl Session {
-    /// Reads a session: `id`, `cwd`, `status` required strings; `executionAuthority` any JSON.
-    ///
-    /// # Errors
-    /// What is wrong, naming the key.
-    pub fn from_value(value: &Value) -> std::result::Result<Session, String> {
-        let map = json_read::object(value)?;
-        Ok(Session {
-            id: string(map, "id")?,
-            cwd: string(map, "cwd")?,
-            status: string(map, "status")?,
-            execution_authority: optional(map, "executionAuthority").cloned(),
-        })
+        SandboxAndSessionResponse::deserialize(value).map_err(|e| e.to_string())
     }
 }
 
@@ -213,30 +181,6 @@ pub struct CommandInfo {
     pub started_at: f64,
 }
 
-impl CommandInfo {
-    /// Reads a command: every field required, `exitCode` an i32 or `null`, `startedAt` a number.
-    ///
-    /// # Errors
-    /// What is wrong, naming the key.
-    pub fn from_value(value: &Value) -> std::result::Result<CommandInfo, String> {
-        let map = json_read::object(value)?;
-        let exit_code = required(map, "exitCode")?;
-        Ok(CommandInfo {
-            id: string(map, "id")?,
-            name: string(map, "name")?,
-            args: strings(map, "args")?,
-            cwd: string(map, "cwd")?,
-            session_id: string(map, "sessionId")?,
-            exit_code: if exit_code.is_null() {
-                None
-            } else {
-                Some(json_read::as_i32(exit_code).ok_or("invalid type for `exitCode`, expected an i32 or null")?)
-            },
-            started_at: json_read::number(map, "startedAt")?,
-        })
-    }
-}
-
 /// Makes an `Option` field required-but-nullable: with `deserialize_with` (and no `default`)
 /// serde reports a missing key instead of defaulting to `None`.
 fn required_nullable<'de, D>(deserializer: D) -> std::result::Result<Option<i32>, D::Error>
@@ -276,38 +220,33 @@ pub enum CommandStreamLine {
 
 /// The keys of a stream line, each optional (absent or `null`); a present `command` must be a
 /// command and a present `stream` a string.
+#[derive(Deserialize)]
 struct RawStreamLine {
+    #[serde(default)]
     command: Option<CommandInfo>,
+    #[serde(default)]
     stream: Option<String>,
+    #[serde(default)]
     data: Option<Value>,
 }
 
-impl RawStreamLine {
-    fn from_value(value: Value) -> std::result::Result<RawStreamLine, String> {
-        let Value::Object(mut map) = value else { return Err(format!("expected a JSON object, got {}", json_read::kind_of(&value))) };
-        Ok(RawStreamLine {
-            command: optional(&map, "command").map(|command| nested("command", command, CommandInfo::from_value)).transpose()?,
-            stream: optional_string(&map, "stream")?,
-            data: map.remove("data").filter(|data| !data.is_null()),
-        })
-    }
+/// The `data` of an in-stream error: `{ code?: string | null, message?: string | null }`.
+#[derive(Deserialize)]
+struct StreamError {
+    #[serde(default)]
+    code: Option<String>,
+    #[serde(default)]
+    message: Option<String>,
 }
 
 impl CommandStreamLine {
     /// The line as JSON (write it with [`crate::http::ndjson::ndjson_line`]).
     pub fn to_json(&self) -> Value {
         match self {
-            CommandStreamLine::Command(command) => {
-                // Plain strings and numbers only: serializing cannot fail.
-                let command = serde_json::to_value(command).unwrap_or(Value::Null);
-                object(vec![("command", command)])
-            }
-            CommandStreamLine::Stdout(data) => object(vec![("stream", "stdout".into()), ("data", data.as_str().into())]),
-            CommandStreamLine::Stderr(data) => object(vec![("stream", "stderr".into()), ("data", data.as_str().into())]),
-            CommandStreamLine::Error { code, message } => object(vec![
-                ("stream", "error".into()),
-                ("data", object(vec![("code", code.as_str().into()), ("message", message.as_str().into())])),
-            ]),
+            CommandStreamLine::Command(command) => json!({ "command": command }),
+            CommandStreamLine::Stdout(data) => json!({ "stream": "stdout", "data": data }),
+            CommandStreamLine::Stderr(data) => json!({ "stream": "stderr", "data": data }),
+            CommandStreamLine::Error { code, message } => json!({ "stream": "error", "data": { "code": code, "message": message } }),
         }
     }
 }
@@ -324,27 +263,18 @@ pub fn parse_command_stream_line(line: &str) -> Result<CommandStreamLine> {
             format!("the provider sent a malformed command stream line ({what})"),
         )
     };
-    let value: Value = serde_json::from_slice(line.as_bytes()).map_err(|_| malformed("not a JSON object of a known shape"))?;
-    let raw = RawStreamLine::from_value(value).map_err(|_| malformed("not a JSON object of a known shape"))?;
+    let raw: RawStreamLine = serde_json::from_str(line).map_err(|_| malformed("not a JSON object of a known shape"))?;
     if let Some(command) = raw.command {
         return Ok(CommandStreamLine::Command(command));
     }
     match (raw.stream.as_deref(), raw.data) {
         (Some("stdout"), Some(Value::String(data))) => Ok(CommandStreamLine::Stdout(data)),
         (Some("stderr"), Some(Value::String(data))) => Ok(CommandStreamLine::Stderr(data)),
-        (Some("error"), Some(data)) => {
-            // `{ code?: string | null, message?: string | null }`, read by hand: `from_value` would
-            // add serde_json's Value deserializer to the runtime wasm for this one shape.
-            let text = |key: &str| match data.get(key) {
-                None | Some(Value::Null) => Some(String::new()),
-                Some(Value::String(text)) => Some(text.clone()),
-                Some(_) => None,
-            };
-            match (data.is_object(), text("code"), text("message")) {
-                (true, Some(code), Some(message)) => Ok(CommandStreamLine::Error { code, message }),
-                _ => Err(malformed("bad error data")),
-            }
+        (Some("error"), Some(data @ Value::Object(_))) => {
+            let error = StreamError::deserialize(data).map_err(|_| malformed("bad error data"))?;
+            Ok(CommandStreamLine::Error { code: error.code.unwrap_or_default(), message: error.message.unwrap_or_default() })
         }
+        (Some("error"), Some(_)) => Err(malformed("bad error data")),
         (Some("stdout" | "stderr"), _) => Err(malformed("log data is not a string")),
         (Some(_), _) => Err(malformed("unknown stream")),
         (None, _) => Err(malformed("neither command nor stream")),
@@ -403,12 +333,8 @@ pub struct ErrorBodyInner {
 
 /// The `error.message` of an error answer body, if the body is JSON of that shape.
 pub fn error_message(body: &[u8]) -> Option<String> {
-    // `{ error?: { code?: string, message?: string } }`: any other type in those keys means no message.
-    let value: Value = serde_json::from_slice(body).ok()?;
-    let map = json_read::object(&value).ok()?;
-    let error = optional(map, "error")?.as_object()?;
-    optional_string(error, "code").ok()?;
-    optional_string(error, "message").ok()?
+    // Any other type in those keys means no message.
+    serde_json::from_slice::<ErrorBody>(body).ok()?.error?.message
 }
 
 /// A network policy in the request shape of §6.7: the strings `"allow-all"` / `"deny-all"`
@@ -416,7 +342,7 @@ pub fn error_message(body: &[u8]) -> Option<String> {
 /// (the V2 object) is sent as given.
 pub fn network_policy_request(policy: &Value) -> Value {
     match policy.as_str() {
-        Some(mode @ ("allow-all" | "deny-all")) => object(vec![("mode", mode.into())]),
+        Some(mode @ ("allow-all" | "deny-all")) => json!({ "mode": mode }),
         _ => policy.clone(),
     }
 }
@@ -654,83 +580,66 @@ mod tests {
     }
 
     #[test]
-    fn hand_readers_agree_with_the_derived_ones() {
+    fn answers_follow_serde_field_rules() {
         let command = json!({"id": "c", "name": "node", "args": ["a"], "cwd": "/", "sessionId": "s", "exitCode": 0, "startedAt": 1.5});
         let commands = [
-            command.clone(),
-            json!({"id": "c", "name": "n", "args": [], "cwd": "/", "sessionId": "s", "exitCode": null, "startedAt": 1, "extra": true}),
-            json!({"id": "c", "name": "n", "args": [], "cwd": "/", "sessionId": "s", "startedAt": 1}),
-            json!({"id": "c", "name": "n", "args": [1], "cwd": "/", "sessionId": "s", "exitCode": 1, "startedAt": 1}),
-            json!({"id": "c", "name": "n", "args": [], "cwd": "/", "sessionId": "s", "exitCode": 1.5, "startedAt": 1}),
-            json!({"id": "c", "name": "n", "args": [], "cwd": "/", "sessionId": "s", "exitCode": 4_294_967_296u64, "startedAt": 1}),
-            json!({"id": "c", "name": "n", "args": [], "cwd": "/", "sessionId": "s", "exitCode": -1, "startedAt": "1"}),
-            json!({"id": 1, "name": "n", "args": [], "cwd": "/", "sessionId": "s", "exitCode": 0, "startedAt": 1}),
-            json!({"name": "n", "args": [], "cwd": "/", "sessionId": "s", "exitCode": 0, "startedAt": 1}),
-            json!("x"),
+            (command.clone(), true),
+            (json!({"id": "c", "name": "n", "args": [], "cwd": "/", "sessionId": "s", "exitCode": null, "startedAt": 1, "extra": true}), true),
+            (json!({"id": "c", "name": "n", "args": [], "cwd": "/", "sessionId": "s", "startedAt": 1}), false),
+            (json!({"id": "c", "name": "n", "args": [1], "cwd": "/", "sessionId": "s", "exitCode": 1, "startedAt": 1}), false),
+            (json!({"id": "c", "name": "n", "args": [], "cwd": "/", "sessionId": "s", "exitCode": 1.5, "startedAt": 1}), false),
+            (json!({"id": "c", "name": "n", "args": [], "cwd": "/", "sessionId": "s", "exitCode": 4_294_967_296u64, "startedAt": 1}), false),
+            (json!({"id": "c", "name": "n", "args": [], "cwd": "/", "sessionId": "s", "exitCode": -1, "startedAt": "1"}), false),
+            (json!({"id": 1, "name": "n", "args": [], "cwd": "/", "sessionId": "s", "exitCode": 0, "startedAt": 1}), false),
+            (json!({"name": "n", "args": [], "cwd": "/", "sessionId": "s", "exitCode": 0, "startedAt": 1}), false),
+            (json!("x"), false),
         ];
-        for value in &commands {
-            let derived = serde_json::from_value::<CommandInfo>(value.clone()).ok();
-            assert_eq!(CommandInfo::from_value(value).ok(), derived, "{value}");
+        for (value, ok) in &commands {
+            assert_eq!(CommandInfo::deserialize(value).is_ok(), *ok, "{value}");
         }
         let session = json!({"id": "s", "cwd": "/", "status": "running"});
         let answers = [
-            json!({"sandbox": {}, "session": session, "routes": []}),
-            json!({"sandbox": null, "session": session}),
-            json!({"sandbox": {}, "session": {"id": "s", "cwd": "/", "status": "running", "executionAuthority": null}}),
-            json!({"sandbox": {}, "session": {"id": "s", "cwd": "/", "status": "running", "executionAuthority": {"a": 1}}, "routes": [{"port": 1}]}),
-            json!({"sandbox": {}, "session": session, "routes": null}),
-            json!({"sandbox": {}, "session": session, "routes": {}}),
-            json!({"session": session}),
-            json!({"sandbox": {}}),
-            json!({"sandbox": {}, "session": {"id": "s", "cwd": "/"}}),
-            json!({"sandbox": {}, "session": "s"}),
+            (json!({"sandbox": {}, "session": session, "routes": []}), true),
+            (json!({"sandbox": null, "session": session}), true),
+            (json!({"sandbox": {}, "session": {"id": "s", "cwd": "/", "status": "running", "executionAuthority": null}}), true),
+            (json!({"sandbox": {}, "session": {"id": "s", "cwd": "/", "status": "running", "executionAuthority": {"a": 1}}, "routes": [{"port": 1}]}), true),
+            (json!({"sandbox": {}, "session": session, "routes": null}), false),
+            (json!({"sandbox": {}, "session": session, "routes": {}}), false),
+            (json!({"session": session}), false),
+            (json!({"sandbox": {}}), false),
+            (json!({"sandbox": {}, "session": {"id": "s", "cwd": "/"}}), false),
+            (json!({"sandbox": {}, "session": "s"}), false),
         ];
-        for value in &answers {
-            let derived = serde_json::from_value::<SandboxAndSessionResponse>(value.clone()).ok();
-            assert_eq!(SandboxAndSessionResponse::from_value(value).ok(), derived, "{value}");
+        for (value, ok) in &answers {
+            assert_eq!(SandboxAndSessionResponse::from_value(value).is_ok(), *ok, "{value}");
         }
-        for line in [
-            json!({"command": command}),
-            json!({"command": null, "stream": "stdout", "data": "x"}),
-            json!({"command": {"id": "c"}, "stream": "stdout", "data": "x"}),
-            json!({"stream": 1, "data": "x"}),
-            json!({"stream": "error", "data": null}),
-            json!({"stream": "error", "data": {"code": "c", "message": null}}),
-            json!({"stream": "stderr", "data": 5}),
-            json!({"other": 1}),
-            json!([1]),
-        ] {
-            #[derive(Deserialize)]
-            #[allow(dead_code)]
-            struct Derived {
-                #[serde(default)]
-                command: Option<CommandInfo>,
-                #[serde(default)]
-                stream: Option<String>,
-                #[serde(default)]
-                data: Option<Value>,
-            }
-            let derived = serde_json::from_value::<Derived>(line.clone()).ok().map(|d| (d.command, d.stream, d.data));
-            let ours = RawStreamLine::from_value(line.clone()).ok().map(|r| (r.command, r.stream, r.data));
-            if line.is_array() {
-                // A derived struct also reads the array form; no provider sends it.
-                assert!(ours.is_none());
-                continue;
-            }
-            assert_eq!(ours, derived, "{line}");
+        assert_eq!(SandboxAndSessionResponse::from_value(&json!({"sandbox": {}})).unwrap_err(), "missing field `session`");
+        let lines = [
+            (json!({"command": command}), true),
+            (json!({"command": null, "stream": "stdout", "data": "x"}), true),
+            (json!({"command": {"id": "c"}, "stream": "stdout", "data": "x"}), false),
+            (json!({"stream": 1, "data": "x"}), false),
+            (json!({"stream": "error", "data": null}), false),
+            (json!({"stream": "error", "data": {"code": "c", "message": null}}), true),
+            (json!({"stream": "stderr", "data": 5}), false),
+            (json!({"other": 1}), false),
+            (json!([1]), false),
+        ];
+        for (line, ok) in &lines {
+            assert_eq!(parse_command_stream_line(&line.to_string()).is_ok(), *ok, "{line}");
         }
-        for body in [
-            json!({"error": {"code": "c", "message": "m"}}),
-            json!({"error": {"message": "m", "extra": 1}}),
-            json!({"error": {"code": 1, "message": "m"}}),
-            json!({"error": {"message": 2}}),
-            json!({"error": null}),
-            json!({"error": "m"}),
-            json!({}),
-            json!(null),
-        ] {
-            let derived = serde_json::from_value::<ErrorBody>(body.clone()).ok().and_then(|b| b.error?.message);
-            assert_eq!(error_message(body.to_string().as_bytes()), derived, "{body}");
+        let bodies = [
+            (json!({"error": {"code": "c", "message": "m"}}), Some("m")),
+            (json!({"error": {"message": "m", "extra": 1}}), Some("m")),
+            (json!({"error": {"code": 1, "message": "m"}}), None),
+            (json!({"error": {"message": 2}}), None),
+            (json!({"error": null}), None),
+            (json!({"error": "m"}), None),
+            (json!({}), None),
+            (json!(null), None),
+        ];
+        for (body, message) in &bodies {
+            assert_eq!(error_message(body.to_string().as_bytes()).as_deref(), *message, "{body}");
         }
     }
 }
