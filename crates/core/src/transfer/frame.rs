@@ -239,7 +239,7 @@ impl ResultEnvelope {
         if !value.is_object() {
             return Err(invalid());
         }
-        let envelope = ResultEnvelope::deserialize(value).map_err(|_| invalid())?;
+        let envelope = ResultEnvelope::deserialize(&value).map_err(|_| invalid())?;
         if envelope.version != 1 {
             return Err(invalid());
         }

@@ -263,7 +263,7 @@ pub fn parse_command_stream_line(line: &str) -> Result<CommandStreamLine> {
             format!("the provider sent a malformed command stream line ({what})"),
         )
     };
-    let raw: RawStreamLine = serde_json::from_str(line).map_err(|_| malformed("not a JSON object of a known shape"))?;
+    let raw: RawStreamLine = serde_json::from_slice(line.as_bytes()).map_err(|_| malformed("not a JSON object of a known shape"))?;
     if let Some(command) = raw.command {
         return Ok(CommandStreamLine::Command(command));
     }
@@ -271,7 +271,7 @@ pub fn parse_command_stream_line(line: &str) -> Result<CommandStreamLine> {
         (Some("stdout"), Some(Value::String(data))) => Ok(CommandStreamLine::Stdout(data)),
         (Some("stderr"), Some(Value::String(data))) => Ok(CommandStreamLine::Stderr(data)),
         (Some("error"), Some(data @ Value::Object(_))) => {
-            let error = StreamError::deserialize(data).map_err(|_| malformed("bad error data"))?;
+            let error = StreamError::deserialize(&data).map_err(|_| malformed("bad error data"))?;
             Ok(CommandStreamLine::Error { code: error.code.unwrap_or_default(), message: error.message.unwrap_or_default() })
         }
         (Some("error"), Some(_)) => Err(malformed("bad error data")),
