@@ -24,7 +24,7 @@ pub fn from_js(value: JsValue) -> Error {
 }
 
 /// What a failing export throws: the real JS `Error` of [`to_js_error`]. Exports return
-/// `Result<_, Thrown>`, so `?` on a [`crate::Result`] inside them converts the [`Error`] once, here.
+/// `Result<_, Thrown>`, so `?` on a [`crate::error::Result`] inside them converts the [`Error`] once, here.
 #[derive(Debug)]
 pub struct Thrown(JsValue);
 

@@ -69,7 +69,7 @@ pub const KEPT_PER_BOX: usize = 4;
 /// A Node script (CommonJS, `node -e <script> <dir> <expected fingerprint|-> <install argv…>`,
 /// cwd the Run's project directory; source `src/harness/kept-prepared.cjs` after the
 /// `fingerprint(root)` of `fingerprint.cjs`, embedded by `build.rs`) for a Run in a kept Box.
-/// With an expected fingerprint (the isolate's record, [`crate::run::prepared::kept_fingerprint`];
+/// With an expected fingerprint (the isolate's record, the runtime's `run::prepared::kept_fingerprint`;
 /// `-` when it has none) and `<dir>/record.json` there, copies `<dir>/tree` into the cwd and
 /// fingerprints that copy (the Run's own); equal: prints `vitehub-prepared:restored`. Else (nothing
 /// there, no expected fingerprint, or a different one: the copy is undone and `<dir>` removed) runs

@@ -1,7 +1,8 @@
-//! The Vercel write format: one tar archive holding every file a Run writes into a Box, gzip'd
-//! (by the platform, [`crate::transfer::gzip`]), sent in one `fs/write` request and extracted at `/`.
+//! The write format of both protocols: one tar archive holding every file a Run writes into a
+//! Box, gzip'd (by the runtime's `transfer::gzip`), sent in one request (Vercel's `fs/write`,
+//! Cloudflare's staged archive) and extracted in the Box.
 //!
-//! Provider layer (Vercel and the local Box host), pure. Entry paths are relative (no leading `/`)
+//! Transfer layer, pure; no provider vocabulary. Entry paths are relative (no leading `/`)
 //! and checked with [`validate_relative_path`]; the archive holds regular-file entries only (the
 //! Box side creates parent directories). mtime is 0 so equal inputs give byte-identical archives.
 //!
