@@ -26,10 +26,9 @@ const RESERVED_IDS: [&str; 7] = ["www", "api", "admin", "root", "system", "cloud
 /// `cloudflare` options.
 ///
 /// Shape: `{ binding?: string, sandboxId?: string, sleepAfter?: string | number, keepAlive?:
-/// boolean, normalizeId?: boolean }`. Unknown keys are refused. Read by hand from a JSON value
-/// (see the `Deserialize` impl): a derived impl, instantiated for serde_json's value deserializer,
-/// costs several KB of wasm.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// boolean, normalizeId?: boolean }`. Unknown keys are refused; `null` is an absent key.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CloudflareOptions {
     /// Name of the Durable Object binding in the Worker env. Default `SANDBOX`.
     pub binding: Option<String>,
@@ -74,38 +73,6 @@ pub struct LocalContainerHost {
 impl std::fmt::Debug for LocalContainerHost {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("LocalContainerHost").field("base_url", &self.base_url).field("token", &"[redacted]").finish()
-    }
-}
-
-impl<'de> Deserialize<'de> for CloudflareOptions {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        CloudflareOptions::from_value(&value).map_err(serde::de::Error::custom)
-    }
-}
-
-impl CloudflareOptions {
-    /// Reads the options object; the message names the key that is wrong.
-    pub fn from_value(value: &serde_json::Value) -> std::result::Result<CloudflareOptions, String> {
-        let object = value.as_object().ok_or_else(|| format!("cloudflare must be an object, got {}", value.to_string()))?;
-        let mut options = CloudflareOptions::default();
-        for (key, item) in object {
-            let text = || item.as_str().map(str::to_owned).ok_or_else(|| format!("cloudflare.{key} must be a string"));
-            let flag = || item.as_bool().ok_or_else(|| format!("cloudflare.{key} must be a boolean"));
-            match key.as_str() {
-                "binding" => options.binding = Some(text()?),
-                "sandboxId" => options.sandbox_id = Some(text()?),
-                "sleepAfter" => options.sleep_after = Some(item.clone()),
-                "keepAlive" => options.keep_alive = Some(flag()?),
-                "normalizeId" => options.normalize_id = Some(flag()?),
-                _ => {
-                    return Err(format!(
-                        "unknown field `{key}` in cloudflare, expected one of `binding`, `sandboxId`, `sleepAfter`, `keepAlive`, `normalizeId`"
-                    ))
-                }
-            }
-        }
-        Ok(options)
     }
 }
 
