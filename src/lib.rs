@@ -19,17 +19,16 @@
 
 pub mod provider;
 pub mod run;
+pub mod sys;
 
-// The JS edge. The crate's modules that name no JS type (and the provider and run modules' pure
-// parts) also build natively, for their unit tests under `cargo test`.
+// The exports and what they build on: wasm only while the provider and run modules keep their
+// Box-driving parts to wasm (their pure parts also build natively, for `cargo test`).
 #[cfg(target_arch = "wasm32")]
 pub mod api;
 #[cfg(target_arch = "wasm32")]
 pub mod response;
 #[cfg(target_arch = "wasm32")]
 pub mod runtime_config;
-#[cfg(target_arch = "wasm32")]
-pub mod sys;
 
 pub use vite_hub_sandbox_core::{command, config, definition, env_map, harness, session};
 
@@ -38,25 +37,20 @@ pub use error::{Error, ErrorCode, Result};
 /// The core's error model, and its one crossing into and out of JS ([`error::js`]).
 pub mod error {
     pub use vite_hub_sandbox_core::error::*;
-    #[cfg(target_arch = "wasm32")]
     pub mod js;
 }
 
 /// The core's transfer rules, and the JS value envelope codec and gzip of this crate.
 pub mod transfer {
     pub use vite_hub_sandbox_core::transfer::*;
-    #[cfg(target_arch = "wasm32")]
     pub mod envelope;
-    #[cfg(target_arch = "wasm32")]
     pub mod gzip;
 }
 
 /// The core's retry policy and stream readers, and the fetch binding and deadlines of this crate.
 pub mod http {
     pub use vite_hub_sandbox_core::http::*;
-    #[cfg(target_arch = "wasm32")]
     pub mod deadline;
-    #[cfg(target_arch = "wasm32")]
     pub mod fetch;
 }
 
