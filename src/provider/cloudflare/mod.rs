@@ -8,9 +8,7 @@
 //! deleted afterwards. Upstream vocabulary (`sessionId`, `exitCode`, the SSE events) stays in this
 //! folder; message text is read only in [`classify`].
 
-pub mod classify;
-pub mod exec;
-pub use vite_hub_sandbox_core::provider::cloudflare::{options, wire};
+pub use vite_hub_sandbox_core::provider::cloudflare::{classify, exec, options, wire};
 
 #[cfg(target_arch = "wasm32")]
 pub mod client;

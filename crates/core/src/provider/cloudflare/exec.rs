@@ -25,7 +25,7 @@ fn shell_quote(word: &str) -> String {
     }
 }
 
-/// The staged archive (gzip'd tar of [`crate::provider::vercel::archive::write_tar`]), in the
+/// The staged archive (gzip'd tar of [`crate::transfer::tar::write_tar`]), in the
 /// Box cwd.
 pub const STAGED_ARCHIVE: &str = ".vite-hub-stage.tgz";
 /// Where the unpacking's stderr goes, in the Box cwd; left behind only when it failed.
