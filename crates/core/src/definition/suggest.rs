@@ -1,6 +1,6 @@
 //! Why `runSandbox(name)` found no Definition, as one message (code `SANDBOX_NOT_FOUND`).
 //!
-//! Pure: `src/api/mod.rs` gathers the facts (is a registry installed, which names it and the
+//! Pure: the runtime's `src/api/mod.rs` gathers the facts (is a registry installed, which names it and the
 //! programmatic registry hold, which Definitions the dev registry refused and why) and this
 //! module decides what to say: the fix when there is no registry at all, the reason when the name
 //! is an invalid Definition, otherwise the closest names and a sample of the registered ones.
