@@ -43,7 +43,7 @@ mod session {
     use crate::http::fetch::{abort_promise, js_message, sleep_unless_aborted, Fetcher};
     use crate::provider::{BoxSpec, FileRead, ProviderKind};
     use crate::sys::{DurableObjectNamespace, DurableObjectStub, FetchTarget};
-    use crate::provider::vercel::archive::write_tar;
+    use crate::transfer::tar::write_tar;
     use crate::transfer::box_file::BoxFile;
 
     /// The container's work directory (sessions and sessionless commands start there, §4.2).

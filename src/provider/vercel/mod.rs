@@ -6,7 +6,7 @@
 //! and the NDJSON command stream stay in this folder; [`VercelProvider`] and [`VercelBox`] speak
 //! of Boxes, Commands and files to the layers above.
 
-pub use vite_hub_sandbox_core::{provider::vercel::{options, wire}, transfer::tar as archive};
+pub use vite_hub_sandbox_core::provider::vercel::{options, wire};
 
 #[cfg(target_arch = "wasm32")]
 pub mod client;
@@ -22,7 +22,7 @@ mod session {
 
     use web_sys::AbortSignal;
 
-    use super::archive::write_tar;
+    use crate::transfer::tar::write_tar;
     use super::client::{CommandLogs, VercelClient};
     use super::options::VercelEndpoint;
     use super::wire::CreateSandboxRequest;
