@@ -106,7 +106,7 @@ pub struct TransferOverrides {
 fn limit_value(name: &str, value: &serde_json::Value) -> Result<u64> {
     let max = crate::transfer::limits::MAX_LIMIT_VALUE;
     value.as_u64().filter(|v| (1..=max).contains(v)).ok_or_else(|| {
-        Error::new(ErrorCode::InvalidArgument, format!("transfer.{name} must be a positive integer <= {max} (got {})", value.to_string()))
+        Error::new(ErrorCode::InvalidArgument, format!("transfer.{name} must be a positive integer <= {max} (got {value})"))
     })
 }
 

@@ -341,7 +341,7 @@ impl Definition {
         let timeout_ms = match &source.timeout {
             None => manifest_timeout,
             Some(value) => timeout_value_ms(value).ok_or_else(|| {
-                invalid(format!("timeout must be a positive integer <= {MAX_TIMEOUT_MS} (milliseconds), got {}.", value.to_string()))
+                invalid(format!("timeout must be a positive integer <= {MAX_TIMEOUT_MS} (milliseconds), got {value}."))
             })?,
         };
 

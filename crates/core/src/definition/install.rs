@@ -159,7 +159,7 @@ pub(crate) struct ProjectFacts<'a> {
 pub(crate) fn choose_manager(facts: &ProjectFacts<'_>) -> Result<(PackageManager, Option<u64>), String> {
     if let Some(value) = facts.declared {
         return parse_package_manager(value).ok_or_else(|| {
-            format!("package.json \"packageManager\" must be \"<npm|pnpm|yarn|bun>@<version>\" (got {}).", value.to_string())
+            format!("package.json \"packageManager\" must be \"<npm|pnpm|yarn|bun>@<version>\" (got {value}).")
         });
     }
     let by_lockfile = LOCKFILE_ORDER.into_iter().find(|m| (facts.has)(m.lockfile()));

@@ -137,8 +137,7 @@ fn check_sleep_after(value: &serde_json::Value) -> Result<serde_json::Value> {
         Ok(value.clone())
     } else {
         Err(invalid(format!(
-            "cloudflare.sleepAfter is {}; expected a positive number of seconds or a string like \"30s\", \"5m\", \"1h\"",
-            value.to_string()
+            "cloudflare.sleepAfter is {value}; expected a positive number of seconds or a string like \"30s\", \"5m\", \"1h\""
         )))
     }
 }
