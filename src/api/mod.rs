@@ -332,7 +332,7 @@ pub fn close_sandbox(sandbox_id: JsValue, options: JsValue) -> js_sys::Promise {
     crate::sys::error_promise(close_kept_sandbox(sandbox_id, options))
 }
 
-/// The Promise's work; errors cross as `SandboxError`s (no wrapper future: wasm size).
+/// The Promise's work; its error crosses as a `SandboxError` ([`crate::sys::error_promise`]).
 async fn close_kept_sandbox(sandbox_id: JsValue, options: JsValue) -> Result<JsValue> {
     let id = sandbox_id.as_string().filter(|id| !id.is_empty()).ok_or_else(|| invalid("closeSandbox(sandboxId) expects a non-empty string"))?;
     let signal = if options.is_object() { optional_signal(get(&options, "signal", "closeSandbox options")?, "closeSandbox option signal")? } else { None };

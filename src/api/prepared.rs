@@ -21,7 +21,7 @@ pub fn list_prepared_projects() -> Promise {
     crate::sys::error_promise(list_prepared())
 }
 
-/// The Promise's work; errors cross as `SandboxError`s (no wrapper future: wasm size).
+/// The Promise's work; its error crosses as a `SandboxError` ([`crate::sys::error_promise`]).
 async fn list_prepared() -> crate::Result<JsValue> {
     let resolved = runtime_config()?;
     let provider = resolved.provider.as_ref().map_err(Error::to_public)?;
@@ -50,7 +50,7 @@ pub fn drop_prepared_project(digest: JsValue) -> Promise {
     crate::sys::error_promise(drop_prepared(digest))
 }
 
-/// The Promise's work; errors cross as `SandboxError`s (no wrapper future: wasm size).
+/// The Promise's work; its error crosses as a `SandboxError` ([`crate::sys::error_promise`]).
 async fn drop_prepared(digest: JsValue) -> crate::Result<JsValue> {
     let digest = digest
         .as_string()
