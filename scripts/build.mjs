@@ -1,10 +1,10 @@
-// Builds the npm package `@vite-hub/sandbox` into dist/: two wasm modules from the one crate
+// Builds the npm package `@vite-hub/sandbox` into dist/: two wasm modules, one crate each
 // (wasm-pack, target web, so each serves Node, workerd and browsers) plus pkg-template/. Then
 // links it at node_modules/@vite-hub/sandbox so tests and examples import it by its public name.
 //
-// - runtime (`vite_hub_sandbox`, default features): what every runtime loads to run Definitions;
-// - tooling (`vite_hub_sandbox_tooling`, `--no-default-features --features tooling`): the
-//   build-time rules, loaded only in Node by the build steps (docs/internals.md, "Two wasm modules").
+// - runtime (`vite_hub_sandbox`, the root crate): what every runtime loads to run Definitions;
+// - tooling (`vite_hub_sandbox_tooling`, crates/tooling): the build-time rules, loaded only in
+//   Node by the build steps.
 import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, rmSync, symlinkSync, existsSync, lstatSync, copyFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -15,10 +15,10 @@ import { writeSharedFacts } from './generate-facts.mjs';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
 
-/** The wasm modules: wasm-pack `--out-name` and the cargo feature flags of each. */
+/** The wasm modules: wasm-pack `--out-name` and the crate directory of each. */
 const WASM_MODULES = [
-  { name: 'vite_hub_sandbox', cargoArgs: [] },
-  { name: 'vite_hub_sandbox_tooling', cargoArgs: ['--no-default-features', '--features', 'tooling'] },
+  { name: 'vite_hub_sandbox', crate: '.' },
+  { name: 'vite_hub_sandbox_tooling', crate: join('crates', 'tooling') },
 ];
 
 // Size: binaryen's wasm-opt from npm (pinned in package.json), not wasm-pack's (off in Cargo.toml:
@@ -29,10 +29,10 @@ const WASM_FEATURES = ['reference-types', 'bulk-memory', 'nontrapping-float-to-i
 // runtime), and the producers and target-features custom sections, which no runtime reads.
 const WASM_OPT_FLAGS = ['-Oz', '--converge', '--strip-producers', '--strip-target-features'];
 
-for (const { name, cargoArgs } of WASM_MODULES) {
+for (const { name, crate } of WASM_MODULES) {
   // One out-dir per module: wasm-pack empties it first.
   const wasmOut = join(root, 'target', 'wasm-pkg', name);
-  execFileSync('wasm-pack', ['build', '--release', '--target', 'web', '--no-pack', '--out-dir', wasmOut, '--out-name', name, '--', ...cargoArgs], {
+  execFileSync('wasm-pack', ['build', crate, '--release', '--target', 'web', '--no-pack', '--out-dir', wasmOut, '--out-name', name], {
     cwd: root,
     stdio: 'inherit',
   });

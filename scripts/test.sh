@@ -7,7 +7,7 @@ bash scripts/setup.sh
 node scripts/build.mjs
 
 echo "== cargo test (native unit tests)"
-cargo test --lib
+cargo test --workspace --lib
 
 echo "== wasm-bindgen tests in Node"
 wasm-pack test --node -- --test node

@@ -108,12 +108,16 @@ pub async fn sleep(ms: f64) {
 }
 
 /// A future of a JS value, boxed: every Promise the crate makes from a future (the exports, a
-/// Run's work) is made by one instantiation of `future_to_promise` ([`js_promise`]); each
-/// `#[wasm_bindgen] async fn` export or further future type would add its own copy
-/// (docs/internals.md "Runtime size").
+/// Run's work) is made by one instantiation of `future_to_promise` ([`js_promise`]).
 pub type JsResultFuture = std::pin::Pin<Box<dyn std::future::Future<Output = Result<JsValue, JsValue>>>>;
 
 /// The Promise of `future`: it resolves with its `Ok` value and rejects with its `Err` value.
 pub fn js_promise(future: JsResultFuture) -> js_sys::Promise {
     wasm_bindgen_futures::future_to_promise(future)
+}
+
+/// The Promise of a future that fails with an [`Error`](crate::Error): it rejects with the
+/// error's `SandboxError` ([`crate::error::js::to_js_error`]).
+pub fn error_promise(future: impl std::future::Future<Output = crate::Result<JsValue>> + 'static) -> js_sys::Promise {
+    js_promise(Box::pin(async move { future.await.map_err(crate::error::js::into_js) }))
 }

@@ -23,7 +23,7 @@ use crate::config::SandboxConfig;
 use crate::definition::suggest::{not_found_message, Miss};
 use crate::definition::{validate_name, Definition};
 use crate::error::js::js_message;
-use crate::error::{Error, ErrorCode, Result};
+use crate::error::{js::JsResult, Error, ErrorCode, Result};
 use crate::http::fetch::Fetcher;
 use crate::provider::local::host;
 use crate::response::error_response;
@@ -60,7 +60,7 @@ thread_local! {
 /// Throws a `SandboxError` with code `SANDBOX_INVALID_ARGUMENT` when the name or the package is
 /// invalid (the message says which rule and how to fix it).
 #[wasm_bindgen(js_name = registerSandbox)]
-pub fn register_sandbox(name: JsValue, definition: JsValue) -> Result<()> {
+pub fn register_sandbox(name: JsValue, definition: JsValue) -> JsResult<()> {
     let name = name.as_string().ok_or_else(|| invalid("Sandbox name must be a string"))?;
     let definition = Definition::from_source(&name, definition_source(&definition)?)?;
     REGISTRY.with(|r| {
@@ -103,7 +103,7 @@ pub fn list_sandboxes() -> js_sys::Array {
 ///
 /// Throws `SANDBOX_INVALID_ARGUMENT` exactly as `registerSandbox` does.
 #[wasm_bindgen(js_name = validateSandboxDefinition)]
-pub fn validate_sandbox_definition(name: JsValue, definition: JsValue) -> Result<JsValue> {
+pub fn validate_sandbox_definition(name: JsValue, definition: JsValue) -> JsResult<JsValue> {
     let name = name.as_string().ok_or_else(|| invalid("Sandbox name must be a string"))?;
     let definition = Definition::from_source(&name, definition_source(&definition)?)?;
     Ok(summary(&definition))
@@ -123,7 +123,7 @@ pub fn validate_sandbox_definition(name: JsValue, definition: JsValue) -> Result
 /// `SANDBOX_INVALID_ARGUMENT` for unknown keys, bad values or limits out of range (the previous
 /// config stays in force).
 #[wasm_bindgen(js_name = configureSandbox)]
-pub fn configure_sandbox(config: JsValue, worker_env: JsValue) -> Result<()> {
+pub fn configure_sandbox(config: JsValue, worker_env: JsValue) -> JsResult<()> {
     let fetch = get(&config, "fetch", "config")?;
     let fetcher = if fetch.is_undefined() {
         Fetcher::Global
@@ -133,7 +133,7 @@ pub fn configure_sandbox(config: JsValue, worker_env: JsValue) -> Result<()> {
     // onLog is the glue's (api.mjs keeps it as every Run's default); here it is only checked.
     let on_log = get(&config, "onLog", "config")?;
     if !on_log.is_undefined() && !on_log.is_function() {
-        return Err(invalid("config.onLog must be a function ({ name, stream, line }) => void"));
+        return Err(invalid("config.onLog must be a function ({ name, stream, line }) => void").into());
     }
     let plain = Object::new();
     for key in Reflect::own_keys(&config).map_err(|e| invalid(format!("config could not be read: {}", js_message(&e))))?.iter() {
@@ -145,12 +145,12 @@ pub fn configure_sandbox(config: JsValue, worker_env: JsValue) -> Result<()> {
     }
     let plain: JsValue = plain.into();
     check_json_data(&plain, "config", 0)?;
-    // As JSON text, then one parsed Value read by hand (src/config_read.rs): every key is seen, so
+    // As JSON text, then one parsed Value read by the config's one reader: every key is seen, so
     // a misspelled one is refused at any depth.
     let text = js_sys::JSON::stringify(&plain).map_err(|e| invalid(format!("invalid sandbox config: {}", js_message(&e))))?;
     let value: serde_json::Value =
         serde_json::from_slice(String::from(text).as_bytes()).map_err(|e| invalid(format!("invalid sandbox config: {e}")))?;
-    let parsed: SandboxConfig = crate::config_read::sandbox_config(&value).map_err(|e| invalid(format!("invalid sandbox config: {e}")))?;
+    let parsed: SandboxConfig = SandboxConfig::from_value(&value).map_err(|e| invalid(format!("invalid sandbox config: {e}")))?;
     let namespace = crate::provider::cloudflare::namespace_in(&worker_env, parsed.cloudflare.binding_name());
     let resolved = RuntimeConfig::resolve(&parsed, fetcher, namespace)?;
     RUNTIME.with(|r| *r.borrow_mut() = Some(Rc::new(resolved)));
@@ -329,11 +329,11 @@ pub(super) fn optional_signal(value: JsValue, what: &str) -> Result<Option<Abort
 /// (`SANDBOX_TRANSPORT_ERROR`, `SANDBOX_RUNTIME_ERROR` when it takes over 15 s).
 #[wasm_bindgen(js_name = closeSandbox)]
 pub fn close_sandbox(sandbox_id: JsValue, options: JsValue) -> js_sys::Promise {
-    session::js_promise(Box::pin(close_kept_sandbox(sandbox_id, options)))
+    crate::sys::error_promise(close_kept_sandbox(sandbox_id, options))
 }
 
-/// The Promise's work; errors cross as `SandboxError`s (no wrapper future: wasm size).
-async fn close_kept_sandbox(sandbox_id: JsValue, options: JsValue) -> std::result::Result<JsValue, JsValue> {
+/// The Promise's work; its error crosses as a `SandboxError` ([`crate::sys::error_promise`]).
+async fn close_kept_sandbox(sandbox_id: JsValue, options: JsValue) -> Result<JsValue> {
     let id = sandbox_id.as_string().filter(|id| !id.is_empty()).ok_or_else(|| invalid("closeSandbox(sandboxId) expects a non-empty string"))?;
     let signal = if options.is_object() { optional_signal(get(&options, "signal", "closeSandbox options")?, "closeSandbox option signal")? } else { None };
     let resolved = runtime_config()?;

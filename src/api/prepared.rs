@@ -4,7 +4,6 @@
 use js_sys::{Array, Object, Promise, Reflect};
 use wasm_bindgen::prelude::*;
 
-use super::session::js_promise;
 use super::{invalid, runtime_config};
 use crate::error::Error;
 use crate::run::prepared::{forget, prepared_name};
@@ -19,11 +18,11 @@ use crate::run::prepared::{forget, prepared_name};
 /// `SANDBOX_PROVIDER_UNAVAILABLE` when the list request fails.
 #[wasm_bindgen(js_name = listPreparedProjects)]
 pub fn list_prepared_projects() -> Promise {
-    js_promise(Box::pin(list_prepared()))
+    crate::sys::error_promise(list_prepared())
 }
 
-/// The Promise's work; errors cross as `SandboxError`s (no wrapper future: wasm size).
-async fn list_prepared() -> std::result::Result<JsValue, JsValue> {
+/// The Promise's work; its error crosses as a `SandboxError` ([`crate::sys::error_promise`]).
+async fn list_prepared() -> crate::Result<JsValue> {
     let resolved = runtime_config()?;
     let provider = resolved.provider.as_ref().map_err(Error::to_public)?;
     provider.ensure_ready().await?;
@@ -48,11 +47,11 @@ async fn list_prepared() -> std::result::Result<JsValue, JsValue> {
 /// [`list_prepared_projects`] for the provider's failures.
 #[wasm_bindgen(js_name = dropPreparedProject)]
 pub fn drop_prepared_project(digest: JsValue) -> Promise {
-    js_promise(Box::pin(drop_prepared(digest)))
+    crate::sys::error_promise(drop_prepared(digest))
 }
 
-/// The Promise's work; errors cross as `SandboxError`s (no wrapper future: wasm size).
-async fn drop_prepared(digest: JsValue) -> std::result::Result<JsValue, JsValue> {
+/// The Promise's work; its error crosses as a `SandboxError` ([`crate::sys::error_promise`]).
+async fn drop_prepared(digest: JsValue) -> crate::Result<JsValue> {
     let digest = digest
         .as_string()
         .filter(|d| d.len() == 64 && d.bytes().all(|b| b.is_ascii_hexdigit()))
@@ -63,8 +62,7 @@ async fn drop_prepared(digest: JsValue) -> std::result::Result<JsValue, JsValue>
     provider.ensure_ready().await?;
     let mut ids = forget(&digest);
     ids.extend(provider.list_prepared(Some(&prepared_name(&digest))).await?.into_iter().map(|(id, _, _)| id));
-    let order = crate::sort::stable_order(ids.len(), &|a, b| ids[a].cmp(&ids[b]));
-    let mut ids = crate::sort::apply_order(ids, &order);
+    ids.sort();
     ids.dedup();
     let mut dropped = 0u32;
     for id in ids {

@@ -21,18 +21,18 @@ use crate::error::{Error, ErrorCode, Operation};
 /// of `runSandbox`); `SANDBOX_PROVIDER_REQUIRED` and the provider's errors.
 #[wasm_bindgen(js_name = resolveSandboxRunner)]
 pub fn resolve_sandbox_runner(name: JsValue) -> Promise {
-    js_promise(Box::pin(async move {
+    crate::sys::error_promise(async move {
         let name = name.as_string().ok_or_else(|| Error::new(ErrorCode::InvalidArgument, "Sandbox name must be a string"))?;
         validate_name(&name)?;
         let registered = super::registered(&name).is_some();
         if !registered && super::load_definition(&name).await?.is_none() {
-            return Err(Error::new(ErrorCode::NotFound, super::not_found(&name).await).with_operation(Operation::Resolve).into());
+            return Err(Error::new(ErrorCode::NotFound, super::not_found(&name).await).with_operation(Operation::Resolve));
         }
         let resolved = super::runtime_config()?;
         let provider = resolved.provider.as_ref().map(Rc::clone).map_err(Error::to_public)?;
         let authority = provider.execution_authority(None).await?;
         Ok(SandboxRunner { name, provider: provider.kind().as_str(), authority: authority_object(&authority) }.into())
-    }))
+    })
 }
 
 /// A resolved Definition runner (see [`resolve_sandbox_runner`]).

@@ -19,7 +19,7 @@ use web_sys::AbortSignal;
 
 use super::definition_object::get;
 use crate::command::{Command, CommandOutcome};
-use crate::error::js::js_message;
+use crate::error::js::{into_js, js_message};
 use crate::error::{Error, ErrorCode, Operation, Result};
 use crate::provider::session::{BoxSession, LogStream};
 use crate::provider::{BoxSpec, FileRead, Provider, ProviderKind};
@@ -38,7 +38,7 @@ fn invalid(message: impl Into<String>) -> Error {
 pub(super) use crate::sys::js_promise;
 
 fn rejected(error: Error) -> Promise {
-    Promise::reject(&error.into())
+    Promise::reject(&into_js(error))
 }
 
 /// The keys of an options object, refusing any outside `allowed` (`what` names it).
@@ -152,7 +152,7 @@ impl Inner {
 fn abort_or(error: Error, signal: Option<&AbortSignal>) -> JsValue {
     match signal.filter(|s| s.aborted()) {
         Some(signal) => signal.reason(),
-        None => error.into(),
+        None => into_js(error),
     }
 }
 
@@ -296,11 +296,12 @@ fn operate(inner: &Rc<Inner>, op: Op, signal: Option<AbortSignal>) -> Promise {
                 // Cloudflare's container reports it itself (SANDBOX_TIMEOUT).
                 if let Some(ms) = command.timeout_ms {
                     if outcome.exit_code == 137 && crate::sys::performance_now() - started >= ms as f64 {
-                        return Err(Error::new(ErrorCode::Timeout, format!("the command timed out after {ms}ms"))
-                            .with_timeout_ms(ms)
-                            .with_provider(inner.provider)
-                            .with_operation(Operation::Exec)
-                            .into());
+                        return Err(into_js(
+                            Error::new(ErrorCode::Timeout, format!("the command timed out after {ms}ms"))
+                                .with_timeout_ms(ms)
+                                .with_provider(inner.provider)
+                                .with_operation(Operation::Exec),
+                        ));
                     }
                 }
                 exec_result(&outcome)
@@ -314,7 +315,7 @@ fn operate(inner: &Rc<Inner>, op: Op, signal: Option<AbortSignal>) -> Promise {
                 FileRead::Bytes(bytes) => Uint8Array::from(bytes.as_slice()).into(),
                 FileRead::Missing => JsValue::NULL,
                 FileRead::TooLarge(size) => {
-                    return Err(Error::new(ErrorCode::TransferLimit, format!("{path} has {size} bytes or more; read() returns at most {MAX_READ_BYTES}")).into())
+                    return Err(into_js(Error::new(ErrorCode::TransferLimit, format!("{path} has {size} bytes or more; read() returns at most {MAX_READ_BYTES}"))))
                 }
             },
             Op::Write(file) => {
@@ -432,13 +433,13 @@ pub fn open_sandbox_session(options: JsValue) -> Promise {
         if let Some(signal) = signal.as_ref().filter(|s| s.aborted()) {
             return Err(signal.reason());
         }
-        provider.ensure_ready().await.map_err(JsValue::from)?;
+        provider.ensure_ready().await.map_err(into_js)?;
         let session = provider.open(&spec, signal.as_ref()).await.map_err(|e| abort_or(e, signal.as_ref()))?;
         let authority = match provider.box_execution_authority(&session).await {
             Ok(authority) => authority,
             Err(error) => {
                 let _ = session.close().await;
-                return Err(error.into());
+                return Err(into_js(error));
             }
         };
         if let Some(signal) = signal.as_ref().filter(|s| s.aborted()) {
@@ -608,7 +609,7 @@ impl SandboxSession {
                     state.status = SessionStatus::Failed;
                     drop(state);
                     inner.closing.borrow_mut().take();
-                    Err(error.into())
+                    Err(into_js(error))
                 }
             }
         }));
@@ -692,7 +693,7 @@ impl SandboxLogStream {
             if matches!(next, Ok(Some(_))) {
                 slot.borrow_mut().replace(stream);
             }
-            Ok(match next.map_err(JsValue::from)? {
+            Ok(match next.map_err(into_js)? {
                 Some(entry) => {
                     let object = Object::new();
                     set(&object, "stream", &entry.stream.as_str().into());

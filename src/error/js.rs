@@ -6,32 +6,46 @@
 //! value is classified by its `code` property only (never by its message); anything else is
 //! `SANDBOX_RUNTIME_ERROR` with the value's message.
 //!
-//! Exports return `Result<_, Error>` and wasm-bindgen throws the converted value, so no export
+//! Exports return `Result<_, Thrown>` and wasm-bindgen throws the converted value, so no export
 //! builds a JS error by hand.
 
 use js_sys::Reflect;
 use wasm_bindgen::{JsCast, JsValue};
 
-use super::{Error, ErrorCode};
+use crate::error::{Error, ErrorCode};
 
-impl From<Error> for JsValue {
-    fn from(error: Error) -> JsValue {
-        to_js_error(&error)
+/// A thrown JS value as an [`Error`]: a `SandboxError`-shaped value (a `code` property naming a
+/// `SANDBOX_*` code) keeps its code and message; anything else becomes `SANDBOX_RUNTIME_ERROR`
+/// carrying the value's message (and its `cause`'s).
+pub fn from_js(value: JsValue) -> Error {
+    let code = Reflect::get(&value, &JsValue::from_str("code")).ok().and_then(|code| code.as_string()).and_then(|code| ErrorCode::parse(&code));
+    let message = js_message(&value);
+    Error::new(code.unwrap_or(ErrorCode::RuntimeError), message)
+}
+
+/// What a failing export throws: the real JS `Error` of [`to_js_error`]. Exports return
+/// `Result<_, Thrown>`, so `?` on a [`crate::error::Result`] inside them converts the [`Error`] once, here.
+#[derive(Debug)]
+pub struct Thrown(JsValue);
+
+/// The return type of a fallible export.
+pub type JsResult<T> = std::result::Result<T, Thrown>;
+
+impl From<Error> for Thrown {
+    fn from(error: Error) -> Thrown {
+        Thrown(to_js_error(&error))
     }
 }
 
-impl From<JsValue> for Error {
-    /// Classifies a thrown JS value: a `SandboxError`-shaped value (a `code` property naming a
-    /// `SANDBOX_*` code) keeps its code and message; anything else becomes
-    /// `SANDBOX_RUNTIME_ERROR` carrying the value's message (and its `cause`'s).
-    fn from(value: JsValue) -> Error {
-        let code = Reflect::get(&value, &JsValue::from_str("code"))
-            .ok()
-            .and_then(|code| code.as_string())
-            .and_then(|code| ErrorCode::parse(&code));
-        let message = js_message(&value);
-        Error::new(code.unwrap_or(ErrorCode::RuntimeError), message)
+impl From<Thrown> for JsValue {
+    fn from(thrown: Thrown) -> JsValue {
+        thrown.0
     }
+}
+
+/// `error` as the real JS `Error` of [`to_js_error`], consuming it (for `map_err`).
+pub fn into_js(error: Error) -> JsValue {
+    to_js_error(&error)
 }
 
 /// A real JS `Error` for `error` (see the module docs for its properties).
@@ -51,7 +65,7 @@ pub fn to_js_error(error: &Error) -> JsValue {
     }
     let body = error.to_json_body();
     if let Some(details) = body.get("error").and_then(|e| e.get("details")) {
-        if let Ok(details) = js_sys::JSON::parse(&crate::json_write::text(details)) {
+        if let Ok(details) = js_sys::JSON::parse(&serde_json::to_string(details).unwrap_or_default()) {
             set("details", &details);
         }
     }

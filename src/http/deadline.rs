@@ -86,8 +86,7 @@ impl Drop for Deadline {
 
 /// `future` (a stop, a destroy, a release), or a `SANDBOX_RUNTIME_ERROR` for the `stop` operation
 /// when it takes longer than `ms` ms. The future is dropped at the bound (its requests carry their
-/// own signals). One boxed future type for every caller: one copy of this state machine in the
-/// wasm (docs/internals.md "Runtime size").
+/// own signals).
 pub async fn stop_within(ms: u32, future: futures::future::LocalBoxFuture<'_, crate::error::Result<()>>) -> crate::error::Result<()> {
     use crate::error::{Error, ErrorCode, Operation};
     use futures::future::{select, Either};

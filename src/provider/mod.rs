@@ -14,25 +14,7 @@ pub mod vercel;
 #[cfg(target_arch = "wasm32")]
 pub mod session;
 
-pub use crate::provider_kind::ProviderKind;
-
-/// What a [`Provider`] is built from: the chosen provider and its resolved options (credentials
-/// included, so the `Debug` form redacts them).
-#[derive(Debug, Clone)]
-pub enum ProviderSettings {
-    /// Vercel Sandbox REST at `endpoint`.
-    Vercel {
-        /// Base URL, token, team and project.
-        endpoint: vercel::VercelEndpoint,
-        /// Network policy for new Boxes (`"allow-all"`, `"deny-all"` or the SDK's object shape).
-        network_policy: Option<serde_json::Value>,
-    },
-    /// The local Box host: a configured one, or the isolate's in-process one.
-    Local(local::LocalOptions),
-    /// Cloudflare Sandbox through the Worker's Durable Object binding (or, in local
-    /// development, the local Box host's container API).
-    Cloudflare(cloudflare::CloudflareSettings),
-}
+pub use vite_hub_sandbox_core::provider::{ProviderKind, ProviderSettings};
 
 /// What a Run asks of a provider when it opens a Box.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -5,7 +5,7 @@
 //! No provider is named here: everything provider-specific is behind
 //! [`Provider`](crate::provider::Provider) and the `BoxSession` it opens.
 
-pub mod install;
+pub use vite_hub_sandbox_core::run::install;
 
 #[cfg(target_arch = "wasm32")]
 pub mod events;

@@ -142,7 +142,7 @@ impl BodyStream {
     /// once `caller` fired, with its reason (as `fetch` does: an `AbortError` or `abort(reason)`'s).
     pub fn fail(&self, error: Error, caller: Option<&web_sys::AbortSignal>) {
         if !self.done.replace(true) {
-            let reason = caller.filter(|s| s.aborted()).map_or_else(|| JsValue::from(error), web_sys::AbortSignal::reason);
+            let reason = caller.filter(|s| s.aborted()).map_or_else(|| crate::error::js::into_js(error), web_sys::AbortSignal::reason);
             let _ = self.controller.error(&reason);
         }
     }

@@ -52,12 +52,12 @@ pub async fn encode_input(definition: &Definition, payload: &JsValue, context: &
     }
     envelope.insert(
         "limits".into(),
-        crate::json_write::object(vec![
-            ("maxOutputBytes", limits.max_output_bytes.into()),
-            ("maxDepth", limits.max_depth.into()),
-            ("maxSidecars", limits.max_sidecars.into()),
-            ("maxSidecarBytes", limits.max_sidecar_bytes.into()),
-        ]),
+        serde_json::json!({
+            "maxOutputBytes": limits.max_output_bytes,
+            "maxDepth": limits.max_depth,
+            "maxSidecars": limits.max_sidecars,
+            "maxSidecarBytes": limits.max_sidecar_bytes,
+        }),
     );
     let json = serde_json::to_vec(&Value::Object(envelope))
         .map_err(|e| Error::new(ErrorCode::SerializationError, format!("Sandbox input could not be encoded: {e}")))?;

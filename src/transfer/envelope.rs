@@ -13,7 +13,6 @@ use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
 use crate::error::{Direction, Error, ErrorCode, Result};
-use crate::json_write::object;
 use crate::transfer::{TransferLimits, VALUE_MARKER};
 
 /// A binary value pulled out of a payload, to be written as `<envelope>.files/<id>`.
@@ -78,7 +77,8 @@ fn non_plain_class(value: &JsValue) -> std::result::Result<Option<String>, JsVal
 /// `{ VALUE_MARKER: { ..pairs } }`: an encoded value the harness revives (binary, or an object
 /// holding the marker key itself).
 fn marked(pairs: Vec<(&str, Value)>) -> Value {
-    object(vec![(VALUE_MARKER, object(pairs))])
+    let fields: Map<String, Value> = pairs.into_iter().map(|(key, value)| (key.to_owned(), value)).collect();
+    Value::Object(Map::from_iter([(VALUE_MARKER.to_owned(), Value::Object(fields))]))
 }
 
 fn child_path(path: &str, key: &str) -> String {

@@ -1,8 +1,8 @@
 //! gzip through the platform's `CompressionStream` (wasm only).
 //!
-//! Node 18+, workerd and browsers all ship `CompressionStream('gzip')`; using it instead of a
-//! Rust deflate keeps about 30 KB (gzipped) of compressor out of the runtime wasm. The Vercel
-//! write format (`provider::vercel::archive`) is its one user.
+//! Node 18+, workerd and browsers all ship `CompressionStream('gzip')`, so the runtime wasm
+//! carries no compressor of its own. Its one input is the tar of [`crate::transfer::tar`] (the
+//! Vercel protocol's `fs/write`, Cloudflare's staged archive).
 //!
 //! Source: [Compression Streams](https://compression.spec.whatwg.org/), MDN
 //! [CompressionStream](https://developer.mozilla.org/docs/Web/API/CompressionStream).

@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const HARNESS = fileURLToPath(new URL('../../src/harness/harness.mjs', import.meta.url));
+const HARNESS = fileURLToPath(new URL('../../crates/core/src/harness/harness.mjs', import.meta.url));
 const NONCE = '0123456789abcdef0123456789abcdef';
 const MARKER = 'vitehub:sandbox:value';
 

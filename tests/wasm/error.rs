@@ -1,6 +1,7 @@
-//! Error → JS `Error` conversion.
+//! Error → JS `Error` conversion (what exports throw) and back.
 use js_sys::Reflect;
 use vite_hub_sandbox::api::to_js_error;
+use vite_hub_sandbox::error::js::{from_js, Thrown};
 use vite_hub_sandbox::error::{Error, ErrorCode};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_test::wasm_bindgen_test;
@@ -31,7 +32,7 @@ fn an_error_without_details_has_no_details_property() {
 #[wasm_bindgen_test]
 fn every_code_crosses_with_its_own_status() {
     for (code, status) in [(ErrorCode::InvalidArgument, 400.0), (ErrorCode::NotSupported, 501.0), (ErrorCode::ProviderUnavailable, 503.0)] {
-        let js: JsValue = Error::new(code, "x").into();
+        let js: JsValue = Thrown::from(Error::new(code, "x")).into();
         assert_eq!(get(&js, "code").as_string().unwrap(), code.as_str());
         assert_eq!(get(&js, "status").as_f64().unwrap(), status);
     }
@@ -39,17 +40,17 @@ fn every_code_crosses_with_its_own_status() {
 
 #[wasm_bindgen_test]
 fn a_thrown_value_is_classified_by_its_code_only() {
-    let back = Error::from(to_js_error(&Error::new(ErrorCode::NotFound, "Sandbox \"z\" was not found.")));
+    let back = from_js(to_js_error(&Error::new(ErrorCode::NotFound, "Sandbox \"z\" was not found.")));
     assert_eq!((back.code(), back.message()), (ErrorCode::NotFound, "Sandbox \"z\" was not found."));
-    let plain = Error::from(JsValue::from(js_sys::Error::new("SANDBOX_TIMEOUT in the text is not a code")));
+    let plain = from_js(JsValue::from(js_sys::Error::new("SANDBOX_TIMEOUT in the text is not a code")));
     assert_eq!(plain.code(), ErrorCode::RuntimeError);
     assert_eq!(plain.message(), "SANDBOX_TIMEOUT in the text is not a code");
-    assert_eq!(Error::from(JsValue::from_f64(3.0)).message(), "unknown error");
+    assert_eq!(from_js(JsValue::from_f64(3.0)).message(), "unknown error");
     let hostile = js_sys::Function::new_no_args(
         "const e = new Error('outer', { cause: new Error('inner') }); Object.defineProperty(e, 'code', { get() { throw new Error('no'); } }); return e;",
     )
     .call0(&JsValue::UNDEFINED)
     .unwrap();
-    let hostile = Error::from(hostile);
+    let hostile = from_js(hostile);
     assert_eq!((hostile.code(), hostile.message()), (ErrorCode::RuntimeError, "outer (inner)"));
 }

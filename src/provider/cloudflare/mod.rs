@@ -8,10 +8,7 @@
 //! deleted afterwards. Upstream vocabulary (`sessionId`, `exitCode`, the SSE events) stays in this
 //! folder; message text is read only in [`classify`].
 
-pub mod classify;
-pub mod exec;
-pub mod options;
-pub mod wire;
+pub use vite_hub_sandbox_core::provider::cloudflare::{classify, exec, options, wire};
 
 #[cfg(target_arch = "wasm32")]
 pub mod client;
@@ -46,7 +43,7 @@ mod session {
     use crate::http::fetch::{abort_promise, js_message, sleep_unless_aborted, Fetcher};
     use crate::provider::{BoxSpec, FileRead, ProviderKind};
     use crate::sys::{DurableObjectNamespace, DurableObjectStub, FetchTarget};
-    use crate::provider::vercel::archive::write_tar;
+    use crate::transfer::tar::write_tar;
     use crate::transfer::box_file::BoxFile;
 
     /// The container's work directory (sessions and sessionless commands start there, §4.2).

@@ -1,7 +1,7 @@
 //! The `local` provider: the Vercel protocol against the local Box host, either a configured one
 //! (`local.baseUrl` + `local.token`) or the isolate's in-process one ([`host`]).
 
-pub mod options;
+pub use vite_hub_sandbox_core::provider::local::options;
 
 #[cfg(target_arch = "wasm32")]
 pub mod host;

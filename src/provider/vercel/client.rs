@@ -549,7 +549,7 @@ impl VercelClient {
     pub async fn local_host_execution_authority(&self, network_policy: Option<&serde_json::Value>, signal: Option<&AbortSignal>) -> Result<serde_json::Value> {
         let mut request = self.request("GET", "/_vite-hub/execution-authority", "application/json", None);
         if let Some(policy) = network_policy {
-            let encoded = js_sys::encode_uri_component(&crate::json_write::text(policy)).as_string().unwrap_or_default();
+            let encoded = js_sys::encode_uri_component(&policy.to_string()).as_string().unwrap_or_default();
             request.url.push_str(if request.url.contains('?') { "&" } else { "?" });
             request.url.push_str("networkPolicy=");
             request.url.push_str(&encoded);

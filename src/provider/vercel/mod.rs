@@ -6,9 +6,7 @@
 //! and the NDJSON command stream stay in this folder; [`VercelProvider`] and [`VercelBox`] speak
 //! of Boxes, Commands and files to the layers above.
 
-pub mod archive;
-pub mod options;
-pub mod wire;
+pub use vite_hub_sandbox_core::provider::vercel::{options, wire};
 
 #[cfg(target_arch = "wasm32")]
 pub mod client;
@@ -24,7 +22,7 @@ mod session {
 
     use web_sys::AbortSignal;
 
-    use super::archive::write_tar;
+    use crate::transfer::tar::write_tar;
     use super::client::{CommandLogs, VercelClient};
     use super::options::VercelEndpoint;
     use super::wire::CreateSandboxRequest;
@@ -79,7 +77,7 @@ mod session {
                 network_policy: self.network_policy.clone(),
                 env: None,
                 persistent: Some(false),
-                source: spec.prepared.as_ref().map(|id| crate::json_write::object(vec![("type", "snapshot".into()), ("snapshotId", id.as_str().into())])),
+                source: spec.prepared.as_ref().map(|id| serde_json::json!({"type": "snapshot", "snapshotId": id})),
                 name: spec.prepared_name.clone(),
             };
             let mut prepared = if spec.prepared.is_some() { PreparedStart::Restored } else { PreparedStart::Empty };

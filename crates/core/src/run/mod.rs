@@ -1,0 +1,5 @@
+//! The pure parts of a Run: the install command, its fingerprint and kept-project scripts, and
+//! how an install outcome becomes an error. The Run itself (stage, execute, recover, close) is
+//! the runtime crate's `run/`.
+
+pub mod install;
