@@ -78,8 +78,8 @@ const looksLikePath = (text) => path.isAbsolute(text) || /^\.\.?([\\/]|$)/.test(
  * @returns {Promise<{ definition: object, discovered: object } | null>}
  */
 async function prepareByName(root, name) {
-  const { discoverDefinitionsAndProblems } = await import('./build/discovery.mjs');
-  const { prepareDefinition } = await import('./build/prepare.mjs');
+  const { discoverDefinitionsAndProblems } = await import('./vite/discovery.mjs');
+  const { prepareDefinition } = await import('./vite/prepare.mjs');
   let discovery;
   try {
     discovery = await discoverDefinitionsAndProblems(root);
@@ -129,12 +129,12 @@ async function run(args) {
   });
   let name;
   let definition;
-  /** How a stack maps back to the Definition's sources (build/source-stack.mjs), paths relative to the app root or the current directory. */
+  /** How a stack maps back to the Definition's sources (vite/source-stack.mjs), paths relative to the app root or the current directory. */
   let sources = null;
   if (folder) {
     try {
-      const { readDefinitionProject } = await import('./build/definition-directory.mjs');
-      const { stackSources } = await import('./build/source-stack.mjs');
+      const { readDefinitionProject } = await import('./vite/definition-directory.mjs');
+      const { stackSources } = await import('./vite/source-stack.mjs');
       const read = await readDefinitionProject(resolve(target), options);
       definition = { files: read.files, packagePath: read.packagePath };
       name = read.name;
@@ -171,13 +171,13 @@ async function run(args) {
     let response = await run.response();
     // A handler error's stack, mapped to the Definition's own source files.
     if (sources) {
-      const { mapSandboxStack, withMappedStack } = await import('./build/source-stack.mjs');
+      const { mapSandboxStack, withMappedStack } = await import('./vite/source-stack.mjs');
       const traceMapping = await import('@jridgewell/trace-mapping');
       response = await withMappedStack(response, (stack) => mapSandboxStack(stack, sources, traceMapping));
     }
     // An install over a second: one line on stderr (manager, package count, duration).
     if (definition) {
-      const { installFacts, installNotice } = await import('./build/install-notice.mjs');
+      const { installFacts, installNotice } = await import('./vite/install-notice.mjs');
       const summary = sandbox.listSandboxes().find((item) => item.name === name);
       const notice = installNotice(name, response, installFacts(definition, summary));
       if (notice) process.stderr.write(`vite-hub-sandbox: ${notice.replace(/^\[sandbox\] /, '')}\n`);
@@ -227,7 +227,7 @@ async function host(args) {
 async function inspectDefinition(sandbox, root, definition) {
   const row = { name: definition.name, kind: definition.kind, path: definition.dir, entry: definition.entry, packageManager: null, timeoutMs: null, digest: null, packagePath: null, install: null };
   try {
-    const { prepareDefinition } = await import('./build/prepare.mjs');
+    const { prepareDefinition } = await import('./vite/prepare.mjs');
     sandbox.registerSandbox(definition.name, (await prepareDefinition(root, definition)).definition);
   } catch (error) {
     // Free-form messages already start with <file>:<line>.
@@ -262,7 +262,7 @@ async function inspect(args) {
   if (positionals.length > 1) fail(`inspect takes at most one <app-root>\n${USAGE}`);
   const root = appRootArgument(positionals[0]);
   const sandbox = await import('@vite-hub/sandbox');
-  const { discoverDefinitionsAndProblems } = await import('./build/discovery.mjs');
+  const { discoverDefinitionsAndProblems } = await import('./vite/discovery.mjs');
   let discovery;
   try {
     discovery = await discoverDefinitionsAndProblems(root);
@@ -288,7 +288,7 @@ async function types(args) {
   const { positionals } = parseArgs({ args, allowPositionals: true, options: {} });
   if (positionals.length > 1) fail(`types takes at most one <app-root>\n${USAGE}`);
   const root = appRootArgument(positionals[0]);
-  const { generateSandboxTypes } = await import('./build/generate.mjs');
+  const { generateSandboxTypes } = await import('./vite/generate.mjs');
   let result;
   try {
     result = await generateSandboxTypes(root);

@@ -425,8 +425,8 @@ function embeddedHarness() {
  * three-line runner of `once`.
  */
 async function bareNodeUnderIsolation(isolation) {
-  const { BoxRegistry } = await import(new URL('../dist/box-host/registry.mjs', import.meta.url));
-  const { hostFeatures } = await import(new URL('../dist/box-host/isolation.mjs', import.meta.url));
+  const { BoxRegistry } = await import(new URL('../dist/box-host/engine/registry.mjs', import.meta.url));
+  const { hostFeatures } = await import(new URL('../dist/box-host/engine/isolation.mjs', import.meta.url));
   const { packTar } = await import('modern-tar');
   const archive = async (files) => gzipSync(await packTar(files.map(([name, body]) => ({ header: { name, size: Buffer.byteLength(body) }, body }))));
   const boxRoot = mkdtempSync(path.join(os.tmpdir(), 'vite-hub-bench-bare-'));

@@ -3,19 +3,19 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { DEFAULT_DISK_BYTES } from './box-disk.mjs';
-import { boxMemoryBytes } from './box.mjs';
-import { DEFAULT_MAX_QUEUED, DEFAULT_MAX_QUEUE_WAIT_MS } from './box-queue.mjs';
-import { CloudflareContainers } from './cloudflare-containers.mjs';
-import { RequestCounters } from './counters.mjs';
-import { hostFeatures, resolveIsolation } from './isolation.mjs';
-import { describeHost, hostGaps } from './host-probe.mjs';
-import { BoxRegistry } from './registry.mjs';
-import { createBoxHostServer } from './server.mjs';
-import { corsPolicy } from './cors.mjs';
-import { DEFAULT_MAX_SNAPSHOT_BYTES, DEFAULT_MAX_SNAPSHOTS, SnapshotStore } from './snapshots.mjs';
-import { sweepStaleBoxDirs } from './stale-boxes.mjs';
-import { sweepStaleCgroups } from './box-limits.mjs';
+import { DEFAULT_DISK_BYTES } from './engine/box-disk.mjs';
+import { boxMemoryBytes } from './engine/box.mjs';
+import { DEFAULT_MAX_QUEUED, DEFAULT_MAX_QUEUE_WAIT_MS } from './engine/box-queue.mjs';
+import { CloudflareContainers } from './protocols/cloudflare-containers.mjs';
+import { RequestCounters } from './server/counters.mjs';
+import { hostFeatures, resolveIsolation } from './engine/isolation.mjs';
+import { describeHost, hostGaps } from './engine/host-probe.mjs';
+import { BoxRegistry } from './engine/registry.mjs';
+import { createBoxHostServer } from './server/server.mjs';
+import { corsPolicy } from './server/cors.mjs';
+import { DEFAULT_MAX_SNAPSHOT_BYTES, DEFAULT_MAX_SNAPSHOTS, SnapshotStore } from './engine/snapshots.mjs';
+import { sweepStaleBoxDirs } from './engine/stale-boxes.mjs';
+import { sweepStaleCgroups } from './engine/box-limits.mjs';
 
 /** `$XDG_CACHE_HOME/vite-hub-sandbox/box-host`, else `~/.cache/vite-hub-sandbox/box-host`. */
 export function defaultStateDir() {

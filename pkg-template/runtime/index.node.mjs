@@ -1,6 +1,6 @@
 // Node 20+ entry: instantiates the runtime wasm synchronously from disk and starts the local Box
 // host in-process the first time a Run needs the `local` provider. The build-time functions it
-// also exports (reading a Definition folder, discovery, free-form preparation) import build/ —
+// also exports (reading a Definition folder, discovery, free-form preparation) import vite/ —
 // esbuild, acorn, yaml, eslint-scope, trace-mapping and the tooling wasm — on their first call
 // only, so a server that only runs Definitions never loads them (tests/node/runtime-imports.test.mjs).
 import { wasm } from './wasm-node.mjs';
@@ -29,7 +29,7 @@ wasm.setLocalBoxHostStarter(async ({ isolation } = {}) => {
     // are child processes: started first, so loading the rest of the host and this isolate's
     // fetch (Node 20 loads undici, ~25-40 ms, on the first use of `Response` or `fetch`) happen
     // while they run instead of after them.
-    const { hostFeatures } = await import('../box-host/host-probe.mjs');
+    const { hostFeatures } = await import('../box-host/engine/host-probe.mjs');
     hostFeatures();
     const loading = import('../box-host/index.mjs');
     void globalThis.Response;
@@ -84,32 +84,32 @@ export { defineSandbox };
 export { readRequestPayload, readValidatedPayload } from './payload.mjs';
 
 /**
- * A module of build/ (the build steps), imported on first use. Its specifier is made at run time
+ * A module of vite/ (the build steps), imported on first use. Its specifier is made at run time
  * on purpose: a deployment's file tracer (Nitro's for a Node server) follows a literal
- * `import('../build/…')` and would copy the build steps and their libraries (yaml, eslint-scope,
+ * `import('../vite/…')` and would copy the build steps and their libraries (yaml, eslint-scope,
  * …) into a server that only runs Definitions (tests/node/zero-config.test.mjs measures it).
  */
 const moduleUrl = import.meta.url;
 function buildModule(name) {
-  return import(new URL(`../build/${name}.mjs`, moduleUrl).href);
+  return import(new URL(`../vite/${name}.mjs`, moduleUrl).href);
 }
 
 /**
  * Reads a Definition folder into what `registerSandbox` takes, compiling its TypeScript and
- * checking its module graph (build/definition-directory.mjs, loaded on the first call). Node only.
+ * checking its module graph (vite/definition-directory.mjs, loaded on the first call). Node only.
  */
 export async function readDefinitionDirectory(directory, options) {
   const build = await buildModule('definition-directory');
   return build.readDefinitionDirectory(directory, options);
 }
 
-/** Prepares a discovered free-form Definition (build/free-form.mjs, loaded on the first call). Node only. */
+/** Prepares a discovered free-form Definition (vite/free-form.mjs, loaded on the first call). Node only. */
 export async function prepareFreeFormDefinition(appRoot, discovered) {
   const build = await buildModule('free-form');
   return build.prepareFreeFormDefinition(appRoot, discovered);
 }
 
-/** Finds the Definitions under an app root (build/discovery.mjs, loaded on the first call). Node only. */
+/** Finds the Definitions under an app root (vite/discovery.mjs, loaded on the first call). Node only. */
 export async function discoverDefinitions(root) {
   const build = await buildModule('discovery');
   return build.discoverDefinitions(root);

@@ -1,6 +1,6 @@
 // The runtime wasm module in Node: instantiated synchronously from disk when this file is first
 // imported. The Node entry (index.node.mjs) and the build step that validates Definitions
-// (build/generate.mjs) share this one instance. workerd and browsers load it in their entries.
+// (vite/generate.mjs) share this one instance. workerd and browsers load it in their entries.
 import { readFileSync } from 'node:fs';
 import * as wasm from '../wasm/vite_hub_sandbox.js';
 

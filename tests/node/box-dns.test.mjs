@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
-import { bubblewrapWorks, hostFeatures } from '../../pkg-template/box-host/isolation.mjs';
+import { bubblewrapWorks, hostFeatures } from '../../pkg-template/box-host/engine/isolation.mjs';
 
 const RESOLVER = '127.0.0.77';
 const ANSWER = [192, 0, 2, 1]; // TEST-NET-1: answered, never contacted

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { packTar } from 'modern-tar';
 import { startBoxHost } from '@vite-hub/sandbox/box-host';
-import { bubblewrapWorks, hostFeatures } from '../../pkg-template/box-host/isolation.mjs';
+import { bubblewrapWorks, hostFeatures } from '../../pkg-template/box-host/engine/isolation.mjs';
 import { configureSandbox, runSandbox } from '@vite-hub/sandbox';
 import { defineTestSandbox } from './fixtures.mjs';
 

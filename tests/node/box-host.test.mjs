@@ -9,7 +9,7 @@ import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
 import { startBoxHost } from '@vite-hub/sandbox/box-host';
-import { hostFeatures } from '../../pkg-template/box-host/isolation.mjs';
+import { hostFeatures } from '../../pkg-template/box-host/engine/isolation.mjs';
 import { hasBwrap } from './fixtures.mjs';
 
 /** A Box network of its own for allow-all (slirp4netns installed): no host loopback. */

@@ -11,10 +11,10 @@ import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { startBoxHost } from '@vite-hub/sandbox/box-host';
 import { configureSandbox, runSandbox } from '@vite-hub/sandbox';
-import { BoxRegistry } from '../../pkg-template/box-host/registry.mjs';
-import { bubblewrapWorks, hostFeatures } from '../../pkg-template/box-host/isolation.mjs';
-import { chooseCgroups, cgroupMounts } from '../../pkg-template/box-host/box-limits.mjs';
-import { isMountPoint } from '../../pkg-template/box-host/box-disk.mjs';
+import { BoxRegistry } from '../../pkg-template/box-host/engine/registry.mjs';
+import { bubblewrapWorks, hostFeatures } from '../../pkg-template/box-host/engine/isolation.mjs';
+import { chooseCgroups, cgroupMounts } from '../../pkg-template/box-host/engine/box-limits.mjs';
+import { isMountPoint } from '../../pkg-template/box-host/engine/box-disk.mjs';
 import { defineTestSandbox } from './fixtures.mjs';
 
 const features = await hostFeatures();

@@ -8,9 +8,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { startBoxHost } from '@vite-hub/sandbox/box-host';
-import { BoxRegistry } from '../../pkg-template/box-host/registry.mjs';
-import { BoxSpares } from '../../pkg-template/box-host/box-spares.mjs';
-import { bubblewrapWorks, hostFeatures } from '../../pkg-template/box-host/isolation.mjs';
+import { BoxRegistry } from '../../pkg-template/box-host/engine/registry.mjs';
+import { BoxSpares } from '../../pkg-template/box-host/engine/box-spares.mjs';
+import { bubblewrapWorks, hostFeatures } from '../../pkg-template/box-host/engine/isolation.mjs';
 import { until } from './fixtures.mjs';
 
 const features = await hostFeatures();

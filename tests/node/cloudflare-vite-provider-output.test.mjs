@@ -1,4 +1,4 @@
-// The Provider Output's file side (pkg-template/build/provider-output.mjs): wrangler.toml,
+// The Provider Output's file side (pkg-template/vite/provider-output.mjs): wrangler.toml,
 // wrangler.jsonc and wrangler.json are read, merged by the core and written; errors name the file
 // and the key. The merge rules themselves are unit-tested in Rust (src/provider_output.rs).
 import { test } from 'node:test';
@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { parse as parseToml } from 'smol-toml';
 
 const dist = fileURLToPath(new URL('../../dist/', import.meta.url));
-const { findWranglerConfig, parseWranglerConfig, writeCloudflareProviderOutput, isCloudflareWorkerPreset } = await import(`${dist}build/provider-output.mjs`);
+const { findWranglerConfig, parseWranglerConfig, writeCloudflareProviderOutput, isCloudflareWorkerPreset } = await import(`${dist}vite/provider-output.mjs`);
 const { repoRoot } = await import('./vite-app.mjs');
 const SANDBOX_VERSION = JSON.parse(readFileSync(join(repoRoot, 'node_modules/@cloudflare/sandbox/package.json'), 'utf8')).version;
 

@@ -73,7 +73,7 @@ after(async () => {
 test('the package is installed from the tarball: a real directory, not a link into the repository', () => {
   const installed = join(app, 'node_modules/@vite-hub/sandbox');
   assert.ok(!lstatSync(installed).isSymbolicLink());
-  assert.ok(existsSync(join(installed, 'build/provider-output.mjs')));
+  assert.ok(existsSync(join(installed, 'vite/provider-output.mjs')));
   assert.ok(existsSync(join(app, 'node_modules/modern-tar')), 'its dependency came with it');
 });
 

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { readDefinitionDirectory } from '@vite-hub/sandbox';
-import { compileTypeScriptFiles } from '../../dist/build/definition-directory.mjs';
+import { compileTypeScriptFiles } from '../../dist/vite/definition-directory.mjs';
 
 /** Temporary folders made here; removed when the file's tests end. */
 const temporary = [];

@@ -152,7 +152,7 @@ test('vite dev: the install line, and each problem printed once', async () => {
 });
 
 test('a Run that failed after a long install never reads as a finished install', async () => {
-  const { installNotice } = await import('../../pkg-template/build/install-notice.mjs');
+  const { installNotice } = await import('../../pkg-template/vite/install-notice.mjs');
   const response = (status) => new Response(null, { status, headers: { 'server-timing': 'install;desc="fresh";dur=70900' } });
   assert.equal(installNotice('pad', response(200), { manager: 'npm', packages: 1 }), '[sandbox] pad: installed 1 package with npm in the Box in 70.9 s');
   assert.equal(installNotice('pad', response(500), { manager: 'npm', packages: 1 }), '[sandbox] pad: the install of 1 package with npm in the Box took 70.9 s and the Run failed (see its error)');

@@ -12,7 +12,7 @@ import { startBoxHost } from '@vite-hub/sandbox/box-host';
 import { configureSandbox, openSandboxSession, resolveSandboxRunner } from '@vite-hub/sandbox';
 import { defineTestSandbox, hasBwrap } from './fixtures.mjs';
 import { sandboxWorkerOnBoxHost } from '../fixtures/cloudflare/bundle-worker.mjs';
-import { hostFeatures } from '../../pkg-template/box-host/isolation.mjs';
+import { hostFeatures } from '../../pkg-template/box-host/engine/isolation.mjs';
 
 /** An allow-all Box has a network of its own (slirp4netns installed): reported 'restricted'. */
 const boxNetwork = (await hostFeatures()).netTool !== null;

@@ -6,9 +6,9 @@ import assert from 'node:assert/strict';
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { sharedFacts } from '../../dist/build/tooling-wasm.mjs';
+import { sharedFacts } from '../../dist/vite/tooling-wasm.mjs';
 import * as generated from '../../dist/runtime/facts.mjs';
-import { sandboxError, invalidArgument } from '../../dist/build/sandbox-error.mjs';
+import { sandboxError, invalidArgument } from '../../dist/vite/sandbox-error.mjs';
 import { ENTRIES as BUNDLED } from '../../scripts/bundle-node-entries.mjs';
 
 const dist = fileURLToPath(new URL('../../dist/', import.meta.url));

@@ -10,7 +10,7 @@ import path from 'node:path';
 // The modules the package's own start path loads (dist/), not copies of them.
 const boxHostUrl = import.meta.resolve('@vite-hub/sandbox/box-host');
 const { startBoxHost } = await import(boxHostUrl);
-const isolation = await import(new URL('./isolation.mjs', boxHostUrl).href);
+const isolation = await import(new URL('./engine/isolation.mjs', boxHostUrl).href);
 
 test('the probes run once per process: every caller gets the same answer', async () => {
   const probe = isolation.bubblewrapWorks();

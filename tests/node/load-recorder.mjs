@@ -1,9 +1,8 @@
 // Preload (`node --import`) for tests/node/runtime-imports.test.mjs: records, one line each in
 // the file named by env LOAD_RECORDER_LOG, every module URL this process resolves
 // (`module:<url>`, through the resolve hook of load-recorder-hooks.mjs for `import`, and through
-// `Module._load` for `require`, which the build steps use for their optional peer dependencies,
-// build/peer.mjs) and the export names of
-// every wasm module it compiles (`wasm:<name,name,…>`, however it is compiled).
+// `Module._load` for `require`, so a library loaded by CommonJS is seen too) and the export
+// names of every wasm module it compiles (`wasm:<name,name,…>`, however it is compiled).
 import { appendFileSync } from 'node:fs';
 import Module, { isBuiltin, register } from 'node:module';
 import { pathToFileURL } from 'node:url';

@@ -1,6 +1,6 @@
 // A server that only runs Definitions loads only the runtime: importing `@vite-hub/sandbox` and
 // calling runSandbox must load none of the build tooling (the app's Vite and, on Vite 7, its
-// esbuild; yaml, eslint-scope, trace-mapping, smol-toml, jsonc-parser; the build/ glue) nor the
+// esbuild; yaml, eslint-scope, trace-mapping, smol-toml, jsonc-parser; the vite/ glue) nor the
 // tooling wasm. Each case runs in a fresh `node` with
 // load-recorder.mjs preloaded; the control case proves the recorder sees those modules when a
 // build-time function is called.
@@ -26,7 +26,7 @@ const BUILD_ONLY = {
   '@jridgewell/trace-mapping': (line) => /^module:.*\/node_modules\/@jridgewell\/trace-mapping\//.test(line),
   'smol-toml': (line) => /^module:.*\/node_modules\/smol-toml\//.test(line),
   'jsonc-parser': (line) => /^module:.*\/node_modules\/jsonc-parser\//.test(line),
-  'the build/ glue': (line) => /^module:.*\/dist\/build\//.test(line),
+  'the vite/ glue': (line) => /^module:.*\/dist\/vite\//.test(line),
   'the tooling wasm glue': (line) => /^module:.*\/vite_hub_sandbox_tooling\.js$/.test(line),
   'the tooling wasm module': (line) => line.startsWith('wasm:') && line.slice(5).split(',').includes('checkModuleGraph'),
 };

@@ -9,7 +9,7 @@ import {
   seatbeltArgs,
   probeSeatbeltArgs,
   classifySeatbeltProbe,
-} from '../../pkg-template/box-host/seatbelt.mjs';
+} from '../../pkg-template/box-host/engine/seatbelt.mjs';
 
 const HOME = '/Users/me';
 const NODE = '/Users/me/.nvm/versions/node/v22.1.0';

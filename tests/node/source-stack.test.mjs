@@ -1,4 +1,4 @@
-// How a handler error's stack maps back to the Definition's sources (build/source-stack.mjs),
+// How a handler error's stack maps back to the Definition's sources (vite/source-stack.mjs),
 // from what `vite dev` generates for examples/app: the facts stay on the host (never in a
 // generated Definition, so never shipped into a Box), frames in shipped files map to the source
 // file, line and column, every other frame (the harness, installed packages) stays as it was.
@@ -8,7 +8,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { LEAST_UPPER_BOUND, TraceMap, generatedPositionFor, originalPositionFor } from '@jridgewell/trace-mapping';
 import { generateSandboxArtifacts } from '@vite-hub/sandbox/vite';
-import { mapSandboxStack } from '../../dist/build/source-stack.mjs';
+import { mapSandboxStack } from '../../dist/vite/source-stack.mjs';
 import { copyExampleApp, removeDir } from './vite-app.mjs';
 
 const app = copyExampleApp('source-stack');

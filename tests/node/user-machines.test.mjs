@@ -9,11 +9,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
-import { missingToolMessage, packageDirOf, publicNpmConfig, resolveToolchain } from '../../pkg-template/box-host/box-toolchain.mjs';
-import { BoxSlots, QueueRefused } from '../../pkg-template/box-host/box-queue.mjs';
-import { describeHost } from '../../pkg-template/box-host/host-probe.mjs';
-import { BOX_LIMITS, boxPath, executionAuthority, resolveIsolation, spawnSpec, toolchainBoxPath, withRlimits } from '../../pkg-template/box-host/isolation.mjs';
-import { SANDBOX_EXEC } from '../../pkg-template/box-host/seatbelt.mjs';
+import { missingToolMessage, packageDirOf, publicNpmConfig, resolveToolchain } from '../../pkg-template/box-host/engine/box-toolchain.mjs';
+import { BoxSlots, QueueRefused } from '../../pkg-template/box-host/engine/box-queue.mjs';
+import { describeHost } from '../../pkg-template/box-host/engine/host-probe.mjs';
+import { BOX_LIMITS, boxPath, executionAuthority, resolveIsolation, spawnSpec, toolchainBoxPath, withRlimits } from '../../pkg-template/box-host/engine/isolation.mjs';
+import { SANDBOX_EXEC } from '../../pkg-template/box-host/engine/seatbelt.mjs';
 
 const temps = [];
 after(() => {

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readDefinitionDirectory, registerSandboxDirectory } from '@vite-hub/sandbox';
-import { compileTypeScriptFiles } from '../../dist/build/definition-directory.mjs';
+import { compileTypeScriptFiles } from '../../dist/vite/definition-directory.mjs';
 
 const fixtures = fileURLToPath(new URL('../fixtures/validation/', import.meta.url));
 

@@ -37,7 +37,7 @@ after(async () => {
 });
 
 test('POST /api/release-notes runs release-notes (local TypeScript) in a Box; the host was started with the server', async () => {
-  // SANDBOX_PROVIDER=local: the server's start-up (build/nitro-warm-up.mjs) started the in-process
+  // SANDBOX_PROVIDER=local: the server's start-up (vite/nitro-warm-up.mjs) started the in-process
   // host before any request: its own socket and the host's listen. Without the plugin only one does.
   await eventually(() => listeningSockets(server.pid) === 2, 20_000, 'the Box host listening beside the server');
   const { status, json, text, headers } = await postJson(`${base}/api/release-notes`, { notes: '# v3\n- ship the plugin\n- fix dev reload' });

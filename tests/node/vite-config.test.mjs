@@ -124,7 +124,7 @@ test('the Nitro warm-up plugin: added where Runs may go to the in-process host, 
   };
   const entry = (preset) => `/app/node_modules/nitro/dist/presets/${preset}`;
   try {
-    const warmUp = ['build/nitro-warm-up.mjs'];
+    const warmUp = ['vite/nitro-warm-up.mjs'];
     assert.deepEqual(await nitroPlugins(undefined, 'build', { entry: entry('node/runtime/node-server') }), warmUp, 'provider left to the env, node-server');
     assert.deepEqual(await nitroPlugins({ provider: 'local' }, 'build', { entry: entry('node/runtime/node-cluster') }), warmUp, 'provider local, node-cluster');
     assert.deepEqual(await nitroPlugins(undefined, 'build', { entry: entry('vercel/runtime/vercel') }), [], 'a serverless preset');

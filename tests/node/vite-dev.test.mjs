@@ -57,7 +57,7 @@ test('dev runs on the local provider and says so once', async () => {
   assert.equal(status, 200, text);
   assert.deepEqual(json, { summary: '1 change: first', items: ['first'] });
   // Nitro's dev worker borrowed the host and made its first connection when it started
-  // (build/nitro-warm-up.mjs), or this Run waited on that warm-up: either way the first
+  // (vite/nitro-warm-up.mjs), or this Run waited on that warm-up: either way the first
   // request pays no `host` or `connect` phase. Without the warm-up it pays both.
   const timing = headers.get('server-timing') ?? '';
   assert.match(timing, /\bbox;dur=/, timing);

@@ -28,7 +28,7 @@ before(async () => {
       'src/needs-text.sandbox.ts': "import { defineSandbox } from '@vite-hub/sandbox';\nexport default defineSandbox({ run(payload: { text: string }) { return payload.text.length; } });\n",
     },
   }));
-  const { generateSandboxArtifacts } = await import(pathToFileURL(join(app, 'node_modules/@vite-hub/sandbox/build/vite.mjs')).href);
+  const { generateSandboxArtifacts } = await import(pathToFileURL(join(app, 'node_modules/@vite-hub/sandbox/vite/vite.mjs')).href);
   // What a developer has after `pnpm install` in the pnpm-workspace Definition: its workspace
   // packages linked (no registry access needed: the lockfile has only workspace links).
   await run('pnpm', ['install', '--frozen-lockfile', '--offline'], { cwd: join(app, 'server/sandboxes/order-summary') });

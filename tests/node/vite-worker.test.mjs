@@ -46,7 +46,7 @@ before(async () => {
   ({ app, packDir } = await installTarballApp('worker'));
   const fromApp = (path) => import(pathToFileURL(join(app, 'node_modules', path)).href);
   const { build } = await fromApp('vite/dist/node/index.js');
-  const { hubSandbox } = await fromApp('@vite-hub/sandbox/build/vite.mjs');
+  const { hubSandbox } = await fromApp('@vite-hub/sandbox/vite/vite.mjs');
   const { startBoxHost } = await fromApp('@vite-hub/sandbox/box-host/index.mjs');
   writeFileSync(join(app, 'worker.mjs'), WORKER);
   const result = await build({

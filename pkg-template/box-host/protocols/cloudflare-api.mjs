@@ -4,14 +4,14 @@
 // (`/`, `/api/execute`, …), so the DO-side forwarder only prefixes it (see docs/internals.md).
 // Route table, dispatch and the command routes; the file routes are in cloudflare-files.mjs, the
 // background process routes in cloudflare-processes.mjs.
-import { normalizeBoxPath } from './paths.mjs';
+import { normalizeBoxPath } from '../engine/paths.mjs';
 import { CONTAINER_ID, CONTAINER_IDLE_MS, CONTAINER_WORK_DIR, containerEnv } from './cloudflare-containers.mjs';
 import { ContainerApiError, sendContainerError, sendContainerJson } from './cloudflare-errors.mjs';
 import { deleteFile, exists, mkdir, readFile, writeFile } from './cloudflare-files.mjs';
 import { processRoutes } from './cloudflare-processes.mjs';
 import { readJson } from './http-io.mjs';
 import { startSse } from './sse.mjs';
-import { MAX_TIMER_MS } from './box.mjs';
+import { MAX_TIMER_MS } from '../engine/box.mjs';
 
 /** The SDK version whose container this API imitates (`GET /api/version`, §4.3). */
 export const CONTAINER_API_VERSION = '0.12.10';

@@ -4,8 +4,8 @@ import fs from 'node:fs';
 import { pipeline } from 'node:stream/promises';
 import { startNdjson } from './ndjson.mjs';
 import { HttpError, MAX_ARCHIVE_BYTES, readBody, readJson, sendJson } from './http-io.mjs';
-import { MAX_TIMER_MS } from './box.mjs';
-import { snapshotJSON } from './snapshots.mjs';
+import { MAX_TIMER_MS } from '../engine/box.mjs';
+import { snapshotJSON } from '../engine/snapshots.mjs';
 
 const SID = '([A-Za-z0-9_-]+)';
 const S = `^/v2/sandboxes/sessions/${SID}`;

@@ -104,8 +104,8 @@ export function describeRegistry() {
  * the runtime. Dev (`devDir` set): every Run's handler output is printed live, `[<name>] <line>`
  * on the stream the handler wrote on (`onLog`), and `runSandbox`/`startSandbox` also print the
  * install line of a Run whose install lasted over a second (the functions of
- * build/install-notice.mjs, facts from `<devDir>/installs.json`) and map a handler error's stack
- * to the Definition's sources (`debug: true` keeps it; build/source-stack.mjs, facts from
+ * vite/install-notice.mjs, facts from `<devDir>/installs.json`) and map a handler error's stack
+ * to the Definition's sources (`debug: true` keeps it; vite/source-stack.mjs, facts from
  * `<devDir>/source-maps.json`), printing it on stderr too.
  */
 function facadeModule(config, devDir) {

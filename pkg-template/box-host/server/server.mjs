@@ -3,9 +3,9 @@
 // shape) and to the Cloudflare container API under `/cloudflare/<containerId>/…`.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
-import { handleCloudflare, matchCloudflareRoute } from './cloudflare-api.mjs';
-import { sendError, sendJson } from './http-io.mjs';
-import { matchRoute } from './vercel-api.mjs';
+import { handleCloudflare, matchCloudflareRoute } from '../protocols/cloudflare-api.mjs';
+import { sendError, sendJson } from '../protocols/http-io.mjs';
+import { matchRoute } from '../protocols/vercel-api.mjs';
 
 function digest(text) {
   return createHash('sha256').update(text).digest();

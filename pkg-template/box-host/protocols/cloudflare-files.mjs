@@ -7,7 +7,7 @@ import path from 'node:path';
 import { CONTAINER_WORK_DIR } from './cloudflare-containers.mjs';
 import { ContainerApiError, sendContainerJson } from './cloudflare-errors.mjs';
 import { readJson } from './http-io.mjs';
-import { BoxPathError, ensureBoxDir, normalizeBoxPath, openBoxFileForRead, openBoxFileForWrite, resolveExisting, unlinkInBox } from './paths.mjs';
+import { BoxPathError, ensureBoxDir, normalizeBoxPath, openBoxFileForRead, openBoxFileForWrite, resolveExisting, unlinkInBox } from '../engine/paths.mjs';
 
 /** Largest file `/api/read` returns (bytes, §6.5 `MAX_ENCODED_FILE_SIZE`); larger → 413. */
 export const MAX_READ_BYTES = 32 * 1024 * 1024;

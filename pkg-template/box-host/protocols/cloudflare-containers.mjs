@@ -4,7 +4,7 @@
 // removed by `DELETE /cloudflare/<id>` (the DO's `ctx.container.destroy()`), by its idle timeout or
 // by the host's close. A later request on the same id starts a fresh, empty Box, as the DO does
 // after `destroy()` (§6.6).
-import { checkEnv } from './box.mjs';
+import { checkEnv } from '../engine/box.mjs';
 import { ContainerApiError } from './cloudflare-errors.mjs';
 
 /** The container's work directory and default cwd (§4.2: sessions start in `/workspace`). */
