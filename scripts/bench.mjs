@@ -23,9 +23,14 @@
 //   concurrency 1/8/32/64/128 concurrent Runs: failures and wall time
 // A figure that cannot be measured here says so: `{ "na": "<why>" }`, printed as `n/a (why)`.
 //
-// Usage: node scripts/bench.mjs [--quick] [--out FILE]   (after `node scripts/build.mjs`)
-//   --quick  fewer repetitions and concurrency levels (proves the script runs; figures are rough)
-//   --out    the JSON file (default bench/latest.json)
+// Usage: node scripts/bench.mjs [--quick] [--out FILE] [--write-docs [--from FILE]]
+//   (after `node scripts/build.mjs`)
+//   --quick       fewer repetitions and concurrency levels (proves the script runs; figures are
+//                 rough); scripts/test.sh runs it once as a smoke check (scripts/bench-check.mjs)
+//   --out         the JSON file (default bench/latest.json)
+//   --write-docs  also writes docs/benchmarks.md, the figures as tables (scripts/bench-docs.mjs):
+//                 figures in the docs are generated, never pasted
+//   --from FILE   with --write-docs: the page from that JSON file of an earlier run, measuring nothing
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -37,13 +42,31 @@ import { gzipSync } from 'node:zlib';
 import { Sandbox } from '@vercel/sandbox';
 import { startBoxHost } from '@vite-hub/sandbox/box-host';
 import { closeLocalBoxHost, configureSandbox, registerSandbox, runSandbox } from '@vite-hub/sandbox';
+import { renderBenchmarks } from './bench-docs.mjs';
 import { serverFirstRequests } from './bench-servers.mjs';
 
 const run = promisify(execFile);
 const repo = fileURLToPath(new URL('..', import.meta.url));
-const { values: flags } = parseArgs({ options: { quick: { type: 'boolean', default: false }, out: { type: 'string' } } });
+const { values: flags } = parseArgs({
+  options: { quick: { type: 'boolean', default: false }, out: { type: 'string' }, 'write-docs': { type: 'boolean', default: false }, from: { type: 'string' } },
+});
 const quick = flags.quick;
 const outFile = path.resolve(flags.out ?? path.join(repo, 'bench', 'latest.json'));
+/** The generated page of the figures (`--write-docs`). */
+const DOCS_FILE = path.join(repo, 'docs', 'benchmarks.md');
+
+/** Writes docs/benchmarks.md from `figures` (the JSON this bench writes). */
+function writeDocs(figures) {
+  mkdirSync(path.dirname(DOCS_FILE), { recursive: true });
+  writeFileSync(DOCS_FILE, renderBenchmarks(figures));
+  console.log(`wrote ${path.relative(process.cwd(), DOCS_FILE) || DOCS_FILE}`);
+}
+
+if (flags.from !== undefined) {
+  if (!flags['write-docs']) throw new TypeError('--from FILE only goes with --write-docs (the page from an earlier run)');
+  writeDocs(JSON.parse(readFileSync(flags.from, 'utf8')));
+  process.exit(0);
+}
 
 /** Repetitions of each side of a ratio (pairs), by figure. */
 const REPS = quick
@@ -527,7 +550,7 @@ try {
   log(`machine: ${m.nproc} cores, ${m.cpu}, node ${m.node}, ${m.platform}, load ${m.loadAverage.join(' ')}, isolation ${isolation}; ${m.date.slice(0, 16)}Z, commit ${m.commit}${quick ? ' (quick mode)' : ''}`);
 
   figures.wasm = wasmSizes();
-  for (const [label, size] of Object.entries(figures.wasm)) log(`${label} wasm module: ${(size.bytes / 1024).toFixed(0)} KB, ${(size.gzipBytes / 1024).toFixed(0)} KB gzipped`);
+  for (const [label, size] of Object.entries(figures.wasm)) log(`${label} wasm module: ${(size.bytes / 1024).toFixed(1)} KiB, ${(size.gzipBytes / 1024).toFixed(1)} KiB gzipped (${size.gzipBytes} bytes)`);
 
   figures.install = await installSize();
   log(`install of the packed package alone (npm i --omit=dev): ${(figures.install.nodeModulesBytes / 1e6).toFixed(2)} MB in node_modules, ${figures.install.packages} packages; tarball ${(figures.install.tarballBytes / 1e6).toFixed(2)} MB`);
@@ -581,3 +604,4 @@ try {
 mkdirSync(path.dirname(outFile), { recursive: true });
 writeFileSync(outFile, `${JSON.stringify(figures, null, 2)}\n`);
 log(`wrote ${path.relative(process.cwd(), outFile) || outFile}`);
+if (flags['write-docs']) writeDocs(figures);
