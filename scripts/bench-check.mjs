@@ -35,9 +35,9 @@ export function checkFigures(figures, { quick = true } = {}) {
 
   checkFigure(figures.import.ms, 'import.ms');
   checkFigure(figures.import.loaderStartMs, 'import.loaderStartMs');
-  for (const key of ['firstMs', 'secondMs', 'firstOverSecond', 'hostMs', 'connectMs']) checkFigure(figures.firstRun.cold[key], `firstRun.cold.${key}`);
+  for (const key of ['firstMs', 'secondMs', 'firstOverSecond', 'hostMs', 'connectMs', 'exitMs']) checkFigure(figures.firstRun.cold[key], `firstRun.cold.${key}`);
   const warm = figures.firstRun.afterWarmUp;
-  for (const key of ['warmUpMs', 'firstMs', 'secondMs', 'firstOverSecond']) checkFigure(warm[key], `firstRun.afterWarmUp.${key}`);
+  for (const key of ['warmUpMs', 'firstMs', 'secondMs', 'firstOverSecond', 'exitMs']) checkFigure(warm[key], `firstRun.afterWarmUp.${key}`);
 
   for (const kind of ['built', 'dev']) {
     for (const key of ['firstRequestMs', 'secondRequestMs', 'firstRunMs', 'secondRunMs', 'firstOverSecondRun']) checkFigure(figures.servers[kind][key], `servers.${kind}.${key}`);

@@ -11,7 +11,7 @@ const num = (v) => (Math.abs(v) >= 100 ? v.toFixed(0) : v.toFixed(2));
 const kib = (bytes) => `${(bytes / 1024).toFixed(1)} KiB`;
 const mb = (bytes) => `${(bytes / 1e6).toFixed(2)} MB`;
 /** A min/median/max figure as three cells (or one n/a cell spread over them). */
-const cells = (s) => (s?.na ? [`n/a (${s.na})`, '', '', ''] : [num(s.min), num(s.median), num(s.max), String(s.n)]);
+const cells = (s) => (s === undefined ? ['not in this run', '', '', ''] : s.na ? [`n/a (${s.na})`, '', '', ''] : [num(s.min), num(s.median), num(s.max), String(s.n)]);
 const table = (head, rows) => [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((row) => `| ${row.join(' | ')} |`)].join('\n');
 const statTable = (rows) => table(['figure', 'min', 'median', 'max', 'n'], rows.map(([label, s]) => [label, ...cells(s)]));
 
@@ -60,6 +60,7 @@ export function renderBenchmarks(figures) {
       ['first / second', figures.firstRun.cold.firstOverSecond],
       ["first Run's Server-Timing `host`", figures.firstRun.cold.hostMs],
       ["first Run's Server-Timing `connect`", figures.firstRun.cold.connectMs],
+      ['the process exits on its own, after its last Run', figures.firstRun.cold.exitMs],
       ...(figures.firstRun.afterWarmUp.na
         ? [['after `warmUp()`', figures.firstRun.afterWarmUp]]
         : [
@@ -67,6 +68,7 @@ export function renderBenchmarks(figures) {
             ['after `warmUp()`: first Run', figures.firstRun.afterWarmUp.firstMs],
             ['after `warmUp()`: second Run', figures.firstRun.afterWarmUp.secondMs],
             ['after `warmUp()`: first / second', figures.firstRun.afterWarmUp.firstOverSecond],
+            ['after `warmUp()`: the process exits, after its last Run', figures.firstRun.afterWarmUp.exitMs],
           ]),
     ]),
     '',

@@ -3,17 +3,18 @@
 // traffic goes through a proxy in this process to a local Box host; the proxy holds one route:
 // it never answers it (`headers`), or answers its head and then sends nothing more (`body`).
 // The Durable Object's own `configure` RPC is held the same way (its fetch to the proxy stalls).
-// The Run must answer SANDBOX_TIMEOUT (504) within the Definition timeout plus a small margin,
-// and a caller's abort must end it at once, through the Durable Object binding and through the
-// local-development path (SANDBOX_LOCAL_URL).
+// The Run must answer the Definition timeout's SANDBOX_TIMEOUT (504) instead of hanging, and a
+// caller's abort (at 300 ms, before that 1.5 s timeout) must end it with its reason, through the
+// Durable Object binding and through the local-development path (SANDBOX_LOCAL_URL). How long
+// that takes is the bench's business (DESIGN §8): each test's `timeout` only catches a hang.
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { after, before, test } from 'node:test';
 import { sandboxWorkerOnBoxHost } from '../fixtures/cloudflare/bundle-worker.mjs';
 
 const TIMEOUT_MS = 1500;
-/** What a bounded phase may take beyond the Definition timeout (scheduling on a loaded machine). */
-const SLACK_MS = 2500;
+/** A test-level deadline that only catches a hang: far above the timeout, far below a socket's. */
+const HANG_MS = 120_000;
 
 const WORKER = `
 import { Sandbox as RealSandbox } from '@cloudflare/sandbox';
@@ -104,12 +105,10 @@ after(async () => {
   await new Promise((resolve) => proxy.close(resolve));
 });
 
-/** One Run through the Worker: `{ status, body } | { rejected }` and how long it took (ms). */
+/** One Run through the Worker: `{ status, body } | { rejected }`. */
 async function run(options = {}) {
-  const started = performance.now();
   const response = await worker.miniflare.dispatchFetch('http://worker.test/', { method: 'POST', body: JSON.stringify(options) });
-  const outcome = await response.json();
-  return { ...outcome, ms: performance.now() - started };
+  return response.json();
 }
 
 for (const localHost of [false, true]) {
@@ -119,17 +118,15 @@ for (const localHost of [false, true]) {
   for (const [phase, route] of [...(localHost ? [] : [['configure RPC', 'configure']]), ['stage', '/api/write'], ['exec', '/api/execute/stream']]) {
     // The gate's answer head is all configure waits for: only its never-answered case.
     for (const mode of route === 'configure' ? ['headers'] : ['headers', 'body']) {
-      test(`${path}: a ${phase} (${route}) whose ${mode} never come(s) ends at the Definition timeout with 504; an abort ends it at once`, async () => {
+      test(`${path}: a ${phase} (${route}) whose ${mode} never come(s) ends at the Definition timeout with 504; an abort ends it with its reason`, { timeout: HANG_MS }, async () => {
         stall = { route, mode };
         try {
           const bounded = await run({ localHost });
-          assert.ok(bounded.ms < TIMEOUT_MS + SLACK_MS, `took ${Math.round(bounded.ms)} ms: ${JSON.stringify(bounded)}`);
           assert.equal(bounded.status, 504, JSON.stringify(bounded));
           assert.equal(JSON.parse(bounded.body).error.code, 'SANDBOX_TIMEOUT');
 
           const aborted = await run({ localHost, abortAfterMs: 300 });
           assert.equal(aborted.rejected, 'caller gave up', JSON.stringify(aborted));
-          assert.ok(aborted.ms < 300 + SLACK_MS, `took ${Math.round(aborted.ms)} ms`);
         } finally {
           stall = null;
           for (const res of held) res.destroy();

@@ -1,6 +1,9 @@
-// A Node script that runs Definitions on the in-process local Box host exits as soon as its work
-// is done: nothing of the host (its server, the kept-alive connection's server side) holds the
-// event loop after the last Run, and the Runs before still share that connection (warm runs).
+// A Node script that runs Definitions on the in-process local Box host exits on its own when its
+// work is done: nothing of the host (its server, the kept-alive connection's server side) holds
+// the event loop after the last Run, and the Runs before still share that connection (warm runs).
+// How soon it exits is a bench figure (`firstRun.cold.exitMs` of scripts/bench.mjs); here the
+// test's `timeout` only catches a process that a ref'd handle keeps alive (a Box's lifetime timer
+// is minutes), and the handles left after the last Run are read directly.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -20,11 +23,13 @@ for (const n of [1, 2]) {
   phases.push((response.headers.get('server-timing') ?? '').split(',').map((p) => p.trim().split(';')[0]));
   if ((await response.json()) !== n * 2) throw new Error('wrong result');
 }
-const last = performance.now();
-process.on('exit', () => process.stdout.write(JSON.stringify({ phases, exitMs: performance.now() - last })));
+// What keeps the event loop alive right after the last Run (ref'd handles only): the host's
+// server must not be among them.
+const held = process.getActiveResourcesInfo();
+process.on('exit', () => process.stdout.write(JSON.stringify({ phases, held })));
 `;
 
-test('a script that runs Definitions on the local provider exits right after its last Run', async () => {
+test('a script that runs Definitions on the local provider exits on its own after its last Run', { timeout: 60_000 }, async () => {
   const child = spawn(process.execPath, ['--input-type=module', '-e', SCRIPT], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
@@ -32,8 +37,8 @@ test('a script that runs Definitions on the local provider exits right after its
   child.stderr.on('data', (chunk) => (stderr += chunk));
   const code = await new Promise((resolve) => child.on('exit', resolve));
   assert.equal(code, 0, stderr);
-  const { phases, exitMs } = JSON.parse(stdout);
-  assert.ok(exitMs < 1000, `the process exited ${Math.round(exitMs)} ms after its last Run (a keep-alive socket or a timer held it)`);
+  const { phases, held } = JSON.parse(stdout);
+  assert.ok(!held.includes('TCPServerWrap'), `the host's server holds the event loop after the last Run: ${held.join(', ')}`);
   assert.ok(phases[0].includes('connect'), `the first Run set up the connection: ${phases[0]}`);
   assert.ok(!phases[1].includes('connect') && !phases[1].includes('host'), `the second Run was warm: ${phases[1]}`);
 });

@@ -31,9 +31,7 @@ test('a streamed Response reaches the caller as the entry produces it (4 events 
       return new Response(body, { status: 200, headers: { 'content-type': 'text/event-stream' } });
     };`,
   );
-  const started = Date.now();
   const response = await runSandbox('stream/sse');
-  const answered = Date.now();
   assert.equal(response.status, 200);
   assert.equal(response.headers.get('content-type'), 'text/event-stream');
   const arrivals = [];
@@ -47,12 +45,9 @@ test('a streamed Response reaches the caller as the entry produces it (4 events 
   }
   assert.deepEqual(arrivals.map((e) => e.n), [0, 1, 2, 3]);
   const [first, , , last] = arrivals;
-  // The first event arrived before the entry even produced the last one, within a second of
-  // the Response, and the stream took the entry's whole 1.5 s.
+  // Live: the first event arrived before the entry even produced the last one (one clock: the
+  // Box is a process of this machine). How soon is the bench's business, not an assertion here.
   assert.ok(first.arrived < last.at, `first event arrived at ${first.arrived}, the last was sent at ${last.at}`);
-  assert.ok(first.arrived - answered < 1000, `first event ${first.arrived - answered} ms after the Response`);
-  assert.ok(first.arrived - started < 1000 + (answered - started), 'first event within a second of the run');
-  assert.ok(last.arrived - first.arrived >= 1400, `events spread over ${last.arrived - first.arrived} ms`);
 });
 
 test('logs() follows the entry live, replays for a late reader, and status moves pending → running → stopped', async () => {
@@ -64,7 +59,7 @@ test('logs() follows the entry live, replays for a late reader, and status moves
         if (i === 2) console.error('halfway');
         await new Promise((resolve) => setTimeout(resolve, 400));
       }
-      return { done: true };
+      return { done: true, lastAt: Date.now() };
     };`,
   );
   const lines = [];
@@ -79,14 +74,16 @@ test('logs() follows the entry live, replays for a late reader, and status moves
     statuses.add(run.status);
   }
   const response = await run.response();
-  assert.deepEqual(await response.json(), { done: true });
+  const { done, lastAt } = await response.json();
+  assert.equal(done, true);
   assert.equal(run.status, 'stopped');
   assert.deepEqual([...statuses], ['running'], 'every entry arrived while the entry ran');
   const stdout = seen.filter((e) => e.stream === 'stdout').map((e) => e.data).join('');
   assert.equal(stdout, 'tick 0\ntick 1\ntick 2\ntick 3\ntick 4\n');
   assert.equal(seen.filter((e) => e.stream === 'stderr').map((e) => e.data).join(''), 'halfway\n');
-  // Live: the first entry came over 1.2 s before the last, and before the Response.
-  assert.ok(seen.at(-1).at - seen[0].at >= 1200, `entries spread over ${seen.at(-1).at - seen[0].at} ms`);
+  // Live: the first entry came before the entry finished its last tick (one clock: the Box is a
+  // process of this machine), and before the Response.
+  assert.ok(seen[0].at < lastAt, `the first entry arrived at ${seen[0].at}, the entry ended at ${lastAt}`);
   assert.ok(answeredAt === null || seen[0].at < answeredAt);
   // A late reader gets the same entries from the start.
   const replay = [];
@@ -101,7 +98,7 @@ test('logs() follows the entry live, replays for a late reader, and status moves
       ...['tick 3', 'tick 4'].map((line) => ({ name: 'logs/ticks', stream: 'stdout', line })),
     ],
   );
-  assert.ok(lines.at(-1).at - lines[0].at >= 1200, 'onLog is called live');
+  assert.ok(lines[0].at < lastAt, 'onLog is called live, before the entry ended');
   await run.closed();
 });
 
@@ -241,12 +238,15 @@ test('the Cloudflare provider through the local Box host: request count per Run,
     await run.closed();
     assert.equal(host.counters().requests['cloudflare/destroy'], 1);
     const logs = [];
-    defineTestSandbox('cf/logs', `export default async () => { console.log('one'); await new Promise((r) => setTimeout(r, 600)); console.log('two'); return 1; };`);
+    defineTestSandbox('cf/logs', `export default async () => { console.log('one'); await new Promise((r) => setTimeout(r, 600)); console.log('two'); return Date.now(); };`);
     const live = startSandbox('cf/logs');
     for await (const entry of live.logs()) logs.push({ ...entry, at: Date.now() });
-    assert.equal((await live.response()).status, 200);
+    const answer = await live.response();
+    assert.equal(answer.status, 200);
+    const endedAt = await answer.json();
     assert.equal(logs.map((e) => e.data).join(''), 'one\ntwo\n');
-    assert.ok(logs.at(-1).at - logs[0].at >= 400, 'Cloudflare logs arrive live too');
+    // One clock (the Box is a process of this machine): the first line arrived before the entry ended.
+    assert.ok(logs[0].at < endedAt, 'Cloudflare logs arrive live too');
   } finally {
     configureSandbox({ provider: 'local', local: { baseUrl: host.baseUrl, token: host.token } });
   }

@@ -178,12 +178,13 @@ test('an unknown name gives 500 SANDBOX_NOT_FOUND naming it', async () => {
   assert.deepEqual(timingPhases(response), ['resolve']);
 });
 
-test('a busy loop past the Definition timeout gives 504 and leaves no process behind', async () => {
+// The test's timeout (30 s, 20 times the Definition's) is below the Box lifetime (timeout + 60 s):
+// a Run that waited for the Box to be killed instead of answering at its own deadline fails here.
+test('a busy loop past the Definition timeout gives 504 and leaves no process behind', { timeout: 30_000 }, async () => {
   const marker = `vite-hub-busy-${randomUUID()}`;
   defineTestSandbox('fail/busy', `export default (payload) => { process.title = payload.marker; for (;;) {} };`, {
     manifest: { vitehub: { sandbox: { timeout: 1500 } } },
   });
-  const started = Date.now();
   const response = await runSandbox('fail/busy', { marker });
   assert.equal(response.status, 504);
   const body = await response.json();
@@ -192,7 +193,6 @@ test('a busy loop past the Definition timeout gives 504 and leaves no process be
   // The host kills the command at the Run's remaining time, a hair before the Run's own deadline
   // fires: under load the exit can arrive first, and the deadline then ends the `recover` phase.
   assert.deepEqual(timingPhases(response).filter((phase) => phase !== 'recover'), ['box', 'stage', 'exec']);
-  assert.ok(Date.now() - started < 15000, 'the run ended soon after its timeout');
   // The Box is stopped right after the Response.
   assert.ok(await until(async () => (await processesMatching(marker)).length === 0), 'no process is left behind');
 });

@@ -25,14 +25,14 @@ async function turnWhen(check, ms = 20_000) {
   }
 }
 
-test('an exec aborted after its request reached the host, before the Command id came back, kills the Command', async () => {
+test('an exec aborted after its request reached the host, before the Command id came back, kills the Command', { timeout: 120_000 }, async () => {
   const session = await openSandboxSession();
   try {
     for (let round = 0; round < 3; round += 1) {
       const tag = `session-abort-${randomUUID()}`;
-      const marker = `${tag}.marker`;
-      // Writes the marker file after 3 s unless it is killed first.
-      const script = `setTimeout(() => require("fs").writeFileSync(${JSON.stringify(marker)}, "ran"), 3000)`;
+      // Runs until it is killed: an exec that waited for its end instead of rejecting on the abort
+      // would hang (the test's timeout), and a Command never killed is still in \`ps\` below.
+      const script = 'setInterval(() => {}, 1000)';
       const commands = () => host.counters().requests.cmd ?? 0;
       const kills = () => host.counters().requests['cmd/kill'] ?? 0;
       const [cmdBefore, killsBefore] = [commands(), kills()];
@@ -43,16 +43,12 @@ test('an exec aborted after its request reached the host, before the Command id 
       // started, its id not yet answered.
       await turnWhen(() => commands() > cmdBefore);
       controller.abort(reason);
-      const started = Date.now();
       await assert.rejects(running, (error) => error === reason);
-      assert.ok(Date.now() - started < 2_000, `rejected ${Date.now() - started} ms after the abort`);
       // The kill follows once the id arrives.
       await turnWhen(() => kills() > killsBefore, 10_000);
       const deadline = Date.now() + 5_000;
       while ((await processesMatching(tag)).length > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
       assert.deepEqual(await processesMatching(tag), [], 'no process of the aborted Command runs on');
-      await new Promise((resolve) => setTimeout(resolve, 3_500));
-      assert.equal(await session.exists(marker), false, 'the Command never wrote its marker');
     }
     // The Session outlives the aborts.
     assert.deepEqual(await session.exec('node', ['-e', 'console.log("again")']), { exitCode: 0, ok: true, stdout: 'again\n', stderr: '' });

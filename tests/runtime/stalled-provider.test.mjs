@@ -1,8 +1,10 @@
 // A provider that accepts connections and never answers (issue 9, item 1): a raw TCP server
 // that reads requests and writes nothing. Configured as the local host URL, as the Vercel base
 // URL, or for one phase only (an injected fetch sends that route there and the rest to a real
-// Box host), runSandbox must end within the Definition timeout plus a small bound, and the
-// caller's abort must end it at once in every phase.
+// Box host), runSandbox must end with the Definition timeout's 504 (not hang until a socket gives
+// up: Node's headers timeout is 300 s), and the caller's abort must end it with its reason before
+// that 504 in every phase. How long a bounded phase takes is the bench's business (DESIGN §8);
+// each test's `timeout` is a deadline far above it that only catches a hang.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
@@ -11,8 +13,8 @@ import { configureSandbox, runSandbox } from '@vite-hub/sandbox';
 import { defineTestSandbox } from '../support/local-host.mjs';
 
 const TIMEOUT_MS = 1500;
-/** What a bounded phase may take beyond the Definition timeout (scheduling on a loaded machine). */
-const SLACK_MS = 2500;
+/** A test-level deadline that only catches a hang: far above every bound, far below 300 s. */
+const HANG_MS = 120_000;
 
 let silent;
 let silentUrl;
@@ -60,12 +62,12 @@ function stallOn(stalledRoute) {
   };
 }
 
-async function timed(promise) {
-  const started = performance.now();
+/** `{ value }` or `{ error }` of a settled promise. */
+async function settled(promise) {
   try {
-    return { value: await promise, ms: performance.now() - started };
+    return { value: await promise };
   } catch (error) {
-    return { error, ms: performance.now() - started };
+    return { error };
   }
 }
 
@@ -73,48 +75,45 @@ for (const [label, config] of [
   ['the local Box host URL', () => ({ provider: 'local', local: { baseUrl: silentUrl, token: 'unused-token' } })],
   ['the Vercel base URL', () => ({ provider: 'vercel', vercel: { baseUrl: silentUrl, token: 'unused-token', teamId: 't', projectId: 'p' } })],
 ]) {
-  test(`a create that is never answered at ${label} ends at the Definition timeout with 504`, async () => {
+  test(`a create that is never answered at ${label} ends at the Definition timeout with 504`, { timeout: HANG_MS }, async () => {
     configureSandbox(config());
-    const { value: response, ms } = await timed(runSandbox('stalled/echo', 1));
-    assert.ok(ms < TIMEOUT_MS + SLACK_MS, `took ${Math.round(ms)} ms`);
+    const { value: response } = await settled(runSandbox('stalled/echo', 1));
     assert.equal(response.status, 504);
     const body = await response.json();
     assert.equal(body.error.code, 'SANDBOX_TIMEOUT');
   });
 
-  test(`an abort during a create that is never answered at ${label} rejects at once`, async () => {
+  test(`an abort during a create that is never answered at ${label} rejects with its reason, before the timeout`, { timeout: HANG_MS }, async () => {
     configureSandbox(config());
     const controller = new AbortController();
     const reason = new Error('caller gave up');
     setTimeout(() => controller.abort(reason), 200);
-    const { error, ms } = await timed(runSandbox('stalled/echo', 1, { signal: controller.signal }));
+    // Aborted at 200 ms, before the 1.5 s timeout: a Run that ignored the abort would resolve to
+    // that timeout's 504 instead of rejecting with the reason.
+    const { error } = await settled(runSandbox('stalled/echo', 1, { signal: controller.signal }));
     assert.equal(error, reason);
-    assert.ok(ms < 200 + SLACK_MS, `took ${Math.round(ms)} ms`);
   });
 }
 
 for (const phase of ['fs/write', 'cmd']) {
-  test(`a ${phase} that is never answered ends at the Definition timeout; an abort ends it at once`, async () => {
+  test(`a ${phase} that is never answered ends at the Definition timeout; an abort ends it with its reason`, { timeout: HANG_MS }, async () => {
     const name = 'stalled/echo';
     configureSandbox({ provider: 'local', local: { baseUrl: host.baseUrl, token: host.token }, fetch: stallOn(phase) });
-    const bounded = await timed(runSandbox(name, 1));
-    assert.ok(bounded.ms < TIMEOUT_MS + SLACK_MS, `took ${Math.round(bounded.ms)} ms`);
+    const bounded = await settled(runSandbox(name, 1));
     assert.equal(bounded.value.status, 504);
     assert.equal((await bounded.value.json()).error.code, 'SANDBOX_TIMEOUT');
 
     const controller = new AbortController();
     const reason = new Error(`abort during ${phase}`);
     setTimeout(() => controller.abort(reason), 300);
-    const aborted = await timed(runSandbox(name, 1, { signal: controller.signal }));
+    const aborted = await settled(runSandbox(name, 1, { signal: controller.signal }));
     assert.equal(aborted.error, reason);
-    assert.ok(aborted.ms < 300 + SLACK_MS, `took ${Math.round(aborted.ms)} ms`);
   });
 }
 
-test('a stop that is never answered is bounded (15 s), not held until the socket times out', async () => {
+test('a stop that is never answered is bounded (15 s), not held until the socket times out', { timeout: HANG_MS }, async () => {
   configureSandbox({ provider: 'local', local: { baseUrl: host.baseUrl, token: host.token }, fetch: stallOn('stop') });
-  const { value: response, ms } = await timed(runSandbox('stalled/echo', 1));
-  assert.ok(ms < 15_000 + SLACK_MS + 2000, `took ${Math.round(ms)} ms`);
+  const { value: response } = await settled(runSandbox('stalled/echo', 1));
   if (response.status !== 200) {
     const body = await response.json();
     assert.equal(body.error.details.operation, 'stop');
