@@ -236,7 +236,7 @@ test('an output past 16 MiB reaches the agent with truncated: true (tool and MCP
   }
 });
 
-test('the invocation abort signal stops a running command', async () => {
+test('the invocation abort signal stops a running command', { timeout: 120_000 }, async () => {
   const { capability, exec, opened } = counted();
   try {
     await exec.execute({ command: 'node', args: ['-e', '0'] }, {}); // the Session is open
@@ -247,12 +247,12 @@ test('the invocation abort signal stops a running command', async () => {
     const running = exec.execute({ command: 'node', args: ['-e', 'setTimeout(() => {}, 60_000)', marker] }, { abortSignal: controller.signal });
     // Abort once the Command is really running in the Box.
     while ((await processesMatching(marker)).length === 0) {
-      assert.ok(Date.now() - started < 20_000, 'the command started');
+      assert.ok(Date.now() - started < 20_000, 'the command never started');
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
+    // The command would run 60 s: an abort that did not stop it would resolve then, not reject.
     controller.abort(new Error('stop now'));
     await assert.rejects(running, /stop now/);
-    assert.ok(Date.now() - started < 20_000, `stopped after ${Date.now() - started} ms`);
     const deadline = Date.now() + 5_000;
     while ((await processesMatching(marker)).length > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
     assert.deepEqual(await processesMatching(marker), [], 'the process is gone');

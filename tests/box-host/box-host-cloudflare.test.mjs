@@ -175,8 +175,10 @@ for (const isolation of modes) {
         req.end(JSON.stringify({ command }));
       });
       res.pause();
-      await new Promise((resolve) => setTimeout(resolve, 1500));
-      // Still producing (blocked on its pipe): the sleep after the output has not started.
+      // Not a fixed wait: the same output produced into /dev/null in the same Box, run to its end.
+      // Once that control is done, the unread one must still be producing (blocked on its pipe):
+      // the sleep after its output has not started.
+      ok(await exec(host, id, `head -c ${size + 1} /dev/zero | tr "\\0" a > /dev/null`));
       assert.deepEqual(await processesMatching(`sleep ${marker}`), []);
       const producer = `head -c ${size} /dev/zero`;
       assert.equal((await processesMatching(producer)).length, 1, 'the producer is blocked, not finished');

@@ -170,9 +170,11 @@ test('configureSandbox({ onLog }): every Run\'s lines (a runner\'s too), named, 
   } finally {
     configureSandbox({ provider: 'local', local });
   }
-  // configureSandbox without onLog removes it (default: nothing).
-  await (await runSandbox('logs/both', {})).text();
-  await new Promise((resolve) => setTimeout(resolve, 200));
+  // configureSandbox without onLog removes it (default: nothing). Read once the Run has closed,
+  // after which no line of it can reach a callback (an event, not a wait).
+  const unlogged = startSandbox('logs/both', {});
+  await (await unlogged.response()).text();
+  await unlogged.closed();
   assert.equal(configured.length, 6);
 });
 

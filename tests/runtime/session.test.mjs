@@ -5,7 +5,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { transform } from 'esbuild';
 import { openSandboxSession, configureSandbox, runSandbox } from '@vite-hub/sandbox';
-import { useLocalHost, processesMatching, defineTestSandbox, hasBwrap } from '../support/local-host.mjs';
+import { useLocalHost, processesMatching, defineTestSandbox, NO_BWRAP } from '../support/local-host.mjs';
 
 let host;
 before(async () => {
@@ -367,17 +367,17 @@ test('exec says when an output lost its beginning: truncated: true past 16 MiB, 
   }
 });
 
-test('absolute paths: the file helpers reach only where commands see the same files (work dir, /tmp, home); elsewhere a clear SANDBOX_INVALID_ARGUMENT', async () => {
+test('absolute paths: the file helpers reach only where commands see the same files (work dir, /tmp, home); elsewhere a clear SANDBOX_INVALID_ARGUMENT', async (t) => {
   const session = await openSandboxSession();
   try {
     await session.write('/tmp/shared.txt', 'seen by both');
     assert.equal(await session.readText('/vercel/sandbox/../../tmp/shared.txt'), 'seen by both');
-    if (hasBwrap) {
-      // Under bubblewrap the commands see the Box's own /tmp and home (without it, the host's).
+    // Under bubblewrap the commands see the Box's own /tmp and home (without it, the host's).
+    await t.test("under bubblewrap, commands see the helpers' /tmp and home", { skip: NO_BWRAP }, async () => {
       assert.equal((await session.exec('cat', ['/tmp/shared.txt'])).stdout, 'seen by both');
       await session.exec('sh', ['-c', 'echo from-command > /home/box/from-command.txt']);
       assert.equal(await session.readText('/home/box/from-command.txt'), 'from-command\n');
-    }
+    });
 
     // Commands see the host's read-only /etc; the helpers would have seen the Box's own empty root.
     assert.equal((await session.exec('test', ['-e', '/etc/passwd'])).exitCode, 0);
@@ -475,7 +475,7 @@ test('a late logs() reader of a Command that printed past the host\'s 64 MiB rep
   }
 });
 
-test('Cloudflare in local development (SANDBOX_LOCAL_URL/TOKEN, a Box of the local Box host) follows the same path rule, and a wrong token is SANDBOX_PROVIDER_AUTH', async () => {
+test('Cloudflare in local development (SANDBOX_LOCAL_URL/TOKEN, a Box of the local Box host) follows the same path rule, and a wrong token is SANDBOX_PROVIDER_AUTH', async (t) => {
   configureSandbox({ provider: 'cloudflare', env: { SANDBOX_LOCAL_URL: host.baseUrl, SANDBOX_LOCAL_TOKEN: host.token } });
   try {
     const session = await openSandboxSession();
@@ -486,7 +486,9 @@ test('Cloudflare in local development (SANDBOX_LOCAL_URL/TOKEN, a Box of the loc
       assert.equal(await session.readText('/tmp/cf-note.txt'), 'cf');
       await session.write('notes/a.txt', 'in the work dir');
       assert.equal(await session.readText('/workspace/notes/a.txt'), 'in the work dir');
-      if (hasBwrap) assert.equal((await session.exec('cat', ['/tmp/cf-note.txt'])).stdout, 'cf');
+      await t.test("under bubblewrap, commands see the helpers' /tmp", { skip: NO_BWRAP }, async () => {
+        assert.equal((await session.exec('cat', ['/tmp/cf-note.txt'])).stdout, 'cf');
+      });
       await assert.rejects(session.read('/etc/passwd'), (error) => {
         assert.equal(error.code, 'SANDBOX_INVALID_ARGUMENT');
         assert.match(error.message, /file helpers reach \/workspace, \/tmp and \/home\/box only/);

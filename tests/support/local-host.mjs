@@ -48,6 +48,9 @@ export const hasBwrap = (() => {
   }
 })();
 
+/** `skip` of a test that needs bubblewrap: false where it works, else the reason it is skipped. */
+export const NO_BWRAP = hasBwrap ? false : 'bubblewrap (bwrap) is not installed or cannot create a sandbox here';
+
 /** npm lockfile (v3) of a project whose one dependency is slugify 1.6.9 (the prepared-project tests). */
 export const SLUGIFY_LOCK = {
   lockfileVersion: 3,

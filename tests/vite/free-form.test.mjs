@@ -137,17 +137,16 @@ test('a free-form Definition with a local helper is bundled into one module and 
   assert.deepEqual(await response.json(), { message: 'HI ADA!', cwdIsProject: true });
 });
 
-test('the defineSandbox timeout bounds the Run', async () => {
+// slow resolves 'too late' after 30 s: a Run that waited for the handler answers 200 then, not 504.
+test('the defineSandbox timeout bounds the Run', { timeout: 120_000 }, async () => {
   const prepared = await prepare('app', 'slow');
   assert.equal(prepared.timeout, 1500);
   registerSandbox(prepared.name, prepared);
-  const started = Date.now();
   const response = await runSandbox('slow');
   assert.equal(response.status, 504);
   const body = await response.json();
   assert.equal(body.error.code, 'SANDBOX_TIMEOUT');
   assert.equal(body.error.details.timeoutMs, 1500);
-  assert.ok(Date.now() - started < 20000, 'the Run did not wait for the handler');
 });
 
 test('a runtime npm dependency attaches the project: package.json + lockfile ship and install in the Box', async () => {
