@@ -15,7 +15,7 @@ test('the tarball holds README.md, LICENSE and the package folders only', async 
   const packed = await packDist();
   packDir = packed.dir;
   const { files } = packed;
-  for (const file of ['README.md', 'LICENSE', 'package.json', 'cli.mjs', 'runtime/index.node.mjs', 'runtime/index.d.ts', 'vite/vite.mjs', 'box-host/index.mjs', 'agent/index.mjs', 'agent/index.d.ts', 'wasm/vite_hub_sandbox_bg.wasm', 'wasm/vite_hub_sandbox_tooling_bg.wasm']) {
+  for (const file of ['README.md', 'LICENSE', 'package.json', 'cli.mjs', 'runtime/index.node.mjs', 'runtime/index.d.ts', 'runtime/index.node.d.ts', 'vite/vite.mjs', 'box-host/index.mjs', 'agent/index.mjs', 'agent/index.d.ts', 'wasm/vite_hub_sandbox_bg.wasm', 'wasm/vite_hub_sandbox_tooling_bg.wasm']) {
     assert.ok(files.includes(file), `${file} in ${files.join(', ')}`);
   }
   const topLevel = [...new Set(files.map((file) => file.split('/')[0]))].sort();
