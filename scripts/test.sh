@@ -43,9 +43,12 @@ run_lane() {
   fi
 }
 
-# The lanes' folders come from tests/support/lanes.mjs, their one list.
-for dir in $(node tests/support/lanes.mjs fast); do run_lane fast "$dir"; done
-for dir in $(node tests/support/lanes.mjs slow); do run_lane slow "$dir"; done
+# The lanes' folders come from tests/support/lanes.mjs, their one list (an assignment, so a
+# failure to list them stops the script instead of running no lane).
+fast_lanes=$(node tests/support/lanes.mjs fast)
+slow_lanes=$(node tests/support/lanes.mjs slow)
+for dir in $fast_lanes; do run_lane fast "$dir"; done
+for dir in $slow_lanes; do run_lane slow "$dir"; done
 
 echo "== bench smoke: node scripts/bench.mjs --quick, once (figures printed, never asserted)"
 start=$SECONDS
