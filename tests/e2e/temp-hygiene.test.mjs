@@ -1,7 +1,7 @@
 // The node tests that make temporary folders remove them: each such test file (every file of the
-// lanes that were tests/node/ calling mkdtemp, except the Vite ones, which are checked elsewhere,
-// and the slow Box-host ones, which already clean up in finally/after) is run with TMPDIR pointing
-// at an empty folder, which must be empty again afterwards. In the slow lane: the inner run holds
+// lanes but conformance calling mkdtemp, except the Vite ones, which are checked elsewhere, and
+// the slow Box-host ones, which already clean up in finally/after) is run with TMPDIR pointing at
+// an empty folder, which must be empty again afterwards. In the slow lane: the inner run holds
 // end-to-end files (the tarball installs that mkdtemp).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -3,8 +3,8 @@
 // line, only those that hold a *.test.mjs: `node --test` fails on a folder without one) and that
 // tests/e2e/temp-hygiene.test.mjs walks.
 //
-// - fast: by area, against the built dist/ and local Box hosts over loopback; a new area folder
-//   (tests/docs/, from the docs helper) runs once it exists.
+// - fast: by area, against the built dist/ and local Box hosts over loopback; a listed folder
+//   (tests/docs/, say) runs once it holds a test file.
 // - slow: the end-to-end runs: `npm pack` of dist/ installed into fresh apps, `vite dev`/`vite
 //   build`, Nitro servers and Worker bundles built from them.
 import { existsSync, readdirSync } from 'node:fs';
