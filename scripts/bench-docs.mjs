@@ -33,7 +33,7 @@ export function renderBenchmarks(figures) {
     '',
     '## Machine',
     '',
-    table(['', ''], [
+    table(['machine', ''], [
       ['commit', m.commit ?? 'unknown'],
       ['date', m.date],
       ['mode', m.quick ? 'quick (`--quick`: few repetitions, rough figures)' : 'full'],
