@@ -8,16 +8,19 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { sandboxWorkerOnBoxHost } from '../fixtures/cloudflare/bundle-worker.mjs';
-import { SLUGIFY_LOCK, until } from '../support/local-host.mjs';
+import { SLUGIFY_LOCK } from '../support/local-host.mjs';
 
 const LOCK = JSON.stringify(SLUGIFY_LOCK);
 
 const WORKER = `
 import { Sandbox as RealSandbox } from '@cloudflare/sandbox';
 import { sandboxOnBoxHost } from './tests/fixtures/cloudflare/box-host-container.mjs';
-import { configureSandbox, registerSandbox, runSandbox } from '@vite-hub/sandbox';
+import { configureSandbox, registerSandbox, startSandbox } from '@vite-hub/sandbox';
 
 export const Sandbox = sandboxOnBoxHost(RealSandbox);
+
+/** The last Run's handle: GET /closed answers once it has closed (its Run directory removed). */
+let lastRun = null;
 
 registerSandbox('cfp/slug', {
   files: [
@@ -31,9 +34,14 @@ registerSandbox('cfp/slug', {
 
 export default {
   async fetch(request, env) {
+    if (new URL(request.url).pathname === '/closed') {
+      await lastRun.closed();
+      return new Response('closed');
+    }
     const { title, options } = await request.json();
     configureSandbox({ provider: 'cloudflare', env });
-    return runSandbox('cfp/slug', title, options);
+    lastRun = startSandbox('cfp/slug', title, options);
+    return lastRun.response();
   },
 };
 `;
@@ -56,6 +64,12 @@ const commands = async () => {
   const requests = await counters();
   return (requests['cloudflare/execute'] ?? 0) + (requests['cloudflare/execute/stream'] ?? 0);
 };
+
+/** Resolves once the last Run has closed: after that it sends nothing (an event, not a wait). */
+async function closed() {
+  const response = await worker.miniflare.dispatchFetch('http://worker.test/closed');
+  assert.equal(await response.text(), 'closed');
+}
 
 async function run(title, options) {
   const response = await worker.miniflare.dispatchFetch('http://worker.test/', { method: 'POST', body: JSON.stringify({ title, options }) });
@@ -81,16 +95,16 @@ test('Runs on one sandboxId install once; the next Run copies the prepared tree 
   assert.deepEqual([first.install, first.body], ['fresh', { slug: 'first-run', tampered: false }]);
   assert.equal(preparedOnHost().length, 1, 'one prepared tree in the kept Box');
   // Install, entry, and the Run directory's removal after the Response.
-  assert.ok(await until(async () => (await commands()) === 3), JSON.stringify(await counters()));
+  await closed();
+  assert.equal(await commands(), 3, JSON.stringify(await counters()));
   await resetCounters();
 
   const second = await run('Second Run', options);
   // The first Run wrote into its own node_modules; the second one got an untouched copy.
   assert.deepEqual([second.install, second.body], ['prepared', { slug: 'second-run', tampered: false }]);
   // Three commands in all: the copy of the prepared tree (the install step), the entry, and the
-  // Run directory's removal after the Response; no install.
-  assert.ok(await until(async () => (await commands()) === 3), JSON.stringify(await counters()));
-  await new Promise((resolve) => setTimeout(resolve, 200));
+  // Run directory's removal after the Response; no install. Counted once the Run has closed.
+  await closed();
   assert.equal(await commands(), 3, JSON.stringify(await counters()));
   // The Run's files: one archive in one write, unpacked by the copy's command (no mkdir, no
   // write per file): three container requests before the Response (issue 12 item 2).

@@ -12,9 +12,12 @@ import { until } from '../support/local-host.mjs';
 const WORKER = `
 import { Sandbox as RealSandbox } from '@cloudflare/sandbox';
 import { sandboxOnBoxHost } from './tests/fixtures/cloudflare/box-host-container.mjs';
-import { configureSandbox, registerSandbox, runSandbox } from '@vite-hub/sandbox';
+import { configureSandbox, registerSandbox, startSandbox } from '@vite-hub/sandbox';
 
 export const Sandbox = sandboxOnBoxHost(RealSandbox);
+
+/** The last Run's handle: GET /closed answers once it has closed (its Box destroyed or cleaned). */
+let lastRun = null;
 
 registerSandbox('cfr/tree', {
   files: [
@@ -48,6 +51,10 @@ registerSandbox('cfr/clash', {
 export default {
   async fetch(request, env) {
     const url = new URL(request.url);
+    if (url.pathname === '/closed') {
+      await lastRun.closed();
+      return new Response('closed');
+    }
     if (url.pathname === '/destroy') {
       await env.SANDBOX.get(env.SANDBOX.idFromName(url.searchParams.get('id'))).destroy();
       return new Response('destroyed');
@@ -55,7 +62,8 @@ export default {
     const { name, localHost, options } = await request.json();
     const workerEnv = localHost ? { SANDBOX_LOCAL_URL: env.BOX_HOST_URL, SANDBOX_LOCAL_TOKEN: env.BOX_HOST_TOKEN } : env;
     configureSandbox({ provider: 'cloudflare', env: workerEnv });
-    return runSandbox(name, null, options);
+    lastRun = startSandbox(name, null, options);
+    return lastRun.response();
   },
 };
 `;
@@ -84,6 +92,12 @@ const containerRequests = (requests) =>
     Object.entries(requests).filter(([name]) => name.startsWith('cloudflare/') && !['cloudflare/root', 'cloudflare/version', 'cloudflare/destroy'].includes(name)),
   );
 
+/** Resolves once the last Run has closed: after that it sends nothing (an event, not a wait). */
+async function closed() {
+  const response = await worker.miniflare.dispatchFetch('http://worker.test/closed');
+  assert.equal(await response.text(), 'closed');
+}
+
 async function run(name, localHost, options) {
   const response = await worker.miniflare.dispatchFetch('http://worker.test/', { method: 'POST', body: JSON.stringify({ name, localHost, options }) });
   const text = await response.text();
@@ -105,8 +119,8 @@ for (const localHost of [false, true]) {
       modes: { tool: '755', index: '644', util: '644' },
       left: [],
     });
-    assert.ok(await until(async () => (await counters())['cloudflare/destroy'] === 1), JSON.stringify(await counters()));
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await closed();
+    assert.equal((await counters())['cloudflare/destroy'], 1, JSON.stringify(await counters()));
     assert.deepEqual(containerRequests(await counters()), before, 'nothing more after the Response but the destroy');
   });
 
@@ -126,15 +140,14 @@ for (const localHost of [false, true]) {
 test('a warm Run on a kept Box (sandboxId) sends one write and one command before its Response', async () => {
   const options = { sandboxId: 'cf-requests-kept' };
   assert.equal((await run('cfr/tree', false, options)).status, 200);
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  await closed();
   await resetCounters();
   const { status, body } = await run('cfr/tree', false, options);
   assert.equal(status, 200, JSON.stringify(body));
   assert.equal(body.modes.tool, '755');
   // The write and the Run's command (streamed); after the Response the Run directory's removal
-  // (one buffered command, which may already be counted here), no destroy.
-  assert.ok(await until(async () => (await counters())['cloudflare/execute'] === 1), JSON.stringify(await counters()));
-  await new Promise((resolve) => setTimeout(resolve, 200));
+  // (one buffered command), no destroy: counted once the Run has closed.
+  await closed();
   assert.deepEqual(containerRequests(await counters()), { 'cloudflare/write': 1, 'cloudflare/execute/stream': 1, 'cloudflare/execute': 1 });
   assert.equal((await counters())['cloudflare/destroy'], undefined);
   const destroyed = await worker.miniflare.dispatchFetch('http://worker.test/destroy?id=cf-requests-kept');
