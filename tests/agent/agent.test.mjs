@@ -11,7 +11,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { randomUUID } from 'node:crypto';
-import { useLocalHost, processesMatching } from '../support/local-host.mjs';
+import { useLocalHost, processesMatching, until } from '../support/local-host.mjs';
 
 
 let host;
@@ -243,13 +243,9 @@ test('the invocation abort signal stops a running command', { timeout: 120_000 }
     const boxesBefore = host.counters().requests.create ?? 0;
     const marker = `agent-abort-${randomUUID()}`;
     const controller = new AbortController();
-    const started = Date.now();
     const running = exec.execute({ command: 'node', args: ['-e', 'setTimeout(() => {}, 60_000)', marker] }, { abortSignal: controller.signal });
     // Abort once the Command is really running in the Box.
-    while ((await processesMatching(marker)).length === 0) {
-      assert.ok(Date.now() - started < 20_000, 'the command never started');
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    assert.ok(await until(async () => (await processesMatching(marker)).length > 0, 20_000), 'the command never started');
     // The command would run 60 s: an abort that did not stop it would resolve then, not reject.
     controller.abort(new Error('stop now'));
     await assert.rejects(running, /stop now/);
