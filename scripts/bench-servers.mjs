@@ -1,6 +1,6 @@
 // The bench's server figures (scripts/bench.mjs `servers`): the first and second request of a
 // freshly started server of examples/app, with the packed package installed from its tarball as a
-// user installs it (tests/node/tarball-app.mjs): the built Nitro server (`SANDBOX_PROVIDER=local`)
+// user installs it (tests/support/tarball-app.mjs): the built Nitro server (`SANDBOX_PROVIDER=local`)
 // and `vite dev`. Each start sends its first request as soon as the server answers at all, then a
 // second one; both measured from the client (`requestMs`) and by the Run's own Server-Timing total
 // (`runMs`: in `vite dev` the first request also waits for Vite to transform the route, which is
@@ -9,8 +9,8 @@
 import { execFile, spawn } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { installTarballApp } from '../tests/node/tarball-app.mjs';
-import { eventually, freePort, postJson, removeDir, stopChild } from '../tests/node/vite-app.mjs';
+import { installTarballApp } from '../tests/support/tarball-app.mjs';
+import { eventually, freePort, postJson, removeDir, stopChild } from '../tests/support/vite-app.mjs';
 
 const run = promisify(execFile);
 const PAYLOAD = { notes: '# v1\n- ship it\n- fix the login bug' };

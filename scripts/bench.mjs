@@ -9,7 +9,8 @@
 //   import      ms of `import('@vite-hub/sandbox')` in a fresh node (clean environment), after
 //               the ESM loader started on a one-line module (its start is reported apart)
 //   firstRun    in a fresh node: import, first Run (its Server-Timing `host` and `connect`),
-//               second Run, their ratio; and the same after `warmUp()`
+//               second Run, their ratio, and how long after it the process exits on its own
+//               (`exitMs`); and the same after `warmUp()`
 //   servers     a freshly started built Nitro server and `vite dev` of examples/app (installed from
 //               the packed tarball): first and second request, and their Runs' Server-Timing totals
 //               (scripts/bench-servers.mjs)
@@ -23,9 +24,14 @@
 //   concurrency 1/8/32/64/128 concurrent Runs: failures and wall time
 // A figure that cannot be measured here says so: `{ "na": "<why>" }`, printed as `n/a (why)`.
 //
-// Usage: node scripts/bench.mjs [--quick] [--out FILE]   (after `node scripts/build.mjs`)
-//   --quick  fewer repetitions and concurrency levels (proves the script runs; figures are rough)
-//   --out    the JSON file (default bench/latest.json)
+// Usage: node scripts/bench.mjs [--quick] [--out FILE] [--write-docs [--from FILE]]
+//   (after `node scripts/build.mjs`)
+//   --quick       fewer repetitions and concurrency levels (proves the script runs; figures are
+//                 rough); scripts/test.sh runs it once as a smoke check (scripts/bench-check.mjs)
+//   --out         the JSON file (default bench/latest.json)
+//   --write-docs  also writes docs/benchmarks.md, the figures as tables (scripts/bench-docs.mjs):
+//                 figures in the docs are generated, never pasted
+//   --from FILE   with --write-docs: the page from that JSON file of an earlier run, measuring nothing
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -37,13 +43,31 @@ import { gzipSync } from 'node:zlib';
 import { Sandbox } from '@vercel/sandbox';
 import { startBoxHost } from '@vite-hub/sandbox/box-host';
 import { closeLocalBoxHost, configureSandbox, registerSandbox, runSandbox } from '@vite-hub/sandbox';
+import { renderBenchmarks } from './bench-docs.mjs';
 import { serverFirstRequests } from './bench-servers.mjs';
 
 const run = promisify(execFile);
 const repo = fileURLToPath(new URL('..', import.meta.url));
-const { values: flags } = parseArgs({ options: { quick: { type: 'boolean', default: false }, out: { type: 'string' } } });
+const { values: flags } = parseArgs({
+  options: { quick: { type: 'boolean', default: false }, out: { type: 'string' }, 'write-docs': { type: 'boolean', default: false }, from: { type: 'string' } },
+});
 const quick = flags.quick;
 const outFile = path.resolve(flags.out ?? path.join(repo, 'bench', 'latest.json'));
+/** The generated page of the figures (`--write-docs`). */
+const DOCS_FILE = path.join(repo, 'docs', 'benchmarks.md');
+
+/** Writes docs/benchmarks.md from `figures` (the JSON this bench writes). */
+function writeDocs(figures) {
+  mkdirSync(path.dirname(DOCS_FILE), { recursive: true });
+  writeFileSync(DOCS_FILE, renderBenchmarks(figures));
+  console.log(`wrote ${path.relative(process.cwd(), DOCS_FILE) || DOCS_FILE}`);
+}
+
+if (flags.from !== undefined) {
+  if (!flags['write-docs']) throw new TypeError('--from FILE only goes with --write-docs (the page from an earlier run)');
+  writeDocs(JSON.parse(readFileSync(flags.from, 'utf8')));
+  process.exit(0);
+}
 
 /** Repetitions of each side of a ratio (pairs), by figure. */
 const REPS = quick
@@ -248,7 +272,11 @@ async function installSize() {
   }
 }
 
-/** A fresh node: import, first and second Run (Server-Timing of both); with `warm`, warmUp() first. */
+/**
+ * A fresh node: import, first and second Run (Server-Timing of both); with `warm`, warmUp() first.
+ * Then it leaves the in-process host open and exits on its own: `exitMs` is how long after its
+ * last Run the process ended (what holds the event loop then: tests/runtime/process-exit.test.mjs).
+ */
 const FIRST_RUN_SCRIPT = `
 // The ESM loader starts on a process's first dynamic import, whatever it imports: paid first, on a
 // one-line module, so importMs is the package's own cost (what an app that already imports pays).
@@ -277,8 +305,8 @@ for (let i = 0; i < 2; i += 1) {
   if (response.status !== 200) throw new Error('status ' + response.status);
   runs.push({ ms: performance.now() - t, timing: response.headers.get('server-timing') });
 }
-await sandbox.closeLocalBoxHost();
-console.log(JSON.stringify({ importMs, loaderMs, warmUpMs, runs }));
+const last = performance.now();
+process.on('exit', () => process.stdout.write(JSON.stringify({ importMs, loaderMs, warmUpMs, runs, exitMs: performance.now() - last }) + '\\n'));
 `;
 
 async function firstRunChild(mode) {
@@ -289,8 +317,8 @@ async function firstRunChild(mode) {
 async function importAndFirstRun() {
   const importMs = [];
   const loaderMs = [];
-  const cold = { first: [], second: [], ratio: [], host: [], connect: [] };
-  const warm = { warmUp: [], first: [], second: [], ratio: [] };
+  const cold = { first: [], second: [], ratio: [], host: [], connect: [], exit: [] };
+  const warm = { warmUp: [], first: [], second: [], ratio: [], exit: [] };
   let warmUpMissing = false;
   // Interleaved children: cold, warm, warm, cold, … (same environment, same cwd).
   for (let i = 0; i < Math.max(REPS.firstRun, Math.ceil(REPS.import / 2)); i += 1) {
@@ -308,6 +336,7 @@ async function importAndFirstRun() {
       target.first.push(first.ms);
       target.second.push(second.ms);
       target.ratio.push(first.ms / second.ms);
+      target.exit.push(result.exitMs);
       if (mode === 'cold') {
         const phases = serverTiming(first.timing);
         cold.host.push(phases.host ?? NaN);
@@ -321,10 +350,10 @@ async function importAndFirstRun() {
   return {
     import: { ms: stats(importMs), loaderStartMs: stats(loaderMs) },
     firstRun: {
-      cold: { firstMs: stats(cold.first), secondMs: stats(cold.second), firstOverSecond: stats(cold.ratio), hostMs: phase(cold.host, 'host'), connectMs: phase(cold.connect, 'connect') },
+      cold: { firstMs: stats(cold.first), secondMs: stats(cold.second), firstOverSecond: stats(cold.ratio), hostMs: phase(cold.host, 'host'), connectMs: phase(cold.connect, 'connect'), exitMs: stats(cold.exit) },
       afterWarmUp: warmUpMissing
         ? na('this build exports no warmUp()')
-        : { warmUpMs: stats(warm.warmUp), firstMs: stats(warm.first), secondMs: stats(warm.second), firstOverSecond: stats(warm.ratio) },
+        : { warmUpMs: stats(warm.warmUp), firstMs: stats(warm.first), secondMs: stats(warm.second), firstOverSecond: stats(warm.ratio), exitMs: stats(warm.exit) },
     },
   };
 }
@@ -527,7 +556,7 @@ try {
   log(`machine: ${m.nproc} cores, ${m.cpu}, node ${m.node}, ${m.platform}, load ${m.loadAverage.join(' ')}, isolation ${isolation}; ${m.date.slice(0, 16)}Z, commit ${m.commit}${quick ? ' (quick mode)' : ''}`);
 
   figures.wasm = wasmSizes();
-  for (const [label, size] of Object.entries(figures.wasm)) log(`${label} wasm module: ${(size.bytes / 1024).toFixed(0)} KB, ${(size.gzipBytes / 1024).toFixed(0)} KB gzipped`);
+  for (const [label, size] of Object.entries(figures.wasm)) log(`${label} wasm module: ${(size.bytes / 1024).toFixed(1)} KiB, ${(size.gzipBytes / 1024).toFixed(1)} KiB gzipped (${size.gzipBytes} bytes)`);
 
   figures.install = await installSize();
   log(`install of the packed package alone (npm i --omit=dev): ${(figures.install.nodeModulesBytes / 1e6).toFixed(2)} MB in node_modules, ${figures.install.packages} packages; tarball ${(figures.install.tarballBytes / 1e6).toFixed(2)} MB`);
@@ -538,10 +567,10 @@ try {
   log(`import('@vite-hub/sandbox') in a fresh node: ${show(figures.import.ms)} (before it, the ESM loader's start on a one-line module: ${show(figures.import.loaderStartMs)})`);
   const cold = figures.firstRun.cold;
   log(`first Run in a fresh node: ${show(cold.firstMs)}; second: ${show(cold.secondMs)}; first/second: ${show(cold.firstOverSecond, '')}`);
-  log(`  first Run's Server-Timing host: ${show(cold.hostMs)}; connect: ${show(cold.connectMs)}`);
+  log(`  first Run's Server-Timing host: ${show(cold.hostMs)}; connect: ${show(cold.connectMs)}; the process exited ${show(cold.exitMs)} after its last Run`);
   const warm = figures.firstRun.afterWarmUp;
   if (warm.na) log(`after warmUp(): n/a (${warm.na})`);
-  else log(`after warmUp() (${show(warm.warmUpMs)}): first Run ${show(warm.firstMs)}; second ${show(warm.secondMs)}; first/second ${show(warm.firstOverSecond, '')}`);
+  else log(`after warmUp() (${show(warm.warmUpMs)}): first Run ${show(warm.firstMs)}; second ${show(warm.secondMs)}; first/second ${show(warm.firstOverSecond, '')}; exited ${show(warm.exitMs)} after its last Run`);
 
   figures.servers = await serverFirstRequests({ reps: REPS.servers, env: CHILD_ENV, stats, serverTiming });
   for (const [kind, value] of Object.entries(figures.servers)) {
@@ -581,3 +610,4 @@ try {
 mkdirSync(path.dirname(outFile), { recursive: true });
 writeFileSync(outFile, `${JSON.stringify(figures, null, 2)}\n`);
 log(`wrote ${path.relative(process.cwd(), outFile) || outFile}`);
+if (flags['write-docs']) writeDocs(figures);

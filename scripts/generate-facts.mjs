@@ -1,7 +1,7 @@
 // Generates the JS and TypeScript copies of the core's shared facts (src/facts.rs, the tooling
 // wasm export `sharedFacts()`) into the built package: runtime/facts.mjs, and the
 // `/*@generated:NAME*/ never` placeholders of runtime/index.d.ts. Called by scripts/build.mjs;
-// tests/node/facts.test.mjs proves the copies match the core.
+// tests/runtime/facts.test.mjs proves the copies match the core.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';

@@ -16,7 +16,7 @@
 #
 # Knobs (environment):
 #   VHS_LANE_SETTINGS  the settings to run (default "private-node no-tools")
-#   VHS_LANE_SUITES    the existing tests/node suites run in private-node (default below; "" for none)
+#   VHS_LANE_SUITES    the existing suites run in private-node, as <lane>/<name> under tests/ (default below; "" for none)
 #   VHS_LANE_NODE_DIR  where the private Node prefix is kept between runs (default /var/tmp/vhs-lane-node)
 set -euo pipefail
 
@@ -31,7 +31,7 @@ SETTINGS=${VHS_LANE_SETTINGS:-private-node no-tools}
 # Existing suites that drive the local provider and make sense for an unprivileged user (their
 # root-only tests skip themselves with a reason). Each runs on its own, so its result has a line.
 # Not box-dns: every test of it needs root (a private mount namespace with another resolv.conf).
-SUITES=${VHS_LANE_SUITES-run session execution-authority box-host box-limits}
+SUITES=${VHS_LANE_SUITES-runtime/run runtime/session runtime/execution-authority box-host/box-host box-host/box-limits}
 # What the settings hide, in every PATH directory of the lane's user that holds one of the names.
 HIDE_NODE=(node npm npx corepack)
 HIDE_TOOLS=(bwrap prlimit slirp4netns unshare nsenter)
@@ -135,8 +135,8 @@ in_namespace() {
   as_user "$setting" "${hidden[*]}" "$PREFIX/bin/node" --test --test-reporter=spec tests/lanes/user-machine.test.mjs || status=1
   if [[ $setting == private-node ]]; then
     for suite in $SUITES; do
-      echo "-- existing suite as $LANE_USER: tests/node/$suite.test.mjs"
-      if as_user "$setting" "${hidden[*]}" "$PREFIX/bin/node" --test --test-reporter=spec "tests/node/$suite.test.mjs"; then
+      echo "-- existing suite as $LANE_USER: tests/$suite.test.mjs"
+      if as_user "$setting" "${hidden[*]}" "$PREFIX/bin/node" --test --test-reporter=spec "tests/$suite.test.mjs"; then
         echo "   suite $suite: passed"
       else
         echo "   suite $suite: FAILED"

@@ -8,7 +8,7 @@
 // share the Box's files), closed by `close()` / `await using`. A refused input throws before any
 // Session is asked for, so it never reaches a Box.
 import * as sandboxApi from '@vite-hub/sandbox';
-import { sandboxError } from '../vite/sandbox-error.mjs';
+import { sandboxError } from '../runtime/sandbox-error.mjs';
 import { checkCommands, checkExecInput, inputJsonSchema, toolDescription } from './rules.mjs';
 
 /** The tool's name. */

@@ -6,7 +6,7 @@
 // bb57396) added 5.2 KB gzipped / 11 KB raw to the module every runtime loads, which is already
 // over its 150 KB budget; here they cost only the apps that import `@vite-hub/sandbox/agent`.
 // docs/internals.md, "Agent tool", says the same.
-import { invalidArgument } from '../vite/sandbox-error.mjs';
+import { invalidArgument } from '../runtime/sandbox-error.mjs';
 
 /** At most this many `args`. */
 export const MAX_ARGS = 128;

@@ -2,7 +2,7 @@
 // host in-process the first time a Run needs the `local` provider. The build-time functions it
 // also exports (reading a Definition folder, discovery, free-form preparation) import vite/ —
 // esbuild, acorn, yaml, eslint-scope, trace-mapping and the tooling wasm — on their first call
-// only, so a server that only runs Definitions never loads them (tests/node/runtime-imports.test.mjs).
+// only, so a server that only runs Definitions never loads them (tests/runtime/runtime-imports.test.mjs).
 import { wasm } from './wasm-node.mjs';
 import { createApi, defineSandbox } from './api.mjs';
 import { borrowLocalBoxHost, setOfferedHost } from './shared-host.mjs';
@@ -87,7 +87,7 @@ export { readRequestPayload, readValidatedPayload } from './payload.mjs';
  * A module of vite/ (the build steps), imported on first use. Its specifier is made at run time
  * on purpose: a deployment's file tracer (Nitro's for a Node server) follows a literal
  * `import('../vite/…')` and would copy the build steps and their libraries (yaml, eslint-scope,
- * …) into a server that only runs Definitions (tests/node/zero-config.test.mjs measures it).
+ * …) into a server that only runs Definitions (tests/e2e/zero-config.test.mjs measures it).
  */
 const moduleUrl = import.meta.url;
 function buildModule(name) {

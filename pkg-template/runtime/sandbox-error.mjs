@@ -18,3 +18,12 @@ export function sandboxError(code, message, cause) {
   error.status = status;
   return error;
 }
+
+/**
+ * A `SandboxError` with code `SANDBOX_INVALID_ARGUMENT` (HTTP status 400).
+ * @param {string} message says what is wrong, where, and how to fix it
+ * @param {unknown} [cause] the underlying error (kept as `error.cause`)
+ */
+export function invalidArgument(message, cause) {
+  return sandboxError('SANDBOX_INVALID_ARGUMENT', message, cause);
+}

@@ -5,7 +5,7 @@
 // BroadcastChannel; a worker's first Run asks there before starting a host of its own. Host URL
 // and token travel between threads of this process only (never through the env, a file or a log).
 // `node:worker_threads` is loaded on the first offer or ask, not when the runtime is imported
-// (about 3-4 ms of a fresh import on a 2-core Xeon; tests/node/runtime-imports.test.mjs).
+// (about 3-4 ms of a fresh import on a 2-core Xeon; tests/runtime/runtime-imports.test.mjs).
 
 const CHANNEL = 'vite-hub-sandbox:local-box-host';
 /** Env mark of the offering process: its pid (a child process inherits the env, not the offer). */

@@ -3,7 +3,7 @@
 // provider is chosen at run time or is `local` (vite.mjs `nitroWarmUpModule`). Nitro runs its
 // plugins when the server (in dev: its worker thread) starts, so the host's start, this isolate's
 // first connection to it and its first Box are paid then, not by the first request: its
-// `Server-Timing` has no `host` or `connect` phase (tests/node/vite-dev.test.mjs, vite-build.test.mjs).
+// `Server-Timing` has no `host` or `connect` phase (tests/e2e/vite-dev.test.mjs, vite-build.test.mjs).
 //
 // It imports `@vite-hub/sandbox`, which hubSandbox() resolves to the generated facade, so the
 // app's configuration is in force when `warmUp({ onlyIfUsed: true })` asks whether Runs go to

@@ -1,17 +1,7 @@
 // The build steps' errors for bad input found before the core sees it (a file it cannot read or
-// compile, a symlink that escapes): runtime/sandbox-error.mjs's SandboxError, shaped like the core's.
-import { sandboxError } from '../runtime/sandbox-error.mjs';
-
-export { sandboxError };
-
-/**
- * A `SandboxError` with code `SANDBOX_INVALID_ARGUMENT` (HTTP status 400).
- * @param {string} message says what is wrong, where, and how to fix it
- * @param {unknown} [cause] the underlying error (kept as `error.cause`)
- */
-export function invalidArgument(message, cause) {
-  return sandboxError('SANDBOX_INVALID_ARGUMENT', message, cause);
-}
+// compile, a symlink that escapes): runtime/sandbox-error.mjs's SandboxError, shaped like the core's,
+// and where a failed transform or bundle of the app's Vite points.
+export { invalidArgument, sandboxError } from '../runtime/sandbox-error.mjs';
 
 /**
  * `file:line:column: text` of the first message of a failed transform or bundle of the app's

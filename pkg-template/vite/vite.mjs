@@ -128,7 +128,7 @@ function nitroWarmUpModule(command, early) {
  * 3.0.0 traces every external into `.output/server/node_modules`; later Nitro 3 builds bundle
  * the rest and trace only the packages of `nitro.options.traceDeps` (default `[]`), so without
  * this entry their output would import a package it does not carry. Nitro traces files, from the
- * runtime entry: the build steps and their libraries stay out (tests/node/zero-config.test.mjs).
+ * runtime entry: the build steps and their libraries stay out (tests/e2e/zero-config.test.mjs).
  */
 const NITRO_TRACE_MODULE = {
   name: 'vite-hub-sandbox:trace',

@@ -32,12 +32,16 @@ export default {
     const out = {};
     if (new URL(request.url).pathname === '/processes') {
       // Background processes (§4.3, §4.4): start, stream, logs, get, wait, kill, list, kill-all.
-      const started = Date.now();
-      const ticking = await sb.startProcess('for i in 1 2 3; do echo "tick $i"; sleep 0.4; done; echo bye >&2; exit 5', { env: { X: '1' } });
+      // After each tick the process waits for this reader's answer (a file /workspace/ack-<i>),
+      // giving up after 60 s: a stream held back until the end would never be answered, and
+      // its stderr would say so. Live, not a duration: no clock is read.
+      const ticking = await sb.startProcess('for i in 1 2 3; do echo "tick $i"; n=0; while [ ! -e /workspace/ack-$i ]; do n=$((n+1)); if [ $n -gt 1200 ]; then echo "no ack $i" >&2; exit 1; fi; sleep 0.05; done; done; echo bye >&2; exit 5', { env: { X: '1' } });
       out.started = { id: ticking.id, status: ticking.status, command: ticking.command, hasPid: typeof ticking.pid === 'number' };
       out.events = [];
       for await (const event of parseSSEStream(await sb.streamProcessLogs(ticking.id))) {
-        out.events.push({ type: event.type, data: event.data, exitCode: event.exitCode, at: Date.now() - started });
+        out.events.push({ type: event.type, data: event.data, exitCode: event.exitCode });
+        const tick = event.type === 'stdout' && /^tick (\\d)\\n$/.exec(event.data);
+        if (tick) await sb.writeFile('/workspace/ack-' + tick[1], '');
       }
       out.logs = await sb.getProcessLogs(ticking.id);
       const got = await sb.getProcess(ticking.id);
@@ -184,8 +188,6 @@ test('background processes: start, live SSE stream, logs, status, wait, kill, li
   assert.equal(types.at(-1), 'exit');
   assert.equal(out.events.filter((e) => e.type === 'stdout').map((e) => e.data).join(''), 'tick 1\ntick 2\ntick 3\n');
   assert.equal(out.events.filter((e) => e.type === 'stderr').map((e) => e.data).join(''), 'bye\n');
-  const ticks = out.events.filter((e) => e.type === 'stdout');
-  assert.ok(ticks.at(-1).at - ticks[0].at >= 600, `live, not buffered: ${JSON.stringify(out.events)}`);
   assert.equal(out.events.at(-1).exitCode, 5);
   assert.deepEqual([out.logs.stdout, out.logs.stderr, out.logs.processId], ['tick 1\ntick 2\ntick 3\n', 'bye\n', out.started.id]);
   assert.deepEqual(out.got, { status: 'failed', exitCode: 5, hasEnd: true });

@@ -18,7 +18,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { closeLocalBoxHost, configureSandbox, openSandboxSession, resolveSandboxRunner, runSandbox } from '@vite-hub/sandbox';
-import { defineTestSandbox } from '../node/fixtures.mjs';
+import { defineTestSandbox } from '../support/local-host.mjs';
 
 const NODE_TOOLS = ['node', 'npm', 'npx', 'corepack'];
 const BOX_TOOLS = ['bwrap', 'prlimit', 'slirp4netns', 'unshare', 'nsenter'];

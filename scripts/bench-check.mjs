@@ -1,0 +1,82 @@
+// Checks that a bench JSON file holds every figure of issue 12, in its shape: a measurement
+// (min / median / max of n) or an explained n/a. The values are the bench's business (it prints
+// them, never asserts them): this is the smoke check scripts/test.sh runs after
+// `node scripts/bench.mjs --quick --out FILE`.
+//
+// Usage: node scripts/bench-check.mjs FILE [--full]   exit 0 when every figure is there; else 1,
+// naming the first one missing or malformed. `--full`: a full run (all concurrency points).
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+/** A figure is min/median/max of n samples, or `{ na: '<why>' }`. */
+function checkFigure(value, where) {
+  assert.equal(typeof value, 'object', `${where} is an object`);
+  if ('na' in value) {
+    assert.ok(typeof value.na === 'string' && value.na.length > 10, `${where}: n/a says why`);
+    return;
+  }
+  for (const key of ['min', 'median', 'max', 'n']) assert.equal(typeof value[key], 'number', `${where}.${key}`);
+  assert.ok(value.min <= value.median && value.median <= value.max, `${where}: min ≤ median ≤ max`);
+}
+
+/**
+ * Throws an AssertionError naming the first figure of `figures` (the bench's JSON, parsed) that is
+ * missing or malformed. `quick`: the file must come from `--quick` (two concurrency points).
+ */
+export function checkFigures(figures, { quick = true } = {}) {
+  assert.deepEqual(Object.keys(figures).sort(), ['concurrency', 'firstRun', 'import', 'install', 'machine', 'requests', 'sdkFlow', 'servers', 'warmVsBare', 'wasm']);
+  for (const key of ['nproc', 'cpu', 'node', 'isolation', 'date']) assert.ok(key in figures.machine, `machine.${key}`);
+  assert.equal(figures.machine.quick, quick, 'machine.quick');
+  for (const module of ['runtime', 'tooling']) {
+    assert.ok(figures.wasm[module].bytes > figures.wasm[module].gzipBytes, `wasm.${module}`);
+  }
+  assert.ok(figures.install.nodeModulesBytes > 0 && figures.install.tarballBytes > 0, 'install sizes');
+
+  checkFigure(figures.import.ms, 'import.ms');
+  checkFigure(figures.import.loaderStartMs, 'import.loaderStartMs');
+  for (const key of ['firstMs', 'secondMs', 'firstOverSecond', 'hostMs', 'connectMs', 'exitMs']) checkFigure(figures.firstRun.cold[key], `firstRun.cold.${key}`);
+  const warm = figures.firstRun.afterWarmUp;
+  for (const key of ['warmUpMs', 'firstMs', 'secondMs', 'firstOverSecond', 'exitMs']) checkFigure(warm[key], `firstRun.afterWarmUp.${key}`);
+
+  for (const kind of ['built', 'dev']) {
+    for (const key of ['firstRequestMs', 'secondRequestMs', 'firstRunMs', 'secondRunMs', 'firstOverSecondRun']) checkFigure(figures.servers[kind][key], `servers.${kind}.${key}`);
+    assert.ok(Number.isInteger(figures.servers[kind].firstUsePhases), `servers.${kind}.firstUsePhases`);
+  }
+
+  for (const key of ['coldNoDeps', 'preparedNoDeps', 'coldWithDeps', 'preparedWithDeps']) {
+    const counted = figures.requests[key];
+    assert.ok(counted.na || (Number.isInteger(counted.beforeResponse) && Number.isInteger(counted.total)), `requests.${key}`);
+  }
+  for (const key of ['sdkFlowNoDeps', 'sdkFlowWithDeps']) assert.ok(Number.isInteger(figures.requests[key].total), `requests.${key}`);
+
+  for (const delay of ['delay25ms', 'delay0ms']) {
+    for (const scenario of ['coldNoDeps', 'preparedNoDeps', 'coldWithDeps', 'preparedWithDeps']) {
+      const pair = figures.sdkFlow[delay][scenario];
+      if ('na' in pair) checkFigure(pair, `sdkFlow.${delay}.${scenario}`);
+      else for (const side of ['a', 'b', 'ratio']) checkFigure(pair[side], `sdkFlow.${delay}.${scenario}.${side}`);
+    }
+  }
+
+  for (const key of ['runSandboxMs', 'bareNodeMs', 'ratio']) checkFigure(figures.warmVsBare[key], `warmVsBare.${key}`);
+  for (const key of ['harnessMs', 'runnerMs', 'ratio']) checkFigure(figures.warmVsBare.harness[key], `warmVsBare.harness.${key}`);
+  assert.deepEqual(Object.keys(figures.concurrency), quick ? ['1', '8'] : ['1', '8', '32', '64', '128']);
+  for (const point of Object.values(figures.concurrency)) {
+    assert.ok(Number.isInteger(point.failures) && point.wallMs > 0, 'a concurrency point has failures and wall time');
+  }
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const [file, ...rest] = process.argv.slice(2);
+  if (!file) {
+    console.error('usage: node scripts/bench-check.mjs FILE [--full]');
+    process.exit(2);
+  }
+  try {
+    checkFigures(JSON.parse(readFileSync(file, 'utf8')), { quick: !rest.includes('--full') });
+  } catch (error) {
+    console.error(`bench-check: ${file}: ${error.message}`);
+    process.exit(1);
+  }
+  console.log(`bench-check: ${file} holds every figure`);
+}

@@ -1,0 +1,104 @@
+// sandboxId end to end (issue 11 item 4): one Box reused across Runs on the local provider, Runs
+// on one id serialized, each Run's directory removed after it, closeSandbox. The built package, a
+// real local Box host, real processes.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { runSandbox, closeSandbox } from '@vite-hub/sandbox';
+import { useLocalHost, defineTestSandbox } from '../support/local-host.mjs';
+
+let host;
+before(async () => {
+  host = await useLocalHost();
+  // cwd is <Box cwd>/.vite-hub-runs/<run>/project: three levels up is the kept Box's cwd.
+  defineTestSandbox(
+    'kept/files',
+    `import fs from 'node:fs';
+    export default (payload) => {
+      const before = fs.existsSync('../../../kept.txt') ? fs.readFileSync('../../../kept.txt', 'utf8') : null;
+      if (payload.write) fs.writeFileSync('../../../kept.txt', payload.write);
+      fs.writeFileSync('scratch.txt', 'run files');
+      return { before, runs: fs.readdirSync('../..'), run: fs.readdirSync('..').sort() };
+    };`,
+  );
+  defineTestSandbox(
+    'kept/slow',
+    `export default async (payload) => {
+      const start = Date.now();
+      await new Promise((resolve) => setTimeout(resolve, 600));
+      return { id: payload, start, end: Date.now() };
+    };`,
+  );
+});
+after(async () => {
+  await host.close();
+});
+
+const stops = () => host.counters().requests.stop ?? 0;
+
+test('two Runs with one sandboxId share the Box; each Run starts in a clean directory of its own', async () => {
+  host.resetCounters();
+  const first = await runSandbox('kept/files', { write: 'from run 1' }, { sandboxId: 'share-a' });
+  assert.equal(first.status, 200);
+  const one = await first.json();
+  assert.equal(one.before, null);
+  assert.deepEqual(one.run, ['.vite-hub', 'project']);
+  const second = await runSandbox('kept/files', {}, { sandboxId: 'share-a' });
+  const two = await second.json();
+  assert.equal(two.before, 'from run 1', 'a file written outside the Run directory is seen by the next Run');
+  assert.equal(two.runs.length, 1, `only this Run's directory is there: ${JSON.stringify(two.runs)}`);
+  assert.notEqual(two.runs[0], one.runs[0]);
+  assert.deepEqual(two.run, ['.vite-hub', 'project']);
+  assert.equal(host.counters().requests.create, 1, 'one Box for both Runs');
+  assert.equal(stops(), 0, 'the kept Box is not stopped after a Run');
+  // Another id is another Box.
+  const other = await (await runSandbox('kept/files', {}, { sandboxId: 'share-b' })).json();
+  assert.equal(other.before, null);
+  assert.equal(host.counters().requests.create, 2);
+  assert.equal(await closeSandbox('share-a'), true);
+  assert.equal(await closeSandbox('share-b'), true);
+  assert.equal(stops(), 2);
+  assert.equal(await closeSandbox('share-a'), false, 'nothing is kept under a closed id');
+  // After closeSandbox the id starts a fresh Box.
+  const fresh = await (await runSandbox('kept/files', {}, { sandboxId: 'share-a' })).json();
+  assert.equal(fresh.before, null);
+  assert.equal(await closeSandbox('share-a'), true);
+});
+
+test('concurrent Runs on one sandboxId take turns; other ids run alongside', async () => {
+  host.resetCounters();
+  const results = await Promise.all([
+    runSandbox('kept/slow', 'a', { sandboxId: 'turns' }),
+    runSandbox('kept/slow', 'b', { sandboxId: 'turns' }),
+    runSandbox('kept/slow', 'c', { sandboxId: 'turns' }),
+    runSandbox('kept/slow', 'x', { sandboxId: 'elsewhere' }),
+  ]);
+  const runs = await Promise.all(results.map((r) => r.json()));
+  const turns = runs.filter((r) => r.id !== 'x').sort((p, q) => p.start - q.start);
+  for (let i = 1; i < turns.length; i += 1) {
+    assert.ok(turns[i].start >= turns[i - 1].end, `Run ${turns[i].id} started at ${turns[i].start}, before ${turns[i - 1].id} ended at ${turns[i - 1].end}`);
+  }
+  const other = runs.find((r) => r.id === 'x');
+  assert.ok(other.start < turns.at(-1).start, 'a Run on another id does not wait for them');
+  assert.equal(host.counters().requests.create, 2);
+  assert.equal(await closeSandbox('turns'), true);
+  assert.equal(await closeSandbox('elsewhere'), true);
+});
+
+test('waiting for a kept Box is abortable with the caller signal', async () => {
+  const busy = runSandbox('kept/slow', 'holder', { sandboxId: 'abortable' });
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  const controller = new AbortController();
+  const waiting = runSandbox('kept/slow', 'waiter', { sandboxId: 'abortable', signal: controller.signal });
+  setTimeout(() => controller.abort(new Error('stop waiting')), 100);
+  await assert.rejects(waiting, /stop waiting/);
+  assert.equal((await busy).status, 200);
+  assert.equal(await closeSandbox('abortable'), true);
+});
+
+test('bad sandboxId and closeSandbox arguments are clear errors', async () => {
+  const response = await runSandbox('kept/slow', 'x', { sandboxId: '' });
+  assert.equal(response.status, 400);
+  assert.match((await response.json()).error.message, /sandboxId must be a non-empty string/);
+  await assert.rejects(closeSandbox(''), (error) => error.code === 'SANDBOX_INVALID_ARGUMENT');
+  await assert.rejects(closeSandbox(42), (error) => error.code === 'SANDBOX_INVALID_ARGUMENT');
+});
