@@ -615,7 +615,9 @@ export interface ReadPayloadOptions {
  * @throws {SandboxError} `SANDBOX_INVALID_ARGUMENT` (400) for a body that is not JSON or not UTF-8,
  *   already read, or an `event` that is none of {@link SandboxRequestSource}; `SANDBOX_TRANSFER_LIMIT`
  *   (413, `details: { limit: 'maxBytes', value, maximum }` in bytes) past `options.maxBytes`.
- *   h3 answers a thrown SandboxError with its `status`.
+ *   For an h3 event (Nitro, Nuxt) the error is also h3's own kind (`name: 'HTTPError'`, the same
+ *   `code`, `status` and message, `data: { code, message }`, the SandboxError as `cause`), so h3
+ *   answers with the status, the code and the message instead of a logged "Server Error".
  */
 export function readRequestPayload<N extends SandboxName = never>(
   event: SandboxRequestSource,

@@ -114,15 +114,59 @@ async function readBody(source, maxBytes) {
 }
 
 /**
+ * A SandboxError as the HTTP error of h3, the server of Nitro and Nuxt: h3 v2 knows its own errors
+ * by `name === 'HTTPError'`, h3 v1 by `constructor.__h3_error__`. Any other error reaching h3 is
+ * "unhandled": logged as a crash and answered with a hidden message ("Server Error"). This one is
+ * answered with its status, its message and `data: { code, message }`. It keeps the SandboxError's
+ * `code`, `status` and the rest of its own fields, and the SandboxError itself as `cause`.
+ */
+class FrameworkHttpError extends Error {
+  static __h3_error__ = true;
+
+  constructor(sandboxError) {
+    super(sandboxError.message, { cause: sandboxError });
+    Object.assign(this, sandboxError);
+    this.name = 'HTTPError';
+    this.data = { code: sandboxError.code, message: sandboxError.message };
+  }
+
+  /** h3 v1 reads the status here. */
+  get statusCode() {
+    return this.status;
+  }
+
+  /** The body h3 v2 answers with (the shape of its HTTPError's). */
+  toJSON() {
+    return { status: this.status, message: this.message, data: this.data };
+  }
+}
+
+/** `error` as h3 answers it best when `event` is an h3 event (v2 `event.req`, v1 `event.node.req`); else unchanged. */
+function asFrameworkError(event, error) {
+  const h3Event = !isWebRequest(event) && (isWebRequest(event?.req) || (event?.node?.req !== null && typeof event?.node?.req === 'object'));
+  return h3Event && error?.name === 'SandboxError' ? new FrameworkHttpError(error) : error;
+}
+
+/**
  * The JSON body of a route's request, as a Definition's payload: `undefined` for an empty body.
  * The content type is not consulted (`curl -d` sends form-urlencoded), only the bytes.
  * @param {unknown} event a Web `Request`, an h3 v2 event or an h3 v1 event
  * @param {{ maxBytes?: number }} [options] `maxBytes`: the body limit in bytes (default 4 MiB, the default `transfer.maxInputBytes`)
  * @returns {Promise<unknown>}
  * @throws SandboxError `SANDBOX_INVALID_ARGUMENT` (400): not JSON, not UTF-8, already read, not a request;
- *   `SANDBOX_TRANSFER_LIMIT` (413): larger than `maxBytes` (`details.limit` is `maxInputBytes`).
+ *   `SANDBOX_TRANSFER_LIMIT` (413): larger than `maxBytes` (`details.limit` is `maxInputBytes`). For
+ *   an h3 event the error is h3's kind (`name: 'HTTPError'`, the same `code`, `status` and message,
+ *   `data: { code, message }`, the SandboxError as `cause`), so h3 answers with all of them.
  */
 export async function readRequestPayload(event, options) {
+  try {
+    return await readPayload(event, options);
+  } catch (error) {
+    throw asFrameworkError(event, error);
+  }
+}
+
+async function readPayload(event, options) {
   const maxBytes = checkMaxBytes(options);
   const body = await readBody(event, maxBytes);
   if ('value' in body) return body.value;
@@ -171,7 +215,14 @@ export async function readValidatedPayload(event, schema, options) {
   if (standard !== undefined && (standard?.version !== 1 || typeof standard.validate !== 'function')) {
     throw new TypeError(`readValidatedPayload(event, schema): schema['~standard'] is not Standard Schema v1 (version ${String(standard?.version)})`);
   }
-  const value = await readRequestPayload(event, options);
+  try {
+    return await validatePayload(await readPayload(event, options), standard, schema);
+  } catch (error) {
+    throw asFrameworkError(event, error);
+  }
+}
+
+async function validatePayload(value, standard, schema) {
   if (standard === undefined) {
     try {
       return await schema(value);

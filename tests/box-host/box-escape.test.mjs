@@ -12,6 +12,7 @@ import { gzipSync } from 'node:zlib';
 import { packTar } from 'modern-tar';
 import { startBoxHost } from '@vite-hub/sandbox/box-host';
 import { bubblewrapWorks, hostFeatures } from '../../pkg-template/box-host/engine/isolation.mjs';
+import { boxDirPrefix } from '../../pkg-template/box-host/engine/stale-boxes.mjs';
 import { configureSandbox, runSandbox } from '@vite-hub/sandbox';
 import { defineTestSandbox } from '../support/local-host.mjs';
 
@@ -91,7 +92,7 @@ test('on a root host a Box runs as a host uid of its own: root-only host files s
       assert.match(res.stdout, /CHANGED\n1000\n$/);
       // Seen from the host, what the Box's processes made is not root's.
       const made = fs.readdirSync(os.tmpdir())
-        .filter((name) => name.startsWith(`vite-hub-box-${process.pid}-`))
+        .filter((name) => name.startsWith(boxDirPrefix()))
         .map((name) => path.join(os.tmpdir(), name, 'vercel', 'sandbox', `made-${sid}`))
         .filter((file) => fs.existsSync(file));
       assert.equal(made.length, 1);
@@ -108,7 +109,7 @@ test('a symlink through /proc/<pid>/root into a Box process\'s own mount namespa
   // reads like one of its own files, then linked to it through /proc/<host pid>/root; the host
   // followed the link as root and its check of the fd's path passed.
   const sid = await box({ networkPolicy: { mode: 'deny-all' } });
-  const probe = await run(sid, "grep -o 'vite-hub-box-[0-9]*-[A-Za-z0-9]*' /proc/self/cgroup | head -1");
+  const probe = await run(sid, "grep -o 'vite-hub-box-[0-9]*-[0-9]*-[A-Za-z0-9]*' /proc/self/cgroup | head -1");
   const name = probe.stdout.trim();
   assert.match(name, /^vite-hub-box-/, `the Box names its host directory: ${probe.stdout}${probe.stderr}`);
   // The host path of the Box's x, made again inside the Box's own /tmp (the Box root is the

@@ -11,6 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import { startBoxHost } from '@vite-hub/sandbox/box-host';
 import { hostFeatures } from '../../pkg-template/box-host/engine/isolation.mjs';
 import { hasBwrap, NO_BWRAP } from '../support/local-host.mjs';
+import { boxDirPrefix } from '../../pkg-template/box-host/engine/stale-boxes.mjs';
 
 /** A Box network of its own for allow-all (slirp4netns installed): no host loopback. */
 const boxNetwork = (await hostFeatures()).netTool !== null;
@@ -235,7 +236,7 @@ for (const isolation of modes) {
       const sid = (await createBox(host)).id;
       const created = fs.readdirSync(boxRoot).filter((d) => !before.includes(d));
       assert.equal(created.length, 1);
-      assert.match(created[0], new RegExp(`^vite-hub-box-${process.pid}-[A-Za-z0-9]{6}$`));
+      assert.match(created[0], new RegExp(`^${boxDirPrefix()}[A-Za-z0-9]{6}$`));
       const n = String(randomInt(100000, 900000));
       const det = await api(host, 'POST', `/v2/sandboxes/sessions/${sid}/cmd`, {
         body: { command: 'sh', args: ['-c', `sleep ${n} & sleep ${n}`], env: {}, sudo: false },
@@ -461,35 +462,37 @@ describe('bounds and options', () => {
     const dead = child.pid;
     assert.throws(() => process.kill(dead, 0), { code: 'ESRCH' });
 
-    const stale = `vite-hub-box-${dead}-a1B2c3`;
+    const stale = `${boxDirPrefix(dead)}a1B2c3`;
     fs.mkdirSync(path.join(boxRoot, stale, 'vercel', 'sandbox'), { recursive: true });
     fs.writeFileSync(path.join(boxRoot, stale, 'vercel', 'sandbox', 'index.mjs'), 'staged code');
     fs.writeFileSync(path.join(outside, 'keep.txt'), 'outside');
     const kept = [
-      `vite-hub-box-${process.pid}-LiVe01`, // this (live) process
+      `${boxDirPrefix()}LiVe01`, // this (live) process
       'vite-hub-box-Old123', // old format, no pid
-      `vite-hub-box-${dead}`, // no random part
-      `vite-hub-box-${dead}-toolong1`, // not mkdtemp's six characters
-      `vite-hub-box-0${dead}-abcdef`, // not a canonical pid
+      `vite-hub-box-${dead}-a1B2c3`, // old format, no pid namespace
+      `vite-hub-box-1-${dead}-a1B2c3`, // another pid namespace: its pid means nothing here
+      `${boxDirPrefix(dead).slice(0, -1)}`, // no random part
+      `${boxDirPrefix(dead)}toolong1`, // not mkdtemp's six characters
+      `${boxDirPrefix(`0${dead}`)}abcdef`, // not a canonical pid
       `other-box-${dead}-abcdef`, // another prefix
     ];
     for (const name of kept) fs.mkdirSync(path.join(boxRoot, name, 'vercel'), { recursive: true });
-    fs.writeFileSync(path.join(boxRoot, `vite-hub-box-${dead}-File01`), 'a file, not a Box dir');
-    fs.symlinkSync(outside, path.join(boxRoot, `vite-hub-box-${dead}-Link01`));
+    fs.writeFileSync(path.join(boxRoot, `${boxDirPrefix(dead)}File01`), 'a file, not a Box dir');
+    fs.symlinkSync(outside, path.join(boxRoot, `${boxDirPrefix(dead)}Link01`));
 
     const host = await startBoxHost({ isolation: 'none', boxRoot });
     try {
       assert.deepEqual(await host.swept, [stale]);
       assert.deepEqual(
         fs.readdirSync(boxRoot).sort(),
-        [...kept, `vite-hub-box-${dead}-File01`, `vite-hub-box-${dead}-Link01`].sort(),
+        [...kept, `${boxDirPrefix(dead)}File01`, `${boxDirPrefix(dead)}Link01`].sort(),
       );
       assert.equal(fs.readFileSync(path.join(outside, 'keep.txt'), 'utf8'), 'outside');
       // The host's own Box dirs carry its pid, so no other host sweeps them while it lives.
       const sid = (await createBox(host)).id;
       const own = fs.readdirSync(boxRoot).filter((name) => !kept.includes(name) && !name.includes(String(dead)));
       assert.equal(own.length, 1);
-      assert.match(own[0], new RegExp(`^vite-hub-box-${process.pid}-[A-Za-z0-9]{6}$`));
+      assert.match(own[0], new RegExp(`^${boxDirPrefix()}[A-Za-z0-9]{6}$`));
       const second = await startBoxHost({ isolation: 'none', boxRoot });
       assert.deepEqual(await second.swept, []);
       await second.close();

@@ -16,6 +16,7 @@ import { bubblewrapWorks, hostFeatures } from '../../pkg-template/box-host/engin
 import { chooseCgroups, cgroupMounts } from '../../pkg-template/box-host/engine/box-limits.mjs';
 import { isMountPoint } from '../../pkg-template/box-host/engine/box-disk.mjs';
 import { defineTestSandbox } from '../support/local-host.mjs';
+import { boxDirPrefix } from '../../pkg-template/box-host/engine/stale-boxes.mjs';
 
 const features = await hostFeatures();
 const canBwrap = await bubblewrapWorks();
@@ -99,7 +100,7 @@ test('the session reports which mechanism bounds processes and memory, and it is
     await new Promise((resolve) => setTimeout(resolve, 500));
     const boxCgroup = (parent) => {
       const busy = fs.readdirSync(parent)
-        .filter((entry) => entry.startsWith(`vite-hub-box-${process.pid}-`))
+        .filter((entry) => entry.startsWith(boxDirPrefix()))
         .filter((entry) => fs.readFileSync(path.join(parent, entry, 'cgroup.procs'), 'utf8').trim() !== '');
       assert.equal(busy.length, 1, `${parent}: ${busy}`);
       return path.join(parent, busy[0]);
@@ -251,7 +252,7 @@ test('a Box has one cgroup per hierarchy with its memory and process limits, hol
 
 test('closing the host removes its Boxes\' cgroups; the next host sweeps those of a host that is gone', { skip: !realV1 && 'needs bubblewrap and writable cgroup v1 hierarchies', timeout: 60_000 }, async () => {
   const parents = [hostCgroup.pids, hostCgroup.memory];
-  const own = () => new Set(parents.flatMap((parent) => fs.readdirSync(parent).filter((e) => e.startsWith(`vite-hub-box-${process.pid}-`)).map((e) => path.join(parent, e))));
+  const own = () => new Set(parents.flatMap((parent) => fs.readdirSync(parent).filter((e) => e.startsWith(boxDirPrefix())).map((e) => path.join(parent, e))));
   const before = own();
   const host = await startBoxHost({ isolation: 'bubblewrap' });
   hosts.push(host);
@@ -267,7 +268,7 @@ test('closing the host removes its Boxes\' cgroups; the next host sweeps those o
     const child = spawn('true');
     child.on('exit', () => resolve(child.pid));
   });
-  const stale = parents.map((parent) => path.join(parent, `vite-hub-box-${gone}-Abc123`));
+  const stale = parents.map((parent) => path.join(parent, `${boxDirPrefix(gone)}Abc123`));
   for (const dir of stale) fs.mkdirSync(dir);
   const leftover = spawn('sleep', ['30']);
   for (const dir of stale) fs.writeFileSync(path.join(dir, 'cgroup.procs'), String(leftover.pid));

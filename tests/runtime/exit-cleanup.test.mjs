@@ -11,6 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startBoxHost } from '@vite-hub/sandbox/box-host';
 import { hasBwrap, processesMatching } from '../support/local-host.mjs';
+import { boxDirPrefix } from '../../pkg-template/box-host/engine/stale-boxes.mjs';
 
 
 // The marker travels in the environment, so only the entry's process (its title) carries it.
@@ -107,7 +108,7 @@ test('process.exit() while a Box is still being created leaves neither its direc
 // Nitro runs the server code (and so the in-process Box host) in a worker thread. When the main
 // thread calls process.exit(), a worker's `exit` listeners never run (a Node limitation), so the
 // Box directory stays behind; bubblewrap's --die-with-parent still ends the Box processes. The
-// directory is named after the process (`vite-hub-box-<pid>-XXXXXX`), and the next Box host
+// directory is named after the process (`vite-hub-box-<pidns>-<pid>-XXXXXX`), and the next Box host
 // started on the same Box root removes it because that pid is gone.
 const WORKER_CHILD = `
 import { execFileSync } from 'node:child_process';
@@ -147,7 +148,7 @@ test('process.exit() from the main thread while a worker thread runs the host le
   // The Node limitation: the worker's exit listener did not run, the Box directory is still there.
   const left = boxDirs(scratch);
   assert.equal(left.length, 1, fs.readdirSync(scratch).join(', '));
-  assert.match(left[0], new RegExp(`^vite-hub-box-${proc.pid}-[A-Za-z0-9]{6}$`));
+  assert.match(left[0], new RegExp(`^${boxDirPrefix(proc.pid)}[A-Za-z0-9]{6}$`));
   assert.ok(fs.existsSync(path.join(scratch, left[0], 'vercel', 'sandbox')), 'the staged Box layout');
   if (hasBwrap) {
     await waitFor('the Box processes to go', async () => (await processesMatching(marker)).length === 0, 3000);

@@ -161,6 +161,11 @@ test('handler throws: ok false with name and message, exit 1', () => {
   assert.equal(run.frame, '{"version":1,"ok":false,"error":{"name":"RangeError","message":"boom"}}');
   const thrown = runBox({ files: { 'index.mjs': 'export default () => { throw 42; };\n' } });
   assert.equal(thrown.frame, '{"version":1,"ok":false,"error":{"name":"Error","message":"42"}}');
+  // A plain object is shown as Node shows it uncaught, not as "[object Object]"; a message is kept.
+  const object = runBox({ files: { 'index.mjs': 'export default () => { throw { code: 42, reason: "nope" }; };\n' } });
+  assert.equal(object.frame, '{"version":1,"ok":false,"error":{"name":"Error","message":"{ code: 42, reason: \'nope\' }"}}');
+  const shaped = runBox({ files: { 'index.mjs': 'export default () => { throw { message: "bad input" }; };\n' } });
+  assert.equal(shaped.frame, '{"version":1,"ok":false,"error":{"name":"Error","message":"bad input"}}');
   const long = runBox({ files: { 'index.mjs': 'export default () => { throw new Error("x".repeat(20000)); };\n' } });
   assert.equal(JSON.parse(long.frame).error.message, 'x'.repeat(16384));
 });

@@ -100,6 +100,18 @@ test('an h3 v2 event (event.req): the payload, and h3 answers a bad body with 40
   assert.equal(bad.status, 400);
   const badJson = await app.fetch(new Request('http://app.test/raw', { method: 'POST', body: '{' }));
   assert.equal(badJson.status, 400);
+  // As h3's own HTTP error: not "unhandled" (logged as a crash, its message hidden), but our code
+  // and message, which Nitro's error handler shows too (`message`, `data`).
+  const answer = await badJson.json();
+  assert.equal(answer.unhandled, undefined, JSON.stringify(answer));
+  assert.match(answer.message, /the request body is not valid JSON/);
+  assert.deepEqual(answer.data, { code: 'SANDBOX_INVALID_ARGUMENT', message: answer.message });
+  assert.equal((await bad.json()).data.code, 'SANDBOX_INVALID_ARGUMENT');
+  // The error a route catches still has the SandboxError's code and status.
+  const caught = await readRequestPayload({ req: new Request('http://app.test/', { method: 'POST', body: '{' }) }).catch((error) => error);
+  assert.equal(caught.code, 'SANDBOX_INVALID_ARGUMENT');
+  assert.equal(caught.status, 400);
+  assert.equal(caught.cause.name, 'SandboxError');
 });
 
 test('an h3 v1 event (event.node.req): the payload, and h3 readBody still works after it', async (t) => {
@@ -135,8 +147,11 @@ test('an h3 v1 event (event.node.req): the payload, and h3 readBody still works 
   const after = await send('/after-readBody', '{"b":true}');
   assert.deepEqual(await after.json(), { ours: { b: true }, theirs: { b: true } });
   const checked = await send('/checked', '{"n":"1"}');
-  // h3 answers with the error's status; it keeps the message of errors not its own for the server log.
+  // h3 answers with the error's status, and with its code and message as h3's own error's data.
   assert.equal(checked.status, 400);
+  const answer = await checked.json();
+  assert.equal(answer.data.code, 'SANDBOX_INVALID_ARGUMENT', JSON.stringify(answer));
+  assert.match(answer.data.message, /payload\.n: /);
   assert.equal((await send('/checked', '{"n":1}')).status, 200);
   assert.equal((await send('/limited', '"too long"')).status, 413);
 });

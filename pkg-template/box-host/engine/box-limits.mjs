@@ -120,7 +120,7 @@ export function chooseCgroups({ mountinfo = readText('/proc/self/mountinfo'), se
 
 /**
  * Makes the Box's cgroup, one per hierarchy (`<parent>/<name>`, `name` the Box directory's
- * `vite-hub-box-<pid>-XXXXXX`, so a later host can sweep it once the owning process is gone),
+ * `vite-hub-box-<pidns>-<pid>-XXXXXX`, so a later host can sweep it once the owning process is gone),
  * limited to `limits.pids` processes and `limits.memoryBytes` of memory (no swap under v2) for all
  * of the Box's commands together: each command's processes join it directly (joinBoxCgroup), so
  * no nested cgroup (and no v1 `memory.use_hierarchy`) is involved. Returns `{ dirs, problems }`:
@@ -260,7 +260,7 @@ function tryRemove(dir) {
 }
 
 /**
- * Removes the Box cgroups (`vite-hub-box-<pid>-XXXXXX`) under the chosen hierarchies whose owning
+ * Removes the Box cgroups (`vite-hub-box-<pidns>-<pid>-XXXXXX`) of this pid namespace under the chosen hierarchies whose owning
  * process is gone (stale-boxes.mjs: a host that ended without stopping its Boxes), killing
  * any process still in them. Resolves to the removed directories, sorted; never rejects.
  */

@@ -16,7 +16,7 @@ import { startBoxNetwork } from './box-network.mjs';
 import { boxDirPrefix } from './stale-boxes.mjs';
 
 /**
- * A new empty Box directory `<parentDir>/vite-hub-box-<pid>-XXXXXX` (its real path), with a tmpfs
+ * A new empty Box directory `<parentDir>/vite-hub-box-<pidns>-<pid>-XXXXXX` (its real path), with a tmpfs
  * of `diskBytes` mounted on it when `mountDisk`; rejects with what failed (nothing left behind).
  * `making` (a BoxInMaking) learns the `mount` process while it runs, so a process exit meanwhile
  * kills it before the directory is swept (removeBoxInMakingNow, stale-boxes.mjs removeOwnBoxDirsNow).

@@ -70,7 +70,7 @@ export function boxMemoryBytes(vcpus = DEFAULT_VCPUS) {
 
 export class Box {
   /**
-   * Creates the Box directory `<parentDir>/vite-hub-box-<pid>-XXXXXX` (named after this process,
+   * Creates the Box directory `<parentDir>/vite-hub-box-<pidns>-<pid>-XXXXXX` (named after this process,
    * so a later host can sweep it once the process is gone) with `vercel/sandbox`, `tmp` and the
    * home dir.
    * `options`: { name, isolation ('bubblewrap'|'none'), networkDenied, env, timeoutMs, vcpus,
@@ -143,7 +143,7 @@ export class Box {
     this.diskMounted = diskMounted === true;
     this.limits = limitsReport(features, { memoryBytes: this.memoryBytes, diskBytes: diskBytes ?? DEFAULT_DISK_BYTES });
     // One cgroup (per hierarchy) for all of the Box's commands, named after its directory
-    // (`vite-hub-box-<pid>-XXXXXX`, swept like it when its host is gone): the process and memory
+    // (`vite-hub-box-<pidns>-<pid>-XXXXXX`, swept like it when its host is gone): the process and memory
     // limits are the Box's, not each command's. Limits it could not apply are told to every
     // command (stderr), as the commands run without them.
     this.cgroup = makeBoxCgroup(features?.cgroup, path.basename(root), { pids: BOX_LIMITS.pids, memoryBytes: this.memoryBytes });

@@ -38,24 +38,30 @@ function boxPlatform() {
  * copies belong to `owner` (`{ uid, gid }`, box-user.mjs) when given. (A restore runs before the
  * Box's first command: nothing in `to` can be swapped meanwhile.)
  */
-async function copyTree(from, to, owner = null) {
+async function copyTree(from, to, owner = null, sealedAt = Infinity) {
   const totals = { files: 0, bytes: 0 };
   const own = owner === null ? async () => {} : (target) => fs.promises.lchown(target, owner.uid, owner.gid);
+  const unchanged = async (source) => {
+    if ((await fs.promises.lstat(source)).ctimeMs > sealedAt) throw new Error(`${source} changed after the snapshot was sealed`);
+  };
   async function copyDir(src, dst) {
+    await unchanged(src);
     const entries = await fs.promises.readdir(src, { withFileTypes: true });
     await Promise.all(entries.map(async (entry) => {
       const s = path.join(src, entry.name);
       const d = path.join(dst, entry.name);
       if (entry.isDirectory()) {
         const { mode } = await fs.promises.lstat(s);
-        await fs.promises.mkdir(d, { mode: mode & 0o7777 });
+        await fs.promises.mkdir(d, { mode: mode & 0o777 });
         await own(d);
         await copyDir(s, d);
       } else if (entry.isSymbolicLink()) {
+        await unchanged(s);
         await fs.promises.symlink(await fs.promises.readlink(s), d);
         await own(d);
         totals.files += 1;
       } else if (entry.isFile()) {
+        await unchanged(s);
         await fs.promises.copyFile(s, d, fs.constants.COPYFILE_FICLONE);
         await own(d);
         // (read the size first: `x += await y` would add to the value x had before the await)
@@ -69,21 +75,36 @@ async function copyTree(from, to, owner = null) {
   return totals;
 }
 
-/** `{ files, bytes }` of the regular files and symlinks under `dir`. */
-async function measureTree(dir) {
-  const totals = { files: 0, bytes: 0 };
+/** The setuid and setgid bits: a tree that the store keeps never carries them. */
+const SPECIAL_BITS = 0o6000;
+
+/**
+ * Measures the tree under `dir`, which the store may keep: `{ files, bytes, diskBytes,
+ * lastChangeMs }`, the
+ * count of regular files and symlinks, the sum of their sizes (what a restore copies, checked
+ * against the record) and the bytes of disk they really take (`st_blocks` × 512: a sparse file
+ * takes less than its size, a tree on another file system may take more once copied) and the
+ * latest ctime of its entries (ms since the epoch). Rejects a
+ * tree holding anything but directories, regular files and symlinks (a device, a FIFO, a
+ * socket), or a file with the setuid or setgid bit: a Box's install must not leave a
+ * privileged program on the host's disk, even behind the store's 0700 directories.
+ */
+async function inspectTree(dir) {
+  const totals = { files: 0, bytes: 0, diskBytes: 0, lastChangeMs: 0 };
   async function walk(current) {
-    const entries = await fs.promises.readdir(current, { withFileTypes: true });
-    await Promise.all(entries.map(async (entry) => {
-      const p = path.join(current, entry.name);
-      if (entry.isDirectory()) await walk(p);
-      else if (entry.isSymbolicLink() || entry.isFile()) {
-        totals.files += 1;
-        if (entry.isFile()) {
-          const { size } = await fs.promises.lstat(p);
-          totals.bytes += size;
-        }
-      }
+    totals.lastChangeMs = Math.max(totals.lastChangeMs, (await fs.promises.lstat(current)).ctimeMs);
+    const entries = await fs.promises.readdir(current);
+    await Promise.all(entries.map(async (name) => {
+      const p = path.join(current, name);
+      const stat = await fs.promises.lstat(p);
+      const where = path.relative(dir, p);
+      if (!stat.isDirectory() && !stat.isFile() && !stat.isSymbolicLink()) throw new Error(`${where} is not a file, a directory or a symlink`);
+      if (stat.isFile() && (stat.mode & SPECIAL_BITS) !== 0) throw new Error(`${where} has the setuid or setgid bit`);
+      totals.diskBytes += stat.blocks * 512;
+      totals.lastChangeMs = Math.max(totals.lastChangeMs, stat.ctimeMs);
+      if (stat.isDirectory()) return walk(p);
+      totals.files += 1;
+      if (stat.isFile()) totals.bytes += stat.size;
     }));
   }
   await walk(dir);
@@ -164,12 +185,26 @@ export class SnapshotStore {
    */
   async take(workDirHost, { sourceSessionId, sandboxName, expiration }) {
     await this.load();
+    // Checked where it stands, before anything is written: a move from the Box's own disk (a
+    // tmpfs) copies the files, and a sparse file then takes its whole size.
+    const inBox = await inspectTree(workDirHost).catch((err) => {
+      throw new BoxRequestError(422, 'snapshot_refused', `the work directory cannot be kept as a snapshot: ${err.message}`);
+    });
+    // The disk it will take here: its blocks when it is renamed in, its sizes when it is copied
+    // from another file system (a copy fills the holes of sparse files).
+    const copied = (await fs.promises.stat(workDirHost)).dev !== (await fs.promises.stat(this.dir)).dev;
+    const needed = copied ? inBox.bytes : inBox.diskBytes;
+    if (needed > this.maxBytes) {
+      throw new BoxRequestError(422, 'snapshot_refused', `the work directory would take ${needed} bytes of disk in the snapshot store, more than the ${this.maxBytes} bytes it keeps`);
+    }
+    // Room first: the store stays within maxBytes while the tree is written, not only after.
+    await this.#evict(needed);
     const id = `snap_${randomBytes(12).toString('hex')}`;
     const dir = path.join(this.dir, id);
     await fs.promises.mkdir(dir, { mode: 0o700 });
     try {
       await moveDir(workDirHost, path.join(dir, 'tree'));
-      const { files, bytes } = await measureTree(path.join(dir, 'tree'));
+      const { files, bytes, diskBytes, lastChangeMs } = await inspectTree(path.join(dir, 'tree'));
       const now = Date.now();
       const record = {
         id,
@@ -178,6 +213,9 @@ export class SnapshotStore {
         platform: await this.#platform(),
         files,
         sizeBytes: bytes,
+        diskBytes,
+        // The latest ctime in the tree as kept (ms): an entry whose ctime is later was changed since.
+        sealedAt: lastChangeMs,
         createdAt: now,
         updatedAt: now,
         lastUsedAt: now,
@@ -202,7 +240,9 @@ export class SnapshotStore {
   /**
    * Copies snapshot `id`'s tree into `workDirHost` (an empty Box work directory). A snapshot that
    * is unknown, of another platform, expired or damaged (its record unreadable, a file missing or
-   * changed in size) is removed and answered 410 `snapshot_not_found`.
+   * changed in size, or any entry changed after the snapshot was sealed: its ctime, which no
+   * rewrite can set back, is later than the record's `sealedAt`) is removed and answered 410
+   * `snapshot_not_found`.
    */
   async restore(id, workDirHost) {
     await this.load();
@@ -220,8 +260,8 @@ export class SnapshotStore {
     let copied;
     try {
       const onDisk = await this.#readRecord(id);
-      if (!onDisk || onDisk.files !== record.files || onDisk.sizeBytes !== record.sizeBytes) throw new Error('record changed');
-      copied = await copyTree(path.join(this.dir, id, 'tree'), workDirHost, boxOwner(workDirHost));
+      if (!onDisk || onDisk.files !== record.files || onDisk.sizeBytes !== record.sizeBytes || onDisk.sealedAt !== record.sealedAt) throw new Error('record changed');
+      copied = await copyTree(path.join(this.dir, id, 'tree'), workDirHost, boxOwner(workDirHost), record.sealedAt);
     } catch {
       copied = undefined;
     }
@@ -263,16 +303,19 @@ export class SnapshotStore {
     return record;
   }
 
-  async #evict() {
+  /** Removes expired snapshots, then the least recently used while over the bounds with `reserveBytes` more. */
+  async #evict(reserveBytes = 0) {
     const now = Date.now();
     for (const record of [...this.records.values()]) {
       if (record.expiresAt !== undefined && record.expiresAt <= now) await this.#remove(record.id);
     }
     const byUse = [...this.records.values()].sort((a, b) => a.lastUsedAt - b.lastUsedAt);
-    let bytes = byUse.reduce((sum, r) => sum + r.sizeBytes, 0);
+    // The disk a tree takes, not the sizes of its files (a record of an older host has only those).
+    const held = (record) => record.diskBytes ?? record.sizeBytes;
+    let bytes = byUse.reduce((sum, r) => sum + held(r), reserveBytes);
     while (byUse.length > 0 && (byUse.length > this.maxSnapshots || bytes > this.maxBytes)) {
       const oldest = byUse.shift();
-      bytes -= oldest.sizeBytes;
+      bytes -= held(oldest);
       await this.#remove(oldest.id);
     }
   }

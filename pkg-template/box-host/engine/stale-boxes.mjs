@@ -1,34 +1,50 @@
 // Box directory names and the sweep of stale ones. A Box directory is named after the process
-// that owns it, `vite-hub-box-<pid>-XXXXXX` (the same pid in worker threads), so a later Box host
-// can tell which directories were left behind by a process that is gone: a host in a worker
-// thread gets no `exit` event when the main thread calls `process.exit()`, so its Box directories
-// outlive the process and are only removed by the sweep at the next host start.
+// that owns it, `vite-hub-box-<pidns>-<pid>-XXXXXX` (the same pid in worker threads), so a later
+// Box host can tell which directories were left behind by a process that is gone: a host in a
+// worker thread gets no `exit` event when the main thread calls `process.exit()`, so its Box
+// directories outlive the process and are only removed by the sweep at the next host start.
+// `<pidns>` is the owner's pid namespace: a pid means nothing in another one (a host in a
+// container that shares the Box root with one outside sees the other's pids as gone), so a host
+// judges only the directories of its own pid namespace and leaves the others alone.
 import fs from 'node:fs';
 import path from 'node:path';
 import { isMountPoint, unmountBoxDisk, unmountBoxDiskNow } from './box-disk.mjs';
 import { isBoxUid } from './box-user.mjs';
 
-/** Prefix of every Box directory name (older hosts used `vite-hub-box-XXXXXX`, without a pid). */
+/** Prefix of every Box directory name. */
 export const BOX_DIR_PREFIX = 'vite-hub-box-';
 
-/** The mkdtemp prefix of this process's Box directories: `vite-hub-box-<pid>-`. */
+/**
+ * This process's pid namespace: the inode of `/proc/self/ns/pid` (unique among the namespaces
+ * alive on the machine), or 0 where there is none to read (macOS, which has no pid namespaces).
+ */
+export const PID_NAMESPACE = (() => {
+  try {
+    return Number(/^pid:\[(\d+)\]$/.exec(fs.readlinkSync('/proc/self/ns/pid'))[1]);
+  } catch {
+    return 0;
+  }
+})();
+
+/** The mkdtemp prefix of this process's Box directories: `vite-hub-box-<pidns>-<pid>-`. */
 export function boxDirPrefix(pid = process.pid) {
-  return `${BOX_DIR_PREFIX}${pid}-`;
+  return `${BOX_DIR_PREFIX}${PID_NAMESPACE}-${pid}-`;
 }
 
-/** `vite-hub-box-<pid>-` plus mkdtemp's six characters [A-Za-z0-9]; nothing else is swept. */
-const OWNED_NAME = /^vite-hub-box-([1-9][0-9]{0,9})-[A-Za-z0-9]{6}$/;
+/** `vite-hub-box-<pidns>-<pid>-` plus mkdtemp's six characters [A-Za-z0-9]; nothing else is swept. */
+const OWNED_NAME = /^vite-hub-box-(0|[1-9][0-9]{0,19})-([1-9][0-9]{0,9})-[A-Za-z0-9]{6}$/;
 /** Largest pid Linux can hand out (pid_max's ceiling); larger numbers are never swept. */
 const MAX_PID = 4_194_304;
 
 /**
- * The owning pid of a Box directory name, or null when the name is not exactly
- * `vite-hub-box-<pid>-XXXXXX` (old-format names without a pid give null).
+ * The owning pid of a Box directory (or cgroup) name of THIS pid namespace, or null when the name
+ * is not exactly `vite-hub-box-<pidns>-<pid>-XXXXXX` or names another pid namespace (its pid
+ * cannot be judged from here).
  */
 export function ownerPid(name) {
   const match = OWNED_NAME.exec(name);
-  if (!match) return null;
-  const pid = Number(match[1]);
+  if (!match || Number(match[1]) !== PID_NAMESPACE) return null;
+  const pid = Number(match[2]);
   return pid <= MAX_PID ? pid : null;
 }
 
@@ -46,10 +62,10 @@ export function processGone(pid) {
 }
 
 /**
- * Removes (recursively) every directory in `boxRoot` named `vite-hub-box-<pid>-XXXXXX` whose
- * owner `pid` is gone and that belongs to this user, or on a root host to a Box user
+ * Removes (recursively) every directory in `boxRoot` named `vite-hub-box-<pidns>-<pid>-XXXXXX`
+ * of this pid namespace whose owner `pid` is gone and that belongs to this user, or on a root host to a Box user
  * (box-user.mjs: a Box's directory is its user's), not a symlink. Directories of live pids,
- * old-format names and anything else are left alone; failures (e.g. EACCES, a concurrent removal)
+ * other pid namespaces' and anything else are left alone; failures (e.g. EACCES, a concurrent removal)
  * skip that entry. Resolves to the removed names, sorted; never rejects.
  */
 export async function sweepStaleBoxDirs(boxRoot) {
@@ -83,7 +99,7 @@ export async function sweepStaleBoxDirs(boxRoot) {
 }
 
 /**
- * Removes every directory of this process (`vite-hub-box-<own pid>-XXXXXX`) in `boxRoot`,
+ * Removes every directory of this process (`boxDirPrefix()` + XXXXXX) in `boxRoot`,
  * unmounting a Box disk first, synchronously (process `exit`): the live Boxes' and those whose
  * create had not told the host their directory yet (mkdtemp done, its answer not run). Never throws.
  */

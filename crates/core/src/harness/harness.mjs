@@ -15,7 +15,7 @@ const path = await builtin('node:path');
 const buffer = await builtin('node:buffer');
 const { Blob, Buffer } = buffer;
 const { pathToFileURL } = await builtin('node:url');
-const { types } = await builtin('node:util');
+const { types, inspect } = await builtin('node:util');
 
 // Captured before the entry is imported: a frame (which carries the run's nonce) is encoded and
 // written only through these, so an entry that replaces `Buffer.from` or `fs.writeSync` later
@@ -363,10 +363,14 @@ function describeThrown(thrown) {
   let message;
   let stack;
   try {
-    if (thrown instanceof Error || (thrown !== null && typeof thrown === 'object' && 'message' in thrown && 'name' in thrown)) {
+    const object = thrown !== null && (typeof thrown === 'object' || typeof thrown === 'function');
+    if (thrown instanceof Error || (object && typeof thrown.message === 'string')) {
       if (typeof thrown.name === 'string' && thrown.name) name = thrown.name;
       message = String(thrown.message ?? '');
       if (!(thrown instanceof TransferError) && typeof thrown.stack === 'string') stack = thrown.stack.slice(0, MAX_STACK_CHARS);
+    } else if (object) {
+      // What Node prints for it uncaught (`{ code: 42 }`), not String()'s "[object Object]".
+      message = apply(inspect, null, [thrown, { depth: 4, breakLength: Infinity }]);
     } else {
       message = String(thrown);
     }
