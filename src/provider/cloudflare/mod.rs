@@ -15,8 +15,6 @@ pub mod wire;
 
 #[cfg(target_arch = "wasm32")]
 pub mod client;
-#[cfg(target_arch = "wasm32")]
-mod local_authority;
 
 pub use options::{CloudflareOptions, CloudflareSettings, LocalContainerHost, DEFAULT_BINDING};
 
@@ -26,6 +24,7 @@ pub use session::{namespace_in, CloudflareBox, CloudflareProvider};
 #[cfg(target_arch = "wasm32")]
 mod session {
     use std::cell::{Cell, RefCell};
+    use std::rc::Rc;
 
     use futures::future::LocalBoxFuture;
     use js_sys::Reflect;
@@ -36,16 +35,18 @@ mod session {
     use web_sys::AbortSignal;
 
     use super::classify::{self, StartupRetry};
-    use super::client::{ContainerClient, ProcessLogs, REQUEST_DEADLINE_MS};
+    use super::client::{ContainerClient, REQUEST_DEADLINE_MS};
     use super::exec::{execute_request, relative_to, unpack_then, STAGED_ARCHIVE, STAGED_ERRORS, STAGE_EXIT};
-    use super::options::{box_id_from, unique_box_id, CloudflareSettings};
+    use super::options::{box_id_from, unique_box_id, CloudflareSettings, LocalContainerHost};
     use super::wire::{ConfigureRequest, SandboxName};
     use crate::command::{Command, CommandOutcome};
-    use crate::provider::session::OutputStream;
     use crate::error::{Error, ErrorCode, Operation, Result};
     use crate::http::fetch::{abort_promise, js_message, sleep_unless_aborted, Fetcher};
-    use crate::provider::{BoxSpec, FileRead, ProviderKind};
+    use crate::provider::output::{LogStream, OutputStream};
+    use crate::provider::{BoxSession, BoxSpec, FileRead, Provider, ProviderKind};
+    use crate::session::ExecutionAuthority;
     use crate::sys::{DurableObjectNamespace, DurableObjectStub, FetchTarget};
+    // The tar writer is the Vercel write format's; it moves to the core crate's transfer module.
     use crate::provider::vercel::archive::write_tar;
     use crate::transfer::box_file::BoxFile;
 
@@ -94,8 +95,9 @@ mod session {
     enum Route {
         /// The Worker's Durable Object namespace.
         Namespace(DurableObjectNamespace),
-        /// The local Box host (local development).
-        LocalHost { base_url: String, token: String, fetcher: Fetcher },
+        /// The local Box host (local development); `host` is the local provider on it, which
+        /// answers what a Box there can reach.
+        LocalHost { base_url: String, token: String, fetcher: Fetcher, host: Rc<dyn Provider> },
     }
 
     /// Opens Cloudflare Boxes.
@@ -111,29 +113,27 @@ mod session {
         /// `settings.local_host` (which wins, through `fetcher`). `None` when neither is there
         /// (config resolution refuses that case first, with the wrangler lines to add). Sends
         /// nothing.
+        ///
+        /// `local_provider` builds the `local` provider on that host (the registry,
+        /// [`crate::provider::build`], passes it; this folder names no other provider): a Box on
+        /// the local Box host is a local Box, so its executionAuthority is the host's own report.
         pub fn new(
             settings: CloudflareSettings,
             namespace: Option<DurableObjectNamespace>,
             fetcher: Fetcher,
+            local_provider: impl FnOnce(&LocalContainerHost, Fetcher) -> Rc<dyn Provider>,
         ) -> Option<CloudflareProvider> {
             let route = match (&settings.local_host, namespace) {
-                (Some(host), _) => Route::LocalHost { base_url: host.base_url.clone(), token: host.token.clone(), fetcher },
+                (Some(local), _) => Route::LocalHost {
+                    base_url: local.base_url.clone(),
+                    token: local.token.clone(),
+                    host: local_provider(local, fetcher.clone()),
+                    fetcher,
+                },
                 (None, Some(namespace)) => Route::Namespace(namespace),
                 (None, None) => return None,
             };
             Some(CloudflareProvider { settings, route, retry: StartupRetry::default() })
-        }
-
-        /// What its Boxes can reach: a real container's fixed report, or, on a local Box host
-        /// (`wrangler dev`), that host's own report (its isolation and network).
-        ///
-        /// # Errors
-        /// Local host only: `SANDBOX_TRANSPORT_ERROR` for a failed request or a malformed report.
-        pub async fn execution_authority(&self, signal: Option<&AbortSignal>) -> Result<crate::session::ExecutionAuthority> {
-            match &self.route {
-                Route::LocalHost { base_url, token, fetcher } => super::local_authority::local_host_authority(base_url, token, fetcher, signal).await,
-                Route::Namespace(_) => Ok(crate::session::ExecutionAuthority::cloudflare()),
-            }
         }
 
         /// The same provider with another start retry bound (tests of bounded retries).
@@ -152,54 +152,52 @@ mod session {
         /// `SANDBOX_INVALID_ARGUMENT` for a Run's `sandboxId` the SDK would refuse (before any
         /// request); `SANDBOX_PROVIDER_UNAVAILABLE` when the container does not start within the
         /// bounded retries; `SANDBOX_TRANSPORT_ERROR` for a failed request or an abort.
-        pub fn open<'a>(&'a self, spec: &'a BoxSpec, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<CloudflareBox>> {
-            Box::pin(async move {
-                let random = crate::sys::random_bytes::<16>()
-                    .map_err(|_| Error::new(ErrorCode::RuntimeError, "crypto.getRandomValues is not available in this runtime"))?;
-                let kept_id = match &spec.sandbox_id {
-                    Some(id) => Some(box_id_from(id, self.settings.normalize_id).map_err(|m| {
-                        Error::new(ErrorCode::InvalidArgument, format!("runSandbox option sandboxId {m}")).with_provider(ProviderKind::Cloudflare)
-                    })?),
-                    None => self.settings.sandbox_id.clone(),
-                };
-                let (id, kept, cwd) = match kept_id {
-                    Some(id) => (id, true, format!("{WORK_DIR}/.vite-hub-runs/{}", unique_box_id("", random).trim_start_matches("vitehub-"))),
-                    None => (unique_box_id(&spec.name, random), false, WORK_DIR.to_owned()),
-                };
-                let lock_key = kept.then(|| self.lock_key(&id));
-                let lock = match &lock_key {
-                    Some(key) => Some(wait_for_turn(key, signal).await?),
-                    None => None,
-                };
-                let (client, stub) = match &self.route {
-                    Route::Namespace(namespace) => {
-                        let stub = stub_for(namespace, &id)?;
-                        let fetcher = Fetcher::Target(stub.clone().unchecked_into::<FetchTarget>());
-                        (ContainerClient::new(fetcher, "http://container".to_owned(), None, self.retry), Some(stub))
-                    }
-                    Route::LocalHost { base_url, token, fetcher } => {
-                        let url = format!("{}/cloudflare/{}", base_url.trim_end_matches('/'), local_container_id(&id));
-                        (ContainerClient::new(fetcher.clone(), url, Some(token.clone()), self.retry), None)
-                    }
-                };
-                let destroy_after = !kept || self.settings.keep_alive;
-                let opened = CloudflareBox { client, stub, id, cwd, destroy_after, lock: RefCell::new(lock), staged: Cell::new(None) };
-                if let Some(stub) = &opened.stub {
-                    self.configure(stub, &opened.id, signal).await?;
+        async fn open_box(&self, spec: &BoxSpec, signal: Option<&AbortSignal>) -> Result<CloudflareBox> {
+            let random = crate::sys::random_bytes::<16>()
+                .map_err(|_| Error::new(ErrorCode::RuntimeError, "crypto.getRandomValues is not available in this runtime"))?;
+            let kept_id = match &spec.sandbox_id {
+                Some(id) => Some(box_id_from(id, self.settings.normalize_id).map_err(|m| {
+                    Error::new(ErrorCode::InvalidArgument, format!("runSandbox option sandboxId {m}")).with_provider(ProviderKind::Cloudflare)
+                })?),
+                None => self.settings.sandbox_id.clone(),
+            };
+            let (id, kept, cwd) = match kept_id {
+                Some(id) => (id, true, format!("{WORK_DIR}/.vite-hub-runs/{}", unique_box_id("", random).trim_start_matches("vitehub-"))),
+                None => (unique_box_id(&spec.name, random), false, WORK_DIR.to_owned()),
+            };
+            let lock_key = kept.then(|| self.lock_key(&id));
+            let lock = match &lock_key {
+                Some(key) => Some(wait_for_turn(key, signal).await?),
+                None => None,
+            };
+            let (client, stub) = match &self.route {
+                Route::Namespace(namespace) => {
+                    let stub = stub_for(namespace, &id)?;
+                    let fetcher = Fetcher::Target(stub.clone().unchecked_into::<FetchTarget>());
+                    (ContainerClient::new(fetcher, "http://container".to_owned(), None, self.retry), Some(stub))
                 }
-                if spec.staged_first {
-                    return Ok(opened);
+                Route::LocalHost { base_url, token, fetcher, .. } => {
+                    let url = format!("{}/cloudflare/{}", base_url.trim_end_matches('/'), local_container_id(&id));
+                    (ContainerClient::new(fetcher.clone(), url, Some(token.clone()), self.retry), None)
                 }
-                if let Err(error) = opened.client.mkdir(&opened.cwd, signal).await {
-                    // A container that started but failed here would otherwise run until it
-                    // sleeps: a Box of its own is destroyed (bounded, its failure not reported).
-                    if opened.destroy_after {
-                        let _ = opened.close().await;
-                    }
-                    return Err(error.with_operation(Operation::Create));
+            };
+            let destroy_after = !kept || self.settings.keep_alive;
+            let opened = CloudflareBox { client, stub, id, cwd, destroy_after, lock: RefCell::new(lock), staged: Cell::new(None) };
+            if let Some(stub) = &opened.stub {
+                self.configure(stub, &opened.id, signal).await?;
+            }
+            if spec.staged_first {
+                return Ok(opened);
+            }
+            if let Err(error) = opened.client.mkdir(&opened.cwd, signal).await {
+                // A container that started but failed here would otherwise run until it
+                // sleeps: a Box of its own is destroyed (bounded, its failure not reported).
+                if opened.destroy_after {
+                    let _ = opened.close().await;
                 }
-                Ok(opened)
-            })
+                return Err(error.with_operation(Operation::Create));
+            }
+            Ok(opened)
         }
 
         /// Destroys the kept Box of `sandbox_id` (`closeSandbox`): waits for the Run of this
@@ -208,25 +206,22 @@ mod session {
         ///
         /// # Errors
         /// `SANDBOX_INVALID_ARGUMENT` for an id the SDK would refuse; those of the destroy.
-        pub fn close_kept<'a>(&'a self, sandbox_id: &'a str) -> LocalBoxFuture<'a, Result<()>> {
-            Box::pin(async move {
-                let id = box_id_from(sandbox_id, self.settings.normalize_id).map_err(|m| {
-                    Error::new(ErrorCode::InvalidArgument, format!("closeSandbox sandboxId {m}")).with_provider(ProviderKind::Cloudflare)
-                })?;
-                let _turn = wait_for_turn(&self.lock_key(&id), None).await?;
-                let destroyed = match &self.route {
-                    Route::Namespace(namespace) => {
-                        let stub = stub_for(namespace, &id)?;
-                        stop_within(CLOSE_DEADLINE_MS, Box::pin(destroy(&stub))).await.map_err(|e| e.with_provider(ProviderKind::Cloudflare))
-                    }
-                    Route::LocalHost { base_url, token, fetcher } => {
-                        let url = format!("{}/cloudflare/{}", base_url.trim_end_matches('/'), local_container_id(&id));
-                        let client = ContainerClient::new(fetcher.clone(), url, Some(token.clone()), self.retry);
-                        stop_within(CLOSE_DEADLINE_MS, Box::pin(client.destroy_on_local_host(None))).await.map_err(|e| e.with_provider(ProviderKind::Cloudflare))
-                    }
-                };
-                destroyed
-            })
+        async fn close_kept(&self, sandbox_id: &str) -> Result<()> {
+            let id = box_id_from(sandbox_id, self.settings.normalize_id).map_err(|m| {
+                Error::new(ErrorCode::InvalidArgument, format!("closeSandbox sandboxId {m}")).with_provider(ProviderKind::Cloudflare)
+            })?;
+            let _turn = wait_for_turn(&self.lock_key(&id), None).await?;
+            match &self.route {
+                Route::Namespace(namespace) => {
+                    let stub = stub_for(namespace, &id)?;
+                    stop_within(CLOSE_DEADLINE_MS, Box::pin(destroy(&stub))).await.map_err(|e| e.with_provider(ProviderKind::Cloudflare))
+                }
+                Route::LocalHost { base_url, token, fetcher, .. } => {
+                    let url = format!("{}/cloudflare/{}", base_url.trim_end_matches('/'), local_container_id(&id));
+                    let client = ContainerClient::new(fetcher.clone(), url, Some(token.clone()), self.retry);
+                    stop_within(CLOSE_DEADLINE_MS, Box::pin(client.destroy_on_local_host(None))).await.map_err(|e| e.with_provider(ProviderKind::Cloudflare))
+                }
+            }
         }
 
         fn lock_key(&self, id: &str) -> String {
@@ -290,6 +285,40 @@ mod session {
                 sleep_unless_aborted(delay as f64, signal).await.map_err(|_| given_up(&deadline))?;
                 waited += delay;
             }
+        }
+    }
+
+    impl Provider for CloudflareProvider {
+        fn kind(&self) -> ProviderKind {
+            ProviderKind::Cloudflare
+        }
+
+        /// A real container's fixed report, or, on a local Box host (`wrangler dev`), that host's
+        /// own report (its isolation and network), asked through the local provider on it.
+        fn execution_authority<'a>(&'a self, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<ExecutionAuthority>> {
+            match &self.route {
+                Route::LocalHost { host, .. } => {
+                    Box::pin(async move { host.execution_authority(signal).await.map_err(|e| e.with_provider(ProviderKind::Cloudflare)) })
+                }
+                Route::Namespace(_) => Box::pin(std::future::ready(Ok(ExecutionAuthority::cloudflare()))),
+            }
+        }
+
+        /// `true`: one Durable Object per `sandboxId`, its Runs serialized here.
+        fn keeps_boxes(&self) -> bool {
+            true
+        }
+
+        /// Destroys the kept Box of `sandbox_id` (`closeSandbox`): waits for the Run of this
+        /// isolate that holds it, then RPC `destroy()` (or `DELETE` on the local Box host),
+        /// bounded like a close; `true`. The next Run on the id starts a fresh container.
+        fn close_kept_box<'a>(&'a self, sandbox_id: &'a str) -> LocalBoxFuture<'a, Result<bool>> {
+            Box::pin(async move { self.close_kept(sandbox_id).await.map(|()| true) })
+        }
+
+        /// See [`CloudflareProvider::open_box`].
+        fn open<'a>(&'a self, spec: &'a BoxSpec, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<Box<dyn BoxSession>>> {
+            Box::pin(async move { Ok(Box::new(self.open_box(spec, signal).await?) as Box<dyn BoxSession>) })
         }
     }
 
@@ -358,37 +387,37 @@ mod session {
         staged: Cell<Option<usize>>,
     }
 
-    impl CloudflareBox {
+    impl BoxSession for CloudflareBox {
         /// Always `cloudflare`.
-        pub fn provider(&self) -> ProviderKind {
+        fn provider(&self) -> ProviderKind {
             ProviderKind::Cloudflare
         }
 
         /// The Box cwd: `/workspace` for a Box of its own, a directory of this Run's for a kept one.
-        pub fn cwd(&self) -> &str {
+        fn cwd(&self) -> &str {
             &self.cwd
         }
 
         /// The Box id (the Durable Object name).
-        pub fn id(&self) -> &str {
+        fn id(&self) -> &str {
             &self.id
         }
 
         /// The Box's work directory when the Box lives on the local Box host (local development,
         /// no Durable Object stub), whose file routes and commands see different roots outside it.
-        pub fn local_box_host_work_dir(&self) -> Option<&'static str> {
+        fn local_box_host_work_dir(&self) -> Option<&str> {
             self.stub.is_none().then_some(WORK_DIR)
         }
 
         /// `/workspace` for a kept Box that outlives the Run (`sandboxId` without `keepAlive`),
         /// whose Runs work in directories below it; `None` for a Box destroyed after the Run.
-        pub fn kept_root(&self) -> Option<&str> {
+        fn kept_root(&self) -> Option<&str> {
             (self.cwd != WORK_DIR && !self.destroy_after).then_some(WORK_DIR)
         }
 
         /// Writes `files` (paths relative to `/`): `mkdir -p` of their directories, then one
         /// `/api/write` per file (base64), a few at a time; then a `chmod` for executable modes.
-        pub fn write_files<'a>(&'a self, files: &'a [BoxFile], signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<()>> {
+        fn write_files<'a>(&'a self, files: &'a [BoxFile], signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<()>> {
             Box::pin(async move {
                 for file in files {
                     crate::transfer::box_file::validate_relative_path(&file.path)?;
@@ -441,7 +470,7 @@ mod session {
         /// `SANDBOX_INVALID_ARGUMENT` for a bad path; `SANDBOX_RUNTIME_ERROR` for a file outside
         /// the cwd or a failed gzip; those of the write. A failed unpacking is the next Command's
         /// `SANDBOX_EXECUTION_ERROR`.
-        pub fn stage_files<'a>(&'a self, files: &'a [BoxFile], signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<()>> {
+        fn stage_files<'a>(&'a self, files: &'a [BoxFile], signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<()>> {
             Box::pin(async move {
                 let root = self.cwd.trim_matches('/');
                 if let Some(outside) = files.iter().find(|f| !root.is_empty() && f.path.strip_prefix(root).is_none_or(|rest| !rest.starts_with('/'))) {
@@ -456,32 +485,6 @@ mod session {
             })
         }
 
-        /// The request of `command`; with a staged archive waiting, the line unpacks it first (in
-        /// the Box cwd, which its write created) and then changes to the Command's cwd.
-        fn request_for(&self, command: &Command) -> (crate::provider::cloudflare::wire::ExecuteRequest, bool) {
-            let mut request = execute_request(command, &self.cwd);
-            let Some(strip) = self.staged.take() else { return (request, false) };
-            let cwd = request.cwd.replace(self.cwd.clone()).unwrap_or_default();
-            request.command = unpack_then(strip, relative_to(&cwd, &self.cwd), &request.command);
-            (request, true)
-        }
-
-        /// `outcome`, or the unpacking's failure when the line exited [`STAGE_EXIT`] and left
-        /// its errors behind (one more request, only then).
-        async fn unpacked(&self, staged: bool, outcome: Result<CommandOutcome>, signal: Option<&AbortSignal>) -> Result<CommandOutcome> {
-            let outcome = outcome?;
-            if !staged || outcome.exit_code != STAGE_EXIT {
-                return Ok(outcome);
-            }
-            let Some(errors) = self.client.read_file(&format!("{}/{STAGED_ERRORS}", self.cwd.trim_end_matches('/')), signal).await? else {
-                return Ok(outcome);
-            };
-            let errors = String::from_utf8_lossy(&errors);
-            Err(Error::new(ErrorCode::ExecutionError, format!("the Run's files could not be unpacked in the Box: {}", errors.trim()))
-                .with_provider(ProviderKind::Cloudflare)
-                .with_operation(Operation::Stage))
-        }
-
         /// Runs `command` in a fresh `bash -c` (sessionless) and waits for it: `/api/execute`,
         /// or `/api/execute/stream` when it may run longer than the container server's idle cut.
         /// The first Command after [`CloudflareBox::stage_files`] unpacks the staged files first.
@@ -489,7 +492,7 @@ mod session {
         /// # Errors
         /// Those of the request; `SANDBOX_EXECUTION_ERROR` (operation `stage`) when the staged
         /// files could not be unpacked (the Command did not run).
-        pub fn exec<'a>(&'a self, command: &'a Command, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<CommandOutcome>> {
+        fn exec<'a>(&'a self, command: &'a Command, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<CommandOutcome>> {
             Box::pin(async move {
                 let (request, staged) = self.request_for(command);
                 let outcome = if command.timeout_ms.is_some_and(|ms| ms <= MAX_BUFFERED_EXEC_MS) {
@@ -505,7 +508,7 @@ mod session {
         /// (SSE events as the pipes deliver them). The container does not apply the Command's
         /// timeout there: `signal` (the Run's deadline) ends the wait, and the Box's close (or,
         /// on the local Box host, the hang-up) kills the command.
-        pub fn exec_streaming<'a>(
+        fn exec_streaming<'a>(
             &'a self,
             command: &'a Command,
             on_output: &'a mut dyn FnMut(OutputStream, &str),
@@ -522,7 +525,7 @@ mod session {
         ///
         /// The container API answers a file whole (base64 in JSON), so the cap is checked once the
         /// answer is decoded.
-        pub fn read_file<'a>(&'a self, path: &'a str, max_bytes: u64, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<FileRead>> {
+        fn read_file<'a>(&'a self, path: &'a str, max_bytes: u64, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<FileRead>> {
             Box::pin(async move {
                 Ok(match self.client.read_file(path, signal).await? {
                     None => FileRead::Missing,
@@ -534,18 +537,18 @@ mod session {
 
         /// Starts `command` as a background process (`/api/process/start`, a fresh `bash -c` like
         /// [`CloudflareBox::exec`]); its process id.
-        pub fn spawn<'a>(&'a self, command: &'a Command, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<String>> {
+        fn spawn<'a>(&'a self, command: &'a Command, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<String>> {
             Box::pin(async move { self.client.start_process(&execute_request(command, &self.cwd), signal).await })
         }
 
         /// Follows process `id` (`/api/process/{id}/stream`).
-        pub fn logs<'a>(&'a self, id: &'a str, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<ProcessLogs>> {
-            Box::pin(self.client.process_stream(id, signal))
+        fn logs<'a>(&'a self, id: &'a str, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<Box<dyn LogStream>>> {
+            Box::pin(async move { Ok(Box::new(self.client.process_stream(id, signal).await?) as Box<dyn LogStream>) })
         }
 
         /// Waits for process `id` to exit (reads its stream to the `exit` event, as the SDK's
         /// `waitForExit` does); its exit code.
-        pub fn wait<'a>(&'a self, id: &'a str, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<i32>> {
+        fn wait<'a>(&'a self, id: &'a str, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<i32>> {
             Box::pin(async move { self.client.process_stream(id, signal).await?.exit_code().await })
         }
 
@@ -554,7 +557,7 @@ mod session {
         ///
         /// # Errors
         /// `SANDBOX_NOT_SUPPORTED` for another signal.
-        pub fn kill<'a>(&'a self, id: &'a str, signal_number: u8, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<()>> {
+        fn kill<'a>(&'a self, id: &'a str, signal_number: u8, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<()>> {
             Box::pin(async move {
                 if signal_number != 15 {
                     return Err(Error::new(
@@ -569,18 +572,18 @@ mod session {
         }
 
         /// Whether `path` exists (`/api/exists`).
-        pub fn exists<'a>(&'a self, path: &'a str, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<bool>> {
+        fn exists<'a>(&'a self, path: &'a str, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<bool>> {
             Box::pin(self.client.exists(path, signal))
         }
 
         /// Creates a directory (`/api/mkdir`, `mkdir [-p]`).
-        pub fn mkdir<'a>(&'a self, path: &'a str, recursive: bool, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<()>> {
+        fn mkdir<'a>(&'a self, path: &'a str, recursive: bool, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<()>> {
             Box::pin(self.client.mkdir_with(path, recursive, signal))
         }
 
         /// Removes a file (`/api/delete`; a directory is refused there) or, with `recursive`, a
         /// tree (`rm -rf` in the container, which has no route for it). A missing path is no error.
-        pub fn remove<'a>(&'a self, path: &'a str, recursive: bool, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<()>> {
+        fn remove<'a>(&'a self, path: &'a str, recursive: bool, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<()>> {
             Box::pin(async move {
                 if !recursive {
                     return self.client.delete_file(path, signal).await.map_err(|e| e.with_operation(Operation::Remove));
@@ -605,12 +608,40 @@ mod session {
         /// Ends the Run on this Box: destroys it (RPC `destroy()`, or `DELETE` on the local Box
         /// host), or for a kept Box deletes the Run's directory; then releases the Box to the next
         /// Run on its id.
-        pub fn close(&self) -> LocalBoxFuture<'_, Result<()>> {
+        fn close(&self) -> LocalBoxFuture<'_, Result<()>> {
             Box::pin(async move {
                 let result = stop_within(CLOSE_DEADLINE_MS, Box::pin(self.end_run())).await.map_err(|e| e.with_provider(ProviderKind::Cloudflare));
                 self.lock.borrow_mut().take();
                 result
             })
+        }
+    }
+
+    impl CloudflareBox {
+        /// The request of `command`; with a staged archive waiting, the line unpacks it first (in
+        /// the Box cwd, which its write created) and then changes to the Command's cwd.
+        fn request_for(&self, command: &Command) -> (crate::provider::cloudflare::wire::ExecuteRequest, bool) {
+            let mut request = execute_request(command, &self.cwd);
+            let Some(strip) = self.staged.take() else { return (request, false) };
+            let cwd = request.cwd.replace(self.cwd.clone()).unwrap_or_default();
+            request.command = unpack_then(strip, relative_to(&cwd, &self.cwd), &request.command);
+            (request, true)
+        }
+
+        /// `outcome`, or the unpacking's failure when the line exited [`STAGE_EXIT`] and left
+        /// its errors behind (one more request, only then).
+        async fn unpacked(&self, staged: bool, outcome: Result<CommandOutcome>, signal: Option<&AbortSignal>) -> Result<CommandOutcome> {
+            let outcome = outcome?;
+            if !staged || outcome.exit_code != STAGE_EXIT {
+                return Ok(outcome);
+            }
+            let Some(errors) = self.client.read_file(&format!("{}/{STAGED_ERRORS}", self.cwd.trim_end_matches('/')), signal).await? else {
+                return Ok(outcome);
+            };
+            let errors = String::from_utf8_lossy(&errors);
+            Err(Error::new(ErrorCode::ExecutionError, format!("the Run's files could not be unpacked in the Box: {}", errors.trim()))
+                .with_provider(ProviderKind::Cloudflare)
+                .with_operation(Operation::Stage))
         }
 
         async fn end_run(&self) -> Result<()> {

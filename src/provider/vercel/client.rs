@@ -4,7 +4,7 @@
 //! (endpoints), §8 (NDJSON). The token is sent only to the configured base URL and never appears
 //! in an error.
 
-use futures::future::{select, Either};
+use futures::future::{select, Either, LocalBoxFuture};
 use gloo_net::http::Response;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::AbortSignal;
@@ -20,7 +20,7 @@ use crate::provider::vercel::wire::{
     self, CommandInfo, CommandStreamLine, CreateSandboxRequest, KillCommandRequest, MkdirRequest, ReadFileRequest, RunCommandRequest,
     SandboxAndSessionResponse,
 };
-use crate::provider::session::{OutputEntry, OutputStream};
+use crate::provider::output::{LogStream, OutputEntry, OutputStream};
 use crate::provider::{FileRead, ProviderKind};
 
 /// Bound of a create (all attempts and the answer), in ms. A Run's own deadline usually ends it
@@ -432,46 +432,48 @@ pub struct CommandLogs {
     kind: ProviderKind,
 }
 
-impl CommandLogs {
+impl LogStream for CommandLogs {
     /// The next entry; `None` once the command has exited and every entry was read.
     ///
     /// # Errors
     /// `SANDBOX_TRANSPORT_ERROR` for a failed read, a malformed line or an in-stream error line.
-    pub async fn next(&mut self) -> Result<Option<OutputEntry>> {
-        loop {
-            if let Some(entry) = self.pending.pop_front() {
-                return Ok(Some(entry));
-            }
-            if self.ended {
-                return Ok(None);
-            }
-            let failed = |message: String| {
-                Error::new(ErrorCode::TransportError, message).with_provider(self.kind).with_operation(Operation::Exec)
-            };
-            let chunk = self.chunks.next_chunk().await.map_err(|e| failed(format!("the command logs stream failed: {}", e.describe())))?;
-            let lines = match chunk {
-                Some(bytes) => self.reader.push(&bytes)?,
-                None => {
-                    self.ended = true;
-                    std::mem::take(&mut self.reader).finish()?.into_iter().collect()
+    fn next(&mut self) -> LocalBoxFuture<'_, Result<Option<OutputEntry>>> {
+        Box::pin(async move {
+            loop {
+                if let Some(entry) = self.pending.pop_front() {
+                    return Ok(Some(entry));
                 }
-            };
-            for line in lines {
-                match wire::parse_command_stream_line(&line).map_err(|e| e.with_provider(self.kind))? {
-                    CommandStreamLine::Stdout(data) => self.pending.push_back(OutputEntry { stream: OutputStream::Stdout, data }),
-                    CommandStreamLine::Stderr(data) => self.pending.push_back(OutputEntry { stream: OutputStream::Stderr, data }),
-                    CommandStreamLine::Error { code, message } => {
+                if self.ended {
+                    return Ok(None);
+                }
+                let failed = |message: String| {
+                    Error::new(ErrorCode::TransportError, message).with_provider(self.kind).with_operation(Operation::Exec)
+                };
+                let chunk = self.chunks.next_chunk().await.map_err(|e| failed(format!("the command logs stream failed: {}", e.describe())))?;
+                let lines = match chunk {
+                    Some(bytes) => self.reader.push(&bytes)?,
+                    None => {
                         self.ended = true;
-                        return Err(failed(format!("the command logs stream failed: {code}: {message}")));
+                        std::mem::take(&mut self.reader).finish()?.into_iter().collect()
                     }
-                    CommandStreamLine::Command(_) => {}
+                };
+                for line in lines {
+                    match wire::parse_command_stream_line(&line).map_err(|e| e.with_provider(self.kind))? {
+                        CommandStreamLine::Stdout(data) => self.pending.push_back(OutputEntry { stream: OutputStream::Stdout, data }),
+                        CommandStreamLine::Stderr(data) => self.pending.push_back(OutputEntry { stream: OutputStream::Stderr, data }),
+                        CommandStreamLine::Error { code, message } => {
+                            self.ended = true;
+                            return Err(failed(format!("the command logs stream failed: {code}: {message}")));
+                        }
+                        CommandStreamLine::Command(_) => {}
+                    }
                 }
             }
-        }
+        })
     }
 
     /// Stops reading (the request is cancelled).
-    pub fn cancel(&mut self) {
+    fn cancel(&mut self) {
         self.ended = true;
         self.pending.clear();
         self.chunks.cancel();
