@@ -19,10 +19,10 @@ pub mod client;
 pub use options::{CloudflareOptions, CloudflareSettings, LocalContainerHost, DEFAULT_BINDING};
 
 #[cfg(target_arch = "wasm32")]
-pub use session::{namespace_in, CloudflareBox, CloudflareProvider};
+pub use provider::{namespace_in, CloudflareBox, CloudflareProvider};
 
 #[cfg(target_arch = "wasm32")]
-mod session {
+mod provider {
     use std::cell::{Cell, RefCell};
     use std::rc::Rc;
 

@@ -16,10 +16,10 @@ pub mod client;
 pub use options::{VercelEndpoint, VercelOptions, DEFAULT_BASE_URL};
 
 #[cfg(target_arch = "wasm32")]
-pub use session::{VercelBox, VercelProvider};
+pub use provider::{VercelBox, VercelProvider};
 
 #[cfg(target_arch = "wasm32")]
-mod session {
+mod provider {
     use std::rc::Rc;
 
     use futures::future::LocalBoxFuture;
