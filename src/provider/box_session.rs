@@ -14,12 +14,57 @@ use futures::future::LocalBoxFuture;
 use web_sys::AbortSignal;
 
 use super::output::{LogStream, OutputStream};
-use super::{BoxSpec, FileRead, PreparedStart, ProviderKind};
 use crate::command::{Command, CommandOutcome};
 use crate::error::{Error, ErrorCode, Operation, Result};
 use crate::provider::local::options::Isolation;
 use crate::session::ExecutionAuthority;
 use crate::transfer::box_file::BoxFile;
+
+/// Who supplies a Box: what [`Provider::kind`] and [`BoxSession::provider`] answer.
+pub use crate::provider_kind::ProviderKind;
+
+/// What a Run asks of a provider when it opens a Box.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BoxSpec {
+    /// Box lifetime in ms (the provider stops the Box after that); `None` uses the provider's
+    /// default.
+    pub lifetime_ms: Option<u64>,
+    /// The Definition's name (readable Box ids; empty when there is none).
+    pub name: String,
+    /// `runSandbox`'s `sandboxId`: the kept Box to use (Cloudflare; other providers ignore it).
+    pub sandbox_id: Option<String>,
+    /// The prepared project to start from (a Vercel or local-host snapshot id); a provider
+    /// without prepared projects ignores it. See [`crate::run::prepared`].
+    pub prepared: Option<String>,
+    /// The name under which this Box's own snapshot can be found again
+    /// (`vitehub-prepared-<install digest>`), when the Run means to prepare a project from it.
+    pub prepared_name: Option<String>,
+    /// The Box is a Run's, whose first request is its staging (Cloudflare: no `mkdir` of the
+    /// cwd at open; `BoxSession::stage_files` writes it). `false` for a Session.
+    pub staged_first: bool,
+}
+
+/// How a Box's files began, for the prepared-project cache ([`crate::run::prepared`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PreparedStart {
+    /// An empty Box (no prepared project asked for).
+    Empty,
+    /// From the prepared project asked for.
+    Restored,
+    /// A prepared project was asked for but the provider no longer has it: an empty Box.
+    Missing,
+}
+
+/// What a bounded file read of a Box found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FileRead {
+    /// No such file.
+    Missing,
+    /// The whole file.
+    Bytes(Vec<u8>),
+    /// The file is larger than the reader's cap: its size in bytes (or at least this many).
+    TooLarge(u64),
+}
 
 /// What starting the isolate's in-process local Box host cost, for the Run that started it (ms;
 /// the `host` and `connect` phases of `Server-Timing`, see [`crate::run::timing`]).

@@ -26,7 +26,7 @@ use crate::http::deadline::Deadline;
 use crate::http::fetch::{abort_promise, body_bytes, js_message, sleep_unless_aborted, BodyChunks, Fetcher, HttpRequest, SendError};
 use crate::http::sse::{SseEnd, SseReader};
 use crate::provider::output::{LogStream, OutputEntry, OutputStream};
-use crate::provider::ProviderKind;
+use crate::provider::box_session::ProviderKind;
 
 /// Bound of a request that is not a command (files, reads, `mkdir`, `configure`, starting a
 /// process), all its start retries and its answer included, in ms: the first request of a Box

@@ -43,7 +43,7 @@ mod provider {
     use crate::error::{Error, ErrorCode, Operation, Result};
     use crate::http::fetch::{abort_promise, js_message, sleep_unless_aborted, Fetcher};
     use crate::provider::output::{LogStream, OutputStream};
-    use crate::provider::{BoxSession, BoxSpec, FileRead, Provider, ProviderKind};
+    use crate::provider::box_session::{BoxSession, BoxSpec, FileRead, Provider, ProviderKind};
     use crate::session::ExecutionAuthority;
     use crate::sys::{DurableObjectNamespace, DurableObjectStub, FetchTarget};
     // The tar writer is the Vercel write format's; it moves to the core crate's transfer module.

@@ -21,7 +21,7 @@ mod provider {
     use crate::http::fetch::Fetcher;
     use crate::provider::local::options::Isolation;
     use crate::provider::vercel::{VercelEndpoint, VercelProvider};
-    use crate::provider::{BoxSession, BoxSpec, HostStart, PreparedProject, Provider, ProviderKind};
+    use crate::provider::box_session::{BoxSession, BoxSpec, HostStart, PreparedProject, Provider, ProviderKind};
     use crate::session::ExecutionAuthority;
 
     /// Opens Boxes on a local Box host.

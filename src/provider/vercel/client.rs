@@ -21,7 +21,7 @@ use crate::provider::vercel::wire::{
     SandboxAndSessionResponse,
 };
 use crate::provider::output::{LogStream, OutputEntry, OutputStream};
-use crate::provider::{FileRead, ProviderKind};
+use crate::provider::box_session::{FileRead, ProviderKind};
 
 /// Bound of a create (all attempts and the answer), in ms. A Run's own deadline usually ends it
 /// first.

@@ -33,7 +33,7 @@ mod provider {
     use crate::error::Result;
     use crate::http::fetch::Fetcher;
     use crate::provider::output::{LogStream, OutputStream};
-    use crate::provider::{BoxSession, BoxSpec, FileRead, PreparedProject, PreparedStart, Provider, ProviderKind};
+    use crate::provider::box_session::{BoxSession, BoxSpec, FileRead, PreparedProject, PreparedStart, Provider, ProviderKind};
     use crate::session::ExecutionAuthority;
     use crate::transfer::box_file::BoxFile;
 
