@@ -142,16 +142,7 @@ mod provider {
             self
         }
 
-        /// Opens a Box: a new Durable Object per Run (id `vitehub-<name>-<hash>-<uuid>`), or the
-        /// kept one of `sandboxId` (the Run's, else the config's; waiting for earlier Runs on it in
-        /// this isolate). Sends `configure` (name, `sleepAfter`, `keepAlive`) and a `mkdir` of the
-        /// Box cwd, which waits for the container to start; for a Run (`spec.staged_first`) no
-        /// `mkdir`: its staged archive's write creates the cwd and waits for the start.
-        ///
-        /// # Errors
-        /// `SANDBOX_INVALID_ARGUMENT` for a Run's `sandboxId` the SDK would refuse (before any
-        /// request); `SANDBOX_PROVIDER_UNAVAILABLE` when the container does not start within the
-        /// bounded retries; `SANDBOX_TRANSPORT_ERROR` for a failed request or an abort.
+        /// [`Provider::open`], answering this provider's own Box type (documented there).
         async fn open_box(&self, spec: &BoxSpec, signal: Option<&AbortSignal>) -> Result<CloudflareBox> {
             let random = crate::sys::random_bytes::<16>()
                 .map_err(|_| Error::new(ErrorCode::RuntimeError, "crypto.getRandomValues is not available in this runtime"))?;
@@ -316,7 +307,16 @@ mod provider {
             Box::pin(async move { self.close_kept(sandbox_id).await.map(|()| true) })
         }
 
-        /// See [`CloudflareProvider::open_box`].
+        /// Opens a Box: a new Durable Object per Run (id `vitehub-<name>-<hash>-<uuid>`), or the
+        /// kept one of `sandboxId` (the Run's, else the config's; waiting for earlier Runs on it in
+        /// this isolate). Sends `configure` (name, `sleepAfter`, `keepAlive`) and a `mkdir` of the
+        /// Box cwd, which waits for the container to start; for a Run (`spec.staged_first`) no
+        /// `mkdir`: its staged archive's write creates the cwd and waits for the start.
+        ///
+        /// # Errors
+        /// `SANDBOX_INVALID_ARGUMENT` for a Run's `sandboxId` the SDK would refuse (before any
+        /// request); `SANDBOX_PROVIDER_UNAVAILABLE` when the container does not start within the
+        /// bounded retries; `SANDBOX_TRANSPORT_ERROR` for a failed request or an abort.
         fn open<'a>(&'a self, spec: &'a BoxSpec, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<Box<dyn BoxSession>>> {
             Box::pin(async move { Ok(Box::new(self.open_box(spec, signal).await?) as Box<dyn BoxSession>) })
         }

@@ -60,14 +60,8 @@ mod provider {
             self.client.local_host_execution_authority(self.network_policy.as_ref(), signal)
         }
 
-        /// Creates a sandbox and its session: `POST /v3/sandboxes` with `persistent: false`; with
-        /// `spec.prepared`, from that snapshot (`source: {type: "snapshot"}`, §7.5). A snapshot
-        /// the provider no longer has (404, 410 `snapshot_not_found`) is not an error: the Box is
-        /// created empty instead (one more request) and [`VercelBox::prepared`] says so.
-        ///
-        /// # Errors
-        /// `SANDBOX_TRANSPORT_ERROR` / `SANDBOX_PROVIDER_UNAVAILABLE` (with the upstream status).
-        pub async fn open_box(&self, spec: &BoxSpec, signal: Option<&AbortSignal>) -> Result<VercelBox> {
+        /// [`Provider::open`], answering this provider's own Box type (documented there).
+        async fn open_box(&self, spec: &BoxSpec, signal: Option<&AbortSignal>) -> Result<VercelBox> {
             let mut body = CreateSandboxRequest {
                 project_id: self.project_id.clone(),
                 ports: Vec::new(),
@@ -137,7 +131,13 @@ mod provider {
             Box::pin(std::future::ready(Ok(ExecutionAuthority::vercel(self.network_policy.as_ref()))))
         }
 
-        /// See [`VercelProvider::open_box`].
+        /// Creates a sandbox and its session: `POST /v3/sandboxes` with `persistent: false`; with
+        /// `spec.prepared`, from that snapshot (`source: {type: "snapshot"}`, §7.5). A snapshot
+        /// the provider no longer has (404, 410 `snapshot_not_found`) is not an error: the Box is
+        /// created empty instead (one more request) and [`VercelBox::prepared`] says so.
+        ///
+        /// # Errors
+        /// `SANDBOX_TRANSPORT_ERROR` / `SANDBOX_PROVIDER_UNAVAILABLE` (with the upstream status).
         fn open<'a>(&'a self, spec: &'a BoxSpec, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<Box<dyn BoxSession>>> {
             Box::pin(async move { Ok(Box::new(self.open_box(spec, signal).await?) as Box<dyn BoxSession>) })
         }
