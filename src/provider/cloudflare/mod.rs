@@ -142,79 +142,6 @@ mod provider {
             self
         }
 
-        /// [`Provider::open`], answering this provider's own Box type (documented there).
-        async fn open_box(&self, spec: &BoxSpec, signal: Option<&AbortSignal>) -> Result<CloudflareBox> {
-            let random = crate::sys::random_bytes::<16>()
-                .map_err(|_| Error::new(ErrorCode::RuntimeError, "crypto.getRandomValues is not available in this runtime"))?;
-            let kept_id = match &spec.sandbox_id {
-                Some(id) => Some(box_id_from(id, self.settings.normalize_id).map_err(|m| {
-                    Error::new(ErrorCode::InvalidArgument, format!("runSandbox option sandboxId {m}")).with_provider(ProviderKind::Cloudflare)
-                })?),
-                None => self.settings.sandbox_id.clone(),
-            };
-            let (id, kept, cwd) = match kept_id {
-                Some(id) => (id, true, format!("{WORK_DIR}/.vite-hub-runs/{}", unique_box_id("", random).trim_start_matches("vitehub-"))),
-                None => (unique_box_id(&spec.name, random), false, WORK_DIR.to_owned()),
-            };
-            let lock_key = kept.then(|| self.lock_key(&id));
-            let lock = match &lock_key {
-                Some(key) => Some(wait_for_turn(key, signal).await?),
-                None => None,
-            };
-            let (client, stub) = match &self.route {
-                Route::Namespace(namespace) => {
-                    let stub = stub_for(namespace, &id)?;
-                    let fetcher = Fetcher::Target(stub.clone().unchecked_into::<FetchTarget>());
-                    (ContainerClient::new(fetcher, "http://container".to_owned(), None, self.retry), Some(stub))
-                }
-                Route::LocalHost { base_url, token, fetcher, .. } => {
-                    let url = format!("{}/cloudflare/{}", base_url.trim_end_matches('/'), local_container_id(&id));
-                    (ContainerClient::new(fetcher.clone(), url, Some(token.clone()), self.retry), None)
-                }
-            };
-            let destroy_after = !kept || self.settings.keep_alive;
-            let opened = CloudflareBox { client, stub, id, cwd, destroy_after, lock: RefCell::new(lock), staged: Cell::new(None) };
-            if let Some(stub) = &opened.stub {
-                self.configure(stub, &opened.id, signal).await?;
-            }
-            if spec.staged_first {
-                return Ok(opened);
-            }
-            if let Err(error) = opened.client.mkdir(&opened.cwd, signal).await {
-                // A container that started but failed here would otherwise run until it
-                // sleeps: a Box of its own is destroyed (bounded, its failure not reported).
-                if opened.destroy_after {
-                    let _ = opened.close().await;
-                }
-                return Err(error.with_operation(Operation::Create));
-            }
-            Ok(opened)
-        }
-
-        /// Destroys the kept Box of `sandbox_id` (`closeSandbox`): waits for the Run of this
-        /// isolate that holds it, then RPC `destroy()` (or `DELETE` on the local Box host),
-        /// bounded like a close. The next Run on the id starts a fresh container.
-        ///
-        /// # Errors
-        /// `SANDBOX_INVALID_ARGUMENT` for an id the SDK would refuse; those of the destroy.
-        async fn close_kept(&self, sandbox_id: &str) -> Result<()> {
-            let id = box_id_from(sandbox_id, self.settings.normalize_id).map_err(|m| {
-                Error::new(ErrorCode::InvalidArgument, format!("closeSandbox sandboxId {m}")).with_provider(ProviderKind::Cloudflare)
-            })?;
-            let _turn = wait_for_turn(&self.lock_key(&id), None).await?;
-            match &self.route {
-                Route::Namespace(namespace) => {
-                    let stub = stub_for(namespace, &id)?;
-                    stop_within(CLOSE_DEADLINE_MS, Box::pin(destroy(&stub))).await.map_err(|e| e.with_provider(ProviderKind::Cloudflare))
-                }
-                Route::LocalHost { base_url, token, fetcher, .. } => {
-                    let url = format!("{}/cloudflare/{}", base_url.trim_end_matches('/'), local_container_id(&id));
-                    let client = ContainerClient::new(fetcher.clone(), url, Some(token.clone()), self.retry);
-                    stop_within(CLOSE_DEADLINE_MS, Box::pin(client.destroy_on_local_host(None))).await.map_err(|e| e.with_provider(ProviderKind::Cloudflare))
-                }
-            }
-        }
-
         fn lock_key(&self, id: &str) -> String {
             match &self.route {
                 Route::Namespace(_) => format!("{}\0{id}", self.settings.binding),
@@ -303,8 +230,28 @@ mod provider {
         /// Destroys the kept Box of `sandbox_id` (`closeSandbox`): waits for the Run of this
         /// isolate that holds it, then RPC `destroy()` (or `DELETE` on the local Box host),
         /// bounded like a close; `true`. The next Run on the id starts a fresh container.
+        ///
+        /// # Errors
+        /// `SANDBOX_INVALID_ARGUMENT` for an id the SDK would refuse; those of the destroy.
         fn close_kept_box<'a>(&'a self, sandbox_id: &'a str) -> LocalBoxFuture<'a, Result<bool>> {
-            Box::pin(async move { self.close_kept(sandbox_id).await.map(|()| true) })
+            Box::pin(async move {
+                let id = box_id_from(sandbox_id, self.settings.normalize_id).map_err(|m| {
+                    Error::new(ErrorCode::InvalidArgument, format!("closeSandbox sandboxId {m}")).with_provider(ProviderKind::Cloudflare)
+                })?;
+                let _turn = wait_for_turn(&self.lock_key(&id), None).await?;
+                let destroyed = match &self.route {
+                    Route::Namespace(namespace) => {
+                        let stub = stub_for(namespace, &id)?;
+                        stop_within(CLOSE_DEADLINE_MS, Box::pin(destroy(&stub))).await.map_err(|e| e.with_provider(ProviderKind::Cloudflare))
+                    }
+                    Route::LocalHost { base_url, token, fetcher, .. } => {
+                        let url = format!("{}/cloudflare/{}", base_url.trim_end_matches('/'), local_container_id(&id));
+                        let client = ContainerClient::new(fetcher.clone(), url, Some(token.clone()), self.retry);
+                        stop_within(CLOSE_DEADLINE_MS, Box::pin(client.destroy_on_local_host(None))).await.map_err(|e| e.with_provider(ProviderKind::Cloudflare))
+                    }
+                };
+                destroyed.map(|()| true)
+            })
         }
 
         /// Opens a Box: a new Durable Object per Run (id `vitehub-<name>-<hash>-<uuid>`), or the
@@ -318,7 +265,53 @@ mod provider {
         /// request); `SANDBOX_PROVIDER_UNAVAILABLE` when the container does not start within the
         /// bounded retries; `SANDBOX_TRANSPORT_ERROR` for a failed request or an abort.
         fn open<'a>(&'a self, spec: &'a BoxSpec, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<Box<dyn BoxSession>>> {
-            Box::pin(async move { Ok(Box::new(self.open_box(spec, signal).await?) as Box<dyn BoxSession>) })
+            Box::pin(async move {
+                let random = crate::sys::random_bytes::<16>()
+                    .map_err(|_| Error::new(ErrorCode::RuntimeError, "crypto.getRandomValues is not available in this runtime"))?;
+                let kept_id = match &spec.sandbox_id {
+                    Some(id) => Some(box_id_from(id, self.settings.normalize_id).map_err(|m| {
+                        Error::new(ErrorCode::InvalidArgument, format!("runSandbox option sandboxId {m}")).with_provider(ProviderKind::Cloudflare)
+                    })?),
+                    None => self.settings.sandbox_id.clone(),
+                };
+                let (id, kept, cwd) = match kept_id {
+                    Some(id) => (id, true, format!("{WORK_DIR}/.vite-hub-runs/{}", unique_box_id("", random).trim_start_matches("vitehub-"))),
+                    None => (unique_box_id(&spec.name, random), false, WORK_DIR.to_owned()),
+                };
+                let lock_key = kept.then(|| self.lock_key(&id));
+                let lock = match &lock_key {
+                    Some(key) => Some(wait_for_turn(key, signal).await?),
+                    None => None,
+                };
+                let (client, stub) = match &self.route {
+                    Route::Namespace(namespace) => {
+                        let stub = stub_for(namespace, &id)?;
+                        let fetcher = Fetcher::Target(stub.clone().unchecked_into::<FetchTarget>());
+                        (ContainerClient::new(fetcher, "http://container".to_owned(), None, self.retry), Some(stub))
+                    }
+                    Route::LocalHost { base_url, token, fetcher, .. } => {
+                        let url = format!("{}/cloudflare/{}", base_url.trim_end_matches('/'), local_container_id(&id));
+                        (ContainerClient::new(fetcher.clone(), url, Some(token.clone()), self.retry), None)
+                    }
+                };
+                let destroy_after = !kept || self.settings.keep_alive;
+                let opened = CloudflareBox { client, stub, id, cwd, destroy_after, lock: RefCell::new(lock), staged: Cell::new(None) };
+                if let Some(stub) = &opened.stub {
+                    self.configure(stub, &opened.id, signal).await?;
+                }
+                if spec.staged_first {
+                    return Ok(Box::new(opened) as Box<dyn BoxSession>);
+                }
+                if let Err(error) = opened.client.mkdir(&opened.cwd, signal).await {
+                    // A container that started but failed here would otherwise run until it
+                    // sleeps: a Box of its own is destroyed (bounded, its failure not reported).
+                    if opened.destroy_after {
+                        let _ = opened.close().await;
+                    }
+                    return Err(error.with_operation(Operation::Create));
+                }
+                Ok(Box::new(opened) as Box<dyn BoxSession>)
+            })
         }
     }
 

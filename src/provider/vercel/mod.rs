@@ -60,41 +60,6 @@ mod provider {
             self.client.local_host_execution_authority(self.network_policy.as_ref(), signal)
         }
 
-        /// [`Provider::open`], answering this provider's own Box type (documented there).
-        async fn open_box(&self, spec: &BoxSpec, signal: Option<&AbortSignal>) -> Result<VercelBox> {
-            let mut body = CreateSandboxRequest {
-                project_id: self.project_id.clone(),
-                ports: Vec::new(),
-                timeout: spec.lifetime_ms,
-                runtime: None,
-                network_policy: self.network_policy.clone(),
-                env: None,
-                persistent: Some(false),
-                source: spec.prepared.as_ref().map(|id| crate::json_write::object(vec![("type", "snapshot".into()), ("snapshotId", id.as_str().into())])),
-                name: spec.prepared_name.clone(),
-            };
-            let mut prepared = if spec.prepared.is_some() { PreparedStart::Restored } else { PreparedStart::Empty };
-            // At most three creates: a gone snapshot drops `source`, a taken name drops `name`.
-            let mut attempts = 0;
-            let created = loop {
-                attempts += 1;
-                match self.client.create_sandbox(&body, signal).await {
-                    Err(error) if attempts < 3 && body.source.is_some() && matches!(error.upstream_status(), Some(404 | 410)) => {
-                        body.source = None;
-                        prepared = PreparedStart::Missing;
-                    }
-                    Err(error) if attempts < 3 && body.name.is_some() && error.upstream_status() == Some(409) => body.name = None,
-                    other => break other?,
-                }
-            };
-            Ok(VercelBox {
-                client: self.client.clone(),
-                session_id: created.session.id,
-                cwd: created.session.cwd,
-                execution_authority: created.session.execution_authority,
-                prepared,
-            })
-        }
     }
 
     impl Provider for VercelProvider {
@@ -139,7 +104,40 @@ mod provider {
         /// # Errors
         /// `SANDBOX_TRANSPORT_ERROR` / `SANDBOX_PROVIDER_UNAVAILABLE` (with the upstream status).
         fn open<'a>(&'a self, spec: &'a BoxSpec, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<Box<dyn BoxSession>>> {
-            Box::pin(async move { Ok(Box::new(self.open_box(spec, signal).await?) as Box<dyn BoxSession>) })
+            Box::pin(async move {
+                let mut body = CreateSandboxRequest {
+                    project_id: self.project_id.clone(),
+                    ports: Vec::new(),
+                    timeout: spec.lifetime_ms,
+                    runtime: None,
+                    network_policy: self.network_policy.clone(),
+                    env: None,
+                    persistent: Some(false),
+                    source: spec.prepared.as_ref().map(|id| crate::json_write::object(vec![("type", "snapshot".into()), ("snapshotId", id.as_str().into())])),
+                    name: spec.prepared_name.clone(),
+                };
+                let mut prepared = if spec.prepared.is_some() { PreparedStart::Restored } else { PreparedStart::Empty };
+                // At most three creates: a gone snapshot drops `source`, a taken name drops `name`.
+                let mut attempts = 0;
+                let created = loop {
+                    attempts += 1;
+                    match self.client.create_sandbox(&body, signal).await {
+                        Err(error) if attempts < 3 && body.source.is_some() && matches!(error.upstream_status(), Some(404 | 410)) => {
+                            body.source = None;
+                            prepared = PreparedStart::Missing;
+                        }
+                        Err(error) if attempts < 3 && body.name.is_some() && error.upstream_status() == Some(409) => body.name = None,
+                        other => break other?,
+                    }
+                };
+                Ok(Box::new(VercelBox {
+                    client: self.client.clone(),
+                    session_id: created.session.id,
+                    cwd: created.session.cwd,
+                    execution_authority: created.session.execution_authority,
+                    prepared,
+                }) as Box<dyn BoxSession>)
+            })
         }
     }
 
