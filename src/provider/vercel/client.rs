@@ -298,21 +298,22 @@ impl VercelClient {
             },
         };
         let mut start = started.map_err(|e| e.with_provider(self.kind).with_operation(Operation::Exec))?;
-        // From here the caller's abort cuts the stream (and the Command is killed below).
-        let linked = signal.zip(abort_own.as_ref());
-        if let Some((caller, abort)) = linked {
-            let _ = caller.add_event_listener_with_callback("abort", abort);
-            if caller.aborted() {
-                own.abort();
-            }
+        // From here the caller's abort ends the read (the stream is cancelled and the Command
+        // killed below). The read races the abort itself: aborting the request's own signal does
+        // not reliably cut a body whose `Request` object was garbage-collected (Node's undici:
+        // nodejs/node#55428), so that abort alone left an aborted exec running to its end.
+        let read = Box::pin(self.read_command_stream(&mut start, command, on_output));
+        let result = match signal {
+            None => read.await,
+            Some(caller) => match select(read, JsFuture::from(abort_promise(caller))).await {
+                Either::Left((result, _)) => result,
+                Either::Right(_) => {
+                    own.abort();
+                    Err(self.send_error(Operation::Exec, SendError::Aborted))
+                }
+            },
         }
-        let result = self
-            .read_command_stream(&mut start, command, on_output)
-            .await
-            .map_err(|e| e.with_provider(self.kind).with_operation(Operation::Exec));
-        if let Some((caller, abort)) = linked {
-            let _ = caller.remove_event_listener_with_callback("abort", abort);
-        }
+        .map_err(|e| e.with_provider(self.kind).with_operation(Operation::Exec));
         start.chunks.cancel();
         // An aborted wait leaves no Command running: it is killed (SIGKILL, best effort; the Box's
         // close would end it anyway).
