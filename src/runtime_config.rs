@@ -20,7 +20,7 @@ pub struct RuntimeConfig {
     /// Transfer limits (bytes, depth, counts).
     pub limits: TransferLimits,
     /// The provider, or why none could be chosen.
-    pub provider: std::result::Result<Rc<Provider>, Error>,
+    pub provider: std::result::Result<Rc<dyn Provider>, Error>,
     /// `config.debug`: a handler error's Response keeps the thrown `stack` (default `false`).
     pub debug: bool,
 }
@@ -41,8 +41,7 @@ impl RuntimeConfig {
         config.check_explicit()?;
         let provider = config
             .provider_settings(namespace.is_some())
-            .and_then(|settings| Provider::build(settings, fetcher, namespace))
-            .map(Rc::new);
+            .and_then(|settings| crate::provider::build(settings, fetcher, namespace));
         Ok(RuntimeConfig { limits, provider, debug: config.debug == Some(true) })
     }
 }

@@ -338,7 +338,7 @@ async fn close_kept_sandbox(sandbox_id: JsValue, options: JsValue) -> Result<JsV
     let signal = if options.is_object() { optional_signal(get(&options, "signal", "closeSandbox options")?, "closeSandbox option signal")? } else { None };
     let resolved = runtime_config()?;
     let provider = resolved.provider.as_ref().map(Rc::clone).map_err(Error::to_public)?;
-    let closed = if provider.keeps_boxes() { provider.close_kept_box(&id).await? } else { crate::run::lease::close_kept(&provider, &id, signal.as_ref()).await? };
+    let closed = if provider.keeps_boxes() { provider.close_kept_box(&id).await? } else { crate::run::lease::close_kept(provider.as_ref(), &id, signal.as_ref()).await? };
     Ok(closed.into())
 }
 

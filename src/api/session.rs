@@ -21,8 +21,8 @@ use super::definition_object::get;
 use crate::command::{Command, CommandOutcome};
 use crate::error::js::{into_js, js_message};
 use crate::error::{Error, ErrorCode, Operation, Result};
-use crate::provider::session::{BoxSession, LogStream};
-use crate::provider::{BoxSpec, FileRead, Provider, ProviderKind};
+use crate::provider::output::LogStream;
+use crate::provider::{BoxSession, BoxSpec, FileRead, Provider, ProviderKind};
 use crate::transfer::box_file::BoxFile;
 use crate::session::{self, ExecutionAuthority, SessionState, SessionStatus, MAX_EXEC_OUTPUT_BYTES};
 
@@ -109,7 +109,7 @@ pub(super) fn authority_object(authority: &ExecutionAuthority) -> JsValue {
 /// Everything a Session handle and its processes share.
 #[derive(Debug)]
 struct Inner {
-    session: BoxSession,
+    session: Box<dyn BoxSession>,
     id: String,
     provider: ProviderKind,
     authority: JsValue,
@@ -390,7 +390,7 @@ fn signal_number(value: &JsValue) -> Result<u8> {
 #[wasm_bindgen(js_name = openSandboxSession)]
 pub fn open_sandbox_session(options: JsValue) -> Promise {
     let what = "openSandboxSession options";
-    let read = || -> Result<(Rc<Provider>, BoxSpec, Option<AbortSignal>)> {
+    let read = || -> Result<(Rc<dyn Provider>, BoxSpec, Option<AbortSignal>)> {
         check_keys(&options, &["provider", "timeout", "signal", "sandboxId"], what)?;
         let lifetime_ms = timeout_option(&options, what)?;
         let signal = signal_option(&options, what)?;
@@ -416,7 +416,7 @@ pub fn open_sandbox_session(options: JsValue) -> Promise {
                 )));
             }
         }
-        if sandbox_id.is_some() && provider.kind() != ProviderKind::Cloudflare {
+        if sandbox_id.is_some() && !provider.keeps_boxes() {
             return Err(Error::new(
                 ErrorCode::NotSupported,
                 format!("openSandboxSession sandboxId (a kept Box) is supported by the cloudflare provider only, not by {}", provider.kind().as_str()),
@@ -435,7 +435,7 @@ pub fn open_sandbox_session(options: JsValue) -> Promise {
         }
         provider.ensure_ready().await.map_err(into_js)?;
         let session = provider.open(&spec, signal.as_ref()).await.map_err(|e| abort_or(e, signal.as_ref()))?;
-        let authority = match provider.box_execution_authority(&session).await {
+        let authority = match provider.box_execution_authority(session.as_ref()).await {
             Ok(authority) => authority,
             Err(error) => {
                 let _ = session.close().await;
@@ -446,11 +446,9 @@ pub fn open_sandbox_session(options: JsValue) -> Promise {
             let _ = session.close().await;
             return Err(signal.reason());
         }
-        // Vercel and the local Box host stop a Box at its lifetime; a Cloudflare Box has none.
-        let lifetime_ms = match session.provider() {
-            ProviderKind::Cloudflare => None,
-            _ => Some(spec.lifetime_ms.unwrap_or(session::DEFAULT_LIFETIME_MS)),
-        };
+        // A provider that stops a Box at its lifetime (Vercel, the local Box host) gets the
+        // Session's clock; a Box without one (Cloudflare) never expires by it.
+        let lifetime_ms = session.stops_at_lifetime().then(|| spec.lifetime_ms.unwrap_or(session::DEFAULT_LIFETIME_MS));
         let inner = Inner {
             id: session.id().to_owned(),
             provider: session.provider(),
@@ -676,7 +674,7 @@ impl SandboxProcess {
 #[wasm_bindgen]
 #[derive(Debug)]
 pub struct SandboxLogStream {
-    stream: Rc<RefCell<Option<LogStream>>>,
+    stream: Rc<RefCell<Option<Box<dyn LogStream>>>>,
 }
 
 #[wasm_bindgen]

@@ -23,7 +23,7 @@ extern "C" {
     fn console_warn(message: &str);
 }
 
-use crate::provider::session::OutputStream;
+use crate::provider::output::OutputStream;
 
 thread_local! {
     static KEEP_ALIVE: std::cell::RefCell<Option<Function>> = const { std::cell::RefCell::new(None) };

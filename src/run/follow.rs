@@ -8,7 +8,7 @@
 use web_sys::AbortController;
 
 use crate::command::OutputTail;
-use crate::provider::session::OutputStream;
+use crate::provider::output::OutputStream;
 use crate::error::{Error, ErrorCode, Result};
 use crate::run::events::RunEvents;
 use crate::run::recover::envelope_error;

@@ -23,8 +23,7 @@ use web_sys::AbortSignal;
 use crate::command::Command;
 use crate::error::{Error, ErrorCode, Operation, Result};
 use crate::http::fetch::abort_promise;
-use crate::provider::session::BoxSession;
-use crate::provider::{BoxSpec, Provider};
+use crate::provider::{BoxSession, BoxSpec, Provider};
 use crate::sys;
 use crate::transfer::frame::new_nonce;
 
@@ -37,7 +36,7 @@ pub const KEPT_LIFETIME_MS: u64 = 1_800_000;
 pub const RELEASE_DEADLINE_MS: u32 = 15_000;
 
 struct Kept {
-    session: Option<(Rc<BoxSession>, f64)>,
+    session: Option<(Rc<dyn BoxSession>, f64)>,
     busy: bool,
     waiters: VecDeque<Function>,
     idle_timer: Option<JsValue>,
@@ -85,13 +84,13 @@ thread_local! {
 #[allow(missing_debug_implementations)]
 pub struct Lease {
     /// The Box.
-    pub session: Rc<BoxSession>,
+    pub session: Rc<dyn BoxSession>,
     /// Where the Run writes its files (the Box cwd, or a kept Box's Run directory).
     pub run_dir: String,
     kept: Option<String>,
 }
 
-fn key(provider: &Provider, id: &str) -> String {
+fn key(provider: &dyn Provider, id: &str) -> String {
     format!("{}\0{id}", provider.kind().as_str())
 }
 
@@ -168,9 +167,9 @@ fn unref(timer: &JsValue) {
 ///
 /// # Errors
 /// Those of [`Provider::open`]; `SANDBOX_TRANSPORT_ERROR` when `signal` fired while waiting.
-pub async fn acquire(provider: &Provider, spec: &BoxSpec, sandbox_id: Option<&str>, timeout_ms: u32, signal: Option<&AbortSignal>) -> Result<Lease> {
+pub async fn acquire(provider: &dyn Provider, spec: &BoxSpec, sandbox_id: Option<&str>, timeout_ms: u32, signal: Option<&AbortSignal>) -> Result<Lease> {
     let Some(id) = sandbox_id.filter(|_| !provider.keeps_boxes()) else {
-        let session = Rc::new(provider.open(spec, signal).await?);
+        let session: Rc<dyn BoxSession> = Rc::from(provider.open(spec, signal).await?);
         let run_dir = session.cwd().to_owned();
         return Ok(Lease { session, run_dir, kept: None });
     };
@@ -189,7 +188,7 @@ pub async fn acquire(provider: &Provider, spec: &BoxSpec, sandbox_id: Option<&st
             let kept_spec = BoxSpec { lifetime_ms: Some(KEPT_LIFETIME_MS), ..spec.clone() };
             match provider.open(&kept_spec, signal).await {
                 Ok(session) => {
-                    let session = Rc::new(session);
+                    let session: Rc<dyn BoxSession> = Rc::from(session);
                     KEPT.with(|kept| kept.borrow_mut().get_mut(&key).map(|e| e.session = Some((session.clone(), now))));
                     session
                 }
@@ -286,7 +285,7 @@ async fn close_kept_key(key: &str, when_idle: bool) -> Result<bool> {
 ///
 /// # Errors
 /// The close's failure; `SANDBOX_TRANSPORT_ERROR` when `signal` fired while waiting.
-pub async fn close_kept(provider: &Provider, id: &str, signal: Option<&AbortSignal>) -> Result<bool> {
+pub async fn close_kept(provider: &dyn Provider, id: &str, signal: Option<&AbortSignal>) -> Result<bool> {
     let key = key(provider, id);
     if KEPT.with(|kept| !kept.borrow().contains_key(&key)) {
         return Ok(false);

@@ -1,5 +1,5 @@
 //! One Run: stage → install → execute (followed live) → answer → give the Box back, on a
-//! [`BoxSession`](crate::provider::session::BoxSession), bounded by the Definition timeout,
+//! [`BoxSession`](crate::provider::BoxSession), bounded by the Definition timeout,
 //! ending in a Web `Response` (DESIGN.md §3, §5).
 //!
 //! No provider is named here: everything provider-specific is behind

@@ -21,8 +21,7 @@ use crate::definition::Definition;
 use crate::error::{Error, ErrorCode, Operation, Result};
 use crate::harness::paths;
 use crate::http::deadline::stop_within;
-use crate::provider::session::BoxSession;
-use crate::provider::{BoxSpec, PreparedStart, Provider, ProviderKind};
+use crate::provider::{BoxSession, BoxSpec, PreparedStart, Provider, ProviderKind};
 use crate::response::{error_response, value_response};
 use crate::run::events::{RunEvents, RunStatus};
 use crate::run::follow::{Followed, Follower};
@@ -44,7 +43,7 @@ pub struct RunOptions {
     /// The caller's signal: when it fires, the Run rejects with its reason and gives its Box back.
     pub signal: Option<AbortSignal>,
     /// Who supplies the Box (built once by `configureSandbox`).
-    pub provider: Rc<Provider>,
+    pub provider: Rc<dyn Provider>,
     /// Transfer limits.
     pub limits: TransferLimits,
     /// `runSandbox`'s `sandboxId`: the kept Box to use (see [`crate::run::lease`]).
@@ -130,7 +129,7 @@ async fn run(definition: &Definition, payload: &JsValue, options: &RunOptions, r
     // A kept Box (`sandboxId`) keeps its own installs; every other Run with dependencies looks
     // for the prepared project of its install digest (see run::prepared).
     let mut prepared = match (&definition.install, &options.sandbox_id) {
-        (Some(plan), None) => Box::pin(Prepared::lookup(&options.provider, plan, f64::from(definition.timeout_ms), options.signal.as_ref())).await,
+        (Some(plan), None) => Box::pin(Prepared::lookup(options.provider.as_ref(), plan, f64::from(definition.timeout_ms), options.signal.as_ref())).await,
         _ => None,
     };
     if prepared.as_ref().is_some_and(|p| p.looked_up) {
@@ -151,7 +150,7 @@ async fn run(definition: &Definition, payload: &JsValue, options: &RunOptions, r
     };
     // The Definition timeout covers taking the Box too (a provider that never answers its create).
     run_signal.start_deadline(definition.timeout_ms);
-    let leased = Box::pin(acquire(&options.provider, &spec, options.sandbox_id.as_deref(), definition.timeout_ms, Some(&signal))).await;
+    let leased = Box::pin(acquire(options.provider.as_ref(), &spec, options.sandbox_id.as_deref(), definition.timeout_ms, Some(&signal))).await;
     timing.mark("box");
     let lease = match leased {
         Ok(lease) => lease,
@@ -170,7 +169,7 @@ async fn run(definition: &Definition, payload: &JsValue, options: &RunOptions, r
     let mut fingerprint = prepared.as_ref().is_some_and(Prepared::owner).then(String::new);
     // A kept Box keeps its prepared projects itself, one directory per install digest.
     let kept = definition.install.as_ref().zip(lease.kept_root()).map(|(plan, root)| (kept_dir(root, &plan.digest), lease.kept_id()));
-    let outcome = Box::pin(attempt(&lease.session, &lease.run_dir, kept, definition, &input, options, &run_signal, reply, &mut timing, &mut fingerprint)).await;
+    let outcome = Box::pin(attempt(lease.session.as_ref(), &lease.run_dir, kept, definition, &input, options, &run_signal, reply, &mut timing, &mut fingerprint)).await;
     run_signal.stop_deadline();
     timing.end_current();
     let outcome = outcome.map_err(|error| timed_out(error, &run_signal, definition, provider));
@@ -197,7 +196,7 @@ async fn run(definition: &Definition, payload: &JsValue, options: &RunOptions, r
     // (run::prepared::keep snapshots or stops it); any other Run gives its Box back, bounded, and
     // reports (never drops) a failure.
     if let (Some(prepared), Some(fingerprint), false) = (prepared, fingerprint.filter(|f| !f.is_empty()), lease.is_kept()) {
-        return crate::run::prepared::keep(&lease.session, prepared, fingerprint, events, &definition.name).await;
+        return crate::run::prepared::keep(lease.session.as_ref(), prepared, fingerprint, events, &definition.name).await;
     }
     if let Err(error) = stop_within(RELEASE_DEADLINE_MS, Box::pin(lease.release())).await {
         events.report(&format!("The Box of Sandbox \"{}\" could not be stopped: {}", definition.name, error.message()));
@@ -207,7 +206,7 @@ async fn run(definition: &Definition, payload: &JsValue, options: &RunOptions, r
 /// The part of a Run bounded by the deadline: stage, install, exec (followed live), recover.
 #[allow(clippy::too_many_arguments)]
 async fn attempt(
-    session: &BoxSession,
+    session: &dyn BoxSession,
     run_dir: &str,
     kept: Option<(String, &str)>,
     definition: &Definition,

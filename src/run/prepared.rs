@@ -38,8 +38,7 @@ use crate::http::deadline::stop_within;
 use crate::run::events::RunEvents;
 use crate::run::install::{fingerprint_in, FINGERPRINT_SCRIPT};
 use crate::definition::InstallPlan;
-use crate::provider::session::BoxSession;
-use crate::provider::{PreparedStart, Provider, ProviderKind};
+use crate::provider::{BoxSession, PreparedStart, Provider, ProviderKind};
 
 /// How often a Run waiting for another Run's prepared project looks again (ms).
 pub const WAIT_POLL_MS: f64 = 50.0;
@@ -151,7 +150,7 @@ impl Prepared {
     /// same digest; the first Run of a digest looks for a snapshot left by an earlier isolate
     /// (one list request; a failed list counts as none).
     /// A fired `signal` (the caller's) ends a wait at once.
-    pub async fn lookup(provider: &Provider, plan: &InstallPlan, wait_limit_ms: f64, signal: Option<&web_sys::AbortSignal>) -> Option<Prepared> {
+    pub async fn lookup(provider: &dyn Provider, plan: &InstallPlan, wait_limit_ms: f64, signal: Option<&web_sys::AbortSignal>) -> Option<Prepared> {
         if !provider.prepares() {
             return None;
         }
@@ -256,7 +255,7 @@ fn cleanup_command(cwd: &str) -> Command {
 /// digest prepares (installs as if nothing was kept). A clean-up or snapshot that failed, and a
 /// failed stop after it, are reported through `events` (the handle's `onLog`, else
 /// `console.warn`); the Run has already answered, so they never change its Response.
-pub async fn keep(session: &BoxSession, mut prepared: Prepared, fingerprint: String, events: &RunEvents, name: &str) {
+pub async fn keep(session: &dyn BoxSession, mut prepared: Prepared, fingerprint: String, events: &RunEvents, name: &str) {
     let not_kept = |why: String| events.report(&format!("The installed project of Sandbox \"{name}\" was not kept: {why}"));
     match session.exec(&cleanup_command(session.cwd()), None).await {
         Ok(outcome) if outcome.exit_code == 0 && fingerprint_in(&outcome.stdout).as_deref() == Some(fingerprint.as_str()) => match session.prepare().await {

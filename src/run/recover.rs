@@ -12,7 +12,7 @@ use web_sys::AbortSignal;
 use crate::definition::Definition;
 use crate::error::{Direction, Error, ErrorCode, Result};
 use crate::harness::paths;
-use crate::provider::session::BoxSession;
+use crate::provider::BoxSession;
 use crate::provider::FileRead;
 use crate::run::stage::box_path;
 use crate::transfer::envelope::revive_value;
@@ -39,7 +39,7 @@ pub struct Exited {
 /// no result was produced; `SANDBOX_SERIALIZATION_ERROR` / `SANDBOX_TRANSFER_LIMIT` (500) for a
 /// result the harness or the limits refuse; transport errors of the reads.
 pub async fn recover_result(
-    session: &BoxSession,
+    session: &dyn BoxSession,
     run_dir: &str,
     definition: &Definition,
     framed: Option<ResultEnvelope>,

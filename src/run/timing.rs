@@ -8,16 +8,8 @@
 //! isolate's first request to it (Node loads its fetch implementation and HTTP parser on first
 //! use, and opens the kept-alive connection the Run's requests then reuse).
 
+use crate::provider::HostStart;
 use crate::sys;
-
-/// What starting the in-process local Box host cost, for the Run that started it (ms).
-#[derive(Debug, Clone, Copy)]
-pub struct HostStart {
-    /// From asking for the host until it listened (`host`).
-    pub host_ms: f64,
-    /// The first request to it (`connect`), when the starter measured one.
-    pub connect_ms: Option<f64>,
-}
 
 /// Phase durations of a Run, for the `Server-Timing` header (W3C Server Timing).
 #[derive(Debug)]

@@ -7,8 +7,8 @@
 use vite_hub_sandbox::command::Command;
 use vite_hub_sandbox::http::fetch::Fetcher;
 use vite_hub_sandbox::provider::cloudflare::classify::StartupRetry;
-use vite_hub_sandbox::provider::cloudflare::{CloudflareBox, CloudflareProvider, CloudflareSettings};
-use vite_hub_sandbox::provider::{BoxSpec, FileRead};
+use vite_hub_sandbox::provider::cloudflare::{CloudflareProvider, CloudflareSettings};
+use vite_hub_sandbox::provider::{BoxSpec, FileRead, Provider};
 use vite_hub_sandbox::sys::DurableObjectNamespace;
 use vite_hub_sandbox::transfer::box_file::BoxFile;
 use vite_hub_sandbox::ErrorCode;
@@ -62,7 +62,7 @@ fn settings(sandbox_id: Option<&str>) -> CloudflareSettings {
 const QUICK: StartupRetry = StartupRetry { max_attempts: 4, base_delay_ms: 1, max_delay_ms: 1, budget_ms: 1_000 };
 
 fn provider(namespace: DurableObjectNamespace, sandbox_id: Option<&str>) -> CloudflareProvider {
-    CloudflareProvider::new(settings(sandbox_id), Some(namespace), Fetcher::Global).unwrap().with_startup_retry(QUICK)
+    CloudflareProvider::new(settings(sandbox_id), Some(namespace), Fetcher::Global, |_, _| unreachable!("no local Box host here")).unwrap().with_startup_retry(QUICK)
 }
 
 fn lines(log: &js_sys::Array) -> Vec<String> {
@@ -198,7 +198,7 @@ async fn runs_on_a_kept_box_wait_their_turn_and_only_delete_their_files() {
     let (ns, log) = fake(&format!("if (path === '/api/execute') return Response.json({{ success: true, exitCode: 0, stdout: '', stderr: '' }}); {OK}"));
     let provider = provider(ns, Some("shared-box"));
     let spec = BoxSpec::default();
-    let first: CloudflareBox = provider.open(&spec, None).await.unwrap();
+    let first = provider.open(&spec, None).await.unwrap();
     assert_eq!(first.id(), "shared-box");
     assert!(first.cwd().starts_with("/workspace/.vite-hub-runs/"), "{}", first.cwd());
     let second = provider.open(&spec, None);

@@ -25,8 +25,8 @@ use crate::error::{Error, ErrorCode, Operation, Result};
 use crate::http::deadline::Deadline;
 use crate::http::fetch::{abort_promise, body_bytes, js_message, sleep_unless_aborted, BodyChunks, Fetcher, HttpRequest, SendError};
 use crate::http::sse::{SseEnd, SseReader};
-use crate::provider::session::{OutputEntry, OutputStream};
-use crate::provider::ProviderKind;
+use crate::provider::output::{LogStream, OutputEntry, OutputStream};
+use crate::provider::box_session::ProviderKind;
 
 /// Bound of a request that is not a command (files, reads, `mkdir`, `configure`, starting a
 /// process), all its start retries and its answer included, in ms: the first request of a Box
@@ -523,44 +523,10 @@ impl ProcessLogs {
         Error::new(ErrorCode::TransportError, message).with_provider(ProviderKind::Cloudflare).with_operation(Operation::Exec)
     }
 
-    /// The next entry; `None` after the `exit` event.
-    ///
-    /// # Errors
-    /// `SANDBOX_TRANSPORT_ERROR` when the stream fails, is malformed or ends before `exit`.
-    pub async fn next(&mut self) -> Result<Option<OutputEntry>> {
-        loop {
-            if let Some(entry) = self.pending.pop_front() {
-                return Ok(Some(entry));
-            }
-            if self.exit.is_some() || self.ended {
-                return Ok(None);
-            }
-            let chunk = self.chunks.next_chunk().await.map_err(|e| Self::failed(format!("the process stream failed: {}", e.describe())))?;
-            let Some(chunk) = chunk else {
-                self.ended = true;
-                return Err(Self::failed("the process stream ended before the process exited".into()));
-            };
-            for event in self.reader.push(&chunk).map_err(|e| e.with_provider(ProviderKind::Cloudflare))? {
-                match wire::parse_process_event(&event.data).map_err(|e| e.with_provider(ProviderKind::Cloudflare))? {
-                    Some(ProcessEvent::Stdout(data)) => self.pending.push_back(OutputEntry { stream: OutputStream::Stdout, data }),
-                    Some(ProcessEvent::Stderr(data)) => self.pending.push_back(OutputEntry { stream: OutputStream::Stderr, data }),
-                    Some(ProcessEvent::Exit(code)) => {
-                        self.exit = Some(code);
-                        break;
-                    }
-                    None => {}
-                }
-            }
-            if self.exit.is_some() {
-                self.chunks.cancel();
-            }
-        }
-    }
-
     /// Reads to the `exit` event; the exit code.
     ///
     /// # Errors
-    /// Those of [`ProcessLogs::next`]; `SANDBOX_TRANSPORT_ERROR` when the process ended without one.
+    /// Those of [`LogStream::next`]; `SANDBOX_TRANSPORT_ERROR` when the process ended without one.
     pub async fn exit_code(&mut self) -> Result<i32> {
         while self.next().await?.is_some() {}
         match self.exit {
@@ -568,9 +534,47 @@ impl ProcessLogs {
             _ => Err(Self::failed("the process ended in an error state without an exit code".into())),
         }
     }
+}
+
+impl LogStream for ProcessLogs {
+    /// The next entry; `None` after the `exit` event.
+    ///
+    /// # Errors
+    /// `SANDBOX_TRANSPORT_ERROR` when the stream fails, is malformed or ends before `exit`.
+    fn next(&mut self) -> LocalBoxFuture<'_, Result<Option<OutputEntry>>> {
+        Box::pin(async move {
+            loop {
+                if let Some(entry) = self.pending.pop_front() {
+                    return Ok(Some(entry));
+                }
+                if self.exit.is_some() || self.ended {
+                    return Ok(None);
+                }
+                let chunk = self.chunks.next_chunk().await.map_err(|e| Self::failed(format!("the process stream failed: {}", e.describe())))?;
+                let Some(chunk) = chunk else {
+                    self.ended = true;
+                    return Err(Self::failed("the process stream ended before the process exited".into()));
+                };
+                for event in self.reader.push(&chunk).map_err(|e| e.with_provider(ProviderKind::Cloudflare))? {
+                    match wire::parse_process_event(&event.data).map_err(|e| e.with_provider(ProviderKind::Cloudflare))? {
+                        Some(ProcessEvent::Stdout(data)) => self.pending.push_back(OutputEntry { stream: OutputStream::Stdout, data }),
+                        Some(ProcessEvent::Stderr(data)) => self.pending.push_back(OutputEntry { stream: OutputStream::Stderr, data }),
+                        Some(ProcessEvent::Exit(code)) => {
+                            self.exit = Some(code);
+                            break;
+                        }
+                        None => {}
+                    }
+                }
+                if self.exit.is_some() {
+                    self.chunks.cancel();
+                }
+            }
+        })
+    }
 
     /// Stops reading (cancels the request).
-    pub fn cancel(&mut self) {
+    fn cancel(&mut self) {
         self.ended = true;
         self.pending.clear();
         self.chunks.cancel();

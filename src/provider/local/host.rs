@@ -14,8 +14,7 @@ use wasm_bindgen_futures::JsFuture;
 use crate::error::js::js_message;
 use crate::error::{Error, ErrorCode, Operation, Result};
 use crate::provider::local::options::Isolation;
-use crate::provider::ProviderKind;
-use crate::run::timing::HostStart;
+use crate::provider::box_session::{HostStart, ProviderKind};
 use crate::sys;
 
 /// Where a local Box host listens (what the starter resolves to: `{ baseUrl, token }`).

@@ -13,13 +13,16 @@ pub use provider::LocalProvider;
 
 #[cfg(target_arch = "wasm32")]
 mod provider {
+    use futures::future::LocalBoxFuture;
     use web_sys::AbortSignal;
 
     use super::{host, LocalOptions};
-    use crate::error::Result;
+    use crate::error::{Error, ErrorCode, Result};
     use crate::http::fetch::Fetcher;
-    use crate::provider::vercel::{VercelBox, VercelEndpoint, VercelProvider};
-    use crate::provider::{BoxSpec, ProviderKind};
+    use crate::provider::local::options::Isolation;
+    use crate::provider::vercel::{VercelEndpoint, VercelProvider};
+    use crate::provider::box_session::{BoxSession, BoxSpec, HostStart, PreparedProject, Provider, ProviderKind};
+    use crate::session::ExecutionAuthority;
 
     /// Opens Boxes on a local Box host.
     #[derive(Debug)]
@@ -32,28 +35,6 @@ mod provider {
         /// A provider for `options`; requests go through `fetcher`. Starts nothing.
         pub fn new(options: LocalOptions, fetcher: Fetcher) -> LocalProvider {
             LocalProvider { options, fetcher }
-        }
-
-        /// Whether no host is configured, so Boxes go to the isolate's in-process one.
-        pub fn uses_in_process_host(&self) -> bool {
-            self.options.base_url.is_none()
-        }
-
-        /// The `local.isolation` option (what an in-process host started for it applies).
-        pub fn isolation(&self) -> Option<super::options::Isolation> {
-            self.options.isolation
-        }
-
-        /// Starts the in-process host when none is configured and it is not running yet; what
-        /// that cost, for the call that started it.
-        ///
-        /// # Errors
-        /// Those of [`host::in_process_host`].
-        pub async fn ensure_ready(&self) -> Result<Option<crate::run::timing::HostStart>> {
-            if !self.uses_in_process_host() {
-                return Ok(None);
-            }
-            Ok(host::in_process_host(self.options.isolation).await?.1)
         }
 
         async fn endpoint(&self) -> Result<VercelEndpoint> {
@@ -71,25 +52,87 @@ mod provider {
         ///
         /// # Errors
         /// Those of [`host::in_process_host`].
-        pub async fn vercel(&self) -> Result<VercelProvider> {
+        async fn vercel(&self) -> Result<VercelProvider> {
             let endpoint = self.endpoint().await?;
             Ok(VercelProvider::new(endpoint, self.options.network_policy.clone(), self.fetcher.clone(), ProviderKind::Local))
         }
+    }
 
-        /// The executionAuthority the host applies to a Box of this provider (starts the
-        /// in-process host when needed; opens no Box).
+    /// The host's own report, checked against the contract's shape.
+    fn authority_from(report: &serde_json::Value) -> Result<ExecutionAuthority> {
+        ExecutionAuthority::from_report(report).map_err(|e| e.with_provider(ProviderKind::Local))
+    }
+
+    impl Provider for LocalProvider {
+        fn kind(&self) -> ProviderKind {
+            ProviderKind::Local
+        }
+
+        /// Starts the in-process host when none is configured and it is not running yet; what
+        /// that cost, for the call that started it.
         ///
         /// # Errors
-        /// Those of [`LocalProvider::ensure_ready`]; `SANDBOX_TRANSPORT_ERROR` for a failed request.
-        pub async fn execution_authority(&self, signal: Option<&AbortSignal>) -> Result<serde_json::Value> {
-            let endpoint = self.endpoint().await?;
-            let provider = VercelProvider::new(endpoint, self.options.network_policy.clone(), self.fetcher.clone(), ProviderKind::Local);
-            provider.local_host_execution_authority(signal).await
+        /// Those of [`host::in_process_host`].
+        fn ensure_ready(&self) -> LocalBoxFuture<'_, Result<Option<HostStart>>> {
+            Box::pin(async move {
+                if !self.uses_in_process_host() {
+                    return Ok(None);
+                }
+                Ok(host::in_process_host(self.options.isolation).await?.1)
+            })
+        }
+
+        /// Whether no host is configured, so Boxes go to the isolate's in-process one.
+        fn uses_in_process_host(&self) -> bool {
+            self.options.base_url.is_none()
+        }
+
+        /// The `local.isolation` option (what an in-process host started for it applies).
+        fn local_isolation(&self) -> Option<Isolation> {
+            self.options.isolation
+        }
+
+        /// `true`: the host keeps snapshots.
+        fn prepares(&self) -> bool {
+            true
+        }
+
+        /// The host's snapshots (the Vercel protocol's list).
+        fn list_prepared<'a>(&'a self, name: Option<&'a str>) -> LocalBoxFuture<'a, Result<Vec<PreparedProject>>> {
+            Box::pin(async move { self.vercel().await?.list_prepared(name).await })
+        }
+
+        /// Deletes one of the host's snapshots (the Vercel protocol's delete).
+        fn drop_prepared<'a>(&'a self, id: &'a str) -> LocalBoxFuture<'a, Result<bool>> {
+            Box::pin(async move { self.vercel().await?.drop_prepared(id).await })
+        }
+
+        /// The executionAuthority the host applies to a Box of this provider
+        /// (`GET /_vite-hub/execution-authority` with its `networkPolicy`; starts the in-process
+        /// host when needed; opens no Box).
+        ///
+        /// # Errors
+        /// Those of [`Provider::ensure_ready`]; `SANDBOX_TRANSPORT_ERROR` for a failed request or
+        /// a report that is not of the contract's shape.
+        fn execution_authority<'a>(&'a self, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<ExecutionAuthority>> {
+            Box::pin(async move { authority_from(&self.vercel().await?.local_host_execution_authority(signal).await?) })
+        }
+
+        /// The host's own report for the Box, from its create answer.
+        ///
+        /// # Errors
+        /// `SANDBOX_TRANSPORT_ERROR` when the host reported none or a malformed one.
+        fn box_execution_authority<'a>(&'a self, session: &'a dyn BoxSession) -> LocalBoxFuture<'a, Result<ExecutionAuthority>> {
+            let authority = match session.reported_execution_authority() {
+                Some(report) => authority_from(report),
+                None => Err(Error::new(ErrorCode::TransportError, "the local Box host reported no executionAuthority for the Box").with_provider(ProviderKind::Local)),
+            };
+            Box::pin(std::future::ready(authority))
         }
 
         /// Opens a Box on the host (`POST /v3/sandboxes`).
-        pub async fn open(&self, spec: &BoxSpec, signal: Option<&AbortSignal>) -> Result<VercelBox> {
-            self.vercel().await?.open(spec, signal).await
+        fn open<'a>(&'a self, spec: &'a BoxSpec, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<Box<dyn BoxSession>>> {
+            Box::pin(async move { self.vercel().await?.open(spec, signal).await })
         }
     }
 }

@@ -4,7 +4,7 @@
 //! (endpoints), §8 (NDJSON). The token is sent only to the configured base URL and never appears
 //! in an error.
 
-use futures::future::{select, Either};
+use futures::future::{select, Either, LocalBoxFuture};
 use gloo_net::http::Response;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::AbortSignal;
@@ -20,8 +20,8 @@ use crate::provider::vercel::wire::{
     self, CommandInfo, CommandStreamLine, CreateSandboxRequest, KillCommandRequest, MkdirRequest, ReadFileRequest, RunCommandRequest,
     SandboxAndSessionResponse,
 };
-use crate::provider::session::{OutputEntry, OutputStream};
-use crate::provider::{FileRead, ProviderKind};
+use crate::provider::output::{LogStream, OutputEntry, OutputStream};
+use crate::provider::box_session::{FileRead, ProviderKind};
 
 /// Bound of a create (all attempts and the answer), in ms. A Run's own deadline usually ends it
 /// first.
@@ -298,21 +298,22 @@ impl VercelClient {
             },
         };
         let mut start = started.map_err(|e| e.with_provider(self.kind).with_operation(Operation::Exec))?;
-        // From here the caller's abort cuts the stream (and the Command is killed below).
-        let linked = signal.zip(abort_own.as_ref());
-        if let Some((caller, abort)) = linked {
-            let _ = caller.add_event_listener_with_callback("abort", abort);
-            if caller.aborted() {
-                own.abort();
-            }
+        // From here the caller's abort ends the read (the stream is cancelled and the Command
+        // killed below). The read races the abort itself: aborting the request's own signal does
+        // not reliably cut a body whose `Request` object was garbage-collected (Node's undici:
+        // nodejs/node#55428), so that abort alone left an aborted exec running to its end.
+        let read = Box::pin(self.read_command_stream(&mut start, command, on_output));
+        let result = match signal {
+            None => read.await,
+            Some(caller) => match select(read, JsFuture::from(abort_promise(caller))).await {
+                Either::Left((result, _)) => result,
+                Either::Right(_) => {
+                    own.abort();
+                    Err(self.send_error(Operation::Exec, SendError::Aborted))
+                }
+            },
         }
-        let result = self
-            .read_command_stream(&mut start, command, on_output)
-            .await
-            .map_err(|e| e.with_provider(self.kind).with_operation(Operation::Exec));
-        if let Some((caller, abort)) = linked {
-            let _ = caller.remove_event_listener_with_callback("abort", abort);
-        }
+        .map_err(|e| e.with_provider(self.kind).with_operation(Operation::Exec));
         start.chunks.cancel();
         // An aborted wait leaves no Command running: it is killed (SIGKILL, best effort; the Box's
         // close would end it anyway).
@@ -432,46 +433,48 @@ pub struct CommandLogs {
     kind: ProviderKind,
 }
 
-impl CommandLogs {
+impl LogStream for CommandLogs {
     /// The next entry; `None` once the command has exited and every entry was read.
     ///
     /// # Errors
     /// `SANDBOX_TRANSPORT_ERROR` for a failed read, a malformed line or an in-stream error line.
-    pub async fn next(&mut self) -> Result<Option<OutputEntry>> {
-        loop {
-            if let Some(entry) = self.pending.pop_front() {
-                return Ok(Some(entry));
-            }
-            if self.ended {
-                return Ok(None);
-            }
-            let failed = |message: String| {
-                Error::new(ErrorCode::TransportError, message).with_provider(self.kind).with_operation(Operation::Exec)
-            };
-            let chunk = self.chunks.next_chunk().await.map_err(|e| failed(format!("the command logs stream failed: {}", e.describe())))?;
-            let lines = match chunk {
-                Some(bytes) => self.reader.push(&bytes)?,
-                None => {
-                    self.ended = true;
-                    std::mem::take(&mut self.reader).finish()?.into_iter().collect()
+    fn next(&mut self) -> LocalBoxFuture<'_, Result<Option<OutputEntry>>> {
+        Box::pin(async move {
+            loop {
+                if let Some(entry) = self.pending.pop_front() {
+                    return Ok(Some(entry));
                 }
-            };
-            for line in lines {
-                match wire::parse_command_stream_line(&line).map_err(|e| e.with_provider(self.kind))? {
-                    CommandStreamLine::Stdout(data) => self.pending.push_back(OutputEntry { stream: OutputStream::Stdout, data }),
-                    CommandStreamLine::Stderr(data) => self.pending.push_back(OutputEntry { stream: OutputStream::Stderr, data }),
-                    CommandStreamLine::Error { code, message } => {
+                if self.ended {
+                    return Ok(None);
+                }
+                let failed = |message: String| {
+                    Error::new(ErrorCode::TransportError, message).with_provider(self.kind).with_operation(Operation::Exec)
+                };
+                let chunk = self.chunks.next_chunk().await.map_err(|e| failed(format!("the command logs stream failed: {}", e.describe())))?;
+                let lines = match chunk {
+                    Some(bytes) => self.reader.push(&bytes)?,
+                    None => {
                         self.ended = true;
-                        return Err(failed(format!("the command logs stream failed: {code}: {message}")));
+                        std::mem::take(&mut self.reader).finish()?.into_iter().collect()
                     }
-                    CommandStreamLine::Command(_) => {}
+                };
+                for line in lines {
+                    match wire::parse_command_stream_line(&line).map_err(|e| e.with_provider(self.kind))? {
+                        CommandStreamLine::Stdout(data) => self.pending.push_back(OutputEntry { stream: OutputStream::Stdout, data }),
+                        CommandStreamLine::Stderr(data) => self.pending.push_back(OutputEntry { stream: OutputStream::Stderr, data }),
+                        CommandStreamLine::Error { code, message } => {
+                            self.ended = true;
+                            return Err(failed(format!("the command logs stream failed: {code}: {message}")));
+                        }
+                        CommandStreamLine::Command(_) => {}
+                    }
                 }
             }
-        }
+        })
     }
 
     /// Stops reading (the request is cancelled).
-    pub fn cancel(&mut self) {
+    fn cancel(&mut self) {
         self.ended = true;
         self.pending.clear();
         self.chunks.cancel();

@@ -1,0 +1,464 @@
+//! The Box seam (DESIGN.md §3, layer 2): [`Provider`] opens Boxes, [`BoxSession`] is one live
+//! Box: write files (one batch), run a Command and wait for it (or stream its output), start one
+//! and follow it ([`LogStream`]), read a file, test, create and remove paths; close.
+//!
+//! The Run, the public Session API and the Agent tool build on these two traits only; each
+//! provider folder implements them, and [`super::build`] is the one place that picks one. An
+//! operation a provider does not have keeps its default here, which fails with
+//! `SANDBOX_NOT_SUPPORTED` (or answers "none" for a query), so a provider implements only what it
+//! has.
+//!
+//! Futures are boxed and not `Send` ([`LocalBoxFuture`]): the wasm runtime is single-threaded.
+
+use futures::future::LocalBoxFuture;
+use web_sys::AbortSignal;
+
+use super::output::{LogStream, OutputStream};
+use crate::command::{Command, CommandOutcome};
+use crate::error::{Error, ErrorCode, Operation, Result};
+use crate::provider::local::options::Isolation;
+use crate::session::ExecutionAuthority;
+use crate::transfer::box_file::BoxFile;
+
+/// Who supplies a Box: what [`Provider::kind`] and [`BoxSession::provider`] answer.
+pub use vite_hub_sandbox_core::provider::ProviderKind;
+
+/// What a Run asks of a provider when it opens a Box.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BoxSpec {
+    /// Box lifetime in ms (the provider stops the Box after that); `None` uses the provider's
+    /// default.
+    pub lifetime_ms: Option<u64>,
+    /// The Definition's name (readable Box ids; empty when there is none).
+    pub name: String,
+    /// `runSandbox`'s `sandboxId`: the kept Box to use (Cloudflare; other providers ignore it).
+    pub sandbox_id: Option<String>,
+    /// The prepared project to start from (a Vercel or local-host snapshot id); a provider
+    /// without prepared projects ignores it. See [`crate::run::prepared`].
+    pub prepared: Option<String>,
+    /// The name under which this Box's own snapshot can be found again
+    /// (`vitehub-prepared-<install digest>`), when the Run means to prepare a project from it.
+    pub prepared_name: Option<String>,
+    /// The Box is a Run's, whose first request is its staging (Cloudflare: no `mkdir` of the
+    /// cwd at open; `BoxSession::stage_files` writes it). `false` for a Session.
+    pub staged_first: bool,
+}
+
+/// How a Box's files began, for the prepared-project cache ([`crate::run::prepared`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PreparedStart {
+    /// An empty Box (no prepared project asked for).
+    Empty,
+    /// From the prepared project asked for.
+    Restored,
+    /// A prepared project was asked for but the provider no longer has it: an empty Box.
+    Missing,
+}
+
+/// What a bounded file read of a Box found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FileRead {
+    /// No such file.
+    Missing,
+    /// The whole file.
+    Bytes(Vec<u8>),
+    /// The file is larger than the reader's cap: its size in bytes (or at least this many).
+    TooLarge(u64),
+}
+
+/// What starting the isolate's in-process local Box host cost, for the Run that started it (ms;
+/// the `host` and `connect` phases of `Server-Timing`, see [`crate::run::timing`]).
+#[derive(Debug, Clone, Copy)]
+pub struct HostStart {
+    /// From asking for the host until it listened (`host`).
+    pub host_ms: f64,
+    /// The first request to it (`connect`), when the starter measured one.
+    pub connect_ms: Option<f64>,
+}
+
+/// A prepared project (snapshot) a provider keeps: its id, its size in bytes and when it was
+/// created (ms since the Unix epoch).
+pub type PreparedProject = (String, u64, u64);
+
+/// `SANDBOX_NOT_SUPPORTED` for a provider without prepared projects (snapshots).
+fn no_prepared_projects<'a, T: 'a>(provider: ProviderKind) -> LocalBoxFuture<'a, Result<T>> {
+    let message = format!("The {provider} provider keeps no prepared projects.");
+    Box::pin(std::future::ready(Err(Error::new(ErrorCode::NotSupported, message))))
+}
+
+/// `SANDBOX_NOT_SUPPORTED` for a Box operation `operation` that `provider`'s Boxes do not have.
+fn unsupported<'a, T: 'a>(provider: ProviderKind, operation: Operation) -> LocalBoxFuture<'a, Result<T>> {
+    let message = format!("the {provider} provider does not support {} on a Box", operation.as_str());
+    Box::pin(std::future::ready(Err(Error::new(ErrorCode::NotSupported, message).with_provider(provider).with_operation(operation))))
+}
+
+/// A provider able to open Boxes, built once per `configureSandbox` by [`super::build`] from
+/// resolved [`super::ProviderSettings`] and the isolate's fetch. Building it sends nothing.
+pub trait Provider: std::fmt::Debug {
+    /// The provider reported in errors and Responses.
+    fn kind(&self) -> ProviderKind;
+
+    /// Makes sure the provider can take requests (the local provider starts the isolate's
+    /// in-process Box host on first use). Returns what starting it cost, for the one call that
+    /// started it (`None` for every other call and provider).
+    ///
+    /// # Errors
+    /// `SANDBOX_PROVIDER_REQUIRED` when no local host is configured and none can be started
+    /// here; `SANDBOX_PROVIDER_UNAVAILABLE` when starting it failed.
+    fn ensure_ready(&self) -> LocalBoxFuture<'_, Result<Option<HostStart>>> {
+        Box::pin(std::future::ready(Ok(None)))
+    }
+
+    /// Whether this provider's Boxes are on the isolate's in-process local Box host (provider
+    /// `local` without `local.baseUrl`), which [`Provider::ensure_ready`] starts. Default `false`.
+    fn uses_in_process_host(&self) -> bool {
+        false
+    }
+
+    /// The `local.isolation` option an in-process local Box host started for this provider
+    /// applies; `None` when unset or for a provider other than `local`.
+    fn local_isolation(&self) -> Option<Isolation> {
+        None
+    }
+
+    /// Whether this provider keeps prepared projects (snapshots; see [`crate::run::prepared`]).
+    /// Default `false`.
+    fn prepares(&self) -> bool {
+        false
+    }
+
+    /// The prepared projects the provider keeps for this project, of the Box named `name` when
+    /// given, newest first, at most 100 (one list request).
+    ///
+    /// # Errors
+    /// Those of the list request; `SANDBOX_NOT_SUPPORTED` (the default) for a provider that keeps
+    /// none.
+    fn list_prepared<'a>(&'a self, name: Option<&'a str>) -> LocalBoxFuture<'a, Result<Vec<PreparedProject>>> {
+        let _ = name;
+        no_prepared_projects(self.kind())
+    }
+
+    /// Deletes prepared project `id`; `false` when it was already gone.
+    ///
+    /// # Errors
+    /// Those of the delete request; `SANDBOX_NOT_SUPPORTED` (the default) for a provider that keeps
+    /// none.
+    fn drop_prepared<'a>(&'a self, id: &'a str) -> LocalBoxFuture<'a, Result<bool>> {
+        let _ = id;
+        no_prepared_projects(self.kind())
+    }
+
+    /// What a Box of this provider can reach (contract §2), before any Box exists.
+    ///
+    /// # Errors
+    /// For providers that ask a host: those of [`Provider::ensure_ready`],
+    /// `SANDBOX_TRANSPORT_ERROR` for a failed request or a report that is not of the contract's
+    /// shape.
+    fn execution_authority<'a>(&'a self, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<ExecutionAuthority>>;
+
+    /// The executionAuthority of `session`, a Box this provider opened. Default: the provider's
+    /// ([`Provider::execution_authority`], no signal).
+    ///
+    /// # Errors
+    /// Those of [`Provider::execution_authority`]; `SANDBOX_TRANSPORT_ERROR` when a provider that
+    /// reports it per Box reported none or a malformed one.
+    fn box_execution_authority<'a>(&'a self, session: &'a dyn BoxSession) -> LocalBoxFuture<'a, Result<ExecutionAuthority>> {
+        let _ = session;
+        self.execution_authority(None)
+    }
+
+    /// Whether the provider keeps the Box of a `sandboxId` itself (Cloudflare: one Durable Object
+    /// per id, its Runs serialized by the provider). For the others (the default, `false`) the
+    /// Run layer keeps it ([`crate::run::lease`]).
+    fn keeps_boxes(&self) -> bool {
+        false
+    }
+
+    /// Closes the kept Box of `sandbox_id` when the provider keeps it itself
+    /// ([`Provider::keeps_boxes`]); `Ok(false)` (the default) for a provider that does not.
+    ///
+    /// # Errors
+    /// `SANDBOX_INVALID_ARGUMENT` for an id the provider refuses; those of the close.
+    fn close_kept_box<'a>(&'a self, sandbox_id: &'a str) -> LocalBoxFuture<'a, Result<bool>> {
+        let _ = sandbox_id;
+        Box::pin(std::future::ready(Ok(false)))
+    }
+
+    /// Opens a new Box as `spec` asks (`signal` aborts the opening).
+    ///
+    /// # Errors
+    /// `SANDBOX_TRANSPORT_ERROR` or `SANDBOX_PROVIDER_UNAVAILABLE` when the provider refuses or
+    /// cannot be reached; `SANDBOX_INVALID_ARGUMENT` for a `sandboxId` the provider refuses; those
+    /// of [`Provider::ensure_ready`].
+    fn open<'a>(&'a self, spec: &'a BoxSpec, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<Box<dyn BoxSession>>>;
+}
+
+/// One live Box, whatever the provider. Paths are absolute Box paths unless a method says
+/// otherwise; `signal` aborts the request (the operation fails with the provider's transport
+/// error).
+pub trait BoxSession: std::fmt::Debug {
+    /// The provider that supplied this Box (for errors and Responses).
+    fn provider(&self) -> ProviderKind;
+
+    /// The provider's id of this Box (Vercel session id, Cloudflare Durable Object name).
+    fn id(&self) -> &str;
+
+    /// The Box working directory (absolute Box path), e.g. `/vercel/sandbox`.
+    fn cwd(&self) -> &str;
+
+    /// The work directory of a Box on the local Box host (the local provider, or Cloudflare in
+    /// local development), to which Session file helpers are held
+    /// ([`crate::session::check_local_box_path`]); `None` (the default) on a real provider.
+    fn local_box_host_work_dir(&self) -> Option<&str> {
+        None
+    }
+
+    /// The root of a Box the provider keeps across Runs (Cloudflare with `sandboxId`: the Runs
+    /// work in directories below it); `None` (the default) otherwise.
+    fn kept_root(&self) -> Option<&str> {
+        None
+    }
+
+    /// Whether the provider stops this Box once its lifetime ([`BoxSpec::lifetime_ms`]) ends
+    /// (Vercel and the local Box host do). Default `false`: the Box has no lifetime.
+    fn stops_at_lifetime(&self) -> bool {
+        false
+    }
+
+    /// The provider's own report of the Box's executionAuthority, when it gives one (the local
+    /// Box host does); `None` (the default) otherwise.
+    fn reported_execution_authority(&self) -> Option<&serde_json::Value> {
+        None
+    }
+
+    /// How the Box's files began: empty (the default), from the prepared project asked for, or
+    /// empty because that prepared project was gone.
+    fn prepared(&self) -> PreparedStart {
+        PreparedStart::Empty
+    }
+
+    /// Keeps the Box's files as a prepared project and stops the Box; the prepared project's id.
+    ///
+    /// # Errors
+    /// The provider's snapshot errors; `SANDBOX_NOT_SUPPORTED` (the default) for a provider
+    /// without prepared projects (the Box is not stopped then).
+    fn prepare(&self) -> LocalBoxFuture<'_, Result<String>> {
+        no_prepared_projects(self.provider())
+    }
+
+    /// Writes `files` (paths relative to the Box root `/`) in one batch.
+    ///
+    /// # Errors
+    /// `SANDBOX_INVALID_ARGUMENT` for a path that fails
+    /// [`crate::transfer::box_file::validate_relative_path`]; transport errors of the provider.
+    fn write_files<'a>(&'a self, files: &'a [BoxFile], signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<()>>;
+
+    /// Writes a Run's `files` (paths relative to `/`, below the Box cwd) before its first
+    /// Command. Default: [`BoxSession::write_files`]. A provider may stage them for the next
+    /// [`BoxSession::exec`] or [`BoxSession::exec_streaming`] to unpack instead (Cloudflare: one
+    /// archive, one request).
+    ///
+    /// # Errors
+    /// Those of [`BoxSession::write_files`]; where the next Command unpacks, a failed unpacking is
+    /// that Command's `SANDBOX_EXECUTION_ERROR`.
+    fn stage_files<'a>(&'a self, files: &'a [BoxFile], signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<()>> {
+        self.write_files(files, signal)
+    }
+
+    /// Runs a Command and waits for its exit, keeping the tail of its output per the Command's
+    /// caps.
+    ///
+    /// # Errors
+    /// Transport errors of the provider; `SANDBOX_TIMEOUT` when the Command's own timeout killed
+    /// it (where the provider applies it).
+    fn exec<'a>(&'a self, command: &'a Command, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<CommandOutcome>>;
+
+    /// Runs a Command and waits for its exit like [`BoxSession::exec`], handing each piece of its
+    /// stdout/stderr to `on_output` as the provider delivers it, in order within each stream.
+    ///
+    /// # Errors
+    /// Those of [`BoxSession::exec`]; a provider that does not apply the Command's own timeout
+    /// here (Cloudflare) needs `signal` to carry the deadline.
+    fn exec_streaming<'a>(
+        &'a self,
+        command: &'a Command,
+        on_output: &'a mut dyn FnMut(OutputStream, &str),
+        signal: Option<&'a AbortSignal>,
+    ) -> LocalBoxFuture<'a, Result<CommandOutcome>>;
+
+    /// Reads a file, at most `max_bytes` of it ([`FileRead::TooLarge`] beyond, checked by size
+    /// before the content is buffered where the provider says the size).
+    ///
+    /// # Errors
+    /// Transport errors of the provider.
+    fn read_file<'a>(&'a self, path: &'a str, max_bytes: u64, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<FileRead>>;
+
+    /// Starts a Command without waiting for it; answers its id (for [`BoxSession::logs`],
+    /// [`BoxSession::wait`], [`BoxSession::kill`]).
+    ///
+    /// # Errors
+    /// Transport errors of the provider; `SANDBOX_NOT_SUPPORTED` (the default).
+    fn spawn<'a>(&'a self, command: &'a Command, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<String>> {
+        let _ = (command, signal);
+        unsupported(self.provider(), Operation::Exec)
+    }
+
+    /// Follows the output of Command `id` from its start.
+    ///
+    /// # Errors
+    /// Transport errors of the provider; `SANDBOX_NOT_SUPPORTED` (the default).
+    fn logs<'a>(&'a self, id: &'a str, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<Box<dyn LogStream>>> {
+        let _ = (id, signal);
+        unsupported(self.provider(), Operation::Exec)
+    }
+
+    /// Waits for Command `id` to exit; its exit code.
+    ///
+    /// # Errors
+    /// Transport errors of the provider; `SANDBOX_NOT_SUPPORTED` (the default).
+    fn wait<'a>(&'a self, id: &'a str, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<i32>> {
+        let _ = (id, signal);
+        unsupported(self.provider(), Operation::Exec)
+    }
+
+    /// Sends signal number `signal_number` (15 SIGTERM, 9 SIGKILL, …) to Command `id`.
+    ///
+    /// # Errors
+    /// Transport errors of the provider; `SANDBOX_NOT_SUPPORTED` for a signal the provider cannot
+    /// send, and (the default) for a provider without it.
+    fn kill<'a>(&'a self, id: &'a str, signal_number: u8, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<()>> {
+        let _ = (id, signal_number, signal);
+        unsupported(self.provider(), Operation::Exec)
+    }
+
+    /// Whether a path exists.
+    ///
+    /// # Errors
+    /// Transport errors of the provider; `SANDBOX_NOT_SUPPORTED` (the default).
+    fn exists<'a>(&'a self, path: &'a str, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<bool>> {
+        let _ = (path, signal);
+        unsupported(self.provider(), Operation::Read)
+    }
+
+    /// Creates a directory; with `recursive`, its parents too and no error when it exists.
+    ///
+    /// # Errors
+    /// Transport errors of the provider; `SANDBOX_NOT_SUPPORTED` (the default).
+    fn mkdir<'a>(&'a self, path: &'a str, recursive: bool, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<()>> {
+        let _ = (path, recursive, signal);
+        unsupported(self.provider(), Operation::Mkdir)
+    }
+
+    /// Removes a file, or with `recursive` a directory tree. A missing path is no error.
+    ///
+    /// # Errors
+    /// Transport errors of the provider; `SANDBOX_NOT_SUPPORTED` (the default).
+    fn remove<'a>(&'a self, path: &'a str, recursive: bool, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<()>> {
+        let _ = (path, recursive, signal);
+        unsupported(self.provider(), Operation::Remove)
+    }
+
+    /// Stops the Box and everything running in it.
+    ///
+    /// # Errors
+    /// Transport errors of the provider (the Box may still be running then).
+    fn close(&self) -> LocalBoxFuture<'_, Result<()>>;
+}
+
+#[cfg(test)]
+mod tests {
+    use futures::FutureExt;
+
+    use super::*;
+
+    /// A provider with only the required operations: every other one keeps its default.
+    #[derive(Debug)]
+    struct Minimal;
+
+    fn refused<'a, T: 'a>() -> LocalBoxFuture<'a, Result<T>> {
+        Box::pin(std::future::ready(Err(Error::new(ErrorCode::TransportError, "not reached"))))
+    }
+
+    impl BoxSession for Minimal {
+        fn provider(&self) -> ProviderKind {
+            ProviderKind::Cloudflare
+        }
+        fn id(&self) -> &str {
+            "box"
+        }
+        fn cwd(&self) -> &str {
+            "/work"
+        }
+        fn write_files<'a>(&'a self, _: &'a [BoxFile], _: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<()>> {
+            Box::pin(std::future::ready(Ok(())))
+        }
+        fn exec<'a>(&'a self, _: &'a Command, _: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<CommandOutcome>> {
+            refused()
+        }
+        fn exec_streaming<'a>(&'a self, _: &'a Command, _: &'a mut dyn FnMut(OutputStream, &str), _: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<CommandOutcome>> {
+            refused()
+        }
+        fn read_file<'a>(&'a self, _: &'a str, _: u64, _: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<FileRead>> {
+            refused()
+        }
+        fn close(&self) -> LocalBoxFuture<'_, Result<()>> {
+            Box::pin(std::future::ready(Ok(())))
+        }
+    }
+
+    impl Provider for Minimal {
+        fn kind(&self) -> ProviderKind {
+            ProviderKind::Cloudflare
+        }
+        fn execution_authority<'a>(&'a self, _: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<ExecutionAuthority>> {
+            Box::pin(std::future::ready(Ok(ExecutionAuthority::cloudflare())))
+        }
+        fn open<'a>(&'a self, _: &'a BoxSpec, _: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<Box<dyn BoxSession>>> {
+            Box::pin(std::future::ready(Ok(Box::new(Minimal) as Box<dyn BoxSession>)))
+        }
+    }
+
+    fn now<T>(future: LocalBoxFuture<'_, Result<T>>) -> Result<T> {
+        future.now_or_never().expect("a default answers at once")
+    }
+
+    fn assert_unsupported<T: std::fmt::Debug>(answer: Result<T>, operation: Operation) {
+        let error = answer.unwrap_err();
+        assert_eq!(error.code(), ErrorCode::NotSupported, "{}", error.message());
+        assert_eq!(error.operation(), Some(operation));
+        assert_eq!(error.provider(), Some(ProviderKind::Cloudflare));
+        assert!(error.message().contains("cloudflare"), "{}", error.message());
+    }
+
+    #[test]
+    fn box_operations_a_provider_lacks_are_not_supported() {
+        let session: Box<dyn BoxSession> = Box::new(Minimal);
+        let command = Command::default();
+        assert_unsupported(now(session.spawn(&command, None)), Operation::Exec);
+        assert_unsupported(now(session.logs("1", None)), Operation::Exec);
+        assert_unsupported(now(session.wait("1", None)), Operation::Exec);
+        assert_unsupported(now(session.kill("1", 15, None)), Operation::Exec);
+        assert_unsupported(now(session.exists("/work/a", None)), Operation::Read);
+        assert_unsupported(now(session.mkdir("/work/a", true, None)), Operation::Mkdir);
+        assert_unsupported(now(session.remove("/work/a", false, None)), Operation::Remove);
+        let prepare = now(session.prepare()).unwrap_err();
+        assert_eq!((prepare.code(), prepare.message()), (ErrorCode::NotSupported, "The cloudflare provider keeps no prepared projects."));
+        assert_eq!((session.prepared(), session.kept_root(), session.local_box_host_work_dir()), (PreparedStart::Empty, None, None));
+        assert!(!session.stops_at_lifetime() && session.reported_execution_authority().is_none());
+        assert!(now(session.stage_files(&[], None)).is_ok(), "staging defaults to write_files");
+    }
+
+    #[test]
+    fn provider_queries_answer_none_and_prepared_projects_are_not_supported() {
+        let provider: &dyn Provider = &Minimal;
+        assert!(!provider.prepares() && !provider.keeps_boxes() && !provider.uses_in_process_host());
+        assert_eq!(provider.local_isolation(), None);
+        assert!(now(provider.ensure_ready()).unwrap().is_none());
+        assert!(!now(provider.close_kept_box("kept")).unwrap(), "no Box is kept by the provider");
+        for error in [now(provider.list_prepared(None)).unwrap_err(), now(provider.drop_prepared("id")).unwrap_err()] {
+            assert_eq!((error.code(), error.message()), (ErrorCode::NotSupported, "The cloudflare provider keeps no prepared projects."));
+        }
+        let session = now(provider.open(&BoxSpec::default(), None)).unwrap();
+        assert_eq!(now(provider.box_execution_authority(session.as_ref())).unwrap(), ExecutionAuthority::cloudflare(), "the provider's own by default");
+    }
+}

@@ -1,0 +1,354 @@
+//! One Cloudflare Box ([`CloudflareBox`]): a `Sandbox` Durable Object and its container, spoken
+//! to through the container control API ([`super::client`]); its files, Commands and close.
+
+use std::cell::{Cell, RefCell};
+
+use futures::future::LocalBoxFuture;
+use wasm_bindgen_futures::JsFuture;
+use web_sys::AbortSignal;
+
+use super::client::ContainerClient;
+use super::exec::{execute_request, relative_to, unpack_then, STAGED_ARCHIVE, STAGED_ERRORS, STAGE_EXIT};
+use super::kept::Turn;
+use crate::command::{Command, CommandOutcome};
+use crate::error::{Error, ErrorCode, Operation, Result};
+use crate::http::deadline::stop_within;
+use crate::http::fetch::js_message;
+use crate::provider::box_session::{BoxSession, FileRead, ProviderKind};
+use crate::provider::output::{LogStream, OutputStream};
+use crate::sys::DurableObjectStub;
+use crate::transfer::tar::write_tar;
+use crate::transfer::box_file::BoxFile;
+
+/// The container's work directory (sessions and sessionless commands start there, §4.2).
+pub(super) const WORK_DIR: &str = "/workspace";
+/// Commands whose timeout is at most this go through `/api/execute` (the container kills
+/// them on time); longer ones stream (`/api/execute/stream`), because the container server
+/// cuts a request that sends no byte for 255 s (§6.1).
+const MAX_BUFFERED_EXEC_MS: u64 = 240_000;
+/// Bound of a close (destroy, or deleting a kept Box's Run directory), in ms.
+pub(super) const CLOSE_DEADLINE_MS: u32 = 15_000;
+
+/// One Cloudflare Box: a `Sandbox` Durable Object and its container.
+#[derive(Debug)]
+pub struct CloudflareBox {
+    pub(super) client: ContainerClient,
+    pub(super) stub: Option<DurableObjectStub>,
+    pub(super) id: String,
+    pub(super) cwd: String,
+    /// Destroyed at close (a Box of its own, or a kept one with `keepAlive`), else only the
+    /// Run's directory is deleted.
+    pub(super) destroy_after: bool,
+    /// This Run's turn on a kept Box; released at close (or drop).
+    pub(super) lock: RefCell<Option<Turn>>,
+    /// A staged archive waits in the cwd for the next Command to unpack it: the path
+    /// segments its entries drop (those of the cwd).
+    pub(super) staged: Cell<Option<usize>>,
+}
+
+impl BoxSession for CloudflareBox {
+    /// Always `cloudflare`.
+    fn provider(&self) -> ProviderKind {
+        ProviderKind::Cloudflare
+    }
+
+    /// The Box cwd: `/workspace` for a Box of its own, a directory of this Run's for a kept one.
+    fn cwd(&self) -> &str {
+        &self.cwd
+    }
+
+    /// The Box id (the Durable Object name).
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The Box's work directory when the Box lives on the local Box host (local development,
+    /// no Durable Object stub), whose file routes and commands see different roots outside it.
+    fn local_box_host_work_dir(&self) -> Option<&str> {
+        self.stub.is_none().then_some(WORK_DIR)
+    }
+
+    /// `/workspace` for a kept Box that outlives the Run (`sandboxId` without `keepAlive`),
+    /// whose Runs work in directories below it; `None` for a Box destroyed after the Run.
+    fn kept_root(&self) -> Option<&str> {
+        (self.cwd != WORK_DIR && !self.destroy_after).then_some(WORK_DIR)
+    }
+
+    /// Writes `files` (paths relative to `/`): `mkdir -p` of their directories, then one
+    /// `/api/write` per file (base64), a few at a time; then a `chmod` for executable modes.
+    fn write_files<'a>(&'a self, files: &'a [BoxFile], signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<()>> {
+        Box::pin(async move {
+            for file in files {
+                crate::transfer::box_file::validate_relative_path(&file.path)?;
+            }
+            let mut dirs: Vec<String> = Vec::new();
+            for file in files {
+                let Some((dir, _)) = file.path.rsplit_once('/') else {
+                    continue;
+                };
+                let dir = format!("/{dir}");
+                // `mkdir -p` of the deepest directories only.
+                if dirs.iter().any(|d| d == &dir || d.starts_with(&format!("{dir}/"))) {
+                    continue;
+                }
+                dirs.retain(|d| !dir.starts_with(&format!("{d}/")));
+                dirs.push(dir);
+            }
+            for dir in &dirs {
+                self.client.mkdir(dir, signal).await?;
+            }
+            // One at a time: each write is one round trip to the Durable Object, and a join of
+            // futures costs more wasm than it saves here.
+            for file in files {
+                self.client.write_file(&format!("/{}", file.path), &file.bytes, signal).await?;
+            }
+            let executable: Vec<&BoxFile> = files.iter().filter(|f| f.mode & 0o111 != 0).collect();
+            if !executable.is_empty() {
+                let mut args = vec!["+x".to_owned(), "--".to_owned()];
+                args.extend(executable.iter().map(|f| format!("/{}", f.path)));
+                let chmod =
+                    Command { program: "chmod".into(), args, timeout_ms: Some(30_000), max_stderr_bytes: 4096, ..Command::default() };
+                let outcome = self.exec(&chmod, signal).await?;
+                if outcome.exit_code != 0 {
+                    return Err(Error::new(ErrorCode::ExecutionError, format!("chmod failed: {}", outcome.stderr.trim()))
+                        .with_provider(ProviderKind::Cloudflare)
+                        .with_operation(Operation::Write));
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// Stages a Run's `files` (paths relative to `/`, all below the Box cwd) in one request:
+    /// one gzip'd tar ([`write_tar`]), base64 in one `/api/write` to
+    /// `<cwd>/.vite-hub-stage.tgz` (its parents created there). The next [`CloudflareBox::exec`]
+    /// or [`CloudflareBox::exec_streaming`] unpacks it in its own `bash -c` line first
+    /// ([`unpack_then`]): a Run's staging costs one request, its Commands none more.
+    ///
+    /// # Errors
+    /// `SANDBOX_INVALID_ARGUMENT` for a bad path; `SANDBOX_RUNTIME_ERROR` for a file outside
+    /// the cwd or a failed gzip; those of the write. A failed unpacking is the next Command's
+    /// `SANDBOX_EXECUTION_ERROR`.
+    fn stage_files<'a>(&'a self, files: &'a [BoxFile], signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<()>> {
+        Box::pin(async move {
+            let root = self.cwd.trim_matches('/');
+            if let Some(outside) = files.iter().find(|f| !root.is_empty() && f.path.strip_prefix(root).is_none_or(|rest| !rest.starts_with('/'))) {
+                return Err(Error::new(ErrorCode::RuntimeError, format!("the staged file /{} is outside the Box cwd {}", outside.path, self.cwd))
+                    .with_provider(ProviderKind::Cloudflare)
+                    .with_operation(Operation::Write));
+            }
+            let archive = crate::transfer::gzip::gzip(&write_tar(files)?).await.map_err(|e| e.with_provider(ProviderKind::Cloudflare))?;
+            self.client.write_file(&format!("{}/{STAGED_ARCHIVE}", self.cwd.trim_end_matches('/')), &archive, signal).await?;
+            self.staged.set(Some(root.split('/').filter(|s| !s.is_empty()).count()));
+            Ok(())
+        })
+    }
+
+    /// Runs `command` in a fresh `bash -c` (sessionless) and waits for it: `/api/execute`,
+    /// or `/api/execute/stream` when it may run longer than the container server's idle cut.
+    /// The first Command after [`CloudflareBox::stage_files`] unpacks the staged files first.
+    ///
+    /// # Errors
+    /// Those of the request; `SANDBOX_EXECUTION_ERROR` (operation `stage`) when the staged
+    /// files could not be unpacked (the Command did not run).
+    fn exec<'a>(&'a self, command: &'a Command, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<CommandOutcome>> {
+        Box::pin(async move {
+            let (request, staged) = self.request_for(command);
+            let outcome = if command.timeout_ms.is_some_and(|ms| ms <= MAX_BUFFERED_EXEC_MS) {
+                self.client.execute(&request, command, Operation::Exec, signal).await
+            } else {
+                self.client.execute_stream(&request, command, Operation::Exec, &mut |_, _| {}, signal).await
+            };
+            self.unpacked(staged, outcome, signal).await
+        })
+    }
+
+    /// Runs `command` and hands its output to `on_output` live: always `/api/execute/stream`
+    /// (SSE events as the pipes deliver them). The container does not apply the Command's
+    /// timeout there: `signal` (the Run's deadline) ends the wait, and the Box's close (or,
+    /// on the local Box host, the hang-up) kills the command.
+    fn exec_streaming<'a>(
+        &'a self,
+        command: &'a Command,
+        on_output: &'a mut dyn FnMut(OutputStream, &str),
+        signal: Option<&'a AbortSignal>,
+    ) -> LocalBoxFuture<'a, Result<CommandOutcome>> {
+        Box::pin(async move {
+            let (request, staged) = self.request_for(command);
+            let outcome = self.client.execute_stream(&request, command, Operation::Exec, on_output, signal).await;
+            self.unpacked(staged, outcome, signal).await
+        })
+    }
+
+    /// Reads a file by absolute Box path; `None` when it does not exist.
+    ///
+    /// The container API answers a file whole (base64 in JSON), so the cap is checked once the
+    /// answer is decoded.
+    fn read_file<'a>(&'a self, path: &'a str, max_bytes: u64, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<FileRead>> {
+        Box::pin(async move {
+            Ok(match self.client.read_file(path, signal).await? {
+                None => FileRead::Missing,
+                Some(bytes) if bytes.len() as u64 > max_bytes => FileRead::TooLarge(bytes.len() as u64),
+                Some(bytes) => FileRead::Bytes(bytes),
+            })
+        })
+    }
+
+    /// Starts `command` as a background process (`/api/process/start`, a fresh `bash -c` like
+    /// [`CloudflareBox::exec`]); its process id.
+    fn spawn<'a>(&'a self, command: &'a Command, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<String>> {
+        Box::pin(async move { self.client.start_process(&execute_request(command, &self.cwd), signal).await })
+    }
+
+    /// Follows process `id` (`/api/process/{id}/stream`).
+    fn logs<'a>(&'a self, id: &'a str, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<Box<dyn LogStream>>> {
+        Box::pin(async move { Ok(Box::new(self.client.process_stream(id, signal).await?) as Box<dyn LogStream>) })
+    }
+
+    /// Waits for process `id` to exit (reads its stream to the `exit` event, as the SDK's
+    /// `waitForExit` does); its exit code.
+    fn wait<'a>(&'a self, id: &'a str, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<i32>> {
+        Box::pin(async move { self.client.process_stream(id, signal).await?.exit_code().await })
+    }
+
+    /// Kills process `id` (`DELETE /api/process/{id}`: the container API takes no signal, so
+    /// only SIGTERM, 15, is accepted here).
+    ///
+    /// # Errors
+    /// `SANDBOX_NOT_SUPPORTED` for another signal.
+    fn kill<'a>(&'a self, id: &'a str, signal_number: u8, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<()>> {
+        Box::pin(async move {
+            if signal_number != 15 {
+                return Err(Error::new(
+                    ErrorCode::NotSupported,
+                    format!("the Cloudflare container API kills a process with SIGTERM only, not signal {signal_number}"),
+                )
+                .with_provider(ProviderKind::Cloudflare)
+                .with_operation(Operation::Exec));
+            }
+            self.client.kill_process(id, signal).await
+        })
+    }
+
+    /// Whether `path` exists (`/api/exists`).
+    fn exists<'a>(&'a self, path: &'a str, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<bool>> {
+        Box::pin(self.client.exists(path, signal))
+    }
+
+    /// Creates a directory (`/api/mkdir`, `mkdir [-p]`).
+    fn mkdir<'a>(&'a self, path: &'a str, recursive: bool, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<()>> {
+        Box::pin(self.client.mkdir_with(path, recursive, signal))
+    }
+
+    /// Removes a file (`/api/delete`; a directory is refused there) or, with `recursive`, a
+    /// tree (`rm -rf` in the container, which has no route for it). A missing path is no error.
+    fn remove<'a>(&'a self, path: &'a str, recursive: bool, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<()>> {
+        Box::pin(async move {
+            if !recursive {
+                return self.client.delete_file(path, signal).await.map_err(|e| e.with_operation(Operation::Remove));
+            }
+            let rm = Command {
+                program: "rm".into(),
+                args: vec!["-rf".into(), "--".into(), path.to_owned()],
+                timeout_ms: Some(60_000),
+                max_stderr_bytes: 4096,
+                ..Command::default()
+            };
+            let outcome = self.exec(&rm, signal).await?;
+            if outcome.exit_code != 0 {
+                return Err(Error::new(ErrorCode::ExecutionError, format!("remove failed in the Box: {}", outcome.stderr.trim()))
+                    .with_provider(ProviderKind::Cloudflare)
+                    .with_operation(Operation::Remove));
+            }
+            Ok(())
+        })
+    }
+
+    /// Ends the Run on this Box: destroys it (RPC `destroy()`, or `DELETE` on the local Box
+    /// host), or for a kept Box deletes the Run's directory; then releases the Box to the next
+    /// Run on its id.
+    fn close(&self) -> LocalBoxFuture<'_, Result<()>> {
+        Box::pin(async move {
+            let result = stop_within(CLOSE_DEADLINE_MS, Box::pin(self.end_run())).await.map_err(|e| e.with_provider(ProviderKind::Cloudflare));
+            self.lock.borrow_mut().take();
+            result
+        })
+    }
+}
+
+impl CloudflareBox {
+    /// The request of `command`; with a staged archive waiting, the line unpacks it first (in
+    /// the Box cwd, which its write created) and then changes to the Command's cwd.
+    fn request_for(&self, command: &Command) -> (crate::provider::cloudflare::wire::ExecuteRequest, bool) {
+        let mut request = execute_request(command, &self.cwd);
+        let Some(strip) = self.staged.take() else { return (request, false) };
+        let cwd = request.cwd.replace(self.cwd.clone()).unwrap_or_default();
+        request.command = unpack_then(strip, relative_to(&cwd, &self.cwd), &request.command);
+        (request, true)
+    }
+
+    /// `outcome`, or the unpacking's failure when the line exited [`STAGE_EXIT`] and left
+    /// its errors behind (one more request, only then).
+    async fn unpacked(&self, staged: bool, outcome: Result<CommandOutcome>, signal: Option<&AbortSignal>) -> Result<CommandOutcome> {
+        let outcome = outcome?;
+        if !staged || outcome.exit_code != STAGE_EXIT {
+            return Ok(outcome);
+        }
+        let Some(errors) = self.client.read_file(&format!("{}/{STAGED_ERRORS}", self.cwd.trim_end_matches('/')), signal).await? else {
+            return Ok(outcome);
+        };
+        let errors = String::from_utf8_lossy(&errors);
+        Err(Error::new(ErrorCode::ExecutionError, format!("the Run's files could not be unpacked in the Box: {}", errors.trim()))
+            .with_provider(ProviderKind::Cloudflare)
+            .with_operation(Operation::Stage))
+    }
+
+    async fn end_run(&self) -> Result<()> {
+        // A Run that ended before its first Command: its archive goes with the Box (or the
+        // Run directory), never unpacked by the clean-up below.
+        self.staged.set(None);
+        if self.destroy_after {
+            match &self.stub {
+                Some(stub) => destroy(stub).await,
+                None => self.client.destroy_on_local_host(None).await,
+            }
+        } else {
+            let rm = Command {
+                program: "rm".into(),
+                args: vec!["-rf".into(), "--".into(), self.cwd.clone()],
+                timeout_ms: Some(60_000),
+                max_stderr_bytes: 4096,
+                ..Command::default()
+            };
+            match self.exec(&rm, None).await {
+                Ok(outcome) if outcome.exit_code == 0 => Ok(()),
+                Ok(outcome) => {
+                    Err(Error::new(ErrorCode::RuntimeError, format!("the Run's files could not be deleted: {}", outcome.stderr.trim()))
+                        .with_provider(ProviderKind::Cloudflare)
+                        .with_operation(Operation::Stop))
+                }
+                Err(error) => Err(error.with_operation(Operation::Stop)),
+            }
+        }
+    }
+}
+
+/// RPC `stub.destroy()` (§6.6: a "no container instance" answer counts as done there).
+pub(super) async fn destroy(stub: &DurableObjectStub) -> Result<()> {
+    let outcome = match stub.destroy() {
+        Ok(promise) => JsFuture::from(js_sys::Promise::resolve(&promise)).await.map(|_| ()),
+        Err(error) => Err(error),
+    };
+    outcome.map_err(|e| {
+        Error::new(ErrorCode::TransportError, format!("the Box could not be destroyed: {}", js_message(&e)))
+            .with_provider(ProviderKind::Cloudflare)
+            .with_operation(Operation::Stop)
+    })
+}
+
+impl Drop for CloudflareBox {
+    fn drop(&mut self) {
+        // A Run that never reached close (a panic-free early return) still frees its turn.
+        self.lock.get_mut().take();
+    }
+}
