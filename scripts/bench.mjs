@@ -430,7 +430,7 @@ async function sdkComparison(host) {
 }
 
 /**
- * The in-Box harness exactly as the runtime wasm embeds it: build.rs's copy without comments and
+ * The in-Box harness exactly as the runtime wasm embeds it: crates/core/build.rs's copy without comments and
  * indentation, from the newest wasm build in target/ (scripts/build.mjs made it).
  */
 function embeddedHarness() {
@@ -440,7 +440,7 @@ function embeddedHarness() {
     .map((name) => path.join(buildDir, name, 'out', 'harness.mjs'))
     .filter((file) => existsSync(file))
     .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs);
-  if (copies.length === 0) throw new Error(`no build.rs copy of the harness under ${buildDir}: run node scripts/build.mjs first`);
+  if (copies.length === 0) throw new Error(`no crates/core/build.rs copy of the harness under ${buildDir}: run node scripts/build.mjs first`);
   return readFileSync(copies[0], 'utf8');
 }
 

@@ -5,7 +5,7 @@
 // JS, not Rust, by measurement: the same rules in the runtime wasm (src/agent.rs at commit
 // bb57396) added 5.2 KB gzipped / 11 KB raw to the module every runtime loads, which is already
 // over its 150 KB budget; here they cost only the apps that import `@vite-hub/sandbox/agent`.
-// docs/internals.md, "Agent tool", says the same.
+// docs/agent-tool.md, "Where it lives", says the same.
 import { invalidArgument } from '../runtime/sandbox-error.mjs';
 
 /** At most this many `args`. */

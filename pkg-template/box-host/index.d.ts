@@ -103,7 +103,7 @@ export interface BoxHostOptions {
    */
   allowOrigins?: string[];
    * Absolute directory of the host's state kept across restarts: `snapshots/` (Vercel protocol
-   * snapshots, the prepared projects of Runs; layout in docs/internals.md "Prepared projects").
+   * snapshots, the prepared projects of Runs; layout in docs/internals/prepared-projects.md "Prepared projects").
    * Default `$XDG_CACHE_HOME/vite-hub-sandbox/box-host`, else `~/.cache/vite-hub-sandbox/box-host`.
    */
   stateDir?: string;
@@ -180,7 +180,7 @@ export interface BoxHost {
 /**
  * Starts a Box host.
  *
- * HTTP contract (see docs/internals.md and the Vercel protocol note): `Authorization: Bearer
+ * HTTP contract (see docs/internals/box-host.md and the Vercel protocol note): `Authorization: Bearer
  * <token>` on every request (401 otherwise); unknown or stopped sessions answer 410
  * `sandbox_stopped`; path escapes (`..`, symlinks out of the Box) answer 400 `bad_path`; JSON
  * bodies are capped at 1 MiB and `fs/write` archives at 256 MiB (413 `payload_too_large`);
@@ -192,7 +192,7 @@ export interface BoxHost {
  * `process.exit()` (a Node limitation): its Box directories stay behind until the next host
  * started on the same Box root sweeps them (see `swept`).
  *
- * Cloudflare container API (see docs/internals.md): `<baseUrl>/cloudflare/<containerId><path>`
+ * Cloudflare container API (see docs/internals/box-host.md): `<baseUrl>/cloudflare/<containerId><path>`
  * where `<path>` is the path the DO sends to port 3000 (`/api/execute`, `/api/read`, …); the Box
  * of an id is created on first use and removed by `DELETE <baseUrl>/cloudflare/<containerId>`,
  * after 10 minutes without requests, or by `close()`. Errors use the container's body shape

@@ -6,7 +6,7 @@ import { sessionApi } from './session.mjs';
 import { startRun } from './run-handle.mjs';
 import { sandboxError } from './sandbox-error.mjs';
 
-/** Environment variable names the core reads (generated from src/facts.rs). Nothing else crosses over. */
+/** Environment variable names the core reads (generated from crates/tooling/src/facts.rs). Nothing else crosses over. */
 export { SANDBOX_ENV_NAMES };
 
 /** Picks the names of SANDBOX_ENV_NAMES from an env object (string values only). */

@@ -3,7 +3,7 @@
  * configured Provider and get a Web `Response`.
  *
  * Source of the rules: DESIGN.md (§4 providers, §5 Response contract, §6 transfer) and
- * docs/internals.md in the repository.
+ * docs/internals/architecture.md in the repository.
  *
  * What every runtime's entry exports (Node, workerd, Workers, browsers). Node's entry adds the
  * folder, discovery and in-process host functions: index.node.d.ts, which the package's `node`
@@ -12,11 +12,11 @@
 
 /**
  * Stable error codes of failed Runs, with their HTTP status (DESIGN.md §5; input / output side
- * where they differ). Generated at build time from the core's table (src/facts.rs).
+ * where they differ). Generated at build time from the core's table (crates/tooling/src/facts.rs).
  */
 export type SandboxErrorCode =/*@generated:error-codes*/ never;
 
-/** Names of the limits an error's `details.limit` can name (generated from src/facts.rs). */
+/** Names of the limits an error's `details.limit` can name (generated from crates/tooling/src/facts.rs). */
 export type SandboxLimitName = /*@generated:limit-names*/ never;
 
 /** Body of every non-2xx Response of `runSandbox`. `details` keys are an allowlist. */
@@ -209,7 +209,7 @@ export interface DefinitionFile {
 
 /**
  * A Definition project in memory. TypeScript files need their compiled `<file>.mjs` siblings.
- * Rules: contract §4.3 (vitehub-sandbox-contract.md) and docs/internals.md "Project resolution".
+ * Rules: contract §4.3 (vitehub-sandbox-contract.md) and docs/internals/build-steps.md "Project resolution".
  */
 export interface DefinitionSource {
   /** Every file, relative to the install root (the Box dir `project/`, where dependencies are installed). */
@@ -289,7 +289,7 @@ export interface SandboxConfig {
    * (bubblewrap on Linux, Seatbelt on macOS) and, in production, makes the first Run reject with
    * SANDBOX_PROVIDER_UNAVAILABLE when there is none; 'bubblewrap' / 'seatbelt' require theirs;
    * 'none' runs Boxes as plain processes, also in production. A `networkPolicy: 'deny-all'` the
-   * host cannot enforce is SANDBOX_PROVIDER_UNAVAILABLE (see docs/local-provider.md).
+   * host cannot enforce is SANDBOX_PROVIDER_UNAVAILABLE (see docs/providers/local.md).
    */
   local?: { baseUrl?: string; token?: string; networkPolicy?: 'allow-all' | 'deny-all' | object; isolation?: 'auto' | 'bubblewrap' | 'seatbelt' | 'none' };
   /**

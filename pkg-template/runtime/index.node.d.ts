@@ -33,7 +33,7 @@ export interface ReadDefinitionOptions {
  *   imported workspace package whose `exports` / `main` / `./index.js` is TypeScript or not shipped
  *   (R0018 / R0019 / R0020, naming the importing `<file>:<line>:<column>`, the package and the
  *   resolved target: "Build the workspace package to JavaScript before Sandbox execution …";
- *   docs/internals.md "TypeScript").
+ *   docs/internals/build-steps.md "TypeScript").
  */
 export function readDefinitionDirectory(directory: string, options?: ReadDefinitionOptions): Promise<{ name: string; files: DefinitionFile[]; packagePath: string }>;
 

@@ -1,6 +1,6 @@
 // Reads a Definition's project into memory (definition-project.mjs), then compiles its local
 // TypeScript and checks its module graph (definition-modules.mjs). Node only.
-// Contract: docs/internals.md, "TypeScript" and "Project resolution".
+// Contract: docs/internals/build-steps.md, "TypeScript" and "Project resolution".
 import path from 'node:path';
 import { compileTypeScriptFiles } from './definition-modules.mjs';
 import { readProjectFiles } from './definition-project.mjs';

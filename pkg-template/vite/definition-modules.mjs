@@ -1,8 +1,8 @@
 // Compiles a Definition's TypeScript and checks its module graph (Node only): the app's Vite
 // compiles (app-vite.mjs: esbuild on Vite 7, oxc on Vite 8),
 // module-facts.mjs reads imports and CommonJS uses, the Rust core (checkModuleGraph, rules in
-// src/definition/module_graph.rs) decides what is allowed and which specifiers to rewrite.
-// The rules are in the tooling wasm module (tooling-wasm.mjs). Contract: docs/internals.md, "TypeScript".
+// crates/core/src/definition/module_graph.rs) decides what is allowed and which specifiers to rewrite.
+// The rules are in the tooling wasm module (tooling-wasm.mjs). Contract: docs/internals/build-steps.md, "TypeScript".
 import * as wasm from './tooling-wasm.mjs';
 import { moduleFacts } from './module-facts.mjs';
 import { transformModule } from './app-vite.mjs';

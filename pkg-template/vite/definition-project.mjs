@@ -1,7 +1,7 @@
 // Reads the files of a Definition's project (Node only): the Definition folder alone, or — when
 // it is a pnpm workspace root or a package inside one — the parts of the workspace the Rust core
-// says to ship (src/definition/workspace.rs). Walking, reading and YAML parsing happen here; every
-// decision is made in Rust. Contract: docs/internals.md, "Project resolution".
+// says to ship (crates/core/src/definition/workspace.rs). Walking, reading and YAML parsing happen here; every
+// decision is made in Rust. Contract: docs/internals/build-steps.md, "Project resolution".
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import * as wasm from './tooling-wasm.mjs';
@@ -31,7 +31,7 @@ async function isFile(target) {
  * Reads every file below `root` (real path) into `into` (a Map keyed by path), prefixing paths
  * with `prefix`; `label` names the walked folder in messages. Every entry's path (with `prefix`,
  * i.e. relative to the install root) is checked with the core's exclusion rule (`isExcludedPath`,
- * src/definition.rs: node_modules/.git trees, dotenv files, `.npmrc`, root `bun.lockb`) before
+ * crates/core/src/definition.rs: node_modules/.git trees, dotenv files, `.npmrc`, root `bun.lockb`) before
  * anything else, so an excluded link is skipped even when it points outside `root`. A symlink
  * whose target (relative to `root`, with `prefix`) is excluded is skipped too, so `config.txt ->
  * .env` never ships the secret. Other symlinks must stay inside `root`; executable modes are kept.

@@ -1,5 +1,5 @@
 // Finds the Definitions of an app (Node only): walks the app root and hands the file list to the
-// Rust core, which owns every discovery rule (src/discovery.rs), through the tooling wasm module.
+// Rust core, which owns every discovery rule (crates/core/src/definition/discovery.rs), through the tooling wasm module.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import * as wasm from './tooling-wasm.mjs';

@@ -1,8 +1,8 @@
 // Prepares a free-form Definition (`<path>.sandbox.{ts,mts,cts,js,mjs,cjs}` default-exporting
 // `defineSandbox({ run, ... })`) for registerSandbox (Node only). JS reads facts with the app's
 // Vite (app-vite.mjs: it compiles and parses; its `build()` bundles); every rule is in
-// src/definition/sandbox_options.rs.
-// Contract: docs/internals.md, "Free-form Definitions".
+// crates/core/src/definition/sandbox_options.rs.
+// Contract: docs/internals/build-steps.md, "Free-form Definitions".
 import fs from 'node:fs/promises';
 import { isBuiltin } from 'node:module';
 import path from 'node:path';
@@ -81,7 +81,7 @@ function isFunction(property) {
 }
 
 /**
- * Reads what src/definition/sandbox_options.rs needs from one free-form source file: the default
+ * Reads what crates/core/src/definition/sandbox_options.rs needs from one free-form source file: the default
  * export, the callee of its call (as imported from @vite-hub/sandbox), its arguments and the
  * properties of an object literal argument, with their lines in the *source* (TypeScript is
  * compiled by the app's Vite; positions go back through its source map).
@@ -354,7 +354,7 @@ async function readAppLocks(projectDir, dir) {
  *   source files bundled, relative to `appRoot` (what to watch); `sourceMap`: the bundle's source
  *   map, `sources` relative to `appRoot` (host side only, never shipped: for mapping stacks).
  * @throws {Error} `code: 'SANDBOX_INVALID_ARGUMENT'`, naming file and line, for a rule of
- *   src/definition/sandbox_options.rs, a compile/bundle error, or a missing project manifest.
+ *   crates/core/src/definition/sandbox_options.rs, a compile/bundle error, or a missing project manifest.
  */
 export async function prepareFreeFormDefinition(appRoot, discovered) {
   if (discovered?.kind !== 'free-form') {
@@ -383,7 +383,7 @@ export async function prepareFreeFormDefinition(appRoot, discovered) {
 
   const files = [];
   if (plan.generated.length) {
-    // Only the imported packages, pinned to the app's lockfile (src/definition/box_project.rs).
+    // Only the imported packages, pinned to the app's lockfile (crates/core/src/definition/box_project.rs).
     for (const { path: name, text } of plan.generated) files.push({ path: name, content: new TextEncoder().encode(text) });
   } else if (plan.attach) {
     for (const name of plan.files) {

@@ -1,6 +1,6 @@
 // Writes the generated registry of an app under <root>/.vite-hub/sandbox/ (Node only).
-// Layout and the loader seam: docs/internals.md "Vite plugin". Naming rules are in the core
-// (src/plugin.rs, `sandboxArtifactStems`); this file only serialises and writes.
+// Layout and the loader seam: docs/internals/build-steps.md "Vite plugin". Naming rules are in the core
+// (crates/tooling/src/plugin.rs, `sandboxArtifactStems`); this file only serialises and writes.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 // validateSandboxDefinition is a check of registerSandbox, so it lives in the runtime module;
@@ -252,7 +252,7 @@ export async function generateSandboxTypes(root) {
  * fails is left out, so it is `SANDBOX_NOT_FOUND`), every other one is updated, and the failures
  * are returned in `errors` (`name` is `null` when the folder or file has no valid name).
  *
- * Layout (docs/internals.md "Vite plugin"): `<root>/.vite-hub/sandbox/sandbox.d.ts` (both modes)
+ * Layout (docs/internals/build-steps.md "Vite plugin"): `<root>/.vite-hub/sandbox/sandbox.d.ts` (both modes)
  * and `<root>/.vite-hub/sandbox/<mode>/`, so a `vite build` next to a running `vite dev` never
  * bundles the dev registry.
  * @param {{ root: string, mode: 'dev' | 'build', config?: object }} options

@@ -1,8 +1,8 @@
-// Facts about one ES module, for the module-graph rules in Rust (src/definition/module_graph.rs):
+// Facts about one ES module, for the module-graph rules in Rust (crates/core/src/definition/module_graph.rs):
 // its import edges and its CommonJS references, each with the position in the ORIGINAL source.
 // Parsing is the app's Vite's (`parseAst`, app-vite.mjs), scoping is eslint-scope's, source maps
 // are @jridgewell/trace-mapping's; no rule about what is allowed lives here. Contract:
-// docs/internals.md, "TypeScript".
+// docs/internals/build-steps.md, "TypeScript".
 import { TraceMap, originalPositionFor } from '@jridgewell/trace-mapping';
 import { analyze } from 'eslint-scope';
 import { parseModule } from './app-vite.mjs';

@@ -1,5 +1,5 @@
 // Turns one discovered Definition into the prepared object the registry carries (Node only).
-// The one place that dispatches on the Definition kind; see docs/internals.md "Vite plugin".
+// The one place that dispatches on the Definition kind; see docs/internals/build-steps.md "Vite plugin".
 import path from 'node:path';
 import { readDefinitionProject } from './definition-directory.mjs';
 import { prepareFreeFormDefinition } from './free-form.mjs';

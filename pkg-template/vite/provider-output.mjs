@@ -1,9 +1,9 @@
 // Cloudflare Provider Output (Node only): reads a wrangler config (TOML with smol-toml, JSONC/JSON
 // with jsonc-parser), asks the core to merge the Sandbox entries into it
-// (`mergeCloudflareProviderOutput`, src/provider_output.rs, where every rule lives), and writes
+// (`mergeCloudflareProviderOutput`, crates/tooling/src/provider_output.rs, where every rule lives), and writes
 // the result and a Dockerfile. With Nitro's `cloudflare-module` preset a Nitro module does this to
 // the `wrangler.json` Nitro writes beside the Worker, and makes the Worker export the `Sandbox`
-// class. See docs/internals.md "Provider Output".
+// class. See docs/internals/worker-builds.md "Provider Output".
 import { existsSync, readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';

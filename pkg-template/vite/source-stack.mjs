@@ -46,7 +46,7 @@ export function stackSources({ files, installRoot, maps = new Map(), mapRoot }, 
  * `stack` with every frame in a shipped file of the Definition rewritten to its source file, line
  * and column (`server/sandboxes/hello/index.ts:3:9`); frames elsewhere (the harness, installed
  * packages) stay as the Box printed them. A shipped file is recognised by its path under the
- * Box's project folder (`…/project/<path>`, src/harness.rs `PROJECT_DIR`).
+ * Box's project folder (`…/project/<path>`, crates/core/src/harness.rs `PROJECT_DIR`).
  * @param {string} stack `details.stack` of a `SANDBOX_HANDLER_ERROR` Response
  * @param {Record<string, string | object>} sources from {@link stackSources}
  * @param {{ TraceMap: Function, originalPositionFor: Function }} traceMapping `@jridgewell/trace-mapping`

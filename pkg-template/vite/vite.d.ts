@@ -1,6 +1,6 @@
 /**
  * `@vite-hub/sandbox/vite`: the Vite plugin. Source of the rules: vitehub-sandbox-contract.md
- * §4.1 (options, precedence), §4.7 (generated files), §4.8 (types); docs/internals.md "Vite plugin".
+ * §4.1 (options, precedence), §4.7 (generated files), §4.8 (types); docs/internals/build-steps.md "Vite plugin".
  */
 import type { SandboxConfig } from '../runtime/index.d.ts';
 

@@ -1,7 +1,7 @@
 // `@vite-hub/sandbox/vite`: the Vite plugin hubSandbox(). Discovers and prepares the app's
 // Definitions into a generated registry (generate.mjs), points server code's
 // `import ... from '@vite-hub/sandbox'` at the generated facade, and regenerates in `vite dev`.
-// Config rules live in the core (src/plugin.rs); see docs/internals.md "Vite plugin".
+// Config rules live in the core (crates/tooling/src/plugin.rs); see docs/internals/build-steps.md "Vite plugin".
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -30,7 +30,7 @@ function isServerEnvironment(name, config) {
 
 /**
  * `configEnvironment`: keeps `@vite-hub/sandbox` going through this plugin in a server
- * environment, in dev and build (docs/internals.md, "Resolution in every server environment").
+ * environment, in dev and build (docs/internals/build-steps.md, "Resolution in every server environment").
  *
  * Vite decides SSR externals from the config *before* any plugin `resolveId` runs: a package
  * that lives in node_modules is externalized (Node imports it as is), so the facade swap in

@@ -6,7 +6,7 @@
 // after bundling. So the plugin keeps the import as an external whose path it rewrites, per chunk,
 // to `assets/vite_hub_sandbox_bg-<hash>.wasm` relative to that chunk, and writes the bytes there
 // itself (a server build does not write emitted assets: Vite's `build.ssrEmitAssets` is off).
-// See docs/internals.md "Provider Output".
+// See docs/internals/worker-builds.md "Provider Output".
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';

@@ -35,7 +35,7 @@ fn definition_files(definition: &JsValue) -> Result<Vec<DefinitionFile>> {
     }
     let length = get(&files, "length", "definition.files")?.as_f64().unwrap_or(0.0);
     if !(0.0..=MAX_FILES as f64).contains(&length) {
-        // An array length is an integer below 2^32: printed as one (no float formatter in the wasm).
+        // An array length is an integer below 2^32: printed as one.
         return Err(invalid(format!("definition.files has {} entries; at most {MAX_FILES} are accepted", length as u64)));
     }
     let mut out = Vec::with_capacity(length as usize);

@@ -36,8 +36,7 @@ use definition_object::{definition_source, get, invalid, summary};
 pub use crate::error::js::to_js_error;
 
 thread_local! {
-    /// The programmatic registry, sorted by name: a Vec (binary search), not one more map type in
-    /// the wasm (docs/internals.md "Runtime size").
+    /// The programmatic registry, sorted by name (binary search).
     static REGISTRY: RefCell<Vec<(String, Rc<Definition>)>> = const { RefCell::new(Vec::new()) };
     /// The resolved config; `None` until the first `configureSandbox` (defaults are used then).
     static RUNTIME: RefCell<Option<Rc<RuntimeConfig>>> = const { RefCell::new(None) };
@@ -45,7 +44,6 @@ thread_local! {
     /// The loader's companion `describe()`: what the registry holds, asked only on a miss.
     static DESCRIBE: RefCell<Option<js_sys::Function>> = const { RefCell::new(None) };
     /// Definitions parsed from the loader: (name, the `digest` it was parsed from, Definition).
-    /// A Vec searched by name, not a third map type in the wasm (docs/internals.md "Runtime size").
     static LOADED: RefCell<Vec<(String, String, Rc<Definition>)>> = const { RefCell::new(Vec::new()) };
 }
 

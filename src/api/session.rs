@@ -278,9 +278,7 @@ impl Op {
     }
 }
 
-/// The Promise of `op` on the Box of `inner`: one future type for every Session operation (each
-/// future type costs its own state machine, drop glue and vtable in the wasm, docs/internals.md
-/// "Runtime size"). A provider error goes through [`Inner::failed`]; with `signal` (`exec`,
+/// The Promise of `op` on the Box of `inner`: one future type for every Session operation. A provider error goes through [`Inner::failed`]; with `signal` (`exec`,
 /// `spawn`) an aborted signal's reason replaces it.
 fn operate(inner: &Rc<Inner>, op: Op, signal: Option<AbortSignal>) -> Promise {
     let inner = inner.clone();

@@ -5,7 +5,7 @@
 //! wrapped with `gloo-net` (`RequestBuilder`, `Response`); the send itself goes through
 //! [`crate::sys`] bindings declared with `catch`, because gloo-net's `Request::send` only knows
 //! the global `fetch` and panics when it resolves to something that is not a `Response`
-//! (docs/internals.md, "Transport"). Bodies are read as bytes or as a stream of byte chunks;
+//! (docs/internals/architecture.md, "Transport"). Bodies are read as bytes or as a stream of byte chunks;
 //! decoding is the caller's business.
 
 use gloo_net::http::{Method, RequestBuilder, Response};

@@ -3,7 +3,7 @@
 //! at its head frame and its body fed to the caller chunk by chunk; a result envelope is kept for
 //! recovery once the command exits.
 //!
-//! Run layer; no provider here. Source: docs/internals.md "Envelopes"; DESIGN.md §6.
+//! Run layer; no provider here. Source: docs/internals/transfer.md "Envelopes"; DESIGN.md §6.
 
 use web_sys::AbortController;
 

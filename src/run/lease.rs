@@ -42,8 +42,7 @@ struct Kept {
     idle_timer: Option<JsValue>,
 }
 
-/// The kept Boxes by key: a Vec searched by key (an isolate keeps few), not one more map type in
-/// the runtime wasm (docs/internals.md "Runtime size").
+/// The kept Boxes by key (an isolate keeps few).
 struct KeptBoxes(Vec<(String, Kept)>);
 
 impl KeptBoxes {

@@ -2,7 +2,7 @@
 //! while following the command, [`crate::run::follow`]; when the frame is missing, the harness's
 //! output file), its result sidecars, and the revived JS value.
 //!
-//! Source: docs/internals.md "Envelopes" (result frame, `output.json`, sidecars); DESIGN.md §6.
+//! Source: docs/internals/transfer.md "Envelopes" (result frame, `output.json`, sidecars); DESIGN.md §6.
 
 
 use serde_json::Value;
@@ -94,8 +94,7 @@ pub async fn recover_result(
     }
     let ids: Vec<u32> = found.into_iter().map(|(id, _)| id).collect();
     limits.check_sidecars(u32::try_from(ids.len()).unwrap_or(u32::MAX), 0, Direction::Output)?;
-    // A Vec searched by id, not a BTreeMap: one map instantiation fewer in the runtime wasm
-    // (docs/internals.md "Runtime size"); each id costs a file read anyway.
+    // By id; a result has few sidecars, each costing a file read.
     let mut sidecars: Vec<(u32, Vec<u8>)> = Vec::new();
     let mut total = 0u64;
     for id in ids {

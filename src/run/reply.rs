@@ -2,7 +2,7 @@
 //! (settled once, as soon as the result is known, before the Box is closed), and the body of a
 //! Response the entry returned, fed chunk by chunk while the entry still produces it.
 //!
-//! Run layer; no provider here. Source: docs/internals.md "Envelopes" (head, body and end frames).
+//! Run layer; no provider here. Source: docs/internals/transfer.md "Envelopes" (head, body and end frames).
 
 use std::cell::{Cell, RefCell};
 

@@ -1,7 +1,7 @@
 //! Staging a Run: the input envelope (payload, context, sidecars, a per-run nonce) and the files
 //! written into the Box in one batch (the Definition under `project/`, the harness, the input).
 //!
-//! Source: docs/internals.md "Box layout" and "Envelopes"; DESIGN.md §6.
+//! Source: docs/internals/transfer.md "Box layout" and "Envelopes"; DESIGN.md §6.
 
 use serde_json::Value;
 use wasm_bindgen::JsValue;

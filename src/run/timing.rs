@@ -80,8 +80,8 @@ impl ServerTiming {
     }
 }
 
-/// `ms` with one decimal (`12.4`), rounded half away from zero, formatted through integers:
-/// `{:.1}` would link the float formatter (about 14 KB of wasm, docs/internals.md "Runtime size").
+/// `ms` with one decimal (`12.4`), rounded half away from zero, formatted through integers, so
+/// the wasm links no float formatter (the test below holds it to `{:.1}`).
 fn one_decimal(ms: f64) -> String {
     let tenths = (ms * 10.0).round();
     let sign = if tenths < 0.0 { "-" } else { "" };

@@ -1,5 +1,5 @@
 //! Moving JS values in and out of a Box: JSON semantics plus binary sidecars (DESIGN.md §6,
-//! docs/internals.md "Envelopes").
+//! docs/internals/transfer.md "Envelopes").
 //!
 //! [`encode_value`] walks a JS value the way `JSON.stringify` does (`toJSON(key)` once, boxed
 //! primitives unwrapped, `undefined` dropped from objects and `null` in arrays) but refuses what

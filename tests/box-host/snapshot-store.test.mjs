@@ -1,4 +1,4 @@
-// The local Box host's snapshot store (pkg-template/box-host/snapshots.mjs) on a real file
+// The local Box host's snapshot store (pkg-template/box-host/engine/snapshots.mjs) on a real file
 // system: what it refuses to keep, how it counts the disk it holds, and how it finds a tree
 // rewritten behind its back.
 import assert from 'node:assert/strict';

@@ -4,7 +4,7 @@
 // The provider reaches it only through `env.SANDBOX` — stub.fetch to the container API, RPC
 // configure/destroy — as in a deployed Worker; the test-only subclass installs a fake
 // `ctx.container` that forwards port 3000 to `<host>/cloudflare/<DO id>/…` (protocol note §5.1,
-// docs/internals.md "The Cloudflare container control API").
+// docs/internals/box-host.md "The Cloudflare container control API").
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';

@@ -1,5 +1,5 @@
 // One source for shared facts: the error codes and their statuses, limit names and defaults, env
-// names, never-shipped names and entry names are defined in Rust (src/facts.rs) and generated
+// names, never-shipped names and entry names are defined in Rust (crates/tooling/src/facts.rs) and generated
 // into the package at build time. These tests fail when a copy drifts or a hand copy appears.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

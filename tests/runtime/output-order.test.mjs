@@ -1,7 +1,7 @@
 // The entry's output reaches the caller before the result, whatever its size: a handler that
 // prints far more than a pipe holds, without back-pressure, then returns, loses no line and keeps
 // their order (the harness flushes process.stdout and process.stderr before the result frame,
-// with no wall-clock cap; docs/internals.md "Envelopes"). The built package, a real local Box
+// with no wall-clock cap; docs/internals/transfer.md "Envelopes"). The built package, a real local Box
 // host, real processes; a concurrent CPU load on the machine slows the host's reading.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';

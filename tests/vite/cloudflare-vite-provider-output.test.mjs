@@ -1,6 +1,6 @@
 // The Provider Output's file side (pkg-template/vite/provider-output.mjs): wrangler.toml,
 // wrangler.jsonc and wrangler.json are read, merged by the core and written; errors name the file
-// and the key. The merge rules themselves are unit-tested in Rust (src/provider_output.rs).
+// and the key. The merge rules themselves are unit-tested in Rust (crates/tooling/src/provider_output.rs).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

@@ -11,7 +11,7 @@
 //! `package_path` below it (`""` unless the package is inside a pnpm workspace).
 //!
 //! Source: DESIGN.md §7; vitehub-sandbox-contract.md §4.2 (discovery), §4.3 (package manager,
-//! files, timeout key, workspace closure), §4.6 (timeouts); docs/internals.md "TypeScript" and
+//! files, timeout key, workspace closure), §4.6 (timeouts); docs/internals/build-steps.md "TypeScript" and
 //! "Project resolution".
 
 pub mod box_project;

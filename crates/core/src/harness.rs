@@ -1,11 +1,11 @@
 //! The in-Box harness: the JS program that runs inside every Box, imports the Definition's entry,
 //! calls its default export with `(payload, context)` and frames the result envelope on stdout
-//! with the run's nonce (docs/internals.md, "Envelopes").
+//! with the run's nonce (docs/internals/transfer.md, "Envelopes").
 //!
 //! It is embedded in the wasm so that it travels to the Box in the same write as the project.
 
 /// Source of `harness.mjs` (Node 20+, `node:` imports only), without comments and indentation
-/// (see `build.rs`: `src/harness/harness.mjs` stays the one source).
+/// (see `build.rs`: `crates/core/src/harness/harness.mjs` stays the one source).
 pub const HARNESS_SOURCE: &str = include_str!(concat!(env!("OUT_DIR"), "/harness.mjs"));
 
 /// Box paths of one Run, relative to the Box working directory (`/vercel/sandbox`).

@@ -2,7 +2,7 @@
 //! layers merge, what may be written into generated files, and where each Definition's generated
 //! module goes.
 //!
-//! Pure: the JS plugin (`pkg-template/build/vite.mjs`) reads the Vite config and `process.env` and hands
+//! Pure: the JS plugin (`pkg-template/vite/vite.mjs`) reads the Vite config and `process.env` and hands
 //! them here as plain JSON values.
 //!
 //! Source: vitehub-sandbox-contract.md §4.1 (options and precedence), §4.7 (generated artifacts,

@@ -2,7 +2,7 @@
 //! `cloudflare` provider finds its Durable Object and container (DESIGN.md §1 "Provider Output",
 //! §4 cloudflare; cloudflare-sandbox-protocol.md §1.2, §1.3).
 //!
-//! Pure: the JS side (`pkg-template/build/provider-output.mjs`) reads and parses the existing
+//! Pure: the JS side (`pkg-template/vite/provider-output.mjs`) reads and parses the existing
 //! config (TOML, JSONC or JSON) and writes the answer; every decision is here. The existing config
 //! is merged into, never clobbered: an entry the app already has for the `Sandbox` class (binding,
 //! container, migration) is kept as it is, and a name or tag already used for something else is an

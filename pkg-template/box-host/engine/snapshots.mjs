@@ -1,7 +1,7 @@
 // Snapshots of the local Box host (the Vercel protocol's `sandbox.snapshot()` and create from
 // `source: { type: 'snapshot' }`, protocol note §7.5), kept on disk under the host's state dir so
 // they survive host restarts. The Run uses them as prepared projects (an installed node_modules
-// per install digest); see docs/internals.md "Prepared projects".
+// per install digest); see docs/internals/prepared-projects.md "Prepared projects".
 //
 // Layout: `<stateDir>/snapshots/<snapshotId>/tree/` holds the Box's work directory as it was
 // when the snapshot was taken, `<stateDir>/snapshots/<snapshotId>/snapshot.json` its record,

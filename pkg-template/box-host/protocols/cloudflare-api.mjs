@@ -1,7 +1,7 @@
 // The Cloudflare Sandbox container control API (protocol note §4, `@cloudflare/sandbox` 0.12.10)
 // over the shared Box engine. Every route lives under `/cloudflare/<containerId>`: the rest of the
 // path is exactly the path the `Sandbox` Durable Object sends to its container on port 3000
-// (`/`, `/api/execute`, …), so the DO-side forwarder only prefixes it (see docs/internals.md).
+// (`/`, `/api/execute`, …), so the DO-side forwarder only prefixes it (see docs/internals/box-host.md).
 // Route table, dispatch and the command routes; the file routes are in cloudflare-files.mjs, the
 // background process routes in cloudflare-processes.mjs.
 import { normalizeBoxPath } from '../engine/paths.mjs';

@@ -116,8 +116,7 @@ impl ContainerClient {
     /// Sends `request`, retrying start problems per [`StartupRetry`] when `resend` allows it.
     /// A 2xx answer is returned unread; a container's own error as [`Refused`].
     ///
-    /// Boxed: every route's future awaits this one, and a boxed future is compiled once instead
-    /// of into each of them (wasm size).
+    /// Boxed: every route's future awaits this one.
     fn send<'a>(
         &'a self,
         request: &'a HttpRequest,
@@ -184,7 +183,7 @@ impl ContainerClient {
         }
     }
 
-    /// Encodes `body` now (no future per body type: wasm size) and sends it ([`ContainerClient::post_bytes`]).
+    /// Encodes `body` now and sends it ([`ContainerClient::post_bytes`]).
     fn post_json<'a>(
         &'a self,
         path: &'a str,
@@ -469,7 +468,7 @@ impl ContainerClient {
 }
 
 /// The next chunk of `chunks`, or [`SendError::Aborted`] when `signal` fires first (a stub's body
-/// need not follow the request's signal). One place, so the race is compiled once (wasm size).
+/// need not follow the request's signal).
 async fn next_chunk_or_abort(chunks: &mut BodyChunks, signal: &AbortSignal) -> std::result::Result<Option<Vec<u8>>, SendError> {
     match select(Box::pin(chunks.next_chunk()), JsFuture::from(abort_promise(signal))).await {
         Either::Left((next, _)) => next,

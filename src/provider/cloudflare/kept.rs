@@ -14,7 +14,6 @@ const TURN_POLL_MS: f64 = 50.0;
 thread_local! {
     /// The kept Boxes (by binding or host, and id) a Run of this isolate holds now: Runs on the
     /// same `sandboxId` wait in turn.
-    /// A Vec, not a BTreeSet: one map type fewer in the runtime wasm (docs/internals.md).
     static KEPT_BOXES_IN_USE: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
 }
 

@@ -540,7 +540,7 @@ impl VercelClient {
     }
 
     /// Sends an idempotent `request` (or fails with its encoding error) for its 2xx alone: one
-    /// future type for the routes whose answer is not read (wasm size).
+    /// future type for the routes whose answer is not read.
     async fn send_for_2xx(&self, request: Result<HttpRequest>, operation: Operation, signal: Option<&AbortSignal>) -> Result<()> {
         self.send(&request?, RequestSafety::Idempotent, operation, signal).await?;
         Ok(())

@@ -1,7 +1,7 @@
 //! The module graph of a package Definition: which imports and CommonJS uses its reachable code
 //! may have, and how relative imports of compiled TypeScript are rewritten.
 //!
-//! Pure. The JS glue (`pkg-template/build/definition-modules.mjs`, `module-facts.mjs`) compiles each
+//! Pure. The JS glue (`pkg-template/vite/definition-modules.mjs`, `module-facts.mjs`) compiles each
 //! TypeScript file, parses every executable module and hands over facts: import edges with
 //! positions, and the CommonJS names no declaration binds. Every rule lives here:
 //! - the graph is walked from the entry over relative static and literal dynamic imports;
@@ -22,7 +22,7 @@
 //! [`super::Definition::from_files`], so its errors (missing manifest, R0016, R0017, no or
 //! several entries) win over module-graph errors.
 //!
-//! Source: vitehub-sandbox-contract.md §4.4; docs/internals.md "TypeScript"; issue 3 item 2.
+//! Source: vitehub-sandbox-contract.md §4.4; docs/internals/build-steps.md "TypeScript"; issue 3 item 2.
 
 mod dependencies;
 mod package_target;

@@ -1,7 +1,7 @@
 //! Free-form Definitions: the options of `export default defineSandbox({ run, ... })` and
 //! whether the nearest project (its `package.json` + lockfile) ships with the bundle.
 //!
-//! Pure. The JS glue (`pkg-template/build/free-form.mjs`) compiles the `<path>.sandbox.*` file with
+//! Pure. The JS glue (`pkg-template/vite/free-form.mjs`) compiles the `<path>.sandbox.*` file with
 //! esbuild, parses it with acorn and hands over *facts* ([`SandboxFileFacts`]: what the default
 //! export is, the properties of its object literal with source lines, static values) and, after
 //! bundling, the bare import specifiers that stayed external. Every rule lives here.

@@ -4,7 +4,7 @@
 //! The JS glue finds the nearest `pnpm-workspace.yaml` between the Definition folder and the app
 //! root, parses it (npm `yaml`), lists the `package.json` files below the workspace root and
 //! calls [`resolve_workspace`]; it then reads exactly the directories and files the answer names
-//! (docs/internals.md, "Project resolution").
+//! (docs/internals/build-steps.md, "Project resolution").
 //!
 //! Rules (vitehub-sandbox-contract.md §4.3):
 //! * the workspace applies when the package's own `packageManager` does not name another manager

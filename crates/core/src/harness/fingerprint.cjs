@@ -2,7 +2,7 @@
 // `fingerprint(root)` is the sha256 hex of every file and symlink inside the installed trees below
 // `root` (every `node_modules`, and Yarn's `.yarn/` and `.pnp.*` at `root`): in path order, each
 // path relative to `root`, its `lstat` mode and its content (a symlink: its target). Used by
-// src/run/install.rs FINGERPRINT_SCRIPT (prints it for the cwd) and KEPT_SCRIPT (kept-prepared.cjs).
+// crates/core/src/run/install.rs FINGERPRINT_SCRIPT (prints it for the cwd) and KEPT_SCRIPT (kept-prepared.cjs).
 function fingerprint(root) {
   const fs = require('fs');
   const path = require('path');

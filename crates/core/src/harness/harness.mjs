@@ -1,4 +1,4 @@
-// The in-Box runner of @vite-hub/sandbox (contract: docs/internals.md, "Envelopes").
+// The in-Box runner of @vite-hub/sandbox (contract: docs/internals/transfer.md, "Envelopes").
 // Invoked as `node ../.vite-hub/harness.mjs ../.vite-hub/input.json` with cwd = the package dir.
 // Only `node:` built-ins: it runs before any install. Embedded into the wasm with include_str!.
 //

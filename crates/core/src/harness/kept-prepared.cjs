@@ -1,5 +1,5 @@
 // In-Box script (CommonJS; embedded by build.rs after fingerprint.cjs, whose `fingerprint(root)`
-// it uses; src/run/install.rs KEPT_SCRIPT): the install step of a Run in a kept Box.
+// it uses; crates/core/src/run/install.rs KEPT_SCRIPT): the install step of a Run in a kept Box.
 // `node -e <this> <dir> <expected fingerprint|-> <install argv…>`, cwd the Run's project directory.
 // `<dir>` is the prepared project of one install digest: `tree/` (the installed trees) and
 // `record.json` (written last: the tree is complete; its time orders the digests by use). The

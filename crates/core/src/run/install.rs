@@ -34,7 +34,7 @@ pub fn install_command(plan: &InstallPlan, project_dir: String, timeout_ms: Opti
 /// Prefix of the line with which [`FINGERPRINT_SCRIPT`] prints its digest.
 pub const FINGERPRINT_PREFIX: &str = "vitehub-fingerprint:";
 
-/// A Node script (CommonJS, for `node -e`: `fingerprint(root)` of `src/harness/fingerprint.cjs`,
+/// A Node script (CommonJS, for `node -e`: `fingerprint(root)` of `crates/core/src/harness/fingerprint.cjs`,
 /// the one source of the rule, embedded by `build.rs`, then a print) that prints
 /// `vitehub-fingerprint:<sha256 hex>` of every file and symlink inside the installed trees below
 /// its cwd (every `node_modules`, Yarn's `.yarn/` and `.pnp.*` at the cwd): in path order, each
@@ -67,7 +67,7 @@ pub fn fingerprint_in(stdout: &str) -> Option<String> {
 pub const KEPT_PER_BOX: usize = 4;
 
 /// A Node script (CommonJS, `node -e <script> <dir> <expected fingerprint|-> <install argv…>`,
-/// cwd the Run's project directory; source `src/harness/kept-prepared.cjs` after the
+/// cwd the Run's project directory; source `crates/core/src/harness/kept-prepared.cjs` after the
 /// `fingerprint(root)` of `fingerprint.cjs`, embedded by `build.rs`) for a Run in a kept Box.
 /// With an expected fingerprint (the isolate's record, the runtime's `run::prepared::kept_fingerprint`;
 /// `-` when it has none) and `<dir>/record.json` there, copies `<dir>/tree` into the cwd and

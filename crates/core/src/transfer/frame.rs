@@ -6,7 +6,7 @@
 //! Transfer layer, pure. It finds and parses the frame; reviving values (sidecars, markers) is
 //! the envelope codec's job.
 //!
-//! Source: docs/internals.md "Envelopes (version 1)".
+//! Source: docs/internals/transfer.md "Envelopes (version 1)".
 
 use crate::error::{Error, ErrorCode, Result};
 use serde::{Deserialize, Deserializer};
@@ -119,7 +119,7 @@ fn held_prefix_len(text: &str, prefix: &str) -> usize {
     (1..prefix.len().min(bytes.len() + 1)).rev().find(|&n| bytes[bytes.len() - n..] == prefix.as_bytes()[..n]).unwrap_or(0)
 }
 
-/// One frame of the harness protocol (docs/internals.md, "Envelopes").
+/// One frame of the harness protocol (docs/internals/transfer.md, "Envelopes").
 #[derive(Debug, Clone, PartialEq)]
 pub enum Frame {
     /// The final result envelope (`{version:1, ok, result | error}`, no `frame` key).

@@ -4,7 +4,7 @@
 //! Pure: the value envelope codec, which converts JS values, is the runtime crate's
 //! `transfer::envelope`. Nothing here knows a provider protocol.
 //!
-//! Source: docs/internals.md ("Box layout", "Envelopes"), DESIGN.md §6.
+//! Source: docs/internals/transfer.md ("Box layout", "Envelopes"), DESIGN.md §6.
 
 pub mod box_file;
 pub mod frame;
@@ -16,5 +16,5 @@ pub use limits::TransferLimits;
 /// The key of the marker object that stands for a non-JSON value inside an envelope.
 ///
 /// Shape: `{ "vitehub:sandbox:value": { "tag": "binary" | "object" | "response", ... } }`
-/// (docs/internals.md "Envelopes").
+/// (docs/internals/transfer.md "Envelopes").
 pub const VALUE_MARKER: &str = "vitehub:sandbox:value";

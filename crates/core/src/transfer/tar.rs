@@ -6,7 +6,7 @@
 //! and checked with [`validate_relative_path`]; the archive holds regular-file entries only (the
 //! Box side creates parent directories). mtime is 0 so equal inputs give byte-identical archives.
 //!
-//! Source: vercel-sandbox-protocol.md §7.4 (Write files), §12; docs/internals.md "Box layout".
+//! Source: vercel-sandbox-protocol.md §7.4 (Write files), §12; docs/internals/transfer.md "Box layout".
 
 use crate::error::{Error, ErrorCode, Result};
 use crate::transfer::box_file::{validate_relative_path, BoxFile};

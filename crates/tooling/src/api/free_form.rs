@@ -1,4 +1,4 @@
-//! The free-form Definition wasm exports: facts read by `pkg-template/build/free-form.mjs` in,
+//! The free-form Definition wasm exports: facts read by `pkg-template/vite/free-form.mjs` in,
 //! [`crate::definition::sandbox_options`] out.
 //!
 //! Glue only: decodes JSON, calls the pure rules, encodes the answer. Facts travel as JSON text

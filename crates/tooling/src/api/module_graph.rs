@@ -2,7 +2,7 @@
 //! [`crate::definition::module_graph`] out.
 //!
 //! Glue only: decodes the plain object, calls [`check_module_graph`], encodes the result. Internal
-//! (used by `pkg-template/build/definition-modules.mjs`, not declared in `index.d.ts`).
+//! (used by `pkg-template/vite/definition-modules.mjs`, not declared in `index.d.ts`).
 
 use serde::Serialize;
 use wasm_bindgen::prelude::*;

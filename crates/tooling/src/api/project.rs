@@ -3,7 +3,7 @@
 //! `isExcludedPath`: the one exclusion rule ([`crate::definition::is_excluded_path`]).
 //!
 //! Glue only: decodes the plain object, calls [`resolve_workspace`], encodes the answer
-//! (docs/internals.md, "Project resolution").
+//! (docs/internals/build-steps.md, "Project resolution").
 
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
@@ -71,7 +71,7 @@ pub fn resolve_pnpm_workspace(request: JsValue) -> crate::error::js::JsResult<Js
 
 /// `isExcludedPath(path: string) → boolean`: whether a project file or directory is never
 /// shipped ([`crate::definition::is_excluded_path`]; `path` is `/`-separated, relative to the
-/// install root). The Node walker (pkg-template/build/definition-project.mjs) asks this for every
+/// install root). The Node walker (pkg-template/vite/definition-project.mjs) asks this for every
 /// entry, so the rule exists only in Rust. Never throws.
 #[wasm_bindgen(js_name = isExcludedPath)]
 pub fn is_excluded_path_export(path: &str) -> bool {

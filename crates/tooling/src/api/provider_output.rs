@@ -1,5 +1,5 @@
 //! wasm export for the Vite plugin's Cloudflare Provider Output
-//! (`pkg-template/build/provider-output.mjs`): decode, call [`crate::provider_output`], encode.
+//! (`pkg-template/vite/provider-output.mjs`): decode, call [`crate::provider_output`], encode.
 //! No rule lives here.
 
 use serde::{Deserialize, Serialize};

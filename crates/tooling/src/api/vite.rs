@@ -1,4 +1,4 @@
-//! wasm exports for the Vite plugin (`pkg-template/build/vite.mjs`): decode, call [`crate::plugin`],
+//! wasm exports for the Vite plugin (`pkg-template/vite/vite.mjs`): decode, call [`crate::plugin`],
 //! encode. No rule lives here.
 
 use crate::env_map::EnvMap;

@@ -20,7 +20,7 @@
 //! looked at; bare imports outside the closure (npm packages installed in the Box) are not checked.
 //!
 //! Source: vitehub-sandbox-contract.md §4.4 ("Workspace dependencies that are actually imported
-//! must expose runtime JavaScript"); docs/internals.md "TypeScript".
+//! must expose runtime JavaScript"); docs/internals/build-steps.md "TypeScript".
 
 use super::package_target::{resolve_package, Resolution, Via};
 use super::resolve::{is_relative, join, parent_dir};

@@ -22,7 +22,7 @@ pub struct LocalOptions {
     /// its own): `auto` (default: the strongest this machine gives, and in production a refusal
     /// without any), `bubblewrap`, `seatbelt` (required), or `none` (plain processes, also in
     /// production). The host's start-up probe decides what `auto` gets
-    /// (pkg-template/box-host/host-probe.mjs).
+    /// (pkg-template/box-host/engine/host-probe.mjs).
     pub isolation: Option<Isolation>,
 }
 
