@@ -7,7 +7,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { removeDir, repoRoot } from '../support/vite-app.mjs';
@@ -18,13 +18,17 @@ let app;
 let packDir;
 let bin;
 
-/** The README's route blocks: `{ 'server/api/x.post.ts': source }`, from ```ts blocks whose first line names the file. */
+/** The route blocks of README.md and docs/: `{ 'server/api/x.post.ts': source }`, from ```ts blocks whose first line names the file. */
 function readmeRoutes() {
-  const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
+  const pages = ['README.md', ...readdirSync(join(repoRoot, 'docs'), { recursive: true }).filter((name) => name.endsWith('.md')).map((name) => join('docs', name))];
   const routes = {};
-  for (const [, block] of readme.matchAll(/```ts\n([\s\S]*?)\n```/g)) {
-    const file = /^\/\/ (server\/api\/\S+\.ts)\b/.exec(block)?.[1];
-    if (file) routes[file] = `${block}\n`;
+  for (const page of pages) {
+    for (const [, block] of readFileSync(join(repoRoot, page), 'utf8').matchAll(/```ts\n([\s\S]*?)\n```/g)) {
+      const file = /^\/\/ (server\/api\/\S+\.ts)\b/.exec(block)?.[1];
+      if (!file) continue;
+      assert.ok(!(file in routes), `${page}: route ${file} is shown twice with different code`);
+      routes[file] = `${block}\n`;
+    }
   }
   return routes;
 }
@@ -79,7 +83,7 @@ after(() => {
 });
 
 test('the README has the routes this test checks', () => {
-  assert.ok(Object.keys(routes).length >= 2, `README route blocks: ${Object.keys(routes)}`);
+  assert.ok(Object.keys(routes).length >= 2, `route blocks of README.md and docs/: ${Object.keys(routes)}`);
   assert.ok(firstDefinition['server/api/hello.post.ts'], 'the first Definition has its route');
   for (const source of [...Object.values(routes), firstDefinition['server/api/hello.post.ts']]) {
     assert.doesNotMatch(source, /event\.req\.json\(\)/, 'routes read the payload with readRequestPayload/readValidatedPayload');
