@@ -16,7 +16,7 @@ use web_sys::AbortSignal;
 use super::output::{LogStream, OutputStream};
 use crate::command::{Command, CommandOutcome};
 use crate::error::{Error, ErrorCode, Operation, Result};
-use crate::provider::local::options::Isolation;
+use vite_hub_sandbox_core::provider::local::options::Isolation;
 use crate::session::ExecutionAuthority;
 use crate::transfer::box_file::BoxFile;
 
