@@ -23,6 +23,8 @@ pub struct RuntimeConfig {
     pub provider: std::result::Result<Rc<dyn Provider>, Error>,
     /// `config.debug`: a handler error's Response keeps the thrown `stack` (default `false`).
     pub debug: bool,
+    /// Whether the app runs in production ([`SandboxConfig::is_production`]).
+    pub production: bool,
 }
 
 impl RuntimeConfig {
@@ -42,6 +44,6 @@ impl RuntimeConfig {
         let provider = config
             .provider_settings(namespace.is_some())
             .and_then(|settings| crate::provider::build(settings, fetcher, namespace));
-        Ok(RuntimeConfig { limits, provider, debug: config.debug == Some(true) })
+        Ok(RuntimeConfig { limits, provider, debug: config.debug == Some(true), production: config.is_production() })
     }
 }

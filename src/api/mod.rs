@@ -409,6 +409,11 @@ async fn not_found(name: &str) -> String {
             }
         }
     }
+    // In production the names stay in the server: a route that takes the name from its client
+    // would hand them out (an unreadable config counts as production).
+    if runtime_config().map_or(true, |config| config.production) {
+        return not_found_message(name, &Miss::Unlisted);
+    }
     not_found_message(name, &Miss::Unknown { names: &names })
 }
 

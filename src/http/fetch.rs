@@ -71,9 +71,10 @@ impl Fetcher {
         let method = Method::from_bytes(request.method.as_bytes()).map_err(|_| JsValue::from_str("invalid HTTP method"))?;
         let mut builder = RequestBuilder::new(&request.url).method(method).abort_signal(signal);
         for (name, value) in &request.headers {
-            // gloo-net's `header` throws (unwrap_throw) on a value the Fetch API refuses: check first.
-            if value.contains(['\0', '\r', '\n']) {
-                return Err(JsValue::from_str(&format!("the {name} header value contains a control character")));
+            // gloo-net's `header` throws (unwrap_throw) on a value the Fetch API refuses (a
+            // control character, or one above U+00FF): check first.
+            if value.chars().any(|c| matches!(c, '\0' | '\r' | '\n') || u32::from(c) > 0xFF) {
+                return Err(JsValue::from_str(&format!("the {name} header value holds a character an HTTP header cannot carry")));
             }
             builder = builder.header(name, value);
         }

@@ -58,7 +58,15 @@ pub async fn recover_result(
                 let json = String::from_utf8(bytes)
                     .map_err(|_| Error::new(ErrorCode::HandlerError, "the harness output is not valid UTF-8").for_output())?;
                 limits.check_output_bytes(json.len() as u64)?;
-                parse_result_envelope(&json)?
+                let mut envelope = parse_result_envelope(&json)?;
+                // The file is the harness's fallback, but anything in the Box can write it: only
+                // a frame (which carries the Run's nonce) may claim a package code, so an error
+                // read here is the handler's.
+                if let Some(error) = envelope.error.as_mut() {
+                    error.code = None;
+                    error.details = None;
+                }
+                envelope
             }
             _ => {
                 return Err(Error::new(

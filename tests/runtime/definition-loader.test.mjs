@@ -2,7 +2,7 @@
 // for names not registered, with parsing cached per name + digest, base64 file contents.
 import { test, after, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { runSandbox, registerSandbox, unregisterSandbox, setSandboxDefinitionLoader, closeLocalBoxHost } from '@vite-hub/sandbox';
+import { configureSandbox, runSandbox, registerSandbox, unregisterSandbox, setSandboxDefinitionLoader, closeLocalBoxHost } from '@vite-hub/sandbox';
 
 after(() => closeLocalBoxHost());
 afterEach(() => setSandboxDefinitionLoader(null));
@@ -91,6 +91,17 @@ test('a miss in the registry proposes the closest names, then lists up to ten', 
     assert.equal(await notFound('answr'), 'Sandbox "answr" was not found. Did you mean "answer"? Registered: "answer".');
   } finally {
     unregisterSandbox('answer');
+  }
+});
+
+test('in production a miss lists no names and suggests none: a route that takes the name from its client would hand them out', async () => {
+  setSandboxDefinitionLoader(async () => undefined, () => ({ names: ['release-notes', 'internal-billing'] }));
+  configureSandbox({ production: true });
+  try {
+    assert.equal(await notFound('relase-notes'), 'Sandbox "relase-notes" was not found.');
+  } finally {
+    configureSandbox({});
+    setSandboxDefinitionLoader(null);
   }
 });
 

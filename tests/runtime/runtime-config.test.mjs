@@ -163,3 +163,16 @@ test('what comes from the env is still answered by each Run, so a bad env never 
   assert.match(error.message, /SANDBOX_PROVIDER is "docker"/);
   configureSandbox({ provider: 'local' });
 });
+
+test('a token with a character an HTTP header cannot carry is SANDBOX_INVALID_ARGUMENT, from the config at once and from the env per Run, never a crash', async () => {
+  assert.throws(() => configureSandbox({ vercel: { token: 'tok\u0100en_long', teamId: 't', projectId: 'p' } }), (error) => error.code === 'SANDBOX_INVALID_ARGUMENT' && /vercel\.token has a character at position 4 that is not visible ASCII/.test(error.message) && !error.message.includes('tok\u0100en'));
+  configureSandbox({ provider: 'vercel', env: { VERCEL_TOKEN: 'vercel_tok\u{1F600}en', VERCEL_TEAM_ID: 't', VERCEL_PROJECT_ID: 'p' } });
+  defineTestSandbox('config/env-token', 'export default () => 1;');
+  const response = await runSandbox('config/env-token');
+  const { error } = await response.json();
+  assert.equal(response.status, 400, JSON.stringify(error));
+  assert.equal(error.code, 'SANDBOX_INVALID_ARGUMENT');
+  assert.match(error.message, /the vercel token .* has a character at position 11/);
+  assert.doesNotMatch(error.message, /vercel_tok/);
+  configureSandbox({ provider: 'local' });
+});

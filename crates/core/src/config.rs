@@ -133,21 +133,29 @@ impl TransferOverrides {
 /// (`token: "a"` turns "an answer" into "[redacted]n [redacted]nswer"), so it is refused.
 pub const MIN_TOKEN_CHARS: usize = 8;
 
-/// Refuses a token shorter than [`MIN_TOKEN_CHARS`] (`what` names where it came from).
+/// Refuses a token shorter than [`MIN_TOKEN_CHARS`], or one that cannot travel in an
+/// `Authorization` header: a character outside visible ASCII (RFC 9110 field values; the Fetch
+/// API throws on anything above U+00FF) (`what` names where it came from).
 ///
 /// # Errors
-/// `SANDBOX_INVALID_ARGUMENT`; the message gives the length, never the token.
+/// `SANDBOX_INVALID_ARGUMENT`; the message gives the length or the position, never the token.
 fn check_token(token: Option<&str>, what: &str) -> Result<()> {
-    match token.map(|t| t.chars().count()) {
-        Some(n) if n < MIN_TOKEN_CHARS => Err(Error::new(
-            ErrorCode::InvalidArgument,
-            format!(
-                "{what} has {n} character{}; a token must have at least {MIN_TOKEN_CHARS} (a shorter one cannot be redacted from error messages without mangling them)",
-                if n == 1 { "" } else { "s" }
-            ),
-        )),
-        _ => Ok(()),
+    let Some(token) = token else { return Ok(()) };
+    let refused = |message: String| Err(Error::new(ErrorCode::InvalidArgument, message));
+    let n = token.chars().count();
+    if n < MIN_TOKEN_CHARS {
+        return refused(format!(
+            "{what} has {n} character{}; a token must have at least {MIN_TOKEN_CHARS} (a shorter one cannot be redacted from error messages without mangling them)",
+            if n == 1 { "" } else { "s" }
+        ));
     }
+    if let Some(at) = token.chars().position(|c| !c.is_ascii_graphic()) {
+        return refused(format!(
+            "{what} has a character at position {} that is not visible ASCII (a space, a control character or non-ASCII text): a token travels in an HTTP header; copy it again without it",
+            at + 1
+        ));
+    }
+    Ok(())
 }
 
 /// Refuses a `baseUrl` that is not an absolute `http:` / `https:` URL with a host, or that carries
@@ -388,6 +396,8 @@ mod tests {
             (serde_json::json!({"vercel": {"baseUrl": "ftp://x"}}), "vercel.baseUrl must be"),
             (serde_json::json!({"local": {"baseUrl": "http://"}}), "local.baseUrl must be"),
             (serde_json::json!({"local": {"token": "a"}}), "local.token has 1 character; a token must have at least 8"),
+            (serde_json::json!({"local": {"token": "tok\u{0100}en_long"}}), "local.token has a character at position 4 that is not visible ASCII"),
+            (serde_json::json!({"vercel": {"token": "token with space"}}), "vercel.token has a character at position 6"),
             (serde_json::json!({"env": {"VERCEL_TOKEN": "short", "VERCEL_TEAM_ID": "t", "VERCEL_PROJECT_ID": "p"}}), "the vercel token"),
             (serde_json::json!({"provider": "cloudflare", "env": {"SANDBOX_LOCAL_URL": "http://127.0.0.1:9", "SANDBOX_LOCAL_TOKEN": "t"}}), "SANDBOX_LOCAL_TOKEN has 1 character"),
         ] {

@@ -24,6 +24,9 @@ pub enum Miss<'a> {
         /// The reason, as the generator reported it.
         reason: &'a str,
     },
+    /// Neither has the name, in production: no names are listed nor suggested (a route that takes
+    /// the name from its client would hand them out).
+    Unlisted,
     /// Neither the registry nor `registerSandbox` has the name; `names` are every name they have.
     Unknown {
         /// The registered names (any order, duplicates allowed).
@@ -43,6 +46,7 @@ pub fn not_found_message(name: &str, miss: &Miss<'_>) -> String {
              registerSandbox() or registerSandboxDirectory() before runSandbox()."
         ),
         Miss::Invalid { reason } => format!("{head}: its Definition is invalid, so it is not in the registry: {reason}"),
+        Miss::Unlisted => format!("{head}."),
         Miss::Unknown { names } => {
             let sorted: Vec<&str> = names.iter().map(|name| name.as_str()).collect::<BTreeSet<_>>().into_iter().collect();
             if sorted.is_empty() {
@@ -134,6 +138,11 @@ mod tests {
 
     fn owned(names: &[&str]) -> Vec<String> {
         names.iter().map(|name| (*name).to_owned()).collect()
+    }
+
+    #[test]
+    fn unlisted_names_nothing() {
+        assert_eq!(not_found_message("helo", &Miss::Unlisted), "Sandbox \"helo\" was not found.");
     }
 
     #[test]

@@ -25,30 +25,36 @@ pub fn redact(text: &str, secrets: &[&str]) -> String {
             forms.push(engine.encode(secret.as_bytes()));
         }
     }
-    forms.sort_by_key(|form| std::cmp::Reverse(form.len()));
+    forms.sort();
     forms.dedup();
-    let mut out = text.to_owned();
-    for form in &forms {
-        out = replace_form(&out, form);
-    }
-    out
+    replace_forms(text, &forms)
 }
 
-/// `text` with each match of `form` replaced: the whole form, or (for a form of at least
-/// [`MIN_PREFIX_BYTES`]) its longest prefix of at least that many bytes; ASCII case-insensitive.
-fn replace_form(text: &str, form: &str) -> String {
-    let form = form.as_bytes();
+/// `text` with every match of any of `forms` replaced by `[redacted]`: at each position the
+/// longest match among all forms, a whole form or (for a form of at least [`MIN_PREFIX_BYTES`])
+/// a prefix of it of at least that many bytes; ASCII case-insensitive. All forms are tried at
+/// each position together: one form's prefix must not cut short a longer match of another (an
+/// echoed `abcdefgh+/=xyz` whose URL-encoded form shares its first 8 bytes).
+fn replace_forms(text: &str, forms: &[String]) -> String {
     let bytes = text.as_bytes();
-    let min = if form.len() >= MIN_PREFIX_BYTES { MIN_PREFIX_BYTES } else { form.len() };
     let mut out = String::with_capacity(text.len());
     let mut start = 0;
     let mut i = 0;
     while i < bytes.len() {
-        let matched = bytes[i..].iter().zip(form).take_while(|(a, b)| a.eq_ignore_ascii_case(b)).count();
-        if matched >= min && text.is_char_boundary(i) && text.is_char_boundary(i + matched) {
+        let longest = forms
+            .iter()
+            .map(|form| {
+                let form = form.as_bytes();
+                let min = form.len().min(MIN_PREFIX_BYTES);
+                let matched = bytes[i..].iter().zip(form).take_while(|(a, b)| a.eq_ignore_ascii_case(b)).count();
+                if matched >= min && text.is_char_boundary(i + matched) { matched } else { 0 }
+            })
+            .max()
+            .unwrap_or(0);
+        if longest > 0 && text.is_char_boundary(i) {
             out.push_str(&text[start..i]);
             out.push_str("[redacted]");
-            i += matched;
+            i += longest;
             start = i;
         } else {
             i += 1;
@@ -108,6 +114,14 @@ mod tests {
         assert_eq!(redact("abcdefg is seven", &[token]), "abcdefg is seven");
         assert_eq!(redact("x abcdefgh y", &[token]), "x [redacted] y");
         assert_eq!(redact("keys: abc, abd", &["abc"]), "keys: [redacted], abd");
+    }
+
+    #[test]
+    fn a_token_with_url_reserved_characters_is_replaced_whole() {
+        // Its URL-encoded form shares the first 8 bytes, which must not win over the exact echo.
+        let token = "tok_Abc1+/=Abc123XYZ";
+        assert_eq!(redact(&format!("echo {token} end"), &[token]), "echo [redacted] end");
+        assert_eq!(redact(&format!("echo {} end", url_encoded(token)), &[token]), "echo [redacted] end");
     }
 
     #[test]
