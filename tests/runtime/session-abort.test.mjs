@@ -5,6 +5,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import v8 from 'node:v8';
+import vm from 'node:vm';
 import { openSandboxSession } from '@vite-hub/sandbox';
 import { useLocalHost, processesMatching } from '../support/local-host.mjs';
 
@@ -52,6 +54,34 @@ test('an exec aborted after its request reached the host, before the Command id 
     }
     // The Session outlives the aborts.
     assert.deepEqual(await session.exec('node', ['-e', 'console.log("again")']), { exitCode: 0, ok: true, stdout: 'again\n', stderr: '' });
+  } finally {
+    await session.close();
+  }
+});
+
+test('an exec aborted after a garbage collection still rejects with the abort and kills its Command (the abort is held strongly for the request\'s life)', { timeout: 120_000 }, async () => {
+  v8.setFlagsFromString('--expose-gc');
+  const gc = vm.runInNewContext('gc');
+  const session = await openSandboxSession();
+  try {
+    for (let round = 0; round < 5; round += 1) {
+      const tag = `session-abort-gc-${randomUUID()}`;
+      const kills = () => host.counters().requests['cmd/kill'] ?? 0;
+      const killsBefore = kills();
+      const controller = new AbortController();
+      const reason = new Error('caller gave up');
+      // Runs until killed: a lost abort leaves the exec pending (the test's timeout) and the process in `ps`.
+      const running = session.exec('node', ['-e', 'setInterval(() => {}, 1000)', tag], { signal: controller.signal });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      gc();
+      gc();
+      controller.abort(reason);
+      await assert.rejects(running, (error) => error === reason);
+      await turnWhen(() => kills() > killsBefore, 10_000);
+      const deadline = Date.now() + 5_000;
+      while ((await processesMatching(tag)).length > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.deepEqual(await processesMatching(tag), [], 'no process of the aborted Command runs on');
+    }
   } finally {
     await session.close();
   }

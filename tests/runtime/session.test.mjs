@@ -102,6 +102,20 @@ test('exec gives exit state and both outputs from one handle; cwd, env and timeo
   }
 });
 
+test('a cwd the Box does not have is SANDBOX_INVALID_ARGUMENT (400), not a transport error to retry', async () => {
+  const session = await openSandboxSession();
+  try {
+    for (const cwd of ['/nonexistent', '../../..']) {
+      const error = await session.exec('pwd', [], { cwd }).then(() => assert.fail(`cwd ${cwd} was accepted`), (reason) => reason);
+      assert.equal(error.code, 'SANDBOX_INVALID_ARGUMENT', `${cwd}: ${error.message}`);
+      assert.equal(error.status, 400);
+    }
+    assert.equal((await session.exec('pwd', [], { cwd: '/tmp' })).stdout, '/tmp\n');
+  } finally {
+    await session.close();
+  }
+});
+
 test('file helpers round-trip bytes and text; exists, mkdir and remove', async () => {
   const session = await openSandboxSession();
   try {

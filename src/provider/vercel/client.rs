@@ -162,6 +162,9 @@ impl VercelClient {
         let code = match status {
             429 | 503 => ErrorCode::ProviderUnavailable,
             401 | 403 => ErrorCode::ProviderAuth,
+            // A Command's program, arguments and cwd are the caller's: the provider refusing them
+            // (a cwd that is no directory in the Box) is a bad argument, not an outage to retry.
+            400 | 422 if operation == Operation::Exec => ErrorCode::InvalidArgument,
             _ => ErrorCode::TransportError,
         };
         let retry_after = response.headers().get("retry-after");
@@ -181,8 +184,7 @@ impl VercelClient {
         error
     }
 
-    /// The JSON answer (`{}` when empty), parsed into a Value whose shape the caller reads
-    /// (one parser instantiation in the wasm, no derived reader per shape).
+    /// The JSON answer (`{}` when empty), parsed into a Value whose shape the caller reads.
     async fn json(&self, response: &Response, operation: Operation) -> Result<serde_json::Value> {
         let bytes = self.answer_bytes(response, operation, MAX_ANSWER_BYTES).await?;
         let bytes = if bytes.is_empty() { b"{}".to_vec() } else { bytes };
