@@ -113,7 +113,11 @@ export interface SandboxRun {
    * truncated: true }` entry ends every reader's loop.
    */
   logs(): AsyncIterableIterator<SandboxLogEntry>;
-  /** Resolves once the Box was given back after the Response; rejects with an Error naming the failure otherwise. */
+  /**
+   * Resolves once the Box was given back after the Response; rejects otherwise with a
+   * {@link SandboxError} naming the failure (its code: the stop's own, e.g.
+   * `SANDBOX_TRANSPORT_ERROR`, or `SANDBOX_RUNTIME_ERROR` for a failed clean-up).
+   */
   closed(): Promise<void>;
 }
 
@@ -386,7 +390,7 @@ export interface SandboxDefinitionOf<A extends [payload?: unknown, context?: unk
 }
 
 // ---------------------------------------------------------------------------------------------
-// Sessions, runners and executionAuthority (src/api/session.rs, src/api/runner.rs; contract §2, §3)
+// Sessions, runners and executionAuthority (src/api/session/, src/api/runner.rs; contract §2, §3)
 // ---------------------------------------------------------------------------------------------
 
 /**

@@ -3,6 +3,8 @@
 // options, events)`; the events object is the core's callback side, see src/run/events.rs).
 // Glue only: which Run, when it answers and what it logs are the core's decisions.
 
+import { sandboxError } from './sandbox-error.mjs';
+
 /** Bytes (UTF-8) of entry output `logs()` keeps for replay; past it one marker entry ends the history. */
 export const RUN_LOG_HISTORY_BYTES = 16 * 1024 * 1024;
 
@@ -63,8 +65,8 @@ export function startRun(wasm, name, payload, options, defaultOnLog) {
     background(work) {
       closing = work;
     },
-    report(message) {
-      closeFailure = message;
+    report(message, code) {
+      closeFailure = sandboxError(code, message);
       if (lines) lines.report(message);
       else console.warn(`[vite-hub-sandbox] ${message}`);
     },
@@ -105,13 +107,13 @@ export function startRun(wasm, name, payload, options, defaultOnLog) {
     },
     /**
      * Resolves once the Box was given back after the Response (closed, or a kept Box freed);
-     * rejects with an Error naming the failure when that did not work (also reported to `onLog`
+     * rejects with a SandboxError naming the failure when that did not work (also reported to `onLog`
      * or the console).
      */
     async closed() {
       await response.catch(() => {});
       if (closing) await closing;
-      if (closeFailure !== null) throw new Error(closeFailure);
+      if (closeFailure !== null) throw closeFailure;
     },
   };
 }

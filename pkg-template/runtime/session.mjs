@@ -1,5 +1,5 @@
 // Sessions in JS: thin wrappers over the core's SandboxSession / SandboxProcess / SandboxLogStream
-// (src/api/session.rs), adding only what JS syntax needs: `Symbol.asyncDispose` (so `await using`
+// (src/api/session/), adding only what JS syntax needs: `Symbol.asyncDispose` (so `await using`
 // closes the Box) and `logs()` as an async iterator. Every check and state rule is in the core.
 
 import { onLogEvents } from './run-handle.mjs';

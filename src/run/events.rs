@@ -7,12 +7,14 @@
 //! { status(status: 'running' | 'stopped' | 'failed'): void,
 //!   log(stream: 'stdout' | 'stderr', data: string): void,
 //!   background(work: Promise<void>): void,   // e.g. a Worker's waitUntil
-//!   report(message: string): void }          // a failure after the Response (the Box's close)
+//!   report(message: string, code: string): void }  // a failure after the Response (the Box's close), its SANDBOX_* code
 //! ```
 //! Each method is optional; a method that throws is ignored (the Run goes on). Without a
 //! `report`, a late failure goes to `console.warn`.
 
 use js_sys::{Function, Promise, Reflect};
+
+use crate::error::ErrorCode;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
@@ -102,11 +104,12 @@ impl RunEvents {
         }
     }
 
-    /// A failure after the Response was given: to the handle's `report`, else `console.warn`.
-    pub fn report(&self, message: &str) {
+    /// A failure after the Response was given, with its code: to the handle's `report`, else
+    /// `console.warn`.
+    pub fn report(&self, message: &str, code: ErrorCode) {
         let has_report = self.sink.as_ref().is_some_and(|sink| Reflect::get(sink, &JsValue::from_str("report")).is_ok_and(|f| f.is_function()));
         if has_report {
-            self.call("report", &[JsValue::from_str(message)]);
+            self.call("report", &[JsValue::from_str(message), JsValue::from_str(code.as_str())]);
         } else {
             console_warn(&format!("[vite-hub-sandbox] {message}"));
         }

@@ -199,7 +199,7 @@ async fn run(definition: &Definition, payload: &JsValue, options: &RunOptions, r
         return crate::run::prepared::keep(lease.session.as_ref(), prepared, fingerprint, events, &definition.name).await;
     }
     if let Err(error) = stop_within(RELEASE_DEADLINE_MS, Box::pin(lease.release())).await {
-        events.report(&format!("The Box of Sandbox \"{}\" could not be stopped: {}", definition.name, error.message()));
+        events.report(&format!("The Box of Sandbox \"{}\" could not be stopped: {}", definition.name, error.message()), error.code());
     }
 }
 
@@ -248,7 +248,7 @@ async fn attempt(
                     record_kept_fingerprint(kept_id, dir, fingerprint_in(&outcome.stdout));
                 }
                 if let Some(reason) = not_kept {
-                    options.events.report(&format!("The installed project of Sandbox \"{}\" could not be kept in its Box: {reason}", definition.name));
+                    options.events.report(&format!("The installed project of Sandbox \"{}\" could not be kept in its Box: {reason}", definition.name), ErrorCode::RuntimeError);
                 }
             } else {
                 timing.describe("install", install_desc(session.prepared()));

@@ -34,6 +34,7 @@
 use std::cell::RefCell;
 
 use crate::command::Command;
+use crate::error::ErrorCode;
 use crate::http::deadline::stop_within;
 use crate::run::events::RunEvents;
 use crate::run::install::{fingerprint_in, FINGERPRINT_SCRIPT};
@@ -234,8 +235,13 @@ pub fn install_desc(start: PreparedStart) -> &'static str {
 /// sources, input and result of the Run), keeping Yarn PnP's `.pnp.*` files and `.yarn/`; then
 /// prints the fingerprint of the `node_modules` trees ([`FINGERPRINT_SCRIPT`]).
 fn cleanup_command(cwd: &str) -> Command {
+    // What the snapshot keeps is what the install made: the installed trees (every node_modules,
+    // Yarn's .yarn/ and .pnp.* at the project root) and the directories on their way. Every other
+    // file, and every directory left empty (one a handler made where its own files were, an
+    // index.mjs/ say), goes; the fingerprint then proves the trees are as the install left them.
     let script = "cd \"$1\" && find . -mindepth 1 -maxdepth 1 ! -name project -exec rm -rf {} + \
-        && find project -mindepth 1 ! -type d ! -path '*/node_modules/*' ! -path 'project/.yarn/*' ! -name '.pnp.*' -exec rm -f {} + \
+        && find project -mindepth 1 ! -type d ! -path '*/node_modules/*' ! -path 'project/.yarn/*' ! -path 'project/.pnp.*' -exec rm -f {} + \
+        && find project -mindepth 1 -depth -type d -empty ! -path '*/node_modules/*' ! -path 'project/.yarn/*' -delete \
         && cd project && exec node -e \"$VITEHUB_FINGERPRINT\"";
     Command {
         program: "sh".to_owned(),
@@ -256,18 +262,18 @@ fn cleanup_command(cwd: &str) -> Command {
 /// failed stop after it, are reported through `events` (the handle's `onLog`, else
 /// `console.warn`); the Run has already answered, so they never change its Response.
 pub async fn keep(session: &dyn BoxSession, mut prepared: Prepared, fingerprint: String, events: &RunEvents, name: &str) {
-    let not_kept = |why: String| events.report(&format!("The installed project of Sandbox \"{name}\" was not kept: {why}"));
+    let not_kept = |why: String, code: ErrorCode| events.report(&format!("The installed project of Sandbox \"{name}\" was not kept: {why}"), code);
     match session.exec(&cleanup_command(session.cwd()), None).await {
         Ok(outcome) if outcome.exit_code == 0 && fingerprint_in(&outcome.stdout).as_deref() == Some(fingerprint.as_str()) => match session.prepare().await {
             Ok(id) => return prepared.publish(id),
-            Err(error) => not_kept(format!("its snapshot failed: {}", error.message())),
+            Err(error) => not_kept(format!("its snapshot failed: {}", error.message()), error.code()),
         },
         // The handler changed its node_modules: not a failure, the tree is just not reusable.
         Ok(outcome) if outcome.exit_code == 0 => {}
-        Ok(outcome) => not_kept(format!("the clean-up before its snapshot exited with code {}: {}", outcome.exit_code, outcome.stderr.trim())),
-        Err(error) => not_kept(format!("the clean-up before its snapshot failed: {}", error.message())),
+        Ok(outcome) => not_kept(format!("the clean-up before its snapshot exited with code {}: {}", outcome.exit_code, outcome.stderr.trim()), ErrorCode::RuntimeError),
+        Err(error) => not_kept(format!("the clean-up before its snapshot failed: {}", error.message()), error.code()),
     }
     if let Err(error) = stop_within(crate::run::lease::RELEASE_DEADLINE_MS, session.close()).await {
-        events.report(&format!("The Box of Sandbox \"{name}\" could not be stopped: {}", error.message()));
+        events.report(&format!("The Box of Sandbox \"{name}\" could not be stopped: {}", error.message()), error.code());
     }
 }

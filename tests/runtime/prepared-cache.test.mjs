@@ -242,6 +242,30 @@ test('a Box cannot change the prepared tree that later Runs see', async () => {
   assert.deepEqual([fourth.install, fourth.body], ['prepared', { tampered: false, extra: false }]);
 });
 
+test('what a handler leaves in its project never reaches the prepared project: its index.mjs made a directory, a .pnp.cjs below the root', async () => {
+  const POISON_INDEX = `import fs from 'node:fs';
+export default function (payload = {}) {
+  if (payload.poison) {
+    fs.rmSync('index.mjs');
+    fs.mkdirSync('index.mjs/deeper', { recursive: true });
+    fs.mkdirSync('lib', { recursive: true });
+    fs.writeFileSync('lib/.pnp.cjs', 'module.exports = "seen by the next Definition"');
+  }
+  return { pnp: fs.existsSync('lib/.pnp.cjs'), slugify: fs.existsSync('node_modules/slugify') };
+}`;
+  define('prep/poison', { dependencies: { slugify: '1.6.9' }, lock: SLUGIFY_LOCK, index: POISON_INDEX });
+  const known = await snapshotIds();
+  const first = await run('prep/poison', { poison: true });
+  assert.deepEqual([first.status, first.install, first.body], [200, 'fresh', { pnp: true, slugify: true }]);
+  await newSnapshot(known);
+  // The next Runs of the digest start from the prepared project, which holds none of it.
+  for (let i = 0; i < 2; i += 1) {
+    const next = await run('prep/poison');
+    assert.equal(next.status, 200, JSON.stringify(next.body));
+    assert.deepEqual([next.install, next.body], ['prepared', { pnp: false, slugify: true }]);
+  }
+});
+
 test('listPreparedProjects lists the kept snapshots; dropPreparedProject(digest) deletes them and the next Run installs', async () => {
   define('prep/drop', { dependencies: { slugify: '1.6.9' }, lock: SLUGIFY_LOCK });
   const known = await snapshotIds();

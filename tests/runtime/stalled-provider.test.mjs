@@ -9,7 +9,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { startBoxHost } from '@vite-hub/sandbox/box-host';
-import { configureSandbox, runSandbox } from '@vite-hub/sandbox';
+import { configureSandbox, runSandbox, startSandbox } from '@vite-hub/sandbox';
 import { defineTestSandbox } from '../support/local-host.mjs';
 
 const TIMEOUT_MS = 1500;
@@ -119,4 +119,16 @@ test('a stop that is never answered is bounded (15 s), not held until the socket
     assert.equal(body.error.details.operation, 'stop');
     assert.match(body.error.message, /15000ms/);
   }
+});
+
+test('a Box that cannot be given back makes closed() reject with a SandboxError carrying the code of the failure', { timeout: HANG_MS }, async () => {
+  const refuseStop = (request) => (routeOf(request) === 'stop' ? Promise.reject(new TypeError('the test refuses every stop')) : fetch(request));
+  configureSandbox({ provider: 'local', local: { baseUrl: host.baseUrl, token: host.token }, fetch: refuseStop });
+  const run = startSandbox('stalled/echo', 1);
+  assert.equal((await run.response()).status, 200);
+  const error = await run.closed().then(() => assert.fail('closed() resolved'), (reason) => reason);
+  assert.equal(error.name, 'SandboxError', error.stack);
+  assert.equal(error.code, 'SANDBOX_TRANSPORT_ERROR');
+  assert.equal(error.status, 502);
+  assert.match(error.message, /could not be stopped: .*the test refuses every stop/);
 });

@@ -1,6 +1,6 @@
 //! Sessions: one live Box a caller drives by hand (`openSandboxSession`): the handle's status,
 //! the after-close rule, and the rules for the arguments of its operations. Pure; the runtime's
-//! wasm edge (`api/session.rs`) reads JS values into the plain values checked here, then calls
+//! wasm edge (`src/api/session/`) reads JS values into the plain values checked here, then calls
 //! its `provider::session::BoxSession`.
 //!
 //! Source: vitehub-sandbox-contract.md §3 (the Box session: `exec`, `spawn`, files, an idempotent
