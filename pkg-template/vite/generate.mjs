@@ -244,9 +244,21 @@ export async function generateSandboxTypes(root) {
 }
 
 /**
+ * What a build throws for its invalid Definitions: the one error as it is, or one
+ * `SANDBOX_INVALID_ARGUMENT` listing every one (each also in `errors`), so a single `vite build`
+ * names them all.
+ */
+function buildError(errors) {
+  if (errors.length === 1) return errors[0].error;
+  const listed = errors.map(({ error }) => `- ${error.message}`).join('\n');
+  return Object.assign(invalidArgument(`${errors.length} Sandbox Definitions are invalid (the build stops on any):\n${listed}`), { errors: errors.map(({ error }) => error) });
+}
+
+/**
  * Discovers, prepares and writes every generated file of one mode.
  *
- * `build` is all-or-nothing: the first error is thrown and nothing is written. `dev` keeps going
+ * `build` is all-or-nothing: every Definition is prepared, then the errors are thrown together
+ * (buildError) and nothing is written. `dev` keeps going
  * per Definition: a Definition that fails (to prepare, or already in discovery: a folder with no
  * entry yet or several, a duplicated name) keeps its last good generated JSON (a new one that
  * fails is left out, so it is `SANDBOX_NOT_FOUND`), every other one is updated, and the failures
@@ -260,7 +272,8 @@ export async function generateSandboxTypes(root) {
  * @returns {Promise<{ dir: string, facade: string, names: string[], changed: string[], inputs: string[], errors: Array<{ name: string | null, error: Error }> }>}
  *   `names`: the Definitions in the registry; `inputs`: source files outside the Definition
  *   folders that Definitions were built from (free-form local imports), relative to `root`.
- * @throws a malformed app root; in `build`, the first discovery or preparation error (a `SandboxError` naming the file).
+ * @throws a malformed app root; in `build`, every discovery or preparation error (a `SandboxError` naming the
+ *   file, or one listing them all).
  */
 export async function generateSandboxArtifacts({ root, mode, config = {} }) {
   const appRoot = path.resolve(root);
@@ -268,7 +281,6 @@ export async function generateSandboxArtifacts({ root, mode, config = {} }) {
   const outDir = path.join(generatedDir, mode);
   const { definitions: discovered, problems } = await discoverDefinitionsAndProblems(appRoot);
   const problemError = (problem) => Object.assign(invalidArgument(problem.message), { code: problem.code });
-  if (mode === 'build' && problems.length) throw problemError(problems[0]);
   // A folder or file discovery refused (no entry yet, several entries, a duplicated name) only
   // loses its own Definition: with a name, its last good version is kept like a broken one's.
   const found = new Set(discovered.map((d) => d.name));
@@ -302,8 +314,8 @@ export async function generateSandboxArtifacts({ root, mode, config = {} }) {
       let freshSources;
       ({ data, error, install: fresh, sources: freshSources } = await generateOne(appRoot, definition, inputs));
       if (error) {
-        if (mode === 'build') throw error;
         errors.push({ name, error });
+        if (mode === 'build') continue;
         data = await lastGood(file);
       } else {
         install = fresh;
@@ -318,6 +330,7 @@ export async function generateSandboxArtifacts({ root, mode, config = {} }) {
     entries.push({ name, stem });
     files.set(file, mode === 'dev' ? `${data}\n` : `export default ${data};\n`);
   }
+  if (mode === 'build' && errors.length > 0) throw buildError(errors);
   entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   if (mode === 'dev') {
     files.set('definitions.json', `${json(Object.fromEntries(entries.map((e) => [e.name, e.stem])))}\n`);

@@ -86,8 +86,11 @@ test('dev: a broken Definition keeps its last good version, the others update, a
   const index = slugify.files.find((f) => f.path === 'index.mjs');
   assert.equal(Buffer.from(index.content, 'base64').toString(), 'export default () => "edited";\n');
 
-  // Build mode stays all-or-nothing.
-  await assert.rejects(generateSandboxArtifacts({ root: app, mode: 'build' }), { code: 'SANDBOX_INVALID_ARGUMENT', message: /^Sandbox "new-broken": index.mjs:1:1 .*R0022/ });
+  // Build mode stays all-or-nothing, and names every invalid Definition at once.
+  const built = await generateSandboxArtifacts({ root: app, mode: 'build' }).then(() => assert.fail('the build passed'), (error) => error);
+  assert.equal(built.code, 'SANDBOX_INVALID_ARGUMENT');
+  assert.match(built.message, /^2 Sandbox Definitions are invalid \(the build stops on any\):\n- Sandbox "new-broken": index.mjs:1:1 .*R0022.*\n- .*release-notes/s);
+  assert.deepEqual(built.errors.map((e) => e.code), ['SANDBOX_INVALID_ARGUMENT', 'SANDBOX_INVALID_ARGUMENT']);
 });
 
 test('dev: a folder discovery refuses (no entry yet, several entries) does not freeze the others', async () => {
