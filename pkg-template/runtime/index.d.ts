@@ -635,7 +635,8 @@ export function readRequestPayload<N extends SandboxName = never>(
  * @throws {SandboxError & { issues?: ReadonlyArray<StandardSchemaV1Issue> }} `SANDBOX_INVALID_ARGUMENT`
  *   (400) when the schema refuses the payload: the message lists up to 10 issues as
  *   `payload.<path>: <message>`, `issues` holds every one; a throwing function is the `cause`.
- *   Also every error of {@link readRequestPayload}.
+ *   Also every error of {@link readRequestPayload}. For an h3 event the message is the client's
+ *   answer: a function schema should throw messages written for the client.
  * @throws {TypeError} when `schema` is neither a Standard Schema v1 nor a function.
  */
 export function readValidatedPayload<S extends SandboxPayloadSchema>(

@@ -95,6 +95,14 @@ impl BodyStream {
             list.append(name, value).map_err(|_| invalid())?;
         }
         let _ = list.set("server-timing", timing);
+        // A streamed body must reach the client as it is produced: a platform that compresses
+        // (workerd gzips text/plain) or a proxy that transforms would hold the chunks back until
+        // the end. The entry's own values win.
+        for (name, value) in [("content-encoding", "identity"), ("cache-control", "no-transform")] {
+            if !list.has(name).unwrap_or(true) {
+                let _ = list.set(name, value);
+            }
+        }
         let init = ResponseInit::new();
         init.set_status(status);
         init.set_status_text(status_text);

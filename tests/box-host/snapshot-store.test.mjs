@@ -65,7 +65,7 @@ test('sparse files larger in all than the store, on another file system (the Box
     fs.truncateSync(path.join(dir, name), 5 * MiB);
   }
   assert.ok(fs.statSync(path.join(dir, 'a.bin')).blocks * 512 < MiB, 'the file is sparse there');
-  await assert.rejects(store.take(dir, source), (err) => err.code === 'snapshot_refused' && /would take 10485760 bytes of disk in the snapshot store, more than the 8388608 bytes/.test(err.message));
+  await assert.rejects(store.take(dir, source), (err) => err.code === 'snapshot_refused' && /would take 10493952 bytes of disk in the snapshot store, more than the 8388608 bytes/.test(err.message));
   assert.deepEqual(kept(), []);
 });
 
@@ -96,4 +96,27 @@ test('a file of a snapshot rewritten at the same size is found at restore: 410 s
   const fresh = fs.mkdtempSync(path.join(root, 'restore-'));
   await store.restore(intact.id, fresh);
   assert.equal(fs.readFileSync(path.join(fresh, 'project/index.mjs'), 'utf8'), 'export default () => 3;\n');
+});
+
+test('takes side by side stay within the bound: each makes room against the others', async (t) => {
+  const { store, workDir } = setUp(t, { maxBytes: 8 * MiB });
+  const records = await Promise.all([1, 2, 3, 4].map((n) => store.take(workDir({ [`f${n}.bin`]: Buffer.alloc(3 * MiB, n) }), source)));
+  const kept = await store.list();
+  assert.ok(kept.reduce((sum, r) => sum + r.diskBytes, 0) <= 8 * MiB, 'the store holds at most its bound');
+  assert.deepEqual(kept.map((r) => r.id).sort(), records.slice(-2).map((r) => r.id).sort(), 'the last two taken are the ones kept');
+});
+
+test('a tree of more entries than the store keeps is refused; on a copy from the Box disk, empty files and directories count a block each', async (t) => {
+  const { root, kept } = setUp(t);
+  const store = new SnapshotStore({ dir: path.join(root, 'capped'), maxEntries: 10 });
+  const many = fs.mkdtempSync(path.join(root, 'many-'));
+  for (let i = 0; i < 11; i += 1) fs.writeFileSync(path.join(many, `f${i}`), '');
+  await assert.rejects(store.take(many, source), (err) => err.code === 'snapshot_refused' && /more than 10 files, directories and symlinks/.test(err.message));
+  assert.deepEqual(kept(), []);
+  if (!fs.existsSync('/dev/shm') || fs.statSync('/dev/shm').dev === fs.statSync(root).dev) return t.skip('no tmpfs apart from TMPDIR at /dev/shm');
+  const small = new SnapshotStore({ dir: path.join(root, 'small'), maxBytes: 200 * 1024 });
+  const dirs = fs.mkdtempSync('/dev/shm/vite-hub-snapstore-');
+  t.after(() => fs.rmSync(dirs, { recursive: true, force: true }));
+  for (let i = 0; i < 100; i += 1) fs.mkdirSync(path.join(dirs, `d${i}`));
+  await assert.rejects(small.take(dirs, source), (err) => err.code === 'snapshot_refused' && /would take 409600 bytes of disk/.test(err.message));
 });

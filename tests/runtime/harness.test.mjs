@@ -480,3 +480,21 @@ test('large user output before the result and a late unhandled rejection', () =>
   assert.equal(run.stdout.length, 2 * 1024 * 1024 + `<<vite-hub-sandbox:${NONCE}>>`.length + run.frame.length + 1);
   assert.equal(run.stderr, '');
 });
+
+test('an entry that replaces Buffer.prototype.utf8Write never sees a frame, so it cannot learn the nonce', () => {
+  const run = runBox({
+    files: {
+      'index.mjs': `import fs from 'node:fs';
+const write = Buffer.prototype.utf8Write;
+Buffer.prototype.utf8Write = function (text, ...rest) {
+  if (String(text).includes('vite-hub-sandbox:')) fs.writeFileSync('leak.txt', String(text));
+  return write.call(this, text, ...rest);
+};
+export default () => 'real result';
+`,
+    },
+  });
+  assert.equal(run.status, 0, run.stderr);
+  assert.equal(run.frame, '{"version":1,"ok":true,"result":"real result"}');
+  assert.equal(fs.existsSync(path.join(run.root, 'project', 'leak.txt')), false, 'the frame went through the replaced method');
+});

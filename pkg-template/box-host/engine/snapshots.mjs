@@ -47,7 +47,7 @@ async function copyTree(from, to, owner = null, sealedAt = Infinity) {
   async function copyDir(src, dst) {
     await unchanged(src);
     const entries = await fs.promises.readdir(src, { withFileTypes: true });
-    await Promise.all(entries.map(async (entry) => {
+    await eachBounded(entries, async (entry) => {
       const s = path.join(src, entry.name);
       const d = path.join(dst, entry.name);
       if (entry.isDirectory()) {
@@ -69,32 +69,48 @@ async function copyTree(from, to, owner = null, sealedAt = Infinity) {
         totals.bytes += size;
         totals.files += 1;
       }
-    }));
+    });
   }
   await copyDir(from, to);
   return totals;
+}
+
+/** Entries (files, directories, symlinks) a kept tree may hold: more is refused (inodes, and the walk's time and memory). */
+export const MAX_SNAPSHOT_ENTRIES = 250_000;
+/** Disk one entry takes at least once written (a block; an empty file or directory has an inode and usually a block). */
+const ENTRY_BYTES = 4096;
+/** Entries of one directory handled at once by a walk or a copy: memory stays bounded whatever a directory holds. */
+const WALK_CONCURRENCY = 64;
+
+/** Runs `task` on every item, at most WALK_CONCURRENCY at once; rejects with the first failure. */
+async function eachBounded(items, task) {
+  for (let at = 0; at < items.length; at += WALK_CONCURRENCY) {
+    await Promise.all(items.slice(at, at + WALK_CONCURRENCY).map(task));
+  }
 }
 
 /** The setuid and setgid bits: a tree that the store keeps never carries them. */
 const SPECIAL_BITS = 0o6000;
 
 /**
- * Measures the tree under `dir`, which the store may keep: `{ files, bytes, diskBytes,
+ * Measures the tree under `dir`, which the store may keep: `{ files, bytes, diskBytes, entries,
  * lastChangeMs }`, the
  * count of regular files and symlinks, the sum of their sizes (what a restore copies, checked
  * against the record) and the bytes of disk they really take (`st_blocks` × 512: a sparse file
  * takes less than its size, a tree on another file system may take more once copied) and the
  * latest ctime of its entries (ms since the epoch). Rejects a
  * tree holding anything but directories, regular files and symlinks (a device, a FIFO, a
- * socket), or a file with the setuid or setgid bit: a Box's install must not leave a
+ * socket), more than `maxEntries` entries (default MAX_SNAPSHOT_ENTRIES), or a file with the setuid or setgid bit: a Box's install must not leave a
  * privileged program on the host's disk, even behind the store's 0700 directories.
  */
-async function inspectTree(dir) {
-  const totals = { files: 0, bytes: 0, diskBytes: 0, lastChangeMs: 0 };
+async function inspectTree(dir, maxEntries = MAX_SNAPSHOT_ENTRIES) {
+  const totals = { files: 0, bytes: 0, diskBytes: 0, entries: 0, lastChangeMs: 0 };
   async function walk(current) {
     totals.lastChangeMs = Math.max(totals.lastChangeMs, (await fs.promises.lstat(current)).ctimeMs);
     const entries = await fs.promises.readdir(current);
-    await Promise.all(entries.map(async (name) => {
+    totals.entries += entries.length;
+    if (totals.entries > maxEntries) throw new Error(`it holds more than ${maxEntries} files, directories and symlinks`);
+    await eachBounded(entries, async (name) => {
       const p = path.join(current, name);
       const stat = await fs.promises.lstat(p);
       const where = path.relative(dir, p);
@@ -105,7 +121,7 @@ async function inspectTree(dir) {
       if (stat.isDirectory()) return walk(p);
       totals.files += 1;
       if (stat.isFile()) totals.bytes += stat.size;
-    }));
+    });
   }
   await walk(dir);
   return totals;
@@ -135,14 +151,18 @@ async function stale(dir) {
 }
 
 export class SnapshotStore {
+  /** The take in progress (takes run one after another). */
+  #taking = Promise.resolve();
+
   /**
    * `dir`: `<stateDir>/snapshots`; `maxSnapshots`, `maxBytes`: the bounds kept after every new
    * snapshot (least recently used first out; expired ones always).
    */
-  constructor({ dir, maxSnapshots = DEFAULT_MAX_SNAPSHOTS, maxBytes = DEFAULT_MAX_SNAPSHOT_BYTES }) {
+  constructor({ dir, maxSnapshots = DEFAULT_MAX_SNAPSHOTS, maxBytes = DEFAULT_MAX_SNAPSHOT_BYTES, maxEntries = MAX_SNAPSHOT_ENTRIES}) {
     this.dir = dir;
     this.maxSnapshots = maxSnapshots;
     this.maxBytes = maxBytes;
+    this.maxEntries = maxEntries;
     this.records = new Map();
     this.loaded = undefined;
     this.platform = undefined;
@@ -183,17 +203,26 @@ export class SnapshotStore {
    * Takes a snapshot of `workDirHost` (moved into the store, so the Box must be stopped before and
    * removed after): `{ sourceSessionId, sandboxName, expiration? (ms, 0 = never) }` → the record.
    */
-  async take(workDirHost, { sourceSessionId, sandboxName, expiration }) {
+  take(workDirHost, options) {
+    // One take at a time: each makes room for itself against what the store holds, so takes
+    // side by side would each count without the others.
+    const taken = this.#taking.then(() => this.#take(workDirHost, options));
+    this.#taking = taken.catch(() => {});
+    return taken;
+  }
+
+  async #take(workDirHost, { sourceSessionId, sandboxName, expiration }) {
     await this.load();
     // Checked where it stands, before anything is written: a move from the Box's own disk (a
     // tmpfs) copies the files, and a sparse file then takes its whole size.
-    const inBox = await inspectTree(workDirHost).catch((err) => {
+    const inBox = await inspectTree(workDirHost, this.maxEntries).catch((err) => {
       throw new BoxRequestError(422, 'snapshot_refused', `the work directory cannot be kept as a snapshot: ${err.message}`);
     });
-    // The disk it will take here: its blocks when it is renamed in, its sizes when it is copied
-    // from another file system (a copy fills the holes of sparse files).
+    // The disk it will take here: its blocks when it is renamed in; when it is copied from
+    // another file system, its sizes (a copy fills the holes of sparse files) and a block for
+    // every entry (an empty file or directory still takes one).
     const copied = (await fs.promises.stat(workDirHost)).dev !== (await fs.promises.stat(this.dir)).dev;
-    const needed = copied ? inBox.bytes : inBox.diskBytes;
+    const needed = copied ? inBox.bytes + inBox.entries * ENTRY_BYTES : inBox.diskBytes;
     if (needed > this.maxBytes) {
       throw new BoxRequestError(422, 'snapshot_refused', `the work directory would take ${needed} bytes of disk in the snapshot store, more than the ${this.maxBytes} bytes it keeps`);
     }

@@ -19,6 +19,7 @@ const ENGINE_CODES = {
   bad_request: [400, 'VALIDATION_FAILED'],
   payload_too_large: [413, 'VALIDATION_FAILED'],
   capacity: [503, 'CONTAINER_UNAVAILABLE'],
+  host_closing: [503, 'CONTAINER_UNAVAILABLE'],
 };
 
 /** The §4.1 body of any error thrown by a handler (unknown errors: 500 `INTERNAL_ERROR`). */
@@ -37,7 +38,7 @@ export function containerErrorBody(err) {
     [status, code] = [500, 'INTERNAL_ERROR'];
   }
   const message = status === 500 && code === 'INTERNAL_ERROR'
-    ? `the local Box host failed: ${err?.code ?? err?.message ?? err}`
+    ? `the local Box host failed: ${[err?.code, err?.message].filter((part) => typeof part === 'string' && part !== '').join(': ') || String(err)}`
     : String(err?.message ?? err);
   return { code, message, context, httpStatus: status, timestamp: new Date().toISOString() };
 }

@@ -87,9 +87,10 @@ pub struct InstallPlan {
 /// Whether a file of a project (path relative to the install root) can change what the install
 /// produces: every `package.json`, the root lockfiles (`pnpm-lock.yaml`, `package-lock.json`,
 /// `npm-shrinkwrap.json`, `yarn.lock`, `bun.lock`), the manager's root config
-/// (`pnpm-workspace.yaml`, `.pnpmfile.cjs`, `.yarnrc.yml`, `.yarnrc`, `bunfig.toml`), and
-/// everything under the root `patches/` and `.yarn/` folders (patch files, Yarn plugins and
-/// releases). Sources (the handler, local modules) are not install inputs.
+/// (`pnpm-workspace.yaml`, `.pnpmfile.cjs`, `.yarnrc.yml`, `.yarnrc`, `bunfig.toml`),
+/// and everything under the root `patches/` and `.yarn/` folders (patch files, Yarn plugins and
+/// releases). Sources (the handler, local modules) are not install inputs, unless a manifest
+/// has install scripts ([`install_digest`] then takes every file).
 pub fn is_install_input(path: &str) -> bool {
     const ROOT_FILES: [&str; 10] = [
         "pnpm-lock.yaml",
@@ -110,10 +111,27 @@ pub fn is_install_input(path: &str) -> bool {
         || path.starts_with(".yarn/")
 }
 
+fn is_manifest(path: &str) -> bool {
+    path == "package.json" || path.ends_with("/package.json")
+}
+
+/// Whether a `package.json` declares a script the install runs (npm, pnpm, Yarn and Bun run the
+/// project's own `preinstall`, `install`, `postinstall`, `prepare`). An unreadable manifest counts
+/// as one that does: the install would fail on it anyway.
+fn runs_install_scripts(manifest: &[u8]) -> bool {
+    const INSTALL_SCRIPTS: [&str; 4] = ["preinstall", "install", "postinstall", "prepare"];
+    match serde_json::from_slice::<Value>(manifest) {
+        Ok(value) => value.get("scripts").and_then(Value::as_object).is_some_and(|scripts| INSTALL_SCRIPTS.iter().any(|name| scripts.contains_key(*name))),
+        Err(_) => true,
+    }
+}
+
 /// The install digest of a project: lowercase hex SHA-256, after the tag
 /// `vite-hub-sandbox/install/v1\0`, over the manager, the command and each argument, the package
 /// path, then for each install input ([`is_install_input`], in path order) its path, mode and
-/// content, every part as `len as u64 LE ‖ bytes` (a mode as `u32 LE`, `0` when absent).
+/// content, every part as `len as u64 LE ‖ bytes` (a mode as `u32 LE`, `0` when absent). When a
+/// manifest has install scripts (`preinstall`, `install`, `postinstall`, `prepare`), every file
+/// of the project is an input: the scripts can read any of them.
 ///
 /// The platform the install runs on is not part of it: each provider keeps its prepared projects
 /// for its own platform (the local Box host refuses a snapshot taken on another platform).
@@ -131,7 +149,11 @@ pub fn install_digest(plan_command: &str, args: &[String], manager: PackageManag
         part(arg.as_bytes());
     }
     part(package_path.as_bytes());
-    let mut inputs: Vec<&(&str, Option<u32>, &[u8])> = files.iter().filter(|(path, _, _)| is_install_input(path)).collect();
+    // A manifest's own install scripts run the project's files (`"postinstall": "node setup.cjs"`):
+    // then every file is an install input, or two projects that share manifests and lockfile
+    // would share one prepared tree that either one's scripts made.
+    let scripted = files.iter().any(|(path, _, content)| is_manifest(path) && runs_install_scripts(content));
+    let mut inputs: Vec<&(&str, Option<u32>, &[u8])> = files.iter().filter(|(path, _, _)| scripted || is_install_input(path)).collect();
     inputs.sort_by_key(|(path, _, _)| *path);
     for &(path, mode, content) in inputs {
         part(path.as_bytes());
@@ -248,6 +270,14 @@ mod digest_tests {
     }
 
     const MANIFEST: &str = r#"{"type":"module","dependencies":{"slugify":"1.6.9"}}"#;
+
+    #[test]
+    fn with_install_scripts_every_file_is_an_install_input() {
+        const SCRIPTED: &str = r#"{"type":"module","dependencies":{"slugify":"1.6.9"},"scripts":{"postinstall":"node setup.cjs"}}"#;
+        let with = |setup: &str| vec![file("package.json", SCRIPTED), file("package-lock.json", "{}"), file("setup.cjs", setup), file("index.mjs", "export default () => 1")];
+        assert_ne!(digest_of(with("// nothing")), digest_of(with("require('fs').writeFileSync('x', '')")), "the script's own file counts");
+        assert_eq!(digest_of(with("// nothing")), digest_of(with("// nothing")));
+    }
 
     #[test]
     fn a_handler_edit_keeps_the_install_digest_and_changes_the_project_digest() {

@@ -22,7 +22,10 @@ const { types, inspect } = await builtin('node:util');
 // never sees a frame nor its nonce.
 const apply = Reflect.apply;
 const writeSync = fs.writeSync;
-const bufferFrom = Buffer.from;
+// UTF-8 through a TextEncoder, not Buffer.from: that calls Buffer.prototype methods (utf8Write)
+// which an entry can replace to read the frame as it is encoded.
+const utf8Encoder = new TextEncoder();
+const encodeUtf8 = TextEncoder.prototype.encode;
 const writeFileSync = fs.writeFileSync;
 const stringify = JSON.stringify;
 // The entry's own output streams, for the flush before a frame. `process.stdout` and
@@ -391,7 +394,7 @@ function errorEnvelope(thrown) {
 }
 
 function writeFully(fd, text) {
-  const bytes = apply(bufferFrom, Buffer, [text, 'utf8']);
+  const bytes = apply(encodeUtf8, utf8Encoder, [text]);
   let offset = 0;
   while (offset < bytes.length) {
     try {
