@@ -39,6 +39,9 @@ test('undefined is 204 and a returned Response is revived', async () => {
   const made = await runSandbox('ok/response');
   assert.equal(made.status, 201);
   assert.equal(made.headers.get('x-made-by'), 'box');
+  // A revived body streams: no platform or proxy may hold it back to compress or transform it.
+  assert.equal(made.headers.get('content-encoding'), 'identity');
+  assert.equal(made.headers.get('cache-control'), 'no-transform');
   assert.equal(await made.text(), 'made');
 });
 
