@@ -256,7 +256,9 @@ impl SandboxConfig {
         if has_cloudflare_binding {
             return Ok(ProviderKind::Cloudflare);
         }
-        if self.vercel.credentials(&self.env).is_some() {
+        // A configured vercel.token chooses Vercel even without its ids: they are then asked
+        // for by name (provider_settings), rather than the Run going elsewhere without a word.
+        if self.vercel.credentials(&self.env).is_some() || self.vercel.token.as_deref().is_some_and(|t| !t.is_empty()) {
             return Ok(ProviderKind::Vercel);
         }
         if !self.is_production() {
@@ -284,11 +286,12 @@ impl SandboxConfig {
             ProviderKind::Local => Ok(ProviderSettings::Local(self.local.clone())),
             ProviderKind::Vercel => {
                 let credentials = self.vercel.credentials(&self.env).ok_or_else(|| {
-                    Error::new(
-                        ErrorCode::ProviderRequired,
-                        "the vercel provider needs token, teamId and projectId (config vercel.*, env VERCEL_TOKEN/VERCEL_TEAM_ID/VERCEL_PROJECT_ID or VERCEL_OIDC_TOKEN)",
-                    )
-                    .with_provider(ProviderKind::Vercel)
+                    let message = if self.vercel.token.as_deref().is_some_and(|t| !t.is_empty()) {
+                        "vercel.token is set but its teamId or projectId is not (config vercel.teamId/projectId, or env VERCEL_TEAM_ID/VERCEL_PROJECT_ID); VERCEL_OIDC_TOKEN does not replace a configured token"
+                    } else {
+                        "the vercel provider needs token, teamId and projectId (config vercel.*, env VERCEL_TOKEN/VERCEL_TEAM_ID/VERCEL_PROJECT_ID or VERCEL_OIDC_TOKEN)"
+                    };
+                    Error::new(ErrorCode::ProviderRequired, message).with_provider(ProviderKind::Vercel)
                 })?;
                 check_token(Some(credentials.token.as_str()), "the vercel token (vercel.token, VERCEL_TOKEN or VERCEL_OIDC_TOKEN)")?;
                 Ok(ProviderSettings::Vercel { endpoint: self.vercel.endpoint(credentials), network_policy: self.vercel.network_policy.clone() })
@@ -387,6 +390,15 @@ mod tests {
         assert_eq!(bad.provider_settings(true).unwrap_err().code(), ErrorCode::InvalidArgument);
         assert!(serde_json::from_value::<SandboxConfig>(serde_json::json!({"cloudflare": {"sandboxID": "x"}})).is_err());
         assert!(env_names().contains(&"SANDBOX_LOCAL_URL") && env_names().contains(&"SANDBOX_LOCAL_TOKEN"));
+    }
+
+    #[test]
+    fn a_configured_vercel_token_without_ids_is_named_not_swapped() {
+        let payload = base64::Engine::encode(&base64::engine::general_purpose::URL_SAFE_NO_PAD, br#"{"owner_id":"team_1","project_id":"prj_2"}"#);
+        let c = config(serde_json::json!({"vercel": {"token": "configured_token"}, "env": {"VERCEL_OIDC_TOKEN": format!("e30.{payload}.sig")}}));
+        let error = c.provider_settings(false).unwrap_err();
+        assert_eq!(error.code(), ErrorCode::ProviderRequired);
+        assert!(error.message().contains("vercel.token is set but its teamId or projectId is not"), "{}", error.message());
     }
 
     #[test]

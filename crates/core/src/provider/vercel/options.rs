@@ -119,6 +119,10 @@ impl VercelOptions {
         if let (Some(token), Some(team_id), Some(project_id)) = (token, team_id, project_id) {
             return Some(VercelCredentials { token, team_id, project_id });
         }
+        // A token the app configured is never silently swapped for the environment's OIDC token.
+        if non_empty(self.token.as_ref()).is_some() {
+            return None;
+        }
         let oidc = env_var("VERCEL_OIDC_TOKEN")?;
         let (team_id, project_id) = oidc_claims(&oidc)?;
         Some(VercelCredentials { token: oidc, team_id, project_id })
@@ -163,6 +167,14 @@ mod tests {
             .unwrap();
         assert_eq!(creds.token, "v");
         assert!(VercelOptions::default().credentials(&env(&[("VERCEL_TOKEN", "t")])).is_none());
+    }
+
+    #[test]
+    fn a_configured_token_without_ids_is_not_replaced_by_the_oidc_token() {
+        let payload = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(br#"{"owner_id":"team_1","project_id":"prj_2"}"#);
+        let oidc = format!("e30.{payload}.sig");
+        let options: VercelOptions = serde_json::from_value(serde_json::json!({"token": "configured_token"})).unwrap();
+        assert!(options.credentials(&env(&[("VERCEL_OIDC_TOKEN", &oidc)])).is_none());
     }
 
     #[test]
