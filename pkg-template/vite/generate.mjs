@@ -50,6 +50,10 @@ function typesModule(outDir, appRoot, discovered) {
     '  interface SandboxDefinitions {',
   ];
   for (const definition of discovered) {
+    if (definition.entry === undefined) {
+      lines.push(`    ${JSON.stringify(definition.name)}: { payload: unknown; result: unknown };`);
+      continue;
+    }
     const entry = `typeof import(${JSON.stringify(typeImportPath(outDir, appRoot, definition.entry))})['default']`;
     lines.push(`    ${JSON.stringify(definition.name)}: { payload: SandboxPayloadOf<${entry}>; result: SandboxResultOf<${entry}> };`);
   }
@@ -219,7 +223,8 @@ async function generateOne(appRoot, discovered, inputs) {
  * `.vite-hub/.gitignore`. The one writer of the types, for `vite dev`/`vite build` and for
  * `vite-hub-sandbox types`. Resolves to whether sandbox.d.ts changed.
  * @param {string} appRoot absolute app root
- * @param {Array<{ name: string, entry: string }>} discovered what discovery found
+ * @param {Array<{ name: string, entry?: string }>} discovered the Definitions to type: `entry` (app-relative)
+ *   is read for their payload and result types; without one a name is typed `unknown` (a last good version kept)
  */
 export async function writeSandboxTypes(appRoot, discovered) {
   const generatedDir = path.join(appRoot, GENERATED_DIR);
@@ -306,6 +311,8 @@ export async function generateSandboxArtifacts({ root, mode, config = {} }) {
     const file = mode === 'dev' ? `definitions/${stem}.json` : `definitions/${stem}.mjs`;
     const definition = discovered.find((d) => d.name === name);
     let data;
+    // The entry the types read: this Definition's, unless what is served is a kept last good version.
+    let typedEntry = definition?.entry;
     let install = Object.hasOwn(lastInstalls, name) ? lastInstalls[name] : null;
     let sources = Object.hasOwn(lastSources, name) ? lastSources[name] : null;
     if (definition) {
@@ -317,6 +324,7 @@ export async function generateSandboxArtifacts({ root, mode, config = {} }) {
         errors.push({ name, error });
         if (mode === 'build') continue;
         data = await lastGood(file);
+        typedEntry = undefined;
       } else {
         install = fresh;
         sources = freshSources;
@@ -327,7 +335,7 @@ export async function generateSandboxArtifacts({ root, mode, config = {} }) {
     if (data === undefined) continue;
     installs[name] = install;
     sourceMaps[name] = sources;
-    entries.push({ name, stem });
+    entries.push({ name, stem, typedEntry });
     files.set(file, mode === 'dev' ? `${data}\n` : `export default ${data};\n`);
   }
   if (mode === 'build' && errors.length > 0) throw buildError(errors);
@@ -345,7 +353,9 @@ export async function generateSandboxArtifacts({ root, mode, config = {} }) {
   for (const [relative, content] of files) {
     if (await writeIfChanged(path.join(outDir, relative), content)) changed.push(`${mode}/${relative}`);
   }
-  if (await writeSandboxTypes(appRoot, discovered)) changed.push('sandbox.d.ts');
+  // The types cover what the registry serves: a Definition kept at its last good version (a
+  // broken edit, a duplicated name) keeps its name with loose types, and a new broken one has none.
+  if (await writeSandboxTypes(appRoot, entries.map(({ name, typedEntry }) => ({ name, entry: typedEntry })))) changed.push('sandbox.d.ts');
   // Definitions that disappeared: remove their modules (after the new index is in place).
   const keep = new Set([...files.keys()].filter((f) => f.startsWith('definitions/')).map((f) => f.slice('definitions/'.length)));
   for (const name of await fs.readdir(path.join(outDir, 'definitions')).catch(() => [])) {

@@ -81,6 +81,12 @@ test('dev: a broken Definition keeps its last good version, the others update, a
   assert.match(result.errors[0].error.message, /index\.mjs:1:1 .*module\.exports/);
   assert.equal(result.names.includes('new-broken'), false);
   assert.equal(await load('new-broken'), undefined);
+  // The types follow what is served: the kept last good version keeps its name (loosely typed,
+  // its entry no longer being the served one), the new broken one has none.
+  const types = readFileSync(join(app, '.vite-hub/sandbox/sandbox.d.ts'), 'utf8');
+  assert.match(types, /"release-notes": \{ payload: unknown; result: unknown \};/);
+  assert.match(types, /"slugify-title": \{ payload: SandboxPayloadOf</);
+  assert.doesNotMatch(types, /new-broken/);
   assert.deepEqual(await load('release-notes'), lastGood);
   const slugify = await load('slugify-title');
   const index = slugify.files.find((f) => f.path === 'index.mjs');
