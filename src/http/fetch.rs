@@ -148,11 +148,13 @@ impl Fetcher {
 /// Sleeps `ms`, returning early with [`SendError::Aborted`] when `signal` fires.
 pub async fn sleep_unless_aborted(ms: f64, signal: Option<&AbortSignal>) -> Result<(), SendError> {
     let (sleep, handle) = sys::sleep_promise(ms);
-    let race = match signal {
-        Some(signal) => Promise::race(&js_sys::Array::of2(&sleep, &abort_promise(signal))),
+    let wait = signal.map(AbortWait::new);
+    let race = match &wait {
+        Some(wait) => Promise::race(&js_sys::Array::of2(&sleep, wait.promise())),
         None => sleep,
     };
     let _ = JsFuture::from(race).await;
+    drop(wait);
     sys::clear_timeout(&handle);
     if is_aborted(signal) {
         return Err(SendError::Aborted);
@@ -160,18 +162,45 @@ pub async fn sleep_unless_aborted(ms: f64, signal: Option<&AbortSignal>) -> Resu
     Ok(())
 }
 
-/// A promise that resolves when `signal` fires (at once if it already has).
-pub fn abort_promise(signal: &AbortSignal) -> Promise {
-    let signal = signal.clone();
-    Promise::new(&mut |resolve, _reject| {
-        if signal.aborted() {
-            let _ = resolve.call0(&JsValue::UNDEFINED);
-        } else {
-            let options = web_sys::AddEventListenerOptions::new();
-            options.set_once(true);
-            let _ = signal.add_event_listener_with_callback_and_add_event_listener_options("abort", &resolve, &options);
+/// A wait for `signal`'s abort: [`AbortWait::promise`] resolves when it fires (at once if it
+/// already has). The listener is removed when the wait is dropped, so a loop that waits on one
+/// signal again and again (a poll, a stream read chunk by chunk) leaves none behind on it.
+#[derive(Debug)]
+pub struct AbortWait {
+    promise: Promise,
+    signal: AbortSignal,
+    listener: Option<js_sys::Function>,
+}
+
+impl AbortWait {
+    /// Starts waiting for `signal`.
+    pub fn new(signal: &AbortSignal) -> AbortWait {
+        let mut listener = None;
+        let promise = Promise::new(&mut |resolve, _reject| {
+            if signal.aborted() {
+                let _ = resolve.call0(&JsValue::UNDEFINED);
+            } else {
+                let options = web_sys::AddEventListenerOptions::new();
+                options.set_once(true);
+                let _ = signal.add_event_listener_with_callback_and_add_event_listener_options("abort", &resolve, &options);
+                listener = Some(resolve);
+            }
+        });
+        AbortWait { promise, signal: signal.clone(), listener }
+    }
+
+    /// Resolves when the signal fires.
+    pub fn promise(&self) -> &Promise {
+        &self.promise
+    }
+}
+
+impl Drop for AbortWait {
+    fn drop(&mut self) {
+        if let Some(listener) = self.listener.take() {
+            let _ = self.signal.remove_event_listener_with_callback("abort", &listener);
         }
-    })
+    }
 }
 
 /// Awaits `promise` in the background and ignores its outcome, so a rejection (e.g. cancelling

@@ -22,7 +22,7 @@ use web_sys::AbortSignal;
 
 use crate::command::Command;
 use crate::error::{Error, ErrorCode, Operation, Result};
-use crate::http::fetch::abort_promise;
+use crate::http::fetch::AbortWait;
 use crate::provider::{BoxSession, BoxSpec, Provider};
 use crate::sys;
 use crate::transfer::frame::new_nonce;
@@ -118,11 +118,13 @@ async fn take_turn(key: &str, signal: Option<&AbortSignal>) -> Result<()> {
             Some(promise)
         });
         let Some(waiter) = waiter else { return Ok(()) };
-        let race = match signal {
-            Some(signal) => Promise::race(&js_sys::Array::of2(&waiter, &abort_promise(signal))),
+        let wait = signal.map(AbortWait::new);
+        let race = match &wait {
+            Some(wait) => Promise::race(&js_sys::Array::of2(&waiter, wait.promise())),
             None => waiter,
         };
         let _ = JsFuture::from(race).await;
+        drop(wait);
         if signal.is_some_and(AbortSignal::aborted) {
             return Err(aborted());
         }

@@ -23,7 +23,7 @@ use super::wire::{self, DeleteRequest, ExecEvent, ExistsRequest, ProcessEvent, E
 use crate::command::{last_bytes, Command, CommandOutcome, OutputTail};
 use crate::error::{Error, ErrorCode, Operation, Result};
 use crate::http::deadline::Deadline;
-use crate::http::fetch::{abort_promise, body_bytes, js_message, sleep_unless_aborted, BodyChunks, Fetcher, HttpRequest, SendError};
+use crate::http::fetch::{AbortWait, body_bytes, js_message, sleep_unless_aborted, BodyChunks, Fetcher, HttpRequest, SendError};
 use crate::http::sse::{SseEnd, SseReader};
 use crate::provider::output::{LogStream, OutputEntry, OutputStream};
 use crate::provider::box_session::ProviderKind;
@@ -106,7 +106,8 @@ impl ContainerClient {
             return self.fetcher.send_once(request, None).await;
         };
         let send = Box::pin(self.fetcher.send_once(request, Some(signal)));
-        let aborted = JsFuture::from(abort_promise(signal));
+        let wait = AbortWait::new(signal);
+        let aborted = JsFuture::from(wait.promise().clone());
         match select(send, aborted).await {
             Either::Left((result, _)) => result,
             Either::Right(_) => Err(SendError::Aborted),
@@ -470,7 +471,8 @@ impl ContainerClient {
 /// The next chunk of `chunks`, or [`SendError::Aborted`] when `signal` fires first (a stub's body
 /// need not follow the request's signal).
 async fn next_chunk_or_abort(chunks: &mut BodyChunks, signal: &AbortSignal) -> std::result::Result<Option<Vec<u8>>, SendError> {
-    match select(Box::pin(chunks.next_chunk()), JsFuture::from(abort_promise(signal))).await {
+    let wait = AbortWait::new(signal);
+    match select(Box::pin(chunks.next_chunk()), JsFuture::from(wait.promise().clone())).await {
         Either::Left((next, _)) => next,
         Either::Right(_) => Err(SendError::Aborted),
     }

@@ -19,7 +19,7 @@ use super::options::{box_id_from, unique_box_id, CloudflareSettings, LocalContai
 use super::wire::{ConfigureRequest, SandboxName};
 use crate::error::{Error, ErrorCode, Operation, Result};
 use crate::http::deadline::{stop_within, Deadline};
-use crate::http::fetch::{abort_promise, js_message, sleep_unless_aborted, Fetcher};
+use crate::http::fetch::{AbortWait, js_message, sleep_unless_aborted, Fetcher};
 use crate::provider::box_session::{BoxSession, BoxSpec, Provider, ProviderKind};
 use crate::session::ExecutionAuthority;
 use crate::sys::{DurableObjectNamespace, DurableObjectStub, FetchTarget};
@@ -124,11 +124,13 @@ impl CloudflareProvider {
             let called = stub.configure(&value).map(|p| js_sys::Promise::resolve(&p));
             let outcome = match called {
                 Ok(promise) => {
-                    let raced = match signal {
-                        Some(signal) => js_sys::Promise::race(&js_sys::Array::of2(&promise, &abort_promise(signal))),
+                    let wait = signal.map(AbortWait::new);
+                    let raced = match &wait {
+                        Some(wait) => js_sys::Promise::race(&js_sys::Array::of2(&promise, wait.promise())),
                         None => promise,
                     };
                     let answer = JsFuture::from(raced).await.map(|_| ());
+                    drop(wait);
                     if signal.is_some_and(AbortSignal::aborted) {
                         return Err(given_up(&deadline));
                     }

@@ -12,7 +12,7 @@ use web_sys::AbortSignal;
 use crate::command::{Command, CommandOutcome, OutputTail};
 use crate::error::{Error, ErrorCode, Operation, Result};
 use crate::http::deadline::Deadline;
-use crate::http::fetch::{abort_promise, body_bytes_capped, BodyChunks, Fetcher, HttpRequest, SendError};
+use crate::http::fetch::{AbortWait, body_bytes_capped, BodyChunks, Fetcher, HttpRequest, SendError};
 use crate::http::ndjson::NdjsonReader;
 use crate::http::retry::{RequestSafety, RetryPolicy};
 use crate::provider::vercel::options::VercelEndpoint;
@@ -275,9 +275,10 @@ impl VercelClient {
         let own = web_sys::AbortController::new().map_err(|_| self.error(Operation::Exec, "AbortController is missing".to_owned()))?;
         let abort_own = bound_abort(&own);
         let start = Box::pin(start_command(self.clone(), request.clone(), own.signal()));
-        let started = match signal {
+        let wait = signal.map(AbortWait::new);
+        let started = match &wait {
             None => start.await,
-            Some(caller) => match select(start, JsFuture::from(abort_promise(caller))).await {
+            Some(wait) => match select(start, JsFuture::from(wait.promise().clone())).await {
                 Either::Left((started, _)) => started,
                 Either::Right((_, pending)) => {
                     // Aborted before the id: reject now; the answer is read on in the background
@@ -305,9 +306,9 @@ impl VercelClient {
         // not reliably cut a body whose `Request` object was garbage-collected (Node's undici:
         // nodejs/node#55428), so that abort alone left an aborted exec running to its end.
         let read = Box::pin(self.read_command_stream(&mut start, command, on_output));
-        let result = match signal {
+        let result = match &wait {
             None => read.await,
-            Some(caller) => match select(read, JsFuture::from(abort_promise(caller))).await {
+            Some(wait) => match select(read, JsFuture::from(wait.promise().clone())).await {
                 Either::Left((result, _)) => result,
                 Either::Right(_) => {
                     own.abort();
