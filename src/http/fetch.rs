@@ -79,7 +79,13 @@ impl Fetcher {
             builder = builder.header(name, value);
         }
         let built = match &request.body {
-            Some(body) => builder.body(Uint8Array::from(body.as_slice())),
+            // A Blob, not a Uint8Array: Node's fetch detaches a typed array's buffer when it sends
+            // it, so following a 307/308 (which sends the body again) failed on a detached one.
+            Some(body) => {
+                let parts = js_sys::Array::of1(&Uint8Array::from(body.as_slice()));
+                let blob = web_sys::Blob::new_with_u8_array_sequence(&parts)?;
+                builder.body(blob)
+            }
             None => builder.build(),
         };
         built.map(Request::from).map_err(|e| JsValue::from_str(&e.to_string()))
