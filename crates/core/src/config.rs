@@ -191,22 +191,25 @@ impl SandboxConfig {
     /// `local`, `transfer`, `env`).
     ///
     /// # Errors
-    /// serde's words for what is wrong, after the path of the key when it is not the top level
-    /// (`vercel.token: invalid type: integer `5`, expected a string`).
+    /// serde's words for what is wrong, after the section's key when it is not the top level
+    /// (`vercel: invalid type: integer `5`, expected a string`; an unknown key is named by serde).
     pub fn from_value(value: &serde_json::Value) -> std::result::Result<SandboxConfig, String> {
-        serde_path_to_error::deserialize(value).map_err(|error| {
-            let message = error.inner().to_string();
-            let mut path: Vec<String> = error.path().iter().map(ToString::to_string).collect();
-            // An unknown key ends the path, and serde's message names it already.
-            if path.last().is_some_and(|key| message.starts_with(&format!("unknown field `{key}`"))) {
-                path.pop();
+        use serde::Deserialize;
+        // Each section alone first, so its errors carry its key.
+        if let Some(object) = value.as_object() {
+            for (key, section) in object {
+                let checked = match key.as_str() {
+                    "vercel" => VercelOptions::deserialize(section).map(drop),
+                    "local" => LocalOptions::deserialize(section).map(drop),
+                    "cloudflare" => CloudflareOptions::deserialize(section).map(drop),
+                    "transfer" => TransferOverrides::deserialize(section).map(drop),
+                    "env" => EnvMap::deserialize(section).map(drop),
+                    _ => Ok(()),
+                };
+                checked.map_err(|error| format!("{key}: {error}"))?;
             }
-            if path.is_empty() {
-                message
-            } else {
-                format!("{}: {message}", path.join("."))
-            }
-        })
+        }
+        SandboxConfig::deserialize(value).map_err(|error| error.to_string())
     }
 
     fn env(&self, name: &str) -> Option<String> {
@@ -506,9 +509,9 @@ mod tests {
             message(json!({"provder": "vercel"})),
             "unknown field `provder`, expected one of `provider`, `production`, `vercel`, `local`, `cloudflare`, `transfer`, `env`, `debug`"
         );
-        assert_eq!(message(json!({"vercel": {"token": 5}})), "vercel.token: invalid type: integer `5`, expected a string");
+        assert_eq!(message(json!({"vercel": {"token": 5}})), "vercel: invalid type: integer `5`, expected a string");
         assert!(message(json!({"cloudflare": {"bindings": "B"}})).starts_with("cloudflare: unknown field `bindings`"));
-        assert!(message(json!({"local": {"isolation": "docker"}})).starts_with("local.isolation: unknown variant `docker`"));
+        assert!(message(json!({"local": {"isolation": "docker"}})).starts_with("local: unknown variant `docker`"));
         let config = SandboxConfig::from_value(&json!({"local": {"isolation": "none"}})).unwrap();
         assert_eq!(config.local.isolation, Some(crate::provider::local::options::Isolation::None));
         let config = SandboxConfig::from_value(&json!({"transfer": {"maxDepth": -1}})).expect("kept for resolve");
