@@ -9,18 +9,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, 
 import { join } from 'node:path';
 import { startBoxHost } from '@vite-hub/sandbox/box-host';
 import { removeDir, repoRoot } from '../support/vite-app.mjs';
-import { builtWorker, isWasm, viteBuild, wranglerDryRun } from '../support/cloudflare-worker.mjs';
-
-/** The Box host's counters once the Box was stopped: the stop comes after the Response (waitUntil). */
-async function countersAfterStop(host) {
-  const until = Date.now() + 5000;
-  let counters = await host.counters();
-  while (!counters.requests.stop && Date.now() < until) {
-    await new Promise((resolve) => setTimeout(resolve, 25));
-    counters = await host.counters();
-  }
-  return counters;
-}
+import { builtWorker, countersAfterStop, isWasm, viteBuild, wranglerDryRun } from '../support/cloudflare-worker.mjs';
 
 const SANDBOX_VERSION = JSON.parse(readFileSync(join(repoRoot, 'node_modules/@cloudflare/sandbox/package.json'), 'utf8')).version;
 

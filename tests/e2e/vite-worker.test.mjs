@@ -10,17 +10,7 @@ import { pathToFileURL } from 'node:url';
 import { Miniflare } from 'miniflare';
 import { removeDir } from '../support/vite-app.mjs';
 import { installTarballApp } from '../support/tarball-app.mjs';
-
-/** The Box host's counters once the Box was stopped: the stop comes after the Response (waitUntil). */
-async function countersAfterStop(host) {
-  const until = Date.now() + 5000;
-  let counters = await host.counters();
-  while (!counters.requests.stop && Date.now() < until) {
-    await new Promise((resolve) => setTimeout(resolve, 25));
-    counters = await host.counters();
-  }
-  return counters;
-}
+import { countersAfterStop } from '../support/cloudflare-worker.mjs';
 
 
 const WORKER = `import { runSandbox, configureSandbox } from '@vite-hub/sandbox';

@@ -91,3 +91,14 @@ export function builtWorker({ dir, entry = 'index.mjs', compatibilityDate, bindi
     bindings,
   });
 }
+
+/** The Box host's counters once the Box was stopped: the stop comes after the Response (waitUntil), within 5 s. */
+export async function countersAfterStop(host) {
+  const until = Date.now() + 5000;
+  let counters = await host.counters();
+  while (!counters.requests.stop && Date.now() < until) {
+    await new Promise((resolve) => setTimeout(resolve, 25));
+    counters = await host.counters();
+  }
+  return counters;
+}
