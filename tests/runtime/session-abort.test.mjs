@@ -27,6 +27,17 @@ async function turnWhen(check, ms = 20_000) {
   }
 }
 
+/** The host's `cmd/kill` requests of this process (the test's only Session). */
+const kills = () => host.counters().requests['cmd/kill'] ?? 0;
+
+/** Waits for a kill request past `killsBefore`, then for the processes tagged `tag` to be gone; fails if one runs on. */
+async function killedAfter(killsBefore, tag) {
+  await turnWhen(() => kills() > killsBefore, 10_000);
+  const deadline = Date.now() + 5_000;
+  while ((await processesMatching(tag)).length > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.deepEqual(await processesMatching(tag), [], 'no process of the aborted Command runs on');
+}
+
 test('an exec aborted after its request reached the host, before the Command id came back, kills the Command', { timeout: 120_000 }, async () => {
   const session = await openSandboxSession();
   try {
@@ -36,7 +47,6 @@ test('an exec aborted after its request reached the host, before the Command id 
       // would hang (the test's timeout), and a Command never killed is still in \`ps\` below.
       const script = 'setInterval(() => {}, 1000)';
       const commands = () => host.counters().requests.cmd ?? 0;
-      const kills = () => host.counters().requests['cmd/kill'] ?? 0;
       const [cmdBefore, killsBefore] = [commands(), kills()];
       const controller = new AbortController();
       const reason = new Error('caller gave up');
@@ -47,10 +57,7 @@ test('an exec aborted after its request reached the host, before the Command id 
       controller.abort(reason);
       await assert.rejects(running, (error) => error === reason);
       // The kill follows once the id arrives.
-      await turnWhen(() => kills() > killsBefore, 10_000);
-      const deadline = Date.now() + 5_000;
-      while ((await processesMatching(tag)).length > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
-      assert.deepEqual(await processesMatching(tag), [], 'no process of the aborted Command runs on');
+      await killedAfter(killsBefore, tag);
     }
     // The Session outlives the aborts.
     assert.deepEqual(await session.exec('node', ['-e', 'console.log("again")']), { exitCode: 0, ok: true, stdout: 'again\n', stderr: '' });
@@ -66,7 +73,6 @@ test('an exec aborted after a garbage collection still rejects with the abort an
   try {
     for (let round = 0; round < 5; round += 1) {
       const tag = `session-abort-gc-${randomUUID()}`;
-      const kills = () => host.counters().requests['cmd/kill'] ?? 0;
       const killsBefore = kills();
       const controller = new AbortController();
       const reason = new Error('caller gave up');
@@ -77,10 +83,7 @@ test('an exec aborted after a garbage collection still rejects with the abort an
       gc();
       controller.abort(reason);
       await assert.rejects(running, (error) => error === reason);
-      await turnWhen(() => kills() > killsBefore, 10_000);
-      const deadline = Date.now() + 5_000;
-      while ((await processesMatching(tag)).length > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
-      assert.deepEqual(await processesMatching(tag), [], 'no process of the aborted Command runs on');
+      await killedAfter(killsBefore, tag);
     }
   } finally {
     await session.close();
