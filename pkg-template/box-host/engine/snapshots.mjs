@@ -232,8 +232,13 @@ export class SnapshotStore {
     const dir = path.join(this.dir, id);
     await fs.promises.mkdir(dir, { mode: 0o700 });
     try {
-      await moveDir(workDirHost, path.join(dir, 'tree'));
-      const { files, bytes, diskBytes, lastChangeMs } = await inspectTree(path.join(dir, 'tree'));
+      const tree = path.join(dir, 'tree');
+      await moveDir(workDirHost, tree);
+      // A copy is measured again where it now stands (its blocks, its ctimes); a renamed tree is
+      // the same inodes, of which only its top directory's ctime moved with the rename.
+      const { files, bytes, diskBytes, lastChangeMs } = copied
+        ? await inspectTree(tree, this.maxEntries)
+        : { ...inBox, lastChangeMs: Math.max(inBox.lastChangeMs, (await fs.promises.lstat(tree)).ctimeMs) };
       const now = Date.now();
       const record = {
         id,
