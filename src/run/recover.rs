@@ -187,7 +187,9 @@ fn collect_sidecars(value: &Value, at: &dyn Fn() -> String, found: &mut Vec<(u32
                     }
                     Some("object") => {
                         for entry in marker.get("entries").and_then(Value::as_array).into_iter().flatten() {
-                            if let (Some(name), Some(item)) = (entry.get(0).and_then(Value::as_str), entry.get(1)) {
+                            // A key is a string or a string marker (its text, for the path).
+                            let name = entry.get(0).and_then(|key| key.as_str().or_else(|| key.get(VALUE_MARKER)?.get("text")?.as_str()));
+                            if let (Some(name), Some(item)) = (name, entry.get(1)) {
                                 collect_sidecars(item, &|| format!("{}.{name}", at()), found);
                             }
                         }

@@ -4,16 +4,52 @@
 //! [`encode_value`] walks a JS value the way `JSON.stringify` does (`toJSON(key)` once, boxed
 //! primitives unwrapped, `undefined` dropped from objects and `null` in arrays) but refuses what
 //! JSON would silently lose (functions, symbols, bigints, non-finite numbers, cycles) and turns
-//! every `Blob`, `Uint8Array` and `Buffer` into a marker plus a sidecar file. [`revive_value`] does
-//! the reverse for results.
+//! every `Blob`, `Uint8Array` and `Buffer` into a marker plus a sidecar file. A string with a lone
+//! surrogate, which JSON keeps and a Rust `String` cannot, becomes a string marker
+//! ([`crate::transfer::lone_surrogate`]). [`revive_value`] does the reverse for results.
 
-use js_sys::{Array, Object, Reflect, Uint8Array};
+use js_sys::{Array, JsString, Object, Reflect, Uint8Array};
 use serde_json::{Map, Value};
+use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
 use crate::error::{Direction, Error, ErrorCode, Result};
+use crate::transfer::lone_surrogate::{string_marker, string_units, STRING_TAG};
 use crate::transfer::{TransferLimits, VALUE_MARKER};
+
+#[wasm_bindgen]
+extern "C" {
+    /// A JS string seen through `String.prototype` methods js-sys does not bind.
+    type StringMethods;
+    /// `String.prototype.isWellFormed` (ES2024; Node 20, workerd, current browsers): false when
+    /// the string holds a lone surrogate.
+    #[wasm_bindgen(method, js_name = isWellFormed)]
+    fn is_well_formed(this: &StringMethods) -> bool;
+}
+
+/// A JS string as an envelope value: itself when well-formed, else its string marker (one call
+/// into JS per code unit, paid only by such a string).
+fn string_value(text: &JsString) -> Value {
+    if text.unchecked_ref::<StringMethods>().is_well_formed() {
+        Value::String(String::from(text))
+    } else {
+        string_marker(&text.iter().collect::<Vec<u16>>())
+    }
+}
+
+/// The JS string of a string marker's body; `None` for an invalid one.
+fn marker_string(marker: &Value) -> Option<JsValue> {
+    Some(JsString::from_char_code(&string_units(marker)?).into())
+}
+
+/// The JS string of an object key in the entries form: a string, or a string marker.
+fn revive_key(key: &Value) -> Option<JsValue> {
+    match key {
+        Value::String(text) => Some(JsValue::from_str(text)),
+        _ => key.get(VALUE_MARKER).filter(|marker| marker.get("tag").and_then(Value::as_str) == Some(STRING_TAG)).and_then(marker_string),
+    }
+}
 
 /// A binary value pulled out of a payload, to be written as `<envelope>.files/<id>`.
 #[derive(Debug)]
@@ -124,8 +160,8 @@ impl Encoder {
         if let Some(n) = value.as_f64() {
             return number(n).map(Some).ok_or_else(|| unsupported("non-finite number", path));
         }
-        if let Some(s) = value.as_string() {
-            return Ok(Some(Value::String(s)));
+        if let Some(text) = value.dyn_ref::<JsString>() {
+            return Ok(Some(string_value(text)));
         }
         if value.is_bigint() {
             return Err(unsupported("bigint", path));
@@ -212,20 +248,23 @@ impl Encoder {
         if symbols.iter().any(|symbol| object.property_is_enumerable(&symbol)) {
             return Err(unsupported("symbol key", path));
         }
-        let mut map = Map::new();
+        let mut entries: Vec<(Value, Value)> = Vec::new();
         for key in Object::keys(object).iter() {
-            let key = key.as_string().unwrap_or_default();
-            let item_path = child_path(path, &key);
-            let item = Reflect::get(object, &JsValue::from_str(&key)).map_err(|_| unsupported("throwing getter", &item_path))?;
-            if let Some(encoded) = self.walk(&item, &key, &item_path, depth + 1, true)? {
-                map.insert(key, encoded);
+            // The key's text for paths and toJSON (a lone surrogate shows as U+FFFD there); the
+            // property is read and encoded by the key itself.
+            let name = key.as_string().unwrap_or_default();
+            let item_path = child_path(path, &name);
+            let item = Reflect::get(object, &key).map_err(|_| unsupported("throwing getter", &item_path))?;
+            if let Some(encoded) = self.walk(&item, &name, &item_path, depth + 1, true)? {
+                entries.push((string_value(key.unchecked_ref()), encoded));
             }
         }
-        if map.contains_key(VALUE_MARKER) {
-            let entries: Vec<Value> = map.into_iter().map(|(k, v)| Value::Array(vec![Value::String(k), v])).collect();
+        // A key that is the marker key itself, or a string marker, needs the entries form.
+        if entries.iter().any(|(key, _)| key.as_str().is_none_or(|key| key == VALUE_MARKER)) {
+            let entries: Vec<Value> = entries.into_iter().map(|(key, value)| Value::Array(vec![key, value])).collect();
             return Ok(marked(vec![("tag", "object".into()), ("entries", Value::Array(entries))]));
         }
-        Ok(Value::Object(map))
+        Ok(Value::Object(entries.into_iter().map(|(key, value)| (key.as_str().unwrap_or_default().to_owned(), value)).collect()))
     }
 
     /// Reads the bytes of every binary value met so far (Blobs are read asynchronously) and checks
@@ -282,7 +321,7 @@ pub fn revive_value(value: &Value, sidecar: &dyn Fn(u32) -> Option<Vec<u8>>) -> 
         Value::Null => JsValue::NULL,
         Value::Bool(b) => JsValue::from_bool(*b),
         Value::Number(n) => JsValue::from_f64(n.as_f64().unwrap_or(f64::NAN)),
-        Value::String(s) => JsValue::from_str(s),
+        Value::String(text) => JsValue::from_str(text),
         Value::Array(items) => {
             let array = Array::new();
             for item in items {
@@ -292,11 +331,11 @@ pub fn revive_value(value: &Value, sidecar: &dyn Fn(u32) -> Option<Vec<u8>>) -> 
         }
         Value::Object(map) => {
             if let Some(marker) = map.get(VALUE_MARKER).filter(|_| map.len() == 1) {
-                return revive_marker(marker, sidecar).ok_or_else(|| invalid("binary sidecar descriptor"))?;
+                return revive_marker(marker, sidecar).ok_or_else(|| invalid("value marker"))?;
             }
             let object = Object::new();
             for (key, item) in map {
-                define_own(&object, key, &revive_value(item, sidecar)?).ok_or_else(|| invalid("object"))?;
+                define_own(&object, &JsValue::from_str(key), &revive_value(item, sidecar)?).ok_or_else(|| invalid("object"))?;
             }
             object.into()
         }
@@ -308,15 +347,16 @@ fn revive_marker(marker: &Value, sidecar: &dyn Fn(u32) -> Option<Vec<u8>>) -> Op
         "object" => {
             let object = Object::new();
             for entry in marker.get("entries")?.as_array()? {
-                let key = entry.get(0)?.as_str()?;
+                let key = revive_key(entry.get(0)?)?;
                 let item = match revive_value(entry.get(1)?, sidecar) {
                     Ok(item) => item,
                     Err(error) => return Some(Err(error)),
                 };
-                define_own(&object, key, &item)?;
+                define_own(&object, &key, &item)?;
             }
             Some(Ok(object.into()))
         }
+        STRING_TAG => marker_string(marker).map(Ok),
         "binary" => {
             let id = u32::try_from(marker.get("id")?.as_u64()?).ok()?;
             let bytes = sidecar(id)?;
@@ -328,13 +368,13 @@ fn revive_marker(marker: &Value, sidecar: &dyn Fn(u32) -> Option<Vec<u8>>) -> Op
 
 /// Defines `key` as an own, enumerable data property (as `JSON.parse` does), so a key such as
 /// `__proto__` stays data and never replaces the object's prototype.
-fn define_own(object: &Object, key: &str, value: &JsValue) -> Option<()> {
+fn define_own(object: &Object, key: &JsValue, value: &JsValue) -> Option<()> {
     let descriptor = Object::new();
     for flag in ["writable", "enumerable", "configurable"] {
         Reflect::set(&descriptor, &JsValue::from_str(flag), &JsValue::TRUE).ok()?;
     }
     Reflect::set(&descriptor, &JsValue::from_str("value"), value).ok()?;
-    Reflect::define_property(object, &JsValue::from_str(key), &descriptor).ok().filter(|defined| *defined).map(|_| ())
+    Reflect::define_property(object, key, &descriptor).ok().filter(|defined| *defined).map(|_| ())
 }
 
 /// A `Blob` (with `type`), a `Buffer` (where `globalThis.Buffer` exists) or a `Uint8Array`.

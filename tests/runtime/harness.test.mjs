@@ -341,7 +341,7 @@ test('invalid input descriptors: SANDBOX_SERIALIZATION_ERROR', () => {
   for (const descriptor of invalid) {
     const run = runBox({ files: entryReturning('1'), payload: { x: { [MARKER]: descriptor } }, sidecars: { 0: 'x' } });
     assert.equal(run.frame, '{"version":1,"ok":false,"error":{"name":"TypeError",'
-      + '"message":"Sandbox input contains an invalid binary sidecar descriptor.","code":"SANDBOX_SERIALIZATION_ERROR"}}');
+      + '"message":"Sandbox input contains an invalid value marker.","code":"SANDBOX_SERIALIZATION_ERROR"}}');
   }
   // JSON.stringify writes -0 as 0, so -0 is only reachable in raw JSON text.
   const rawMinusZero = runBox({
@@ -349,7 +349,7 @@ test('invalid input descriptors: SANDBOX_SERIALIZATION_ERROR', () => {
     rawInput: `{"version":1,"nonce":"${NONCE}","entry":"index.mjs","payload":{"${MARKER}":{"tag":"binary","id":-0,"kind":"blob"}}}`,
     sidecars: { 0: 'x' },
   });
-  assert.equal(JSON.parse(rawMinusZero.frame).error.message, 'Sandbox input contains an invalid binary sidecar descriptor.');
+  assert.equal(JSON.parse(rawMinusZero.frame).error.message, 'Sandbox input contains an invalid value marker.');
   const missing = runBox({ files: entryReturning('1'), payload: { [MARKER]: { tag: 'binary', id: 7, kind: 'blob' } } });
   assert.equal(missing.frame, '{"version":1,"ok":false,"error":{"name":"TypeError",'
     + '"message":"Sandbox input binary sidecar 7 does not exist.","code":"SANDBOX_SERIALIZATION_ERROR"}}');

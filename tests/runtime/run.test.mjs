@@ -24,6 +24,25 @@ test('a Definition result comes back as 200 JSON with Server-Timing', async () =
   assert.deepEqual(timingPhases(response), ['box', 'stage', 'exec', 'recover']);
 });
 
+test('a lone surrogate survives both ways, in values and keys, as JSON keeps it', async () => {
+  // What truncating user text gives: half of 👋, and its other half alone.
+  const [high, low] = ['👋 hello'.slice(0, 1), '👋 hello'.slice(1, 2)];
+  const payload = { cut: high, tail: `${low}x${high}`, [`k${high}`]: [high, '€𝄞'] };
+  defineTestSandbox(
+    'ok/surrogates',
+    `export default (payload) => ({ got: payload, made: '👋 hello'.slice(0, 1), units: [...payload.cut].map((c) => c.charCodeAt(0)), [String.fromCharCode(0xdc00)]: 1 });`,
+  );
+  const response = await runSandbox('ok/surrogates', payload);
+  const text = await response.text();
+  assert.equal(response.status, 200, text);
+  // The body is JSON as JSON.stringify writes it: each lone surrogate escaped.
+  assert.match(text, /"made":"\\ud83d"/);
+  assert.deepEqual(JSON.parse(text), { got: payload, made: high, units: [0xd83d], [String.fromCharCode(0xdc00)]: 1 });
+  defineTestSandbox('ok/surrogate-error', `export default () => { throw new Error('cut: ' + '👋'.slice(0, 1)); };`);
+  const failed = await (await runSandbox('ok/surrogate-error')).json();
+  assert.equal(failed.error.message, 'cut: \uFFFD', 'an error message is text: well-formed');
+});
+
 test('context reaches the entry as its second argument', async () => {
   defineTestSandbox('ok/context', 'export default (payload, context) => ({ payload, requestId: context.requestId });');
   const response = await runSandbox('ok/context', 7, { context: { requestId: 'req-42' } });

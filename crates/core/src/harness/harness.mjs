@@ -28,6 +28,8 @@ const utf8Encoder = new TextEncoder();
 const encodeUtf8 = TextEncoder.prototype.encode;
 const writeFileSync = fs.writeFileSync;
 const stringify = JSON.stringify;
+const isWellFormed = String.prototype.isWellFormed;
+const toWellFormed = String.prototype.toWellFormed;
 // The entry's own output streams, for the flush before a frame. `process.stdout` and
 // `process.stderr` are made on their first read (for a pipe that loads `net` and the streams:
 // 1.5-2 ms of a Run on Node 20), and the harness writes its frames to fd 1 itself, so it reads
@@ -59,6 +61,36 @@ const MAX_STACK_CHARS = 4096;
 const BODY_FRAME_BYTES = 65536;
 const DEFAULT_LIMITS = { maxOutputBytes: 4194304, maxDepth: 32, maxSidecars: 64, maxSidecarBytes: 67108864 };
 const BINARY_KINDS = new Set(['blob', 'file', 'buffer', 'uint8array']);
+/** One lone surrogate: a high one not followed by a low one, or a low one not after a high one. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/**
+ * `text` as an envelope value: itself when well-formed UTF-16, else a string marker (its text
+ * with each lone surrogate as U+FFFD, and those units by position), which JSON keeps but the
+ * host's Rust strings could not (crates/core/src/transfer/lone_surrogate.rs).
+ */
+function encodeString(text) {
+  if (apply(isWellFormed, text, [])) return text;
+  const lone = [];
+  const replaced = text.replace(LONE_SURROGATE, (unit, position) => {
+    lone.push([position, unit.charCodeAt(0)]);
+    return '\uFFFD';
+  });
+  return { [MARKER]: { tag: 'string', text: replaced, lone } };
+}
+
+/** The string of a string marker's body (`{tag: 'string', text, lone}`); null when invalid. */
+function markerString(descriptor) {
+  const { text, lone } = descriptor;
+  if (typeof text !== 'string' || !Array.isArray(lone)) return null;
+  const units = text.split('');
+  for (const pair of lone) {
+    const [position, unit] = Array.isArray(pair) ? pair : [];
+    if (units[position] !== '\uFFFD' || !Number.isInteger(unit) || unit < 0xd800 || unit > 0xdfff) return null;
+    units[position] = String.fromCharCode(unit);
+  }
+  return units.join('');
+}
 
 class TransferError extends Error {
   constructor(name, code, message, details) {
@@ -98,7 +130,7 @@ function readInput(inputPath) {
 /** Revives `values` (payload, context: one id space) and deletes the sidecar folder. */
 function reviveInput(values, filesDir) {
   const cache = new Map();
-  const invalid = () => serializationError('Sandbox input contains an invalid binary sidecar descriptor.');
+  const invalid = () => serializationError('Sandbox input contains an invalid value marker.');
   const readSidecar = (id) => {
     if (!cache.has(id)) {
       const file = path.join(filesDir, String(id));
@@ -118,12 +150,19 @@ function reviveInput(values, filesDir) {
     if (Object.hasOwn(node, MARKER)) {
       const descriptor = node[MARKER];
       if (!descriptor || typeof descriptor !== 'object' || Array.isArray(descriptor)) throw invalid();
+      if (descriptor.tag === 'string') {
+        const text = markerString(descriptor);
+        if (text === null) throw invalid();
+        return text;
+      }
       if (descriptor.tag === 'object') {
         if (!Array.isArray(descriptor.entries)) throw invalid();
         const out = {};
         for (const entry of descriptor.entries) {
-          if (!Array.isArray(entry) || entry.length !== 2 || typeof entry[0] !== 'string') throw invalid();
-          Object.defineProperty(out, entry[0], { value: revive(entry[1]), enumerable: true, writable: true, configurable: true });
+          if (!Array.isArray(entry) || entry.length !== 2) throw invalid();
+          const key = typeof entry[0] === 'string' ? entry[0] : entry[0]?.[MARKER]?.tag === 'string' ? markerString(entry[0][MARKER]) : null;
+          if (key === null) throw invalid();
+          Object.defineProperty(out, key, { value: revive(entry[1]), enumerable: true, writable: true, configurable: true });
         }
         return out;
       }
@@ -256,7 +295,7 @@ function encodeResult(value, limits) {
     }
     switch (typeof current) {
       case 'undefined': return undefined;
-      case 'string':
+      case 'string': return encodeString(current);
       case 'boolean': return current;
       case 'number':
         if (!Number.isFinite(current)) throw unsupported('non-finite number', where);
@@ -298,9 +337,10 @@ function encodeResult(value, limits) {
         const itemWhere = `${where}.${name}`;
         const item = guarded(itemWhere, 'reading', () => current[name]);
         const encoded = encode(item, name, itemWhere, depth + 1);
-        if (encoded !== undefined) entries.push([name, encoded]);
+        if (encoded !== undefined) entries.push([encodeString(name), encoded]);
       }
-      if (keys.includes(MARKER)) return { [MARKER]: { tag: 'object', entries } };
+      // A key that is the marker key itself, or a string marker, needs the entries form.
+      if (entries.some(([name]) => typeof name !== 'string' || name === MARKER)) return { [MARKER]: { tag: 'object', entries } };
       const out = Object.create(null);
       for (const [name, encoded] of entries) out[name] = encoded;
       return out;
@@ -353,12 +393,13 @@ async function successEnvelope(result, limits, filesDir) {
 // ---------------------------------------------------------------------------------------------
 // Errors, framing.
 
+/** `text` cut to MAX_MESSAGE_CHARS, well-formed (a lone surrogate shows as U+FFFD in an error). */
 function bounded(text) {
-  if (text.length <= MAX_MESSAGE_CHARS) return text;
+  if (text.length <= MAX_MESSAGE_CHARS) return apply(toWellFormed, text, []);
   let end = MAX_MESSAGE_CHARS;
   const code = text.charCodeAt(end - 1);
   if (code >= 0xd800 && code <= 0xdbff) end -= 1;
-  return text.slice(0, end);
+  return apply(toWellFormed, text.slice(0, end), []);
 }
 
 function describeThrown(thrown) {
@@ -370,7 +411,7 @@ function describeThrown(thrown) {
     if (thrown instanceof Error || (object && typeof thrown.message === 'string')) {
       if (typeof thrown.name === 'string' && thrown.name) name = thrown.name;
       message = String(thrown.message ?? '');
-      if (!(thrown instanceof TransferError) && typeof thrown.stack === 'string') stack = thrown.stack.slice(0, MAX_STACK_CHARS);
+      if (!(thrown instanceof TransferError) && typeof thrown.stack === 'string') stack = apply(toWellFormed, thrown.stack.slice(0, MAX_STACK_CHARS), []);
     } else if (object) {
       // What Node prints for it uncaught (`{ code: 42 }`), not String()'s "[object Object]".
       message = apply(inspect, null, [thrown, { depth: 4, breakLength: Infinity }]);

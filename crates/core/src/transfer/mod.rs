@@ -9,12 +9,13 @@
 pub mod box_file;
 pub mod frame;
 pub mod limits;
+pub mod lone_surrogate;
 pub mod tar;
 
 pub use limits::TransferLimits;
 
 /// The key of the marker object that stands for a non-JSON value inside an envelope.
 ///
-/// Shape: `{ "vitehub:sandbox:value": { "tag": "binary" | "object" | "response", ... } }`
+/// Shape: `{ "vitehub:sandbox:value": { "tag": "binary" | "object" | "response" | "string", ... } }`
 /// (docs/internals/transfer.md "Envelopes").
 pub const VALUE_MARKER: &str = "vitehub:sandbox:value";
