@@ -18,6 +18,12 @@ export function pickSandboxEnv(env) {
   return picked;
 }
 
+/** Whether two picks of pickSandboxEnv hold the same names and values. */
+function sameEnv(a, b) {
+  const names = Object.keys(a);
+  return names.length === Object.keys(b).length && names.every((name) => a[name] === b[name]);
+}
+
 /** Whether `value` is an object and no array (what configureSandbox's config and its env must be). */
 function isRecord(value) {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
@@ -47,6 +53,21 @@ export function defineSandbox(definition) {
 export function createApi(wasm, readEnv, keepAlive) {
   /** `configureSandbox({ onLog })`: every Run's onLog unless the call passes its own (default: none). */
   let defaultOnLog;
+  /**
+   * The last config that named no `env`, and the pick of the runtime's env it was resolved with:
+   * that env is read again before each call that may reach a provider, and a change (a refreshed
+   * VERCEL_OIDC_TOKEN, a token set after import) resolves the config again. `null` when the
+   * config named its `env` (a Worker's): the app owns that snapshot.
+   */
+  let implicitEnv = null;
+  const refreshEnv = () => {
+    if (!implicitEnv) return;
+    const env = readEnv();
+    const picked = pickSandboxEnv(env);
+    if (sameEnv(picked, implicitEnv.picked)) return;
+    wasm.configureSandbox({ ...implicitEnv.config, env: picked }, env);
+    implicitEnv.picked = picked;
+  };
   const configureSandbox = (config = {}) => {
     if (!isRecord(config)) {
       throw sandboxError('SANDBOX_INVALID_ARGUMENT', `configureSandbox(config) expects an object, got ${describe(config)}`);
@@ -58,12 +79,17 @@ export function createApi(wasm, readEnv, keepAlive) {
     // The whole env goes along as a JS value: a Worker's env holds the Durable Object binding.
     // The core checks onLog (a function or absent) and keeps it out of its config.
     const { onLog } = config;
-    wasm.configureSandbox({ ...config, onLog, env: pickSandboxEnv(env) }, env);
+    const picked = pickSandboxEnv(env);
+    wasm.configureSandbox({ ...config, onLog, env: picked }, env);
     defaultOnLog = onLog;
+    implicitEnv = config.env === undefined ? { config: { ...config }, picked } : null;
   };
   // Every Run (startSandbox, runSandbox, a runner's run) hands the work after its Response to it.
   if (keepAlive) wasm.setSandboxKeepAlive(keepAlive);
-  const startSandbox = (name, payload, options) => startRun(wasm, name, payload, options, defaultOnLog);
+  const startSandbox = (name, payload, options) => {
+    refreshEnv();
+    return startRun(wasm, name, payload, options, defaultOnLog);
+  };
   return {
     configureSandbox,
     registerSandbox: (name, definition) => wasm.registerSandbox(name, definition),
@@ -71,10 +97,13 @@ export function createApi(wasm, readEnv, keepAlive) {
     listSandboxes: () => wasm.listSandboxes(),
     startSandbox,
     runSandbox: (name, payload, options) => startSandbox(name, payload, options).response(),
-    closeSandbox: (sandboxId, options) => wasm.closeSandbox(sandboxId, options),
+    closeSandbox: (sandboxId, options) => {
+      refreshEnv();
+      return wasm.closeSandbox(sandboxId, options);
+    },
     setSandboxDefinitionLoader: (loader, describe) => wasm.setSandboxDefinitionLoader(loader ?? null, describe ?? null),
     listPreparedProjects: () => wasm.listPreparedProjects(),
     dropPreparedProject: (digest) => wasm.dropPreparedProject(digest),
-    ...sessionApi(wasm, () => defaultOnLog),
+    ...sessionApi(wasm, () => defaultOnLog, refreshEnv),
   };
 }

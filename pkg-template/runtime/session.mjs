@@ -105,17 +105,25 @@ class SandboxSession {
  * The Session functions and resolveSandboxRunner over an initialised runtime wasm module.
  * @param {object} wasm the wasm-bindgen exports
  * @param {() => Function | undefined} [defaultOnLog] the onLog of `configureSandbox`, for a runner's Runs
+ * @param {() => void} [refreshEnv] reads the runtime's env again before a Session or a runner reaches a provider (api.mjs)
  */
-export function sessionApi(wasm, defaultOnLog = () => undefined) {
+export function sessionApi(wasm, defaultOnLog = () => undefined, refreshEnv = () => {}) {
   return {
-    openSandboxSession: async (options) => new SandboxSession(await wasm.openSandboxSession(options)),
+    openSandboxSession: async (options) => {
+      refreshEnv();
+      return new SandboxSession(await wasm.openSandboxSession(options));
+    },
     resolveSandboxRunner: async (name) => {
+      refreshEnv();
       const runner = await wasm.resolveSandboxRunner(name);
       return Object.freeze({
         name: runner.name,
         provider: runner.provider,
         executionAuthority: runner.executionAuthority,
-        run: (payload, options) => runner.run(payload, options, onLogEvents(runner.name, options, defaultOnLog())),
+        run: (payload, options) => {
+          refreshEnv();
+          return runner.run(payload, options, onLogEvents(runner.name, options, defaultOnLog()));
+        },
       });
     },
   };

@@ -176,3 +176,35 @@ test('a token with a character an HTTP header cannot carry is SANDBOX_INVALID_AR
   assert.doesNotMatch(error.message, /vercel_tok/);
   configureSandbox({ provider: 'local' });
 });
+
+test('with no env in the config, each Run reads the runtime env again: a refreshed VERCEL_OIDC_TOKEN is used by the next Run, without configureSandbox', async () => {
+  // An OIDC token as Vercel issues it: a JWT whose claims name the team (owner_id) and project.
+  const oidc = (serial) => `e30.${Buffer.from(JSON.stringify({ owner_id: 'team_oidc', project_id: 'prj_oidc', serial })).toString('base64url')}.sig`;
+  const seen = [];
+  // The Vercel API, stubbed at the fetch: it answers 401 (the Run's SANDBOX_PROVIDER_AUTH); the bearer is what counts.
+  const fetch = async (input, init) => {
+    seen.push(new Request(input, init).headers.get('authorization'));
+    return Response.json({ error: { code: 'forbidden', message: 'stub' } }, { status: 401 });
+  };
+  const saved = process.env.VERCEL_OIDC_TOKEN;
+  try {
+    process.env.VERCEL_OIDC_TOKEN = oidc(1);
+    configureSandbox({ provider: 'vercel', fetch });
+    defineTestSandbox('config/oidc', 'export default () => 1;');
+    const authFailure = async () => (await (await runSandbox('config/oidc')).json()).error.code;
+    assert.equal(await authFailure(), 'SANDBOX_PROVIDER_AUTH');
+    process.env.VERCEL_OIDC_TOKEN = oidc(2);
+    assert.equal(await authFailure(), 'SANDBOX_PROVIDER_AUTH');
+    assert.deepEqual([...new Set(seen)], [`Bearer ${oidc(1)}`, `Bearer ${oidc(2)}`]);
+    // A config that names its env owns that snapshot: the process env is not read.
+    seen.length = 0;
+    configureSandbox({ provider: 'vercel', fetch, env: { VERCEL_OIDC_TOKEN: oidc(3) } });
+    process.env.VERCEL_OIDC_TOKEN = oidc(4);
+    assert.equal(await authFailure(), 'SANDBOX_PROVIDER_AUTH');
+    assert.deepEqual([...new Set(seen)], [`Bearer ${oidc(3)}`]);
+  } finally {
+    if (saved === undefined) delete process.env.VERCEL_OIDC_TOKEN;
+    else process.env.VERCEL_OIDC_TOKEN = saved;
+    configureSandbox({ provider: 'local' });
+  }
+});
