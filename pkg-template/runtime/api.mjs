@@ -90,13 +90,18 @@ export function createApi(wasm, readEnv, keepAlive) {
     refreshEnv();
     return startRun(wasm, name, payload, options, defaultOnLog);
   };
+  // Only the Response leaves runSandbox: its handle keeps none of the entry's output.
+  const runSandbox = (name, payload, options) => {
+    refreshEnv();
+    return startRun(wasm, name, payload, options, defaultOnLog, { keepLogs: false }).response();
+  };
   return {
     configureSandbox,
     registerSandbox: (name, definition) => wasm.registerSandbox(name, definition),
     unregisterSandbox: (name) => wasm.unregisterSandbox(name),
     listSandboxes: () => wasm.listSandboxes(),
     startSandbox,
-    runSandbox: (name, payload, options) => startSandbox(name, payload, options).response(),
+    runSandbox,
     closeSandbox: (sandboxId, options) => {
       refreshEnv();
       return wasm.closeSandbox(sandboxId, options);

@@ -94,8 +94,9 @@ export interface SandboxLogEntry {
   /**
    * Present (`true`) on the one marker entry that ends a cut history: a Run handle's `logs()` keeps
    * 16 MiB (16777216 bytes, UTF-8) of its entry's output, then gives this `stderr` entry and ends
-   * (`onLog` still gets every line). A Session Command's replay on the local Box host keeps 64 MiB
-   * (67108864 bytes) of output (less when the host-wide budget is spent), then one `stderr` line
+   * (`onLog` still gets every line; `runSandbox`, which has no handle, keeps none). A Session
+   * Command's replay on the local Box host keeps 4 MiB (4194304 bytes) of output (less when the
+   * host-wide budget of 32 MiB is spent), then one `stderr` line
    * starting `[vite-hub-sandbox] log replay cut`; later output reaches only readers that followed live.
    */
   truncated?: true;

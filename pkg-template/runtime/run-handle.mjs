@@ -16,15 +16,17 @@ const utf8 = new TextEncoder();
  *   `setSandboxKeepAlive`)
  * @param {((entry: { name: string, stream: 'stdout' | 'stderr', line: string }) => void) | undefined} defaultOnLog
  *   the onLog of `configureSandbox`, used when the call has none
+ * @param {{ keepLogs?: boolean }} [handle] `keepLogs: false` when no one can call `logs()`
+ *   (`runSandbox` gives only the Response): the entry's output is then not kept at all
  */
-export function startRun(wasm, name, payload, options, defaultOnLog) {
+export function startRun(wasm, name, payload, options, defaultOnLog, { keepLogs = true } = {}) {
   // The core checks every option (onLog included: a function or absent) and answers a bad one
   // with a 400 Response; the glue only reads onLog once it is known to be a function. A call's
   // own onLog wins over the one of configureSandbox (`defaultOnLog`).
   const onLog = chosenOnLog(options, defaultOnLog);
   const history = [];
   let historyBytes = 0;
-  let historyCut = false;
+  let historyCut = !keepLogs;
   const readers = new Set();
   const lines = onLog === undefined ? null : logLines(name, onLog);
   let status = 'pending';

@@ -6,12 +6,15 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import v8 from 'node:v8';
 import vm from 'node:vm';
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { configureSandbox, runSandbox } from '@vite-hub/sandbox';
 import { defineTestSandbox, useLocalHost } from '../support/local-host.mjs';
 
 v8.setFlagsFromString('--expose-gc');
 const gc = vm.runInNewContext('gc');
 const MiB = 1024 * 1024;
+const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 /** Runs of the heap test: issue 9's figure. */
 const RUNS = 50;
 
@@ -23,6 +26,16 @@ after(async () => {
   configureSandbox({});
   await host.close();
 });
+
+/** Runs `node args` from the repository (so `@vite-hub/sandbox` resolves to the built package). */
+function runNode(args) {
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, args, { cwd: repoRoot, maxBuffer: 16 * MiB }, (error, stdout, stderr) => {
+      if (error && typeof error.code !== 'number') reject(error);
+      else resolve({ stdout, stderr, code: error ? error.code : 0 });
+    });
+  });
+}
 
 function heapAfterGc() {
   gc();
@@ -45,6 +58,25 @@ test('runs printing 20 MiB each leave the heap within 20 MiB of where it started
   }
   const grown = heapAfterGc() - start;
   assert.ok(grown < 20 * MiB, `the heap grew by ${(grown / MiB).toFixed(1)} MiB over ${RUNS} runs of 20 MiB`);
+});
+
+test('six concurrent Runs printing 64 MiB each fit in a 96 MiB heap that also holds the in-process Box host', { timeout: 300_000 }, async () => {
+  // A process of its own, with the heap bound: held output (a Run handle's history, the host's
+  // replay) would crash it (it did, at one Run printing 60 MiB). Its cache is the suite's.
+  const app = `
+    import { configureSandbox, registerSandbox, runSandbox, closeLocalBoxHost } from '@vite-hub/sandbox';
+    configureSandbox({ provider: 'local' });
+    registerSandbox('memory/chatty', { files: [
+      { path: 'package.json', content: '{"type":"module"}' },
+      { path: 'index.mjs', content: "export default async () => { const chunk = ('z'.repeat(1023) + String.fromCharCode(10)).repeat(1024); for (let i = 0; i < 64; i += 1) await new Promise((done) => process.stdout.write(chunk, done)); return 'quiet now'; };" },
+    ] });
+    const responses = await Promise.all(Array.from({ length: 6 }, () => runSandbox('memory/chatty')));
+    console.log(JSON.stringify(await Promise.all(responses.map(async (response) => [response.status, await response.text()]))));
+    await closeLocalBoxHost();
+  `;
+  const { stdout, stderr, code } = await runNode(['--max-old-space-size=96', '--input-type=module', '-e', app]);
+  assert.equal(code, 0, stderr.slice(-2000));
+  assert.deepEqual(JSON.parse(stdout.trim().split('\n').pop()), Array.from({ length: 6 }, () => [200, '"quiet now"']));
 });
 
 test('a sparse result file far past maxOutputBytes is SANDBOX_TRANSFER_LIMIT, read by its size only', async () => {

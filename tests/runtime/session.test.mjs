@@ -465,10 +465,10 @@ test('a wrong local Box host token is SANDBOX_PROVIDER_AUTH (the host answered 4
   }
 });
 
-test('a late logs() reader of a Command that printed past the host\'s 64 MiB replay history is told where the replay stops', async () => {
+test('a late logs() reader of a Command that printed past the host\'s 4 MiB replay history is told where the replay stops', async () => {
   const session = await openSandboxSession({ timeout: 120_000 });
   try {
-    const command = await session.spawn('sh', ['-c', 'head -c 67108864 /dev/zero | tr "\\0" a; echo; echo after-the-cut']);
+    const command = await session.spawn('sh', ['-c', 'head -c 8388608 /dev/zero | tr "\\0" a; echo; echo after-the-cut']);
     assert.deepEqual(await command.wait(), { exitCode: 0, ok: true });
     let bytes = 0;
     const markers = [];
@@ -480,8 +480,8 @@ test('a late logs() reader of a Command that printed past the host\'s 64 MiB rep
     }
     assert.equal(markers.length, 1, 'one marker');
     assert.equal(markers[0].entry.stream, 'stderr');
-    assert.match(markers[0].entry.data, /printed more than the 67108864 bytes the Box host keeps/);
-    assert.ok(bytes <= 64 * 1024 * 1024, `replayed ${bytes} bytes`);
+    assert.match(markers[0].entry.data, /printed more than the 4194304 bytes the Box host keeps/);
+    assert.ok(bytes <= 4 * 1024 * 1024, `replayed ${bytes} bytes`);
     assert.equal(markers[0].at, bytes, 'the marker is the last entry of the replay');
     assert.equal(sawAfter, false, 'output past the cut is not replayed');
   } finally {

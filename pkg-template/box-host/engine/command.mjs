@@ -7,8 +7,12 @@ import { StringDecoder } from 'node:string_decoder';
 import { joinBoxCgroup } from './box-limits.mjs';
 import { killTreeAndWait, signalTree } from './process-tree.mjs';
 
-/** Output kept per command for replay (bytes of text); later output is dropped from history. */
-export const MAX_LOG_BYTES = 64 * 1024 * 1024;
+/**
+ * Output kept per command for replay to a late follower (bytes of text, 4 MiB: the default
+ * maxOutputBytes); later output is dropped from history. A Run follows its command from the
+ * start and needs none of it; an in-process host keeps it in the app's own heap.
+ */
+export const MAX_LOG_BYTES = 4 * 1024 * 1024;
 
 /**
  * The host-wide budget of kept command output (bytes of text, all live commands together): a

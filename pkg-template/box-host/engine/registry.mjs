@@ -11,8 +11,8 @@ import { removeOwnBoxDirsNow } from './stale-boxes.mjs';
 
 /** Stopped Boxes remembered for `GET` lookups (oldest forgotten first); they keep no output. */
 const STOPPED_MEMORY = 256;
-/** Command output kept for replay by all live Boxes together (bytes of text). */
-export const LOG_BUDGET_BYTES = 256 * 1024 * 1024;
+/** Command output kept for replay by all live Boxes together (bytes of text, 32 MiB). */
+export const LOG_BUDGET_BYTES = 32 * 1024 * 1024;
 
 function networkDenied(policy) {
   if (policy === undefined || policy === 'allow-all') return false;
