@@ -2,10 +2,10 @@
 // §7), in the contract's order, and the tool's description and JSON Schema. Pure: no Session, no
 // Box, no I/O, so a refused input provably never reaches one.
 //
-// JS, not Rust, by measurement: the same rules in the runtime wasm (src/agent.rs at commit
-// bb57396) added 5.2 KB gzipped / 11 KB raw to the module every runtime loads, which is already
-// over its 150 KB budget; here they cost only the apps that import `@vite-hub/sandbox/agent`.
-// docs/agent-tool.md, "Where it lives", says the same.
+// JS, not Rust: only the apps that import `@vite-hub/sandbox/agent` load these rules, while the
+// runtime wasm is loaded by every runtime (in it they were 5.2 KB gzipped when commit 626989f
+// moved them here). Being JS, `sandbox()` also needs no wasm initialised. docs/agent-tool.md,
+// "Where it lives", says the same.
 import { invalidArgument } from '../runtime/sandbox-error.mjs';
 
 /** At most this many `args`. */
