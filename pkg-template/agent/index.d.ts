@@ -11,6 +11,13 @@ import type { OpenSandboxSessionOptions, SandboxError, SandboxExecResult } from 
 /** The tool's name. */
 export declare const SANDBOX_EXEC: 'sandbox_exec';
 
+/**
+ * The loader and interpreter hooks no input may set, compared in any case: names, and prefixes
+ * ending in `*`: `PATH`, `ENV`, `BASH_ENV`, `NODE_OPTIONS`, `NODE_PATH`, `PERLLIB`, `LD_*`,
+ * `DYLD_*`, `PYTHON*`, `GIT_*`, `PERL5*`, `RUBY*`. Not exhaustive.
+ */
+export declare const BLOCKED_ENV_NAMES: readonly string[];
+
 /** What `sandbox_exec` needs of a Session (`openSandboxSession()`'s `SandboxSession` has it). */
 export interface SandboxExecSession {
   /**
@@ -35,8 +42,8 @@ export interface SandboxExecInput {
   /** Working directory in the Box, passed unchanged. */
   cwd?: string;
   /**
-   * At most 64 entries; names match `^[A-Za-z_][A-Za-z0-9_]*$` and are not `PATH`,
-   * `NODE_OPTIONS`, `NODE_PATH`, `LD_*` or `DYLD_*` (any case); values at most 32768 characters.
+   * At most 64 entries; names match `^[A-Za-z_][A-Za-z0-9_]*$` and are none of
+   * `BLOCKED_ENV_NAMES` (any case); values at most 32768 characters.
    */
   env?: Record<string, string>;
   /** Kill the Command after this many ms: a positive integer ≤ 2147483647. */

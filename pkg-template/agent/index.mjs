@@ -11,6 +11,8 @@ import * as sandboxApi from '@vite-hub/sandbox';
 import { sandboxError } from '../runtime/sandbox-error.mjs';
 import { checkCommands, checkExecInput, inputJsonSchema, toolDescription } from './rules.mjs';
 
+export { BLOCKED_ENV_NAMES } from './rules.mjs';
+
 /** The tool's name. */
 export const SANDBOX_EXEC = 'sandbox_exec';
 

@@ -18,8 +18,15 @@ export const MAX_ENV_ENTRIES = 64;
 export const MAX_TIMEOUT_MS = 2_147_483_647;
 const COMMAND_PATTERN = /^[A-Za-z0-9_.-]+$/;
 const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
-/** Env names a caller may not set (compared upper-cased); `LD_*` and `DYLD_*` neither. */
-const BLOCKED_ENV_NAMES = new Set(['PATH', 'NODE_OPTIONS', 'NODE_PATH']);
+/**
+ * Loader and interpreter hooks: env names that make a program load or run code other than the
+ * command the agent named (the dynamic loader's preload and search paths, the command search path,
+ * the start-up files and module paths of sh, bash, Node, Python, Perl and Ruby, and git's config,
+ * hooks and helper commands). A name, or a prefix ending in `*`; compared upper-cased. No
+ * `sandbox_exec` input may set one. Not exhaustive (docs/agent-tool.md).
+ */
+export const BLOCKED_ENV_NAMES = Object.freeze(['PATH', 'ENV', 'BASH_ENV', 'NODE_OPTIONS', 'NODE_PATH', 'PERLLIB', 'LD_*', 'DYLD_*', 'PYTHON*', 'GIT_*', 'PERL5*', 'RUBY*']);
+const HOOKS_TEXT = `${BLOCKED_ENV_NAMES.join(', ')}, in any case`;
 const INPUT_KEYS = ['command', 'args', 'cwd', 'env', 'timeout'];
 
 /** `text` quoted for a message, cut to 128 characters. */
@@ -70,6 +77,12 @@ export function checkCommands(commands) {
     );
   }
   return Object.freeze(names);
+}
+
+/** Whether `name` is one of BLOCKED_ENV_NAMES, in any case (`Ld_Preload` is `LD_*`). */
+export function isBlockedEnvName(name) {
+  const upper = name.toUpperCase();
+  return BLOCKED_ENV_NAMES.some((blocked) => (blocked.endsWith('*') ? upper.startsWith(blocked.slice(0, -1)) : upper === blocked));
 }
 
 /** `Run one allowed executable in an isolated sandbox. Allowed commands: a, b.` */
@@ -159,10 +172,7 @@ function checkEnv(env) {
   const copy = Object.create(null);
   for (const name of names) {
     if (!ENV_NAME_PATTERN.test(name)) throw invalidArgument(`sandbox_exec env names must match ${ENV_NAME_PATTERN.source}: ${quoted(name)} does not.`);
-    const upper = name.toUpperCase();
-    if (BLOCKED_ENV_NAMES.has(upper) || upper.startsWith('LD_') || upper.startsWith('DYLD_')) {
-      throw invalidArgument(`sandbox_exec env cannot override PATH, NODE_OPTIONS, NODE_PATH, or loader-related variables (LD_*, DYLD_*): ${quoted(name)}.`);
-    }
+    if (isBlockedEnvName(name)) throw invalidArgument(`sandbox_exec env cannot set a loader or interpreter hook (${HOOKS_TEXT}): ${quoted(name)}.`);
     const text = read(env, name, 'sandbox_exec env');
     if (typeof text !== 'string' || text.length > MAX_TEXT_CHARS) {
       throw invalidArgument(`sandbox_exec env values must be strings no longer than ${MAX_TEXT_CHARS} characters: ${quoted(name)} is not.`);

@@ -5,7 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import * as sandboxApi from '@vite-hub/sandbox';
-import { sandbox, SANDBOX_EXEC } from '@vite-hub/sandbox/agent';
+import { sandbox, SANDBOX_EXEC, BLOCKED_ENV_NAMES } from '@vite-hub/sandbox/agent';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
@@ -126,12 +126,20 @@ test('every sandbox_exec rule, in the contract order, with its exact message', a
   const many = Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`V${i}`, 'x']));
   await refused(() => call({ command: 'node', env: many }), 'sandbox_exec env must contain no more than 64 entries.');
   await refused(() => call({ command: 'node', env: { 'A-B': 'x' } }), 'sandbox_exec env names must match ^[A-Za-z_][A-Za-z0-9_]*$: "A-B" does not.');
-  for (const name of ['PATH', 'Path', 'node_options', 'NODE_PATH', 'LD_PRELOAD', 'ld_library_path', 'DYLD_INSERT_LIBRARIES', 'Dyld_x']) {
-    await refused(
-      () => call({ command: 'node', env: { OK: '1', [name]: 'x' } }),
-      `sandbox_exec env cannot override PATH, NODE_OPTIONS, NODE_PATH, or loader-related variables (LD_*, DYLD_*): "${name}".`,
-    );
+  const hookMessage = (name) =>
+    `sandbox_exec env cannot set a loader or interpreter hook (PATH, ENV, BASH_ENV, NODE_OPTIONS, NODE_PATH, PERLLIB, LD_*, DYLD_*, PYTHON*, GIT_*, PERL5*, RUBY*, in any case): ${JSON.stringify(name)}.`;
+  for (const name of ['PATH', 'Path', 'node_options', 'NODE_PATH', 'LD_PRELOAD', 'ld_library_path', 'DYLD_INSERT_LIBRARIES', 'Dyld_x', 'ENV', 'PERL5LIB', 'RubyLib', 'GIT_DIR', 'PythonHome']) {
+    await refused(() => call({ command: 'node', env: { OK: '1', [name]: 'x' } }), hookMessage(name));
   }
+  // Every entry of the one list, its prefixes extended, in both cases; BASH_ENV above all.
+  assert.ok(Object.isFrozen(BLOCKED_ENV_NAMES));
+  assert.deepEqual(BLOCKED_ENV_NAMES, ['PATH', 'ENV', 'BASH_ENV', 'NODE_OPTIONS', 'NODE_PATH', 'PERLLIB', 'LD_*', 'DYLD_*', 'PYTHON*', 'GIT_*', 'PERL5*', 'RUBY*']);
+  for (const name of [...BLOCKED_ENV_NAMES.map((blocked) => blocked.replace(/\*$/, 'X')), 'BASH_ENV', 'PYTHONPATH', 'GIT_CONFIG_COUNT']) {
+    await refused(() => call({ command: 'node', env: { [name]: 'x' } }), hookMessage(name));
+    await refused(() => call({ command: 'node', env: { [name.toLowerCase()]: 'x' } }), hookMessage(name.toLowerCase()));
+  }
+  // Names that only look like a hook are env names like any other.
+  for (const name of ['MY_PATH', 'PATHS_X', 'XGIT_DIR', 'NODE_ENV']) assert.ok('value' in exec.inputSchema['~standard'].validate({ command: 'node', env: { [name]: 'x' } }), name);
   await refused(() => call({ command: 'node', env: { A: 1 } }), 'sandbox_exec env values must be strings no longer than 32768 characters: "A" is not.');
   await refused(() => call({ command: 'node', env: { A: 'x'.repeat(32769) } }), 'sandbox_exec env values must be strings no longer than 32768 characters: "A" is not.');
 
