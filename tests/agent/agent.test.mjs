@@ -12,6 +12,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { useLocalHost, processesMatching, until } from '../support/local-host.mjs';
 
 
@@ -389,6 +390,26 @@ test('in the AI SDK loop a refused command goes back to the model as a tool erro
     assert.deepEqual(host.counters(), before);
   } finally {
     await capability.close();
+  }
+});
+
+test('what the docs say the lists cannot stop: an allowed tool runs a program off the list, in the Box', async () => {
+  const { capability, exec } = counted(['find']);
+  try {
+    await refused(() => exec.execute({ command: 'node', args: ['-e', '0'] }, {}), 'Sandbox command "node" is not allowed.');
+    const ran = await exec.execute({ command: 'find', args: ['.', '-maxdepth', '0', '-exec', 'node', '-e', 'console.log("node, started by find")', ';'] }, {});
+    assert.deepEqual(ran, { exitCode: 0, ok: true, stdout: 'node, started by find\n', stderr: '' });
+  } finally {
+    await capability.close();
+  }
+});
+
+test('the docs page and the types name every entry of BLOCKED_ENV_NAMES, the one list', () => {
+  const page = readFileSync(new URL('../../docs/agent-tool.md', import.meta.url), 'utf8');
+  const types = readFileSync(new URL('../../pkg-template/agent/index.d.ts', import.meta.url), 'utf8');
+  for (const name of BLOCKED_ENV_NAMES) {
+    assert.ok(page.includes(`\`${name}\``), `docs/agent-tool.md names \`${name}\``);
+    assert.ok(types.includes(`\`${name}\``), `agent/index.d.ts names \`${name}\``);
   }
 });
 
