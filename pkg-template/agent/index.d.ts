@@ -1,15 +1,24 @@
 /**
- * `@vite-hub/sandbox/agent`: the `sandbox({ commands })` capability and its one tool,
- * `sandbox_exec`, which runs one allowed executable (no shell) on a Session of
- * `@vite-hub/sandbox`. Contract: vitehub-sandbox-contract.md §7.
+ * `@vite-hub/sandbox/agent`: the `sandbox({ commands, env })` capability and its one tool,
+ * `sandbox_exec`, which runs one allowed executable (no shell) with only the allowed env names on
+ * a Session of `@vite-hub/sandbox`. Contract: vitehub-sandbox-contract.md §7.
  *
  * Every check is in agent/rules.mjs; a refused input throws a `SandboxError` with code
  * `SANDBOX_INVALID_ARGUMENT` (status 400) before any Session is opened, so it never reaches a Box.
+ * An allowed executable can still run other programs through its own options (`node -e`,
+ * `find -exec`, `git -c alias.x=!cmd`): the Box is the security boundary, not the allow-lists.
  */
 import type { OpenSandboxSessionOptions, SandboxError, SandboxExecResult } from '@vite-hub/sandbox';
 
 /** The tool's name. */
 export declare const SANDBOX_EXEC: 'sandbox_exec';
+
+/**
+ * The loader and interpreter hooks no `sandbox({ env })` may allow and no input may set, compared
+ * in any case: names, and prefixes ending in `*`: `PATH`, `ENV`, `BASH_ENV`, `NODE_OPTIONS`,
+ * `NODE_PATH`, `PERLLIB`, `LD_*`, `DYLD_*`, `PYTHON*`, `GIT_*`, `PERL5*`, `RUBY*`. Not exhaustive.
+ */
+export declare const BLOCKED_ENV_NAMES: readonly string[];
 
 /** What `sandbox_exec` needs of a Session (`openSandboxSession()`'s `SandboxSession` has it). */
 export interface SandboxExecSession {
@@ -35,8 +44,9 @@ export interface SandboxExecInput {
   /** Working directory in the Box, passed unchanged. */
   cwd?: string;
   /**
-   * At most 64 entries; names match `^[A-Za-z_][A-Za-z0-9_]*$` and are not `PATH`,
-   * `NODE_OPTIONS`, `NODE_PATH`, `LD_*` or `DYLD_*` (any case); values at most 32768 characters.
+   * Only names that `sandbox({ env })` allows, exactly (none by default: a non-empty `env` is then
+   * refused); never one of `BLOCKED_ENV_NAMES`. At most 64 entries; values at most 32768
+   * characters.
    */
   env?: Record<string, string>;
   /** Kill the Command after this many ms: a positive integer ≤ 2147483647. */
@@ -52,7 +62,10 @@ export type SandboxExecJsonSchema = Record<string, unknown>;
  */
 export interface SandboxExecTool {
   type: 'function';
-  /** `Run one allowed executable in an isolated sandbox. Allowed commands: a, b.` */
+  /**
+   * `Run one allowed executable in an isolated sandbox. Allowed commands: a, b.`, then
+   * ` Allowed env names: A, B.` when `sandbox({ env })` allows some.
+   */
   description: string;
   inputSchema: {
     '~standard': {
@@ -113,6 +126,16 @@ export interface SandboxCapabilityOptions {
    */
   commands: string[];
   /**
+   * The env names a `sandbox_exec` input may set, compared exactly (`CI` allows `CI`, not `ci`);
+   * default none, so an input with a non-empty `env` is refused. Copied and frozen. Each name
+   * matches `^[A-Za-z_][A-Za-z0-9_]*$` and is none of `BLOCKED_ENV_NAMES` (in any case): those
+   * throw `SandboxError` `SANDBOX_INVALID_ARGUMENT` here, and in an input they are refused with
+   * the same code whatever this list says. An input name not on the list is refused with
+   * `SANDBOX_INVALID_ARGUMENT` too, naming it and how to allow it. Allow only names whose value
+   * cannot make a program run other code.
+   */
+  env?: readonly string[];
+  /**
    * Where the Session comes from: a function returning one (or a promise of one), or the options of
    * `openSandboxSession`; default `openSandboxSession()`. Opened on the first allowed call, kept
    * for the capability's life, closed by `close()`.
@@ -124,6 +147,8 @@ export interface SandboxCapability {
   name: 'sandbox';
   /** The frozen copy of `commands`. */
   readonly commands: readonly string[];
+  /** The frozen copy of `env`, without repeats; `[]` when none is allowed. */
+  readonly env: readonly string[];
   /** `{ sandbox_exec }`, for `generateText({ tools })`. */
   readonly tools: { readonly sandbox_exec: SandboxExecTool };
   /** The MCP `tools/list` entries. */
@@ -145,7 +170,8 @@ export interface SandboxCapability {
 /**
  * Declares the capability.
  * @throws {SandboxError} `SANDBOX_INVALID_ARGUMENT` when `commands` is empty, not an array, or
- *   holds a name that is not an executable name.
+ *   holds a name that is not an executable name; when `env` is not an array, or holds a name
+ *   that is not an env name or is one of `BLOCKED_ENV_NAMES` (in any case).
  */
 export declare function sandbox(options: SandboxCapabilityOptions): SandboxCapability;
 

@@ -1,15 +1,17 @@
-// `@vite-hub/sandbox/agent`: the capability `sandbox({ commands })` and its one tool,
+// `@vite-hub/sandbox/agent`: the capability `sandbox({ commands, env })` and its one tool,
 // `sandbox_exec`, for the AI SDK (`generateText({ tools })`) and for an MCP server (`tools/list`,
-// `tools/call`). The allowlist, the description, the JSON Schema and every check of a tool input
-// are in rules.mjs (why JS: see there); a Command runs on a Session of `@vite-hub/sandbox`
-// (`openSandboxSession`). Contract: vitehub-sandbox-contract.md §7.
+// `tools/call`). The allow-lists, the description, the JSON Schema and every check of a tool input
+// are in rules.mjs (why JS, and what an allow-list cannot stop: see there); a Command runs on a
+// Session of `@vite-hub/sandbox` (`openSandboxSession`). Contract: vitehub-sandbox-contract.md §7.
 //
 // One Session per capability, opened by the first allowed call and kept (so an agent's calls
 // share the Box's files), closed by `close()` / `await using`. A refused input throws before any
 // Session is asked for, so it never reaches a Box.
 import * as sandboxApi from '@vite-hub/sandbox';
 import { sandboxError } from '../runtime/sandbox-error.mjs';
-import { checkCommands, checkExecInput, inputJsonSchema, toolDescription } from './rules.mjs';
+import { checkAllowed, checkExecInput, inputJsonSchema, toolDescription } from './rules.mjs';
+
+export { BLOCKED_ENV_NAMES } from './rules.mjs';
 
 /** The tool's name. */
 export const SANDBOX_EXEC = 'sandbox_exec';
@@ -31,15 +33,17 @@ const OUTPUT_SCHEMA = Object.freeze({
 const SCHEMA_TARGETS = new Set(['draft-07', 'draft-2020-12']);
 
 /**
- * The `sandbox({ commands })` capability.
- * @param {{ commands: string[], session?: (() => unknown) | Record<string, unknown> }} options
- *   `session`: a function returning a Session (or a promise of one), or the options of
- *   `openSandboxSession`; default `openSandboxSession()`. The capability closes that Session.
+ * The `sandbox({ commands, env })` capability.
+ * @param {{ commands: string[], env?: string[], session?: (() => unknown) | Record<string, unknown> }} options
+ *   `env`: the env names an input may set (exact names; none by default); `session`: a function
+ *   returning a Session (or a promise of one), or the options of `openSandboxSession`; default
+ *   `openSandboxSession()`. The capability closes that Session.
  */
 export function sandbox(options) {
-  // Throws SANDBOX_INVALID_ARGUMENT for an empty list or a name that is not an executable.
-  const commands = checkCommands(options?.commands);
-  const description = toolDescription(commands);
+  // Throws SANDBOX_INVALID_ARGUMENT for an empty list, a name that is not an executable, or an env
+  // name that is not one or is a loader or interpreter hook.
+  const allowed = checkAllowed(options);
+  const description = toolDescription(allowed);
   const openSession = sessionOpener(options?.session);
 
   let opening = null; // Promise<Session> while a Session is open or opening
@@ -64,7 +68,7 @@ export function sandbox(options) {
    * exec kills the Command when `abortSignal` aborts, and rejects with its reason.
    */
   const execute = async (input, invocation = {}) => {
-    const call = checkExecInput(commands, input);
+    const call = checkExecInput(allowed, input);
     if (closed) throw sandboxError('SANDBOX_INVALID_STATE', 'sandbox_exec was called after its sandbox() capability was closed; create a new one');
     const signal = invocation?.abortSignal;
     signal?.throwIfAborted();
@@ -85,7 +89,7 @@ export function sandbox(options) {
       // without calling execute at all.
       validate(value) {
         try {
-          checkExecInput(commands, value);
+          checkExecInput(allowed, value);
           return { value };
         } catch (error) {
           if (error?.name !== 'SandboxError') throw error;
@@ -93,8 +97,8 @@ export function sandbox(options) {
         }
       },
       jsonSchema: {
-        input: (request) => schemaFor(commands, request),
-        output: (request) => schemaFor(commands, request),
+        input: (request) => schemaFor(allowed, request),
+        output: (request) => schemaFor(allowed, request),
       },
     },
   };
@@ -117,10 +121,11 @@ export function sandbox(options) {
 
   const capability = {
     name: 'sandbox',
-    commands,
+    commands: allowed.commands,
+    env: allowed.env,
     tools: Object.freeze({ [SANDBOX_EXEC]: sandboxExec }),
     /** The MCP `tools/list` entries: `[{ name, description, inputSchema, outputSchema }]`. */
-    mcpTools: () => [{ name: SANDBOX_EXEC, description, inputSchema: inputJsonSchema(commands), outputSchema: structuredClone(OUTPUT_SCHEMA) }],
+    mcpTools: () => [{ name: SANDBOX_EXEC, description, inputSchema: inputJsonSchema(allowed), outputSchema: structuredClone(OUTPUT_SCHEMA) }],
     /**
      * An MCP `tools/call`: `params` is `{ name, arguments }`; resolves to `{ content: [{ type:
      * 'text', text }], structuredContent?, isError }`. A refused input or a failed Command is a
@@ -158,8 +163,8 @@ function sessionOpener(source) {
   };
 }
 
-function schemaFor(commands, request) {
+function schemaFor(allowed, request) {
   const target = request?.target ?? 'draft-07';
   if (!SCHEMA_TARGETS.has(target)) throw new Error(`sandbox_exec has no JSON Schema for target ${target} (only ${[...SCHEMA_TARGETS].join(', ')})`);
-  return inputJsonSchema(commands);
+  return inputJsonSchema(allowed);
 }

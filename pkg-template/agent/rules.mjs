@@ -1,25 +1,38 @@
-// The rules of `sandbox({ commands })` and of one `sandbox_exec` input (vitehub-sandbox-contract.md
-// §7), in the contract's order, and the tool's description and JSON Schema. Pure: no Session, no
-// Box, no I/O, so a refused input provably never reaches one.
+// The rules of `sandbox({ commands, env })` and of one `sandbox_exec` input, in the order of
+// vitehub-sandbox-contract.md §7 (plus env names opt-in, which the contract has not), and the
+// tool's description and JSON Schema. Pure: no Session, no Box, no I/O, so a refused input
+// provably never reaches one.
 //
-// JS, not Rust, by measurement: the same rules in the runtime wasm (src/agent.rs at commit
-// bb57396) added 5.2 KB gzipped / 11 KB raw to the module every runtime loads, which is already
-// over its 150 KB budget; here they cost only the apps that import `@vite-hub/sandbox/agent`.
-// docs/agent-tool.md, "Where it lives", says the same.
+// What they cannot do: stop an allowed executable from running others through its own options
+// (`node -e`, `find -exec`, `git -c alias.x=!cmd`, `tar --checkpoint-action`). The allow-list
+// narrows what the model asks for; the Box is the security boundary (docs/agent-tool.md).
+//
+// JS, not Rust: only the apps that import `@vite-hub/sandbox/agent` load these rules, while the
+// runtime wasm is loaded by every runtime (in it they were 5.2 KB gzipped when commit 626989f
+// moved them here). Being JS, `sandbox()` also needs no wasm initialised. docs/agent-tool.md,
+// "Where it lives", says the same.
 import { invalidArgument } from '../runtime/sandbox-error.mjs';
 
 /** At most this many `args`. */
 export const MAX_ARGS = 128;
 /** At most this many characters (UTF-16 code units, JS `length`) in one argument or env value. */
 export const MAX_TEXT_CHARS = 32_768;
-/** At most this many `env` entries. */
+/** At most this many `env` entries in one input. */
 export const MAX_ENV_ENTRIES = 64;
 /** Largest `timeout`, in ms (the largest delay a JS timer accepts). */
 export const MAX_TIMEOUT_MS = 2_147_483_647;
 const COMMAND_PATTERN = /^[A-Za-z0-9_.-]+$/;
 const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
-/** Env names a caller may not set (compared upper-cased); `LD_*` and `DYLD_*` neither. */
-const BLOCKED_ENV_NAMES = new Set(['PATH', 'NODE_OPTIONS', 'NODE_PATH']);
+/**
+ * Loader and interpreter hooks: env names that make a program load or run code other than the
+ * command the agent named (the dynamic loader's preload and search paths, the command search path,
+ * the start-up files and module paths of sh, bash, Node, Python, Perl and Ruby, and git's config,
+ * hooks and helper commands). A name, or a prefix ending in `*`; compared upper-cased. No
+ * `sandbox({ env })` may allow one and no `sandbox_exec` input may set one. Not exhaustive: an
+ * allowed name is the app's choice (docs/agent-tool.md).
+ */
+export const BLOCKED_ENV_NAMES = Object.freeze(['PATH', 'ENV', 'BASH_ENV', 'NODE_OPTIONS', 'NODE_PATH', 'PERLLIB', 'LD_*', 'DYLD_*', 'PYTHON*', 'GIT_*', 'PERL5*', 'RUBY*']);
+const HOOKS_TEXT = `${BLOCKED_ENV_NAMES.join(', ')}, in any case`;
 const INPUT_KEYS = ['command', 'args', 'cwd', 'env', 'timeout'];
 
 /** `text` quoted for a message, cut to 128 characters. */
@@ -72,41 +85,93 @@ export function checkCommands(commands) {
   return Object.freeze(names);
 }
 
-/** `Run one allowed executable in an isolated sandbox. Allowed commands: a, b.` */
-export function toolDescription(commands) {
-  return `Run one allowed executable in an isolated sandbox. Allowed commands: ${commands.join(', ')}.`;
-}
-
-/** The tool's input JSON Schema (contract §7; draft-07 and 2020-12 read it alike), a fresh object. */
-export function inputJsonSchema(commands) {
-  return {
-    type: 'object',
-    additionalProperties: false,
-    required: ['command'],
-    properties: {
-      command: { type: 'string', enum: [...commands] },
-      args: { type: 'array', items: { type: 'string', maxLength: MAX_TEXT_CHARS }, maxItems: MAX_ARGS },
-      cwd: { type: 'string' },
-      env: {
-        type: 'object',
-        maxProperties: MAX_ENV_ENTRIES,
-        propertyNames: { pattern: ENV_NAME_PATTERN.source },
-        additionalProperties: { type: 'string', maxLength: MAX_TEXT_CHARS },
-      },
-      timeout: { type: 'integer', exclusiveMinimum: 0, maximum: MAX_TIMEOUT_MS },
-    },
-  };
+/** Whether `name` is one of BLOCKED_ENV_NAMES, in any case (`Ld_Preload` is `LD_*`). */
+export function isBlockedEnvName(name) {
+  const upper = name.toUpperCase();
+  return BLOCKED_ENV_NAMES.some((blocked) => (blocked.endsWith('*') ? upper.startsWith(blocked.slice(0, -1)) : upper === blocked));
 }
 
 /**
- * Checks one `sandbox_exec` input against `commands`, in the contract's order: `command` a
- * string; exactly one of `commands`; `args`; `cwd`; `env`; `timeout`; then no other key.
+ * Checks `sandbox({ env })`: the env names a `sandbox_exec` input may set, compared exactly (env
+ * names are case-sensitive). Absent: none, so an input's `env` must be empty.
+ * @returns {readonly string[]} a frozen copy without repeats; `[]` when `env` is absent
+ * @throws SandboxError `SANDBOX_INVALID_ARGUMENT`: not an array, an entry that is not a string
+ *   matching `^[A-Za-z_][A-Za-z0-9_]*$`, or a loader or interpreter hook (BLOCKED_ENV_NAMES, any
+ *   case: "sandbox({ env }) cannot allow "LD_PRELOAD": …").
+ */
+export function checkEnvNames(env) {
+  if (env === undefined) return Object.freeze([]);
+  if (!Array.isArray(env)) throw invalidArgument("sandbox({ env }) must be an array of the env names the agent may set, e.g. sandbox({ commands: ['node'], env: ['CI'] })");
+  const names = [];
+  const length = read(env, 'length', 'sandbox({ env })');
+  for (let index = 0; index < length; index++) {
+    const name = read(env, index, 'sandbox({ env })');
+    if (typeof name !== 'string' || !ENV_NAME_PATTERN.test(name)) {
+      const problem = typeof name === 'string' ? `${quoted(name)} does not match ${ENV_NAME_PATTERN.source}` : 'is not a string';
+      throw invalidArgument(`sandbox({ env }) accepts env names only: env[${index}] ${problem}`);
+    }
+    if (isBlockedEnvName(name)) {
+      throw invalidArgument(`sandbox({ env }) cannot allow ${quoted(name)}: loader and interpreter hooks (${HOOKS_TEXT}) are never set by sandbox_exec.`);
+    }
+    if (!names.includes(name)) names.push(name);
+  }
+  return Object.freeze(names);
+}
+
+/**
+ * Checks the options of `sandbox({ commands, env })`: what the agent may run and which env names
+ * it may set.
+ * @returns {{ commands: readonly string[], env: readonly string[] }} frozen
+ * @throws SandboxError `SANDBOX_INVALID_ARGUMENT`, from checkCommands, then from checkEnvNames
+ */
+export function checkAllowed(options) {
+  return Object.freeze({ commands: checkCommands(options?.commands), env: checkEnvNames(options?.env) });
+}
+
+/**
+ * `Run one allowed executable in an isolated sandbox. Allowed commands: a, b.`, then, when env
+ * names are allowed, ` Allowed env names: A, B.`
+ */
+export function toolDescription(allowed) {
+  const commands = `Run one allowed executable in an isolated sandbox. Allowed commands: ${allowed.commands.join(', ')}.`;
+  return allowed.env.length > 0 ? `${commands} Allowed env names: ${allowed.env.join(', ')}.` : commands;
+}
+
+/**
+ * The tool's input JSON Schema (contract §7; draft-07 and 2020-12 read it alike), a fresh object.
+ * `env` is offered only when names are allowed, as an object of exactly those optional keys
+ * (`properties` and `additionalProperties: false`, which AI SDK providers and MCP clients read).
+ */
+export function inputJsonSchema(allowed) {
+  const properties = {
+    command: { type: 'string', enum: [...allowed.commands] },
+    args: { type: 'array', items: { type: 'string', maxLength: MAX_TEXT_CHARS }, maxItems: MAX_ARGS },
+    cwd: { type: 'string' },
+  };
+  if (allowed.env.length > 0) {
+    properties.env = {
+      type: 'object',
+      maxProperties: MAX_ENV_ENTRIES,
+      properties: Object.fromEntries(allowed.env.map((name) => [name, { type: 'string', maxLength: MAX_TEXT_CHARS }])),
+      additionalProperties: false,
+    };
+  }
+  properties.timeout = { type: 'integer', exclusiveMinimum: 0, maximum: MAX_TIMEOUT_MS };
+  return { type: 'object', additionalProperties: false, required: ['command'], properties };
+}
+
+/**
+ * Checks one `sandbox_exec` input against `allowed` (from checkAllowed), in the contract's order:
+ * `command` a string; exactly one of `allowed.commands`; `args`; `cwd`; `env` (each name: the
+ * pattern, not a hook, one of `allowed.env`); `timeout`; then no other key.
  * @returns {{ command: string, args: string[], options: { cwd?: string, env?: Record<string, string>, timeout?: number } }}
  *   absent options omitted; `env` a copy with a null prototype; `timeout` in ms
  * @throws SandboxError `SANDBOX_INVALID_ARGUMENT`, the message naming the first rule broken; a
- *   command off the list gives exactly `Sandbox command "<name>" is not allowed.`
+ *   command off the list gives exactly `Sandbox command "<name>" is not allowed.`, an env name off
+ *   the list `sandbox_exec env "<name>" is not allowed (allowed: …); …`
  */
-export function checkExecInput(commands, input) {
+export function checkExecInput(allowed, input) {
+  const { commands } = allowed;
   const isObject = input !== null && typeof input === 'object' && !Array.isArray(input);
   const keys = isObject ? keysOf(input, 'sandbox_exec input') : [];
   const value = (key) => (keys.includes(key) ? read(input, key, `sandbox_exec ${key}`) : undefined);
@@ -119,7 +184,7 @@ export function checkExecInput(commands, input) {
   const args = checkArgs(value('args'));
   const cwd = value('cwd');
   if (cwd !== undefined && typeof cwd !== 'string') throw invalidArgument('sandbox_exec cwd must be a string.');
-  const env = checkEnv(value('env'));
+  const env = checkEnv(value('env'), allowed.env);
   const timeout = value('timeout');
   if (timeout !== undefined && !(Number.isInteger(timeout) && timeout > 0 && timeout <= MAX_TIMEOUT_MS)) {
     throw invalidArgument(`sandbox_exec timeout must be a positive integer no greater than ${MAX_TIMEOUT_MS} (milliseconds).`);
@@ -151,7 +216,7 @@ function checkArgs(args) {
   return out;
 }
 
-function checkEnv(env) {
+function checkEnv(env, allowedNames) {
   if (env === undefined) return undefined;
   if (env === null || typeof env !== 'object' || Array.isArray(env)) throw invalidArgument('sandbox_exec env must be an object with string values.');
   const names = keysOf(env, 'sandbox_exec env');
@@ -159,9 +224,10 @@ function checkEnv(env) {
   const copy = Object.create(null);
   for (const name of names) {
     if (!ENV_NAME_PATTERN.test(name)) throw invalidArgument(`sandbox_exec env names must match ${ENV_NAME_PATTERN.source}: ${quoted(name)} does not.`);
-    const upper = name.toUpperCase();
-    if (BLOCKED_ENV_NAMES.has(upper) || upper.startsWith('LD_') || upper.startsWith('DYLD_')) {
-      throw invalidArgument(`sandbox_exec env cannot override PATH, NODE_OPTIONS, NODE_PATH, or loader-related variables (LD_*, DYLD_*): ${quoted(name)}.`);
+    if (isBlockedEnvName(name)) throw invalidArgument(`sandbox_exec env cannot set a loader or interpreter hook (${HOOKS_TEXT}): ${quoted(name)}.`);
+    if (!allowedNames.includes(name)) {
+      const allowed = allowedNames.length > 0 ? allowedNames.join(', ') : 'none';
+      throw invalidArgument(`sandbox_exec env ${quoted(name)} is not allowed (allowed: ${allowed}); to allow it, create the tool with sandbox({ commands, env: [${quoted(name)}] }).`);
     }
     const text = read(env, name, 'sandbox_exec env');
     if (typeof text !== 'string' || text.length > MAX_TEXT_CHARS) {

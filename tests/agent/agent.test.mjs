@@ -1,16 +1,18 @@
-// `@vite-hub/sandbox/agent` through the built package: the sandbox({ commands }) capability, every
-// rule of a sandbox_exec input with its exact message (contract §7), a refused command that never
-// reaches the local Box host, a real Command on the local provider, abort, and the MCP shapes
-// checked by the official MCP SDK (a real Client and Server over its in-memory transport).
+// `@vite-hub/sandbox/agent` through the built package: the sandbox({ commands, env }) capability,
+// every rule of a sandbox_exec input with its exact message (contract §7, plus env names opt-in),
+// a refused command that never reaches the local Box host, a real Command on the local provider,
+// abort, and the MCP shapes checked by the official MCP SDK (a real Client and Server over its
+// in-memory transport).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import * as sandboxApi from '@vite-hub/sandbox';
-import { sandbox, SANDBOX_EXEC } from '@vite-hub/sandbox/agent';
+import { sandbox, SANDBOX_EXEC, BLOCKED_ENV_NAMES } from '@vite-hub/sandbox/agent';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { useLocalHost, processesMatching, until } from '../support/local-host.mjs';
 
 
@@ -34,11 +36,12 @@ async function refused(action, message) {
   });
 }
 
-/** A capability whose Session factory counts how often it is asked. */
-function counted(commands = ['node', 'ls']) {
+/** A capability (allowing `env` names) whose Session factory counts how often it is asked. */
+function counted(commands = ['node', 'ls'], env = undefined) {
   const opened = { count: 0 };
   const capability = sandbox({
     commands,
+    env,
     session: () => {
       opened.count += 1;
       return sandboxApi.openSandboxSession();
@@ -82,7 +85,7 @@ test('one tool, sandbox_exec, with the description and JSON Schema of the contra
       command: { type: 'string', enum: ['node', 'ls'] },
       args: { type: 'array', items: { type: 'string', maxLength: 32768 }, maxItems: 128 },
       cwd: { type: 'string' },
-      env: { type: 'object', maxProperties: 64, propertyNames: { pattern: '^[A-Za-z_][A-Za-z0-9_]*$' }, additionalProperties: { type: 'string', maxLength: 32768 } },
+      // No env: none is allowed (sandbox({ env }) absent), so the schema does not offer it.
       timeout: { type: 'integer', exclusiveMinimum: 0, maximum: 2147483647 },
     },
   };
@@ -99,8 +102,83 @@ test('one tool, sandbox_exec, with the description and JSON Schema of the contra
   assert.deepEqual(standard.validate({ command: 'bash' }), { issues: [{ message: 'Sandbox command "bash" is not allowed.' }] });
 });
 
+test('with env names allowed, the description lists them and the schema offers exactly those keys', () => {
+  const capability = sandbox({ commands: ['node'], env: ['CI', 'GREETING', 'CI'] });
+  assert.deepEqual(capability.env, ['CI', 'GREETING']);
+  assert.ok(Object.isFrozen(capability.env));
+  assert.deepEqual(sandbox({ commands: ['node'] }).env, []);
+  const tool = capability.tools.sandbox_exec;
+  assert.equal(tool.description, 'Run one allowed executable in an isolated sandbox. Allowed commands: node. Allowed env names: CI, GREETING.');
+  const env = {
+    type: 'object',
+    maxProperties: 64,
+    properties: { CI: { type: 'string', maxLength: 32768 }, GREETING: { type: 'string', maxLength: 32768 } },
+    additionalProperties: false,
+  };
+  for (const schema of [tool.inputSchema['~standard'].jsonSchema.input({ target: 'draft-07' }), tool.inputSchema['~standard'].jsonSchema.input({ target: 'draft-2020-12' }), capability.mcpTools()[0].inputSchema]) {
+    assert.deepEqual(schema.properties.env, env);
+    assert.deepEqual(Object.keys(schema.properties), ['command', 'args', 'cwd', 'env', 'timeout']);
+  }
+  assert.equal(capability.mcpTools()[0].description, tool.description);
+});
+
+test('sandbox({ env }): env names only, never a loader or interpreter hook, in any case', async () => {
+  const hookMessage = (name) =>
+    `sandbox({ env }) cannot allow ${JSON.stringify(name)}: loader and interpreter hooks (PATH, ENV, BASH_ENV, NODE_OPTIONS, NODE_PATH, PERLLIB, LD_*, DYLD_*, PYTHON*, GIT_*, PERL5*, RUBY*, in any case) are never set by sandbox_exec.`;
+  for (const name of ['LD_PRELOAD', 'node_options', 'PYTHONPATH', 'GIT_CONFIG_COUNT', 'BASH_ENV', 'Path', 'env', 'PERLLIB', 'PERL5OPT', 'RUBYOPT', 'dyld_insert_libraries', 'NODE_PATH', 'PythonStartup', 'git_ssh_command']) {
+    await refused(() => sandbox({ commands: ['node'], env: ['CI', name] }), hookMessage(name));
+  }
+  // Every entry of the one list, its prefixes extended, upper- and lower-cased.
+  for (const blocked of BLOCKED_ENV_NAMES) {
+    const name = blocked.replace(/\*$/, 'X');
+    await refused(() => sandbox({ commands: ['node'], env: [name] }), hookMessage(name));
+    await refused(() => sandbox({ commands: ['node'], env: [name.toLowerCase()] }), hookMessage(name.toLowerCase()));
+  }
+  // Names that only look like a hook are env names like any other.
+  assert.deepEqual(sandbox({ commands: ['node'], env: ['MY_PATH', 'PATHS_X', 'XGIT_DIR', 'NODE_ENV', 'CI'] }).env, ['MY_PATH', 'PATHS_X', 'XGIT_DIR', 'NODE_ENV', 'CI']);
+  for (const env of ['CI', { 0: 'CI' }, null]) {
+    await refused(() => sandbox({ commands: ['node'], env }), "sandbox({ env }) must be an array of the env names the agent may set, e.g. sandbox({ commands: ['node'], env: ['CI'] })");
+  }
+  await refused(() => sandbox({ commands: ['node'], env: ['CI', 'A-B'] }), 'sandbox({ env }) accepts env names only: env[1] "A-B" does not match ^[A-Za-z_][A-Za-z0-9_]*$');
+  await refused(() => sandbox({ commands: ['node'], env: ['CI=1'] }), /^sandbox\(\{ env \}\) accepts env names only: env\[0\] "CI=1" does not match/);
+  await refused(() => sandbox({ commands: ['node'], env: [7] }), 'sandbox({ env }) accepts env names only: env[0] is not a string');
+  const hostile = new Proxy([], { get(target, key) { if (key === 'length') throw new Error('boom'); return Reflect.get(target, key); } });
+  await refused(() => sandbox({ commands: ['node'], env: hostile }), 'sandbox({ env }) could not be read: boom');
+  // The commands are checked first.
+  await refused(() => sandbox({ commands: [], env: ['LD_PRELOAD'] }), /requires at least one executable name/);
+});
+
+test('sandbox_exec env: only the allowed names, compared exactly; none when sandbox({ env }) is absent', async () => {
+  const notAllowed = (name, allowed) =>
+    `sandbox_exec env ${JSON.stringify(name)} is not allowed (allowed: ${allowed}); to allow it, create the tool with sandbox({ commands, env: [${JSON.stringify(name)}] }).`;
+  const none = counted(['node']);
+  const call = (input) => none.exec.execute(input, {});
+  await refused(() => call({ command: 'node', env: { CI: '1' } }), notAllowed('CI', 'none'));
+  await refused(() => call({ command: 'node', env: { HOME: '/tmp', TERM: 'dumb' } }), notAllowed('HOME', 'none'));
+  const validate = (capability, value) => capability.tools.sandbox_exec.inputSchema['~standard'].validate(value);
+  assert.deepEqual(validate(none.capability, { command: 'node', env: { CI: '1' } }), { issues: [{ message: notAllowed('CI', 'none') }] });
+  // An empty env sets nothing, so it is no refusal.
+  assert.deepEqual(validate(none.capability, { command: 'node', env: {} }), { value: { command: 'node', env: {} } });
+  const mcp = await none.capability.callMcpTool({ name: SANDBOX_EXEC, arguments: { command: 'node', env: { CI: '1' } } });
+  assert.deepEqual(mcp, { content: [{ type: 'text', text: `SANDBOX_INVALID_ARGUMENT: ${notAllowed('CI', 'none')}` }], isError: true });
+
+  const some = counted(['node'], ['CI', 'GREETING']);
+  const callSome = (input) => some.exec.execute(input, {});
+  await refused(() => callSome({ command: 'node', env: { CI: '1', ci: '1' } }), notAllowed('ci', 'CI, GREETING'));
+  await refused(() => callSome({ command: 'node', env: { Greeting: 'hi' } }), notAllowed('Greeting', 'CI, GREETING'));
+  assert.deepEqual(validate(some.capability, { command: 'node', env: { CI: '1', GREETING: 'hi' } }), { value: { command: 'node', env: { CI: '1', GREETING: 'hi' } } });
+  // A hook is refused as a hook: no sandbox({ env }) can allow it.
+  for (const name of ['BASH_ENV', 'bash_env', 'LD_PRELOAD', 'GIT_CONFIG_COUNT', 'PYTHONPATH', 'NODE_OPTIONS']) {
+    await refused(
+      () => callSome({ command: 'node', env: { CI: '1', [name]: 'x' } }),
+      `sandbox_exec env cannot set a loader or interpreter hook (PATH, ENV, BASH_ENV, NODE_OPTIONS, NODE_PATH, PERLLIB, LD_*, DYLD_*, PYTHON*, GIT_*, PERL5*, RUBY*, in any case): ${JSON.stringify(name)}.`,
+    );
+  }
+  assert.equal(none.opened.count + some.opened.count, 0, 'no refused input asked for a Session');
+});
+
 test('every sandbox_exec rule, in the contract order, with its exact message', async () => {
-  const { exec, opened } = counted();
+  const { exec, opened } = counted(['node', 'ls'], ['OK', 'A']);
   const call = (input) => exec.execute(input, {});
   await refused(() => call(undefined), 'sandbox_exec requires a command: a string naming one of the allowed executables (node, ls)');
   await refused(() => call({ command: 1 }), 'sandbox_exec requires a command: a string naming one of the allowed executables (node, ls)');
@@ -126,11 +204,17 @@ test('every sandbox_exec rule, in the contract order, with its exact message', a
   const many = Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`V${i}`, 'x']));
   await refused(() => call({ command: 'node', env: many }), 'sandbox_exec env must contain no more than 64 entries.');
   await refused(() => call({ command: 'node', env: { 'A-B': 'x' } }), 'sandbox_exec env names must match ^[A-Za-z_][A-Za-z0-9_]*$: "A-B" does not.');
-  for (const name of ['PATH', 'Path', 'node_options', 'NODE_PATH', 'LD_PRELOAD', 'ld_library_path', 'DYLD_INSERT_LIBRARIES', 'Dyld_x']) {
-    await refused(
-      () => call({ command: 'node', env: { OK: '1', [name]: 'x' } }),
-      `sandbox_exec env cannot override PATH, NODE_OPTIONS, NODE_PATH, or loader-related variables (LD_*, DYLD_*): "${name}".`,
-    );
+  const hookMessage = (name) =>
+    `sandbox_exec env cannot set a loader or interpreter hook (PATH, ENV, BASH_ENV, NODE_OPTIONS, NODE_PATH, PERLLIB, LD_*, DYLD_*, PYTHON*, GIT_*, PERL5*, RUBY*, in any case): ${JSON.stringify(name)}.`;
+  for (const name of ['PATH', 'Path', 'node_options', 'NODE_PATH', 'LD_PRELOAD', 'ld_library_path', 'DYLD_INSERT_LIBRARIES', 'Dyld_x', 'ENV', 'PERL5LIB', 'RubyLib', 'GIT_DIR', 'PythonHome']) {
+    await refused(() => call({ command: 'node', env: { OK: '1', [name]: 'x' } }), hookMessage(name));
+  }
+  // Every entry of the one list, its prefixes extended, in both cases; BASH_ENV above all.
+  assert.ok(Object.isFrozen(BLOCKED_ENV_NAMES));
+  assert.deepEqual(BLOCKED_ENV_NAMES, ['PATH', 'ENV', 'BASH_ENV', 'NODE_OPTIONS', 'NODE_PATH', 'PERLLIB', 'LD_*', 'DYLD_*', 'PYTHON*', 'GIT_*', 'PERL5*', 'RUBY*']);
+  for (const name of [...BLOCKED_ENV_NAMES.map((blocked) => blocked.replace(/\*$/, 'X')), 'BASH_ENV', 'PYTHONPATH', 'GIT_CONFIG_COUNT']) {
+    await refused(() => call({ command: 'node', env: { [name]: 'x' } }), hookMessage(name));
+    await refused(() => call({ command: 'node', env: { [name.toLowerCase()]: 'x' } }), hookMessage(name.toLowerCase()));
   }
   await refused(() => call({ command: 'node', env: { A: 1 } }), 'sandbox_exec env values must be strings no longer than 32768 characters: "A" is not.');
   await refused(() => call({ command: 'node', env: { A: 'x'.repeat(32769) } }), 'sandbox_exec env values must be strings no longer than 32768 characters: "A" is not.');
@@ -161,7 +245,7 @@ test('a refused command never reaches the Box host: no request, no Session', asy
 });
 
 test('MCP: tools/list and tools/call through the official SDK client and server', async () => {
-  const capability = sandbox({ commands: ['node'] });
+  const capability = sandbox({ commands: ['node'], env: ['GREETING'] });
   const server = new Server({ name: 'sandbox-tools', version: '1.0.0' }, { capabilities: { tools: {} } });
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: capability.mcpTools() }));
   server.setRequestHandler(CallToolRequestSchema, (request, extra) => capability.callMcpTool(request.params, { signal: extra.signal }));
@@ -170,8 +254,9 @@ test('MCP: tools/list and tools/call through the official SDK client and server'
   await Promise.all([server.connect(serverSide), client.connect(clientSide)]);
   try {
     const { tools } = await client.listTools();
-    assert.deepEqual(tools.map((t) => [t.name, t.description]), [['sandbox_exec', 'Run one allowed executable in an isolated sandbox. Allowed commands: node.']]);
+    assert.deepEqual(tools.map((t) => [t.name, t.description]), [['sandbox_exec', 'Run one allowed executable in an isolated sandbox. Allowed commands: node. Allowed env names: GREETING.']]);
     assert.deepEqual(tools[0].inputSchema.properties.command, { type: 'string', enum: ['node'] });
+    assert.deepEqual(tools[0].inputSchema.properties.env, { type: 'object', maxProperties: 64, properties: { GREETING: { type: 'string', maxLength: 32768 } }, additionalProperties: false });
     assert.deepEqual(tools[0].outputSchema.required, ['exitCode', 'ok', 'stdout', 'stderr']);
     const refusedCall = await client.callTool({ name: 'sandbox_exec', arguments: { command: 'rm', args: ['-rf', '/'] } });
     assert.equal(refusedCall.isError, true);
@@ -181,6 +266,11 @@ test('MCP: tools/list and tools/call through the official SDK client and server'
     assert.equal(ran.isError, false);
     assert.deepEqual(ran.structuredContent, { exitCode: 0, ok: true, stdout: '42\n', stderr: '' });
     assert.deepEqual(JSON.parse(ran.content[0].text), ran.structuredContent);
+    const greeted = await client.callTool({ name: 'sandbox_exec', arguments: { command: 'node', args: ['-e', 'console.log(process.env.GREETING)'], env: { GREETING: 'hello' } } });
+    assert.deepEqual(greeted.structuredContent, { exitCode: 0, ok: true, stdout: 'hello\n', stderr: '' });
+    const hooked = await client.callTool({ name: 'sandbox_exec', arguments: { command: 'node', args: ['-e', '0'], env: { NODE_OPTIONS: '--require=/tmp/x.js' } } });
+    assert.equal(hooked.isError, true);
+    assert.match(hooked.content[0].text, /^SANDBOX_INVALID_ARGUMENT: sandbox_exec env cannot set a loader or interpreter hook \(.*\): "NODE_OPTIONS"\.$/);
     const failed = await client.callTool({ name: 'sandbox_exec', arguments: { command: 'node', args: ['-e', 'process.exit(3)'] } });
     assert.equal(failed.isError, true);
     assert.equal(failed.structuredContent.exitCode, 3);
@@ -192,12 +282,16 @@ test('MCP: tools/list and tools/call through the official SDK client and server'
 
 test('an allowed command runs for real on the local provider, in one Session per capability', async () => {
   const before = host.counters().requests.create ?? 0;
-  const { capability, exec, opened } = counted();
+  const { capability, exec, opened } = counted(['node', 'ls'], ['GREETING']);
   try {
     const first = await exec.execute({ command: 'node', args: ['-e', 'require("fs").writeFileSync("note.txt", "kept"); console.log(1 + 1); console.error("warn")'] }, {});
     assert.deepEqual(first, { exitCode: 0, ok: true, stdout: '2\n', stderr: 'warn\n' });
     const env = await exec.execute({ command: 'node', args: ['-e', 'console.log(process.env.GREETING, require("fs").readFileSync("note.txt", "utf8"))'], env: { GREETING: 'hi' } }, {});
     assert.deepEqual(env, { exitCode: 0, ok: true, stdout: 'hi kept\n', stderr: '' });
+    // A name off the list never reaches the Box, not even beside an allowed one.
+    const printEnv = ['-e', 'console.log(JSON.stringify([process.env.GREETING ?? null, process.env.OTHER ?? null]))'];
+    await refused(() => exec.execute({ command: 'node', args: printEnv, env: { GREETING: 'hi', OTHER: 'x' } }, {}), /^sandbox_exec env "OTHER" is not allowed \(allowed: GREETING\)/);
+    assert.deepEqual(await exec.execute({ command: 'node', args: printEnv }, {}), { exitCode: 0, ok: true, stdout: '[null,null]\n', stderr: '' });
     const failed = await exec.execute({ command: 'node', args: ['-e', 'process.exit(7)'] }, {});
     assert.equal(failed.exitCode, 7);
     assert.equal(failed.ok, false);
@@ -288,6 +382,7 @@ test('in the AI SDK loop a refused command goes back to the model as a tool erro
     // The model was offered the contract's schema, and read the refusal.
     assert.equal(seen[0][0].name, 'sandbox_exec');
     assert.deepEqual(seen[0][0].inputSchema.properties.command, { type: 'string', enum: ['node'] });
+    assert.deepEqual(Object.keys(seen[0][0].inputSchema.properties), ['command', 'args', 'cwd', 'timeout'], 'no env offered: none is allowed');
     assert.match(result.text, /^error-text: Invalid input for tool sandbox_exec/);
     // The SDK quotes the issues as JSON: the message is there, its quotes escaped.
     assert.ok(result.text.includes('Sandbox command \\"bash\\" is not allowed.'), result.text);
@@ -295,6 +390,26 @@ test('in the AI SDK loop a refused command goes back to the model as a tool erro
     assert.deepEqual(host.counters(), before);
   } finally {
     await capability.close();
+  }
+});
+
+test('what the docs say the lists cannot stop: an allowed tool runs a program off the list, in the Box', async () => {
+  const { capability, exec } = counted(['find']);
+  try {
+    await refused(() => exec.execute({ command: 'node', args: ['-e', '0'] }, {}), 'Sandbox command "node" is not allowed.');
+    const ran = await exec.execute({ command: 'find', args: ['.', '-maxdepth', '0', '-exec', 'node', '-e', 'console.log("node, started by find")', ';'] }, {});
+    assert.deepEqual(ran, { exitCode: 0, ok: true, stdout: 'node, started by find\n', stderr: '' });
+  } finally {
+    await capability.close();
+  }
+});
+
+test('the docs page and the types name every entry of BLOCKED_ENV_NAMES, the one list', () => {
+  const page = readFileSync(new URL('../../docs/agent-tool.md', import.meta.url), 'utf8');
+  const types = readFileSync(new URL('../../pkg-template/agent/index.d.ts', import.meta.url), 'utf8');
+  for (const name of BLOCKED_ENV_NAMES) {
+    assert.ok(page.includes(`\`${name}\``), `docs/agent-tool.md names \`${name}\``);
+    assert.ok(types.includes(`\`${name}\``), `agent/index.d.ts names \`${name}\``);
   }
 });
 

@@ -18,7 +18,8 @@ const typeCheck = `import { generateText, stepCountIs } from 'ai';
 import { MockLanguageModelV3 } from 'ai/test';
 import { sandbox, type SandboxExecResult, type SandboxExecMcpResult } from '@vite-hub/sandbox/agent';
 
-const capability = sandbox({ commands: ['node'] });
+const capability = sandbox({ commands: ['node'], env: ['A'] });
+const allowedEnv: readonly string[] = capability.env;
 export async function run(): Promise<string> {
   const result = await generateText({ model: new MockLanguageModelV3({}), tools: capability.tools, stopWhen: stepCountIs(2), prompt: 'x' });
   const direct: SandboxExecResult = await capability.tools.sandbox_exec.execute({ command: 'node', args: ['-v'], env: { A: '1' }, timeout: 1000 }, {});
@@ -26,7 +27,9 @@ export async function run(): Promise<string> {
   await using scoped = sandbox({ commands: ['ls'], session: { timeout: 60_000 } });
   // @ts-expect-error commands is required
   sandbox({});
-  return result.text + direct.stdout + mcp.content[0].text + scoped.commands.join();
+  // @ts-expect-error env lists names; the values come from the agent's input
+  sandbox({ commands: ['node'], env: { A: '1' } });
+  return result.text + direct.stdout + mcp.content[0].text + scoped.commands.join() + allowedEnv.join();
 }
 `;
 
