@@ -7,9 +7,8 @@
 // (`node -e`, `find -exec`, `git -c alias.x=!cmd`, `tar --checkpoint-action`). The allow-list
 // narrows what the model asks for; the Box is the security boundary (docs/agent-tool.md).
 //
-// JS, not Rust: only the apps that import `@vite-hub/sandbox/agent` load these rules, while the
-// runtime wasm is loaded by every runtime (in it they were 5.2 KB gzipped when commit 626989f
-// moved them here). Being JS, `sandbox()` also needs no wasm initialised. docs/agent-tool.md,
+// JS, not Rust: only the apps that import `@vite-hub/sandbox/agent` load these rules, not every
+// runtime that loads the wasm, and `sandbox()` needs no wasm initialised. docs/agent-tool.md,
 // "Where it lives", says the same.
 import { invalidArgument } from '../runtime/sandbox-error.mjs';
 
