@@ -225,6 +225,12 @@ pub trait BoxSession: std::fmt::Debug {
         false
     }
 
+    /// Whether `error`, from a request to this Box, says the Box itself is gone (stopped, or
+    /// unknown to the provider), so a kept Box can be replaced. Default `false`.
+    fn vanished(&self, _error: &Error) -> bool {
+        false
+    }
+
     /// The provider's own report of the Box's executionAuthority, when it gives one (the local
     /// Box host does); `None` (the default) otherwise.
     fn reported_execution_authority(&self) -> Option<&serde_json::Value> {

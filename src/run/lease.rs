@@ -7,7 +7,10 @@
 //! one to give the Box back (a queue of promises per id; the wait is abortable). Each Run works
 //! in a directory of its own, `<cwd>/.vite-hub-runs/<32 hex>`, removed when it gives the Box
 //! back. A kept Box is closed after [`KEPT_IDLE_MS`] without a Run, by `closeSandbox(id)`, or
-//! replaced when its provider lifetime ([`KEPT_LIFETIME_MS`]) would end during the next Run.
+//! replaced when its provider lifetime ([`KEPT_LIFETIME_MS`]) would end during the next Run. A
+//! kept Box found gone by a Run's first request is replaced once ([`Lease::renew`]); one whose
+//! Run was cut by its deadline or its caller is closed, not given to the next Run
+//! ([`Lease::release`]): a request of the cut Run may still reach it.
 //!
 //! Run layer; no provider named here.
 
@@ -87,6 +90,8 @@ pub struct Lease {
     /// Where the Run writes its files (the Box cwd, or a kept Box's Run directory).
     pub run_dir: String,
     kept: Option<String>,
+    /// A kept Box an earlier Run opened (not this one).
+    reused: bool,
 }
 
 fn key(provider: &dyn Provider, id: &str) -> String {
@@ -172,43 +177,68 @@ pub async fn acquire(provider: &dyn Provider, spec: &BoxSpec, sandbox_id: Option
     let Some(id) = sandbox_id.filter(|_| !provider.keeps_boxes()) else {
         let session: Rc<dyn BoxSession> = Rc::from(provider.open(spec, signal).await?);
         let run_dir = session.cwd().to_owned();
-        return Ok(Lease { session, run_dir, kept: None });
+        return Ok(Lease { session, run_dir, kept: None, reused: false });
     };
     let key = key(provider, id);
     take_turn(&key, signal).await.map_err(|e| e.with_provider(provider.kind()))?;
     let now = sys::performance_now();
     let fits = |opened: f64| now - opened + f64::from(timeout_ms) + 60_000.0 < KEPT_LIFETIME_MS as f64;
     let current = KEPT.with(|kept| kept.borrow().get(&key).and_then(|e| e.session.clone()));
-    let session = match current {
-        Some((session, opened)) if fits(opened) => session,
-        stale => {
-            if let Some((old, _)) = stale {
-                KEPT.with(|kept| kept.borrow_mut().get_mut(&key).map(|e| e.session = None));
-                let _ = old.close().await;
+    let (session, reused) = match current {
+        Some((session, opened)) if fits(opened) => (session, true),
+        stale => match replace_kept(provider, spec, &key, stale.map(|(old, _)| old), signal).await {
+            Ok(session) => (session, false),
+            Err(error) => {
+                give_turn(&key);
+                return Err(error);
             }
-            let kept_spec = BoxSpec { lifetime_ms: Some(KEPT_LIFETIME_MS), ..spec.clone() };
-            match provider.open(&kept_spec, signal).await {
-                Ok(session) => {
-                    let session: Rc<dyn BoxSession> = Rc::from(session);
-                    KEPT.with(|kept| kept.borrow_mut().get_mut(&key).map(|e| e.session = Some((session.clone(), now))));
-                    session
-                }
-                Err(error) => {
-                    give_turn(&key);
-                    return Err(error);
-                }
-            }
-        }
+        },
     };
+    Ok(Lease { run_dir: kept_run_dir(session.as_ref())?, session, kept: Some(key), reused })
+}
+
+/// A new Run directory in kept Box `session`: `<cwd>/.vite-hub-runs/<32 hex>`.
+fn kept_run_dir(session: &dyn BoxSession) -> Result<String> {
     let random = sys::random_bytes::<16>().map_err(|_| Error::new(ErrorCode::RuntimeError, "crypto.getRandomValues is not available in this runtime"))?;
-    let run_dir = format!("{}/.vite-hub-runs/{}", session.cwd().trim_end_matches('/'), new_nonce(&random));
-    Ok(Lease { session, run_dir, kept: Some(key) })
+    Ok(format!("{}/.vite-hub-runs/{}", session.cwd().trim_end_matches('/'), new_nonce(&random)))
+}
+
+/// Closes `old` (if any) and opens the kept Box of `key` in its place (the caller holds the turn).
+async fn replace_kept(provider: &dyn Provider, spec: &BoxSpec, key: &str, old: Option<Rc<dyn BoxSession>>, signal: Option<&AbortSignal>) -> Result<Rc<dyn BoxSession>> {
+    if let Some(old) = old {
+        KEPT.with(|kept| kept.borrow_mut().get_mut(key).map(|e| e.session = None));
+        let _ = old.close().await;
+    }
+    let kept_spec = BoxSpec { lifetime_ms: Some(KEPT_LIFETIME_MS), ..spec.clone() };
+    let session: Rc<dyn BoxSession> = Rc::from(provider.open(&kept_spec, signal).await?);
+    let now = sys::performance_now();
+    KEPT.with(|kept| kept.borrow_mut().get_mut(key).map(|e| e.session = Some((session.clone(), now))));
+    Ok(session)
 }
 
 impl Lease {
     /// Whether this is a kept Box (`sandboxId`), not the Run's own.
     pub fn is_kept(&self) -> bool {
         self.kept.is_some()
+    }
+
+    /// Whether `error` of this Run's first request says its kept Box, opened by an earlier Run,
+    /// is gone (the provider stopped it: its host restarted, its lifetime ended): the Run may
+    /// [`Self::renew`] it once and start again.
+    pub fn kept_box_vanished(&self, error: &Error) -> bool {
+        self.reused && self.session.vanished(error)
+    }
+
+    /// Replaces a vanished kept Box with a new one (and a new Run directory in it).
+    ///
+    /// # Errors
+    /// Those of [`Provider::open`]; the Lease still holds its turn and is released as usual.
+    pub async fn renew(&mut self, provider: &dyn Provider, spec: &BoxSpec, signal: Option<&AbortSignal>) -> Result<()> {
+        let Some(key) = self.kept.clone() else { return Ok(()) };
+        self.session = replace_kept(provider, spec, &key, Some(self.session.clone()), signal).await?;
+        self.run_dir = kept_run_dir(self.session.as_ref())?;
+        self.reused = false;
+        Ok(())
     }
 
     /// Where a kept Box keeps what outlives its Runs (prepared projects, [`crate::run::prepared`]):
@@ -230,14 +260,22 @@ impl Lease {
 
     /// Gives the Box back: closes a Box of its own; removes a kept Box's Run directory (a kept
     /// Box whose directory cannot be removed is closed and forgotten) and frees it for the next
-    /// Run on its id.
+    /// Run on its id. `cut`: the Run was ended by its deadline or its caller, so a request of it
+    /// may still be on its way (a Command that would start after the Run's Response): a kept
+    /// Box is then closed and forgotten, never given to the next Run.
     ///
     /// # Errors
     /// The close's or the removal's failure (the caller reports it; the Box is given back anyway).
-    pub async fn release(self) -> Result<()> {
+    pub async fn release(self, cut: bool) -> Result<()> {
         let Some(key) = self.kept else {
             return self.session.close().await;
         };
+        if cut {
+            let closed = close_kept_key(&key, false).await.map(|_| ());
+            give_turn(&key);
+            forget_if_unused(&key);
+            return closed.map_err(|e| e.with_operation(Operation::Stop));
+        }
         let rm = Command {
             program: "rm".into(),
             args: vec!["-rf".into(), "--".into(), self.run_dir.clone()],
@@ -294,11 +332,16 @@ pub async fn close_kept(provider: &dyn Provider, id: &str, signal: Option<&Abort
     take_turn(&key, signal).await?;
     let closed = close_kept_key(&key, false).await;
     give_turn(&key);
+    forget_if_unused(&key);
+    closed
+}
+
+/// Forgets the entry of `key` when it holds no Box, no Run and no waiter.
+fn forget_if_unused(key: &str) {
     KEPT.with(|kept| {
         let mut kept = kept.borrow_mut();
-        if kept.get(&key).is_some_and(|e| e.session.is_none() && !e.busy && e.waiters.is_empty()) {
-            kept.remove(&key);
+        if kept.get(key).is_some_and(|e| e.session.is_none() && !e.busy && e.waiters.is_empty()) {
+            kept.remove(key);
         }
     });
-    closed
 }

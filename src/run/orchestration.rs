@@ -21,12 +21,12 @@ use crate::definition::Definition;
 use crate::error::{Error, ErrorCode, Operation, Result};
 use crate::harness::paths;
 use crate::http::deadline::stop_within;
-use crate::provider::{BoxSession, BoxSpec, PreparedStart, Provider, ProviderKind};
+use crate::provider::{BoxSpec, PreparedStart, Provider, ProviderKind};
 use crate::response::{error_response, value_response};
 use crate::run::events::{RunEvents, RunStatus};
 use crate::run::follow::{Followed, Follower};
 use crate::run::install::{fingerprint_in, install_command, install_failure, kept_desc, kept_dir, kept_install, kept_outcome, with_fingerprint};
-use crate::run::lease::{acquire, RELEASE_DEADLINE_MS};
+use crate::run::lease::{acquire, Lease, RELEASE_DEADLINE_MS};
 use crate::run::recover::{recover_result, Exited};
 use crate::run::reply::Reply;
 use crate::run::prepared::{install_desc, kept_fingerprint, record_kept_fingerprint, Prepared};
@@ -152,7 +152,7 @@ async fn run(definition: &Definition, payload: &JsValue, options: &RunOptions, r
     run_signal.start_deadline(definition.timeout_ms);
     let leased = Box::pin(acquire(options.provider.as_ref(), &spec, options.sandbox_id.as_deref(), definition.timeout_ms, Some(&signal))).await;
     timing.mark("box");
-    let lease = match leased {
+    let mut lease = match leased {
         Ok(lease) => lease,
         Err(error) => {
             if let Some(reason) = run_signal.caller_aborted() {
@@ -167,9 +167,17 @@ async fn run(definition: &Definition, payload: &JsValue, options: &RunOptions, r
     }
     // The Run that prepares the project fingerprints its fresh install (see run::prepared::keep).
     let mut fingerprint = prepared.as_ref().is_some_and(Prepared::owner).then(String::new);
-    // A kept Box keeps its prepared projects itself, one directory per install digest.
-    let kept = definition.install.as_ref().zip(lease.kept_root()).map(|(plan, root)| (kept_dir(root, &plan.digest), lease.kept_id()));
-    let outcome = Box::pin(attempt(lease.session.as_ref(), &lease.run_dir, kept, definition, &input, options, &run_signal, reply, &mut timing, &mut fingerprint)).await;
+    let mut outcome = Box::pin(attempt(&lease, definition, &input, options, &run_signal, reply, &mut timing, &mut fingerprint)).await;
+    // A kept Box an earlier Run opened may be gone (stopped by its provider): its first request
+    // says so, and the Run starts again once on a new kept Box.
+    if matches!(&outcome, Err(error) if error.operation() == Some(Operation::Stage) && lease.kept_box_vanished(error)) {
+        outcome = match Box::pin(lease.renew(options.provider.as_ref(), &spec, Some(&signal))).await {
+            Ok(()) => Box::pin(attempt(&lease, definition, &input, options, &run_signal, reply, &mut timing, &mut fingerprint)).await,
+            Err(error) => Err(error),
+        };
+    }
+    // Cut by the deadline or the caller: a request of this Run may still reach its Box.
+    let cut = run_signal.deadline_passed() || run_signal.caller_aborted().is_some();
     run_signal.stop_deadline();
     timing.end_current();
     let outcome = outcome.map_err(|error| timed_out(error, &run_signal, definition, provider));
@@ -198,7 +206,7 @@ async fn run(definition: &Definition, payload: &JsValue, options: &RunOptions, r
     if let (Some(prepared), Some(fingerprint), false) = (prepared, fingerprint.filter(|f| !f.is_empty()), lease.is_kept()) {
         return crate::run::prepared::keep(lease.session.as_ref(), prepared, fingerprint, events, &definition.name).await;
     }
-    if let Err(error) = stop_within(RELEASE_DEADLINE_MS, Box::pin(lease.release())).await {
+    if let Err(error) = stop_within(RELEASE_DEADLINE_MS, Box::pin(lease.release(cut))).await {
         events.report(&format!("The Box of Sandbox \"{}\" could not be stopped: {}", definition.name, error.message()), error.code());
     }
 }
@@ -206,9 +214,7 @@ async fn run(definition: &Definition, payload: &JsValue, options: &RunOptions, r
 /// The part of a Run bounded by the deadline: stage, install, exec (followed live), recover.
 #[allow(clippy::too_many_arguments)]
 async fn attempt(
-    session: &dyn BoxSession,
-    run_dir: &str,
-    kept: Option<(String, &str)>,
+    lease: &Lease,
     definition: &Definition,
     input: &Input,
     options: &RunOptions,
@@ -217,6 +223,9 @@ async fn attempt(
     timing: &mut ServerTiming,
     fingerprint: &mut Option<String>,
 ) -> Result<Attempted> {
+    let (session, run_dir) = (lease.session.as_ref(), lease.run_dir.as_str());
+    // A kept Box keeps its prepared projects itself, one directory per install digest.
+    let kept = definition.install.as_ref().zip(lease.kept_root()).map(|(plan, root)| (kept_dir(root, &plan.digest), lease.kept_id()));
     let limits: &TransferLimits = &options.limits;
     let signal = run_signal.signal();
     let signal = Some(&signal);

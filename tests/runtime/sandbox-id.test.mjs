@@ -3,7 +3,7 @@
 // real local Box host, real processes.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { runSandbox, closeSandbox } from '@vite-hub/sandbox';
+import { runSandbox, startSandbox, closeSandbox, configureSandbox } from '@vite-hub/sandbox';
 import { useLocalHost, defineTestSandbox } from '../support/local-host.mjs';
 
 let host;
@@ -101,4 +101,77 @@ test('bad sandboxId and closeSandbox arguments are clear errors', async () => {
   assert.match((await response.json()).error.message, /sandboxId must be a non-empty string/);
   await assert.rejects(closeSandbox(''), (error) => error.code === 'SANDBOX_INVALID_ARGUMENT');
   await assert.rejects(closeSandbox(42), (error) => error.code === 'SANDBOX_INVALID_ARGUMENT');
+});
+
+/**
+ * Configures the local provider through a fetch that records each Box session id the runtime
+ * talks to (in first-use order); `intercept(request)` may answer a request itself.
+ */
+function recordingProvider(intercept = () => null) {
+  const sessions = [];
+  const fetch = (input, init) => {
+    const request = new Request(input, init);
+    const sid = new URL(request.url).pathname.match(/^\/v2\/sandboxes\/sessions\/([^/]+)\//)?.[1];
+    if (sid && !sessions.includes(sid)) sessions.push(sid);
+    return intercept(request) ?? globalThis.fetch(request);
+  };
+  configureSandbox({ provider: 'local', local: { baseUrl: host.baseUrl, token: host.token }, fetch });
+  return sessions;
+}
+
+const hostRequest = (path) => globalThis.fetch(`${host.baseUrl}${path}`, { method: 'POST', headers: { authorization: `Bearer ${host.token}` } });
+
+test('a kept Box its provider stopped is replaced once by the Run that finds out, and that Run succeeds', async () => {
+  const sessions = recordingProvider();
+  try {
+    const first = startSandbox('kept/files', { write: 'old Box' }, { sandboxId: 'vanish' });
+    assert.equal((await first.response()).status, 200);
+    await first.closed();
+    // Stopped behind the runtime's back, as a provider does (its host restarted, its lifetime ended).
+    assert.equal((await hostRequest(`/v2/sandboxes/sessions/${sessions[0]}/stop`)).status, 200);
+    const response = await runSandbox('kept/files', {}, { sandboxId: 'vanish' });
+    const body = await response.json();
+    assert.equal(response.status, 200, JSON.stringify(body));
+    assert.equal(body.before, null, 'a new Box, without the old one\'s files');
+    assert.equal(sessions.length, 2);
+    assert.equal((await runSandbox('kept/files', {}, { sandboxId: 'vanish' })).status, 200);
+    assert.equal(sessions.length, 2, 'the new Box is the kept one');
+  } finally {
+    await closeSandbox('vanish');
+    configureSandbox({ provider: 'local', local: { baseUrl: host.baseUrl, token: host.token } });
+  }
+});
+
+test('a Run on a kept Box cut by its timeout while a request was in transit: that Box is closed, so the late request leaves nothing for the next Run', { timeout: 60_000 }, async () => {
+  defineTestSandbox('kept/runs', `import fs from 'node:fs'; export default () => ({ runs: fs.readdirSync('../..') });`, {
+    manifest: { vitehub: { sandbox: { timeout: 1500 } } },
+  });
+  let delivered;
+  const late = new Promise((resolve) => (delivered = resolve));
+  let holdNext = false;
+  // The file write of the cut Run leaves before the deadline and arrives after it, and after the
+  // Run's directory was removed: the runtime's abort rejects its fetch, but cannot call back a
+  // request the provider already has. Sent 2.5 s later without the Run's signal.
+  const sessions = recordingProvider((request) => {
+    if (!holdNext || !request.url.endsWith('/fs/write')) return null;
+    holdNext = false;
+    const copy = new Request(request, { signal: new AbortController().signal });
+    setTimeout(() => globalThis.fetch(copy).then((answer) => answer.arrayBuffer(), () => {}).finally(delivered), 2500);
+    return new Promise((resolve, reject) => request.signal.addEventListener('abort', () => reject(request.signal.reason), { once: true }));
+  });
+  try {
+    assert.equal((await runSandbox('kept/runs', {}, { sandboxId: 'in-transit' })).status, 200);
+    holdNext = true;
+    const cut = await runSandbox('kept/runs', {}, { sandboxId: 'in-transit' });
+    assert.equal(cut.status, 504, await cut.clone().text());
+    await late;
+    const next = await runSandbox('kept/runs', {}, { sandboxId: 'in-transit' });
+    const body = await next.json();
+    assert.equal(next.status, 200, JSON.stringify(body));
+    assert.equal(body.runs.length, 1, `the late write made a Run directory in a Box a later Run got: ${body.runs}`);
+    assert.equal(sessions.length, 2, 'the cut Run\'s Box was closed, the next Run got a new one');
+  } finally {
+    await closeSandbox('in-transit');
+    configureSandbox({ provider: 'local', local: { baseUrl: host.baseUrl, token: host.token } });
+  }
 });

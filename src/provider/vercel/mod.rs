@@ -28,7 +28,7 @@ mod provider {
     use super::options::VercelEndpoint;
     use super::wire::CreateSandboxRequest;
     use crate::command::{Command, CommandOutcome};
-    use crate::error::Result;
+    use crate::error::{Error, Result};
     use crate::http::fetch::Fetcher;
     use crate::provider::output::{LogStream, OutputStream};
     use crate::provider::box_session::{BoxSession, BoxSpec, FileRead, PreparedProject, PreparedStart, Provider, ProviderKind};
@@ -168,6 +168,16 @@ mod provider {
         /// The session cwd for a session of the local Box host; `None` on Vercel.
         fn local_box_host_work_dir(&self) -> Option<&str> {
             (self.provider() == ProviderKind::Local).then_some(self.cwd.as_str())
+        }
+
+        /// 404 or 410, or a 400 saying the session is stopped (`sandbox_stopped`, protocol
+        /// note): the session is gone.
+        fn vanished(&self, error: &Error) -> bool {
+            match error.upstream_status() {
+                Some(404 | 410) => true,
+                Some(400) => error.message().contains("stopped"),
+                _ => false,
+            }
         }
 
         /// `true`: the provider stops the session at its `timeout`.
