@@ -1,10 +1,15 @@
 //! Following the entry's command while it runs: its stdout is split into the entry's own output
 //! (handed to the Run's handle live) and the harness's frames; a returned Response is answered
 //! at its head frame and its body fed to the caller chunk by chunk; a result envelope is kept for
-//! recovery once the command exits.
+//! recovery once the command exits. The harness exits right after its result frame: a command
+//! stream still open [`SETTLE_MS`] later (its end lost on the way, a silent but open connection)
+//! is let go by aborting the Follower's `settle` controller, and the Run goes on with the result
+//! instead of waiting for its deadline.
 //!
 //! Run layer; no provider here. Source: docs/internals/transfer.md "Envelopes"; DESIGN.md §6.
 
+use wasm_bindgen::closure::Closure;
+use wasm_bindgen::{JsCast, JsValue};
 use web_sys::AbortController;
 
 use crate::command::OutputTail;
@@ -17,6 +22,8 @@ use crate::transfer::frame::{parse_frame, Frame, FrameScanner, ResultEnvelope, S
 
 /// Bytes of the entry's own stdout and stderr kept for a failure's details.
 const TAIL_BYTES: usize = 16 * 1024;
+/// How long a command stream may stay open after the result frame, in ms.
+pub const SETTLE_MS: u32 = 5_000;
 
 /// What following the command left for the Run once it exited.
 #[derive(Debug)]
@@ -45,12 +52,16 @@ pub struct Follower<'a> {
     body: Option<BodyStream>,
     failure: Option<Error>,
     broken: bool,
+    settle: AbortController,
+    settle_timer: Option<JsValue>,
 }
 
 impl<'a> Follower<'a> {
     /// Follows the frames of `nonce`; a streamed body is bounded by `max_body_bytes`
     /// (`maxOutputBytes`); `timing` is the `Server-Timing` value of a Response answered at its head;
-    /// a body cut by the `caller`'s abort fails with its reason.
+    /// a body cut by the `caller`'s abort fails with its reason. `settle` is aborted
+    /// [`SETTLE_MS`] after a result frame.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         nonce: &str,
         max_body_bytes: u64,
@@ -59,6 +70,7 @@ impl<'a> Follower<'a> {
         cancel: &'a AbortController,
         caller: Option<&'a web_sys::AbortSignal>,
         timing: String,
+        settle: AbortController,
     ) -> Follower<'a> {
         // A frame holds at most 64 KiB of body (base64) or one result envelope (maxOutputBytes).
         let max_frame = usize::try_from(max_body_bytes).unwrap_or(usize::MAX).saturating_add(128 * 1024);
@@ -78,6 +90,26 @@ impl<'a> Follower<'a> {
             body: None,
             failure: None,
             broken: false,
+            settle,
+            settle_timer: None,
+        }
+    }
+
+    /// Aborted [`SETTLE_MS`] after a result frame: the command's stream may be let go.
+    pub fn settle_signal(&self) -> web_sys::AbortSignal {
+        self.settle.signal()
+    }
+
+    /// Whether the stream was let go after the result frame (not ended by the command's exit).
+    pub fn settled(&self) -> bool {
+        self.settle.signal().aborted()
+    }
+
+    fn arm_settle(&mut self) {
+        if self.settle_timer.is_none() {
+            let settle = self.settle.clone();
+            let on_time = Closure::once_into_js(move || settle.abort());
+            self.settle_timer = Some(crate::sys::set_timeout(on_time.unchecked_ref(), f64::from(SETTLE_MS)));
         }
     }
 
@@ -151,6 +183,8 @@ impl<'a> Follower<'a> {
                         error
                     };
                     self.fail(error);
+                } else {
+                    self.arm_settle();
                 }
                 self.envelope = Some(envelope);
             }
@@ -176,6 +210,9 @@ impl<'a> Follower<'a> {
     /// The first protocol failure (an invalid frame, a limit) when no Response was answered yet;
     /// `error` likewise.
     pub fn finish(&mut self, error: Option<Error>) -> Result<Followed> {
+        if let Some(timer) = self.settle_timer.take() {
+            crate::sys::clear_timeout(&timer);
+        }
         let mut pieces = Vec::new();
         self.scanner.finish(&mut pieces);
         self.take(pieces);

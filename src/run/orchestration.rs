@@ -14,7 +14,7 @@ use std::rc::Rc;
 
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
-use web_sys::AbortSignal;
+use web_sys::{AbortController, AbortSignal};
 
 use crate::command::Command;
 use crate::definition::Definition;
@@ -92,9 +92,10 @@ fn answer_error(reply: &Reply, events: &RunEvents, error: &Error, timing: &Serve
     events.status(RunStatus::Failed);
 }
 
-/// `error`, or `SANDBOX_TIMEOUT` when the Run's deadline (not the caller) ended the Run.
+/// `error`, or `SANDBOX_TIMEOUT` when the Run's deadline (not the caller) ended the Run (an
+/// error that is one already keeps its details: the output received until then).
 fn timed_out(error: Error, run_signal: &RunSignal, definition: &Definition, provider: ProviderKind) -> Error {
-    if run_signal.deadline_passed() && run_signal.caller_aborted().is_none() {
+    if error.code() != ErrorCode::Timeout && run_signal.deadline_passed() && run_signal.caller_aborted().is_none() {
         Error::new(ErrorCode::Timeout, format!("Sandbox \"{}\" timed out after {}ms.", definition.name, definition.timeout_ms))
             .with_timeout_ms(u64::from(definition.timeout_ms))
             .with_provider(provider)
@@ -278,14 +279,28 @@ async fn attempt(
     timing.begin("exec");
     options.events.status(RunStatus::Running);
     let header = timing.header_value();
-    let mut follower = Follower::new(&input.nonce, limits.max_output_bytes, &options.events, reply, run_signal.controller(), options.signal.as_ref(), header);
-    let executed = session.exec_streaming(&exec, &mut |stream, text| follower.on_output(stream, text), signal).await;
+    let settle = AbortController::new().map_err(|_| Error::new(ErrorCode::RuntimeError, "AbortController is not available"))?;
+    let mut follower = Follower::new(&input.nonce, limits.max_output_bytes, &options.events, reply, run_signal.controller(), options.signal.as_ref(), header, settle);
+    // The command's stream ends with the Run's signal, or once it is let go after the result.
+    let exec_signal = AbortSignal::any(&js_sys::Array::of2(&run_signal.signal(), &follower.settle_signal()));
+    let executed = session.exec_streaming(&exec, &mut |stream, text| follower.on_output(stream, text), Some(&exec_signal)).await;
     timing.mark("exec");
     let (exit_code, failed) = match executed {
         Ok(outcome) => (outcome.exit_code, None),
+        // The result came and the stream stayed open: the Run has what it needs (the Box's close
+        // ends the command). Its exit code was never told.
+        Err(_) if follower.settled() && !run_signal.signal().aborted() => (-1, None),
         Err(error) => (-1, Some(timed_out(error, run_signal, definition, session.provider()))),
     };
-    match follower.finish(failed)? {
+    let followed = match follower.finish(failed) {
+        Ok(followed) => followed,
+        // A Run cut short keeps the output it received (the 504 says where the entry was).
+        Err(error) => {
+            let (stdout, stderr) = follower.tails();
+            return Err(if error.details().stdout.is_none() && error.details().stderr.is_none() { error.with_output_tails(&stdout, &stderr) } else { error });
+        }
+    };
+    match followed {
         Followed::Streamed => Ok(Attempted::Streamed { ok: follower.streamed_ok() }),
         Followed::Envelope(framed) => {
             let (stdout, stderr) = follower.tails();

@@ -132,3 +132,49 @@ test('a Box that cannot be given back makes closed() reject with a SandboxError 
   assert.equal(error.status, 502);
   assert.match(error.message, /could not be stopped: .*the test refuses every stop/);
 });
+
+/**
+ * A fetch whose command streams (`POST …/cmd`, NDJSON) pass every line on but `keep(line)`
+ * false ones, and then stay open without a byte more: a connection gone silent, not closed.
+ */
+function silentAfter(keep) {
+  return async (request) => {
+    const answer = await fetch(request);
+    if (routeOf(request) !== 'cmd' || !answer.body) return answer;
+    const decoder = new TextDecoder();
+    let pending = '';
+    const silentTail = new TransformStream({
+      transform(chunk, controller) {
+        const lines = (pending + decoder.decode(chunk, { stream: true })).split('\n');
+        pending = lines.pop();
+        for (const line of lines) if (keep(line)) controller.enqueue(new TextEncoder().encode(`${line}\n`));
+      },
+      flush: () => new Promise(() => {}),
+    });
+    return new Response(answer.body.pipeThrough(silentTail), answer);
+  };
+}
+
+test('a command stream that stays open after the result frame is let go within seconds, and the Run answers its result', { timeout: HANG_MS }, async () => {
+  defineTestSandbox('stalled/open', 'export default (payload) => ({ echoed: payload });', { manifest: { vitehub: { sandbox: { timeout: 60_000 } } } });
+  // The line that reports the command's exit never comes: only the Box's close would end it.
+  configureSandbox({ provider: 'local', local: { baseUrl: host.baseUrl, token: host.token }, fetch: silentAfter((line) => !/"exitCode":\d/.test(line)) });
+  const started = Date.now();
+  const response = await runSandbox('stalled/open', 7);
+  assert.equal(response.status, 200, await response.clone().text());
+  assert.deepEqual(await response.json(), { echoed: 7 });
+  assert.ok(Date.now() - started < 30_000, `answered after ${Date.now() - started} ms, not at its 60 s timeout`);
+});
+
+test('a Run cut by its timeout keeps the output it had received in its 504', { timeout: HANG_MS }, async () => {
+  defineTestSandbox('stalled/chatty', `export default async () => { console.log('reached step 1'); console.error('warned at step 1'); await new Promise(() => setInterval(() => {}, 1000)); };`, {
+    manifest: { vitehub: { sandbox: { timeout: TIMEOUT_MS } } },
+  });
+  configureSandbox({ provider: 'local', local: { baseUrl: host.baseUrl, token: host.token } });
+  const response = await runSandbox('stalled/chatty');
+  const body = await response.json();
+  assert.equal(response.status, 504, JSON.stringify(body));
+  assert.equal(body.error.code, 'SANDBOX_TIMEOUT');
+  assert.match(body.error.details.stdout, /reached step 1/);
+  assert.match(body.error.details.stderr, /warned at step 1/);
+});
