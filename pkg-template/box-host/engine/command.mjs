@@ -74,8 +74,9 @@ export class BoxCommand extends EventEmitter {
       shell: false,
       detached: true,
       // bubblewrap: fd 3 carries its options, fd 4 reports the sandbox pid, fd 5 releases it,
-      // fds 6… carry the contents of files made in the sandbox (`boxFiles`: the Box network's
-      // resolv.conf, npm's global config without credentials).
+      // fds 6… carry the contents of files made in the sandbox and the seccomp filter's programs
+      // (`boxFiles`: the Box network's resolv.conf, npm's global config without credentials,
+      // box-seccomp.mjs).
       stdio: spec.argsData === undefined
         ? ['ignore', 'pipe', 'pipe']
         : ['ignore', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe', ...(spec.boxFiles ?? []).map(() => 'pipe')],
