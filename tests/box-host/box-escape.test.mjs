@@ -1,7 +1,8 @@
 // Attacks from inside a Box on the local Box host under bubblewrap (issue 9, item 3): the Box
 // must not read the host env or /proc/1/environ, write /proc/sys, reach the host's Box host
-// port under deny-all, see its env on the host's command lines, fork without bound, or queue
-// runs into failures at the Box limit. Skipped where bubblewrap cannot run.
+// port under deny-all, see its env on the host's command lines, learn the host's pid or its own
+// host uid from /proc/self, fork without bound, or queue runs into failures at the Box limit.
+// Skipped where bubblewrap cannot run.
 import { test, before, after, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
@@ -104,7 +105,10 @@ test('on a root host a Box runs as a host uid of its own: root-only host files s
   }
 });
 
-/** The host directory of Box `sid` (the Box root is the temp directory): found by a file the Box makes. */
+/**
+ * The host directory of Box `sid` (the Box root is the temp directory): found by a file the Box
+ * makes, as the Box itself no longer learns its host path (see the /proc/self test below).
+ */
 async function boxDir(sid) {
   const mark = `where-${sid}`;
   const made = await run(sid, `touch /vercel/sandbox/${mark}`);
@@ -140,6 +144,43 @@ test('a symlink through /proc/<pid>/root into another process\'s own mount names
   const read = await api('POST', `/v2/sandboxes/sessions/${sid}/fs/read`, { path: '/vercel/sandbox/L' });
   assert.doesNotMatch(read.text, /root:/);
   assert.equal(read.status, 400, read.text);
+});
+
+test('a Box reads neither the host pid nor its host uid in /proc/self/cgroup, mountinfo and uid_map', { skip: !canBwrap }, async (t) => {
+  // The Box's cgroup is named after its directory, vite-hub-box-<pidns>-<pid>-XXXXXX: a Box
+  // born outside it saw that path in its cgroup namespace. Its mounts are binds of its
+  // directory, a tmpfs of its own on a root host.
+  const pid = String(process.pid);
+  const mentions = (text, value) => new RegExp(`(^|[^0-9])${value}([^0-9]|$)`).test(text);
+  for (const networkPolicy of [{ mode: 'deny-all' }, undefined]) {
+    const created = await api('POST', '/v3/sandboxes', { projectId: 'p', ports: [], ...(networkPolicy ? { networkPolicy } : {}) });
+    const { session } = JSON.parse(created.text);
+    opened.add(session.id);
+    const res = await run(session.id, 'cat /proc/self/cgroup; echo @; cat /proc/self/mountinfo; echo @; cat /proc/self/uid_map /proc/self/gid_map');
+    assert.equal(res.exitCode, 0, res.stderr);
+    const [cgroup, mountinfo, maps] = res.stdout.split('@\n');
+    for (const line of cgroup.trim().split('\n')) assert.match(line, /^\d+:[^:]*:\/$/, 'the Box\'s cgroup is the root of its cgroup namespace');
+    const mounts = mountinfo.trim().split('\n').map((line) => {
+      const [left, right] = line.split(' - ');
+      const [, , , root, point] = left.split(' ');
+      const [type, source, options] = right.split(' ');
+      return { line, root, point, type, source, options };
+    });
+    if (session.limits.diskBytes === null) {
+      t.diagnostic('no Box disk here (not root): the binds of the Box directory show its host path (docs/providers/local.md)');
+    } else {
+      for (const mount of mounts) assert.ok(!mentions(`${mount.root} ${mount.point} ${mount.source}`, pid), mount.line);
+    }
+    if (!host.boxUsers) continue;
+    const uid = String(fs.statSync(path.join(await boxDir(session.id), 'vercel', 'sandbox')).uid);
+    assert.ok(!mentions(cgroup, uid) && !mentions(maps, uid), `${cgroup}${maps}`);
+    // bwrap mounts its own tmpfs (the Box's /, /dev, the files it writes) inside the Box's user
+    // namespace, and the kernel lists a tmpfs's owner as the initial namespace sees it
+    // (uid=<host uid>): nothing the host sets changes that (docs/providers/local.md). Everything
+    // else, the Box's own disk included, names it nowhere.
+    const naming = mounts.filter((mount) => mentions(mount.line, uid));
+    assert.deepEqual(naming.filter((mount) => mount.type !== 'tmpfs' || mount.source !== 'tmpfs' || mentions(`${mount.root} ${mount.point}`, uid)).map((m) => m.line), []);
+  }
 });
 
 test('a Box sees neither the host env nor /proc/1/environ of the host', { skip: !canBwrap }, async () => {

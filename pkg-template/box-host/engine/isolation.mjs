@@ -200,9 +200,12 @@ function bubblewrapArgs({ root, workDir, ownNet, env, cwd, resolvConfFd, resolvC
   args.push(...toolchainArgs(toolchain, workDir, toolchainFds));
   args.push('--remount-ro', '/', '--clearenv');
   for (const [key, value] of Object.entries(env)) args.push('--setenv', key, value);
-  args.push('--chdir', cwd, '--info-fd', '4', '--block-fd', '5');
+  args.push('--chdir', cwd);
   return args;
 }
+
+/** The first fd of a bubblewrap command's `boxFiles` (fd 3 carries bwrap's options: command.mjs). */
+export const BOX_FILES_FD = 4;
 
 /** The address of slirp4netns's built-in DNS forwarder inside a Box network. */
 export const BOX_DNS = '10.0.2.3';
@@ -257,8 +260,8 @@ export function withRlimits(rlimits, command, args) {
  * only the selected variables; `workDir` is the Box's work directory (`/vercel/sandbox` or
  * `/workspace`), bound read-write; `cgroup` is the Box's (box-limits.mjs makeBoxCgroup:
  * `{ dirs, problems }`), which the command's processes join. Under bubblewrap the options travel
- * in `argsData` (written to fd 3); fd 4 reports the sandbox's pid and fd 5 releases the command
- * once it is in the Box's cgroups (command.mjs); fds 6… carry files made in the sandbox and the
+ * in `argsData`, written to fd 3 once bwrap is in the Box's cgroups (command.mjs), so the
+ * sandbox and its cgroup namespace start there; fds 4… carry files made in the sandbox and the
  * Box filter's programs (`boxFiles`: a Box network's resolv.conf, npm's global config without
  * credentials, box-seccomp.mjs's programs where the probe loaded them). `boxUid` (box-user.mjs) is the host uid (= gid) bwrap runs as,
  * when the Box has one: `uid`/`gid` of the spawn, or nsenter's `--setuid`/`--setgid` once it
@@ -284,7 +287,7 @@ export function spawnSpec({ isolation, root, workDir, networkDenied, network, co
     const fullEnv = { PATH: boxPath(features, (dir) => toolchainBoxPath(dir, workDir)), HOME: BOX_HOME, ...npmEnv, ...env };
     const netns = network?.netns;
     // On a Box network the host's resolver may be on the host's loopback, which the Box cannot
-    // reach: its resolv.conf names slirp4netns's forwarder instead (fd 6).
+    // reach: its resolv.conf names slirp4netns's forwarder instead (fd 4).
     const resolvConf = netns ? resolvConfForBoxNetwork() : undefined;
     // A Box network: bwrap runs inside it (nsenter) and keeps it (--share-net). A rootless one
     // (host-probe.mjs) is owned by a user namespace of its own, entered with it.
@@ -294,10 +297,10 @@ export function spawnSpec({ isolation, root, workDir, networkDenied, network, co
       ? ['nsenter', `--user=${network.userns}`, `--net=${netns}`, '--preserve-credentials', '--']
       : ['nsenter', `--net=${netns}`, ...asBoxUser, '--'];
     const [file, ...rest] = netns ? [...enter, ...bwrap] : bwrap;
-    // Files made in the sandbox from host data and the filter's programs, one fd each from 6
+    // Files made in the sandbox from host data and the filter's programs, one fd each from 4
     // (command.mjs).
     const boxFiles = [];
-    const fdOf = (data) => (data === null ? undefined : 6 + boxFiles.push(data) - 1);
+    const fdOf = (data) => (data === null ? undefined : BOX_FILES_FD + boxFiles.push(data) - 1);
     const resolvConfFd = fdOf(resolvConf?.data ?? null);
     const toolchainFds = { npmrcFd: fdOf(npmrc), userNpmrcFd: fdOf(userNpmrc) };
     toolchainFds.caFileFds = caFiles.filter((ca) => !underSystemDir(ca.file)).map((ca) => ({ file: ca.file, fd: fdOf(ca.data) }));
