@@ -13,6 +13,8 @@
 // (`syscallFilter: 'none'` in every session's limits, the start-up line).
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { SYSTEM_PATH } from './box-toolchain.mjs';
 
 /** The kernel's name of each `process.arch` the package ships programs for. */
 const KERNEL_ARCH = { x64: 'x86_64', arm64: 'aarch64' };
@@ -34,17 +36,18 @@ export function loadSyscallFilter(arch = process.arch, dir = PROGRAM_DIR) {
   if (kernelArch === undefined) {
     return { programs: null, problem: `the package has no seccomp filter for this architecture (${arch}; it ships x64 and arm64)` };
   }
+  const base = dir instanceof URL ? dir : pathToFileURL(dir.endsWith('/') ? dir : `${dir}/`);
   const programs = [];
   for (const answer of ANSWERS) {
-    const file = new URL(`${kernelArch}-${answer}.bpf`, dir instanceof URL ? dir : new URL(`file://${dir.endsWith('/') ? dir : `${dir}/`}`));
+    const file = fileURLToPath(new URL(`${kernelArch}-${answer}.bpf`, base));
     let bytes;
     try {
       bytes = fs.readFileSync(file);
     } catch (err) {
-      return { programs: null, problem: `the package lacks its seccomp filter (${decodeURIComponent(file.pathname)}: ${err.code ?? err.message}): reinstall it, or rebuild it with node scripts/build.mjs` };
+      return { programs: null, problem: `the package lacks its seccomp filter (${file}: ${err.code ?? err.message}): reinstall it, or rebuild it with node scripts/build.mjs` };
     }
     if (bytes.length === 0 || bytes.length % 8 !== 0) {
-      return { programs: null, problem: `the package's seccomp filter ${decodeURIComponent(file.pathname)} is damaged (${bytes.length} bytes, not a whole number of 8-byte instructions): reinstall it` };
+      return { programs: null, problem: `the package's seccomp filter ${file} is damaged (${bytes.length} bytes, not a whole number of 8-byte instructions): reinstall it` };
     }
     programs.push(bytes);
   }
@@ -74,7 +77,8 @@ export async function probeSyscallFilter({ args, uid, loaded = loadSyscallFilter
     try {
       child = spawn('bwrap', [...seccompArgs(fds), ...args, 'true'], {
         cwd: '/',
-        env: { PATH: '/usr/local/bin:/usr/bin:/bin' },
+        // The host's own bwrap, from the system PATH (host-probe.mjs).
+        env: { PATH: SYSTEM_PATH },
         stdio: ['ignore', 'ignore', 'pipe', ...fds.map(() => 'pipe')],
         ...(uid === undefined ? {} : { uid, gid: uid }),
       });
