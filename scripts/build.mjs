@@ -1,6 +1,8 @@
 // Builds the npm package `@vite-hub/sandbox` into dist/: two wasm modules, one crate each
-// (wasm-pack, target web, so each serves Node, workerd and browsers) plus pkg-template/. Then
-// links it at node_modules/@vite-hub/sandbox so tests and examples import it by its public name.
+// (wasm-pack, target web, so each serves Node, workerd and browsers) plus pkg-template/ and the
+// local Box's seccomp filter (crates/box-seccomp: one classic-BPF program per architecture and
+// answer, in box-host/seccomp/; users get them prebuilt). Then links it at
+// node_modules/@vite-hub/sandbox so tests and examples import it by its public name.
 //
 // - runtime (`vite_hub_sandbox`, the root crate): what every runtime loads to run Definitions;
 // - tooling (`vite_hub_sandbox_tooling`, crates/tooling): the build-time rules, loaded only in
@@ -45,6 +47,8 @@ for (const { name, crate } of WASM_MODULES) {
 
 rmSync(dist, { recursive: true, force: true });
 cpSync(join(root, 'pkg-template'), dist, { recursive: true });
+// The Box filter's programs, beside the engine that reads them (box-host/engine/box-seccomp.mjs).
+execFileSync('cargo', ['run', '--quiet', '--locked', '-p', 'vite-hub-box-seccomp', '--', join(dist, 'box-host', 'seccomp')], { cwd: root, stdio: 'inherit' });
 mkdirSync(join(dist, 'wasm'), { recursive: true });
 for (const { name } of WASM_MODULES) {
   const wasmOut = join(root, 'target', 'wasm-pkg', name);

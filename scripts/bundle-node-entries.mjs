@@ -10,7 +10,8 @@
 // - runtime/index.node.mjs: itself plus the stateless runtime modules (api, facts, payload,
 //   run-handle, session, sandbox-error); 3 files to import instead of 10 (-6 ms on a 2-core Xeon);
 // - box-host/index.mjs (`@vite-hub/sandbox/box-host`, and the in-process host of the first Run):
-//   the host's modules but engine/isolation.mjs (its probes run once per process); -13 ms.
+//   the host's modules but engine/isolation.mjs (its probes run once per process) and
+//   engine/box-seccomp.mjs (it finds the seccomp programs beside engine/ by its own URL); -13 ms.
 //
 // Run by scripts/build.mjs after the shared facts are generated; run it alone after copying a
 // changed pkg-template/ file into dist/ by hand: `node scripts/bundle-node-entries.mjs`.
@@ -27,7 +28,7 @@ import { fileURLToPath } from 'node:url';
 export const ENTRIES = [
   { file: 'runtime/wasm-node.mjs', kept: [] },
   { file: 'runtime/index.node.mjs', kept: ['./wasm-node.mjs', './shared-host.mjs', './warm-up.mjs', '../box-host/*', '../vite/*'] },
-  { file: 'box-host/index.mjs', kept: ['./engine/isolation.mjs'] },
+  { file: 'box-host/index.mjs', kept: ['./engine/isolation.mjs', './engine/box-seccomp.mjs'] },
 ];
 
 /** Bundles each of ENTRIES in `dist` in place, from its source in `sources` (pkg-template/). */

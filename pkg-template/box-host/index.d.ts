@@ -49,6 +49,15 @@ export interface BoxLimits {
   fileBytes: number | null;
   /** Open files per process (RLIMIT_NOFILE); null when neither prlimit nor /bin/sh's ulimit works here. */
   openFiles: number | null;
+  /**
+   * 'seccomp': every command runs under the Box's seccomp filter (bubblewrap only): io_uring,
+   * the kernel key store, namespaces (unshare, setns, clone with a namespace flag; clone3 answers
+   * ENOSYS), mounts, bpf, perf_event_open, userfaultfd, kernel and module loading and the host's
+   * administrative calls answer EPERM, a call of another ABI (i386 on x86_64) kills the process.
+   * 'none': no filter (no bubblewrap; or the package has no programs for this architecture, or
+   * bwrap older than 0.5.0: the host's `description` says which).
+   */
+  syscallFilter: 'seccomp' | 'none';
 }
 
 export interface BoxHostOptions {
@@ -154,6 +163,8 @@ export interface BoxHost {
   boxUsers: boolean;
   /** The isolation in force: what 'auto' resolved to. */
   isolation: 'bubblewrap' | 'seatbelt' | 'none';
+  /** The syscall filter of every Box of this host (`BoxLimits.syscallFilter`); why 'none' is in `description`. */
+  syscallFilter: 'seccomp' | 'none';
   /** One line: the isolation Boxes get here, and what is missing for more with how to get it (the start-up probe). */
   description: string;
   /** True when Boxes get less than isolation, their own network, rlimits, or a package manager is missing (see `description`). */

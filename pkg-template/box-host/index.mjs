@@ -8,7 +8,7 @@ import { boxMemoryBytes } from './engine/box.mjs';
 import { DEFAULT_MAX_QUEUED, DEFAULT_MAX_QUEUE_WAIT_MS } from './engine/box-queue.mjs';
 import { CloudflareContainers } from './protocols/cloudflare-containers.mjs';
 import { RequestCounters } from './server/counters.mjs';
-import { hostFeatures, resolveIsolation } from './engine/isolation.mjs';
+import { hostFeatures, resolveIsolation, syscallFilter } from './engine/isolation.mjs';
 import { describeHost, hostGaps } from './engine/host-probe.mjs';
 import { BoxRegistry } from './engine/registry.mjs';
 import { createBoxHostServer } from './server/server.mjs';
@@ -113,6 +113,8 @@ export async function startBoxHost(options = {}) {
     executionAuthority: registry.executionAuthorityFor(undefined),
     boxUsers: mode === 'bubblewrap' && features.boxUsers === true,
     isolation: mode,
+    // What every Box's `limits.syscallFilter` says (isolation.mjs).
+    syscallFilter: syscallFilter(mode, features),
     /** One line: the isolation Boxes get here and what is missing for more (host-probe.mjs). */
     description: describeHost(features, mode),
     /** Whether Boxes run with less than this machine could give them or a tool is missing. */

@@ -213,9 +213,14 @@ test('the start-up line says what Boxes get and what is missing, with how to get
     describeHost({ ...bare, toolchain: { missing: [{ tool: 'pnpm', hint: 'npm install -g pnpm' }] } }, 'none'),
     '[vite-hub-sandbox] local Box host: Boxes run as plain processes without isolation (filesystem and network of this user): bubblewrap (bwrap) is not installed: apt-get install bubblewrap; no pnpm for Definitions that need it (npm install -g pnpm)',
   );
+  const filtered = { kind: 'seccomp', programs: [], problem: null };
   assert.equal(
-    describeHost({ ...bare, isolation: 'bubblewrap', netProblem: '/dev/net/tun is not readable' }, 'bubblewrap'),
+    describeHost({ ...bare, isolation: 'bubblewrap', syscallFilter: filtered, netProblem: '/dev/net/tun is not readable' }, 'bubblewrap'),
     "[vite-hub-sandbox] local Box host: Boxes run under bubblewrap; allow-all Boxes share this machine's network (/dev/net/tun is not readable)",
+  );
+  assert.equal(
+    describeHost({ ...bare, isolation: 'bubblewrap', syscallFilter: { kind: 'none', programs: null, problem: 'the package has no seccomp filter for this architecture (riscv64; it ships x64 and arm64)' }, netTool: 'slirp4netns' }, 'bubblewrap'),
+    '[vite-hub-sandbox] local Box host: Boxes run under bubblewrap; Boxes get no seccomp filter (io_uring, the key store and nested namespaces stay open to them): the package has no seccomp filter for this architecture (riscv64; it ships x64 and arm64)',
   );
 });
 

@@ -141,7 +141,7 @@ export class Box {
     this.network = network;
     this.spares = spares;
     this.diskMounted = diskMounted === true;
-    this.limits = limitsReport(features, { memoryBytes: this.memoryBytes, diskBytes: diskBytes ?? DEFAULT_DISK_BYTES });
+    this.limits = limitsReport(features, { memoryBytes: this.memoryBytes, diskBytes: diskBytes ?? DEFAULT_DISK_BYTES, isolation });
     // One cgroup (per hierarchy) for all of the Box's commands, named after its directory
     // (`vite-hub-box-<pidns>-<pid>-XXXXXX`, swept like it when its host is gone): the process and memory
     // limits are the Box's, not each command's. Limits it could not apply are told to every

@@ -5,6 +5,7 @@ import { EventEmitter } from 'node:events';
 import os from 'node:os';
 import { StringDecoder } from 'node:string_decoder';
 import { joinBoxCgroup } from './box-limits.mjs';
+import { BOX_FILES_FD } from './isolation.mjs';
 import { killTreeAndWait, signalTree } from './process-tree.mjs';
 
 /**
@@ -77,12 +78,12 @@ export class BoxCommand extends EventEmitter {
       ...(spec.uid === undefined ? {} : { uid: spec.uid, gid: spec.gid }),
       shell: false,
       detached: true,
-      // bubblewrap: fd 3 carries its options, fd 4 reports the sandbox pid, fd 5 releases it,
-      // fds 6… carry the contents of files made in the sandbox (`boxFiles`: the Box network's
-      // resolv.conf, npm's global config without credentials).
+      // bubblewrap: fd 3 carries its options, fds 4… the contents of files made in the sandbox
+      // and the seccomp filter's programs (`boxFiles`: the Box network's resolv.conf, npm's
+      // global config without credentials, box-seccomp.mjs).
       stdio: spec.argsData === undefined
         ? ['ignore', 'pipe', 'pipe']
-        : ['ignore', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe', ...(spec.boxFiles ?? []).map(() => 'pipe')],
+        : ['ignore', 'pipe', 'pipe', 'pipe', ...(spec.boxFiles ?? []).map(() => 'pipe')],
     });
     this.child = child;
     this.pid = child.pid;
@@ -91,11 +92,9 @@ export class BoxCommand extends EventEmitter {
     this.pidNamespace = spec.pidNamespace === true;
     if (spec.argsData !== undefined) {
       child.stdio[3].on('error', () => {});
-      child.stdio[5].on('error', () => {});
-      child.stdio[3].end(spec.argsData);
       for (const [i, data] of (spec.boxFiles ?? []).entries()) {
-        child.stdio[6 + i].on('error', () => {});
-        child.stdio[6 + i].end(data);
+        child.stdio[BOX_FILES_FD + i].on('error', () => {});
+        child.stdio[BOX_FILES_FD + i].end(data);
       }
       this.#setUpSandbox(child, spec).catch((err) => {
         // A signal sent while the sandbox was still being set up ends the set-up too: the
@@ -157,24 +156,18 @@ export class BoxCommand extends EventEmitter {
     }
   }
 
-  /** Reads the sandbox pid (fd 4), puts it in its cgroups, then releases it (fd 5). */
+  /**
+   * Puts bwrap in the Box's cgroups while it waits for its options (fd 3: bwrap reads them to
+   * their end before it makes any namespace), then hands them over. The sandbox is therefore
+   * born inside the Box's cgroups, and so is its cgroup namespace: the Box sees its own cgroup
+   * as the root (`/proc/self/cgroup` reads `0::/`), not the host's path to it, whose name holds
+   * the host's pid (box-limits.mjs).
+   */
   async #setUpSandbox(child, spec) {
-    const info = await new Promise((resolve, reject) => {
-      let text = '';
-      child.stdio[4].on('data', (chunk) => {
-        text += chunk;
-        try {
-          resolve(JSON.parse(text));
-        } catch {
-          // not complete yet
-        }
-      });
-      child.stdio[4].on('end', () => reject(new Error('bubblewrap reported no sandbox')));
-    });
-    const sandboxPid = info['child-pid'];
-    if (!Number.isInteger(sandboxPid)) throw new Error('bubblewrap reported no sandbox pid');
-    await this.#joinCgroups(spec, sandboxPid);
-    child.stdio[5].end('1');
+    // Not started (bwrap not found): the spawn's 'error' event tells.
+    if (this.pid === undefined) return;
+    await this.#joinCgroups(spec, this.pid);
+    child.stdio[3].end(spec.argsData);
   }
 
   /**

@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import { diskBound } from './box-disk.mjs';
 import { chooseCgroups } from './box-limits.mjs';
 import { SYSTEM_PATH, resolveToolchain } from './box-toolchain.mjs';
+import { probeSyscallFilter } from './box-seccomp.mjs';
 import { BOX_UID_RANGE } from './box-user.mjs';
 import { classifySeatbeltProbe, probeSeatbeltArgs } from './seatbelt.mjs';
 
@@ -31,8 +32,9 @@ function run(file, args, options = {}) {
   });
 }
 
-/** The probe's bwrap options: every namespace a Box command gets, the host's `/` read-only. */
-const PROBE_ARGS = ['--unshare-all', '--unshare-user', '--uid', String(BOX_UID), '--gid', String(BOX_UID), '--die-with-parent', '--ro-bind', '/', '/', 'true'];
+/** The probes' bwrap options: every namespace a Box command gets, the host's `/` read-only. */
+const PROBE_OPTIONS = ['--unshare-all', '--unshare-user', '--uid', String(BOX_UID), '--gid', String(BOX_UID), '--die-with-parent', '--ro-bind', '/', '/'];
+const PROBE_ARGS = [...PROBE_OPTIONS, 'true'];
 
 /** The last line of a tool's stderr, for a one-line reason. */
 function lastLine(text) {
@@ -103,6 +105,9 @@ async function probeRlimits() {
   return null;
 }
 
+/** The syscall filter of a host without bubblewrap: none, and nothing to report (hostGaps says why there is no isolation). */
+const NO_SYSCALL_FILTER = { kind: 'none', programs: null, problem: null };
+
 let probing;
 let isolating;
 /**
@@ -110,8 +115,9 @@ let isolating;
  * ('bubblewrap' | 'seatbelt' | 'none': the strongest this machine gives), bubblewrap: { works,
  * problem }, seatbelt: { works, problem } | null, boxUsers, netTool, netRootless, netProblem,
  * rlimits ('prlimit' | 'shell' | null), unsharePid, cgroup (box-limits.mjs), diskBound,
- * toolchain (box-toolchain.mjs), toolchainProblem (why a root host's Box uids cannot run the
- * app's Node, or null) }`.
+ * syscallFilter ({ kind: 'seccomp' | 'none', programs, problem }: box-seccomp.mjs; 'none' with
+ * `problem` null where bubblewrap does not run), toolchain (box-toolchain.mjs), toolchainProblem
+ * (why a root host's Box uids cannot run the app's Node, or null) }`.
  */
 export function hostFeatures() {
   probing ??= probe().then((features) => {
@@ -144,17 +150,20 @@ async function probe() {
       unsharePid: false,
       cgroup: { kind: 'rlimit', notes: ['no cgroups on macOS'] },
       diskBound: false,
+      syscallFilter: NO_SYSCALL_FILTER,
       toolchain,
       toolchainProblem: null,
     };
   }
   const bubblewrap = await probeBubblewrap();
-  const [network, rlimits, unsharePid, disk, unreachable] = await Promise.all([
+  const [network, rlimits, unsharePid, disk, unreachable, syscallFilter] = await Promise.all([
     probeNetworkTool(bubblewrap.works),
     probeRlimits(),
     run('unshare', ['--pid', '--fork', '--kill-child', '--mount-proc', 'true']).then((outcome) => outcome.ok),
     diskBound(),
     bubblewrap.boxUsers ? unreachableByBoxUsers([...toolchain.files, ...toolchain.links.map((link) => link.path)]) : [],
+    // As the Box commands' bwrap runs: a root host's as a Box uid.
+    bubblewrap.works ? probeSyscallFilter({ args: PROBE_OPTIONS, uid: bubblewrap.boxUsers ? BOX_UID_RANGE.first : undefined }) : NO_SYSCALL_FILTER,
   ]);
   return {
     platform,
@@ -169,6 +178,7 @@ async function probe() {
     unsharePid,
     cgroup: chooseCgroups(),
     diskBound: disk,
+    syscallFilter,
     toolchain,
     toolchainProblem: unreachable.length === 0 ? null
       : `the app's Node toolchain (${unreachable.join(', ')}) is in a directory the Boxes' own uids cannot read (this host runs as root and gives each Box an unprivileged uid): install Node where other users can read it (/usr/local, /opt), make its directories readable and searchable by others, or run the app as a user other than root`,
@@ -189,7 +199,8 @@ export function isolationProblem(features) {
 
 /**
  * What Boxes lack on this machine under isolation `mode`, each with how to get it: `[]` when they
- * get isolation, a Box network, per-Box and per-process limits and every package manager. The
+ * get isolation (with its seccomp filter under bubblewrap), a Box network, per-Box and
+ * per-process limits and every package manager. The
  * start-up line and `startBoxHost(...).degraded` both read it.
  */
 export function hostGaps(features, mode) {
@@ -197,6 +208,9 @@ export function hostGaps(features, mode) {
   if (mode === 'none') {
     const why = isolationProblem(features);
     gaps.push(`Boxes run as plain processes without isolation (filesystem and network of this user)${why ? `: ${why}` : ''}`);
+  }
+  if (mode === 'bubblewrap' && features.syscallFilter?.kind !== 'seccomp') {
+    gaps.push(`Boxes get no seccomp filter (io_uring, the key store and nested namespaces stay open to them)${features.syscallFilter?.problem ? `: ${features.syscallFilter.problem}` : ''}`);
   }
   if (mode === 'bubblewrap' && features.netTool === null) {
     gaps.push(`allow-all Boxes share this machine's network${features.netProblem ? ` (${features.netProblem})` : ''}`);

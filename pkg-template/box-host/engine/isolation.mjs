@@ -4,8 +4,8 @@
 //
 // Under bubblewrap every command gets its own user, PID, IPC, UTS, cgroup and network namespaces,
 // runs as uid/gid 1000 with no capabilities (a host uid of the Box's own on a root host:
-// box-user.mjs), sees `/proc/sys` read-only and the host system
-// directories read-only. Under `deny-all` its network namespace has only its own loopback;
+// box-user.mjs) under the Box's seccomp filter (box-seccomp.mjs), sees `/proc/sys` read-only and
+// the host system directories read-only. Under `deny-all` its network namespace has only its own loopback;
 // otherwise the Box's network (box-network.mjs: a namespace per Box with slirp4netns, no host
 // loopback) when slirp4netns is installed, else the host's network (reported 'unrestricted').
 // The options, env included, reach bwrap through a pipe (`--args`), never the command line that
@@ -16,6 +16,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { BOX_UID, bubblewrapWorks, hostFeatures, isolationProblem } from './host-probe.mjs';
+import { seccompArgs } from './box-seccomp.mjs';
 import { seatbeltArgs, seatbeltProfile } from './seatbelt.mjs';
 import { SYSTEM_PATH, publicNpmConfig } from './box-toolchain.mjs';
 
@@ -62,9 +63,11 @@ export const BOX_LIMITS = {
  * Box, all its commands together, or per user through RLIMIT_NPROC; null when nothing bounds
  * them), `memoryBytes` (per Box, likewise; null when no cgroup applies), `diskBytes` (the Box's
  * writable space, a tmpfs; null when the host cannot mount one), `fileBytes` and `openFiles`
- * (rlimits, per process; null when neither prlimit nor /bin/sh's ulimit works here).
+ * (rlimits, per process; null when neither prlimit nor /bin/sh's ulimit works here),
+ * `syscallFilter` ('seccomp': the Box's filter, box-seccomp.mjs, applies to every command, which
+ * needs `isolation` 'bubblewrap'; 'none' otherwise, the start-up line says why).
  */
-export function limitsReport(features, { memoryBytes, diskBytes }) {
+export function limitsReport(features, { memoryBytes, diskBytes, isolation }) {
   const enforcedBy = features?.cgroup?.kind ?? 'rlimit';
   const rlimits = features?.rlimits ?? null;
   return {
@@ -74,7 +77,16 @@ export function limitsReport(features, { memoryBytes, diskBytes }) {
     diskBytes: features?.diskBound ? diskBytes : null,
     fileBytes: rlimits === null ? null : BOX_LIMITS.fileBytes,
     openFiles: rlimits === null ? null : BOX_LIMITS.openFiles,
+    syscallFilter: syscallFilter(isolation, features),
   };
+}
+
+/**
+ * The syscall filter Box commands run under: 'seccomp' (the Box's, box-seccomp.mjs) under
+ * bubblewrap once the probe loaded it, else 'none'.
+ */
+export function syscallFilter(isolation, features) {
+  return isolation === 'bubblewrap' && features?.syscallFilter?.kind === 'seccomp' && features.syscallFilter.programs !== null ? 'seccomp' : 'none';
 }
 
 /** The isolation option's values. */
@@ -164,11 +176,14 @@ function toolchainArgs(toolchain, workDir, { npmrcFd, userNpmrcFd, caFileFds }) 
   return args;
 }
 
-/** Bubblewrap options (without the command) for a Box at host dir `root`. */
-function bubblewrapArgs({ root, workDir, ownNet, env, cwd, resolvConfFd, resolvConf, toolchain, toolchainFds }) {
+/**
+ * Bubblewrap options (without the command) for a Box at host dir `root`; `seccompFds` are the fds
+ * bwrap reads the Box filter's programs from (none: no filter).
+ */
+function bubblewrapArgs({ root, workDir, ownNet, env, cwd, resolvConfFd, resolvConf, toolchain, toolchainFds, seccompFds }) {
   const args = ['--unshare-all', '--unshare-user', '--uid', String(BOX_UID), '--gid', String(BOX_UID)];
   if (!ownNet) args.push('--share-net');
-  args.push('--die-with-parent', '--new-session', '--cap-drop', 'ALL');
+  args.push('--die-with-parent', '--new-session', '--cap-drop', 'ALL', ...seccompArgs(seccompFds));
   for (const dir of SYSTEM_DIRS) {
     let st;
     try {
@@ -185,9 +200,12 @@ function bubblewrapArgs({ root, workDir, ownNet, env, cwd, resolvConfFd, resolvC
   args.push(...toolchainArgs(toolchain, workDir, toolchainFds));
   args.push('--remount-ro', '/', '--clearenv');
   for (const [key, value] of Object.entries(env)) args.push('--setenv', key, value);
-  args.push('--chdir', cwd, '--info-fd', '4', '--block-fd', '5');
+  args.push('--chdir', cwd);
   return args;
 }
+
+/** The first fd of a bubblewrap command's `boxFiles` (fd 3 carries bwrap's options: command.mjs). */
+export const BOX_FILES_FD = 4;
 
 /** The address of slirp4netns's built-in DNS forwarder inside a Box network. */
 export const BOX_DNS = '10.0.2.3';
@@ -242,9 +260,10 @@ export function withRlimits(rlimits, command, args) {
  * only the selected variables; `workDir` is the Box's work directory (`/vercel/sandbox` or
  * `/workspace`), bound read-write; `cgroup` is the Box's (box-limits.mjs makeBoxCgroup:
  * `{ dirs, problems }`), which the command's processes join. Under bubblewrap the options travel
- * in `argsData` (written to fd 3); fd 4 reports the sandbox's pid and fd 5 releases the command
- * once it is in the Box's cgroups (command.mjs); fds 6… carry files made in the sandbox
- * (`boxFiles`: a Box network's resolv.conf, npm's global config without credentials). `boxUid` (box-user.mjs) is the host uid (= gid) bwrap runs as,
+ * in `argsData`, written to fd 3 once bwrap is in the Box's cgroups (command.mjs), so the
+ * sandbox and its cgroup namespace start there; fds 4… carry files made in the sandbox and the
+ * Box filter's programs (`boxFiles`: a Box network's resolv.conf, npm's global config without
+ * credentials, box-seccomp.mjs's programs where the probe loaded them). `boxUid` (box-user.mjs) is the host uid (= gid) bwrap runs as,
  * when the Box has one: `uid`/`gid` of the spawn, or nsenter's `--setuid`/`--setgid` once it
  * has entered the Box network (which only the host's root may enter). `network` is the Box's
  * (box-network.mjs: `{ netns, userns? }`): a rootless one is entered with its user namespace.
@@ -268,7 +287,7 @@ export function spawnSpec({ isolation, root, workDir, networkDenied, network, co
     const fullEnv = { PATH: boxPath(features, (dir) => toolchainBoxPath(dir, workDir)), HOME: BOX_HOME, ...npmEnv, ...env };
     const netns = network?.netns;
     // On a Box network the host's resolver may be on the host's loopback, which the Box cannot
-    // reach: its resolv.conf names slirp4netns's forwarder instead (fd 6).
+    // reach: its resolv.conf names slirp4netns's forwarder instead (fd 4).
     const resolvConf = netns ? resolvConfForBoxNetwork() : undefined;
     // A Box network: bwrap runs inside it (nsenter) and keeps it (--share-net). A rootless one
     // (host-probe.mjs) is owned by a user namespace of its own, entered with it.
@@ -278,17 +297,19 @@ export function spawnSpec({ isolation, root, workDir, networkDenied, network, co
       ? ['nsenter', `--user=${network.userns}`, `--net=${netns}`, '--preserve-credentials', '--']
       : ['nsenter', `--net=${netns}`, ...asBoxUser, '--'];
     const [file, ...rest] = netns ? [...enter, ...bwrap] : bwrap;
-    // Files made in the sandbox from host data, one fd each from 6 (command.mjs).
+    // Files made in the sandbox from host data and the filter's programs, one fd each from 4
+    // (command.mjs).
     const boxFiles = [];
-    const fdOf = (data) => (data === null ? undefined : 6 + boxFiles.push(data) - 1);
+    const fdOf = (data) => (data === null ? undefined : BOX_FILES_FD + boxFiles.push(data) - 1);
     const resolvConfFd = fdOf(resolvConf?.data ?? null);
     const toolchainFds = { npmrcFd: fdOf(npmrc), userNpmrcFd: fdOf(userNpmrc) };
     toolchainFds.caFileFds = caFiles.filter((ca) => !underSystemDir(ca.file)).map((ca) => ({ file: ca.file, fd: fdOf(ca.data) }));
+    const seccompFds = syscallFilter(isolation, features) === 'seccomp' ? features.syscallFilter.programs.map(fdOf) : [];
     return {
       file,
       args: rest,
       ...(boxUid !== undefined && !netns ? { uid: boxUid, gid: boxUid } : {}),
-      argsData: `${bubblewrapArgs({ root, workDir, ownNet: networkDenied && !netns, env: fullEnv, cwd, resolvConfFd, resolvConf, toolchain, toolchainFds }).join('\0')}\0`,
+      argsData: `${bubblewrapArgs({ root, workDir, ownNet: networkDenied && !netns, env: fullEnv, cwd, resolvConfFd, resolvConf, toolchain, toolchainFds, seccompFds }).join('\0')}\0`,
       boxFiles,
       cgroup: cgroup ?? null,
       cwd: root,
