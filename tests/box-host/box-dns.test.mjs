@@ -13,6 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { bubblewrapWorks, hostFeatures } from '../../pkg-template/box-host/engine/isolation.mjs';
+import { hostApi } from '../support/local-host.mjs';
 
 const RESOLVER = '127.0.0.77';
 const ANSWER = [192, 0, 2, 1]; // TEST-NET-1: answered, never contacted
@@ -91,14 +92,7 @@ after(async () => {
   if (temp) fs.rmSync(temp, { recursive: true, force: true });
 });
 
-async function api(method, route, body) {
-  const res = await fetch(`${host.baseUrl}${route}`, {
-    method,
-    headers: { authorization: `Bearer ${host.token}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  return res.text();
-}
+const api = async (method, route, body) => (await hostApi(host, method, route, body)).text;
 
 async function run(sid, script) {
   const text = await api('POST', `/v2/sandboxes/sessions/${sid}/cmd`, { command: 'sh', args: ['-c', script], wait: true, timeout: 20_000 });

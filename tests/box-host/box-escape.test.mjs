@@ -15,21 +15,13 @@ import { startBoxHost } from '@vite-hub/sandbox/box-host';
 import { bubblewrapWorks, hostFeatures } from '../../pkg-template/box-host/engine/isolation.mjs';
 import { boxDirPrefix } from '../../pkg-template/box-host/engine/stale-boxes.mjs';
 import { configureSandbox, runSandbox } from '@vite-hub/sandbox';
-import { defineTestSandbox } from '../support/local-host.mjs';
+import { defineTestSandbox, hostApi } from '../support/local-host.mjs';
 
 const canBwrap = await bubblewrapWorks();
 const boxNetwork = (await hostFeatures()).netTool !== null;
 let host;
 
-async function api(method, route, body) {
-  const res = await fetch(`${host.baseUrl}${route}`, {
-    method,
-    headers: { authorization: `Bearer ${host.token}`, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, text };
-}
+const api = (method, route, body) => hostApi(host, method, route, body);
 
 /** Boxes a test opened: stopped after it, so they never hold the host's memory bound (maxTotalMemoryBytes). */
 const opened = new Set();

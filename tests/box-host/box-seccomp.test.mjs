@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { startBoxHost } from '@vite-hub/sandbox/box-host';
 import { bubblewrapWorks, limitsReport } from '../../pkg-template/box-host/engine/isolation.mjs';
 import { loadSyscallFilter } from '../../pkg-template/box-host/engine/box-seccomp.mjs';
+import { hostApi } from '../support/local-host.mjs';
 
 const canBwrap = await bubblewrapWorks();
 /** The package's programs: dist/box-host/seccomp/ of the built package tests import. */
@@ -71,14 +72,7 @@ print('i386 getpid', ctypes.CFUNCTYPE(ctypes.c_int)(address)())
 
 let host;
 
-async function api(method, route, body) {
-  const res = await fetch(`${host.baseUrl}${route}`, {
-    method,
-    headers: { authorization: `Bearer ${host.token}`, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: res.status, text: await res.text() };
-}
+const api = (method, route, body) => hostApi(host, method, route, body);
 
 const opened = new Set();
 afterEach(async () => {

@@ -4,7 +4,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { runSandbox, startSandbox, closeSandbox, configureSandbox } from '@vite-hub/sandbox';
-import { useLocalHost, defineTestSandbox } from '../support/local-host.mjs';
+import { useLocalHost, defineTestSandbox, hostApi } from '../support/local-host.mjs';
 
 let host;
 before(async () => {
@@ -119,8 +119,6 @@ function recordingProvider(intercept = () => null) {
   return sessions;
 }
 
-const hostRequest = (path) => globalThis.fetch(`${host.baseUrl}${path}`, { method: 'POST', headers: { authorization: `Bearer ${host.token}` } });
-
 test('a kept Box its provider stopped is replaced once by the Run that finds out, and that Run succeeds', async () => {
   const sessions = recordingProvider();
   try {
@@ -128,7 +126,7 @@ test('a kept Box its provider stopped is replaced once by the Run that finds out
     assert.equal((await first.response()).status, 200);
     await first.closed();
     // Stopped behind the runtime's back, as a provider does (its host restarted, its lifetime ended).
-    assert.equal((await hostRequest(`/v2/sandboxes/sessions/${sessions[0]}/stop`)).status, 200);
+    assert.equal((await hostApi(host, 'POST', `/v2/sandboxes/sessions/${sessions[0]}/stop`)).status, 200);
     const response = await runSandbox('kept/files', {}, { sandboxId: 'vanish' });
     const body = await response.json();
     assert.equal(response.status, 200, JSON.stringify(body));

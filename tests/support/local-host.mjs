@@ -76,3 +76,16 @@ export async function until(check, ms = 10_000) {
   }
   return true;
 }
+
+/**
+ * One request to a Box host's API as its clients send it (bearer token, JSON body): `{ status,
+ * text }` of the answer.
+ */
+export async function hostApi(host, method, route, body) {
+  const res = await fetch(`${host.baseUrl}${route}`, {
+    method,
+    headers: { authorization: `Bearer ${host.token}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: res.status, text: await res.text() };
+}
