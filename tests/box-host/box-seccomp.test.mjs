@@ -21,8 +21,8 @@ const seccompDir = path.join(path.dirname(fileURLToPath(import.meta.resolve('@vi
 const KERNEL_ARCH = { x64: 'x86_64', arm64: 'aarch64' }[process.arch];
 /** System call numbers of this architecture (arch/x86/entry/syscalls/syscall_64.tbl, asm-generic/unistd.h). */
 const NUMBERS = {
-  x64: { keyctl: 250, io_uring_setup: 425, clone3: 435, clone: 56, mount: 165 },
-  arm64: { keyctl: 219, io_uring_setup: 425, clone3: 435, clone: 220, mount: 40 },
+  x64: { keyctl: 250, io_uring_setup: 425, clone3: 435, clone: 56, mount: 165, mount_setattr: 442 },
+  arm64: { keyctl: 219, io_uring_setup: 425, clone3: 435, clone: 220, mount: 40, mount_setattr: 442 },
 }[process.arch];
 const PYTHON = '/usr/bin/python3';
 const hasPython = fs.existsSync(PYTHON);
@@ -33,7 +33,8 @@ const ENOSYS = 38;
  * Makes each call once and prints `{ name: errno }` (0: it succeeded): keyctl
  * KEYCTL_GET_KEYRING_ID of the session keyring, io_uring_setup of one entry, clone3 with no
  * arguments (EINVAL when it exists), mount of a tmpfs on a missing directory (ENOENT when mount
- * looks at its arguments), clone with CLONE_NEWUSER | SIGCHLD (a child that exits at once).
+ * looks at its arguments), mount_setattr with no arguments (EINVAL when it exists), clone with
+ * CLONE_NEWUSER | SIGCHLD (a child that exits at once).
  */
 const CALLS = `
 import ctypes, json, os, sys
@@ -50,6 +51,7 @@ out = {
     'io_uring_setup': call(n['io_uring_setup'], 1, ctypes.addressof(params))[0],
     'clone3': call(n['clone3'], 0, 0)[0],
     'mount': call(n['mount'], b'none', b'/no-such-dir-vhs', b'tmpfs', 0, 0)[0],
+    'mount_setattr': call(n['mount_setattr'], -1, 0, 0, 0, 0)[0],
 }
 err, pid = call(n['clone'], 0x10000000 | 17, 0, 0, 0, 0)
 if err == 0 and pid == 0:
@@ -144,14 +146,14 @@ test('a Box cannot make nested user namespaces with unshare', { skip: !canBwrap 
   }
 });
 
-test('keyctl, io_uring_setup, mount and clone with CLONE_NEWUSER answer EPERM in a Box, clone3 ENOSYS', { skip: !canBwrap || !NUMBERS || !hasPython ? `needs bubblewrap, x64 or arm64 and ${PYTHON}` : false }, async (t) => {
+test('keyctl, io_uring_setup, mount, mount_setattr and clone with CLONE_NEWUSER answer EPERM in a Box, clone3 ENOSYS', { skip: !canBwrap || !NUMBERS || !hasPython ? `needs bubblewrap, x64 or arm64 and ${PYTHON}` : false }, async (t) => {
   // The same calls on the host, unfiltered: none of them is refused there (what the Box gets is the filter's).
   const unfiltered = JSON.parse(execFileSync(PYTHON, ['-c', CALLS, JSON.stringify(NUMBERS)], { encoding: 'utf8' }));
   const { id } = await box();
   const res = await run(id, PYTHON, ['-c', CALLS, JSON.stringify(NUMBERS)]);
   assert.equal(res.exitCode, 0, res.stderr);
   const inBox = JSON.parse(res.stdout);
-  const expected = { keyctl: EPERM, io_uring_setup: EPERM, clone3: ENOSYS, mount: EPERM, 'clone CLONE_NEWUSER': EPERM };
+  const expected = { keyctl: EPERM, io_uring_setup: EPERM, clone3: ENOSYS, mount: EPERM, mount_setattr: EPERM, 'clone CLONE_NEWUSER': EPERM };
   for (const [call, errno] of Object.entries(expected)) {
     if (unfiltered[call] === errno) {
       // e.g. kernel.io_uring_disabled=2: the kernel itself refuses it, the filter cannot be seen.

@@ -130,6 +130,7 @@ pub const REFUSALS: &[Refusal] = &[
     refuse("fsmount"),
     refuse("fsconfig"),
     refuse("fspick"),
+    refuse("mount_setattr"),
     // Kernel programs, tracing and page-fault handling from user space.
     refuse("bpf"),
     refuse("perf_event_open"),

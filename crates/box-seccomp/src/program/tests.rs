@@ -77,7 +77,7 @@ const NO_ARGS: [u64; 6] = [0; 6];
 #[test]
 fn every_refusal_gets_its_answer_on_every_architecture() {
     for arch in Arch::ALL {
-        for name in ["io_uring_setup", "io_uring_enter", "io_uring_register", "keyctl", "add_key", "request_key", "unshare", "setns", "mount", "umount2", "pivot_root", "move_mount", "open_tree", "fsopen", "fsmount", "fsconfig", "fspick", "bpf", "perf_event_open", "userfaultfd", "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module", "acct", "swapon", "swapoff", "reboot", "syslog", "quotactl", "open_by_handle_at", "lookup_dcookie"] {
+        for name in ["io_uring_setup", "io_uring_enter", "io_uring_register", "keyctl", "add_key", "request_key", "unshare", "setns", "mount", "umount2", "pivot_root", "move_mount", "open_tree", "fsopen", "fsmount", "fsconfig", "fspick", "mount_setattr", "bpf", "perf_event_open", "userfaultfd", "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module", "acct", "swapon", "swapoff", "reboot", "syslog", "quotactl", "open_by_handle_at", "lookup_dcookie"] {
             assert_eq!(answer(arch, nr(arch, name), NO_ARGS), EPERM, "{} {name}", arch.name());
         }
         assert_eq!(answer(arch, nr(arch, "clone3"), NO_ARGS), ENOSYS, "{} clone3", arch.name());
