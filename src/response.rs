@@ -8,7 +8,7 @@ use serde_json::Value;
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::{Headers, Response, ResponseInit};
 
-use crate::error::{Error, ErrorCode, Result};
+use crate::error::{Error, ErrorCode, Result, ERROR_HEADER};
 use crate::run::timing::ServerTiming;
 use crate::transfer::VALUE_MARKER;
 
@@ -43,6 +43,7 @@ pub fn error_response(error: &Error, timing: &ServerTiming) -> std::result::Resu
     let headers = Headers::new()?;
     headers.set("content-type", "application/json")?;
     headers.set("server-timing", &timing.header_value())?;
+    headers.set(ERROR_HEADER, error.code().as_str())?;
     if let Some(ms) = error.retry_after_ms() {
         headers.set("retry-after", &ms.div_ceil(1000).to_string())?;
     }
@@ -103,7 +104,9 @@ fn revive_response(marker: &Value) -> Result<JsValue> {
         let (Some(name), Some(value)) = (pair.get(0).and_then(Value::as_str), pair.get(1).and_then(Value::as_str)) else {
             return Err(invalid());
         };
-        headers.append(name, value).map_err(|_| invalid())?;
+        if !name.eq_ignore_ascii_case(ERROR_HEADER) {
+            headers.append(name, value).map_err(|_| invalid())?;
+        }
     }
     let body = match marker.get("body").and_then(Value::as_str) {
         Some(encoded) => Some(base64::engine::general_purpose::STANDARD.decode(encoded).map_err(|_| invalid())?),

@@ -10,7 +10,7 @@ use wasm_bindgen_futures::JsFuture;
 
 use super::session::{authority_object, js_promise};
 use crate::definition::validate_name;
-use crate::error::{Error, ErrorCode, Operation};
+use crate::error::{Error, ErrorCode, Operation, ERROR_HEADER};
 
 /// `resolveSandboxRunner(name) → Promise<SandboxRunner>`: finds the Definition (registry, then
 /// the loader) and the configured provider, and asks the provider for its executionAuthority
@@ -73,8 +73,8 @@ impl SandboxRunner {
     pub fn run(&self, payload: JsValue, options: JsValue, events: JsValue) -> Promise {
         let name = JsValue::from_str(&self.name);
         js_promise(Box::pin(async move {
-            let response = super::run_sandbox(name, payload, options, events).await?;
-            decode(&response).await
+            let response = super::run_sandbox(name.clone(), payload, options, events).await?;
+            decode(&response, &name.as_string().unwrap_or_default()).await
         }))
     }
 }
@@ -83,8 +83,10 @@ async fn body_text(response: &web_sys::Response) -> Result<String, JsValue> {
     Ok(JsFuture::from(response.text()?).await?.as_string().unwrap_or_default())
 }
 
-/// The value a Run's Response carries, or its error as a thrown `SandboxError`.
-async fn decode(response: &web_sys::Response) -> Result<JsValue, JsValue> {
+/// The value a Run's Response carries, or its error as a thrown `SandboxError`: the runtime's
+/// own (its [`ERROR_HEADER`] names the code), or `SANDBOX_HANDLER_ERROR` for a failure status
+/// the entry answered itself, whatever its body claims.
+async fn decode(response: &web_sys::Response, name: &str) -> Result<JsValue, JsValue> {
     let status = response.status();
     if status == 204 {
         return Ok(JsValue::UNDEFINED);
@@ -97,7 +99,10 @@ async fn decode(response: &web_sys::Response) -> Result<JsValue, JsValue> {
         let error = body.and_then(|b| Reflect::get(&b, &JsValue::from_str("error")).ok()).filter(JsValue::is_object);
         let field = |key: &str| error.as_ref().and_then(|e| Reflect::get(e, &JsValue::from_str(key)).ok()).filter(|v| !v.is_undefined());
         let message = field("message").and_then(|m| m.as_string()).unwrap_or_else(|| format!("the Run answered {status}"));
-        let code = field("code").and_then(|c| c.as_string()).and_then(|c| ErrorCode::parse(&c)).unwrap_or(ErrorCode::RuntimeError);
+        let Some(code) = response.headers().get(ERROR_HEADER)?.and_then(|c| ErrorCode::parse(&c)) else {
+            let answered = Error::new(ErrorCode::HandlerError, format!("Sandbox \"{name}\" answered {status} with a Response of its own.")).with_status(status);
+            return Err(crate::error::js::into_js(answered));
+        };
         let thrown = js_sys::Error::new(&message);
         thrown.set_name("SandboxError");
         let set = |key: &str, value: &JsValue| {

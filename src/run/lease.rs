@@ -285,14 +285,23 @@ impl Lease {
         };
         let removed = match self.session.exec(&rm, None).await {
             Ok(outcome) if outcome.exit_code == 0 => Ok(()),
-            Ok(outcome) => Err(Error::new(ErrorCode::RuntimeError, format!("the Run's files could not be deleted: {}", outcome.stderr.trim()))),
+            Ok(outcome) => {
+                let why = outcome.stderr.trim();
+                let why = if why.is_empty() { format!("rm exited with code {}", outcome.exit_code) } else { why.to_owned() };
+                Err(Error::new(ErrorCode::RuntimeError, format!("the Run's files could not be deleted: {why}")))
+            }
             Err(error) => Err(error),
         };
         if removed.is_err() {
             let _ = close_kept_key(&key, false).await;
         }
         give_turn(&key);
-        removed.map_err(|e| e.with_operation(Operation::Stop))
+        forget_if_unused(&key);
+        match removed {
+            // Stopped by its provider meanwhile: nothing is left to give back.
+            Err(error) if self.session.vanished(&error) => Ok(()),
+            removed => removed.map_err(|e| e.with_operation(Operation::Stop)),
+        }
     }
 }
 

@@ -144,7 +144,7 @@ fn output_too_large(limits: &TransferLimits, size: u64) -> Error {
 /// limit (its cgroup) sends when the entry's processes pass it.
 fn exit_hint(exit_code: i32) -> &'static str {
     if exit_code == 137 {
-        " (SIGKILL: the Box's memory limit kills with it)"
+        " (SIGKILL: a kill, or the Box's memory limit)"
     } else {
         ""
     }

@@ -91,7 +91,8 @@ impl BodyStream {
     ) -> Result<(Response, Option<BodyStream>)> {
         let invalid = || Error::new(ErrorCode::SerializationError, "Sandbox result contains an invalid Response.").for_output();
         let list = Headers::new().map_err(|_| invalid())?;
-        for (name, value) in headers {
+        // The runtime's own failure header is never the entry's to set (ERROR_HEADER).
+        for (name, value) in headers.iter().filter(|(name, _)| !name.eq_ignore_ascii_case(crate::error::ERROR_HEADER)) {
             list.append(name, value).map_err(|_| invalid())?;
         }
         let _ = list.set("server-timing", timing);

@@ -175,6 +175,13 @@ test('a Box reads neither the host pid nor its host uid in /proc/self/cgroup, mo
   }
 });
 
+test('a Box is not named after the host machine', { skip: !canBwrap }, async () => {
+  const res = await run(await box(), 'hostname; cat /proc/sys/kernel/hostname');
+  assert.equal(res.exitCode, 0, res.stderr);
+  assert.deepEqual(res.stdout.trim().split('\n'), ['box', 'box']);
+  assert.notEqual(os.hostname(), 'box');
+});
+
 test('a Box sees neither the host env nor /proc/1/environ of the host', { skip: !canBwrap }, async () => {
   const sid = await box();
   const res = await run(sid, 'env; cat /proc/1/environ 2>/dev/null | tr "\\0" "\\n"; true');

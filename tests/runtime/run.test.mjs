@@ -3,7 +3,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
-import { runSandbox, startSandbox } from '@vite-hub/sandbox';
+import { runSandbox, startSandbox, resolveSandboxRunner } from '@vite-hub/sandbox';
 import { useLocalHost, defineTestSandbox, timingPhases, processesMatching, until } from '../support/local-host.mjs';
 
 let host;
@@ -64,6 +64,30 @@ test('undefined is 204 and a returned Response is revived', async () => {
   assert.equal(await made.text(), 'made');
 });
 
+test('only the runtime\'s own failure Responses carry x-vite-hub-sandbox-error: an entry cannot forge a package error', async () => {
+  // An entry answering exactly what the runtime's timeout looks like, header included.
+  defineTestSandbox(
+    'ok/forged-error',
+    `export default () => Response.json({ error: { code: 'SANDBOX_TIMEOUT', message: 'Sandbox "ok/forged-error" timed out after 300000ms.', details: { timeoutMs: 300000 } } }, { status: 504, headers: { 'x-vite-hub-sandbox-error': 'SANDBOX_TIMEOUT', 'x-own': 'kept' } });`,
+  );
+  const forged = await runSandbox('ok/forged-error');
+  assert.equal(forged.status, 504, 'the entry\'s Response as it is...');
+  assert.equal(forged.headers.get('x-own'), 'kept');
+  assert.equal(forged.headers.get('x-vite-hub-sandbox-error'), null, '...but the runtime\'s header is not the entry\'s to set');
+  const runner = await resolveSandboxRunner('ok/forged-error');
+  await assert.rejects(runner.run(), (error) => {
+    assert.equal(error.name, 'SandboxError');
+    assert.equal(error.code, 'SANDBOX_HANDLER_ERROR', 'an answer of the entry, not a timeout of the runtime');
+    assert.match(error.message, /answered 504 with a Response of its own/);
+    return true;
+  });
+  // The runtime's own failures carry it, with their code.
+  defineTestSandbox('ok/own-error', `export default () => { throw new Error('own'); };`);
+  const own = await runSandbox('ok/own-error');
+  assert.equal(own.headers.get('x-vite-hub-sandbox-error'), 'SANDBOX_HANDLER_ERROR');
+  await assert.rejects((await resolveSandboxRunner('ok/own-error')).run(), (error) => error.code === 'SANDBOX_HANDLER_ERROR' && /own/.test(error.message));
+});
+
 test('a throwing entry gives 500 SANDBOX_HANDLER_ERROR with its message', async () => {
   defineTestSandbox('fail/throws', `export default async () => { throw new TypeError('notes are required'); };`);
   const response = await runSandbox('fail/throws', {});
@@ -92,7 +116,7 @@ test('a failed entry explains itself: the last 4 KiB of what it printed, without
   assert.equal(exited.error.code, 'SANDBOX_HANDLER_ERROR');
   assert.match(exited.error.details.stderr, /giving up: no config/);
   // SIGKILL is how the Box's memory limit ends an entry: the message says so.
-  assert.equal(exited.error.message, 'Sandbox "fail/exits" exited with code 137 (SIGKILL: the Box\'s memory limit kills with it) before producing a result.');
+  assert.equal(exited.error.message, 'Sandbox "fail/exits" exited with code 137 (SIGKILL: a kill, or the Box\'s memory limit) before producing a result.');
 });
 
 test('what the entry prints never corrupts the result, not even a forged frame', async () => {

@@ -173,3 +173,29 @@ test('a Run on a kept Box cut by its timeout while a request was in transit: tha
     configureSandbox({ provider: 'local', local: { baseUrl: host.baseUrl, token: host.token } });
   }
 });
+
+test('a kept Box its provider stops while the Run gives it back is no failure to report: closed() resolves and the next Run gets a new Box', async () => {
+  let stopBeforeRm = true;
+  const sessions = recordingProvider((request) => {
+    if (!stopBeforeRm || !request.url.endsWith('/cmd')) return null;
+    return (async () => {
+      const { command } = await request.clone().json();
+      if (command !== 'rm') return fetch(request);
+      stopBeforeRm = false;
+      const sid = new URL(request.url).pathname.split('/')[4];
+      assert.equal((await hostApi(host, 'POST', `/v2/sandboxes/sessions/${sid}/stop`)).status, 200);
+      return fetch(request);
+    })();
+  });
+  try {
+    const run = startSandbox('kept/files', {}, { sandboxId: 'stopped-at-release' });
+    assert.equal((await run.response()).status, 200);
+    await run.closed();
+    assert.equal(stopBeforeRm, false, 'the Box was stopped as the Run gave it back');
+    assert.equal((await runSandbox('kept/files', {}, { sandboxId: 'stopped-at-release' })).status, 200);
+    assert.equal(sessions.length, 2);
+  } finally {
+    await closeSandbox('stopped-at-release');
+    configureSandbox({ provider: 'local', local: { baseUrl: host.baseUrl, token: host.token } });
+  }
+});

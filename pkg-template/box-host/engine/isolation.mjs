@@ -23,6 +23,8 @@ import { SYSTEM_PATH, publicNpmConfig } from './box-toolchain.mjs';
 export { BOX_UID, bubblewrapWorks, hostFeatures };
 /** The Box home directory (a Box path). */
 export const BOX_HOME = '/home/box';
+/** The host name a bubblewrap Box sees (`hostname`, `os.hostname()`). */
+export const BOX_HOSTNAME = 'box';
 /** Host system directories bound read-only into a bubblewrap Box (when they exist). */
 const SYSTEM_DIRS = ['/usr', '/bin', '/lib', '/lib64', '/etc', '/sbin'];
 /** Box directories bound read-write besides the Box's work directory (same path inside the sandbox). */
@@ -183,7 +185,8 @@ function toolchainArgs(toolchain, workDir, { npmrcFd, userNpmrcFd, caFileFds }) 
 function bubblewrapArgs({ root, workDir, ownNet, env, cwd, resolvConfFd, resolvConf, toolchain, toolchainFds, seccompFds }) {
   const args = ['--unshare-all', '--unshare-user', '--uid', String(BOX_UID), '--gid', String(BOX_UID)];
   if (!ownNet) args.push('--share-net');
-  args.push('--die-with-parent', '--new-session', '--cap-drop', 'ALL', ...seccompArgs(seccompFds));
+  // Its own UTS namespace (--unshare-all) named BOX_HOSTNAME, not after the host machine.
+  args.push('--hostname', BOX_HOSTNAME, '--die-with-parent', '--new-session', '--cap-drop', 'ALL', ...seccompArgs(seccompFds));
   for (const dir of SYSTEM_DIRS) {
     let st;
     try {

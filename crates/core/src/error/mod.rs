@@ -16,6 +16,11 @@ mod redact;
 
 pub use redact::redact;
 
+/// The header of every failure Response the runtime makes, holding its `SANDBOX_*` code. A
+/// Response a Definition returns never carries it (the runtime removes it from the entry's
+/// headers), so it tells the package's own errors from an entry's answer of the same shape.
+pub const ERROR_HEADER: &str = "x-vite-hub-sandbox-error";
+
 /// Upper bound of a public error message, in bytes (16 KiB), including the `…` marker.
 pub const MAX_MESSAGE_BYTES: usize = 16_384;
 
