@@ -11,7 +11,7 @@
 // cgroup.subtree_control, pids.max, memory.max) and cgroup-v1/memory.rst (memory.limit_in_bytes).
 import fs from 'node:fs';
 import path from 'node:path';
-import { ownerPid, processGone } from './stale-boxes.mjs';
+import { leftBehind, livePidNamespaces } from './stale-boxes.mjs';
 
 /** The controllers a Box's cgroup needs. */
 const CONTROLLERS = ['pids', 'memory'];
@@ -267,6 +267,7 @@ function tryRemove(dir) {
 export async function sweepStaleCgroups(choice) {
   const parents = choice?.kind === 'cgroup-v2' ? [choice.dir] : choice?.kind === 'cgroup-v1' ? [choice.pids, choice.memory] : [];
   const stale = [];
+  const live = livePidNamespaces();
   for (const parent of parents) {
     let entries = [];
     try {
@@ -276,8 +277,7 @@ export async function sweepStaleCgroups(choice) {
     }
     for (const entry of entries) {
       if (!entry.isDirectory()) continue;
-      const pid = ownerPid(entry.name);
-      if (pid !== null && pid !== process.pid && processGone(pid)) stale.push(path.join(parent, entry.name));
+      if (leftBehind(entry.name, live)) stale.push(path.join(parent, entry.name));
     }
   }
   const left = await removeBoxCgroup(stale, { waitMs: 0 });

@@ -5,7 +5,9 @@
 // directories outlive the process and are only removed by the sweep at the next host start.
 // `<pidns>` is the owner's pid namespace: a pid means nothing in another one (a host in a
 // container that shares the Box root with one outside sees the other's pids as gone), so a host
-// judges only the directories of its own pid namespace and leaves the others alone.
+// judges the pids of its own pid namespace only. Another namespace's directories are left alone,
+// but by a host that sees every process (root in the machine's initial pid namespace): it knows
+// which pid namespaces still have a process, and sweeps those of the ones that have none.
 import fs from 'node:fs';
 import path from 'node:path';
 import { isMountPoint, unmountBoxDisk, unmountBoxDiskNow } from './box-disk.mjs';
@@ -35,6 +37,15 @@ export function boxDirPrefix(pid = process.pid) {
 const OWNED_NAME = /^vite-hub-box-(0|[1-9][0-9]{0,19})-([1-9][0-9]{0,9})-[A-Za-z0-9]{6}$/;
 /** Largest pid Linux can hand out (pid_max's ceiling); larger numbers are never swept. */
 const MAX_PID = 4_194_304;
+/** The inode of the machine's initial pid namespace (the kernel's PROC_PID_INIT_INO). */
+const INITIAL_PID_NAMESPACE = 4_026_531_836;
+
+/** `{ pidns, pid }` of a Box directory (or cgroup) name `vite-hub-box-<pidns>-<pid>-XXXXXX`, or null. */
+function nameParts(name) {
+  const match = OWNED_NAME.exec(name);
+  const pid = match ? Number(match[2]) : 0;
+  return match && pid <= MAX_PID ? { pidns: Number(match[1]), pid } : null;
+}
 
 /**
  * The owning pid of a Box directory (or cgroup) name of THIS pid namespace, or null when the name
@@ -42,10 +53,38 @@ const MAX_PID = 4_194_304;
  * cannot be judged from here).
  */
 export function ownerPid(name) {
-  const match = OWNED_NAME.exec(name);
-  if (!match || Number(match[1]) !== PID_NAMESPACE) return null;
-  const pid = Number(match[2]);
-  return pid <= MAX_PID ? pid : null;
+  const parts = nameParts(name);
+  return parts && parts.pidns === PID_NAMESPACE ? parts.pid : null;
+}
+
+/**
+ * The pid namespaces some process of the machine is in, when this process sees every process
+ * (root in the initial pid namespace: every `/proc/<pid>/ns/pid` is readable), else null.
+ */
+export function livePidNamespaces() {
+  if (PID_NAMESPACE !== INITIAL_PID_NAMESPACE || process.getuid?.() !== 0) return null;
+  const live = new Set();
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^[0-9]+$/.test(entry)) continue;
+    try {
+      live.add(Number(/^pid:\[(\d+)\]$/.exec(fs.readlinkSync(`/proc/${entry}/ns/pid`))[1]));
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return live;
+}
+
+/**
+ * Whether the Box directory (or cgroup) `name` was left by an owner known to be gone: a pid of
+ * this pid namespace that is gone (not this process), or another pid namespace in which no
+ * process lives (`live`: livePidNamespaces(); null when this process cannot see them all).
+ */
+export function leftBehind(name, live) {
+  const parts = nameParts(name);
+  if (!parts) return false;
+  if (parts.pidns === PID_NAMESPACE) return parts.pid !== process.pid && processGone(parts.pid);
+  return live !== null && !live.has(parts.pidns);
 }
 
 /**
@@ -63,10 +102,11 @@ export function processGone(pid) {
 
 /**
  * Removes (recursively) every directory in `boxRoot` named `vite-hub-box-<pidns>-<pid>-XXXXXX`
- * of this pid namespace whose owner `pid` is gone and that belongs to this user, or on a root host to a Box user
- * (box-user.mjs: a Box's directory is its user's), not a symlink. Directories of live pids,
- * other pid namespaces' and anything else are left alone; failures (e.g. EACCES, a concurrent removal)
- * skip that entry. Resolves to the removed names, sorted; never rejects.
+ * left behind (leftBehind: its pid gone, or its pid namespace gone) that belongs to this user, or
+ * on a root host to a Box user (box-user.mjs: a Box's directory is its user's), not a symlink.
+ * Directories of live owners, of pid namespaces this process cannot judge and anything else are
+ * left alone; failures (e.g. EACCES, a concurrent removal) skip that entry. Resolves to the
+ * removed names, sorted; never rejects.
  */
 export async function sweepStaleBoxDirs(boxRoot) {
   let entries;
@@ -77,11 +117,10 @@ export async function sweepStaleBoxDirs(boxRoot) {
   }
   const uid = process.getuid?.();
   const removed = [];
+  const live = livePidNamespaces();
   await Promise.all(
     entries.map(async (entry) => {
-      if (!entry.isDirectory()) return;
-      const pid = ownerPid(entry.name);
-      if (pid === null || pid === process.pid || !processGone(pid)) return;
+      if (!entry.isDirectory() || !leftBehind(entry.name, live)) return;
       const dir = path.join(boxRoot, entry.name);
       try {
         const st = await fs.promises.lstat(dir);
