@@ -15,8 +15,12 @@ export declare const SANDBOX_EXEC: 'sandbox_exec';
 
 /**
  * The loader and interpreter hooks no `sandbox({ env })` may allow and no input may set, compared
- * in any case: names, and prefixes ending in `*`: `PATH`, `ENV`, `BASH_ENV`, `SHELLOPTS`, `BASHOPTS`, `PS4`, `PROMPT_COMMAND`, `NODE_OPTIONS`, `NODE_PATH`, `NODE_REPL_EXTERNAL_MODULE`, `PERLLIB`, `PHPRC`, `PHP_INI_SCAN_DIR`, `GCONV_PATH`, `LOCPATH`, `GLIBC_TUNABLES`, `JAVA_TOOL_OPTIONS`, `_JAVA_OPTIONS`, `JDK_JAVA_OPTIONS`, `TAR_OPTIONS`, `LESSOPEN`, `LESSCLOSE`, `PAGER`, `EDITOR`, `VISUAL`, `LD_*`, `DYLD_*`, `PYTHON*`, `GIT_*`, `PERL5*`, `RUBY*`, `NPM_CONFIG_*`, `LUA_INIT*`. Not
- * exhaustive.
+ * in any case: names, and prefixes ending in `*`: `PATH`, `ENV`, `BASH_ENV`, `SHELLOPTS`,
+ * `BASHOPTS`, `PS4`, `PROMPT_COMMAND`, `NODE_OPTIONS`, `NODE_PATH`, `NODE_REPL_EXTERNAL_MODULE`,
+ * `PERLLIB`, `PHPRC`, `PHP_INI_SCAN_DIR`, `GCONV_PATH`, `LOCPATH`, `GLIBC_TUNABLES`,
+ * `JAVA_TOOL_OPTIONS`, `_JAVA_OPTIONS`, `JDK_JAVA_OPTIONS`, `TAR_OPTIONS`, `LESSOPEN`,
+ * `LESSCLOSE`, `PAGER`, `EDITOR`, `VISUAL`, `PREFIX`, `LD_*`, `DYLD_*`, `PYTHON*`, `GIT_*`,
+ * `PERL5*`, `RUBY*`, `NPM_CONFIG_*`, `LUA_INIT*`, `OPENSSL_*`. Not exhaustive.
  */
 export declare const BLOCKED_ENV_NAMES: readonly string[];
 

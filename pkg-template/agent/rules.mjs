@@ -26,13 +26,15 @@ const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
  * Loader and interpreter hooks: env names that make a program load or run code other than the
  * command the agent named: the dynamic loader's preload and search paths and glibc's module
  * paths and tunables; the command search path; the start-up files, options and prompt hooks of
- * sh and bash; the options and module paths of Node, npm, Python, Perl, Ruby, PHP, Lua and Java;
+ * sh and bash; the options and module paths of Node, npm (its prefix too: `$PREFIX/etc/npmrc`
+ * names the shell of its scripts), Python, Perl, Ruby, PHP, Lua and Java; OpenSSL's config and
+ * module paths (a config loads a library);
  * git's config, hooks and helper commands; tar's default options; the pager, editor and input
  * filter programs other tools start. A name, or a prefix ending in `*`; compared upper-cased. No
  * `sandbox({ env })` may allow one and no `sandbox_exec` input may set one. Not exhaustive: an
  * allowed name is the app's choice (docs/agent-tool.md).
  */
-export const BLOCKED_ENV_NAMES = Object.freeze(['PATH', 'ENV', 'BASH_ENV', 'SHELLOPTS', 'BASHOPTS', 'PS4', 'PROMPT_COMMAND', 'NODE_OPTIONS', 'NODE_PATH', 'NODE_REPL_EXTERNAL_MODULE', 'PERLLIB', 'PHPRC', 'PHP_INI_SCAN_DIR', 'GCONV_PATH', 'LOCPATH', 'GLIBC_TUNABLES', 'JAVA_TOOL_OPTIONS', '_JAVA_OPTIONS', 'JDK_JAVA_OPTIONS', 'TAR_OPTIONS', 'LESSOPEN', 'LESSCLOSE', 'PAGER', 'EDITOR', 'VISUAL', 'LD_*', 'DYLD_*', 'PYTHON*', 'GIT_*', 'PERL5*', 'RUBY*', 'NPM_CONFIG_*', 'LUA_INIT*']);
+export const BLOCKED_ENV_NAMES = Object.freeze(['PATH', 'ENV', 'BASH_ENV', 'SHELLOPTS', 'BASHOPTS', 'PS4', 'PROMPT_COMMAND', 'NODE_OPTIONS', 'NODE_PATH', 'NODE_REPL_EXTERNAL_MODULE', 'PERLLIB', 'PHPRC', 'PHP_INI_SCAN_DIR', 'GCONV_PATH', 'LOCPATH', 'GLIBC_TUNABLES', 'JAVA_TOOL_OPTIONS', '_JAVA_OPTIONS', 'JDK_JAVA_OPTIONS', 'TAR_OPTIONS', 'LESSOPEN', 'LESSCLOSE', 'PAGER', 'EDITOR', 'VISUAL', 'PREFIX', 'LD_*', 'DYLD_*', 'PYTHON*', 'GIT_*', 'PERL5*', 'RUBY*', 'NPM_CONFIG_*', 'LUA_INIT*', 'OPENSSL_*']);
 /** How a refusal names the hooks: the exported list, not its 33 entries. */
 const HOOKS_TEXT = 'BLOCKED_ENV_NAMES of @vite-hub/sandbox/agent, in any case';
 const INPUT_KEYS = ['command', 'args', 'cwd', 'env', 'timeout'];

@@ -283,25 +283,26 @@ impl Lease {
             max_stderr_bytes: 4096,
             ..Command::default()
         };
-        let removed = match self.session.exec(&rm, None).await {
-            Ok(outcome) if outcome.exit_code == 0 => Ok(()),
+        // `(keep, failure)`: whether the Box goes to the next Run, and what to report.
+        let (keep, failure) = match self.session.exec(&rm, None).await {
+            Ok(outcome) if outcome.exit_code == 0 => (true, None),
+            // Killed by a signal (128 + n) or found gone: its provider stopped the Box meanwhile
+            // (a stop kills every process). Nothing is left to give back, nor to report.
+            Ok(outcome) if outcome.exit_code > 128 => (false, None),
+            Err(error) if self.session.vanished(&error) => (false, None),
             Ok(outcome) => {
                 let why = outcome.stderr.trim();
                 let why = if why.is_empty() { format!("rm exited with code {}", outcome.exit_code) } else { why.to_owned() };
-                Err(Error::new(ErrorCode::RuntimeError, format!("the Run's files could not be deleted: {why}")))
+                (false, Some(Error::new(ErrorCode::RuntimeError, format!("the Run's files could not be deleted: {why}"))))
             }
-            Err(error) => Err(error),
+            Err(error) => (false, Some(error)),
         };
-        if removed.is_err() {
+        if !keep {
             let _ = close_kept_key(&key, false).await;
         }
         give_turn(&key);
         forget_if_unused(&key);
-        match removed {
-            // Stopped by its provider meanwhile: nothing is left to give back.
-            Err(error) if self.session.vanished(&error) => Ok(()),
-            removed => removed.map_err(|e| e.with_operation(Operation::Stop)),
-        }
+        failure.map_or(Ok(()), |error| Err(error.with_operation(Operation::Stop)))
     }
 }
 

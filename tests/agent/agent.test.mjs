@@ -214,7 +214,7 @@ test('every sandbox_exec rule, in the contract order, with its exact message', a
   // Every entry of the one list, its prefixes extended, in both cases; BASH_ENV above all.
   assert.ok(Object.isFrozen(BLOCKED_ENV_NAMES));
   // What the issue names, and the hooks the fresh trial found accepted (SHELLOPTS + PS4 ran code).
-  for (const hook of ['PATH', 'ENV', 'BASH_ENV', 'NODE_OPTIONS', 'NODE_PATH', 'PERLLIB', 'LD_*', 'DYLD_*', 'PYTHON*', 'GIT_*', 'PERL5*', 'RUBY*', 'SHELLOPTS', 'PS4', 'PROMPT_COMMAND', 'GCONV_PATH', 'LOCPATH', 'GLIBC_TUNABLES', 'NPM_CONFIG_*', 'TAR_OPTIONS', 'JAVA_TOOL_OPTIONS']) {
+  for (const hook of ['PATH', 'ENV', 'BASH_ENV', 'NODE_OPTIONS', 'NODE_PATH', 'PERLLIB', 'LD_*', 'DYLD_*', 'PYTHON*', 'GIT_*', 'PERL5*', 'RUBY*', 'SHELLOPTS', 'PS4', 'PROMPT_COMMAND', 'GCONV_PATH', 'LOCPATH', 'GLIBC_TUNABLES', 'NPM_CONFIG_*', 'TAR_OPTIONS', 'JAVA_TOOL_OPTIONS', 'PREFIX', 'OPENSSL_*']) {
     assert.ok(BLOCKED_ENV_NAMES.includes(hook), hook);
   }
   for (const name of [...BLOCKED_ENV_NAMES.map((blocked) => blocked.replace(/\*$/, 'X')), 'BASH_ENV', 'PYTHONPATH', 'GIT_CONFIG_COUNT']) {

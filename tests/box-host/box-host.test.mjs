@@ -11,7 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import { startBoxHost } from '@vite-hub/sandbox/box-host';
 import { hostFeatures } from '../../pkg-template/box-host/engine/isolation.mjs';
 import { hasBwrap, NO_BWRAP } from '../support/local-host.mjs';
-import { boxDirPrefix } from '../../pkg-template/box-host/engine/stale-boxes.mjs';
+import { boxDirPrefix, livePidNamespaces } from '../../pkg-template/box-host/engine/stale-boxes.mjs';
 
 /** A Box network of its own for allow-all (slirp4netns installed): no host loopback. */
 const boxNetwork = (await hostFeatures()).netTool !== null;
@@ -449,7 +449,7 @@ describe('bounds and options', () => {
     }
   });
 
-  test('start sweeps Box dirs of gone pids only; live pids, other names and non-dirs are kept', async (t) => {
+  test('start sweeps Box dirs of gone pids and gone pid namespaces only; live pids, other names and non-dirs are kept', async (t) => {
     const boxRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'vite-hub-test-sweep-'));
     const outside = fs.mkdtempSync(path.join(os.tmpdir(), 'vite-hub-test-sweep-target-'));
     t.after(() => {
@@ -470,19 +470,24 @@ describe('bounds and options', () => {
       `${boxDirPrefix()}LiVe01`, // this (live) process
       'vite-hub-box-Old123', // old format, no pid
       `vite-hub-box-${dead}-a1B2c3`, // old format, no pid namespace
-      `vite-hub-box-1-${dead}-a1B2c3`, // another pid namespace: its pid means nothing here
       `${boxDirPrefix(dead).slice(0, -1)}`, // no random part
       `${boxDirPrefix(dead)}toolong1`, // not mkdtemp's six characters
       `${boxDirPrefix(`0${dead}`)}abcdef`, // not a canonical pid
       `other-box-${dead}-abcdef`, // another prefix
     ];
-    for (const name of kept) fs.mkdirSync(path.join(boxRoot, name, 'vercel'), { recursive: true });
+    // Another pid namespace, which no process is in (1 is no namespace's inode): its pid means
+    // nothing here, so only a host that sees every process (root in the initial pid
+    // namespace) knows it is gone and sweeps it; any other host keeps it.
+    const otherNamespace = `vite-hub-box-1-${dead}-a1B2c3`;
+    const seesEveryProcess = livePidNamespaces() !== null;
+    if (!seesEveryProcess) kept.push(otherNamespace);
+    for (const name of [...kept, otherNamespace]) fs.mkdirSync(path.join(boxRoot, name, 'vercel'), { recursive: true });
     fs.writeFileSync(path.join(boxRoot, `${boxDirPrefix(dead)}File01`), 'a file, not a Box dir');
     fs.symlinkSync(outside, path.join(boxRoot, `${boxDirPrefix(dead)}Link01`));
 
     const host = await startBoxHost({ isolation: 'none', boxRoot });
     try {
-      assert.deepEqual(await host.swept, [stale]);
+      assert.deepEqual(await host.swept, (seesEveryProcess ? [stale, otherNamespace] : [stale]).sort());
       assert.deepEqual(
         fs.readdirSync(boxRoot).sort(),
         [...kept, `${boxDirPrefix(dead)}File01`, `${boxDirPrefix(dead)}Link01`].sort(),

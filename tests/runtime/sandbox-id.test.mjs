@@ -174,28 +174,35 @@ test('a Run on a kept Box cut by its timeout while a request was in transit: tha
   }
 });
 
-test('a kept Box its provider stops while the Run gives it back is no failure to report: closed() resolves and the next Run gets a new Box', async () => {
-  let stopBeforeRm = true;
-  const sessions = recordingProvider((request) => {
-    if (!stopBeforeRm || !request.url.endsWith('/cmd')) return null;
-    return (async () => {
-      const { command } = await request.clone().json();
-      if (command !== 'rm') return fetch(request);
-      stopBeforeRm = false;
-      const sid = new URL(request.url).pathname.split('/')[4];
-      assert.equal((await hostApi(host, 'POST', `/v2/sandboxes/sessions/${sid}/stop`)).status, 200);
-      return fetch(request);
-    })();
+for (const when of ['before its rm arrives', 'while its rm runs']) {
+  test(`a kept Box its provider stops while the Run gives it back (${when}) is no failure to report: closed() resolves and the next Run gets a new Box`, async () => {
+    let armed = true;
+    const stop = (request) => hostApi(host, 'POST', `/v2/sandboxes/sessions/${new URL(request.url).pathname.split('/')[4]}/stop`);
+    const sessions = recordingProvider((request) => {
+      if (!armed || !request.url.endsWith('/cmd')) return null;
+      return (async () => {
+        if ((await request.clone().json()).command !== 'rm') return fetch(request);
+        armed = false;
+        if (when === 'before its rm arrives') {
+          assert.equal((await stop(request)).status, 200);
+          return fetch(request);
+        }
+        const answer = fetch(request);
+        setTimeout(() => stop(request), 0);
+        return answer;
+      })();
+    });
+    const id = `stopped-at-release-${sessions.length}-${when.length}`;
+    try {
+      const run = startSandbox('kept/files', {}, { sandboxId: id });
+      assert.equal((await run.response()).status, 200);
+      await run.closed();
+      assert.equal(armed, false, 'the Box was stopped as the Run gave it back');
+      assert.equal((await runSandbox('kept/files', {}, { sandboxId: id })).status, 200);
+      assert.equal(sessions.length, 2);
+    } finally {
+      await closeSandbox(id);
+      configureSandbox({ provider: 'local', local: { baseUrl: host.baseUrl, token: host.token } });
+    }
   });
-  try {
-    const run = startSandbox('kept/files', {}, { sandboxId: 'stopped-at-release' });
-    assert.equal((await run.response()).status, 200);
-    await run.closed();
-    assert.equal(stopBeforeRm, false, 'the Box was stopped as the Run gave it back');
-    assert.equal((await runSandbox('kept/files', {}, { sandboxId: 'stopped-at-release' })).status, 200);
-    assert.equal(sessions.length, 2);
-  } finally {
-    await closeSandbox('stopped-at-release');
-    configureSandbox({ provider: 'local', local: { baseUrl: host.baseUrl, token: host.token } });
-  }
-});
+}
