@@ -3,7 +3,7 @@
 // port under deny-all, see its env on the host's command lines, learn the host's pid or its own
 // host uid from /proc/self, fork without bound, or queue runs into failures at the Box limit.
 // Skipped where bubblewrap cannot run.
-import { test, before, after, afterEach } from 'node:test';
+import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -15,7 +15,7 @@ import { startBoxHost } from '@vite-hub/sandbox/box-host';
 import { bubblewrapWorks, hostFeatures } from '../../pkg-template/box-host/engine/isolation.mjs';
 import { boxDirPrefix } from '../../pkg-template/box-host/engine/stale-boxes.mjs';
 import { configureSandbox, runSandbox } from '@vite-hub/sandbox';
-import { defineTestSandbox, hostApi } from '../support/local-host.mjs';
+import { boxesStoppedAfterEach, defineTestSandbox, hostApi } from '../support/local-host.mjs';
 
 const canBwrap = await bubblewrapWorks();
 const boxNetwork = (await hostFeatures()).netTool !== null;
@@ -23,12 +23,7 @@ let host;
 
 const api = (method, route, body) => hostApi(host, method, route, body);
 
-/** Boxes a test opened: stopped after it, so they never hold the host's memory bound (maxTotalMemoryBytes). */
-const opened = new Set();
-afterEach(async () => {
-  await Promise.all([...opened].map((sid) => api('POST', `/v2/sandboxes/sessions/${sid}/stop`)));
-  opened.clear();
-});
+const opened = boxesStoppedAfterEach(() => host);
 
 async function box(extra = {}) {
   const created = await api('POST', '/v3/sandboxes', { projectId: 'p', ports: [], ...extra });

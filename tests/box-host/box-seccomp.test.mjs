@@ -3,7 +3,7 @@
 // io_uring, mounts and clone3 are refused (EPERM; clone3 ENOSYS, so glibc falls back to clone),
 // a call of the i386 ABI kills the process, while Node, threads and a shell keep working.
 // Skipped where bubblewrap cannot run.
-import { test, before, after, afterEach } from 'node:test';
+import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { startBoxHost } from '@vite-hub/sandbox/box-host';
 import { bubblewrapWorks, limitsReport } from '../../pkg-template/box-host/engine/isolation.mjs';
 import { loadSyscallFilter } from '../../pkg-template/box-host/engine/box-seccomp.mjs';
-import { hostApi } from '../support/local-host.mjs';
+import { boxesStoppedAfterEach, hostApi } from '../support/local-host.mjs';
 
 const canBwrap = await bubblewrapWorks();
 /** The package's programs: dist/box-host/seccomp/ of the built package tests import. */
@@ -76,11 +76,7 @@ let host;
 
 const api = (method, route, body) => hostApi(host, method, route, body);
 
-const opened = new Set();
-afterEach(async () => {
-  await Promise.all([...opened].map((sid) => api('POST', `/v2/sandboxes/sessions/${sid}/stop`)));
-  opened.clear();
-});
+const opened = boxesStoppedAfterEach(() => host);
 
 /** A new Box: its create answer's `session`. */
 async function box() {

@@ -1,5 +1,6 @@
 // Shared set-up of the integration tests: a local Box host of our own (so counters can be read)
 // and in-memory Definitions.
+import { afterEach } from 'node:test';
 import { startBoxHost } from '@vite-hub/sandbox/box-host';
 import { execFileSync } from 'node:child_process';
 import { configureSandbox, registerSandbox } from '@vite-hub/sandbox';
@@ -88,4 +89,17 @@ export async function hostApi(host, method, route, body) {
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   return { status: res.status, text: await res.text() };
+}
+
+/**
+ * The Box session ids a test file opens on `host()` (add each): all are stopped after every test,
+ * so none holds the host's memory bound (maxTotalMemoryBytes) for the next one.
+ */
+export function boxesStoppedAfterEach(host) {
+  const opened = new Set();
+  afterEach(async () => {
+    await Promise.all([...opened].map((sid) => hostApi(host(), 'POST', `/v2/sandboxes/sessions/${sid}/stop`)));
+    opened.clear();
+  });
+  return opened;
 }
