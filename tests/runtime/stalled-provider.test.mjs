@@ -134,20 +134,25 @@ test('a Box that cannot be given back makes closed() reject with a SandboxError 
 });
 
 /**
- * A fetch whose command streams (`POST …/cmd`, NDJSON) pass every line on but `keep(line)`
- * false ones, and then stay open without a byte more: a connection gone silent, not closed.
+ * A fetch whose command streams (Vercel's `POST …/cmd` NDJSON, Cloudflare's `POST
+ * /api/execute/stream` SSE) pass every line on but `keep(line)` false ones, and then stay open
+ * without a byte more: a connection gone silent, not closed. The lines held back go to `withheld`.
  */
-function silentAfter(keep) {
+function silentAfter(keep, withheld = []) {
   return async (request) => {
     const answer = await fetch(request);
-    if (routeOf(request) !== 'cmd' || !answer.body) return answer;
+    const path = new URL(request.url).pathname;
+    if (!(routeOf(request) === 'cmd' || path.endsWith('/api/execute/stream')) || !answer.body) return answer;
     const decoder = new TextDecoder();
     let pending = '';
     const silentTail = new TransformStream({
       transform(chunk, controller) {
         const lines = (pending + decoder.decode(chunk, { stream: true })).split('\n');
         pending = lines.pop();
-        for (const line of lines) if (keep(line)) controller.enqueue(new TextEncoder().encode(`${line}\n`));
+        for (const line of lines) {
+          if (keep(line)) controller.enqueue(new TextEncoder().encode(`${line}\n`));
+          else withheld.push(line);
+        }
       },
       flush: () => new Promise(() => {}),
     });
@@ -155,16 +160,25 @@ function silentAfter(keep) {
   };
 }
 
-test('a command stream that stays open after the result frame is let go within seconds, and the Run answers its result', { timeout: HANG_MS }, async () => {
-  defineTestSandbox('stalled/open', 'export default (payload) => ({ echoed: payload });', { manifest: { vitehub: { sandbox: { timeout: 60_000 } } } });
-  // The line that reports the command's exit never comes: only the Box's close would end it.
-  configureSandbox({ provider: 'local', local: { baseUrl: host.baseUrl, token: host.token }, fetch: silentAfter((line) => !/"exitCode":\d/.test(line)) });
-  const started = Date.now();
-  const response = await runSandbox('stalled/open', 7);
-  assert.equal(response.status, 200, await response.clone().text());
-  assert.deepEqual(await response.json(), { echoed: 7 });
-  assert.ok(Date.now() - started < 30_000, `answered after ${Date.now() - started} ms, not at its 60 s timeout`);
-});
+// The line that reports the command's exit never comes, and the stream stays open: only the
+// Box's close would end it. Vercel's protocol (the local host) ends a command's NDJSON with its
+// exit code; Cloudflare's (the local host in Worker development) ends its SSE with `complete`.
+for (const [label, config, exitLine] of [
+  ['local', () => ({ provider: 'local', local: { baseUrl: host.baseUrl, token: host.token } }), /"exitCode":\d/],
+  ['cloudflare', () => ({ provider: 'cloudflare', env: { SANDBOX_LOCAL_URL: host.baseUrl, SANDBOX_LOCAL_TOKEN: host.token } }), /"type":"complete"/],
+]) {
+  test(`a ${label} command stream that stays open after the result frame is let go within seconds, and the Run answers its result`, { timeout: HANG_MS }, async () => {
+    defineTestSandbox('stalled/open', 'export default (payload) => ({ echoed: payload });', { manifest: { vitehub: { sandbox: { timeout: 60_000 } } } });
+    const withheld = [];
+    configureSandbox({ ...config(), fetch: silentAfter((line) => !exitLine.test(line), withheld) });
+    const started = Date.now();
+    const response = await runSandbox('stalled/open', 7);
+    assert.equal(response.status, 200, await response.clone().text());
+    assert.deepEqual(await response.json(), { echoed: 7 });
+    assert.ok(Date.now() - started < 30_000, `answered after ${Date.now() - started} ms, not at its 60 s timeout`);
+    assert.equal(withheld.length, 1, 'the exit line was held back');
+  });
+}
 
 test('a Run cut by its timeout keeps the output it had received in its 504', { timeout: HANG_MS }, async () => {
   defineTestSandbox('stalled/chatty', `export default async () => { console.log('reached step 1'); console.error('warned at step 1'); await new Promise(() => setInterval(() => {}, 1000)); };`, {
