@@ -14,7 +14,7 @@ import { BoxRegistry } from './engine/registry.mjs';
 import { createBoxHostServer } from './server/server.mjs';
 import { corsPolicy } from './server/cors.mjs';
 import { DEFAULT_MAX_SNAPSHOT_BYTES, DEFAULT_MAX_SNAPSHOTS, SnapshotStore } from './engine/snapshots.mjs';
-import { sweepStaleBoxDirs } from './engine/stale-boxes.mjs';
+import { livePidNamespaces, sweepStaleBoxDirs } from './engine/stale-boxes.mjs';
 import { sweepStaleCgroups } from './engine/box-limits.mjs';
 
 /** `$XDG_CACHE_HOME/vite-hub-sandbox/box-host`, else `~/.cache/vite-hub-sandbox/box-host`. */
@@ -91,7 +91,9 @@ export async function startBoxHost(options = {}) {
   // Box directories left by processes that are gone (a host in a worker thread sees no `exit`
   // event when the main thread calls process.exit()): removed in the background, never blocking
   // the start; `swept` tells when (and what). Their Box cgroups (box-limits.mjs) go with them.
-  const swept = Promise.all([sweepStaleBoxDirs(root), sweepStaleCgroups(features.cgroup)]).then(([dirs]) => dirs);
+  // /proc is read once for the pid namespaces both sweeps judge.
+  const live = livePidNamespaces();
+  const swept = Promise.all([sweepStaleBoxDirs(root, live), sweepStaleCgroups(features.cgroup, live)]).then(([dirs]) => dirs);
   const secret = token ?? randomBytes(32).toString('hex');
   const snapshots = new SnapshotStore({ dir: path.join(stateDir, 'snapshots'), maxSnapshots, maxBytes: maxSnapshotBytes });
   const registry = new BoxRegistry({ boxRoot: root, isolation: mode, maxBoxes, maxTotalMemoryBytes, maxQueued, maxQueueWaitMs, features, snapshots, diskBytes, spares: true });

@@ -260,14 +260,14 @@ function tryRemove(dir) {
 }
 
 /**
- * Removes the Box cgroups (`vite-hub-box-<pidns>-<pid>-XXXXXX`) of this pid namespace under the chosen hierarchies whose owning
- * process is gone (stale-boxes.mjs: a host that ended without stopping its Boxes), killing
- * any process still in them. Resolves to the removed directories, sorted; never rejects.
+ * Removes the Box cgroups (`vite-hub-box-<pidns>-<pid>-XXXXXX`) under the chosen hierarchies
+ * that were left behind (stale-boxes.mjs leftBehind: a host that ended without stopping its
+ * Boxes, or a pid namespace that is gone; `live` as for sweepStaleBoxDirs), killing any process
+ * still in them. Resolves to the removed directories, sorted; never rejects.
  */
-export async function sweepStaleCgroups(choice) {
+export async function sweepStaleCgroups(choice, live = livePidNamespaces()) {
   const parents = choice?.kind === 'cgroup-v2' ? [choice.dir] : choice?.kind === 'cgroup-v1' ? [choice.pids, choice.memory] : [];
   const stale = [];
-  const live = livePidNamespaces();
   for (const parent of parents) {
     let entries = [];
     try {

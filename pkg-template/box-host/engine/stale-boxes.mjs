@@ -106,9 +106,10 @@ export function processGone(pid) {
  * on a root host to a Box user (box-user.mjs: a Box's directory is its user's), not a symlink.
  * Directories of live owners, of pid namespaces this process cannot judge and anything else are
  * left alone; failures (e.g. EACCES, a concurrent removal) skip that entry. Resolves to the
- * removed names, sorted; never rejects.
+ * removed names, sorted; never rejects. `live`: livePidNamespaces(), read once by a host for
+ * both of its sweeps.
  */
-export async function sweepStaleBoxDirs(boxRoot) {
+export async function sweepStaleBoxDirs(boxRoot, live = livePidNamespaces()) {
   let entries;
   try {
     entries = await fs.promises.readdir(boxRoot, { withFileTypes: true });
@@ -117,7 +118,6 @@ export async function sweepStaleBoxDirs(boxRoot) {
   }
   const uid = process.getuid?.();
   const removed = [];
-  const live = livePidNamespaces();
   await Promise.all(
     entries.map(async (entry) => {
       if (!entry.isDirectory() || !leftBehind(entry.name, live)) return;
