@@ -111,6 +111,19 @@ export interface BoxHostOptions {
    * none (no Access-Control-* header at all). Source: the Fetch standard, "CORS protocol".
    */
   allowOrigins?: string[];
+  /**
+   * Spare Boxes kept ready with a parked Node process each (bubblewrap hosts only): a create of
+   * the default shape (no env, the default network policy, resources and work directory) takes
+   * one, and its first command, when it is a Run's harness, becomes that process instead of
+   * starting Node (about 45 ms on a 2-core Xeon). Each spare serves one Box and its process one
+   * command, so Boxes share nothing more than without it. Spares hold Box slots (`maxBoxes`,
+   * `maxTotalMemoryBytes`) and give them up to a create that needs the room; each costs a Node
+   * process (about 40 MB). `size`: spares kept (integer 0–16, default 2; 0 turns parking off);
+   * `idleMs`: a spare unused that long is retired and not replaced until a Box stops again
+   * (integer ms 1–3600000, default 300000). Bad values throw TypeError naming the key.
+   */
+  parked?: { size?: number; idleMs?: number };
+  /**
    * Absolute directory of the host's state kept across restarts: `snapshots/` (Vercel protocol
    * snapshots, the prepared projects of Runs; layout in docs/internals/prepared-projects.md "Prepared projects").
    * Default `$XDG_CACHE_HOME/vite-hub-sandbox/box-host`, else `~/.cache/vite-hub-sandbox/box-host`.
@@ -175,6 +188,13 @@ export interface BoxHost {
   counters(): BoxHostCounters;
   /** Same as `POST /_vite-hub/counters/reset`. */
   resetCounters(): void;
+  /**
+   * The parked Node processes: `size` and `idleMs` (the option in force; `size` 0 when parking is
+   * off or the host has no bubblewrap), `ready` (spares waiting now), `handedOver` (Boxes whose
+   * first command was a parked process, counted when they stopped), `lastError` (why the last
+   * spare could not be made, or null).
+   */
+  parked(): { size: number; idleMs: number; ready: number; handedOver: number; lastError: string | null };
   /**
    * The start-up sweep of `boxRoot`: every `vite-hub-box-<pid>-XXXXXX` directory of this user whose
    * `pid` is gone (`kill(pid, 0)` gives ESRCH) is removed; live pids (EPERM counts as live),

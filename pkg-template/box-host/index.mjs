@@ -11,6 +11,7 @@ import { RequestCounters } from './server/counters.mjs';
 import { hostFeatures, resolveIsolation, syscallFilter } from './engine/isolation.mjs';
 import { describeHost, hostGaps } from './engine/host-probe.mjs';
 import { BoxRegistry } from './engine/registry.mjs';
+import { parkedOption } from './engine/parked-boxes.mjs';
 import { createBoxHostServer } from './server/server.mjs';
 import { corsPolicy } from './server/cors.mjs';
 import { DEFAULT_MAX_SNAPSHOT_BYTES, DEFAULT_MAX_SNAPSHOTS, SnapshotStore } from './engine/snapshots.mjs';
@@ -69,6 +70,7 @@ export async function startBoxHost(options = {}) {
   }
   const { maxQueued = DEFAULT_MAX_QUEUED, maxQueueWaitMs = DEFAULT_MAX_QUEUE_WAIT_MS } = options;
   const cors = corsPolicy(allowOrigins);
+  const parked = parkedOption(options.parked);
   if (!LOOPBACK.has(host)) throw new TypeError(`host must be 127.0.0.1, localhost or ::1, got ${JSON.stringify(host)}`);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new TypeError('port must be an integer 0-65535');
   if (token !== undefined && (typeof token !== 'string' || token.length < 8)) {
@@ -96,7 +98,7 @@ export async function startBoxHost(options = {}) {
   const swept = Promise.all([sweepStaleBoxDirs(root, live), sweepStaleCgroups(features.cgroup, live)]).then(([dirs]) => dirs);
   const secret = token ?? randomBytes(32).toString('hex');
   const snapshots = new SnapshotStore({ dir: path.join(stateDir, 'snapshots'), maxSnapshots, maxBytes: maxSnapshotBytes });
-  const registry = new BoxRegistry({ boxRoot: root, isolation: mode, maxBoxes, maxTotalMemoryBytes, maxQueued, maxQueueWaitMs, features, snapshots, diskBytes, spares: true });
+  const registry = new BoxRegistry({ boxRoot: root, isolation: mode, maxBoxes, maxTotalMemoryBytes, maxQueued, maxQueueWaitMs, features, snapshots, diskBytes, spares: true, parked });
   const counters = new RequestCounters();
   const containers = new CloudflareContainers(registry);
   const server = createBoxHostServer({ token: secret, registry, containers, counters, cors });
@@ -123,6 +125,14 @@ export async function startBoxHost(options = {}) {
     degraded: hostGaps(features, mode).length > 0,
     stateDir,
     counters: () => counters.snapshot(),
+    /** The parked Node processes (parked-boxes.mjs): what is kept, ready, used and why a spare failed. */
+    parked: () => ({
+      size: registry.parked?.size ?? 0,
+      idleMs: parked.idleMs,
+      ready: registry.parked?.readyCount ?? 0,
+      handedOver: registry.handedOver,
+      lastError: registry.parked?.lastError ?? null,
+    }),
     resetCounters: () => counters.reset(),
     swept,
     /**

@@ -52,9 +52,14 @@ export class BoxSlots {
     return this.waiters.length;
   }
 
+  /** Whether a Box of `bytes` would get a slot now without waiting. */
+  hasRoom(bytes = 0) {
+    return this.#fits(bytes) && this.waiters.length === 0;
+  }
+
   /** Takes a free slot for a Box of `bytes` now without queueing; false when none is free (or others wait). */
   tryAcquire(bytes = 0) {
-    if (!this.#fits(bytes) || this.waiters.length > 0) return false;
+    if (!this.hasRoom(bytes)) return false;
     this.#take(bytes);
     return true;
   }

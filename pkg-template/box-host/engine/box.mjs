@@ -12,6 +12,7 @@ import { makeBoxRoot, removeBoxRoot, removeBoxRootNow } from './box-spares.mjs';
 import { BOX_HOME, BOX_LIMITS, cwdVisible, executionAuthority, limitsReport, spawnSpec } from './isolation.mjs';
 import { makeBoxCgroup, removeBoxCgroup, removeBoxCgroupNow } from './box-limits.mjs';
 import { missingToolMessage } from './box-toolchain.mjs';
+import { PARKED_NODE_PATH, PARKED_NODE_SOURCE, parkedNodeFits } from './parked-node.mjs';
 import { acquireBoxUid, releaseBoxUid } from './box-user.mjs';
 import { BoxPathError, ensureBoxDir, mkdirInBox, normalizeBoxPath, openBoxFileForRead, resolveExisting } from './paths.mjs';
 
@@ -212,6 +213,15 @@ export class Box {
     if (this.boxUid !== undefined && this.features?.toolchainProblem) throw new BoxRequestError(503, 'toolchain_unreachable', this.features.toolchainProblem);
     const boxCwd = normalizeBoxPath(cwd ?? this.workDir, this.workDir);
     const cwdHost = this.#commandCwd(boxCwd);
+    const commandEnv = { ...this.env, ...checkEnv(env) };
+    const parked = this.#takeParked();
+    if (parked && parkedNodeFits(parked.env, { command, args, env: commandEnv })) {
+      parked.command.handOver({ id: newId('cmd'), name: command, args, cwd: boxCwd, seenCwd: boxCwd, timeoutMs: timeout });
+      this.handedOver = true;
+      return this.#started(parked.command);
+    }
+    // Any other command starts its own process: the parked one is of no use any more.
+    parked?.command.killAll().catch(() => {});
     const spec = spawnSpec({
       isolation: this.isolation,
       root: this.root,
@@ -222,7 +232,7 @@ export class Box {
       args,
       cwd: boxCwd,
       cwdHost,
-      env: { ...this.env, ...checkEnv(env) },
+      env: commandEnv,
       features: this.features,
       cgroup: this.cgroup,
       boxUid: this.boxUid,
@@ -237,9 +247,69 @@ export class Box {
       timeoutMs: timeout,
       logBudget: this.logBudget,
     });
+    return this.#started(cmd);
+  }
+
+  #started(cmd) {
     this.commands.set(cmd.id, cmd);
     this.#refillSpares();
     return cmd;
+  }
+
+  /**
+   * Starts a parked Node process in this Box (parked-node.mjs), under the spec its commands get,
+   * in its work directory; its first command takes it when it fits, else ends it. Bubblewrap
+   * only (the script is shown at PARKED_NODE_PATH). Throws what a spawn throws.
+   */
+  park() {
+    const env = { ...this.env };
+    const spec = spawnSpec({
+      isolation: this.isolation,
+      root: this.root,
+      workDir: this.workDir,
+      networkDenied: this.networkDenied,
+      network: this.network,
+      command: 'node',
+      args: [PARKED_NODE_PATH],
+      cwd: this.workDir,
+      cwdHost: this.workDirHost,
+      env,
+      features: this.features,
+      cgroup: this.cgroup,
+      boxUid: this.boxUid,
+      readOnlyFiles: [{ path: PARKED_NODE_PATH, data: PARKED_NODE_SOURCE }],
+      stdin: 'pipe',
+    });
+    const command = new BoxCommand({ id: newId('cmd'), sessionId: this.id, name: 'node', args: [PARKED_NODE_PATH], cwd: this.workDir, spec, logBudget: this.logBudget, parked: true });
+    this.parked = { command, env };
+    // Gone before its command came (killed, out of memory): the Box's commands start as usual.
+    command.once('exit', () => {
+      if (this.parked?.command === command) this.parked = undefined;
+    });
+  }
+
+  /** Whether a parked process waits in this Box. */
+  get hasParked() {
+    return this.parked !== undefined && this.parked.command.running;
+  }
+
+  #takeParked() {
+    const parked = this.parked;
+    this.parked = undefined;
+    return parked?.command.running ? parked : undefined;
+  }
+
+  /**
+   * Gives a spare Box (parked-boxes.mjs) to a create: its name, lifetime (counted from now),
+   * snapshot source and stop callback become the create's.
+   */
+  claim({ name, timeoutMs, sourceSnapshotId, onStopped }) {
+    this.name = name ?? this.id;
+    this.timeoutMs = timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.createdAt = Date.now();
+    this.sourceSnapshotId = sourceSnapshotId;
+    this.onStopped = onStopped;
+    this.#armLifetime();
   }
 
   /** Once per Box, after its first command started (or at its stop): the host's spares are made anew. */
@@ -312,7 +382,7 @@ export class Box {
     this.stopping = (async () => {
       clearTimeout(this.lifetime);
       this.#refillSpares();
-      await Promise.all([...this.commands.values()].map((cmd) => cmd.killAll()));
+      await Promise.all([...this.commands.values(), ...(this.parked ? [this.parked.command] : [])].map((cmd) => cmd.killAll()));
       try {
         if (keep) kept = await keep(this);
       } catch (err) {
@@ -341,7 +411,7 @@ export class Box {
    * removes one still busy). Never throws.
    */
   removeNow() {
-    for (const cmd of this.commands.values()) {
+    for (const cmd of [...this.commands.values(), ...(this.parked ? [this.parked.command] : [])]) {
       try {
         cmd.killNow();
       } catch {

@@ -6,6 +6,7 @@ import os from 'node:os';
 import { StringDecoder } from 'node:string_decoder';
 import { joinBoxCgroup } from './box-limits.mjs';
 import { BOX_FILES_FD } from './isolation.mjs';
+import { handOverLine } from './parked-node.mjs';
 import { killTreeAndWait, signalTree } from './process-tree.mjs';
 
 /**
@@ -49,7 +50,12 @@ function signalNumber(signal) {
  * while running. Exit codes: the process's own code, or 128 + signal number (137 on timeout).
  */
 export class BoxCommand extends EventEmitter {
-  constructor({ id, sessionId, name, args, cwd, spec, timeoutMs, logBudget }) {
+  /**
+   * Starts the process of `spec` (isolation.mjs spawnSpec). `parked: true` starts a parked Node
+   * process (parked-node.mjs): it does not hold the host's event loop, has no timeout yet, and
+   * becomes a command on handOver().
+   */
+  constructor({ id, sessionId, name, args, cwd, spec, timeoutMs, logBudget, parked = false }) {
     super();
     this.setMaxListeners(0);
     this.id = id;
@@ -67,7 +73,36 @@ export class BoxCommand extends EventEmitter {
     this.forcedExitCode = null;
     this.reaped = false;
     this.outputPaused = false;
-    this.#start(spec, timeoutMs);
+    this.parked = parked;
+    this.#start(spec, parked ? undefined : timeoutMs);
+    if (parked) this.#hold(false);
+  }
+
+  /**
+   * Turns this parked process into the command `name args` in `cwd` (a Box path; `seenCwd` is
+   * where the process finds it: the same under bubblewrap) with its own id and `timeoutMs`: the
+   * process reads the handover line (parked-node.mjs) and its stdin ends.
+   */
+  handOver({ id, name, args, cwd, seenCwd, timeoutMs }) {
+    Object.assign(this, { id, name, args, cwd, parked: false, startedAt: Date.now() });
+    this.#hold(true);
+    this.child.stdin.on('error', () => {});
+    this.child.stdin.end(handOverLine(seenCwd, args));
+    this.#armTimeout(timeoutMs);
+  }
+
+  /** Whether the process (its handle and output pipes) keeps the host's event loop alive. */
+  #hold(held) {
+    const how = held ? 'ref' : 'unref';
+    for (const handle of [this.child, this.child.stdin, this.child.stdout, this.child.stderr]) handle?.[how]?.();
+  }
+
+  #armTimeout(timeoutMs) {
+    if (timeoutMs === undefined) return;
+    this.timer = setTimeout(() => {
+      this.forcedExitCode = 137;
+      this.killAll();
+    }, timeoutMs);
   }
 
   #start(spec, timeoutMs) {
@@ -82,8 +117,8 @@ export class BoxCommand extends EventEmitter {
       // and the seccomp filter's programs (`boxFiles`: the Box network's resolv.conf, npm's
       // global config without credentials, box-seccomp.mjs).
       stdio: spec.argsData === undefined
-        ? ['ignore', 'pipe', 'pipe']
-        : ['ignore', 'pipe', 'pipe', 'pipe', ...(spec.boxFiles ?? []).map(() => 'pipe')],
+        ? [spec.stdin ?? 'ignore', 'pipe', 'pipe']
+        : [spec.stdin ?? 'ignore', 'pipe', 'pipe', 'pipe', ...(spec.boxFiles ?? []).map(() => 'pipe')],
     });
     this.child = child;
     this.pid = child.pid;
@@ -148,12 +183,7 @@ export class BoxCommand extends EventEmitter {
         });
       });
     });
-    if (timeoutMs !== undefined) {
-      this.timer = setTimeout(() => {
-        this.forcedExitCode = 137;
-        this.killAll();
-      }, timeoutMs);
-    }
+    this.#armTimeout(timeoutMs);
   }
 
   /**

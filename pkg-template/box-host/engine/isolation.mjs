@@ -182,7 +182,7 @@ function toolchainArgs(toolchain, workDir, { npmrcFd, userNpmrcFd, caFileFds }) 
  * Bubblewrap options (without the command) for a Box at host dir `root`; `seccompFds` are the fds
  * bwrap reads the Box filter's programs from (none: no filter).
  */
-function bubblewrapArgs({ root, workDir, ownNet, env, cwd, resolvConfFd, resolvConf, toolchain, toolchainFds, seccompFds }) {
+function bubblewrapArgs({ root, workDir, ownNet, env, cwd, resolvConfFd, resolvConf, toolchain, toolchainFds, seccompFds, readOnlyFileFds }) {
   const args = ['--unshare-all', '--unshare-user', '--uid', String(BOX_UID), '--gid', String(BOX_UID)];
   if (!ownNet) args.push('--share-net');
   // Its own UTS namespace (--unshare-all) named BOX_HOSTNAME, not after the host machine.
@@ -201,6 +201,7 @@ function bubblewrapArgs({ root, workDir, ownNet, env, cwd, resolvConfFd, resolvC
   if (resolvConf) args.push('--ro-bind-data', String(resolvConfFd), resolvConf.path);
   for (const dir of writableDirs(workDir)) args.push('--bind', path.join(root, dir), dir);
   args.push(...toolchainArgs(toolchain, workDir, toolchainFds));
+  for (const { path: file, fd } of readOnlyFileFds) args.push('--ro-bind-data', String(fd), file);
   args.push('--remount-ro', '/', '--clearenv');
   for (const [key, value] of Object.entries(env)) args.push('--setenv', key, value);
   args.push('--chdir', cwd);
@@ -270,11 +271,14 @@ export function withRlimits(rlimits, command, args) {
  * when the Box has one: `uid`/`gid` of the spawn, or nsenter's `--setuid`/`--setgid` once it
  * has entered the Box network (which only the host's root may enter). `network` is the Box's
  * (box-network.mjs: `{ netns, userns? }`): a rootless one is entered with its user namespace.
+ * `readOnlyFiles` (`[{ path, data }]`, bubblewrap only) are files shown read-only at those Box
+ * paths, e.g. a parked process's script (parked-node.mjs); `stdin: 'pipe'` gives the command a
+ * stdin the host writes (`/dev/null` otherwise).
  * Under Seatbelt (macOS) the command runs through `sandbox-exec` with the Box's profile
  * (seatbelt.mjs): it writes only the Box directory, reads nothing of the user's home but the
  * app's toolchain, and has no network under `deny-all`.
  */
-export function spawnSpec({ isolation, root, workDir, networkDenied, network, command, args, cwd, cwdHost, env, features, cgroup, boxUid }) {
+export function spawnSpec({ isolation, root, workDir, networkDenied, network, command, args, cwd, cwdHost, env, features, cgroup, boxUid, readOnlyFiles = [], stdin = 'ignore' }) {
   const limited = withRlimits(features?.rlimits ?? null, command, args);
   const PATH = boxPath(features);
   if (isolation === 'bubblewrap') {
@@ -308,12 +312,14 @@ export function spawnSpec({ isolation, root, workDir, networkDenied, network, co
     const toolchainFds = { npmrcFd: fdOf(npmrc), userNpmrcFd: fdOf(userNpmrc) };
     toolchainFds.caFileFds = caFiles.filter((ca) => !underSystemDir(ca.file)).map((ca) => ({ file: ca.file, fd: fdOf(ca.data) }));
     const seccompFds = syscallFilter(isolation, features) === 'seccomp' ? features.syscallFilter.programs.map(fdOf) : [];
+    const readOnlyFileFds = readOnlyFiles.map(({ path: file, data }) => ({ path: file, fd: fdOf(data) }));
     return {
       file,
       args: rest,
       ...(boxUid !== undefined && !netns ? { uid: boxUid, gid: boxUid } : {}),
-      argsData: `${bubblewrapArgs({ root, workDir, ownNet: networkDenied && !netns, env: fullEnv, cwd, resolvConfFd, resolvConf, toolchain, toolchainFds, seccompFds }).join('\0')}\0`,
+      argsData: `${bubblewrapArgs({ root, workDir, ownNet: networkDenied && !netns, env: fullEnv, cwd, resolvConfFd, resolvConf, toolchain, toolchainFds, seccompFds, readOnlyFileFds }).join('\0')}\0`,
       boxFiles,
+      stdin,
       cgroup: cgroup ?? null,
       cwd: root,
       env: { PATH: SYSTEM_PATH },

@@ -1,9 +1,10 @@
 // The Box registry of one host: live Boxes by session id, a bounded memory of stopped ones (so
 // their sessions can still be described), names, and the live-Box capacity.
-import { Box, BoxRequestError, MAX_TIMER_MS, boxMemoryBytes, checkEnv } from './box.mjs';
+import { Box, BoxRequestError, MAX_TIMER_MS, SESSION_CWD, boxMemoryBytes, checkEnv } from './box.mjs';
 import { BoxSlots, QueueRefused } from './box-queue.mjs';
 import { LogBudget } from './command.mjs';
 import { BoxSpares, removeBoxInMakingNow } from './box-spares.mjs';
+import { ParkedBoxes } from './parked-boxes.mjs';
 import { executionAuthority } from './isolation.mjs';
 import { isolationProblem } from './host-probe.mjs';
 import { reachableByBoxUsers } from './box-user.mjs';
@@ -40,9 +41,10 @@ export class BoxRegistry {
   /**
    * `snapshots`: the host's SnapshotStore (create from `source: { type: 'snapshot' }`);
    * `diskBytes`: each Box's writable space (box-disk.mjs; default 1 GiB); `spares`: make a Box
-   * network ahead of each create (box-spares.mjs).
+   * network ahead of each create (box-spares.mjs); `parked` ({ size, idleMs }, bubblewrap only):
+   * keep that many spare Boxes with a parked Node process (parked-boxes.mjs).
    */
-  constructor({ boxRoot, isolation, maxBoxes, maxTotalMemoryBytes = Infinity, maxQueued, maxQueueWaitMs, features, snapshots, diskBytes, spares = false }) {
+  constructor({ boxRoot, isolation, maxBoxes, maxTotalMemoryBytes = Infinity, maxQueued, maxQueueWaitMs, features, snapshots, diskBytes, spares = false, parked }) {
     // Box users (a root host's Boxes, box-user.mjs) open their directories below the Box root.
     if (isolation === 'bubblewrap' && features?.boxUsers === true) reachableByBoxUsers(boxRoot);
     this.features = features;
@@ -62,6 +64,60 @@ export class BoxRegistry {
     this.stopped = new Map();
     this.slots = new BoxSlots({ capacity: maxBoxes, maxBytes: maxTotalMemoryBytes, maxQueued, maxWaitMs: maxQueueWaitMs });
     this.logBudget = new LogBudget(LOG_BUDGET_BYTES);
+    /** Runs whose harness was a parked process (counted when their Box stops). */
+    this.handedOver = 0;
+    this.parked = isolation === 'bubblewrap' && parked?.size > 0
+      ? new ParkedBoxes({ size: parked.size, idleMs: parked.idleMs, make: () => this.#makeParkedBox(parked.idleMs) })
+      : null;
+    this.parked?.fill();
+  }
+
+  /**
+   * A new spare Box (no name, env or snapshot; the default network policy, resources and work
+   * directory) with a parked Node process, holding a slot of its own; undefined when no slot is
+   * free now (a spare never waits for one, nor takes one a create waits for). Its provider-side
+   * lifetime outlasts its idle bound by a minute, so it ends even if the pool forgot it.
+   */
+  async #makeParkedBox(idleMs) {
+    const memoryBytes = boxMemoryBytes();
+    if (this.closing || !this.slots.tryAcquire(memoryBytes)) return undefined;
+    const making = {};
+    this.making.add(making);
+    let box;
+    try {
+      box = await Box.create(this.boxRoot, {
+        isolation: this.isolation,
+        networkDenied: false,
+        env: {},
+        timeoutMs: idleMs + 60_000,
+        onStopped: () => this.slots.release(memoryBytes),
+        logBudget: this.logBudget,
+        features: this.features,
+        diskBytes: this.diskBytes,
+        spares: this.spares,
+        making,
+      });
+      making.box = box;
+      box.park();
+      return box;
+    } catch (err) {
+      if (box) await box.stop();
+      else this.slots.release(memoryBytes);
+      throw err;
+    } finally {
+      this.making.delete(making);
+      if (this.making.size === 0) this.#madeAll?.();
+    }
+  }
+
+  /**
+   * A spare Box for a create of `body` (checked) when one is ready and fits: the default network
+   * policy, resources and work directory, no env (a spare's process started without one).
+   */
+  #spareFor({ denied, vcpus, boxEnv, workDir }) {
+    if (!this.parked || denied || (vcpus !== undefined && boxMemoryBytes(vcpus) !== boxMemoryBytes())) return undefined;
+    if ((workDir ?? SESSION_CWD) !== SESSION_CWD || Object.keys(boxEnv).length > 0) return undefined;
+    return this.parked.take();
   }
 
   /**
@@ -114,7 +170,11 @@ export class BoxRegistry {
     if (nameTaken()) {
       throw new BoxRequestError(409, 'conflict', `a running sandbox is already named ${name}`);
     }
+    const spare = this.#spareFor({ denied, vcpus, boxEnv, workDir });
+    if (spare) return this.#claim(spare, { name, timeout, snapshotId });
     const memoryBytes = boxMemoryBytes(vcpus);
+    // Spares give their slots up to a create that needs the room.
+    if (this.parked?.readyCount > 0 && !this.slots.hasRoom(memoryBytes)) await this.parked.retireAll();
     try {
       if (!queue) {
         if (!this.slots.tryAcquire(memoryBytes)) throw new QueueRefused('full', `the local Box host already runs ${this.slots.used} Boxes (at most ${this.maxBoxes}, ${this.slots.maxBytes} bytes of memory limits in all)`);
@@ -174,6 +234,25 @@ export class BoxRegistry {
     }
   }
 
+  /** A create that took spare Box `box` (its slot with it): it becomes live under the create's name, lifetime and snapshot. */
+  async #claim(box, { name, timeout, snapshotId }) {
+    if (this.closing) {
+      await box.stop();
+      this.#refuseWhenClosing();
+    }
+    box.claim({ name, timeoutMs: timeout, sourceSnapshotId: snapshotId, onStopped: (stopped) => this.#forget(stopped) });
+    this.live.set(box.id, box);
+    if (snapshotId !== undefined) {
+      try {
+        await this.snapshots.restore(snapshotId, box.workDirHost);
+      } catch (err) {
+        await box.stop();
+        throw err;
+      }
+    }
+    return box;
+  }
+
   /** 503 `host_closing` once stopAll() has begun: no Box may outlive the host. */
   #refuseWhenClosing() {
     if (this.closing) throw new BoxRequestError(503, 'host_closing', 'the local Box host is closing');
@@ -181,6 +260,9 @@ export class BoxRegistry {
 
   #forget(box) {
     if (this.live.delete(box.id)) this.slots.release(box.memoryBytes);
+    if (box.handedOver) this.handedOver += 1;
+    // There is work again: the spares that were used or retired are made anew.
+    this.parked?.fill();
     this.stopped.set(box.id, box);
     if (this.stopped.size > STOPPED_MEMORY) this.stopped.delete(this.stopped.keys().next().value);
   }
@@ -213,6 +295,7 @@ export class BoxRegistry {
    * removes every directory of this process left in the Box root (theirs, unmounted first).
    */
   removeAllNow() {
+    this.parked?.closeNow();
     this.spares?.closeNow();
     for (const making of this.making) removeBoxInMakingNow(making);
     for (const box of this.live.values()) box.removeNow();
@@ -227,6 +310,7 @@ export class BoxRegistry {
   async stopAll() {
     this.closing = true;
     if (this.making.size > 0) await new Promise((resolve) => (this.#madeAll = resolve));
+    await this.parked?.close();
     await this.spares?.close();
     await Promise.all([...this.live.values()].map((box) => box.stop()));
   }

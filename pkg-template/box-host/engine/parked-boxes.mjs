@@ -1,0 +1,108 @@
+// Spare Boxes with a parked Node process in each (parked-node.mjs), made ahead so that a create
+// takes one that is ready: its directory, disk, cgroup, network and a `node` already started. A
+// spare goes to exactly one create and its process to that Box's first command (when it is a
+// Run's harness); nothing of a spare is ever used twice, so Boxes share nothing more than before.
+//
+// Spares hold a Box slot each (box-queue.mjs: they count against `maxBoxes` and the memory
+// total) and are given up when a create needs the room. One that waited `idleMs` is retired and
+// not replaced: the pool fills again when a Box stops (there is work again) and when the host
+// starts. Bubblewrap hosts only (the parked script is shown in the sandbox).
+
+/** What `startBoxHost({ parked })` defaults to: 2 spares, each retired after 5 minutes unused. */
+export const DEFAULT_PARKED = Object.freeze({ size: 2, idleMs: 300_000 });
+/** Largest `parked.size` (each spare is a Box and a Node process, about 40 MB of memory). */
+export const MAX_PARKED = 16;
+
+/** Checks the `parked` option of startBoxHost (TypeError naming the key); the option with its defaults. */
+export function parkedOption(option = {}) {
+  if (option === null || typeof option !== 'object' || Array.isArray(option)) throw new TypeError('parked must be an object { size, idleMs }');
+  const { size = DEFAULT_PARKED.size, idleMs = DEFAULT_PARKED.idleMs } = option;
+  if (!Number.isInteger(size) || size < 0 || size > MAX_PARKED) throw new TypeError(`parked.size must be an integer from 0 to ${MAX_PARKED}, got ${JSON.stringify(size)}`);
+  if (!Number.isInteger(idleMs) || idleMs < 1 || idleMs > 3_600_000) throw new TypeError(`parked.idleMs must be an integer number of ms from 1 to 3600000, got ${JSON.stringify(idleMs)}`);
+  return { size, idleMs };
+}
+
+export class ParkedBoxes {
+  /**
+   * `make()` resolves to a new Box with a parked process holding a slot of its own, or undefined
+   * when no slot is free; it rejects with what failed (the pool keeps the message in `lastError`).
+   */
+  constructor({ size, idleMs, make }) {
+    this.size = size;
+    this.idleMs = idleMs;
+    this.make = make;
+    /** Ready spares, oldest first: `{ box, timer }`. */
+    this.ready = [];
+    this.making = new Set();
+    this.closed = false;
+    this.lastError = null;
+  }
+
+  /** Starts making the missing spares (in the background). */
+  fill() {
+    while (!this.closed && this.ready.length + this.making.size < this.size) {
+      const made = this.make().then(
+        (box) => {
+          this.making.delete(made);
+          if (box === undefined) return;
+          if (this.closed) return box.stop();
+          const timer = setTimeout(() => this.#retire(box), this.idleMs);
+          timer.unref();
+          this.ready.push({ box, timer });
+        },
+        (err) => {
+          this.making.delete(made);
+          this.lastError = err.message;
+        },
+      );
+      this.making.add(made);
+    }
+  }
+
+  /** A ready spare whose process still waits (the oldest), or undefined. */
+  take() {
+    while (this.ready.length > 0) {
+      const { box, timer } = this.ready.shift();
+      clearTimeout(timer);
+      if (box.running && box.hasParked) return box;
+      box.stop().catch(() => {});
+    }
+    return undefined;
+  }
+
+  #retire(box) {
+    const at = this.ready.findIndex((spare) => spare.box === box);
+    if (at === -1) return;
+    this.ready.splice(at, 1);
+    box.stop().catch(() => {});
+  }
+
+  /** Stops every ready spare (their slots are freed); resolves once they are stopped. */
+  async retireAll() {
+    const spares = this.ready.splice(0);
+    await Promise.all(spares.map(({ box, timer }) => {
+      clearTimeout(timer);
+      return box.stop().catch(() => {});
+    }));
+  }
+
+  /** Spares ready now. */
+  get readyCount() {
+    return this.ready.length;
+  }
+
+  /** Stops the spares, the ready ones and those being made; no spare is made any more. */
+  async close() {
+    this.closed = true;
+    await Promise.all([this.retireAll(), ...this.making]);
+  }
+
+  /** close(), synchronously (process `exit`): the ready spares' processes and directories. */
+  closeNow() {
+    this.closed = true;
+    for (const { box, timer } of this.ready.splice(0)) {
+      clearTimeout(timer);
+      box.removeNow();
+    }
+  }
+}
