@@ -295,8 +295,18 @@ export interface SandboxConfig {
    * SANDBOX_PROVIDER_UNAVAILABLE when there is none; 'bubblewrap' / 'seatbelt' require theirs;
    * 'none' runs Boxes as plain processes, also in production. A `networkPolicy: 'deny-all'` the
    * host cannot enforce is SANDBOX_PROVIDER_UNAVAILABLE (see docs/providers/local.md).
+   * `parked` (in-process host, bubblewrap only): spare Boxes kept with a `node` started ahead,
+   * which a Run's harness becomes (one Run each): `size` 0–16 (default 2; 0 turns it off),
+   * `idleMs` 1–3600000 before an unused one is retired (default 300000); out of range is
+   * SANDBOX_INVALID_ARGUMENT. The host starts once per process with the first Run's options.
    */
-  local?: { baseUrl?: string; token?: string; networkPolicy?: 'allow-all' | 'deny-all' | object; isolation?: 'auto' | 'bubblewrap' | 'seatbelt' | 'none' };
+  local?: {
+    baseUrl?: string;
+    token?: string;
+    networkPolicy?: 'allow-all' | 'deny-all' | object;
+    isolation?: 'auto' | 'bubblewrap' | 'seatbelt' | 'none';
+    parked?: { size?: number; idleMs?: number };
+  };
   /**
    * Cloudflare Sandbox through the Worker's Durable Object binding (pass the Worker `env`). `binding`
    * default `SANDBOX`; `sandboxId` keeps one Box for every Run (Runs wait in turn in the isolate);

@@ -173,12 +173,12 @@ pub fn set_local_box_host_starter(starter: Option<js_sys::Function>) {
 #[wasm_bindgen(js_name = warmUpLocalBoxHost)]
 pub fn warm_up_local_box_host(only_if_used: bool) -> js_sys::Promise {
     let used = !only_if_used || runtime_config().is_ok_and(|config| config.provider.as_ref().is_ok_and(|p| p.uses_in_process_host()));
-    let isolation = runtime_config().ok().and_then(|config| config.provider.as_ref().ok().and_then(|p| p.local_isolation()));
+    let options = runtime_config().ok().and_then(|config| config.provider.as_ref().ok().and_then(|p| p.in_process_host())).unwrap_or_default();
     session::js_promise(Box::pin(async move {
         if !used {
             return Ok(JsValue::FALSE);
         }
-        host::in_process_host(isolation).await.map(|_| JsValue::TRUE).map_err(|error| crate::error::js::to_js_error(&error))
+        host::in_process_host(options).await.map(|_| JsValue::TRUE).map_err(|error| crate::error::js::to_js_error(&error))
     }))
 }
 

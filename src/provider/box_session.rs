@@ -16,7 +16,7 @@ use web_sys::AbortSignal;
 use super::output::{LogStream, OutputStream};
 use crate::command::{Command, CommandOutcome};
 use crate::error::{Error, ErrorCode, Operation, Result};
-use vite_hub_sandbox_core::provider::local::options::Isolation;
+use vite_hub_sandbox_core::provider::local::options::InProcessHost;
 use crate::session::ExecutionAuthority;
 use crate::transfer::box_file::BoxFile;
 
@@ -115,9 +115,9 @@ pub trait Provider: std::fmt::Debug {
         false
     }
 
-    /// The `local.isolation` option an in-process local Box host started for this provider
-    /// applies; `None` when unset or for a provider other than `local`.
-    fn local_isolation(&self) -> Option<Isolation> {
+    /// The options (`local.isolation`, `local.parked`) an in-process local Box host started for
+    /// this provider applies; `None` for a provider other than `local`.
+    fn in_process_host(&self) -> Option<InProcessHost> {
         None
     }
 
@@ -458,7 +458,7 @@ mod tests {
     fn provider_queries_answer_none_and_prepared_projects_are_not_supported() {
         let provider: &dyn Provider = &Minimal;
         assert!(!provider.prepares() && !provider.keeps_boxes() && !provider.uses_in_process_host());
-        assert_eq!(provider.local_isolation(), None);
+        assert_eq!(provider.in_process_host(), None);
         assert!(now(provider.ensure_ready()).unwrap().is_none());
         assert!(!now(provider.close_kept_box("kept")).unwrap(), "no Box is kept by the provider");
         for error in [now(provider.list_prepared(None)).unwrap_err(), now(provider.drop_prepared("id")).unwrap_err()] {

@@ -232,9 +232,11 @@ for (const isolation of modes) {
     });
 
     test('stop kills running commands and removes the Box dir', async () => {
-      const before = fs.readdirSync(boxRoot);
       const sid = (await createBox(host)).id;
-      const created = fs.readdirSync(boxRoot).filter((d) => !before.includes(d));
+      // The Box's directory, known by a file it made (it may be a spare made before the create).
+      const marker = `marker-${randomInt(100000, 900000)}`;
+      assert.equal((await run(host, sid, 'touch', [marker])).exitCode, 0);
+      const created = fs.readdirSync(boxRoot).filter((d) => fs.existsSync(path.join(boxRoot, d, 'vercel', 'sandbox', marker)));
       assert.equal(created.length, 1);
       assert.match(created[0], new RegExp(`^${boxDirPrefix()}[A-Za-z0-9]{6}$`));
       const n = String(randomInt(100000, 900000));

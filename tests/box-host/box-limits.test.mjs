@@ -84,7 +84,10 @@ test('a stopped Box leaves no mount and no directory behind', { skip: !features.
 });
 
 test('the session reports which mechanism bounds processes and memory, and it is the one applied', { skip: !canBwrap }, async () => {
-  const host = await startBoxHost({ isolation: 'bubblewrap' });
+  // A Box root of its own and no spare Boxes (parked-boxes.mjs): the one directory there names the Box's cgroups.
+  const boxRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'vite-hub-limits-'));
+  temps.push(boxRoot);
+  const host = await startBoxHost({ isolation: 'bubblewrap', boxRoot, parked: { size: 0 } });
   hosts.push(host);
   const created = JSON.parse((await api(host, 'POST', '/v3/sandboxes', { projectId: 'p', ports: [], resources: { vcpus: 1 } })).text);
   const { limits } = created.session;
@@ -93,18 +96,13 @@ test('the session reports which mechanism bounds processes and memory, and it is
   assert.equal(limits.processes, 512);
   assert.equal(limits.memoryBytes, choice.kind === 'rlimit' ? null : 2048 * 1024 * 1024);
   if (choice.kind === 'cgroup-v1') {
-    // The Box's cgroups (named after its directory, made by this process), read on the host
-    // side while its command runs: the only ones of this process holding processes now.
+    // The Box's cgroups (named after its directory), read on the host side while its command runs.
     const sid = created.session.id;
     await api(host, 'POST', `/v2/sandboxes/sessions/${sid}/cmd`, { command: 'sleep', args: ['2'] });
     await new Promise((resolve) => setTimeout(resolve, 500));
-    const boxCgroup = (parent) => {
-      const busy = fs.readdirSync(parent)
-        .filter((entry) => entry.startsWith(boxDirPrefix()))
-        .filter((entry) => fs.readFileSync(path.join(parent, entry, 'cgroup.procs'), 'utf8').trim() !== '');
-      assert.equal(busy.length, 1, `${parent}: ${busy}`);
-      return path.join(parent, busy[0]);
-    };
+    const [boxDir] = fs.readdirSync(boxRoot);
+    assert.ok(boxDir.startsWith(boxDirPrefix()), boxDir);
+    const boxCgroup = (parent) => path.join(parent, boxDir);
     const pidsDir = boxCgroup(choice.pids);
     const memoryDir = boxCgroup(choice.memory);
     assert.equal(fs.readFileSync(path.join(pidsDir, 'pids.max'), 'utf8').trim(), '512');
@@ -258,8 +256,9 @@ test('closing the host removes its Boxes\' cgroups; the next host sweeps those o
   hosts.push(host);
   const created = JSON.parse((await api(host, 'POST', '/v3/sandboxes', { projectId: 'p', ports: [], resources: { vcpus: 1 } })).text);
   await api(host, 'POST', `/v2/sandboxes/sessions/${created.session.id}/cmd`, { command: 'sleep', args: ['30'] });
+  // The Box's cgroup in each hierarchy, and those of the host's spare Boxes (parked-boxes.mjs).
   const made = [...own()].filter((dir) => !before.has(dir));
-  assert.equal(made.length, 2, `${made}`);
+  assert.ok(made.length >= 2 && made.length % 2 === 0, `${made}`);
   await host.close();
   for (const dir of made) assert.ok(!fs.existsSync(dir), `${dir} left behind by close()`);
 

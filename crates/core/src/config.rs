@@ -49,7 +49,7 @@ pub fn missing_binding_error(binding: &str) -> Error {
 /// ```ts
 /// { provider?: 'vercel' | 'cloudflare' | 'local', production?: boolean,
 ///   vercel?: { token?, teamId?, projectId?, baseUrl?, networkPolicy? },
-///   local?: { baseUrl?, token?, networkPolicy?, isolation? },
+///   local?: { baseUrl?, token?, networkPolicy?, isolation?, parked?: { size?, idleMs? } },
 ///   cloudflare?: { binding?, sandboxId?, sleepAfter?, keepAlive?, normalizeId? },
 ///   transfer?: Partial<TransferLimits>, env?: Record<string, string>, debug?: boolean }
 /// ```
@@ -236,6 +236,9 @@ impl SandboxConfig {
         check_base_url(self.local.base_url.as_deref(), "local.baseUrl")?;
         check_base_url(self.vercel.base_url.as_deref(), "vercel.baseUrl")?;
         check_token(self.local.token.as_deref(), "local.token")?;
+        if let Some(problem) = self.local.parked.as_ref().and_then(crate::provider::local::options::Parked::problem) {
+            return Err(Error::new(ErrorCode::InvalidArgument, problem));
+        }
         check_token(self.vercel.token.as_deref(), "vercel.token")
     }
 
@@ -411,6 +414,8 @@ mod tests {
             (serde_json::json!({"vercel": {"baseUrl": "ftp://x"}}), "vercel.baseUrl must be"),
             (serde_json::json!({"local": {"baseUrl": "http://"}}), "local.baseUrl must be"),
             (serde_json::json!({"local": {"token": "a"}}), "local.token has 1 character; a token must have at least 8"),
+            (serde_json::json!({"local": {"parked": {"size": 17}}}), "local.parked.size is 17; it must be from 0 to 16"),
+            (serde_json::json!({"local": {"parked": {"idleMs": 0}}}), "local.parked.idleMs is 0; it must be from 1 to 3600000 ms"),
             (serde_json::json!({"local": {"token": "tok\u{0100}en_long"}}), "local.token has a character at position 4 that is not visible ASCII"),
             (serde_json::json!({"vercel": {"token": "token with space"}}), "vercel.token has a character at position 6"),
             (serde_json::json!({"env": {"VERCEL_TOKEN": "short", "VERCEL_TEAM_ID": "t", "VERCEL_PROJECT_ID": "p"}}), "the vercel token"),
@@ -462,6 +467,7 @@ mod tests {
             json!({"vercel": {"token": null, "networkPolicy": null}}),
             json!({"vercel": {}, "local": {}, "transfer": {}, "env": {}}),
             json!({"local": {"baseUrl": "http://127.0.0.1:1", "token": "s", "networkPolicy": {"allow": ["a.com"]}}}),
+            json!({"local": {"isolation": "none", "parked": {"size": 0, "idleMs": 1000}}}),
             json!({"cloudflare": {"binding": "B", "sandboxId": "x", "sleepAfter": "10m", "keepAlive": true, "normalizeId": false}}),
             json!({"transfer": {"maxInputBytes": 10, "maxOutputBytes": 20, "maxDepth": 8, "maxSidecars": 3, "maxSidecarBytes": 0, }}),
             json!({"transfer": {"maxDepth": null}}),
@@ -484,6 +490,8 @@ mod tests {
             json!({"vercel": []}),
             json!({"local": {"baseURL": "x"}}),
             json!({"local": null}),
+            json!({"local": {"parked": {"size": -1}}}),
+            json!({"local": {"parked": {"count": 2}}}),
             json!({"cloudflare": {"bindings": "B"}}),
             json!({"cloudflare": null}),
             json!({"transfer": {"maxDepht": 1}}),

@@ -13,7 +13,7 @@ use wasm_bindgen_futures::JsFuture;
 
 use crate::error::js::js_message;
 use crate::error::{Error, ErrorCode, Operation, Result};
-use crate::provider::local::options::Isolation;
+use crate::provider::local::options::InProcessHost;
 use crate::provider::box_session::{HostStart, ProviderKind};
 use crate::sys;
 
@@ -37,8 +37,9 @@ thread_local! {
     static STARTED: RefCell<Option<js_sys::Promise>> = const { RefCell::new(None) };
 }
 
-/// Registers the function that starts an in-process host: `({ isolation }) => Promise<{ baseUrl,
-/// token, connectMs? }>` (`isolation`: the `local.isolation` option, `"auto"` when unset;
+/// Registers the function that starts an in-process host: `({ isolation, parked? }) =>
+/// Promise<{ baseUrl, token, connectMs? }>` ([`InProcessHost`]: `local.isolation`, `"auto"` when
+/// unset, and `local.parked`;
 /// `connectMs`: ms of the first request the starter sent to the listening host).
 pub fn set_starter(starter: Option<js_sys::Function>) {
     STARTER.with(|s| *s.borrow_mut() = starter);
@@ -60,7 +61,7 @@ fn unavailable(message: String) -> Error {
 /// # Errors
 /// `SANDBOX_PROVIDER_REQUIRED` when this runtime has no starter; `SANDBOX_PROVIDER_UNAVAILABLE`
 /// when starting failed (the next call tries again).
-pub async fn in_process_host(isolation: Option<Isolation>) -> Result<(LocalHost, Option<HostStart>)> {
+pub async fn in_process_host(options: InProcessHost) -> Result<(LocalHost, Option<HostStart>)> {
     let started_at = sys::performance_now();
     let (promise, starting) = match STARTED.with(|s| s.borrow().clone()) {
         Some(promise) => (promise, false),
@@ -73,10 +74,11 @@ pub async fn in_process_host(isolation: Option<Isolation>) -> Result<(LocalHost,
                 .with_provider(ProviderKind::Local)
             })?;
             // No RefCell borrow is held while JS runs: the starter may call back into the module.
-            let options = js_sys::Object::new();
-            let isolation = JsValue::from_str(isolation.unwrap_or(Isolation::Auto).as_str());
-            js_sys::Reflect::set(&options, &JsValue::from_str("isolation"), &isolation)
-                .map_err(|e| unavailable(format!("the local Box host did not start: {}", js_message(&e))))?;
+            // Through JSON text: the runtime already carries serde_json's serializer, and not serde-wasm-bindgen's.
+            let options = serde_json::to_string(&options)
+                .ok()
+                .and_then(|json| js_sys::JSON::parse(&json).ok())
+                .ok_or_else(|| unavailable("the local Box host did not start: its options could not be written".to_owned()))?;
             let value = starter
                 .call1(&JsValue::UNDEFINED, &options)
                 .map_err(|e| unavailable(format!("the local Box host did not start: {}", js_message(&e))))?;

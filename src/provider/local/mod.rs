@@ -19,7 +19,7 @@ mod provider {
     use super::{host, LocalOptions};
     use crate::error::{Error, ErrorCode, Result};
     use crate::http::fetch::Fetcher;
-    use crate::provider::local::options::Isolation;
+    use crate::provider::local::options::InProcessHost;
     use crate::provider::vercel::{VercelEndpoint, VercelProvider};
     use crate::provider::box_session::{BoxSession, BoxSpec, HostStart, PreparedProject, Provider, ProviderKind};
     use crate::session::ExecutionAuthority;
@@ -41,7 +41,7 @@ mod provider {
             let (base_url, token) = match &self.options.base_url {
                 Some(base_url) => (base_url.clone(), self.options.token.clone().unwrap_or_default()),
                 None => {
-                    let (host, _) = host::in_process_host(self.options.isolation).await?;
+                    let (host, _) = host::in_process_host(self.options.in_process_host()).await?;
                     (host.base_url, host.token)
                 }
             };
@@ -78,7 +78,7 @@ mod provider {
                 if !self.uses_in_process_host() {
                     return Ok(None);
                 }
-                Ok(host::in_process_host(self.options.isolation).await?.1)
+                Ok(host::in_process_host(self.options.in_process_host()).await?.1)
             })
         }
 
@@ -87,9 +87,9 @@ mod provider {
             self.options.base_url.is_none()
         }
 
-        /// The `local.isolation` option (what an in-process host started for it applies).
-        fn local_isolation(&self) -> Option<Isolation> {
-            self.options.isolation
+        /// The `local.isolation` and `local.parked` options (what an in-process host started for it applies).
+        fn in_process_host(&self) -> Option<InProcessHost> {
+            Some(self.options.in_process_host())
         }
 
         /// `true`: the host keeps snapshots.

@@ -2,13 +2,13 @@
 //!
 //! Provider layer, pure.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// `local` options: a Box host already running somewhere (else the Node glue starts one
 /// in-process, once per isolate).
 ///
 /// Shape: `{ baseUrl?: string, token?: string, networkPolicy?: "allow-all" | "deny-all" | object,
-/// isolation?: "auto" | "bubblewrap" | "seatbelt" | "none" }`.
+/// isolation?: "auto" | "bubblewrap" | "seatbelt" | "none", parked?: { size?, idleMs? } }`.
 #[derive(Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct LocalOptions {
@@ -24,13 +24,65 @@ pub struct LocalOptions {
     /// production). The host's start-up probe decides what `auto` gets
     /// (pkg-template/box-host/engine/host-probe.mjs).
     pub isolation: Option<Isolation>,
+    /// The spare Boxes with a parked Node process the in-process host keeps (ignored with
+    /// `base_url`, like `isolation`); unset: the host's defaults (2 spares, 300000 ms idle).
+    pub parked: Option<Parked>,
+}
+
+/// The `local.parked` option: spare Boxes, each with a `node` started ahead that a Run's harness
+/// becomes (pkg-template/box-host/engine/parked-boxes.mjs). Shape `{ size?: 0–16, idleMs?:
+/// 1–3600000 }`: `size` spares kept (0 turns parking off), `idleMs` before an unused one is retired.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Parked {
+    /// Spares kept, 0 to [`Parked::MAX_SIZE`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size: Option<u32>,
+    /// ms an unused spare waits before it is retired, 1 to [`Parked::MAX_IDLE_MS`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub idle_ms: Option<u32>,
+}
+
+impl Parked {
+    /// Largest `size` (each spare is a Box and a Node process).
+    pub const MAX_SIZE: u32 = 16;
+    /// Largest `idleMs` (one hour).
+    pub const MAX_IDLE_MS: u32 = 3_600_000;
+
+    /// The problem with these values, named by key (`local.parked.size …`), or `None`.
+    pub fn problem(&self) -> Option<String> {
+        match (self.size, self.idle_ms) {
+            (Some(size), _) if size > Self::MAX_SIZE => Some(format!("local.parked.size is {size}; it must be from 0 to {}", Self::MAX_SIZE)),
+            (_, Some(ms)) if ms == 0 || ms > Self::MAX_IDLE_MS => Some(format!("local.parked.idleMs is {ms}; it must be from 1 to {} ms", Self::MAX_IDLE_MS)),
+            _ => None,
+        }
+    }
+}
+
+/// What the in-process Box host is started with (the Node glue's `startBoxHost` options):
+/// `{ isolation, parked? }`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct InProcessHost {
+    /// `local.isolation`, `auto` when unset.
+    pub isolation: Isolation,
+    /// `local.parked`, the host's defaults when unset.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parked: Option<Parked>,
+}
+
+impl LocalOptions {
+    /// The options an in-process host started for these applies.
+    pub fn in_process_host(&self) -> InProcessHost {
+        InProcessHost { isolation: self.isolation.unwrap_or(Isolation::Auto), parked: self.parked }
+    }
 }
 
 /// The `local.isolation` option (see [`LocalOptions::isolation`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Isolation {
     /// The strongest isolation the machine gives; none in development only.
+    #[default]
     Auto,
     /// Linux bubblewrap, required.
     Bubblewrap,
@@ -40,18 +92,6 @@ pub enum Isolation {
     None,
 }
 
-impl Isolation {
-    /// The option's value as the host's `startBoxHost({ isolation })` takes it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Isolation::Auto => "auto",
-            Isolation::Bubblewrap => "bubblewrap",
-            Isolation::Seatbelt => "seatbelt",
-            Isolation::None => "none",
-        }
-    }
-}
-
 impl std::fmt::Debug for LocalOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("LocalOptions")
@@ -59,6 +99,20 @@ impl std::fmt::Debug for LocalOptions {
             .field("token", &self.token.as_ref().map(|_| "[redacted]"))
             .field("network_policy", &self.network_policy)
             .field("isolation", &self.isolation)
+            .field("parked", &self.parked)
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_in_process_host_gets_isolation_and_parked_as_start_box_host_takes_them() {
+        let options: LocalOptions = serde_json::from_value(serde_json::json!({"parked": {"size": 0}})).unwrap();
+        assert_eq!(serde_json::to_value(options.in_process_host()).unwrap(), serde_json::json!({"isolation": "auto", "parked": {"size": 0}}));
+        let options: LocalOptions = serde_json::from_value(serde_json::json!({"isolation": "none"})).unwrap();
+        assert_eq!(serde_json::to_value(options.in_process_host()).unwrap(), serde_json::json!({"isolation": "none"}));
     }
 }
