@@ -2,6 +2,7 @@
 //! as prepared projects (see [`crate::run::prepared`]) and how to remove them.
 
 use js_sys::{Array, Object, Promise, Reflect};
+use std::collections::BTreeSet;
 use wasm_bindgen::prelude::*;
 
 use super::{invalid, runtime_config};
@@ -62,11 +63,10 @@ async fn drop_prepared(digest: JsValue) -> crate::Result<JsValue> {
     provider.ensure_ready().await?;
     let mut ids = forget(&digest);
     ids.extend(provider.list_prepared(Some(&prepared_name(&digest))).await?.into_iter().map(|(id, _, _)| id));
-    ids.sort();
-    ids.dedup();
     let mut dropped = 0u32;
-    for id in ids {
-        if provider.drop_prepared(&id).await? {
+    // Each id once, in order.
+    for id in ids.iter().map(String::as_str).collect::<BTreeSet<&str>>() {
+        if provider.drop_prepared(id).await? {
             dropped += 1;
         }
     }

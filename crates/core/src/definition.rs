@@ -205,11 +205,9 @@ pub const EXCLUDED: ExcludedNames = ExcludedNames {
 /// `len(path) as u64 LE ‖ path ‖ mode flag (0, or 1 ‖ mode as u32 LE) ‖ len(content) as u64 LE ‖
 /// content`, after the tag `vite-hub-sandbox/definition/v1\0`.
 pub fn content_digest(files: &[DefinitionFile]) -> String {
-    let mut sorted: Vec<&DefinitionFile> = files.iter().collect();
-    sorted.sort_by(|a, b| a.path.cmp(&b.path));
     let mut hasher = Sha256::new();
     hasher.update(b"vite-hub-sandbox/definition/v1\0");
-    for file in sorted {
+    for file in in_path_order(files.iter().collect(), |file| &file.path) {
         hasher.update((file.path.len() as u64).to_le_bytes());
         hasher.update(file.path.as_bytes());
         match file.mode {
@@ -227,6 +225,19 @@ pub fn content_digest(files: &[DefinitionFile]) -> String {
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect()
+}
+
+/// `items` in path order (as `str` compares, bytewise; equal paths keep their order): the order
+/// the digests read files in. Whatever the item type, the sort is of `(path, index)` pairs, so the
+/// wasm carries one sort for all of them.
+pub(crate) fn in_path_order<T>(items: Vec<T>, path: impl Fn(&T) -> &str) -> Vec<T> {
+    let order: Vec<usize> = {
+        let mut keyed: Vec<(&str, usize)> = items.iter().map(&path).zip(0..).collect();
+        keyed.sort();
+        keyed.into_iter().map(|(_, index)| index).collect()
+    };
+    let mut slots: Vec<Option<T>> = items.into_iter().map(Some).collect();
+    order.into_iter().filter_map(|index| slots[index].take()).collect()
 }
 
 /// The digest of a project: SHA-256 over [`content_digest`] of `files`, then the manager name
@@ -275,7 +286,7 @@ impl Definition {
             return Err(invalid(format!("has an invalid packagePath {}: {why}.", quoted(&package_path))));
         }
         let in_package = |path: &str| if package_path.is_empty() { path.to_owned() } else { format!("{package_path}/{path}") };
-        let mut files = source.files;
+        let files = source.files;
         // The first file (in the given order) with a problem is the one reported; a repeat is a
         // file whose path an earlier one has.
         let mut seen = BTreeSet::new();
@@ -287,8 +298,7 @@ impl Definition {
                 return Err(invalid(format!("has the file {} twice.", quoted(&file.path))));
             }
         }
-        files.sort_by(|a, b| a.path.cmp(&b.path));
-        let kept: Vec<DefinitionFile> = files.into_iter().filter(|file| !is_excluded_path(&file.path)).collect();
+        let kept: Vec<DefinitionFile> = in_path_order(files, |file| &file.path).into_iter().filter(|file| !is_excluded_path(&file.path)).collect();
         let total_bytes: u64 = kept.iter().map(|f| f.content.len() as u64).sum();
         if total_bytes > MAX_DEFINITION_BYTES {
             return Err(invalid(format!(

@@ -153,9 +153,8 @@ pub fn install_digest(plan_command: &str, args: &[String], manager: PackageManag
     // then every file is an install input, or two projects that share manifests and lockfile
     // would share one prepared tree that either one's scripts made.
     let scripted = files.iter().any(|(path, _, content)| is_manifest(path) && runs_install_scripts(content));
-    let mut inputs: Vec<&(&str, Option<u32>, &[u8])> = files.iter().filter(|(path, _, _)| scripted || is_install_input(path)).collect();
-    inputs.sort_by_key(|(path, _, _)| *path);
-    for &(path, mode, content) in inputs {
+    let inputs: Vec<&(&str, Option<u32>, &[u8])> = files.iter().filter(|(path, _, _)| scripted || is_install_input(path)).collect();
+    for &(path, mode, content) in super::in_path_order(inputs, |(path, _, _)| path) {
         part(path.as_bytes());
         part(&mode.unwrap_or(0).to_le_bytes());
         part(content);

@@ -438,6 +438,28 @@ fn package_manager_field_wins() {
 }
 
 #[test]
+fn the_digests_read_files_in_path_order_whatever_order_they_are_given_in() {
+    let files = [file("b.mjs", "2"), file("a/z.mjs", "1"), file("a.mjs", "3")];
+    let mut reversed = files.clone();
+    reversed.reverse();
+    assert_eq!(content_digest(&files), content_digest(&reversed));
+    let inputs = |files: &[DefinitionFile]| -> Vec<(String, Option<u32>, Vec<u8>)> { files.iter().map(|f| (f.path.clone(), f.mode, f.content.clone())).collect() };
+    let digest = |files: &[DefinitionFile]| {
+        let owned = inputs(files);
+        let borrowed: Vec<(&str, Option<u32>, &[u8])> = owned.iter().map(|(p, m, c)| (p.as_str(), *m, c.as_slice())).collect();
+        install::install_digest("npm", &[], PackageManager::Npm, "", &borrowed)
+    };
+    // Every file is an install input once a manifest runs install scripts.
+    let scripted = [file("package.json", r#"{"scripts":{"postinstall":"node a.mjs"}}"#), file("a.mjs", "3"), file("b.mjs", "2")];
+    let mut scripted_reversed = scripted.clone();
+    scripted_reversed.reverse();
+    assert_eq!(digest(&scripted), digest(&scripted_reversed));
+    // `"a.mjs" < "a/z.mjs" < "b.mjs"` bytewise ('.' is 0x2E, '/' 0x2F); equal paths keep their order.
+    let ordered = in_path_order(vec![("b.mjs", 0), ("a/z.mjs", 1), ("a.mjs", 2), ("a.mjs", 3)], |(path, _)| path);
+    assert_eq!(ordered, [("a.mjs", 2), ("a.mjs", 3), ("a/z.mjs", 1), ("b.mjs", 0)]);
+}
+
+#[test]
 fn digest_is_order_independent_and_content_sensitive() {
     let a = Definition::from_files(
         "d",

@@ -16,17 +16,22 @@ const MIN_PREFIX_BYTES: usize = 8;
 /// docs), with `[redacted]`. Callers run every message that may echo credentials (tokens, env
 /// values) through it before building an [`crate::Error`].
 pub fn redact(text: &str, secrets: &[&str]) -> String {
+    // Each form once (an alphanumeric secret is its own URL encoding); their order does not
+    // matter, the longest match wins.
     let mut forms: Vec<String> = Vec::new();
+    let mut add = |form: String| {
+        if !forms.contains(&form) {
+            forms.push(form);
+        }
+    };
     for secret in secrets.iter().filter(|s| !s.is_empty()) {
-        forms.push((*secret).to_owned());
-        forms.push(url_encoded(secret));
+        add((*secret).to_owned());
+        add(url_encoded(secret));
         let g = &base64::engine::general_purpose::STANDARD;
         for engine in [g, &base64::engine::general_purpose::STANDARD_NO_PAD, &base64::engine::general_purpose::URL_SAFE, &base64::engine::general_purpose::URL_SAFE_NO_PAD] {
-            forms.push(engine.encode(secret.as_bytes()));
+            add(engine.encode(secret.as_bytes()));
         }
     }
-    forms.sort();
-    forms.dedup();
     replace_forms(text, &forms)
 }
 
