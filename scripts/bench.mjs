@@ -303,19 +303,42 @@ async function sdkComparison(host) {
   return result;
 }
 
-/** What the count of parked node processes says about the two hosts. */
+/** What the count of parked node processes says about the two hosts (null: that host is not there). */
 function parkingSeen(defaultHostNodes, parkedOffHostNodes) {
   if (!procVisible) return { inEffect: null, how: 'not seen: no /proc here to count the processes waiting in the hosts\' Boxes' };
   const counts = { defaultHostNodes, parkedOffHostNodes };
   if (defaultHostNodes === 0) return { inEffect: false, ...counts, how: 'not in effect: no node process waited in the default host\'s Boxes between Runs (this build parks none)' };
-  return { inEffect: true, ...counts, how: `in effect: ${defaultHostNodes} node processes waited in the default host's Boxes between Runs, ${parkedOffHostNodes} in the host with parked: { size: 0 }` };
+  const other = parkedOffHostNodes === null ? '' : `, ${parkedOffHostNodes} in the host with parked: { size: 0 }`;
+  return { inEffect: true, ...counts, how: `in effect: ${defaultHostNodes} node processes waited in the default host's Boxes between Runs${other}` };
+}
+
+/** A host with `parked: { size: 0 }` (its own state dir under `stateDir`), or `{ na }` when the build refuses the option. */
+async function startParkedOffHost(stateDir) {
+  try {
+    return await startBoxHost({ stateDir: mkdtempSync(path.join(stateDir, 'parked-off-')), parked: { size: 0 } });
+  } catch (error) {
+    return na(`startBoxHost({ parked: { size: 0 } }) throws: ${error.message}`);
+  }
+}
+
+/** The harness command against the three-line runner in the bare node Box, or `{ na }` when it fails. */
+async function harnessVsRunner(bare) {
+  try {
+    await bare.harnessOnce();
+    // More pairs than the Run row: the two sides differ by a few ms of ~45, within one pair's noise.
+    const pair = await interleaved(REPS.harness, bare.harnessOnce, bare.once);
+    return { harnessMs: pair.a, runnerMs: pair.b, ratio: pair.ratio };
+  } catch (error) {
+    return na(`the harness of crates/core/src/harness/harness.mjs, run as a Run's command, failed: ${error.message.slice(0, 200)}`);
+  }
 }
 
 /**
  * The warm Run of a trivial Definition on `host` (its default: parked processes when the build
  * has them) and on a second host started with `parked: { size: 0 }`, against a bare node command
  * in a Box of the host's own code: three sides interleaved, the Runs configured to their host
- * before each sample (untimed, the same for both).
+ * before each sample (untimed, the same for both). Parked processes are counted on the default
+ * host alone, then on both.
  */
 async function warmVsBare(host, isolation, stateDir) {
   const name = freshDefinition('trivial');
@@ -326,39 +349,35 @@ async function warmVsBare(host, isolation, stateDir) {
   await runOn(host)();
   await settle([host]);
   const defaultHostNodes = procVisible ? nodeDescendants() : null;
-  const parkedOff = await startBoxHost({ stateDir: mkdtempSync(path.join(stateDir, 'parked-off-')), parked: { size: 0 } });
-  const bare = await openBareNodeBox({ isolation, entry: TRIVIAL_ENTRY, payload: TRIVIAL_PAYLOAD });
-  const hosts = [host, parkedOff];
+  const parkedOff = await startParkedOffHost(stateDir);
+  const hosts = parkedOff.na ? [host] : [host, parkedOff];
   try {
-    await runOn(parkedOff)();
-    await bare.once();
-    await settle(hosts);
-    const parking = parkingSeen(defaultHostNodes, procVisible ? nodeDescendants() - defaultHostNodes : null);
-    const samples = await interleavedSamples(REPS.warm, { run: runOn(host), parkedOff: runOn(parkedOff), bare: bare.once }, () => settle(hosts));
-    let harness;
+    const bare = await openBareNodeBox({ isolation, entry: TRIVIAL_ENTRY, payload: TRIVIAL_PAYLOAD });
     try {
-      await bare.harnessOnce();
-      // More pairs than the Run row: the two sides differ by a few ms of ~45, within one pair's noise.
-      const pair = await interleaved(REPS.harness, bare.harnessOnce, bare.once);
-      harness = { harnessMs: pair.a, runnerMs: pair.b, ratio: pair.ratio };
-    } catch (error) {
-      harness = na(`the harness of crates/core/src/harness/harness.mjs, run as a Run's command, failed: ${error.message.slice(0, 200)}`);
+      if (!parkedOff.na) await runOn(parkedOff)();
+      await bare.once();
+      await settle(hosts);
+      const parking = parkingSeen(defaultHostNodes, procVisible && !parkedOff.na ? nodeDescendants() - defaultHostNodes : null);
+      const sides = { run: runOn(host), bare: bare.once, ...(parkedOff.na ? {} : { parkedOff: runOn(parkedOff) }) };
+      const samples = await interleavedSamples(REPS.warm, sides, () => settle(hosts));
+      const withParkedOff = (figure) => (parkedOff.na ? parkedOff : figure());
+      return {
+        isolation,
+        parking,
+        runMs: stats(samples.run),
+        parkedOffRunMs: withParkedOff(() => stats(samples.parkedOff)),
+        bareNodeMs: stats(samples.bare),
+        ratio: ratioStats(samples.run, samples.bare),
+        parkedOffRatio: withParkedOff(() => ratioStats(samples.parkedOff, samples.bare)),
+        gain: withParkedOff(() => ratioStats(samples.run, samples.parkedOff)),
+        harness: await harnessVsRunner(bare),
+      };
+    } finally {
+      await bare.close();
     }
-    return {
-      isolation,
-      parking,
-      runMs: stats(samples.run),
-      parkedOffRunMs: stats(samples.parkedOff),
-      bareNodeMs: stats(samples.bare),
-      ratio: ratioStats(samples.run, samples.bare),
-      parkedOffRatio: ratioStats(samples.parkedOff, samples.bare),
-      gain: ratioStats(samples.run, samples.parkedOff),
-      harness,
-    };
   } finally {
     configureLocal(host.baseUrl, host.token);
-    await bare.close();
-    await parkedOff.close();
+    if (!parkedOff.na) await parkedOff.close();
   }
 }
 
