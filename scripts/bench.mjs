@@ -88,8 +88,8 @@ if (flags.from !== undefined) {
 
 /** Repetitions of each side of a ratio (rounds), by figure. */
 const REPS = quick
-  ? { import: 2, firstRun: 1, servers: 1, sdkNoDeps: 2, sdkDeps: 1, pooled: 2, warm: 3, harness: 3, exec: 3 }
-  : { import: 11, firstRun: 9, servers: 5, sdkNoDeps: 9, sdkDeps: 3, pooled: 9, warm: 15, harness: 41, exec: 15 };
+  ? { import: 2, firstRun: 1, servers: 1, sdkNoDeps: 2, sdkDeps: 1, preparedDeps: 2, warm: 3, harness: 3, exec: 3 }
+  : { import: 11, firstRun: 9, servers: 5, sdkNoDeps: 9, sdkDeps: 3, preparedDeps: 9, warm: 15, harness: 41, exec: 15 };
 const CONCURRENCY = quick ? [1, 8] : [1, 8, 32, 64, 128];
 const DELAYS_MS = [25, 0];
 /** The environment of every child this bench starts (the same on both sides of a ratio). */
@@ -105,7 +105,7 @@ function configureLocal(baseUrl, token, extra = {}) {
     configureSandbox({ provider: 'local', local: { baseUrl, token }, ...extra });
     return null;
   } catch (error) {
-    return `configureSandbox refuses ${Object.keys(extra).join(", ")}: ${error.message}`;
+    return `configureSandbox refuses ${Object.keys(extra).join(', ')}: ${error.message}`;
   }
 }
 
@@ -171,9 +171,12 @@ async function countRequests(host, name, payload) {
   return { beforeResponse: atResponse.total, createsBeforeResponse: atResponse.requests.create ?? 0, total, requests, installed: 'install' in phases };
 }
 
-/** Why a counted Run did not take a pooled Box (it created one before its Response), or null. */
-const notPooled = (counted) => (counted.createsBeforeResponse > 0
-  ? `with warmPool the prepared Run still created its Box before its Response (${counted.beforeResponse} requests: ${JSON.stringify(counted.requests)}): no pooled Box was taken`
+/**
+ * Why a Run did not take a pooled Box: it created one before its Response (`creates`, of
+ * `requests` before it, `routes` by name when known); null when it created none.
+ */
+const notPooled = (creates, requests, routes) => (creates > 0
+  ? `with warmPool the prepared Run still created its Box before its Response (${requests} requests${routes ? ` ${JSON.stringify(routes)}` : ''}): no pooled Box was taken`
   : null);
 
 /**
@@ -191,7 +194,7 @@ async function preparePooled(host, baseUrl) {
     await settle([host]);
   }
   const counted = await countRequests(host, name, payloadOf('deps'));
-  const why = notPooled(counted);
+  const why = notPooled(counted.createsBeforeResponse, counted.beforeResponse, counted.requests);
   return why ? na(why) : { name, counted };
 }
 
@@ -238,7 +241,7 @@ const pooledSide = (host, name) => async () => {
   const before = host.counters();
   const { ms } = await runOnce(name, payloadOf('deps'));
   const after = host.counters();
-  const why = notPooled({ createsBeforeResponse: (after.requests.create ?? 0) - (before.requests.create ?? 0), beforeResponse: after.total - before.total, requests: 'since the previous sample' });
+  const why = notPooled((after.requests.create ?? 0) - (before.requests.create ?? 0), after.total - before.total);
   if (why) throw Object.assign(new Error(why), { notPooled: true });
   return ms;
 };
@@ -282,7 +285,7 @@ async function sdkComparison(host) {
         const preparedSide = async () => (await runOnce(name, payloadOf(kind))).ms;
         figures[`prepared${label}`] = await interleaved(reps, preparedSide, sdkSide, between);
         // What a user gets from one snapshot made by hand, without this package (issue 25).
-        if (withDeps) figures.preparedVsSnapshot = await interleaved(REPS.pooled, preparedSide, snapshotSide, between);
+        if (withDeps) figures.preparedVsSnapshot = await interleaved(REPS.preparedDeps, preparedSide, snapshotSide, between);
       }
       if (!prepared) figures.preparedVsSnapshot = na('no prepared-project cache here: a second Run of the same project installs again');
       const pooled = await preparePooled(host, proxy.url);
@@ -291,8 +294,8 @@ async function sdkComparison(host) {
         figures.pooledVsSnapshot = pooled;
       } else {
         const side = pooledSide(host, pooled.name);
-        figures.pooledWithDeps = await pooledPair(REPS.pooled, side, () => sdkFlow({ ...flow('deps'), install: true }), between);
-        figures.pooledVsSnapshot = await pooledPair(REPS.pooled, side, snapshotSide, between);
+        figures.pooledWithDeps = await pooledPair(REPS.preparedDeps, side, () => sdkFlow({ ...flow('deps'), install: true }), between);
+        figures.pooledVsSnapshot = await pooledPair(REPS.preparedDeps, side, snapshotSide, between);
       }
     } finally {
       configureLocal(host.baseUrl, host.token);
