@@ -69,7 +69,7 @@ export function checkFigures(figures, { quick = true } = {}) {
 
   const bare = figures.warmVsBare;
   for (const key of ['runMs', 'parkedOffRunMs', 'bareNodeMs', 'ratio', 'parkedOffRatio', 'gain']) checkFigure(bare[key], `warmVsBare.${key}`);
-  assert.ok([true, false, null].includes(bare.parking.inEffect) && bare.parking.how.length > 10, 'warmVsBare.parking says whether parking was seen, and how');
+  assert.ok(typeof bare.parking === 'object' && [true, false, null].includes(bare.parking.inEffect) && bare.parking.how.length > 10, 'warmVsBare.parking says whether parking was seen, and how');
   if ('na' in bare.harness) checkFigure(bare.harness, 'warmVsBare.harness');
   else for (const key of ['harnessMs', 'runnerMs', 'ratio']) checkFigure(bare.harness[key], `warmVsBare.harness.${key}`);
   for (const key of ['runMs', 'execMs', 'ratio']) checkFigure(figures.fullRunVsExec[key], `fullRunVsExec.${key}`);
