@@ -1,4 +1,4 @@
-// Checks that a bench JSON file holds every figure of issue 12, in its shape: a measurement
+// Checks that a bench JSON file holds every figure of issues 12 and 25, in its shape: a measurement
 // (min / median / max of n) or an explained n/a. The values are the bench's business (it prints
 // them, never asserts them): this is the smoke check scripts/test.sh runs after
 // `node scripts/bench.mjs --quick --out FILE`.
@@ -20,13 +20,21 @@ function checkFigure(value, where) {
   assert.ok(value.min <= value.median && value.median <= value.max, `${where}: min ≤ median ≤ max`);
 }
 
+/** A comparison: `{ a, b, ratio }` figures, or `{ na: '<why>' }`. */
+function checkPair(pair, where) {
+  if ('na' in pair) checkFigure(pair, where);
+  else for (const side of ['a', 'b', 'ratio']) checkFigure(pair[side], `${where}.${side}`);
+}
+
 /**
  * Throws an AssertionError naming the first figure of `figures` (the bench's JSON, parsed) that is
  * missing or malformed. `quick`: the file must come from `--quick` (two concurrency points).
  */
 export function checkFigures(figures, { quick = true } = {}) {
-  assert.deepEqual(Object.keys(figures).sort(), ['concurrency', 'firstRun', 'import', 'install', 'machine', 'requests', 'sdkFlow', 'servers', 'warmVsBare', 'wasm']);
-  for (const key of ['nproc', 'cpu', 'node', 'isolation', 'date']) assert.ok(key in figures.machine, `machine.${key}`);
+  assert.deepEqual(Object.keys(figures).sort(), ['concurrency', 'firstRun', 'fullRunVsExec', 'import', 'install', 'machine', 'method', 'requests', 'sdkFlow', 'servers', 'warmVsBare', 'wasm']);
+  for (const key of ['nproc', 'cpu', 'node', 'isolation', 'date', 'commit']) assert.ok(key in figures.machine, `machine.${key}`);
+  for (const key of ['loadAverage', 'loadAverageAtEnd']) assert.equal(figures.machine[key].length, 3, `machine.${key}`);
+  for (const key of ['clock', 'settle']) assert.equal(typeof figures.method[key], 'string', `method.${key}`);
   assert.equal(figures.machine.quick, quick, 'machine.quick');
   for (const module of ['runtime', 'tooling']) {
     assert.ok(figures.wasm[module].bytes > figures.wasm[module].gzipBytes, `wasm.${module}`);
@@ -49,17 +57,22 @@ export function checkFigures(figures, { quick = true } = {}) {
     assert.ok(counted.na || (Number.isInteger(counted.beforeResponse) && Number.isInteger(counted.total)), `requests.${key}`);
   }
   for (const key of ['sdkFlowNoDeps', 'sdkFlowWithDeps']) assert.ok(Number.isInteger(figures.requests[key].total), `requests.${key}`);
+  const pooled = figures.requests.pooledWithDeps;
+  if ('na' in pooled) checkFigure(pooled, 'requests.pooledWithDeps');
+  else assert.ok(Number.isInteger(pooled.beforeResponse) && pooled.createsBeforeResponse === 0, 'requests.pooledWithDeps: counted, and took a pooled Box');
 
   for (const delay of ['delay25ms', 'delay0ms']) {
-    for (const scenario of ['coldNoDeps', 'preparedNoDeps', 'coldWithDeps', 'preparedWithDeps']) {
-      const pair = figures.sdkFlow[delay][scenario];
-      if ('na' in pair) checkFigure(pair, `sdkFlow.${delay}.${scenario}`);
-      else for (const side of ['a', 'b', 'ratio']) checkFigure(pair[side], `sdkFlow.${delay}.${scenario}.${side}`);
+    for (const scenario of ['coldNoDeps', 'preparedNoDeps', 'coldWithDeps', 'preparedWithDeps', 'preparedVsSnapshot', 'pooledWithDeps', 'pooledVsSnapshot']) {
+      checkPair(figures.sdkFlow[delay][scenario], `sdkFlow.${delay}.${scenario}`);
     }
   }
 
-  for (const key of ['runSandboxMs', 'bareNodeMs', 'ratio']) checkFigure(figures.warmVsBare[key], `warmVsBare.${key}`);
-  for (const key of ['harnessMs', 'runnerMs', 'ratio']) checkFigure(figures.warmVsBare.harness[key], `warmVsBare.harness.${key}`);
+  const bare = figures.warmVsBare;
+  for (const key of ['runMs', 'parkedOffRunMs', 'bareNodeMs', 'ratio', 'parkedOffRatio', 'gain']) checkFigure(bare[key], `warmVsBare.${key}`);
+  assert.ok(typeof bare.parking === 'object' && [true, false, null].includes(bare.parking.inEffect) && bare.parking.how.length > 10, 'warmVsBare.parking says whether parking was seen, and how');
+  if ('na' in bare.harness) checkFigure(bare.harness, 'warmVsBare.harness');
+  else for (const key of ['harnessMs', 'runnerMs', 'ratio']) checkFigure(bare.harness[key], `warmVsBare.harness.${key}`);
+  for (const key of ['runMs', 'execMs', 'ratio']) checkFigure(figures.fullRunVsExec[key], `fullRunVsExec.${key}`);
   assert.deepEqual(Object.keys(figures.concurrency), quick ? ['1', '8'] : ['1', '8', '32', '64', '128']);
   for (const point of Object.values(figures.concurrency)) {
     assert.ok(Number.isInteger(point.failures) && point.wallMs > 0, 'a concurrency point has failures and wall time');

@@ -10,13 +10,14 @@ import { execFile, spawn } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { installTarballApp } from '../tests/support/tarball-app.mjs';
+import { serverTiming, stats } from './bench-stats.mjs';
 import { eventually, freePort, postJson, removeDir, stopChild } from '../tests/support/vite-app.mjs';
 
 const run = promisify(execFile);
 const PAYLOAD = { notes: '# v1\n- ship it\n- fix the login bug' };
 
 /** Starts one server (`args` after node, in `app`), waits until it answers, then times two requests. */
-async function oneStart(app, kind, env, serverTiming) {
+async function oneStart(app, kind, env) {
   const port = await freePort();
   const vite = path.join(app, 'node_modules/vite/bin/vite.js');
   const args = kind === 'built' ? ['.output/server/index.mjs'] : [vite, 'dev', '--port', String(port), '--strictPort', '--host', '127.0.0.1'];
@@ -48,16 +49,15 @@ async function oneStart(app, kind, env, serverTiming) {
  * The `servers` figures: per kind (`built`, `dev`), `firstRequestMs`, `secondRequestMs`,
  * `firstRunMs`, `secondRunMs`, `firstOverSecondRun` (min / median / max of `reps` starts) and
  * `firstUsePhases` (how many first requests still showed a `host` or `connect` phase).
- * @param {{ reps: number, env: Record<string, string>, stats: (values: number[]) => object, serverTiming: (header: string | null) => Record<string, number> }} options
- *   `stats` and `serverTiming` are the bench's own (min / median / max; `name → ms` of a header)
+ * @param {{ reps: number, env: Record<string, string> }} options
  */
-export async function serverFirstRequests({ reps, env, stats, serverTiming }) {
+export async function serverFirstRequests({ reps, env }) {
   const { app, packDir } = await installTarballApp('bench');
   try {
     await run(process.execPath, [path.join(app, 'node_modules/vite/bin/vite.js'), 'build'], { cwd: app, env, timeout: 300_000, maxBuffer: 16 << 20 });
     const samples = { built: [], dev: [] };
     for (let i = 0; i < reps; i += 1) {
-      for (const kind of i % 2 === 0 ? ['built', 'dev'] : ['dev', 'built']) samples[kind].push(await oneStart(app, kind, env, serverTiming));
+      for (const kind of i % 2 === 0 ? ['built', 'dev'] : ['dev', 'built']) samples[kind].push(await oneStart(app, kind, env));
     }
     const figures = {};
     for (const [kind, starts] of Object.entries(samples)) {

@@ -1,50 +1,63 @@
-// The benchmark of issue 12 (and DESIGN.md §9): prints figures and writes them as JSON; it never
-// passes or fails on a figure. Both sides of every ratio run interleaved (A B, B A, …) in the same
-// process or with the same environment; every figure is a min / median / max of several runs.
+// The benchmark of issues 12 and 25 (and DESIGN.md §9): prints figures and writes them as JSON; it
+// never passes or fails on a figure. Both sides of every ratio run interleaved (A B, B A, …) in the
+// same process or with the same environment, each stopping its clock at its own parsed result with
+// any Box stop after both clocks (CLOCK_RULE), the hosts settling untimed between samples
+// (SETTLE_RULE); every figure is a min / median / max of several runs. It needs the clone's dist/
+// (`node scripts/build.mjs`) and node_modules/, nothing of target/.
 //
 // Figures (keys of the JSON file):
-//   machine     where they came from: cores, CPU model, node, load average, isolation, commit
+//   machine     where they came from: cores, CPU model, node, load average at the start and the
+//               end, isolation, commit (and whether the work tree had uncommitted changes)
+//   method      the clock and settle rules in force
 //   wasm        bytes and gzipped bytes of the runtime and tooling wasm modules
 //   install     bytes of `npm i --omit=dev <packed tarball>` in an empty directory (node_modules)
-//   import      ms of `import('@vite-hub/sandbox')` in a fresh node (clean environment), after
-//               the ESM loader started on a one-line module (its start is reported apart)
-//   firstRun    in a fresh node: import, first Run (its Server-Timing `host` and `connect`),
-//               second Run, their ratio, and how long after it the process exits on its own
-//               (`exitMs`); and the same after `warmUp()`
-//   servers     a freshly started built Nitro server and `vite dev` of examples/app (installed from
-//               the packed tarball): first and second request, and their Runs' Server-Timing totals
-//               (scripts/bench-servers.mjs)
-//   requests    requests to the Box host per Run: cold and prepared, without and with dependencies
-//   sdkFlow     runSandbox against the official @vercel/sandbox SDK doing create → writeFiles →
-//               (npm ci) → runCommand → stop by hand, through a proxy adding 0 or 25 ms to every
-//               request, against the same local Box host: cold and prepared, without and with deps
-//   warmVsBare  a warm local Run against a bare `node` command in a Box of the host's own code
-//               (same isolation, network, limits, env) doing the same import and JSON write; and
-//               in that Box the harness command against that three-line runner (`harness`)
+//   import      ms of `import('@vite-hub/sandbox')` in a fresh node (bench-first-run.mjs)
+//   firstRun    in a fresh node: first and second Run, and the same after `warmUp()`
+//   servers     a freshly started built Nitro server and `vite dev` of examples/app
+//               (bench-servers.mjs)
+//   requests    requests to the Box host per Run: cold and prepared, without and with deps, the
+//               SDK by hand, and a prepared Run with deps taking a Box of `warmPool`
+//   sdkFlow     per delay added to every request (25 and 0 ms, a proxy): runSandbox against the
+//               official @vercel/sandbox SDK by hand (bench-sdk.mjs: create, write, [npm ci], run,
+//               read), cold and prepared, without and with deps; the prepared Run with deps, and
+//               one from `warmPool`, against that flow from a snapshot made once by hand
+//   warmVsBare  a warm local Run on the host's default (parked processes, when the build has them)
+//               and on a host with `parked: { size: 0 }`, against a bare `node` command in a Box of
+//               the host's own code (bench-bare-node.mjs), three ways interleaved; which host kept
+//               parked node processes; in that Box the harness command against a three-line runner
+//   fullRunVsExec  a warm Run of the trivial Definition against one `node` exec on a Box created
+//               and written before the clock (the SDK), same host
 //   concurrency 1/8/32/64/128 concurrent Runs: failures and wall time
 // A figure that cannot be measured here says so: `{ "na": "<why>" }`, printed as `n/a (why)`.
+// Targets (bench-comparisons.mjs TARGETS) are printed beside their figures, never asserted.
 //
 // Usage: node scripts/bench.mjs [--quick] [--out FILE] [--write-docs [--from FILE]]
-//   (after `node scripts/build.mjs`)
 //   --quick       fewer repetitions and concurrency levels (proves the script runs; figures are
 //                 rough); scripts/test.sh runs it once as a smoke check (scripts/bench-check.mjs)
 //   --out         the JSON file (default bench/latest.json)
-//   --write-docs  also writes docs/benchmarks.md, the figures as tables (scripts/bench-docs.mjs):
-//                 figures in the docs are generated, never pasted
-//   --from FILE   with --write-docs: the page from that JSON file of an earlier run, measuring nothing
+//   --write-docs  also writes docs/benchmarks.md and its chart docs/benchmarks.svg
+//                 (bench-docs.mjs, bench-chart.mjs): figures in the docs are generated, never pasted
+//   --from FILE   with --write-docs: the page and chart from that JSON file of an earlier run,
+//                 measuring nothing
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import http from 'node:http';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
-import { Sandbox } from '@vercel/sandbox';
 import { startBoxHost } from '@vite-hub/sandbox/box-host';
-import { closeLocalBoxHost, configureSandbox, registerSandbox, runSandbox } from '@vite-hub/sandbox';
-import { renderBenchmarks } from './bench-docs.mjs';
+import { closeLocalBoxHost, configureSandbox, runSandbox } from '@vite-hub/sandbox';
+import { openBareNodeBox } from './bench-bare-node.mjs';
+import { renderChart } from './bench-chart.mjs';
+import { CLOCK_RULE, comparisons, TARGETS, targetNote } from './bench-comparisons.mjs';
+import { freshDefinition, filesOf, payloadOf, runOnce, TRIVIAL_ENTRY, TRIVIAL_PAYLOAD } from './bench-definitions.mjs';
+import { CHART_FILE, renderBenchmarks } from './bench-docs.mjs';
+import { importAndFirstRun } from './bench-first-run.mjs';
+import { sdkExecOnPreparedBox, sdkFlow, sdkFromSnapshot, sdkSnapshot, startDelayProxy } from './bench-sdk.mjs';
 import { serverFirstRequests } from './bench-servers.mjs';
+import { nodeDescendants, procVisible, settle, SETTLE_RULE } from './bench-settle.mjs';
+import { interleaved, interleavedSamples, na, ratioStats, show, stats } from './bench-stats.mjs';
 
 const run = promisify(execFile);
 const repo = fileURLToPath(new URL('..', import.meta.url));
@@ -53,14 +66,18 @@ const { values: flags } = parseArgs({
 });
 const quick = flags.quick;
 const outFile = path.resolve(flags.out ?? path.join(repo, 'bench', 'latest.json'));
-/** The generated page of the figures (`--write-docs`). */
+/** The generated page of the figures (`--write-docs`), and its chart beside it. */
 const DOCS_FILE = path.join(repo, 'docs', 'benchmarks.md');
+const CHART_PATH = path.join(repo, 'docs', CHART_FILE);
 
-/** Writes docs/benchmarks.md from `figures` (the JSON this bench writes). */
+/** Writes docs/benchmarks.md and docs/benchmarks.svg from `figures` (the JSON this bench writes). */
 function writeDocs(figures) {
   mkdirSync(path.dirname(DOCS_FILE), { recursive: true });
   writeFileSync(DOCS_FILE, renderBenchmarks(figures));
-  console.log(`wrote ${path.relative(process.cwd(), DOCS_FILE) || DOCS_FILE}`);
+  const m = figures.machine;
+  const caption = `commit ${m.commit}${m.uncommitted ? ' (uncommitted changes)' : ''}, ${m.date.slice(0, 10)}; ${m.nproc} cores, ${m.cpu}; load ${m.loadAverage.join(' ')} → ${m.loadAverageAtEnd.join(' ')}${m.quick ? '; quick mode' : ''}`;
+  writeFileSync(CHART_PATH, renderChart(comparisons(figures), { caption }));
+  for (const file of [DOCS_FILE, CHART_PATH]) console.log(`wrote ${path.relative(process.cwd(), file) || file}`);
 }
 
 if (flags.from !== undefined) {
@@ -69,177 +86,45 @@ if (flags.from !== undefined) {
   process.exit(0);
 }
 
-/** Repetitions of each side of a ratio (pairs), by figure. */
+/** Repetitions of each side of a ratio (rounds), by figure. */
 const REPS = quick
-  ? { import: 2, firstRun: 1, servers: 1, sdkNoDeps: 2, sdkDeps: 1, warm: 3, harness: 3 }
-  : { import: 11, firstRun: 9, servers: 5, sdkNoDeps: 9, sdkDeps: 3, warm: 15, harness: 41 };
+  ? { import: 2, firstRun: 1, servers: 1, sdkNoDeps: 2, sdkDeps: 1, preparedDeps: 2, warm: 3, harness: 3, exec: 3 }
+  : { import: 11, firstRun: 9, servers: 5, sdkNoDeps: 9, sdkDeps: 3, preparedDeps: 9, warm: 15, harness: 41, exec: 15 };
 const CONCURRENCY = quick ? [1, 8] : [1, 8, 32, 64, 128];
 const DELAYS_MS = [25, 0];
 /** The environment of every child this bench starts (the same on both sides of a ratio). */
 const CHILD_ENV = { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: os.tmpdir() };
-
-// ---------------------------------------------------------------------------------------------
-// Statistics and printing.
-
-/** `{ min, median, max, n }` of `values` (ms or a ratio), rounded for reading. */
-function stats(values) {
-  const sorted = values.filter(Number.isFinite).sort((a, b) => a - b);
-  if (sorted.length === 0) return { na: 'no sample' };
-  const mid = Math.floor(sorted.length / 2);
-  const median = sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-  const round = (v) => Math.round(v * 1000) / 1000;
-  return { min: round(sorted[0]), median: round(median), max: round(sorted.at(-1)), n: sorted.length };
-}
-
-const show = (s, unit = ' ms') => (s.na ? `n/a (${s.na})` : `min ${fmt(s.min)}${unit}, median ${fmt(s.median)}${unit}, max ${fmt(s.max)}${unit} (n=${s.n})`);
-const fmt = (v) => (Math.abs(v) >= 100 ? v.toFixed(0) : v.toFixed(2));
-const na = (why) => ({ na: why });
+/** The pool a pooled Run takes its Box from (`configureSandbox({ warmPool })`, issue 25). */
+const WARM_POOL = { size: 1, idleMs: 15_000 };
 const log = (line) => console.log(line);
+const loadAverage = () => os.loadavg().map((v) => Math.round(v * 100) / 100);
 
-/**
- * Runs `a` and `b` `reps` times interleaved (A B, then B A, …); ms of each and the ratio a/b per
- * pair. A side that resolves to a number measured its own ms (the timed part of its work): that
- * number is its sample instead of the whole call.
- */
-async function interleaved(reps, a, b) {
-  const aMs = [];
-  const bMs = [];
-  for (let i = 0; i < reps; i += 1) {
-    const order = i % 2 === 0 ? [[a, aMs], [b, bMs]] : [[b, bMs], [a, aMs]];
-    for (const [fn, samples] of order) {
-      const started = performance.now();
-      const own = await fn(i);
-      samples.push(typeof own === 'number' ? own : performance.now() - started);
-    }
-  }
-  return { a: stats(aMs), b: stats(bMs), ratio: stats(aMs.map((ms, i) => ms / bMs[i])) };
-}
-
-/** `name → ms` of a Server-Timing header value. */
-function serverTiming(value) {
-  const phases = {};
-  for (const part of (value ?? '').split(',')) {
-    const match = /^\s*([\w-]+)(?:;desc="([^"]*)")?;dur=([\d.]+)/.exec(part);
-    if (!match) continue;
-    // A prepared Run reports `install;desc="prepared";dur=0.0`: it installed nothing.
-    if (match[1] === 'install' && match[2] === 'prepared') continue;
-    phases[match[1]] = (phases[match[1]] ?? 0) + Number(match[3]);
-  }
-  return phases;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Definitions: a trivial one and one with an npm dependency (the example slugify-title).
-
-const TRIVIAL_ENTRY = 'export default (payload) => ({ sum: payload.a + payload.b });\n';
-/** A trivial Definition; `variant` changes its manifest (a new install-plan digest: a cold Run). */
-function trivialFiles(variant) {
-  return [
-    { path: 'package.json', content: JSON.stringify({ name: 'bench-trivial', description: `variant ${variant}`, type: 'module' }) },
-    { path: 'index.mjs', content: TRIVIAL_ENTRY },
-  ];
-}
-const slugifyDir = path.join(repo, 'examples', 'app', 'server', 'sandboxes', 'slugify-title');
-/** slugify-title (one npm dependency, with its lockfile); `variant` changes its manifest. */
-function depsFiles(variant) {
-  const manifest = JSON.parse(readFileSync(path.join(slugifyDir, 'package.json'), 'utf8'));
-  return [
-    { path: 'package.json', content: JSON.stringify({ ...manifest, description: `variant ${variant}` }) },
-    { path: 'package-lock.json', content: readFileSync(path.join(slugifyDir, 'package-lock.json'), 'utf8') },
-    { path: 'index.mjs', content: readFileSync(path.join(slugifyDir, 'index.mjs'), 'utf8') },
-  ];
-}
-const TRIVIAL_PAYLOAD = { a: 1, b: 2 };
-const DEPS_PAYLOAD = { title: 'Hello Bench World' };
-let variantSeq = 0;
-/** Registers a new variant of a Definition (never run before: its first Run is cold); its name. */
-function freshDefinition(kind) {
-  variantSeq += 1;
-  const name = `bench/${kind}-${process.pid}-${variantSeq}`;
-  registerSandbox(name, { files: kind === 'deps' ? depsFiles(name) : trivialFiles(name) });
-  return name;
-}
-
-/** One runSandbox; throws unless it answered 200. Resolves to its Server-Timing phases. */
-async function runOnce(name, payload) {
-  const response = await runSandbox(name, payload);
-  const body = await response.text();
-  if (response.status !== 200) throw new Error(`runSandbox("${name}") answered ${response.status}: ${body.slice(0, 300)}`);
-  return serverTiming(response.headers.get('server-timing'));
-}
-
-// ---------------------------------------------------------------------------------------------
-// The official SDK flow by hand: what runSandbox replaces.
-
-const VERCEL_API = 'https://vercel.com/api';
-/** The runner the hand-written flow writes next to the files: import the entry, print its JSON. */
-const SDK_RUNNER = "const m = await import('./index.mjs'); process.stdout.write(JSON.stringify(await m.default(JSON.parse(process.argv[2]))));\n";
-
-async function sdkFlow(baseUrl, token, files, payload, withDeps) {
-  const sandbox = await Sandbox.create({
-    token,
-    teamId: 'team_local',
-    projectId: 'prj_local',
-    fetch: (url, init) => globalThis.fetch(String(url).replace(VERCEL_API, baseUrl), init),
-  });
+/** Sends the Runs of this process to the host at `baseUrl`, with `extra` config; null, or why it was refused. */
+function configureLocal(baseUrl, token, extra = {}) {
   try {
-    await sandbox.writeFiles([...files, { path: 'runner.mjs', content: SDK_RUNNER }].map((f) => ({ path: f.path, content: Buffer.from(f.content) })));
-    if (withDeps) {
-      const install = await sandbox.runCommand('npm', ['ci', '--no-audit', '--no-fund']);
-      if (install.exitCode !== 0) throw new Error(`npm ci exited ${install.exitCode}: ${(await install.stderr()).slice(-300)}`);
-    }
-    const command = await sandbox.runCommand('node', ['runner.mjs', JSON.stringify(payload)]);
-    const stdout = await command.stdout();
-    if (command.exitCode !== 0) throw new Error(`the runner exited ${command.exitCode}: ${(await command.stderr()).slice(-300)}`);
-    JSON.parse(stdout);
-  } finally {
-    await sandbox.stop();
+    configureSandbox({ provider: 'local', local: { baseUrl, token }, ...extra });
+    return null;
+  } catch (error) {
+    return `configureSandbox refuses ${Object.keys(extra).join(', ')}: ${error.message}`;
   }
-}
-
-// ---------------------------------------------------------------------------------------------
-// A proxy adding a fixed delay to every request (a stand-in for a provider's round trip).
-
-async function startDelayProxy(target, delayMs) {
-  const targetUrl = new URL(target);
-  const agent = new http.Agent({ keepAlive: true });
-  const server = http.createServer((req, res) => {
-    setTimeout(() => {
-      const upstream = http.request(
-        { host: targetUrl.hostname, port: targetUrl.port, method: req.method, path: req.url, headers: req.headers, agent },
-        (answer) => {
-          res.writeHead(answer.statusCode, answer.headers);
-          answer.pipe(res);
-        },
-      );
-      upstream.on('error', (error) => res.destroy(error));
-      req.pipe(upstream);
-    }, delayMs);
-  });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${server.address().port}`,
-    close: () => new Promise((resolve) => {
-      agent.destroy();
-      server.closeAllConnections();
-      server.close(resolve);
-    }),
-  };
 }
 
 // ---------------------------------------------------------------------------------------------
 // The figures.
 
 async function machine(host) {
-  const commit = await run('git', ['rev-parse', '--short', 'HEAD'], { cwd: repo }).then(({ stdout }) => stdout.trim(), () => null);
+  const git = (args) => run('git', args, { cwd: repo }).then(({ stdout }) => stdout.trim(), () => null);
+  const commit = await git(['rev-parse', '--short', 'HEAD']);
+  const changes = await git(['status', '--porcelain', '--untracked-files=no']);
   return {
     nproc: os.availableParallelism(),
     cpu: os.cpus()[0]?.model ?? 'unknown',
     node: process.version,
     platform: `${os.platform()} ${os.release()}`,
-    loadAverage: os.loadavg().map((v) => Math.round(v * 100) / 100),
+    loadAverage: loadAverage(),
     isolation: host.executionAuthority.isolation === 'process' ? 'bubblewrap' : 'none',
     commit,
+    uncommitted: Boolean(changes),
     date: new Date().toISOString(),
     quick,
   };
@@ -273,105 +158,50 @@ async function installSize() {
 }
 
 /**
- * A fresh node: import, first and second Run (Server-Timing of both); with `warm`, warmUp() first.
- * Then it leaves the in-process host open and exits on its own: `exitMs` is how long after its
- * last Run the process ended (what holds the event loop then: tests/runtime/process-exit.test.mjs).
+ * Requests the host counted for one Run: before its Response resolved (and the creates among
+ * them), and in all once the hosts settled (its Box's stop, a pool's refill).
  */
-const FIRST_RUN_SCRIPT = `
-// The ESM loader starts on a process's first dynamic import, whatever it imports: paid first, on a
-// one-line module, so importMs is the package's own cost (what an app that already imports pays).
-const tLoader = performance.now();
-await import('data:text/javascript,export default 1');
-const loaderMs = performance.now() - tLoader;
-const t0 = performance.now();
-const sandbox = await import('@vite-hub/sandbox');
-const importMs = performance.now() - t0;
-let warmUpMs = null;
-if (process.argv[1] === 'warm') {
-  if (typeof sandbox.warmUp !== 'function') { console.log(JSON.stringify({ importMs, loaderMs, noWarmUp: true })); process.exit(0); }
-  const t = performance.now();
-  await sandbox.warmUp();
-  warmUpMs = performance.now() - t;
-}
-sandbox.registerSandbox('trivial', { files: [
-  { path: 'package.json', content: '{"type":"module"}' },
-  { path: 'index.mjs', content: ${JSON.stringify(TRIVIAL_ENTRY)} },
-] });
-const runs = [];
-for (let i = 0; i < 2; i += 1) {
-  const t = performance.now();
-  const response = await sandbox.runSandbox('trivial', { a: 1, b: 2 });
-  await response.text();
-  if (response.status !== 200) throw new Error('status ' + response.status);
-  runs.push({ ms: performance.now() - t, timing: response.headers.get('server-timing') });
-}
-const last = performance.now();
-process.on('exit', () => process.stdout.write(JSON.stringify({ importMs, loaderMs, warmUpMs, runs, exitMs: performance.now() - last }) + '\\n'));
-`;
-
-async function firstRunChild(mode) {
-  const { stdout } = await run(process.execPath, ['--input-type=module', '-e', FIRST_RUN_SCRIPT, mode], { cwd: repo, env: CHILD_ENV, timeout: 120_000 });
-  return JSON.parse(stdout.trim().split('\n').at(-1));
-}
-
-async function importAndFirstRun() {
-  const importMs = [];
-  const loaderMs = [];
-  const cold = { first: [], second: [], ratio: [], host: [], connect: [], exit: [] };
-  const warm = { warmUp: [], first: [], second: [], ratio: [], exit: [] };
-  let warmUpMissing = false;
-  // Interleaved children: cold, warm, warm, cold, … (same environment, same cwd).
-  for (let i = 0; i < Math.max(REPS.firstRun, Math.ceil(REPS.import / 2)); i += 1) {
-    for (const mode of i % 2 === 0 ? ['cold', 'warm'] : ['warm', 'cold']) {
-      const result = await firstRunChild(mode);
-      importMs.push(result.importMs);
-      loaderMs.push(result.loaderMs);
-      if (i >= REPS.firstRun) continue;
-      if (result.noWarmUp) {
-        warmUpMissing = true;
-        continue;
-      }
-      const [first, second] = result.runs;
-      const target = mode === 'cold' ? cold : warm;
-      target.first.push(first.ms);
-      target.second.push(second.ms);
-      target.ratio.push(first.ms / second.ms);
-      target.exit.push(result.exitMs);
-      if (mode === 'cold') {
-        const phases = serverTiming(first.timing);
-        cold.host.push(phases.host ?? NaN);
-        cold.connect.push(phases.connect ?? NaN);
-      } else {
-        warm.warmUp.push(result.warmUpMs);
-      }
-    }
-  }
-  const phase = (values, name) => (values.some(Number.isFinite) ? stats(values) : na(`the first Run's Server-Timing has no \`${name}\` phase`));
-  return {
-    import: { ms: stats(importMs), loaderStartMs: stats(loaderMs) },
-    firstRun: {
-      cold: { firstMs: stats(cold.first), secondMs: stats(cold.second), firstOverSecond: stats(cold.ratio), hostMs: phase(cold.host, 'host'), connectMs: phase(cold.connect, 'connect'), exitMs: stats(cold.exit) },
-      afterWarmUp: warmUpMissing
-        ? na('this build exports no warmUp()')
-        : { warmUpMs: stats(warm.warmUp), firstMs: stats(warm.first), secondMs: stats(warm.second), firstOverSecond: stats(warm.ratio), exitMs: stats(warm.exit) },
-    },
-  };
-}
-
-/** Requests the host counted for one Run: before its Response resolved, and in all (a late stop). */
 async function countRequests(host, name, payload) {
+  await settle([host]);
   host.resetCounters();
-  const phases = await runOnce(name, payload);
-  const beforeResponse = host.counters().total;
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  const { phases } = await runOnce(name, payload);
+  const atResponse = host.counters();
+  await settle([host]);
   const { total, requests } = host.counters();
-  return { beforeResponse, total, requests, installed: 'install' in phases };
+  return { beforeResponse: atResponse.total, createsBeforeResponse: atResponse.requests.create ?? 0, total, requests, installed: 'install' in phases };
+}
+
+/**
+ * Why a Run did not take a pooled Box: it created one before its Response (`creates`, of
+ * `requests` before it, `routes` by name when known); null when it created none.
+ */
+const notPooled = (creates, requests, routes) => (creates > 0
+  ? `with warmPool the prepared Run still created its Box before its Response (${requests} requests${routes ? ` ${JSON.stringify(routes)}` : ''}): no pooled Box was taken`
+  : null);
+
+/**
+ * Configures `warmPool` on the host at `baseUrl`, prepares a fresh Definition with a dependency
+ * (its cold Run, then a prepared one, after which the pool holds a Box) and counts the requests
+ * of the next Run. `{ name, counted }`, or `{ na }` when the build refuses the option or the Run
+ * took no pooled Box. The caller configures back.
+ */
+async function preparePooled(host, baseUrl) {
+  const refused = configureLocal(baseUrl, host.token, { warmPool: WARM_POOL });
+  if (refused) return na(refused);
+  const name = freshDefinition('deps');
+  for (let i = 0; i < 2; i += 1) {
+    await runOnce(name, payloadOf('deps'));
+    await settle([host]);
+  }
+  const counted = await countRequests(host, name, payloadOf('deps'));
+  const why = notPooled(counted.createsBeforeResponse, counted.beforeResponse, counted.requests);
+  return why ? na(why) : { name, counted };
 }
 
 async function requestCounts(host) {
   const out = {};
   for (const kind of ['trivial', 'deps']) {
-    const payload = kind === 'deps' ? DEPS_PAYLOAD : TRIVIAL_PAYLOAD;
+    const payload = payloadOf(kind);
     const name = freshDefinition(kind);
     const cold = await countRequests(host, name, payload);
     const again = await countRequests(host, name, payload);
@@ -381,10 +211,17 @@ async function requestCounts(host) {
       ? na(`no prepared-project cache here: the second Run of the same project installed again (${again.total} requests)`)
       : again;
     // The hand-written SDK flow, for comparison (it installs on every run).
+    await settle([host]);
     host.resetCounters();
-    await sdkFlow(host.baseUrl, host.token, kind === 'deps' ? depsFiles('sdk') : trivialFiles('sdk'), payload, kind === 'deps');
+    await sdkFlow({ baseUrl: host.baseUrl, token: host.token, files: filesOf(kind, 'sdk'), payload, install: kind === 'deps' });
     const sdk = host.counters();
     out[`sdkFlow${label}`] = { total: sdk.total, requests: sdk.requests };
+  }
+  try {
+    const pooled = await preparePooled(host, host.baseUrl);
+    out.pooledWithDeps = pooled.na ? pooled : pooled.counted;
+  } finally {
+    configureLocal(host.baseUrl, host.token);
   }
   return out;
 }
@@ -392,36 +229,76 @@ async function requestCounts(host) {
 /** Whether this build has a prepared-project cache: the second Run of a project with deps does not install. */
 async function hasPreparedCache() {
   const name = freshDefinition('deps');
-  await runOnce(name, DEPS_PAYLOAD);
-  return !('install' in (await runOnce(name, DEPS_PAYLOAD)));
+  await runOnce(name, payloadOf('deps'));
+  return !('install' in (await runOnce(name, payloadOf('deps'))).phases);
+}
+
+/**
+ * A side that runs `name` and resolves to its ms, after checking (host counters) that it took a
+ * pooled Box: the hosts settled before it, so what the host counted up to its Response is its own.
+ */
+const pooledSide = (host, name) => async () => {
+  const before = host.counters();
+  const { ms } = await runOnce(name, payloadOf('deps'));
+  const after = host.counters();
+  const why = notPooled((after.requests.create ?? 0) - (before.requests.create ?? 0), after.total - before.total);
+  if (why) throw Object.assign(new Error(why), { notPooled: true });
+  return ms;
+};
+
+/** `interleaved(…)`, or `{ na }` when the pooled side found no pooled Box. */
+async function pooledPair(reps, a, b, between) {
+  try {
+    return await interleaved(reps, a, b, between);
+  } catch (error) {
+    if (error.notPooled) return na(error.message);
+    throw error;
+  }
 }
 
 async function sdkComparison(host) {
   const prepared = await hasPreparedCache();
+  const between = () => settle([host]);
+  // The user's snapshot, made once by hand (no delay: it is not timed).
+  const snapshotId = await sdkSnapshot({ baseUrl: host.baseUrl, token: host.token, files: filesOf('deps', 'sdk') });
   const result = {};
   for (const delayMs of DELAYS_MS) {
     const proxy = await startDelayProxy(host.baseUrl, delayMs);
-    configureSandbox({ provider: 'local', local: { baseUrl: proxy.url, token: host.token } });
+    configureLocal(proxy.url, host.token);
     const figures = {};
+    const flow = (kind) => ({ baseUrl: proxy.url, token: host.token, files: filesOf(kind, 'sdk'), payload: payloadOf(kind) });
+    const snapshotSide = () => sdkFromSnapshot({ ...flow('deps'), snapshotId });
     try {
-      for (const withDeps of [false, true]) {
-        const kind = withDeps ? 'deps' : 'trivial';
-        const payload = withDeps ? DEPS_PAYLOAD : TRIVIAL_PAYLOAD;
+      for (const kind of ['trivial', 'deps']) {
+        const withDeps = kind === 'deps';
         const reps = withDeps ? REPS.sdkDeps : REPS.sdkNoDeps;
-        const sdkSide = () => sdkFlow(proxy.url, host.token, withDeps ? depsFiles('sdk') : trivialFiles('sdk'), payload, withDeps);
+        const sdkSide = () => sdkFlow({ ...flow(kind), install: withDeps });
         const label = withDeps ? 'WithDeps' : 'NoDeps';
         // cold: a project never run before on this host; prepared: one run once already.
-        figures[`cold${label}`] = await interleaved(reps, () => runOnce(freshDefinition(kind), payload), sdkSide);
+        figures[`cold${label}`] = await interleaved(reps, async () => (await runOnce(freshDefinition(kind), payloadOf(kind))).ms, sdkSide, between);
         if (withDeps && !prepared) {
           figures[`prepared${label}`] = na('no prepared-project cache here: a second Run of the same project installs again');
           continue;
         }
         const name = freshDefinition(kind);
-        await runOnce(name, payload);
-        figures[`prepared${label}`] = await interleaved(reps, () => runOnce(name, payload), sdkSide);
+        await runOnce(name, payloadOf(kind));
+        const preparedSide = async () => (await runOnce(name, payloadOf(kind))).ms;
+        figures[`prepared${label}`] = await interleaved(reps, preparedSide, sdkSide, between);
+        // What a user gets from one snapshot made by hand, without this package (issue 25).
+        if (withDeps) figures.preparedVsSnapshot = await interleaved(REPS.preparedDeps, preparedSide, snapshotSide, between);
+      }
+      if (!prepared) figures.preparedVsSnapshot = na('no prepared-project cache here: a second Run of the same project installs again');
+      const pooled = await preparePooled(host, proxy.url);
+      if (pooled.na) {
+        figures.pooledWithDeps = pooled;
+        figures.pooledVsSnapshot = pooled;
+      } else {
+        const side = pooledSide(host, pooled.name);
+        figures.pooledWithDeps = await pooledPair(REPS.preparedDeps, side, () => sdkFlow({ ...flow('deps'), install: true }), between);
+        figures.pooledVsSnapshot = await pooledPair(REPS.preparedDeps, side, snapshotSide, between);
       }
     } finally {
-      configureSandbox({ provider: 'local', local: { baseUrl: host.baseUrl, token: host.token } });
+      configureLocal(host.baseUrl, host.token);
       await proxy.close();
     }
     result[`delay${delayMs}ms`] = figures;
@@ -429,100 +306,93 @@ async function sdkComparison(host) {
   return result;
 }
 
-/**
- * The in-Box harness exactly as the runtime wasm embeds it: crates/core/build.rs's copy without comments and
- * indentation, from the newest wasm build in target/ (scripts/build.mjs made it).
- */
-function embeddedHarness() {
-  const buildDir = path.join(repo, 'target', 'wasm32-unknown-unknown', 'release', 'build');
-  const copies = readdirSync(buildDir)
-    .filter((name) => name.startsWith('vite-hub-sandbox-'))
-    .map((name) => path.join(buildDir, name, 'out', 'harness.mjs'))
-    .filter((file) => existsSync(file))
-    .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs);
-  if (copies.length === 0) throw new Error(`no crates/core/build.rs copy of the harness under ${buildDir}: run node scripts/build.mjs first`);
-  return readFileSync(copies[0], 'utf8');
+/** What the count of parked node processes says about the two hosts (null: that host is not there). */
+function parkingSeen(defaultHostNodes, parkedOffHostNodes) {
+  if (!procVisible) return { inEffect: null, how: 'not seen: no /proc here to count the processes waiting in the hosts\' Boxes' };
+  const counts = { defaultHostNodes, parkedOffHostNodes };
+  if (defaultHostNodes === 0) return { inEffect: false, ...counts, how: 'not in effect: no node process waited in the default host\'s Boxes between Runs (this build parks none)' };
+  const other = parkedOffHostNodes === null ? '' : `, ${parkedOffHostNodes} in the host with parked: { size: 0 }`;
+  return { inEffect: true, ...counts, how: `in effect: ${defaultHostNodes} node processes waited in the default host's Boxes between Runs${other}` };
+}
+
+/** A host with `parked: { size: 0 }` (its own state dir under `stateDir`), or `{ na }` when the build refuses the option. */
+async function startParkedOffHost(stateDir) {
+  try {
+    return await startBoxHost({ stateDir: mkdtempSync(path.join(stateDir, 'parked-off-')), parked: { size: 0 } });
+  } catch (error) {
+    return na(`startBoxHost({ parked: { size: 0 } }) throws: ${error.message}`);
+  }
+}
+
+/** The harness command against the three-line runner in the bare node Box, or `{ na }` when it fails. */
+async function harnessVsRunner(bare) {
+  try {
+    await bare.harnessOnce();
+    // More pairs than the Run row: the two sides differ by a few ms of ~45, within one pair's noise.
+    const pair = await interleaved(REPS.harness, bare.harnessOnce, bare.once);
+    return { harnessMs: pair.a, runnerMs: pair.b, ratio: pair.ratio };
+  } catch (error) {
+    return na(`the harness of crates/core/src/harness/harness.mjs, run as a Run's command, failed: ${error.message.slice(0, 200)}`);
+  }
 }
 
 /**
- * A bare `node` command in a Box of the host's own code (BoxRegistry → Box → runCommand: the same
- * isolation, Box network, limits and clean environment as every Box command), without the HTTP
- * protocol, the Definition staging or the harness: what runSandbox's exec is compared with. In
- * the same Box, `harnessOnce` runs the harness as a Run's command does (`node
- * ../.vite-hub/harness.mjs ../.vite-hub/input.json` in the package dir, its input envelope written
- * first, untimed) and resolves to the command's ms: the in-Box cost of the harness against the
- * three-line runner of `once`.
+ * The warm Run of a trivial Definition on `host` (its default: parked processes when the build
+ * has them) and on a second host started with `parked: { size: 0 }`, against a bare node command
+ * in a Box of the host's own code: three sides interleaved, the Runs configured to their host
+ * before each sample (untimed, the same for both). Parked processes are counted on the default
+ * host alone, then on both.
  */
-async function bareNodeUnderIsolation(isolation) {
-  const { BoxRegistry } = await import(new URL('../dist/box-host/engine/registry.mjs', import.meta.url));
-  const { hostFeatures } = await import(new URL('../dist/box-host/engine/isolation.mjs', import.meta.url));
-  const { packTar } = await import('modern-tar');
-  const archive = async (files) => gzipSync(await packTar(files.map(([name, body]) => ({ header: { name, size: Buffer.byteLength(body) }, body }))));
-  const boxRoot = mkdtempSync(path.join(os.tmpdir(), 'vite-hub-bench-bare-'));
-  const registry = new BoxRegistry({ boxRoot, isolation, maxBoxes: 1, maxQueued: 0, maxQueueWaitMs: 0, features: await hostFeatures() });
-  const box = await registry.create({});
-  await box.writeArchive('/vercel/sandbox', await archive([
-    ['index.mjs', TRIVIAL_ENTRY],
-    ['project/package.json', '{"type":"module"}'],
-    ['project/index.mjs', TRIVIAL_ENTRY],
-    ['.vite-hub/harness.mjs', embeddedHarness()],
-  ]));
-  const script = `const m = await import('./index.mjs'); process.stdout.write(JSON.stringify(await m.default(${JSON.stringify(TRIVIAL_PAYLOAD)})));`;
-  /** Runs one command in the Box; resolves to its stdout once it exited 0. */
-  const command = (spec) => new Promise((resolve, reject) => {
-    const started = box.runCommand(spec);
-    const finish = (code) => {
-      const out = started.logs.filter((entry) => entry.stream === 'stdout').map((entry) => entry.data).join('');
-      if (code === 0) resolve(out);
-      else reject(new Error(`${spec.args[0]} exited ${code}: ${out} ${started.logs.filter((e) => e.stream === 'stderr').map((e) => e.data).join('')}`));
-    };
-    if (started.exitCode !== null) finish(started.exitCode);
-    else started.once('exit', finish);
-  });
-  const once = async () => {
-    const started = performance.now();
-    const out = await command({ command: 'node', args: ['--input-type=module', '-e', script] });
-    const ms = performance.now() - started;
-    if (JSON.parse(out).sum !== 3) throw new Error(`bare node printed ${out}`);
-    return ms;
+async function warmVsBare(host, isolation, stateDir) {
+  const name = freshDefinition('trivial');
+  const runOn = (target) => async () => {
+    configureLocal(target.baseUrl, target.token);
+    return (await runOnce(name, TRIVIAL_PAYLOAD)).ms;
   };
-  let seq = 0;
-  const harnessOnce = async () => {
-    seq += 1;
-    const nonce = `${process.pid}bench${seq}`.padEnd(32, '0');
-    const envelope = { version: 1, nonce, entry: 'index.mjs', payload: TRIVIAL_PAYLOAD, limits: {} };
-    await box.writeArchive('/vercel/sandbox', await archive([['.vite-hub/input.json', JSON.stringify(envelope)]]));
-    const started = performance.now();
-    const out = await command({ command: 'node', args: ['../.vite-hub/harness.mjs', '../.vite-hub/input.json'], cwd: '/vercel/sandbox/project' });
-    const ms = performance.now() - started;
-    const frame = out.split('\n').find((line) => line.startsWith(`<<vite-hub-sandbox:${nonce}>>`));
-    if (!frame || JSON.parse(frame.slice(nonce.length + 21)).result?.sum !== 3) throw new Error(`the harness framed no result: ${out.slice(0, 300)}`);
-    return ms;
-  };
-  return {
-    once,
-    harnessOnce,
-    close: async () => {
-      await box.stop();
-      rmSync(boxRoot, { recursive: true, force: true });
-    },
-  };
+  await runOn(host)();
+  await settle([host]);
+  const defaultHostNodes = procVisible ? nodeDescendants() : null;
+  const parkedOff = await startParkedOffHost(stateDir);
+  const hosts = parkedOff.na ? [host] : [host, parkedOff];
+  try {
+    const bare = await openBareNodeBox({ isolation, entry: TRIVIAL_ENTRY, payload: TRIVIAL_PAYLOAD });
+    try {
+      if (!parkedOff.na) await runOn(parkedOff)();
+      await bare.once();
+      await settle(hosts);
+      const parking = parkingSeen(defaultHostNodes, procVisible && !parkedOff.na ? nodeDescendants() - defaultHostNodes : null);
+      const sides = { run: runOn(host), bare: bare.once, ...(parkedOff.na ? {} : { parkedOff: runOn(parkedOff) }) };
+      const samples = await interleavedSamples(REPS.warm, sides, () => settle(hosts));
+      const withParkedOff = (figure) => (parkedOff.na ? parkedOff : figure());
+      return {
+        isolation,
+        parking,
+        runMs: stats(samples.run),
+        parkedOffRunMs: withParkedOff(() => stats(samples.parkedOff)),
+        bareNodeMs: stats(samples.bare),
+        ratio: ratioStats(samples.run, samples.bare),
+        parkedOffRatio: withParkedOff(() => ratioStats(samples.parkedOff, samples.bare)),
+        gain: withParkedOff(() => ratioStats(samples.run, samples.parkedOff)),
+        harness: await harnessVsRunner(bare),
+      };
+    } finally {
+      await bare.close();
+    }
+  } finally {
+    configureLocal(host.baseUrl, host.token);
+    if (!parkedOff.na) await parkedOff.close();
+  }
 }
 
-async function warmVsBare(host, isolation) {
+/** A warm Run of the trivial Definition against one `node` exec on a prepared Box, same host. */
+async function fullRunVsExec(host) {
   const name = freshDefinition('trivial');
   await runOnce(name, TRIVIAL_PAYLOAD);
-  const bare = await bareNodeUnderIsolation(isolation);
-  try {
-    await bare.once();
-    await bare.harnessOnce();
-    const figures = await interleaved(REPS.warm, () => runOnce(name, TRIVIAL_PAYLOAD), bare.once);
-    // More pairs than the Run row: the two sides differ by a few ms of ~45, within one pair's noise.
-    const harness = await interleaved(REPS.harness, bare.harnessOnce, bare.once);
-    return { runSandboxMs: figures.a, bareNodeMs: figures.b, ratio: figures.ratio, isolation, harness: { harnessMs: harness.a, runnerMs: harness.b, ratio: harness.ratio } };
-  } finally {
-    await bare.close();
-  }
+  const exec = () => sdkExecOnPreparedBox({ baseUrl: host.baseUrl, token: host.token, files: filesOf('trivial', 'sdk'), payload: TRIVIAL_PAYLOAD });
+  await exec();
+  await settle([host]);
+  const pair = await interleaved(REPS.exec, async () => (await runOnce(name, TRIVIAL_PAYLOAD)).ms, exec, () => settle([host]));
+  return { runMs: pair.a, execMs: pair.b, ratio: pair.ratio };
 }
 
 async function concurrency() {
@@ -543,17 +413,29 @@ async function concurrency() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Printing.
+
+/** One comparison's line: both sides, the ratio of interleaved pairs and its target. */
+function printComparison(c) {
+  if (c.na) log(`${c.title}: n/a (${c.na})${c.target === undefined ? '' : `; ${targetNote(undefined, c.target)}`}`);
+  else log(`${c.title}: ${c.labels[0]} ${show(c.a)}; ${c.labels[1]} ${show(c.b)}; ratio ${show(c.ratio, '')}${c.target === undefined ? '' : `; ${targetNote(c.ratio, c.target)}`}`);
+}
+
+// ---------------------------------------------------------------------------------------------
 
 // A private state dir: the bench's prepared projects neither come from nor stay in the user's cache.
 const stateDir = mkdtempSync(path.join(os.tmpdir(), 'vhs-bench-state-'));
 const host = await startBoxHost({ maxBoxes: Math.max(...CONCURRENCY), stateDir });
-configureSandbox({ provider: 'local', local: { baseUrl: host.baseUrl, token: host.token } });
+configureLocal(host.baseUrl, host.token);
 const isolation = host.executionAuthority.isolation === 'process' ? 'bubblewrap' : 'none';
 const figures = {};
 try {
   figures.machine = await machine(host);
+  figures.method = { clock: CLOCK_RULE, settle: SETTLE_RULE };
   const m = figures.machine;
-  log(`machine: ${m.nproc} cores, ${m.cpu}, node ${m.node}, ${m.platform}, load ${m.loadAverage.join(' ')}, isolation ${isolation}; ${m.date.slice(0, 16)}Z, commit ${m.commit}${quick ? ' (quick mode)' : ''}`);
+  log(`machine: ${m.nproc} cores, ${m.cpu}, node ${m.node}, ${m.platform}, load ${m.loadAverage.join(' ')}, isolation ${isolation}; ${m.date.slice(0, 16)}Z, commit ${m.commit}${m.uncommitted ? ' with uncommitted changes' : ''}${quick ? ' (quick mode)' : ''}`);
+  log(`clock: ${CLOCK_RULE}`);
+  log(`settling: ${SETTLE_RULE}`);
 
   figures.wasm = wasmSizes();
   for (const [label, size] of Object.entries(figures.wasm)) log(`${label} wasm module: ${(size.bytes / 1024).toFixed(1)} KiB, ${(size.gzipBytes / 1024).toFixed(1)} KiB gzipped (${size.gzipBytes} bytes)`);
@@ -561,7 +443,7 @@ try {
   figures.install = await installSize();
   log(`install of the packed package alone (npm i --omit=dev): ${(figures.install.nodeModulesBytes / 1e6).toFixed(2)} MB in node_modules, ${figures.install.packages} packages; tarball ${(figures.install.tarballBytes / 1e6).toFixed(2)} MB`);
 
-  const early = await importAndFirstRun();
+  const early = await importAndFirstRun({ reps: REPS, env: CHILD_ENV });
   figures.import = early.import;
   figures.firstRun = early.firstRun;
   log(`import('@vite-hub/sandbox') in a fresh node: ${show(figures.import.ms)} (before it, the ESM loader's start on a one-line module: ${show(figures.import.loaderStartMs)})`);
@@ -572,7 +454,7 @@ try {
   if (warm.na) log(`after warmUp(): n/a (${warm.na})`);
   else log(`after warmUp() (${show(warm.warmUpMs)}): first Run ${show(warm.firstMs)}; second ${show(warm.secondMs)}; first/second ${show(warm.firstOverSecond, '')}; exited ${show(warm.exitMs)} after its last Run`);
 
-  figures.servers = await serverFirstRequests({ reps: REPS.servers, env: CHILD_ENV, stats, serverTiming });
+  figures.servers = await serverFirstRequests({ reps: REPS.servers, env: CHILD_ENV });
   for (const [kind, value] of Object.entries(figures.servers)) {
     const label = kind === 'built' ? 'built server (SANDBOX_PROVIDER=local)' : 'vite dev';
     log(`${label}, fresh start: first request ${show(value.firstRequestMs)}; second ${show(value.secondRequestMs)}`);
@@ -581,26 +463,25 @@ try {
 
   figures.requests = await requestCounts(host);
   for (const [label, value] of Object.entries(figures.requests)) {
-    if (value.na) log(`requests per Run, ${label}: n/a (${value.na})`);
+    const target = label === 'pooledWithDeps' ? `; ${targetNote(value.na ? undefined : value.beforeResponse, TARGETS.pooledRequestsBeforeResponse)}` : '';
+    if (value.na) log(`requests per Run, ${label}: n/a (${value.na})${target}`);
     else if (label.startsWith('sdkFlow')) log(`requests per run, ${label} (the SDK by hand): ${value.total} ${JSON.stringify(value.requests)}`);
-    else log(`requests per Run, ${label}: ${value.beforeResponse} before the Response, ${value.total} in all ${JSON.stringify(value.requests)}`);
+    else log(`requests per Run, ${label}: ${value.beforeResponse} before the Response, ${value.total} in all ${JSON.stringify(value.requests)}${target}`);
   }
 
   figures.sdkFlow = await sdkComparison(host);
-  for (const [delay, scenarios] of Object.entries(figures.sdkFlow)) {
-    for (const [label, value] of Object.entries(scenarios)) {
-      if (value.na) log(`runSandbox vs SDK by hand, ${delay}, ${label}: n/a (${value.na})`);
-      else log(`runSandbox vs SDK by hand, ${delay}, ${label}: runSandbox ${show(value.a)}; SDK ${show(value.b)}; ratio ${show(value.ratio, '')}`);
-    }
-  }
-
-  const bare = await warmVsBare(host, isolation);
-  figures.warmVsBare = bare;
-  log(`warm Run vs bare node child (${isolation}): runSandbox ${show(bare.runSandboxMs)}; bare node ${show(bare.bareNodeMs)}; ratio ${show(bare.ratio, '')}`);
-  log(`  in the same Box, the harness command vs the three-line runner: harness ${show(bare.harness.harnessMs)}; runner ${show(bare.harness.runnerMs)}; ratio ${show(bare.harness.ratio, '')}`);
+  figures.warmVsBare = await warmVsBare(host, isolation, stateDir);
+  figures.fullRunVsExec = await fullRunVsExec(host);
+  for (const c of comparisons(figures)) printComparison(c);
+  const bare = figures.warmVsBare;
+  log(`parked processes: ${bare.parking.how}; warm Run, default host / parked: { size: 0 } host: ${show(bare.gain, '')}`);
+  if (bare.harness.na) log(`  in the same Box, the harness command vs the three-line runner: n/a (${bare.harness.na})`);
+  else log(`  in the same Box, the harness command vs the three-line runner: harness ${show(bare.harness.harnessMs)}; runner ${show(bare.harness.runnerMs)}; ratio ${show(bare.harness.ratio, '')}`);
 
   figures.concurrency = await concurrency();
   for (const [n, value] of Object.entries(figures.concurrency)) log(`${n} concurrent Runs: ${value.failures} failures, ${value.wallMs} ms wall, ${value.msPerRun} ms per Run${value.failureStatuses ? ` (${value.failureStatuses.join(', ')})` : ''}`);
+  m.loadAverageAtEnd = loadAverage();
+  log(`load at the end: ${m.loadAverageAtEnd.join(' ')}`);
 } finally {
   await host.close();
   await closeLocalBoxHost();
