@@ -2,9 +2,8 @@
 // descendants of this process, read from /proc (Linux). Used to let the hosts settle between two
 // samples (a Run's Box is stopped after its Response, a parked process or a pooled Box is made
 // ready after a Run: work that would otherwise fall into the next sample's clock, whichever side
-// it belongs to), and to see whether a host keeps parked `node` processes.
+// it belongs to).
 import fs from 'node:fs';
-import path from 'node:path';
 
 /** Whether this system shows its processes in /proc (else nothing here can be seen). */
 export const procVisible = fs.existsSync('/proc/self/stat');
@@ -43,12 +42,6 @@ export function ownDescendants() {
     }
   }
   return table.filter((proc) => proc.pid !== process.pid && found.has(proc.pid));
-}
-
-/** How many descendants run this Node's executable (a parked Box's process is one). */
-export function nodeDescendants() {
-  const name = path.basename(process.execPath).slice(0, 15); // comm keeps 15 characters
-  return ownDescendants().filter((proc) => proc.comm === name).length;
 }
 
 /** One line for the output: what `settle` waits for. */

@@ -23,8 +23,9 @@
 //               one from `warmPool`, against that flow from a snapshot made once by hand
 //   warmVsBare  a warm local Run on the host's default (parked processes, when the build has them)
 //               and on a host with `parked: { size: 0 }`, against a bare `node` command in a Box of
-//               the host's own code (bench-bare-node.mjs), three ways interleaved; which host kept
-//               parked node processes; in that Box the harness command against a three-line runner
+//               the host's own code (bench-bare-node.mjs), three ways interleaved; how many of the
+//               warm Runs ran in a parked process (host.parked()); in that Box the harness command
+//               against a three-line runner
 //   fullRunVsExec  a warm Run of the trivial Definition against one `node` exec on a Box created
 //               and written before the clock (the SDK), same host
 //   concurrency 1/8/32/64/128 concurrent Runs: failures and wall time
@@ -56,7 +57,7 @@ import { CHART_FILE, renderBenchmarks } from './bench-docs.mjs';
 import { importAndFirstRun } from './bench-first-run.mjs';
 import { sdkExecOnPreparedBox, sdkFlow, sdkFromSnapshot, sdkSnapshot, startDelayProxy } from './bench-sdk.mjs';
 import { serverFirstRequests } from './bench-servers.mjs';
-import { nodeDescendants, procVisible, settle, SETTLE_RULE } from './bench-settle.mjs';
+import { settle, SETTLE_RULE } from './bench-settle.mjs';
 import { interleaved, interleavedSamples, na, ratioStats, show, stats } from './bench-stats.mjs';
 
 const run = promisify(execFile);
@@ -306,13 +307,16 @@ async function sdkComparison(host) {
   return result;
 }
 
-/** What the count of parked node processes says about the two hosts (null: that host is not there). */
-function parkingSeen(defaultHostNodes, parkedOffHostNodes) {
-  if (!procVisible) return { inEffect: null, how: 'not seen: no /proc here to count the processes waiting in the hosts\' Boxes' };
-  const counts = { defaultHostNodes, parkedOffHostNodes };
-  if (defaultHostNodes === 0) return { inEffect: false, ...counts, how: 'not in effect: no node process waited in the default host\'s Boxes between Runs (this build parks none)' };
-  const other = parkedOffHostNodes === null ? '' : `, ${parkedOffHostNodes} in the host with parked: { size: 0 }`;
-  return { inEffect: true, ...counts, how: `in effect: ${defaultHostNodes} node processes waited in the default host's Boxes between Runs${other}` };
+/**
+ * Whether the default host's warm Runs ran in parked processes: its own count (`host.parked()`,
+ * Boxes whose first command was a parked process) over the Runs it served since `before`.
+ */
+function parkingSeen(host, before, runs) {
+  if (typeof host.parked !== 'function') return { inEffect: false, how: 'not in effect: this build\'s host has no parked processes (no host.parked())' };
+  const report = host.parked();
+  const handedOver = report.handedOver - before;
+  const how = `${handedOver} of ${runs} warm Runs ran in a parked process (host.parked(): size ${report.size}, idleMs ${report.idleMs}${report.lastError ? `, last error: ${report.lastError}` : ''})`;
+  return { inEffect: handedOver > 0, handedOver, runs, how };
 }
 
 /** A host with `parked: { size: 0 }` (its own state dir under `stateDir`), or `{ na }` when the build refuses the option. */
@@ -351,7 +355,6 @@ async function warmVsBare(host, isolation, stateDir) {
   };
   await runOn(host)();
   await settle([host]);
-  const defaultHostNodes = procVisible ? nodeDescendants() : null;
   const parkedOff = await startParkedOffHost(stateDir);
   const hosts = parkedOff.na ? [host] : [host, parkedOff];
   try {
@@ -360,9 +363,11 @@ async function warmVsBare(host, isolation, stateDir) {
       if (!parkedOff.na) await runOn(parkedOff)();
       await bare.once();
       await settle(hosts);
-      const parking = parkingSeen(defaultHostNodes, procVisible && !parkedOff.na ? nodeDescendants() - defaultHostNodes : null);
+      const handedOverBefore = host.parked?.().handedOver ?? 0;
       const sides = { run: runOn(host), bare: bare.once, ...(parkedOff.na ? {} : { parkedOff: runOn(parkedOff) }) };
       const samples = await interleavedSamples(REPS.warm, sides, () => settle(hosts));
+      // A Box's stop is counted once it stopped: settled above, after the last sample.
+      const parking = parkingSeen(host, handedOverBefore, samples.run.length);
       const withParkedOff = (figure) => (parkedOff.na ? parkedOff : figure());
       return {
         isolation,

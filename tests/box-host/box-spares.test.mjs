@@ -90,16 +90,19 @@ test('a create that finds the spare network still being made waits for it instea
   }
 });
 
-test('a closed host leaves no Box directory, mount or spare network helper behind', { skip: !canBwrap || !features.netTool }, async () => {
+test('a closed host leaves no Box directory, mount or spare network helper behind, of its spare Boxes either', { skip: !canBwrap || !features.netTool }, async () => {
   const boxRoot = tempDir();
   const real = fs.realpathSync(boxRoot);
   const host = await startBoxHost({ boxRoot, isolation: 'bubblewrap' });
-  // No directory is made ahead: every directory in the Box root is a Box's.
-  assert.deepEqual(fs.readdirSync(boxRoot), []);
-  const helpers = () => execFileSync('ps', ['-o', 'comm=', '--ppid', String(process.pid)], { encoding: 'utf8' }).split('\n').filter((name) => name === 'slirp4netns');
-  assert.ok(await until(() => helpers().length === 1, 4000), 'timed out waiting for the spare network');
-  await host.close();
+  try {
+    // The spare Boxes with a parked process (parked-boxes.mjs), each on a Box network of its own.
+    assert.ok(await until(() => host.parked().ready === 2, 4000), `timed out waiting for the spare Boxes: ${JSON.stringify(host.parked())}`);
+    assert.equal(fs.readdirSync(boxRoot).length, 2);
+    assert.ok(slirpHelpers().length >= 2, 'the spare Boxes have no networks');
+  } finally {
+    await host.close();
+  }
   assert.deepEqual(fs.readdirSync(boxRoot), []);
   assert.ok(!fs.readFileSync('/proc/self/mountinfo', 'utf8').includes(real));
-  assert.ok(await until(() => helpers().length === 0, 4000), 'timed out waiting for the spare network helpers to end');
+  assert.ok(await until(() => slirpHelpers().length === 0, 4000), 'timed out waiting for the spare network helpers to end');
 });
