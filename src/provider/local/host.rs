@@ -54,6 +54,27 @@ fn unavailable(message: String) -> Error {
     Error::new(ErrorCode::ProviderUnavailable, message).with_provider(ProviderKind::Local).with_operation(Operation::Create)
 }
 
+/// `{ isolation, parked?: { size?, idleMs? } }`, as `startBoxHost` takes them.
+fn starter_options(options: InProcessHost) -> js_sys::Object {
+    let object = js_sys::Object::new();
+    let set = |target: &js_sys::Object, key: &str, value: JsValue| {
+        // Setting a property of a plain object made here cannot throw.
+        let _ = js_sys::Reflect::set(target, &JsValue::from_str(key), &value);
+    };
+    set(&object, "isolation", JsValue::from_str(options.isolation.as_str()));
+    if let Some(parked) = options.parked {
+        let value = js_sys::Object::new();
+        if let Some(size) = parked.size {
+            set(&value, "size", size.into());
+        }
+        if let Some(ms) = parked.idle_ms {
+            set(&value, "idleMs", ms.into());
+        }
+        set(&object, "parked", value.into());
+    }
+    object
+}
+
 /// The in-process host, started on first use. The second value is what this call spent starting
 /// it: `Some` only for the call that started it (concurrent callers wait on the same start and
 /// get `None`).
@@ -74,13 +95,8 @@ pub async fn in_process_host(options: InProcessHost) -> Result<(LocalHost, Optio
                 .with_provider(ProviderKind::Local)
             })?;
             // No RefCell borrow is held while JS runs: the starter may call back into the module.
-            // Through JSON text: the runtime already carries serde_json's serializer, and not serde-wasm-bindgen's.
-            let options = serde_json::to_string(&options)
-                .ok()
-                .and_then(|json| js_sys::JSON::parse(&json).ok())
-                .ok_or_else(|| unavailable("the local Box host did not start: its options could not be written".to_owned()))?;
             let value = starter
-                .call1(&JsValue::UNDEFINED, &options)
+                .call1(&JsValue::UNDEFINED, &starter_options(options))
                 .map_err(|e| unavailable(format!("the local Box host did not start: {}", js_message(&e))))?;
             let promise = js_sys::Promise::resolve(&value);
             STARTED.with(|s| *s.borrow_mut() = Some(promise.clone()));

@@ -2,7 +2,7 @@
 //!
 //! Provider layer, pure.
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 /// `local` options: a Box host already running somewhere (else the Node glue starts one
 /// in-process, once per isolate).
@@ -32,14 +32,12 @@ pub struct LocalOptions {
 /// The `local.parked` option: spare Boxes, each with a `node` started ahead that a Run's harness
 /// becomes (pkg-template/box-host/engine/parked-boxes.mjs). Shape `{ size?: 0–16, idleMs?:
 /// 1–3600000 }`: `size` spares kept (0 turns parking off), `idleMs` before an unused one is retired.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Parked {
     /// Spares kept, 0 to [`Parked::MAX_SIZE`].
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub size: Option<u32>,
     /// ms an unused spare waits before it is retired, 1 to [`Parked::MAX_IDLE_MS`].
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub idle_ms: Option<u32>,
 }
 
@@ -61,12 +59,11 @@ impl Parked {
 
 /// What the in-process Box host is started with (the Node glue's `startBoxHost` options):
 /// `{ isolation, parked? }`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct InProcessHost {
     /// `local.isolation`, `auto` when unset.
     pub isolation: Isolation,
     /// `local.parked`, the host's defaults when unset.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub parked: Option<Parked>,
 }
 
@@ -78,7 +75,7 @@ impl LocalOptions {
 }
 
 /// The `local.isolation` option (see [`LocalOptions::isolation`]).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Isolation {
     /// The strongest isolation the machine gives; none in development only.
@@ -90,6 +87,18 @@ pub enum Isolation {
     Seatbelt,
     /// Plain child processes, accepted explicitly.
     None,
+}
+
+impl Isolation {
+    /// The option's value as the host's `startBoxHost({ isolation })` takes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Isolation::Auto => "auto",
+            Isolation::Bubblewrap => "bubblewrap",
+            Isolation::Seatbelt => "seatbelt",
+            Isolation::None => "none",
+        }
+    }
 }
 
 impl std::fmt::Debug for LocalOptions {
@@ -109,10 +118,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_in_process_host_gets_isolation_and_parked_as_start_box_host_takes_them() {
+    fn the_in_process_host_gets_isolation_and_parked_as_configured() {
         let options: LocalOptions = serde_json::from_value(serde_json::json!({"parked": {"size": 0}})).unwrap();
-        assert_eq!(serde_json::to_value(options.in_process_host()).unwrap(), serde_json::json!({"isolation": "auto", "parked": {"size": 0}}));
+        assert_eq!(options.in_process_host(), InProcessHost { isolation: Isolation::Auto, parked: Some(Parked { size: Some(0), idle_ms: None }) });
         let options: LocalOptions = serde_json::from_value(serde_json::json!({"isolation": "none"})).unwrap();
-        assert_eq!(serde_json::to_value(options.in_process_host()).unwrap(), serde_json::json!({"isolation": "none"}));
+        assert_eq!((options.in_process_host().isolation.as_str(), options.in_process_host().parked), ("none", None));
     }
 }
