@@ -54,13 +54,17 @@ async function run(host, name, payload) {
 }
 
 // What a process can tell about where and how it runs (pid-free): argv, cwd, env, Node options,
-// ids and capabilities, the syscall filter, limits, cgroup, host name and the mount points.
+// ids and capabilities, the syscall filter, limits, cgroup, host name, the title ps shows (and
+// how long a title it keeps) and the mount points.
 defineTestSandbox('parked/probe', `
 import fs from 'node:fs';
 import os from 'node:os';
 const status = Object.fromEntries(fs.readFileSync('/proc/self/status', 'utf8').split('\\n').map((line) => line.split(':\\t')));
+const title = process.title;
+process.title = 'm'.repeat(50);
 export default () => ({
   uptimeMs: process.uptime() * 1000,
+  titles: [title, process.title.length],
   argv: process.argv.slice(1),
   execArgv: process.execArgv,
   cwd: process.cwd(),
@@ -89,7 +93,7 @@ test('a warm Run runs in a parked process and its entry sees what it sees in a p
   assert.equal(plain.parked().handedOver, 0);
   // The parked script is shown read-only at one more mount point; nothing else differs.
   assert.deepEqual(fromParked.mounts.filter((point) => point !== PARKED_NODE_PATH), fromPlain.mounts);
-  for (const key of ['argv', 'execArgv', 'cwd', 'env', 'ids', 'limits', 'cgroup', 'hostname', 'mark', 'leftover']) {
+  for (const key of ['argv', 'execArgv', 'cwd', 'env', 'ids', 'limits', 'cgroup', 'hostname', 'titles', 'mark', 'leftover']) {
     assert.deepEqual(fromParked[key], fromPlain[key], key);
   }
   assert.deepEqual(fromParked.execArgv, []);
@@ -108,7 +112,7 @@ test('each parked process and spare Box serves one Run', { skip: NO_BWRAP }, asy
   assert.ok(await until(() => host.parked().handedOver === 3), JSON.stringify(host.parked()));
 });
 
-test('spares unused for idleMs are retired and leave no process or directory; the next Box stop makes them again', { skip: NO_BWRAP }, async () => {
+test('spares unused for idleMs are retired and leave no process or directory; the next Run makes them again once its Box stops', { skip: NO_BWRAP }, async () => {
   const host = await hostWith({ parked: { size: 2, idleMs: 300 } });
   assert.ok(await until(() => host.parked().ready === 2), JSON.stringify(host.parked()));
   assert.ok(await until(() => host.parked().ready === 0 && host.boxDirs().length === 0), `spares left: ${JSON.stringify(host.parked())}, ${host.boxDirs()}`);
@@ -130,7 +134,7 @@ test('a first command that is not a harness starts its own process and ends the 
   assert.equal(box.handedOver, undefined);
 });
 
-test('creates that a spare does not fit (env, deny-all) get Boxes of their own, and spares give up their slots to them', { skip: NO_BWRAP }, async () => {
+test('creates that a spare does not fit (env, deny-all) get Boxes of their own, spares give up their slots to them, and only work of their shape makes them again', { skip: NO_BWRAP }, async () => {
   const host = await hostWith({ maxBoxes: 2, maxQueueWaitMs: 2000, parked: { size: 2, idleMs: 60_000 } });
   assert.ok(await until(() => host.parked().ready === 2));
   const sids = [];
@@ -143,6 +147,12 @@ test('creates that a spare does not fit (env, deny-all) get Boxes of their own, 
   assert.equal(host.parked().ready, 0);
   assert.equal(host.boxDirs().length, 2);
   for (const sid of sids) await hostApi(host, 'POST', `/v2/sandboxes/sessions/${sid}/stop`);
+  // Work no spare could serve makes none again; a Box of the spares' shape does, once it stops.
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  assert.equal(host.parked().ready, 0);
+  const fitting = await hostApi(host, 'POST', '/v3/sandboxes', {});
+  assert.equal(fitting.status, 200, fitting.text);
+  await hostApi(host, 'POST', `/v2/sandboxes/sessions/${JSON.parse(fitting.text).session.id}/stop`);
   assert.ok(await until(() => host.parked().ready === 2), JSON.stringify(host.parked()));
 });
 

@@ -12,7 +12,7 @@ import { makeBoxRoot, removeBoxRoot, removeBoxRootNow } from './box-spares.mjs';
 import { BOX_HOME, BOX_LIMITS, cwdVisible, executionAuthority, limitsReport, spawnSpec } from './isolation.mjs';
 import { makeBoxCgroup, removeBoxCgroup, removeBoxCgroupNow } from './box-limits.mjs';
 import { missingToolMessage } from './box-toolchain.mjs';
-import { PARKED_NODE_PATH, PARKED_NODE_SOURCE, parkedNodeFits } from './parked-node.mjs';
+import { PARKED_NODE_ARGS, PARKED_NODE_PATH, PARKED_NODE_SOURCE, parkedNodeFits } from './parked-node.mjs';
 import { acquireBoxUid, releaseBoxUid } from './box-user.mjs';
 import { BoxPathError, ensureBoxDir, mkdirInBox, normalizeBoxPath, openBoxFileForRead, resolveExisting } from './paths.mjs';
 
@@ -270,7 +270,7 @@ export class Box {
       networkDenied: this.networkDenied,
       network: this.network,
       command: 'node',
-      args: [PARKED_NODE_PATH],
+      args: PARKED_NODE_ARGS,
       cwd: this.workDir,
       cwdHost: this.workDirHost,
       env,
@@ -280,7 +280,7 @@ export class Box {
       readOnlyFiles: [{ path: PARKED_NODE_PATH, data: PARKED_NODE_SOURCE }],
       stdin: 'pipe',
     });
-    const command = new BoxCommand({ id: newId('cmd'), sessionId: this.id, name: 'node', args: [PARKED_NODE_PATH], cwd: this.workDir, spec, logBudget: this.logBudget, parked: true });
+    const command = new BoxCommand({ id: newId('cmd'), sessionId: this.id, name: 'node', args: PARKED_NODE_ARGS, cwd: this.workDir, spec, logBudget: this.logBudget, parked: true });
     this.parked = { command, env };
     // Gone before its command came (killed, out of memory): the Box's commands start as usual.
     command.once('exit', () => {

@@ -5,8 +5,10 @@
 //
 // Spares hold a Box slot each (box-queue.mjs: they count against `maxBoxes` and the memory
 // total) and are given up when a create needs the room. One that waited `idleMs` is retired and
-// not replaced: the pool fills again when a Box stops (there is work again) and when the host
-// starts. Bubblewrap hosts only (the parked script is shown in the sandbox).
+// not replaced: the pool fills when the host starts and again when a Box a spare could have
+// served stops (there is such work), so a host whose creates never fit (the Cloudflare container
+// API's `/workspace` Boxes) keeps none after the first `idleMs`. Bubblewrap hosts only (the
+// parked script is shown in the sandbox).
 
 /** What `startBoxHost({ parked })` defaults to: 2 spares, each retired after 5 minutes unused. */
 export const DEFAULT_PARKED = Object.freeze({ size: 2, idleMs: 300_000 });

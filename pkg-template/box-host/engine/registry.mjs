@@ -111,13 +111,12 @@ export class BoxRegistry {
   }
 
   /**
-   * A spare Box for a create of `body` (checked) when one is ready and fits: the default network
-   * policy, resources and work directory, no env (a spare's process started without one).
+   * Whether a create of `body` (checked) may take a spare Box: the default network policy,
+   * resources and work directory, no env (a spare's process started without one).
    */
-  #spareFor({ denied, vcpus, boxEnv, workDir }) {
-    if (!this.parked || denied || (vcpus !== undefined && boxMemoryBytes(vcpus) !== boxMemoryBytes())) return undefined;
-    if ((workDir ?? SESSION_CWD) !== SESSION_CWD || Object.keys(boxEnv).length > 0) return undefined;
-    return this.parked.take();
+  #fitsSpare({ denied, vcpus, boxEnv, workDir }) {
+    if (!this.parked || denied || (vcpus !== undefined && boxMemoryBytes(vcpus) !== boxMemoryBytes())) return false;
+    return (workDir ?? SESSION_CWD) === SESSION_CWD && Object.keys(boxEnv).length === 0;
   }
 
   /**
@@ -170,7 +169,8 @@ export class BoxRegistry {
     if (nameTaken()) {
       throw new BoxRequestError(409, 'conflict', `a running sandbox is already named ${name}`);
     }
-    const spare = this.#spareFor({ denied, vcpus, boxEnv, workDir });
+    const fitsSpare = this.#fitsSpare({ denied, vcpus, boxEnv, workDir });
+    const spare = fitsSpare ? this.parked.take() : undefined;
     if (spare) return this.#claim(spare, { name, timeout, snapshotId });
     const memoryBytes = boxMemoryBytes(vcpus);
     // Spares give their slots up to a create that needs the room.
@@ -210,6 +210,7 @@ export class BoxRegistry {
         making,
       });
       making.box = box;
+      box.fitsSpare = fitsSpare;
       if (this.closing) {
         // stopAll() began while this Box was being made: it is not live and nobody else stops it.
         await box.stop();
@@ -241,6 +242,7 @@ export class BoxRegistry {
       this.#refuseWhenClosing();
     }
     box.claim({ name, timeoutMs: timeout, sourceSnapshotId: snapshotId, onStopped: (stopped) => this.#forget(stopped) });
+    box.fitsSpare = true;
     this.live.set(box.id, box);
     if (snapshotId !== undefined) {
       try {
@@ -261,8 +263,9 @@ export class BoxRegistry {
   #forget(box) {
     if (this.live.delete(box.id)) this.slots.release(box.memoryBytes);
     if (box.handedOver) this.handedOver += 1;
-    // There is work again: the spares that were used or retired are made anew.
-    this.parked?.fill();
+    // Work a spare could serve came: the spares used or retired meanwhile are made anew, now that
+    // this Box's work is done (making one while a Run runs would take CPU from it).
+    if (box.fitsSpare) this.parked?.fill();
     this.stopped.set(box.id, box);
     if (this.stopped.size > STOPPED_MEMORY) this.stopped.delete(this.stopped.keys().next().value);
   }
