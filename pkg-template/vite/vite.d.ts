@@ -15,8 +15,11 @@ export interface SandboxOptions {
   /** Default: `NODE_ENV === 'production'` at runtime. */
   production?: boolean;
   vercel?: { baseUrl?: string; networkPolicy?: 'allow-all' | 'deny-all' | object };
-  /** `isolation`: see {@link SandboxConfig}'s `local` (e.g. `'none'` to run a built server's Boxes without isolation on purpose). */
-  local?: { baseUrl?: string; networkPolicy?: 'allow-all' | 'deny-all' | object; isolation?: 'auto' | 'bubblewrap' | 'seatbelt' | 'none' };
+  /**
+   * `isolation` and `parked`: see {@link SandboxConfig}'s `local` (e.g. `isolation: 'none'` to run a
+   * built server's Boxes without isolation on purpose, `parked: { size: 0 }` to keep no spare Boxes).
+   */
+  local?: SandboxConfig['local'] & { token?: never };
   /** Transfer limits (bytes, depth, counts); see {@link SandboxConfig}. */
   transfer?: SandboxConfig['transfer'];
   /**
