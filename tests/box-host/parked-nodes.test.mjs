@@ -55,7 +55,7 @@ async function run(host, name, payload) {
 
 // What a process can tell about where and how it runs (pid-free): argv, cwd, env, Node options,
 // ids and capabilities, the syscall filter, limits, cgroup, host name, the title ps shows (and
-// how long a title it keeps) and the mount points.
+// how long a title it keeps), the mount points and stdin.
 defineTestSandbox('parked/probe', `
 import fs from 'node:fs';
 import os from 'node:os';
@@ -76,6 +76,8 @@ export default () => ({
   mounts: fs.readFileSync('/proc/self/mountinfo', 'utf8').split('\\n').map((line) => line.split(' ')[4]).filter(Boolean),
   mark: globalThis.parkedMark = (globalThis.parkedMark ?? 0) + 1,
   leftover: fs.existsSync('/tmp/parked-mark') || (fs.writeFileSync('/tmp/parked-mark', 'x'), false),
+  // What stdin is: /dev/null (a CLI reading /dev/stdin, or a child inheriting fd 0, gets nothing).
+  stdin: [fs.fstatSync(0).isCharacterDevice(), (() => { try { return fs.readFileSync('/dev/stdin', 'utf8'); } catch (error) { return error.code; } })()],
 });
 `);
 
@@ -93,7 +95,7 @@ test('a warm Run runs in a parked process and its entry sees what it sees in a p
   assert.equal(plain.parked().handedOver, 0);
   // The parked script is shown read-only at one more mount point; nothing else differs.
   assert.deepEqual(fromParked.mounts.filter((point) => point !== PARKED_NODE_PATH), fromPlain.mounts);
-  for (const key of ['argv', 'execArgv', 'cwd', 'env', 'ids', 'limits', 'cgroup', 'hostname', 'titles', 'mark', 'leftover']) {
+  for (const key of ['argv', 'execArgv', 'cwd', 'env', 'ids', 'limits', 'cgroup', 'hostname', 'titles', 'mark', 'leftover', 'stdin']) {
     assert.deepEqual(fromParked[key], fromPlain[key], key);
   }
   assert.deepEqual(fromParked.execArgv, []);
