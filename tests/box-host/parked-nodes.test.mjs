@@ -31,11 +31,11 @@ async function hostWith(options) {
   return Object.assign(host, { boxDirs: () => fs.readdirSync(boxRoot).filter((name) => name.startsWith('vite-hub-box-')) });
 }
 
-/** A Box registry of its own Box root under bubblewrap, keeping `parked` spares. */
-async function registryWith(parked) {
+/** A Box registry of its own Box root under bubblewrap, keeping `parked` spares (`options` override its slots and queue). */
+async function registryWith(parked, options = {}) {
   const boxRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'vite-hub-parked-'));
   temps.push(boxRoot);
-  const registry = new BoxRegistry({ boxRoot, isolation: 'bubblewrap', maxBoxes: 4, maxQueued: 0, maxQueueWaitMs: 0, features: await hostFeatures(), spares: true, parked });
+  const registry = new BoxRegistry({ boxRoot, isolation: 'bubblewrap', maxBoxes: 4, maxQueued: 0, maxQueueWaitMs: 0, features: await hostFeatures(), spares: true, parked, ...options });
   registries.push(registry);
   return registry;
 }
@@ -55,7 +55,7 @@ async function run(host, name, payload) {
 
 // What a process can tell about where and how it runs (pid-free): argv, cwd, env, Node options,
 // ids and capabilities, the syscall filter, limits, cgroup, host name, the title ps shows (and
-// how long a title it keeps) and the mount points.
+// how long a title it keeps), the mount points and stdin.
 defineTestSandbox('parked/probe', `
 import fs from 'node:fs';
 import os from 'node:os';
@@ -76,6 +76,8 @@ export default () => ({
   mounts: fs.readFileSync('/proc/self/mountinfo', 'utf8').split('\\n').map((line) => line.split(' ')[4]).filter(Boolean),
   mark: globalThis.parkedMark = (globalThis.parkedMark ?? 0) + 1,
   leftover: fs.existsSync('/tmp/parked-mark') || (fs.writeFileSync('/tmp/parked-mark', 'x'), false),
+  // What stdin is: /dev/null (a CLI reading /dev/stdin, or a child inheriting fd 0, gets nothing).
+  stdin: [fs.fstatSync(0).isCharacterDevice(), (() => { try { return fs.readFileSync('/dev/stdin', 'utf8'); } catch (error) { return error.code; } })()],
 });
 `);
 
@@ -93,7 +95,7 @@ test('a warm Run runs in a parked process and its entry sees what it sees in a p
   assert.equal(plain.parked().handedOver, 0);
   // The parked script is shown read-only at one more mount point; nothing else differs.
   assert.deepEqual(fromParked.mounts.filter((point) => point !== PARKED_NODE_PATH), fromPlain.mounts);
-  for (const key of ['argv', 'execArgv', 'cwd', 'env', 'ids', 'limits', 'cgroup', 'hostname', 'titles', 'mark', 'leftover']) {
+  for (const key of ['argv', 'execArgv', 'cwd', 'env', 'ids', 'limits', 'cgroup', 'hostname', 'titles', 'mark', 'leftover', 'stdin']) {
     assert.deepEqual(fromParked[key], fromPlain[key], key);
   }
   assert.deepEqual(fromParked.execArgv, []);
@@ -154,6 +156,25 @@ test('creates that a spare does not fit (env, deny-all) get Boxes of their own, 
   assert.equal(fitting.status, 200, fitting.text);
   await hostApi(host, 'POST', `/v2/sandboxes/sessions/${JSON.parse(fitting.text).session.id}/stop`);
   assert.ok(await until(() => host.parked().ready === 2), JSON.stringify(host.parked()));
+});
+
+// A host whose memory bound fits one Box (the default bound on an 8 GB machine: os.totalmem() <
+// 2 × 4 GiB) makes its spare as it starts: the Run that comes meanwhile waited in the queue while
+// the spare, once ready, kept the slot (until idleMs, past the queue's wait: 503 capacity).
+test('a create that waits for a slot gets the one a spare holds, also when the spare became ready while it waited', { skip: NO_BWRAP }, async () => {
+  // (A host's server holds the event loop; neither a queued create nor a parked process does.)
+  const held = setInterval(() => {}, 1000);
+  after(() => clearInterval(held));
+  for (const body of [{ env: { A: '1' } }, {}]) {
+    const registry = await registryWith({ size: 1, idleMs: 60_000 }, { maxBoxes: 1, maxQueued: 8, maxQueueWaitMs: 5000 });
+    assert.equal(registry.parked.making.size, 1, 'the spare is being made');
+    const started = Date.now();
+    const box = await registry.create(body);
+    assert.ok(Date.now() - started < 4000, `${JSON.stringify(body)}: the create waited ${Date.now() - started} ms`);
+    assert.equal(registry.parked.readyCount, 0);
+    await box.stop();
+    await registry.stopAll();
+  }
 });
 
 test('stopAll() and the exit path stop the spares and their processes', { skip: NO_BWRAP }, async () => {

@@ -28,11 +28,14 @@ export class ParkedBoxes {
   /**
    * `make()` resolves to a new Box with a parked process holding a slot of its own, or undefined
    * when no slot is free; it rejects with what failed (the pool keeps the message in `lastError`).
+   * `wanted()` tells whether a create waits for a slot: a spare made meanwhile gives its slot up
+   * at once instead of keeping it from that create until `idleMs`.
    */
-  constructor({ size, idleMs, make }) {
+  constructor({ size, idleMs, make, wanted = () => false }) {
     this.size = size;
     this.idleMs = idleMs;
     this.make = make;
+    this.wanted = wanted;
     /** Ready spares, oldest first: `{ box, timer }`. */
     this.ready = [];
     this.making = new Set();
@@ -47,7 +50,7 @@ export class ParkedBoxes {
         (box) => {
           this.making.delete(made);
           if (box === undefined) return;
-          if (this.closed) return box.stop();
+          if (this.closed || this.wanted()) return box.stop();
           const timer = setTimeout(() => this.#retire(box), this.idleMs);
           timer.unref();
           this.ready.push({ box, timer });

@@ -25,7 +25,7 @@ export const PARKED_NODE_ARGS = [PARKED_NODE_PATH, ' '.repeat(512)];
  * The parked script. It blocks on a synchronous read of stdin (nothing else runs in it) until the
  * host writes one JSON line `{ "cwd": <Box path>, "argv": [<script>, …args] }` and closes stdin,
  * then moves to `cwd` (and says so in PWD, as bubblewrap does for a command), sets `process.argv`
- * to `[node, <script's absolute path>, …args]` and imports the script. Its `process.title` stays
+ * to `[node, <script's absolute path>, …args]`, puts /dev/null in place of its stdin and imports the script. Its `process.title` stays
  * `node`, as in a process started for the command; `ps` shows the parked command line. End of input without a line (the host retired the spare) exits 0.
  */
 export const PARKED_NODE_SOURCE = `const fs = process.getBuiltinModule?.('node:fs') ?? (await import('node:fs')).default;
@@ -46,6 +46,10 @@ for (;;) {
   if (chunk.subarray(0, read).includes(10)) break;
 }
 const { cwd, argv } = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+// stdin becomes /dev/null (read-only), as a command's is: the handover socket would fail a read
+// of /dev/stdin (ENXIO) and reach the children that inherit it. open() takes the lowest free fd.
+fs.closeSync(0);
+fs.openSync('/dev/null', 'r');
 process.chdir(cwd);
 // bubblewrap sets PWD to the directory it started the command in.
 if (process.env.PWD !== undefined) process.env.PWD = cwd;

@@ -67,7 +67,7 @@ export class BoxRegistry {
     /** Runs whose harness was a parked process (counted when their Box stops). */
     this.handedOver = 0;
     this.parked = isolation === 'bubblewrap' && parked?.size > 0
-      ? new ParkedBoxes({ size: parked.size, idleMs: parked.idleMs, make: () => this.#makeParkedBox(parked.idleMs) })
+      ? new ParkedBoxes({ size: parked.size, idleMs: parked.idleMs, make: () => this.#makeParkedBox(parked.idleMs), wanted: () => this.slots.queued > 0 })
       : null;
     this.parked?.fill();
   }
@@ -179,7 +179,11 @@ export class BoxRegistry {
       if (!queue) {
         if (!this.slots.tryAcquire(memoryBytes)) throw new QueueRefused('full', `the local Box host already runs ${this.slots.used} Boxes (at most ${this.maxBoxes}, ${this.slots.maxBytes} bytes of memory limits in all)`);
       } else {
-        await this.slots.acquire(signal, memoryBytes);
+        const granted = this.slots.acquire(signal, memoryBytes);
+        // Waiting: a spare made ready since the check above (while retireAll ran) gives its slot
+        // up too, as do those still being made once they are ready (ParkedBoxes `wanted`).
+        if (this.slots.queued > 0) void this.parked?.retireAll();
+        await granted;
       }
     } catch (err) {
       if (err instanceof QueueRefused) throw new BoxRequestError(503, 'capacity', err.message);
