@@ -24,9 +24,11 @@ export const PARKED_NODE_ARGS = [PARKED_NODE_PATH, ' '.repeat(512)];
 /**
  * The parked script. It blocks on a synchronous read of stdin (nothing else runs in it) until the
  * host writes one JSON line `{ "cwd": <Box path>, "argv": [<script>, …args] }` and closes stdin,
- * then moves to `cwd` (and says so in PWD, as bubblewrap does for a command), sets `process.argv`
- * to `[node, <script's absolute path>, …args]`, puts /dev/null in place of its stdin and imports the script. Its `process.title` stays
- * `node`, as in a process started for the command; `ps` shows the parked command line. End of input without a line (the host retired the spare) exits 0.
+ * then puts /dev/null in place of its stdin, moves to `cwd` (and says so in PWD, as bubblewrap
+ * does for a command), sets `process.argv` to `[node, <script's absolute path>, …args]` and
+ * imports the script. Its `process.title` stays `node`, as in a process started for the command;
+ * `ps` shows the parked command line. End of input without a line (the host retired the spare)
+ * exits 0.
  */
 export const PARKED_NODE_SOURCE = `const fs = process.getBuiltinModule?.('node:fs') ?? (await import('node:fs')).default;
 const path = process.getBuiltinModule?.('node:path') ?? (await import('node:path')).default;
