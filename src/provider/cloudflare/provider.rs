@@ -143,7 +143,8 @@ impl CloudflareProvider {
             let verdict = classify::classify_rejection(&message);
             let delay = if verdict.is_retryable() { self.retry.delay_ms(attempts, waited, None) } else { None };
             let Some(delay) = delay else {
-                return Err(Error::new(verdict.code(), format!("the Sandbox Durable Object refused configure: {message}"))
+                let fix = verdict.fix().map(|fix| format!(" ({fix})")).unwrap_or_default();
+                return Err(Error::new(verdict.code(), format!("the Sandbox Durable Object refused configure: {message}{fix}"))
                     .with_provider(ProviderKind::Cloudflare)
                     .with_operation(Operation::Create));
             };

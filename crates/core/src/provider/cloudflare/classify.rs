@@ -25,6 +25,10 @@ pub enum Verdict {
     /// like [`Verdict::Starting`] for requests that are safe to send again,
     /// [`ErrorCode::TransportError`] otherwise.
     Disconnected,
+    /// The Durable Object class has no container configured (its constructor throws: wrangler.toml
+    /// lacks a `[[containers]]` entry for it): [`ErrorCode::ProviderUnavailable`] at once, never
+    /// retried.
+    NoContainers,
 }
 
 impl Verdict {
@@ -32,8 +36,13 @@ impl Verdict {
     pub fn code(self) -> ErrorCode {
         match self {
             Verdict::Container | Verdict::Disconnected => ErrorCode::TransportError,
-            Verdict::Starting | Verdict::StartFailed => ErrorCode::ProviderUnavailable,
+            Verdict::Starting | Verdict::StartFailed | Verdict::NoContainers => ErrorCode::ProviderUnavailable,
         }
+    }
+
+    /// What the app must change, for a verdict that names a configuration error.
+    pub fn fix(self) -> Option<&'static str> {
+        (self == Verdict::NoContainers).then_some(NO_CONTAINERS_FIX)
     }
 
     /// Whether a request that is safe to send again should be retried after this verdict.
@@ -65,6 +74,13 @@ const DISCONNECTED_PHRASES: [&str; 5] = [
 /// Phrases of a start that cannot succeed (lower case; §3 "permanent" row).
 const START_FAILED_PHRASES: [&str; 3] = ["no such image", "out of memory", "did not call start"];
 
+/// What `@cloudflare/containers` throws from the constructor of a class without containers
+/// (lower case; its `Container` class, as the `Sandbox` class of @cloudflare/sandbox 0.12.10 extends it).
+const NO_CONTAINERS_PHRASE: &str = "containers have not been enabled";
+
+/// What a Worker without containers for its `Sandbox` class must add (docs/providers/cloudflare.md).
+const NO_CONTAINERS_FIX: &str = "the Sandbox Durable Object class has no container: add to wrangler.toml a [[containers]] entry with its class_name (the class the binding names, e.g. \"Sandbox\") and an image (e.g. \"docker.io/cloudflare/sandbox:0.12.10\"); see docs/providers/cloudflare.md";
+
 fn contains_any(text: &str, phrases: &[&str]) -> bool {
     let text = text.to_ascii_lowercase();
     phrases.iter().any(|p| text.contains(p))
@@ -85,6 +101,9 @@ pub fn classify_answer(status: u16, body: &[u8]) -> Verdict {
         Some(b) => format!("{} {}", b.code.unwrap_or_default(), b.message.unwrap_or_default()),
         None => String::from_utf8_lossy(body).into_owned(),
     };
+    if contains_any(&text, &[NO_CONTAINERS_PHRASE]) {
+        return Verdict::NoContainers;
+    }
     if contains_any(&text, &START_FAILED_PHRASES) {
         return Verdict::StartFailed;
     }
@@ -99,7 +118,9 @@ pub fn classify_answer(status: u16, body: &[u8]) -> Verdict {
 
 /// Classifies the message of a rejected Durable Object `fetch` (no HTTP answer at all).
 pub fn classify_rejection(message: &str) -> Verdict {
-    if contains_any(message, &STARTING_PHRASES) {
+    if contains_any(message, &[NO_CONTAINERS_PHRASE]) {
+        Verdict::NoContainers
+    } else if contains_any(message, &STARTING_PHRASES) {
         Verdict::Starting
     } else if contains_any(message, &START_FAILED_PHRASES) {
         Verdict::StartFailed
@@ -240,6 +261,17 @@ mod tests {
         assert_eq!(json(500, "INTERNAL_ERROR", "The container ran out of memory"), Verdict::StartFailed);
         assert_eq!(json(500, "INTERNAL_ERROR", "Container did not call start"), Verdict::StartFailed);
         assert_eq!(classify_rejection("no such image"), Verdict::StartFailed);
+    }
+
+    #[test]
+    fn a_class_without_containers_is_named_and_never_retried() {
+        let thrown = "Error: Containers have not been enabled for this Durable Object class. Have you correctly setup your Wrangler config? More info: https://developers.cloudflare.com/containers/get-started/#configuration";
+        assert_eq!(classify_rejection(thrown), Verdict::NoContainers);
+        assert_eq!(classify_answer(500, thrown.as_bytes()), Verdict::NoContainers);
+        assert_eq!(Verdict::NoContainers.code(), ErrorCode::ProviderUnavailable);
+        assert!(!Verdict::NoContainers.is_retryable());
+        assert!(Verdict::NoContainers.fix().is_some_and(|fix| fix.contains("[[containers]]")));
+        assert_eq!(Verdict::Starting.fix(), None);
     }
 
     #[test]

@@ -1,0 +1,62 @@
+// A configuration error of the Cloudflare provider fails at once with the code the docs give and
+// the wrangler lines to add, never retried (issue 26, item 4): the real `Sandbox` Durable Object
+// of @cloudflare/sandbox 0.12.10 in workerd (miniflare) whose class has no container (the
+// constructor of @cloudflare/containers throws "Containers have not been enabled…"), and a
+// binding that is missing.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { sandboxWorkerOnBoxHost } from '../fixtures/cloudflare/bundle-worker.mjs';
+
+// No stand-in container (tests/fixtures/cloudflare/box-host-container.mjs): workerd gives the class none.
+const WORKER = `
+import { configureSandbox, registerSandbox, runSandbox } from '@vite-hub/sandbox';
+export { Sandbox } from '@cloudflare/sandbox';
+
+registerSandbox('cfm/one', { files: [
+  { path: 'package.json', content: '{"type":"module"}' },
+  { path: 'index.mjs', content: 'export default () => 1;' },
+] });
+
+export default {
+  async fetch(request, env) {
+    const binding = new URL(request.url).searchParams.get('binding');
+    configureSandbox({ provider: 'cloudflare', env, ...(binding ? { cloudflare: { binding } } : {}) });
+    const started = Date.now();
+    const response = await runSandbox('cfm/one');
+    return Response.json({ status: response.status, body: await response.json(), ms: Date.now() - started });
+  },
+};
+`;
+
+let worker;
+before(async () => {
+  worker = await sandboxWorkerOnBoxHost(WORKER, 'cf-misconfig');
+});
+after(async () => {
+  await worker?.close();
+});
+
+async function run(query = '') {
+  const response = await worker.miniflare.dispatchFetch(`http://worker.test/${query}`);
+  return response.json();
+}
+
+test('a Sandbox class without containers answers 503 SANDBOX_PROVIDER_UNAVAILABLE within a second, naming the [[containers]] entry', async () => {
+  const { status, body, ms } = await run();
+  assert.equal(status, 503, JSON.stringify(body));
+  assert.equal(body.error.code, 'SANDBOX_PROVIDER_UNAVAILABLE');
+  assert.match(body.error.message, /Containers have not been enabled/);
+  assert.match(body.error.message, /has no container: add to wrangler\.toml a \[\[containers\]\] entry with its class_name/);
+  assert.ok(ms < 1000, `answered after ${ms} ms (retried?)`);
+  // Nothing reached the local Box host: no container was ever started.
+  assert.equal(worker.host.counters().total, 0);
+});
+
+test('a binding the Worker env does not have answers at once with the wrangler lines to add', async () => {
+  const { status, body, ms } = await run('?binding=SANDBOXES');
+  assert.ok(status >= 400 && status < 600, JSON.stringify(body));
+  assert.match(body.error.code, /^SANDBOX_PROVIDER_(REQUIRED|UNAVAILABLE)$/);
+  assert.match(body.error.message, /SANDBOXES/);
+  assert.match(body.error.message, /durable_objects/);
+  assert.ok(ms < 1000, `answered after ${ms} ms`);
+});
