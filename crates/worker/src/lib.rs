@@ -18,21 +18,16 @@
 //! Box host through the Vercel protocol. Provider selection is the npm package's (DESIGN.md §4).
 //!
 //! The Run code is wasm-only: on other targets this crate is empty.
+#![cfg(target_arch = "wasm32")]
 #![deny(missing_docs)]
 #![warn(missing_debug_implementations)]
 
-#[cfg(target_arch = "wasm32")]
 mod background;
-#[cfg(target_arch = "wasm32")]
 mod env;
-#[cfg(target_arch = "wasm32")]
 mod registry;
-#[cfg(target_arch = "wasm32")]
 mod run;
 
-#[cfg(target_arch = "wasm32")]
 pub use registry::Registry;
-#[cfg(target_arch = "wasm32")]
 pub use run::{run_sandbox, RunOptions};
 
 pub use vite_hub_sandbox_core::config::SandboxConfig;
