@@ -68,9 +68,9 @@ fn registry(env: &Env) -> std::result::Result<Rc<Registry>, Error> {
         Err(_) => serde_json::json!({ "provider": "cloudflare" }),
     };
     let config = SandboxConfig::from_value(&config).map_err(|message| Error::new(vite_hub_sandbox_worker::ErrorCode::InvalidArgument, message))?;
-    let registry = Rc::new(Registry::from_json(include_str!("../../examples/app/.vite-hub/sandbox/build/registry.json"))?.with_config(config)?);
-    REGISTRY.with(|cell| cell.get_or_init(|| Rc::clone(&registry)).clone());
-    Ok(registry)
+    let registry = Registry::from_json(include_str!("../../examples/app/.vite-hub/sandbox/build/registry.json"))?.with_config(config)?;
+    // A request that made one first (while this one awaited) wins: one registry per isolate.
+    Ok(REGISTRY.with(|cell| Rc::clone(cell.get_or_init(|| Rc::new(registry)))))
 }
 
 /// The route's own JSON error, in the Response contract's shape.
