@@ -69,7 +69,7 @@ fn registry(env: &Env) -> std::result::Result<Rc<Registry>, Error> {
     };
     let config = SandboxConfig::from_value(&config).map_err(|message| Error::new(vite_hub_sandbox_worker::ErrorCode::InvalidArgument, message))?;
     let registry = Registry::from_json(include_str!("../../examples/app/.vite-hub/sandbox/build/registry.json"))?.with_config(config)?;
-    // A request that made one first (while this one awaited) wins: one registry per isolate.
+    // Nothing ran since the check above (no await): this is the isolate's one registry.
     Ok(REGISTRY.with(|cell| Rc::clone(cell.get_or_init(|| Rc::new(registry)))))
 }
 
