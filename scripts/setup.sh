@@ -37,6 +37,14 @@ if [ "$(wasm-bindgen --version 2>/dev/null)" != "wasm-bindgen $WASM_BINDGEN_VERS
   cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION"
 fi
 
+# worker-build builds the repository's Rust Worker (worker/, wrangler.toml's build step); its version
+# is the workers-rs `worker` crate's that the workspace resolves (worker-build refuses another minor).
+WORKER_BUILD_VERSION=$(sed -n '/^name = "worker"$/{n;s/^version = "\(.*\)"$/\1/p;}' Cargo.lock)
+if [ "$(worker-build --version 2>/dev/null)" != "$WORKER_BUILD_VERSION" ]; then
+  echo "setup: cargo install worker-build $WORKER_BUILD_VERSION"
+  cargo install worker-build --version "$WORKER_BUILD_VERSION" --locked
+fi
+
 if [ ! -d node_modules/@vercel/sandbox ] || [ ! -d node_modules/nitro ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   echo "setup: npm ci"
   npm ci --no-audit --no-fund

@@ -22,8 +22,9 @@ pub mod run;
 pub mod sys;
 
 // The exports and what they build on: wasm only while the provider and run modules keep their
-// Box-driving parts to wasm (their pure parts also build natively, for `cargo test`).
-#[cfg(target_arch = "wasm32")]
+// Box-driving parts to wasm (their pure parts also build natively, for `cargo test`). The exports
+// are the npm package's (feature `js-exports`, on by default); a Rust Worker uses the rest.
+#[cfg(all(target_arch = "wasm32", feature = "js-exports"))]
 pub mod api;
 #[cfg(target_arch = "wasm32")]
 pub mod response;

@@ -272,15 +272,19 @@ function buildError(errors) {
  * Layout (docs/internals/build-steps.md "Vite plugin"): `<root>/.vite-hub/sandbox/sandbox.d.ts` (both modes)
  * and `<root>/.vite-hub/sandbox/<mode>/`, so a `vite build` next to a running `vite dev` never
  * bundles the dev registry.
- * @param {{ root: string, mode: 'dev' | 'build', config?: object }} options
+ * @param {{ root: string, mode: 'dev' | 'build', config?: object, registryJson?: boolean }} options
  *   `config`: the merged, validated plugin config (no secrets) the facade passes to `configureSandbox`.
+ *   `registryJson` (build only): also writes `build/registry.json`, `{ "<name>": <definition> }` with
+ *   the same Definition objects as the modules, which a Rust Worker reads (`Registry::from_json` of
+ *   crates/worker, through `include_str!`).
  * @returns {Promise<{ dir: string, facade: string, names: string[], changed: string[], inputs: string[], errors: Array<{ name: string | null, error: Error }> }>}
  *   `names`: the Definitions in the registry; `inputs`: source files outside the Definition
  *   folders that Definitions were built from (free-form local imports), relative to `root`.
  * @throws a malformed app root; in `build`, every discovery or preparation error (a `SandboxError` naming the
  *   file, or one listing them all).
  */
-export async function generateSandboxArtifacts({ root, mode, config = {} }) {
+export async function generateSandboxArtifacts({ root, mode, config = {}, registryJson = false }) {
+  if (registryJson && mode !== 'build') throw invalidArgument(`generateSandboxArtifacts: registryJson is for mode "build", not ${JSON.stringify(mode)}`);
   const appRoot = path.resolve(root);
   const generatedDir = path.join(appRoot, GENERATED_DIR);
   const outDir = path.join(generatedDir, mode);
@@ -303,6 +307,8 @@ export async function generateSandboxArtifacts({ root, mode, config = {} }) {
   // version keeps its last entry).
   const lastInstalls = mode === 'dev' ? JSON.parse((await lastGood('installs.json')) ?? '{}') : {};
   const installs = {};
+  // registryJson: each Definition's JSON text by name.
+  const serialized = new Map();
   // Dev: how each Definition's stack maps back to its sources (source-stack.mjs), kept the same way.
   const lastSources = mode === 'dev' ? JSON.parse((await lastGood('source-maps.json')) ?? '{}') : {};
   const sourceMaps = {};
@@ -336,6 +342,7 @@ export async function generateSandboxArtifacts({ root, mode, config = {} }) {
     installs[name] = install;
     sourceMaps[name] = sources;
     entries.push({ name, stem, typedEntry });
+    serialized.set(name, data);
     files.set(file, mode === 'dev' ? `${data}\n` : `export default ${data};\n`);
   }
   if (mode === 'build' && errors.length > 0) throw buildError(errors);
@@ -347,6 +354,7 @@ export async function generateSandboxArtifacts({ root, mode, config = {} }) {
     files.set('source-maps.json', `${JSON.stringify(sourceMaps)}\n`);
   }
   files.set('registry.mjs', registryModule(mode, outDir, entries));
+  if (registryJson) files.set('registry.json', `{\n${entries.map((e) => `${JSON.stringify(e.name)}: ${serialized.get(e.name)}`).join(',\n')}\n}\n`);
   files.set('sandbox.mjs', facadeModule(config, mode === 'dev' ? outDir : null));
 
   const changed = [];

@@ -1,7 +1,8 @@
-// The repository's own Worker (wrangler.toml, worker/): `wrangler deploy --dry-run` builds it
+// The repository's own Worker (wrangler.toml, worker/): a Rust Worker (workers-rs, built by
+// worker-build in wrangler's build step) on crates/worker. `wrangler deploy --dry-run` builds it
 // offline (no Docker, no login, no network namespace access when `unshare -n` works), the upload
-// holds the runtime wasm as its own module and the Worker exports `Sandbox`; the uploaded bundle
-// itself runs the example Definitions in real workerd (miniflare), on the local Box host.
+// holds the Worker's wasm as its own module and the main module exports `Sandbox`; the uploaded
+// bundle itself runs the example Definitions in real workerd (miniflare), on the local Box host.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -22,7 +23,8 @@ let miniflare;
 let entry;
 
 before(async () => {
-  dryRun = await wranglerDryRun(repoRoot);
+  // The build step compiles the Rust Worker (release, LTO): minutes from a cold cargo cache.
+  dryRun = await wranglerDryRun(repoRoot, { timeout: 900_000 });
   entry = dryRun.files.find((name) => name.endsWith('.js'));
   host = await startBoxHost({});
   miniflare = builtWorker({
@@ -51,10 +53,14 @@ test('the dry run is offline and names the Sandbox binding and the registry imag
   assert.match(dryRun.stdout, /--dry-run: exiting now/);
 });
 
-test('the upload holds the runtime wasm as a module of its own and a Worker that exports Sandbox', () => {
+test('the upload holds the Rust Worker\'s wasm as a module of its own and a main module that exports Sandbox', () => {
   const wasm = dryRun.files.filter((name) => name.endsWith('.wasm'));
   assert.deepEqual(wasm.length, 1, dryRun.files.join(', '));
   assert.ok(isWasm(join(dryRun.outDir, wasm[0])), 'starts with 00 61 73 6d');
+  // worker-build's wasm (its producers section names workers-rs), not the npm runtime wasm.
+  const bytes = readFileSync(join(dryRun.outDir, wasm[0]));
+  assert.ok(bytes.includes('workers-rs'), `${wasm[0]} names workers-rs among its producers`);
+  assert.ok(!bytes.equals(readFileSync(join(repoRoot, 'dist/wasm/vite_hub_sandbox_bg.wasm'))));
   const code = readFileSync(join(dryRun.outDir, entry), 'utf8');
   assert.ok(code.includes(`from "./${wasm[0]}"`), 'the bundle imports the wasm module');
   assert.match(code, /export\s*\{[^}]*\bSandbox\b[^}]*\}/);

@@ -138,3 +138,15 @@ test('describeRegistry() answers the names, and in dev why a refused Definition 
   assert.ok(!described.invalid.broken.includes(app), described.invalid.broken);
   assert.equal(readFileSync(join(app, '.vite-hub/.gitignore'), 'utf8'), '*\n');
 });
+
+test('build with registryJson: registry.json holds, by name, the Definition objects the modules export; other modes refuse it', async () => {
+  const app = appWith({});
+  const build = await generateSandboxArtifacts({ root: app, mode: 'build', registryJson: true });
+  const json = JSON.parse(readFileSync(join(build.dir, 'registry.json'), 'utf8'));
+  assert.deepEqual(Object.keys(json), build.names);
+  const { loadDefinition } = await import(pathToFileURL(join(build.dir, 'registry.mjs')));
+  for (const name of build.names) assert.deepEqual(json[name], await loadDefinition(name), name);
+  const plain = await generateSandboxArtifacts({ root: appWith({}), mode: 'build' });
+  assert.ok(!plain.changed.includes('build/registry.json'));
+  await assert.rejects(generateSandboxArtifacts({ root: app, mode: 'dev', registryJson: true }), { code: 'SANDBOX_INVALID_ARGUMENT', message: /registryJson is for mode "build"/ });
+});
