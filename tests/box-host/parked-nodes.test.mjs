@@ -177,6 +177,16 @@ test('a create that waits for a slot gets the one a spare holds, also when the s
   }
 });
 
+test('the first create of a new host takes the spare still being made instead of making a Box beside it', { skip: NO_BWRAP }, async () => {
+  const registry = await registryWith({ size: 2, idleMs: 60_000 });
+  // Spares are made one after the other: one on its way, none ready.
+  assert.equal(registry.parked.making.size, 1);
+  assert.equal(registry.parked.readyCount, 0);
+  const box = await registry.create({});
+  assert.ok(box.hasParked, 'the create made a Box of its own while a spare was on its way');
+  await box.stop();
+});
+
 test('stopAll() and the exit path stop the spares and their processes', { skip: NO_BWRAP }, async () => {
   for (const end of ['stopAll', 'removeAllNow']) {
     const registry = await registryWith({ size: 2, idleMs: 60_000 });

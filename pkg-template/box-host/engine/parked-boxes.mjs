@@ -43,25 +43,30 @@ export class ParkedBoxes {
     this.lastError = null;
   }
 
-  /** Starts making the missing spares (in the background). */
+  /**
+   * Starts making the missing spares in the background, one after the other: a spare made alone
+   * is ready sooner, and takes less CPU from the Run that may be starting beside it. A make that
+   * fails, or finds no free slot, ends the round (the next fill() tries again).
+   */
   fill() {
-    while (!this.closed && this.ready.length + this.making.size < this.size) {
-      const made = this.make().then(
-        (box) => {
-          this.making.delete(made);
-          if (box === undefined) return;
-          if (this.closed || this.wanted()) return box.stop();
-          const timer = setTimeout(() => this.#retire(box), this.idleMs);
-          timer.unref();
-          this.ready.push({ box, timer });
-        },
-        (err) => {
-          this.making.delete(made);
-          this.lastError = err.message;
-        },
-      );
-      this.making.add(made);
-    }
+    if (this.closed || this.making.size > 0 || this.ready.length >= this.size) return;
+    const made = this.make().then(
+      (box) => {
+        this.making.delete(made);
+        if (box === undefined) return;
+        // Held until stopped: close() waits for what is being made.
+        if (this.closed || this.wanted()) return box.stop().catch(() => {});
+        const timer = setTimeout(() => this.#retire(box), this.idleMs);
+        timer.unref();
+        this.ready.push({ box, timer });
+        this.fill();
+      },
+      (err) => {
+        this.making.delete(made);
+        this.lastError = err.message;
+      },
+    );
+    this.making.add(made);
   }
 
   /** A ready spare whose process still waits (the oldest), or undefined. */
@@ -73,6 +78,16 @@ export class ParkedBoxes {
       box.stop().catch(() => {});
     }
     return undefined;
+  }
+
+  /**
+   * take(), but when none is ready and one is being made, waits for it first: it started before
+   * the caller asked, so it is ready sooner than a Box the caller would start now (the first Run
+   * of a host that has just started). Undefined when it failed or another caller took it.
+   */
+  async takeOrWait() {
+    if (this.ready.length === 0 && this.making.size > 0) await Promise.race(this.making);
+    return this.take();
   }
 
   #retire(box) {

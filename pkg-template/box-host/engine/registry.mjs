@@ -170,8 +170,8 @@ export class BoxRegistry {
       throw new BoxRequestError(409, 'conflict', `a running sandbox is already named ${name}`);
     }
     const fitsSpare = this.#fitsSpare({ denied, vcpus, boxEnv, workDir });
-    const spare = fitsSpare ? this.parked.take() : undefined;
-    if (spare) return this.#claim(spare, { name, timeout, snapshotId });
+    const spare = fitsSpare ? await this.parked.takeOrWait() : undefined;
+    if (spare) return this.#claim(spare, { name, timeout, snapshotId, nameTaken });
     const memoryBytes = boxMemoryBytes(vcpus);
     // Spares give their slots up to a create that needs the room.
     if (this.parked?.readyCount > 0 && !this.slots.hasRoom(memoryBytes)) await this.parked.retireAll();
@@ -240,10 +240,12 @@ export class BoxRegistry {
   }
 
   /** A create that took spare Box `box` (its slot with it): it becomes live under the create's name, lifetime and snapshot. */
-  async #claim(box, { name, timeout, snapshotId }) {
-    if (this.closing) {
+  async #claim(box, { name, timeout, snapshotId, nameTaken }) {
+    // Checked again: the create may have waited for the spare.
+    if (this.closing || nameTaken()) {
       await box.stop();
       this.#refuseWhenClosing();
+      throw new BoxRequestError(409, 'conflict', `a running sandbox is already named ${name}`);
     }
     box.claim({ name, timeoutMs: timeout, sourceSnapshotId: snapshotId, onStopped: (stopped) => this.#forget(stopped) });
     box.fitsSpare = true;
