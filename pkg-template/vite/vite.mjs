@@ -7,7 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as wasm from './tooling-wasm.mjs';
 import { pickSandboxEnv } from '../runtime/api.mjs';
-import { warmUp } from '../runtime/index.node.mjs';
+import { configureSandbox, warmUp } from '../runtime/index.node.mjs';
 import { offerLocalBoxHost } from '../runtime/shared-host.mjs';
 import { GENERATED_DIR, generateSandboxArtifacts } from './generate.mjs';
 import { isSkippedDirectory } from './discovery.mjs';
@@ -80,13 +80,16 @@ let warmUpFailureReported = false;
 
 /**
  * `vite dev` on the local provider without `local.baseUrl`: starts the in-process local Box host
- * ahead of the first Run (`warmUp()` of the Node entry, the one host every Run shares; a dev
- * server in a worker thread borrows it, see `config`). Never awaited and never thrown: dev
- * startup goes on, a failure is printed once and the first Run tries again (and reports its own
- * error).
+ * ahead of the first Run, with the plugin's options (`warmUp()` of the Node entry, the one host
+ * every Run shares; a dev server in a worker thread borrows it, see `config`). Never awaited and
+ * never thrown: dev startup goes on, a failure is printed once and the first Run tries again (and
+ * reports its own error).
  */
 function warmUpLocalBoxHost(resolved, logger) {
   if (!runsOnInProcessHost(resolved)) return;
+  // The host starts once per process with the options in force: the plugin's (`local.isolation`,
+  // `local.parked`), which the generated facade sets again when the server code loads it.
+  configureSandbox(resolved.config);
   warmUp().catch((error) => {
     if (warmUpFailureReported) return;
     warmUpFailureReported = true;

@@ -205,6 +205,7 @@ test('parked options are checked', async () => {
     [{ size: 1.5 }, /parked\.size/],
     [{ idleMs: 0 }, /parked\.idleMs must be an integer number of ms/],
     ['2', /parked must be an object/],
+    [{ szie: 0 }, /parked has no option "szie": it takes size and idleMs/],
   ]) {
     await assert.rejects(startBoxHost({ parked }), message);
   }

@@ -9,6 +9,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { removeDir } from '../support/vite-app.mjs';
 import { installTarballApp } from '../support/tarball-app.mjs';
+import { NO_BWRAP } from '../support/local-host.mjs';
 
 const run = promisify(execFile);
 
@@ -28,7 +29,7 @@ const [how, name, external, plugin] = process.argv.slice(2);
 const server = await createServer({
   configFile: false,
   logLevel: 'error',
-  plugins: plugin === 'without-plugin' ? [] : [hubSandbox({ provider: 'local' })],
+  plugins: plugin === 'without-plugin' ? [] : [hubSandbox({ provider: 'local', ...(plugin === 'parked-off' ? { local: { parked: { size: 0 } } } : {}) })],
   server: { middlewareMode: true, hmr: false, watch: null },
   appType: 'custom',
   ssr: external === 'external' ? { external: ['@vite-hub/sandbox'] } : external === 'all' ? { external: true } : external === 'none' ? { noExternal: true } : undefined,
@@ -65,6 +66,9 @@ before(async () => {
       'load.mjs': SCRIPT,
       'server/sandboxes/shout/package.json': DEFINITION_MANIFEST,
       'server/sandboxes/shout/index.mjs': DEFINITION_ENTRY,
+      // Whether the Run's process is a parked one (parked-node.mjs): its command line says so.
+      'server/sandboxes/parked/package.json': JSON.stringify({ name: 'parked', private: true, type: 'module' }),
+      'server/sandboxes/parked/index.mjs': "import fs from 'node:fs';\nexport default () => ({ parked: fs.readFileSync('/proc/self/cmdline', 'utf8').includes('parked-node.mjs') });\n",
     },
   }));
 });
@@ -107,4 +111,9 @@ test('a typo in plain Vite SSR proposes the registered name', async () => {
   const { status, body } = await answer('runner', 'shot');
   assert.equal(status, 500);
   assert.equal(body.error.message, 'Sandbox "shot" was not found. Did you mean "shout"? Registered: "shout".');
+});
+
+test('the plugin\'s local options reach the in-process host its dev server warms up: parked processes by default, none with local.parked { size: 0 }', { skip: NO_BWRAP }, async () => {
+  assert.deepEqual((await answer('ssrLoadModule', 'parked')).body, { parked: true });
+  assert.deepEqual((await answer('ssrLoadModule', 'parked', '', 'parked-off')).body, { parked: false });
 });
