@@ -72,6 +72,8 @@ export function checkFigures(figures, { quick = true } = {}) {
   assert.ok(typeof bare.parking === 'object' && [true, false, null].includes(bare.parking.inEffect) && bare.parking.how.length > 10, 'warmVsBare.parking says whether parking was seen, and how');
   if ('na' in bare.harness) checkFigure(bare.harness, 'warmVsBare.harness');
   else for (const key of ['harnessMs', 'runnerMs', 'ratio']) checkFigure(bare.harness[key], `warmVsBare.harness.${key}`);
+  if ('na' in bare.backToBack) checkFigure(bare.backToBack, 'warmVsBare.backToBack');
+  else for (const key of ['parkedMs', 'parkedOffMs', 'ratio']) checkFigure(bare.backToBack[key], `warmVsBare.backToBack.${key}`);
   for (const key of ['runMs', 'execMs', 'ratio']) checkFigure(figures.fullRunVsExec[key], `fullRunVsExec.${key}`);
   assert.deepEqual(Object.keys(figures.concurrency), quick ? ['1', '8'] : ['1', '8', '32', '64', '128']);
   for (const point of Object.values(figures.concurrency)) {

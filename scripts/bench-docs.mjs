@@ -36,6 +36,10 @@ function warmRun(bare, m) {
     '',
     `Parked processes: ${bare.parking.how}`,
     '',
+    'The rows above settle between samples, so a spare is ready for every Run: the best case. The',
+    'back-to-back rows run warm Runs one right after the other, while the spares are made again',
+    'beside them.',
+    '',
     statTable([
       ['warm `runSandbox` (the host\'s default)', bare.runMs],
       ['warm `runSandbox`, host with `parked: { size: 0 }`', bare.parkedOffRunMs],
@@ -43,6 +47,13 @@ function warmRun(bare, m) {
       ['default / bare', bare.ratio],
       ['`parked: { size: 0 }` / bare', bare.parkedOffRatio],
       ['default / `parked: { size: 0 }`', bare.gain],
+      ...(!bare.backToBack || bare.backToBack.na
+        ? [['back to back (no settle between Runs)', bare.backToBack ?? { na: 'not measured by the bench run that wrote these figures' }]]
+        : [
+            [`back to back, blocks of ${bare.backToBack.runs}: default host`, bare.backToBack.parkedMs],
+            [`back to back, blocks of ${bare.backToBack.runs}: \`parked: { size: 0 }\``, bare.backToBack.parkedOffMs],
+            ['back to back: default / `parked: { size: 0 }` (block medians)', bare.backToBack.ratio],
+          ]),
       ...(bare.harness.na
         ? [['in one Box: the harness command against a three-line runner', bare.harness]]
         : [

@@ -24,8 +24,9 @@
 //   warmVsBare  a warm local Run on the host's default (parked processes, when the build has them)
 //               and on a host with `parked: { size: 0 }`, against a bare `node` command in a Box of
 //               the host's own code (bench-bare-node.mjs), three ways interleaved; how many of the
-//               warm Runs ran in a parked process (host.parked()); in that Box the harness command
-//               against a three-line runner
+//               warm Runs ran in a parked process (host.parked()); the same Runs back to back,
+//               without settling (`backToBack`); in that Box the harness command against a
+//               three-line runner
 //   fullRunVsExec  a warm Run of the trivial Definition against one `node` exec on a Box created
 //               and written before the clock (the SDK), same host
 //   concurrency 1/8/32/64/128 concurrent Runs: failures and wall time
@@ -89,8 +90,10 @@ if (flags.from !== undefined) {
 
 /** Repetitions of each side of a ratio (rounds), by figure. */
 const REPS = quick
-  ? { import: 2, firstRun: 1, servers: 1, sdkNoDeps: 2, sdkDeps: 1, preparedDeps: 2, warm: 3, harness: 3, exec: 3 }
-  : { import: 11, firstRun: 9, servers: 5, sdkNoDeps: 9, sdkDeps: 3, preparedDeps: 9, warm: 15, harness: 41, exec: 15 };
+  ? { import: 2, firstRun: 1, servers: 1, sdkNoDeps: 2, sdkDeps: 1, preparedDeps: 2, warm: 3, harness: 3, exec: 3, backToBack: 2 }
+  : { import: 11, firstRun: 9, servers: 5, sdkNoDeps: 9, sdkDeps: 3, preparedDeps: 9, warm: 15, harness: 41, exec: 15, backToBack: 6 };
+/** Runs per back-to-back block (warmVsBare.backToBack). */
+const BACK_TO_BACK_RUNS = quick ? 4 : 10;
 const CONCURRENCY = quick ? [1, 8] : [1, 8, 32, 64, 128];
 const DELAYS_MS = [25, 0];
 /** The environment of every child this bench starts (the same on both sides of a ratio). */
@@ -372,6 +375,7 @@ async function warmVsBare(host, isolation, stateDir) {
       return {
         isolation,
         parking,
+        backToBack: parkedOff.na ? parkedOff : await backToBack(runOn(host), runOn(parkedOff), hosts),
         runMs: stats(samples.run),
         parkedOffRunMs: withParkedOff(() => stats(samples.parkedOff)),
         bareNodeMs: stats(samples.bare),
@@ -387,6 +391,31 @@ async function warmVsBare(host, isolation, stateDir) {
     configureLocal(host.baseUrl, host.token);
     if (!parkedOff.na) await parkedOff.close();
   }
+}
+
+/**
+ * Warm Runs one right after the other, without the settle between them: what a host sustains
+ * while its spares are made again beside the Runs (the settled rows above show the best case, a
+ * spare ready for every Run). Blocks of BACK_TO_BACK_RUNS Runs on one host, the two hosts'
+ * blocks interleaved (A B, B A, …) with a settle between blocks; the ratio is of block medians.
+ */
+async function backToBack(parkedRun, parkedOffRun, hosts) {
+  const median = (values) => stats(values).median;
+  const parked = [];
+  const parkedOff = [];
+  const blockRatios = [];
+  for (let i = 0; i < REPS.backToBack; i += 1) {
+    const block = {};
+    for (const [key, run] of i % 2 === 0 ? [['parked', parkedRun], ['parkedOff', parkedOffRun]] : [['parkedOff', parkedOffRun], ['parked', parkedRun]]) {
+      block[key] = [];
+      for (let j = 0; j < BACK_TO_BACK_RUNS; j += 1) block[key].push(await run());
+      await settle(hosts);
+    }
+    parked.push(...block.parked);
+    parkedOff.push(...block.parkedOff);
+    blockRatios.push(median(block.parked) / median(block.parkedOff));
+  }
+  return { runs: BACK_TO_BACK_RUNS, parkedMs: stats(parked), parkedOffMs: stats(parkedOff), ratio: stats(blockRatios) };
 }
 
 /** A warm Run of the trivial Definition against one `node` exec on a prepared Box, same host. */
@@ -480,6 +509,9 @@ try {
   for (const c of comparisons(figures)) printComparison(c);
   const bare = figures.warmVsBare;
   log(`parked processes: ${bare.parking.how}; warm Run, default host / parked: { size: 0 } host: ${show(bare.gain, '')}`);
+  const b2b = bare.backToBack;
+  if (b2b.na) log(`  back-to-back warm Runs: n/a (${b2b.na})`);
+  else log(`  back-to-back warm Runs (no settle, blocks of ${b2b.runs}): default host ${show(b2b.parkedMs)}; parked: { size: 0 } host ${show(b2b.parkedOffMs)}; ratio of block medians ${show(b2b.ratio, '')}`);
   if (bare.harness.na) log(`  in the same Box, the harness command vs the three-line runner: n/a (${bare.harness.na})`);
   else log(`  in the same Box, the harness command vs the three-line runner: harness ${show(bare.harness.harnessMs)}; runner ${show(bare.harness.runnerMs)}; ratio ${show(bare.harness.ratio, '')}`);
 
