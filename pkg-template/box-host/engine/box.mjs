@@ -222,21 +222,7 @@ export class Box {
     }
     // Any other command starts its own process: the parked one is of no use any more.
     parked?.command.killAll().catch(() => {});
-    const spec = spawnSpec({
-      isolation: this.isolation,
-      root: this.root,
-      workDir: this.workDir,
-      networkDenied: this.networkDenied,
-      network: this.network,
-      command,
-      args,
-      cwd: boxCwd,
-      cwdHost,
-      env: commandEnv,
-      features: this.features,
-      cgroup: this.cgroup,
-      boxUid: this.boxUid,
-    });
+    const spec = this.#spec({ command, args, cwd: boxCwd, cwdHost, env: commandEnv });
     const cmd = new BoxCommand({
       id: newId('cmd'),
       sessionId: this.id,
@@ -248,6 +234,25 @@ export class Box {
       logBudget: this.logBudget,
     });
     return this.#started(cmd);
+  }
+
+  /**
+   * The spawn spec (isolation.mjs spawnSpec) of a process in this Box: its isolation, directories,
+   * network, limits and user, with the command's own `command`, `args`, `cwd`, `cwdHost`, `env`
+   * and the optional `readOnlyFiles` and `stdin`. Every process of the Box, parked or not, starts so.
+   */
+  #spec(command) {
+    return spawnSpec({
+      isolation: this.isolation,
+      root: this.root,
+      workDir: this.workDir,
+      networkDenied: this.networkDenied,
+      network: this.network,
+      features: this.features,
+      cgroup: this.cgroup,
+      boxUid: this.boxUid,
+      ...command,
+    });
   }
 
   #started(cmd) {
@@ -263,20 +268,12 @@ export class Box {
    */
   park() {
     const env = { ...this.env };
-    const spec = spawnSpec({
-      isolation: this.isolation,
-      root: this.root,
-      workDir: this.workDir,
-      networkDenied: this.networkDenied,
-      network: this.network,
+    const spec = this.#spec({
       command: 'node',
       args: PARKED_NODE_ARGS,
       cwd: this.workDir,
       cwdHost: this.workDirHost,
       env,
-      features: this.features,
-      cgroup: this.cgroup,
-      boxUid: this.boxUid,
       readOnlyFiles: [{ path: PARKED_NODE_PATH, data: PARKED_NODE_SOURCE }],
       stdin: 'pipe',
     });

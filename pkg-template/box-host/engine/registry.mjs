@@ -86,16 +86,11 @@ export class BoxRegistry {
     let box;
     try {
       box = await Box.create(this.boxRoot, {
-        isolation: this.isolation,
+        ...this.#boxOptions(making),
         networkDenied: false,
         env: {},
         timeoutMs: idleMs + 60_000,
         onStopped: () => this.slots.release(memoryBytes),
-        logBudget: this.logBudget,
-        features: this.features,
-        diskBytes: this.diskBytes,
-        spares: this.spares,
-        making,
       });
       making.box = box;
       box.park();
@@ -108,6 +103,11 @@ export class BoxRegistry {
       this.making.delete(making);
       if (this.making.size === 0) this.#madeAll?.();
     }
+  }
+
+  /** The Box.create options every Box of this host gets; `making` is the BoxInMaking of the exit path. */
+  #boxOptions(making) {
+    return { isolation: this.isolation, logBudget: this.logBudget, features: this.features, diskBytes: this.diskBytes, spares: this.spares, making };
   }
 
   /**
@@ -198,8 +198,8 @@ export class BoxRegistry {
         throw new BoxRequestError(409, 'conflict', `a running sandbox is already named ${name}`);
       }
       const box = await Box.create(this.boxRoot, {
+        ...this.#boxOptions(making),
         name,
-        isolation: this.isolation,
         networkDenied: denied,
         env: boxEnv,
         timeoutMs: timeout,
@@ -207,11 +207,6 @@ export class BoxRegistry {
         workDir,
         sourceSnapshotId: snapshotId,
         onStopped: (stopped) => this.#forget(stopped),
-        logBudget: this.logBudget,
-        features: this.features,
-        diskBytes: this.diskBytes,
-        spares: this.spares,
-        making,
       });
       making.box = box;
       box.fitsSpare = fitsSpare;
