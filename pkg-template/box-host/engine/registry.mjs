@@ -215,14 +215,7 @@ export class BoxRegistry {
         await box.stop();
         this.#refuseWhenClosing();
       }
-      if (snapshotId !== undefined) {
-        try {
-          await this.snapshots.restore(snapshotId, box.workDirHost);
-        } catch (err) {
-          await box.stop();
-          throw err;
-        }
-      }
+      await this.#restore(box, snapshotId);
       this.live.set(box.id, box);
       created = true;
       return box;
@@ -245,15 +238,22 @@ export class BoxRegistry {
     box.claim({ name, timeoutMs: timeout, sourceSnapshotId: snapshotId, onStopped: (stopped) => this.#forget(stopped) });
     box.fitsSpare = true;
     this.live.set(box.id, box);
-    if (snapshotId !== undefined) {
-      try {
-        await this.snapshots.restore(snapshotId, box.workDirHost);
-      } catch (err) {
-        await box.stop();
-        throw err;
-      }
-    }
+    await this.#restore(box, snapshotId);
     return box;
+  }
+
+  /**
+   * Fills `box`'s work directory with a private copy of snapshot `snapshotId` (none: nothing); a
+   * restore that fails stops the Box and rejects with its error (410 `snapshot_not_found`…).
+   */
+  async #restore(box, snapshotId) {
+    if (snapshotId === undefined) return;
+    try {
+      await this.snapshots.restore(snapshotId, box.workDirHost);
+    } catch (err) {
+      await box.stop();
+      throw err;
+    }
   }
 
   /** 503 `host_closing` once stopAll() has begun: no Box may outlive the host. */
