@@ -220,8 +220,12 @@ export class Box {
       this.handedOver = true;
       return this.#started(parked.command);
     }
-    // Any other command starts its own process: the parked one is of no use any more.
-    parked?.command.killAll().catch(() => {});
+    // Any other command starts its own process: the parked one is of no use any more (its end
+    // is awaited again when the Box stops, before its cgroup goes).
+    if (parked) {
+      this.endedParked = parked.command;
+      parked.command.killAll().catch(() => {});
+    }
     const spec = this.#spec({ command, args, cwd: boxCwd, cwdHost, env: commandEnv });
     const cmd = new BoxCommand({
       id: newId('cmd'),
@@ -283,6 +287,11 @@ export class Box {
     command.once('exit', () => {
       if (this.parked?.command === command) this.parked = undefined;
     });
+  }
+
+  /** Every process of the Box: its commands, its parked process, and one ended for another command. */
+  #processes() {
+    return [...this.commands.values(), this.parked?.command, this.endedParked].filter(Boolean);
   }
 
   /** Whether a parked process waits in this Box. */
@@ -379,7 +388,7 @@ export class Box {
     this.stopping = (async () => {
       clearTimeout(this.lifetime);
       this.#refillSpares();
-      await Promise.all([...this.commands.values(), ...(this.parked ? [this.parked.command] : [])].map((cmd) => cmd.killAll()));
+      await Promise.all(this.#processes().map((cmd) => cmd.killAll()));
       try {
         if (keep) kept = await keep(this);
       } catch (err) {
@@ -408,7 +417,7 @@ export class Box {
    * removes one still busy). Never throws.
    */
   removeNow() {
-    for (const cmd of [...this.commands.values(), ...(this.parked ? [this.parked.command] : [])]) {
+    for (const cmd of this.#processes()) {
       try {
         cmd.killNow();
       } catch {
