@@ -12,7 +12,10 @@ test('close() during a create leaves no Box directory behind, and a later create
   const boxRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'vite-hub-close-'));
   fs.chmodSync(boxRoot, 0o701);
   t.after(() => fs.rmSync(boxRoot, { recursive: true, force: true }));
-  const host = await startBoxHost({ boxRoot });
+  // No spare Boxes (parked-boxes.mjs): the first directory to appear is then the create's own, and
+  // a create cannot finish early on a spare made ready before close() (parked-nodes.test.mjs
+  // covers closing while spares are made).
+  const host = await startBoxHost({ boxRoot, parked: { size: 0 } });
   const create = () => fetch(`${host.baseUrl}/v3/sandboxes`, { method: 'POST', headers: { authorization: `Bearer ${host.token}`, 'content-type': 'application/json' }, body: '{}' });
   // The create is in flight once its Box directory exists: close() then, before it answers.
   const dirMade = new Promise((resolve) => {
