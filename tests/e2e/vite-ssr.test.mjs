@@ -110,7 +110,7 @@ test('without the plugin, SANDBOX_NOT_FOUND says there is no registry and names 
 test('a typo in plain Vite SSR proposes the registered name', async () => {
   const { status, body } = await answer('runner', 'shot');
   assert.equal(status, 500);
-  assert.equal(body.error.message, 'Sandbox "shot" was not found. Did you mean "shout"? Registered: "shout".');
+  assert.equal(body.error.message, 'Sandbox "shot" was not found. Did you mean "shout"? Registered: "parked", "shout".');
 });
 
 test('the plugin\'s local options reach the in-process host its dev server warms up: parked processes by default, none with local.parked { size: 0 }', { skip: NO_BWRAP }, async () => {
