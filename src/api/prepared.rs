@@ -14,8 +14,7 @@ use crate::run::prepared::{forget, prepared_name};
 /// Box host: the same route), newest first, at most 100; `sizeBytes` in bytes, `createdAt` in ms
 /// since the epoch.
 ///
-/// Rejects with `SANDBOX_NOT_SUPPORTED` for the `cloudflare` provider (its prepared projects are
-/// kept by Durable Objects, which cannot be listed),
+/// Rejects with `SANDBOX_NOT_SUPPORTED` for the `cloudflare` provider (it keeps none),
 /// `SANDBOX_PROVIDER_REQUIRED` without a provider, `SANDBOX_TRANSPORT_ERROR` /
 /// `SANDBOX_PROVIDER_UNAVAILABLE` when the list request fails.
 #[wasm_bindgen(js_name = listPreparedProjects)]
@@ -42,9 +41,8 @@ async fn list_prepared() -> crate::Result<JsValue> {
 /// `dropPreparedProject(digest) → Promise<number>`: forgets the prepared project of an install
 /// digest (`listSandboxes()[i].install.digest`, 64 hex chars) in this isolate and deletes its
 /// snapshots at the provider (those this isolate took, and those found under the name
-/// `vitehub-prepared-<digest>`; on `cloudflare`, the store Durable Object of that name, when this
-/// isolate used it or it keeps an archive); resolves to how many were deleted. The next Run of
-/// that digest installs and prepares again.
+/// `vitehub-prepared-<digest>`); resolves to how many were deleted. The next Run of that digest
+/// installs and prepares again.
 ///
 /// Rejects with `SANDBOX_INVALID_ARGUMENT` for a digest that is not 64 hex chars, and as
 /// [`list_prepared_projects`] for the provider's failures.

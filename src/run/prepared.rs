@@ -16,8 +16,7 @@
 //!   next Run, which installs itself;
 //! - a snapshot the provider no longer has (404/410) is no failure: the Box is created empty, the
 //!   Run installs (`Server-Timing: install;desc="fresh-fallback"`) and prepares again;
-//! - the Cloudflare provider keeps no snapshots: a store Durable Object per digest keeps the
-//!   packed project, which a Box of its own receives with its staged files (its `prepared` module).
+//! - the Cloudflare provider keeps no snapshots (see below for its kept Boxes).
 //!
 //! A kept Box (`sandboxId`, every provider) keeps its prepared projects itself, as directories
 //! `<kept root>/.vite-hub-prepared/<install digest>/` ([`crate::run::install::kept_dir`]): the install step of a Run
@@ -39,7 +38,6 @@ use crate::error::ErrorCode;
 use crate::http::deadline::stop_within;
 use crate::run::events::RunEvents;
 use crate::run::install::{fingerprint_in, FINGERPRINT_SCRIPT};
-pub use crate::run::install::prepared_name;
 use crate::definition::InstallPlan;
 use crate::provider::{BoxSession, PreparedStart, Provider, ProviderKind};
 
@@ -99,6 +97,12 @@ pub fn kept_fingerprint(kept_id: &str, dir: &str) -> Option<String> {
 /// in `dir` of the kept Box of `kept_id`.
 pub fn record_kept_fingerprint(kept_id: &str, dir: &str, fingerprint: Option<String>) {
     set(&kept_key(kept_id, dir), fingerprint.map(Entry::Ready));
+}
+
+/// The sandbox name whose snapshots are the prepared project of `digest`:
+/// `vitehub-prepared-<first 40 hex chars of the install digest>`.
+pub fn prepared_name(digest: &str) -> String {
+    format!("vitehub-prepared-{}", digest.get(..40).unwrap_or(digest))
 }
 
 /// Forgets what the isolate remembers of `digest` (every provider); the ids it knew.

@@ -14,8 +14,7 @@ use crate::command::{Command, CommandOutcome};
 use crate::error::{Error, ErrorCode, Operation, Result};
 use crate::http::deadline::stop_within;
 use crate::http::fetch::js_message;
-use super::prepared::PreparedStore;
-use crate::provider::box_session::{BoxSession, FileRead, PreparedStart, ProviderKind};
+use crate::provider::box_session::{BoxSession, FileRead, ProviderKind};
 use crate::provider::output::{LogStream, OutputStream};
 use crate::sys::DurableObjectStub;
 use crate::transfer::tar::write_tar;
@@ -45,12 +44,6 @@ pub struct CloudflareBox {
     /// A staged archive waits in the cwd for the next Command to unpack it: the path
     /// segments its entries drop (those of the cwd).
     pub(super) staged: Cell<Option<usize>>,
-    /// How the Box's files begin: from the prepared project of [`CloudflareBox::store`] or not.
-    pub(super) prepared: PreparedStart,
-    /// The prepared project's archive, appended to the Run's staged archive (the staging takes it).
-    pub(super) restore: RefCell<Option<Vec<u8>>>,
-    /// The store of the prepared project this Box starts from, or prepares when it installs.
-    pub(super) store: Option<PreparedStore>,
 }
 
 impl BoxSession for CloudflareBox {
@@ -79,27 +72,6 @@ impl BoxSession for CloudflareBox {
     /// whose Runs work in directories below it; `None` for a Box destroyed after the Run.
     fn kept_root(&self) -> Option<&str> {
         (self.cwd != WORK_DIR && !self.destroy_after).then_some(WORK_DIR)
-    }
-
-    /// [`PreparedStart::Restored`] when the Box starts from its store's archive, `Missing` when
-    /// the store had none, `Empty` without a store.
-    fn prepared(&self) -> PreparedStart {
-        self.prepared
-    }
-
-    /// Packs the installed project and keeps it in the store, then destroys the Box
-    /// ([`super::prepared::pack_and_keep`]); the store's name.
-    ///
-    /// # Errors
-    /// `SANDBOX_NOT_SUPPORTED` for a Box without a store (a kept Box); those of
-    /// [`super::prepared::pack_and_keep`].
-    fn prepare(&self) -> LocalBoxFuture<'_, Result<String>> {
-        Box::pin(async move {
-            let Some(store) = &self.store else {
-                return Err(Error::new(ErrorCode::NotSupported, "a kept Box keeps its own").with_provider(ProviderKind::Cloudflare));
-            };
-            super::prepared::pack_and_keep(self, store).await
-        })
     }
 
     /// Writes `files` (paths relative to `/`): `mkdir -p` of their directories, then one
@@ -148,8 +120,7 @@ impl BoxSession for CloudflareBox {
     }
 
     /// Stages a Run's `files` (paths relative to `/`, all below the Box cwd) in one request:
-    /// one gzip'd tar ([`write_tar`]), followed by the prepared project's archive when the Box
-    /// starts from one, base64 in one `/api/write` to
+    /// one gzip'd tar ([`write_tar`]), base64 in one `/api/write` to
     /// `<cwd>/.vite-hub-stage.tgz` (its parents created there). The next [`CloudflareBox::exec`]
     /// or [`CloudflareBox::exec_streaming`] unpacks it in its own `bash -c` line first
     /// ([`unpack_then`]): a Run's staging costs one request, its Commands none more.
@@ -166,10 +137,7 @@ impl BoxSession for CloudflareBox {
                     .with_provider(ProviderKind::Cloudflare)
                     .with_operation(Operation::Write));
             }
-            let mut archive = crate::transfer::gzip::gzip(&write_tar(files)?).await.map_err(|e| e.with_provider(ProviderKind::Cloudflare))?;
-            if let Some(prepared) = self.restore.borrow_mut().take() {
-                archive.extend_from_slice(&prepared);
-            }
+            let archive = crate::transfer::gzip::gzip(&write_tar(files)?).await.map_err(|e| e.with_provider(ProviderKind::Cloudflare))?;
             self.client.write_file(&format!("{}/{STAGED_ARCHIVE}", self.cwd.trim_end_matches('/')), &archive, signal).await?;
             self.staged.set(Some(root.split('/').filter(|s| !s.is_empty()).count()));
             Ok(())

@@ -5,8 +5,7 @@
 //!
 //! A Box is one Durable Object (one container): a new one per Run, destroyed after it, unless
 //! `sandboxId` names a kept one, whose Runs are serialized in the isolate and whose Run files are
-//! deleted afterwards. A Box of its own may start from a prepared project, kept per install
-//! digest in a store Durable Object ([`prepared`]). Upstream vocabulary (`sessionId`, `exitCode`, the SSE events) stays in this
+//! deleted afterwards. Upstream vocabulary (`sessionId`, `exitCode`, the SSE events) stays in this
 //! folder; message text is read only in [`classify`].
 
 pub use vite_hub_sandbox_core::provider::cloudflare::{classify, exec, options, wire};
@@ -17,8 +16,6 @@ pub mod client;
 mod container;
 #[cfg(target_arch = "wasm32")]
 mod kept;
-#[cfg(target_arch = "wasm32")]
-mod prepared;
 #[cfg(target_arch = "wasm32")]
 mod provider;
 

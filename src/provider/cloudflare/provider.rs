@@ -20,8 +20,7 @@ use super::wire::{ConfigureRequest, SandboxName};
 use crate::error::{Error, ErrorCode, Operation, Result};
 use crate::http::deadline::{stop_within, Deadline};
 use crate::http::fetch::{AbortWait, js_message, sleep_unless_aborted, Fetcher};
-use super::prepared::PreparedStore;
-use crate::provider::box_session::{BoxSession, BoxSpec, PreparedProject, PreparedStart, Provider, ProviderKind};
+use crate::provider::box_session::{BoxSession, BoxSpec, Provider, ProviderKind};
 use crate::session::ExecutionAuthority;
 use crate::sys::{DurableObjectNamespace, DurableObjectStub, FetchTarget};
 
@@ -93,28 +92,6 @@ impl CloudflareProvider {
             Route::Namespace(_) => format!("{}\0{id}", self.settings.binding),
             Route::LocalHost { base_url, .. } => format!("{base_url}\0{id}"),
         }
-    }
-
-    /// The container client of Durable Object `id` (through its stub), or of its container on
-    /// the local Box host. Sends nothing.
-    fn client_for(&self, id: &str) -> Result<(ContainerClient, Option<DurableObjectStub>)> {
-        Ok(match &self.route {
-            Route::Namespace(namespace) => {
-                let stub = stub_for(namespace, id)?;
-                let fetcher = Fetcher::Target(stub.clone().unchecked_into::<FetchTarget>());
-                (ContainerClient::new(fetcher, "http://container".to_owned(), None, self.retry), Some(stub))
-            }
-            Route::LocalHost { base_url, token, fetcher, .. } => {
-                let url = format!("{}/cloudflare/{}", base_url.trim_end_matches('/'), local_container_id(id));
-                (ContainerClient::new(fetcher.clone(), url, Some(token.clone()), self.retry), None)
-            }
-        })
-    }
-
-    /// The store of prepared project `name` ([`super::prepared`]); sends nothing.
-    fn store(&self, name: &str) -> Result<PreparedStore> {
-        let (client, stub) = self.client_for(name)?;
-        Ok(PreparedStore { name: name.to_owned(), client, stub })
     }
 
     /// RPC `configure` as `getSandbox` sends it; retried like a start problem when the
@@ -193,35 +170,6 @@ impl Provider for CloudflareProvider {
         }
     }
 
-    /// `true` unless the config names a `sandboxId` (every Run's Box is then a kept one, which
-    /// keeps its prepared projects itself): Boxes of their own start from the prepared project
-    /// of their install digest, kept in a store Durable Object ([`super::prepared`]).
-    fn prepares(&self) -> bool {
-        self.settings.sandbox_id.is_none()
-    }
-
-    /// The store named `name` when it keeps an archive (one `/api/exists` to it; size and
-    /// creation time are not known, 0). Without a name: `SANDBOX_NOT_SUPPORTED`, since Durable
-    /// Objects cannot be listed.
-    fn list_prepared<'a>(&'a self, name: Option<&'a str>) -> LocalBoxFuture<'a, Result<Vec<PreparedProject>>> {
-        Box::pin(async move {
-            let Some(name) = name else {
-                return Err(Error::new(ErrorCode::NotSupported, "The cloudflare provider cannot list prepared projects: Durable Objects cannot be listed.")
-                    .with_provider(ProviderKind::Cloudflare));
-            };
-            let kept = self.client_for(name)?.0.exists(&super::prepared::archive_path(), None).await?;
-            Ok(if kept { vec![(name.to_owned(), 0, 0)] } else { Vec::new() })
-        })
-    }
-
-    /// Deletes the store `id` ([`super::prepared::PreparedStore::delete`]); `true`.
-    ///
-    /// # Errors
-    /// Those of the destroy.
-    fn drop_prepared<'a>(&'a self, id: &'a str) -> LocalBoxFuture<'a, Result<bool>> {
-        Box::pin(async move { self.store(id)?.delete().await.map(|()| true) })
-    }
-
     /// `true`: one Durable Object per `sandboxId`, its Runs serialized here.
     fn keeps_boxes(&self) -> bool {
         true
@@ -239,11 +187,18 @@ impl Provider for CloudflareProvider {
                 Error::new(ErrorCode::InvalidArgument, format!("closeSandbox sandboxId {m}")).with_provider(ProviderKind::Cloudflare)
             })?;
             let _turn = wait_for_turn(&self.lock_key(&id), None).await?;
-            let destroyed = match self.client_for(&id)? {
-                (_, Some(stub)) => stop_within(CLOSE_DEADLINE_MS, Box::pin(destroy(&stub))).await,
-                (client, None) => stop_within(CLOSE_DEADLINE_MS, Box::pin(client.destroy_on_local_host(None))).await,
+            let destroyed = match &self.route {
+                Route::Namespace(namespace) => {
+                    let stub = stub_for(namespace, &id)?;
+                    stop_within(CLOSE_DEADLINE_MS, Box::pin(destroy(&stub))).await.map_err(|e| e.with_provider(ProviderKind::Cloudflare))
+                }
+                Route::LocalHost { base_url, token, fetcher, .. } => {
+                    let url = format!("{}/cloudflare/{}", base_url.trim_end_matches('/'), local_container_id(&id));
+                    let client = ContainerClient::new(fetcher.clone(), url, Some(token.clone()), self.retry);
+                    stop_within(CLOSE_DEADLINE_MS, Box::pin(client.destroy_on_local_host(None))).await.map_err(|e| e.with_provider(ProviderKind::Cloudflare))
+                }
             };
-            destroyed.map(|()| true).map_err(|e| e.with_provider(ProviderKind::Cloudflare))
+            destroyed.map(|()| true)
         })
     }
 
@@ -251,15 +206,12 @@ impl Provider for CloudflareProvider {
     /// kept one of `sandboxId` (the Run's, else the config's; waiting for earlier Runs on it in
     /// this isolate). Sends `configure` (name, `sleepAfter`, `keepAlive`) and a `mkdir` of the
     /// Box cwd, which waits for the container to start; for a Run (`spec.staged_first`) no
-    /// `mkdir`: its staged archive's write creates the cwd and waits for the start. A Box of its
-    /// own opened from a prepared project (`spec.prepared`) reads its store's archive first
-    /// (one `/api/read` to the store; none there: [`PreparedStart::Missing`]).
+    /// `mkdir`: its staged archive's write creates the cwd and waits for the start.
     ///
     /// # Errors
     /// `SANDBOX_INVALID_ARGUMENT` for a Run's `sandboxId` the SDK would refuse (before any
-    /// request); `SANDBOX_PROVIDER_UNAVAILABLE` when the container (or the store's) does not
-    /// start within the bounded retries; `SANDBOX_TRANSPORT_ERROR` for a failed request or an
-    /// abort.
+    /// request); `SANDBOX_PROVIDER_UNAVAILABLE` when the container does not start within the
+    /// bounded retries; `SANDBOX_TRANSPORT_ERROR` for a failed request or an abort.
     fn open<'a>(&'a self, spec: &'a BoxSpec, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<Box<dyn BoxSession>>> {
         Box::pin(async move {
             let random = crate::sys::random_bytes::<16>()
@@ -279,33 +231,19 @@ impl Provider for CloudflareProvider {
                 Some(key) => Some(wait_for_turn(key, signal).await?),
                 None => None,
             };
-            let (client, stub) = self.client_for(&id)?;
-            // A Box of its own with a prepared project starts from its store's archive, which
-            // its staging carries in (see super::prepared).
-            let store = match spec.prepared.as_ref().or(spec.prepared_name.as_ref()) {
-                Some(name) if !kept => Some(self.store(name)?),
-                _ => None,
-            };
-            let (prepared, restore) = match (&store, &spec.prepared) {
-                (Some(store), Some(_)) => match store.archive(signal).await? {
-                    Some(archive) => (PreparedStart::Restored, Some(archive)),
-                    None => (PreparedStart::Missing, None),
-                },
-                _ => (PreparedStart::Empty, None),
+            let (client, stub) = match &self.route {
+                Route::Namespace(namespace) => {
+                    let stub = stub_for(namespace, &id)?;
+                    let fetcher = Fetcher::Target(stub.clone().unchecked_into::<FetchTarget>());
+                    (ContainerClient::new(fetcher, "http://container".to_owned(), None, self.retry), Some(stub))
+                }
+                Route::LocalHost { base_url, token, fetcher, .. } => {
+                    let url = format!("{}/cloudflare/{}", base_url.trim_end_matches('/'), local_container_id(&id));
+                    (ContainerClient::new(fetcher.clone(), url, Some(token.clone()), self.retry), None)
+                }
             };
             let destroy_after = !kept || self.settings.keep_alive;
-            let opened = CloudflareBox {
-                client,
-                stub,
-                id,
-                cwd,
-                destroy_after,
-                lock: RefCell::new(lock),
-                staged: Cell::new(None),
-                prepared,
-                restore: RefCell::new(restore),
-                store,
-            };
+            let opened = CloudflareBox { client, stub, id, cwd, destroy_after, lock: RefCell::new(lock), staged: Cell::new(None) };
             if let Some(stub) = &opened.stub {
                 self.configure(stub, &opened.id, signal).await?;
             }

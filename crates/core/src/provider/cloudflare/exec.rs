@@ -35,13 +35,12 @@ pub const STAGED_ERRORS: &str = ".vite-hub-stage.err";
 pub const STAGE_EXIT: i32 = 96;
 
 /// The `bash -c` line that, in the Box cwd, unpacks the staged archive (modes kept, owners not,
-/// the first `strip` path segments dropped, extraction time as mtime; `-i`: every archive of
-/// the file, a Run's own followed by the prepared project it starts from), deletes it, then runs
+/// the first `strip` path segments dropped, extraction time as mtime), deletes it, then runs
 /// `line` in `cd` (relative to the Box cwd; `None`: the Box cwd) in place of the shell. A failed
 /// unpacking leaves its stderr in [`STAGED_ERRORS`] and exits [`STAGE_EXIT`].
 pub fn unpack_then(strip: usize, cd: Option<&str>, line: &str) -> String {
     let mut out = format!(
-        "{{ tar -x -z -i -p -m -o --strip-components={strip} -f {STAGED_ARCHIVE} 2>{STAGED_ERRORS} && rm -f {STAGED_ARCHIVE} {STAGED_ERRORS}; }} || exit {STAGE_EXIT}; "
+        "{{ tar -x -z -p -m -o --strip-components={strip} -f {STAGED_ARCHIVE} 2>{STAGED_ERRORS} && rm -f {STAGED_ARCHIVE} {STAGED_ERRORS}; }} || exit {STAGE_EXIT}; "
     );
     if let Some(dir) = cd {
         out.push_str("cd -- ");
@@ -51,30 +50,6 @@ pub fn unpack_then(strip: usize, cd: Option<&str>, line: &str) -> String {
     out.push_str("exec ");
     out.push_str(line);
     out
-}
-
-/// The packed prepared project: written by the Box that installed it in its cwd, kept under
-/// this name in the cwd of the Durable Object that stores it ([`crate::run::install::prepared_name`]).
-pub const PREPARED_ARCHIVE: &str = ".vite-hub-prepared.tgz";
-/// The largest packed prepared project (bytes) a Worker carries from the Box that installed it
-/// to its store: it travels base64 in one JSON body and sits in the isolate's memory (128 MB on
-/// Workers) meanwhile. A larger one is not kept; its Definition's Runs install.
-pub const MAX_PREPARED_ARCHIVE_BYTES: u64 = 8 * 1024 * 1024;
-
-/// The Command that packs what the clean-up before a prepared project left in the Box cwd (its
-/// `project/`: the installed trees) into `<cwd>/`[`PREPARED_ARCHIVE`], paths from `/` as a
-/// Run's staged archive has them (so one `tar -i` unpacks both, [`unpack_then`]), and prints
-/// the archive's size in bytes.
-pub fn pack_prepared(cwd: &str) -> Command {
-    let script = format!("tar -c -z -f \"$1/{PREPARED_ARCHIVE}\" -C / \"${{1#/}}/project\" && wc -c < \"$1/{PREPARED_ARCHIVE}\"");
-    Command {
-        program: "sh".to_owned(),
-        args: vec!["-c".to_owned(), script, "sh".to_owned(), cwd.trim_end_matches('/').to_owned()],
-        timeout_ms: Some(60_000),
-        max_stdout_bytes: 64,
-        max_stderr_bytes: 4096,
-        ..Command::default()
-    }
 }
 
 /// `dir` relative to `base` when it is `base` (`None`) or below it; else `dir` itself.
@@ -121,7 +96,7 @@ mod tests {
     fn unpacking_comes_first_and_the_command_replaces_the_shell() {
         assert_eq!(
             unpack_then(3, Some("project dir"), "node x.mjs"),
-            "{ tar -x -z -i -p -m -o --strip-components=3 -f .vite-hub-stage.tgz 2>.vite-hub-stage.err \
+            "{ tar -x -z -p -m -o --strip-components=3 -f .vite-hub-stage.tgz 2>.vite-hub-stage.err \
              && rm -f .vite-hub-stage.tgz .vite-hub-stage.err; } || exit 96; cd -- 'project dir' && exec node x.mjs"
         );
         assert!(unpack_then(1, None, "npm ci").ends_with("|| exit 96; exec npm ci"));
@@ -129,21 +104,6 @@ mod tests {
         assert_eq!(relative_to("/workspace/r", "/workspace/r/"), None);
         assert_eq!(relative_to("/workspace/rx", "/workspace/r"), Some("/workspace/rx"));
         assert_eq!(relative_to("/tmp", "/workspace"), Some("/tmp"));
-    }
-
-    #[test]
-    fn a_packed_project_has_the_paths_of_a_staged_archive() {
-        let pack = pack_prepared("/workspace/");
-        assert_eq!(pack.program, "sh");
-        assert_eq!(
-            pack.args,
-            [
-                "-c",
-                "tar -c -z -f \"$1/.vite-hub-prepared.tgz\" -C / \"${1#/}/project\" && wc -c < \"$1/.vite-hub-prepared.tgz\"",
-                "sh",
-                "/workspace"
-            ]
-        );
     }
 
     #[test]
