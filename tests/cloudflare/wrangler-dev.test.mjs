@@ -27,27 +27,26 @@ let host;
 let local;
 let viaSandbox;
 let sandboxDir;
+let release;
 
 before(async () => {
   host = await startBoxHost({});
-  // worker/build/ is this file's until the second wrangler has bundled it (cloudflare-worker.test.mjs
-  // builds it too, and the lane runs two files at once).
-  const release = await lockRepoWorkerBuild();
-  try {
-    // Bound: a cold release + LTO build of the Rust Worker, run twice by wrangler.
-    local = await startWranglerDev({ cwd: repoRoot, vars: { LOCAL_BOX_HOST_URL: host.baseUrl, LOCAL_BOX_HOST_TOKEN: host.token }, timeoutMs: 900_000 });
-    console.log(`wrangler dev of wrangler.toml (build step included) ready in ${local.startupMs} ms`);
-    sandboxDir = sandboxWorker();
-    viaSandbox = await startWranglerDev({ cwd: sandboxDir, vars: { BOX_HOST_URL: host.baseUrl, BOX_HOST_TOKEN: host.token, SANDBOX_LOG_LEVEL: 'error' }, timeoutMs: 60_000 });
-    console.log(`wrangler dev of the Worker with the stand-in container (no build) ready in ${viaSandbox.startupMs} ms`);
-  } finally {
-    release();
-  }
+  // worker/build/ is this file's until both wranglers have stopped (cloudflare-worker.test.mjs
+  // builds it too, the lane runs two files at once, and the second wrangler, which has no build
+  // step of its own, bundles it again when it changes).
+  release = await lockRepoWorkerBuild();
+  // Bound: a cold release + LTO build of the Rust Worker, run twice by wrangler.
+  local = await startWranglerDev({ cwd: repoRoot, vars: { LOCAL_BOX_HOST_URL: host.baseUrl, LOCAL_BOX_HOST_TOKEN: host.token }, timeoutMs: 900_000 });
+  console.log(`wrangler dev of wrangler.toml (build step included) ready in ${local.startupMs} ms`);
+  sandboxDir = sandboxWorker();
+  viaSandbox = await startWranglerDev({ cwd: sandboxDir, vars: { BOX_HOST_URL: host.baseUrl, BOX_HOST_TOKEN: host.token, SANDBOX_LOG_LEVEL: 'error' }, timeoutMs: 60_000 });
+  console.log(`wrangler dev of the Worker with the stand-in container (no build) ready in ${viaSandbox.startupMs} ms`);
 });
 
 after(async () => {
   await local?.stop();
   await viaSandbox?.stop();
+  release?.();
   await host?.close();
   if (sandboxDir) removeDir(sandboxDir);
 });
