@@ -13,6 +13,7 @@ import { parse as parseToml } from 'smol-toml';
 import { startBoxHost } from '@vite-hub/sandbox/box-host';
 import { removeDir, repoRoot } from '../support/vite-app.mjs';
 import { builtWorker, countersAfterStop, isWasm, wranglerDryRun } from '../support/cloudflare-worker.mjs';
+import { lockRepoWorkerBuild } from '../support/wrangler-dev.mjs';
 
 
 const run = promisify(execFile);
@@ -23,8 +24,14 @@ let miniflare;
 let entry;
 
 before(async () => {
-  // The build step compiles the Rust Worker (release, LTO): minutes from a cold cargo cache.
-  dryRun = await wranglerDryRun(repoRoot, { timeout: 900_000 });
+  // The build step compiles the Rust Worker (release, LTO): minutes from a cold cargo cache. It
+  // rewrites worker/build/, which wrangler-dev.test.mjs (run beside this file) bundles too.
+  const release = await lockRepoWorkerBuild();
+  try {
+    dryRun = await wranglerDryRun(repoRoot, { timeout: 900_000 });
+  } finally {
+    release();
+  }
   entry = dryRun.files.find((name) => name.endsWith('.js'));
   host = await startBoxHost({});
   miniflare = builtWorker({
