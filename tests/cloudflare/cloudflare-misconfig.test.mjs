@@ -1,8 +1,8 @@
 // A configuration error of the Cloudflare provider fails at once with the code the docs give and
 // the wrangler lines to add, never retried (issue 26, item 4): the real `Sandbox` Durable Object
 // of @cloudflare/sandbox 0.12.10 in workerd (miniflare) whose class has no container (the
-// constructor of @cloudflare/containers throws "Containers have not been enabled…"), and a
-// binding that is missing.
+// constructor of @cloudflare/containers throws "Containers have not been enabled…"), a binding
+// that is missing, and a binding whose class the Worker does not export.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { sandboxWorkerOnBoxHost } from '../fixtures/cloudflare/bundle-worker.mjs';
@@ -28,16 +28,24 @@ export default {
 };
 `;
 
+// The same Worker without the export: workerd warns at start-up and every call to the class
+// fails ("internal error; reference = …").
+const WITHOUT_EXPORT = WORKER.replace("export { Sandbox } from '@cloudflare/sandbox';\n", '');
+
 let worker;
+let unexported;
 before(async () => {
+  assert.notEqual(WITHOUT_EXPORT, WORKER);
   worker = await sandboxWorkerOnBoxHost(WORKER, 'cf-misconfig');
+  unexported = await sandboxWorkerOnBoxHost(WITHOUT_EXPORT, 'cf-unexported');
 });
 after(async () => {
   await worker?.close();
+  await unexported?.close();
 });
 
-async function run(query = '') {
-  const response = await worker.miniflare.dispatchFetch(`http://worker.test/${query}`);
+async function run(query = '', on = worker) {
+  const response = await on.miniflare.dispatchFetch(`http://worker.test/${query}`);
   return response.json();
 }
 
@@ -59,4 +67,14 @@ test('a binding the Worker env does not have answers at once with the wrangler l
   assert.match(body.error.message, /SANDBOXES/);
   assert.match(body.error.message, /durable_objects/);
   assert.ok(ms < 1000, `answered after ${ms} ms`);
+});
+
+test('a binding whose class the Worker does not export answers 503 SANDBOX_PROVIDER_UNAVAILABLE within a second, naming the export to add', async () => {
+  const { status, body, ms } = await run('', unexported);
+  assert.equal(status, 503, JSON.stringify(body));
+  assert.equal(body.error.code, 'SANDBOX_PROVIDER_UNAVAILABLE');
+  assert.match(body.error.message, /export \{ Sandbox \} from '@cloudflare\/sandbox'/);
+  assert.match(body.error.message, /class_name/);
+  assert.ok(ms < 1000, `answered after ${ms} ms (retried?)`);
+  assert.equal(unexported.host.counters().total, 0);
 });

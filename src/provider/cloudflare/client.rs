@@ -172,7 +172,7 @@ impl ContainerClient {
                 let what = match verdict {
                     Verdict::Starting => "the container did not start",
                     Verdict::StartFailed => "the container cannot start",
-                    Verdict::NoContainers => verdict.fix().unwrap_or_default(),
+                    Verdict::NoContainers | Verdict::NotExported => verdict.fix().unwrap_or_default(),
                     _ => "the container connection failed",
                 };
                 let tries = if attempts > 1 { format!(" after {attempts} attempts") } else { String::new() };

@@ -29,6 +29,10 @@ pub enum Verdict {
     /// lacks a `[[containers]]` entry for it): [`ErrorCode::ProviderUnavailable`] at once, never
     /// retried.
     NoContainers,
+    /// The Worker's main module does not export the class the binding names: workerd warns at
+    /// start-up and fails every call to it with `internal error; reference = <id>`.
+    /// [`ErrorCode::ProviderUnavailable`] at once, never retried.
+    NotExported,
 }
 
 impl Verdict {
@@ -36,13 +40,17 @@ impl Verdict {
     pub fn code(self) -> ErrorCode {
         match self {
             Verdict::Container | Verdict::Disconnected => ErrorCode::TransportError,
-            Verdict::Starting | Verdict::StartFailed | Verdict::NoContainers => ErrorCode::ProviderUnavailable,
+            Verdict::Starting | Verdict::StartFailed | Verdict::NoContainers | Verdict::NotExported => ErrorCode::ProviderUnavailable,
         }
     }
 
     /// What the app must change, for a verdict that names a configuration error.
     pub fn fix(self) -> Option<&'static str> {
-        (self == Verdict::NoContainers).then_some(NO_CONTAINERS_FIX)
+        match self {
+            Verdict::NoContainers => Some(NO_CONTAINERS_FIX),
+            Verdict::NotExported => Some(NOT_EXPORTED_FIX),
+            _ => None,
+        }
     }
 
     /// Whether a request that is safe to send again should be retried after this verdict.
@@ -80,6 +88,14 @@ const NO_CONTAINERS_PHRASE: &str = "containers have not been enabled";
 
 /// What a Worker without containers for its `Sandbox` class must add (docs/providers/cloudflare.md).
 const NO_CONTAINERS_FIX: &str = "the Sandbox Durable Object class has no container: add to wrangler.toml a [[containers]] entry with its class_name (the class the binding names, e.g. \"Sandbox\") and an image (e.g. \"docker.io/cloudflare/sandbox:0.12.10\"); see docs/providers/cloudflare.md";
+
+/// How workerd fails a call to a Durable Object class the Worker does not export (lower case;
+/// workerd 1.20260730: "no such actor class" in its log, this text to the caller). Only a
+/// rejection says it, never a container's answer.
+const NOT_EXPORTED_PHRASE: &str = "internal error; reference =";
+
+/// What a Worker that does not export its `Sandbox` class must add (docs/providers/cloudflare.md).
+const NOT_EXPORTED_FIX: &str = "the Worker's main module does not export the Durable Object class its binding names: add export { Sandbox } from '@cloudflare/sandbox' (the class_name of its [[durable_objects.bindings]] entry); see docs/providers/cloudflare.md";
 
 fn contains_any(text: &str, phrases: &[&str]) -> bool {
     let text = text.to_ascii_lowercase();
@@ -120,6 +136,8 @@ pub fn classify_answer(status: u16, body: &[u8]) -> Verdict {
 pub fn classify_rejection(message: &str) -> Verdict {
     if contains_any(message, &[NO_CONTAINERS_PHRASE]) {
         Verdict::NoContainers
+    } else if contains_any(message, &[NOT_EXPORTED_PHRASE]) {
+        Verdict::NotExported
     } else if contains_any(message, &STARTING_PHRASES) {
         Verdict::Starting
     } else if contains_any(message, &START_FAILED_PHRASES) {
@@ -272,6 +290,15 @@ mod tests {
         assert!(!Verdict::NoContainers.is_retryable());
         assert!(Verdict::NoContainers.fix().is_some_and(|fix| fix.contains("[[containers]]")));
         assert_eq!(Verdict::Starting.fix(), None);
+    }
+
+    #[test]
+    fn a_class_the_worker_does_not_export_is_named_and_never_retried() {
+        let thrown = "Error: internal error; reference = 8e47f1vc2veqm92kan3jqrr2";
+        assert_eq!(classify_rejection(thrown), Verdict::NotExported);
+        assert_eq!(Verdict::NotExported.code(), ErrorCode::ProviderUnavailable);
+        assert!(!Verdict::NotExported.is_retryable());
+        assert!(Verdict::NotExported.fix().is_some_and(|fix| fix.contains("export { Sandbox } from '@cloudflare/sandbox'")));
     }
 
     #[test]
