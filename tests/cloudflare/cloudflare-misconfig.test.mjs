@@ -2,7 +2,8 @@
 // the wrangler lines to add, never retried (issue 26, item 4): the real `Sandbox` Durable Object
 // of @cloudflare/sandbox 0.12.10 in workerd (miniflare) whose class has no container (the
 // constructor of @cloudflare/containers throws "Containers have not been enabled…"), a binding
-// that is missing, and a binding whose class the Worker does not export.
+// that is missing, a binding whose class the Worker does not export or that is another class,
+// and a local Box host (SANDBOX_LOCAL_URL) that is not running.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { sandboxWorkerOnBoxHost } from '../fixtures/cloudflare/bundle-worker.mjs';
@@ -19,8 +20,11 @@ registerSandbox('cfm/one', { files: [
 
 export default {
   async fetch(request, env) {
-    const binding = new URL(request.url).searchParams.get('binding');
-    configureSandbox({ provider: 'cloudflare', env, ...(binding ? { cloudflare: { binding } } : {}) });
+    const query = new URL(request.url).searchParams;
+    const binding = query.get('binding');
+    // ?dead: a local Box host URL where nothing listens (port 9 of loopback: discard, never served here).
+    const local = query.has('dead') ? { SANDBOX_LOCAL_URL: 'http://127.0.0.1:9', SANDBOX_LOCAL_TOKEN: 't'.repeat(32) } : {};
+    configureSandbox({ provider: 'cloudflare', env: { ...env, ...local }, ...(binding ? { cloudflare: { binding } } : {}) });
     const started = Date.now();
     const response = await runSandbox('cfm/one');
     return Response.json({ status: response.status, body: await response.json(), ms: Date.now() - started });
@@ -32,16 +36,23 @@ export default {
 // fails ("internal error; reference = …").
 const WITHOUT_EXPORT = WORKER.replace("export { Sandbox } from '@cloudflare/sandbox';\n", '');
 
+// The same Worker exporting as Sandbox a Durable Object class of its own (no `configure`).
+const OTHER_CLASS = WORKER.replace("export { Sandbox } from '@cloudflare/sandbox';\n", "import { DurableObject } from 'cloudflare:workers';\nexport class Sandbox extends DurableObject {}\n");
+
 let worker;
 let unexported;
+let otherClass;
 before(async () => {
   assert.notEqual(WITHOUT_EXPORT, WORKER);
+  assert.notEqual(OTHER_CLASS, WORKER);
   worker = await sandboxWorkerOnBoxHost(WORKER, 'cf-misconfig');
   unexported = await sandboxWorkerOnBoxHost(WITHOUT_EXPORT, 'cf-unexported');
+  otherClass = await sandboxWorkerOnBoxHost(OTHER_CLASS, 'cf-other-class');
 });
 after(async () => {
   await worker?.close();
   await unexported?.close();
+  await otherClass?.close();
 });
 
 async function run(query = '', on = worker) {
@@ -55,6 +66,7 @@ test('a Sandbox class without containers answers 503 SANDBOX_PROVIDER_UNAVAILABL
   assert.equal(body.error.code, 'SANDBOX_PROVIDER_UNAVAILABLE');
   assert.match(body.error.message, /Containers have not been enabled/);
   assert.match(body.error.message, /has no container: add to wrangler\.toml a \[\[containers\]\] entry with its class_name/);
+  assert.match(body.error.message, /under wrangler dev --enable-containers=false, set SANDBOX_LOCAL_URL and SANDBOX_LOCAL_TOKEN/);
   assert.ok(ms < 1000, `answered after ${ms} ms (retried?)`);
   // Nothing reached the local Box host: no container was ever started.
   assert.equal(worker.host.counters().total, 0);
@@ -69,12 +81,28 @@ test('a binding the Worker env does not have answers at once with the wrangler l
   assert.ok(ms < 1000, `answered after ${ms} ms`);
 });
 
-test('a binding whose class the Worker does not export answers 503 SANDBOX_PROVIDER_UNAVAILABLE within a second, naming the export to add', async () => {
-  const { status, body, ms } = await run('', unexported);
+for (const [what, which, words] of [
+  ['whose class the Worker does not export', () => unexported, /internal error; reference = /],
+  ['to a Durable Object class that is not the Sandbox class', () => otherClass, /does not implement the method "configure"/],
+]) {
+  test(`a binding ${what} answers 503 SANDBOX_PROVIDER_UNAVAILABLE within a second, naming the export to add`, async () => {
+    const on = which();
+    const { status, body, ms } = await run('', on);
+    assert.equal(status, 503, JSON.stringify(body));
+    assert.equal(body.error.code, 'SANDBOX_PROVIDER_UNAVAILABLE');
+    assert.match(body.error.message, words);
+    assert.match(body.error.message, /export \{ Sandbox \} from '@cloudflare\/sandbox'/);
+    assert.match(body.error.message, /class_name/);
+    assert.ok(ms < 1000, `answered after ${ms} ms (retried?)`);
+    assert.equal(on.host.counters().total, 0);
+  });
+}
+
+test('a local Box host that is not running answers 503 SANDBOX_PROVIDER_UNAVAILABLE within a second, naming SANDBOX_LOCAL_URL', async () => {
+  const { status, body, ms } = await run('?dead');
   assert.equal(status, 503, JSON.stringify(body));
   assert.equal(body.error.code, 'SANDBOX_PROVIDER_UNAVAILABLE');
-  assert.match(body.error.message, /export \{ Sandbox \} from '@cloudflare\/sandbox'/);
-  assert.match(body.error.message, /class_name/);
+  assert.match(body.error.message, /the local Box host at http:\/\/127\.0\.0\.1:9\/cloudflare\/[^ ]+ did not answer/);
+  assert.match(body.error.message, /SANDBOX_LOCAL_URL/);
   assert.ok(ms < 1000, `answered after ${ms} ms (retried?)`);
-  assert.equal(unexported.host.counters().total, 0);
 });

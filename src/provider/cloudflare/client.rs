@@ -145,6 +145,12 @@ impl ContainerClient {
                 }
                 Err(SendError::Network(value)) => {
                     let message = js_message(&value);
+                    // The local Box host (SANDBOX_LOCAL_URL) starts no container: when it does not
+                    // answer a second time it is not running, and waiting for it is no use.
+                    if self.token.is_some() && attempts > 1 {
+                        let message = format!("{} failed: the local Box host at {} did not answer ({message}); is it running? check SANDBOX_LOCAL_URL", operation.as_str(), self.base_url);
+                        return Err(self.error(ErrorCode::ProviderUnavailable, operation, message));
+                    }
                     (classify::classify_rejection(&message), None, message)
                 }
                 Ok(response) if response.ok() => return Ok(Ok(response)),
@@ -172,7 +178,7 @@ impl ContainerClient {
                 let what = match verdict {
                     Verdict::Starting => "the container did not start",
                     Verdict::StartFailed => "the container cannot start",
-                    Verdict::NoContainers | Verdict::NotExported => verdict.fix().unwrap_or_default(),
+                    Verdict::NoContainers | Verdict::NotSandboxClass => verdict.fix().unwrap_or_default(),
                     _ => "the container connection failed",
                 };
                 let tries = if attempts > 1 { format!(" after {attempts} attempts") } else { String::new() };

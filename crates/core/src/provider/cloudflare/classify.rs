@@ -29,10 +29,11 @@ pub enum Verdict {
     /// lacks a `[[containers]]` entry for it): [`ErrorCode::ProviderUnavailable`] at once, never
     /// retried.
     NoContainers,
-    /// The Worker's main module does not export the class the binding names: workerd warns at
-    /// start-up and fails every call to it with `internal error; reference = <id>`.
+    /// The binding's class is not the `Sandbox` class of `@cloudflare/sandbox`: the Worker does
+    /// not export the class it names (workerd fails every call with `internal error; reference =
+    /// <id>`), or it names another class (no `configure` method, or no RPC at all).
     /// [`ErrorCode::ProviderUnavailable`] at once, never retried.
-    NotExported,
+    NotSandboxClass,
 }
 
 impl Verdict {
@@ -40,7 +41,7 @@ impl Verdict {
     pub fn code(self) -> ErrorCode {
         match self {
             Verdict::Container | Verdict::Disconnected => ErrorCode::TransportError,
-            Verdict::Starting | Verdict::StartFailed | Verdict::NoContainers | Verdict::NotExported => ErrorCode::ProviderUnavailable,
+            Verdict::Starting | Verdict::StartFailed | Verdict::NoContainers | Verdict::NotSandboxClass => ErrorCode::ProviderUnavailable,
         }
     }
 
@@ -48,7 +49,7 @@ impl Verdict {
     pub fn fix(self) -> Option<&'static str> {
         match self {
             Verdict::NoContainers => Some(NO_CONTAINERS_FIX),
-            Verdict::NotExported => Some(NOT_EXPORTED_FIX),
+            Verdict::NotSandboxClass => Some(NOT_SANDBOX_CLASS_FIX),
             _ => None,
         }
     }
@@ -87,15 +88,15 @@ const START_FAILED_PHRASES: [&str; 3] = ["no such image", "out of memory", "did 
 const NO_CONTAINERS_PHRASE: &str = "containers have not been enabled";
 
 /// What a Worker without containers for its `Sandbox` class must add (docs/providers/cloudflare.md).
-const NO_CONTAINERS_FIX: &str = "the Sandbox Durable Object class has no container: add to wrangler.toml a [[containers]] entry with its class_name (the class the binding names, e.g. \"Sandbox\") and an image (e.g. \"docker.io/cloudflare/sandbox:0.12.10\"); see docs/providers/cloudflare.md";
+const NO_CONTAINERS_FIX: &str = "the Sandbox Durable Object class has no container: add to wrangler.toml a [[containers]] entry with its class_name (the class the binding names, e.g. \"Sandbox\") and an image (e.g. \"docker.io/cloudflare/sandbox:0.12.10\"), or, under wrangler dev --enable-containers=false, set SANDBOX_LOCAL_URL and SANDBOX_LOCAL_TOKEN to run Boxes on a local Box host; see docs/providers/cloudflare.md";
 
-/// How workerd fails a call to a Durable Object class the Worker does not export (lower case;
-/// workerd 1.20260730: "no such actor class" in its log, this text to the caller). Only a
-/// rejection says it, never a container's answer.
-const NOT_EXPORTED_PHRASE: &str = "internal error; reference =";
+/// How workerd fails a call to a Durable Object class the Worker does not export, and to a class
+/// that is not the SDK's `Sandbox` (lower case; workerd 1.20260730). Only a rejection says them,
+/// never a container's answer.
+const NOT_SANDBOX_CLASS_PHRASES: [&str; 3] = ["internal error; reference =", "does not implement the method", "does not support rpc"];
 
-/// What a Worker that does not export its `Sandbox` class must add (docs/providers/cloudflare.md).
-const NOT_EXPORTED_FIX: &str = "the Worker's main module does not export the Durable Object class its binding names: add export { Sandbox } from '@cloudflare/sandbox' (the class_name of its [[durable_objects.bindings]] entry); see docs/providers/cloudflare.md";
+/// What a Worker whose binding does not reach the `Sandbox` class must change (docs/providers/cloudflare.md).
+const NOT_SANDBOX_CLASS_FIX: &str = "the Durable Object binding does not reach the Sandbox class of @cloudflare/sandbox: export { Sandbox } from '@cloudflare/sandbox' in the Worker's main module and name it as class_name of the [[durable_objects.bindings]] entry; see docs/providers/cloudflare.md";
 
 fn contains_any(text: &str, phrases: &[&str]) -> bool {
     let text = text.to_ascii_lowercase();
@@ -136,8 +137,8 @@ pub fn classify_answer(status: u16, body: &[u8]) -> Verdict {
 pub fn classify_rejection(message: &str) -> Verdict {
     if contains_any(message, &[NO_CONTAINERS_PHRASE]) {
         Verdict::NoContainers
-    } else if contains_any(message, &[NOT_EXPORTED_PHRASE]) {
-        Verdict::NotExported
+    } else if contains_any(message, &NOT_SANDBOX_CLASS_PHRASES) {
+        Verdict::NotSandboxClass
     } else if contains_any(message, &STARTING_PHRASES) {
         Verdict::Starting
     } else if contains_any(message, &START_FAILED_PHRASES) {
@@ -293,12 +294,17 @@ mod tests {
     }
 
     #[test]
-    fn a_class_the_worker_does_not_export_is_named_and_never_retried() {
+    fn a_binding_that_does_not_reach_the_sandbox_class_is_named_and_never_retried() {
         let thrown = "Error: internal error; reference = 8e47f1vc2veqm92kan3jqrr2";
-        assert_eq!(classify_rejection(thrown), Verdict::NotExported);
-        assert_eq!(Verdict::NotExported.code(), ErrorCode::ProviderUnavailable);
-        assert!(!Verdict::NotExported.is_retryable());
-        assert!(Verdict::NotExported.fix().is_some_and(|fix| fix.contains("export { Sandbox } from '@cloudflare/sandbox'")));
+        assert_eq!(classify_rejection(thrown), Verdict::NotSandboxClass);
+        assert_eq!(classify_rejection("TypeError: The RPC receiver does not implement the method \"configure\"."), Verdict::NotSandboxClass);
+        assert_eq!(
+            classify_rejection("Error: The receiving Durable Object does not support RPC, because its class was not declared with `extends DurableObject`."),
+            Verdict::NotSandboxClass
+        );
+        assert_eq!(Verdict::NotSandboxClass.code(), ErrorCode::ProviderUnavailable);
+        assert!(!Verdict::NotSandboxClass.is_retryable());
+        assert!(Verdict::NotSandboxClass.fix().is_some_and(|fix| fix.contains("export { Sandbox } from '@cloudflare/sandbox'")));
     }
 
     #[test]
