@@ -51,7 +51,9 @@ test('POST /sandboxes/release-notes answers 200 with the Definition\'s result, r
   assert.deepEqual(Object.keys(requests).filter((route) => !route.startsWith('cloudflare/')), [], JSON.stringify(requests));
 });
 
-test('the example\'s own route errors: another path is 404, GET is 405', async () => {
+test('the example\'s own route errors: another path is 404, GET is 405, a body that is not JSON is 400', async () => {
   assert.equal((await fetch(`${dev.url}/elsewhere`, { method: 'POST', body: '{}' })).status, 404);
   assert.equal((await fetch(`${dev.url}/sandboxes/release-notes`)).status, 405);
+  const bad = await fetch(`${dev.url}/sandboxes/release-notes`, { method: 'POST', body: 'not json' });
+  assert.deepEqual([bad.status, await bad.text()], [400, 'the body must be JSON']);
 });

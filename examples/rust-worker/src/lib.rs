@@ -30,6 +30,8 @@ async fn fetch(mut request: Request, env: Env, ctx: Context) -> Result<Response>
     if request.method() != Method::Post {
         return Response::error("use POST", 405);
     }
-    let payload: serde_json::Value = request.json().await?;
+    let Ok(payload) = request.json::<serde_json::Value>().await else {
+        return Response::error("the body must be JSON", 400);
+    };
     run_sandbox(&env, &registry(), name, Some(&payload), RunOptions::new(&ctx)).await
 }
