@@ -19,6 +19,11 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+# The build compiles Rust: the user who runs this needs rustup (and its cargo) on PATH.
+for tool in rustup cargo; do
+  command -v "$tool" >/dev/null || { echo "setup: $tool is not on PATH for user $(id -un): install Rust with rustup (https://rustup.rs) as this user, or run this as the user who did" >&2; exit 1; }
+done
+
 if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
   echo "setup: rustup target add wasm32-unknown-unknown"
   rustup target add wasm32-unknown-unknown

@@ -31,7 +31,8 @@ pub fn missing_binding_error(binding: &str) -> Error {
     Error::new(
         ErrorCode::ProviderRequired,
         format!(
-            "the cloudflare provider needs the Durable Object binding {quoted_binding} in the Worker env: pass the Worker's env \
+            "the cloudflare provider needs the Durable Object binding {quoted_binding} in the Worker env, which has none by that name \
+             or a binding of another kind there (a KV namespace, a variable): pass the Worker's env \
              (configureSandbox({{ provider: \"cloudflare\", env }})) and declare the binding in wrangler.toml: \
              [[durable_objects.bindings]] name = \"{binding}\" class_name = \"Sandbox\"; \
              [[migrations]] tag = \"v1\" new_sqlite_classes = [\"Sandbox\"]; \
