@@ -56,7 +56,7 @@ const page = readFileSync(PAGE, 'utf8');
 
 test('each code block after a link to a file of examples/rust-worker/ is that file', () => {
   const shown = blocks(page).filter((block) => block.file && exampleFiles().includes(block.file));
-  assert.deepEqual(shown.map((block) => block.file).sort(), ['Cargo.toml', 'build.mjs', 'index.mjs', 'package.json', 'server/sandboxes/release-notes/index.ts', 'src/lib.rs', 'wrangler.toml']);
+  assert.deepEqual(shown.map((block) => block.file).sort(), ['Cargo.toml', 'build.mjs', 'index.mjs', 'package.json', 'server/sandboxes/release-notes/index.ts', 'server/sandboxes/release-notes/package.json', 'src/lib.rs', 'wrangler.toml']);
   for (const block of shown) assert.equal(block.text, readFileSync(join(EXAMPLE, block.file), 'utf8'), `the block of ${block.file}`);
 });
 

@@ -88,7 +88,7 @@ const START_FAILED_PHRASES: [&str; 3] = ["no such image", "out of memory", "did 
 const NO_CONTAINERS_PHRASE: &str = "containers have not been enabled";
 
 /// What a Worker without containers for its `Sandbox` class must add (docs/providers/cloudflare.md).
-const NO_CONTAINERS_FIX: &str = "the Sandbox Durable Object class has no container: add to wrangler.toml a [[containers]] entry with its class_name (the class the binding names, e.g. \"Sandbox\") and an image (e.g. \"docker.io/cloudflare/sandbox:0.12.10\"), or, under wrangler dev --enable-containers=false, set SANDBOX_LOCAL_URL and SANDBOX_LOCAL_TOKEN to run Boxes on a local Box host; see docs/providers/cloudflare.md";
+const NO_CONTAINERS_FIX: &str = "the Sandbox Durable Object class has no container: add to wrangler.toml a [[containers]] entry with its class_name (the class the binding names, e.g. \"Sandbox\") and an image (e.g. \"docker.io/cloudflare/sandbox:0.12.10\"), or, under wrangler dev --enable-containers=false, set SANDBOX_LOCAL_URL and SANDBOX_LOCAL_TOKEN in .dev.vars to run Boxes on a local Box host (npx vite-hub-sandbox host prints both); see docs/providers/cloudflare.md";
 
 /// How workerd fails a call to a Durable Object class the Worker does not export, and to a class
 /// that is not the SDK's `Sandbox` (lower case; workerd 1.20260730). Only a rejection says them,
