@@ -303,7 +303,9 @@ async function types(args) {
 
 const [command, ...rest] = process.argv.slice(2);
 try {
-  if (command === 'run') await run(rest);
+  // `<command> --help` (or -h) is the usage, as the bare --help is, not an unknown option.
+  if (rest.includes('--help') || rest.includes('-h')) process.stdout.write(`${USAGE}\n`);
+  else if (command === 'run') await run(rest);
   else if (command === 'host') await host(rest);
   else if (command === 'inspect') await inspect(rest);
   else if (command === 'types') await types(rest);

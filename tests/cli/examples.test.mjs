@@ -103,6 +103,11 @@ test('the CLI rejects bad input with a clear message', async () => {
   await assert.rejects(run('node', [`${root}/dist/cli.mjs`]), { code: 2, stderr: /a command is required/ });
   // A usage error is exit code 2; a failure of a well-formed command (a taken port) is 1.
   await assert.rejects(run('node', [`${root}/dist/cli.mjs`, 'host', '--bogus']), { code: 2, stderr: /Unknown option '--bogus'/ });
+  // A command's --help is the usage (exit 0), not an unknown option.
+  for (const command of ['host', 'run']) {
+    const { stdout } = await run('node', [`${root}/dist/cli.mjs`, command, '--help']);
+    assert.match(stdout, /vite-hub-sandbox host/);
+  }
   const taken = createServer();
   await new Promise((resolve) => taken.listen(0, '127.0.0.1', resolve));
   try {
