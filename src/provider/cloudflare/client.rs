@@ -151,7 +151,13 @@ impl ContainerClient {
                         let message = format!("{} failed: the local Box host at {} did not answer ({message}); is it running? check SANDBOX_LOCAL_URL", operation.as_str(), self.base_url);
                         return Err(self.error(ErrorCode::ProviderUnavailable, operation, message));
                     }
-                    (classify::classify_rejection(&message), None, message)
+                    // Only `configure`, the first call to the Durable Object, can tell a class that
+                    // is not the Sandbox; a container request that fails so later lost its connection.
+                    let verdict = match classify::classify_rejection(&message) {
+                        Verdict::NotSandboxClass => Verdict::Disconnected,
+                        verdict => verdict,
+                    };
+                    (verdict, None, message)
                 }
                 Ok(response) if response.ok() => return Ok(Ok(response)),
                 Ok(response) => {
@@ -178,7 +184,7 @@ impl ContainerClient {
                 let what = match verdict {
                     Verdict::Starting => "the container did not start",
                     Verdict::StartFailed => "the container cannot start",
-                    Verdict::NoContainers | Verdict::NotSandboxClass => verdict.fix().unwrap_or_default(),
+                    Verdict::NoContainers => verdict.fix().unwrap_or_default(),
                     _ => "the container connection failed",
                 };
                 let tries = if attempts > 1 { format!(" after {attempts} attempts") } else { String::new() };

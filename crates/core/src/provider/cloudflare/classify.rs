@@ -31,8 +31,9 @@ pub enum Verdict {
     NoContainers,
     /// The binding's class is not the `Sandbox` class of `@cloudflare/sandbox`: the Worker does
     /// not export the class it names (workerd fails every call with `internal error; reference =
-    /// <id>`), or it names another class (no `configure` method, or no RPC at all).
-    /// [`ErrorCode::ProviderUnavailable`] at once, never retried.
+    /// <id>`), or it names another class (no `configure` method, or no RPC at all). Told by the
+    /// rejection of `configure`, the first call to the Durable Object (a later call that fails so
+    /// has lost its connection). [`ErrorCode::ProviderUnavailable`] at once, never retried.
     NotSandboxClass,
 }
 
