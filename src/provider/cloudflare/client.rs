@@ -151,13 +151,7 @@ impl ContainerClient {
                         let message = format!("{} failed: the local Box host at {} did not answer ({message}); is it running? check SANDBOX_LOCAL_URL", operation.as_str(), self.base_url);
                         return Err(self.error(ErrorCode::ProviderUnavailable, operation, message));
                     }
-                    // Only `configure`, the first call to the Durable Object, can tell a class that
-                    // is not the Sandbox; a container request that fails so later lost its connection.
-                    let verdict = match classify::classify_rejection(&message) {
-                        Verdict::NotSandboxClass => Verdict::Disconnected,
-                        verdict => verdict,
-                    };
-                    (verdict, None, message)
+                    (classify::classify_rejection(&message), None, message)
                 }
                 Ok(response) if response.ok() => return Ok(Ok(response)),
                 Ok(response) => {

@@ -140,7 +140,7 @@ impl CloudflareProvider {
             };
             let Err(error) = outcome else { return Ok(()) };
             let message = js_message(&error);
-            let verdict = classify::classify_rejection(&message);
+            let verdict = classify::classify_configure_rejection(&message);
             let delay = if verdict.is_retryable() { self.retry.delay_ms(attempts, waited, None) } else { None };
             let Some(delay) = delay else {
                 let fix = verdict.fix().map(|fix| format!(" ({fix})")).unwrap_or_default();

@@ -31,9 +31,9 @@ pub enum Verdict {
     NoContainers,
     /// The binding's class is not the `Sandbox` class of `@cloudflare/sandbox`: the Worker does
     /// not export the class it names (workerd fails every call with `internal error; reference =
-    /// <id>`), or it names another class (no `configure` method, or no RPC at all). Told by the
-    /// rejection of `configure`, the first call to the Durable Object (a later call that fails so
-    /// has lost its connection). [`ErrorCode::ProviderUnavailable`] at once, never retried.
+    /// <id>`), or it names another class (no `configure` method, or no RPC at all). Told only by
+    /// the rejection of `configure` ([`classify_configure_rejection`]).
+    /// [`ErrorCode::ProviderUnavailable`] at once, never retried.
     NotSandboxClass,
 }
 
@@ -138,8 +138,6 @@ pub fn classify_answer(status: u16, body: &[u8]) -> Verdict {
 pub fn classify_rejection(message: &str) -> Verdict {
     if contains_any(message, &[NO_CONTAINERS_PHRASE]) {
         Verdict::NoContainers
-    } else if contains_any(message, &NOT_SANDBOX_CLASS_PHRASES) {
-        Verdict::NotSandboxClass
     } else if contains_any(message, &STARTING_PHRASES) {
         Verdict::Starting
     } else if contains_any(message, &START_FAILED_PHRASES) {
@@ -147,6 +145,18 @@ pub fn classify_rejection(message: &str) -> Verdict {
     } else {
         // A fetch that produced no answer: the connection failed, whatever the words.
         Verdict::Disconnected
+    }
+}
+
+/// Classifies the rejection of RPC `configure`, the first call to a Box's Durable Object: also
+/// the one that can tell a binding that does not reach the `Sandbox` class
+/// ([`Verdict::NotSandboxClass`]); otherwise as [`classify_rejection`]. A container request
+/// rejected so later has lost its connection, which `classify_rejection` says.
+pub fn classify_configure_rejection(message: &str) -> Verdict {
+    if contains_any(message, &NOT_SANDBOX_CLASS_PHRASES) {
+        Verdict::NotSandboxClass
+    } else {
+        classify_rejection(message)
     }
 }
 
@@ -297,12 +307,16 @@ mod tests {
     #[test]
     fn a_binding_that_does_not_reach_the_sandbox_class_is_named_and_never_retried() {
         let thrown = "Error: internal error; reference = 8e47f1vc2veqm92kan3jqrr2";
-        assert_eq!(classify_rejection(thrown), Verdict::NotSandboxClass);
-        assert_eq!(classify_rejection("TypeError: The RPC receiver does not implement the method \"configure\"."), Verdict::NotSandboxClass);
+        assert_eq!(classify_configure_rejection(thrown), Verdict::NotSandboxClass);
+        assert_eq!(classify_configure_rejection("TypeError: The RPC receiver does not implement the method \"configure\"."), Verdict::NotSandboxClass);
         assert_eq!(
-            classify_rejection("Error: The receiving Durable Object does not support RPC, because its class was not declared with `extends DurableObject`."),
+            classify_configure_rejection("Error: The receiving Durable Object does not support RPC, because its class was not declared with `extends DurableObject`."),
             Verdict::NotSandboxClass
         );
+        // Only configure tells it: a later container request rejected so lost its connection.
+        assert_eq!(classify_rejection(thrown), Verdict::Disconnected);
+        assert_eq!(classify_configure_rejection("Network connection lost."), Verdict::Disconnected);
+        assert_eq!(classify_configure_rejection("Containers have not been enabled for this Durable Object class."), Verdict::NoContainers);
         assert_eq!(Verdict::NotSandboxClass.code(), ErrorCode::ProviderUnavailable);
         assert!(!Verdict::NotSandboxClass.is_retryable());
         assert!(Verdict::NotSandboxClass.fix().is_some_and(|fix| fix.contains("export { Sandbox } from '@cloudflare/sandbox'")));
