@@ -165,13 +165,10 @@ export class BoxRegistry {
     }
     const denied = this.#enforceableDenial(body.networkPolicy);
     const boxEnv = checkEnv(env);
-    const nameTaken = () => name !== undefined && [...this.live.values()].some((box) => box.name === name);
-    if (nameTaken()) {
-      throw new BoxRequestError(409, 'conflict', `a running sandbox is already named ${name}`);
-    }
+    this.#refuseTakenName(name);
     const fitsSpare = this.#fitsSpare({ denied, vcpus, boxEnv, workDir });
     const spare = fitsSpare ? await this.parked.takeOrWait() : undefined;
-    if (spare) return this.#claim(spare, { name, timeout, snapshotId, nameTaken });
+    if (spare) return this.#claim(spare, { name, timeout, snapshotId });
     const memoryBytes = boxMemoryBytes(vcpus);
     // Spares give their slots up to a create that needs the room.
     if (this.parked?.readyCount > 0 && !this.slots.hasRoom(memoryBytes)) await this.parked.retireAll();
@@ -194,9 +191,7 @@ export class BoxRegistry {
     this.making.add(making);
     try {
       this.#refuseWhenClosing();
-      if (nameTaken()) {
-        throw new BoxRequestError(409, 'conflict', `a running sandbox is already named ${name}`);
-      }
+      this.#refuseTakenName(name);
       const box = await Box.create(this.boxRoot, {
         ...this.#boxOptions(making),
         name,
@@ -228,12 +223,14 @@ export class BoxRegistry {
   }
 
   /** A create that took spare Box `box` (its slot with it): it becomes live under the create's name, lifetime and snapshot. */
-  async #claim(box, { name, timeout, snapshotId, nameTaken }) {
+  async #claim(box, { name, timeout, snapshotId }) {
     // Checked again: the create may have waited for the spare.
-    if (this.closing || nameTaken()) {
-      await box.stop();
+    try {
       this.#refuseWhenClosing();
-      throw new BoxRequestError(409, 'conflict', `a running sandbox is already named ${name}`);
+      this.#refuseTakenName(name);
+    } catch (err) {
+      await box.stop();
+      throw err;
     }
     box.claim({ name, timeoutMs: timeout, sourceSnapshotId: snapshotId, onStopped: (stopped) => this.#forget(stopped) });
     box.fitsSpare = true;
@@ -253,6 +250,13 @@ export class BoxRegistry {
     } catch (err) {
       await box.stop();
       throw err;
+    }
+  }
+
+  /** 409 `conflict` when a live Box is named `name` (checked again after each wait of a create). */
+  #refuseTakenName(name) {
+    if (name !== undefined && [...this.live.values()].some((box) => box.name === name)) {
+      throw new BoxRequestError(409, 'conflict', `a running sandbox is already named ${name}`);
     }
   }
 
