@@ -307,8 +307,6 @@ export async function generateSandboxArtifacts({ root, mode, config = {}, regist
   // version keeps its last entry).
   const lastInstalls = mode === 'dev' ? JSON.parse((await lastGood('installs.json')) ?? '{}') : {};
   const installs = {};
-  // registryJson: each Definition's JSON text by name.
-  const serialized = new Map();
   // Dev: how each Definition's stack maps back to its sources (source-stack.mjs), kept the same way.
   const lastSources = mode === 'dev' ? JSON.parse((await lastGood('source-maps.json')) ?? '{}') : {};
   const sourceMaps = {};
@@ -341,8 +339,7 @@ export async function generateSandboxArtifacts({ root, mode, config = {}, regist
     if (data === undefined) continue;
     installs[name] = install;
     sourceMaps[name] = sources;
-    entries.push({ name, stem, typedEntry });
-    serialized.set(name, data);
+    entries.push({ name, stem, typedEntry, data });
     files.set(file, mode === 'dev' ? `${data}\n` : `export default ${data};\n`);
   }
   if (mode === 'build' && errors.length > 0) throw buildError(errors);
@@ -354,7 +351,7 @@ export async function generateSandboxArtifacts({ root, mode, config = {}, regist
     files.set('source-maps.json', `${JSON.stringify(sourceMaps)}\n`);
   }
   files.set('registry.mjs', registryModule(mode, outDir, entries));
-  if (registryJson) files.set('registry.json', `{\n${entries.map((e) => `${JSON.stringify(e.name)}: ${serialized.get(e.name)}`).join(',\n')}\n}\n`);
+  if (registryJson) files.set('registry.json', `{\n${entries.map((e) => `${JSON.stringify(e.name)}: ${e.data}`).join(',\n')}\n}\n`);
   files.set('sandbox.mjs', facadeModule(config, mode === 'dev' ? outDir : null));
 
   const changed = [];
