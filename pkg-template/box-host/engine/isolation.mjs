@@ -17,6 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { BOX_UID, bubblewrapWorks, hostFeatures, isolationProblem } from './host-probe.mjs';
 import { seccompArgs } from './box-seccomp.mjs';
+import { bwrapClosing, inheritedFds } from './inherited-fds.mjs';
 import { seatbeltArgs, seatbeltProfile } from './seatbelt.mjs';
 import { SYSTEM_PATH, publicNpmConfig } from './box-toolchain.mjs';
 
@@ -280,6 +281,7 @@ export function withRlimits(rlimits, command, args) {
  */
 export function spawnSpec({ isolation, root, workDir, networkDenied, network, command, args, cwd, cwdHost, env, features, cgroup, boxUid, readOnlyFiles = [], stdin = 'ignore' }) {
   const limited = withRlimits(features?.rlimits ?? null, command, args);
+  const leaked = inheritedFds();
   const PATH = boxPath(features);
   if (isolation === 'bubblewrap') {
     const toolchain = features?.toolchain;
@@ -298,12 +300,10 @@ export function spawnSpec({ isolation, root, workDir, networkDenied, network, co
     const resolvConf = netns ? resolvConfForBoxNetwork() : undefined;
     // A Box network: bwrap runs inside it (nsenter) and keeps it (--share-net). A rootless one
     // (host-probe.mjs) is owned by a user namespace of its own, entered with it.
-    const bwrap = ['bwrap', '--args', '3', '--', ...limited];
     const asBoxUser = boxUid === undefined ? [] : ['--setuid', String(boxUid), '--setgid', String(boxUid)];
     const enter = network?.userns
       ? ['nsenter', `--user=${network.userns}`, `--net=${netns}`, '--preserve-credentials', '--']
       : ['nsenter', `--net=${netns}`, ...asBoxUser, '--'];
-    const [file, ...rest] = netns ? [...enter, ...bwrap] : bwrap;
     // Files made in the sandbox from host data and the filter's programs, one fd each from 4
     // (command.mjs).
     const boxFiles = [];
@@ -313,9 +313,14 @@ export function spawnSpec({ isolation, root, workDir, networkDenied, network, co
     toolchainFds.caFileFds = caFiles.filter((ca) => !underSystemDir(ca.file)).map((ca) => ({ file: ca.file, fd: fdOf(ca.data) }));
     const seccompFds = syscallFilter(isolation, features) === 'seccomp' ? features.syscallFilter.programs.map(fdOf) : [];
     const readOnlyFileFds = readOnlyFiles.map(({ path: file, data }) => ({ path: file, fd: fdOf(data) }));
+    // bwrap closes the fds this process would leak into the Box (inherited-fds.mjs) first, then
+    // reads its options from fd 3.
+    const bwrap = ['bwrap', ...bwrapClosing(leaked, BOX_FILES_FD + boxFiles.length), '--args', '3', '--', ...limited];
+    const [file, ...rest] = netns ? [...enter, ...bwrap] : bwrap;
     return {
       file,
       args: rest,
+      inheritedFds: leaked,
       ...(boxUid !== undefined && !netns ? { uid: boxUid, gid: boxUid } : {}),
       argsData: `${bubblewrapArgs({ root, workDir, ownNet: networkDenied && !netns, env: fullEnv, cwd, resolvConfFd, resolvConf, toolchain, toolchainFds, seccompFds, readOnlyFileFds }).join('\0')}\0`,
       boxFiles,
@@ -348,6 +353,7 @@ export function spawnSpec({ isolation, root, workDir, networkDenied, network, co
       args: sandboxArgs,
       cwd: cwdHost,
       env: hostEnv,
+      inheritedFds: leaked,
       cgroup: null,
       sandboxed: true,
       pidNamespace: false,
@@ -362,6 +368,7 @@ export function spawnSpec({ isolation, root, workDir, networkDenied, network, co
     args: rest,
     cwd: cwdHost,
     env: { ...userConfig, ...hostEnv },
+    inheritedFds: leaked,
     cgroup: cgroup ?? null,
     sandboxed: false,
     pidNamespace: pidNs.length > 0,
