@@ -241,6 +241,22 @@ export class Box {
   }
 
   /**
+   * runCommand, resolved once the process runs. A process the host could not start (command.mjs
+   * SpawnError: EMFILE at the app's fd limit, a missing bwrap) is forgotten and rejects with a
+   * BoxRequestError 503 `spawn_failed`: a failure of this machine, never a command's exit.
+   */
+  async startCommand(body) {
+    const cmd = this.runCommand(body);
+    try {
+      await cmd.spawned;
+    } catch (err) {
+      this.commands.delete(cmd.id);
+      throw new BoxRequestError(503, 'spawn_failed', err.message);
+    }
+    return cmd;
+  }
+
+  /**
    * The spawn spec (isolation.mjs spawnSpec) of a process in this Box: its isolation, directories,
    * network, limits and user, with the command's own `command`, `args`, `cwd`, `cwdHost`, `env`
    * and the optional `readOnlyFiles` and `stdin`. Every process of the Box, parked or not, starts so.

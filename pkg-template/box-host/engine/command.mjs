@@ -6,6 +6,7 @@ import os from 'node:os';
 import { StringDecoder } from 'node:string_decoder';
 import { joinBoxCgroup } from './box-limits.mjs';
 import { BOX_FILES_FD } from './isolation.mjs';
+import { stdioCovering } from './inherited-fds.mjs';
 import { handOverLine } from './parked-node.mjs';
 import { killTreeAndWait, signalTree } from './process-tree.mjs';
 
@@ -38,6 +39,21 @@ export class LogBudget {
     this.used = Math.max(0, this.used - bytes);
   }
 }
+/**
+ * The host could not start a Box process (`code`: the spawn's errno name, e.g. EMFILE): a
+ * failure of this machine, which the routes answer with 503, never a command's exit.
+ */
+export class SpawnError extends Error {
+  constructor(cause) {
+    const why = cause.code === 'EMFILE' || cause.code === 'ENFILE'
+      ? 'the app process is at its limit of open files (raise `ulimit -n`, or close what it holds)'
+      : cause.message;
+    super(`the Box host could not start a process: ${why} (${cause.code ?? 'spawn failed'})`, { cause });
+    this.name = 'SpawnError';
+    this.code = cause.code;
+  }
+}
+
 /** How long to wait for the output pipes to close after the main process exited (ms). */
 const PIPE_GRACE_MS = 200;
 
@@ -74,8 +90,17 @@ export class BoxCommand extends EventEmitter {
     this.reaped = false;
     this.outputPaused = false;
     this.parked = parked;
+    /**
+     * Resolves once the process runs (or, spawned without a wrapper, was not found: exit 127);
+     * rejects with a SpawnError when the host could not start it. Never left unhandled.
+     */
+    this.spawned = new Promise((resolve, reject) => {
+      this.resolveSpawned = resolve;
+      this.rejectSpawned = reject;
+    });
+    this.spawned.catch(() => {});
     this.#start(spec, parked ? undefined : timeoutMs);
-    if (parked) this.#hold(false);
+    if (parked && this.child) this.#hold(false);
   }
 
   /**
@@ -106,22 +131,48 @@ export class BoxCommand extends EventEmitter {
   }
 
   #start(spec, timeoutMs) {
-    const child = spawn(spec.file, spec.args, {
-      cwd: spec.cwd,
-      env: spec.env,
-      // The Box's own host uid on a root host (box-user.mjs), set before bwrap starts.
-      ...(spec.uid === undefined ? {} : { uid: spec.uid, gid: spec.gid }),
-      shell: false,
-      detached: true,
-      // bubblewrap: fd 3 carries its options, fds 4… the contents of files made in the sandbox
-      // and the seccomp filter's programs (`boxFiles`: the Box network's resolv.conf, npm's
-      // global config without credentials, box-seccomp.mjs).
-      stdio: spec.argsData === undefined
-        ? [spec.stdin ?? 'ignore', 'pipe', 'pipe']
-        : [spec.stdin ?? 'ignore', 'pipe', 'pipe', 'pipe', ...(spec.boxFiles ?? []).map(() => 'pipe')],
-    });
+    // bubblewrap: fd 3 carries its options, fds 4… the contents of files made in the sandbox
+    // and the seccomp filter's programs (`boxFiles`: the Box network's resolv.conf, npm's
+    // global config without credentials, box-seccomp.mjs); /dev/null covers every fd this
+    // process would leak into the Box beyond them (inherited-fds.mjs).
+    const own = spec.argsData === undefined
+      ? [spec.stdin ?? 'ignore', 'pipe', 'pipe']
+      : [spec.stdin ?? 'ignore', 'pipe', 'pipe', 'pipe', ...(spec.boxFiles ?? []).map(() => 'pipe')];
+    let child;
+    try {
+      child = spawn(spec.file, spec.args, {
+        cwd: spec.cwd,
+        env: spec.env,
+        // The Box's own host uid on a root host (box-user.mjs), set before bwrap starts.
+        ...(spec.uid === undefined ? {} : { uid: spec.uid, gid: spec.gid }),
+        shell: false,
+        detached: true,
+        stdio: stdioCovering(own, spec.inheritedFds ?? []),
+      });
+    } catch (err) {
+      // Refused before any process (out of fds for its pipes, a bad option): the host's
+      // failure, never the command's.
+      this.#spawnFailed(err);
+      return;
+    }
     this.child = child;
     this.pid = child.pid;
+    // Listened to first: a spawn that fails (EMFILE at the app's fd limit, bwrap gone) reports
+    // on this event, and its stdio was never made.
+    child.on('error', (err) => {
+      if (this.pid !== undefined || this.exitCode !== null) return;
+      // The command itself, spawned without a wrapper, is missing or not executable: its exit
+      // code, as a shell gives it. Anything else is the host's.
+      if (spec.file === this.name && (err.code === 'ENOENT' || err.code === 'EACCES')) {
+        this.#record('stderr', `${this.name}: ${err.code === 'ENOENT' ? 'command not found' : err.message}\n`);
+        this.#finish(err.code === 'ENOENT' ? 127 : 126);
+        this.#settleSpawn(null);
+      } else {
+        this.#spawnFailed(err);
+      }
+    });
+    if (this.pid === undefined) return;
+    child.once('spawn', () => this.#settleSpawn(null));
     // In a PID namespace of its own, every process of the command dies with it (the kernel
     // kills a namespace whose init exits): no /proc scan is needed once it has exited.
     this.pidNamespace = spec.pidNamespace === true;
@@ -142,7 +193,7 @@ export class BoxCommand extends EventEmitter {
         }
         this.killAll().catch(() => {});
       });
-    } else if (this.pid !== undefined) {
+    } else {
       // Plain processes: the cgroup is joined right after the spawn (best effort).
       void this.#joinCgroups(spec, this.pid);
     }
@@ -151,12 +202,6 @@ export class BoxCommand extends EventEmitter {
       child[stream].on('data', (chunk) => this.#record(stream, decoder.write(chunk)));
       child[stream].on('end', () => this.#record(stream, decoder.end()));
     }
-    child.on('error', (err) => {
-      if (this.pid === undefined) {
-        this.#record('stderr', `${this.name}: ${err.code === 'ENOENT' ? 'command not found' : err.message}\n`);
-        this.#finish(err.code === 'ENOENT' ? 127 : 126);
-      }
-    });
     child.on('exit', (code, signal) => {
       this.reaped = true;
       clearTimeout(this.timer);
@@ -184,6 +229,26 @@ export class BoxCommand extends EventEmitter {
       });
     });
     this.#armTimeout(timeoutMs);
+  }
+
+  /**
+   * The host could not start the process (`err`: spawn's error, e.g. EMFILE at the app's fd
+   * limit, ENOENT for a missing bwrap): the command ends at once (126, the reason on its stderr)
+   * and `spawned` rejects with a SpawnError, so the request that started it answers with the
+   * host's failure instead of a command's exit.
+   */
+  #spawnFailed(err) {
+    const failure = new SpawnError(err);
+    this.#record('stderr', `${failure.message}\n`);
+    this.#finish(126);
+    this.#settleSpawn(failure);
+  }
+
+  #settleSpawn(failure) {
+    if (this.spawnSettled) return;
+    this.spawnSettled = true;
+    if (failure) this.rejectSpawned(failure);
+    else this.resolveSpawned();
   }
 
   /**
@@ -255,7 +320,7 @@ export class BoxCommand extends EventEmitter {
    * command blocks on its next write). No 'log' events until resumeOutput().
    */
   pauseOutput() {
-    if (this.outputPaused || !this.child) return;
+    if (this.outputPaused || !this.child?.stdout) return;
     this.outputPaused = true;
     this.child.stdout.pause();
     this.child.stderr.pause();

@@ -125,7 +125,7 @@ async function createSession({ containers, container, req, res }) {
  * sessionless), startedAt (ms) }`. The session (created on first use) gives the default env and
  * cwd; the request's `env` and `cwd` (relative to the session cwd) override them (§4.2, §4.3).
  */
-function startCommand(containers, container, req, body) {
+async function startCommand(containers, container, req, body) {
   const command = body.command;
   if (typeof command !== 'string' || command.trim() === '' || command.includes('\0')) {
     throw new ContainerApiError(400, 'VALIDATION_FAILED', 'command must be a non-empty string');
@@ -140,7 +140,7 @@ function startCommand(containers, container, req, body) {
   const cwd = normalizeBoxPath(optionalString(body, 'cwd') ?? baseCwd, baseCwd);
   const env = { ...session?.env, ...containerEnv(body.env) };
   const { box } = container;
-  const cmd = box.runCommand({ command: 'bash', args: ['-c', command], cwd, env });
+  const cmd = await box.startCommand({ command: 'bash', args: ['-c', command], cwd, env });
   // A running command keeps its container alive (as an in-flight request keeps the DO's); a
   // finished one is forgotten by its Box: a container lives long, its history must not grow.
   const renew = setInterval(() => box.keepAliveFor(CONTAINER_IDLE_MS), RENEW_EVERY_MS);
@@ -178,7 +178,7 @@ function output(cmd, stream) {
 async function execute({ containers, container, req, res }) {
   const body = await readJson(req);
   const timeoutMs = timeoutOf(body);
-  const run = startCommand(containers, container, req, body);
+  const run = await startCommand(containers, container, req, body);
   const { cmd } = run;
   killOnHangUp(res, cmd);
   let timedOut = false;
@@ -215,7 +215,7 @@ async function execute({ containers, container, req, res }) {
 
 async function executeStream({ containers, container, req, res }) {
   const body = await readJson(req);
-  const run = startCommand(containers, container, req, body);
+  const run = await startCommand(containers, container, req, body);
   const { cmd } = run;
   const sse = startSse(res);
   killOnHangUp(res, cmd);

@@ -20,6 +20,8 @@ const ENGINE_CODES = {
   payload_too_large: [413, 'VALIDATION_FAILED'],
   capacity: [503, 'CONTAINER_UNAVAILABLE'],
   host_closing: [503, 'CONTAINER_UNAVAILABLE'],
+  spawn_failed: [503, 'CONTAINER_UNAVAILABLE'],
+  tool_missing: [503, 'CONTAINER_UNAVAILABLE'],
 };
 
 /** The §4.1 body of any error thrown by a handler (unknown errors: 500 `INTERNAL_ERROR`). */

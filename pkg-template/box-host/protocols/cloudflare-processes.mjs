@@ -76,7 +76,7 @@ export function processRoutes({ start, timeoutOf }) {
     }
     const timeoutMs = timeoutOf(body);
     forgetFinished(processes);
-    const { cmd, command } = start(containers, container, req, { ...body, background: undefined });
+    const { cmd, command } = await start(containers, container, req, { ...body, background: undefined });
     const process = { id, cmd, command, killed: false };
     processes.delete(id);
     processes.set(id, process);

@@ -131,7 +131,7 @@ function follow(cmd, res, onLog, onExit, out) {
 async function runCommand({ registry, req, res, params: [sid] }) {
   const box = registry.running(sid);
   const body = await readJson(req);
-  const cmd = box.runCommand(body);
+  const cmd = await box.startCommand(body);
   if (body.wait !== true) {
     sendJson(res, 200, { command: cmd.toJSON() });
     return;
