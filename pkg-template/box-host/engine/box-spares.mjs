@@ -14,6 +14,7 @@ import path from 'node:path';
 import { mountBoxDisk, unmountBoxDisk, unmountBoxDiskNow } from './box-disk.mjs';
 import { startBoxNetwork } from './box-network.mjs';
 import { boxDirPrefix } from './stale-boxes.mjs';
+import { removeBoxTree, removeBoxTreeNow } from './box-tree-removal.mjs';
 
 /**
  * A new empty Box directory `<parentDir>/vite-hub-box-<pidns>-<pid>-XXXXXX` (its real path), with a tmpfs
@@ -40,14 +41,14 @@ export async function makeBoxRoot(parentDir, { diskBytes, mountDisk, making }) {
 /** Removes a Box directory made by makeBoxRoot (unmounting its disk first). */
 export async function removeBoxRoot(root, mountDisk) {
   if (mountDisk) await unmountBoxDisk(root).catch(() => {});
-  await fs.promises.rm(root, { recursive: true, force: true, maxRetries: 3 });
+  await removeBoxTree(root);
 }
 
 /** removeBoxRoot, synchronously (process `exit`); never throws. */
 export function removeBoxRootNow(root, mountDisk) {
   if (mountDisk) unmountBoxDiskNow(root);
   try {
-    fs.rmSync(root, { recursive: true, force: true, maxRetries: 3 });
+    removeBoxTreeNow(root);
   } catch {
     // nothing more can be done while the process exits
   }

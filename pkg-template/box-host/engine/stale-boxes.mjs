@@ -12,6 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { isMountPoint, unmountBoxDisk, unmountBoxDiskNow } from './box-disk.mjs';
 import { isBoxUid } from './box-user.mjs';
+import { removeBoxTree, removeBoxTreeNow } from './box-tree-removal.mjs';
 
 /** Prefix of every Box directory name. */
 export const BOX_DIR_PREFIX = 'vite-hub-box-';
@@ -101,6 +102,15 @@ export function processGone(pid) {
 }
 
 /**
+ * Whether `st` (an lstat) is a directory of this user (`uid`: process.getuid(), undefined where
+ * there are no uids), or on a root host of a Box user (box-user.mjs: a Box's directory is its
+ * user's): the only directories a sweep removes, whatever their names say.
+ */
+function ownDirectory(st, uid) {
+  return st.isDirectory() && (uid === undefined || st.uid === uid || (uid === 0 && isBoxUid(st.uid)));
+}
+
+/**
  * Removes (recursively) every directory in `boxRoot` named `vite-hub-box-<pidns>-<pid>-XXXXXX`
  * left behind (leftBehind: its pid gone, or its pid namespace gone) that belongs to this user, or
  * on a root host to a Box user (box-user.mjs: a Box's directory is its user's), not a symlink.
@@ -124,10 +134,10 @@ export async function sweepStaleBoxDirs(boxRoot, live = livePidNamespaces()) {
       const dir = path.join(boxRoot, entry.name);
       try {
         const st = await fs.promises.lstat(dir);
-        if (!st.isDirectory() || (uid !== undefined && st.uid !== uid && !(uid === 0 && isBoxUid(st.uid)))) return;
+        if (!ownDirectory(st, uid)) return;
         // A Box disk (tmpfs) its owner could not unmount: unmounted first, then removed.
         if (isMountPoint(dir)) await unmountBoxDisk(dir);
-        await fs.promises.rm(dir, { recursive: true, force: true, maxRetries: 3 });
+        await removeBoxTree(dir);
         removed.push(entry.name);
       } catch {
         // not ours to remove, or already gone: left for the owner or the next sweep
@@ -140,7 +150,8 @@ export async function sweepStaleBoxDirs(boxRoot, live = livePidNamespaces()) {
 /**
  * Removes every directory of this process (`boxDirPrefix()` + XXXXXX) in `boxRoot`,
  * unmounting a Box disk first, synchronously (process `exit`): the live Boxes' and those whose
- * create had not told the host their directory yet (mkdtemp done, its answer not run). Never throws.
+ * create had not told the host their directory yet (mkdtemp done, its answer not run). Only this
+ * user's directories (or a Box user's, on a root host), as the start-up sweep. Never throws.
  */
 export function removeOwnBoxDirsNow(boxRoot) {
   let entries;
@@ -149,12 +160,15 @@ export function removeOwnBoxDirsNow(boxRoot) {
   } catch {
     return;
   }
+  const uid = process.getuid?.();
   for (const entry of entries) {
     if (!entry.isDirectory() || ownerPid(entry.name) !== process.pid) continue;
     const dir = path.join(boxRoot, entry.name);
-    if (isMountPoint(dir)) unmountBoxDiskNow(dir);
     try {
-      fs.rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
+      // Named as this process's, but made by someone else (a root host shares /tmp): left alone.
+      if (!ownDirectory(fs.lstatSync(dir), uid)) continue;
+      if (isMountPoint(dir)) unmountBoxDiskNow(dir);
+      removeBoxTreeNow(dir);
     } catch {
       // nothing more can be done while the process exits; the next host's sweep tries again
     }
