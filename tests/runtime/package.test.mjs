@@ -1,5 +1,6 @@
-// The npm package contract: exports conditions and files exist, no deep internals, and the
-// workerd and browser entries bundle with esbuild under their export conditions.
+// The npm package contract: exports conditions and files exist, no deep internals, the manifest
+// says where the project lives, and the workerd and browser entries bundle with esbuild under
+// their export conditions.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
@@ -28,6 +29,16 @@ test('the exports map names only public subpaths, and every target exists', () =
   }
   assert.equal(manifest.sideEffects, false);
   assert.equal(manifest.type, 'module');
+});
+
+test('the manifest names the repository, its issues, keywords and the license it ships', () => {
+  assert.deepEqual(manifest.repository, { type: 'git', url: 'git+https://github.com/vite-hub/sandbox.git' });
+  assert.equal(manifest.homepage, 'https://github.com/vite-hub/sandbox#readme');
+  assert.equal(manifest.bugs, 'https://github.com/vite-hub/sandbox/issues');
+  assert.ok(Array.isArray(manifest.keywords) && manifest.keywords.length > 0, JSON.stringify(manifest.keywords));
+  for (const keyword of manifest.keywords) assert.match(keyword, /^[a-z0-9-]+$/);
+  assert.equal(manifest.license, 'MIT');
+  assert.ok(manifest.files.includes('LICENSE') && existsSync(`${dist}LICENSE`));
 });
 
 // The runtime module's budget: 250 KiB gzipped (DESIGN.md §9, revised from 150 KB in issue 23:
