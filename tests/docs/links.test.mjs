@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { isAbsoluteLink, linksOf, proseLines, rewriteLinks } from '../../scripts/markdown-links.mjs';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -21,32 +22,6 @@ export function docPages(root = repoRoot) {
   };
   if (existsSync(join(root, 'docs'))) walk(join(root, 'docs'));
   return pages;
-}
-
-/** The page's lines outside fenced code blocks; `emptyCode`: with inline code spans emptied of their text. */
-function proseLines(text, emptyCode = true) {
-  const lines = [];
-  let fence = null;
-  for (const [index, line] of text.split('\n').entries()) {
-    const marker = /^\s*(```+|~~~+)/.exec(line)?.[1];
-    if (marker && (fence === null || marker.startsWith(fence))) {
-      fence = fence === null ? marker : null;
-      continue;
-    }
-    if (fence === null) lines.push({ number: index + 1, text: emptyCode ? line.replace(/(`+)(?:(?!\1).)+?\1/g, '``') : line });
-  }
-  return lines;
-}
-
-/** `[text](target)` links of a page: `{ line, target }`, targets as written (no title). */
-export function linksOf(text) {
-  const links = [];
-  for (const { number, text: line } of proseLines(text)) {
-    for (const match of line.matchAll(/\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)) {
-      links.push({ line: number, target: match[1] });
-    }
-  }
-  return links;
 }
 
 /** GitHub's anchor for a heading: its rendered text, lower-cased, punctuation dropped, spaces to `-`. */
@@ -84,7 +59,7 @@ export function brokenLinks(root = repoRoot) {
   for (const page of docPages(root)) {
     const text = readFileSync(page, 'utf8');
     for (const { line, target } of linksOf(text)) {
-      if (/^[a-z][a-z0-9+.-]*:/i.test(target)) continue; // https:, mailto: …: not a file of the repository
+      if (isAbsoluteLink(target)) continue; // https:, mailto: …: not a file of the repository
       const where = `${relative(root, page)}:${line}: ${target}`;
       const hash = target.indexOf('#');
       const pathPart = decodeURIComponent(hash === -1 ? target : target.slice(0, hash));
@@ -120,6 +95,11 @@ test('GitHub slugs: punctuation dropped, code and links by their text, repeats n
 test('links are read outside code blocks and code spans only', () => {
   const text = 'See [a](a.md) and `[b](b.md)`.\n\n```md\n[c](c.md)\n```\n[`d.rs`](src/d.rs#L3)\n';
   assert.deepEqual(linksOf(text), [{ line: 1, target: 'a.md' }, { line: 6, target: 'src/d.rs#L3' }]);
+});
+
+test('rewriteLinks changes link targets outside code blocks and code spans only', () => {
+  const text = 'See [a](a.md), `[b](b.md)` and [`c`](c/#x).\n\n```md\n[d](d.md)\n```\n';
+  assert.equal(rewriteLinks(text, (target) => `https://x/${target}`), 'See [a](https://x/a.md), `[b](b.md)` and [`c`](https://x/c/#x).\n\n```md\n[d](d.md)\n```\n');
 });
 
 test('every relative link of README.md and docs/ resolves, and every #anchor names a heading', () => {
