@@ -1,4 +1,4 @@
-// The docs hold together (issue 23, item 4): every relative link of README.md and docs/**/*.md
+// The docs hold together (issue 23, item 4): every relative link of README.md, CONTRIBUTING.md and docs/**/*.md
 // names a file or folder of the repository, every `#anchor` names a heading of the page it points
 // at (GitHub's slugs), and no page outgrows its size: README.md ≤ 250 lines, a docs page ≤ 400.
 import { test } from 'node:test';
@@ -10,9 +10,9 @@ import { isAbsoluteLink, linksOf, proseLines, rewriteLinks } from '../../scripts
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
-/** README.md and every .md below docs/, as absolute paths. */
+/** README.md, CONTRIBUTING.md and every .md below docs/, as absolute paths. */
 export function docPages(root = repoRoot) {
-  const pages = [join(root, 'README.md')];
+  const pages = [join(root, 'README.md'), join(root, 'CONTRIBUTING.md')].filter((page) => existsSync(page));
   const walk = (dir) => {
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
       const path = join(dir, entry.name);
@@ -102,7 +102,7 @@ test('rewriteLinks changes link targets outside code blocks and code spans only'
   assert.equal(rewriteLinks(text, (target) => `https://x/${target}`), 'See [a](https://x/a.md), `[b](b.md)` and [`c`](https://x/c/#x).\n\n```md\n[d](d.md)\n```\n');
 });
 
-test('every relative link of README.md and docs/ resolves, and every #anchor names a heading', () => {
+test('every relative link of README.md, CONTRIBUTING.md and docs/ resolves, and every #anchor names a heading', () => {
   const pages = docPages();
   assert.ok(pages.length > 10, `pages: ${pages.map((page) => relative(repoRoot, page))}`);
   assert.ok(pages.reduce((n, page) => n + linksOf(readFileSync(page, 'utf8')).length, 0) > 100, 'the pages link to each other and to the code');
