@@ -40,7 +40,9 @@ test('the manifest names the repository, its issues, keywords and the license it
   assert.ok(Array.isArray(manifest.keywords) && manifest.keywords.length > 0, JSON.stringify(manifest.keywords));
   for (const keyword of manifest.keywords) assert.match(keyword, /^[a-z0-9-]+$/);
   assert.equal(manifest.license, 'MIT');
-  assert.ok(manifest.files.includes('LICENSE') && existsSync(`${dist}LICENSE`));
+  // What `files` names is in the package: the LICENSE, the README and the CHANGELOG among them.
+  for (const name of ['LICENSE', 'README.md', 'CHANGELOG.md']) assert.ok(manifest.files.includes(name), name);
+  for (const name of manifest.files) assert.ok(existsSync(`${dist}${name}`), `${name} is in dist/`);
 });
 
 test('every link of the published README resolves on npm: absolute into the repository, or an anchor of the page', () => {
