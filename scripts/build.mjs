@@ -8,11 +8,12 @@
 // - tooling (`vite_hub_sandbox_tooling`, crates/tooling): the build-time rules, loaded only in
 //   Node by the build steps.
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync, rmSync, symlinkSync, existsSync, lstatSync, copyFileSync } from 'node:fs';
+import { cpSync, mkdirSync, rmSync, symlinkSync, existsSync, lstatSync, copyFileSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleNodeEntries } from './bundle-node-entries.mjs';
 import { writeSharedFacts } from './generate-facts.mjs';
+import { isAbsoluteLink, rewriteLinks } from './markdown-links.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
@@ -63,15 +64,34 @@ for (const { name } of WASM_MODULES) {
 await writeSharedFacts(dist);
 // After the facts: the Node entry inlines runtime/facts.mjs with the other stateless modules.
 await bundleNodeEntries(dist);
-// The package's README is the repository's (its "Use it in your app" section comes first); the
-// LICENSE is the one package.json names (MIT).
-for (const file of ['README.md', 'LICENSE']) copyFileSync(join(root, file), join(dist, file));
+// The package's README is the repository's (its "Use it in your app" section comes first), with
+// its relative links made absolute: the tarball holds no docs/, examples/ or scripts/, so on npm
+// they point at the repository on GitHub (tests/runtime/package.test.mjs). The LICENSE is the one
+// package.json names (MIT).
+writeFileSync(join(dist, 'README.md'), packageReadme(readFileSync(join(root, 'README.md'), 'utf8')));
+copyFileSync(join(root, 'LICENSE'), join(dist, 'LICENSE'));
 
 const link = join(root, 'node_modules', '@vite-hub', 'sandbox');
 mkdirSync(dirname(link), { recursive: true });
 if (existsSync(link) || isDanglingLink(link)) rmSync(link, { recursive: true, force: true });
 symlinkSync('../../dist', link, 'dir');
 console.log(`built ${dist} and linked it at node_modules/@vite-hub/sandbox`);
+
+/**
+ * The README for npm: each relative link (`docs/configure.md`, `examples/app/`) becomes
+ * `<repository>/blob/main/<path>` (`tree/` for a folder), the repository taken from
+ * pkg-template/package.json; in-page `#anchors` and absolute links stay.
+ */
+function packageReadme(text) {
+  const { repository } = JSON.parse(readFileSync(join(root, 'pkg-template', 'package.json'), 'utf8'));
+  const base = repository.url.replace(/^git\+/, '').replace(/\.git$/, '');
+  return rewriteLinks(text, (target) => {
+    if (isAbsoluteLink(target) || target.startsWith('#')) return target;
+    const path = target.split('#')[0];
+    const kind = statSync(join(root, decodeURIComponent(path))).isDirectory() ? 'tree' : 'blob';
+    return `${base}/${kind}/main/${target.replace(/^\.\//, '')}`;
+  });
+}
 
 function isDanglingLink(path) {
   try {

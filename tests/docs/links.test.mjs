@@ -1,4 +1,4 @@
-// The docs hold together (issue 23, item 4): every relative link of README.md and docs/**/*.md
+// The docs hold together (issue 23, item 4): every relative link of README.md, CONTRIBUTING.md and docs/**/*.md
 // names a file or folder of the repository, every `#anchor` names a heading of the page it points
 // at (GitHub's slugs), and no page outgrows its size: README.md ≤ 250 lines, a docs page ≤ 400.
 import { test } from 'node:test';
@@ -6,12 +6,13 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { isAbsoluteLink, linksOf, proseLines, rewriteLinks } from '../../scripts/markdown-links.mjs';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
-/** README.md and every .md below docs/, as absolute paths. */
+/** README.md, CONTRIBUTING.md and every .md below docs/, as absolute paths. */
 export function docPages(root = repoRoot) {
-  const pages = [join(root, 'README.md')];
+  const pages = [join(root, 'README.md'), join(root, 'CONTRIBUTING.md')].filter((page) => existsSync(page));
   const walk = (dir) => {
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
       const path = join(dir, entry.name);
@@ -21,32 +22,6 @@ export function docPages(root = repoRoot) {
   };
   if (existsSync(join(root, 'docs'))) walk(join(root, 'docs'));
   return pages;
-}
-
-/** The page's lines outside fenced code blocks; `emptyCode`: with inline code spans emptied of their text. */
-function proseLines(text, emptyCode = true) {
-  const lines = [];
-  let fence = null;
-  for (const [index, line] of text.split('\n').entries()) {
-    const marker = /^\s*(```+|~~~+)/.exec(line)?.[1];
-    if (marker && (fence === null || marker.startsWith(fence))) {
-      fence = fence === null ? marker : null;
-      continue;
-    }
-    if (fence === null) lines.push({ number: index + 1, text: emptyCode ? line.replace(/(`+)(?:(?!\1).)+?\1/g, '``') : line });
-  }
-  return lines;
-}
-
-/** `[text](target)` links of a page: `{ line, target }`, targets as written (no title). */
-export function linksOf(text) {
-  const links = [];
-  for (const { number, text: line } of proseLines(text)) {
-    for (const match of line.matchAll(/\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)) {
-      links.push({ line: number, target: match[1] });
-    }
-  }
-  return links;
 }
 
 /** GitHub's anchor for a heading: its rendered text, lower-cased, punctuation dropped, spaces to `-`. */
@@ -84,7 +59,7 @@ export function brokenLinks(root = repoRoot) {
   for (const page of docPages(root)) {
     const text = readFileSync(page, 'utf8');
     for (const { line, target } of linksOf(text)) {
-      if (/^[a-z][a-z0-9+.-]*:/i.test(target)) continue; // https:, mailto: …: not a file of the repository
+      if (isAbsoluteLink(target)) continue; // https:, mailto: …: not a file of the repository
       const where = `${relative(root, page)}:${line}: ${target}`;
       const hash = target.indexOf('#');
       const pathPart = decodeURIComponent(hash === -1 ? target : target.slice(0, hash));
@@ -122,7 +97,12 @@ test('links are read outside code blocks and code spans only', () => {
   assert.deepEqual(linksOf(text), [{ line: 1, target: 'a.md' }, { line: 6, target: 'src/d.rs#L3' }]);
 });
 
-test('every relative link of README.md and docs/ resolves, and every #anchor names a heading', () => {
+test('rewriteLinks changes link targets outside code blocks and code spans only', () => {
+  const text = 'See [a](a.md), `[b](b.md)` and [`c`](c/#x).\n\n```md\n[d](d.md)\n```\n';
+  assert.equal(rewriteLinks(text, (target) => `https://x/${target}`), 'See [a](https://x/a.md), `[b](b.md)` and [`c`](https://x/c/#x).\n\n```md\n[d](d.md)\n```\n');
+});
+
+test('every relative link of README.md, CONTRIBUTING.md and docs/ resolves, and every #anchor names a heading', () => {
   const pages = docPages();
   assert.ok(pages.length > 10, `pages: ${pages.map((page) => relative(repoRoot, page))}`);
   assert.ok(pages.reduce((n, page) => n + linksOf(readFileSync(page, 'utf8')).length, 0) > 100, 'the pages link to each other and to the code');

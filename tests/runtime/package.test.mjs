@@ -1,12 +1,15 @@
-// The npm package contract: exports conditions and files exist, no deep internals, and the
-// workerd and browser entries bundle with esbuild under their export conditions.
+// The npm package contract: exports conditions and files exist, no deep internals, the manifest
+// says where the project lives, every link of the README resolves on npm, and the workerd and
+// browser entries bundle with esbuild under their export conditions.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { isAbsoluteLink, linksOf } from '../../scripts/markdown-links.mjs';
 
 const dist = fileURLToPath(new URL('../../dist/', import.meta.url));
+const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 const manifest = JSON.parse(readFileSync(`${dist}package.json`, 'utf8'));
 
 test('the exports map names only public subpaths, and every target exists', () => {
@@ -28,6 +31,35 @@ test('the exports map names only public subpaths, and every target exists', () =
   }
   assert.equal(manifest.sideEffects, false);
   assert.equal(manifest.type, 'module');
+});
+
+test('the manifest names the repository, its issues, keywords and the license it ships', () => {
+  assert.deepEqual(manifest.repository, { type: 'git', url: 'git+https://github.com/vite-hub/sandbox.git' });
+  assert.equal(manifest.homepage, 'https://github.com/vite-hub/sandbox#readme');
+  assert.equal(manifest.bugs, 'https://github.com/vite-hub/sandbox/issues');
+  assert.ok(Array.isArray(manifest.keywords) && manifest.keywords.length > 0, JSON.stringify(manifest.keywords));
+  for (const keyword of manifest.keywords) assert.match(keyword, /^[a-z0-9-]+$/);
+  assert.equal(manifest.license, 'MIT');
+  // What `files` names is in the package: the LICENSE, the README and the CHANGELOG among them.
+  for (const name of ['LICENSE', 'README.md', 'CHANGELOG.md']) assert.ok(manifest.files.includes(name), name);
+  for (const name of manifest.files) assert.ok(existsSync(`${dist}${name}`), `${name} is in dist/`);
+});
+
+test('every link of the published README resolves on npm: absolute into the repository, or an anchor of the page', () => {
+  const base = 'https://github.com/vite-hub/sandbox/';
+  const published = readFileSync(`${dist}README.md`, 'utf8');
+  const links = linksOf(published);
+  assert.ok(links.length > 20, `${links.length} links`);
+  // The tarball holds no docs/, examples/ or scripts/: a relative link there is a 404 on npm.
+  assert.deepEqual(links.filter(({ target }) => !isAbsoluteLink(target) && !target.startsWith('#')), []);
+  // Each link into the repository names a file or folder of this checkout.
+  for (const { line, target } of links.filter(({ target }) => target.startsWith(base))) {
+    const path = /^(?:blob|tree)\/main\/([^#]+)/.exec(target.slice(base.length))?.[1];
+    assert.ok(path && existsSync(`${repoRoot}${decodeURIComponent(path)}`), `README.md:${line}: ${target}`);
+  }
+  // Only the links changed: the text is the repository's README.
+  const repositoryPaths = (text) => text.replaceAll(`${base}blob/main/`, '').replaceAll(`${base}tree/main/`, '');
+  assert.equal(repositoryPaths(published), repositoryPaths(readFileSync(`${repoRoot}README.md`, 'utf8')));
 });
 
 // The runtime module's budget: 250 KiB gzipped (DESIGN.md §9, revised from 150 KB in issue 23:
