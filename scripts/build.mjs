@@ -66,7 +66,7 @@ await writeSharedFacts(dist);
 await bundleNodeEntries(dist);
 // The package's README is the repository's (its "Use it in your app" section comes first), with
 // its relative links made absolute: the tarball holds no docs/, examples/ or scripts/, so on npm
-// they point at the repository on GitHub (tests/runtime/package.test.mjs). The LICENSE is the one
+// they point at the repository on GitHub (tests/package/package.test.mjs). The LICENSE is the one
 // package.json names (MIT).
 writeFileSync(join(dist, 'README.md'), packageReadme(readFileSync(join(root, 'README.md'), 'utf8')));
 copyFileSync(join(root, 'LICENSE'), join(dist, 'LICENSE'));

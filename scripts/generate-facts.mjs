@@ -1,7 +1,7 @@
 // Generates the JS and TypeScript copies of the core's shared facts (crates/tooling/src/facts.rs, the tooling
 // wasm export `sharedFacts()`) into the built package: runtime/facts.mjs, and the
 // `/*@generated:NAME*/ never` placeholders of runtime/index.d.ts. Called by scripts/build.mjs;
-// tests/runtime/facts.test.mjs proves the copies match the core.
+// tests/package/facts.test.mjs proves the copies match the core.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -49,6 +49,7 @@ export async function writeSharedFacts(dist) {
       })
       .join(''),
     'limit-names': facts.limitNames.map((name) => `'${name}'`).join(' | '),
+    'provider-names': facts.providerNames.map((name) => `'${name}'`).join(' | '),
   };
   let text = readFileSync(declarations, 'utf8');
   for (const [name, replacement] of Object.entries(blocks)) {

@@ -31,7 +31,7 @@ SETTINGS=${VHS_LANE_SETTINGS:-private-node no-tools}
 # Existing suites that drive the local provider and make sense for an unprivileged user (their
 # root-only tests skip themselves with a reason). Each runs on its own, so its result has a line.
 # Not box-dns: every test of it needs root (a private mount namespace with another resolv.conf).
-SUITES=${VHS_LANE_SUITES-runtime/run runtime/session runtime/execution-authority box-host/box-host box-host/box-limits box-host/box-seccomp}
+SUITES=${VHS_LANE_SUITES-runtime/run session/session session/execution-authority box-host/box-host box-host/box-limits box-host/box-seccomp}
 # What the settings hide, in every PATH directory of the lane's user that holds one of the names.
 HIDE_NODE=(node npm npx corepack)
 HIDE_TOOLS=(bwrap prlimit slirp4netns unshare nsenter)
@@ -131,8 +131,8 @@ in_namespace() {
   done
 
   cd "$LANE_WORK"
-  echo "-- lane test as $LANE_USER: tests/lanes/user-machine.test.mjs"
-  as_user "$setting" "${hidden[*]}" "$PREFIX/bin/node" --test --test-reporter=spec tests/lanes/user-machine.test.mjs || status=1
+  echo "-- lane test as $LANE_USER: tests/user-machine/user-machine.test.mjs"
+  as_user "$setting" "${hidden[*]}" "$PREFIX/bin/node" --test --test-reporter=spec tests/user-machine/user-machine.test.mjs || status=1
   if [[ $setting == private-node ]]; then
     for suite in $SUITES; do
       echo "-- existing suite as $LANE_USER: tests/$suite.test.mjs"

@@ -2,7 +2,7 @@
 // app's own Node and package managers (box-toolchain.mjs), the rlimits without prlimit (/bin/sh's
 // ulimit), the isolation choice and the start-up line (host-probe.mjs, isolation.mjs), macOS's
 // spawn through sandbox-exec, native Windows, and the host-wide memory bound (box-queue.mjs).
-// The same rules on a real unprivileged user with a private Node: tests/lanes/user-machine.test.mjs.
+// The same rules on a real unprivileged user with a private Node: tests/user-machine/user-machine.test.mjs.
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
 import fs from 'node:fs';

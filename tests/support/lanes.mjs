@@ -5,12 +5,15 @@
 //
 // - fast: by area, against the built dist/ and local Box hosts over loopback; a listed folder
 //   (tests/docs/, say) runs once it holds a test file.
+//   package: the published package's contract (exports, files, facts, imports, types);
+//   runtime: one Run (payload, config, harness, faults, limits); session: Sessions, run
+//   handles, sandboxId and executionAuthority; prepared: prepared projects and their fingerprint.
 // - slow: the end-to-end runs: `npm pack` of dist/ installed into fresh apps, `vite dev`/`vite
 //   build`, Nitro servers and Worker bundles built from them.
 import { existsSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-export const FAST_LANES = ['runtime', 'vite', 'box-host', 'cloudflare', 'cli', 'agent', 'docs', 'conformance'];
+export const FAST_LANES = ['package', 'runtime', 'session', 'prepared', 'vite', 'box-host', 'cloudflare', 'cli', 'agent', 'docs', 'conformance'];
 export const SLOW_LANES = ['e2e'];
 
 /** The absolute folder of a lane under tests/. */

@@ -1,4 +1,4 @@
-// Preload (`node --import`) for tests/runtime/runtime-imports.test.mjs: records, one line each in
+// Preload (`node --import`) for tests/package/runtime-imports.test.mjs: records, one line each in
 // the file named by env LOAD_RECORDER_LOG, every module URL this process resolves
 // (`module:<url>`, through the resolve hook of load-recorder-hooks.mjs for `import`, and through
 // `Module._load` for `require`, so a library loaded by CommonJS is seen too) and the export

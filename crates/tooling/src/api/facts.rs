@@ -1,6 +1,6 @@
 //! The `sharedFacts()` export of the tooling module: [`crate::facts::shared_facts`] as a plain
 //! object. `scripts/build.mjs` calls it to generate `runtime/facts.mjs` and the generated blocks of
-//! `runtime/index.d.ts`; `tests/runtime/facts.test.mjs` calls it to prove they have not drifted.
+//! `runtime/index.d.ts`; `tests/package/facts.test.mjs` calls it to prove they have not drifted.
 
 use wasm_bindgen::prelude::*;
 
