@@ -16,6 +16,9 @@
  */
 export type SandboxErrorCode =/*@generated:error-codes*/ never;
 
+/** The Providers that supply Boxes (generated from the core's `ProviderKind`). */
+export type SandboxProviderName = /*@generated:provider-names*/ never;
+
 /** Names of the limits an error's `details.limit` can name (generated from crates/tooling/src/facts.rs). */
 export type SandboxLimitName = /*@generated:limit-names*/ never;
 
@@ -27,7 +30,7 @@ export interface SandboxErrorBody {
     message: string;
     details?: {
       operation?: 'create' | 'write' | 'exec' | 'install' | 'read' | 'stop' | 'stage' | 'resolve' | 'snapshot' | 'mkdir' | 'remove';
-      provider?: 'vercel' | 'cloudflare' | 'local';
+      provider?: SandboxProviderName;
       /** Upstream HTTP status. */
       status?: number;
       /** The Definition timeout that passed, in ms. */
@@ -283,7 +286,7 @@ export function dropPreparedProject(digest: string): Promise<number>;
 
 export interface SandboxConfig {
   /** Explicit provider. Else env `SANDBOX_PROVIDER`, then the Cloudflare binding in `env`, then Vercel credentials, then `local` outside production. */
-  provider?: 'vercel' | 'cloudflare' | 'local';
+  provider?: SandboxProviderName;
   /** Default: `NODE_ENV === 'production'`. In production `local` is never chosen implicitly. */
   production?: boolean;
   /** Vercel Sandbox. Credentials fall back to env `VITE_SANDBOX_*`, `VERCEL_TOKEN`/`VERCEL_TEAM_ID`/`VERCEL_PROJECT_ID`, then `VERCEL_OIDC_TOKEN`. */
@@ -430,7 +433,7 @@ export interface ExecutionAuthority {
 /** Options of {@link openSandboxSession}. */
 export interface OpenSandboxSessionOptions {
   /** Must be the provider `configureSandbox` chose (else `SANDBOX_INVALID_ARGUMENT`). */
-  provider?: 'local' | 'vercel' | 'cloudflare';
+  provider?: SandboxProviderName;
   /** Box lifetime in ms (positive integer ≤ 2147483647); the provider's default (5 min on Vercel and the local Box host) when absent. */
   timeout?: number;
   /** Aborts the opening: the Promise rejects with `signal.reason` (a Box already opened is closed). */
@@ -503,7 +506,7 @@ export type SandboxAsyncDisposable = { [K in SandboxAsyncDisposeKey]: () => Prom
 export interface SandboxSession extends SandboxAsyncDisposable {
   /** The provider's Box id. */
   readonly id: string;
-  readonly provider: 'local' | 'vercel' | 'cloudflare';
+  readonly provider: SandboxProviderName;
   readonly executionAuthority: ExecutionAuthority;
   /** The Box working directory, e.g. `/vercel/sandbox` (Vercel, local) or `/workspace` (Cloudflare). */
   readonly cwd: string;
@@ -548,7 +551,7 @@ export function openSandboxSession(options?: OpenSandboxSessionOptions): Promise
 /** A Definition's runner, resolved before anything runs (see {@link resolveSandboxRunner}). */
 export interface SandboxRunner<N extends SandboxName = SandboxName> {
   readonly name: N;
-  readonly provider: 'local' | 'vercel' | 'cloudflare';
+  readonly provider: SandboxProviderName;
   /** What its Runs' Boxes can reach. */
   readonly executionAuthority: ExecutionAuthority;
   /**

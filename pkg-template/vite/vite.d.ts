@@ -2,7 +2,7 @@
  * `@vite-hub/sandbox/vite`: the Vite plugin. Source of the rules: vitehub-sandbox-contract.md
  * §4.1 (options, precedence), §4.7 (generated files), §4.8 (types); docs/internals/build-steps.md "Vite plugin".
  */
-import type { SandboxConfig } from '../runtime/index.d.ts';
+import type { SandboxConfig, SandboxProviderName } from '../runtime/index.d.ts';
 
 /**
  * Options of `hubSandbox()`: the non-secret part of {@link SandboxConfig}. They are written into
@@ -11,7 +11,7 @@ import type { SandboxConfig } from '../runtime/index.d.ts';
  */
 export interface SandboxOptions {
   /** Explicit provider. Else env `SANDBOX_PROVIDER`, then Vercel credentials, then `local` outside production. */
-  provider?: 'vercel' | 'cloudflare' | 'local';
+  provider?: SandboxProviderName;
   /** Default: `NODE_ENV === 'production'` at runtime. */
   production?: boolean;
   vercel?: { baseUrl?: string; networkPolicy?: 'allow-all' | 'deny-all' | object };
@@ -60,7 +60,7 @@ export function resolveSandboxPluginConfig(
   options: SandboxOptions | undefined,
   viteKey: SandboxOptions | undefined,
   env?: Record<string, string | undefined>,
-): { config: SandboxOptions; provider: 'vercel' | 'cloudflare' | 'local' | null; devProvider: 'vercel' | 'cloudflare' | 'local' };
+): { config: SandboxOptions; provider: SandboxProviderName | null; devProvider: SandboxProviderName };
 
 /** Whether a changed app-root-relative file can change the generated registry. */
 export function isSandboxInput(relative: string): boolean;

@@ -158,7 +158,7 @@ function isLongLivedNodeServer(entry) {
  * @param {object | undefined} options `hubSandbox(options)`
  * @param {object | undefined} viteKey the Vite config key `sandbox`
  * @param {Record<string, string | undefined>} env e.g. `process.env`
- * @returns {{ config: object, provider: 'vercel' | 'cloudflare' | 'local' | null, devProvider: 'vercel' | 'cloudflare' | 'local' }}
+ * @returns {{ config: object, provider: import('../runtime/index.d.ts').SandboxProviderName | null, devProvider: import('../runtime/index.d.ts').SandboxProviderName }}
  * @throws {SandboxError} `SANDBOX_INVALID_ARGUMENT` (credentials, unknown keys, bad values, unknown provider).
  */
 export function resolveSandboxPluginConfig(options, viteKey, env = process.env) {

@@ -26,7 +26,7 @@ test('runtime/facts.mjs is the core table', () => {
   assert.ok(facts.limitNames.includes('maxDefinitionBytes'), 'the limit the core produces for a too-big Definition');
 });
 
-test('index.d.ts declares exactly the core codes and limit names', () => {
+test('index.d.ts declares exactly the core codes, limit names and provider names', () => {
   const text = readFileSync(join(dist, 'runtime', 'index.d.ts'), 'utf8').replace(/\/\*[\s\S]*?\*\//g, '');
   assert.doesNotMatch(text, /@generated:/, 'no placeholder left');
   const union = (name) => {
@@ -36,6 +36,15 @@ test('index.d.ts declares exactly the core codes and limit names', () => {
   };
   assert.deepEqual(union('SandboxErrorCode'), facts.errorCodes.map((f) => f.code));
   assert.deepEqual(union('SandboxLimitName'), facts.limitNames);
+  assert.deepEqual(union('SandboxProviderName'), facts.providerNames);
+  assert.deepEqual(facts.providerNames, ['vercel', 'cloudflare', 'local']);
+});
+
+test('no declaration types the provider names by hand: each names SandboxProviderName', () => {
+  for (const file of ['runtime/index.d.ts', 'runtime/index.node.d.ts', 'vite/vite.d.ts', 'box-host/index.d.ts', 'agent/index.d.ts']) {
+    const text = readFileSync(join(dist, file), 'utf8').replace(/export type SandboxProviderName =[^;]*;/, '');
+    assert.doesNotMatch(text, /'(vercel|cloudflare|local)'\s*\|\s*'(vercel|cloudflare|local)'/, file);
+  }
 });
 
 test('no file of the package holds a hand copy of a shared list', () => {

@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use crate::definition::{ExcludedNames, DEFAULT_TIMEOUT_MS, ENTRY_NAMES, EXCLUDED, MAX_DEFINITION_BYTES, MAX_TIMEOUT_MS};
 use crate::error::ErrorCode;
+use crate::provider::ProviderKind;
 use crate::transfer::limits::MAX_LIMIT_VALUE;
 use crate::transfer::TransferLimits;
 
@@ -45,7 +46,7 @@ pub struct LimitFact {
 ///
 /// Shape (JSON): `{ errorCodes: [{ code, status, outputStatus, summary }], transferLimits: [{ name,
 /// default, maximum, unit }], definitionLimits: [...], limitNames: string[], envNames: string[], excluded: {
-/// directories, files, filePrefixes, rootFiles }, entryNames: string[] }`.
+/// directories, files, filePrefixes, rootFiles }, entryNames: string[], providerNames: string[] }`.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SharedFacts {
@@ -63,6 +64,8 @@ pub struct SharedFacts {
     pub excluded: ExcludedNames,
     /// Entry file names of a package Definition, in lookup order.
     pub entry_names: Vec<&'static str>,
+    /// The Providers' names ([`ProviderKind::ALL`]): the `SandboxProviderName` type.
+    pub provider_names: Vec<&'static str>,
 }
 
 /// The shared facts (see [`SharedFacts`]).
@@ -92,6 +95,7 @@ pub fn shared_facts() -> SharedFacts {
         env_names: crate::config::env_names(),
         excluded: EXCLUDED,
         entry_names: ENTRY_NAMES.to_vec(),
+        provider_names: ProviderKind::ALL.iter().map(|kind| kind.as_str()).collect(),
     }
 }
 

@@ -143,9 +143,7 @@ impl ErrorCode {
             ErrorCode::SerializationError => "Sandbox values must be JSON-serializable.",
             ErrorCode::TransferLimit => "The sandbox transfer limit was exceeded.",
             ErrorCode::NotFound => "The sandbox Definition was not found.",
-            ErrorCode::ProviderRequired => {
-                "No sandbox provider could be chosen; set `provider` to vercel, cloudflare or local."
-            }
+            ErrorCode::ProviderRequired => "No sandbox provider could be chosen; set `provider` in the sandbox config.",
             ErrorCode::HandlerError => "Sandbox execution failed.",
             ErrorCode::ExecutionError => "Sandbox package installation or staging failed.",
             ErrorCode::RuntimeError => "Sandbox execution failed.",

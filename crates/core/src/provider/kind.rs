@@ -22,6 +22,19 @@ pub enum ProviderKind {
 }
 
 impl ProviderKind {
+    /// Every Provider, in the order messages and generated types list them.
+    pub const ALL: [ProviderKind; 3] = [ProviderKind::Vercel, ProviderKind::Cloudflare, ProviderKind::Local];
+
+    /// The names of every Provider for a message: `` `vercel`, `cloudflare` or `local` ``.
+    pub fn names_for_message() -> String {
+        let names: Vec<String> = ProviderKind::ALL.iter().map(|kind| format!("`{kind}`")).collect();
+        match names.split_last() {
+            Some((last, [])) => last.clone(),
+            Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+            None => String::new(),
+        }
+    }
+
     /// The stable lowercase name: `"vercel"`, `"cloudflare"` or `"local"`.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -56,16 +69,13 @@ mod tests {
 
     #[test]
     fn names_round_trip() {
-        for kind in [
-            ProviderKind::Vercel,
-            ProviderKind::Cloudflare,
-            ProviderKind::Local,
-        ] {
+        for kind in ProviderKind::ALL {
             assert_eq!(ProviderKind::parse(kind.as_str()), Some(kind));
             let json = serde_json::to_string(&kind).unwrap();
             assert_eq!(json, format!("\"{}\"", kind.as_str()));
             assert_eq!(serde_json::from_str::<ProviderKind>(&json).unwrap(), kind);
         }
+        assert_eq!(ProviderKind::names_for_message(), "`vercel`, `cloudflare` or `local`");
         assert_eq!(ProviderKind::parse("Vercel"), None);
         assert_eq!(ProviderKind::parse(""), None);
     }
