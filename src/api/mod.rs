@@ -178,7 +178,7 @@ pub fn warm_up_local_box_host(only_if_used: bool) -> js_sys::Promise {
         if !used {
             return Ok(JsValue::FALSE);
         }
-        host::in_process_host(options).await.map(|_| JsValue::TRUE).map_err(|error| crate::error::js::to_js_error(&error))
+        host::in_process_host(options).await.map(|_| JsValue::TRUE).map_err(|error| to_js_error(&error))
     }))
 }
 

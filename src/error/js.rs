@@ -29,7 +29,7 @@ pub fn from_js(value: JsValue) -> Error {
 pub struct Thrown(JsValue);
 
 /// The return type of a fallible export.
-pub type JsResult<T> = std::result::Result<T, Thrown>;
+pub type JsResult<T> = Result<T, Thrown>;
 
 impl From<Error> for Thrown {
     fn from(error: Error) -> Thrown {

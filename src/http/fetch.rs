@@ -226,7 +226,7 @@ pub async fn body_bytes(response: &Response) -> Result<Vec<u8>, SendError> {
 /// larger: its `content-length` when the header says so (checked before anything is read), else
 /// the bytes seen when the cap was passed (the rest is cancelled). Memory stays within
 /// `max_bytes` plus one chunk, whatever the provider sends.
-pub async fn body_bytes_capped(response: &Response, max_bytes: u64) -> Result<std::result::Result<Vec<u8>, u64>, SendError> {
+pub async fn body_bytes_capped(response: &Response, max_bytes: u64) -> Result<Result<Vec<u8>, u64>, SendError> {
     let declared = response.headers().get("content-length").and_then(|v| v.trim().parse::<u64>().ok());
     let mut chunks = BodyChunks::new(response)?;
     if let Some(len) = declared.filter(|&len| len > max_bytes) {

@@ -28,7 +28,7 @@ pub const SETTLE_MS: u32 = 5_000;
 /// What following the command left for the Run once it exited.
 #[derive(Debug)]
 pub enum Followed {
-    /// A Response was answered at its head frame; its body is [`Follower::body`].
+    /// A Response was answered at its head frame; its body is the Follower's body stream.
     Streamed,
     /// The result envelope the harness framed (or `None`: no frame was seen).
     Envelope(Option<ResultEnvelope>),

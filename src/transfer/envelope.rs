@@ -1,7 +1,7 @@
 //! Moving JS values in and out of a Box: JSON semantics plus binary sidecars (DESIGN.md §6,
 //! docs/internals/transfer.md "Envelopes").
 //!
-//! [`encode_value`] walks a JS value the way `JSON.stringify` does (`toJSON(key)` once, boxed
+//! `encode_value` walks a JS value the way `JSON.stringify` does (`toJSON(key)` once, boxed
 //! primitives unwrapped, `undefined` dropped from objects and `null` in arrays) but refuses what
 //! JSON would silently lose (functions, symbols, bigints, non-finite numbers, cycles) and turns
 //! every `Blob`, `Uint8Array` and `Buffer` into a marker plus a sidecar file. A string with a lone
@@ -207,7 +207,7 @@ impl Encoder {
                 return self.walk(&replaced, key, path, depth, false);
             }
         }
-        if value.is_instance_of::<js_sys::Number>() || value.is_instance_of::<js_sys::JsString>() || value.is_instance_of::<js_sys::Boolean>() {
+        if value.is_instance_of::<js_sys::Number>() || value.is_instance_of::<JsString>() || value.is_instance_of::<js_sys::Boolean>() {
             let primitive = value.unchecked_ref::<Object>().value_of();
             return self.walk(&primitive, key, path, depth, false);
         }

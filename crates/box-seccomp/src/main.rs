@@ -2,6 +2,9 @@
 //! (`x86_64-eperm.bpf`, `x86_64-enosys.bpf`, `aarch64-eperm.bpf`, `aarch64-enosys.bpf`), into
 //! `<dir>` (made when missing). Run by `scripts/build.mjs`. Exit status 2 for a wrong command
 //! line, 1 when a program cannot be made or written.
+// A command-line tool: its usage and its failures go to stderr.
+#![allow(clippy::print_stderr)]
+
 use std::path::PathBuf;
 use std::process::ExitCode;
 

@@ -131,7 +131,7 @@ impl TransferOverrides {
 
 /// Shortest provider token accepted, in characters. Error messages are scrubbed of the token
 /// ([`crate::error::redact`]); a shorter token matches ordinary words and would mangle them
-/// (`token: "a"` turns "an answer" into "[redacted]n [redacted]nswer"), so it is refused.
+/// (`token: "a"` turns "an answer" into "\[redacted\]n \[redacted\]nswer"), so it is refused.
 pub const MIN_TOKEN_CHARS: usize = 8;
 
 /// Refuses a token shorter than [`MIN_TOKEN_CHARS`], or one that cannot travel in an

@@ -150,7 +150,7 @@ pub fn validate_name(name: &str) -> Result<()> {
         .chars()
         .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '/')))
     {
-        format!("it contains the character {}", crate::error::quoted(&c.to_string()))
+        format!("it contains the character {}", quoted(&c.to_string()))
     } else {
         return Ok(());
     };

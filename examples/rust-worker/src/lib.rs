@@ -1,4 +1,4 @@
-//! POST /sandboxes/<name> with a JSON payload answers the Run of the Definition <name>.
+//! `POST /sandboxes/<name>` with a JSON payload answers the Run of the Definition `<name>`.
 //! (wasm only, as the crate it calls: on other targets, e.g. a workspace's `cargo test`, it is empty.)
 #![cfg(target_arch = "wasm32")]
 

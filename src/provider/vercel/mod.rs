@@ -2,7 +2,7 @@
 //! (`shared/reference/vercel-sandbox-protocol.md`). The `local` provider is this same protocol
 //! pointed at the local Box host.
 //!
-//! Upstream vocabulary (`sessionId`, `cmdId`, `runCommand`), the tar write format ([`archive`])
+//! Upstream vocabulary (`sessionId`, `cmdId`, `runCommand`), the tar write format (`archive`)
 //! and the NDJSON command stream stay in this folder; [`VercelProvider`] and [`VercelBox`] speak
 //! of Boxes, Commands and files to the layers above.
 
@@ -274,7 +274,7 @@ mod provider {
                     // The provider refuses a missing parent or an existing path (400): the caller's
                     // path, not a failure of the Box.
                     return self.client.mkdir(&self.session_id, path, signal).await.map_err(|error| match error.upstream_status() {
-                        Some(400 | 404 | 409) => crate::error::Error::new(
+                        Some(400 | 404 | 409) => Error::new(
                             crate::error::ErrorCode::InvalidArgument,
                             format!("{}; mkdir(path) without {{ recursive: true }} creates one directory whose parent exists", error.message()),
                         )
@@ -301,7 +301,7 @@ mod provider {
                 if outcome.exit_code != 0 {
                     // A directory without `recursive` is the caller's argument, not a Box failure.
                     if !recursive && self.exec(&file_command("test", &["-d", path]), signal).await?.exit_code == 0 {
-                        return Err(crate::error::Error::new(
+                        return Err(Error::new(
                             crate::error::ErrorCode::InvalidArgument,
                             format!("remove({path}): it is a directory; pass {{ recursive: true }} to remove it and its contents", path = crate::error::quoted(path)),
                         )
@@ -332,9 +332,9 @@ mod provider {
     }
 
     /// `SANDBOX_EXECUTION_ERROR`: a file Command failed in the Box (`operation` names the call).
-    fn file_failure(operation: crate::error::Operation, stderr: &str, provider: ProviderKind) -> crate::error::Error {
+    fn file_failure(operation: crate::error::Operation, stderr: &str, provider: ProviderKind) -> Error {
         let verb = if operation == crate::error::Operation::Read { "exists" } else { operation.as_str() };
-        crate::error::Error::new(crate::error::ErrorCode::ExecutionError, format!("{verb} failed in the Box: {}", stderr.trim()))
+        Error::new(crate::error::ErrorCode::ExecutionError, format!("{verb} failed in the Box: {}", stderr.trim()))
             .with_provider(provider)
             .with_operation(operation)
     }

@@ -8,12 +8,12 @@
 //! - in reachable modules: R0023 non-literal `import()`, R0024 `#alias`, R0025 self-import,
 //!   R0026 absolute path or URL (not `node:`), R0027 leaving the package directory, R0028
 //!   extensionless or missing target, R0029 `.cjs/.cts`, R0030 `.jsx/.tsx`, R0031 `.d.ts`,
-//!   R0022 CommonJS usage (see [`resolve`] for the import rules), R0032 a bare import of a
-//!   package the manifest does not declare in dependencies/peer/optional (see [`dependencies`]);
+//!   R0022 CommonJS usage (see `resolve` for the import rules), R0032 a bare import of a
+//!   package the manifest does not declare in dependencies/peer/optional (see `dependencies`);
 //! - bare imports of shipped pnpm workspace packages (the Definition's `workspace:` closure,
 //!   from `manifests`) must resolve, as Node would, to shipped JavaScript: R0018 `exports`, R0019
 //!   `main`, R0020 default `./index.js` / plain file path; the imported workspace modules are
-//!   walked too (see [`workspace`], [`package_target`]);
+//!   walked too (see `workspace`, `package_target`);
 //! - in every compiled module (reachable or not): each relative import whose target is a
 //!   TypeScript source gets an [`Edit`] to the compiled sibling (`"./x.ts.mjs"`).
 //!
@@ -57,7 +57,7 @@ pub struct ModuleGraphInput {
     /// Facts of every executable module (`.js`, `.mjs`, `.ts`, `.mts`, not `.d.ts`).
     pub modules: Vec<ModuleFacts>,
     /// Every `package.json` of `files` with its text (the Definition's own may be included): the
-    /// shipped pnpm workspace packages whose runtime JavaScript is checked (see [`workspace`]).
+    /// shipped pnpm workspace packages whose runtime JavaScript is checked (see `workspace`).
     #[serde(default)]
     pub manifests: Vec<ManifestText>,
 }

@@ -588,7 +588,7 @@ pub fn bound_message(text: &str) -> String {
 /// A text as a JSON string literal, for messages (`a"b` → `"a\"b"`): names, paths and values
 /// are quoted this way in every error message.
 pub fn quoted(text: &str) -> String {
-    serde_json::Value::from(text).to_string()
+    Value::from(text).to_string()
 }
 
 #[cfg(test)]

@@ -161,7 +161,7 @@ fn tail_lines(text: &str, budget: usize) -> String {
     kept.join("\n")
 }
 
-/// `Package install failed: \`<command line>\` exited with code <exit_code>.` followed by, for
+/// `Package install failed: \`&lt;command line&gt;\` exited with code <exit_code>.` followed by, for
 /// each stream with something left after dropping noise, `stdout:` / `stderr:` and its last lines
 /// (at most [`INSTALL_STDOUT_BYTES`] and [`INSTALL_STDERR_BYTES`] bytes: together with the
 /// header below the 16 KiB message limit, so neither stream's tail is cut by the bound).

@@ -154,16 +154,16 @@ pub fn parse_frame(json: &str) -> Result<Frame> {
     let Some(kind) = kind else {
         return ResultEnvelope::from_value(value).map(Frame::Result);
     };
-    if value.get("version").and_then(serde_json::Value::as_u64) != Some(1) {
+    if value.get("version").and_then(Value::as_u64) != Some(1) {
         return Err(invalid());
     }
     match kind.as_str() {
         "head" => {
-            let status = value.get("status").and_then(serde_json::Value::as_u64).and_then(|s| u16::try_from(s).ok()).ok_or_else(invalid)?;
-            let status_text = value.get("statusText").and_then(serde_json::Value::as_str).unwrap_or_default().to_owned();
+            let status = value.get("status").and_then(Value::as_u64).and_then(|s| u16::try_from(s).ok()).ok_or_else(invalid)?;
+            let status_text = value.get("statusText").and_then(Value::as_str).unwrap_or_default().to_owned();
             let mut headers = Vec::new();
-            for pair in value.get("headers").and_then(serde_json::Value::as_array).into_iter().flatten() {
-                let (Some(name), Some(text)) = (pair.get(0).and_then(serde_json::Value::as_str), pair.get(1).and_then(serde_json::Value::as_str)) else {
+            for pair in value.get("headers").and_then(Value::as_array).into_iter().flatten() {
+                let (Some(name), Some(text)) = (pair.get(0).and_then(Value::as_str), pair.get(1).and_then(Value::as_str)) else {
                     return Err(invalid());
                 };
                 headers.push((name.to_owned(), text.to_owned()));
@@ -171,7 +171,7 @@ pub fn parse_frame(json: &str) -> Result<Frame> {
             Ok(Frame::Head { status, status_text, headers })
         }
         "body" => {
-            let data = value.get("data").and_then(serde_json::Value::as_str).ok_or_else(invalid)?;
+            let data = value.get("data").and_then(Value::as_str).ok_or_else(invalid)?;
             base64::engine::general_purpose::STANDARD.decode(data).map(Frame::Body).map_err(|_| invalid())
         }
         "end" => Ok(Frame::End),
@@ -201,7 +201,7 @@ pub struct EnvelopeError {
     pub code: Option<String>,
     /// Details for `code` (e.g. `{limit, value, maximum}`), to be filtered by the allowlist.
     #[serde(default)]
-    pub details: Option<serde_json::Value>,
+    pub details: Option<Value>,
 }
 
 /// The result envelope, version 1, as written by the harness.
@@ -220,7 +220,7 @@ pub struct ResultEnvelope {
     /// The encoded return value (markers unrevived); `None` when the key is absent
     /// (`undefined`), `Some(Value::Null)` for a returned `null`.
     #[serde(default, deserialize_with = "present")]
-    pub result: Option<serde_json::Value>,
+    pub result: Option<Value>,
     /// The failure when `ok` is false.
     #[serde(default)]
     pub error: Option<EnvelopeError>,
@@ -360,7 +360,7 @@ mod tests {
         let undefined = parse_result_envelope("{\"version\":1,\"ok\":true}").unwrap();
         assert_eq!(undefined.result, None);
         let null = parse_result_envelope("{\"version\":1,\"ok\":true,\"result\":null}").unwrap();
-        assert_eq!(null.result, Some(serde_json::Value::Null));
+        assert_eq!(null.result, Some(Value::Null));
         let failed = parse_result_envelope(
             "{\"version\":1,\"ok\":false,\"error\":{\"name\":\"TypeError\",\"message\":\"boom\",\"stack\":\"TypeError: boom\\n    at f\",\"code\":\"SANDBOX_TRANSFER_LIMIT\",\"details\":{\"limit\":\"maxDepth\"}}}",
         )

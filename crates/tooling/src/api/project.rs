@@ -65,7 +65,7 @@ pub fn resolve_pnpm_workspace(request: JsValue) -> crate::error::js::JsResult<Js
         return Ok(JsValue::NULL);
     };
     let answer = WorkspaceAnswer { package_path: plan.package_path, dirs: plan.dirs, patch_files: plan.patch_files };
-    serde::Serialize::serialize(&answer, &serde_wasm_bindgen::Serializer::json_compatible())
+    Serialize::serialize(&answer, &serde_wasm_bindgen::Serializer::json_compatible())
         .map_err(|e| Error::new(ErrorCode::RuntimeError, format!("resolvePnpmWorkspace: {e}")).into())
 }
 

@@ -7,7 +7,7 @@
 //! Provider layer, pure. Source: cloudflare-sandbox-protocol.md §4.2 (sessionless commands run
 //! in a fresh `bash -c` with `cwd` and `env` from the body), §4.3 (`/api/write` creates the
 //! file's parent directories: the container writes with `Bun.write`, which creates a missing
-//! parent by default, https://bun.sh/reference/globals/bun/write).
+//! parent by default, <https://bun.sh/reference/globals/bun/write>).
 
 use super::wire::{self, ExecuteRequest};
 use crate::command::Command;

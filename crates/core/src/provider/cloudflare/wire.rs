@@ -244,7 +244,7 @@ pub struct ExistsRequest {
 pub fn exists_answer(bytes: &[u8]) -> Result<bool> {
     let bad = |why: String| Error::new(ErrorCode::TransportError, format!("the container answered exists with an unexpected body: {why}"));
     let map = object(bytes).map_err(bad)?;
-    map.get("exists").and_then(serde_json::Value::as_bool).ok_or_else(|| bad("no boolean exists".into()))
+    map.get("exists").and_then(Value::as_bool).ok_or_else(|| bad("no boolean exists".into()))
 }
 
 /// The container's (and the Durable Object's) JSON error body (§4.1, §3):
@@ -272,7 +272,7 @@ pub struct ConfigureRequest {
     /// The stored name (set once per Durable Object).
     pub sandbox_name: SandboxName,
     /// Seconds or `<n>s|m|h`.
-    pub sleep_after: serde_json::Value,
+    pub sleep_after: Value,
     /// Never sleep on inactivity.
     pub keep_alive: bool,
 }
