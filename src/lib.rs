@@ -30,6 +30,8 @@ pub mod api;
 pub mod response;
 #[cfg(target_arch = "wasm32")]
 pub mod runtime_config;
+#[cfg(target_arch = "wasm32")]
+pub mod server_timing;
 
 pub use vite_hub_sandbox_core::{command, config, definition, env_map, harness, session};
 

@@ -9,7 +9,7 @@ use wasm_bindgen::{JsCast, JsValue};
 use web_sys::{Headers, Response, ResponseInit};
 
 use crate::error::{Error, ErrorCode, Result, ERROR_HEADER};
-use crate::run::timing::ServerTiming;
+use crate::server_timing::ServerTiming;
 use crate::transfer::VALUE_MARKER;
 
 fn internal(what: &str) -> Error {

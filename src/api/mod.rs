@@ -27,7 +27,7 @@ use crate::error::{js::JsResult, Error, ErrorCode, Result};
 use crate::http::fetch::Fetcher;
 use crate::provider::local::host;
 use crate::response::error_response;
-use crate::run::timing::ServerTiming;
+use crate::server_timing::ServerTiming;
 use crate::run::events::{RunEvents, RunStatus};
 use crate::run::{run_definition, RunOptions};
 use crate::runtime_config::RuntimeConfig;

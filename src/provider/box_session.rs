@@ -67,7 +67,7 @@ pub enum FileRead {
 }
 
 /// What starting the isolate's in-process local Box host cost, for the Run that started it (ms;
-/// the `host` and `connect` phases of `Server-Timing`, see [`crate::run::timing`]).
+/// the `host` and `connect` phases of `Server-Timing`, see [`crate::server_timing`]).
 #[derive(Debug, Clone, Copy)]
 pub struct HostStart {
     /// From asking for the host until it listened (`host`).

@@ -25,8 +25,6 @@ pub mod reply;
 pub mod signal;
 #[cfg(target_arch = "wasm32")]
 pub mod stage;
-#[cfg(target_arch = "wasm32")]
-pub mod timing;
 
 #[cfg(target_arch = "wasm32")]
 pub use orchestration::{run_definition, RunOptions};

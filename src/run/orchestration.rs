@@ -32,7 +32,7 @@ use crate::run::reply::Reply;
 use crate::run::prepared::{install_desc, kept_fingerprint, record_kept_fingerprint, Prepared};
 use crate::run::signal::RunSignal;
 use crate::run::stage::{box_path, encode_input, stage_files, Input};
-use crate::run::timing::ServerTiming;
+use crate::server_timing::ServerTiming;
 use crate::transfer::TransferLimits;
 
 /// What a Run needs besides the Definition and the payload.
@@ -116,7 +116,7 @@ async fn run(definition: &Definition, payload: &JsValue, options: &RunOptions, r
         }
     };
     match options.provider.ensure_ready().await {
-        Ok(Some(started)) => timing.record_host_start(&started),
+        Ok(Some(started)) => timing.record_host_start(started.host_ms, started.connect_ms),
         Ok(None) => {}
         Err(error) => {
             timing.mark("host");

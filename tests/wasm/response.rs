@@ -2,7 +2,7 @@
 use js_sys::Uint8Array;
 use vite_hub_sandbox::error::{Error, ErrorCode};
 use vite_hub_sandbox::response::{error_response, value_response};
-use vite_hub_sandbox::run::timing::ServerTiming;
+use vite_hub_sandbox::server_timing::ServerTiming;
 use wasm_bindgen::JsValue;
 use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::wasm_bindgen_test;

@@ -5,7 +5,7 @@ use std::rc::Rc;
 
 use vite_hub_sandbox::response::error_response;
 use vite_hub_sandbox::run::events::RunEvents;
-use vite_hub_sandbox::run::timing::ServerTiming;
+use vite_hub_sandbox::server_timing::ServerTiming;
 use vite_hub_sandbox::run::{run_definition, RunOptions as RuntimeRunOptions};
 use vite_hub_sandbox_core::definition::suggest::{not_found_message, Miss};
 use vite_hub_sandbox_core::definition::{validate_name, Definition};

@@ -7,8 +7,10 @@
 //! whose process offers a warmed host, runtime/shared-host.mjs, borrowing that one), `connect` the
 //! isolate's first request to it (Node loads its fetch implementation and HTTP parser on first
 //! use, and opens the kept-alive connection the Run's requests then reuse).
+//!
+//! A leaf below the Run and the Response, which both use it: it knows clocks and the header's
+//! syntax, nothing of providers or Runs.
 
-use crate::provider::HostStart;
 use crate::sys;
 
 /// Phase durations of a Run, for the `Server-Timing` header (W3C Server Timing).
@@ -45,10 +47,12 @@ impl ServerTiming {
         self.last_ms += ms;
     }
 
-    /// Records the `host` and `connect` phases of `start`, which both ended now.
-    pub fn record_host_start(&mut self, start: &HostStart) {
-        self.record("host", start.host_ms);
-        if let Some(connect_ms) = start.connect_ms {
+    /// Records the `host` phase (`host_ms`, the start of the in-process local Box host) and the
+    /// `connect` phase (`connect_ms`, the isolate's first request to it, when there was one),
+    /// which both ended now.
+    pub fn record_host_start(&mut self, host_ms: f64, connect_ms: Option<f64>) {
+        self.record("host", host_ms);
+        if let Some(connect_ms) = connect_ms {
             self.record("connect", connect_ms);
         }
     }
@@ -72,33 +76,11 @@ impl ServerTiming {
         self.phases
             .iter()
             .map(|(name, ms)| match self.descriptions.iter().find(|(n, _)| n == name) {
-                Some((_, text)) => format!("{name};desc=\"{text}\";dur={}", one_decimal(*ms)),
-                None => format!("{name};dur={}", one_decimal(*ms)),
+                // A phase never lasts less than 0 ms; `max` keeps a clock step from printing `-0.0`.
+                Some((_, text)) => format!("{name};desc=\"{text}\";dur={:.1}", ms.max(0.0)),
+                None => format!("{name};dur={:.1}", ms.max(0.0)),
             })
             .collect::<Vec<_>>()
             .join(", ")
-    }
-}
-
-/// `ms` with one decimal (`12.4`), rounded half away from zero, formatted through integers, so
-/// the wasm links no float formatter (the test below holds it to `{:.1}`).
-fn one_decimal(ms: f64) -> String {
-    let tenths = (ms * 10.0).round();
-    let sign = if tenths < 0.0 { "-" } else { "" };
-    // A saturating cast: no phase lasts near u64::MAX tenths of a ms.
-    let tenths = tenths.abs() as u64;
-    format!("{sign}{}.{}", tenths / 10, tenths % 10)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::one_decimal;
-
-    #[test]
-    fn one_decimal_matches_the_float_formatter() {
-        for ms in [0.0, 0.04, 0.96, 1.0, 12.44, 12.46, 900.2, 123_456.789, -3.3] {
-            assert_eq!(one_decimal(ms), format!("{ms:.1}"), "{ms}");
-        }
-        assert_eq!(one_decimal(-0.01), "0.0");
     }
 }
