@@ -25,7 +25,6 @@ use crate::definition::{validate_name, Definition};
 use crate::error::js::js_message;
 use crate::error::{js::JsResult, Error, ErrorCode, Result};
 use crate::http::fetch::Fetcher;
-use crate::provider::local::host;
 use crate::response::error_response;
 use crate::server_timing::ServerTiming;
 use crate::run::events::{RunEvents, RunStatus};
@@ -149,7 +148,7 @@ pub fn configure_sandbox(config: JsValue, worker_env: JsValue) -> JsResult<()> {
     let value: serde_json::Value =
         serde_json::from_slice(String::from(text).as_bytes()).map_err(|e| invalid(format!("invalid sandbox config: {e}")))?;
     let parsed: SandboxConfig = SandboxConfig::from_value(&value).map_err(|e| invalid(format!("invalid sandbox config: {e}")))?;
-    let namespace = crate::provider::cloudflare::namespace_in(&worker_env, parsed.cloudflare.binding_name());
+    let namespace = crate::provider::durable_object_namespace(&worker_env, parsed.cloudflare.binding_name());
     let resolved = RuntimeConfig::resolve(&parsed, fetcher, namespace)?;
     RUNTIME.with(|r| *r.borrow_mut() = Some(Rc::new(resolved)));
     Ok(())
@@ -159,7 +158,7 @@ pub fn configure_sandbox(config: JsValue, worker_env: JsValue) -> JsResult<()> {
 /// the Node entry; `null` removes it).
 #[wasm_bindgen(js_name = setLocalBoxHostStarter)]
 pub fn set_local_box_host_starter(starter: Option<js_sys::Function>) {
-    host::set_starter(starter);
+    crate::provider::set_local_host_starter(starter);
 }
 
 /// Starts the in-process local Box host now, if it is not running (the one every Run on the
@@ -178,7 +177,7 @@ pub fn warm_up_local_box_host(only_if_used: bool) -> js_sys::Promise {
         if !used {
             return Ok(JsValue::FALSE);
         }
-        host::in_process_host(options).await.map(|_| JsValue::TRUE).map_err(|error| to_js_error(&error))
+        crate::provider::start_local_host(options).await.map(|()| JsValue::TRUE).map_err(|error| to_js_error(&error))
     }))
 }
 
@@ -186,7 +185,7 @@ pub fn warm_up_local_box_host(only_if_used: bool) -> js_sys::Promise {
 /// it starts a new one.
 #[wasm_bindgen(js_name = forgetLocalBoxHost)]
 pub fn forget_local_box_host() {
-    host::forget_started();
+    crate::provider::forget_local_host();
 }
 
 /// Deepest config nesting accepted (the deepest documented shape, a `networkPolicy`, has 4).

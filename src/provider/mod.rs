@@ -8,7 +8,8 @@
 //! that implements [`Provider`] and [`BoxSession`], one variant of [`ProviderSettings`] and one
 //! arm of [`build`]. Provider vocabulary (Vercel's `sessionId`, `cmdId`, its tar write format,
 //! its NDJSON output stream) stays inside that provider's folder; what every provider's output
-//! looks like is [`output`].
+//! looks like is [`output`]. The exports reach a provider's own parts (the in-process local Box
+//! host, the Worker's Durable Object binding) only through the functions at the end of this file.
 
 pub mod box_session;
 pub mod cloudflare;
@@ -42,8 +43,38 @@ pub fn build(settings: ProviderSettings, fetcher: crate::http::fetch::Fetcher, n
             };
             let binding = settings.binding.clone();
             let provider = cloudflare::CloudflareProvider::new(settings, namespace, fetcher, local_host)
-                .ok_or_else(|| crate::config::missing_binding_error(&binding))?;
+                .ok_or_else(|| vite_hub_sandbox_core::provider::cloudflare::options::missing_binding_error(&binding))?;
             Rc::new(provider)
         }
     })
+}
+
+/// The Durable Object namespace the Worker env `env` holds under `binding` (an object with
+/// `idFromName` and `get`), for the `cloudflare` provider; `None` when it holds none.
+#[cfg(target_arch = "wasm32")]
+pub fn durable_object_namespace(env: &wasm_bindgen::JsValue, binding: &str) -> Option<crate::sys::DurableObjectNamespace> {
+    cloudflare::namespace_in(env, binding)
+}
+
+/// Registers the function that starts the isolate's in-process local Box host (the Node entry's;
+/// `None` removes it). See `local/host.rs` for its shape.
+#[cfg(target_arch = "wasm32")]
+pub fn set_local_host_starter(starter: Option<js_sys::Function>) {
+    local::host::set_starter(starter);
+}
+
+/// Starts the isolate's in-process local Box host with `options` unless it runs already.
+///
+/// # Errors
+/// `SANDBOX_PROVIDER_REQUIRED` without a starter; `SANDBOX_PROVIDER_UNAVAILABLE` when the start
+/// failed.
+#[cfg(target_arch = "wasm32")]
+pub async fn start_local_host(options: local::options::InProcessHost) -> crate::error::Result<()> {
+    local::host::in_process_host(options).await.map(|_| ())
+}
+
+/// Forgets the in-process local Box host (the glue closed it): the next Run starts a new one.
+#[cfg(target_arch = "wasm32")]
+pub fn forget_local_host() {
+    local::host::forget_started();
 }

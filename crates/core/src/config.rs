@@ -25,26 +25,6 @@ pub fn env_names() -> Vec<&'static str> {
     names
 }
 
-/// `SANDBOX_PROVIDER_REQUIRED` for the `cloudflare` provider without its Durable Object binding:
-/// names the binding and the wrangler lines that declare it.
-pub fn missing_binding_error(binding: &str) -> Error {
-    Error::new(
-        ErrorCode::ProviderRequired,
-        format!(
-            "the cloudflare provider needs the Durable Object binding {quoted_binding} in the Worker env, which has none by that name \
-             or a binding of another kind there (a KV namespace, a variable): pass the Worker's env \
-             (configureSandbox({{ provider: \"cloudflare\", env }})) and declare the binding in wrangler.toml: \
-             [[durable_objects.bindings]] name = \"{binding}\" class_name = \"Sandbox\"; \
-             [[migrations]] tag = \"v1\" new_sqlite_classes = [\"Sandbox\"]; \
-             [[containers]] class_name = \"Sandbox\" image = \"docker.io/cloudflare/sandbox:0.12.10\"; \
-             and export {{ Sandbox }} from \"@cloudflare/sandbox\" in the Worker entry \
-             (or set SANDBOX_LOCAL_URL and SANDBOX_LOCAL_TOKEN for the local Box host)",
-            quoted_binding = crate::error::quoted(binding)
-        ),
-    )
-    .with_provider(ProviderKind::Cloudflare)
-}
-
 /// The config object accepted by `configureSandbox(config)`.
 ///
 /// ```ts
@@ -307,7 +287,7 @@ impl SandboxConfig {
                 let settings = self.cloudflare.resolve(&self.env)?;
                 check_token(settings.local_host.as_ref().map(|h| h.token.as_str()), "SANDBOX_LOCAL_TOKEN")?;
                 if !has_cloudflare_binding && settings.local_host.is_none() {
-                    return Err(missing_binding_error(&settings.binding));
+                    return Err(crate::provider::cloudflare::options::missing_binding_error(&settings.binding));
                 }
                 Ok(ProviderSettings::Cloudflare(settings))
             }

@@ -23,6 +23,26 @@ pub const MAX_BOX_ID_CHARS: usize = 63;
 /// Ids the SDK refuses (compared lower-cased).
 const RESERVED_IDS: [&str; 7] = ["www", "api", "admin", "root", "system", "cloudflare", "workers"];
 
+/// `SANDBOX_PROVIDER_REQUIRED` for the `cloudflare` provider without its Durable Object binding:
+/// names the binding and the wrangler lines that declare it.
+pub fn missing_binding_error(binding: &str) -> Error {
+    Error::new(
+        ErrorCode::ProviderRequired,
+        format!(
+            "the cloudflare provider needs the Durable Object binding {quoted_binding} in the Worker env, which has none by that name \
+             or a binding of another kind there (a KV namespace, a variable): pass the Worker's env \
+             (configureSandbox({{ provider: \"cloudflare\", env }})) and declare the binding in wrangler.toml: \
+             [[durable_objects.bindings]] name = \"{binding}\" class_name = \"Sandbox\"; \
+             [[migrations]] tag = \"v1\" new_sqlite_classes = [\"Sandbox\"]; \
+             [[containers]] class_name = \"Sandbox\" image = \"docker.io/cloudflare/sandbox:0.12.10\"; \
+             and export {{ Sandbox }} from \"@cloudflare/sandbox\" in the Worker entry \
+             (or set SANDBOX_LOCAL_URL and SANDBOX_LOCAL_TOKEN for the local Box host)",
+            quoted_binding = crate::error::quoted(binding)
+        ),
+    )
+    .with_provider(ProviderKind::Cloudflare)
+}
+
 /// `cloudflare` options.
 ///
 /// Shape: `{ binding?: string, sandboxId?: string, sleepAfter?: string | number, keepAlive?:
