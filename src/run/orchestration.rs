@@ -240,7 +240,7 @@ async fn attempt(
         } else {
             let mut install = install_command(plan, box_path(run_dir, paths::PROJECT_DIR), run_signal.remaining_ms());
             if let Some((dir, kept_id)) = &kept {
-                install = kept_install(install, dir.clone(), kept_fingerprint(kept_id, dir));
+                install = kept_install(install, dir, kept_fingerprint(kept_id, dir));
             } else if fingerprint.is_some() {
                 install = with_fingerprint(install);
             }
