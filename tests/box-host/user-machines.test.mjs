@@ -69,7 +69,7 @@ test('an nvm-style Node: npm found beside it through its link, the bin dir first
   const otherBin = tempDir();
   executable(path.join(otherBin, 'npm'));
   const toolchain = resolveToolchain({ execPath: path.join(prefix, 'bin/node'), version: 'v22.1.0', pathEnv: otherBin, env: {} });
-  assert.deepEqual(toolchain.node, { path: path.join(prefix, 'bin/node'), version: 'v22.1.0' });
+  assert.deepEqual(toolchain.node, { path: path.join(prefix, 'bin/node'), version: 'v22.1.0', runtime: null });
   assert.equal(toolchain.tools.npm.path, path.join(prefix, 'bin/npm'), 'the npm beside the app\'s Node wins over one on PATH');
   assert.equal(toolchain.tools.npm.real, path.join(prefix, 'lib/node_modules/npm/bin/npm-cli.js'));
   assert.equal(toolchain.tools.pnpm, null);
