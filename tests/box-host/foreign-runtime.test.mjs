@@ -43,6 +43,17 @@ test('a Deno app with a node on its PATH: the Box runs that node, never the deno
   assert.equal(missingToolMessage(toolchain, 'node'), null);
 });
 
+test('a `node` on PATH that is the app\'s own runtime (Deno\'s npm package has one) or answers no Node version is passed over', () => {
+  const denoDir = path.join(scratch, 'deno-npm');
+  fs.mkdirSync(denoDir, { recursive: true, mode: 0o755 });
+  const alias = path.join(denoDir, 'node');
+  fs.symlinkSync(deno, alias);
+  const fake = script(path.join(scratch, 'fake-node/bin'), 'node', 'deno 2.9.6');
+  const real = script(path.join(scratch, 'real-node/bin'), 'node', 'v24.1.0');
+  const toolchain = resolveToolchain({ execPath: alias, version: 'v22.0.0', versions: { deno: '2.9.6' }, pathEnv: [denoDir, path.dirname(fake), path.dirname(real)].join(':'), env: {} });
+  assert.deepEqual(toolchain.node, { path: real, version: 'v24.1.0', runtime: 'Deno 2.9.6' });
+});
+
 test('a Bun app without node on its PATH: every Box command that needs Node is SANDBOX_PROVIDER_UNAVAILABLE naming it', () => {
   const toolchain = resolveToolchain({ execPath: bun, version: 'v24.3.0', versions: { node: '24.3.0', bun: '1.2.0' }, pathEnv: path.dirname(bun), env: {} });
   assert.deepEqual(toolchain.node, { path: null, version: null, runtime: 'Bun 1.2.0' });

@@ -46,18 +46,27 @@ export function foreignRuntime(versions = process.versions) {
  * The Node a Box runs: `{ path (the real path), version }`. The app's own binary when the app runs
  * on Node; under Bun or Deno (`runtime`, foreignRuntime) the app's binary is no Node (Box commands
  * would run whatever `node` the system has, or none), so the first `node` on the app's trusted
- * PATH, asked its version; null when there is none.
+ * PATH that is Node (not the app's own binary, and answering `--version` with `v<major>.<minor>.
+ * <patch>`); null when there is none.
  */
 function boxNode({ execPath, version, runtime, pathDirs }) {
-  if (runtime === null) return { path: fs.realpathSync(execPath), version };
-  const found = findIn(pathDirs, 'node');
-  if (found === null) return null;
-  const real = fs.realpathSync(found);
-  try {
-    return { path: real, version: execFileSync(real, ['--version'], { encoding: 'utf8', timeout: 10_000, env: { PATH: SYSTEM_PATH } }).trim() };
-  } catch {
-    return null;
+  const own = fs.realpathSync(execPath);
+  if (runtime === null) return { path: own, version };
+  for (const dir of pathDirs) {
+    const found = findIn([dir], 'node');
+    if (found === null) continue;
+    // Deno's npm package puts a `node` beside `deno` that is deno itself.
+    const real = fs.realpathSync(found);
+    if (real === own) continue;
+    let answer = '';
+    try {
+      answer = execFileSync(real, ['--version'], { encoding: 'utf8', timeout: 10_000, env: { PATH: SYSTEM_PATH } }).trim();
+    } catch {
+      continue;
+    }
+    if (/^v\d+\.\d+\.\d+$/.test(answer)) return { path: real, version: answer };
   }
+  return null;
 }
 
 function isExecutableFile(file) {
