@@ -64,3 +64,13 @@ if [ "$(pnpm --version 2>/dev/null)" != "$PNPM_VERSION" ]; then
   SUDO=""; [ "$(id -u)" = 0 ] || [ -w "$(npm prefix -g)/lib" ] || SUDO=sudo
   $SUDO npm install -g --no-audit --no-fund "pnpm@$PNPM_VERSION"
 fi
+
+# Yarn 1 installs yarn.lock Definitions in the local Box (and runs a Berry project's own release,
+# `yarnPath` in its .yarnrc.yml); pinned like pnpm. The Berry release the tests ship comes from npm
+# (@yarnpkg/cli-dist, fetched by tests/runtime/yarn-installs.test.mjs).
+YARN_VERSION=1.22.22
+if [ "$(yarn --version 2>/dev/null)" != "$YARN_VERSION" ]; then
+  echo "setup: npm install -g yarn@$YARN_VERSION"
+  SUDO=""; [ "$(id -u)" = 0 ] || [ -w "$(npm prefix -g)/lib" ] || SUDO=sudo
+  $SUDO npm install -g --no-audit --no-fund "yarn@$YARN_VERSION"
+fi

@@ -240,7 +240,7 @@ async fn attempt(
         } else {
             let mut install = install_command(plan, box_path(run_dir, paths::PROJECT_DIR), run_signal.remaining_ms());
             if let Some((dir, kept_id)) = &kept {
-                install = kept_install(install, dir.clone(), kept_fingerprint(kept_id, dir));
+                install = kept_install(install, dir, kept_fingerprint(kept_id, dir));
             } else if fingerprint.is_some() {
                 install = with_fingerprint(install);
             }
@@ -268,7 +268,10 @@ async fn attempt(
     }
     let exec = Command {
         program: "node".to_owned(),
-        args: paths::node_args(&definition.package_path).to_vec(),
+        args: match &definition.install {
+            Some(plan) if plan.pnp => [paths::pnp_node_options(&definition.package_path).as_slice(), &paths::node_args(&definition.package_path)].concat(),
+            _ => paths::node_args(&definition.package_path).to_vec(),
+        },
         cwd: Some(box_path(run_dir, &paths::package_dir(&definition.package_path))),
         env: Default::default(),
         timeout_ms: run_signal.remaining_ms(),

@@ -233,19 +233,21 @@ pub fn install_desc(start: PreparedStart) -> &'static str {
 /// The clean-up Command run before a snapshot: in the Box cwd, removes everything but
 /// `project/`, and in `project/` every non-directory outside `node_modules` trees (the staged
 /// sources, input and result of the Run), keeping Yarn PnP's `.pnp.*` files and `.yarn/`; then
-/// prints the fingerprint of the `node_modules` trees ([`FINGERPRINT_SCRIPT`]).
+/// prints the fingerprint of the `node_modules` trees ([`FINGERPRINT_SCRIPT`]). Every path in
+/// the script is relative to the Command's cwd: a Box of plain processes (the local Box host
+/// without isolation) has no `/vercel/sandbox`, only its cwd is mapped to where it sees it.
 fn cleanup_command(cwd: &str) -> Command {
     // What the snapshot keeps is what the install made: the installed trees (every node_modules,
     // Yarn's .yarn/ and .pnp.* at the project root) and the directories on their way. Every other
     // file, and every directory left empty (one a handler made where its own files were, an
     // index.mjs/ say), goes; the fingerprint then proves the trees are as the install left them.
-    let script = "cd \"$1\" && find . -mindepth 1 -maxdepth 1 ! -name project -exec rm -rf {} + \
+    let script = "find . -mindepth 1 -maxdepth 1 ! -name project -exec rm -rf {} + \
         && find project -mindepth 1 ! -type d ! -path '*/node_modules/*' ! -path 'project/.yarn/*' ! -path 'project/.pnp.*' -exec rm -f {} + \
         && find project -mindepth 1 -depth -type d -empty ! -path '*/node_modules/*' ! -path 'project/.yarn/*' -delete \
         && cd project && exec node -e \"$VITEHUB_FINGERPRINT\"";
     Command {
         program: "sh".to_owned(),
-        args: vec!["-c".to_owned(), script.to_owned(), "sh".to_owned(), cwd.to_owned()],
+        args: vec!["-c".to_owned(), script.to_owned()],
         cwd: Some(cwd.to_owned()),
         env: crate::env_map::EnvMap::from([("VITEHUB_FINGERPRINT".to_owned(), FINGERPRINT_SCRIPT.to_owned())]),
         timeout_ms: Some(CLEANUP_TIMEOUT_MS),

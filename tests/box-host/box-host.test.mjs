@@ -9,7 +9,8 @@ import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
 import { startBoxHost } from '@vite-hub/sandbox/box-host';
-import { hostFeatures } from '../../pkg-template/box-host/engine/isolation.mjs';
+import { hostFeatures, toolchainBoxPath } from '../../pkg-template/box-host/engine/isolation.mjs';
+import { installNetwork, installNetworkEnv } from '../../pkg-template/box-host/engine/install-network.mjs';
 import { hasBwrap, NO_BWRAP } from '../support/local-host.mjs';
 import { boxDirPrefix, livePidNamespaces } from '../../pkg-template/box-host/engine/stale-boxes.mjs';
 
@@ -283,6 +284,10 @@ for (const isolation of modes) {
           HOME: isolation === 'bubblewrap' ? '/home/box' : env.HOME,
           BOX_LEVEL: 'b',
           MINE: 'm€',
+          // The app's CA and proxy variables, where this machine has some (install-network.mjs):
+          // a bubblewrap Box sees each CA file at its real path (below the toolchain root when
+          // its own directories would cover it).
+          ...installNetworkEnv(installNetwork(process.env), (named) => (isolation === 'bubblewrap' ? toolchainBoxPath(fs.realpathSync(named), '/vercel/sandbox') : named)),
         };
         if (isolation === 'bubblewrap') {
           expected.PWD = '/vercel/sandbox';

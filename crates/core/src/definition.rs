@@ -359,6 +359,7 @@ impl Definition {
             declared: manifest.get("packageManager").or_else(|| root_manifest.get("packageManager")),
             has: &has,
             yarn_lock: content_of("yarn.lock"),
+            yarnrc_yml: content_of(".yarnrc.yml"),
         };
         let (manager, declared_major) = choose_manager(&facts).map_err(invalid)?;
         let workspace = has("pnpm-workspace.yaml");

@@ -38,6 +38,15 @@ pub mod paths {
         [format!("{up}{HARNESS_FILE}"), format!("{up}{INPUT_FILE}")]
     }
 
+    /// The options before [`node_args`] for a Yarn Plug'n'Play install, whose packages have no
+    /// `node_modules`: its resolver (`.pnp.cjs` at the install root) preloaded and its ESM loader
+    /// (`.pnp.loader.mjs`) as the module hook, as `yarn node` runs Node. Options, not a set-up in
+    /// the harness: Node gives the hook's own thread the preload only through them.
+    pub fn pnp_node_options(package_path: &str) -> [String; 4] {
+        let up = "../".repeat(package_dir(package_path).split('/').count());
+        ["--require".to_owned(), format!("{up}{PROJECT_DIR}/.pnp.cjs"), "--experimental-loader".to_owned(), format!("{up}{PROJECT_DIR}/.pnp.loader.mjs")]
+    }
+
     #[cfg(test)]
     mod tests {
         use super::*;
@@ -65,6 +74,8 @@ pub mod paths {
             assert_eq!(node_args(""), ["../.vite-hub/harness.mjs", "../.vite-hub/input.json"]);
             assert_eq!(package_dir("packages/report"), "project/packages/report");
             assert_eq!(node_args("packages/report"), ["../../../.vite-hub/harness.mjs", "../../../.vite-hub/input.json"]);
+            assert_eq!(pnp_node_options(""), ["--require", "../project/.pnp.cjs", "--experimental-loader", "../project/.pnp.loader.mjs"]);
+            assert_eq!(pnp_node_options("packages/report")[1], "../../../project/.pnp.cjs");
         }
     }
 }

@@ -220,7 +220,9 @@ export function hostGaps(features, mode) {
   }
   if (features.rlimits === null) gaps.push('no per-process limits (neither prlimit nor /bin/sh ulimit works)');
   if (mode === 'bubblewrap' && features.toolchainProblem) gaps.push(`Runs cannot start: ${features.toolchainProblem}`);
-  for (const gap of features.toolchain.missing) gaps.push(`no ${gap.tool} for Definitions that need it (${gap.hint})`);
+  for (const gap of features.toolchain.missing) {
+    gaps.push(gap.tool === 'node' ? `no Node for Boxes, which run Definitions with it (the app runs on ${features.toolchain.node.runtime}): ${gap.hint}` : `no ${gap.tool} for Definitions that need it (${gap.hint})`);
+  }
   return gaps;
 }
 

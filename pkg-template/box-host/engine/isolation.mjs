@@ -20,6 +20,7 @@ import { seccompArgs } from './box-seccomp.mjs';
 import { bwrapClosing, inheritedFds } from './inherited-fds.mjs';
 import { seatbeltArgs, seatbeltProfile } from './seatbelt.mjs';
 import { SYSTEM_PATH, publicNpmConfig } from './box-toolchain.mjs';
+import { installNetworkEnv } from './install-network.mjs';
 
 export { BOX_UID, bubblewrapWorks, hostFeatures };
 /** The Box home directory (a Box path). */
@@ -262,7 +263,8 @@ export function withRlimits(rlimits, command, args) {
 /**
  * Spawn spec for one Box command: `{ file, args, cwd (host), env, argsData?, sandboxed }`.
  * `cwd` is a Box path of an existing directory, `cwdHost` its checked host path; `env` holds
- * only the selected variables; `workDir` is the Box's work directory (`/vercel/sandbox` or
+ * only the selected variables (after PATH, HOME, npm's config and the app's CA and proxy variables,
+ * install-network.mjs, which it may override); `workDir` is the Box's work directory (`/vercel/sandbox` or
  * `/workspace`), bound read-write; `cgroup` is the Box's (box-limits.mjs makeBoxCgroup:
  * `{ dirs, problems }`), which the command's processes join. Under bubblewrap the options travel
  * in `argsData`, written to fd 3 once bwrap is in the Box's cgroups (command.mjs), so the
@@ -293,7 +295,9 @@ export function spawnSpec({ isolation, root, workDir, networkDenied, network, co
     const npmrc = toolchain?.npmrcText != null && !underSystemDir(toolchain.npmrc) ? publicNpmConfig(toolchain.npmrcText, { cafile: shown }) : null;
     const userNpmrc = toolchain?.userNpmrcText != null ? publicNpmConfig(toolchain.userNpmrcText, { cafile: shown }) : null;
     const npmEnv = userNpmrc === null ? {} : { NPM_CONFIG_USERCONFIG: BOX_USER_NPMRC };
-    const fullEnv = { PATH: boxPath(features, (dir) => toolchainBoxPath(dir, workDir)), HOME: BOX_HOME, ...npmEnv, ...env };
+    // The app's CA and proxy variables (install-network.mjs), their CA files where the Box sees them.
+    const networkEnv = installNetworkEnv(toolchain?.network, shown);
+    const fullEnv = { PATH: boxPath(features, (dir) => toolchainBoxPath(dir, workDir)), HOME: BOX_HOME, ...npmEnv, ...networkEnv, ...env };
     const netns = network?.netns;
     // On a Box network the host's resolver may be on the host's loopback, which the Box cannot
     // reach: its resolv.conf names slirp4netns's forwarder instead (fd 4).
@@ -310,7 +314,9 @@ export function spawnSpec({ isolation, root, workDir, networkDenied, network, co
     const fdOf = (data) => (data === null ? undefined : BOX_FILES_FD + boxFiles.push(data) - 1);
     const resolvConfFd = fdOf(resolvConf?.data ?? null);
     const toolchainFds = { npmrcFd: fdOf(npmrc), userNpmrcFd: fdOf(userNpmrc) };
-    toolchainFds.caFileFds = caFiles.filter((ca) => !underSystemDir(ca.file)).map((ca) => ({ file: ca.file, fd: fdOf(ca.data) }));
+    // One bind per file, however many names lead to it.
+    const caShown = caFiles.filter((ca, i) => !underSystemDir(ca.file) && caFiles.findIndex((other) => other.file === ca.file) === i);
+    toolchainFds.caFileFds = caShown.map((ca) => ({ file: ca.file, fd: fdOf(ca.data) }));
     const seccompFds = syscallFilter(isolation, features) === 'seccomp' ? features.syscallFilter.programs.map(fdOf) : [];
     const readOnlyFileFds = readOnlyFiles.map(({ path: file, data }) => ({ path: file, fd: fdOf(data) }));
     // bwrap closes the fds this process would leak into the Box (inherited-fds.mjs) first, then
@@ -332,7 +338,7 @@ export function spawnSpec({ isolation, root, workDir, networkDenied, network, co
       pidNamespace: true,
     };
   }
-  const hostEnv = { PATH, HOME: path.join(root, BOX_HOME), TMPDIR: path.join(root, 'tmp'), ...env };
+  const hostEnv = { PATH, HOME: path.join(root, BOX_HOME), TMPDIR: path.join(root, 'tmp'), ...installNetworkEnv(features?.toolchain?.network), ...env };
   // Without isolation npm reads the user's own config as it does for the app (its HOME is the
   // Box's, so it is named); Seatbelt hides the home, so it gets none.
   const userConfig = isolation === 'none' && features?.toolchain?.userNpmrc ? { NPM_CONFIG_USERCONFIG: features.toolchain.userNpmrc } : {};

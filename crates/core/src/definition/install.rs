@@ -78,6 +78,11 @@ pub struct InstallPlan {
     pub command: String,
     /// Its arguments, e.g. `["ci", "--no-audit", "--no-fund"]`.
     pub args: Vec<String>,
+    /// Whether the install is Yarn Plug'n'Play (no `node_modules`; the entry runs with its
+    /// loader, [`crate::harness::paths::pnp_node_options`]): Yarn Berry (declared major 2 or
+    /// more, a `yarn.lock` with `__metadata:`, or a root `.yarnrc.yml`, which Yarn 1 never reads)
+    /// whose `.yarnrc.yml` says no other `nodeLinker` (Berry's default is `pnp`).
+    pub pnp: bool,
     /// The install digest ([`install_digest`]): what a prepared project (an installed
     /// `node_modules` kept by the provider) is keyed by. Editing a handler keeps it; a manifest,
     /// lockfile or patch change makes a new one. Lowercase hex SHA-256.
@@ -170,6 +175,16 @@ pub(crate) struct ProjectFacts<'a> {
     pub has: &'a dyn Fn(&str) -> bool,
     /// The root `yarn.lock` bytes, when shipped.
     pub yarn_lock: Option<&'a [u8]>,
+    /// The root `.yarnrc.yml` bytes, when shipped.
+    pub yarnrc_yml: Option<&'a [u8]>,
+}
+
+/// The `nodeLinker` a `.yarnrc.yml` sets at its top level (`pnp`, `node-modules`, `pnpm`), if any.
+fn yarn_node_linker(yarnrc: &[u8]) -> Option<String> {
+    String::from_utf8_lossy(yarnrc).lines().find_map(|line| {
+        let value = line.strip_prefix("nodeLinker:")?.split('#').next()?.trim();
+        Some(value.trim_matches(|c| c == '"' || c == '\'').to_owned())
+    })
 }
 
 /// The manager for a project (rules 1–4 of the module docs).
@@ -222,10 +237,13 @@ pub(crate) fn install_plan(
             }
         },
     };
+    let berry = manager == PackageManager::Yarn
+        && (declared_major.is_some_and(|major| major >= 2) || facts.yarn_lock.is_some_and(|lock| contains(lock, b"__metadata:")) || facts.yarnrc_yml.is_some());
+    let pnp = berry && facts.yarnrc_yml.and_then(yarn_node_linker).is_none_or(|linker| linker == "pnp");
     let command = manager.as_str().to_owned();
     let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
     let digest = install_digest(&command, &args, manager, package_path, files);
-    InstallPlan { manager, command, args, digest }
+    InstallPlan { manager, command, args, pnp, digest }
 }
 
 /// Whether a manifest declares a non-empty `dependencies`, `devDependencies` or

@@ -71,6 +71,24 @@ fn yarn_one_or_berry_by_declared_major_or_by_metadata() {
 }
 
 #[test]
+fn yarn_berry_is_plug_n_play_unless_its_yarnrc_names_another_node_linker() {
+    let pnp = |pkg: &str, extra: &[(&str, &str)]| {
+        let mut list = vec![("package.json", pkg), ("index.mjs", "export default () => 1")];
+        list.extend_from_slice(extra);
+        Definition::from_files("d", files(&list)).unwrap().install.map(|plan| plan.pnp)
+    };
+    let berry_lock = ("yarn.lock", "__metadata:\n  version: 8\n");
+    assert_eq!(pnp(DEPS, &[berry_lock]), Some(true), "Berry's default linker");
+    assert_eq!(pnp(DEPS, &[berry_lock, (".yarnrc.yml", "yarnPath: .yarn/releases/yarn-4.cjs\nnodeLinker: pnp # default\n")]), Some(true));
+    assert_eq!(pnp(DEPS, &[berry_lock, (".yarnrc.yml", "nodeLinker: node-modules\n")]), Some(false));
+    assert_eq!(pnp(DEPS, &[berry_lock, (".yarnrc.yml", "nodeLinker: \"pnpm\"\n")]), Some(false));
+    assert_eq!(pnp(DEPS, &[(".yarnrc.yml", "yarnPath: .yarn/releases/yarn-4.cjs\n"), ("yarn.lock", "")]), Some(true), "a .yarnrc.yml is Berry's");
+    assert_eq!(pnp(DEPS, &[("yarn.lock", "# yarn lockfile v1\n")]), Some(false), "Yarn 1 links node_modules");
+    assert_eq!(pnp(&r#"{"type":"module","dependencies":{"a":"1"},"packageManager":"yarn@4.5.0"}"#, &[]), Some(true));
+    assert_eq!(pnp(DEPS, &[("package-lock.json", "{}"), (".yarnrc.yml", "")]), Some(false), "not Yarn");
+}
+
+#[test]
 fn a_pnpm_workspace_without_lockfile_means_pnpm_and_a_nested_lockfile_is_not_inherited() {
     let root = r#"{"name":"root","private":true,"dependencies":{"a":"1"}}"#;
     let list = [

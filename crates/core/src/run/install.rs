@@ -8,7 +8,7 @@
 use crate::env_map::EnvMap;
 
 use crate::command::{last_bytes, Command, CommandOutcome};
-use crate::definition::install::InstallPlan;
+use crate::definition::install::{InstallPlan, PackageManager};
 use crate::error::{Error, ErrorCode, Operation};
 use crate::provider::ProviderKind;
 
@@ -17,14 +17,23 @@ pub const INSTALL_STDOUT_BYTES: usize = 6 * 1024;
 /// Bytes of stderr asked of the Box for an install (the last ones).
 pub const INSTALL_STDERR_BYTES: usize = 8 * 1024;
 
+/// Environment of a Yarn install (Yarn 1 ignores it): Berry keeps its package cache in the
+/// project (`.yarn/cache`, which a prepared project keeps; a Plug'n'Play install reads its
+/// packages from there at run time, and the Box's home is not kept) and sends no telemetry.
+const YARN_ENV: [(&str, &str); 2] = [("YARN_ENABLE_GLOBAL_CACHE", "false"), ("YARN_ENABLE_TELEMETRY", "0")];
+
 /// The install Command of `plan`, run in `project_dir` (absolute Box path), killed after
-/// `timeout_ms` (the Run's remaining time).
+/// `timeout_ms` (the Run's remaining time). A Yarn install gets [`YARN_ENV`].
 pub fn install_command(plan: &InstallPlan, project_dir: String, timeout_ms: Option<u64>) -> Command {
+    let env: EnvMap = match plan.manager {
+        PackageManager::Yarn => YARN_ENV.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect(),
+        _ => EnvMap::new(),
+    };
     Command {
         program: plan.command.clone(),
         args: plan.args.clone(),
         cwd: Some(project_dir),
-        env: EnvMap::new(),
+        env,
         timeout_ms,
         max_stdout_bytes: INSTALL_STDOUT_BYTES,
         max_stderr_bytes: INSTALL_STDERR_BYTES,
@@ -101,13 +110,31 @@ pub fn kept_dir(root: &str, digest: &str) -> String {
     format!("{}/.vite-hub-prepared/{digest}", root.trim_end_matches('/'))
 }
 
-/// `install` run through [`KEPT_SCRIPT`] with the prepared directory `dir` and the fingerprint
-/// the isolate expects of it (`None`: the tree is not trusted, the Run installs); same cwd,
-/// timeout and output caps; one request, as the install alone.
-pub fn kept_install(install: Command, dir: String, expected: Option<String>) -> Command {
+/// `install` run through [`KEPT_SCRIPT`] with the prepared directory `dir` (an absolute Box path)
+/// and the fingerprint the isolate expects of it (`None`: the tree is not trusted, the Run
+/// installs); same cwd, timeout and output caps; one request, as the install alone. The script
+/// is given `dir` relative to the install's cwd ([`relative_box_path`]): a Box of plain processes
+/// (the local Box host without isolation) finds its Box paths below its host directory, where an
+/// absolute Box path in an argument would lead elsewhere on the host.
+pub fn kept_install(install: Command, dir: &str, expected: Option<String>) -> Command {
+    let dir = install.cwd.as_deref().map_or_else(|| dir.to_owned(), |cwd| relative_box_path(cwd, dir));
     let mut args = vec!["-e".to_owned(), KEPT_SCRIPT.to_owned(), dir, expected.unwrap_or_else(|| "-".to_owned()), install.program];
     args.extend(install.args);
     Command { program: "node".to_owned(), args, ..install }
+}
+
+/// The path of the absolute Box path `to` relative to the absolute Box directory `from`
+/// (`..` segments up to their common ancestor, then down; `.` when they are one), for Command
+/// arguments: a Command's cwd is mapped to where its process sees it, its arguments are not.
+/// Both paths are normalised Box paths (no `.` or `..` segments).
+///
+/// Shape: `relative_box_path("/w/.runs/r/project", "/w/.kept/ab") == "../../../.kept/ab"`.
+pub fn relative_box_path(from: &str, to: &str) -> String {
+    let from: Vec<&str> = from.split('/').filter(|s| !s.is_empty()).collect();
+    let to: Vec<&str> = to.split('/').filter(|s| !s.is_empty()).collect();
+    let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
+    let parts: Vec<&str> = std::iter::repeat_n("..", from.len() - common).chain(to[common..].iter().copied()).collect();
+    if parts.is_empty() { ".".to_owned() } else { parts.join("/") }
 }
 
 /// The `Server-Timing` description of an install in a kept Box, from [`kept_outcome`].
@@ -182,13 +209,24 @@ mod tests {
     use crate::error::MAX_MESSAGE_BYTES;
 
     #[test]
+    fn a_box_path_relative_to_a_directory_climbs_to_their_common_ancestor() {
+        assert_eq!(relative_box_path("/vercel/sandbox/.vite-hub-runs/r1/project", "/vercel/sandbox/.vite-hub-prepared/ab"), "../../../.vite-hub-prepared/ab");
+        assert_eq!(relative_box_path("/workspace/run/project", "/workspace/.vite-hub-prepared/ab"), "../../.vite-hub-prepared/ab");
+        assert_eq!(relative_box_path("/a/b", "/a/b"), ".");
+        assert_eq!(relative_box_path("/a/b", "/a/b/c"), "c");
+        assert_eq!(relative_box_path("/a/bc", "/a/b"), "../b");
+        assert_eq!(relative_box_path("/", "/x/y"), "x/y");
+    }
+
+    #[test]
     fn a_kept_install_is_the_script_then_the_install_argv_and_its_outcome_is_read_back() {
         let install = Command { program: "npm".into(), args: vec!["ci".into()], cwd: Some("/w/r/project".into()), timeout_ms: Some(9), ..Command::default() };
-        let kept = kept_install(install.clone(), kept_dir("/w/", "ab"), Some("f0".to_owned()));
+        let kept = kept_install(install.clone(), &kept_dir("/w/", "ab"), Some("f0".to_owned()));
         assert_eq!(kept.program, "node");
         assert_eq!(kept.args[0], "-e");
-        assert_eq!(&kept.args[2..], ["/w/.vite-hub-prepared/ab", "f0", "npm", "ci"]);
-        assert_eq!(&kept_install(install, kept_dir("/w", "ab"), None).args[2..], ["/w/.vite-hub-prepared/ab", "-", "npm", "ci"]);
+        // Relative to the install's cwd: a plain-process Box sees its Box paths below its host dir.
+        assert_eq!(&kept.args[2..], ["../../.vite-hub-prepared/ab", "f0", "npm", "ci"]);
+        assert_eq!(&kept_install(install, &kept_dir("/w", "ab"), None).args[2..], ["../../.vite-hub-prepared/ab", "-", "npm", "ci"]);
         // One source of the fingerprint rule: both scripts begin with fingerprint.cjs's function.
         let rule = &FINGERPRINT_SCRIPT[..FINGERPRINT_SCRIPT.find("console.log('vitehub-fingerprint:'").unwrap_or(0)];
         assert!(rule.starts_with("function fingerprint(root) {") && KEPT_SCRIPT.starts_with(rule));

@@ -47,7 +47,7 @@ impl Declared {
         runtime.extend(names("peerDependencies"));
         runtime.extend(names("optionalDependencies"));
         let has = |path: &str| files.contains(path);
-        let facts = ProjectFacts { declared: manifest.get("packageManager"), has: &has, yarn_lock: None };
+        let facts = ProjectFacts { declared: manifest.get("packageManager"), has: &has, yarn_lock: None, yarnrc_yml: None };
         let manager = choose_manager(&facts).map_or(PackageManager::Npm, |(manager, _)| manager);
         Declared { runtime, dev: names("devDependencies"), manager }
     }
