@@ -7,7 +7,7 @@ use serde::Deserialize;
 /// `local` options: a Box host already running somewhere (else the Node glue starts one
 /// in-process, once per isolate).
 ///
-/// Shape: `{ baseUrl?: string, token?: string, networkPolicy?: "allow-all" | "deny-all" | object,
+/// Shape: `{ baseUrl?: string, token?: string, networkPolicy?: "allow-all" | "deny-all" | { mode },
 /// isolation?: "auto" | "bubblewrap" | "seatbelt" | "none", parked?: { size?, idleMs? } }`.
 #[derive(Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -16,8 +16,9 @@ pub struct LocalOptions {
     pub base_url: Option<String>,
     /// Its bearer token (secret).
     pub token: Option<String>,
-    /// Network policy for new Boxes; default allows the network (as Vercel does).
-    pub network_policy: Option<serde_json::Value>,
+    /// Network policy for new Boxes; default allows the network (as Vercel does). Only what the
+    /// host enforces is accepted (a Vercel policy object is refused by its key).
+    pub network_policy: Option<super::LocalNetworkPolicy>,
     /// The isolation of the in-process host's Boxes (ignored with `base_url`: a running host has
     /// its own): `auto` (default: the strongest this machine gives, and in production a refusal
     /// without any), `bubblewrap`, `seatbelt` (required), or `none` (plain processes, also in
