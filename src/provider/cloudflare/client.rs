@@ -157,8 +157,10 @@ impl ContainerClient {
                 Ok(response) => {
                     let status = response.status();
                     let body = body_bytes(&response).await.unwrap_or_default();
-                    // Only the local Box host (SANDBOX_LOCAL_URL) checks a token.
-                    if matches!(status, 401 | 403) && self.token.is_some() {
+                    // Only the local Box host (SANDBOX_LOCAL_URL) checks a token, and it refuses
+                    // one with 401. Its 403 is the container API's PERMISSION_DENIED (a path
+                    // that leaves the Box): the container's own answer, told below.
+                    if status == 401 && self.token.is_some() {
                         let message = format!("{} failed: the local Box host answered {status}{}; check SANDBOX_LOCAL_TOKEN", operation.as_str(), detail(&body));
                         return Err(self.error(ErrorCode::ProviderAuth, operation, message).with_status(status));
                     }
