@@ -208,7 +208,9 @@ async fn run(definition: &Definition, payload: &JsValue, options: &RunOptions, r
         return crate::run::prepared::keep(lease.session.as_ref(), prepared, fingerprint, events, &definition.name).await;
     }
     if let Err(error) = stop_within(RELEASE_DEADLINE_MS, Box::pin(lease.release(cut))).await {
-        events.report(&format!("The Box of Sandbox \"{}\" could not be stopped: {}", definition.name, error.message()), error.code());
+        // The message names what failed (the Box's stop, the removal of the Run's folder from a
+        // kept Box, its destroy): a kept Box is not stopped at all.
+        events.report(&format!("The clean-up after a Run of Sandbox \"{}\" failed: {}", definition.name, error.message()), error.code());
     }
 }
 
