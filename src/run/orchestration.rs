@@ -93,10 +93,13 @@ fn answer_error(reply: &Reply, events: &RunEvents, error: &Error, timing: &Serve
 }
 
 /// `error`, or `SANDBOX_TIMEOUT` when the Run's deadline (not the caller) ended the Run (an
-/// error that is one already keeps its details: the output received until then).
+/// error that is one already keeps its details: the output received until then). When the
+/// provider was still unavailable at the deadline (a container still starting), the 504 says
+/// what it was waiting for: `Sandbox "x" timed out after 300000ms: the container never started (…)`.
 fn timed_out(error: Error, run_signal: &RunSignal, definition: &Definition, provider: ProviderKind) -> Error {
     if error.code() != ErrorCode::Timeout && run_signal.deadline_passed() && run_signal.caller_aborted().is_none() {
-        Error::new(ErrorCode::Timeout, format!("Sandbox \"{}\" timed out after {}ms.", definition.name, definition.timeout_ms))
+        let waiting = if error.code() == ErrorCode::ProviderUnavailable { format!(": {}", error.message()) } else { ".".to_owned() };
+        Error::new(ErrorCode::Timeout, format!("Sandbox \"{}\" timed out after {}ms{waiting}", definition.name, definition.timeout_ms))
             .with_timeout_ms(u64::from(definition.timeout_ms))
             .with_provider(provider)
     } else {
