@@ -306,7 +306,8 @@ export interface SandboxConfig {
   local?: {
     baseUrl?: string;
     token?: string;
-    networkPolicy?: 'allow-all' | 'deny-all' | object;
+    /** What the local Box host enforces; a Vercel policy object is SANDBOX_INVALID_ARGUMENT. */
+    networkPolicy?: 'allow-all' | 'deny-all' | { mode: 'allow-all' | 'deny-all' };
     isolation?: 'auto' | 'bubblewrap' | 'seatbelt' | 'none';
     parked?: { size?: number; idleMs?: number };
   };

@@ -293,7 +293,7 @@ impl Lease {
             Ok(outcome) => {
                 let why = outcome.stderr.trim();
                 let why = if why.is_empty() { format!("rm exited with code {}", outcome.exit_code) } else { why.to_owned() };
-                (false, Some(Error::new(ErrorCode::RuntimeError, format!("the Run's files could not be deleted: {why}"))))
+                (false, Some(Error::new(ErrorCode::RuntimeError, format!("the Run's folder {} could not be removed from the kept Box: {why}", self.run_dir))))
             }
             Err(error) => (false, Some(error)),
         };

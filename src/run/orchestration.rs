@@ -93,10 +93,13 @@ fn answer_error(reply: &Reply, events: &RunEvents, error: &Error, timing: &Serve
 }
 
 /// `error`, or `SANDBOX_TIMEOUT` when the Run's deadline (not the caller) ended the Run (an
-/// error that is one already keeps its details: the output received until then).
+/// error that is one already keeps its details: the output received until then). When the
+/// provider was still unavailable at the deadline (a container still starting), the 504 says
+/// what it was waiting for: `Sandbox "x" timed out after 300000ms: the container never started (…)`.
 fn timed_out(error: Error, run_signal: &RunSignal, definition: &Definition, provider: ProviderKind) -> Error {
     if error.code() != ErrorCode::Timeout && run_signal.deadline_passed() && run_signal.caller_aborted().is_none() {
-        Error::new(ErrorCode::Timeout, format!("Sandbox \"{}\" timed out after {}ms.", definition.name, definition.timeout_ms))
+        let waiting = if error.code() == ErrorCode::ProviderUnavailable { format!(": {}", error.message()) } else { ".".to_owned() };
+        Error::new(ErrorCode::Timeout, format!("Sandbox \"{}\" timed out after {}ms{waiting}", definition.name, definition.timeout_ms))
             .with_timeout_ms(u64::from(definition.timeout_ms))
             .with_provider(provider)
     } else {
@@ -208,7 +211,9 @@ async fn run(definition: &Definition, payload: &JsValue, options: &RunOptions, r
         return crate::run::prepared::keep(lease.session.as_ref(), prepared, fingerprint, events, &definition.name).await;
     }
     if let Err(error) = stop_within(RELEASE_DEADLINE_MS, Box::pin(lease.release(cut))).await {
-        events.report(&format!("The Box of Sandbox \"{}\" could not be stopped: {}", definition.name, error.message()), error.code());
+        // The message names what failed (the Box's stop, the removal of the Run's folder from a
+        // kept Box, its destroy): a kept Box is not stopped at all.
+        events.report(&format!("The clean-up after a Run of Sandbox \"{}\" failed: {}", definition.name, error.message()), error.code());
     }
 }
 

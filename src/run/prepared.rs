@@ -276,6 +276,6 @@ pub async fn keep(session: &dyn BoxSession, mut prepared: Prepared, fingerprint:
         Err(error) => not_kept(format!("the clean-up before its snapshot failed: {}", error.message()), error.code()),
     }
     if let Err(error) = stop_within(crate::run::lease::RELEASE_DEADLINE_MS, session.close()).await {
-        events.report(&format!("The Box of Sandbox \"{name}\" could not be stopped: {}", error.message()), error.code());
+        events.report(&format!("The clean-up after a Run of Sandbox \"{name}\" failed: {}", error.message()), error.code());
     }
 }

@@ -39,20 +39,31 @@ const WITHOUT_EXPORT = WORKER.replace("export { Sandbox } from '@cloudflare/sand
 // The same Worker exporting as Sandbox a Durable Object class of its own (no `configure`).
 const OTHER_CLASS = WORKER.replace("export { Sandbox } from '@cloudflare/sandbox';\n", "import { DurableObject } from 'cloudflare:workers';\nexport class Sandbox extends DurableObject {}\n");
 
+// The same Worker whose Sandbox class throws an error of its own from its constructor (a setting
+// it needs is missing, say): no retry can mend that.
+const THROWING_CLASS = WORKER.replace(
+  "export { Sandbox } from '@cloudflare/sandbox';\n",
+  "import { Sandbox as SdkSandbox } from '@cloudflare/sandbox';\nexport class Sandbox extends SdkSandbox {\n  constructor(ctx, env) {\n    throw new Error('the Sandbox class needs env.API_KEY, which is unset');\n    super(ctx, env);\n  }\n}\n",
+);
+
 let worker;
 let unexported;
 let otherClass;
+let throwing;
 before(async () => {
   assert.notEqual(WITHOUT_EXPORT, WORKER);
   assert.notEqual(OTHER_CLASS, WORKER);
+  assert.notEqual(THROWING_CLASS, WORKER);
   worker = await sandboxWorkerOnBoxHost(WORKER, 'cf-misconfig');
   unexported = await sandboxWorkerOnBoxHost(WITHOUT_EXPORT, 'cf-unexported');
   otherClass = await sandboxWorkerOnBoxHost(OTHER_CLASS, 'cf-other-class');
+  throwing = await sandboxWorkerOnBoxHost(THROWING_CLASS, 'cf-throwing-class');
 });
 after(async () => {
   await worker?.close();
   await unexported?.close();
   await otherClass?.close();
+  await throwing?.close();
 });
 
 async function run(query = '', on = worker) {
@@ -97,6 +108,16 @@ for (const [what, which, words] of [
     assert.equal(on.host.counters().total, 0);
   });
 }
+
+test('a Sandbox class whose constructor throws fails at once with its error, never retried', { timeout: 120_000 }, async () => {
+  const { status, body, ms } = await run('', throwing);
+  assert.equal(status, 503, JSON.stringify(body));
+  assert.equal(body.error.code, 'SANDBOX_PROVIDER_UNAVAILABLE');
+  assert.match(body.error.message, /the Sandbox class needs env\.API_KEY, which is unset/);
+  assert.match(body.error.message, /the Sandbox Durable Object threw/);
+  assert.ok(ms < 1000, `answered after ${ms} ms (retried?)`);
+  assert.equal(throwing.host.counters().total, 0);
+});
 
 test('a local Box host that is not running answers 503 SANDBOX_PROVIDER_UNAVAILABLE within a second, naming SANDBOX_LOCAL_URL', async () => {
   const { status, body, ms } = await run('?dead');

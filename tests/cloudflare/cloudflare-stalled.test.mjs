@@ -6,7 +6,8 @@
 // The Run must answer the Definition timeout's SANDBOX_TIMEOUT (504) instead of hanging, and a
 // caller's abort (at 300 ms, before that 1.5 s timeout) must end it with its reason, through the
 // Durable Object binding and through the local-development path (SANDBOX_LOCAL_URL). How long
-// that takes is the bench's business (DESIGN §8): each test's `timeout` only catches a hang.
+// that takes is the bench's business (DESIGN §8): each test's `timeout` only catches a hang. A
+// container that answers "starting" until the timeout is a 504 that says it never started.
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { after, before, test } from 'node:test';
@@ -72,6 +73,11 @@ before(async () => {
     for await (const chunk of req) chunks.push(chunk);
     if (req.url === '/configure-gate' && stall?.route !== 'configure') return res.end();
     const route = req.url === '/configure-gate' ? 'configure' : /^\/cloudflare\/[^/]+(\/api\/.*)$/.exec(new URL(req.url, 'http://proxy').pathname)?.[1];
+    if (stall?.mode === 'starting' && route === stall.route) {
+      // The answer of a container that is still starting (protocol note §3): retried, never done.
+      res.writeHead(503, { 'content-type': 'application/json' });
+      return res.end(JSON.stringify({ code: 'INTERNAL_ERROR', message: 'Container is starting. Please retry in a moment.', httpStatus: 503 }));
+    }
     if (stall && route === stall.route) {
       held.add(res);
       res.on('close', () => held.delete(res));
@@ -139,6 +145,22 @@ for (const localHost of [false, true]) {
       });
     }
   }
+}
+
+for (const localHost of [false, true]) {
+  const path = localHost ? 'the local-development path' : 'the Durable Object binding';
+  test(`${path}: a container still starting at the Definition timeout is a 504 that says the container never started`, { timeout: HANG_MS }, async () => {
+    stall = { route: '/api/write', mode: 'starting' };
+    try {
+      const bounded = await run({ localHost });
+      assert.equal(bounded.status, 504, JSON.stringify(bounded));
+      const { error } = JSON.parse(bounded.body);
+      assert.equal(error.code, 'SANDBOX_TIMEOUT');
+      assert.match(error.message, /^Sandbox "stall\/echo" timed out after 1500ms: the container never started \(write was still waiting for it after \d+ attempts: status 503: Container is starting/, error.message);
+    } finally {
+      stall = null;
+    }
+  });
 }
 
 test('with nothing held, the same Worker answers 200 (the proxy forwards faithfully)', async () => {

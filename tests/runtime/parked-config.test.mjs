@@ -45,8 +45,24 @@ test('the in-process host parks Node processes by default, and local.parked { si
   assert.ok(off.second < 1000, `size 0: the second Run's process was ${off.second} ms old`);
 });
 
-test('an out-of-range local.parked is SANDBOX_INVALID_ARGUMENT naming the key', async () => {
-  const refused = await child({ provider: 'local', local: { parked: { size: 17 } } });
-  assert.equal(refused.refused, 'SANDBOX_INVALID_ARGUMENT', JSON.stringify(refused));
-  assert.match(refused.message, /local\.parked\.size is 17; it must be from 0 to 16/);
+test('a bad local.parked number is SANDBOX_INVALID_ARGUMENT naming the key and its range', async () => {
+  const cases = [
+    [{ size: 17 }, /local\.parked\.size is 17; it must be an integer from 0 to 16/],
+    [{ size: -1 }, /local\.parked\.size is -1; it must be an integer from 0 to 16/],
+    [{ size: 1.5 }, /local\.parked\.size is 1\.5; it must be an integer from 0 to 16/],
+    [{ idleMs: 0 }, /local\.parked\.idleMs is 0; it must be an integer from 1 to 3600000 ms/],
+    [{ idleMs: -5 }, /local\.parked\.idleMs is -5; it must be an integer from 1 to 3600000 ms/],
+  ];
+  const refused = await Promise.all(cases.map(([parked]) => child({ provider: 'local', local: { parked } })));
+  for (const [index, [parked, words]] of cases.entries()) {
+    assert.equal(refused[index].refused, 'SANDBOX_INVALID_ARGUMENT', `${JSON.stringify(parked)}: ${JSON.stringify(refused[index])}`);
+    assert.match(refused[index].message, words);
+  }
+});
+
+test('startBoxHost refuses a bad parked number naming parked.size / parked.idleMs and the range', async () => {
+  const { startBoxHost } = await import('@vite-hub/sandbox/box-host');
+  await assert.rejects(startBoxHost({ isolation: 'none', parked: { size: 1.5 } }), /parked\.size must be an integer from 0 to 16, got 1\.5/);
+  await assert.rejects(startBoxHost({ isolation: 'none', parked: { size: -1 } }), /parked\.size must be an integer from 0 to 16, got -1/);
+  await assert.rejects(startBoxHost({ isolation: 'none', parked: { idleMs: 0 } }), /parked\.idleMs must be an integer number of ms from 1 to 3600000, got 0/);
 });

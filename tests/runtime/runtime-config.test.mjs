@@ -208,3 +208,24 @@ test('with no env in the config, each Run reads the runtime env again: a refresh
     configureSandbox({ provider: 'local' });
   }
 });
+
+test('a Vercel network-policy object on the local provider is refused at configureSandbox, naming the key and the shapes the host supports', () => {
+  for (const [networkPolicy, what] of [
+    [{ allow: ['example.com'] }, 'an object with keys allow'],
+    [{ mode: 'custom', allow: ['secret-host.example'] }, 'an object with keys mode, allow'],
+    [{ subnets: { deny: ['10.0.0.0/8'] } }, 'an object with keys subnets'],
+    ['no-access', 'a string other than "allow-all" and "deny-all"'],
+  ]) {
+    assert.throws(() => configureSandbox({ provider: 'local', local: { networkPolicy } }), (error) => {
+      assert.equal(error.code, 'SANDBOX_INVALID_ARGUMENT', error.message);
+      assert.ok(error.message.includes(`local.networkPolicy is ${what};`), error.message);
+      assert.ok(error.message.includes('supports only "allow-all", "deny-all" or { mode: "allow-all" | "deny-all" }'), error.message);
+      assert.ok(!error.message.includes('example') && !error.message.includes('10.0.0.0'), `no policy value in: ${error.message}`);
+      return true;
+    });
+  }
+  // The shapes the host enforces are kept, the SDK's object form too.
+  for (const networkPolicy of ['allow-all', 'deny-all', { mode: 'allow-all' }, { mode: 'deny-all' }, null]) {
+    configureSandbox({ provider: 'local', local: { networkPolicy } });
+  }
+});

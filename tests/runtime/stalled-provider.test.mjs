@@ -130,7 +130,7 @@ test('a Box that cannot be given back makes closed() reject with a SandboxError 
   assert.equal(error.name, 'SandboxError', error.stack);
   assert.equal(error.code, 'SANDBOX_TRANSPORT_ERROR');
   assert.equal(error.status, 502);
-  assert.match(error.message, /could not be stopped: .*the test refuses every stop/);
+  assert.match(error.message, /The clean-up after a Run of Sandbox "stalled\/echo" failed: stop request to the local provider failed: .*the test refuses every stop/);
 });
 
 /**

@@ -217,9 +217,6 @@ impl SandboxConfig {
         check_base_url(self.local.base_url.as_deref(), "local.baseUrl")?;
         check_base_url(self.vercel.base_url.as_deref(), "vercel.baseUrl")?;
         check_token(self.local.token.as_deref(), "local.token")?;
-        if let Some(problem) = self.local.parked.as_ref().and_then(crate::provider::local::options::Parked::problem) {
-            return Err(Error::new(ErrorCode::InvalidArgument, problem));
-        }
         check_token(self.vercel.token.as_deref(), "vercel.token")
     }
 
@@ -395,8 +392,6 @@ mod tests {
             (serde_json::json!({"vercel": {"baseUrl": "ftp://x"}}), "vercel.baseUrl must be"),
             (serde_json::json!({"local": {"baseUrl": "http://"}}), "local.baseUrl must be"),
             (serde_json::json!({"local": {"token": "a"}}), "local.token has 1 character; a token must have at least 8"),
-            (serde_json::json!({"local": {"parked": {"size": 17}}}), "local.parked.size is 17; it must be from 0 to 16"),
-            (serde_json::json!({"local": {"parked": {"idleMs": 0}}}), "local.parked.idleMs is 0; it must be from 1 to 3600000 ms"),
             (serde_json::json!({"local": {"token": "tok\u{0100}en_long"}}), "local.token has a character at position 4 that is not visible ASCII"),
             (serde_json::json!({"vercel": {"token": "token with space"}}), "vercel.token has a character at position 6"),
             (serde_json::json!({"env": {"VERCEL_TOKEN": "short", "VERCEL_TEAM_ID": "t", "VERCEL_PROJECT_ID": "p"}}), "the vercel token"),
@@ -447,7 +442,7 @@ mod tests {
             json!({"vercel": {"token": "t", "teamId": "team", "projectId": "p", "baseUrl": "http://x", "networkPolicy": "deny-all"}}),
             json!({"vercel": {"token": null, "networkPolicy": null}}),
             json!({"vercel": {}, "local": {}, "transfer": {}, "env": {}}),
-            json!({"local": {"baseUrl": "http://127.0.0.1:1", "token": "s", "networkPolicy": {"allow": ["a.com"]}}}),
+            json!({"local": {"baseUrl": "http://127.0.0.1:1", "token": "s", "networkPolicy": {"mode": "deny-all"}}}),
             json!({"local": {"isolation": "none", "parked": {"size": 0, "idleMs": 1000}}}),
             json!({"cloudflare": {"binding": "B", "sandboxId": "x", "sleepAfter": "10m", "keepAlive": true, "normalizeId": false}}),
             json!({"transfer": {"maxInputBytes": 10, "maxOutputBytes": 20, "maxDepth": 8, "maxSidecars": 3, "maxSidecarBytes": 0, }}),
@@ -473,6 +468,7 @@ mod tests {
             json!({"local": null}),
             json!({"local": {"parked": {"size": -1}}}),
             json!({"local": {"parked": {"count": 2}}}),
+            json!({"local": {"networkPolicy": {"allow": ["a.com"]}}}),
             json!({"cloudflare": {"bindings": "B"}}),
             json!({"cloudflare": null}),
             json!({"transfer": {"maxDepht": 1}}),
@@ -501,6 +497,18 @@ mod tests {
         assert_eq!(message(json!({"vercel": {"token": 5}})), "vercel: invalid type: integer `5`, expected a string");
         assert!(message(json!({"cloudflare": {"bindings": "B"}})).starts_with("cloudflare: unknown field `bindings`"));
         assert!(message(json!({"local": {"isolation": "docker"}})).starts_with("local: unknown variant `docker`"));
+        for (parked, words) in [
+            (json!({"size": 17}), "local: local.parked.size is 17; it must be an integer from 0 to 16"),
+            (json!({"size": -1}), "local: local.parked.size is -1; it must be an integer from 0 to 16"),
+            (json!({"size": 1.5}), "local: local.parked.size is 1.5; it must be an integer from 0 to 16"),
+            (json!({"size": "2"}), "local: local.parked.size is \"2\"; it must be an integer from 0 to 16"),
+            (json!({"idleMs": 0}), "local: local.parked.idleMs is 0; it must be an integer from 1 to 3600000 ms"),
+            (json!({"idleMs": 5e9}), "local: local.parked.idleMs is 5000000000.0; it must be an integer from 1 to 3600000 ms"),
+        ] {
+            assert_eq!(message(json!({"local": {"parked": parked}})), words);
+        }
+        let config = SandboxConfig::from_value(&json!({"local": {"parked": {"size": 16, "idleMs": 3600000}}})).unwrap();
+        assert_eq!(config.local.parked, Some(crate::provider::local::options::Parked { size: Some(16), idle_ms: Some(3_600_000) }));
         let config = SandboxConfig::from_value(&json!({"local": {"isolation": "none"}})).unwrap();
         assert_eq!(config.local.isolation, Some(crate::provider::local::options::Isolation::None));
         let config = SandboxConfig::from_value(&json!({"transfer": {"maxDepth": -1}})).expect("kept for resolve");

@@ -16,18 +16,22 @@ import { classifySeatbeltProbe, probeSeatbeltArgs } from './seatbelt.mjs';
 /** The uid and gid of Box commands under bubblewrap (not root; mapped to the Box's host uid, box-user.mjs). */
 export const BOX_UID = 1000;
 
-/** `{ ok, code, stderr }` of `file args` (within 10 s); `options` are execFile's (a `uid` to run it as). */
+/**
+ * `{ ok, code, signal, stderr }` of `file args` (within 10 s); `options` are execFile's (a `uid` to
+ * run it as). `code` is the exit code, or spawn's error code (`ENOENT`); `signal` the one that
+ * killed it, else null.
+ */
 function run(file, args, options = {}) {
   return new Promise((resolve) => {
     try {
       // The host's own tools come from the system PATH, never the app's (no PATH injection).
       execFile(file, args, { env: { PATH: SYSTEM_PATH }, timeout: 10_000, ...options }, (err, stdout, stderr) => {
-        resolve({ ok: !err, code: err ? (typeof err.code === 'number' ? err.code : err.code ?? 'failed') : 0, stdout: String(stdout ?? ''), stderr: String(stderr ?? '').trim() });
+        resolve({ ok: !err, code: err ? (typeof err.code === 'number' ? err.code : err.code ?? 'failed') : 0, signal: err?.signal ?? null, stdout: String(stdout ?? ''), stderr: String(stderr ?? '').trim() });
       });
     } catch (err) {
       // Thrown by spawn itself: e.g. EINVAL for a uid this user namespace does not map (root in
       // a rootless container asked to run as a Box uid).
-      resolve({ ok: false, code: err.code ?? 'failed', stdout: '', stderr: err.message });
+      resolve({ ok: false, code: err.code ?? 'failed', signal: null, stdout: '', stderr: err.message });
     }
   });
 }
@@ -55,8 +59,28 @@ async function probeBubblewrap() {
   const plain = await run('bwrap', PROBE_ARGS);
   if (plain.ok) return { works: true, boxUsers: false, problem: null };
   if (plain.code === 'ENOENT') return { works: false, boxUsers: false, problem: 'bubblewrap (bwrap) is not installed: apt-get install bubblewrap, dnf install bubblewrap, apk add bubblewrap or pacman -S bubblewrap' };
-  return { works: false, boxUsers: false, problem: `bwrap cannot create a sandbox here (${lastLine(plain.stderr) || `exit ${plain.code}`}): ${USERNS_FIX}` };
+  return { works: false, boxUsers: false, problem: bubblewrapProblem(plain) };
 }
+
+/**
+ * Why bwrap failed, from its own outcome (`run`'s): its last stderr line, else the signal that
+ * killed it, else its exit code. Bwrap names a refused user namespace itself (`No permissions to
+ * create a new namespace`, `Creating new namespace failed`, `setting up uid map`): only then is
+ * the user-namespace fix added; any other cause (a /proc it cannot mount, a setuid install, a
+ * seccomp filter) is given in bwrap's words rather than a guess.
+ */
+function bubblewrapProblem({ code, signal, stderr }) {
+  const said = lastLine(stderr);
+  if (said !== '' && USERNS_REFUSED.test(said)) return `bwrap cannot create a sandbox here (${said}): ${USERNS_FIX}`;
+  const reason = said !== '' ? said
+    : signal === 'SIGSYS' ? 'bwrap was killed by SIGSYS (a seccomp filter refused one of its system calls: the container or service this app runs in filters them; allow clone, unshare, mount and pivot_root, e.g. docker run --security-opt seccomp=unconfined)'
+    : signal !== null ? `bwrap was killed by ${signal}`
+    : `bwrap exited with ${code} and said nothing`;
+  return `bwrap cannot create a sandbox here: ${reason}`;
+}
+
+/** Bwrap's words for a user namespace it may not make (bubblewrap 0.4–0.11). */
+const USERNS_REFUSED = /new namespace|user namespace|[ug]id map/i;
 
 const USERNS_FIX = 'unprivileged user namespaces are refused; as root, allow them (Ubuntu 24.04+: sysctl kernel.apparmor_restrict_unprivileged_userns=0 or an AppArmor profile for bwrap; Debian: sysctl kernel.unprivileged_userns_clone=1; elsewhere user.max_user_namespaces > 0)';
 

@@ -18,7 +18,7 @@ use gloo_net::http::Response;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::AbortSignal;
 
-use super::classify::{self, StartupRetry, Verdict};
+use super::classify::{self, RejectionFlags, StartupRetry, Verdict};
 use super::wire::{self, DeleteRequest, ExecEvent, ExistsRequest, ProcessEvent, ExecuteRequest, ExecuteResponse, MkdirRequest, ReadRequest, ReadResponse, WriteRequest};
 use crate::command::{last_bytes, Command, CommandOutcome, OutputTail};
 use crate::error::{Error, ErrorCode, Operation, Result};
@@ -137,12 +137,21 @@ impl ContainerClient {
     ) -> Result<std::result::Result<Response, Refused>> {
         let mut attempts = 0u32;
         let mut waited_ms = 0u64;
+        // What the last answer said while the container was retried as starting: an abort (the
+        // Run's deadline) then means the container never started, and the error says so.
+        let mut starting: Option<String> = None;
+        let aborted = |attempts: u32, starting: &Option<String>| match starting {
+            Some(problem) => self.error(
+                ErrorCode::ProviderUnavailable,
+                operation,
+                format!("the container never started ({} was still waiting for it after {attempts} attempts: {problem})", operation.as_str()),
+            ),
+            None => self.error(ErrorCode::TransportError, operation, format!("{} was aborted", operation.as_str())),
+        };
         loop {
             attempts += 1;
             let (verdict, retry_after_ms, problem) = match self.send_once(request, signal).await {
-                Err(SendError::Aborted) => {
-                    return Err(self.error(ErrorCode::TransportError, operation, format!("{} was aborted", operation.as_str())));
-                }
+                Err(SendError::Aborted) => return Err(aborted(attempts - 1, &starting)),
                 Err(SendError::Network(value)) => {
                     let message = js_message(&value);
                     // The local Box host (SANDBOX_LOCAL_URL) starts no container: when it does not
@@ -151,14 +160,16 @@ impl ContainerClient {
                         let message = format!("{} failed: the local Box host at {} did not answer ({message}); is it running? check SANDBOX_LOCAL_URL", operation.as_str(), self.base_url);
                         return Err(self.error(ErrorCode::ProviderUnavailable, operation, message));
                     }
-                    (classify::classify_rejection(&message), None, message)
+                    (classify::classify_rejection(&message, rejection_flags(&value)), None, message)
                 }
                 Ok(response) if response.ok() => return Ok(Ok(response)),
                 Ok(response) => {
                     let status = response.status();
                     let body = body_bytes(&response).await.unwrap_or_default();
-                    // Only the local Box host (SANDBOX_LOCAL_URL) checks a token.
-                    if matches!(status, 401 | 403) && self.token.is_some() {
+                    // Only the local Box host (SANDBOX_LOCAL_URL) checks a token, and it refuses
+                    // one with 401. Its 403 is the container API's PERMISSION_DENIED (a path
+                    // that leaves the Box): the container's own answer, told below.
+                    if status == 401 && self.token.is_some() {
                         let message = format!("{} failed: the local Box host answered {status}{}; check SANDBOX_LOCAL_TOKEN", operation.as_str(), detail(&body));
                         return Err(self.error(ErrorCode::ProviderAuth, operation, message).with_status(status));
                     }
@@ -179,14 +190,14 @@ impl ContainerClient {
                     Verdict::Starting => "the container did not start",
                     Verdict::StartFailed => "the container cannot start",
                     Verdict::NoContainers => verdict.fix().unwrap_or_default(),
+                    Verdict::Thrown => "the Sandbox Durable Object threw (retrying runs the same code again)",
                     _ => "the container connection failed",
                 };
                 let tries = if attempts > 1 { format!(" after {attempts} attempts") } else { String::new() };
                 return Err(self.error(verdict.code(), operation, format!("{} failed: {what}{tries} ({problem})", operation.as_str())));
             };
-            sleep_unless_aborted(delay as f64, signal)
-                .await
-                .map_err(|_| self.error(ErrorCode::TransportError, operation, format!("{} was aborted", operation.as_str())))?;
+            starting = Some(problem);
+            sleep_unless_aborted(delay as f64, signal).await.map_err(|_| aborted(attempts, &starting))?;
             waited_ms += delay;
         }
     }
@@ -502,6 +513,13 @@ async fn read_until_aborted(response: &Response, signal: &AbortSignal) -> std::r
 }
 
 /// `: <message>` of a JSON error body, else of a short text body (cut to 200 chars).
+/// The flags workerd sets on the error of a rejected Durable Object call (`retryable`,
+/// `overloaded`; both false on any other value), for [`classify::classify_rejection`].
+pub(super) fn rejection_flags(value: &wasm_bindgen::JsValue) -> RejectionFlags {
+    let flag = |name: &str| value.is_object() && js_sys::Reflect::get(value, &name.into()).ok().and_then(|v| v.as_bool()) == Some(true);
+    RejectionFlags { retryable: flag("retryable"), overloaded: flag("overloaded") }
+}
+
 fn detail(body: &[u8]) -> String {
     let text = match wire::error_body(body) {
         Some(b) => b.message.or(b.code).unwrap_or_default(),

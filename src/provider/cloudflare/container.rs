@@ -323,7 +323,9 @@ impl CloudflareBox {
             match self.exec(&rm, None).await {
                 Ok(outcome) if outcome.exit_code == 0 => Ok(()),
                 Ok(outcome) => {
-                    Err(Error::new(ErrorCode::RuntimeError, format!("the Run's files could not be deleted: {}", outcome.stderr.trim()))
+                    let why = outcome.stderr.trim();
+                    let why = if why.is_empty() { format!("rm exited with code {}", outcome.exit_code) } else { why.to_owned() };
+                    Err(Error::new(ErrorCode::RuntimeError, format!("the Run's folder {} could not be removed from the kept Box: {why}", self.cwd))
                         .with_provider(ProviderKind::Cloudflare)
                         .with_operation(Operation::Stop))
                 }

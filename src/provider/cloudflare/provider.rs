@@ -140,11 +140,16 @@ impl CloudflareProvider {
             };
             let Err(error) = outcome else { return Ok(()) };
             let message = js_message(&error);
-            let verdict = classify::classify_configure_rejection(&message);
+            let verdict = classify::classify_configure_rejection(&message, super::client::rejection_flags(&error));
             let delay = if verdict.is_retryable() { self.retry.delay_ms(attempts, waited, None) } else { None };
             let Some(delay) = delay else {
                 let fix = verdict.fix().map(|fix| format!(" ({fix})")).unwrap_or_default();
-                return Err(Error::new(verdict.code(), format!("the Sandbox Durable Object refused configure: {message}{fix}"))
+                let what = if verdict == classify::Verdict::Thrown {
+                    "threw from its constructor or configure (retrying runs the same code again)"
+                } else {
+                    "refused configure"
+                };
+                return Err(Error::new(verdict.code(), format!("the Sandbox Durable Object {what}: {message}{fix}"))
                     .with_provider(ProviderKind::Cloudflare)
                     .with_operation(Operation::Create));
             };

@@ -17,6 +17,7 @@ mod provider {
     use web_sys::AbortSignal;
 
     use super::{host, LocalOptions};
+    use vite_hub_sandbox_core::provider::local::LocalNetworkPolicy;
     use crate::error::{Error, ErrorCode, Result};
     use crate::http::fetch::Fetcher;
     use crate::provider::local::options::InProcessHost;
@@ -54,7 +55,7 @@ mod provider {
         /// Those of [`host::in_process_host`].
         async fn vercel(&self) -> Result<VercelProvider> {
             let endpoint = self.endpoint().await?;
-            Ok(VercelProvider::new(endpoint, self.options.network_policy.clone(), self.fetcher.clone(), ProviderKind::Local))
+            Ok(VercelProvider::new(endpoint, self.options.network_policy.map(LocalNetworkPolicy::to_value), self.fetcher.clone(), ProviderKind::Local))
         }
     }
 

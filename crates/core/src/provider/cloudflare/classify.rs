@@ -35,6 +35,23 @@ pub enum Verdict {
     /// the rejection of `configure` ([`classify_configure_rejection`]).
     /// [`ErrorCode::ProviderUnavailable`] at once, never retried.
     NotSandboxClass,
+    /// The Durable Object threw an error of its own (its constructor, say, when a setting it needs
+    /// is missing): a rejection in none of the known words of a start or a dropped connection, and
+    /// not flagged `retryable` or `overloaded` by workerd. Retrying runs the same code again:
+    /// [`ErrorCode::ProviderUnavailable`] at once with its message.
+    Thrown,
+}
+
+/// What workerd flags on the error of a rejected Durable Object call (its `retryable` and
+/// `overloaded` properties, [Durable Object errors]); both `false` when absent.
+///
+/// [Durable Object errors]: https://developers.cloudflare.com/durable-objects/best-practices/error-handling/
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RejectionFlags {
+    /// `error.retryable === true`: a transient failure workerd says a retry may mend.
+    pub retryable: bool,
+    /// `error.overloaded === true`: the Durable Object is overloaded for now.
+    pub overloaded: bool,
 }
 
 impl Verdict {
@@ -42,7 +59,7 @@ impl Verdict {
     pub fn code(self) -> ErrorCode {
         match self {
             Verdict::Container | Verdict::Disconnected => ErrorCode::TransportError,
-            Verdict::Starting | Verdict::StartFailed | Verdict::NoContainers | Verdict::NotSandboxClass => ErrorCode::ProviderUnavailable,
+            Verdict::Starting | Verdict::StartFailed | Verdict::NoContainers | Verdict::NotSandboxClass | Verdict::Thrown => ErrorCode::ProviderUnavailable,
         }
     }
 
@@ -87,6 +104,11 @@ const START_FAILED_PHRASES: [&str; 3] = ["no such image", "out of memory", "did 
 /// What `@cloudflare/containers` throws from the constructor of a class without containers
 /// (lower case; its `Container` class, as the `Sandbox` class of @cloudflare/sandbox 0.12.10 extends it).
 const NO_CONTAINERS_PHRASE: &str = "containers have not been enabled";
+
+/// The words of a call the runtime could not complete (lower case): workerd's failure of its own
+/// (`internal error; reference = …`) and a fetch that found no server (`TypeError: fetch failed`,
+/// undici and workerd). Not an error of the Durable Object's code; only a rejection says them.
+const CALL_FAILED_PHRASES: [&str; 2] = ["internal error", "fetch failed"];
 
 /// What a Worker without containers for its `Sandbox` class must add (docs/providers/cloudflare.md).
 const NO_CONTAINERS_FIX: &str = "the Sandbox Durable Object class has no container: add to wrangler.toml a [[containers]] entry with its class_name (the class the binding names, e.g. \"Sandbox\") and an image (e.g. \"docker.io/cloudflare/sandbox:0.12.10\"), or, under wrangler dev --enable-containers=false, set SANDBOX_LOCAL_URL and SANDBOX_LOCAL_TOKEN in .dev.vars to run Boxes on a local Box host (npx vite-hub-sandbox host prints both); see docs/providers/cloudflare.md";
@@ -134,29 +156,33 @@ pub fn classify_answer(status: u16, body: &[u8]) -> Verdict {
     Verdict::Container
 }
 
-/// Classifies the message of a rejected Durable Object `fetch` (no HTTP answer at all).
-pub fn classify_rejection(message: &str) -> Verdict {
+/// Classifies a rejected Durable Object `fetch` (no HTTP answer at all) from its message and
+/// the flags workerd set on it. Known words of a start or a dropped connection come first; then a
+/// rejection workerd flags `overloaded` is a start problem and one it flags `retryable` a dropped
+/// connection; any other is an error the Durable Object's own code threw ([`Verdict::Thrown`]),
+/// which no retry mends.
+pub fn classify_rejection(message: &str, flags: RejectionFlags) -> Verdict {
     if contains_any(message, &[NO_CONTAINERS_PHRASE]) {
         Verdict::NoContainers
-    } else if contains_any(message, &STARTING_PHRASES) {
+    } else if contains_any(message, &STARTING_PHRASES) || flags.overloaded {
         Verdict::Starting
     } else if contains_any(message, &START_FAILED_PHRASES) {
         Verdict::StartFailed
-    } else {
-        // A fetch that produced no answer: the connection failed, whatever the words.
+    } else if contains_any(message, &DISCONNECTED_PHRASES) || contains_any(message, &CALL_FAILED_PHRASES) || flags.retryable {
         Verdict::Disconnected
+    } else {
+        Verdict::Thrown
     }
 }
 
 /// Classifies the rejection of RPC `configure`, the first call to a Box's Durable Object: also
 /// the one that can tell a binding that does not reach the `Sandbox` class
-/// ([`Verdict::NotSandboxClass`]); otherwise as [`classify_rejection`]. A container request
-/// rejected so later has lost its connection, which `classify_rejection` says.
-pub fn classify_configure_rejection(message: &str) -> Verdict {
+/// ([`Verdict::NotSandboxClass`]); otherwise as [`classify_rejection`].
+pub fn classify_configure_rejection(message: &str, flags: RejectionFlags) -> Verdict {
     if contains_any(message, &NOT_SANDBOX_CLASS_PHRASES) {
         Verdict::NotSandboxClass
     } else {
-        classify_rejection(message)
+        classify_rejection(message, flags)
     }
 }
 
@@ -230,7 +256,7 @@ mod tests {
     fn phrase_no_container_instance() {
         let m = "There is no Container instance that can be provided to this Durable Object, try again later";
         assert_eq!(json(503, "CONTAINER_UNAVAILABLE", m), Verdict::Starting);
-        assert_eq!(classify_rejection(m), Verdict::Starting);
+        assert_eq!(classify_rejection(m, RejectionFlags::default()), Verdict::Starting);
     }
 
     #[test]
@@ -267,7 +293,7 @@ mod tests {
 
     #[test]
     fn phrase_network_connection_lost() {
-        assert_eq!(classify_rejection("Network connection lost."), Verdict::Disconnected);
+        assert_eq!(classify_rejection("Network connection lost.", RejectionFlags::default()), Verdict::Disconnected);
         assert_eq!(classify_answer(502, b"network connection lost"), Verdict::Disconnected);
     }
 
@@ -275,13 +301,13 @@ mod tests {
     fn phrase_not_listening() {
         let m = "the container is not listening in the TCP address 10.0.0.1:3000";
         assert_eq!(json(500, "INTERNAL_ERROR", m), Verdict::Disconnected);
-        assert_eq!(classify_rejection(m), Verdict::Disconnected);
+        assert_eq!(classify_rejection(m, RejectionFlags::default()), Verdict::Disconnected);
         assert_eq!(json(503, "INTERNAL_ERROR", m), Verdict::Starting, "a 503 is a start problem first");
     }
 
     #[test]
     fn phrase_durable_object_reset_code_updated() {
-        assert_eq!(classify_rejection("Durable Object reset because its code was updated."), Verdict::Disconnected);
+        assert_eq!(classify_rejection("Durable Object reset because its code was updated.", RejectionFlags::default()), Verdict::Disconnected);
         assert_eq!(classify_answer(500, b"code was updated"), Verdict::Disconnected);
     }
 
@@ -290,13 +316,13 @@ mod tests {
         assert_eq!(json(500, "INTERNAL_ERROR", "no such image: cloudflare/sandbox:9"), Verdict::StartFailed);
         assert_eq!(json(500, "INTERNAL_ERROR", "The container ran out of memory"), Verdict::StartFailed);
         assert_eq!(json(500, "INTERNAL_ERROR", "Container did not call start"), Verdict::StartFailed);
-        assert_eq!(classify_rejection("no such image"), Verdict::StartFailed);
+        assert_eq!(classify_rejection("no such image", RejectionFlags::default()), Verdict::StartFailed);
     }
 
     #[test]
     fn a_class_without_containers_is_named_and_never_retried() {
         let thrown = "Error: Containers have not been enabled for this Durable Object class. Have you correctly setup your Wrangler config? More info: https://developers.cloudflare.com/containers/get-started/#configuration";
-        assert_eq!(classify_rejection(thrown), Verdict::NoContainers);
+        assert_eq!(classify_rejection(thrown, RejectionFlags::default()), Verdict::NoContainers);
         assert_eq!(classify_answer(500, thrown.as_bytes()), Verdict::NoContainers);
         assert_eq!(Verdict::NoContainers.code(), ErrorCode::ProviderUnavailable);
         assert!(!Verdict::NoContainers.is_retryable());
@@ -307,16 +333,16 @@ mod tests {
     #[test]
     fn a_binding_that_does_not_reach_the_sandbox_class_is_named_and_never_retried() {
         let thrown = "Error: internal error; reference = 8e47f1vc2veqm92kan3jqrr2";
-        assert_eq!(classify_configure_rejection(thrown), Verdict::NotSandboxClass);
-        assert_eq!(classify_configure_rejection("TypeError: The RPC receiver does not implement the method \"configure\"."), Verdict::NotSandboxClass);
+        assert_eq!(classify_configure_rejection(thrown, RejectionFlags::default()), Verdict::NotSandboxClass);
+        assert_eq!(classify_configure_rejection("TypeError: The RPC receiver does not implement the method \"configure\".", RejectionFlags::default()), Verdict::NotSandboxClass);
         assert_eq!(
-            classify_configure_rejection("Error: The receiving Durable Object does not support RPC, because its class was not declared with `extends DurableObject`."),
+            classify_configure_rejection("Error: The receiving Durable Object does not support RPC, because its class was not declared with `extends DurableObject`.", RejectionFlags::default()),
             Verdict::NotSandboxClass
         );
         // Only configure tells it: a later container request rejected so lost its connection.
-        assert_eq!(classify_rejection(thrown), Verdict::Disconnected);
-        assert_eq!(classify_configure_rejection("Network connection lost."), Verdict::Disconnected);
-        assert_eq!(classify_configure_rejection("Containers have not been enabled for this Durable Object class."), Verdict::NoContainers);
+        assert_eq!(classify_rejection(thrown, RejectionFlags::default()), Verdict::Disconnected);
+        assert_eq!(classify_configure_rejection("Network connection lost.", RejectionFlags::default()), Verdict::Disconnected);
+        assert_eq!(classify_configure_rejection("Containers have not been enabled for this Durable Object class.", RejectionFlags::default()), Verdict::NoContainers);
         assert_eq!(Verdict::NotSandboxClass.code(), ErrorCode::ProviderUnavailable);
         assert!(!Verdict::NotSandboxClass.is_retryable());
         assert!(Verdict::NotSandboxClass.fix().is_some_and(|fix| fix.contains("export { Sandbox } from '@cloudflare/sandbox'")));
@@ -329,8 +355,28 @@ mod tests {
     }
 
     #[test]
-    fn any_other_rejection_is_a_dropped_connection() {
-        assert_eq!(classify_rejection("TypeError: fetch failed"), Verdict::Disconnected);
+    fn phrases_of_a_call_that_failed() {
+        assert_eq!(classify_rejection("TypeError: fetch failed", RejectionFlags::default()), Verdict::Disconnected);
+        assert_eq!(classify_rejection("Error: internal error; reference = 8e47f1vc2veqm92kan3jqrr2", RejectionFlags::default()), Verdict::Disconnected);
+    }
+
+    #[test]
+    fn an_error_the_durable_object_threw_is_never_retried() {
+        // What workerd rejects with when the class's constructor throws (durableObjectReset set,
+        // neither retryable nor overloaded): miniflare, tests/cloudflare/cloudflare-misconfig.test.mjs.
+        let thrown = "the Sandbox class needs env.API_KEY, which is unset";
+        assert_eq!(classify_rejection(thrown, RejectionFlags::default()), Verdict::Thrown);
+        assert_eq!(classify_configure_rejection(thrown, RejectionFlags::default()), Verdict::Thrown);
+        assert!(!Verdict::Thrown.is_retryable());
+        assert_eq!(Verdict::Thrown.code(), ErrorCode::ProviderUnavailable);
+    }
+
+    #[test]
+    fn workerd_flags_decide_for_words_it_does_not_know() {
+        let words = "Durable Object storage operation exceeded timeout";
+        assert_eq!(classify_rejection(words, RejectionFlags { retryable: true, overloaded: false }), Verdict::Disconnected);
+        assert_eq!(classify_rejection(words, RejectionFlags { retryable: false, overloaded: true }), Verdict::Starting);
+        assert_eq!(classify_rejection(words, RejectionFlags::default()), Verdict::Thrown);
     }
 
     #[test]

@@ -7,7 +7,7 @@ use serde::Deserialize;
 /// `local` options: a Box host already running somewhere (else the Node glue starts one
 /// in-process, once per isolate).
 ///
-/// Shape: `{ baseUrl?: string, token?: string, networkPolicy?: "allow-all" | "deny-all" | object,
+/// Shape: `{ baseUrl?: string, token?: string, networkPolicy?: "allow-all" | "deny-all" | { mode },
 /// isolation?: "auto" | "bubblewrap" | "seatbelt" | "none", parked?: { size?, idleMs? } }`.
 #[derive(Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -16,8 +16,9 @@ pub struct LocalOptions {
     pub base_url: Option<String>,
     /// Its bearer token (secret).
     pub token: Option<String>,
-    /// Network policy for new Boxes; default allows the network (as Vercel does).
-    pub network_policy: Option<serde_json::Value>,
+    /// Network policy for new Boxes; default allows the network (as Vercel does). Only what the
+    /// host enforces is accepted (a Vercel policy object is refused by its key).
+    pub network_policy: Option<super::LocalNetworkPolicy>,
     /// The isolation of the in-process host's Boxes (ignored with `base_url`: a running host has
     /// its own): `auto` (default: the strongest this machine gives, and in production a refusal
     /// without any), `bubblewrap`, `seatbelt` (required), or `none` (plain processes, also in
@@ -32,8 +33,10 @@ pub struct LocalOptions {
 /// The `local.parked` option: spare Boxes, each with a `node` started ahead that a Run's harness
 /// becomes (pkg-template/box-host/engine/parked-boxes.mjs). Shape `{ size?: 0–16, idleMs?:
 /// 1–3600000 }`: `size` spares kept (0 turns parking off), `idleMs` before an unused one is retired.
+/// Read through [`ParkedOption`], so a value out of range or not a whole number is refused by its
+/// key (`local.parked.size is -1; it must be an integer from 0 to 16`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(try_from = "ParkedOption")]
 pub struct Parked {
     /// Spares kept, 0 to [`Parked::MAX_SIZE`].
     pub size: Option<u32>,
@@ -46,14 +49,30 @@ impl Parked {
     pub const MAX_SIZE: u32 = 16;
     /// Largest `idleMs` (one hour).
     pub const MAX_IDLE_MS: u32 = 3_600_000;
+}
 
-    /// The problem with these values, named by key (`local.parked.size …`), or `None`.
-    pub fn problem(&self) -> Option<String> {
-        match (self.size, self.idle_ms) {
-            (Some(size), _) if size > Self::MAX_SIZE => Some(format!("local.parked.size is {size}; it must be from 0 to {}", Self::MAX_SIZE)),
-            (_, Some(ms)) if ms == 0 || ms > Self::MAX_IDLE_MS => Some(format!("local.parked.idleMs is {ms}; it must be from 1 to {} ms", Self::MAX_IDLE_MS)),
-            _ => None,
-        }
+/// `local.parked` as written: each key any JSON value, checked by [`Parked::try_from`].
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ParkedOption {
+    size: Option<serde_json::Value>,
+    idle_ms: Option<serde_json::Value>,
+}
+
+/// `value` as a whole number from `min` to `max`, or the sentence naming `key` and the range.
+fn whole_number_in(key: &str, value: &serde_json::Value, (min, max): (u32, u32), unit: &str) -> Result<u32, String> {
+    let number = value.as_f64().filter(|n| n.fract() == 0.0 && *n >= f64::from(min) && *n <= f64::from(max));
+    // In range of u32 by the filter above, so the cast is exact.
+    number.map(|n| n as u32).ok_or_else(|| format!("{key} is {value}; it must be an integer from {min} to {max}{unit}"))
+}
+
+impl TryFrom<ParkedOption> for Parked {
+    type Error = String;
+
+    fn try_from(option: ParkedOption) -> Result<Parked, String> {
+        let size = option.size.map(|v| whole_number_in("local.parked.size", &v, (0, Parked::MAX_SIZE), "")).transpose()?;
+        let idle_ms = option.idle_ms.map(|v| whole_number_in("local.parked.idleMs", &v, (1, Parked::MAX_IDLE_MS), " ms")).transpose()?;
+        Ok(Parked { size, idle_ms })
     }
 }
 
