@@ -84,7 +84,7 @@ fn yarn_berry_is_plug_n_play_unless_its_yarnrc_names_another_node_linker() {
     assert_eq!(pnp(DEPS, &[berry_lock, (".yarnrc.yml", "nodeLinker: \"pnpm\"\n")]), Some(false));
     assert_eq!(pnp(DEPS, &[(".yarnrc.yml", "yarnPath: .yarn/releases/yarn-4.cjs\n"), ("yarn.lock", "")]), Some(true), "a .yarnrc.yml is Berry's");
     assert_eq!(pnp(DEPS, &[("yarn.lock", "# yarn lockfile v1\n")]), Some(false), "Yarn 1 links node_modules");
-    assert_eq!(pnp(&r#"{"type":"module","dependencies":{"a":"1"},"packageManager":"yarn@4.5.0"}"#, &[]), Some(true));
+    assert_eq!(pnp(r#"{"type":"module","dependencies":{"a":"1"},"packageManager":"yarn@4.5.0"}"#, &[]), Some(true));
     assert_eq!(pnp(DEPS, &[("package-lock.json", "{}"), (".yarnrc.yml", "")]), Some(false), "not Yarn");
 }
 
