@@ -23,7 +23,7 @@ pub const INSTALL_STDERR_BYTES: usize = 8 * 1024;
 const YARN_ENV: [(&str, &str); 2] = [("YARN_ENABLE_GLOBAL_CACHE", "false"), ("YARN_ENABLE_TELEMETRY", "0")];
 
 /// The install Command of `plan`, run in `project_dir` (absolute Box path), killed after
-/// `timeout_ms` (the Run's remaining time). A Yarn install gets [`YARN_ENV`].
+/// `timeout_ms` (the Run's remaining time). A Yarn install gets `YARN_ENV` (no global cache, no telemetry).
 pub fn install_command(plan: &InstallPlan, project_dir: String, timeout_ms: Option<u64>) -> Command {
     let env: EnvMap = match plan.manager {
         PackageManager::Yarn => YARN_ENV.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect(),
