@@ -143,6 +143,9 @@ impl ContainerClient {
                 Err(SendError::Aborted) => {
                     return Err(self.error(ErrorCode::TransportError, operation, format!("{} was aborted", operation.as_str())));
                 }
+                Err(error @ SendError::Redirected(_)) => {
+                    return Err(self.error(ErrorCode::TransportError, operation, format!("{} failed: {}", operation.as_str(), error.describe())));
+                }
                 Err(SendError::Network(value)) => {
                     let message = js_message(&value);
                     // The local Box host (SANDBOX_LOCAL_URL) starts no container: when it does not
