@@ -6,7 +6,7 @@
 // tool whose absence is tested (bwrap, slirp4netns) is covered by /dev/null: the host's probe
 // then finds it unusable, as on a machine without it. Root only (a mount namespace).
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -70,4 +70,46 @@ test('in production an allow-all Box without a Box network is refused, naming lo
   assert.deepEqual(await runWithout(['/usr/bin/slirp4netns'], { production: true, local: { shareHostNetwork: true } }), { status: 200, body: '"ran"' });
   assert.deepEqual(await runWithout(['/usr/bin/slirp4netns'], { production: true, local: { networkPolicy: 'deny-all' } }), { status: 200, body: '"ran"' });
   assert.deepEqual(await runWithout(['/usr/bin/slirp4netns'], {}), { status: 200, body: '"ran"' });
+});
+
+/**
+ * `vite-hub-sandbox host <args>` with NODE_ENV=production, slirp4netns hidden: the status of one
+ * default (allow-all) create on it, then the host is stopped.
+ */
+async function createOnCliHost(args) {
+  const cache = fs.mkdtempSync(path.join(os.tmpdir(), 'vhs-production-'));
+  const child = spawn('unshare', ['--mount', '--propagation', 'private', '--', 'sh', '-c', 'mount --bind /dev/null /usr/bin/slirp4netns && exec "$0" "$@"', process.execPath, path.join(root, 'dist/cli.mjs'), 'host', ...args], {
+    cwd: root,
+    env: { ...process.env, NODE_ENV: 'production', XDG_CACHE_HOME: cache },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  try {
+    const line = await new Promise((resolve, reject) => {
+      let out = '';
+      child.stdout.on('data', (chunk) => {
+        out += chunk;
+        if (out.includes('\n')) resolve(out.split('\n')[0]);
+      });
+      child.on('exit', (code) => reject(new Error(`the host exited ${code}`)));
+    });
+    const { baseUrl, token } = JSON.parse(line);
+    const created = await fetch(`${baseUrl}/v3/sandboxes`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: '{}' });
+    const body = await created.json();
+    if (created.ok) await fetch(`${baseUrl}/v2/sandboxes/sessions/${body.session.id}/stop`, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+    return { status: created.status, body };
+  } finally {
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    await exited;
+    fs.rmSync(cache, { recursive: true, force: true });
+  }
+}
+
+test('vite-hub-sandbox host --share-host-network accepts what a production host refuses without it', { skip: skipNoBoxNetwork, timeout: 90_000 }, async () => {
+  const refused = await createOnCliHost([]);
+  assert.equal(refused.status, 503, JSON.stringify(refused.body));
+  assert.match(JSON.stringify(refused.body), /shareHostNetwork/);
+  const accepted = await createOnCliHost(['--share-host-network']);
+  assert.equal(accepted.status, 200, JSON.stringify(accepted.body));
+  assert.equal(accepted.body.session.executionAuthority.network, 'unrestricted');
 });
