@@ -14,8 +14,11 @@ const USAGE = `Usage:
       each line as [<name>] <line> on the stream it wrote on; a thrown error's stack in the
       Response names the Definition's source files. An install over a second prints one line
       on stderr. Exit code 0 for a 2xx Response, 1 otherwise.
-  vite-hub-sandbox host [--port <n>] [--isolation auto|bubblewrap|seatbelt|none] [--state-dir <dir>] [--allow-origin <origin>]...
+  vite-hub-sandbox host [--port <n>] [--isolation auto|bubblewrap|seatbelt|none] [--state-dir <dir>] [--allow-origin <origin>]... [--share-host-network]
       Starts a local Box host on 127.0.0.1 and prints its base URL and bearer token as JSON.
+      --share-host-network: with NODE_ENV=production, still create allow-all Boxes where this
+      machine gives them no Box network of their own (they then reach its loopback and this
+      user's abstract Unix sockets; refused otherwise).
       Its snapshots (the prepared projects of Runs) live under <dir>/snapshots (default
       ~/.cache/vite-hub-sandbox/box-host).
       --allow-origin (repeatable; never * ) lets a browser page of that origin call it (CORS),
@@ -198,7 +201,7 @@ async function run(args) {
 }
 
 async function host(args) {
-  const { values } = parseArgs({ args, options: { port: { type: 'string' }, isolation: { type: 'string' }, 'state-dir': { type: 'string' }, 'allow-origin': { type: 'string', multiple: true } } });
+  const { values } = parseArgs({ args, options: { port: { type: 'string' }, isolation: { type: 'string' }, 'state-dir': { type: 'string' }, 'allow-origin': { type: 'string', multiple: true }, 'share-host-network': { type: 'boolean' } } });
   const port = values.port === undefined ? 0 : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) fail('--port must be an integer 0-65535');
   const { startBoxHost } = await import('@vite-hub/sandbox/box-host');
@@ -206,7 +209,7 @@ async function host(args) {
   const stateDir = values['state-dir'] === undefined ? undefined : resolve(values['state-dir']);
   let started;
   try {
-    started = await startBoxHost({ port, isolation: values.isolation ?? 'auto', stateDir, ...(allowOrigins ? { allowOrigins } : {}) });
+    started = await startBoxHost({ port, isolation: values.isolation ?? 'auto', stateDir, shareHostNetwork: values['share-host-network'] === true, ...(allowOrigins ? { allowOrigins } : {}) });
   } catch (error) {
     // A bad --allow-origin is a usage error.
     if (error instanceof TypeError && /allowOrigins/.test(error.message)) fail(error.message.replace('allowOrigins: ', '--allow-origin '));

@@ -78,9 +78,20 @@ export interface BoxHostOptions {
   isolation?: 'auto' | 'bubblewrap' | 'seatbelt' | 'none';
   /**
    * Default `process.env.NODE_ENV === 'production'`. In production, 'auto' never degrades
-   * silently: without isolation the start rejects, and only an explicit 'none' runs plain processes.
+   * silently: without isolation the start rejects, and only an explicit 'none' runs plain processes;
+   * an `allow-all` Box that would share this machine's network is refused (see `shareHostNetwork`).
    */
   production?: boolean;
+  /**
+   * Whether, in production, `allow-all` Boxes may share this machine's network where this host
+   * has no Box network for them (no slirp4netns, or no `/dev/net/tun` this user can open; always
+   * under Seatbelt). Such a Box reaches this machine's loopback (other Boxes' ports, this host's
+   * port, the app's dev server) and this user's abstract Unix sockets (D-Bus, X11). Default
+   * `false`: in production such a create answers 503 `isolation_unavailable` naming this option
+   * (the runtime's SANDBOX_PROVIDER_UNAVAILABLE). Outside production it is allowed, and
+   * `description` says it. Plain processes (`isolation: 'none'`) always share it.
+   */
+  shareHostNetwork?: boolean;
   /**
    * Live Boxes at most (default 64). A create beyond waits in a FIFO queue for a Box to stop;
    * it answers 503 `{"error":{"code":"capacity"}}` (the runtime's SANDBOX_PROVIDER_UNAVAILABLE)

@@ -62,6 +62,7 @@ export async function startBoxHost(options = {}) {
     allowOrigins,
     diskBytes = DEFAULT_DISK_BYTES,
     production = process.env.NODE_ENV === 'production',
+    shareHostNetwork = false,
     maxTotalMemoryBytes = defaultMaxTotalMemoryBytes(),
   } = options;
   // Native Windows has none of the process, namespace and file tools a Box needs: WSL 2 has them.
@@ -77,6 +78,8 @@ export async function startBoxHost(options = {}) {
     throw new TypeError('token must be a string of at least 8 characters');
   }
   if (!Number.isInteger(maxBoxes) || maxBoxes < 1) throw new TypeError('maxBoxes must be a positive integer');
+  if (typeof production !== 'boolean') throw new TypeError('production must be a boolean');
+  if (typeof shareHostNetwork !== 'boolean') throw new TypeError('shareHostNetwork must be a boolean');
   if (typeof stateDir !== 'string' || !path.isAbsolute(stateDir)) throw new TypeError('stateDir must be an absolute path');
   if (!Number.isInteger(maxSnapshots) || maxSnapshots < 1) throw new TypeError('maxSnapshots must be a positive integer');
   if (!Number.isSafeInteger(maxSnapshotBytes) || maxSnapshotBytes < 1) throw new TypeError('maxSnapshotBytes must be a positive integer of bytes');
@@ -98,7 +101,7 @@ export async function startBoxHost(options = {}) {
   const swept = Promise.all([sweepStaleBoxDirs(root, live), sweepStaleCgroups(features.cgroup, live)]).then(([dirs]) => dirs);
   const secret = token ?? randomBytes(32).toString('hex');
   const snapshots = new SnapshotStore({ dir: path.join(stateDir, 'snapshots'), maxSnapshots, maxBytes: maxSnapshotBytes });
-  const registry = new BoxRegistry({ boxRoot: root, isolation: mode, maxBoxes, maxTotalMemoryBytes, maxQueued, maxQueueWaitMs, features, snapshots, diskBytes, spares: true, parked });
+  const registry = new BoxRegistry({ boxRoot: root, isolation: mode, maxBoxes, maxTotalMemoryBytes, maxQueued, maxQueueWaitMs, features, snapshots, diskBytes, spares: true, parked, production, shareHostNetwork });
   const counters = new RequestCounters();
   const containers = new CloudflareContainers(registry);
   const server = createBoxHostServer({ token: secret, registry, containers, counters, cors });
@@ -113,8 +116,9 @@ export async function startBoxHost(options = {}) {
   return {
     baseUrl: `http://${hostPart}:${address.port}`,
     token: secret,
-    // The rule of create for the default policy (registry.mjs), not a second copy of it.
-    executionAuthority: registry.executionAuthorityFor(undefined),
+    // The rule of create for the default policy (registry.mjs), not a second copy of it; what such
+    // a Box gets even where production refuses one (the create says so).
+    executionAuthority: registry.executionAuthorityFor(undefined, { refusals: false }),
     boxUsers: mode === 'bubblewrap' && features.boxUsers === true,
     isolation: mode,
     // What every Box's `limits.syscallFilter` says (isolation.mjs).

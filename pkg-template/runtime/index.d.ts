@@ -287,7 +287,11 @@ export function dropPreparedProject(digest: string): Promise<number>;
 export interface SandboxConfig {
   /** Explicit provider. Else env `SANDBOX_PROVIDER`, then the Cloudflare binding in `env`, then Vercel credentials, then `local` outside production. */
   provider?: SandboxProviderName;
-  /** Default: `NODE_ENV === 'production'`. In production `local` is never chosen implicitly. */
+  /**
+   * Default: `NODE_ENV === 'production'`. In production `local` is never chosen implicitly, and
+   * the in-process local Box host refuses Boxes without isolation (`local.isolation`) and
+   * `allow-all` Boxes that would share this machine's network (`local.shareHostNetwork`).
+   */
   production?: boolean;
   /** Vercel Sandbox. Credentials fall back to env `VITE_SANDBOX_*`, `VERCEL_TOKEN`/`VERCEL_TEAM_ID`/`VERCEL_PROJECT_ID`, then `VERCEL_OIDC_TOKEN`. */
   vercel?: { token?: string; teamId?: string; projectId?: string; baseUrl?: string; networkPolicy?: 'allow-all' | 'deny-all' | object };
@@ -310,6 +314,16 @@ export interface SandboxConfig {
     networkPolicy?: 'allow-all' | 'deny-all' | { mode: 'allow-all' | 'deny-all' };
     isolation?: 'auto' | 'bubblewrap' | 'seatbelt' | 'none';
     parked?: { size?: number; idleMs?: number };
+    /**
+     * In-process host only. Without a Box network (no slirp4netns, or no `/dev/net/tun` this user
+     * can open; always under Seatbelt), an `allow-all` Box shares this machine's network: it
+     * reaches this machine's loopback (other Boxes' ports, the Box host's port, the app's dev
+     * server) and this user's abstract Unix sockets (D-Bus, X11). Outside production that is
+     * allowed and the host's start-up line says it; in production such a Run is
+     * SANDBOX_PROVIDER_UNAVAILABLE naming this option unless it is `true`. Default `false`.
+     * `isolation: 'none'` accepts everything of this user, its network included.
+     */
+    shareHostNetwork?: boolean;
   };
   /**
    * Cloudflare Sandbox through the Worker's Durable Object binding (pass the Worker `env`). `binding`

@@ -21,7 +21,7 @@ let warming = null;
 // Then one uncounted request (`GET /_vite-hub/counters`) sets up the isolate's fetch path — Node
 // loads undici and its HTTP parser on first use — and opens the kept-alive connection the Runs
 // reuse; its ms become the `connect` phase of Server-Timing (`host` is the rest).
-wasm.setLocalBoxHostStarter(async ({ isolation, parked } = {}) => {
+wasm.setLocalBoxHostStarter(async ({ isolation, parked, production, shareHostNetwork } = {}) => {
   let host = await borrowLocalBoxHost();
   let own = null;
   if (!host) {
@@ -35,7 +35,9 @@ wasm.setLocalBoxHostStarter(async ({ isolation, parked } = {}) => {
     void globalThis.Response;
     const { startBoxHost } = await loading;
     try {
-      own = await startBoxHost({ isolation, parked });
+      // `production` is the config's (else its env's NODE_ENV), so `production: true` refuses
+      // Boxes without isolation as NODE_ENV=production does.
+      own = await startBoxHost({ isolation, parked, production, shareHostNetwork });
     } catch (error) {
       // Said on the server's own output too, once per reason: the Run's error reaches only the
       // client that made it, and every Run tries the start again.

@@ -50,6 +50,11 @@ pub enum SendError {
     Aborted,
     /// `fetch` rejected (connection refused, DNS, TLS, ...) or a body read failed.
     Network(JsValue),
+    /// The server answered a redirect (HTTP 3xx; `0` where the runtime hides it as an opaque
+    /// redirect), which is never followed: requests carry the provider's bearer token, which
+    /// must reach no other URL (and workerd's fetch keeps `Authorization` across origins).
+    /// Never retried.
+    Redirected(u16),
 }
 
 impl SendError {
@@ -58,6 +63,8 @@ impl SendError {
         match self {
             SendError::Aborted => "the request was aborted".to_owned(),
             SendError::Network(value) => js_message(value),
+            SendError::Redirected(0) => "the server answered a redirect, which is not followed (a request carrying the provider's token goes to the configured base URL only)".to_owned(),
+            SendError::Redirected(status) => format!("the server answered a redirect (HTTP {status}), which is not followed (a request carrying the provider's token goes to the configured base URL only)"),
         }
     }
 }
@@ -69,7 +76,8 @@ fn is_aborted(signal: Option<&AbortSignal>) -> bool {
 impl Fetcher {
     fn build_request(request: &HttpRequest, signal: Option<&AbortSignal>) -> Result<Request, JsValue> {
         let method = Method::from_bytes(request.method.as_bytes()).map_err(|_| JsValue::from_str("invalid HTTP method"))?;
-        let mut builder = RequestBuilder::new(&request.url).method(method).abort_signal(signal);
+        // Redirects come back as answers (`manual`), never followed: see SendError::Redirected.
+        let mut builder = RequestBuilder::new(&request.url).method(method).abort_signal(signal).redirect(web_sys::RequestRedirect::Manual);
         for (name, value) in &request.headers {
             // gloo-net's `header` throws (unwrap_throw) on a value the Fetch API refuses (a
             // control character, or one above U+00FF): check first.
@@ -80,7 +88,7 @@ impl Fetcher {
         }
         let built = match &request.body {
             // A Blob, not a Uint8Array: Node's fetch detaches a typed array's buffer when it sends
-            // it, so following a 307/308 (which sends the body again) failed on a detached one.
+            // it (a body that can be read again costs nothing here).
             Some(body) => {
                 let parts = js_sys::Array::of1(&Uint8Array::from(body.as_slice()));
                 let blob = web_sys::Blob::new_with_u8_array_sequence(&parts)?;
@@ -105,6 +113,14 @@ impl Fetcher {
         .map_err(SendError::Network)?;
         match JsFuture::from(promise).await {
             Ok(value) => match value.dyn_into::<web_sys::Response>() {
+                // A browser hides a manual redirect as `opaqueredirect` (status 0).
+                Ok(response) if (300..400).contains(&response.status()) || response.type_() == web_sys::ResponseType::Opaqueredirect => {
+                    let status = response.status();
+                    if let Some(body) = response.body() {
+                        settle_quietly(body.cancel());
+                    }
+                    Err(SendError::Redirected(status))
+                }
                 Ok(response) => Ok(Response::from(response)),
                 Err(_) => Err(SendError::Network(JsValue::from_str("fetch resolved to a value that is not a Response"))),
             },
@@ -128,7 +144,7 @@ impl Fetcher {
             let result = self.send_once(request, signal).await;
             attempts_done += 1;
             let outcome = match &result {
-                Err(SendError::Aborted) => return result,
+                Err(SendError::Aborted | SendError::Redirected(_)) => return result,
                 Err(SendError::Network(_)) => AttemptOutcome::NetworkError,
                 Ok(response) => AttemptOutcome::Status {
                     status: response.status(),

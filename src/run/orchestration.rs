@@ -31,7 +31,7 @@ use crate::run::recover::{recover_result, Exited};
 use crate::run::reply::Reply;
 use crate::run::prepared::{install_desc, kept_fingerprint, record_kept_fingerprint, Prepared};
 use crate::run::signal::RunSignal;
-use crate::run::stage::{box_path, encode_input, stage_files, Input};
+use crate::run::stage::{box_path, encode_input, harness_files, project_files, stage_files, Input};
 use crate::server_timing::ServerTiming;
 use crate::transfer::TransferLimits;
 
@@ -235,11 +235,15 @@ async fn attempt(
     let limits: &TransferLimits = &options.limits;
     let signal = run_signal.signal();
     let signal = Some(&signal);
+    // A Run that installs stages its harness and input (the nonce) after the install: the
+    // Definition's own install scripts never see them (run::stage::harness_files).
+    let installs = definition.install.is_some() && session.prepared() != PreparedStart::Restored;
     timing.begin("stage");
-    session.stage_files(&stage_files(run_dir, definition, input), signal).await.map_err(|e| e.with_operation(Operation::Stage))?;
+    let staged = if installs { project_files(run_dir, definition) } else { stage_files(run_dir, definition, input) };
+    session.stage_files(&staged, signal).await.map_err(|e| e.with_operation(Operation::Stage))?;
     timing.mark("stage");
     if let Some(plan) = &definition.install {
-        if session.prepared() == PreparedStart::Restored {
+        if !installs {
             timing.describe("install", install_desc(PreparedStart::Restored));
             timing.record("install", 0.0);
         } else {
@@ -269,6 +273,9 @@ async fn attempt(
                 timing.describe("install", install_desc(session.prepared()));
             }
             *fingerprint = fingerprint.take().and(fingerprint_in(&outcome.stdout));
+            timing.begin("input");
+            session.stage_files(&harness_files(run_dir, input), signal).await.map_err(|e| e.with_operation(Operation::Stage))?;
+            timing.mark("input");
         }
     }
     let exec = Command {

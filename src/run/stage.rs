@@ -1,5 +1,6 @@
 //! Staging a Run: the input envelope (payload, context, sidecars, a per-run nonce) and the files
-//! written into the Box in one batch (the Definition under `project/`, the harness, the input).
+//! written into the Box (the Definition under `project/`, the harness, the input): one batch, or,
+//! for a Run that installs, the project before the install and the harness and input after it.
 //!
 //! Source: docs/internals/transfer.md "Box layout" and "Envelopes"; DESIGN.md §6.
 
@@ -70,20 +71,46 @@ pub fn box_path(cwd: &str, relative: &str) -> String {
     format!("{}/{relative}", cwd.trim_end_matches('/'))
 }
 
-/// Every file of the Run, paths relative to the Box root: the Definition's files under
-/// `<cwd>/project/`, the harness, the input envelope and its sidecars (mode 0600).
+/// Every file of the Run, paths relative to the Box root: [`project_files`], then
+/// [`harness_files`]. For a Run that installs nothing (or starts from its prepared project): one
+/// batch.
 pub fn stage_files(cwd: &str, definition: &Definition, input: &Input) -> Vec<BoxFile> {
-    let root = cwd.trim_start_matches('/').trim_end_matches('/');
-    let at = |relative: &str| if root.is_empty() { relative.to_owned() } else { format!("{root}/{relative}") };
-    let mut files: Vec<BoxFile> = definition
+    let mut files = project_files(cwd, definition);
+    files.extend(harness_files(cwd, input));
+    files
+}
+
+/// The Definition's files under `<cwd>/project/`, paths relative to the Box root: what a Run that
+/// installs stages before its install.
+pub fn project_files(cwd: &str, definition: &Definition) -> Vec<BoxFile> {
+    definition
         .files
         .iter()
-        .map(|f| BoxFile { path: at(&format!("{}/{}", paths::PROJECT_DIR, f.path)), bytes: f.content.clone(), mode: f.mode.unwrap_or(0o644) })
-        .collect();
-    files.push(BoxFile { path: at(paths::HARNESS_FILE), bytes: HARNESS_SOURCE.as_bytes().to_vec(), mode: 0o644 });
-    files.push(BoxFile { path: at(paths::INPUT_FILE), bytes: input.json.clone(), mode: 0o600 });
+        .map(|f| BoxFile { path: under(cwd, &format!("{}/{}", paths::PROJECT_DIR, f.path)), bytes: f.content.clone(), mode: f.mode.unwrap_or(0o644) })
+        .collect()
+}
+
+/// The harness, the input envelope (with the Run's nonce) and its sidecars (mode 0600), paths
+/// relative to the Box root. A Run that installs stages them only once its install has ended:
+/// the install runs the Definition's own scripts (`postinstall`), which could otherwise read the
+/// nonce or replace the harness and so forge the Run's result frames.
+pub fn harness_files(cwd: &str, input: &Input) -> Vec<BoxFile> {
+    let mut files = vec![
+        BoxFile { path: under(cwd, paths::HARNESS_FILE), bytes: HARNESS_SOURCE.as_bytes().to_vec(), mode: 0o644 },
+        BoxFile { path: under(cwd, paths::INPUT_FILE), bytes: input.json.clone(), mode: 0o600 },
+    ];
     for sidecar in &input.sidecars {
-        files.push(BoxFile { path: at(&format!("{}.files/{}", paths::INPUT_FILE, sidecar.id)), bytes: sidecar.bytes.clone(), mode: 0o600 });
+        files.push(BoxFile { path: under(cwd, &format!("{}.files/{}", paths::INPUT_FILE, sidecar.id)), bytes: sidecar.bytes.clone(), mode: 0o600 });
     }
     files
+}
+
+/// `<cwd>/<relative>` relative to the Box root (no leading `/`).
+fn under(cwd: &str, relative: &str) -> String {
+    let root = cwd.trim_start_matches('/').trim_end_matches('/');
+    if root.is_empty() {
+        relative.to_owned()
+    } else {
+        format!("{root}/{relative}")
+    }
 }

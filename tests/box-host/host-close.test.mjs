@@ -31,3 +31,29 @@ test('close() during a create leaves no Box directory behind, and a later create
   const answer = await inFlight.then((response) => response.status, (error) => error.cause?.code ?? error.message);
   assert.ok(answer === 503 || answer === 'ECONNRESET' || answer === 'UND_ERR_SOCKET', `the create in flight is refused, got ${answer}`);
 });
+
+// A script's last `await host.close()` (closeLocalBoxHost(), the CLI's `run`) must keep the event
+// loop alive until it is done: a spare's parked Node process is unref'd while it waits (it never
+// holds the app open), so a close that waited for it to end with nothing ref'd let the loop empty
+// before libuv reaped it, and Node exited 13 ("unsettled top-level await") after a 200 (issue 32).
+// Read right after close() starts: every spare's process is held from the kill to its end.
+test('close() holds the event loop until the spares\' parked processes have ended', { timeout: 60_000 }, async (t) => {
+  const host = await startBoxHost({ parked: { size: 2 } });
+  if (host.isolation !== 'bubblewrap') {
+    await host.close();
+    t.skip(`spares are parked under bubblewrap only (this host: ${host.isolation})`);
+    return;
+  }
+  host.unref();
+  while (host.parked().ready < 2) {
+    assert.equal(host.parked().lastError, null, 'a spare could not be made');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  const processes = () => process.getActiveResourcesInfo().filter((resource) => resource === 'ProcessWrap').length;
+  assert.equal(processes(), 0, 'a waiting spare holds the event loop');
+  const closing = host.close();
+  const heldWhileClosing = processes();
+  await closing;
+  assert.equal(heldWhileClosing, 2, 'close() waits for the spares\' processes with their handles ref\'d');
+  assert.equal(processes(), 0, 'nothing of the spares is held once close() is done');
+});

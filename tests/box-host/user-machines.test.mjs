@@ -219,7 +219,7 @@ test('the start-up line says what Boxes get and what is missing, with how to get
   const filtered = { kind: 'seccomp', programs: [], problem: null };
   assert.equal(
     describeHost({ ...bare, isolation: 'bubblewrap', syscallFilter: filtered, netProblem: '/dev/net/tun is not readable' }, 'bubblewrap'),
-    "[vite-hub-sandbox] local Box host: Boxes run under bubblewrap; allow-all Boxes share this machine's network (/dev/net/tun is not readable)",
+    "[vite-hub-sandbox] local Box host: Boxes run under bubblewrap; allow-all Boxes share this machine's network and reach this machine's loopback (other Boxes' ports, the Box host's own port, the app's dev server) and this user's abstract Unix sockets (D-Bus, X11) (/dev/net/tun is not readable)",
   );
   assert.equal(
     describeHost({ ...bare, isolation: 'bubblewrap', syscallFilter: { kind: 'none', programs: null, problem: 'the package has no seccomp filter for this architecture (riscv64; it ships x64 and arm64)' }, netTool: 'slirp4netns' }, 'bubblewrap'),

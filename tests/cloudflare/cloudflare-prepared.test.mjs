@@ -106,10 +106,13 @@ test('Runs on one sandboxId install once; the next Run copies the prepared tree 
   // Run directory's removal after the Response; no install. Counted once the Run has closed.
   await closed();
   assert.equal(await commands(), 3, JSON.stringify(await counters()));
-  // The Run's files: one archive in one write, unpacked by the copy's command (no mkdir, no
-  // write per file): three container requests before the Response (issue 12 item 2).
+  // The Run's files: two archives, one write each, unpacked by the next command (no mkdir, no
+  // write per file): the project before the copy's command, and the harness and input (the
+  // Run's nonce) after it, since that command installs afresh when the kept tree is refused and
+  // the Definition's own scripts must not see them (issue 32 item 6): four container requests
+  // before the Response (three before issue 32, issue 12 item 2).
   const requests = await counters();
-  assert.equal(requests['cloudflare/write'], 1, JSON.stringify(requests));
+  assert.equal(requests['cloudflare/write'], 2, JSON.stringify(requests));
   assert.equal(requests['cloudflare/mkdir'] ?? 0, 0, JSON.stringify(requests));
   assert.equal(preparedOnHost().length, 1);
 });

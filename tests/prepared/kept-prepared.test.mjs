@@ -81,7 +81,7 @@ async function run(name, payload, sandboxId, options = {}) {
   return { status: response.status, body: JSON.parse(text), install, requestsAtResponse };
 }
 
-test('Runs with one sandboxId install once per digest; a later Run copies the kept tree: write, copy, exec before its Response', async () => {
+test('Runs with one sandboxId install once per digest; a later Run copies the kept tree: write, copy, write, exec before its Response', async () => {
   const digest = define('kept/once');
   host.resetCounters();
   const first = await run('kept/once', { title: 'First Run' }, 'kp-once');
@@ -91,10 +91,12 @@ test('Runs with one sandboxId install once per digest; a later Run copies the ke
   host.resetCounters();
   const second = await run('kept/once', { title: 'Second Run' }, 'kp-once');
   assert.deepEqual([second.install, second.body.slug], ['prepared', 'second-run']);
-  // The kept Box is open: the Run's files, the copy of the prepared tree, the exec.
-  assert.deepEqual(second.requestsAtResponse, { 'fs/write': 1, cmd: 2 });
+  // The kept Box is open: the project's files, the copy of the prepared tree (or, when the kept
+  // tree is refused, a fresh install: the Definition's own scripts run, so the harness and the
+  // input with the Run's nonce come only after it, run::stage::harness_files), those, the exec.
+  assert.deepEqual(second.requestsAtResponse, { 'fs/write': 2, cmd: 2 });
   assert.ok(await until(() => host.counters().requests.cmd === 3, 20_000), 'waited for the Run directory removal after the Response');
-  assert.deepEqual(host.counters().requests, { 'fs/write': 1, cmd: 3 });
+  assert.deepEqual(host.counters().requests, { 'fs/write': 2, cmd: 3 });
   assert.equal(await closeSandbox('kp-once'), true);
 });
 

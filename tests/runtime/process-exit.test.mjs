@@ -42,3 +42,33 @@ test('a script that runs Definitions on the local provider exits on its own afte
   assert.ok(phases[0].includes('connect'), `the first Run set up the connection: ${phases[0]}`);
   assert.ok(!phases[1].includes('connect') && !phases[1].includes('host'), `the second Run was warm: ${phases[1]}`);
 });
+
+// The same script ending in `await closeLocalBoxHost()` (what the CLI's `run` does) exits 0 every
+// time: closing keeps the event loop alive until it is done. Before, it exited 13 ("unsettled
+// top-level await") after a 200 in 6 of 10 tries as a normal user on Node 22 (issue 32), when the
+// loop emptied while close() waited for a spare's unref'd process; the user lane runs this file
+// as such a user.
+const CLOSING_SCRIPT = `
+import { closeLocalBoxHost, registerSandbox, runSandbox } from '@vite-hub/sandbox';
+registerSandbox('exit/close', { files: [
+  { path: 'package.json', content: '{"type":"module"}' },
+  { path: 'index.mjs', content: 'export default (n) => n * 2;' },
+] });
+const response = await runSandbox('exit/close', 21);
+if (response.status !== 200 || (await response.json()) !== 42) throw new Error('wrong result');
+await closeLocalBoxHost();
+process.stdout.write('closed');
+`;
+
+test('a script ending in await closeLocalBoxHost() exits 0, ten times in a row', { timeout: 180_000 }, async () => {
+  for (let attempt = 1; attempt <= 10; attempt += 1) {
+    const child = spawn(process.execPath, ['--input-type=module', '-e', CLOSING_SCRIPT], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    const code = await new Promise((resolve) => child.on('exit', resolve));
+    assert.equal(code, 0, `attempt ${attempt} exited ${code}: ${stderr}`);
+    assert.equal(stdout, 'closed', `attempt ${attempt}`);
+  }
+});

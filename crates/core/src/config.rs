@@ -267,7 +267,8 @@ impl SandboxConfig {
     pub fn provider_settings(&self, has_cloudflare_binding: bool) -> Result<ProviderSettings> {
         self.check_explicit()?;
         match self.select_provider(has_cloudflare_binding)? {
-            ProviderKind::Local => Ok(ProviderSettings::Local(self.local.clone())),
+            // The host decides with the app's production flag, not its own NODE_ENV reading.
+            ProviderKind::Local => Ok(ProviderSettings::Local(LocalOptions { production: self.is_production(), ..self.local.clone() })),
             ProviderKind::Vercel => {
                 let credentials = self.vercel.credentials(&self.env).ok_or_else(|| {
                     let message = if self.vercel.token.as_deref().is_some_and(|t| !t.is_empty()) {
@@ -346,6 +347,18 @@ mod tests {
         assert_eq!(c.provider_settings(false).unwrap_err().code(), ErrorCode::ProviderRequired);
         let c = config(serde_json::json!({"local": {"baseUrl": "http://127.0.0.1:1"}}));
         assert!(matches!(c.provider_settings(false).unwrap(), ProviderSettings::Local(options) if options.base_url.is_some()));
+    }
+
+    #[test]
+    fn the_local_host_gets_the_configs_production_flag() {
+        let host = |value: serde_json::Value| match config(value).provider_settings(false).unwrap() {
+            ProviderSettings::Local(options) => options.in_process_host(),
+            other => panic!("expected local, got {other:?}"),
+        };
+        assert!(host(serde_json::json!({"provider": "local", "production": true})).production);
+        assert!(host(serde_json::json!({"provider": "local", "env": {"NODE_ENV": "production"}})).production);
+        assert!(!host(serde_json::json!({"provider": "local", "production": false, "env": {"NODE_ENV": "production"}})).production);
+        assert!(!host(serde_json::json!({"provider": "local"})).production);
     }
 
     #[test]

@@ -309,9 +309,15 @@ export class BoxCommand extends EventEmitter {
     return this.exitCode === null;
   }
 
-  /** Resolves with the exit code once the command has finished. */
+  /**
+   * Resolves with the exit code once the command has finished. A parked process is unref'd while
+   * it waits (it never holds the app open); whoever waits for its end holds it from now on: a
+   * wait with nothing ref'd would let the event loop empty before libuv reaps the process (a
+   * script's last `await host.close()` exited 13, "unsettled top-level await").
+   */
   waitExit() {
     if (!this.running) return Promise.resolve(this.exitCode);
+    if (this.child) this.#hold(true);
     return new Promise((resolve) => this.once('exit', resolve));
   }
 
@@ -356,6 +362,9 @@ export class BoxCommand extends EventEmitter {
     // Exited in a PID namespace of its own: nothing of it is left (and a scan of /proc per
     // command made 128 concurrent stops take seconds).
     if (!this.running && this.reaped && this.pidNamespace) return;
+    // Held from the kill to its end (waitExit): the kill's wait ends once the tree is dead, before
+    // libuv has reaped the leader.
+    if (this.running && this.child) this.#hold(true);
     if (this.pid !== undefined) {
       this.killing ??= killTreeAndWait(this.pid, () => this.reaped);
       await this.killing;

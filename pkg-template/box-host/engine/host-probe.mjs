@@ -222,6 +222,21 @@ export function isolationProblem(features) {
 }
 
 /**
+ * What an `allow-all` Box that shares this machine's network reaches besides the internet (the
+ * start-up line and the production refusal say it).
+ */
+export const HOST_NETWORK_REACH = "this machine's loopback (other Boxes' ports, the Box host's own port, the app's dev server) and this user's abstract Unix sockets (D-Bus, X11)";
+
+/**
+ * Whether `allow-all` Boxes under isolation `mode` share this machine's network: no Box network
+ * of their own (box-network.mjs needs bubblewrap and a network tool that works for this user), so
+ * they reach HOST_NETWORK_REACH. Plain processes ('none') always do.
+ */
+export function sharesHostNetwork(features, mode) {
+  return mode !== 'bubblewrap' || !features.netTool;
+}
+
+/**
  * What Boxes lack on this machine under isolation `mode`, each with how to get it: `[]` when they
  * get isolation (with its seccomp filter under bubblewrap), a Box network, per-Box and
  * per-process limits and every package manager. The
@@ -236,8 +251,9 @@ export function hostGaps(features, mode) {
   if (mode === 'bubblewrap' && features.syscallFilter?.kind !== 'seccomp') {
     gaps.push(`Boxes get no seccomp filter (io_uring, the key store and nested namespaces stay open to them)${features.syscallFilter?.problem ? `: ${features.syscallFilter.problem}` : ''}`);
   }
-  if (mode === 'bubblewrap' && features.netTool === null) {
-    gaps.push(`allow-all Boxes share this machine's network${features.netProblem ? ` (${features.netProblem})` : ''}`);
+  if (mode !== 'none' && sharesHostNetwork(features, mode)) {
+    const why = mode === 'bubblewrap' ? features.netProblem : `${mode} gives Boxes no network of their own`;
+    gaps.push(`allow-all Boxes share this machine's network and reach ${HOST_NETWORK_REACH}${why ? ` (${why})` : ''}`);
   }
   if (features.cgroup?.kind === 'rlimit' && features.platform === 'linux') {
     gaps.push('no memory or process limit per Box (no writable cgroup below this process\'s own: run the app in a delegated cgroup v2, e.g. systemd-run --user --scope, or as root)');

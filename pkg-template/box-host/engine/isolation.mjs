@@ -115,7 +115,7 @@ export function resolveIsolation(option = 'auto', features, { production = false
     throw new Error(`isolation '${option}' was requested but this machine gives ${available === 'none' ? 'none' : `'${available}'`}${problem ? `: ${problem}` : ''}`);
   }
   if (available === 'none' && production) {
-    throw new Error(`the local Box host refuses to run Boxes without isolation in production (NODE_ENV=production)${problem ? `: ${problem}` : ''}; set local: { isolation: 'none' } (configureSandbox or hubSandbox) to accept that explicitly`);
+    throw new Error(`the local Box host refuses to run Boxes without isolation in production (production: true, or NODE_ENV=production without it)${problem ? `: ${problem}` : ''}; set local: { isolation: 'none' } (configureSandbox or hubSandbox) to accept that explicitly`);
   }
   return available;
 }

@@ -6,7 +6,7 @@ import { LogBudget } from './command.mjs';
 import { BoxSpares, removeBoxInMakingNow } from './box-spares.mjs';
 import { ParkedBoxes } from './parked-boxes.mjs';
 import { executionAuthority } from './isolation.mjs';
-import { isolationProblem } from './host-probe.mjs';
+import { HOST_NETWORK_REACH, isolationProblem, sharesHostNetwork } from './host-probe.mjs';
 import { reachableByBoxUsers } from './box-user.mjs';
 import { removeOwnBoxDirsNow } from './stale-boxes.mjs';
 
@@ -42,9 +42,12 @@ export class BoxRegistry {
    * `snapshots`: the host's SnapshotStore (create from `source: { type: 'snapshot' }`);
    * `diskBytes`: each Box's writable space (box-disk.mjs; default 1 GiB); `spares`: make a Box
    * network ahead of each create (box-spares.mjs); `parked` ({ size, idleMs }, bubblewrap only):
-   * keep that many spare Boxes with a parked Node process (parked-boxes.mjs).
+   * keep that many spare Boxes with a parked Node process (parked-boxes.mjs). `production`
+   * with `shareHostNetwork` false: an `allow-all` Box that would share this machine's network
+   * (no Box network here, host-probe.mjs sharesHostNetwork) is refused, unless `isolation` is
+   * 'none' (plain processes, accepted explicitly with everything of this user).
    */
-  constructor({ boxRoot, isolation, maxBoxes, maxTotalMemoryBytes = Infinity, maxQueued, maxQueueWaitMs, features, snapshots, diskBytes, spares = false, parked }) {
+  constructor({ boxRoot, isolation, maxBoxes, maxTotalMemoryBytes = Infinity, maxQueued, maxQueueWaitMs, features, snapshots, diskBytes, spares = false, parked, production = false, shareHostNetwork = false }) {
     // Box users (a root host's Boxes, box-user.mjs) open their directories below the Box root.
     if (isolation === 'bubblewrap' && features?.boxUsers === true) reachableByBoxUsers(boxRoot);
     this.features = features;
@@ -55,6 +58,7 @@ export class BoxRegistry {
     this.boxRoot = boxRoot;
     this.snapshots = snapshots;
     this.isolation = isolation;
+    this.refusesHostNetwork = production && !shareHostNetwork && isolation !== 'none' && sharesHostNetwork(features ?? {}, isolation);
     this.maxBoxes = maxBoxes;
     this.live = new Map();
     /** Boxes being created (BoxInMaking, box-spares.mjs): not live yet, removed by removeAllNow too. */
@@ -66,7 +70,7 @@ export class BoxRegistry {
     this.logBudget = new LogBudget(LOG_BUDGET_BYTES);
     /** Runs whose harness was a parked process (counted when their Box stops). */
     this.handedOver = 0;
-    this.parked = isolation === 'bubblewrap' && parked?.size > 0
+    this.parked = isolation === 'bubblewrap' && parked?.size > 0 && !this.refusesHostNetwork
       ? new ParkedBoxes({ size: parked.size, idleMs: parked.idleMs, make: () => this.#makeParkedBox(parked.idleMs), wanted: () => this.slots.queued > 0 })
       : null;
     this.parked?.fill();
@@ -121,23 +125,29 @@ export class BoxRegistry {
 
   /**
    * The executionAuthority a Box created with `networkPolicy` gets (the rule of create, without
-   * creating one): `GET /_vite-hub/execution-authority`.
+   * creating one): `GET /_vite-hub/execution-authority`. Throws the create's refusal, unless
+   * `refusals: false` (what such a Box would get: the host's own description of itself).
    */
-  executionAuthorityFor(networkPolicy) {
-    const denied = this.#enforceableDenial(networkPolicy);
+  executionAuthorityFor(networkPolicy, { refusals = true } = {}) {
+    const denied = refusals ? this.#enforceableDenial(networkPolicy) : networkDenied(networkPolicy);
     return executionAuthority(this.isolation, denied, this.isolation === 'bubblewrap' && !denied && Boolean(this.features?.netTool));
   }
 
   /**
    * Whether `networkPolicy` cuts the network off, refusing one this host cannot enforce: a
    * `deny-all` without isolation is a 503 `isolation_unavailable` naming what is missing
-   * (SANDBOX_PROVIDER_UNAVAILABLE for the Run), never silently ignored.
+   * (SANDBOX_PROVIDER_UNAVAILABLE for the Run), never silently ignored; so is, in production, an
+   * `allow-all` that would share this machine's network, unless `shareHostNetwork` accepts it.
    */
   #enforceableDenial(networkPolicy) {
     const denied = networkDenied(networkPolicy);
     if (denied && this.isolation === 'none') {
       const why = this.features ? isolationProblem(this.features) : null;
       throw new BoxRequestError(503, 'isolation_unavailable', `networkPolicy 'deny-all' cannot be enforced: the local Box host runs Boxes without isolation${why ? ` (${why})` : ''}`);
+    }
+    if (!denied && this.refusesHostNetwork) {
+      const why = this.isolation === 'bubblewrap' ? this.features?.netProblem : `${this.isolation} gives Boxes no network of their own`;
+      throw new BoxRequestError(503, 'isolation_unavailable', `the local Box host refuses allow-all Boxes in production without a Box network: they would share this machine's network and reach ${HOST_NETWORK_REACH}${why ? ` (${why})` : ''}; use networkPolicy 'deny-all', install slirp4netns (with /dev/net/tun usable by this user), or set local: { shareHostNetwork: true } (configureSandbox or hubSandbox) to accept that explicitly`);
     }
     return denied;
   }

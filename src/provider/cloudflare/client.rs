@@ -152,6 +152,9 @@ impl ContainerClient {
             attempts += 1;
             let (verdict, retry_after_ms, problem) = match self.send_once(request, signal).await {
                 Err(SendError::Aborted) => return Err(aborted(attempts - 1, &starting)),
+                Err(error @ SendError::Redirected(_)) => {
+                    return Err(self.error(ErrorCode::TransportError, operation, format!("{} failed: {}", operation.as_str(), error.describe())));
+                }
                 Err(SendError::Network(value)) => {
                     let message = js_message(&value);
                     // The local Box host (SANDBOX_LOCAL_URL) starts no container: when it does not

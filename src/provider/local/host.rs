@@ -37,10 +37,11 @@ thread_local! {
     static STARTED: RefCell<Option<js_sys::Promise>> = const { RefCell::new(None) };
 }
 
-/// Registers the function that starts an in-process host: `({ isolation, parked? }) =>
-/// Promise<{ baseUrl, token, connectMs? }>` ([`InProcessHost`]: `local.isolation`, `"auto"` when
-/// unset, and `local.parked`;
-/// `connectMs`: ms of the first request the starter sent to the listening host).
+/// Registers the function that starts an in-process host: `({ isolation, parked?, production,
+/// shareHostNetwork }) => Promise<{ baseUrl, token, connectMs? }>` ([`InProcessHost`]:
+/// `local.isolation`, `"auto"` when unset, `local.parked`, the config's production flag and
+/// `local.shareHostNetwork`; `connectMs`: ms of the first request the starter sent to the
+/// listening host).
 pub fn set_starter(starter: Option<js_sys::Function>) {
     STARTER.with(|s| *s.borrow_mut() = starter);
 }
@@ -54,7 +55,8 @@ fn unavailable(message: String) -> Error {
     Error::new(ErrorCode::ProviderUnavailable, message).with_provider(ProviderKind::Local).with_operation(Operation::Create)
 }
 
-/// `{ isolation, parked?: { size?, idleMs? } }`, as `startBoxHost` takes them.
+/// `{ isolation, parked?: { size?, idleMs? }, production, shareHostNetwork }`, as `startBoxHost`
+/// takes them.
 fn starter_options(options: InProcessHost) -> js_sys::Object {
     let object = js_sys::Object::new();
     let set = |target: &js_sys::Object, key: &str, value: JsValue| {
@@ -62,6 +64,8 @@ fn starter_options(options: InProcessHost) -> js_sys::Object {
         let _ = js_sys::Reflect::set(target, &JsValue::from_str(key), &value);
     };
     set(&object, "isolation", JsValue::from_str(options.isolation.as_str()));
+    set(&object, "production", options.production.into());
+    set(&object, "shareHostNetwork", options.share_host_network.into());
     if let Some(parked) = options.parked {
         let value = js_sys::Object::new();
         if let Some(size) = parked.size {

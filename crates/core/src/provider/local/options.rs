@@ -8,7 +8,8 @@ use serde::Deserialize;
 /// in-process, once per isolate).
 ///
 /// Shape: `{ baseUrl?: string, token?: string, networkPolicy?: "allow-all" | "deny-all" | { mode },
-/// isolation?: "auto" | "bubblewrap" | "seatbelt" | "none", parked?: { size?, idleMs? } }`.
+/// isolation?: "auto" | "bubblewrap" | "seatbelt" | "none", parked?: { size?, idleMs? },
+/// shareHostNetwork?: boolean }`.
 #[derive(Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct LocalOptions {
@@ -28,6 +29,19 @@ pub struct LocalOptions {
     /// The spare Boxes with a parked Node process the in-process host keeps (ignored with
     /// `base_url`, like `isolation`); unset: the host's defaults (2 spares, 300000 ms idle).
     pub parked: Option<Parked>,
+    /// Whether the in-process host may, in production, give `allow-all` Boxes this machine's own
+    /// network when it has no Box network for them (no slirp4netns/pasta, or no `/dev/net/tun`
+    /// for this user): such a Box reaches the host's loopback (other Boxes' ports, the host's
+    /// port, the app's dev server) and the user's abstract Unix sockets (D-Bus, X11). Default
+    /// `false`: in production such a create is refused (`SANDBOX_PROVIDER_UNAVAILABLE` naming this
+    /// option); outside production it is allowed and the start-up line says so. Ignored with
+    /// `base_url`, like `isolation`.
+    pub share_host_network: Option<bool>,
+    /// Whether the app runs in production ([`crate::config::SandboxConfig::is_production`]): set
+    /// by config resolution, never read from the app's `local` object. In production the
+    /// in-process host refuses to run without isolation unless `isolation` is `none`.
+    #[serde(skip)]
+    pub production: bool,
 }
 
 /// The `local.parked` option: spare Boxes, each with a `node` started ahead that a Run's harness
@@ -77,19 +91,28 @@ impl TryFrom<ParkedOption> for Parked {
 }
 
 /// What the in-process Box host is started with (the Node glue's `startBoxHost` options):
-/// `{ isolation, parked? }`.
+/// `{ isolation, parked?, production, shareHostNetwork }`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct InProcessHost {
     /// `local.isolation`, `auto` when unset.
     pub isolation: Isolation,
     /// `local.parked`, the host's defaults when unset.
     pub parked: Option<Parked>,
+    /// The config's `production` (else `NODE_ENV === "production"` of its env).
+    pub production: bool,
+    /// `local.shareHostNetwork`, `false` when unset.
+    pub share_host_network: bool,
 }
 
 impl LocalOptions {
     /// The options an in-process host started for these applies.
     pub fn in_process_host(&self) -> InProcessHost {
-        InProcessHost { isolation: self.isolation.unwrap_or(Isolation::Auto), parked: self.parked }
+        InProcessHost {
+            isolation: self.isolation.unwrap_or(Isolation::Auto),
+            parked: self.parked,
+            production: self.production,
+            share_host_network: self.share_host_network == Some(true),
+        }
     }
 }
 
@@ -128,6 +151,8 @@ impl std::fmt::Debug for LocalOptions {
             .field("network_policy", &self.network_policy)
             .field("isolation", &self.isolation)
             .field("parked", &self.parked)
+            .field("share_host_network", &self.share_host_network)
+            .field("production", &self.production)
             .finish()
     }
 }
@@ -139,8 +164,16 @@ mod tests {
     #[test]
     fn the_in_process_host_gets_isolation_and_parked_as_configured() {
         let options: LocalOptions = serde_json::from_value(serde_json::json!({"parked": {"size": 0}})).unwrap();
-        assert_eq!(options.in_process_host(), InProcessHost { isolation: Isolation::Auto, parked: Some(Parked { size: Some(0), idle_ms: None }) });
+        assert_eq!(options.in_process_host(), InProcessHost { isolation: Isolation::Auto, parked: Some(Parked { size: Some(0), idle_ms: None }), production: false, share_host_network: false });
         let options: LocalOptions = serde_json::from_value(serde_json::json!({"isolation": "none"})).unwrap();
         assert_eq!((options.in_process_host().isolation.as_str(), options.in_process_host().parked), ("none", None));
+    }
+
+    #[test]
+    fn share_host_network_is_an_option_and_production_is_not() {
+        let options: LocalOptions = serde_json::from_value(serde_json::json!({"shareHostNetwork": true})).unwrap();
+        assert!(options.in_process_host().share_host_network);
+        // `production` is the config's, set by its resolution: never a key of `local`.
+        assert!(serde_json::from_value::<LocalOptions>(serde_json::json!({"production": true})).is_err());
     }
 }
