@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 import { parse as parseToml } from 'smol-toml';
 import { startBoxHost } from '@vite-hub/sandbox/box-host';
 import { removeDir, repoRoot } from '../support/vite-app.mjs';
-import { builtWorker, countersAfterStop, isWasm, wranglerDryRun } from '../support/cloudflare-worker.mjs';
+import { builtWorker, countersAfterStop, isWasm, uploadGzipKiB, WORKER_GZIP_BUDGET_KIB, wranglerDryRun } from '../support/cloudflare-worker.mjs';
 import { lockRepoWorkerBuild } from '../support/wrangler-dev.mjs';
 
 
@@ -52,6 +52,12 @@ const post = async (path, body) => {
   const response = await miniflare.dispatchFetch(`http://worker.test${path}`, { method: 'POST', body: body === undefined ? undefined : JSON.stringify(body) });
   return { status: response.status, json: await response.json() };
 };
+
+test(`the repository's Worker uploads at most ${WORKER_GZIP_BUDGET_KIB} KiB gzipped`, () => {
+  const kib = uploadGzipKiB(dryRun.stdout);
+  console.log(`repository Worker upload: ${kib} KiB gzipped`);
+  assert.ok(kib <= WORKER_GZIP_BUDGET_KIB, `${kib} KiB gzipped`);
+});
 
 test('the dry run is offline and names the Sandbox binding and the registry image', () => {
   assert.match(dryRun.stdout, /registry of examples\/app: order-summary, release-notes, slugify-title, word-count/);

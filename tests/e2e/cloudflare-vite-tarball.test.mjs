@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { startBoxHost } from '@vite-hub/sandbox/box-host';
 import { repoRoot } from '../support/vite-app.mjs';
-import { builtWorker, isWasm, viteBuild, wranglerDryRun } from '../support/cloudflare-worker.mjs';
+import { builtWorker, isWasm, uploadGzipKiB, viteBuild, WORKER_GZIP_BUDGET_KIB, wranglerDryRun } from '../support/cloudflare-worker.mjs';
 
 const run = promisify(execFile);
 const versionOf = (name) => JSON.parse(readFileSync(join(repoRoot, 'node_modules', name, 'package.json'), 'utf8')).version;
@@ -92,6 +92,8 @@ test('wrangler deploy --dry-run of the built app works offline; the Worker carri
   const { stdout, dir, outDir, files } = await wranglerDryRun(app);
   try {
     assert.match(stdout, /env\.SANDBOX \(Sandbox\)/);
+    // The size budget of a JS Worker on the package (DESIGN.md §9), as wrangler reports it.
+    assert.ok(uploadGzipKiB(stdout) <= WORKER_GZIP_BUDGET_KIB, `${uploadGzipKiB(stdout)} KiB gzipped`);
     assert.equal(files.filter((name) => name.endsWith('.wasm')).length, 1, files.join(', '));
     // What the Worker uploads (issue 23 item 5): the runtime alone. None of the build steps'
     // libraries (regular dependencies of the package) nor their glue is bundled.

@@ -51,6 +51,19 @@ export async function wranglerDryRun(cwd, { config, wrangler = join(repoRoot, 'n
   }
 }
 
+/** The Worker size budget (DESIGN.md §9): its upload, gzipped, as wrangler reports it (KiB). */
+export const WORKER_GZIP_BUDGET_KIB = 600;
+
+/**
+ * The gzipped size (KiB) of the upload a `wrangler deploy --dry-run` printed (`Total Upload: …
+ * KiB / gzip: N KiB`); throws when the output has no such line.
+ */
+export function uploadGzipKiB(stdout) {
+  const match = /Total Upload:\s*[\d.]+\s*KiB\s*\/\s*gzip:\s*([\d.]+)\s*KiB/.exec(stdout);
+  if (!match) throw new Error(`wrangler printed no upload size:\n${stdout}`);
+  return Number(match[1]);
+}
+
 /**
  * `vite build` in `cwd` in a child process whose TMPDIR is a folder removed afterwards (Nitro's
  * jiti keeps a cache in the temp directory).
