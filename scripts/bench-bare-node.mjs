@@ -24,8 +24,8 @@ const archive = async (files) => gzipSync(await packTar(files.map(([name, body])
  * @param {{ isolation: 'bubblewrap' | 'none', entry: string, payload: { a: number, b: number } }} options
  */
 export async function openBareNodeBox({ isolation, entry, payload }) {
-  const { BoxRegistry } = await import(new URL('dist/box-host/engine/registry.mjs', repo));
-  const { hostFeatures } = await import(new URL('dist/box-host/engine/isolation.mjs', repo));
+  const { BoxRegistry } = await import(new URL('dist/box-host/engine/registry.mjs', repo).href);
+  const { hostFeatures } = await import(new URL('dist/box-host/engine/isolation.mjs', repo).href);
   const boxRoot = mkdtempSync(path.join(os.tmpdir(), 'vite-hub-bench-bare-'));
   const registry = new BoxRegistry({ boxRoot, isolation, maxBoxes: 1, maxQueued: 0, maxQueueWaitMs: 0, features: await hostFeatures() });
   const box = await registry.create({});

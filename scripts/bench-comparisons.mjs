@@ -36,7 +36,16 @@ const SDK_SCENARIOS = [
   ['pooledVsSnapshot', 'pooled prepared Run with a dependency', 'SDK flow from a hand-made snapshot', 'SDK from snapshot'],
 ];
 
-/** A comparison of two sides' figures (`{ a, b, ratio }` with ms, or `{ na }`). */
+/**
+ * A comparison: `a`, `b` (ms figures of bench-stats.mjs `stats`) and `ratio` when it was measured,
+ * else `na` (why not).
+ * @typedef {{ id: string, title: string, labels: string[], target?: number, na?: string, a?: object, b?: object, ratio?: object }} Comparison
+ */
+
+/**
+ * A comparison of two sides' figures (`{ a, b, ratio }` with ms, or `{ na }`).
+ * @returns {Comparison}
+ */
 function comparison(id, title, labels, pair, target) {
   const base = { id, title, labels, ...(target === undefined ? {} : { target }) };
   if (pair === undefined) return { ...base, na: 'not in this run' };
@@ -49,6 +58,7 @@ function comparison(id, title, labels, pair, target) {
  * Every comparison of `figures`, in page order: `{ id, title, labels: [a, b], a, b, ratio,
  * target? }` (labels: short names of the two sides; a, b: ms figures; ratio: a/b per interleaved
  * pair), or `{ id, title, labels, target?, na }` when it could not be measured.
+ * @returns {Comparison[]}
  */
 export function comparisons(figures) {
   const out = [];

@@ -118,9 +118,9 @@ export async function startDelayProxy(target, delayMs) {
       req.pipe(upstream);
     }, delayMs);
   });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await /** @type {Promise<void>} */ (new Promise((resolve) => server.listen(0, '127.0.0.1', resolve)));
   return {
-    url: `http://127.0.0.1:${server.address().port}`,
+    url: `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (server.address()).port}`,
     close: () => new Promise((resolve) => {
       agent.destroy();
       server.closeAllConnections();

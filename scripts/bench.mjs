@@ -322,7 +322,10 @@ function parkingSeen(host, before, runs) {
   return { inEffect: handedOver > 0, handedOver, runs, how };
 }
 
-/** A host with `parked: { size: 0 }` (its own state dir under `stateDir`), or `{ na }` when the build refuses the option. */
+/**
+ * A host with `parked: { size: 0 }` (its own state dir under `stateDir`), or `{ na }` when the build refuses the option.
+ * @returns {Promise<Partial<Awaited<ReturnType<typeof startBoxHost>>> & { na?: string }>}
+ */
 async function startParkedOffHost(stateDir) {
   try {
     return await startBoxHost({ stateDir: mkdtempSync(path.join(stateDir, 'parked-off-')), parked: { size: 0 } });
@@ -509,7 +512,7 @@ try {
   for (const c of comparisons(figures)) printComparison(c);
   const bare = figures.warmVsBare;
   log(`parked processes: ${bare.parking.how}; warm Run, default host / parked: { size: 0 } host: ${show(bare.gain, '')}`);
-  const b2b = bare.backToBack;
+  const b2b = /** @type {{ na?: string, runs?: number, parkedMs?: object, parkedOffMs?: object, ratio?: object }} */ (bare.backToBack);
   if (b2b.na) log(`  back-to-back warm Runs: n/a (${b2b.na})`);
   else log(`  back-to-back warm Runs (no settle, blocks of ${b2b.runs}): default host ${show(b2b.parkedMs)}; parked: { size: 0 } host ${show(b2b.parkedOffMs)}; ratio of block medians ${show(b2b.ratio, '')}`);
   if (bare.harness.na) log(`  in the same Box, the harness command vs the three-line runner: n/a (${bare.harness.na})`);

@@ -34,7 +34,7 @@ const SCHEMA_TARGETS = new Set(['draft-07', 'draft-2020-12']);
 
 /**
  * The `sandbox({ commands, env })` capability.
- * @param {{ commands: string[], env?: string[], session?: (() => unknown) | Record<string, unknown> }} options
+ * @param {import('@vite-hub/sandbox/agent').SandboxCapabilityOptions} options
  *   `env`: the env names an input may set (exact names; none by default); `session`: a function
  *   returning a Session (or a promise of one), or the options of `openSandboxSession`; default
  *   `openSandboxSession()`. The capability closes that Session.
@@ -130,6 +130,8 @@ export function sandbox(options) {
      * An MCP `tools/call`: `params` is `{ name, arguments }`; resolves to `{ content: [{ type:
      * 'text', text }], structuredContent?, isError }`. A refused input or a failed Command is a
      * result with `isError: true` (the model reads it); an unknown tool name or an abort throws.
+     * @param {{ name: string, arguments?: Record<string, unknown> }} params
+     * @param {{ signal?: AbortSignal }} [options]
      */
     callMcpTool: async (params, { signal } = {}) => {
       if (params?.name !== SANDBOX_EXEC) {
@@ -150,6 +152,10 @@ export function sandbox(options) {
   return capability;
 }
 
+/**
+ * @param {import('@vite-hub/sandbox/agent').SandboxCapabilityOptions['session']} source
+ * @returns {() => import('@vite-hub/sandbox/agent').SandboxExecSession | Promise<import('@vite-hub/sandbox/agent').SandboxExecSession>}
+ */
 function sessionOpener(source) {
   if (typeof source === 'function') return source;
   if (source !== undefined && (source === null || typeof source !== 'object')) {

@@ -45,8 +45,9 @@ export function defineSandbox(definition) {
 
 /**
  * Binds the public functions to a wasm module.
- * @param {object} wasm the wasm-bindgen exports
- * @param {() => Record<string, string>} readEnv the runtime's environment (only SANDBOX_ENV_NAMES are kept)
+ * @param {typeof import('../wasm/vite_hub_sandbox.js')} wasm the wasm-bindgen exports
+ * @param {() => Record<string, unknown>} readEnv the runtime's environment (only SANDBOX_ENV_NAMES are
+ *   kept; a Worker's env also holds bindings)
  * @param {(work: Promise<unknown>) => void} [keepAlive] keeps the runtime alive for the work after a
  *   Response (a Worker's `waitUntil`); Node and browsers need none
  */

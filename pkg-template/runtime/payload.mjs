@@ -126,6 +126,8 @@ class FrameworkHttpError extends Error {
   constructor(sandboxError) {
     super(sandboxError.message, { cause: sandboxError });
     Object.assign(this, sandboxError);
+    /** @type {number} the SandboxError's, copied above */
+    this.status;
     this.name = 'HTTPError';
     this.data = { code: sandboxError.code, message: sandboxError.message };
   }
@@ -235,6 +237,7 @@ async function validatePayload(value, standard, schema) {
   const issues = [...result.issues];
   const listed = issues.slice(0, MAX_LISTED_ISSUES).map((issue) => `${issuePath(issue.path)}: ${issue.message}`);
   if (issues.length > MAX_LISTED_ISSUES) listed.push(`and ${issues.length - MAX_LISTED_ISSUES} more`);
+  /** @type {import('./sandbox-error.mjs').SandboxError & { issues?: unknown[] }} */
   const error = invalid(`the request payload does not match the schema (${standard.vendor}): ${listed.join('; ')}`);
   error.issues = issues;
   throw error;

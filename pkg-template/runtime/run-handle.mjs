@@ -12,8 +12,11 @@ const utf8 = new TextEncoder();
 
 /**
  * Starts one Run and returns its handle.
- * @param {object} wasm the runtime wasm exports (the runtime's waitUntil, if any, is set on it:
- *   `setSandboxKeepAlive`)
+ * @param {typeof import('../wasm/vite_hub_sandbox.js')} wasm the runtime wasm exports (the
+ *   runtime's waitUntil, if any, is set on it: `setSandboxKeepAlive`)
+ * @param {string} name the Definition's name
+ * @param {unknown} payload the Run's payload
+ * @param {unknown} options the call's options, as given (the core checks them)
  * @param {((entry: { name: string, stream: 'stdout' | 'stderr', line: string }) => void) | undefined} defaultOnLog
  *   the onLog of `configureSandbox`, used when the call has none
  * @param {{ keepLogs?: boolean }} [handle] `keepLogs: false` when no one can call `logs()`

@@ -4,15 +4,22 @@
 import { ERROR_STATUS } from './facts.mjs';
 
 /**
+ * What sandboxError() makes (runtime/index.d.ts `SandboxError`); `details` as the core's errors
+ * have them, set by the caller where a code has some.
+ * @typedef {Error & { code: string, status: number, details?: Record<string, unknown> }} SandboxError
+ */
+
+/**
  * A `SandboxError`: `name`, `code`, `status` (the HTTP status of `code`, DESIGN.md §5).
  * @param {keyof typeof ERROR_STATUS} code a `SANDBOX_*` code
  * @param {string} message says what is wrong, where, and how to fix it
  * @param {unknown} [cause] the underlying error (kept as `error.cause`)
+ * @returns {SandboxError}
  */
 export function sandboxError(code, message, cause) {
   const status = ERROR_STATUS[code];
   if (status === undefined) throw new TypeError(`unknown sandbox error code ${code}`);
-  const error = new Error(message, cause === undefined ? undefined : { cause });
+  const error = /** @type {SandboxError} */ (new Error(message, cause === undefined ? undefined : { cause }));
   error.name = 'SandboxError';
   error.code = code;
   error.status = status;

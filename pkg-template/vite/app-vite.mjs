@@ -90,6 +90,12 @@ function positionIn(starts, offset) {
 }
 
 /**
+ * What parseModule throws for code that is not a valid module: `loc` in `code`, null when the
+ * parser gave no offset.
+ * @typedef {SyntaxError & { loc?: { line: number, column: number } | null }} ModuleSyntaxError
+ */
+
+/**
  * `code` parsed as an ES module by the app's Vite (`parseAst`; JavaScript only: compile
  * TypeScript first). Every node gets `range: [start, end]` (eslint-scope reads it) and
  * `loc: { start: { line, column } }` (1-based line, 0-based column, as acorn's).
@@ -104,6 +110,7 @@ export async function parseModule(code, purpose) {
   } catch (error) {
     const offset = typeof error?.pos === 'number' ? error.pos : null;
     const first = String(error?.message ?? error).split('\n').find((line) => line.trim() && !/^Parse failed with/.test(line)) ?? String(error);
+    /** @type {ModuleSyntaxError} */
     const syntaxError = new SyntaxError(first.replace(/^\[[A-Z_]+\]\s*/, ''), { cause: error });
     syntaxError.loc = offset === null ? null : positionIn(lineStarts(code), offset);
     throw syntaxError;

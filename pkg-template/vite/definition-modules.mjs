@@ -45,7 +45,7 @@ async function javaScriptFacts(file) {
     return await moduleFacts(decode(file.content));
   } catch (error) {
     if (!(error instanceof SyntaxError)) throw error;
-    const loc = error.loc;
+    const loc = /** @type {import('./app-vite.mjs').ModuleSyntaxError} */ (error).loc;
     const message = error.message.replace(/ \(\d+:\d+\)$/, '');
     return { imports: [], commonjs: [], parseError: { message, line: loc?.line ?? null, column: loc ? loc.column + 1 : null } };
   }

@@ -277,7 +277,7 @@ function buildError(errors) {
  *   `registryJson` (build only): also writes `build/registry.json`, `{ "<name>": <definition> }` with
  *   the same Definition objects as the modules, which a Rust Worker reads (`Registry::from_json` of
  *   crates/worker, through `include_str!`).
- * @returns {Promise<{ dir: string, facade: string, names: string[], changed: string[], inputs: string[], errors: Array<{ name: string | null, error: Error }> }>}
+ * @returns {Promise<{ dir: string, facade: string, names: string[], changed: string[], inputs: string[], errors: Array<{ name: string | null, error: Error & { code?: string } }> }>}
  *   `names`: the Definitions in the registry; `inputs`: source files outside the Definition
  *   folders that Definitions were built from (free-form local imports), relative to `root`.
  * @throws a malformed app root; in `build`, every discovery or preparation error (a `SandboxError` naming the

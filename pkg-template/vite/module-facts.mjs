@@ -146,15 +146,17 @@ export async function moduleFacts(code, { map } = {}) {
   const scopes = analyze(ast, { ecmaVersion: 2022, sourceType: 'module' });
   const isImportEquals = (declarator) =>
     declarator?.type === 'VariableDeclarator' && isImportEqualsDeclaration(parentOf.get(declarator), map, locate);
+  /** @type {Array<{ name: 'require' | 'module' | 'exports', usage: string, property?: string | null, line: number | null, column: number | null, offset?: number }>} */
   const commonjs = [];
   for (const reference of scopes.globalScope.through) {
     const identifier = reference.identifier;
     if (!COMMONJS_NAMES.has(identifier.name)) continue;
     commonjs.push({
-      name: identifier.name,
+      name: /** @type {'require' | 'module' | 'exports'} */ (identifier.name),
       ...commonJsUsage(identifier, parentOf, isImportEquals),
       ...locate(identifier.loc.start),
-      offset: identifier.start,
+      // parseAst gives every node its `start` offset, which ESTree's types lack.
+      offset: /** @type {typeof identifier & { start: number }} */ (identifier).start,
     });
   }
   commonjs.sort((a, b) => a.offset - b.offset);

@@ -8,7 +8,7 @@ import { stackSources } from './source-stack.mjs';
 /**
  * Prepares a Definition found by `discoverDefinitions(appRoot)`.
  * @param {string} appRoot absolute app root
- * @param {{ name: string, kind: 'package' | 'free-form', dir: string, entry: string }} discovered
+ * @param {{ name: string, kind: 'package', dir: string, entry: string } | { name: string, kind: 'free-form', dir: string, entry: string }} discovered
  * @returns {Promise<{ definition: { name: string, files: Array<{ path: string, content: Uint8Array, mode?: number }>, packagePath?: string, entry?: string, timeout?: number }, inputs: string[], sources: Record<string, string | object> }>}
  *   `definition`: exactly the fields `registerSandbox` reads; `inputs`: the source files outside
  *   the Definition's folder that it was built from (free-form local imports), relative to

@@ -4,10 +4,23 @@
 export { invalidArgument, sandboxError } from '../runtime/sandbox-error.mjs';
 
 /**
+ * A message of a failed transform or bundle of the app's Vite, as far as transformProblem reads
+ * it: esbuild's `text` and `location` (Vite 7), oxc's or rollup's `loc`, `id` and `message`.
+ * @typedef {{
+ *   text?: string,
+ *   location?: { file?: string, line: number, column: number } | null,
+ *   loc?: { file?: string, line?: number, column?: number } | null,
+ *   id?: string,
+ *   message?: string,
+ * }} TransformMessage
+ */
+
+/**
  * `file:line:column: text` of the first message of a failed transform or bundle of the app's
  * Vite (esbuild's `errors[].location` on Vite 7, oxc's or rollup's `loc` elsewhere), for
  * `SANDBOX_INVALID_ARGUMENT` messages; `fallbackFile` when the error gives no location.
- * @param {unknown} error what the transform or `build()` threw
+ * @param {TransformMessage & { errors?: TransformMessage[] }} error what the transform or
+ *   `build()` threw (any value: every field is read with `?.`)
  * @param {string} fallbackFile the file being compiled or bundled
  * @param {string} [root] absolute directory that absolute file names are shown relative to
  */

@@ -49,7 +49,8 @@ export function stackSources({ files, installRoot, maps = new Map(), mapRoot }, 
  * Box's project folder (`…/project/<path>`, crates/core/src/harness.rs `PROJECT_DIR`).
  * @param {string} stack `details.stack` of a `SANDBOX_HANDLER_ERROR` Response
  * @param {Record<string, string | object>} sources from {@link stackSources}
- * @param {{ TraceMap: Function, originalPositionFor: Function }} traceMapping `@jridgewell/trace-mapping`
+ * @param {Pick<typeof import('@jridgewell/trace-mapping'), 'TraceMap' | 'originalPositionFor'>} traceMapping
+ *   `@jridgewell/trace-mapping`
  * @returns {string}
  */
 export function mapSandboxStack(stack, sources, traceMapping) {

@@ -184,6 +184,7 @@ export function hubSandbox(options) {
   let resolved;
   let facade;
   let logger;
+  /** @type {Promise<unknown>} the (re)generation in progress; the next one waits for it */
   let generation = Promise.resolve();
   /** Files outside the Definition folders the last good generation was built from (free-form imports). */
   let builtFrom = new Set();

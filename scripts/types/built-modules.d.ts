@@ -4,9 +4,31 @@
 // which runs on a checkout before any build. The built package's own declarations are checked by
 // tests/package/runtime-types.test.mjs.
 
+// The runtime bindings (src/api/): wasm-pack's init functions, and the bindings the JS calls on
+// the module itself (runtime/api.mjs and session.mjs get it as a parameter). Loose signatures:
+// the values are JS values the core checks.
 declare module '*/wasm/vite_hub_sandbox.js' {
-  const bindings: Record<string, any>;
-  export = bindings;
+  /** `--target web`'s default export: fetches (or takes) and instantiates the .wasm. */
+  export default function init(
+    options?: { module_or_path?: RequestInfo | URL | Response | BufferSource | WebAssembly.Module },
+  ): Promise<unknown>;
+  export function initSync(options: { module: BufferSource | WebAssembly.Module }): unknown;
+  export function configureSandbox(...args: any[]): any;
+  export function registerSandbox(...args: any[]): any;
+  export function unregisterSandbox(...args: any[]): any;
+  export function listSandboxes(...args: any[]): any;
+  export function runSandbox(...args: any[]): any;
+  export function closeSandbox(...args: any[]): any;
+  export function setSandboxDefinitionLoader(...args: any[]): any;
+  export function setSandboxKeepAlive(...args: any[]): any;
+  export function listPreparedProjects(...args: any[]): any;
+  export function dropPreparedProject(...args: any[]): any;
+  export function openSandboxSession(...args: any[]): any;
+  export function resolveSandboxRunner(...args: any[]): any;
+  export function setLocalBoxHostStarter(...args: any[]): any;
+  export function warmUpLocalBoxHost(...args: any[]): any;
+  export function forgetLocalBoxHost(...args: any[]): any;
+  export function validateSandboxDefinition(...args: any[]): any;
 }
 
 declare module '*/wasm/vite_hub_sandbox_tooling.js' {
@@ -31,4 +53,6 @@ declare module '*/facts.mjs' {
 
 declare module 'cloudflare:workers' {
   export const env: Record<string, unknown>;
+  /** Keeps the request's Worker alive until `promise` settles (absent in older workerd). */
+  export const waitUntil: ((promise: Promise<unknown>) => void) | undefined;
 }

@@ -81,7 +81,8 @@ export async function startBoxNetwork({ rootless = process.geteuid?.() !== 0 } =
     // The helpers never keep the host's event loop alive.
     for (const child of [holder, slirp]) {
       child.unref();
-      for (const stream of child.stdio) stream?.unref?.();
+      // A pipe to a child is a net.Socket, which has unref().
+      for (const stream of child.stdio) /** @type {import('node:net').Socket | null} */ (stream)?.unref?.();
     }
     const alive = () => holder.exitCode === null && holder.signalCode === null && slirp.exitCode === null && slirp.signalCode === null;
     return { netns: `/proc/${holder.pid}/ns/net`, userns: rootless ? `/proc/${holder.pid}/ns/user` : undefined, stop, alive };

@@ -30,6 +30,8 @@ const PROGRAM_DIR = new URL('../seccomp/', import.meta.url);
  * of 8-byte `struct sock_filter`s), problem: null }`, or `{ programs: null, problem }` saying why
  * there are none (no programs for this architecture; the package lacks the files or one is
  * damaged). `dir` is a file URL or path; default the package's.
+ * @param {string} [arch]
+ * @param {URL | string} [dir]
  */
 export function loadSyscallFilter(arch = process.arch, dir = PROGRAM_DIR) {
   const kernelArch = KERNEL_ARCH[arch];
@@ -92,9 +94,9 @@ export async function probeSyscallFilter({ args, uid, loaded = loadSyscallFilter
     });
     for (const [i, program] of loaded.programs.entries()) {
       child.stdio[fds[i]].on('error', () => {});
-      child.stdio[fds[i]].end(program);
+      /** @type {import('node:stream').Writable} */ (child.stdio[fds[i]]).end(program);
     }
-    child.on('error', (err) => resolve({ code: err.code ?? 'failed', stderr: err.message }));
+    child.on('error', (/** @type {NodeJS.ErrnoException} */ err) => resolve({ code: err.code ?? 'failed', stderr: err.message }));
     child.on('close', (code, signal) => {
       clearTimeout(timer);
       resolve({ code: code ?? signal, stderr });

@@ -297,7 +297,7 @@ export class Box {
       readOnlyFiles: [{ path: PARKED_NODE_PATH, data: PARKED_NODE_SOURCE }],
       stdin: 'pipe',
     });
-    const command = new BoxCommand({ id: newId('cmd'), sessionId: this.id, name: 'node', args: PARKED_NODE_ARGS, cwd: this.workDir, spec, logBudget: this.logBudget, parked: true });
+    const command = new BoxCommand({ id: newId('cmd'), sessionId: this.id, name: 'node', args: PARKED_NODE_ARGS, cwd: this.workDir, spec, timeoutMs: undefined, logBudget: this.logBudget, parked: true });
     this.parked = { command, env };
     // Gone before its command came (killed, out of memory): the Box's commands start as usual.
     command.once('exit', () => {

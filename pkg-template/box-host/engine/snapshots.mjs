@@ -151,7 +151,10 @@ async function stale(dir) {
 }
 
 export class SnapshotStore {
-  /** The take in progress (takes run one after another). */
+  /**
+   * The take in progress (takes run one after another).
+   * @type {Promise<unknown>}
+   */
   #taking = Promise.resolve();
 
   /**
@@ -314,7 +317,10 @@ export class SnapshotStore {
     return this.records.get(id);
   }
 
-  /** Records, newest first (`sortOrder: 'asc'` oldest first), optionally of one sandbox name. */
+  /**
+   * Records, newest first (`sortOrder: 'asc'` oldest first), optionally of one sandbox name.
+   * @param {{ name?: string, sortOrder?: 'asc' | 'desc' }} [options]
+   */
   async list({ name, sortOrder = 'desc' } = {}) {
     await this.load();
     const all = [...this.records.values()].filter((r) => name === undefined || r.sandboxName === name);

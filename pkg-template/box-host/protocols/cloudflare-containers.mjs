@@ -48,7 +48,7 @@ export class CloudflareContainers {
       entry = undefined;
     }
     if (!entry) {
-      entry = { ready: this.#createBox(id), box: null, sessions: new Map() };
+      entry = { ready: this.#createBox(), box: null, sessions: new Map() };
       this.containers.set(id, entry);
       entry.ready.catch(() => {
         if (this.containers.get(id) === entry) this.containers.delete(id);

@@ -154,7 +154,7 @@ export function processRoutes({ start, timeoutOf }) {
   }
 
   /** [method, container path pattern, counter name, handler]; checked before the exact routes. */
-  return [
+  return /** @type {const} */ ([
     ['POST', /^\/api\/process\/start$/, 'process/start', startProcess],
     ['GET', /^\/api\/process\/list$/, 'process/list', list],
     ['DELETE', /^\/api\/process\/kill-all$/, 'process/kill-all', killAll],
@@ -162,5 +162,5 @@ export function processRoutes({ start, timeoutOf }) {
     ['GET', /^\/api\/process\/([^/]+)\/stream$/, 'process/stream', stream],
     ['GET', /^\/api\/process\/([^/]+)$/, 'process/get', get],
     ['DELETE', /^\/api\/process\/([^/]+)$/, 'process/kill', kill],
-  ];
+  ]);
 }

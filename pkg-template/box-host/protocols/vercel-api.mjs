@@ -10,7 +10,21 @@ import { snapshotJSON } from '../engine/snapshots.mjs';
 const SID = '([A-Za-z0-9_-]+)';
 const S = `^/v2/sandboxes/sessions/${SID}`;
 
-/** [method, pattern, route name, handler]; first match wins. */
+/**
+ * A route's handler: `params` are the pattern's groups, `query` the request's search params.
+ * @typedef {(request: {
+ *   registry: import('../engine/registry.mjs').BoxRegistry,
+ *   req: import('node:http').IncomingMessage,
+ *   res: import('node:http').ServerResponse,
+ *   params: string[],
+ *   query: URLSearchParams,
+ * }) => Promise<void>} RouteHandler
+ */
+
+/**
+ * [method, pattern, route name, handler]; first match wins.
+ * @type {[string, RegExp, string, RouteHandler][]}
+ */
 const ROUTES = [
   ['POST', /^\/v[23]\/sandboxes$/, 'create', create],
   ['GET', new RegExp(`${S}$`), 'session/get', getSession],
@@ -46,6 +60,7 @@ function both(box) {
   return { sandbox: box.sandboxJSON(), session: box.sessionJSON(), routes: [] };
 }
 
+/** @type {RouteHandler} */
 async function create({ registry, req, res }) {
   const body = await readJson(req);
   // A create waiting for a Box slot leaves the queue when its client goes away.
@@ -59,12 +74,14 @@ async function create({ registry, req, res }) {
   sendJson(res, 200, both(box));
 }
 
+/** @type {RouteHandler} */
 async function getSession({ registry, res, params: [sid] }) {
   const box = registry.bySession(sid);
   if (!box) registry.running(sid);
   sendJson(res, 200, { session: box.sessionJSON(), routes: [] });
 }
 
+/** @type {RouteHandler} */
 async function getSandbox({ registry, res, params: [encoded] }) {
   let name;
   try {
@@ -77,12 +94,14 @@ async function getSandbox({ registry, res, params: [encoded] }) {
   sendJson(res, 200, both(box));
 }
 
+/** @type {RouteHandler} */
 async function stop({ registry, res, params: [sid] }) {
   const box = registry.running(sid);
   await box.stop();
   sendJson(res, 200, { session: box.sessionJSON(), sandbox: box.sandboxJSON() });
 }
 
+/** @type {RouteHandler} */
 async function extendTimeout({ registry, req, res, params: [sid] }) {
   const box = registry.running(sid);
   const { duration } = await readJson(req);
@@ -128,6 +147,7 @@ function follow(cmd, res, onLog, onExit, out) {
   });
 }
 
+/** @type {RouteHandler} */
 async function runCommand({ registry, req, res, params: [sid] }) {
   const box = registry.running(sid);
   const body = await readJson(req);
@@ -151,6 +171,7 @@ function commandOf(registry, sid, cid) {
   return cmd;
 }
 
+/** @type {RouteHandler} */
 async function getCommand({ registry, res, query, params: [sid, cid] }) {
   const cmd = commandOf(registry, sid, cid);
   if (query.get('wait') !== 'true' || !cmd.running) {
@@ -164,12 +185,14 @@ async function getCommand({ registry, res, query, params: [sid, cid] }) {
   res.end(JSON.stringify({ command: cmd.toJSON() }));
 }
 
+/** @type {RouteHandler} */
 async function commandLogs({ registry, res, params: [sid, cid] }) {
   const cmd = commandOf(registry, sid, cid);
   const out = startNdjson(res);
   follow(cmd, res, (entry) => out.line(entry), () => out.end(), out);
 }
 
+/** @type {RouteHandler} */
 async function killCommand({ registry, req, res, params: [sid, cid] }) {
   const cmd = commandOf(registry, sid, cid);
   const { signal = 15 } = await readJson(req);
@@ -180,6 +203,7 @@ async function killCommand({ registry, req, res, params: [sid, cid] }) {
   sendJson(res, 200, { command: cmd.toJSON() });
 }
 
+/** @type {RouteHandler} */
 async function writeFiles({ registry, req, res, params: [sid] }) {
   const box = registry.running(sid);
   const body = await readBody(req, MAX_ARCHIVE_BYTES);
@@ -188,6 +212,7 @@ async function writeFiles({ registry, req, res, params: [sid] }) {
   sendJson(res, 200, {});
 }
 
+/** @type {RouteHandler} */
 async function readFile({ registry, req, res, params: [sid] }) {
   const box = registry.running(sid);
   const { path, cwd } = await readJson(req);
@@ -198,6 +223,7 @@ async function readFile({ registry, req, res, params: [sid] }) {
   await pipeline(fs.createReadStream(null, { fd: file.fd }), res);
 }
 
+/** @type {RouteHandler} */
 async function mkdir({ registry, req, res, params: [sid] }) {
   const box = registry.running(sid);
   const { path, cwd } = await readJson(req);
@@ -209,6 +235,7 @@ async function mkdir({ registry, req, res, params: [sid] }) {
 /**
  * `POST …/snapshot` (body empty or `{ expiration: ms }`, 0 = never): stops the session and keeps
  * its work directory as a snapshot (protocol note §7.5: the session is stopped by the snapshot).
+ * @type {RouteHandler}
  */
 async function takeSnapshot({ registry, req, res, params: [sid] }) {
   const box = registry.running(sid);
@@ -234,7 +261,10 @@ async function takeSnapshot({ registry, req, res, params: [sid] }) {
   sendJson(res, 200, { snapshot: snapshotJSON(record), session: box.sessionJSON() });
 }
 
-/** `GET /v2/sandboxes/snapshots?name&limit&cursor&sortOrder` (`name`: the source sandbox's name). */
+/**
+ * `GET /v2/sandboxes/snapshots?name&limit&cursor&sortOrder` (`name`: the source sandbox's name).
+ * @type {RouteHandler}
+ */
 async function listSnapshots({ registry, res, query }) {
   const limit = query.has('limit') ? Number(query.get('limit')) : 100;
   const offset = query.has('cursor') ? Number(query.get('cursor')) : 0;
@@ -248,12 +278,14 @@ async function listSnapshots({ registry, res, query }) {
   sendJson(res, 200, { snapshots: page.map((r) => snapshotJSON(r)), pagination: { count: page.length, next } });
 }
 
+/** @type {RouteHandler} */
 async function getSnapshot({ registry, res, params: [id] }) {
   const record = await registry.snapshots.get(id);
   if (!record) throw new HttpError(404, 'not_found', `Snapshot ${id} was not found`);
   sendJson(res, 200, { snapshot: snapshotJSON(record) });
 }
 
+/** @type {RouteHandler} */
 async function deleteSnapshot({ registry, res, params: [id] }) {
   const record = await registry.snapshots.delete(id);
   if (!record) throw new HttpError(404, 'not_found', `Snapshot ${id} was not found`);

@@ -20,6 +20,13 @@ function authorized(req, tokenDigest) {
 /**
  * Creates (does not start) the HTTP server over a BoxRegistry, the CloudflareContainers on the
  * same registry and RequestCounters; `cors`: the CORS step of cors.mjs (default: none).
+ * @param {{
+ *   token: string,
+ *   registry: import('../engine/registry.mjs').BoxRegistry,
+ *   containers: import('../protocols/cloudflare-containers.mjs').CloudflareContainers,
+ *   counters: import('./counters.mjs').RequestCounters,
+ *   cors?: (req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse) => boolean,
+ * }} options
  */
 export function createBoxHostServer({ token, registry, containers, counters, cors = () => false }) {
   const tokenDigest = digest(token);
