@@ -78,7 +78,7 @@ const looksLikePath = (text) => path.isAbsolute(text) || /^\.\.?([\\/]|$)/.test(
 /**
  * Finds and prepares the Definition `name` under `root` the way the Vite plugin does (folders
  * under server/sandboxes/ and free-form files); `null` when discovery has no such name.
- * @returns {Promise<{ definition: object, discovered: object } | null>}
+ * @returns {Promise<{ definition?: object, sources?: object, names?: string[], problems?: { name: string, code: string, message: string }[] }>}
  */
 async function prepareByName(root, name) {
   const { discoverDefinitionsAndProblems } = await import('./vite/discovery.mjs');
@@ -163,7 +163,7 @@ async function run(args) {
   // Ctrl-C or a kill during the run: stop the Box host (every Box, its processes and its
   // directory) before exiting with the conventional 128 + signal code.
   const controller = new AbortController();
-  for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]]) {
+  for (const [signal, code] of /** @type {[NodeJS.Signals, number][]} */ ([['SIGINT', 130], ['SIGTERM', 143]])) {
     process.once(signal, () => {
       controller.abort(new Error(`interrupted by ${signal}`));
       sandbox.closeLocalBoxHost().finally(() => process.exit(code));
@@ -209,7 +209,7 @@ async function host(args) {
   const stateDir = values['state-dir'] === undefined ? undefined : resolve(values['state-dir']);
   let started;
   try {
-    started = await startBoxHost({ port, isolation: values.isolation ?? 'auto', stateDir, shareHostNetwork: values['share-host-network'] === true, ...(allowOrigins ? { allowOrigins } : {}) });
+    started = await startBoxHost({ port, isolation: /** @type {'auto' | 'bubblewrap' | 'seatbelt' | 'none'} */ (values.isolation ?? 'auto'), stateDir, shareHostNetwork: values['share-host-network'] === true, ...(allowOrigins ? { allowOrigins } : {}) });
   } catch (error) {
     // A bad --allow-origin is a usage error.
     if (error instanceof TypeError && /allowOrigins/.test(error.message)) fail(error.message.replace('allowOrigins: ', '--allow-origin '));
@@ -272,6 +272,7 @@ async function inspect(args) {
   } catch (error) {
     fail(`${describeCode(error)}${error.message}`, 1);
   }
+  /** @type {({ name: string, error?: { code: string, message: string } } & Record<string, any>)[]} */
   const rows = [];
   for (const definition of discovery.definitions) rows.push(await inspectDefinition(sandbox, root, definition));
   // Folders and files discovery refused (no entry, several, a duplicated or invalid name): listed with their error.

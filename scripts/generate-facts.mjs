@@ -53,8 +53,9 @@ export async function writeSharedFacts(dist) {
   };
   let text = readFileSync(declarations, 'utf8');
   for (const [name, replacement] of Object.entries(blocks)) {
-    const placeholder = `/*@generated:${name}*/ never`;
-    if (!text.includes(placeholder)) throw new Error(`runtime/index.d.ts has no ${placeholder} placeholder`);
+    // `never` (or `string` where the unbuilt source must accept any value) stands for the block.
+    const placeholder = new RegExp(`/\\*@generated:${name}\\*/ (never|string)`);
+    if (!placeholder.test(text)) throw new Error(`runtime/index.d.ts has no /*@generated:${name}*/ placeholder`);
     text = text.replace(placeholder, replacement);
   }
   writeFileSync(declarations, text);

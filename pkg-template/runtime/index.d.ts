@@ -16,8 +16,11 @@
  */
 export type SandboxErrorCode =/*@generated:error-codes*/ never;
 
-/** The Providers that supply Boxes (generated from the core's `ProviderKind`). */
-export type SandboxProviderName = /*@generated:provider-names*/ never;
+/**
+ * The Providers that supply Boxes (generated from the core's `ProviderKind` into the built
+ * package; `string` only in the unbuilt source).
+ */
+export type SandboxProviderName = /*@generated:provider-names*/ string;
 
 /** Names of the limits an error's `details.limit` can name (generated from crates/tooling/src/facts.rs). */
 export type SandboxLimitName = /*@generated:limit-names*/ never;

@@ -21,7 +21,7 @@ let warming = null;
 // Then one uncounted request (`GET /_vite-hub/counters`) sets up the isolate's fetch path — Node
 // loads undici and its HTTP parser on first use — and opens the kept-alive connection the Runs
 // reuse; its ms become the `connect` phase of Server-Timing (`host` is the rest).
-wasm.setLocalBoxHostStarter(async ({ isolation, parked, production, shareHostNetwork } = {}) => {
+wasm.setLocalBoxHostStarter(async (/** @type {{ isolation?: string, parked?: object, production?: boolean, shareHostNetwork?: boolean }} */ { isolation, parked, production, shareHostNetwork } = {}) => {
   let host = await borrowLocalBoxHost();
   let own = null;
   if (!host) {

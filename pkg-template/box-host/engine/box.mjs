@@ -120,6 +120,8 @@ export class Box {
   }
 
   constructor(root, { name, isolation, networkDenied, env, timeoutMs, vcpus, workDir, onStopped, logBudget, features, network, sourceSnapshotId, diskBytes, diskMounted, spares, boxUid }) {
+    /** Whether a spare's parked process suits this Box's commands (the registry sets it). */
+    this.fitsSpare = false;
     this.root = root;
     /** The host uid (= gid) the Box's commands run as, when it has one of its own (box-user.mjs). */
     this.boxUid = boxUid;

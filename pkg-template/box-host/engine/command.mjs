@@ -84,6 +84,10 @@ export class BoxCommand extends EventEmitter {
     this.finishedAt = null;
     this.logs = [];
     this.logBytes = 0;
+    /** @type {number | undefined} The first signal sent to the command (a number), if any. */
+    this.signalled = undefined;
+    /** @type {Promise<unknown> | undefined} The kill of the whole tree, once one started. */
+    this.killing = undefined;
     this.logBudget = logBudget ?? new LogBudget(MAX_LOG_BYTES);
     this.historyCut = false;
     this.forcedExitCode = null;
@@ -159,7 +163,7 @@ export class BoxCommand extends EventEmitter {
     this.pid = child.pid;
     // Listened to first: a spawn that fails (EMFILE at the app's fd limit, bwrap gone) reports
     // on this event, and its stdio was never made.
-    child.on('error', (err) => {
+    child.on('error', (/** @type {NodeJS.ErrnoException} */ err) => {
       if (this.pid !== undefined || this.exitCode !== null) return;
       // The command itself, spawned without a wrapper, is missing or not executable: its exit
       // code, as a shell gives it. Anything else is the host's.
@@ -180,7 +184,7 @@ export class BoxCommand extends EventEmitter {
       child.stdio[3].on('error', () => {});
       for (const [i, data] of (spec.boxFiles ?? []).entries()) {
         child.stdio[BOX_FILES_FD + i].on('error', () => {});
-        child.stdio[BOX_FILES_FD + i].end(data);
+        /** @type {import('node:stream').Writable} */ (child.stdio[BOX_FILES_FD + i]).end(data);
       }
       this.#setUpSandbox(child, spec).catch((err) => {
         // A signal sent while the sandbox was still being set up ends the set-up too: the

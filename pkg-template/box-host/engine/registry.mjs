@@ -159,6 +159,8 @@ export class BoxRegistry {
    * (the client went away) leaves the queue; `queue: false` refuses at once instead of waiting.
    * `source: { type: 'snapshot', snapshotId }` fills the work directory with a private copy of
    * that snapshot (410 `snapshot_not_found` when it is unknown or damaged); other sources are 400.
+   * @param {Record<string, any>} body the create request's body
+   * @param {{ workDir?: string, signal?: AbortSignal, queue?: boolean }} [options]
    */
   async create(body, { workDir, signal, queue = true } = {}) {
     const { name, timeout, resources, env } = body;
