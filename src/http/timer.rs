@@ -1,5 +1,6 @@
-//! Timers that own what they call, and sleeps that always settle: the one way this crate waits
-//! for time.
+//! Timers that own the Rust closure they call, and sleeps that always settle. (A timer whose
+//! callback is a JS function, such as a bound `abort` in [`crate::http::deadline`], holds no Rust
+//! closure and needs neither.)
 //!
 //! A JS callback made from a Rust closure lives in the wasm-bindgen externref table until Rust
 //! drops it: `Closure::once_into_js` frees it only when JS calls it, so a cleared timer leaked
@@ -19,20 +20,15 @@ use crate::sys;
 pub struct Timer {
     handle: JsValue,
     // Dropped after the timer is cleared (fields drop after `Drop::drop`).
-    _callback: Option<Closure<dyn FnMut()>>,
+    _callback: Closure<dyn FnMut()>,
 }
 
 impl Timer {
-    /// Calls `callback` (a JS function, e.g. a bound `abort`) in `ms` ms.
-    pub fn with_function(callback: &Function, ms: u32) -> Timer {
-        Timer { handle: sys::set_timeout(callback, f64::from(ms)), _callback: None }
-    }
-
     /// Calls `callback` once in `ms` ms; the closure is freed with the timer, called or not.
     pub fn once(callback: impl FnOnce() + 'static, ms: u32) -> Timer {
         let callback = Closure::once(callback);
         let handle = sys::set_timeout(callback.as_ref().unchecked_ref(), f64::from(ms));
-        Timer { handle, _callback: Some(callback) }
+        Timer { handle, _callback: callback }
     }
 
     /// Lets Node exit while the timer is pending (`Timeout.unref()`; absent elsewhere).
