@@ -50,11 +50,12 @@ pub mod transfer {
     pub mod gzip;
 }
 
-/// The core's retry policy and stream readers, and the fetch binding and deadlines of this crate.
+/// The core's retry policy and stream readers, and the fetch binding, deadlines and timers of this crate.
 pub mod http {
     pub use vite_hub_sandbox_core::http::*;
     pub mod deadline;
     pub mod fetch;
+    pub mod timer;
 }
 
 /// The wasm allocator: Talc instead of Rust's default dlmalloc, smaller in each module; its heap

@@ -92,21 +92,6 @@ pub fn random_bytes<const N: usize>() -> Result<[u8; N], JsValue> {
     Ok(bytes)
 }
 
-/// A promise that resolves after `ms` milliseconds, with the timer handle to cancel it.
-pub fn sleep_promise(ms: f64) -> (js_sys::Promise, JsValue) {
-    let mut handle = JsValue::UNDEFINED;
-    let promise = js_sys::Promise::new(&mut |resolve, _reject| {
-        handle = set_timeout(&resolve, ms);
-    });
-    (promise, handle)
-}
-
-/// Sleeps `ms` milliseconds.
-pub async fn sleep(ms: f64) {
-    let (promise, _handle) = sleep_promise(ms);
-    let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
-}
-
 /// A future of a JS value, boxed: every Promise the crate makes from a future (the exports, a
 /// Run's work) is made by one instantiation of `future_to_promise` ([`js_promise`]).
 pub type JsResultFuture = std::pin::Pin<Box<dyn std::future::Future<Output = Result<JsValue, JsValue>>>>;

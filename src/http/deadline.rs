@@ -90,9 +90,10 @@ impl Drop for Deadline {
 pub async fn stop_within(ms: u32, future: futures::future::LocalBoxFuture<'_, crate::error::Result<()>>) -> crate::error::Result<()> {
     use crate::error::{Error, ErrorCode, Operation};
     use futures::future::{select, Either};
-    let (sleep, handle) = sys::sleep_promise(f64::from(ms));
-    let outcome = select(future, wasm_bindgen_futures::JsFuture::from(sleep)).await;
-    sys::clear_timeout(&handle);
+    let sleep = crate::http::timer::Sleep::new(f64::from(ms));
+    let outcome = select(future, wasm_bindgen_futures::JsFuture::from(sleep.promise().clone())).await;
+    // Dropping the sleep settles its promise: the `JsFuture` left in `select` is let go.
+    drop(sleep);
     match outcome {
         Either::Left((result, _)) => result,
         Either::Right(_) => Err(Error::new(ErrorCode::RuntimeError, format!("the Box did not stop within {ms}ms")).with_operation(Operation::Stop)),

@@ -15,6 +15,7 @@ use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortSignal, ReadableStreamDefaultReader, Request};
 
 use crate::http::retry::{AttemptOutcome, RequestSafety, RetryDecision, RetryPolicy};
+use crate::http::timer::Sleep;
 use crate::sys;
 
 pub use crate::error::js::js_message;
@@ -169,15 +170,15 @@ impl Fetcher {
 
 /// Sleeps `ms`, returning early with [`SendError::Aborted`] when `signal` fires.
 pub async fn sleep_unless_aborted(ms: f64, signal: Option<&AbortSignal>) -> Result<(), SendError> {
-    let (sleep, handle) = sys::sleep_promise(ms);
+    let sleep = Sleep::new(ms);
     let wait = signal.map(AbortWait::new);
     let race = match &wait {
-        Some(wait) => Promise::race(&js_sys::Array::of2(&sleep, wait.promise())),
-        None => sleep,
+        Some(wait) => Promise::race(&js_sys::Array::of2(sleep.promise(), wait.promise())),
+        None => sleep.promise().clone(),
     };
     let _ = JsFuture::from(race).await;
     drop(wait);
-    sys::clear_timeout(&handle);
+    drop(sleep);
     if is_aborted(signal) {
         return Err(SendError::Aborted);
     }
@@ -185,33 +186,37 @@ pub async fn sleep_unless_aborted(ms: f64, signal: Option<&AbortSignal>) -> Resu
 }
 
 /// A wait for `signal`'s abort: [`AbortWait::promise`] resolves when it fires (at once if it
-/// already has). The listener is removed when the wait is dropped, so a loop that waits on one
-/// signal again and again (a poll, a stream read chunk by chunk) leaves none behind on it.
+/// already has). Dropping the wait removes its listener, so a loop that waits on one signal again
+/// and again (a poll, a stream read chunk by chunk) leaves none behind on it, and resolves its
+/// promise, so a `JsFuture` of it left in a `select` is let go (else its two closures stay in the
+/// externref table for good: issue 32, item 5). Check the signal, not the promise, for the abort.
 #[derive(Debug)]
 pub struct AbortWait {
     promise: Promise,
     signal: AbortSignal,
-    listener: Option<js_sys::Function>,
+    resolve: js_sys::Function,
+    listening: bool,
 }
 
 impl AbortWait {
     /// Starts waiting for `signal`.
     pub fn new(signal: &AbortSignal) -> AbortWait {
-        let mut listener = None;
-        let promise = Promise::new(&mut |resolve, _reject| {
-            if signal.aborted() {
-                let _ = resolve.call0(&JsValue::UNDEFINED);
-            } else {
-                let options = web_sys::AddEventListenerOptions::new();
-                options.set_once(true);
-                let _ = signal.add_event_listener_with_callback_and_add_event_listener_options("abort", &resolve, &options);
-                listener = Some(resolve);
-            }
-        });
-        AbortWait { promise, signal: signal.clone(), listener }
+        let mut slot = None;
+        let promise = Promise::new(&mut |resolve, _reject| slot = Some(resolve));
+        // The Promise executor runs synchronously, so the slot is filled here.
+        let resolve = slot.unwrap_or_else(|| js_sys::Function::new_no_args(""));
+        let listening = !signal.aborted();
+        if listening {
+            let options = web_sys::AddEventListenerOptions::new();
+            options.set_once(true);
+            let _ = signal.add_event_listener_with_callback_and_add_event_listener_options("abort", &resolve, &options);
+        } else {
+            let _ = resolve.call0(&JsValue::UNDEFINED);
+        }
+        AbortWait { promise, signal: signal.clone(), resolve, listening }
     }
 
-    /// Resolves when the signal fires.
+    /// Resolves when the signal fires (or the wait is dropped).
     pub fn promise(&self) -> &Promise {
         &self.promise
     }
@@ -219,9 +224,10 @@ impl AbortWait {
 
 impl Drop for AbortWait {
     fn drop(&mut self) {
-        if let Some(listener) = self.listener.take() {
-            let _ = self.signal.remove_event_listener_with_callback("abort", &listener);
+        if self.listening {
+            let _ = self.signal.remove_event_listener_with_callback("abort", &self.resolve);
         }
+        let _ = self.resolve.call0(&JsValue::UNDEFINED);
     }
 }
 

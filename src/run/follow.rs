@@ -8,13 +8,12 @@
 //!
 //! Run layer; no provider here. Source: docs/internals/transfer.md "Envelopes"; DESIGN.md §6.
 
-use wasm_bindgen::closure::Closure;
-use wasm_bindgen::{JsCast, JsValue};
 use web_sys::AbortController;
 
 use crate::command::OutputTail;
 use crate::provider::output::OutputStream;
 use crate::error::{Error, ErrorCode, Result};
+use crate::http::timer::Timer;
 use crate::run::events::RunEvents;
 use crate::run::recover::envelope_error;
 use crate::run::reply::{BodyStream, Reply};
@@ -53,7 +52,7 @@ pub struct Follower<'a> {
     failure: Option<Error>,
     broken: bool,
     settle: AbortController,
-    settle_timer: Option<JsValue>,
+    settle_timer: Option<Timer>,
 }
 
 impl<'a> Follower<'a> {
@@ -108,8 +107,9 @@ impl<'a> Follower<'a> {
     fn arm_settle(&mut self) {
         if self.settle_timer.is_none() {
             let settle = self.settle.clone();
-            let on_time = Closure::once_into_js(move || settle.abort());
-            self.settle_timer = Some(crate::sys::set_timeout(on_time.unchecked_ref(), f64::from(SETTLE_MS)));
+            // Owned: a result that comes with the command's end clears it, and its closure
+            // (holding `settle`) is freed with it.
+            self.settle_timer = Some(Timer::once(move || settle.abort(), SETTLE_MS));
         }
     }
 
@@ -210,9 +210,7 @@ impl<'a> Follower<'a> {
     /// The first protocol failure (an invalid frame, a limit) when no Response was answered yet;
     /// `error` likewise.
     pub fn finish(&mut self, error: Option<Error>) -> Result<Followed> {
-        if let Some(timer) = self.settle_timer.take() {
-            crate::sys::clear_timeout(&timer);
-        }
+        drop(self.settle_timer.take());
         let mut pieces = Vec::new();
         self.scanner.finish(&mut pieces);
         self.take(pieces);

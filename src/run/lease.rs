@@ -26,6 +26,7 @@ use web_sys::AbortSignal;
 use crate::command::Command;
 use crate::error::{Error, ErrorCode, Operation, Result};
 use crate::http::fetch::AbortWait;
+use crate::http::timer::Timer;
 use crate::provider::{BoxSession, BoxSpec, Provider};
 use crate::sys;
 use crate::transfer::frame::new_nonce;
@@ -42,7 +43,7 @@ struct Kept {
     session: Option<(Rc<dyn BoxSession>, f64)>,
     busy: bool,
     waiters: VecDeque<Function>,
-    idle_timer: Option<JsValue>,
+    idle_timer: Option<Timer>,
 }
 
 /// The kept Boxes by key (an isolate keeps few).
@@ -110,9 +111,7 @@ async fn take_turn(key: &str, signal: Option<&AbortSignal>) -> Result<()> {
             let entry = kept.get_or_insert(key);
             if !entry.busy {
                 entry.busy = true;
-                if let Some(timer) = entry.idle_timer.take() {
-                    sys::clear_timeout(&timer);
-                }
+                drop(entry.idle_timer.take());
                 return None;
             }
             let mut resolve_slot = None;
@@ -146,26 +145,22 @@ fn give_turn(key: &str) {
         entry.busy = false;
         if entry.session.is_some() {
             let owned = key.to_owned();
-            let on_idle = Closure::once_into_js(move || {
-                wasm_bindgen_futures::spawn_local(async move {
-                    let _ = close_kept_key(&owned, true).await;
-                });
-            });
-            let timer = sys::set_timeout(on_idle.unchecked_ref(), f64::from(KEPT_IDLE_MS));
-            unref(&timer);
+            // Owned by the entry: a Run that takes the turn first drops it, closure and all.
+            let timer = Timer::once(
+                move || {
+                    wasm_bindgen_futures::spawn_local(async move {
+                        let _ = close_kept_key(&owned, true).await;
+                    });
+                },
+                KEPT_IDLE_MS,
+            );
+            timer.unref();
             entry.idle_timer = Some(timer);
         }
         Some(std::mem::take(&mut entry.waiters))
     });
     for resolve in waiting.into_iter().flatten() {
         let _ = resolve.call0(&JsValue::UNDEFINED);
-    }
-}
-
-/// Lets Node exit with an idle timer pending (`Timeout.unref()`; absent elsewhere).
-fn unref(timer: &JsValue) {
-    if let Ok(function) = js_sys::Reflect::get(timer, &JsValue::from_str("unref")).and_then(|f| f.dyn_into::<Function>()) {
-        let _ = function.call0(timer);
     }
 }
 
@@ -314,9 +309,7 @@ async fn close_kept_key(key: &str, when_idle: bool) -> Result<bool> {
         if when_idle && entry.busy {
             return None;
         }
-        if let Some(timer) = entry.idle_timer.take() {
-            sys::clear_timeout(&timer);
-        }
+        drop(entry.idle_timer.take());
         let session = entry.session.take();
         if !entry.busy && entry.waiters.is_empty() {
             kept.remove(key);

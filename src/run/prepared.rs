@@ -171,7 +171,7 @@ impl Prepared {
                     if crate::sys::performance_now() - started >= wait_limit_ms || signal.is_some_and(web_sys::AbortSignal::aborted) {
                         return Some(prepared);
                     }
-                    crate::sys::sleep(WAIT_POLL_MS).await;
+                    crate::http::timer::sleep(WAIT_POLL_MS).await;
                 }
                 None => {
                     set(&prepared.key, Some(Entry::Preparing));

@@ -114,21 +114,25 @@ impl BodyStream {
         }
         let controller: std::rc::Rc<RefCell<Option<StreamController>>> = std::rc::Rc::default();
         let source = Object::new();
+        // `start` runs inside the ReadableStream constructor: owned here, freed on return.
         let start = {
             let controller = controller.clone();
-            Closure::once_into_js(move |c: JsValue| {
+            Closure::once(move |c: JsValue| {
                 *controller.borrow_mut() = Some(c.unchecked_into());
             })
         };
-        let on_cancel = {
-            let cancel = cancel.clone();
-            Closure::once_into_js(move |_reason: JsValue| cancel.abort())
-        };
-        let _ = Reflect::set(&source, &"start".into(), &start);
+        // `cancel` may run at any time or never: `cancel.abort` bound to `cancel` (no Rust
+        // closure that a body read to its end would leave behind), called without a reason.
+        let on_cancel = Reflect::get(cancel, &"abort".into())
+            .ok()
+            .and_then(|abort| abort.dyn_into::<Function>().ok())
+            .map(|abort| abort.bind1(cancel, &JsValue::UNDEFINED))
+            .ok_or_else(invalid)?;
+        let _ = Reflect::set(&source, &"start".into(), start.as_ref());
         let _ = Reflect::set(&source, &"cancel".into(), &on_cancel);
         let stream = ReadableStream::new_with_underlying_source(&source).map_err(|_| invalid())?;
+        drop(start);
         let response = Response::new_with_opt_readable_stream_and_init(Some(&stream), &init).map_err(|_| invalid())?;
-        // `start` runs inside the ReadableStream constructor.
         let controller = controller.borrow_mut().take().ok_or_else(invalid)?;
         Ok((response, Some(BodyStream { controller, done: Cell::new(false) })))
     }

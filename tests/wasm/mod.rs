@@ -6,3 +6,4 @@ pub mod error;
 pub mod fetch;
 pub mod gzip;
 pub mod response;
+pub mod timer;
