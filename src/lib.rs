@@ -6,7 +6,7 @@
 //! Fetch API, so one npm package works in Node, in Cloudflare Workers and in browsers. The pure
 //! rules it applies (errors, config, Definitions, transfer, wire shapes, stream parsers, session
 //! rules) are the core crate's, `vite_hub_sandbox_core`; they are brought in below under their
-//! own names, so `crate::config` here is the core's config.
+//! own names, so `vite_hub_sandbox_core::config` here is the core's config.
 //!
 //! Layers, bottom up (each uses only the one below):
 //! 1. transport: [`http`] (the fetch binding and deadlines over the core's retry policy and
@@ -33,26 +33,22 @@ pub mod runtime_config;
 #[cfg(target_arch = "wasm32")]
 pub mod server_timing;
 
-pub use vite_hub_sandbox_core::{command, config, definition, env_map, harness, session};
-
-pub use error::{Error, ErrorCode, Result};
-
-/// The core's error model, and its one crossing into and out of JS ([`error::js`]).
+/// The one crossing of the core's errors into and out of JS ([`error::js`]); the error model
+/// itself is `vite_hub_sandbox_core::error`.
 pub mod error {
-    pub use vite_hub_sandbox_core::error::*;
     pub mod js;
 }
 
-/// The core's transfer rules, and the JS value envelope codec and gzip of this crate.
+/// The JS value envelope codec and gzip of this crate; the transfer rules are
+/// `vite_hub_sandbox_core::transfer`.
 pub mod transfer {
-    pub use vite_hub_sandbox_core::transfer::*;
     pub mod envelope;
     pub mod gzip;
 }
 
-/// The core's retry policy and stream readers, and the fetch binding, deadlines and timers of this crate.
+/// The fetch binding, deadlines and timers of this crate; the retry policy and stream readers are
+/// `vite_hub_sandbox_core::http`.
 pub mod http {
-    pub use vite_hub_sandbox_core::http::*;
     pub mod deadline;
     pub mod fetch;
     pub mod timer;

@@ -8,9 +8,9 @@ use serde_json::Value;
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::{Headers, Response, ResponseInit};
 
-use crate::error::{Error, ErrorCode, Result, ERROR_HEADER};
+use vite_hub_sandbox_core::error::{Error, ErrorCode, Result, ERROR_HEADER};
 use crate::server_timing::ServerTiming;
-use crate::transfer::VALUE_MARKER;
+use vite_hub_sandbox_core::transfer::VALUE_MARKER;
 
 fn internal(what: &str) -> Error {
     Error::new(ErrorCode::RuntimeError, format!("the Response could not be built: {what}"))

@@ -8,11 +8,11 @@
 
 use std::rc::Rc;
 
-use crate::config::SandboxConfig;
-use crate::error::{Error, Result};
+use vite_hub_sandbox_core::config::SandboxConfig;
+use vite_hub_sandbox_core::error::{Error, Result};
 use crate::http::fetch::Fetcher;
 use crate::provider::Provider;
-use crate::transfer::TransferLimits;
+use vite_hub_sandbox_core::transfer::TransferLimits;
 
 /// Limits and provider of every Run until the next `configureSandbox`.
 #[derive(Debug)]

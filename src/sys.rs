@@ -101,8 +101,8 @@ pub fn js_promise(future: JsResultFuture) -> js_sys::Promise {
     wasm_bindgen_futures::future_to_promise(future)
 }
 
-/// The Promise of a future that fails with an [`Error`](crate::Error): it rejects with the
+/// The Promise of a future that fails with an [`Error`](vite_hub_sandbox_core::error::Error): it rejects with the
 /// error's `SandboxError` ([`crate::error::js::to_js_error`]).
-pub fn error_promise(future: impl std::future::Future<Output = crate::Result<JsValue>> + 'static) -> js_sys::Promise {
+pub fn error_promise(future: impl std::future::Future<Output = vite_hub_sandbox_core::error::Result<JsValue>> + 'static) -> js_sys::Promise {
     js_promise(Box::pin(async move { future.await.map_err(crate::error::js::into_js) }))
 }

@@ -1,7 +1,7 @@
 //! Reading a Definition object handed over from JS (`registerSandbox`, the Vite loader) into a
 //! [`DefinitionSource`], and the summary object `listSandboxes` gives back.
 //!
-//! Glue only: every rule is in [`crate::definition`]. Each property is read with `Reflect.get`,
+//! Glue only: every rule is in [`vite_hub_sandbox_core::definition`]. Each property is read with `Reflect.get`,
 //! so a getter or Proxy trap that throws is a clear `SANDBOX_INVALID_ARGUMENT`, never an exception
 //! unwinding through wasm.
 
@@ -9,9 +9,9 @@ use js_sys::{Object, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use crate::definition::{Definition, DefinitionFile, DefinitionSource};
+use vite_hub_sandbox_core::definition::{Definition, DefinitionFile, DefinitionSource};
 use crate::error::js::js_message;
-use crate::error::{Error, ErrorCode, Result};
+use vite_hub_sandbox_core::error::{Error, ErrorCode, Result};
 
 /// At most this many files in one Definition object (the 64 MiB rule bounds their bytes).
 const MAX_FILES: u32 = 100_000;

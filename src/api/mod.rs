@@ -19,11 +19,12 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::AbortSignal;
 
-use crate::config::SandboxConfig;
-use crate::definition::suggest::{not_found_message, Miss};
-use crate::definition::{validate_name, Definition};
+use vite_hub_sandbox_core::config::SandboxConfig;
+use vite_hub_sandbox_core::definition::suggest::{not_found_message, Miss};
+use vite_hub_sandbox_core::definition::{validate_name, Definition};
 use crate::error::js::js_message;
-use crate::error::{js::JsResult, Error, ErrorCode, Result};
+use crate::error::js::JsResult;
+use vite_hub_sandbox_core::error::{Error, ErrorCode, Result};
 use crate::http::fetch::Fetcher;
 use crate::response::error_response;
 use crate::server_timing::ServerTiming;
@@ -246,7 +247,7 @@ fn call_options(options: &JsValue) -> Result<CallOptions> {
     for key in keys.iter() {
         let key = key.as_string().unwrap_or_else(|| "a symbol".to_owned());
         if !matches!(key.as_str(), "context" | "signal" | "sandboxId" | "onLog") {
-            return Err(invalid(format!("unknown runSandbox option {key}; expected context, signal, sandboxId or onLog", key = crate::error::quoted(&key))));
+            return Err(invalid(format!("unknown runSandbox option {key}; expected context, signal, sandboxId or onLog", key = vite_hub_sandbox_core::error::quoted(&key))));
         }
     }
     // onLog is the glue's (run-handle.mjs calls it per line); here it is only checked.

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use wasm_bindgen::prelude::*;
 
 use super::{invalid, runtime_config};
-use crate::error::Error;
+use vite_hub_sandbox_core::error::Error;
 use crate::run::prepared::{forget, prepared_name};
 
 /// `listPreparedProjects() → Promise<Array<{ id, sizeBytes, createdAt }>>`: the snapshots the
@@ -23,7 +23,7 @@ pub fn list_prepared_projects() -> Promise {
 }
 
 /// The Promise's work; its error crosses as a `SandboxError` ([`crate::sys::error_promise`]).
-async fn list_prepared() -> crate::Result<JsValue> {
+async fn list_prepared() -> vite_hub_sandbox_core::error::Result<JsValue> {
     let resolved = runtime_config()?;
     let provider = resolved.provider.as_ref().map_err(Error::to_public)?;
     provider.ensure_ready().await?;
@@ -52,7 +52,7 @@ pub fn drop_prepared_project(digest: JsValue) -> Promise {
 }
 
 /// The Promise's work; its error crosses as a `SandboxError` ([`crate::sys::error_promise`]).
-async fn drop_prepared(digest: JsValue) -> crate::Result<JsValue> {
+async fn drop_prepared(digest: JsValue) -> vite_hub_sandbox_core::error::Result<JsValue> {
     let digest = digest
         .as_string()
         .filter(|d| d.len() == 64 && d.bytes().all(|b| b.is_ascii_hexdigit()))

@@ -9,8 +9,8 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
 use super::session::{authority_object, js_promise};
-use crate::definition::validate_name;
-use crate::error::{Error, ErrorCode, Operation, ERROR_HEADER};
+use vite_hub_sandbox_core::definition::validate_name;
+use vite_hub_sandbox_core::error::{Error, ErrorCode, Operation, ERROR_HEADER};
 
 /// `resolveSandboxRunner(name) → Promise<SandboxRunner>`: finds the Definition (registry, then
 /// the loader) and the configured provider, and asks the provider for its executionAuthority
@@ -92,7 +92,7 @@ async fn decode(response: &web_sys::Response, name: &str) -> Result<JsValue, JsV
         return Ok(JsValue::UNDEFINED);
     }
     let content_type = response.headers().get("content-type")?.unwrap_or_default();
-    let json = crate::http::media_type::media_type_is(&content_type, "application/json");
+    let json = vite_hub_sandbox_core::http::media_type::media_type_is(&content_type, "application/json");
     if !response.ok() {
         let text = body_text(response).await?;
         let body = js_sys::JSON::parse(&text).ok().filter(JsValue::is_object);

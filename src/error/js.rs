@@ -12,7 +12,7 @@
 use js_sys::Reflect;
 use wasm_bindgen::{JsCast, JsValue};
 
-use crate::error::{Error, ErrorCode};
+use vite_hub_sandbox_core::error::{Error, ErrorCode};
 
 /// A thrown JS value as an [`Error`]: a `SandboxError`-shaped value (a `code` property naming a
 /// `SANDBOX_*` code) keeps its code and message; anything else becomes `SANDBOX_RUNTIME_ERROR`
@@ -24,7 +24,7 @@ pub fn from_js(value: JsValue) -> Error {
 }
 
 /// What a failing export throws: the real JS `Error` of [`to_js_error`]. Exports return
-/// `Result<_, Thrown>`, so `?` on a [`crate::error::Result`] inside them converts the [`Error`] once, here.
+/// `Result<_, Thrown>`, so `?` on a [`vite_hub_sandbox_core::error::Result`] inside them converts the [`Error`] once, here.
 #[derive(Debug)]
 pub struct Thrown(JsValue);
 

@@ -87,8 +87,8 @@ impl Drop for Deadline {
 /// `future` (a stop, a destroy, a release), or a `SANDBOX_RUNTIME_ERROR` for the `stop` operation
 /// when it takes longer than `ms` ms. The future is dropped at the bound (its requests carry their
 /// own signals).
-pub async fn stop_within(ms: u32, future: futures::future::LocalBoxFuture<'_, crate::error::Result<()>>) -> crate::error::Result<()> {
-    use crate::error::{Error, ErrorCode, Operation};
+pub async fn stop_within(ms: u32, future: futures::future::LocalBoxFuture<'_, vite_hub_sandbox_core::error::Result<()>>) -> vite_hub_sandbox_core::error::Result<()> {
+    use vite_hub_sandbox_core::error::{Error, ErrorCode, Operation};
     use futures::future::{select, Either};
     let sleep = crate::http::timer::Sleep::new(f64::from(ms));
     let outcome = select(future, wasm_bindgen_futures::JsFuture::from(sleep.promise().clone())).await;

@@ -14,7 +14,7 @@ use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortSignal, ReadableStreamDefaultReader, Request};
 
-use crate::http::retry::{AttemptOutcome, RequestSafety, RetryDecision, RetryPolicy};
+use vite_hub_sandbox_core::http::retry::{AttemptOutcome, RequestSafety, RetryDecision, RetryPolicy};
 use crate::http::timer::Sleep;
 use crate::sys;
 

@@ -14,11 +14,11 @@ use futures::future::LocalBoxFuture;
 use web_sys::AbortSignal;
 
 use super::output::{LogStream, OutputStream};
-use crate::command::{Command, CommandOutcome};
-use crate::error::{Error, ErrorCode, Operation, Result};
+use vite_hub_sandbox_core::command::{Command, CommandOutcome};
+use vite_hub_sandbox_core::error::{Error, ErrorCode, Operation, Result};
 use vite_hub_sandbox_core::provider::local::options::InProcessHost;
-use crate::session::ExecutionAuthority;
-use crate::transfer::box_file::BoxFile;
+use vite_hub_sandbox_core::session::ExecutionAuthority;
+use vite_hub_sandbox_core::transfer::box_file::BoxFile;
 
 /// Who supplies a Box: what [`Provider::kind`] and [`BoxSession::provider`] answer.
 pub use vite_hub_sandbox_core::provider::ProviderKind;
@@ -208,7 +208,7 @@ pub trait BoxSession: std::fmt::Debug {
 
     /// The work directory of a Box on the local Box host (the local provider, or Cloudflare in
     /// local development), to which Session file helpers are held
-    /// ([`crate::session::check_local_box_path`]); `None` (the default) on a real provider.
+    /// ([`vite_hub_sandbox_core::session::check_local_box_path`]); `None` (the default) on a real provider.
     fn local_box_host_work_dir(&self) -> Option<&str> {
         None
     }
@@ -256,7 +256,7 @@ pub trait BoxSession: std::fmt::Debug {
     ///
     /// # Errors
     /// `SANDBOX_INVALID_ARGUMENT` for a path that fails
-    /// [`crate::transfer::box_file::validate_relative_path`]; transport errors of the provider.
+    /// [`vite_hub_sandbox_core::transfer::box_file::validate_relative_path`]; transport errors of the provider.
     fn write_files<'a>(&'a self, files: &'a [BoxFile], signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<()>>;
 
     /// Writes a Run's `files` (paths relative to `/`, below the Box cwd) before its first

@@ -3,7 +3,7 @@
 //! which protocol is in use.
 //!
 //! This module is the registry: [`ProviderSettings`] (what a provider is built from, resolved by
-//! [`crate::config`]) and [`build`], whose one arm per provider is the only code outside a
+//! [`vite_hub_sandbox_core::config`]) and [`build`], whose one arm per provider is the only code outside a
 //! provider's folder that names its types. Adding a provider is a new `provider/<name>/` folder
 //! that implements [`Provider`] and [`BoxSession`], one variant of [`ProviderSettings`] and one
 //! arm of [`build`]. Provider vocabulary (Vercel's `sessionId`, `cmdId`, its tar write format,
@@ -26,9 +26,9 @@ pub use vite_hub_sandbox_core::provider::{ProviderKind, ProviderSettings};
 ///
 /// # Errors
 /// `SANDBOX_PROVIDER_REQUIRED` for Cloudflare without `namespace` and without a local Box host
-/// (config resolution reports that first, see [`crate::config`]).
+/// (config resolution reports that first, see [`vite_hub_sandbox_core::config`]).
 #[cfg(target_arch = "wasm32")]
-pub fn build(settings: ProviderSettings, fetcher: crate::http::fetch::Fetcher, namespace: Option<crate::sys::DurableObjectNamespace>) -> crate::error::Result<std::rc::Rc<dyn Provider>> {
+pub fn build(settings: ProviderSettings, fetcher: crate::http::fetch::Fetcher, namespace: Option<crate::sys::DurableObjectNamespace>) -> vite_hub_sandbox_core::error::Result<std::rc::Rc<dyn Provider>> {
     use std::rc::Rc;
     Ok(match settings {
         ProviderSettings::Vercel { endpoint, network_policy } => Rc::new(vercel::VercelProvider::new(endpoint, network_policy, fetcher, ProviderKind::Vercel)),
@@ -69,7 +69,7 @@ pub fn set_local_host_starter(starter: Option<js_sys::Function>) {
 /// `SANDBOX_PROVIDER_REQUIRED` without a starter; `SANDBOX_PROVIDER_UNAVAILABLE` when the start
 /// failed.
 #[cfg(target_arch = "wasm32")]
-pub async fn start_local_host(options: local::options::InProcessHost) -> crate::error::Result<()> {
+pub async fn start_local_host(options: local::options::InProcessHost) -> vite_hub_sandbox_core::error::Result<()> {
     local::host::in_process_host(options).await.map(|_| ())
 }
 

@@ -8,7 +8,7 @@
 
 use futures::future::LocalBoxFuture;
 
-use crate::error::Result;
+use vite_hub_sandbox_core::error::Result;
 
 /// Which output stream an [`OutputEntry`] came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -14,7 +14,7 @@
 
 use js_sys::{Function, Promise, Reflect};
 
-use crate::error::ErrorCode;
+use vite_hub_sandbox_core::error::ErrorCode;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 

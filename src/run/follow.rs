@@ -10,14 +10,14 @@
 
 use web_sys::AbortController;
 
-use crate::command::OutputTail;
+use vite_hub_sandbox_core::command::OutputTail;
 use crate::provider::output::OutputStream;
-use crate::error::{Error, ErrorCode, Result};
+use vite_hub_sandbox_core::error::{Error, ErrorCode, Result};
 use crate::http::timer::Timer;
 use crate::run::events::RunEvents;
 use crate::run::recover::envelope_error;
 use crate::run::reply::{BodyStream, Reply};
-use crate::transfer::frame::{parse_frame, Frame, FrameScanner, ResultEnvelope, StdoutPiece};
+use vite_hub_sandbox_core::transfer::frame::{parse_frame, Frame, FrameScanner, ResultEnvelope, StdoutPiece};
 
 /// Bytes of the entry's own stdout and stderr kept for a failure's details.
 const TAIL_BYTES: usize = 16 * 1024;

@@ -23,13 +23,13 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::AbortSignal;
 
-use crate::command::Command;
-use crate::error::{Error, ErrorCode, Operation, Result};
+use vite_hub_sandbox_core::command::Command;
+use vite_hub_sandbox_core::error::{Error, ErrorCode, Operation, Result};
 use crate::http::fetch::AbortWait;
 use crate::http::timer::Timer;
 use crate::provider::{BoxSession, BoxSpec, Provider};
 use crate::sys;
-use crate::transfer::frame::new_nonce;
+use vite_hub_sandbox_core::transfer::frame::new_nonce;
 
 /// A kept Box is closed after this many ms without a Run (5 minutes).
 pub const KEPT_IDLE_MS: u32 = 300_000;

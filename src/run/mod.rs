@@ -5,8 +5,6 @@
 //! No provider is named here: everything provider-specific is behind
 //! [`Provider`](crate::provider::Provider) and the `BoxSession` it opens.
 
-pub use vite_hub_sandbox_core::run::install;
-
 #[cfg(target_arch = "wasm32")]
 pub mod events;
 #[cfg(target_arch = "wasm32")]

@@ -16,16 +16,16 @@ use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortController, AbortSignal};
 
-use crate::command::Command;
-use crate::definition::Definition;
-use crate::error::{Error, ErrorCode, Operation, Result};
-use crate::harness::paths;
+use vite_hub_sandbox_core::command::Command;
+use vite_hub_sandbox_core::definition::Definition;
+use vite_hub_sandbox_core::error::{Error, ErrorCode, Operation, Result};
+use vite_hub_sandbox_core::harness::paths;
 use crate::http::deadline::stop_within;
 use crate::provider::{BoxSpec, PreparedStart, Provider, ProviderKind};
 use crate::response::{error_response, value_response};
 use crate::run::events::{RunEvents, RunStatus};
 use crate::run::follow::{Followed, Follower};
-use crate::run::install::{fingerprint_in, install_command, install_failure, kept_desc, kept_dir, kept_install, kept_outcome, with_fingerprint};
+use vite_hub_sandbox_core::run::install::{fingerprint_in, install_command, install_failure, kept_desc, kept_dir, kept_install, kept_outcome, with_fingerprint};
 use crate::run::lease::{acquire, Lease, RELEASE_DEADLINE_MS};
 use crate::run::recover::{recover_result, Exited};
 use crate::run::reply::Reply;
@@ -33,7 +33,7 @@ use crate::run::prepared::{install_desc, kept_fingerprint, record_kept_fingerpri
 use crate::run::signal::RunSignal;
 use crate::run::stage::{box_path, encode_input, harness_files, project_files, stage_files, Input};
 use crate::server_timing::ServerTiming;
-use crate::transfer::TransferLimits;
+use vite_hub_sandbox_core::transfer::TransferLimits;
 
 /// What a Run needs besides the Definition and the payload.
 #[derive(Debug)]
@@ -145,7 +145,7 @@ async fn run(definition: &Definition, payload: &JsValue, options: &RunOptions, r
     }
     let signal = run_signal.signal();
     let spec = BoxSpec {
-        lifetime_ms: Some(u64::from(crate::definition::box_lifetime_ms(definition.timeout_ms))),
+        lifetime_ms: Some(u64::from(vite_hub_sandbox_core::definition::box_lifetime_ms(definition.timeout_ms))),
         name: definition.name.clone(),
         sandbox_id: options.sandbox_id.clone(),
         prepared: prepared.as_ref().and_then(|p| p.start_from.clone()),

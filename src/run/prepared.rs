@@ -1,5 +1,5 @@
 //! Prepared projects: an installed project kept by the provider per install digest
-//! ([`crate::definition::InstallPlan::digest`]), so a Run whose dependencies were installed before
+//! ([`vite_hub_sandbox_core::definition::InstallPlan::digest`]), so a Run whose dependencies were installed before
 //! starts from them instead of installing again (DESIGN.md §7, §9: a prepared Run makes ≤ 3
 //! requests before its Response: create-from-prepared, write, exec).
 //!
@@ -19,26 +19,26 @@
 //! - the Cloudflare provider keeps no snapshots (see below for its kept Boxes).
 //!
 //! A kept Box (`sandboxId`, every provider) keeps its prepared projects itself, as directories
-//! `<kept root>/.vite-hub-prepared/<install digest>/` ([`crate::run::install::kept_dir`]): the install step of a Run
-//! there is one Command ([`crate::run::install::kept_install`]) that copies the directory's tree into
+//! `<kept root>/.vite-hub-prepared/<install digest>/` ([`vite_hub_sandbox_core::run::install::kept_dir`]): the install step of a Run
+//! there is one Command ([`vite_hub_sandbox_core::run::install::kept_install`]) that copies the directory's tree into
 //! the Run's project (each Run gets its own copy: a reflink where the file system has them, else
 //! a full copy, so one Run's writes into its `node_modules` never reach another Run), or, when
 //! there is none, the isolate has no fingerprint of it, or the copy's fingerprint differs from the
 //! one the isolate recorded when it was kept ([`kept_fingerprint`]: held in memory, where no Run
 //! can write, unlike the kept directory), installs and keeps the installed trees there (copied
 //! and fingerprinted before the handler runs; a later handler that rewrites them only makes the
-//! next Run install). A Box keeps at most [`crate::run::install::KEPT_PER_BOX`] digests, the least
+//! next Run install). A Box keeps at most [`vite_hub_sandbox_core::run::install::KEPT_PER_BOX`] digests, the least
 //! recently used removed first.
 //! Runs on one id take turns, so the first Run of a digest installs and the next ones copy.
 
 use std::cell::RefCell;
 
-use crate::command::Command;
-use crate::error::ErrorCode;
+use vite_hub_sandbox_core::command::Command;
+use vite_hub_sandbox_core::error::ErrorCode;
 use crate::http::deadline::stop_within;
 use crate::run::events::RunEvents;
-use crate::run::install::{fingerprint_in, FINGERPRINT_SCRIPT};
-use crate::definition::InstallPlan;
+use vite_hub_sandbox_core::run::install::{fingerprint_in, FINGERPRINT_SCRIPT};
+use vite_hub_sandbox_core::definition::InstallPlan;
 use crate::provider::{BoxSession, PreparedStart, Provider, ProviderKind};
 
 /// How often a Run waiting for another Run's prepared project looks again (ms).
@@ -81,7 +81,7 @@ fn kept_key(kept_id: &str, dir: &str) -> String {
 }
 
 /// The fingerprint ([`FINGERPRINT_SCRIPT`]'s rule) of the tree the kept Box of `kept_id`
-/// ([`crate::run::lease::Lease::kept_id`]) keeps in `dir` ([`crate::run::install::kept_dir`]), as
+/// ([`crate::run::lease::Lease::kept_id`]) keeps in `dir` ([`vite_hub_sandbox_core::run::install::kept_dir`]), as
 /// recorded when it was kept: in the isolate's memory, where no Run can write (a Run can write the
 /// kept directory itself). `None` when this isolate kept none there (e.g. after a restart): the
 /// Run installs and keeps it anew. One entry per id and digest (a reopened Box of the id replaces
@@ -249,7 +249,7 @@ fn cleanup_command(cwd: &str) -> Command {
         program: "sh".to_owned(),
         args: vec!["-c".to_owned(), script.to_owned()],
         cwd: Some(cwd.to_owned()),
-        env: crate::env_map::EnvMap::from([("VITEHUB_FINGERPRINT".to_owned(), FINGERPRINT_SCRIPT.to_owned())]),
+        env: vite_hub_sandbox_core::env_map::EnvMap::from([("VITEHUB_FINGERPRINT".to_owned(), FINGERPRINT_SCRIPT.to_owned())]),
         timeout_ms: Some(CLEANUP_TIMEOUT_MS),
         max_stdout_bytes: 1024,
         max_stderr_bytes: 4096,

@@ -9,15 +9,15 @@ use serde_json::Value;
 use wasm_bindgen::JsValue;
 use web_sys::AbortSignal;
 
-use crate::definition::Definition;
-use crate::error::{Direction, Error, ErrorCode, Result};
-use crate::harness::paths;
+use vite_hub_sandbox_core::definition::Definition;
+use vite_hub_sandbox_core::error::{Direction, Error, ErrorCode, Result};
+use vite_hub_sandbox_core::harness::paths;
 use crate::provider::BoxSession;
 use crate::provider::FileRead;
 use crate::run::stage::box_path;
 use crate::transfer::envelope::revive_value;
-use crate::transfer::frame::{parse_result_envelope, EnvelopeError, ResultEnvelope};
-use crate::transfer::{TransferLimits, VALUE_MARKER};
+use vite_hub_sandbox_core::transfer::frame::{parse_result_envelope, EnvelopeError, ResultEnvelope};
+use vite_hub_sandbox_core::transfer::{TransferLimits, VALUE_MARKER};
 
 /// What the harness command left: its exit code and the entry's own output (frames removed).
 #[derive(Debug)]

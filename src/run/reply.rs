@@ -11,7 +11,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{AbortController, Headers, ReadableStream, Response, ResponseInit};
 
-use crate::error::{Error, ErrorCode, Result};
+use vite_hub_sandbox_core::error::{Error, ErrorCode, Result};
 
 #[wasm_bindgen]
 extern "C" {
@@ -92,7 +92,7 @@ impl BodyStream {
         let invalid = || Error::new(ErrorCode::SerializationError, "Sandbox result contains an invalid Response.").for_output();
         let list = Headers::new().map_err(|_| invalid())?;
         // The runtime's own failure header is never the entry's to set (ERROR_HEADER).
-        for (name, value) in headers.iter().filter(|(name, _)| !name.eq_ignore_ascii_case(crate::error::ERROR_HEADER)) {
+        for (name, value) in headers.iter().filter(|(name, _)| !name.eq_ignore_ascii_case(vite_hub_sandbox_core::error::ERROR_HEADER)) {
             list.append(name, value).map_err(|_| invalid())?;
         }
         let _ = list.set("server-timing", timing);

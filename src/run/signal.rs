@@ -8,7 +8,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{AbortController, AbortSignal};
 
-use crate::error::{Error, ErrorCode, Result};
+use vite_hub_sandbox_core::error::{Error, ErrorCode, Result};
 use crate::sys;
 
 /// The internal abort signal of a Run: fires on the caller's abort or at the deadline.

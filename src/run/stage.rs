@@ -7,14 +7,14 @@
 use serde_json::Value;
 use wasm_bindgen::JsValue;
 
-use crate::definition::Definition;
-use crate::error::{Error, ErrorCode, Result};
-use crate::harness::{paths, HARNESS_SOURCE};
+use vite_hub_sandbox_core::definition::Definition;
+use vite_hub_sandbox_core::error::{Error, ErrorCode, Result};
+use vite_hub_sandbox_core::harness::{paths, HARNESS_SOURCE};
 use crate::sys;
-use crate::transfer::box_file::BoxFile;
+use vite_hub_sandbox_core::transfer::box_file::BoxFile;
 use crate::transfer::envelope::{Encoder, Sidecar};
-use crate::transfer::frame::new_nonce;
-use crate::transfer::TransferLimits;
+use vite_hub_sandbox_core::transfer::frame::new_nonce;
+use vite_hub_sandbox_core::transfer::TransferLimits;
 
 /// The encoded input of a Run: the envelope JSON and its sidecars.
 #[derive(Debug)]

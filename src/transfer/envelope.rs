@@ -6,7 +6,7 @@
 //! JSON would silently lose (functions, symbols, bigints, non-finite numbers, cycles) and turns
 //! every `Blob`, `Uint8Array` and `Buffer` into a marker plus a sidecar file. A string with a lone
 //! surrogate, which JSON keeps and a Rust `String` cannot, becomes a string marker
-//! ([`crate::transfer::lone_surrogate`]). [`revive_value`] does the reverse for results.
+//! ([`vite_hub_sandbox_core::transfer::lone_surrogate`]). [`revive_value`] does the reverse for results.
 
 use js_sys::{Array, JsString, Object, Reflect, Uint8Array};
 use serde_json::{Map, Value};
@@ -14,9 +14,9 @@ use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
-use crate::error::{Direction, Error, ErrorCode, Result};
-use crate::transfer::lone_surrogate::{string_marker, string_units, STRING_TAG};
-use crate::transfer::{TransferLimits, VALUE_MARKER};
+use vite_hub_sandbox_core::error::{Direction, Error, ErrorCode, Result};
+use vite_hub_sandbox_core::transfer::lone_surrogate::{string_marker, string_units, STRING_TAG};
+use vite_hub_sandbox_core::transfer::{TransferLimits, VALUE_MARKER};
 
 #[wasm_bindgen]
 extern "C" {

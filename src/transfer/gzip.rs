@@ -1,7 +1,7 @@
 //! gzip through the platform's `CompressionStream` (wasm only).
 //!
 //! Node 18+, workerd and browsers all ship `CompressionStream('gzip')`, so the runtime wasm
-//! carries no compressor of its own. Its one input is the tar of [`crate::transfer::tar`] (the
+//! carries no compressor of its own. Its one input is the tar of [`vite_hub_sandbox_core::transfer::tar`] (the
 //! Vercel protocol's `fs/write`, Cloudflare's staged archive).
 //!
 //! Source: [Compression Streams](https://compression.spec.whatwg.org/), MDN
@@ -13,7 +13,7 @@ use wasm_bindgen_futures::JsFuture;
 use web_sys::{Blob, ReadableWritablePair, Response};
 
 use crate::error::js::js_message;
-use crate::error::{Error, ErrorCode, Result};
+use vite_hub_sandbox_core::error::{Error, ErrorCode, Result};
 
 /// `bytes` gzip-compressed (RFC 1952).
 ///

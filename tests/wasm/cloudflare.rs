@@ -4,14 +4,14 @@
 //! and the kept-Box (sandboxId) lock. Each case asserts the exact outcome and the exact requests.
 //! Success paths run against the real `Sandbox` class in workerd (tests/node/cloudflare-*.test.mjs).
 
-use vite_hub_sandbox::command::Command;
+use vite_hub_sandbox_core::command::Command;
 use vite_hub_sandbox::http::fetch::Fetcher;
 use vite_hub_sandbox::provider::cloudflare::classify::StartupRetry;
 use vite_hub_sandbox::provider::cloudflare::{CloudflareProvider, CloudflareSettings};
 use vite_hub_sandbox::provider::{BoxSpec, FileRead, Provider};
 use vite_hub_sandbox::sys::DurableObjectNamespace;
-use vite_hub_sandbox::transfer::box_file::BoxFile;
-use vite_hub_sandbox::ErrorCode;
+use vite_hub_sandbox_core::transfer::box_file::BoxFile;
+use vite_hub_sandbox_core::error::ErrorCode;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_test::wasm_bindgen_test;
 

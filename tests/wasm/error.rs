@@ -2,7 +2,7 @@
 use js_sys::Reflect;
 use vite_hub_sandbox::api::to_js_error;
 use vite_hub_sandbox::error::js::{from_js, Thrown};
-use vite_hub_sandbox::error::{Error, ErrorCode};
+use vite_hub_sandbox_core::error::{Error, ErrorCode};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_test::wasm_bindgen_test;
 

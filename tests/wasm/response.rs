@@ -1,6 +1,6 @@
 //! Building Web Responses.
 use js_sys::Uint8Array;
-use vite_hub_sandbox::error::{Error, ErrorCode};
+use vite_hub_sandbox_core::error::{Error, ErrorCode};
 use vite_hub_sandbox::response::{error_response, value_response};
 use vite_hub_sandbox::server_timing::ServerTiming;
 use wasm_bindgen::JsValue;

@@ -7,11 +7,11 @@
 
 use serde::Serialize;
 
-use crate::definition::{ExcludedNames, DEFAULT_TIMEOUT_MS, ENTRY_NAMES, EXCLUDED, MAX_DEFINITION_BYTES, MAX_TIMEOUT_MS};
-use crate::error::ErrorCode;
-use crate::provider::ProviderKind;
-use crate::transfer::limits::MAX_LIMIT_VALUE;
-use crate::transfer::TransferLimits;
+use vite_hub_sandbox_core::definition::{ExcludedNames, DEFAULT_TIMEOUT_MS, ENTRY_NAMES, EXCLUDED, MAX_DEFINITION_BYTES, MAX_TIMEOUT_MS};
+use vite_hub_sandbox_core::error::ErrorCode;
+use vite_hub_sandbox_core::provider::ProviderKind;
+use vite_hub_sandbox_core::transfer::limits::MAX_LIMIT_VALUE;
+use vite_hub_sandbox_core::transfer::TransferLimits;
 
 /// One error code: its status for input-side and output-side failures (DESIGN.md §5).
 #[derive(Debug, Clone, Serialize)]
@@ -73,7 +73,7 @@ pub fn shared_facts() -> SharedFacts {
     let error_codes = ErrorCode::ALL
         .into_iter()
         .map(|code| {
-            let output = crate::error::Error::new(code, "").for_output().http_status();
+            let output = vite_hub_sandbox_core::error::Error::new(code, "").for_output().http_status();
             ErrorCodeFact { code: code.as_str(), status: code.http_status(), output_status: output, summary: code.default_message() }
         })
         .collect();
@@ -92,7 +92,7 @@ pub fn shared_facts() -> SharedFacts {
         transfer_limits,
         definition_limits,
         limit_names,
-        env_names: crate::config::env_names(),
+        env_names: vite_hub_sandbox_core::config::env_names(),
         excluded: EXCLUDED,
         entry_names: ENTRY_NAMES.to_vec(),
         provider_names: ProviderKind::ALL.iter().map(|kind| kind.as_str()).collect(),
@@ -127,14 +127,14 @@ mod tests {
     #[test]
     fn the_excluded_names_are_the_ones_the_rule_applies() {
         for name in EXCLUDED.directories {
-            assert!(crate::definition::is_excluded_path(&format!("a/{name}/b")));
+            assert!(vite_hub_sandbox_core::definition::is_excluded_path(&format!("a/{name}/b")));
         }
         for name in EXCLUDED.files {
-            assert!(crate::definition::is_excluded_path(&format!("a/{}", name.to_ascii_uppercase())));
+            assert!(vite_hub_sandbox_core::definition::is_excluded_path(&format!("a/{}", name.to_ascii_uppercase())));
         }
         for name in EXCLUDED.root_files {
-            assert!(crate::definition::is_excluded_path(name) && !crate::definition::is_excluded_path(&format!("a/{name}")));
+            assert!(vite_hub_sandbox_core::definition::is_excluded_path(name) && !vite_hub_sandbox_core::definition::is_excluded_path(&format!("a/{name}")));
         }
-        assert!(crate::definition::is_excluded_path(".env.local") && !crate::definition::is_excluded_path("prod.env"));
+        assert!(vite_hub_sandbox_core::definition::is_excluded_path(".env.local") && !vite_hub_sandbox_core::definition::is_excluded_path("prod.env"));
     }
 }

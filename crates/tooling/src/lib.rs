@@ -12,14 +12,10 @@ pub mod facts;
 pub mod plugin;
 pub mod provider_output;
 
-use vite_hub_sandbox_core::definition::discovery;
-use vite_hub_sandbox_core::{config, definition, env_map, provider, transfer};
-
-/// The core's error model, and its one crossing into JS: the runtime crate's `src/error/js.rs`,
-/// compiled here too, so both wasm modules throw the same `SandboxError`.
+/// The one crossing of the core's errors into JS: the runtime crate's `src/error/js.rs`, compiled
+/// here too, so both wasm modules throw the same `SandboxError`.
 pub mod error {
     pub use super::js;
-    pub use vite_hub_sandbox_core::error::*;
 }
 
 #[path = "../../../src/error/js.rs"]

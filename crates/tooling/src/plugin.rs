@@ -10,13 +10,13 @@
 
 use std::collections::BTreeMap;
 
-use crate::env_map::EnvMap;
+use vite_hub_sandbox_core::env_map::EnvMap;
 
 use serde_json::{Map, Value};
 
-use crate::config::SandboxConfig;
-use crate::error::{Error, ErrorCode, Result};
-use crate::provider::ProviderKind;
+use vite_hub_sandbox_core::config::SandboxConfig;
+use vite_hub_sandbox_core::error::{Error, ErrorCode, Result};
+use vite_hub_sandbox_core::provider::ProviderKind;
 
 /// Option paths that hold secrets or runtime-only values and are never accepted from the Vite
 /// config, because the plugin writes its config into generated files. With the env variable that

@@ -10,7 +10,7 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::error::{Error, ErrorCode, Result};
+use vite_hub_sandbox_core::error::{Error, ErrorCode, Result};
 
 /// The Durable Object class of `@cloudflare/sandbox` the Worker exports.
 pub const SANDBOX_CLASS: &str = "Sandbox";

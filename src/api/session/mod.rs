@@ -1,7 +1,7 @@
 //! The Session exports: `openSandboxSession(options?)` and the handles it gives
 //! ([`SandboxSession`], [`SandboxProcess`], [`SandboxLogStream`]), and `resolveSandboxRunner(name)`.
 //!
-//! JS values are read into plain values here and checked by [`crate::session`] before any request
+//! JS values are read into plain values here and checked by [`vite_hub_sandbox_core::session`] before any request
 //! leaves; every operation runs on [`BoxSession`]. `pkg-template/runtime/session.mjs` wraps these
 //! classes (`Symbol.asyncDispose`, the async iterator of `logs()`), and nothing more.
 //!
@@ -21,12 +21,12 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::AbortSignal;
 
-use crate::command::{Command, CommandOutcome};
+use vite_hub_sandbox_core::command::{Command, CommandOutcome};
 use crate::error::js::into_js;
-use crate::error::{Error, ErrorCode, Operation, Result};
+use vite_hub_sandbox_core::error::{Error, ErrorCode, Operation, Result};
 use crate::provider::{BoxSession, BoxSpec, FileRead, Provider, ProviderKind};
-use crate::transfer::box_file::BoxFile;
-use crate::session::{self, ExecutionAuthority, SessionState, SessionStatus};
+use vite_hub_sandbox_core::transfer::box_file::BoxFile;
+use vite_hub_sandbox_core::session::{self, ExecutionAuthority, SessionState, SessionStatus};
 
 /// Largest file `read()` returns, in bytes (a larger one is SANDBOX_TRANSFER_LIMIT, never buffered).
 const MAX_READ_BYTES: u64 = 256 * 1024 * 1024;

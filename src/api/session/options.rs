@@ -7,11 +7,11 @@ use web_sys::AbortSignal;
 
 use super::invalid;
 use crate::api::definition_object::get;
-use crate::command::Command;
-use crate::env_map::EnvMap;
+use vite_hub_sandbox_core::command::Command;
+use vite_hub_sandbox_core::env_map::EnvMap;
 use crate::error::js::js_message;
-use crate::error::Result;
-use crate::session::{self, MAX_EXEC_OUTPUT_BYTES};
+use vite_hub_sandbox_core::error::Result;
+use vite_hub_sandbox_core::session::{self, MAX_EXEC_OUTPUT_BYTES};
 
 /// Most arguments of one Command.
 const MAX_ARGS: usize = 65_536;
@@ -27,7 +27,7 @@ pub(super) fn check_keys(options: &JsValue, allowed: &[&str], what: &str) -> Res
     for key in keys.iter() {
         let key = key.as_string().unwrap_or_else(|| "a symbol".to_owned());
         if !allowed.contains(&key.as_str()) {
-            return Err(invalid(format!("unknown {what} key {key}; expected {}", allowed.join(", "), key = crate::error::quoted(&key))));
+            return Err(invalid(format!("unknown {what} key {key}; expected {}", allowed.join(", "), key = vite_hub_sandbox_core::error::quoted(&key))));
         }
     }
     Ok(())
@@ -107,9 +107,9 @@ pub(super) fn read_command(command: &JsValue, args: &JsValue, options: &JsValue,
             let name = key.as_string().ok_or_else(|| invalid(format!("{opts} env has a symbol key")))?;
             session::check_env_name(&name)?;
             let value = Reflect::get(&env_value, &key).map_err(|e| invalid(format!("{opts} env could not be read: {}", js_message(&e))))?;
-            let value = value.as_string().ok_or_else(|| invalid(format!("{opts} env {name} must be a string", name = crate::error::quoted(&name))))?;
+            let value = value.as_string().ok_or_else(|| invalid(format!("{opts} env {name} must be a string", name = vite_hub_sandbox_core::error::quoted(&name))))?;
             if value.contains('\0') {
-                return Err(invalid(format!("{opts} env {name} must not contain a NUL character", name = crate::error::quoted(&name))));
+                return Err(invalid(format!("{opts} env {name} must not contain a NUL character", name = vite_hub_sandbox_core::error::quoted(&name))));
             }
             env.insert(name, value);
         }
@@ -144,7 +144,7 @@ pub(super) fn signal_number(value: &JsValue) -> Result<u8> {
             "SIGTERM" => Ok(15),
             "SIGCONT" => Ok(18),
             "SIGSTOP" => Ok(19),
-            _ => Err(invalid(format!("kill(signal): unknown signal {name}; use SIGTERM, SIGKILL, SIGINT, SIGHUP, SIGQUIT, SIGCONT, SIGSTOP or a number", name = crate::error::quoted(&name)))),
+            _ => Err(invalid(format!("kill(signal): unknown signal {name}; use SIGTERM, SIGKILL, SIGINT, SIGHUP, SIGQUIT, SIGCONT, SIGSTOP or a number", name = vite_hub_sandbox_core::error::quoted(&name)))),
         };
     }
     match value.as_f64() {

@@ -20,11 +20,11 @@ use web_sys::AbortSignal;
 
 use super::classify::{self, RejectionFlags, StartupRetry, Verdict};
 use super::wire::{self, DeleteRequest, ExecEvent, ExistsRequest, ProcessEvent, ExecuteRequest, ExecuteResponse, MkdirRequest, ReadRequest, ReadResponse, WriteRequest};
-use crate::command::{last_bytes, Command, CommandOutcome, OutputTail};
-use crate::error::{Error, ErrorCode, Operation, Result};
+use vite_hub_sandbox_core::command::{last_bytes, Command, CommandOutcome, OutputTail};
+use vite_hub_sandbox_core::error::{Error, ErrorCode, Operation, Result};
 use crate::http::deadline::Deadline;
 use crate::http::fetch::{AbortWait, body_bytes, js_message, sleep_unless_aborted, BodyChunks, Fetcher, HttpRequest, SendError};
-use crate::http::sse::{SseEnd, SseReader};
+use vite_hub_sandbox_core::http::sse::{SseEnd, SseReader};
 use crate::provider::output::{LogStream, OutputEntry, OutputStream};
 use crate::provider::box_session::ProviderKind;
 
@@ -77,7 +77,7 @@ impl ContainerClient {
 
     fn error(&self, code: ErrorCode, operation: Operation, message: String) -> Error {
         let message = match &self.token {
-            Some(token) => crate::error::redact(&message, &[token.as_str()]),
+            Some(token) => vite_hub_sandbox_core::error::redact(&message, &[token.as_str()]),
             None => message,
         };
         Error::new(code, message).with_provider(ProviderKind::Cloudflare).with_operation(operation)
@@ -180,7 +180,7 @@ impl ContainerClient {
                     if verdict == Verdict::Container {
                         return Ok(Err(Refused { status, body }));
                     }
-                    let retry_after = response.headers().get("retry-after").as_deref().and_then(crate::http::retry::parse_retry_after_ms);
+                    let retry_after = response.headers().get("retry-after").as_deref().and_then(vite_hub_sandbox_core::http::retry::parse_retry_after_ms);
                     (verdict, retry_after, format!("status {status}{}", detail(&body)))
                 }
             };

@@ -10,15 +10,15 @@ use web_sys::AbortSignal;
 use super::client::ContainerClient;
 use super::exec::{execute_request, relative_to, unpack_then, STAGED_ARCHIVE, STAGED_ERRORS, STAGE_EXIT};
 use super::kept::Turn;
-use crate::command::{Command, CommandOutcome};
-use crate::error::{Error, ErrorCode, Operation, Result};
+use vite_hub_sandbox_core::command::{Command, CommandOutcome};
+use vite_hub_sandbox_core::error::{Error, ErrorCode, Operation, Result};
 use crate::http::deadline::stop_within;
 use crate::http::fetch::js_message;
 use crate::provider::box_session::{BoxSession, FileRead, ProviderKind};
 use crate::provider::output::{LogStream, OutputStream};
 use crate::sys::DurableObjectStub;
-use crate::transfer::tar::write_tar;
-use crate::transfer::box_file::BoxFile;
+use vite_hub_sandbox_core::transfer::tar::write_tar;
+use vite_hub_sandbox_core::transfer::box_file::BoxFile;
 
 /// The container's work directory (sessions and sessionless commands start there, §4.2).
 pub(super) const WORK_DIR: &str = "/workspace";
@@ -79,7 +79,7 @@ impl BoxSession for CloudflareBox {
     fn write_files<'a>(&'a self, files: &'a [BoxFile], signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<()>> {
         Box::pin(async move {
             for file in files {
-                crate::transfer::box_file::validate_relative_path(&file.path)?;
+                vite_hub_sandbox_core::transfer::box_file::validate_relative_path(&file.path)?;
             }
             let mut dirs: Vec<String> = Vec::new();
             for file in files {

@@ -4,7 +4,7 @@ use std::cell::RefCell;
 
 use web_sys::AbortSignal;
 
-use crate::error::{Error, ErrorCode, Operation, Result};
+use vite_hub_sandbox_core::error::{Error, ErrorCode, Operation, Result};
 use crate::http::fetch::sleep_unless_aborted;
 use crate::provider::box_session::ProviderKind;
 

@@ -17,11 +17,11 @@ use super::container::{destroy, CloudflareBox, CLOSE_DEADLINE_MS, WORK_DIR};
 use super::kept::wait_for_turn;
 use super::options::{box_id_from, unique_box_id, CloudflareSettings, LocalContainerHost};
 use super::wire::{ConfigureRequest, SandboxName};
-use crate::error::{Error, ErrorCode, Operation, Result};
+use vite_hub_sandbox_core::error::{Error, ErrorCode, Operation, Result};
 use crate::http::deadline::{stop_within, Deadline};
 use crate::http::fetch::{AbortWait, js_message, sleep_unless_aborted, Fetcher};
 use crate::provider::box_session::{BoxSession, BoxSpec, Provider, ProviderKind};
-use crate::session::ExecutionAuthority;
+use vite_hub_sandbox_core::session::ExecutionAuthority;
 use crate::sys::{DurableObjectNamespace, DurableObjectStub, FetchTarget};
 
 /// The Durable Object namespace `env[binding]`, when `env` holds one (an object with
@@ -271,7 +271,7 @@ impl Provider for CloudflareProvider {
 /// `namespace.get(namespace.idFromName(id))`, as the SDK's `getContainer` does.
 fn stub_for(namespace: &DurableObjectNamespace, id: &str) -> Result<DurableObjectStub> {
     let failed = |e: JsValue| {
-        Error::new(ErrorCode::TransportError, format!("the Durable Object of Box {id} could not be reached: {}", js_message(&e), id = crate::error::quoted(id)))
+        Error::new(ErrorCode::TransportError, format!("the Durable Object of Box {id} could not be reached: {}", js_message(&e), id = vite_hub_sandbox_core::error::quoted(id)))
             .with_provider(ProviderKind::Cloudflare)
             .with_operation(Operation::Create)
     };

@@ -12,7 +12,7 @@ use wasm_bindgen::JsValue;
 use wasm_bindgen_futures::JsFuture;
 
 use crate::error::js::js_message;
-use crate::error::{Error, ErrorCode, Operation, Result};
+use vite_hub_sandbox_core::error::{Error, ErrorCode, Operation, Result};
 use crate::provider::local::options::InProcessHost;
 use crate::provider::box_session::{HostStart, ProviderKind};
 use crate::sys;

@@ -18,12 +18,12 @@ mod provider {
 
     use super::{host, LocalOptions};
     use vite_hub_sandbox_core::provider::local::LocalNetworkPolicy;
-    use crate::error::{Error, ErrorCode, Result};
+    use vite_hub_sandbox_core::error::{Error, ErrorCode, Result};
     use crate::http::fetch::Fetcher;
     use crate::provider::local::options::InProcessHost;
     use crate::provider::vercel::{VercelEndpoint, VercelProvider};
     use crate::provider::box_session::{BoxSession, BoxSpec, HostStart, PreparedProject, Provider, ProviderKind};
-    use crate::session::ExecutionAuthority;
+    use vite_hub_sandbox_core::session::ExecutionAuthority;
 
     /// Opens Boxes on a local Box host.
     #[derive(Debug)]

@@ -9,12 +9,12 @@ use gloo_net::http::Response;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::AbortSignal;
 
-use crate::command::{Command, CommandOutcome, OutputTail};
-use crate::error::{Error, ErrorCode, Operation, Result};
+use vite_hub_sandbox_core::command::{Command, CommandOutcome, OutputTail};
+use vite_hub_sandbox_core::error::{Error, ErrorCode, Operation, Result};
 use crate::http::deadline::Deadline;
 use crate::http::fetch::{AbortWait, body_bytes_capped, BodyChunks, Fetcher, HttpRequest, SendError};
-use crate::http::ndjson::NdjsonReader;
-use crate::http::retry::{RequestSafety, RetryPolicy};
+use vite_hub_sandbox_core::http::ndjson::NdjsonReader;
+use vite_hub_sandbox_core::http::retry::{RequestSafety, RetryPolicy};
 use crate::provider::vercel::options::VercelEndpoint;
 use crate::provider::vercel::wire::{
     self, CommandInfo, CommandStreamLine, CreateSandboxRequest, KillCommandRequest, MkdirRequest, ReadFileRequest, RunCommandRequest,
@@ -84,7 +84,7 @@ impl VercelClient {
     }
 
     fn error(&self, operation: Operation, message: String) -> Error {
-        let message = crate::error::redact(&message, &[self.endpoint.token.as_str()]);
+        let message = vite_hub_sandbox_core::error::redact(&message, &[self.endpoint.token.as_str()]);
         Error::new(ErrorCode::TransportError, message).with_provider(self.kind).with_operation(operation)
     }
 
@@ -178,7 +178,7 @@ impl VercelClient {
             .with_provider(self.kind)
             .with_operation(operation)
             .with_status(status);
-        if let Some(ms) = retry_after.as_deref().and_then(crate::http::retry::parse_retry_after_ms) {
+        if let Some(ms) = retry_after.as_deref().and_then(vite_hub_sandbox_core::http::retry::parse_retry_after_ms) {
             error = error.with_retry_after_ms(ms);
         }
         error
@@ -510,8 +510,8 @@ impl VercelClient {
         let request = self.request("GET", &format!("/v2/sandboxes/sessions/{session_id}/cmd/{command_id}/logs"), "application/json", None);
         let response = self.send(&request, RequestSafety::Idempotent, Operation::Exec, signal).await?;
         let content_type = response.headers().get("content-type").unwrap_or_default();
-        if !crate::http::media_type::media_type_is(&content_type, "application/x-ndjson") {
-            return Err(self.error(Operation::Exec, format!("expected a stream of command logs, got content-type {content_type}", content_type = crate::error::quoted(&content_type))));
+        if !vite_hub_sandbox_core::http::media_type::media_type_is(&content_type, "application/x-ndjson") {
+            return Err(self.error(Operation::Exec, format!("expected a stream of command logs, got content-type {content_type}", content_type = vite_hub_sandbox_core::error::quoted(&content_type))));
         }
         let chunks = BodyChunks::new(&response).map_err(|e| self.send_error(Operation::Exec, e))?;
         Ok(CommandLogs { chunks, reader: NdjsonReader::default(), pending: Default::default(), ended: false, kind: self.kind })
@@ -655,8 +655,8 @@ struct CommandStart {
 async fn start_command(client: VercelClient, request: HttpRequest, signal: AbortSignal) -> Result<CommandStart> {
     let response = client.send(&request, RequestSafety::NonIdempotent, Operation::Exec, Some(&signal)).await?;
     let content_type = response.headers().get("content-type").unwrap_or_default();
-    if !crate::http::media_type::media_type_is(&content_type, "application/x-ndjson") {
-        return Err(client.error(Operation::Exec, format!("expected a stream of command data, got content-type {content_type}", content_type = crate::error::quoted(&content_type))));
+    if !vite_hub_sandbox_core::http::media_type::media_type_is(&content_type, "application/x-ndjson") {
+        return Err(client.error(Operation::Exec, format!("expected a stream of command data, got content-type {content_type}", content_type = vite_hub_sandbox_core::error::quoted(&content_type))));
     }
     let chunks = BodyChunks::new(&response).map_err(|e| client.send_error(Operation::Exec, e))?;
     let mut start = CommandStart { chunks, reader: NdjsonReader::default(), lines: Vec::new(), ended: false, id: None };

@@ -23,17 +23,17 @@ mod provider {
     use futures::future::LocalBoxFuture;
     use web_sys::AbortSignal;
 
-    use crate::transfer::tar::write_tar;
+    use vite_hub_sandbox_core::transfer::tar::write_tar;
     use super::client::VercelClient;
     use super::options::VercelEndpoint;
     use super::wire::CreateSandboxRequest;
-    use crate::command::{Command, CommandOutcome};
-    use crate::error::{Error, Result};
+    use vite_hub_sandbox_core::command::{Command, CommandOutcome};
+    use vite_hub_sandbox_core::error::{Error, Result};
     use crate::http::fetch::Fetcher;
     use crate::provider::output::{LogStream, OutputStream};
     use crate::provider::box_session::{BoxSession, BoxSpec, FileRead, PreparedProject, PreparedStart, Provider, ProviderKind};
-    use crate::session::ExecutionAuthority;
-    use crate::transfer::box_file::BoxFile;
+    use vite_hub_sandbox_core::session::ExecutionAuthority;
+    use vite_hub_sandbox_core::transfer::box_file::BoxFile;
 
     /// Opens Vercel sessions (Boxes) with one client.
     #[derive(Debug)]
@@ -261,7 +261,7 @@ mod provider {
                 match outcome.exit_code {
                     0 => Ok(true),
                     1 => Ok(false),
-                    _ => Err(file_failure(crate::error::Operation::Read, &outcome.stderr, self.provider())),
+                    _ => Err(file_failure(vite_hub_sandbox_core::error::Operation::Read, &outcome.stderr, self.provider())),
                 }
             })
         }
@@ -275,18 +275,18 @@ mod provider {
                     // path, not a failure of the Box.
                     return self.client.mkdir(&self.session_id, path, signal).await.map_err(|error| match error.upstream_status() {
                         Some(400 | 404 | 409) => Error::new(
-                            crate::error::ErrorCode::InvalidArgument,
+                            vite_hub_sandbox_core::error::ErrorCode::InvalidArgument,
                             format!("{}; mkdir(path) without {{ recursive: true }} creates one directory whose parent exists", error.message()),
                         )
                         .with_provider(self.provider())
-                        .with_operation(crate::error::Operation::Mkdir)
+                        .with_operation(vite_hub_sandbox_core::error::Operation::Mkdir)
                         .with_status(error.upstream_status().unwrap_or(400)),
                         _ => error,
                     });
                 }
                 let outcome = self.exec(&file_command("mkdir", &["-p", "--", path]), signal).await?;
                 if outcome.exit_code != 0 {
-                    return Err(file_failure(crate::error::Operation::Mkdir, &outcome.stderr, self.provider()));
+                    return Err(file_failure(vite_hub_sandbox_core::error::Operation::Mkdir, &outcome.stderr, self.provider()));
                 }
                 Ok(())
             })
@@ -302,13 +302,13 @@ mod provider {
                     // A directory without `recursive` is the caller's argument, not a Box failure.
                     if !recursive && self.exec(&file_command("test", &["-d", path]), signal).await?.exit_code == 0 {
                         return Err(Error::new(
-                            crate::error::ErrorCode::InvalidArgument,
-                            format!("remove({path}): it is a directory; pass {{ recursive: true }} to remove it and its contents", path = crate::error::quoted(path)),
+                            vite_hub_sandbox_core::error::ErrorCode::InvalidArgument,
+                            format!("remove({path}): it is a directory; pass {{ recursive: true }} to remove it and its contents", path = vite_hub_sandbox_core::error::quoted(path)),
                         )
                         .with_provider(self.provider())
-                        .with_operation(crate::error::Operation::Remove));
+                        .with_operation(vite_hub_sandbox_core::error::Operation::Remove));
                     }
-                    return Err(file_failure(crate::error::Operation::Remove, &outcome.stderr, self.provider()));
+                    return Err(file_failure(vite_hub_sandbox_core::error::Operation::Remove, &outcome.stderr, self.provider()));
                 }
                 Ok(())
             })
@@ -332,9 +332,9 @@ mod provider {
     }
 
     /// `SANDBOX_EXECUTION_ERROR`: a file Command failed in the Box (`operation` names the call).
-    fn file_failure(operation: crate::error::Operation, stderr: &str, provider: ProviderKind) -> Error {
-        let verb = if operation == crate::error::Operation::Read { "exists" } else { operation.as_str() };
-        Error::new(crate::error::ErrorCode::ExecutionError, format!("{verb} failed in the Box: {}", stderr.trim()))
+    fn file_failure(operation: vite_hub_sandbox_core::error::Operation, stderr: &str, provider: ProviderKind) -> Error {
+        let verb = if operation == vite_hub_sandbox_core::error::Operation::Read { "exists" } else { operation.as_str() };
+        Error::new(vite_hub_sandbox_core::error::ErrorCode::ExecutionError, format!("{verb} failed in the Box: {}", stderr.trim()))
             .with_provider(provider)
             .with_operation(operation)
     }

@@ -1,13 +1,13 @@
-//! The `discoverDefinitions` wasm export: the JS file walk in, [`crate::discovery`] out.
+//! The `discoverDefinitions` wasm export: the JS file walk in, [`vite_hub_sandbox_core::definition::discovery`] out.
 //!
 //! Glue only: decodes the plain object, calls [`discover`], encodes the result. No rule about
-//! what a Definition is lives here (see [`crate::discovery`]).
+//! what a Definition is lives here (see [`vite_hub_sandbox_core::definition::discovery`]).
 
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 
-use crate::discovery::{discover, discover_all, DiscoveredDefinition, DiscoveryInput};
-use crate::error::{Error, ErrorCode};
+use vite_hub_sandbox_core::definition::discovery::{discover, discover_all, DiscoveredDefinition, DiscoveryInput};
+use vite_hub_sandbox_core::error::{Error, ErrorCode};
 
 /// Input shape (camelCase on the JS side).
 #[derive(Deserialize)]
@@ -36,7 +36,7 @@ impl<'a> From<&'a DiscoveredDefinition> for DiscoveredItem<'a> {
     }
 }
 
-fn decode_request(input: JsValue) -> crate::error::Result<DiscoveryInput> {
+fn decode_request(input: JsValue) -> vite_hub_sandbox_core::error::Result<DiscoveryInput> {
     let request: DiscoverRequest = serde_wasm_bindgen::from_value(input).map_err(|e| {
         Error::new(
             ErrorCode::InvalidArgument,
@@ -46,7 +46,7 @@ fn decode_request(input: JsValue) -> crate::error::Result<DiscoveryInput> {
     Ok(DiscoveryInput { files: request.files, package_dirs: request.package_dirs, workspace_dirs: request.workspace_dirs })
 }
 
-fn encode<T: Serialize>(value: &T) -> crate::error::Result<JsValue> {
+fn encode<T: Serialize>(value: &T) -> vite_hub_sandbox_core::error::Result<JsValue> {
     value
         .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
         .map_err(|e| Error::new(ErrorCode::RuntimeError, format!("could not encode the discovered Definitions: {e}")))

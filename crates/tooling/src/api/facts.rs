@@ -4,7 +4,7 @@
 
 use wasm_bindgen::prelude::*;
 
-use crate::error::{Error, ErrorCode};
+use vite_hub_sandbox_core::error::{Error, ErrorCode};
 use crate::facts::shared_facts;
 
 /// `sharedFacts() → { errorCodes, transferLimits, definitionLimits, envNames, excluded,

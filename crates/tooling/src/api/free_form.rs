@@ -1,5 +1,5 @@
 //! The free-form Definition wasm exports: facts read by `pkg-template/vite/free-form.mjs` in,
-//! [`crate::definition::sandbox_options`] out.
+//! [`vite_hub_sandbox_core::definition::sandbox_options`] out.
 //!
 //! Glue only: decodes JSON, calls the pure rules, encodes the answer. Facts travel as JSON text
 //! so numbers and `null` keep their JSON meaning.
@@ -7,15 +7,15 @@
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 
-use crate::definition::box_project::{box_project, AppLock};
-use crate::definition::sandbox_options::{project_plan, sandbox_options, SandboxFileFacts};
-use crate::error::{Error, ErrorCode};
+use vite_hub_sandbox_core::definition::box_project::{box_project, AppLock};
+use vite_hub_sandbox_core::definition::sandbox_options::{project_plan, sandbox_options, SandboxFileFacts};
+use vite_hub_sandbox_core::error::{Error, ErrorCode};
 
-fn decode<'a, T: Deserialize<'a>>(json: &'a str, what: &str) -> crate::error::Result<T> {
+fn decode<'a, T: Deserialize<'a>>(json: &'a str, what: &str) -> vite_hub_sandbox_core::error::Result<T> {
     serde_json::from_str(json).map_err(|e| Error::new(ErrorCode::InvalidArgument, format!("{what} has an unexpected shape: {e}")))
 }
 
-fn encode<T: Serialize>(value: &T) -> crate::error::Result<JsValue> {
+fn encode<T: Serialize>(value: &T) -> vite_hub_sandbox_core::error::Result<JsValue> {
     value
         .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
         .map_err(|e| Error::new(ErrorCode::RuntimeError, format!("could not encode the free-form answer: {e}")))
@@ -98,7 +98,7 @@ pub fn plan_free_form_project(facts_json: &str, request_json: &str) -> crate::er
     if !imports_only {
         return Ok(encode(&ProjectAnswer { attach: plan.attach, dependencies: plan.dependencies, files: plan.files, generated: Vec::new() })?);
     }
-    let manifest = match crate::definition::parse_package_json(request.manifest_json.as_bytes()) {
+    let manifest = match vite_hub_sandbox_core::definition::parse_package_json(request.manifest_json.as_bytes()) {
         Ok(serde_json::Value::Object(map)) => map,
         // project_plan already refused a manifest that is not an object.
         _ => serde_json::Map::new(),

@@ -1,5 +1,5 @@
 //! The `checkModuleGraph` wasm export: module facts from the JS glue in,
-//! [`crate::definition::module_graph`] out.
+//! [`vite_hub_sandbox_core::definition::module_graph`] out.
 //!
 //! Glue only: decodes the plain object, calls [`check_module_graph`], encodes the result. Internal
 //! (used by `pkg-template/vite/definition-modules.mjs`, not declared in `index.d.ts`).
@@ -7,8 +7,8 @@
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
-use crate::definition::module_graph::{check_module_graph, ModuleGraphInput};
-use crate::error::{Error, ErrorCode};
+use vite_hub_sandbox_core::definition::module_graph::{check_module_graph, ModuleGraphInput};
+use vite_hub_sandbox_core::error::{Error, ErrorCode};
 
 /// `checkModuleGraph(input)`: checks the module graph of a package and plans the specifier
 /// rewrites of its compiled TypeScript.

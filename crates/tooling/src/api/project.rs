@@ -1,6 +1,6 @@
 //! The project-reading wasm exports. `resolvePnpmWorkspace`: what the JS glue read about an
-//! enclosing pnpm workspace in, [`crate::definition::workspace`]'s decision out.
-//! `isExcludedPath`: the one exclusion rule ([`crate::definition::is_excluded_path`]).
+//! enclosing pnpm workspace in, [`vite_hub_sandbox_core::definition::workspace`]'s decision out.
+//! `isExcludedPath`: the one exclusion rule ([`vite_hub_sandbox_core::definition::is_excluded_path`]).
 //!
 //! Glue only: decodes the plain object, calls [`resolve_workspace`], encodes the answer
 //! (docs/internals/build-steps.md, "Project resolution").
@@ -8,8 +8,8 @@
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 
-use crate::definition::workspace::{resolve_workspace, WorkspaceInput};
-use crate::error::{Error, ErrorCode};
+use vite_hub_sandbox_core::definition::workspace::{resolve_workspace, WorkspaceInput};
+use vite_hub_sandbox_core::error::{Error, ErrorCode};
 
 /// One `package.json` below the workspace root.
 #[derive(Deserialize)]
@@ -70,10 +70,10 @@ pub fn resolve_pnpm_workspace(request: JsValue) -> crate::error::js::JsResult<Js
 }
 
 /// `isExcludedPath(path: string) → boolean`: whether a project file or directory is never
-/// shipped ([`crate::definition::is_excluded_path`]; `path` is `/`-separated, relative to the
+/// shipped ([`vite_hub_sandbox_core::definition::is_excluded_path`]; `path` is `/`-separated, relative to the
 /// install root). The Node walker (pkg-template/vite/definition-project.mjs) asks this for every
 /// entry, so the rule exists only in Rust. Never throws.
 #[wasm_bindgen(js_name = isExcludedPath)]
 pub fn is_excluded_path_export(path: &str) -> bool {
-    crate::definition::is_excluded_path(path)
+    vite_hub_sandbox_core::definition::is_excluded_path(path)
 }

@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 
-use crate::error::{Error, ErrorCode};
+use vite_hub_sandbox_core::error::{Error, ErrorCode};
 use crate::provider_output::{merge_provider_output, OutputOptions, COMPATIBILITY_DATE, DEFAULT_BINDING};
 
 #[derive(Deserialize)]

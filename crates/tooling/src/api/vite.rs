@@ -1,12 +1,12 @@
 //! wasm exports for the Vite plugin (`pkg-template/vite/vite.mjs`): decode, call [`crate::plugin`],
 //! encode. No rule lives here.
 
-use crate::env_map::EnvMap;
+use vite_hub_sandbox_core::env_map::EnvMap;
 
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 
-use crate::error::{Error, ErrorCode};
+use vite_hub_sandbox_core::error::{Error, ErrorCode};
 use crate::plugin::{artifact_stems, resolve_plugin_config};
 
 #[derive(Deserialize)]
@@ -28,7 +28,7 @@ struct PluginConfigAnswer {
     dev_provider: &'static str,
 }
 
-fn to_js<T: Serialize>(value: &T) -> crate::error::Result<JsValue> {
+fn to_js<T: Serialize>(value: &T) -> vite_hub_sandbox_core::error::Result<JsValue> {
     value
         .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
         .map_err(|e| Error::new(ErrorCode::RuntimeError, e.to_string()))
