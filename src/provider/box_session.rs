@@ -21,7 +21,7 @@ use vite_hub_sandbox_core::session::ExecutionAuthority;
 use vite_hub_sandbox_core::transfer::box_file::BoxFile;
 
 /// Who supplies a Box: what [`Provider::kind`] and [`BoxSession::provider`] answer.
-pub use vite_hub_sandbox_core::provider::ProviderKind;
+use vite_hub_sandbox_core::provider_kind::ProviderKind;
 
 /// What a Run asks of a provider when it opens a Box.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -18,7 +18,7 @@ pub mod output;
 pub mod vercel;
 
 pub use box_session::{BoxSession, BoxSpec, FileRead, HostStart, PreparedProject, PreparedStart, Provider};
-pub use vite_hub_sandbox_core::provider::{ProviderKind, ProviderSettings};
+pub use vite_hub_sandbox_core::provider::ProviderSettings;
 
 /// Builds the provider `settings` name; requests go through `fetcher` (Cloudflare: through the
 /// stubs of `namespace`, the Worker env's binding). Sends nothing. This is the one place that
@@ -31,7 +31,7 @@ pub use vite_hub_sandbox_core::provider::{ProviderKind, ProviderSettings};
 pub fn build(settings: ProviderSettings, fetcher: crate::http::fetch::Fetcher, namespace: Option<crate::sys::DurableObjectNamespace>) -> vite_hub_sandbox_core::error::Result<std::rc::Rc<dyn Provider>> {
     use std::rc::Rc;
     Ok(match settings {
-        ProviderSettings::Vercel { endpoint, network_policy } => Rc::new(vercel::VercelProvider::new(endpoint, network_policy, fetcher, ProviderKind::Vercel)),
+        ProviderSettings::Vercel { endpoint, network_policy } => Rc::new(vercel::VercelProvider::new(endpoint, network_policy, fetcher, vite_hub_sandbox_core::provider_kind::ProviderKind::Vercel)),
         ProviderSettings::Local(options) => Rc::new(local::LocalProvider::new(options, fetcher)),
         ProviderSettings::Cloudflare(settings) => {
             // A Box on the local Box host (local development) gets the host's own report of what

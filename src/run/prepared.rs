@@ -39,7 +39,8 @@ use crate::http::deadline::stop_within;
 use crate::run::events::RunEvents;
 use vite_hub_sandbox_core::run::install::{fingerprint_in, FINGERPRINT_SCRIPT};
 use vite_hub_sandbox_core::definition::InstallPlan;
-use crate::provider::{BoxSession, PreparedStart, Provider, ProviderKind};
+use crate::provider::{BoxSession, PreparedStart, Provider};
+use vite_hub_sandbox_core::provider_kind::ProviderKind;
 
 /// How often a Run waiting for another Run's prepared project looks again (ms).
 pub const WAIT_POLL_MS: f64 = 50.0;

@@ -12,7 +12,8 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::provider::cloudflare::CloudflareOptions;
 use crate::provider::local::LocalOptions;
 use crate::provider::vercel::VercelOptions;
-use crate::provider::{ProviderKind, ProviderSettings};
+use crate::provider::ProviderSettings;
+use crate::provider_kind::ProviderKind;
 use crate::transfer::TransferLimits;
 
 /// Every env variable the core reads: `NODE_ENV`, `SANDBOX_PROVIDER` and the providers' own

@@ -9,7 +9,8 @@
 //! - [`config`]: the sandbox config read from its JSON and resolved into provider settings;
 //! - [`definition`]: Definitions, their files, package managers, workspaces and discovery;
 //! - [`transfer`]: Box files and their path rule, the result frame, the limits, the tar writer;
-//! - [`provider`]: provider kinds, options and each provider protocol's wire shapes;
+//! - [`provider_kind`]: which Provider (`vercel`, `cloudflare`, `local`), a leaf every layer uses;
+//! - [`provider`]: provider options and each provider protocol's wire shapes;
 //! - [`http`]: the retry policy and the NDJSON and SSE stream readers;
 //! - [`session`]: the rules of a Session handle and the execution authority;
 //! - [`run`]: the pure parts of a Run (install commands and their outcomes) and the in-Box
@@ -26,6 +27,7 @@ pub mod error;
 pub mod harness;
 pub mod http;
 pub mod provider;
+pub mod provider_kind;
 pub mod run;
 pub mod session;
 pub mod transfer;

@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use vite_hub_sandbox_core::definition::{ExcludedNames, DEFAULT_TIMEOUT_MS, ENTRY_NAMES, EXCLUDED, MAX_DEFINITION_BYTES, MAX_TIMEOUT_MS};
 use vite_hub_sandbox_core::error::ErrorCode;
-use vite_hub_sandbox_core::provider::ProviderKind;
+use vite_hub_sandbox_core::provider_kind::ProviderKind;
 use vite_hub_sandbox_core::transfer::limits::MAX_LIMIT_VALUE;
 use vite_hub_sandbox_core::transfer::TransferLimits;
 

@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 
 use vite_hub_sandbox_core::config::SandboxConfig;
 use vite_hub_sandbox_core::error::{Error, ErrorCode, Result};
-use vite_hub_sandbox_core::provider::ProviderKind;
+use vite_hub_sandbox_core::provider_kind::ProviderKind;
 
 /// Option paths that hold secrets or runtime-only values and are never accepted from the Vite
 /// config, because the plugin writes its config into generated files. With the env variable that

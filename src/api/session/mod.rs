@@ -24,7 +24,8 @@ use web_sys::AbortSignal;
 use vite_hub_sandbox_core::command::{Command, CommandOutcome};
 use crate::error::js::into_js;
 use vite_hub_sandbox_core::error::{Error, ErrorCode, Operation, Result};
-use crate::provider::{BoxSession, BoxSpec, FileRead, Provider, ProviderKind};
+use crate::provider::{BoxSession, BoxSpec, FileRead, Provider};
+use vite_hub_sandbox_core::provider_kind::ProviderKind;
 use vite_hub_sandbox_core::transfer::box_file::BoxFile;
 use vite_hub_sandbox_core::session::{self, ExecutionAuthority, SessionState, SessionStatus};
 

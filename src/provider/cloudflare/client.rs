@@ -26,7 +26,7 @@ use crate::http::deadline::Deadline;
 use crate::http::fetch::{AbortWait, body_bytes, js_message, sleep_unless_aborted, BodyChunks, Fetcher, HttpRequest, SendError};
 use vite_hub_sandbox_core::http::sse::{SseEnd, SseReader};
 use crate::provider::output::{LogStream, OutputEntry, OutputStream};
-use crate::provider::box_session::ProviderKind;
+use vite_hub_sandbox_core::provider_kind::ProviderKind;
 
 /// Bound of a request that is not a command (files, reads, `mkdir`, `configure`, starting a
 /// process), all its start retries and its answer included, in ms: the first request of a Box

@@ -6,7 +6,7 @@ use web_sys::AbortSignal;
 
 use vite_hub_sandbox_core::error::{Error, ErrorCode, Operation, Result};
 use crate::http::fetch::sleep_unless_aborted;
-use crate::provider::box_session::ProviderKind;
+use vite_hub_sandbox_core::provider_kind::ProviderKind;
 
 /// How often a Run waiting for a kept Box checks whether it is free, in ms.
 const TURN_POLL_MS: f64 = 50.0;

@@ -20,7 +20,8 @@ use super::wire::{ConfigureRequest, SandboxName};
 use vite_hub_sandbox_core::error::{Error, ErrorCode, Operation, Result};
 use crate::http::deadline::{stop_within, Deadline};
 use crate::http::fetch::{AbortWait, js_message, sleep_unless_aborted, Fetcher};
-use crate::provider::box_session::{BoxSession, BoxSpec, Provider, ProviderKind};
+use crate::provider::box_session::{BoxSession, BoxSpec, Provider};
+use vite_hub_sandbox_core::provider_kind::ProviderKind;
 use vite_hub_sandbox_core::session::ExecutionAuthority;
 use crate::sys::{DurableObjectNamespace, DurableObjectStub, FetchTarget};
 

@@ -14,7 +14,8 @@ use wasm_bindgen_futures::JsFuture;
 use crate::error::js::js_message;
 use vite_hub_sandbox_core::error::{Error, ErrorCode, Operation, Result};
 use crate::provider::local::options::InProcessHost;
-use crate::provider::box_session::{HostStart, ProviderKind};
+use crate::provider::box_session::HostStart;
+use vite_hub_sandbox_core::provider_kind::ProviderKind;
 use crate::sys;
 
 /// Where a local Box host listens (what the starter resolves to: `{ baseUrl, token }`).

@@ -22,7 +22,8 @@ mod provider {
     use crate::http::fetch::Fetcher;
     use crate::provider::local::options::InProcessHost;
     use crate::provider::vercel::{VercelEndpoint, VercelProvider};
-    use crate::provider::box_session::{BoxSession, BoxSpec, HostStart, PreparedProject, Provider, ProviderKind};
+    use crate::provider::box_session::{BoxSession, BoxSpec, HostStart, PreparedProject, Provider};
+    use vite_hub_sandbox_core::provider_kind::ProviderKind;
     use vite_hub_sandbox_core::session::ExecutionAuthority;
 
     /// Opens Boxes on a local Box host.

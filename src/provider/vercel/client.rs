@@ -21,7 +21,8 @@ use crate::provider::vercel::wire::{
     SandboxAndSessionResponse,
 };
 use crate::provider::output::{LogStream, OutputEntry, OutputStream};
-use crate::provider::box_session::{FileRead, ProviderKind};
+use crate::provider::box_session::FileRead;
+use vite_hub_sandbox_core::provider_kind::ProviderKind;
 
 /// Bound of a create (all attempts and the answer), in ms. A Run's own deadline usually ends it
 /// first.

@@ -31,7 +31,8 @@ mod provider {
     use vite_hub_sandbox_core::error::{Error, Result};
     use crate::http::fetch::Fetcher;
     use crate::provider::output::{LogStream, OutputStream};
-    use crate::provider::box_session::{BoxSession, BoxSpec, FileRead, PreparedProject, PreparedStart, Provider, ProviderKind};
+    use crate::provider::box_session::{BoxSession, BoxSpec, FileRead, PreparedProject, PreparedStart, Provider};
+    use vite_hub_sandbox_core::provider_kind::ProviderKind;
     use vite_hub_sandbox_core::session::ExecutionAuthority;
     use vite_hub_sandbox_core::transfer::box_file::BoxFile;
 

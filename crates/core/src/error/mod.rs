@@ -8,7 +8,7 @@
 //!
 //! Source: DESIGN.md §5 (Response contract), STYLE.md §2.4 (Error type).
 
-use crate::provider::ProviderKind;
+use crate::provider_kind::ProviderKind;
 use serde_json::{Map, Value};
 use std::fmt;
 

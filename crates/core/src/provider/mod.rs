@@ -4,11 +4,9 @@
 //! Boxes; nothing here sends a request.
 
 pub mod cloudflare;
-pub mod kind;
 pub mod local;
 pub mod vercel;
 
-pub use kind::ProviderKind;
 
 /// What a runtime `Provider` is built from: the chosen provider and its resolved options
 /// (credentials included, so the `Debug` form redacts them).

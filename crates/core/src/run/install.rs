@@ -10,7 +10,7 @@ use crate::env_map::EnvMap;
 use crate::command::{last_bytes, Command, CommandOutcome};
 use crate::definition::install::{InstallPlan, PackageManager};
 use crate::error::{Error, ErrorCode, Operation};
-use crate::provider::ProviderKind;
+use crate::provider_kind::ProviderKind;
 
 /// Bytes of stdout asked of the Box for an install (the last ones).
 pub const INSTALL_STDOUT_BYTES: usize = 6 * 1024;

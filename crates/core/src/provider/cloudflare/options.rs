@@ -9,7 +9,7 @@ use crate::env_map::EnvMap;
 use serde::Deserialize;
 
 use crate::error::{Error, ErrorCode, Result};
-use crate::provider::ProviderKind;
+use crate::provider_kind::ProviderKind;
 
 /// The Durable Object binding name used when `binding` is not set.
 pub const DEFAULT_BINDING: &str = "SANDBOX";

@@ -1,7 +1,7 @@
 //! Which Provider supplies Boxes: `vercel`, `cloudflare` or `local`.
 //!
-//! Vocabulary at the bottom of the layering (it imports nothing of the crate): errors carry it,
-//! config selects it. No provider behaviour lives here: a provider belongs in `provider/<name>/`.
+//! A leaf at the bottom of the layering (it imports nothing of the crate): errors carry it,
+//! config selects it, providers are built by it. No provider behaviour lives here: a provider belongs in `provider/<name>/`.
 
 use serde::{Deserialize, Serialize};
 
