@@ -1,4 +1,4 @@
-//! Providers as data: who supplies Boxes ([`ProviderKind`]), what a provider is built from
+//! Providers as data: who supplies Boxes ([`ProviderKind`](crate::provider_kind::ProviderKind)), what a provider is built from
 //! ([`ProviderSettings`], resolved by [`crate::config`]), and each provider protocol's options and
 //! wire shapes, one folder per provider. The runtime crate's `provider/` turns these into live
 //! Boxes; nothing here sends a request.
