@@ -14,7 +14,7 @@ const COLORS = { a: '#2563eb', b: '#9ca3af' };
 /** Characters of an n/a reason that fit right of the labels. */
 const NA_CHARS = 110;
 
-const escape = (text) => String(text).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+const escapeXml = (text) => String(text).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 const num = (v) => (Math.abs(v) >= 100 ? v.toFixed(0) : v.toFixed(Math.abs(v) >= 10 ? 1 : 2));
 const px = (v) => Math.round(v * 10) / 10;
 
@@ -58,7 +58,7 @@ export function renderChart(items, { caption }) {
     `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${height}" viewBox="0 0 ${WIDTH} ${height}" font-family="system-ui, -apple-system, Segoe UI, sans-serif" font-size="12">`,
     `<rect width="${WIDTH}" height="${height}" fill="#ffffff"/>`,
     `<text x="16" y="24" font-size="16" font-weight="bold" fill="#111827">runSandbox against the alternatives: medians (ms), whiskers min–max</text>`,
-    `<text x="16" y="44" fill="#4b5563">${escape(caption)}</text>`,
+    `<text x="16" y="44" fill="#4b5563">${escapeXml(caption)}</text>`,
     `<rect x="16" y="58" width="12" height="12" fill="${COLORS.a}"/><text x="34" y="68" fill="#111827">this package (runSandbox)</text>`,
     `<rect x="210" y="58" width="12" height="12" fill="${COLORS.b}"/><text x="228" y="68" fill="#111827">the alternative it is compared with</text>`,
   ];
@@ -69,16 +69,16 @@ export function renderChart(items, { caption }) {
   out.push(`<text x="${PLOT_RIGHT}" y="${plotBottom + 32}" text-anchor="end" fill="#4b5563">ms</text>`);
   items.forEach((c, index) => {
     const top = HEADER + index * GROUP;
-    out.push(`<g class="comparison" data-id="${escape(c.id)}">`);
-    out.push(`<text x="16" y="${top + 14}" font-weight="bold" fill="#111827">${escape(groupTitle(c))}</text>`);
+    out.push(`<g class="comparison" data-id="${escapeXml(c.id)}">`);
+    out.push(`<text x="16" y="${top + 14}" font-weight="bold" fill="#111827">${escapeXml(groupTitle(c))}</text>`);
     if (c.na) {
-      out.push(`<text x="${PLOT_LEFT}" y="${top + 38}" fill="#b91c1c">${escape(cut(`n/a (${c.na})`, NA_CHARS))}</text>`);
+      out.push(`<text x="${PLOT_LEFT}" y="${top + 38}" fill="#b91c1c">${escapeXml(cut(`n/a (${c.na})`, NA_CHARS))}</text>`);
     } else {
       ['a', 'b'].forEach((side, i) => {
         const s = c[side];
         const y = top + 22 + i * (BAR + 6);
         const mid = px(y + BAR / 2);
-        out.push(`<text x="${PLOT_LEFT - 8}" y="${mid + 4}" text-anchor="end" fill="#374151">${escape(c.labels[i])}</text>`);
+        out.push(`<text x="${PLOT_LEFT - 8}" y="${mid + 4}" text-anchor="end" fill="#374151">${escapeXml(c.labels[i])}</text>`);
         out.push(`<rect class="bar" data-side="${side}" x="${PLOT_LEFT}" y="${y}" width="${px(x(s.median) - PLOT_LEFT)}" height="${BAR}" fill="${COLORS[side]}"/>`);
         out.push(`<line class="whisker" data-side="${side}" x1="${x(s.min)}" y1="${mid}" x2="${x(s.max)}" y2="${mid}" stroke="#111827"/>`);
         for (const end of [s.min, s.max]) out.push(`<line x1="${x(end)}" y1="${mid - 4}" x2="${x(end)}" y2="${mid + 4}" stroke="#111827"/>`);

@@ -158,7 +158,7 @@ export function runSandbox<N extends SandboxName>(name: N, ...args: SandboxRunAr
  * takes any name and payload.
  */
 // eslint-disable-next-line @typescript-eslint/no-empty-interface
-export interface SandboxDefinitions {}
+export type SandboxDefinitions = {}
 
 /** The Definition names `runSandbox` accepts: the keys of {@link SandboxDefinitions}, or any string while it is empty. */
 export type SandboxName = keyof SandboxDefinitions extends never ? string : keyof SandboxDefinitions & string;

@@ -74,7 +74,7 @@ const asJson = (value) => `${JSON.stringify(value, null, 2)}\n`;
  */
 export async function writeCloudflareProviderOutput({ root, configFile, outFile, binding, label }) {
   let existing = null;
-  let name = label ?? (configFile ? path.relative(root, configFile) : path.relative(root, outFile));
+  const name = label ?? (configFile ? path.relative(root, configFile) : path.relative(root, outFile));
   if (configFile && existsSync(configFile)) existing = parseWranglerConfig(await fs.readFile(configFile, 'utf8'), configFile, name);
   const answer = mergeCloudflareProviderOutput({ existing, file: name, binding, sandboxVersion: installedSandboxVersion(root) });
   await fs.mkdir(path.dirname(outFile), { recursive: true });

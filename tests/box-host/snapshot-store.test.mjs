@@ -19,7 +19,8 @@ function setUp(t, { maxBytes = 64 * MiB } = {}) {
   const store = new SnapshotStore({ dir: path.join(root, 'snapshots'), maxBytes });
   let boxes = 0;
   const workDir = (files) => {
-    const dir = path.join(root, `box-${(boxes += 1)}`);
+    boxes += 1;
+    const dir = path.join(root, `box-${boxes}`);
     for (const [name, content] of Object.entries(files)) {
       fs.mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });
       if (content.sparse) {

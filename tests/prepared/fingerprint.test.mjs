@@ -33,7 +33,9 @@ test('a file deleted and its record appended to the file before it changes the f
   const genuine = tree({ 'node_modules/a.js': 'A', 'node_modules/b.js': 'B' });
   const mode = fs.lstatSync(path.join(genuine, 'node_modules/b.js')).mode;
   const forged = tree({ 'node_modules/a.js': `A\0node_modules/b.js\0${mode}\0B` });
-  t.after(() => [genuine, forged].forEach((dir) => fs.rmSync(dir, { recursive: true, force: true })));
+  t.after(() => {
+    for (const dir of [genuine, forged]) fs.rmSync(dir, { recursive: true, force: true });
+  });
   assert.notEqual(fingerprint(forged), fingerprint(genuine));
 });
 
@@ -42,7 +44,9 @@ test('directories count: an empty directory removed, or a file turned into a dir
   const withoutDir = tree({ 'node_modules/a.js': 'A' });
   const asFile = tree({ 'node_modules/x': '' });
   const asDir = tree({ 'node_modules/x/': '' });
-  t.after(() => [withDir, withoutDir, asFile, asDir].forEach((dir) => fs.rmSync(dir, { recursive: true, force: true })));
+  t.after(() => {
+    for (const dir of [withDir, withoutDir, asFile, asDir]) fs.rmSync(dir, { recursive: true, force: true });
+  });
   assert.notEqual(fingerprint(withDir), fingerprint(withoutDir));
   assert.notEqual(fingerprint(asFile), fingerprint(asDir));
 });
@@ -51,7 +55,9 @@ test('a mode change and a moved byte between files change it; the same tree give
   const one = tree({ 'node_modules/p/a': 'ab', 'node_modules/p/b': 'c' });
   const moved = tree({ 'node_modules/p/a': 'a', 'node_modules/p/b': 'bc' });
   const again = tree({ 'node_modules/p/a': 'ab', 'node_modules/p/b': 'c' });
-  t.after(() => [one, moved, again].forEach((dir) => fs.rmSync(dir, { recursive: true, force: true })));
+  t.after(() => {
+    for (const dir of [one, moved, again]) fs.rmSync(dir, { recursive: true, force: true });
+  });
   assert.equal(fingerprint(again), fingerprint(one));
   assert.notEqual(fingerprint(moved), fingerprint(one));
   // Files outside the installed trees are the Run's own: not counted.

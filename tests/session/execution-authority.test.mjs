@@ -23,7 +23,7 @@ function assertFrozen(authority) {
   assert.ok(Object.isFrozen(authority), 'frozen');
   assert.ok(Object.isFrozen(authority.filesystem), 'filesystem frozen');
   assert.throws(() => {
-    'use strict';
+    
     authority.network = 'none';
   }, TypeError);
 }

@@ -21,7 +21,7 @@ globalThis.AbortController = class AbortController extends NativeAbortController
 const isClosureState = (held) => held !== null && typeof held === 'object' && 'cnt' in held && 'a' in held;
 
 const NativeFinalizationRegistry = globalThis.FinalizationRegistry;
-globalThis.FinalizationRegistry = class FinalizationRegistry extends NativeFinalizationRegistry {
+globalThis.FinalizationRegistry = class CountingFinalizationRegistry extends NativeFinalizationRegistry {
   #closures = new Set();
   constructor(cleanup) {
     super((held) => {

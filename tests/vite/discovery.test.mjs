@@ -191,7 +191,7 @@ test('inspect prints an aligned table, and fails with the folder on a broken Def
   const { stdout } = await run('node', [`${repo}/dist/cli.mjs`, 'inspect', root]);
   const lines = stdout.trimEnd().split('\n');
   // Aligned: every column starts at the same offset on every line.
-  const starts = (line) => [...line.matchAll(/(?:^|  )(\S)/g)].map((match) => match.index + match[0].length - 1);
+  const starts = (line) => [...line.matchAll(/(?:^| {2})(\S)/g)].map((match) => match.index + match[0].length - 1);
   assert.deepEqual(starts(lines[1]), starts(lines[0]).slice(0, starts(lines[1]).length));
   assert.deepEqual(lines.map((line) => line.split(/ {2,}/).map((cell) => cell.replace(/^[0-9a-f]{64}$/, '<sha256>'))), [
     ['NAME', 'PATH', 'ENTRY', 'PACKAGE MANAGER', 'TIMEOUT MS', 'DEFINITION DIGEST', 'INSTALL DIGEST'],

@@ -9,12 +9,12 @@ import { boxOwner, ownCreated } from './box-user.mjs';
  * routes). `escape` is true when the path would leave the Box (`..` above `/`, a symlink out).
  */
 export class BoxPathError extends Error {
-  constructor(message, { escape = false } = {}) {
+  constructor(message, { escape: leavesBox = false } = {}) {
     super(message);
     this.name = 'BoxPathError';
     this.status = 400;
     this.code = 'bad_path';
-    this.escape = escape;
+    this.escape = leavesBox;
   }
 }
 

@@ -223,9 +223,9 @@ function nonPlainClass(value) {
   if (Array.isArray(value)) return null;
   const prototype = Object.getPrototypeOf(value);
   if (prototype === null) return null;
-  const constructor = prototype.constructor;
-  if (typeof constructor !== 'function') return null;
-  const name = typeof constructor.name === 'string' ? constructor.name : '';
+  const valueClass = prototype.constructor;
+  if (typeof valueClass !== 'function') return null;
+  const name = typeof valueClass.name === 'string' ? valueClass.name : '';
   if (name === 'Object') return null;
   if (['Map', 'Set', 'WeakMap', 'WeakSet', 'Promise', 'RegExp', 'Error', 'ArrayBuffer', 'DataView'].includes(name)) return name;
   if (name === '') return 'class instance';
