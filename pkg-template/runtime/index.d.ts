@@ -157,8 +157,8 @@ export function runSandbox<N extends SandboxName>(name: N, ...args: SandboxRunAr
  * per Definition name, `{ payload, result }`. Empty without the plugin, and then `runSandbox`
  * takes any name and payload.
  */
-// eslint-disable-next-line @typescript-eslint/no-empty-interface
-export type SandboxDefinitions = {}
+// biome-ignore lint/suspicious/noEmptyInterface: an interface, so the generated .vite-hub/sandbox/sandbox.d.ts can merge the app's Definitions into it
+export interface SandboxDefinitions {}
 
 /** The Definition names `runSandbox` accepts: the keys of {@link SandboxDefinitions}, or any string while it is empty. */
 export type SandboxName = keyof SandboxDefinitions extends never ? string : keyof SandboxDefinitions & string;
