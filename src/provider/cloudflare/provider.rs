@@ -248,7 +248,7 @@ impl Provider for CloudflareProvider {
                 }
             };
             let destroy_after = !kept || self.settings.keep_alive;
-            let opened = CloudflareBox { client, stub, id, cwd, destroy_after, lock: RefCell::new(lock), staged: Cell::new(None) };
+            let opened = CloudflareBox { client, stub, id, cwd, destroy_after, lock: RefCell::new(lock), staged: Cell::new(None), staging_unanswered: Cell::new(false) };
             if let Some(stub) = &opened.stub {
                 self.configure(stub, &opened.id, signal).await?;
             }
