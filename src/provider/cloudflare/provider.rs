@@ -240,7 +240,8 @@ impl Provider for CloudflareProvider {
                 Route::Namespace(namespace) => {
                     let stub = stub_for(namespace, &id)?;
                     let fetcher = Fetcher::Target(stub.clone().unchecked_into::<FetchTarget>());
-                    (ContainerClient::new(fetcher, "http://container".to_owned(), None, self.retry), Some(stub))
+                    let client = ContainerClient::new(fetcher, "http://container".to_owned(), None, self.retry).with_container_state_of(stub.clone());
+                    (client, Some(stub))
                 }
                 Route::LocalHost { base_url, token, fetcher, .. } => {
                     let url = format!("{}/cloudflare/{}", base_url.trim_end_matches('/'), local_container_id(&id));
