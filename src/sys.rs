@@ -83,6 +83,11 @@ extern "C" {
     /// RPC `stub.destroy()`: kills the container (§6.6); returns a thenable.
     #[wasm_bindgen(structural, method, catch, js_name = destroy)]
     pub fn destroy(this: &DurableObjectStub) -> Result<JsValue, JsValue>;
+
+    /// RPC `stub.getState()`: the container's state as the Durable Object recorded it
+    /// (`{ status, lastChange, exitCode? }`, @cloudflare/containers); returns a thenable.
+    #[wasm_bindgen(structural, method, catch, js_name = getState)]
+    pub fn get_state(this: &DurableObjectStub) -> Result<JsValue, JsValue>;
 }
 
 /// Fills a new array with `N` random bytes from `crypto.getRandomValues`.

@@ -19,6 +19,7 @@ use wasm_bindgen_futures::JsFuture;
 use web_sys::AbortSignal;
 
 use super::classify::{self, RejectionFlags, StartupRetry, Verdict};
+use super::liveness::{next_chunk_while_running, Watched};
 use super::wire::{self, DeleteRequest, ExecEvent, ExistsRequest, ProcessEvent, ExecuteRequest, ExecuteResponse, MkdirRequest, ReadRequest, ReadResponse, WriteRequest};
 use vite_hub_sandbox_core::command::{last_bytes, Command, CommandOutcome, OutputTail};
 use vite_hub_sandbox_core::error::{Error, ErrorCode, Operation, Result};
@@ -65,6 +66,9 @@ pub struct ContainerClient {
     base_url: String,
     token: Option<String>,
     retry: StartupRetry,
+    /// The Durable Object whose container state a silent command stream checks
+    /// ([`super::liveness`]); none on the local Box host.
+    state_of: Option<crate::sys::DurableObjectStub>,
 }
 
 impl ContainerClient {
@@ -72,7 +76,14 @@ impl ContainerClient {
     /// <token>` when a token is given (the local Box host; the DO stub needs none, and the host
     /// part of its URL is not looked at).
     pub fn new(fetcher: Fetcher, base_url: String, token: Option<String>, retry: StartupRetry) -> ContainerClient {
-        ContainerClient { fetcher, base_url, token, retry }
+        ContainerClient { fetcher, base_url, token, retry, state_of: None }
+    }
+
+    /// This client, whose command streams, while silent, ask `stub` whether the container has
+    /// stopped ([`super::liveness::next_chunk_while_running`]).
+    pub fn with_container_state_of(mut self, stub: crate::sys::DurableObjectStub) -> ContainerClient {
+        self.state_of = Some(stub);
+        self
     }
 
     fn error(&self, code: ErrorCode, operation: Operation, message: String) -> Error {
@@ -361,7 +372,8 @@ impl ContainerClient {
     ///
     /// # Errors
     /// `SANDBOX_TRANSPORT_ERROR` when the stream ends (or is cut, even mid-event) before
-    /// `complete`, or carries an `error` event.
+    /// `complete`, or carries an `error` event; `SANDBOX_RUNTIME_ERROR` when, while the stream
+    /// is silent, the Durable Object says the container stopped (it died before the result).
     pub async fn execute_stream(
         &self,
         body: &ExecuteRequest,
@@ -399,9 +411,22 @@ impl ContainerClient {
         let mut reader = SseReader::default();
         let (mut stdout, mut stderr) = (OutputTail::new(command.max_stdout_bytes), OutputTail::new(command.max_stderr_bytes));
         loop {
-            let next = match signal {
-                Some(signal) => next_chunk_or_abort(chunks, signal).await,
-                None => chunks.next_chunk().await,
+            let read: LocalBoxFuture<'_, std::result::Result<Option<Vec<u8>>, SendError>> = match signal {
+                Some(signal) => Box::pin(next_chunk_or_abort(chunks, signal)),
+                None => Box::pin(chunks.next_chunk()),
+            };
+            let next = match &self.state_of {
+                None => read.await,
+                Some(stub) => match next_chunk_while_running(stub, read).await {
+                    Watched::Chunk(next) => next,
+                    Watched::Stopped(state) => {
+                        return Err(self.error(
+                            ErrorCode::RuntimeError,
+                            operation,
+                            format!("the container stopped before the command finished ({})", state.describe()),
+                        ));
+                    }
+                },
             };
             let chunk =
                 next.map_err(|e| self.error(ErrorCode::TransportError, operation, format!("the command stream failed: {}", e.describe())))?;

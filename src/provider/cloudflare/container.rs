@@ -45,6 +45,11 @@ pub struct CloudflareBox {
     /// A staged archive waits in the cwd for the next Command to unpack it: the path
     /// segments its entries drop (those of the cwd).
     pub(super) staged: Cell<Option<usize>>,
+    /// The staging write was sent and not answered (it failed, or the Run was cut while it
+    /// was on its way): it may still reach the container after the close and create the
+    /// Run's directory again (`/api/write` creates parents), so a kept Box's next Run removes
+    /// that directory too ([`Turn::record_cut_run_folders`]).
+    pub(super) staging_unanswered: Cell<bool>,
 }
 
 impl BoxSession for CloudflareBox {
@@ -139,7 +144,9 @@ impl BoxSession for CloudflareBox {
                     .with_operation(Operation::Write));
             }
             let archive = crate::transfer::gzip::gzip(&write_tar(files)?).await.map_err(|e| e.with_provider(ProviderKind::Cloudflare))?;
+            self.staging_unanswered.set(true);
             self.client.write_file(&format!("{}/{STAGED_ARCHIVE}", self.cwd.trim_end_matches('/')), &archive, signal).await?;
+            self.staging_unanswered.set(false);
             self.staged.set(Some(root.split('/').filter(|s| !s.is_empty()).count()));
             Ok(())
         })
@@ -314,24 +321,52 @@ impl CloudflareBox {
                 None => self.client.destroy_on_local_host(None).await,
             }
         } else {
-            let rm = Command {
-                program: "rm".into(),
-                args: vec!["-rf".into(), "--".into(), self.cwd.clone()],
-                timeout_ms: Some(60_000),
-                max_stderr_bytes: 4096,
-                ..Command::default()
-            };
-            match self.exec(&rm, None).await {
-                Ok(outcome) if outcome.exit_code == 0 => Ok(()),
-                Ok(outcome) => {
-                    let why = outcome.stderr.trim();
-                    let why = if why.is_empty() { format!("rm exited with code {}", outcome.exit_code) } else { why.to_owned() };
-                    Err(Error::new(ErrorCode::RuntimeError, format!("the Run's folder {} could not be removed from the kept Box: {why}", self.cwd))
-                        .with_provider(ProviderKind::Cloudflare)
-                        .with_operation(Operation::Stop))
-                }
-                Err(error) => Err(error.with_operation(Operation::Stop)),
+            self.remove_run_folders().await
+        }
+    }
+
+    /// Removes this Run's directory from the kept Box, and those of earlier Runs of this
+    /// isolate on it whose staging write may have arrived after their clean-up: one `rm -rf`
+    /// run from `/workspace` (the Run's directory may not exist: a Run cut before its staging
+    /// write arrived). A Run whose own staging write is unanswered leaves its directory on the
+    /// record for the next Run on the Box.
+    ///
+    /// # Errors
+    /// `SANDBOX_RUNTIME_ERROR` (operation `stop`) naming this Run's directory and rm's reason
+    /// when rm fails; those of the request.
+    async fn remove_run_folders(&self) -> Result<()> {
+        let earlier = self.lock.borrow().as_ref().map(Turn::take_cut_run_folders).unwrap_or_default();
+        let mut args = vec!["-rf".to_owned(), "--".to_owned(), self.cwd.clone()];
+        args.extend(earlier.iter().cloned());
+        let rm = Command {
+            program: "rm".into(),
+            args,
+            cwd: Some(WORK_DIR.to_owned()),
+            timeout_ms: Some(60_000),
+            max_stderr_bytes: 4096,
+            ..Command::default()
+        };
+        let outcome = self.exec(&rm, None).await;
+        if let Some(turn) = self.lock.borrow().as_ref() {
+            // A request that failed may not have run rm: the earlier folders stay on the record.
+            // An rm that ran tried each of them (rm -rf goes on past a failure) and is not repeated.
+            if outcome.is_err() {
+                turn.record_cut_run_folders(earlier);
             }
+            if self.staging_unanswered.get() {
+                turn.record_cut_run_folders([self.cwd.clone()]);
+            }
+        }
+        match outcome {
+            Ok(outcome) if outcome.exit_code == 0 => Ok(()),
+            Ok(outcome) => {
+                let why = outcome.stderr.trim();
+                let why = if why.is_empty() { format!("rm exited with code {}", outcome.exit_code) } else { why.to_owned() };
+                Err(Error::new(ErrorCode::RuntimeError, format!("the Run's folder {} could not be removed from the kept Box: {why}", self.cwd))
+                    .with_provider(ProviderKind::Cloudflare)
+                    .with_operation(Operation::Stop))
+            }
+            Err(error) => Err(error.with_operation(Operation::Stop)),
         }
     }
 }

@@ -1,4 +1,7 @@
-//! Kept Boxes in this isolate: the Runs on one `sandboxId` take turns, one [`Turn`] at a time.
+//! Kept Boxes in this isolate: the Runs on one `sandboxId` take turns, one [`Turn`] at a time,
+//! and the folders of this isolate's Runs that a late staging write may have created again are
+//! remembered for the next Run on that Box to remove. Only this isolate's own Runs' folders are
+//! recorded: a Run never sweeps folders of Runs of other isolates sharing the `sandboxId`.
 
 use std::cell::RefCell;
 
@@ -15,11 +18,42 @@ thread_local! {
     /// The kept Boxes (by binding or host, and id) a Run of this isolate holds now: Runs on the
     /// same `sandboxId` wait in turn.
     static KEPT_BOXES_IN_USE: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
+    /// `(kept Box key, Run folder)`: folders of Runs of this isolate cut while their staging
+    /// write was on its way. The container's `/api/write` creates parent directories, so that
+    /// write may still arrive after the Run's clean-up and create the folder again; the next
+    /// Run on the Box removes it with its own.
+    static CUT_RUN_FOLDERS: RefCell<Vec<(String, String)>> = const { RefCell::new(Vec::new()) };
 }
 
 /// A Run's turn on a kept Box; dropping it frees the Box for the next Run.
 #[derive(Debug)]
 pub(super) struct Turn(String);
+
+impl Turn {
+    /// Takes the recorded folders of earlier Runs on this kept Box that were cut during their
+    /// staging write (absolute Box paths): the caller removes them, or records them again.
+    pub(super) fn take_cut_run_folders(&self) -> Vec<String> {
+        CUT_RUN_FOLDERS.with(|cut| {
+            let mut cut = cut.borrow_mut();
+            let (mine, others): (Vec<_>, Vec<_>) = cut.drain(..).partition(|(key, _)| *key == self.0);
+            *cut = others;
+            mine.into_iter().map(|(_, folder)| folder).collect()
+        })
+    }
+
+    /// Records `folders` (absolute Box paths of this isolate's Runs on this kept Box) for the
+    /// next Run on the Box to remove when it gives the Box back.
+    pub(super) fn record_cut_run_folders(&self, folders: impl IntoIterator<Item = String>) {
+        CUT_RUN_FOLDERS.with(|cut| {
+            let mut cut = cut.borrow_mut();
+            for folder in folders {
+                if !cut.iter().any(|(key, known)| *key == self.0 && *known == folder) {
+                    cut.push((self.0.clone(), folder));
+                }
+            }
+        });
+    }
+}
 
 impl Drop for Turn {
     fn drop(&mut self) {

@@ -8,7 +8,7 @@
 //! deleted afterwards. Upstream vocabulary (`sessionId`, `exitCode`, the SSE events) stays in this
 //! folder; message text is read only in [`classify`].
 
-pub use vite_hub_sandbox_core::provider::cloudflare::{classify, exec, options, wire};
+pub use vite_hub_sandbox_core::provider::cloudflare::{classify, container_state, exec, options, wire};
 
 #[cfg(target_arch = "wasm32")]
 pub mod client;
@@ -16,6 +16,8 @@ pub mod client;
 mod container;
 #[cfg(target_arch = "wasm32")]
 mod kept;
+#[cfg(target_arch = "wasm32")]
+mod liveness;
 #[cfg(target_arch = "wasm32")]
 mod provider;
 

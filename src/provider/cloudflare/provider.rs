@@ -241,7 +241,8 @@ impl Provider for CloudflareProvider {
                 Route::Namespace(namespace) => {
                     let stub = stub_for(namespace, &id)?;
                     let fetcher = Fetcher::Target(stub.clone().unchecked_into::<FetchTarget>());
-                    (ContainerClient::new(fetcher, "http://container".to_owned(), None, self.retry), Some(stub))
+                    let client = ContainerClient::new(fetcher, "http://container".to_owned(), None, self.retry).with_container_state_of(stub.clone());
+                    (client, Some(stub))
                 }
                 Route::LocalHost { base_url, token, fetcher, .. } => {
                     let url = format!("{}/cloudflare/{}", base_url.trim_end_matches('/'), local_container_id(&id));
@@ -249,7 +250,7 @@ impl Provider for CloudflareProvider {
                 }
             };
             let destroy_after = !kept || self.settings.keep_alive;
-            let opened = CloudflareBox { client, stub, id, cwd, destroy_after, lock: RefCell::new(lock), staged: Cell::new(None) };
+            let opened = CloudflareBox { client, stub, id, cwd, destroy_after, lock: RefCell::new(lock), staged: Cell::new(None), staging_unanswered: Cell::new(false) };
             if let Some(stub) = &opened.stub {
                 self.configure(stub, &opened.id, signal).await?;
             }

@@ -10,6 +10,8 @@
 //!   extensionless or missing target, R0029 `.cjs/.cts`, R0030 `.jsx/.tsx`, R0031 `.d.ts`,
 //!   R0022 CommonJS usage (see `resolve` for the import rules), R0032 a bare import of a
 //!   package the manifest does not declare in dependencies/peer/optional (see `dependencies`);
+//! - in the manifest: R0033 a dependency linked to a local path the Definition does not ship
+//!   (`file:`/`link:` out of its folder; see `linked`);
 //! - bare imports of shipped pnpm workspace packages (the Definition's `workspace:` closure,
 //!   from `manifests`) must resolve, as Node would, to shipped JavaScript: R0018 `exports`, R0019
 //!   `main`, R0020 default `./index.js` / plain file path; the imported workspace modules are
@@ -25,6 +27,7 @@
 //! Source: vitehub-sandbox-contract.md §4.4; docs/internals/build-steps.md "TypeScript"; issue 3 item 2.
 
 mod dependencies;
+mod linked;
 mod package_target;
 mod resolve;
 mod workspace;
@@ -240,6 +243,7 @@ pub fn check_module_graph(input: &ModuleGraphInput) -> Result<ModuleGraphPlan> {
         }));
     }
     if let Some(manifest) = &manifest {
+        findings.extend(linked::linked_findings(manifest, package.path, &files));
         let closure = workspace::closure(manifest, package.path, &input.manifests);
         findings.extend(workspace::workspace_findings(&closure, &reached, &files, facts_of)?);
     }
