@@ -11,10 +11,11 @@ use futures::future::{select, Either, LocalBoxFuture};
 use wasm_bindgen_futures::JsFuture;
 
 use super::container_state::ContainerState;
-use crate::error::{Error, ErrorCode, Operation, Result};
 use crate::http::fetch::{js_message, SendError};
-use crate::provider::box_session::ProviderKind;
-use crate::sys::{self, DurableObjectStub};
+use crate::http::timer::Sleep;
+use crate::sys::DurableObjectStub;
+use vite_hub_sandbox_core::error::{Error, ErrorCode, Operation, Result};
+use vite_hub_sandbox_core::provider_kind::ProviderKind;
 
 /// How long a command stream may be silent before the container's state is read, in ms.
 pub(super) const IDLE_CHECK_MS: f64 = 2_000.0;
@@ -40,12 +41,10 @@ pub(super) async fn next_chunk_while_running(
     mut read: LocalBoxFuture<'_, std::result::Result<Option<Vec<u8>>, SendError>>,
 ) -> Watched {
     loop {
-        let (timer, handle) = sys::sleep_promise(IDLE_CHECK_MS);
-        match select(read, JsFuture::from(timer)).await {
-            Either::Left((next, _)) => {
-                sys::clear_timeout(&handle);
-                return Watched::Chunk(next);
-            }
+        // Dropped at the end of each turn: its timer is cleared and its promise settled.
+        let sleep = Sleep::new(IDLE_CHECK_MS);
+        match select(read, JsFuture::from(sleep.promise().clone())).await {
+            Either::Left((next, _)) => return Watched::Chunk(next),
             Either::Right((_, pending)) => {
                 read = pending;
                 if let Ok(state) = container_state(stub).await {
@@ -66,12 +65,9 @@ pub(super) async fn next_chunk_while_running(
 pub(super) async fn container_state(stub: &DurableObjectStub) -> Result<ContainerState> {
     let failed = |why: String| Error::new(ErrorCode::TransportError, why).with_provider(ProviderKind::Cloudflare).with_operation(Operation::Exec);
     let promise = stub.get_state().map_err(|e| failed(format!("getState() failed: {}", js_message(&e))))?;
-    let (timer, handle) = sys::sleep_promise(STATE_DEADLINE_MS);
-    let answer = match select(JsFuture::from(js_sys::Promise::resolve(&promise)), JsFuture::from(timer)).await {
-        Either::Left((answer, _)) => {
-            sys::clear_timeout(&handle);
-            answer.map_err(|e| failed(format!("getState() failed: {}", js_message(&e))))?
-        }
+    let bound = Sleep::new(STATE_DEADLINE_MS);
+    let answer = match select(JsFuture::from(js_sys::Promise::resolve(&promise)), JsFuture::from(bound.promise().clone())).await {
+        Either::Left((answer, _)) => answer.map_err(|e| failed(format!("getState() failed: {}", js_message(&e))))?,
         Either::Right(_) => return Err(failed(format!("getState() did not answer within {STATE_DEADLINE_MS} ms"))),
     };
     let text = js_sys::JSON::stringify(&answer).map_err(|e| failed(format!("getState() answered a value that is not JSON: {}", js_message(&e))))?;
