@@ -119,8 +119,14 @@ async function run(args) {
     fail(`--app-root ${JSON.stringify(values['app-root'])} is not a directory`);
   }
   const folder = statSync(resolve(target), { throwIfNoEntry: false });
-  if (!folder && looksLikePath(target)) fail(`${JSON.stringify(target)} does not exist: give the Definition's folder (e.g. server/sandboxes/<name>) or its name`);
-  if (folder && !folder.isDirectory()) fail(`${JSON.stringify(target)} is not a folder: give the Definition's folder (e.g. server/sandboxes/<name>), not its entry file, or its name`);
+  if (!folder && looksLikePath(target))
+    fail(
+      `${JSON.stringify(target)} does not exist: give the Definition's folder (e.g. server/sandboxes/<name>) or its name`,
+    );
+  if (folder && !folder.isDirectory())
+    fail(
+      `${JSON.stringify(target)} is not a folder: give the Definition's folder (e.g. server/sandboxes/<name>), not its entry file, or its name`,
+    );
   const payload = parseJsonOption('payload', values.payload);
   const context = parseJsonOption('context', values.context);
   const sandbox = await import('@vite-hub/sandbox');
@@ -128,7 +134,8 @@ async function run(args) {
   // stack kept (debug) and mapped to the Definition's sources below.
   sandbox.configureSandbox({
     debug: true,
-    onLog: ({ name: from, stream, line }) => (stream === 'stderr' ? process.stderr : process.stdout).write(`[${from}] ${line}\n`),
+    onLog: ({ name: from, stream, line }) =>
+      (stream === 'stderr' ? process.stderr : process.stdout).write(`[${from}] ${line}\n`),
   });
   let name;
   let definition;
@@ -156,21 +163,32 @@ async function run(args) {
       sandbox.registerSandbox(name, definition);
     } else {
       // Unknown: the core's SANDBOX_NOT_FOUND proposes the closest names and lists the others.
-      const invalid = Object.fromEntries(found.problems.filter((p) => p.name !== null).map((p) => [p.name, `${p.code}: ${p.message}`]));
-      sandbox.setSandboxDefinitionLoader(async () => undefined, () => ({ names: found.names, invalid }));
+      const invalid = Object.fromEntries(
+        found.problems.filter((p) => p.name !== null).map((p) => [p.name, `${p.code}: ${p.message}`]),
+      );
+      sandbox.setSandboxDefinitionLoader(
+        async () => undefined,
+        () => ({ names: found.names, invalid }),
+      );
     }
   }
   // Ctrl-C or a kill during the run: stop the Box host (every Box, its processes and its
   // directory) before exiting with the conventional 128 + signal code.
   const controller = new AbortController();
-  for (const [signal, code] of /** @type {[NodeJS.Signals, number][]} */ ([['SIGINT', 130], ['SIGTERM', 143]])) {
+  for (const [signal, code] of /** @type {[NodeJS.Signals, number][]} */ ([
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ])) {
     process.once(signal, () => {
       controller.abort(new Error(`interrupted by ${signal}`));
       sandbox.closeLocalBoxHost().finally(() => process.exit(code));
     });
   }
   try {
-    const run = sandbox.startSandbox(name, payload, { signal: controller.signal, ...(context === undefined ? {} : { context }) });
+    const run = sandbox.startSandbox(name, payload, {
+      signal: controller.signal,
+      ...(context === undefined ? {} : { context }),
+    });
     let response = await run.response();
     // A handler error's stack, mapped to the Definition's own source files.
     if (sources) {
@@ -201,7 +219,16 @@ async function run(args) {
 }
 
 async function host(args) {
-  const { values } = parseArgs({ args, options: { port: { type: 'string' }, isolation: { type: 'string' }, 'state-dir': { type: 'string' }, 'allow-origin': { type: 'string', multiple: true }, 'share-host-network': { type: 'boolean' } } });
+  const { values } = parseArgs({
+    args,
+    options: {
+      port: { type: 'string' },
+      isolation: { type: 'string' },
+      'state-dir': { type: 'string' },
+      'allow-origin': { type: 'string', multiple: true },
+      'share-host-network': { type: 'boolean' },
+    },
+  });
   const port = values.port === undefined ? 0 : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) fail('--port must be an integer 0-65535');
   const { startBoxHost } = await import('@vite-hub/sandbox/box-host');
@@ -209,13 +236,22 @@ async function host(args) {
   const stateDir = values['state-dir'] === undefined ? undefined : resolve(values['state-dir']);
   let started;
   try {
-    started = await startBoxHost({ port, isolation: /** @type {'auto' | 'bubblewrap' | 'seatbelt' | 'none'} */ (values.isolation ?? 'auto'), stateDir, shareHostNetwork: values['share-host-network'] === true, ...(allowOrigins ? { allowOrigins } : {}) });
+    started = await startBoxHost({
+      port,
+      isolation: /** @type {'auto' | 'bubblewrap' | 'seatbelt' | 'none'} */ (values.isolation ?? 'auto'),
+      stateDir,
+      shareHostNetwork: values['share-host-network'] === true,
+      ...(allowOrigins ? { allowOrigins } : {}),
+    });
   } catch (error) {
     // A bad --allow-origin is a usage error.
-    if (error instanceof TypeError && /allowOrigins/.test(error.message)) fail(error.message.replace('allowOrigins: ', '--allow-origin '));
+    if (error instanceof TypeError && /allowOrigins/.test(error.message))
+      fail(error.message.replace('allowOrigins: ', '--allow-origin '));
     throw error;
   }
-  process.stdout.write(`${JSON.stringify({ baseUrl: started.baseUrl, token: started.token, executionAuthority: started.executionAuthority })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ baseUrl: started.baseUrl, token: started.token, executionAuthority: started.executionAuthority })}\n`,
+  );
   process.stderr.write(`${started.description}\n`);
   const stop = () => started.close().then(() => process.exit(0));
   process.once('SIGINT', stop);
@@ -228,7 +264,17 @@ async function host(args) {
  * fails validation gets `error: { code, message }` (the message names the folder or file:line).
  */
 async function inspectDefinition(sandbox, root, definition) {
-  const row = { name: definition.name, kind: definition.kind, path: definition.dir, entry: definition.entry, packageManager: null, timeoutMs: null, digest: null, packagePath: null, install: null };
+  const row = {
+    name: definition.name,
+    kind: definition.kind,
+    path: definition.dir,
+    entry: definition.entry,
+    packageManager: null,
+    timeoutMs: null,
+    digest: null,
+    packagePath: null,
+    install: null,
+  };
   try {
     const { prepareDefinition } = await import('./vite/prepare.mjs');
     sandbox.registerSandbox(definition.name, (await prepareDefinition(root, definition)).definition);
@@ -247,16 +293,31 @@ function printTable(rows) {
   // Two digests, each named: the Definition's (all its files) and its install's (the prepared
   // project's key, which dropPreparedProject takes).
   const header = ['NAME', 'PATH', 'ENTRY', 'PACKAGE MANAGER', 'TIMEOUT MS', 'DEFINITION DIGEST', 'INSTALL DIGEST'];
-  const cells = rows.map((row) => [row.name ?? '?', row.path === null ? '-' : row.path || '.', row.entry ?? '-', row.packageManager ?? '-', row.timeoutMs ?? '-', row.digest ?? '-', row.install?.digest ?? '-'].map(String));
+  const cells = rows.map((row) =>
+    [
+      row.name ?? '?',
+      row.path === null ? '-' : row.path || '.',
+      row.entry ?? '-',
+      row.packageManager ?? '-',
+      row.timeoutMs ?? '-',
+      row.digest ?? '-',
+      row.install?.digest ?? '-',
+    ].map(String),
+  );
   const widths = header.map((title, column) => Math.max(title.length, ...cells.map((line) => line[column].length)));
-  const format = (line) => line.map((cell, column) => cell.padEnd(widths[column])).join('  ').trimEnd();
+  const format = (line) =>
+    line
+      .map((cell, column) => cell.padEnd(widths[column]))
+      .join('  ')
+      .trimEnd();
   process.stdout.write(`${[header, ...cells].map(format).join('\n')}\n`);
 }
 
 /** The <app-root> argument as an absolute path (default: the current directory); a usage error (2) unless a directory. */
 function appRootArgument(given = '.') {
   const root = resolve(given);
-  if (!statSync(root, { throwIfNoEntry: false })?.isDirectory()) fail(`${JSON.stringify(given)} is not a directory: give the app root (the folder holding vite.config.*)`);
+  if (!statSync(root, { throwIfNoEntry: false })?.isDirectory())
+    fail(`${JSON.stringify(given)} is not a directory: give the app root (the folder holding vite.config.*)`);
   return root;
 }
 
@@ -277,7 +338,18 @@ async function inspect(args) {
   for (const definition of discovery.definitions) rows.push(await inspectDefinition(sandbox, root, definition));
   // Folders and files discovery refused (no entry, several, a duplicated or invalid name): listed with their error.
   for (const { name, origin, code, message } of discovery.problems) {
-    rows.push({ name, kind: null, path: origin, entry: null, packageManager: null, timeoutMs: null, digest: null, packagePath: null, install: null, error: { code, message } });
+    rows.push({
+      name,
+      kind: null,
+      path: origin,
+      entry: null,
+      packageManager: null,
+      timeoutMs: null,
+      digest: null,
+      packagePath: null,
+      install: null,
+      error: { code, message },
+    });
   }
   if (values.json) process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
   else if (rows.length === 0) process.stdout.write(`No Definitions under ${root}.\n`);
@@ -300,7 +372,9 @@ async function types(args) {
     fail(`${describeCode(error)}${error.message}`, 1);
   }
   const count = result.names.length;
-  process.stdout.write(`${result.changed ? 'Wrote' : 'Up to date:'} ${result.file} (${count} Definition${count === 1 ? '' : 's'}${count ? `: ${result.names.join(', ')}` : ''})\n`);
+  process.stdout.write(
+    `${result.changed ? 'Wrote' : 'Up to date:'} ${result.file} (${count} Definition${count === 1 ? '' : 's'}${count ? `: ${result.names.join(', ')}` : ''})\n`,
+  );
   for (const { code, message } of result.problems) process.stderr.write(`vite-hub-sandbox: ${code}: ${message}\n`);
   if (result.problems.length) process.exitCode = 1;
 }
@@ -314,7 +388,8 @@ try {
   else if (command === 'inspect') await inspect(rest);
   else if (command === 'types') await types(rest);
   else if (command === '--help' || command === 'help') process.stdout.write(`${USAGE}\n`);
-  else if (command === '--version' || command === '-v') process.stdout.write(`${JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')).version}\n`);
+  else if (command === '--version' || command === '-v')
+    process.stdout.write(`${JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')).version}\n`);
   else if (command === undefined) fail(`a command is required\n${USAGE}`);
   else fail(`unknown command ${JSON.stringify(command)}\n${USAGE}`);
 } catch (error) {

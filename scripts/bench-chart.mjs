@@ -14,7 +14,8 @@ const COLORS = { a: '#2563eb', b: '#9ca3af' };
 /** Characters of an n/a reason that fit right of the labels. */
 const NA_CHARS = 110;
 
-const escapeXml = (text) => String(text).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+const escapeXml = (text) =>
+  String(text).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 const num = (v) => (Math.abs(v) >= 100 ? v.toFixed(0) : v.toFixed(Math.abs(v) >= 10 ? 1 : 2));
 const px = (v) => Math.round(v * 10) / 10;
 
@@ -63,8 +64,12 @@ export function renderChart(items, { caption }) {
     `<rect x="210" y="58" width="12" height="12" fill="${COLORS.b}"/><text x="228" y="68" fill="#111827">the alternative it is compared with</text>`,
   ];
   for (const value of axis) {
-    out.push(`<line class="grid" x1="${x(value)}" y1="${HEADER}" x2="${x(value)}" y2="${plotBottom}" stroke="#e5e7eb"/>`);
-    out.push(`<text class="tick" x="${x(value)}" y="${plotBottom + 16}" text-anchor="middle" fill="#4b5563">${value}</text>`);
+    out.push(
+      `<line class="grid" x1="${x(value)}" y1="${HEADER}" x2="${x(value)}" y2="${plotBottom}" stroke="#e5e7eb"/>`,
+    );
+    out.push(
+      `<text class="tick" x="${x(value)}" y="${plotBottom + 16}" text-anchor="middle" fill="#4b5563">${value}</text>`,
+    );
   }
   out.push(`<text x="${PLOT_RIGHT}" y="${plotBottom + 32}" text-anchor="end" fill="#4b5563">ms</text>`);
   items.forEach((c, index) => {
@@ -72,17 +77,28 @@ export function renderChart(items, { caption }) {
     out.push(`<g class="comparison" data-id="${escapeXml(c.id)}">`);
     out.push(`<text x="16" y="${top + 14}" font-weight="bold" fill="#111827">${escapeXml(groupTitle(c))}</text>`);
     if (c.na) {
-      out.push(`<text x="${PLOT_LEFT}" y="${top + 38}" fill="#b91c1c">${escapeXml(cut(`n/a (${c.na})`, NA_CHARS))}</text>`);
+      out.push(
+        `<text x="${PLOT_LEFT}" y="${top + 38}" fill="#b91c1c">${escapeXml(cut(`n/a (${c.na})`, NA_CHARS))}</text>`,
+      );
     } else {
       ['a', 'b'].forEach((side, i) => {
         const s = c[side];
         const y = top + 22 + i * (BAR + 6);
         const mid = px(y + BAR / 2);
-        out.push(`<text x="${PLOT_LEFT - 8}" y="${mid + 4}" text-anchor="end" fill="#374151">${escapeXml(c.labels[i])}</text>`);
-        out.push(`<rect class="bar" data-side="${side}" x="${PLOT_LEFT}" y="${y}" width="${px(x(s.median) - PLOT_LEFT)}" height="${BAR}" fill="${COLORS[side]}"/>`);
-        out.push(`<line class="whisker" data-side="${side}" x1="${x(s.min)}" y1="${mid}" x2="${x(s.max)}" y2="${mid}" stroke="#111827"/>`);
-        for (const end of [s.min, s.max]) out.push(`<line x1="${x(end)}" y1="${mid - 4}" x2="${x(end)}" y2="${mid + 4}" stroke="#111827"/>`);
-        out.push(`<text x="${Math.max(x(s.max), x(s.median)) + 6}" y="${mid + 4}" fill="#374151">${num(s.median)} ms</text>`);
+        out.push(
+          `<text x="${PLOT_LEFT - 8}" y="${mid + 4}" text-anchor="end" fill="#374151">${escapeXml(c.labels[i])}</text>`,
+        );
+        out.push(
+          `<rect class="bar" data-side="${side}" x="${PLOT_LEFT}" y="${y}" width="${px(x(s.median) - PLOT_LEFT)}" height="${BAR}" fill="${COLORS[side]}"/>`,
+        );
+        out.push(
+          `<line class="whisker" data-side="${side}" x1="${x(s.min)}" y1="${mid}" x2="${x(s.max)}" y2="${mid}" stroke="#111827"/>`,
+        );
+        for (const end of [s.min, s.max])
+          out.push(`<line x1="${x(end)}" y1="${mid - 4}" x2="${x(end)}" y2="${mid + 4}" stroke="#111827"/>`);
+        out.push(
+          `<text x="${Math.max(x(s.max), x(s.median)) + 6}" y="${mid + 4}" fill="#374151">${num(s.median)} ms</text>`,
+        );
       });
     }
     out.push('</g>');

@@ -31,8 +31,22 @@ function checkPair(pair, where) {
  * missing or malformed. `quick`: the file must come from `--quick` (two concurrency points).
  */
 export function checkFigures(figures, { quick = true } = {}) {
-  assert.deepEqual(Object.keys(figures).sort(), ['concurrency', 'firstRun', 'fullRunVsExec', 'import', 'install', 'machine', 'method', 'requests', 'sdkFlow', 'servers', 'warmVsBare', 'wasm']);
-  for (const key of ['nproc', 'cpu', 'node', 'isolation', 'date', 'commit']) assert.ok(key in figures.machine, `machine.${key}`);
+  assert.deepEqual(Object.keys(figures).sort(), [
+    'concurrency',
+    'firstRun',
+    'fullRunVsExec',
+    'import',
+    'install',
+    'machine',
+    'method',
+    'requests',
+    'sdkFlow',
+    'servers',
+    'warmVsBare',
+    'wasm',
+  ]);
+  for (const key of ['nproc', 'cpu', 'node', 'isolation', 'date', 'commit'])
+    assert.ok(key in figures.machine, `machine.${key}`);
   for (const key of ['loadAverage', 'loadAverageAtEnd']) assert.equal(figures.machine[key].length, 3, `machine.${key}`);
   for (const key of ['clock', 'settle']) assert.equal(typeof figures.method[key], 'string', `method.${key}`);
   assert.equal(figures.machine.quick, quick, 'machine.quick');
@@ -43,37 +57,65 @@ export function checkFigures(figures, { quick = true } = {}) {
 
   checkFigure(figures.import.ms, 'import.ms');
   checkFigure(figures.import.loaderStartMs, 'import.loaderStartMs');
-  for (const key of ['firstMs', 'secondMs', 'firstOverSecond', 'hostMs', 'connectMs', 'exitMs']) checkFigure(figures.firstRun.cold[key], `firstRun.cold.${key}`);
+  for (const key of ['firstMs', 'secondMs', 'firstOverSecond', 'hostMs', 'connectMs', 'exitMs'])
+    checkFigure(figures.firstRun.cold[key], `firstRun.cold.${key}`);
   const warm = figures.firstRun.afterWarmUp;
-  for (const key of ['warmUpMs', 'firstMs', 'secondMs', 'firstOverSecond', 'exitMs']) checkFigure(warm[key], `firstRun.afterWarmUp.${key}`);
+  for (const key of ['warmUpMs', 'firstMs', 'secondMs', 'firstOverSecond', 'exitMs'])
+    checkFigure(warm[key], `firstRun.afterWarmUp.${key}`);
 
   for (const kind of ['built', 'dev']) {
-    for (const key of ['firstRequestMs', 'secondRequestMs', 'firstRunMs', 'secondRunMs', 'firstOverSecondRun']) checkFigure(figures.servers[kind][key], `servers.${kind}.${key}`);
+    for (const key of ['firstRequestMs', 'secondRequestMs', 'firstRunMs', 'secondRunMs', 'firstOverSecondRun'])
+      checkFigure(figures.servers[kind][key], `servers.${kind}.${key}`);
     assert.ok(Number.isInteger(figures.servers[kind].firstUsePhases), `servers.${kind}.firstUsePhases`);
   }
 
   for (const key of ['coldNoDeps', 'preparedNoDeps', 'coldWithDeps', 'preparedWithDeps']) {
     const counted = figures.requests[key];
-    assert.ok(counted.na || (Number.isInteger(counted.beforeResponse) && Number.isInteger(counted.total)), `requests.${key}`);
+    assert.ok(
+      counted.na || (Number.isInteger(counted.beforeResponse) && Number.isInteger(counted.total)),
+      `requests.${key}`,
+    );
   }
-  for (const key of ['sdkFlowNoDeps', 'sdkFlowWithDeps']) assert.ok(Number.isInteger(figures.requests[key].total), `requests.${key}`);
+  for (const key of ['sdkFlowNoDeps', 'sdkFlowWithDeps'])
+    assert.ok(Number.isInteger(figures.requests[key].total), `requests.${key}`);
   const pooled = figures.requests.pooledWithDeps;
   if ('na' in pooled) checkFigure(pooled, 'requests.pooledWithDeps');
-  else assert.ok(Number.isInteger(pooled.beforeResponse) && pooled.createsBeforeResponse === 0, 'requests.pooledWithDeps: counted, and took a pooled Box');
+  else
+    assert.ok(
+      Number.isInteger(pooled.beforeResponse) && pooled.createsBeforeResponse === 0,
+      'requests.pooledWithDeps: counted, and took a pooled Box',
+    );
 
   for (const delay of ['delay25ms', 'delay0ms']) {
-    for (const scenario of ['coldNoDeps', 'preparedNoDeps', 'coldWithDeps', 'preparedWithDeps', 'preparedVsSnapshot', 'pooledWithDeps', 'pooledVsSnapshot']) {
+    for (const scenario of [
+      'coldNoDeps',
+      'preparedNoDeps',
+      'coldWithDeps',
+      'preparedWithDeps',
+      'preparedVsSnapshot',
+      'pooledWithDeps',
+      'pooledVsSnapshot',
+    ]) {
       checkPair(figures.sdkFlow[delay][scenario], `sdkFlow.${delay}.${scenario}`);
     }
   }
 
   const bare = figures.warmVsBare;
-  for (const key of ['runMs', 'parkedOffRunMs', 'bareNodeMs', 'ratio', 'parkedOffRatio', 'gain']) checkFigure(bare[key], `warmVsBare.${key}`);
-  assert.ok(typeof bare.parking === 'object' && [true, false, null].includes(bare.parking.inEffect) && bare.parking.how.length > 10, 'warmVsBare.parking says whether parking was seen, and how');
+  for (const key of ['runMs', 'parkedOffRunMs', 'bareNodeMs', 'ratio', 'parkedOffRatio', 'gain'])
+    checkFigure(bare[key], `warmVsBare.${key}`);
+  assert.ok(
+    typeof bare.parking === 'object' &&
+      [true, false, null].includes(bare.parking.inEffect) &&
+      bare.parking.how.length > 10,
+    'warmVsBare.parking says whether parking was seen, and how',
+  );
   if ('na' in bare.harness) checkFigure(bare.harness, 'warmVsBare.harness');
-  else for (const key of ['harnessMs', 'runnerMs', 'ratio']) checkFigure(bare.harness[key], `warmVsBare.harness.${key}`);
+  else
+    for (const key of ['harnessMs', 'runnerMs', 'ratio']) checkFigure(bare.harness[key], `warmVsBare.harness.${key}`);
   if ('na' in bare.backToBack) checkFigure(bare.backToBack, 'warmVsBare.backToBack');
-  else for (const key of ['parkedMs', 'parkedOffMs', 'ratio']) checkFigure(bare.backToBack[key], `warmVsBare.backToBack.${key}`);
+  else
+    for (const key of ['parkedMs', 'parkedOffMs', 'ratio'])
+      checkFigure(bare.backToBack[key], `warmVsBare.backToBack.${key}`);
   for (const key of ['runMs', 'execMs', 'ratio']) checkFigure(figures.fullRunVsExec[key], `fullRunVsExec.${key}`);
   assert.deepEqual(Object.keys(figures.concurrency), quick ? ['1', '8'] : ['1', '8', '32', '64', '128']);
   for (const point of Object.values(figures.concurrency)) {

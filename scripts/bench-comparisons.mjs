@@ -4,7 +4,8 @@
 // never asserted.
 
 /** The one clock rule of every ratio (printed at the start and on the page). */
-export const CLOCK_RULE = "both sides of every ratio stop their clock at their own parsed result; a Box's stop comes after both clocks (the SDK's stop() is awaited before the next sample, runSandbox's own stop is waited out)";
+export const CLOCK_RULE =
+  "both sides of every ratio stop their clock at their own parsed result; a Box's stop comes after both clocks (the SDK's stop() is awaited before the next sample, runSandbox's own stop is waited out)";
 
 /** Issue 25's targets: the most each ratio of medians (or count) may be. */
 export const TARGETS = {
@@ -33,7 +34,12 @@ const SDK_SCENARIOS = [
   ['preparedWithDeps', 'prepared Run with a dependency', 'SDK flow with npm ci', 'SDK + npm ci'],
   ['preparedVsSnapshot', 'prepared Run with a dependency', 'SDK flow from a hand-made snapshot', 'SDK from snapshot'],
   ['pooledWithDeps', 'pooled prepared Run with a dependency', 'SDK flow with npm ci', 'SDK + npm ci'],
-  ['pooledVsSnapshot', 'pooled prepared Run with a dependency', 'SDK flow from a hand-made snapshot', 'SDK from snapshot'],
+  [
+    'pooledVsSnapshot',
+    'pooled prepared Run with a dependency',
+    'SDK flow from a hand-made snapshot',
+    'SDK from snapshot',
+  ],
 ];
 
 /**
@@ -50,7 +56,8 @@ function comparison(id, title, labels, pair, target) {
   const base = { id, title, labels, ...(target === undefined ? {} : { target }) };
   if (pair === undefined) return { ...base, na: 'not in this run' };
   if (pair.na) return { ...base, na: pair.na };
-  for (const side of ['a', 'b']) if (pair[side].na) return { ...base, na: `${labels[side === 'a' ? 0 : 1]}: ${pair[side].na}` };
+  for (const side of ['a', 'b'])
+    if (pair[side].na) return { ...base, na: `${labels[side === 'a' ? 0 : 1]}: ${pair[side].na}` };
   return { ...base, a: pair.a, b: pair.b, ratio: pair.ratio };
 }
 
@@ -64,19 +71,59 @@ export function comparisons(figures) {
   const out = [];
   const bare = figures.warmVsBare;
   if (bare) {
-    const parking = bare.parking?.inEffect === true ? 'parked processes on' : bare.parking?.inEffect === false ? 'no parked process' : 'parking unknown';
+    const parking =
+      bare.parking?.inEffect === true
+        ? 'parked processes on'
+        : bare.parking?.inEffect === false
+          ? 'no parked process'
+          : 'parking unknown';
     const pair = (runMs, ratio) => (bare.na ? bare : { a: runMs, b: bare.bareNodeMs, ratio });
-    out.push(comparison('warmVsBare', `warm local Run (${parking}) vs bare node child`, ['runSandbox', 'bare node'], pair(bare.runMs, bare.ratio), TARGETS.warmVsBare));
-    out.push(comparison('warmParkedOffVsBare', 'warm local Run, host with parked: { size: 0 }, vs bare node child', ['runSandbox', 'bare node'], pair(bare.parkedOffRunMs, bare.parkedOffRatio)));
+    out.push(
+      comparison(
+        'warmVsBare',
+        `warm local Run (${parking}) vs bare node child`,
+        ['runSandbox', 'bare node'],
+        pair(bare.runMs, bare.ratio),
+        TARGETS.warmVsBare,
+      ),
+    );
+    out.push(
+      comparison(
+        'warmParkedOffVsBare',
+        'warm local Run, host with parked: { size: 0 }, vs bare node child',
+        ['runSandbox', 'bare node'],
+        pair(bare.parkedOffRunMs, bare.parkedOffRatio),
+      ),
+    );
   }
   for (const [delay, scenarios] of Object.entries(figures.sdkFlow ?? {})) {
     const ms = delay.replace(/^delay/, '');
     for (const [key, title, other, label] of SDK_SCENARIOS) {
-      const target = delay === 'delay25ms' ? { pooledWithDeps: TARGETS.pooledVsSdkFlow, pooledVsSnapshot: TARGETS.pooledVsSnapshotFlow }[key] : undefined;
-      out.push(comparison(`${key}@${ms}`, `${title} vs ${other}, ${ms} per request`, ['runSandbox', label], scenarios[key], target));
+      const target =
+        delay === 'delay25ms'
+          ? { pooledWithDeps: TARGETS.pooledVsSdkFlow, pooledVsSnapshot: TARGETS.pooledVsSnapshotFlow }[key]
+          : undefined;
+      out.push(
+        comparison(
+          `${key}@${ms}`,
+          `${title} vs ${other}, ${ms} per request`,
+          ['runSandbox', label],
+          scenarios[key],
+          target,
+        ),
+      );
     }
   }
   const full = figures.fullRunVsExec;
-  if (full) out.push(comparison('fullRunVsExec', 'full warm Run vs one node exec on a prepared Box', ['runSandbox', 'one exec'], full.na ? full : { a: full.runMs, b: full.execMs, ratio: full.ratio }, TARGETS.fullRunVsExec));
+  if (full)
+    out.push(
+      comparison(
+        'fullRunVsExec',
+        'full warm Run vs one node exec on a prepared Box',
+        ['runSandbox', 'one exec'],
+        full.na ? full : { a: full.runMs, b: full.execMs, ratio: full.ratio },
+        TARGETS.fullRunVsExec,
+      ),
+    );
   return out;
 }

@@ -11,7 +11,10 @@ export const DEPS_PAYLOAD = { title: 'Hello Bench World' };
 /** The trivial Definition's files; `variant` changes its manifest (a new install-plan digest: a cold Run). */
 export function trivialFiles(variant) {
   return [
-    { path: 'package.json', content: JSON.stringify({ name: 'bench-trivial', description: `variant ${variant}`, type: 'module' }) },
+    {
+      path: 'package.json',
+      content: JSON.stringify({ name: 'bench-trivial', description: `variant ${variant}`, type: 'module' }),
+    },
     { path: 'index.mjs', content: TRIVIAL_ENTRY },
   ];
 }
@@ -48,7 +51,8 @@ export async function runOnce(name, payload) {
   const started = performance.now();
   const response = await runSandbox(name, payload);
   const body = await response.text();
-  if (response.status !== 200) throw new Error(`runSandbox("${name}") answered ${response.status}: ${body.slice(0, 300)}`);
+  if (response.status !== 200)
+    throw new Error(`runSandbox("${name}") answered ${response.status}: ${body.slice(0, 300)}`);
   JSON.parse(body);
   const ms = performance.now() - started;
   return { ms, phases: serverTiming(response.headers.get('server-timing')) };

@@ -15,9 +15,23 @@ const num = (v) => (Math.abs(v) >= 100 ? v.toFixed(0) : v.toFixed(2));
 const kib = (bytes) => `${(bytes / 1024).toFixed(1)} KiB`;
 const mb = (bytes) => `${(bytes / 1e6).toFixed(2)} MB`;
 /** A min/median/max figure as three cells (or one n/a cell spread over them). */
-const cells = (s) => (s === undefined ? ['not in this run', '', '', ''] : s.na ? [`n/a (${s.na})`, '', '', ''] : [num(s.min), num(s.median), num(s.max), String(s.n)]);
-const table = (head, rows) => [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((row) => `| ${row.join(' | ')} |`)].join('\n');
-const statTable = (rows) => table(['figure', 'min', 'median', 'max', 'n'], rows.map(([label, s]) => [label, ...cells(s)]));
+const cells = (s) =>
+  s === undefined
+    ? ['not in this run', '', '', '']
+    : s.na
+      ? [`n/a (${s.na})`, '', '', '']
+      : [num(s.min), num(s.median), num(s.max), String(s.n)];
+const table = (head, rows) =>
+  [
+    `| ${head.join(' | ')} |`,
+    `|${head.map(() => '---').join('|')}|`,
+    ...rows.map((row) => `| ${row.join(' | ')} |`),
+  ].join('\n');
+const statTable = (rows) =>
+  table(
+    ['figure', 'min', 'median', 'max', 'n'],
+    rows.map(([label, s]) => [label, ...cells(s)]),
+  );
 
 /** The pooled Run's requests before its Response, with the target. */
 function pooledRequests(counted) {
@@ -41,14 +55,19 @@ function warmRun(bare, m) {
     'beside them.',
     '',
     statTable([
-      ['warm `runSandbox` (the host\'s default)', bare.runMs],
+      ["warm `runSandbox` (the host's default)", bare.runMs],
       ['warm `runSandbox`, host with `parked: { size: 0 }`', bare.parkedOffRunMs],
       ['bare `node` in a Box', bare.bareNodeMs],
       ['default / bare', bare.ratio],
       ['`parked: { size: 0 }` / bare', bare.parkedOffRatio],
       ['default / `parked: { size: 0 }`', bare.gain],
       ...(!bare.backToBack || bare.backToBack.na
-        ? [['back to back (no settle between Runs)', bare.backToBack ?? { na: 'not measured by the bench run that wrote these figures' }]]
+        ? [
+            [
+              'back to back (no settle between Runs)',
+              bare.backToBack ?? { na: 'not measured by the bench run that wrote these figures' },
+            ],
+          ]
         : [
             [`back to back, blocks of ${bare.backToBack.runs}: default host`, bare.backToBack.parkedMs],
             [`back to back, blocks of ${bare.backToBack.runs}: \`parked: { size: 0 }\``, bare.backToBack.parkedOffMs],
@@ -89,21 +108,27 @@ export function renderBenchmarks(figures) {
     '',
     '## Machine',
     '',
-    table(['machine', ''], [
-      ['commit', `${m.commit ?? 'unknown'}${m.uncommitted ? ' with uncommitted changes' : ''}`],
-      ['date', m.date],
-      ['mode', m.quick ? 'quick (`--quick`: few repetitions, rough figures)' : 'full'],
-      ['CPU', `${m.cpu}, ${m.nproc} cores`],
-      ['Node', m.node],
-      ['platform', m.platform],
-      ['Box isolation', m.isolation],
-      ['load average (1, 5, 15 min) at the start', (m.loadAverage ?? []).join(', ')],
-      ['load average (1, 5, 15 min) at the end', (m.loadAverageAtEnd ?? []).join(', ')],
-    ]),
+    table(
+      ['machine', ''],
+      [
+        ['commit', `${m.commit ?? 'unknown'}${m.uncommitted ? ' with uncommitted changes' : ''}`],
+        ['date', m.date],
+        ['mode', m.quick ? 'quick (`--quick`: few repetitions, rough figures)' : 'full'],
+        ['CPU', `${m.cpu}, ${m.nproc} cores`],
+        ['Node', m.node],
+        ['platform', m.platform],
+        ['Box isolation', m.isolation],
+        ['load average (1, 5, 15 min) at the start', (m.loadAverage ?? []).join(', ')],
+        ['load average (1, 5, 15 min) at the end', (m.loadAverageAtEnd ?? []).join(', ')],
+      ],
+    ),
     '',
     '## Package size',
     '',
-    table(['wasm module', 'bytes', 'size', 'gzipped'], Object.entries(figures.wasm).map(([name, s]) => [name, String(s.bytes), kib(s.bytes), kib(s.gzipBytes)])),
+    table(
+      ['wasm module', 'bytes', 'size', 'gzipped'],
+      Object.entries(figures.wasm).map(([name, s]) => [name, String(s.bytes), kib(s.bytes), kib(s.gzipBytes)]),
+    ),
     '',
     `\`npm i --omit=dev\` of the packed tarball alone: ${mb(figures.install.nodeModulesBytes)} in node_modules, ${figures.install.packages} packages; the tarball is ${mb(figures.install.tarballBytes)}.`,
     '',
@@ -149,7 +174,19 @@ export function renderBenchmarks(figures) {
     '',
     `With \`warmPool\`, a prepared Run with a dependency: ${pooledRequests(figures.requests.pooledWithDeps)}.`,
     '',
-    table(['Run', 'before the Response', 'in all', 'by route'], Object.entries(figures.requests).map(([label, r]) => (r.na ? [label, `n/a (${r.na})`, '', ''] : [label, r.beforeResponse === undefined ? '' : String(r.beforeResponse), String(r.total), `\`${JSON.stringify(r.requests)}\``]))),
+    table(
+      ['Run', 'before the Response', 'in all', 'by route'],
+      Object.entries(figures.requests).map(([label, r]) =>
+        r.na
+          ? [label, `n/a (${r.na})`, '', '']
+          : [
+              label,
+              r.beforeResponse === undefined ? '' : String(r.beforeResponse),
+              String(r.total),
+              `\`${JSON.stringify(r.requests)}\``,
+            ],
+      ),
+    ),
     '',
     '## runSandbox against the alternatives',
     '',
@@ -159,18 +196,31 @@ export function renderBenchmarks(figures) {
     '',
     `![The comparisons as bars: medians with min–max whiskers](${CHART_FILE})`,
     '',
-    table(['comparison', 'figure', 'min', 'median', 'max', 'n', 'target'], comparisons(figures).flatMap((c) => (c.na
-      ? [[c.title, `n/a (${c.na})`, '', '', '', '', targetNote(undefined, c.target)]]
-      : [
-          [c.title, c.labels[0], ...cells(c.a), ''],
-          ['', c.labels[1], ...cells(c.b), ''],
-          ['', '**ratio**', ...cells(c.ratio), targetNote(c.ratio, c.target)],
-        ]))),
+    table(
+      ['comparison', 'figure', 'min', 'median', 'max', 'n', 'target'],
+      comparisons(figures).flatMap((c) =>
+        c.na
+          ? [[c.title, `n/a (${c.na})`, '', '', '', '', targetNote(undefined, c.target)]]
+          : [
+              [c.title, c.labels[0], ...cells(c.a), ''],
+              ['', c.labels[1], ...cells(c.b), ''],
+              ['', '**ratio**', ...cells(c.ratio), targetNote(c.ratio, c.target)],
+            ],
+      ),
+    ),
     '',
     ...warmRun(figures.warmVsBare, m),
     '## Concurrent Runs',
     '',
-    table(['Runs at once', 'failures', 'wall (ms)', 'ms per Run'], Object.entries(figures.concurrency).map(([n, c]) => [n, `${c.failures}${c.failureStatuses ? ` (${c.failureStatuses.join(', ')})` : ''}`, String(c.wallMs), String(c.msPerRun)])),
+    table(
+      ['Runs at once', 'failures', 'wall (ms)', 'ms per Run'],
+      Object.entries(figures.concurrency).map(([n, c]) => [
+        n,
+        `${c.failures}${c.failureStatuses ? ` (${c.failureStatuses.join(', ')})` : ''}`,
+        String(c.wallMs),
+        String(c.msPerRun),
+      ]),
+    ),
     '',
   ];
   return out.join('\n');

@@ -48,7 +48,11 @@ process.on('exit', () => process.stdout.write(JSON.stringify({ importMs, loaderM
 `;
 
 async function firstRunChild(mode, env) {
-  const { stdout } = await run(process.execPath, ['--input-type=module', '-e', FIRST_RUN_SCRIPT, mode], { cwd: repo, env, timeout: 120_000 });
+  const { stdout } = await run(process.execPath, ['--input-type=module', '-e', FIRST_RUN_SCRIPT, mode], {
+    cwd: repo,
+    env,
+    timeout: 120_000,
+  });
   return JSON.parse(stdout.trim().split('\n').at(-1));
 }
 
@@ -89,14 +93,28 @@ export async function importAndFirstRun({ reps, env }) {
       }
     }
   }
-  const phase = (values, name) => (values.some(Number.isFinite) ? stats(values) : na(`the first Run's Server-Timing has no \`${name}\` phase`));
+  const phase = (values, name) =>
+    values.some(Number.isFinite) ? stats(values) : na(`the first Run's Server-Timing has no \`${name}\` phase`);
   return {
     import: { ms: stats(importMs), loaderStartMs: stats(loaderMs) },
     firstRun: {
-      cold: { firstMs: stats(cold.first), secondMs: stats(cold.second), firstOverSecond: stats(cold.ratio), hostMs: phase(cold.host, 'host'), connectMs: phase(cold.connect, 'connect'), exitMs: stats(cold.exit) },
+      cold: {
+        firstMs: stats(cold.first),
+        secondMs: stats(cold.second),
+        firstOverSecond: stats(cold.ratio),
+        hostMs: phase(cold.host, 'host'),
+        connectMs: phase(cold.connect, 'connect'),
+        exitMs: stats(cold.exit),
+      },
       afterWarmUp: warmUpMissing
         ? na('this build exports no warmUp()')
-        : { warmUpMs: stats(warm.warmUp), firstMs: stats(warm.first), secondMs: stats(warm.second), firstOverSecond: stats(warm.ratio), exitMs: stats(warm.exit) },
+        : {
+            warmUpMs: stats(warm.warmUp),
+            firstMs: stats(warm.first),
+            secondMs: stats(warm.second),
+            firstOverSecond: stats(warm.ratio),
+            exitMs: stats(warm.exit),
+          },
     },
   };
 }

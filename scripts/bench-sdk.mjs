@@ -8,7 +8,8 @@ import { Sandbox } from '@vercel/sandbox';
 
 const VERCEL_API = 'https://vercel.com/api';
 /** The runner a user writes next to the Definition's files: import the entry, print its JSON. */
-const RUNNER = "const m = await import('./index.mjs'); process.stdout.write(JSON.stringify(await m.default(JSON.parse(process.argv[2]))));\n";
+const RUNNER =
+  "const m = await import('./index.mjs'); process.stdout.write(JSON.stringify(await m.default(JSON.parse(process.argv[2]))));\n";
 
 /** Options of `Sandbox.create` for the host at `baseUrl` (its requests rewritten to it). */
 const connection = (baseUrl, token) => ({
@@ -19,11 +20,13 @@ const connection = (baseUrl, token) => ({
 });
 
 /** The Definition's files and the runner, as `writeFiles` takes them. */
-const withRunner = (files) => [...files, { path: 'runner.mjs', content: RUNNER }].map((f) => ({ path: f.path, content: Buffer.from(f.content) }));
+const withRunner = (files) =>
+  [...files, { path: 'runner.mjs', content: RUNNER }].map((f) => ({ path: f.path, content: Buffer.from(f.content) }));
 
 async function checked(sandbox, command, args) {
   const done = await sandbox.runCommand(command, args);
-  if (done.exitCode !== 0) throw new Error(`${command} ${args[0]} exited ${done.exitCode}: ${(await done.stderr()).slice(-300)}`);
+  if (done.exitCode !== 0)
+    throw new Error(`${command} ${args[0]} exited ${done.exitCode}: ${(await done.stderr()).slice(-300)}`);
   return done;
 }
 
@@ -53,11 +56,14 @@ async function timedToResult(create, work) {
  * @param {{ baseUrl: string, token: string, files: {path: string, content: string}[], payload: unknown, install: boolean }} flow
  */
 export function sdkFlow({ baseUrl, token, files, payload, install }) {
-  return timedToResult(() => Sandbox.create(connection(baseUrl, token)), async (sandbox) => {
-    await sandbox.writeFiles(withRunner(files));
-    if (install) await checked(sandbox, 'npm', ['ci', '--no-audit', '--no-fund']);
-    await runAndRead(sandbox, payload);
-  });
+  return timedToResult(
+    () => Sandbox.create(connection(baseUrl, token)),
+    async (sandbox) => {
+      await sandbox.writeFiles(withRunner(files));
+      if (install) await checked(sandbox, 'npm', ['ci', '--no-audit', '--no-fund']);
+      await runAndRead(sandbox, payload);
+    },
+  );
 }
 
 /**
@@ -78,10 +84,13 @@ export async function sdkSnapshot({ baseUrl, token, files }) {
 
 /** The SDK flow from that snapshot: create from it, write the files, run, read; resolves to its ms. */
 export function sdkFromSnapshot({ baseUrl, token, snapshotId, files, payload }) {
-  return timedToResult(() => Sandbox.create({ ...connection(baseUrl, token), source: { type: 'snapshot', snapshotId } }), async (sandbox) => {
-    await sandbox.writeFiles(withRunner(files));
-    await runAndRead(sandbox, payload);
-  });
+  return timedToResult(
+    () => Sandbox.create({ ...connection(baseUrl, token), source: { type: 'snapshot', snapshotId } }),
+    async (sandbox) => {
+      await sandbox.writeFiles(withRunner(files));
+      await runAndRead(sandbox, payload);
+    },
+  );
 }
 
 /**
@@ -108,7 +117,14 @@ export async function startDelayProxy(target, delayMs) {
   const server = http.createServer((req, res) => {
     setTimeout(() => {
       const upstream = http.request(
-        { host: targetUrl.hostname, port: targetUrl.port, method: req.method, path: req.url, headers: req.headers, agent },
+        {
+          host: targetUrl.hostname,
+          port: targetUrl.port,
+          method: req.method,
+          path: req.url,
+          headers: req.headers,
+          agent,
+        },
         (answer) => {
           res.writeHead(answer.statusCode, answer.headers);
           answer.pipe(res);
@@ -121,10 +137,11 @@ export async function startDelayProxy(target, delayMs) {
   await /** @type {Promise<void>} */ (new Promise((resolve) => server.listen(0, '127.0.0.1', resolve)));
   return {
     url: `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (server.address()).port}`,
-    close: () => new Promise((resolve) => {
-      agent.destroy();
-      server.closeAllConnections();
-      server.close(resolve);
-    }),
+    close: () =>
+      new Promise((resolve) => {
+        agent.destroy();
+        server.closeAllConnections();
+        server.close(resolve);
+      }),
   };
 }

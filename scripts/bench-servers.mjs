@@ -20,21 +20,30 @@ const PAYLOAD = { notes: '# v1\n- ship it\n- fix the login bug' };
 async function oneStart(app, kind, env) {
   const port = await freePort();
   const vite = path.join(app, 'node_modules/vite/bin/vite.js');
-  const args = kind === 'built' ? ['.output/server/index.mjs'] : [vite, 'dev', '--port', String(port), '--strictPort', '--host', '127.0.0.1'];
-  const serverEnv = kind === 'built' ? { ...env, PORT: String(port), HOST: '127.0.0.1', SANDBOX_PROVIDER: 'local' } : env;
+  const args =
+    kind === 'built'
+      ? ['.output/server/index.mjs']
+      : [vite, 'dev', '--port', String(port), '--strictPort', '--host', '127.0.0.1'];
+  const serverEnv =
+    kind === 'built' ? { ...env, PORT: String(port), HOST: '127.0.0.1', SANDBOX_PROVIDER: 'local' } : env;
   const server = spawn(process.execPath, args, { cwd: app, env: serverEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   server.stdout.on('data', (chunk) => (output += chunk));
   server.stderr.on('data', (chunk) => (output += chunk));
   const base = `http://127.0.0.1:${port}`;
   try {
-    await eventually(() => fetch(`${base}/__bench-ready`).then(() => true), 60_000, `the ${kind} server to answer (${output.slice(-500)})`);
+    await eventually(
+      () => fetch(`${base}/__bench-ready`).then(() => true),
+      60_000,
+      `the ${kind} server to answer (${output.slice(-500)})`,
+    );
     const requests = [];
     for (let i = 0; i < 2; i += 1) {
       const started = performance.now();
       const answer = await postJson(`${base}/api/release-notes`, PAYLOAD);
       const requestMs = performance.now() - started;
-      if (answer.status !== 200) throw new Error(`${kind} server: /api/release-notes answered ${answer.status}: ${answer.text.slice(0, 300)}`);
+      if (answer.status !== 200)
+        throw new Error(`${kind} server: /api/release-notes answered ${answer.status}: ${answer.text.slice(0, 300)}`);
       const phases = serverTiming(answer.headers.get('server-timing'));
       const total = Object.values(phases).reduce((sum, ms) => sum + ms, 0);
       requests.push({ requestMs, total, firstUse: 'host' in phases || 'connect' in phases });
@@ -54,10 +63,16 @@ async function oneStart(app, kind, env) {
 export async function serverFirstRequests({ reps, env }) {
   const { app, packDir } = await installTarballApp('bench');
   try {
-    await run(process.execPath, [path.join(app, 'node_modules/vite/bin/vite.js'), 'build'], { cwd: app, env, timeout: 300_000, maxBuffer: 16 << 20 });
+    await run(process.execPath, [path.join(app, 'node_modules/vite/bin/vite.js'), 'build'], {
+      cwd: app,
+      env,
+      timeout: 300_000,
+      maxBuffer: 16 << 20,
+    });
     const samples = { built: [], dev: [] };
     for (let i = 0; i < reps; i += 1) {
-      for (const kind of i % 2 === 0 ? ['built', 'dev'] : ['dev', 'built']) samples[kind].push(await oneStart(app, kind, env));
+      for (const kind of i % 2 === 0 ? ['built', 'dev'] : ['dev', 'built'])
+        samples[kind].push(await oneStart(app, kind, env));
     }
     const figures = {};
     for (const [kind, starts] of Object.entries(samples)) {

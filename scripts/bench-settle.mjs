@@ -22,7 +22,12 @@ function processTable() {
     // `pid (comm) state ppid …`: comm may hold spaces and parentheses, so split after the last ')'.
     const close = stat.lastIndexOf(')');
     const fields = stat.slice(close + 2).split(' ');
-    table.push({ pid: Number(entry), comm: stat.slice(stat.indexOf('(') + 1, close), ppid: Number(fields[1]), ticks: Number(fields[11]) + Number(fields[12]) });
+    table.push({
+      pid: Number(entry),
+      comm: stat.slice(stat.indexOf('(') + 1, close),
+      ppid: Number(fields[1]),
+      ticks: Number(fields[11]) + Number(fields[12]),
+    });
   }
   return table;
 }
@@ -67,7 +72,8 @@ export async function settle(hosts) {
   let last = reading();
   let quiet = 0;
   while (quiet < QUIET_POLLS) {
-    if (performance.now() - started > MAX_SETTLE_MS) throw new Error(`the Box hosts did not settle within ${MAX_SETTLE_MS} ms (requests or CPU use went on)`);
+    if (performance.now() - started > MAX_SETTLE_MS)
+      throw new Error(`the Box hosts did not settle within ${MAX_SETTLE_MS} ms (requests or CPU use went on)`);
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     const now = reading();
     quiet = now === last ? quiet + 1 : 0;

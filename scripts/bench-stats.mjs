@@ -16,7 +16,10 @@ export function stats(values) {
 export const na = (why) => ({ na: why });
 export const fmt = (v) => (Math.abs(v) >= 100 ? v.toFixed(0) : v.toFixed(2));
 /** One figure for the terminal: `min …, median …, max … (n=…)` or `n/a (why)`. */
-export const show = (s, unit = ' ms') => (s.na ? `n/a (${s.na})` : `min ${fmt(s.min)}${unit}, median ${fmt(s.median)}${unit}, max ${fmt(s.max)}${unit} (n=${s.n})`);
+export const show = (s, unit = ' ms') =>
+  s.na
+    ? `n/a (${s.na})`
+    : `min ${fmt(s.min)}${unit}, median ${fmt(s.median)}${unit}, max ${fmt(s.max)}${unit} (n=${s.n})`;
 
 /**
  * Runs the named `sides` `reps` times interleaved, the order rotated and reversed from one round
@@ -36,7 +39,8 @@ export async function interleavedSamples(reps, sides, between = async () => {}) 
     const rotated = [...names.slice(shift), ...names.slice(0, shift)];
     for (const name of round % 2 === 0 ? rotated : rotated.reverse()) {
       const ms = await sides[name](round);
-      if (typeof ms !== 'number') throw new TypeError(`the bench side "${name}" resolved to ${typeof ms}, not its own ms`);
+      if (typeof ms !== 'number')
+        throw new TypeError(`the bench side "${name}" resolved to ${typeof ms}, not its own ms`);
       samples[name].push(ms);
       await between();
     }

@@ -64,7 +64,12 @@ import { interleaved, interleavedSamples, na, ratioStats, show, stats } from './
 const run = promisify(execFile);
 const repo = fileURLToPath(new URL('..', import.meta.url));
 const { values: flags } = parseArgs({
-  options: { quick: { type: 'boolean', default: false }, out: { type: 'string' }, 'write-docs': { type: 'boolean', default: false }, from: { type: 'string' } },
+  options: {
+    quick: { type: 'boolean', default: false },
+    out: { type: 'string' },
+    'write-docs': { type: 'boolean', default: false },
+    from: { type: 'string' },
+  },
 });
 const quick = flags.quick;
 const outFile = path.resolve(flags.out ?? path.join(repo, 'bench', 'latest.json'));
@@ -83,15 +88,38 @@ function writeDocs(figures) {
 }
 
 if (flags.from !== undefined) {
-  if (!flags['write-docs']) throw new TypeError('--from FILE only goes with --write-docs (the page from an earlier run)');
+  if (!flags['write-docs'])
+    throw new TypeError('--from FILE only goes with --write-docs (the page from an earlier run)');
   writeDocs(JSON.parse(readFileSync(flags.from, 'utf8')));
   process.exit(0);
 }
 
 /** Repetitions of each side of a ratio (rounds), by figure. */
 const REPS = quick
-  ? { import: 2, firstRun: 1, servers: 1, sdkNoDeps: 2, sdkDeps: 1, preparedDeps: 2, warm: 3, harness: 3, exec: 3, backToBack: 2 }
-  : { import: 11, firstRun: 9, servers: 5, sdkNoDeps: 9, sdkDeps: 3, preparedDeps: 9, warm: 15, harness: 41, exec: 15, backToBack: 6 };
+  ? {
+      import: 2,
+      firstRun: 1,
+      servers: 1,
+      sdkNoDeps: 2,
+      sdkDeps: 1,
+      preparedDeps: 2,
+      warm: 3,
+      harness: 3,
+      exec: 3,
+      backToBack: 2,
+    }
+  : {
+      import: 11,
+      firstRun: 9,
+      servers: 5,
+      sdkNoDeps: 9,
+      sdkDeps: 3,
+      preparedDeps: 9,
+      warm: 15,
+      harness: 41,
+      exec: 15,
+      backToBack: 6,
+    };
 /** Runs per back-to-back block (warmVsBare.backToBack). */
 const BACK_TO_BACK_RUNS = quick ? 4 : 10;
 const CONCURRENCY = quick ? [1, 8] : [1, 8, 32, 64, 128];
@@ -117,7 +145,11 @@ function configureLocal(baseUrl, token, extra = {}) {
 // The figures.
 
 async function machine(host) {
-  const git = (args) => run('git', args, { cwd: repo }).then(({ stdout }) => stdout.trim(), () => null);
+  const git = (args) =>
+    run('git', args, { cwd: repo }).then(
+      ({ stdout }) => stdout.trim(),
+      () => null,
+    );
   const commit = await git(['rev-parse', '--short', 'HEAD']);
   const changes = await git(['status', '--porcelain', '--untracked-files=no']);
   return {
@@ -136,7 +168,10 @@ async function machine(host) {
 
 function wasmSizes() {
   const sizes = {};
-  for (const [label, file] of [['runtime', 'vite_hub_sandbox_bg.wasm'], ['tooling', 'vite_hub_sandbox_tooling_bg.wasm']]) {
+  for (const [label, file] of [
+    ['runtime', 'vite_hub_sandbox_bg.wasm'],
+    ['tooling', 'vite_hub_sandbox_tooling_bg.wasm'],
+  ]) {
     const bytes = readFileSync(path.join(repo, 'dist', 'wasm', file));
     sizes[label] = { bytes: bytes.length, gzipBytes: gzipSync(bytes).length };
   }
@@ -146,12 +181,20 @@ function wasmSizes() {
 async function installSize() {
   const work = mkdtempSync(path.join(os.tmpdir(), 'vite-hub-bench-install-'));
   try {
-    const { stdout } = await run('npm', ['pack', path.join(repo, 'dist'), '--pack-destination', work, '--json', '--silent'], { cwd: work, maxBuffer: 16 << 20 });
+    const { stdout } = await run(
+      'npm',
+      ['pack', path.join(repo, 'dist'), '--pack-destination', work, '--json', '--silent'],
+      { cwd: work, maxBuffer: 16 << 20 },
+    );
     const tarball = path.join(work, JSON.parse(stdout)[0].filename);
     const app = path.join(work, 'app');
     mkdirSync(app);
     writeFileSync(path.join(app, 'package.json'), '{"name":"bench-install","private":true}\n');
-    await run('npm', ['install', '--omit=dev', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', tarball], { cwd: app, timeout: 300_000, maxBuffer: 16 << 20 });
+    await run(
+      'npm',
+      ['install', '--omit=dev', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', tarball],
+      { cwd: app, timeout: 300_000, maxBuffer: 16 << 20 },
+    );
     const du = async (target) => Number((await run('du', ['-sb', target])).stdout.split('\t')[0]);
     const lock = JSON.parse(readFileSync(path.join(app, 'node_modules', '.package-lock.json'), 'utf8'));
     const packages = Object.keys(lock.packages).filter((key) => key.startsWith('node_modules/')).length;
@@ -172,16 +215,23 @@ async function countRequests(host, name, payload) {
   const atResponse = host.counters();
   await settle([host]);
   const { total, requests } = host.counters();
-  return { beforeResponse: atResponse.total, createsBeforeResponse: atResponse.requests.create ?? 0, total, requests, installed: 'install' in phases };
+  return {
+    beforeResponse: atResponse.total,
+    createsBeforeResponse: atResponse.requests.create ?? 0,
+    total,
+    requests,
+    installed: 'install' in phases,
+  };
 }
 
 /**
  * Why a Run did not take a pooled Box: it created one before its Response (`creates`, of
  * `requests` before it, `routes` by name when known); null when it created none.
  */
-const notPooled = (creates, requests, routes) => (creates > 0
-  ? `with warmPool the prepared Run still created its Box before its Response (${requests} requests${routes ? ` ${JSON.stringify(routes)}` : ''}): no pooled Box was taken`
-  : null);
+const notPooled = (creates, requests, routes) =>
+  creates > 0
+    ? `with warmPool the prepared Run still created its Box before its Response (${requests} requests${routes ? ` ${JSON.stringify(routes)}` : ''}): no pooled Box was taken`
+    : null;
 
 /**
  * Configures `warmPool` on the host at `baseUrl`, prepares a fresh Definition with a dependency
@@ -211,13 +261,22 @@ async function requestCounts(host) {
     const again = await countRequests(host, name, payload);
     const label = kind === 'deps' ? 'WithDeps' : 'NoDeps';
     out[`cold${label}`] = cold;
-    out[`prepared${label}`] = kind === 'deps' && again.installed
-      ? na(`no prepared-project cache here: the second Run of the same project installed again (${again.total} requests)`)
-      : again;
+    out[`prepared${label}`] =
+      kind === 'deps' && again.installed
+        ? na(
+            `no prepared-project cache here: the second Run of the same project installed again (${again.total} requests)`,
+          )
+        : again;
     // The hand-written SDK flow, for comparison (it installs on every run).
     await settle([host]);
     host.resetCounters();
-    await sdkFlow({ baseUrl: host.baseUrl, token: host.token, files: filesOf(kind, 'sdk'), payload, install: kind === 'deps' });
+    await sdkFlow({
+      baseUrl: host.baseUrl,
+      token: host.token,
+      files: filesOf(kind, 'sdk'),
+      payload,
+      install: kind === 'deps',
+    });
     const sdk = host.counters();
     out[`sdkFlow${label}`] = { total: sdk.total, requests: sdk.requests };
   }
@@ -270,7 +329,12 @@ async function sdkComparison(host) {
     const proxy = await startDelayProxy(host.baseUrl, delayMs);
     configureLocal(proxy.url, host.token);
     const figures = {};
-    const flow = (kind) => ({ baseUrl: proxy.url, token: host.token, files: filesOf(kind, 'sdk'), payload: payloadOf(kind) });
+    const flow = (kind) => ({
+      baseUrl: proxy.url,
+      token: host.token,
+      files: filesOf(kind, 'sdk'),
+      payload: payloadOf(kind),
+    });
     const snapshotSide = () => sdkFromSnapshot({ ...flow('deps'), snapshotId });
     try {
       for (const kind of ['trivial', 'deps']) {
@@ -279,9 +343,16 @@ async function sdkComparison(host) {
         const sdkSide = () => sdkFlow({ ...flow(kind), install: withDeps });
         const label = withDeps ? 'WithDeps' : 'NoDeps';
         // cold: a project never run before on this host; prepared: one run once already.
-        figures[`cold${label}`] = await interleaved(reps, async () => (await runOnce(freshDefinition(kind), payloadOf(kind))).ms, sdkSide, between);
+        figures[`cold${label}`] = await interleaved(
+          reps,
+          async () => (await runOnce(freshDefinition(kind), payloadOf(kind))).ms,
+          sdkSide,
+          between,
+        );
         if (withDeps && !prepared) {
-          figures[`prepared${label}`] = na('no prepared-project cache here: a second Run of the same project installs again');
+          figures[`prepared${label}`] = na(
+            'no prepared-project cache here: a second Run of the same project installs again',
+          );
           continue;
         }
         const name = freshDefinition(kind);
@@ -289,16 +360,25 @@ async function sdkComparison(host) {
         const preparedSide = async () => (await runOnce(name, payloadOf(kind))).ms;
         figures[`prepared${label}`] = await interleaved(reps, preparedSide, sdkSide, between);
         // What a user gets from one snapshot made by hand, without this package (issue 25).
-        if (withDeps) figures.preparedVsSnapshot = await interleaved(REPS.preparedDeps, preparedSide, snapshotSide, between);
+        if (withDeps)
+          figures.preparedVsSnapshot = await interleaved(REPS.preparedDeps, preparedSide, snapshotSide, between);
       }
-      if (!prepared) figures.preparedVsSnapshot = na('no prepared-project cache here: a second Run of the same project installs again');
+      if (!prepared)
+        figures.preparedVsSnapshot = na(
+          'no prepared-project cache here: a second Run of the same project installs again',
+        );
       const pooled = await preparePooled(host, proxy.url);
       if (pooled.na) {
         figures.pooledWithDeps = pooled;
         figures.pooledVsSnapshot = pooled;
       } else {
         const side = pooledSide(host, pooled.name);
-        figures.pooledWithDeps = await pooledPair(REPS.preparedDeps, side, () => sdkFlow({ ...flow('deps'), install: true }), between);
+        figures.pooledWithDeps = await pooledPair(
+          REPS.preparedDeps,
+          side,
+          () => sdkFlow({ ...flow('deps'), install: true }),
+          between,
+        );
         figures.pooledVsSnapshot = await pooledPair(REPS.preparedDeps, side, snapshotSide, between);
       }
     } finally {
@@ -315,7 +395,8 @@ async function sdkComparison(host) {
  * Boxes whose first command was a parked process) over the Runs it served since `before`.
  */
 function parkingSeen(host, before, runs) {
-  if (typeof host.parked !== 'function') return { inEffect: false, how: 'not in effect: this build\'s host has no parked processes (no host.parked())' };
+  if (typeof host.parked !== 'function')
+    return { inEffect: false, how: "not in effect: this build's host has no parked processes (no host.parked())" };
   const report = host.parked();
   const handedOver = report.handedOver - before;
   const how = `${handedOver} of ${runs} warm Runs ran in a parked process (host.parked(): size ${report.size}, idleMs ${report.idleMs}${report.lastError ? `, last error: ${report.lastError}` : ''})`;
@@ -342,7 +423,9 @@ async function harnessVsRunner(bare) {
     const pair = await interleaved(REPS.harness, bare.harnessOnce, bare.once);
     return { harnessMs: pair.a, runnerMs: pair.b, ratio: pair.ratio };
   } catch (error) {
-    return na(`the harness of crates/core/src/harness/harness.mjs, run as a Run's command, failed: ${error.message.slice(0, 200)}`);
+    return na(
+      `the harness of crates/core/src/harness/harness.mjs, run as a Run's command, failed: ${error.message.slice(0, 200)}`,
+    );
   }
 }
 
@@ -409,7 +492,15 @@ async function backToBack(parkedRun, parkedOffRun, hosts) {
   const blockRatios = [];
   for (let i = 0; i < REPS.backToBack; i += 1) {
     const block = {};
-    for (const [key, run] of i % 2 === 0 ? [['parked', parkedRun], ['parkedOff', parkedOffRun]] : [['parkedOff', parkedOffRun], ['parked', parkedRun]]) {
+    for (const [key, run] of i % 2 === 0
+      ? [
+          ['parked', parkedRun],
+          ['parkedOff', parkedOffRun],
+        ]
+      : [
+          ['parkedOff', parkedOffRun],
+          ['parked', parkedRun],
+        ]) {
       block[key] = [];
       for (let j = 0; j < BACK_TO_BACK_RUNS; j += 1) block[key].push(await run());
       await settle(hosts);
@@ -425,10 +516,21 @@ async function backToBack(parkedRun, parkedOffRun, hosts) {
 async function fullRunVsExec(host) {
   const name = freshDefinition('trivial');
   await runOnce(name, TRIVIAL_PAYLOAD);
-  const exec = () => sdkExecOnPreparedBox({ baseUrl: host.baseUrl, token: host.token, files: filesOf('trivial', 'sdk'), payload: TRIVIAL_PAYLOAD });
+  const exec = () =>
+    sdkExecOnPreparedBox({
+      baseUrl: host.baseUrl,
+      token: host.token,
+      files: filesOf('trivial', 'sdk'),
+      payload: TRIVIAL_PAYLOAD,
+    });
   await exec();
   await settle([host]);
-  const pair = await interleaved(REPS.exec, async () => (await runOnce(name, TRIVIAL_PAYLOAD)).ms, exec, () => settle([host]));
+  const pair = await interleaved(
+    REPS.exec,
+    async () => (await runOnce(name, TRIVIAL_PAYLOAD)).ms,
+    exec,
+    () => settle([host]),
+  );
   return { runMs: pair.a, execMs: pair.b, ratio: pair.ratio };
 }
 
@@ -437,14 +539,25 @@ async function concurrency() {
   for (const n of CONCURRENCY) {
     const name = freshDefinition('trivial');
     const started = performance.now();
-    const outcomes = await Promise.allSettled(Array.from({ length: n }, (_, i) => runSandbox(name, { a: i, b: 1 }).then(async (r) => {
-      await r.text();
-      return r.status;
-    })));
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: n }, (_, i) =>
+        runSandbox(name, { a: i, b: 1 }).then(async (r) => {
+          await r.text();
+          return r.status;
+        }),
+      ),
+    );
     const wallMs = performance.now() - started;
     const failures = outcomes.filter((o) => o.status === 'rejected' || o.value !== 200);
-    const codes = [...new Set(failures.map((o) => (o.status === 'rejected' ? String(o.reason?.code ?? o.reason) : String(o.value))))];
-    curve[n] = { failures: failures.length, wallMs: Math.round(wallMs), msPerRun: Math.round((wallMs / n) * 10) / 10, ...(codes.length ? { failureStatuses: codes } : {}) };
+    const codes = [
+      ...new Set(failures.map((o) => (o.status === 'rejected' ? String(o.reason?.code ?? o.reason) : String(o.value)))),
+    ];
+    curve[n] = {
+      failures: failures.length,
+      wallMs: Math.round(wallMs),
+      msPerRun: Math.round((wallMs / n) * 10) / 10,
+      ...(codes.length ? { failureStatuses: codes } : {}),
+    };
   }
   return curve;
 }
@@ -455,7 +568,10 @@ async function concurrency() {
 /** One comparison's line: both sides, the ratio of interleaved pairs and its target. */
 function printComparison(c) {
   if (c.na) log(`${c.title}: n/a (${c.na})${c.target === undefined ? '' : `; ${targetNote(undefined, c.target)}`}`);
-  else log(`${c.title}: ${c.labels[0]} ${show(c.a)}; ${c.labels[1]} ${show(c.b)}; ratio ${show(c.ratio, '')}${c.target === undefined ? '' : `; ${targetNote(c.ratio, c.target)}`}`);
+  else
+    log(
+      `${c.title}: ${c.labels[0]} ${show(c.a)}; ${c.labels[1]} ${show(c.b)}; ratio ${show(c.ratio, '')}${c.target === undefined ? '' : `; ${targetNote(c.ratio, c.target)}`}`,
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -470,40 +586,65 @@ try {
   figures.machine = await machine(host);
   figures.method = { clock: CLOCK_RULE, settle: SETTLE_RULE };
   const m = figures.machine;
-  log(`machine: ${m.nproc} cores, ${m.cpu}, node ${m.node}, ${m.platform}, load ${m.loadAverage.join(' ')}, isolation ${isolation}; ${m.date.slice(0, 16)}Z, commit ${m.commit}${m.uncommitted ? ' with uncommitted changes' : ''}${quick ? ' (quick mode)' : ''}`);
+  log(
+    `machine: ${m.nproc} cores, ${m.cpu}, node ${m.node}, ${m.platform}, load ${m.loadAverage.join(' ')}, isolation ${isolation}; ${m.date.slice(0, 16)}Z, commit ${m.commit}${m.uncommitted ? ' with uncommitted changes' : ''}${quick ? ' (quick mode)' : ''}`,
+  );
   log(`clock: ${CLOCK_RULE}`);
   log(`settling: ${SETTLE_RULE}`);
 
   figures.wasm = wasmSizes();
-  for (const [label, size] of Object.entries(figures.wasm)) log(`${label} wasm module: ${(size.bytes / 1024).toFixed(1)} KiB, ${(size.gzipBytes / 1024).toFixed(1)} KiB gzipped (${size.gzipBytes} bytes)`);
+  for (const [label, size] of Object.entries(figures.wasm))
+    log(
+      `${label} wasm module: ${(size.bytes / 1024).toFixed(1)} KiB, ${(size.gzipBytes / 1024).toFixed(1)} KiB gzipped (${size.gzipBytes} bytes)`,
+    );
 
   figures.install = await installSize();
-  log(`install of the packed package alone (npm i --omit=dev): ${(figures.install.nodeModulesBytes / 1e6).toFixed(2)} MB in node_modules, ${figures.install.packages} packages; tarball ${(figures.install.tarballBytes / 1e6).toFixed(2)} MB`);
+  log(
+    `install of the packed package alone (npm i --omit=dev): ${(figures.install.nodeModulesBytes / 1e6).toFixed(2)} MB in node_modules, ${figures.install.packages} packages; tarball ${(figures.install.tarballBytes / 1e6).toFixed(2)} MB`,
+  );
 
   const early = await importAndFirstRun({ reps: REPS, env: CHILD_ENV });
   figures.import = early.import;
   figures.firstRun = early.firstRun;
-  log(`import('@vite-hub/sandbox') in a fresh node: ${show(figures.import.ms)} (before it, the ESM loader's start on a one-line module: ${show(figures.import.loaderStartMs)})`);
+  log(
+    `import('@vite-hub/sandbox') in a fresh node: ${show(figures.import.ms)} (before it, the ESM loader's start on a one-line module: ${show(figures.import.loaderStartMs)})`,
+  );
   const cold = figures.firstRun.cold;
-  log(`first Run in a fresh node: ${show(cold.firstMs)}; second: ${show(cold.secondMs)}; first/second: ${show(cold.firstOverSecond, '')}`);
-  log(`  first Run's Server-Timing host: ${show(cold.hostMs)}; connect: ${show(cold.connectMs)}; the process exited ${show(cold.exitMs)} after its last Run`);
+  log(
+    `first Run in a fresh node: ${show(cold.firstMs)}; second: ${show(cold.secondMs)}; first/second: ${show(cold.firstOverSecond, '')}`,
+  );
+  log(
+    `  first Run's Server-Timing host: ${show(cold.hostMs)}; connect: ${show(cold.connectMs)}; the process exited ${show(cold.exitMs)} after its last Run`,
+  );
   const warm = figures.firstRun.afterWarmUp;
   if (warm.na) log(`after warmUp(): n/a (${warm.na})`);
-  else log(`after warmUp() (${show(warm.warmUpMs)}): first Run ${show(warm.firstMs)}; second ${show(warm.secondMs)}; first/second ${show(warm.firstOverSecond, '')}; exited ${show(warm.exitMs)} after its last Run`);
+  else
+    log(
+      `after warmUp() (${show(warm.warmUpMs)}): first Run ${show(warm.firstMs)}; second ${show(warm.secondMs)}; first/second ${show(warm.firstOverSecond, '')}; exited ${show(warm.exitMs)} after its last Run`,
+    );
 
   figures.servers = await serverFirstRequests({ reps: REPS.servers, env: CHILD_ENV });
   for (const [kind, value] of Object.entries(figures.servers)) {
     const label = kind === 'built' ? 'built server (SANDBOX_PROVIDER=local)' : 'vite dev';
     log(`${label}, fresh start: first request ${show(value.firstRequestMs)}; second ${show(value.secondRequestMs)}`);
-    log(`  its Runs' Server-Timing: first ${show(value.firstRunMs)}; second ${show(value.secondRunMs)}; first/second ${show(value.firstOverSecondRun, '')}; first requests with a host or connect phase: ${value.firstUsePhases}`);
+    log(
+      `  its Runs' Server-Timing: first ${show(value.firstRunMs)}; second ${show(value.secondRunMs)}; first/second ${show(value.firstOverSecondRun, '')}; first requests with a host or connect phase: ${value.firstUsePhases}`,
+    );
   }
 
   figures.requests = await requestCounts(host);
   for (const [label, value] of Object.entries(figures.requests)) {
-    const target = label === 'pooledWithDeps' ? `; ${targetNote(value.na ? undefined : value.beforeResponse, TARGETS.pooledRequestsBeforeResponse)}` : '';
+    const target =
+      label === 'pooledWithDeps'
+        ? `; ${targetNote(value.na ? undefined : value.beforeResponse, TARGETS.pooledRequestsBeforeResponse)}`
+        : '';
     if (value.na) log(`requests per Run, ${label}: n/a (${value.na})${target}`);
-    else if (label.startsWith('sdkFlow')) log(`requests per run, ${label} (the SDK by hand): ${value.total} ${JSON.stringify(value.requests)}`);
-    else log(`requests per Run, ${label}: ${value.beforeResponse} before the Response, ${value.total} in all ${JSON.stringify(value.requests)}${target}`);
+    else if (label.startsWith('sdkFlow'))
+      log(`requests per run, ${label} (the SDK by hand): ${value.total} ${JSON.stringify(value.requests)}`);
+    else
+      log(
+        `requests per Run, ${label}: ${value.beforeResponse} before the Response, ${value.total} in all ${JSON.stringify(value.requests)}${target}`,
+      );
   }
 
   figures.sdkFlow = await sdkComparison(host);
@@ -511,15 +652,28 @@ try {
   figures.fullRunVsExec = await fullRunVsExec(host);
   for (const c of comparisons(figures)) printComparison(c);
   const bare = figures.warmVsBare;
-  log(`parked processes: ${bare.parking.how}; warm Run, default host / parked: { size: 0 } host: ${show(bare.gain, '')}`);
-  const b2b = /** @type {{ na?: string, runs?: number, parkedMs?: object, parkedOffMs?: object, ratio?: object }} */ (bare.backToBack);
+  log(
+    `parked processes: ${bare.parking.how}; warm Run, default host / parked: { size: 0 } host: ${show(bare.gain, '')}`,
+  );
+  const b2b = /** @type {{ na?: string, runs?: number, parkedMs?: object, parkedOffMs?: object, ratio?: object }} */ (
+    bare.backToBack
+  );
   if (b2b.na) log(`  back-to-back warm Runs: n/a (${b2b.na})`);
-  else log(`  back-to-back warm Runs (no settle, blocks of ${b2b.runs}): default host ${show(b2b.parkedMs)}; parked: { size: 0 } host ${show(b2b.parkedOffMs)}; ratio of block medians ${show(b2b.ratio, '')}`);
+  else
+    log(
+      `  back-to-back warm Runs (no settle, blocks of ${b2b.runs}): default host ${show(b2b.parkedMs)}; parked: { size: 0 } host ${show(b2b.parkedOffMs)}; ratio of block medians ${show(b2b.ratio, '')}`,
+    );
   if (bare.harness.na) log(`  in the same Box, the harness command vs the three-line runner: n/a (${bare.harness.na})`);
-  else log(`  in the same Box, the harness command vs the three-line runner: harness ${show(bare.harness.harnessMs)}; runner ${show(bare.harness.runnerMs)}; ratio ${show(bare.harness.ratio, '')}`);
+  else
+    log(
+      `  in the same Box, the harness command vs the three-line runner: harness ${show(bare.harness.harnessMs)}; runner ${show(bare.harness.runnerMs)}; ratio ${show(bare.harness.ratio, '')}`,
+    );
 
   figures.concurrency = await concurrency();
-  for (const [n, value] of Object.entries(figures.concurrency)) log(`${n} concurrent Runs: ${value.failures} failures, ${value.wallMs} ms wall, ${value.msPerRun} ms per Run${value.failureStatuses ? ` (${value.failureStatuses.join(', ')})` : ''}`);
+  for (const [n, value] of Object.entries(figures.concurrency))
+    log(
+      `${n} concurrent Runs: ${value.failures} failures, ${value.wallMs} ms wall, ${value.msPerRun} ms per Run${value.failureStatuses ? ` (${value.failureStatuses.join(', ')})` : ''}`,
+    );
   m.loadAverageAtEnd = loadAverage();
   log(`load at the end: ${m.loadAverageAtEnd.join(' ')}`);
 } finally {

@@ -8,7 +8,18 @@
 // - tooling (`vite_hub_sandbox_tooling`, crates/tooling): the build-time rules, loaded only in
 //   Node by the build steps.
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync, rmSync, symlinkSync, existsSync, lstatSync, copyFileSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  mkdirSync,
+  rmSync,
+  symlinkSync,
+  existsSync,
+  lstatSync,
+  copyFileSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleNodeEntries } from './bundle-node-entries.mjs';
@@ -27,32 +38,67 @@ const WASM_MODULES = [
 // Size: binaryen's wasm-opt from npm (pinned in package.json), not wasm-pack's (off in Cargo.toml:
 // the Debian build broke the reference-types table). The features are those rustc enables by
 // default for wasm32-unknown-unknown; the optimizer must not introduce others.
-const WASM_FEATURES = ['reference-types', 'bulk-memory', 'nontrapping-float-to-int', 'sign-ext', 'mutable-globals', 'multivalue'];
+const WASM_FEATURES = [
+  'reference-types',
+  'bulk-memory',
+  'nontrapping-float-to-int',
+  'sign-ext',
+  'mutable-globals',
+  'multivalue',
+];
 // Size passes, measured gzipped (-9) on the runtime module: -Os, then binaryen's --flatten and
 // --rereloop (its control flow rebuilt from scratch, as -O4 does), then -Os repeated until it stops
 // shrinking (--converge). 252,074 B against 253,588 B for `-Oz --converge` (2026-12-02): -Os output
 // is a little larger raw but compresses better. Then the producers and target-features custom
 // sections, which no runtime reads.
-const WASM_OPT_FLAGS = ['-Os', '--flatten', '--rereloop', '-Os', '-Os', '--converge', '--strip-producers', '--strip-target-features'];
+const WASM_OPT_FLAGS = [
+  '-Os',
+  '--flatten',
+  '--rereloop',
+  '-Os',
+  '-Os',
+  '--converge',
+  '--strip-producers',
+  '--strip-target-features',
+];
 
 for (const { name, crate } of WASM_MODULES) {
   // One out-dir per module: wasm-pack empties it first.
   const wasmOut = join(root, 'target', 'wasm-pkg', name);
-  execFileSync('wasm-pack', ['build', crate, '--release', '--target', 'web', '--no-pack', '--out-dir', wasmOut, '--out-name', name], {
-    cwd: root,
-    stdio: 'inherit',
-  });
+  execFileSync(
+    'wasm-pack',
+    ['build', crate, '--release', '--target', 'web', '--no-pack', '--out-dir', wasmOut, '--out-name', name],
+    {
+      cwd: root,
+      stdio: 'inherit',
+    },
+  );
   const wasmFile = join(wasmOut, `${name}_bg.wasm`);
-  execFileSync(process.execPath, [join(root, 'node_modules', 'binaryen', 'bin', 'wasm-opt'), ...WASM_OPT_FLAGS, ...WASM_FEATURES.map((f) => `--enable-${f}`), wasmFile, '-o', wasmFile], {
-    cwd: root,
-    stdio: 'inherit',
-  });
+  execFileSync(
+    process.execPath,
+    [
+      join(root, 'node_modules', 'binaryen', 'bin', 'wasm-opt'),
+      ...WASM_OPT_FLAGS,
+      ...WASM_FEATURES.map((f) => `--enable-${f}`),
+      wasmFile,
+      '-o',
+      wasmFile,
+    ],
+    {
+      cwd: root,
+      stdio: 'inherit',
+    },
+  );
 }
 
 rmSync(dist, { recursive: true, force: true });
 cpSync(join(root, 'pkg-template'), dist, { recursive: true });
 // The Box filter's programs, beside the engine that reads them (box-host/engine/box-seccomp.mjs).
-execFileSync('cargo', ['run', '--quiet', '--locked', '-p', 'vite-hub-box-seccomp', '--', join(dist, 'box-host', 'seccomp')], { cwd: root, stdio: 'inherit' });
+execFileSync(
+  'cargo',
+  ['run', '--quiet', '--locked', '-p', 'vite-hub-box-seccomp', '--', join(dist, 'box-host', 'seccomp')],
+  { cwd: root, stdio: 'inherit' },
+);
 mkdirSync(join(dist, 'wasm'), { recursive: true });
 for (const { name } of WASM_MODULES) {
   const wasmOut = join(root, 'target', 'wasm-pkg', name);

@@ -27,7 +27,10 @@ import { fileURLToPath } from 'node:url';
  */
 export const ENTRIES = [
   { file: 'runtime/wasm-node.mjs', kept: [] },
-  { file: 'runtime/index.node.mjs', kept: ['./wasm-node.mjs', './shared-host.mjs', './warm-up.mjs', '../box-host/*', '../vite/*'] },
+  {
+    file: 'runtime/index.node.mjs',
+    kept: ['./wasm-node.mjs', './shared-host.mjs', './warm-up.mjs', '../box-host/*', '../vite/*'],
+  },
   { file: 'box-host/index.mjs', kept: ['./engine/isolation.mjs', './engine/box-seccomp.mjs'] },
 ];
 
@@ -47,7 +50,12 @@ export async function bundleNodeEntries(dist, sources = join(dist, '..', 'pkg-te
       // The package's dependencies (modern-tar) resolve from the app's node_modules.
       packages: 'external',
       external: kept.filter((spec) => spec.includes('*')),
-      plugins: [keepFiles(dirname(join(dist, file)), kept.filter((spec) => !spec.includes('*')))],
+      plugins: [
+        keepFiles(
+          dirname(join(dist, file)),
+          kept.filter((spec) => !spec.includes('*')),
+        ),
+      ],
       logLevel: 'warning',
       legalComments: 'none',
     });

@@ -8,8 +8,8 @@ use serde_json::Value;
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::{Headers, Response, ResponseInit};
 
-use vite_hub_sandbox_core::error::{Error, ErrorCode, Result, ERROR_HEADER};
 use crate::server_timing::ServerTiming;
+use vite_hub_sandbox_core::error::{Error, ErrorCode, Result, ERROR_HEADER};
 use vite_hub_sandbox_core::transfer::VALUE_MARKER;
 
 fn internal(what: &str) -> Error {
@@ -39,7 +39,8 @@ fn headers_with_timing(timing: &ServerTiming) -> Result<Headers> {
 /// The JS value thrown by the `Headers` or `Response` constructor (present in every supported
 /// runtime; never a panic).
 pub fn error_response(error: &Error, timing: &ServerTiming) -> std::result::Result<Response, JsValue> {
-    let body = serde_json::to_vec(&error.to_json_body()).unwrap_or_else(|_| b"{\"error\":{\"code\":\"SANDBOX_RUNTIME_ERROR\"}}".to_vec());
+    let body = serde_json::to_vec(&error.to_json_body())
+        .unwrap_or_else(|_| b"{\"error\":{\"code\":\"SANDBOX_RUNTIME_ERROR\"}}".to_vec());
     let headers = Headers::new()?;
     headers.set("content-type", "application/json")?;
     headers.set("server-timing", &timing.header_value())?;
@@ -97,11 +98,14 @@ pub fn response_marker(result: &Value) -> Option<Result<JsValue>> {
 }
 
 fn revive_response(marker: &Value) -> Result<JsValue> {
-    let invalid = || Error::new(ErrorCode::SerializationError, "Sandbox result contains an invalid Response.").for_output();
-    let status = marker.get("status").and_then(Value::as_u64).and_then(|s| u16::try_from(s).ok()).ok_or_else(invalid)?;
+    let invalid =
+        || Error::new(ErrorCode::SerializationError, "Sandbox result contains an invalid Response.").for_output();
+    let status =
+        marker.get("status").and_then(Value::as_u64).and_then(|s| u16::try_from(s).ok()).ok_or_else(invalid)?;
     let headers = Headers::new().map_err(|_| internal("Headers"))?;
     for pair in marker.get("headers").and_then(Value::as_array).into_iter().flatten() {
-        let (Some(name), Some(value)) = (pair.get(0).and_then(Value::as_str), pair.get(1).and_then(Value::as_str)) else {
+        let (Some(name), Some(value)) = (pair.get(0).and_then(Value::as_str), pair.get(1).and_then(Value::as_str))
+        else {
             return Err(invalid());
         };
         if !name.eq_ignore_ascii_case(ERROR_HEADER) {

@@ -8,10 +8,10 @@
 
 use std::rc::Rc;
 
-use vite_hub_sandbox_core::config::SandboxConfig;
-use vite_hub_sandbox_core::error::{Error, Result};
 use crate::http::fetch::Fetcher;
 use crate::provider::Provider;
+use vite_hub_sandbox_core::config::SandboxConfig;
+use vite_hub_sandbox_core::error::{Error, Result};
 use vite_hub_sandbox_core::transfer::TransferLimits;
 
 /// Limits and provider of every Run until the next `configureSandbox`.
@@ -38,7 +38,11 @@ impl RuntimeConfig {
     /// chosen yet (no credentials, no binding) is kept for each Run to answer.
     /// `namespace`: the `cloudflare.binding` Durable Object namespace of the Worker env, when
     /// one was handed over.
-    pub fn resolve(config: &SandboxConfig, fetcher: Fetcher, namespace: Option<crate::sys::DurableObjectNamespace>) -> Result<RuntimeConfig> {
+    pub fn resolve(
+        config: &SandboxConfig,
+        fetcher: Fetcher,
+        namespace: Option<crate::sys::DurableObjectNamespace>,
+    ) -> Result<RuntimeConfig> {
         let limits = config.transfer.resolve()?;
         config.check_explicit()?;
         let provider = config

@@ -108,6 +108,8 @@ pub fn js_promise(future: JsResultFuture) -> js_sys::Promise {
 
 /// The Promise of a future that fails with an [`Error`](vite_hub_sandbox_core::error::Error): it rejects with the
 /// error's `SandboxError` ([`crate::error::js::to_js_error`]).
-pub fn error_promise(future: impl std::future::Future<Output = vite_hub_sandbox_core::error::Result<JsValue>> + 'static) -> js_sys::Promise {
+pub fn error_promise(
+    future: impl std::future::Future<Output = vite_hub_sandbox_core::error::Result<JsValue>> + 'static,
+) -> js_sys::Promise {
     js_promise(Box::pin(async move { future.await.map_err(crate::error::js::into_js) }))
 }

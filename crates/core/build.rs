@@ -19,7 +19,8 @@ fn main() {
         let source_path = format!("src/harness/{name}");
         println!("cargo:rerun-if-changed={source_path}");
         let source = std::fs::read_to_string(&source_path).unwrap_or_else(|e| panic!("{source_path}: {e}"));
-        std::fs::write(Path::new(&out_dir).join(name), strip(&source_path, &source)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        std::fs::write(Path::new(&out_dir).join(name), strip(&source_path, &source))
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
     }
 }
 

@@ -7,18 +7,31 @@ import { generateText, stepCountIs } from 'ai';
 import { MockLanguageModelV3 } from 'ai/test';
 import { sandbox } from '@vite-hub/sandbox/agent';
 
-const usage = { inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 1, text: 1, reasoning: 0 } };
+const usage = {
+  inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 },
+  outputTokens: { total: 1, text: 1, reasoning: 0 },
+};
 
 // Step 1: call sandbox_exec. Step 2: read the tool result from the prompt and answer with it.
 const model = new MockLanguageModelV3({
   doGenerate: async ({ prompt }) => {
-    const toolResult = prompt.flatMap((message) => (message.role === 'tool' ? message.content : [])).find((part) => part.type === 'tool-result');
+    const toolResult = prompt
+      .flatMap((message) => (message.role === 'tool' ? message.content : []))
+      .find((part) => part.type === 'tool-result');
     if (!toolResult) {
       const input = { command: 'node', args: ['-e', 'console.log(1+1)'] };
-      return { content: [{ type: 'tool-call', toolCallId: 'call-1', toolName: 'sandbox_exec', input: JSON.stringify(input) }], finishReason: { unified: 'tool-calls', raw: 'tool_calls' }, usage, warnings: [] };
+      return {
+        content: [{ type: 'tool-call', toolCallId: 'call-1', toolName: 'sandbox_exec', input: JSON.stringify(input) }],
+        finishReason: { unified: 'tool-calls', raw: 'tool_calls' },
+        usage,
+        warnings: [],
+      };
     }
     const output = toolResult.output;
-    const text = output.type === 'json' ? `node printed ${output.value.stdout.trim()} (exit code ${output.value.exitCode})` : `the tool failed: ${JSON.stringify(output.value)}`;
+    const text =
+      output.type === 'json'
+        ? `node printed ${output.value.stdout.trim()} (exit code ${output.value.exitCode})`
+        : `the tool failed: ${JSON.stringify(output.value)}`;
     return { content: [{ type: 'text', text }], finishReason: { unified: 'stop', raw: 'stop' }, usage, warnings: [] };
   },
 });

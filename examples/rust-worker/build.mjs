@@ -5,4 +5,4 @@ import { execFileSync } from 'node:child_process';
 import { generateSandboxArtifacts } from '@vite-hub/sandbox/vite';
 
 await generateSandboxArtifacts({ root: '.', mode: 'build', registryJson: true }); // .vite-hub/sandbox/build/registry.json
-execFileSync('worker-build', ['--release'], { stdio: 'inherit' });                  // build/index.js + build/index_bg.wasm
+execFileSync('worker-build', ['--release'], { stdio: 'inherit' }); // build/index.js + build/index_bg.wasm

@@ -162,7 +162,10 @@ export interface SandboxCapability {
    * exit resolves with `isError: true`; an unknown name rejects with `SANDBOX_INVALID_ARGUMENT`;
    * an abort through `signal` rejects.
    */
-  callMcpTool(params: { name: string; arguments?: Record<string, unknown> }, options?: { signal?: AbortSignal }): Promise<SandboxExecMcpResult>;
+  callMcpTool(
+    params: { name: string; arguments?: Record<string, unknown> },
+    options?: { signal?: AbortSignal },
+  ): Promise<SandboxExecMcpResult>;
   /**
    * Closes the Session, if one was opened (idempotent); later calls reject with `SandboxError`
    * `SANDBOX_INVALID_STATE` (409). Rejects when closing the Box failed.

@@ -24,7 +24,11 @@ const OUTPUT_SCHEMA = Object.freeze({
     ok: { type: 'boolean', description: 'Whether exitCode is 0.' },
     stdout: { type: 'string' },
     stderr: { type: 'string' },
-    truncated: { type: 'boolean', const: true, description: 'Present when stdout or stderr printed more than 16 MiB and only its end is kept.' },
+    truncated: {
+      type: 'boolean',
+      const: true,
+      description: 'Present when stdout or stderr printed more than 16 MiB and only its end is kept.',
+    },
   },
   required: ['exitCode', 'ok', 'stdout', 'stderr'],
 });
@@ -53,7 +57,11 @@ export function sandbox(options) {
     opening ??= Promise.resolve()
       .then(openSession)
       .then((opened) => {
-        if (typeof opened?.exec !== 'function') throw sandboxError('SANDBOX_INVALID_ARGUMENT', 'sandbox({ session }) must give a Session (an object with exec())');
+        if (typeof opened?.exec !== 'function')
+          throw sandboxError(
+            'SANDBOX_INVALID_ARGUMENT',
+            'sandbox({ session }) must give a Session (an object with exec())',
+          );
         return opened;
       })
       .catch((error) => {
@@ -69,7 +77,11 @@ export function sandbox(options) {
    */
   const execute = async (input, invocation = {}) => {
     const call = checkExecInput(allowed, input);
-    if (closed) throw sandboxError('SANDBOX_INVALID_STATE', 'sandbox_exec was called after its sandbox() capability was closed; create a new one');
+    if (closed)
+      throw sandboxError(
+        'SANDBOX_INVALID_STATE',
+        'sandbox_exec was called after its sandbox() capability was closed; create a new one',
+      );
     const signal = invocation?.abortSignal;
     signal?.throwIfAborted();
     const handle = await session();
@@ -125,7 +137,14 @@ export function sandbox(options) {
     env: allowed.env,
     tools: Object.freeze({ [SANDBOX_EXEC]: sandboxExec }),
     /** The MCP `tools/list` entries: `[{ name, description, inputSchema, outputSchema }]`. */
-    mcpTools: () => [{ name: SANDBOX_EXEC, description, inputSchema: inputJsonSchema(allowed), outputSchema: structuredClone(OUTPUT_SCHEMA) }],
+    mcpTools: () => [
+      {
+        name: SANDBOX_EXEC,
+        description,
+        inputSchema: inputJsonSchema(allowed),
+        outputSchema: structuredClone(OUTPUT_SCHEMA),
+      },
+    ],
     /**
      * An MCP `tools/call`: `params` is `{ name, arguments }`; resolves to `{ content: [{ type:
      * 'text', text }], structuredContent?, isError }`. A refused input or a failed Command is a
@@ -135,7 +154,10 @@ export function sandbox(options) {
      */
     callMcpTool: async (params, { signal } = {}) => {
       if (params?.name !== SANDBOX_EXEC) {
-        throw sandboxError('SANDBOX_INVALID_ARGUMENT', `Unknown tool ${JSON.stringify(String(params?.name))}; this server has ${SANDBOX_EXEC}`);
+        throw sandboxError(
+          'SANDBOX_INVALID_ARGUMENT',
+          `Unknown tool ${JSON.stringify(String(params?.name))}; this server has ${SANDBOX_EXEC}`,
+        );
       }
       let result;
       try {
@@ -144,7 +166,11 @@ export function sandbox(options) {
         if (error?.name !== 'SandboxError' || signal?.aborted) throw error;
         return { content: [{ type: 'text', text: `${error.code}: ${error.message}` }], isError: true };
       }
-      return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result, isError: !result.ok };
+      return {
+        content: [{ type: 'text', text: JSON.stringify(result) }],
+        structuredContent: result,
+        isError: !result.ok,
+      };
     },
     close,
   };
@@ -159,11 +185,17 @@ export function sandbox(options) {
 function sessionOpener(source) {
   if (typeof source === 'function') return source;
   if (source !== undefined && (source === null || typeof source !== 'object')) {
-    throw sandboxError('SANDBOX_INVALID_ARGUMENT', 'sandbox({ session }) must be a function returning a Session or the options of openSandboxSession');
+    throw sandboxError(
+      'SANDBOX_INVALID_ARGUMENT',
+      'sandbox({ session }) must be a function returning a Session or the options of openSandboxSession',
+    );
   }
   return () => {
     if (typeof sandboxApi.openSandboxSession !== 'function') {
-      throw sandboxError('SANDBOX_NOT_SUPPORTED', 'sandbox_exec needs openSandboxSession, which this build of @vite-hub/sandbox does not export; pass sandbox({ session: () => yourSession })');
+      throw sandboxError(
+        'SANDBOX_NOT_SUPPORTED',
+        'sandbox_exec needs openSandboxSession, which this build of @vite-hub/sandbox does not export; pass sandbox({ session: () => yourSession })',
+      );
     }
     return sandboxApi.openSandboxSession(source);
   };
@@ -171,6 +203,7 @@ function sessionOpener(source) {
 
 function schemaFor(allowed, request) {
   const target = request?.target ?? 'draft-07';
-  if (!SCHEMA_TARGETS.has(target)) throw new Error(`sandbox_exec has no JSON Schema for target ${target} (only ${[...SCHEMA_TARGETS].join(', ')})`);
+  if (!SCHEMA_TARGETS.has(target))
+    throw new Error(`sandbox_exec has no JSON Schema for target ${target} (only ${[...SCHEMA_TARGETS].join(', ')})`);
   return inputJsonSchema(allowed);
 }

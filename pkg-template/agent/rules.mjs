@@ -34,7 +34,43 @@ const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
  * `sandbox({ env })` may allow one and no `sandbox_exec` input may set one. Not exhaustive: an
  * allowed name is the app's choice (docs/agent-tool.md).
  */
-export const BLOCKED_ENV_NAMES = Object.freeze(['PATH', 'ENV', 'BASH_ENV', 'SHELLOPTS', 'BASHOPTS', 'PS4', 'PROMPT_COMMAND', 'NODE_OPTIONS', 'NODE_PATH', 'NODE_REPL_EXTERNAL_MODULE', 'PERLLIB', 'PHPRC', 'PHP_INI_SCAN_DIR', 'GCONV_PATH', 'LOCPATH', 'GLIBC_TUNABLES', 'JAVA_TOOL_OPTIONS', '_JAVA_OPTIONS', 'JDK_JAVA_OPTIONS', 'TAR_OPTIONS', 'LESSOPEN', 'LESSCLOSE', 'PAGER', 'EDITOR', 'VISUAL', 'PREFIX', 'LD_*', 'DYLD_*', 'PYTHON*', 'GIT_*', 'PERL5*', 'RUBY*', 'NPM_CONFIG_*', 'LUA_INIT*', 'OPENSSL_*']);
+export const BLOCKED_ENV_NAMES = Object.freeze([
+  'PATH',
+  'ENV',
+  'BASH_ENV',
+  'SHELLOPTS',
+  'BASHOPTS',
+  'PS4',
+  'PROMPT_COMMAND',
+  'NODE_OPTIONS',
+  'NODE_PATH',
+  'NODE_REPL_EXTERNAL_MODULE',
+  'PERLLIB',
+  'PHPRC',
+  'PHP_INI_SCAN_DIR',
+  'GCONV_PATH',
+  'LOCPATH',
+  'GLIBC_TUNABLES',
+  'JAVA_TOOL_OPTIONS',
+  '_JAVA_OPTIONS',
+  'JDK_JAVA_OPTIONS',
+  'TAR_OPTIONS',
+  'LESSOPEN',
+  'LESSCLOSE',
+  'PAGER',
+  'EDITOR',
+  'VISUAL',
+  'PREFIX',
+  'LD_*',
+  'DYLD_*',
+  'PYTHON*',
+  'GIT_*',
+  'PERL5*',
+  'RUBY*',
+  'NPM_CONFIG_*',
+  'LUA_INIT*',
+  'OPENSSL_*',
+]);
 /** How a refusal names the hooks: the exported list, not its 33 entries. */
 const HOOKS_TEXT = 'BLOCKED_ENV_NAMES of @vite-hub/sandbox/agent, in any case';
 const INPUT_KEYS = ['command', 'args', 'cwd', 'env', 'timeout'];
@@ -71,7 +107,9 @@ function keysOf(object, what) {
  */
 export function checkCommands(commands) {
   if (!Array.isArray(commands) || read(commands, 'length', 'sandbox({ commands })') === 0) {
-    throw invalidArgument("sandbox({ commands }) requires at least one executable name, e.g. sandbox({ commands: ['node'] })");
+    throw invalidArgument(
+      "sandbox({ commands }) requires at least one executable name, e.g. sandbox({ commands: ['node'] })",
+    );
   }
   const names = [];
   const length = read(commands, 'length', 'sandbox({ commands })');
@@ -81,7 +119,8 @@ export function checkCommands(commands) {
       names.push(name);
       continue;
     }
-    const problem = typeof name === 'string' ? `${quoted(name)} does not match ${COMMAND_PATTERN.source}` : 'is not a string';
+    const problem =
+      typeof name === 'string' ? `${quoted(name)} does not match ${COMMAND_PATTERN.source}` : 'is not a string';
     throw invalidArgument(
       `sandbox({ commands }) accepts executable names only, not shell command strings: commands[${index}] ${problem} (give the executable, e.g. 'pnpm'; the agent passes its arguments in args)`,
     );
@@ -92,7 +131,9 @@ export function checkCommands(commands) {
 /** Whether `name` is one of BLOCKED_ENV_NAMES, in any case (`Ld_Preload` is `LD_*`). */
 export function isBlockedEnvName(name) {
   const upper = name.toUpperCase();
-  return BLOCKED_ENV_NAMES.some((blocked) => (blocked.endsWith('*') ? upper.startsWith(blocked.slice(0, -1)) : upper === blocked));
+  return BLOCKED_ENV_NAMES.some((blocked) =>
+    blocked.endsWith('*') ? upper.startsWith(blocked.slice(0, -1)) : upper === blocked,
+  );
 }
 
 /**
@@ -105,17 +146,23 @@ export function isBlockedEnvName(name) {
  */
 export function checkEnvNames(env) {
   if (env === undefined) return Object.freeze([]);
-  if (!Array.isArray(env)) throw invalidArgument("sandbox({ env }) must be an array of the env names the agent may set, e.g. sandbox({ commands: ['node'], env: ['CI'] })");
+  if (!Array.isArray(env))
+    throw invalidArgument(
+      "sandbox({ env }) must be an array of the env names the agent may set, e.g. sandbox({ commands: ['node'], env: ['CI'] })",
+    );
   const names = [];
   const length = read(env, 'length', 'sandbox({ env })');
   for (let index = 0; index < length; index++) {
     const name = read(env, index, 'sandbox({ env })');
     if (typeof name !== 'string' || !ENV_NAME_PATTERN.test(name)) {
-      const problem = typeof name === 'string' ? `${quoted(name)} does not match ${ENV_NAME_PATTERN.source}` : 'is not a string';
+      const problem =
+        typeof name === 'string' ? `${quoted(name)} does not match ${ENV_NAME_PATTERN.source}` : 'is not a string';
       throw invalidArgument(`sandbox({ env }) accepts env names only: env[${index}] ${problem}`);
     }
     if (isBlockedEnvName(name)) {
-      throw invalidArgument(`sandbox({ env }) cannot allow ${quoted(name)}: loader and interpreter hooks (${HOOKS_TEXT}) are never set by sandbox_exec.`);
+      throw invalidArgument(
+        `sandbox({ env }) cannot allow ${quoted(name)}: loader and interpreter hooks (${HOOKS_TEXT}) are never set by sandbox_exec.`,
+      );
     }
     if (!names.includes(name)) names.push(name);
   }
@@ -182,7 +229,9 @@ export function checkExecInput(allowed, input) {
 
   const command = value('command');
   if (typeof command !== 'string') {
-    throw invalidArgument(`sandbox_exec requires a command: a string naming one of the allowed executables (${commands.join(', ')})`);
+    throw invalidArgument(
+      `sandbox_exec requires a command: a string naming one of the allowed executables (${commands.join(', ')})`,
+    );
   }
   if (!commands.includes(command)) throw invalidArgument(`Sandbox command ${quoted(command)} is not allowed.`);
   const args = checkArgs(value('args'));
@@ -191,10 +240,15 @@ export function checkExecInput(allowed, input) {
   const env = checkEnv(value('env'), allowed.env);
   const timeout = value('timeout');
   if (timeout !== undefined && !(Number.isInteger(timeout) && timeout > 0 && timeout <= MAX_TIMEOUT_MS)) {
-    throw invalidArgument(`sandbox_exec timeout must be a positive integer no greater than ${MAX_TIMEOUT_MS} (milliseconds).`);
+    throw invalidArgument(
+      `sandbox_exec timeout must be a positive integer no greater than ${MAX_TIMEOUT_MS} (milliseconds).`,
+    );
   }
   const unknown = keys.find((key) => !INPUT_KEYS.includes(key));
-  if (unknown !== undefined) throw invalidArgument(`sandbox_exec input has an unknown key ${quoted(unknown)}; its keys are command, args, cwd, env and timeout.`);
+  if (unknown !== undefined)
+    throw invalidArgument(
+      `sandbox_exec input has an unknown key ${quoted(unknown)}; its keys are command, args, cwd, env and timeout.`,
+    );
 
   const options = {};
   if (cwd !== undefined) options.cwd = cwd;
@@ -205,7 +259,9 @@ export function checkExecInput(allowed, input) {
 
 function checkArgs(args) {
   const refuse = (problem) =>
-    invalidArgument(`sandbox_exec args must be an array of no more than ${MAX_ARGS} strings, each no longer than ${MAX_TEXT_CHARS} characters (${problem}).`);
+    invalidArgument(
+      `sandbox_exec args must be an array of no more than ${MAX_ARGS} strings, each no longer than ${MAX_TEXT_CHARS} characters (${problem}).`,
+    );
   if (args === undefined) return [];
   if (!Array.isArray(args)) throw refuse('args is not an array');
   const length = read(args, 'length', 'sandbox_exec args');
@@ -222,20 +278,30 @@ function checkArgs(args) {
 
 function checkEnv(env, allowedNames) {
   if (env === undefined) return undefined;
-  if (env === null || typeof env !== 'object' || Array.isArray(env)) throw invalidArgument('sandbox_exec env must be an object with string values.');
+  if (env === null || typeof env !== 'object' || Array.isArray(env))
+    throw invalidArgument('sandbox_exec env must be an object with string values.');
   const names = keysOf(env, 'sandbox_exec env');
-  if (names.length > MAX_ENV_ENTRIES) throw invalidArgument(`sandbox_exec env must contain no more than ${MAX_ENV_ENTRIES} entries.`);
+  if (names.length > MAX_ENV_ENTRIES)
+    throw invalidArgument(`sandbox_exec env must contain no more than ${MAX_ENV_ENTRIES} entries.`);
   const copy = Object.create(null);
   for (const name of names) {
-    if (!ENV_NAME_PATTERN.test(name)) throw invalidArgument(`sandbox_exec env names must match ${ENV_NAME_PATTERN.source}: ${quoted(name)} does not.`);
-    if (isBlockedEnvName(name)) throw invalidArgument(`sandbox_exec env cannot set a loader or interpreter hook (${HOOKS_TEXT}): ${quoted(name)}.`);
+    if (!ENV_NAME_PATTERN.test(name))
+      throw invalidArgument(`sandbox_exec env names must match ${ENV_NAME_PATTERN.source}: ${quoted(name)} does not.`);
+    if (isBlockedEnvName(name))
+      throw invalidArgument(
+        `sandbox_exec env cannot set a loader or interpreter hook (${HOOKS_TEXT}): ${quoted(name)}.`,
+      );
     if (!allowedNames.includes(name)) {
       const allowed = allowedNames.length > 0 ? allowedNames.join(', ') : 'none';
-      throw invalidArgument(`sandbox_exec env ${quoted(name)} is not allowed (allowed: ${allowed}); to allow it, create the tool with sandbox({ commands, env: [${quoted(name)}] }).`);
+      throw invalidArgument(
+        `sandbox_exec env ${quoted(name)} is not allowed (allowed: ${allowed}); to allow it, create the tool with sandbox({ commands, env: [${quoted(name)}] }).`,
+      );
     }
     const text = read(env, name, 'sandbox_exec env');
     if (typeof text !== 'string' || text.length > MAX_TEXT_CHARS) {
-      throw invalidArgument(`sandbox_exec env values must be strings no longer than ${MAX_TEXT_CHARS} characters: ${quoted(name)} is not.`);
+      throw invalidArgument(
+        `sandbox_exec env values must be strings no longer than ${MAX_TEXT_CHARS} characters: ${quoted(name)} is not.`,
+      );
     }
     copy[name] = text;
   }

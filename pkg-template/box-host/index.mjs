@@ -67,7 +67,9 @@ export async function startBoxHost(options = {}) {
   } = options;
   // Native Windows has none of the process, namespace and file tools a Box needs: WSL 2 has them.
   if (process.platform === 'win32') {
-    throw new Error('the local Box host needs Linux or macOS: on Windows, run the app in WSL 2 (wsl --install), or configure the vercel or cloudflare provider');
+    throw new Error(
+      'the local Box host needs Linux or macOS: on Windows, run the app in WSL 2 (wsl --install), or configure the vercel or cloudflare provider',
+    );
   }
   const { maxQueued = DEFAULT_MAX_QUEUED, maxQueueWaitMs = DEFAULT_MAX_QUEUE_WAIT_MS } = options;
   const cors = corsPolicy(allowOrigins);
@@ -80,11 +82,16 @@ export async function startBoxHost(options = {}) {
   if (!Number.isInteger(maxBoxes) || maxBoxes < 1) throw new TypeError('maxBoxes must be a positive integer');
   if (typeof production !== 'boolean') throw new TypeError('production must be a boolean');
   if (typeof shareHostNetwork !== 'boolean') throw new TypeError('shareHostNetwork must be a boolean');
-  if (typeof stateDir !== 'string' || !path.isAbsolute(stateDir)) throw new TypeError('stateDir must be an absolute path');
-  if (!Number.isInteger(maxSnapshots) || maxSnapshots < 1) throw new TypeError('maxSnapshots must be a positive integer');
-  if (!Number.isSafeInteger(maxSnapshotBytes) || maxSnapshotBytes < 1) throw new TypeError('maxSnapshotBytes must be a positive integer of bytes');
-  if (!Number.isSafeInteger(diskBytes) || diskBytes < 1024 * 1024) throw new TypeError('diskBytes must be an integer number of bytes, at least 1 MiB');
-  if (!Number.isSafeInteger(maxTotalMemoryBytes) || maxTotalMemoryBytes < 1) throw new TypeError('maxTotalMemoryBytes must be a positive integer of bytes');
+  if (typeof stateDir !== 'string' || !path.isAbsolute(stateDir))
+    throw new TypeError('stateDir must be an absolute path');
+  if (!Number.isInteger(maxSnapshots) || maxSnapshots < 1)
+    throw new TypeError('maxSnapshots must be a positive integer');
+  if (!Number.isSafeInteger(maxSnapshotBytes) || maxSnapshotBytes < 1)
+    throw new TypeError('maxSnapshotBytes must be a positive integer of bytes');
+  if (!Number.isSafeInteger(diskBytes) || diskBytes < 1024 * 1024)
+    throw new TypeError('diskBytes must be an integer number of bytes, at least 1 MiB');
+  if (!Number.isSafeInteger(maxTotalMemoryBytes) || maxTotalMemoryBytes < 1)
+    throw new TypeError('maxTotalMemoryBytes must be a positive integer of bytes');
   if (!Number.isInteger(maxQueued) || maxQueued < 0) throw new TypeError('maxQueued must be a non-negative integer');
   if (!(Number.isInteger(maxQueueWaitMs) && maxQueueWaitMs >= 0 && maxQueueWaitMs <= 2_147_483_647)) {
     throw new TypeError('maxQueueWaitMs must be an integer number of ms from 0 to 2147483647');
@@ -98,10 +105,30 @@ export async function startBoxHost(options = {}) {
   // the start; `swept` tells when (and what). Their Box cgroups (box-limits.mjs) go with them.
   // /proc is read once for the pid namespaces both sweeps judge.
   const live = livePidNamespaces();
-  const swept = Promise.all([sweepStaleBoxDirs(root, live), sweepStaleCgroups(features.cgroup, live)]).then(([dirs]) => dirs);
+  const swept = Promise.all([sweepStaleBoxDirs(root, live), sweepStaleCgroups(features.cgroup, live)]).then(
+    ([dirs]) => dirs,
+  );
   const secret = token ?? randomBytes(32).toString('hex');
-  const snapshots = new SnapshotStore({ dir: path.join(stateDir, 'snapshots'), maxSnapshots, maxBytes: maxSnapshotBytes });
-  const registry = new BoxRegistry({ boxRoot: root, isolation: mode, maxBoxes, maxTotalMemoryBytes, maxQueued, maxQueueWaitMs, features, snapshots, diskBytes, spares: true, parked, production, shareHostNetwork });
+  const snapshots = new SnapshotStore({
+    dir: path.join(stateDir, 'snapshots'),
+    maxSnapshots,
+    maxBytes: maxSnapshotBytes,
+  });
+  const registry = new BoxRegistry({
+    boxRoot: root,
+    isolation: mode,
+    maxBoxes,
+    maxTotalMemoryBytes,
+    maxQueued,
+    maxQueueWaitMs,
+    features,
+    snapshots,
+    diskBytes,
+    spares: true,
+    parked,
+    production,
+    shareHostNetwork,
+  });
   const counters = new RequestCounters();
   const containers = new CloudflareContainers(registry);
   const server = createBoxHostServer({ token: secret, registry, containers, counters, cors });

@@ -71,10 +71,16 @@ export function createApi(wasm, readEnv, keepAlive) {
   };
   const configureSandbox = (config = {}) => {
     if (!isRecord(config)) {
-      throw sandboxError('SANDBOX_INVALID_ARGUMENT', `configureSandbox(config) expects an object, got ${describe(config)}`);
+      throw sandboxError(
+        'SANDBOX_INVALID_ARGUMENT',
+        `configureSandbox(config) expects an object, got ${describe(config)}`,
+      );
     }
     if (config.env !== undefined && !isRecord(config.env)) {
-      throw sandboxError('SANDBOX_INVALID_ARGUMENT', `configureSandbox config.env must be an object (process.env or a Worker's env), got ${describe(config.env)}`);
+      throw sandboxError(
+        'SANDBOX_INVALID_ARGUMENT',
+        `configureSandbox config.env must be an object (process.env or a Worker's env), got ${describe(config.env)}`,
+      );
     }
     const env = config.env ?? readEnv();
     // The whole env goes along as a JS value: a Worker's env holds the Durable Object binding.

@@ -18,14 +18,18 @@ export function initSandbox(input) {
 
 const api = createApi(wasm, () => ({}));
 
-const afterInit = (name) => async (...args) => {
-  await initSandbox();
-  return api[name](...args);
-};
-const initialised = (name) => (...args) => {
-  if (!ready) throw new Error(`${name}() needs the wasm module: await initSandbox() first`);
-  return api[name](...args);
-};
+const afterInit =
+  (name) =>
+  async (...args) => {
+    await initSandbox();
+    return api[name](...args);
+  };
+const initialised =
+  (name) =>
+  (...args) => {
+    if (!ready) throw new Error(`${name}() needs the wasm module: await initSandbox() first`);
+    return api[name](...args);
+  };
 
 export const runSandbox = afterInit('runSandbox');
 /** Sessions: one Box driven by hand (runtime/session.mjs). */
@@ -36,7 +40,10 @@ export const closeSandbox = afterInit('closeSandbox');
 export const startSandbox = (name, payload, options) => {
   const started = initSandbox().then(() => api.startSandbox(name, payload, options));
   let handle = null;
-  started.then((h) => (handle = h), () => {});
+  started.then(
+    (h) => (handle = h),
+    () => {},
+  );
   return {
     get status() {
       return handle ? handle.status : 'pending';

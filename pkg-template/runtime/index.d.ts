@@ -14,7 +14,7 @@
  * Stable error codes of failed Runs, with their HTTP status (DESIGN.md §5; input / output side
  * where they differ). Generated at build time from the core's table (crates/tooling/src/facts.rs).
  */
-export type SandboxErrorCode =/*@generated:error-codes*/ never;
+export type SandboxErrorCode = /*@generated:error-codes*/ never;
 
 /**
  * The Providers that supply Boxes (generated from the core's `ProviderKind` into the built
@@ -32,7 +32,18 @@ export interface SandboxErrorBody {
     /** Bounded to 16 KiB; never a stack trace, a host path or a secret. */
     message: string;
     details?: {
-      operation?: 'create' | 'write' | 'exec' | 'install' | 'read' | 'stop' | 'stage' | 'resolve' | 'snapshot' | 'mkdir' | 'remove';
+      operation?:
+        | 'create'
+        | 'write'
+        | 'exec'
+        | 'install'
+        | 'read'
+        | 'stop'
+        | 'stage'
+        | 'resolve'
+        | 'snapshot'
+        | 'mkdir'
+        | 'remove';
       provider?: SandboxProviderName;
       /** Upstream HTTP status. */
       status?: number;
@@ -172,7 +183,9 @@ export type SandboxRunArguments<N> = keyof SandboxDefinitions extends never
   ? [payload?: unknown, options?: RunSandboxOptions]
   : N extends keyof SandboxDefinitions
     ? SandboxDefinitions[N] extends { payload: infer P }
-      ? undefined extends P ? [payload?: P, options?: RunSandboxOptions] : [payload: P, options?: RunSandboxOptions]
+      ? undefined extends P
+        ? [payload?: P, options?: RunSandboxOptions]
+        : [payload: P, options?: RunSandboxOptions]
       : never
     : never;
 
@@ -180,7 +193,8 @@ export type SandboxRunArguments<N> = keyof SandboxDefinitions extends never
 type SandboxEntryFunction<M> = M extends { run: infer R } ? R : M;
 
 /** Payload type of a Definition's default export: its first parameter; `unknown` for a zero-argument function. */
-export type SandboxPayloadOf<M> = SandboxEntryFunction<M> extends (...args: infer A) => unknown ? (A extends [] ? unknown : A[0]) : unknown;
+export type SandboxPayloadOf<M> =
+  SandboxEntryFunction<M> extends (...args: infer A) => unknown ? (A extends [] ? unknown : A[0]) : unknown;
 
 /** Result type of a Definition's default export: its awaited return type. */
 export type SandboxResultOf<M> = SandboxEntryFunction<M> extends (...args: never[]) => infer R ? Awaited<R> : unknown;
@@ -268,7 +282,15 @@ export interface InstallPlan {
  * `entry` is relative to the package directory `packagePath` (relative to the install root);
  * `packageManager` is the chosen manager, also when nothing is installed (then `install` is `null`).
  */
-export function listSandboxes(): Array<{ name: string; entry: string; packagePath: string; timeoutMs: number; packageManager: 'npm' | 'pnpm' | 'yarn' | 'bun'; install: InstallPlan | null; digest: string }>;
+export function listSandboxes(): Array<{
+  name: string;
+  entry: string;
+  packagePath: string;
+  timeoutMs: number;
+  packageManager: 'npm' | 'pnpm' | 'yarn' | 'bun';
+  install: InstallPlan | null;
+  digest: string;
+}>;
 
 /**
  * The prepared projects (installed dependencies kept per install digest, see README "Prepared
@@ -297,7 +319,13 @@ export interface SandboxConfig {
    */
   production?: boolean;
   /** Vercel Sandbox. Credentials fall back to env `VITE_SANDBOX_*`, `VERCEL_TOKEN`/`VERCEL_TEAM_ID`/`VERCEL_PROJECT_ID`, then `VERCEL_OIDC_TOKEN`. */
-  vercel?: { token?: string; teamId?: string; projectId?: string; baseUrl?: string; networkPolicy?: 'allow-all' | 'deny-all' | object };
+  vercel?: {
+    token?: string;
+    teamId?: string;
+    projectId?: string;
+    baseUrl?: string;
+    networkPolicy?: 'allow-all' | 'deny-all' | object;
+  };
   /**
    * A running local Box host (Node starts one in-process when `baseUrl` is unset).
    * `isolation` (in-process host only): 'auto' (default) takes the strongest this machine gives
@@ -335,9 +363,21 @@ export interface SandboxConfig {
    * `normalizeId` lower-cases the id. `SANDBOX_LOCAL_URL` + `SANDBOX_LOCAL_TOKEN` in `env` send the
    * container traffic to a local Box host instead (development without Docker).
    */
-  cloudflare?: { binding?: string; sandboxId?: string; sleepAfter?: number | string; keepAlive?: boolean; normalizeId?: boolean };
+  cloudflare?: {
+    binding?: string;
+    sandboxId?: string;
+    sleepAfter?: number | string;
+    keepAlive?: boolean;
+    normalizeId?: boolean;
+  };
   /** Transfer limits. Defaults: 4 MiB in, 4 MiB out (bytes of the JSON envelope), depth 32, 64 sidecars, 64 MiB of sidecars. Each ≤ 1 GiB. */
-  transfer?: { maxInputBytes?: number; maxOutputBytes?: number; maxDepth?: number; maxSidecars?: number; maxSidecarBytes?: number };
+  transfer?: {
+    maxInputBytes?: number;
+    maxOutputBytes?: number;
+    maxDepth?: number;
+    maxSidecars?: number;
+    maxSidecarBytes?: number;
+  };
   /**
    * Environment; default: the runtime's env (Node: `process.env`). The core reads only its string
    * names; in a Worker pass the fetch handler's `env`: the `cloudflare.binding` namespace is taken from it.
@@ -406,9 +446,10 @@ export interface SandboxDefinitionInput<P = unknown, R = unknown, C = SandboxRun
  * static JSON; `project` is a boolean; `timeout` a positive integer ≤ 2147483647; other keys
  * (including the reference's `env` and `transfer`) are rejected.
  */
-export function defineSandbox<A extends [payload?: unknown, context?: unknown] = [payload?: unknown, context?: SandboxRunContext], R = unknown>(
-  definition: SandboxDefinitionOf<A, R>,
-): SandboxDefinitionOf<A, R>;
+export function defineSandbox<
+  A extends [payload?: unknown, context?: unknown] = [payload?: unknown, context?: SandboxRunContext],
+  R = unknown,
+>(definition: SandboxDefinitionOf<A, R>): SandboxDefinitionOf<A, R>;
 
 /**
  * What {@link defineSandbox} takes and gives back: {@link SandboxDefinitionInput} with `run`'s
@@ -416,7 +457,8 @@ export function defineSandbox<A extends [payload?: unknown, context?: unknown] =
  * (`run(payload: { text?: string } = {})`) stays optional for `runSandbox`; an unannotated one
  * is `unknown`.
  */
-export interface SandboxDefinitionOf<A extends [payload?: unknown, context?: unknown], R> extends Omit<SandboxDefinitionInput, 'run'> {
+export interface SandboxDefinitionOf<A extends [payload?: unknown, context?: unknown], R>
+  extends Omit<SandboxDefinitionInput, 'run'> {
   /** The handler: called in the Box with `runSandbox`'s payload and `context`; its result becomes the Response. */
   run: (...args: A) => R | Promise<R>;
 }
@@ -487,7 +529,6 @@ export interface SandboxExecResult {
   /** Present (`true`) when stdout or stderr printed more than 16777216 bytes and lost its beginning. */
   truncated?: true;
 }
-
 
 /** A Command started by {@link SandboxSession.spawn}. */
 export interface SandboxProcess {
@@ -577,7 +618,11 @@ export interface SandboxRunner<N extends SandboxName = SandboxName> {
    * Rejects with the Run's {@link SandboxError} (never a Response), or `signal.reason`. Its handler
    * lines go to the call's `onLog`, else to the one of {@link configureSandbox}.
    */
-  run(...args: SandboxRunArguments<N>): Promise<N extends keyof SandboxDefinitions ? SandboxDefinitions[N] extends { result: infer R } ? R : unknown : unknown>;
+  run(
+    ...args: SandboxRunArguments<N>
+  ): Promise<
+    N extends keyof SandboxDefinitions ? (SandboxDefinitions[N] extends { result: infer R } ? R : unknown) : unknown
+  >;
 }
 
 /**
@@ -590,12 +635,16 @@ export function resolveSandboxRunner<N extends SandboxName>(name: N): Promise<Sa
 
 /** The payload type of the Definition `N` (from the generated `.vite-hub/sandbox/sandbox.d.ts`); `unknown` for a name it does not hold, or without it. */
 export type SandboxPayload<N extends SandboxName> = N extends keyof SandboxDefinitions
-  ? SandboxDefinitions[N] extends { payload: infer P } ? P : unknown
+  ? SandboxDefinitions[N] extends { payload: infer P }
+    ? P
+    : unknown
   : unknown;
 
 /** The result type of the Definition `N`: its entry's awaited return value, the JSON of a `200` Response (`unknown` without the generated types). */
 export type SandboxResult<N extends SandboxName> = N extends keyof SandboxDefinitions
-  ? SandboxDefinitions[N] extends { result: infer R } ? R : unknown
+  ? SandboxDefinitions[N] extends { result: infer R }
+    ? R
+    : unknown
   : unknown;
 
 /** One problem a Standard Schema reports (standardschema.dev, v1). */
@@ -627,8 +676,12 @@ export type SandboxPayloadSchema<T = unknown> = StandardSchemaV1<unknown, T> | (
 
 /** The payload type a {@link SandboxPayloadSchema} produces: the schema's output, or the function's awaited return type. */
 export type SandboxSchemaOutput<S> = S extends { readonly '~standard': { readonly types?: infer T } }
-  ? NonNullable<T> extends { readonly output: infer O } ? O : unknown
-  : S extends (value: unknown) => infer R ? Awaited<R> : unknown;
+  ? NonNullable<T> extends { readonly output: infer O }
+    ? O
+    : unknown
+  : S extends (value: unknown) => infer R
+    ? Awaited<R>
+    : unknown;
 
 /**
  * Where a route's payload comes from: a Web `Request`, an h3 v2 event (`event.req` is a Web

@@ -35,7 +35,10 @@ export interface ReadDefinitionOptions {
  *   resolved target: "Build the workspace package to JavaScript before Sandbox execution …";
  *   docs/internals/build-steps.md "TypeScript").
  */
-export function readDefinitionDirectory(directory: string, options?: ReadDefinitionOptions): Promise<{ name: string; files: DefinitionFile[]; packagePath: string }>;
+export function readDefinitionDirectory(
+  directory: string,
+  options?: ReadDefinitionOptions,
+): Promise<{ name: string; files: DefinitionFile[]; packagePath: string }>;
 
 /** A Definition found by {@link discoverDefinitions}. Paths are relative to the app root, `/`-separated. */
 export interface DiscoveredDefinition {
@@ -66,7 +69,11 @@ export interface DiscoveredDefinition {
 export function discoverDefinitions(root: string): Promise<DiscoveredDefinition[]>;
 
 /** Node only: `readDefinitionDirectory(directory, options)` + `registerSandbox`; resolves to the registered name (default: the folder name). */
-export function registerSandboxDirectory(directory: string, name?: string, options?: ReadDefinitionOptions): Promise<string>;
+export function registerSandboxDirectory(
+  directory: string,
+  name?: string,
+  options?: ReadDefinitionOptions,
+): Promise<string>;
 
 /** The options of {@link warmUp}. */
 export interface WarmUpOptions {
@@ -127,4 +134,7 @@ export interface PreparedFreeFormDefinition extends DefinitionSource {
  *   `project: false` with a runtime dependency ("declares project: false but has a runtime
  *   dependency …"), or an imported package the project's `package.json` does not declare.
  */
-export function prepareFreeFormDefinition(appRoot: string, discovered: DiscoveredDefinition): Promise<PreparedFreeFormDefinition>;
+export function prepareFreeFormDefinition(
+  appRoot: string,
+  discovered: DiscoveredDefinition,
+): Promise<PreparedFreeFormDefinition>;

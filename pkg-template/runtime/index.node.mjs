@@ -21,52 +21,63 @@ let warming = null;
 // Then one uncounted request (`GET /_vite-hub/counters`) sets up the isolate's fetch path — Node
 // loads undici and its HTTP parser on first use — and opens the kept-alive connection the Runs
 // reuse; its ms become the `connect` phase of Server-Timing (`host` is the rest).
-wasm.setLocalBoxHostStarter(async (/** @type {{ isolation?: string, parked?: object, production?: boolean, shareHostNetwork?: boolean }} */ { isolation, parked, production, shareHostNetwork } = {}) => {
-  let host = await borrowLocalBoxHost();
-  let own = null;
-  if (!host) {
-    // The host's probes (bwrap, the network tools, a tmpfs mount: isolation.mjs, once per process)
-    // are child processes: started first, so loading the rest of the host and this isolate's
-    // fetch (Node 20 loads undici, ~25-40 ms, on the first use of `Response` or `fetch`) happen
-    // while they run instead of after them.
-    const { hostFeatures } = await import('../box-host/engine/host-probe.mjs');
-    hostFeatures();
-    const loading = import('../box-host/index.mjs');
-    void globalThis.Response;
-    const { startBoxHost } = await loading;
+wasm.setLocalBoxHostStarter(
+  async (
+    /** @type {{ isolation?: string, parked?: object, production?: boolean, shareHostNetwork?: boolean }} */ {
+      isolation,
+      parked,
+      production,
+      shareHostNetwork,
+    } = {},
+  ) => {
+    let host = await borrowLocalBoxHost();
+    let own = null;
+    if (!host) {
+      // The host's probes (bwrap, the network tools, a tmpfs mount: isolation.mjs, once per process)
+      // are child processes: started first, so loading the rest of the host and this isolate's
+      // fetch (Node 20 loads undici, ~25-40 ms, on the first use of `Response` or `fetch`) happen
+      // while they run instead of after them.
+      const { hostFeatures } = await import('../box-host/engine/host-probe.mjs');
+      hostFeatures();
+      const loading = import('../box-host/index.mjs');
+      void globalThis.Response;
+      const { startBoxHost } = await loading;
+      try {
+        // `production` is the config's (else its env's NODE_ENV), so `production: true` refuses
+        // Boxes without isolation as NODE_ENV=production does.
+        own = await startBoxHost({ isolation, parked, production, shareHostNetwork });
+      } catch (error) {
+        // Said on the server's own output too, once per reason: the Run's error reaches only the
+        // client that made it, and every Run tries the start again.
+        const line = `[vite-hub-sandbox] the local Box host did not start: ${error.message}`;
+        if (!startFailuresSaid.has(line)) console.error(line);
+        startFailuresSaid.add(line);
+        throw error;
+      }
+      own.unref?.();
+      // One line when Boxes get less than isolation, a Box network, limits and the tools they need.
+      if (own.degraded) console.warn(own.description);
+      localHost = own;
+      host = own;
+    }
+    const connectStarted = performance.now();
     try {
-      // `production` is the config's (else its env's NODE_ENV), so `production: true` refuses
-      // Boxes without isolation as NODE_ENV=production does.
-      own = await startBoxHost({ isolation, parked, production, shareHostNetwork });
+      const probe = await fetch(`${host.baseUrl}/_vite-hub/counters`, {
+        headers: { authorization: `Bearer ${host.token}` },
+      });
+      await probe.arrayBuffer();
+      if (!probe.ok) throw new Error(`the local Box host answered its first request with HTTP ${probe.status}`);
     } catch (error) {
-      // Said on the server's own output too, once per reason: the Run's error reaches only the
-      // client that made it, and every Run tries the start again.
-      const line = `[vite-hub-sandbox] the local Box host did not start: ${error.message}`;
-      if (!startFailuresSaid.has(line)) console.error(line);
-      startFailuresSaid.add(line);
+      // The core forgets a failed start: close this host so the next try starts a fresh one.
+      if (own) {
+        localHost = null;
+        await own.close();
+      }
       throw error;
     }
-    own.unref?.();
-    // One line when Boxes get less than isolation, a Box network, limits and the tools they need.
-    if (own.degraded) console.warn(own.description);
-    localHost = own;
-    host = own;
-  }
-  const connectStarted = performance.now();
-  try {
-    const probe = await fetch(`${host.baseUrl}/_vite-hub/counters`, { headers: { authorization: `Bearer ${host.token}` } });
-    await probe.arrayBuffer();
-    if (!probe.ok) throw new Error(`the local Box host answered its first request with HTTP ${probe.status}`);
-  } catch (error) {
-    // The core forgets a failed start: close this host so the next try starts a fresh one.
-    if (own) {
-      localHost = null;
-      await own.close();
-    }
-    throw error;
-  }
-  return { baseUrl: host.baseUrl, token: host.token, connectMs: performance.now() - connectStarted };
-});
+    return { baseUrl: host.baseUrl, token: host.token, connectMs: performance.now() - connectStarted };
+  },
+);
 // What this thread offers the worker threads of the process (when the Vite plugin offers): the
 // host its warmUp() warmed, once warm; nothing when it warmed none.
 setOfferedHost(async () => {
@@ -78,7 +89,16 @@ setOfferedHost(async () => {
 const api = createApi(wasm, () => process.env);
 api.configureSandbox({});
 
-export const { configureSandbox, registerSandbox, unregisterSandbox, listSandboxes, runSandbox, startSandbox, closeSandbox, setSandboxDefinitionLoader } = api;
+export const {
+  configureSandbox,
+  registerSandbox,
+  unregisterSandbox,
+  listSandboxes,
+  runSandbox,
+  startSandbox,
+  closeSandbox,
+  setSandboxDefinitionLoader,
+} = api;
 export const { listPreparedProjects, dropPreparedProject } = api;
 /** Sessions: one Box driven by hand (runtime/session.mjs). */
 export const { openSandboxSession, resolveSandboxRunner } = api;
@@ -171,8 +191,13 @@ export function warmUp(options) {
 /** `warmUp(options)`'s one option, checked: a plain object with no key but `onlyIfUsed`, read once. */
 function warmUpOnlyIfUsed(options) {
   if (options === undefined) return false;
-  const refused = (got) => sandboxError('SANDBOX_INVALID_ARGUMENT', `warmUp(options) takes no options or { onlyIfUsed?: boolean } (got ${got})`);
-  if (options === null || typeof options !== 'object' || Array.isArray(options)) throw refused(options === null ? 'null' : Array.isArray(options) ? 'an array' : `a ${typeof options}`);
+  const refused = (got) =>
+    sandboxError(
+      'SANDBOX_INVALID_ARGUMENT',
+      `warmUp(options) takes no options or { onlyIfUsed?: boolean } (got ${got})`,
+    );
+  if (options === null || typeof options !== 'object' || Array.isArray(options))
+    throw refused(options === null ? 'null' : Array.isArray(options) ? 'an array' : `a ${typeof options}`);
   let keys;
   let onlyIfUsed;
   try {
@@ -185,8 +210,10 @@ function warmUpOnlyIfUsed(options) {
     throw refused(`options that could not be read: ${error?.message ?? error}`);
   }
   const unknown = keys.find((key) => key !== 'onlyIfUsed');
-  if (unknown !== undefined) throw refused(`the unknown key ${typeof unknown === 'symbol' ? 'a symbol' : JSON.stringify(unknown)}`);
-  if (onlyIfUsed !== undefined && typeof onlyIfUsed !== 'boolean') throw refused(`onlyIfUsed: ${onlyIfUsed === null ? 'null' : typeof onlyIfUsed}`);
+  if (unknown !== undefined)
+    throw refused(`the unknown key ${typeof unknown === 'symbol' ? 'a symbol' : JSON.stringify(unknown)}`);
+  if (onlyIfUsed !== undefined && typeof onlyIfUsed !== 'boolean')
+    throw refused(`onlyIfUsed: ${onlyIfUsed === null ? 'null' : typeof onlyIfUsed}`);
   return onlyIfUsed === true;
 }
 

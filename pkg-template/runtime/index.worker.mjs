@@ -8,7 +8,16 @@ export { readRequestPayload, readValidatedPayload } from './payload.mjs';
 
 const api = workerApi(wasmModule, () => (typeof process === 'object' && process?.env ? process.env : {}));
 
-export const { configureSandbox, registerSandbox, unregisterSandbox, listSandboxes, runSandbox, startSandbox, closeSandbox, setSandboxDefinitionLoader } = api;
+export const {
+  configureSandbox,
+  registerSandbox,
+  unregisterSandbox,
+  listSandboxes,
+  runSandbox,
+  startSandbox,
+  closeSandbox,
+  setSandboxDefinitionLoader,
+} = api;
 export const { listPreparedProjects, dropPreparedProject } = api;
 /** Sessions: one Box driven by hand (runtime/session.mjs). */
 export const { openSandboxSession, resolveSandboxRunner } = api;

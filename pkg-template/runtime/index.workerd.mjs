@@ -14,7 +14,16 @@ export { readRequestPayload, readValidatedPayload } from './payload.mjs';
 const waitUntil = typeof workers.waitUntil === 'function' ? (work) => workers.waitUntil(work) : undefined;
 const api = workerApi(wasmModule, () => workers.env, waitUntil);
 
-export const { configureSandbox, registerSandbox, unregisterSandbox, listSandboxes, runSandbox, startSandbox, closeSandbox, setSandboxDefinitionLoader } = api;
+export const {
+  configureSandbox,
+  registerSandbox,
+  unregisterSandbox,
+  listSandboxes,
+  runSandbox,
+  startSandbox,
+  closeSandbox,
+  setSandboxDefinitionLoader,
+} = api;
 export const { listPreparedProjects, dropPreparedProject } = api;
 /** Sessions: one Box driven by hand (runtime/session.mjs). */
 export const { openSandboxSession, resolveSandboxRunner } = api;

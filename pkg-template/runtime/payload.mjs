@@ -17,27 +17,42 @@ const invalid = (message, cause) => sandboxError('SANDBOX_INVALID_ARGUMENT', mes
 
 function tooLarge(value, maximum) {
   // `details.limit` names the option that set the limit: readRequestPayload's, not transfer's.
-  const error = sandboxError('SANDBOX_TRANSFER_LIMIT', `the request body is larger than ${maximum} bytes, the limit of readRequestPayload (options.maxBytes, default ${DEFAULT_MAX_BYTES}: the default transfer.maxInputBytes); send a smaller payload`);
+  const error = sandboxError(
+    'SANDBOX_TRANSFER_LIMIT',
+    `the request body is larger than ${maximum} bytes, the limit of readRequestPayload (options.maxBytes, default ${DEFAULT_MAX_BYTES}: the default transfer.maxInputBytes); send a smaller payload`,
+  );
   error.details = { limit: 'maxBytes', value, maximum };
   return error;
 }
 
 function checkMaxBytes(options) {
   if (options === undefined) return DEFAULT_MAX_BYTES;
-  if (options === null || typeof options !== 'object') throw invalid('readRequestPayload(event, options): options must be an object');
+  if (options === null || typeof options !== 'object')
+    throw invalid('readRequestPayload(event, options): options must be an object');
   const { maxBytes = DEFAULT_MAX_BYTES } = options;
-  if (!Number.isSafeInteger(maxBytes) || maxBytes < 0) throw invalid(`options.maxBytes must be a non-negative integer (bytes), got ${String(maxBytes)}`);
+  if (!Number.isSafeInteger(maxBytes) || maxBytes < 0)
+    throw invalid(`options.maxBytes must be a non-negative integer (bytes), got ${String(maxBytes)}`);
   return maxBytes;
 }
 
-const isWebRequest = (value) => value !== null && typeof value === 'object' && typeof value.headers?.get === 'function' && 'body' in value && typeof value.arrayBuffer === 'function';
+const isWebRequest = (value) =>
+  value !== null &&
+  typeof value === 'object' &&
+  typeof value.headers?.get === 'function' &&
+  'body' in value &&
+  typeof value.arrayBuffer === 'function';
 
 /** Collects a ReadableStream or a Node readable (async iterable of chunks), failing past `maxBytes`. */
 async function collect(stream, maxBytes) {
   const chunks = [];
   let total = 0;
   const add = (chunk) => {
-    const bytes = typeof chunk === 'string' ? new TextEncoder().encode(chunk) : chunk instanceof Uint8Array ? chunk : new Uint8Array(chunk);
+    const bytes =
+      typeof chunk === 'string'
+        ? new TextEncoder().encode(chunk)
+        : chunk instanceof Uint8Array
+          ? chunk
+          : new Uint8Array(chunk);
     total += bytes.byteLength;
     if (total > maxBytes) throw tooLarge(total, maxBytes);
     chunks.push(bytes);
@@ -70,7 +85,12 @@ async function bodyBytes(value, maxBytes) {
     if (value.byteLength > maxBytes) throw tooLarge(value.byteLength, maxBytes);
     return value;
   }
-  if (value !== null && typeof value === 'object' && (typeof value.getReader === 'function' || typeof value[Symbol.asyncIterator] === 'function')) return collect(value, maxBytes);
+  if (
+    value !== null &&
+    typeof value === 'object' &&
+    (typeof value.getReader === 'function' || typeof value[Symbol.asyncIterator] === 'function')
+  )
+    return collect(value, maxBytes);
   return undefined;
 }
 
@@ -87,7 +107,8 @@ async function readBody(source, maxBytes) {
   // A Web Request, or an h3 v2 event (its `req` is a Web Request).
   const request = isWebRequest(source) ? source : isWebRequest(source?.req) ? source.req : undefined;
   if (request) {
-    if (request.bodyUsed) throw invalid('the request body was already read; call readRequestPayload before anything else reads it');
+    if (request.bodyUsed)
+      throw invalid('the request body was already read; call readRequestPayload before anything else reads it');
     checkContentLength(request.headers.get('content-length'), maxBytes);
     return { bytes: request.body === null ? new Uint8Array(0) : await collect(request.body, maxBytes) };
   }
@@ -104,13 +125,18 @@ async function readBody(source, maxBytes) {
       if (bytes !== undefined) return { bytes };
       if (typeof resolved === 'object') return { value: resolved };
     }
-    if (typeof req[Symbol.asyncIterator] !== 'function') throw invalid('readRequestPayload(event): event.node.req is not a readable request');
+    if (typeof req[Symbol.asyncIterator] !== 'function')
+      throw invalid('readRequestPayload(event): event.node.req is not a readable request');
     const reading = collect(req, maxBytes);
-    req[H3_RAW_BODY] = reading.then((bytes) => (typeof Buffer === 'function' ? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) : bytes));
+    req[H3_RAW_BODY] = reading.then((bytes) =>
+      typeof Buffer === 'function' ? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) : bytes,
+    );
     req[H3_RAW_BODY].catch(() => {});
     return { bytes: await reading };
   }
-  throw invalid('readRequestPayload(event) expects a Web Request, an h3 v2 event (event.req) or an h3 v1 event (event.node.req)');
+  throw invalid(
+    'readRequestPayload(event) expects a Web Request, an h3 v2 event (event.req) or an h3 v1 event (event.node.req)',
+  );
 }
 
 /**
@@ -145,7 +171,9 @@ class FrameworkHttpError extends Error {
 
 /** `error` as h3 answers it best when `event` is an h3 event (v2 `event.req`, v1 `event.node.req`); else unchanged. */
 function asFrameworkError(event, error) {
-  const h3Event = !isWebRequest(event) && (isWebRequest(event?.req) || (event?.node?.req !== null && typeof event?.node?.req === 'object'));
+  const h3Event =
+    !isWebRequest(event) &&
+    (isWebRequest(event?.req) || (event?.node?.req !== null && typeof event?.node?.req === 'object'));
   return h3Event && error?.name === 'SandboxError' ? new FrameworkHttpError(error) : error;
 }
 
@@ -210,12 +238,17 @@ function issuePath(path) {
  * @throws TypeError when `schema` is neither a Standard Schema v1 nor a function (a bug in the route, not in the request).
  */
 export async function readValidatedPayload(event, schema, options) {
-  const standard = schema !== null && (typeof schema === 'object' || typeof schema === 'function') ? schema['~standard'] : undefined;
+  const standard =
+    schema !== null && (typeof schema === 'object' || typeof schema === 'function') ? schema['~standard'] : undefined;
   if (standard === undefined && typeof schema !== 'function') {
-    throw new TypeError('readValidatedPayload(event, schema): schema must be a Standard Schema v1 (zod, valibot, …) or a function (value) => payload');
+    throw new TypeError(
+      'readValidatedPayload(event, schema): schema must be a Standard Schema v1 (zod, valibot, …) or a function (value) => payload',
+    );
   }
   if (standard !== undefined && (standard?.version !== 1 || typeof standard.validate !== 'function')) {
-    throw new TypeError(`readValidatedPayload(event, schema): schema['~standard'] is not Standard Schema v1 (version ${String(standard?.version)})`);
+    throw new TypeError(
+      `readValidatedPayload(event, schema): schema['~standard'] is not Standard Schema v1 (version ${String(standard?.version)})`,
+    );
   }
   try {
     return await validatePayload(await readPayload(event, options), standard, schema);

@@ -80,9 +80,12 @@ export function startRun(wasm, name, payload, options, defaultOnLog, { keepLogs 
   // The Response's own promise is returned by response(); a Run whose caller never asks for it
   // must not surface an unhandled rejection (the rejection is the caller's own abort reason).
   response.catch(() => {});
-  response.then(() => {}, () => {
-    if (!finished) events.status('failed');
-  });
+  response.then(
+    () => {},
+    () => {
+      if (!finished) events.status('failed');
+    },
+  );
   return {
     /** `'pending' | 'running' | 'stopped' | 'failed'`. */
     get status() {
@@ -150,7 +153,8 @@ export function logLines(name, onLog) {
       let rest = parts.pop();
       for (const line of parts) {
         let at = 0;
-        for (; line.length - at > LOG_LINE_MAX_CHARS; at += LOG_LINE_MAX_CHARS) emit(stream, line.slice(at, at + LOG_LINE_MAX_CHARS));
+        for (; line.length - at > LOG_LINE_MAX_CHARS; at += LOG_LINE_MAX_CHARS)
+          emit(stream, line.slice(at, at + LOG_LINE_MAX_CHARS));
         const last = line.slice(at);
         emit(stream, last.endsWith('\r') ? last.slice(0, -1) : last);
       }

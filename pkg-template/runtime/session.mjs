@@ -9,7 +9,8 @@ const asyncDispose = Symbol.asyncDispose ?? Symbol.for('Symbol.asyncDispose');
 
 /** `(command, options)` is accepted for `(command, undefined, options)`. */
 function commandArgs(args, options) {
-  if (options === undefined && args !== null && typeof args === 'object' && !Array.isArray(args)) return [undefined, args];
+  if (options === undefined && args !== null && typeof args === 'object' && !Array.isArray(args))
+    return [undefined, args];
   return [args, options];
 }
 

@@ -72,7 +72,8 @@ function lineStarts(code) {
   const starts = [0];
   for (let i = 0; i < code.length; i++) {
     const char = code.charCodeAt(i);
-    if (char === 10 || char === 0x2028 || char === 0x2029 || (char === 13 && code.charCodeAt(i + 1) !== 10)) starts.push(i + 1);
+    if (char === 10 || char === 0x2028 || char === 0x2029 || (char === 13 && code.charCodeAt(i + 1) !== 10))
+      starts.push(i + 1);
   }
   return starts;
 }
@@ -109,7 +110,10 @@ export async function parseModule(code, purpose) {
     program = vite.parseAst(code, { sourceType: 'module', range: true });
   } catch (error) {
     const offset = typeof error?.pos === 'number' ? error.pos : null;
-    const first = String(error?.message ?? error).split('\n').find((line) => line.trim() && !/^Parse failed with/.test(line)) ?? String(error);
+    const first =
+      String(error?.message ?? error)
+        .split('\n')
+        .find((line) => line.trim() && !/^Parse failed with/.test(line)) ?? String(error);
     /** @type {ModuleSyntaxError} */
     const syntaxError = new SyntaxError(first.replace(/^\[[A-Z_]+\]\s*/, ''), { cause: error });
     syntaxError.loc = offset === null ? null : positionIn(lineStarts(code), offset);

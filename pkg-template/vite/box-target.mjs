@@ -3,4 +3,7 @@
 // with { type: 'json' }`; Node 18.20 and 20.10 on) are kept: esbuild's table counts them
 // unsupported by `node20` and drops them without a word, and Node then refuses the JSON import
 // ("needs an import attribute of type json").
-export const BOX_NODE_TARGET = Object.freeze({ target: 'node20', supported: Object.freeze({ 'import-attributes': true }) });
+export const BOX_NODE_TARGET = Object.freeze({
+  target: 'node20',
+  supported: Object.freeze({ 'import-attributes': true }),
+});

@@ -29,7 +29,7 @@ const decode = (content) => (typeof content === 'string' ? content : new TextDec
  * both, which hides them.)
  */
 async function compileOne(file) {
-  const purpose = 'Compiling a Definition\'s TypeScript';
+  const purpose = "Compiling a Definition's TypeScript";
   const source = decode(file.content);
   try {
     return await transformModule(source, file.path, { lang: 'ts', target: 'box', purpose });
@@ -47,7 +47,11 @@ async function javaScriptFacts(file) {
     if (!(error instanceof SyntaxError)) throw error;
     const loc = /** @type {import('./app-vite.mjs').ModuleSyntaxError} */ (error).loc;
     const message = error.message.replace(/ \(\d+:\d+\)$/, '');
-    return { imports: [], commonjs: [], parseError: { message, line: loc?.line ?? null, column: loc ? loc.column + 1 : null } };
+    return {
+      imports: [],
+      commonjs: [],
+      parseError: { message, line: loc?.line ?? null, column: loc ? loc.column + 1 : null },
+    };
   }
 }
 
@@ -100,7 +104,9 @@ export async function compileTypeScriptFiles(files, { name, packagePath = '', so
   const sources = files.filter((file) => isTypeScriptSource(file.path));
   for (const source of sources) {
     if (present.has(compiledName(source.path))) {
-      throw invalidArgument(`Definition file "${compiledName(source.path)}" collides with the compiled output of "${source.path}"; rename it.`);
+      throw invalidArgument(
+        `Definition file "${compiledName(source.path)}" collides with the compiled output of "${source.path}"; rename it.`,
+      );
     }
   }
 

@@ -24,7 +24,10 @@ function join(...parts) {
 }
 
 async function isFile(target) {
-  return fs.stat(target).then((stat) => stat.isFile(), () => false);
+  return fs.stat(target).then(
+    (stat) => stat.isFile(),
+    () => false,
+  );
 }
 
 /**
@@ -51,7 +54,9 @@ async function walkFiles(root, prefix, label, into) {
         try {
           resolved = await fs.realpath(target);
         } catch {
-          throw invalidArgument(`Definition file "${shown}" is a broken symlink; point it at an existing file in the folder or remove it.`);
+          throw invalidArgument(
+            `Definition file "${shown}" is a broken symlink; point it at an existing file in the folder or remove it.`,
+          );
         }
         if (!isInside(root, resolved)) {
           const pointsTo = await fs.readlink(target);
@@ -171,10 +176,13 @@ export async function readProjectFiles(dir, options = {}) {
     const stat = await fs.stat(target).catch(() => null);
     if (stat?.isFile()) {
       const real = await fs.realpath(target);
-      if (!isInside(workspaceRoot, real)) throw invalidArgument(`Workspace file "${name}" is a symlink that escapes the workspace root.`);
+      if (!isInside(workspaceRoot, real))
+        throw invalidArgument(`Workspace file "${name}" is a symlink that escapes the workspace root.`);
       files.set(name, await readOne(real, name, stat));
     } else if (plan.patchFiles.includes(name)) {
-      throw invalidArgument(`Patch file "${name}" named by the pnpm workspace at "${plan.rootLabel || '.'}" does not exist; create it or drop the patchedDependencies entry.`);
+      throw invalidArgument(
+        `Patch file "${name}" named by the pnpm workspace at "${plan.rootLabel || '.'}" does not exist; create it or drop the patchedDependencies entry.`,
+      );
     }
   }
   const sorted = [...files.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
@@ -184,7 +192,10 @@ export async function readProjectFiles(dir, options = {}) {
 /** Reads the workspace facts and asks the core (`resolvePnpmWorkspace`); null when it does not apply. */
 async function planWorkspace(workspaceRoot, packageRoot, appRoot) {
   const rootLabel = appRoot === null ? '' : toPosix(path.relative(appRoot, workspaceRoot));
-  const { globs, patchedDependencies } = await readWorkspaceFile(path.join(workspaceRoot, WORKSPACE_FILE), join(rootLabel, WORKSPACE_FILE));
+  const { globs, patchedDependencies } = await readWorkspaceFile(
+    path.join(workspaceRoot, WORKSPACE_FILE),
+    join(rootLabel, WORKSPACE_FILE),
+  );
   const plan = wasm.resolvePnpmWorkspace({
     rootLabel,
     packagePath: toPosix(path.relative(workspaceRoot, packageRoot)),

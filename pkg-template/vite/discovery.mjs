@@ -29,7 +29,10 @@ async function walkAppRoot(root) {
       const relative = relativeDir ? `${relativeDir}/${entry.name}` : entry.name;
       let isFile = entry.isFile();
       if (entry.isSymbolicLink()) {
-        isFile = await fs.stat(path.join(dir, entry.name)).then((stat) => stat.isFile(), () => false);
+        isFile = await fs.stat(path.join(dir, entry.name)).then(
+          (stat) => stat.isFile(),
+          () => false,
+        );
       }
       if (entry.isDirectory()) {
         if (!isSkippedDirectory(entry.name)) await walk(path.join(dir, entry.name), relative);

@@ -43,20 +43,27 @@ function staticValue(node) {
       if (typeof node.value === 'number' && !Number.isFinite(node.value)) return NOT_STATIC;
       return node.value;
     case 'UnaryExpression':
-      if ((node.operator === '-' || node.operator === '+') && node.argument.type === 'Literal' && typeof node.argument.value === 'number') {
+      if (
+        (node.operator === '-' || node.operator === '+') &&
+        node.argument.type === 'Literal' &&
+        typeof node.argument.value === 'number'
+      ) {
         return node.operator === '-' ? -node.argument.value : node.argument.value;
       }
       return NOT_STATIC;
     case 'TemplateLiteral':
       return node.expressions.length === 0 ? node.quasis[0].value.cooked : NOT_STATIC;
     case 'ArrayExpression': {
-      const values = node.elements.map((element) => (element === null || element.type === 'SpreadElement' ? NOT_STATIC : staticValue(element)));
+      const values = node.elements.map((element) =>
+        element === null || element.type === 'SpreadElement' ? NOT_STATIC : staticValue(element),
+      );
       return values.includes(NOT_STATIC) ? NOT_STATIC : values;
     }
     case 'ObjectExpression': {
       const object = {};
       for (const property of node.properties) {
-        if (property.type !== 'Property' || property.computed || property.kind !== 'init' || property.method) return NOT_STATIC;
+        if (property.type !== 'Property' || property.computed || property.kind !== 'init' || property.method)
+          return NOT_STATIC;
         const key = propertyKey(property);
         const value = staticValue(property.value);
         if (key === null || value === NOT_STATIC) return NOT_STATIC;
@@ -77,7 +84,11 @@ function propertyKey(property) {
 }
 
 function isFunction(property) {
-  return property.method || property.kind !== 'init' || ['FunctionExpression', 'ArrowFunctionExpression'].includes(property.value?.type);
+  return (
+    property.method ||
+    property.kind !== 'init' ||
+    ['FunctionExpression', 'ArrowFunctionExpression'].includes(property.value?.type)
+  );
 }
 
 /**
@@ -93,7 +104,11 @@ export async function readSandboxFacts(source, file) {
   const purpose = `Preparing ${file}`;
   let compiled;
   try {
-    compiled = await transformModule(source, file, { lang: /\.[mc]?ts$/.test(file) ? 'ts' : 'js', target: 'esnext', purpose });
+    compiled = await transformModule(source, file, {
+      lang: /\.[mc]?ts$/.test(file) ? 'ts' : 'js',
+      target: 'esnext',
+      purpose,
+    });
   } catch (error) {
     if (error?.name === 'SandboxError') throw error;
     throw invalidArgument(`Cannot compile ${transformProblem(error, file)}`, error);
@@ -120,7 +135,8 @@ export async function readSandboxFacts(source, file) {
   for (const statement of program.body) {
     if (statement.type === 'ImportDeclaration') {
       for (const specifier of statement.specifiers) {
-        const imported = specifier.type === 'ImportSpecifier' ? (specifier.imported.name ?? specifier.imported.value) : null;
+        const imported =
+          specifier.type === 'ImportSpecifier' ? (specifier.imported.name ?? specifier.imported.value) : null;
         imports.set(specifier.local.name, statement.source.value === SANDBOX_PACKAGE ? imported : null);
       }
     }
@@ -143,7 +159,13 @@ export async function readSandboxFacts(source, file) {
       defaultExport = describeExport(statement.declaration, statement);
     } else if (statement.type === 'ExportNamedDeclaration' && statement.source === null) {
       const specifier = statement.specifiers.find((s) => (s.exported.name ?? s.exported.value) === 'default');
-      if (specifier) defaultExport = { line: position(statement).line, kind: 'binding', binding: specifier.local.name, bindingCallee: calleeName(bindings.get(specifier.local.name)) };
+      if (specifier)
+        defaultExport = {
+          line: position(statement).line,
+          kind: 'binding',
+          binding: specifier.local.name,
+          bindingCallee: calleeName(bindings.get(specifier.local.name)),
+        };
     } else if (statement.type === 'ExportNamedDeclaration' || statement.type === 'ExportAllDeclaration') {
       const reexport = statement.specifiers?.find((s) => (s.exported.name ?? s.exported.value) === 'default');
       if (reexport) defaultExport = { line: position(statement).line, kind: 'other' };
@@ -153,7 +175,12 @@ export async function readSandboxFacts(source, file) {
   function describeExport(expression, statement) {
     const { line } = position(statement);
     if (expression.type === 'Identifier') {
-      return { line, kind: 'binding', binding: expression.name, bindingCallee: calleeName(bindings.get(expression.name)) };
+      return {
+        line,
+        kind: 'binding',
+        binding: expression.name,
+        bindingCallee: calleeName(bindings.get(expression.name)),
+      };
     }
     if (expression.type !== 'CallExpression') return { line, kind: 'other' };
     return {
@@ -172,7 +199,13 @@ export async function readSandboxFacts(source, file) {
     const { line, column } = position(property);
     if (property.type === 'SpreadElement') return { key: null, line, column, spread: true, static: false };
     const value = isFunction(property) ? NOT_STATIC : staticValue(property.value);
-    const facts = { key: propertyKey(property), line, column, function: isFunction(property), static: value !== NOT_STATIC };
+    const facts = {
+      key: propertyKey(property),
+      line,
+      column,
+      function: isFunction(property),
+      static: value !== NOT_STATIC,
+    };
     if (value !== NOT_STATIC) facts.value = value;
     return facts;
   }
@@ -203,7 +236,8 @@ async function bundleFreeForm(root, file) {
   const checkManifest = async (id) => {
     for (let dir = path.dirname(id); dir === root || dir.startsWith(`${root}${path.sep}`); dir = path.dirname(dir)) {
       const manifest = path.join(dir, 'package.json');
-      if (!manifests.has(manifest)) manifests.set(manifest, await fs.readFile(manifest, 'utf8').then(jsonProblem, () => undefined));
+      if (!manifests.has(manifest))
+        manifests.set(manifest, await fs.readFile(manifest, 'utf8').then(jsonProblem, () => undefined));
       const problem = manifests.get(manifest);
       if (problem === undefined) continue;
       if (problem !== null) {
@@ -279,7 +313,12 @@ async function bundleFreeForm(root, file) {
         rollupOptions: {
           input: entryId,
           // One module: dynamic imports inlined (rolldown's name for it on Vite 8 is `codeSplitting: false`).
-          output: { format: 'es', entryFileNames: BUNDLE_NAME, sourcemapExcludeSources: true, ...(esbuildMajor ? { inlineDynamicImports: true } : { codeSplitting: false }) },
+          output: {
+            format: 'es',
+            entryFileNames: BUNDLE_NAME,
+            sourcemapExcludeSources: true,
+            ...(esbuildMajor ? { inlineDynamicImports: true } : { codeSplitting: false }),
+          },
         },
       },
     });
@@ -289,16 +328,28 @@ async function bundleFreeForm(root, file) {
     // A problem in another file (an imported module, the app's package.json) still names this
     // Definition's file first: every free-form Definition of an app bundles with that file.
     const problem = manifestProblem ?? transformProblem(error, file, root);
-    throw invalidArgument(problem.startsWith(`${file}:`) ? `Cannot bundle ${problem}` : `Cannot bundle ${file}: ${problem}`, error);
+    throw invalidArgument(
+      problem.startsWith(`${file}:`) ? `Cannot bundle ${problem}` : `Cannot bundle ${file}: ${problem}`,
+      error,
+    );
   } finally {
     if (nodeEnv === undefined) delete process.env.NODE_ENV;
     else process.env.NODE_ENV = nodeEnv;
   }
   const map = typeof output.map?.toString === 'function' ? JSON.parse(output.map.toString()) : { ...output.map };
-  map.sources = map.sources.map((source) => (source.endsWith(ENTRY_SOURCEFILE) ? ENTRY_SOURCEFILE : path.relative(root, path.resolve(root, source)).split(path.sep).join('/')));
+  map.sources = map.sources.map((source) =>
+    source.endsWith(ENTRY_SOURCEFILE)
+      ? ENTRY_SOURCEFILE
+      : path.relative(root, path.resolve(root, source)).split(path.sep).join('/'),
+  );
   delete map.sourcesContent;
   map.file = BUNDLE_NAME;
-  return { code: new TextEncoder().encode(output.code), map, externalSpecifiers: [...external].sort(), inputs: [...inputs].sort() };
+  return {
+    code: new TextEncoder().encode(output.code),
+    map,
+    externalSpecifiers: [...external].sort(),
+    inputs: [...inputs].sort(),
+  };
 }
 
 /** `null` when `text` is JSON, else `line:column: problem` of its first error. */
@@ -317,7 +368,10 @@ function jsonProblem(text) {
  * @param {string} dir the same, relative to the app root (for messages)
  */
 async function readAppLocks(projectDir, dir) {
-  const read = (name) => fs.readFile(path.join(projectDir, name), 'utf8').catch((error) => (error.code === 'ENOENT' ? null : Promise.reject(error)));
+  const read = (name) =>
+    fs
+      .readFile(path.join(projectDir, name), 'utf8')
+      .catch((error) => (error.code === 'ENOENT' ? null : Promise.reject(error)));
   const locks = {};
   for (const name of ['npm-shrinkwrap.json', 'package-lock.json']) {
     const text = await read(name);
@@ -331,7 +385,10 @@ async function readAppLocks(projectDir, dir) {
     try {
       locks.pnpmLock = parseYaml(pnpm);
     } catch (error) {
-      throw invalidArgument(`${dir ? `${dir}/` : ''}pnpm-lock.yaml is not valid YAML: ${error.message}; fix or regenerate it (pnpm install).`, error);
+      throw invalidArgument(
+        `${dir ? `${dir}/` : ''}pnpm-lock.yaml is not valid YAML: ${error.message}; fix or regenerate it (pnpm install).`,
+        error,
+      );
     }
   }
   return locks;
@@ -358,7 +415,9 @@ async function readAppLocks(projectDir, dir) {
  */
 export async function prepareFreeFormDefinition(appRoot, discovered) {
   if (discovered?.kind !== 'free-form') {
-    throw invalidArgument(`prepareFreeFormDefinition expects a free-form Definition from discoverDefinitions, got kind ${JSON.stringify(discovered?.kind)}.`);
+    throw invalidArgument(
+      `prepareFreeFormDefinition expects a free-form Definition from discoverDefinitions, got kind ${JSON.stringify(discovered?.kind)}.`,
+    );
   }
   const root = path.resolve(appRoot);
   const file = discovered.entry;
@@ -384,17 +443,28 @@ export async function prepareFreeFormDefinition(appRoot, discovered) {
   const files = [];
   if (plan.generated.length) {
     // Only the imported packages, pinned to the app's lockfile (crates/core/src/definition/box_project.rs).
-    for (const { path: name, text } of plan.generated) files.push({ path: name, content: new TextEncoder().encode(text) });
+    for (const { path: name, text } of plan.generated)
+      files.push({ path: name, content: new TextEncoder().encode(text) });
   } else if (plan.attach) {
     for (const name of plan.files) {
-      const content = await fs.readFile(path.join(projectDir, name)).catch((error) => (error.code === 'ENOENT' ? null : Promise.reject(error)));
+      const content = await fs
+        .readFile(path.join(projectDir, name))
+        .catch((error) => (error.code === 'ENOENT' ? null : Promise.reject(error)));
       if (content !== null) files.push({ path: name, content: new Uint8Array(content) });
     }
   } else {
     files.push({ path: 'package.json', content: new TextEncoder().encode(DETACHED_MANIFEST) });
   }
   files.push({ path: FREE_FORM_ENTRY, content: bundle.code });
-  const prepared = { name: discovered.name, files, entry: FREE_FORM_ENTRY, project: plan.attach, dependencies: plan.dependencies, inputs: bundle.inputs, sourceMap: bundle.map };
+  const prepared = {
+    name: discovered.name,
+    files,
+    entry: FREE_FORM_ENTRY,
+    project: plan.attach,
+    dependencies: plan.dependencies,
+    inputs: bundle.inputs,
+    sourceMap: bundle.map,
+  };
   if (options.timeout !== null) prepared.timeout = options.timeout;
   return prepared;
 }

@@ -31,7 +31,12 @@ export function installFacts(definition, summary) {
   const file = definition.files.find((item) => item.path === manifestPath);
   let packages = 0;
   try {
-    const text = typeof file.content !== 'string' ? new TextDecoder().decode(file.content) : file.encoding === 'base64' ? Buffer.from(file.content, 'base64').toString('utf8') : file.content;
+    const text =
+      typeof file.content !== 'string'
+        ? new TextDecoder().decode(file.content)
+        : file.encoding === 'base64'
+          ? Buffer.from(file.content, 'base64').toString('utf8')
+          : file.content;
     const manifest = JSON.parse(text.replace(/^\uFEFF/, ''));
     packages = new Set(DEPENDENCY_FIELDS.flatMap((field) => Object.keys(manifest[field] ?? {}))).size;
   } catch {
@@ -57,6 +62,7 @@ export function installNotice(name, response, facts) {
   const seconds = (ms / 1000).toFixed(1);
   // A Run that failed (its install, SANDBOX_EXECUTION_ERROR, or what ran after it) never reads
   // as a finished install: its error says which.
-  if (response?.ok === false) return `[sandbox] ${name}: the install of ${what}${manager} in the Box took ${seconds} s and the Run failed (see its error)`;
+  if (response?.ok === false)
+    return `[sandbox] ${name}: the install of ${what}${manager} in the Box took ${seconds} s and the Run failed (see its error)`;
   return `[sandbox] ${name}: installed ${what}${manager} in the Box in ${seconds} s`;
 }

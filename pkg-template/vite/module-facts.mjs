@@ -73,8 +73,10 @@ function commonJsUsage(identifier, parentOf, isImportEquals) {
   const grandparent = parent && parentOf.get(parent);
   const isAssigned = (node) => {
     const holder = parentOf.get(node);
-    return (holder?.type === 'AssignmentExpression' && holder.left === node) ||
-      (holder?.type === 'UpdateExpression' && holder.argument === node);
+    return (
+      (holder?.type === 'AssignmentExpression' && holder.left === node) ||
+      (holder?.type === 'UpdateExpression' && holder.argument === node)
+    );
   };
   const memberName = (member) =>
     member.computed ? (typeof member.property.value === 'string' ? member.property.value : null) : member.property.name;
@@ -88,7 +90,8 @@ function commonJsUsage(identifier, parentOf, isImportEquals) {
       return { usage: 'require-reference' };
     case 'module':
       if (isObjectOf && memberName(parent) === 'exports') {
-        const assigned = isAssigned(parent) ||
+        const assigned =
+          isAssigned(parent) ||
           (grandparent?.type === 'MemberExpression' && grandparent.object === parent && isAssigned(grandparent));
         return { usage: assigned ? 'module-exports-assignment' : 'module-exports-reference' };
       }
@@ -124,7 +127,7 @@ function commonJsUsage(identifier, parentOf, isImportEquals) {
  * @throws {SyntaxError} with `loc` (positions of `code`) when `code` is not a valid module.
  */
 export async function moduleFacts(code, { map } = {}) {
-  const ast = await parseModule(code, 'Checking a Definition\'s module graph');
+  const ast = await parseModule(code, "Checking a Definition's module graph");
   const locate = makeLocator(map);
   const parentOf = parents(ast);
 
@@ -134,8 +137,11 @@ export async function moduleFacts(code, { map } = {}) {
     imports.push({ specifier, start: node.start, end: node.end, ...locate(node.loc.start), dynamic });
   };
   for (const node of parentOf.keys()) {
-    if (node.type === 'ImportDeclaration' || node.type === 'ExportAllDeclaration' ||
-      (node.type === 'ExportNamedDeclaration' && node.source)) {
+    if (
+      node.type === 'ImportDeclaration' ||
+      node.type === 'ExportAllDeclaration' ||
+      (node.type === 'ExportNamedDeclaration' && node.source)
+    ) {
       addImport(node.source, false);
     } else if (node.type === 'ImportExpression') {
       addImport(node.source, true);

@@ -14,7 +14,5 @@
 
 /** The Nitro plugin: `(nitroApp) => void`. Nitro does not wait for it; requests start at once. */
 export default function warmUpSandboxHost() {
-  import('@vite-hub/sandbox')
-    .then((sandbox) => sandbox.warmUp?.({ onlyIfUsed: true }))
-    .catch(() => {});
+  import('@vite-hub/sandbox').then((sandbox) => sandbox.warmUp?.({ onlyIfUsed: true })).catch(() => {});
 }

@@ -19,7 +19,9 @@ import { stackSources } from './source-stack.mjs';
  */
 export async function prepareDefinition(appRoot, discovered) {
   if (discovered.kind === 'package') {
-    const { files, packagePath, installRoot, maps } = await readDefinitionProject(path.join(appRoot, discovered.dir), { appRoot });
+    const { files, packagePath, installRoot, maps } = await readDefinitionProject(path.join(appRoot, discovered.dir), {
+      appRoot,
+    });
     const sources = stackSources({ files, installRoot, maps }, path.resolve(appRoot));
     return { definition: { name: discovered.name, files, packagePath }, inputs: [], sources };
   }
@@ -27,6 +29,9 @@ export async function prepareDefinition(appRoot, discovered) {
   const definition = { name: discovered.name, files, entry };
   if (timeout !== undefined) definition.timeout = timeout;
   const root = path.resolve(appRoot);
-  const sources = stackSources({ files, installRoot: path.join(root, discovered.dir), maps: new Map([[entry, sourceMap]]), mapRoot: root }, root);
+  const sources = stackSources(
+    { files, installRoot: path.join(root, discovered.dir), maps: new Map([[entry, sourceMap]]), mapRoot: root },
+    root,
+  );
   return { definition, inputs, sources };
 }

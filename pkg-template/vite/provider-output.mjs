@@ -58,7 +58,9 @@ export function installedSandboxVersion(root) {
     if (existsSync(manifest)) return JSON.parse(readFileSync(manifest, 'utf8')).version;
     if (path.dirname(dir) === dir) break;
   }
-  throw invalidArgument('the cloudflare provider needs @cloudflare/sandbox installed in the app (the Worker exports its Sandbox Durable Object class): npm i @cloudflare/sandbox');
+  throw invalidArgument(
+    'the cloudflare provider needs @cloudflare/sandbox installed in the app (the Worker exports its Sandbox Durable Object class): npm i @cloudflare/sandbox',
+  );
 }
 
 /** JSON text of a merged config: wrangler reads `.json` as JSONC, so plain JSON is fine. */
@@ -75,8 +77,14 @@ const asJson = (value) => `${JSON.stringify(value, null, 2)}\n`;
 export async function writeCloudflareProviderOutput({ root, configFile, outFile, binding, label }) {
   let existing = null;
   const name = label ?? (configFile ? path.relative(root, configFile) : path.relative(root, outFile));
-  if (configFile && existsSync(configFile)) existing = parseWranglerConfig(await fs.readFile(configFile, 'utf8'), configFile, name);
-  const answer = mergeCloudflareProviderOutput({ existing, file: name, binding, sandboxVersion: installedSandboxVersion(root) });
+  if (configFile && existsSync(configFile))
+    existing = parseWranglerConfig(await fs.readFile(configFile, 'utf8'), configFile, name);
+  const answer = mergeCloudflareProviderOutput({
+    existing,
+    file: name,
+    binding,
+    sandboxVersion: installedSandboxVersion(root),
+  });
   await fs.mkdir(path.dirname(outFile), { recursive: true });
   await fs.writeFile(outFile, asJson(answer.config));
   const dockerfile = path.join(path.dirname(outFile), 'Dockerfile');
@@ -116,7 +124,9 @@ export function cloudflareNitroModule({ root, binding, userCompatibilityDate, lo
     name: 'vite-hub-sandbox:cloudflare',
     async setup(nitro) {
       if (!isCloudflareWorkerPreset(nitro.options.preset)) {
-        logger?.warn?.(`[sandbox] provider "cloudflare" with Nitro's "${nitro.options.preset}" preset: no Provider Output (it is written for the cloudflare-module and cloudflare-durable presets, whose Worker can export the Sandbox class)`);
+        logger?.warn?.(
+          `[sandbox] provider "cloudflare" with Nitro's "${nitro.options.preset}" preset: no Provider Output (it is written for the cloudflare-module and cloudflare-durable presets, whose Worker can export the Sandbox class)`,
+        );
         return;
       }
       // Fail at startup, not after the bundle is built.
@@ -124,9 +134,17 @@ export function cloudflareNitroModule({ root, binding, userCompatibilityDate, lo
       nitro.options.cloudflare ??= {};
       nitro.options.cloudflare.deployConfig ??= true;
       nitro.options.cloudflare.nodeCompat ??= true;
-      const fromEnv = Object.keys(process.env).some((key) => key.startsWith('COMPATIBILITY_DATE') || key === 'NITRO_COMPATIBILITY_DATE' || key === 'SERVER_COMPATIBILITY_DATE');
+      const fromEnv = Object.keys(process.env).some(
+        (key) =>
+          key.startsWith('COMPATIBILITY_DATE') ||
+          key === 'NITRO_COMPATIBILITY_DATE' ||
+          key === 'SERVER_COMPATIBILITY_DATE',
+      );
       if (!userCompatibilityDate && !fromEnv) {
-        nitro.options.compatibilityDate = { ...nitro.options.compatibilityDate, cloudflare: cloudflareCompatibilityDate() };
+        nitro.options.compatibilityDate = {
+          ...nitro.options.compatibilityDate,
+          cloudflare: cloudflareCompatibilityDate(),
+        };
       }
       const entry = path.join(root, GENERATED_DIR, 'build', 'worker-entry.mjs');
       await fs.mkdir(path.dirname(entry), { recursive: true });
@@ -136,9 +154,13 @@ export function cloudflareNitroModule({ root, binding, userCompatibilityDate, lo
         const outFile = path.join(nitro.options.output.serverDir, 'wrangler.json');
         const appConfig = findWranglerConfig(nitro.options.rootDir);
         // Nitro copied the app's config into outFile; errors name the app's file (the one to edit).
-        const label = appConfig ? path.relative(root, appConfig) || path.basename(appConfig) : path.relative(root, outFile);
+        const label = appConfig
+          ? path.relative(root, appConfig) || path.basename(appConfig)
+          : path.relative(root, outFile);
         const { added } = await writeCloudflareProviderOutput({ root, configFile: outFile, outFile, binding, label });
-        logger?.info(`[sandbox] Cloudflare Provider Output: ${path.relative(root, outFile)}${added.length ? ` (${added.join('; ')})` : ' (already complete)'} and Dockerfile`);
+        logger?.info(
+          `[sandbox] Cloudflare Provider Output: ${path.relative(root, outFile)}${added.length ? ` (${added.join('; ')})` : ' (already complete)'} and Dockerfile`,
+        );
       });
     },
   };

@@ -44,8 +44,16 @@ export function transformProblem(error, fallbackFile, root) {
 
 /** The first meaningful line of a Vite/oxc/rollup message, without its `[CODE]`, `[plugin x]` or `file:` prefixes. */
 function firstLine(message) {
-  const lines = String(message).split('\n').map((line) => line.trim()).filter((line) => line && !/^Transform failed with \d+ error/.test(line) && !/^Build failed with \d+ error/.test(line));
+  const lines = String(message)
+    .split('\n')
+    .map((line) => line.trim())
+    .filter(
+      (line) => line && !/^Transform failed with \d+ error/.test(line) && !/^Build failed with \d+ error/.test(line),
+    );
   let line = lines[0] ?? String(message);
-  line = line.replace(/^\[plugin [^\]]+\]\s*/, '').replace(/^\[[A-Z_]+\]\s*/, '').replace(/^(?:Error|SyntaxError|RollupError):\s*/, '');
+  line = line
+    .replace(/^\[plugin [^\]]+\]\s*/, '')
+    .replace(/^\[[A-Z_]+\]\s*/, '')
+    .replace(/^(?:Error|SyntaxError|RollupError):\s*/, '');
   return line;
 }

@@ -80,8 +80,12 @@ export function mapSandboxStack(stack, sources, traceMapping) {
  * @returns {Promise<Response>}
  */
 export async function withMappedStack(response, mapStack) {
-  if (response.status !== 500 || !(response.headers.get('content-type') ?? '').startsWith('application/json')) return response;
-  const body = await response.clone().json().catch(() => null);
+  if (response.status !== 500 || !(response.headers.get('content-type') ?? '').startsWith('application/json'))
+    return response;
+  const body = await response
+    .clone()
+    .json()
+    .catch(() => null);
   const stack = body?.error?.code === 'SANDBOX_HANDLER_ERROR' ? body.error.details?.stack : undefined;
   if (typeof stack !== 'string') return response;
   const mapped = await mapStack(stack);

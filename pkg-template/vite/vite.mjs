@@ -12,11 +12,23 @@ import { offerLocalBoxHost } from '../runtime/shared-host.mjs';
 import { GENERATED_DIR, generateSandboxArtifacts } from './generate.mjs';
 import { isSkippedDirectory } from './discovery.mjs';
 import { cloudflareNitroModule } from './provider-output.mjs';
-import { externalizeRuntimeWasm, isRuntimeWasmImport, rewriteRuntimeWasmImport, writeRuntimeWasm } from './worker-wasm.mjs';
+import {
+  externalizeRuntimeWasm,
+  isRuntimeWasmImport,
+  rewriteRuntimeWasmImport,
+  writeRuntimeWasm,
+} from './worker-wasm.mjs';
 
 const PACKAGE = '@vite-hub/sandbox';
 const RUNTIME = '@vite-hub/sandbox/runtime';
-const MANIFESTS = new Set(['package.json', 'package-lock.json', 'pnpm-lock.yaml', 'pnpm-workspace.yaml', 'yarn.lock', 'bun.lock']);
+const MANIFESTS = new Set([
+  'package.json',
+  'package-lock.json',
+  'pnpm-lock.yaml',
+  'pnpm-workspace.yaml',
+  'yarn.lock',
+  'bun.lock',
+]);
 
 function isWorker(config) {
   const conditions = config?.resolve?.conditions ?? [];
@@ -61,7 +73,11 @@ function sandboxEnvironmentOptions(name, config, env) {
 /** Whether a changed file can change the generated registry (app-root relative, POSIX). */
 export function isSandboxInput(relative) {
   if (!isAppSource(relative)) return false;
-  return relative.startsWith('server/sandboxes/') || /\.sandbox\.[cm]?[jt]s$/.test(relative) || MANIFESTS.has(path.posix.basename(relative));
+  return (
+    relative.startsWith('server/sandboxes/') ||
+    /\.sandbox\.[cm]?[jt]s$/.test(relative) ||
+    MANIFESTS.has(path.posix.basename(relative))
+  );
 }
 
 /**
@@ -93,7 +109,10 @@ function warmUpLocalBoxHost(resolved, logger) {
   warmUp().catch((error) => {
     if (warmUpFailureReported) return;
     warmUpFailureReported = true;
-    logger.warn(`[sandbox] the local Box host did not start ahead (${error?.code ? `${error.code}: ` : ''}${error?.message ?? error}); the first Run will try again.`, { timestamp: true });
+    logger.warn(
+      `[sandbox] the local Box host did not start ahead (${error?.code ? `${error.code}: ` : ''}${error?.message ?? error}); the first Run will try again.`,
+      { timestamp: true },
+    );
   });
 }
 
@@ -115,7 +134,10 @@ const NITRO_WARM_UP = fileURLToPath(new URL('./nitro-warm-up.mjs', import.meta.u
  * @param {ReturnType<typeof resolveSandboxPluginConfig>} early the plugin config resolved in `config`
  */
 function nitroWarmUpModule(command, early) {
-  const used = command === 'serve' ? runsOnInProcessHost(early) : early.provider === null || (early.provider === 'local' && !early.config?.local?.baseUrl);
+  const used =
+    command === 'serve'
+      ? runsOnInProcessHost(early)
+      : early.provider === null || (early.provider === 'local' && !early.config?.local?.baseUrl);
   if (!used) return undefined;
   return {
     name: 'vite-hub-sandbox:warm-up',
@@ -150,7 +172,10 @@ const NITRO_TRACE_MODULE = {
  * routes that never run a Definition.
  */
 function isLongLivedNodeServer(entry) {
-  return typeof entry === 'string' && /[\\/]presets[\\/]node[\\/]runtime[\\/]node-(server|cluster|middleware)(\.mjs)?$/.test(entry);
+  return (
+    typeof entry === 'string' &&
+    /[\\/]presets[\\/]node[\\/]runtime[\\/]node-(server|cluster|middleware)(\.mjs)?$/.test(entry)
+  );
 }
 
 /**
@@ -162,7 +187,11 @@ function isLongLivedNodeServer(entry) {
  * @throws {SandboxError} `SANDBOX_INVALID_ARGUMENT` (credentials, unknown keys, bad values, unknown provider).
  */
 export function resolveSandboxPluginConfig(options, viteKey, env = process.env) {
-  return wasm.resolveSandboxPluginConfig({ plugin: asData(options ?? null), vite: asData(viteKey ?? null), env: pickSandboxEnv(env) });
+  return wasm.resolveSandboxPluginConfig({
+    plugin: asData(options ?? null),
+    vite: asData(viteKey ?? null),
+    env: pickSandboxEnv(env),
+  });
 }
 
 /** Config as plain data for the core: a function (e.g. `fetch`) becomes the string "[function]", so its key is still seen (and refused). */
@@ -204,14 +233,16 @@ export function hubSandbox(options) {
    * changes, or after it was fixed and comes back; a save of another file does not repeat it.
    */
   let reported = new Map();
-  const problemLine = (error, kept) => `[sandbox] ${error.code ? `${error.code}: ` : ''}${error.message} (keeping ${kept})`;
+  const problemLine = (error, kept) =>
+    `[sandbox] ${error.code ? `${error.code}: ` : ''}${error.message} (keeping ${kept})`;
   /** Prints the lines of `problems` (key → line) not already printed for their key; remembers exactly these. */
   const report = (problems) => {
     for (const [key, line] of problems) if (reported.get(key) !== line) logger.error(line, { timestamp: true });
     reported = problems;
   };
   /** Logs a failed (re)generation in dev: every Definition stays as last generated. */
-  const keepLastGood = (error) => report(new Map([...reported, ['*', problemLine(error, 'the last good Definitions')]]));
+  const keepLastGood = (error) =>
+    report(new Map([...reported, ['*', problemLine(error, 'the last good Definitions')]]));
 
   /** Dev: when the generated directory was deleted while the server runs, writes it again. */
   const ensureDevGeneration = async () => {
@@ -224,8 +255,20 @@ export function hubSandbox(options) {
     const result = await generateSandboxArtifacts({ root, mode, config: resolved.config });
     builtFrom = new Set(result.inputs);
     failing = result.errors.length > 0;
-    const kept = (name) => (name === null ? 'it out of the registry until it is fixed' : result.names.includes(name) ? `the last good version of "${name}"` : `"${name}" out of the registry until it is fixed`);
-    report(new Map(result.errors.map(({ name, error }) => [name ?? `${error.code}: ${error.message}`, problemLine(error, kept(name))])));
+    const kept = (name) =>
+      name === null
+        ? 'it out of the registry until it is fixed'
+        : result.names.includes(name)
+          ? `the last good version of "${name}"`
+          : `"${name}" out of the registry until it is fixed`;
+    report(
+      new Map(
+        result.errors.map(({ name, error }) => [
+          name ?? `${error.code}: ${error.message}`,
+          problemLine(error, kept(name)),
+        ]),
+      ),
+    );
     return result;
   };
 
@@ -246,12 +289,16 @@ export function hubSandbox(options) {
       const warmUpModule = nitroWarmUpModule(viteCommand, early);
       // provider 'cloudflare' + a Nitro Worker preset: the Provider Output (provider-output.mjs).
       if (viteCommand !== 'build') return warmUpModule && { nitro: { modules: [warmUpModule] } };
-      if (early.provider !== 'cloudflare') return { nitro: { modules: [warmUpModule, NITRO_TRACE_MODULE].filter(Boolean) } };
+      if (early.provider !== 'cloudflare')
+        return { nitro: { modules: [warmUpModule, NITRO_TRACE_MODULE].filter(Boolean) } };
       const module = cloudflareNitroModule({
         root: path.resolve(userConfig.root ?? process.cwd()),
         binding: early.config.cloudflare?.binding,
         userCompatibilityDate: Boolean(userConfig.nitro?.compatibilityDate),
-        logger: { info: (message) => logger?.info(message, { timestamp: true }), warn: (message) => logger?.warn(message, { timestamp: true }) },
+        logger: {
+          info: (message) => logger?.info(message, { timestamp: true }),
+          warn: (message) => logger?.warn(message, { timestamp: true }),
+        },
       });
       return { nitro: { modules: [module] } };
     },
@@ -275,17 +322,22 @@ export function hubSandbox(options) {
       }
       // Dev: a broken Definition at startup keeps the last good generation of a previous run, if
       // there is one on disk (without one there is nothing to serve, and the error stops `vite dev`).
-      generation = generation.then(() => generate('dev')).catch((error) => {
-        if (!existsSync(facade)) throw error;
-        failing = true;
-        keepLastGood(error);
-      });
+      generation = generation
+        .then(() => generate('dev'))
+        .catch((error) => {
+          if (!existsSync(facade)) throw error;
+          failing = true;
+          keepLastGood(error);
+        });
       await generation;
     },
     configureServer(server) {
       if (resolved.provider === null && !devProviderAnnounced) {
         devProviderAnnounced = true;
-        logger.info(`[sandbox] no provider configured: vite dev runs Definitions on the "${resolved.devProvider}" provider (set hubSandbox({ provider }) or env SANDBOX_PROVIDER to change it).`, { timestamp: true });
+        logger.info(
+          `[sandbox] no provider configured: vite dev runs Definitions on the "${resolved.devProvider}" provider (set hubSandbox({ provider }) or env SANDBOX_PROVIDER to change it).`,
+          { timestamp: true },
+        );
       }
       warmUpLocalBoxHost(resolved, logger);
       let timer;
@@ -303,7 +355,10 @@ export function hubSandbox(options) {
             try {
               const hadErrors = failing;
               const result = await generate('dev');
-              if (result.changed.length) logger.info(`[sandbox] regenerated (${result.names.join(', ') || 'no Definitions'})`, { timestamp: true });
+              if (result.changed.length)
+                logger.info(`[sandbox] regenerated (${result.names.join(', ') || 'no Definitions'})`, {
+                  timestamp: true,
+                });
               if (hadErrors && !failing) logger.info('[sandbox] every Definition is valid again', { timestamp: true });
             } catch (error) {
               failing = true;
@@ -337,9 +392,11 @@ export function hubSandbox(options) {
       }
       // Node server builds keep the package external (it loads its .wasm and the Box host from
       // disk); Worker builds (workerd/worker conditions) bundle it, the .wasm as a module import.
-      if (id === RUNTIME && command === 'build' && !isWorker(environment?.config ?? this.environment?.config)) return { id: RUNTIME, external: true };
+      if (id === RUNTIME && command === 'build' && !isWorker(environment?.config ?? this.environment?.config))
+        return { id: RUNTIME, external: true };
       // Worker build: the runtime .wasm stays a module import (CompiledWasm for Wrangler/workerd), copied beside the bundle.
-      if (command === 'build' && isRuntimeWasmImport(id, importer)) return externalizeRuntimeWasm(wasmState(this.environment), id, importer);
+      if (command === 'build' && isRuntimeWasmImport(id, importer))
+        return externalizeRuntimeWasm(wasmState(this.environment), id, importer);
       return null;
     },
     renderChunk(code, chunk) {

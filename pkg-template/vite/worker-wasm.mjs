@@ -19,7 +19,9 @@ const PLACEHOLDER_ID = '__VITE_HUB_SANDBOX_RUNTIME_WASM__';
 
 /** Whether `id` (as imported by `importer`) is the runtime wasm of this package's workerd entry. */
 export function isRuntimeWasmImport(id, importer) {
-  return typeof importer === 'string' && path.basename(importer) === WORKERD_ENTRY && path.posix.basename(id) === WASM_NAME;
+  return (
+    typeof importer === 'string' && path.basename(importer) === WORKERD_ENTRY && path.posix.basename(id) === WASM_NAME
+  );
 }
 
 /**

@@ -9,9 +9,9 @@
 // the values are JS values the core checks.
 declare module '*/wasm/vite_hub_sandbox.js' {
   /** `--target web`'s default export: fetches (or takes) and instantiates the .wasm. */
-  export default function init(
-    options?: { module_or_path?: RequestInfo | URL | Response | BufferSource | WebAssembly.Module },
-  ): Promise<unknown>;
+  export default function init(options?: {
+    module_or_path?: RequestInfo | URL | Response | BufferSource | WebAssembly.Module;
+  }): Promise<unknown>;
   export function initSync(options: { module: BufferSource | WebAssembly.Module }): unknown;
   export function configureSandbox(...args: any[]): any;
   export function registerSandbox(...args: any[]): any;
@@ -48,7 +48,12 @@ declare module '*/facts.mjs' {
   export const TRANSFER_LIMITS: readonly { name: string; default: number; maximum: number; unit: string }[];
   export const DEFINITION_LIMITS: readonly { name: string; default: number; maximum: number; unit: string }[];
   export const ENTRY_NAMES: readonly string[];
-  export const EXCLUDED_NAMES: Readonly<{ directories: string[]; files: string[]; filePrefixes: string[]; rootFiles: string[] }>;
+  export const EXCLUDED_NAMES: Readonly<{
+    directories: string[];
+    files: string[];
+    filePrefixes: string[];
+    rootFiles: string[];
+  }>;
 }
 
 declare module 'cloudflare:workers' {

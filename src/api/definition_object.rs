@@ -9,8 +9,8 @@ use js_sys::{Object, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use vite_hub_sandbox_core::definition::{Definition, DefinitionFile, DefinitionSource};
 use crate::error::js::js_message;
+use vite_hub_sandbox_core::definition::{Definition, DefinitionFile, DefinitionSource};
 use vite_hub_sandbox_core::error::{Error, ErrorCode, Result};
 
 /// At most this many files in one Definition object (the 64 MiB rule bounds their bytes).
@@ -25,7 +25,8 @@ pub(crate) fn get(object: &JsValue, key: &str, what: &str) -> Result<JsValue> {
     if !object.is_object() && !object.is_function() {
         return Ok(JsValue::UNDEFINED);
     }
-    Reflect::get(object, &JsValue::from_str(key)).map_err(|e| invalid(format!("{what}.{key} could not be read: {}", js_message(&e))))
+    Reflect::get(object, &JsValue::from_str(key))
+        .map_err(|e| invalid(format!("{what}.{key} could not be read: {}", js_message(&e))))
 }
 
 fn definition_files(definition: &JsValue) -> Result<Vec<DefinitionFile>> {
@@ -36,20 +37,30 @@ fn definition_files(definition: &JsValue) -> Result<Vec<DefinitionFile>> {
     let length = get(&files, "length", "definition.files")?.as_f64().unwrap_or(0.0);
     if !(0.0..=MAX_FILES as f64).contains(&length) {
         // An array length is an integer below 2^32: printed as one.
-        return Err(invalid(format!("definition.files has {} entries; at most {MAX_FILES} are accepted", length as u64)));
+        return Err(invalid(format!(
+            "definition.files has {} entries; at most {MAX_FILES} are accepted",
+            length as u64
+        )));
     }
     let mut out = Vec::with_capacity(length as usize);
     for index in 0..length as u32 {
-        let file = Reflect::get_u32(&files, index).map_err(|e| invalid(format!("definition.files[{index}] could not be read: {}", js_message(&e))))?;
+        let file = Reflect::get_u32(&files, index)
+            .map_err(|e| invalid(format!("definition.files[{index}] could not be read: {}", js_message(&e))))?;
         let what = format!("definition.files[{index}]");
-        let path = get(&file, "path", &what)?.as_string().ok_or_else(|| invalid(format!("definition.files[{index}].path must be a string")))?;
+        let path = get(&file, "path", &what)?
+            .as_string()
+            .ok_or_else(|| invalid(format!("definition.files[{index}].path must be a string")))?;
         let content = get(&file, "content", &what)?;
         let encoding = get(&file, "encoding", &what)?;
         let base64 = match encoding.as_string().as_deref() {
             None if encoding.is_undefined() => false,
             Some("base64") => true,
             Some("utf8") => false,
-            _ => return Err(invalid(format!("definition.files[{index}].encoding must be \"base64\" or \"utf8\" ({path})"))),
+            _ => {
+                return Err(invalid(format!(
+                    "definition.files[{index}].encoding must be \"base64\" or \"utf8\" ({path})"
+                )))
+            }
         };
         let content = if let (true, Some(text)) = (base64, content.as_string()) {
             base64::Engine::decode(&base64::engine::general_purpose::STANDARD, text.as_bytes())
@@ -59,7 +70,9 @@ fn definition_files(definition: &JsValue) -> Result<Vec<DefinitionFile>> {
         } else if let Some(bytes) = content.dyn_ref::<Uint8Array>() {
             bytes.to_vec()
         } else {
-            return Err(invalid(format!("definition.files[{index}].content must be a string or a Uint8Array ({path})")));
+            return Err(invalid(format!(
+                "definition.files[{index}].content must be a string or a Uint8Array ({path})"
+            )));
         };
         let mode = get(&file, "mode", &what)?;
         let mode = if mode.is_undefined() {
@@ -82,13 +95,17 @@ pub(crate) fn definition_source(definition: &JsValue) -> Result<DefinitionSource
     let package_path = if package_path.is_undefined() {
         String::new()
     } else {
-        package_path.as_string().ok_or_else(|| invalid("definition.packagePath must be a string (the package directory relative to the install root)"))?
+        package_path.as_string().ok_or_else(|| {
+            invalid("definition.packagePath must be a string (the package directory relative to the install root)")
+        })?
     };
     let entry = get(definition, "entry", "definition")?;
     let entry = if entry.is_undefined() {
         None
     } else {
-        Some(entry.as_string().ok_or_else(|| invalid("definition.entry must be a string (a module path relative to the package directory)"))?)
+        Some(entry.as_string().ok_or_else(|| {
+            invalid("definition.entry must be a string (a module path relative to the package directory)")
+        })?)
     };
     let timeout = get(definition, "timeout", "definition")?;
     let timeout = if timeout.is_undefined() {

@@ -19,19 +19,19 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::AbortSignal;
 
-use vite_hub_sandbox_core::config::SandboxConfig;
-use vite_hub_sandbox_core::definition::suggest::{not_found_message, Miss};
-use vite_hub_sandbox_core::definition::{validate_name, Definition};
 use crate::error::js::js_message;
 use crate::error::js::JsResult;
-use vite_hub_sandbox_core::error::{Error, ErrorCode, Result};
 use crate::http::fetch::Fetcher;
 use crate::response::error_response;
-use crate::server_timing::ServerTiming;
 use crate::run::events::{RunEvents, RunStatus};
 use crate::run::{run_definition, RunOptions};
 use crate::runtime_config::RuntimeConfig;
+use crate::server_timing::ServerTiming;
 use definition_object::{definition_source, get, invalid, summary};
+use vite_hub_sandbox_core::config::SandboxConfig;
+use vite_hub_sandbox_core::definition::suggest::{not_found_message, Miss};
+use vite_hub_sandbox_core::definition::{validate_name, Definition};
+use vite_hub_sandbox_core::error::{Error, ErrorCode, Result};
 
 pub use crate::error::js::to_js_error;
 
@@ -134,21 +134,26 @@ pub fn configure_sandbox(config: JsValue, worker_env: JsValue) -> JsResult<()> {
         return Err(invalid("config.onLog must be a function ({ name, stream, line }) => void").into());
     }
     let plain = Object::new();
-    for key in Reflect::own_keys(&config).map_err(|e| invalid(format!("config could not be read: {}", js_message(&e))))?.iter() {
+    for key in
+        Reflect::own_keys(&config).map_err(|e| invalid(format!("config could not be read: {}", js_message(&e))))?.iter()
+    {
         if matches!(key.as_string().as_deref(), Some("fetch" | "onLog")) {
             continue;
         }
-        let value = Reflect::get(&config, &key).map_err(|e| invalid(format!("config could not be read: {}", js_message(&e))))?;
+        let value = Reflect::get(&config, &key)
+            .map_err(|e| invalid(format!("config could not be read: {}", js_message(&e))))?;
         let _ = Reflect::set(&plain, &key, &value);
     }
     let plain: JsValue = plain.into();
     check_json_data(&plain, "config", 0)?;
     // As JSON text, then one parsed Value read by the config's one reader: every key is seen, so
     // a misspelled one is refused at any depth.
-    let text = js_sys::JSON::stringify(&plain).map_err(|e| invalid(format!("invalid sandbox config: {}", js_message(&e))))?;
-    let value: serde_json::Value =
-        serde_json::from_slice(String::from(text).as_bytes()).map_err(|e| invalid(format!("invalid sandbox config: {e}")))?;
-    let parsed: SandboxConfig = SandboxConfig::from_value(&value).map_err(|e| invalid(format!("invalid sandbox config: {e}")))?;
+    let text =
+        js_sys::JSON::stringify(&plain).map_err(|e| invalid(format!("invalid sandbox config: {}", js_message(&e))))?;
+    let value: serde_json::Value = serde_json::from_slice(String::from(text).as_bytes())
+        .map_err(|e| invalid(format!("invalid sandbox config: {e}")))?;
+    let parsed: SandboxConfig =
+        SandboxConfig::from_value(&value).map_err(|e| invalid(format!("invalid sandbox config: {e}")))?;
     let namespace = crate::provider::durable_object_namespace(&worker_env, parsed.cloudflare.binding_name());
     let resolved = RuntimeConfig::resolve(&parsed, fetcher, namespace)?;
     RUNTIME.with(|r| *r.borrow_mut() = Some(Rc::new(resolved)));
@@ -172,8 +177,12 @@ pub fn set_local_box_host_starter(starter: Option<js_sys::Function>) {
 /// `SANDBOX_PROVIDER_UNAVAILABLE` when the start failed.
 #[wasm_bindgen(js_name = warmUpLocalBoxHost)]
 pub fn warm_up_local_box_host(only_if_used: bool) -> js_sys::Promise {
-    let used = !only_if_used || runtime_config().is_ok_and(|config| config.provider.as_ref().is_ok_and(|p| p.uses_in_process_host()));
-    let options = runtime_config().ok().and_then(|config| config.provider.as_ref().ok().and_then(|p| p.in_process_host())).unwrap_or_default();
+    let used = !only_if_used
+        || runtime_config().is_ok_and(|config| config.provider.as_ref().is_ok_and(|p| p.uses_in_process_host()));
+    let options = runtime_config()
+        .ok()
+        .and_then(|config| config.provider.as_ref().ok().and_then(|p| p.in_process_host()))
+        .unwrap_or_default();
     session::js_promise(Box::pin(async move {
         if !used {
             return Ok(JsValue::FALSE);
@@ -198,10 +207,18 @@ const MAX_CONFIG_DEPTH: u32 = 32;
 /// cycles). `path` names the value in the message (`config.local.networkPolicy`).
 fn check_json_data(value: &JsValue, path: &str, depth: u32) -> Result<()> {
     if value.is_function() || value.is_symbol() || value.is_bigint() {
-        return Err(invalid(format!("invalid sandbox config: {path} must be JSON data (a string, number, boolean, array or object)")));
+        return Err(invalid(format!(
+            "invalid sandbox config: {path} must be JSON data (a string, number, boolean, array or object)"
+        )));
     }
     if let Some(number) = value.as_f64().filter(|n| !n.is_finite()) {
-        let got = if number.is_nan() { "NaN" } else if number > 0.0 { "Infinity" } else { "-Infinity" };
+        let got = if number.is_nan() {
+            "NaN"
+        } else if number > 0.0 {
+            "Infinity"
+        } else {
+            "-Infinity"
+        };
         return Err(invalid(format!("invalid sandbox config: {path} must be a finite number (got {got})")));
     }
     if !value.is_object() {
@@ -210,12 +227,14 @@ fn check_json_data(value: &JsValue, path: &str, depth: u32) -> Result<()> {
     if depth >= MAX_CONFIG_DEPTH {
         return Err(invalid(format!("invalid sandbox config: values nest deeper than {MAX_CONFIG_DEPTH} levels")));
     }
-    let keys = Reflect::own_keys(value).map_err(|e| invalid(format!("{path} could not be read: {}", js_message(&e))))?;
+    let keys =
+        Reflect::own_keys(value).map_err(|e| invalid(format!("{path} could not be read: {}", js_message(&e))))?;
     for key in keys.iter() {
         let Some(name) = key.as_string() else {
             return Err(invalid(format!("invalid sandbox config: {path} has a symbol key")));
         };
-        let child = Reflect::get(value, &key).map_err(|e| invalid(format!("{path}.{name} could not be read: {}", js_message(&e))))?;
+        let child = Reflect::get(value, &key)
+            .map_err(|e| invalid(format!("{path}.{name} could not be read: {}", js_message(&e))))?;
         check_json_data(&child, &format!("{path}.{name}"), depth + 1)?;
     }
     Ok(())
@@ -243,11 +262,15 @@ fn call_options(options: &JsValue) -> Result<CallOptions> {
     if !options.is_object() {
         return Err(invalid("runSandbox options must be an object { context?, signal?, sandboxId?, onLog? }"));
     }
-    let keys = Reflect::own_keys(options).map_err(|e| invalid(format!("runSandbox options could not be read: {}", js_message(&e))))?;
+    let keys = Reflect::own_keys(options)
+        .map_err(|e| invalid(format!("runSandbox options could not be read: {}", js_message(&e))))?;
     for key in keys.iter() {
         let key = key.as_string().unwrap_or_else(|| "a symbol".to_owned());
         if !matches!(key.as_str(), "context" | "signal" | "sandboxId" | "onLog") {
-            return Err(invalid(format!("unknown runSandbox option {key}; expected context, signal, sandboxId or onLog", key = vite_hub_sandbox_core::error::quoted(&key))));
+            return Err(invalid(format!(
+                "unknown runSandbox option {key}; expected context, signal, sandboxId or onLog",
+                key = vite_hub_sandbox_core::error::quoted(&key)
+            )));
         }
     }
     // onLog is the glue's (run-handle.mjs calls it per line); here it is only checked.
@@ -260,7 +283,12 @@ fn call_options(options: &JsValue) -> Result<CallOptions> {
     let sandbox_id = if sandbox_id.is_undefined() {
         None
     } else {
-        Some(sandbox_id.as_string().filter(|id| !id.is_empty()).ok_or_else(|| invalid("runSandbox option sandboxId must be a non-empty string"))?)
+        Some(
+            sandbox_id
+                .as_string()
+                .filter(|id| !id.is_empty())
+                .ok_or_else(|| invalid("runSandbox option sandboxId must be a non-empty string"))?,
+        )
     };
     Ok(CallOptions { context: get(options, "context", "runSandbox options")?, signal, sandbox_id })
 }
@@ -280,7 +308,12 @@ pub fn run_sandbox_export(name: JsValue, payload: JsValue, options: JsValue, eve
 }
 
 /// [`run_sandbox_export`]'s Run, for the exports that answer with its Response (the runner's `run`).
-pub async fn run_sandbox(name: JsValue, payload: JsValue, options: JsValue, events: JsValue) -> std::result::Result<web_sys::Response, JsValue> {
+pub async fn run_sandbox(
+    name: JsValue,
+    payload: JsValue,
+    options: JsValue,
+    events: JsValue,
+) -> std::result::Result<web_sys::Response, JsValue> {
     let mut timing = ServerTiming::start();
     let prepared = prepare_run(&name, &options, events.clone()).await;
     let (definition, run_options) = match prepared {
@@ -332,11 +365,22 @@ pub fn close_sandbox(sandbox_id: JsValue, options: JsValue) -> js_sys::Promise {
 
 /// The Promise's work; its error crosses as a `SandboxError` ([`crate::sys::error_promise`]).
 async fn close_kept_sandbox(sandbox_id: JsValue, options: JsValue) -> Result<JsValue> {
-    let id = sandbox_id.as_string().filter(|id| !id.is_empty()).ok_or_else(|| invalid("closeSandbox(sandboxId) expects a non-empty string"))?;
-    let signal = if options.is_object() { optional_signal(get(&options, "signal", "closeSandbox options")?, "closeSandbox option signal")? } else { None };
+    let id = sandbox_id
+        .as_string()
+        .filter(|id| !id.is_empty())
+        .ok_or_else(|| invalid("closeSandbox(sandboxId) expects a non-empty string"))?;
+    let signal = if options.is_object() {
+        optional_signal(get(&options, "signal", "closeSandbox options")?, "closeSandbox option signal")?
+    } else {
+        None
+    };
     let resolved = runtime_config()?;
     let provider = resolved.provider.as_ref().map(Rc::clone).map_err(Error::to_public)?;
-    let closed = if provider.keeps_boxes() { provider.close_kept_box(&id).await? } else { crate::run::lease::close_kept(provider.as_ref(), &id, signal.as_ref()).await? };
+    let closed = if provider.keeps_boxes() {
+        provider.close_kept_box(&id).await?
+    } else {
+        crate::run::lease::close_kept(provider.as_ref(), &id, signal.as_ref()).await?
+    };
     Ok(closed.into())
 }
 
@@ -355,7 +399,18 @@ async fn prepare_run(name: &JsValue, options: &JsValue, events: JsValue) -> Resu
     let resolved = runtime_config()?;
     let provider = resolved.provider.as_ref().map(Rc::clone).map_err(Error::to_public)?;
     let events = RunEvents::new(events);
-    Ok((definition, RunOptions { context: call.context, signal: call.signal, provider, limits: resolved.limits, sandbox_id: call.sandbox_id, events, debug: resolved.debug }))
+    Ok((
+        definition,
+        RunOptions {
+            context: call.context,
+            signal: call.signal,
+            provider,
+            limits: resolved.limits,
+            sandbox_id: call.sandbox_id,
+            events,
+            debug: resolved.debug,
+        },
+    ))
 }
 
 /// `setSandboxDefinitionLoader(loader | null)`: the lazy registry seam. `runSandbox(name)` calls
@@ -396,7 +451,9 @@ async fn not_found(name: &str) -> String {
         let reason = get(&described, "invalid", "describe()")
             .ok()
             .filter(JsValue::is_object)
-            .and_then(|invalid| Reflect::get_own_property_descriptor(invalid.unchecked_ref::<Object>(), &JsValue::from_str(name)).ok())
+            .and_then(|invalid| {
+                Reflect::get_own_property_descriptor(invalid.unchecked_ref::<Object>(), &JsValue::from_str(name)).ok()
+            })
             .filter(JsValue::is_object)
             .and_then(|descriptor| Reflect::get(&descriptor, &JsValue::from_str("value")).ok())
             .and_then(|reason| reason.as_string());
@@ -424,16 +481,22 @@ async fn not_found(name: &str) -> String {
 /// `SANDBOX_INVALID_ARGUMENT` when the loaded Definition is invalid.
 async fn load_definition(name: &str) -> Result<Option<Rc<Definition>>> {
     let Some(loader) = LOADER.with(|l| l.borrow().clone()) else { return Ok(None) };
-    let loader_error =
-        |e: JsValue| Error::new(ErrorCode::RuntimeError, format!("the sandbox registry could not load \"{name}\": {}", js_message(&e)));
+    let loader_error = |e: JsValue| {
+        Error::new(
+            ErrorCode::RuntimeError,
+            format!("the sandbox registry could not load \"{name}\": {}", js_message(&e)),
+        )
+    };
     let returned = loader.call1(&JsValue::NULL, &JsValue::from_str(name)).map_err(loader_error)?;
-    let loaded = wasm_bindgen_futures::JsFuture::from(js_sys::Promise::resolve(&returned)).await.map_err(loader_error)?;
+    let loaded =
+        wasm_bindgen_futures::JsFuture::from(js_sys::Promise::resolve(&returned)).await.map_err(loader_error)?;
     if loaded.is_undefined() || loaded.is_null() {
         return Ok(None);
     }
     let digest = get(&loaded, "digest", "the loaded definition")?.as_string();
     if let Some(digest) = &digest {
-        let cached = LOADED.with(|l| l.borrow().iter().find(|(n, d, _)| n == name && d == digest).map(|(_, _, def)| def.clone()));
+        let cached = LOADED
+            .with(|l| l.borrow().iter().find(|(n, d, _)| n == name && d == digest).map(|(_, _, def)| def.clone()));
         if cached.is_some() {
             return Ok(cached);
         }

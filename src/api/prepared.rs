@@ -6,8 +6,8 @@ use std::collections::BTreeSet;
 use wasm_bindgen::prelude::*;
 
 use super::{invalid, runtime_config};
-use vite_hub_sandbox_core::error::Error;
 use crate::run::prepared::{forget, prepared_name};
+use vite_hub_sandbox_core::error::Error;
 
 /// `listPreparedProjects() → Promise<Array<{ id, sizeBytes, createdAt }>>`: the snapshots the
 /// configured provider keeps for this project (Vercel: `GET /v2/sandboxes/snapshots`, the local

@@ -22,11 +22,14 @@ use vite_hub_sandbox_core::error::{Error, ErrorCode, Operation, ERROR_HEADER};
 #[wasm_bindgen(js_name = resolveSandboxRunner)]
 pub fn resolve_sandbox_runner(name: JsValue) -> Promise {
     crate::sys::error_promise(async move {
-        let name = name.as_string().ok_or_else(|| Error::new(ErrorCode::InvalidArgument, "Sandbox name must be a string"))?;
+        let name =
+            name.as_string().ok_or_else(|| Error::new(ErrorCode::InvalidArgument, "Sandbox name must be a string"))?;
         validate_name(&name)?;
         let registered = super::registered(&name).is_some();
         if !registered && super::load_definition(&name).await?.is_none() {
-            return Err(Error::new(ErrorCode::NotFound, super::not_found(&name).await).with_operation(Operation::Resolve));
+            return Err(
+                Error::new(ErrorCode::NotFound, super::not_found(&name).await).with_operation(Operation::Resolve)
+            );
         }
         let resolved = super::runtime_config()?;
         let provider = resolved.provider.as_ref().map(Rc::clone).map_err(Error::to_public)?;
@@ -97,10 +100,17 @@ async fn decode(response: &web_sys::Response, name: &str) -> Result<JsValue, JsV
         let text = body_text(response).await?;
         let body = js_sys::JSON::parse(&text).ok().filter(JsValue::is_object);
         let error = body.and_then(|b| Reflect::get(&b, &JsValue::from_str("error")).ok()).filter(JsValue::is_object);
-        let field = |key: &str| error.as_ref().and_then(|e| Reflect::get(e, &JsValue::from_str(key)).ok()).filter(|v| !v.is_undefined());
-        let message = field("message").and_then(|m| m.as_string()).unwrap_or_else(|| format!("the Run answered {status}"));
+        let field = |key: &str| {
+            error.as_ref().and_then(|e| Reflect::get(e, &JsValue::from_str(key)).ok()).filter(|v| !v.is_undefined())
+        };
+        let message =
+            field("message").and_then(|m| m.as_string()).unwrap_or_else(|| format!("the Run answered {status}"));
         let Some(code) = response.headers().get(ERROR_HEADER)?.and_then(|c| ErrorCode::parse(&c)) else {
-            let answered = Error::new(ErrorCode::HandlerError, format!("Sandbox \"{name}\" answered {status} with a Response of its own.")).with_status(status);
+            let answered = Error::new(
+                ErrorCode::HandlerError,
+                format!("Sandbox \"{name}\" answered {status} with a Response of its own."),
+            )
+            .with_status(status);
             return Err(crate::error::js::into_js(answered));
         };
         let thrown = js_sys::Error::new(&message);

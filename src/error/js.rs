@@ -18,7 +18,10 @@ use vite_hub_sandbox_core::error::{Error, ErrorCode};
 /// `SANDBOX_*` code) keeps its code and message; anything else becomes `SANDBOX_RUNTIME_ERROR`
 /// carrying the value's message (and its `cause`'s).
 pub fn from_js(value: JsValue) -> Error {
-    let code = Reflect::get(&value, &JsValue::from_str("code")).ok().and_then(|code| code.as_string()).and_then(|code| ErrorCode::parse(&code));
+    let code = Reflect::get(&value, &JsValue::from_str("code"))
+        .ok()
+        .and_then(|code| code.as_string())
+        .and_then(|code| ErrorCode::parse(&code));
     let message = js_message(&value);
     Error::new(code.unwrap_or(ErrorCode::RuntimeError), message)
 }
@@ -81,7 +84,8 @@ pub fn js_message(value: &JsValue) -> String {
 
 fn js_message_at_depth(value: &JsValue, depth: u32) -> String {
     if let Some(error) = value.dyn_ref::<js_sys::Error>() {
-        let message = Reflect::get(error, &JsValue::from_str("message")).ok().and_then(|m| m.as_string()).unwrap_or_default();
+        let message =
+            Reflect::get(error, &JsValue::from_str("message")).ok().and_then(|m| m.as_string()).unwrap_or_default();
         let cause = Reflect::get(error, &JsValue::from_str("cause")).ok();
         match cause.filter(|c| !c.is_undefined() && !c.is_null() && depth < 4) {
             Some(cause) => format!("{message} ({})", js_message_at_depth(&cause, depth + 1)),

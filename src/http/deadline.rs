@@ -37,7 +37,11 @@ impl Deadline {
     pub fn new(parent: Option<&AbortSignal>, ms: u32) -> Deadline {
         let parent = parent.cloned();
         let armed = AbortController::new().ok().and_then(|controller| {
-            let abort = Reflect::get(&controller, &JsValue::from_str("abort")).ok()?.dyn_into::<Function>().ok()?.bind0(&controller);
+            let abort = Reflect::get(&controller, &JsValue::from_str("abort"))
+                .ok()?
+                .dyn_into::<Function>()
+                .ok()?
+                .bind0(&controller);
             // A JS timer fires at once past 2^31 − 1 ms: such a bound (24.8 days) is left to
             // the parent signal.
             let timer = if ms <= MAX_TIMER_MS { sys::set_timeout(&abort, f64::from(ms)) } else { JsValue::UNDEFINED };
@@ -87,15 +91,19 @@ impl Drop for Deadline {
 /// `future` (a stop, a destroy, a release), or a `SANDBOX_RUNTIME_ERROR` for the `stop` operation
 /// when it takes longer than `ms` ms. The future is dropped at the bound (its requests carry their
 /// own signals).
-pub async fn stop_within(ms: u32, future: futures::future::LocalBoxFuture<'_, vite_hub_sandbox_core::error::Result<()>>) -> vite_hub_sandbox_core::error::Result<()> {
-    use vite_hub_sandbox_core::error::{Error, ErrorCode, Operation};
+pub async fn stop_within(
+    ms: u32,
+    future: futures::future::LocalBoxFuture<'_, vite_hub_sandbox_core::error::Result<()>>,
+) -> vite_hub_sandbox_core::error::Result<()> {
     use futures::future::{select, Either};
+    use vite_hub_sandbox_core::error::{Error, ErrorCode, Operation};
     let sleep = crate::http::timer::Sleep::new(f64::from(ms));
     let outcome = select(future, wasm_bindgen_futures::JsFuture::from(sleep.promise().clone())).await;
     // Dropping the sleep settles its promise: the `JsFuture` left in `select` is let go.
     drop(sleep);
     match outcome {
         Either::Left((result, _)) => result,
-        Either::Right(_) => Err(Error::new(ErrorCode::RuntimeError, format!("the Box did not stop within {ms}ms")).with_operation(Operation::Stop)),
+        Either::Right(_) => Err(Error::new(ErrorCode::RuntimeError, format!("the Box did not stop within {ms}ms"))
+            .with_operation(Operation::Stop)),
     }
 }

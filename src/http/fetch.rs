@@ -14,9 +14,9 @@ use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortSignal, ReadableStreamDefaultReader, Request};
 
-use vite_hub_sandbox_core::http::retry::{AttemptOutcome, RequestSafety, RetryDecision, RetryPolicy};
 use crate::http::timer::Sleep;
 use crate::sys;
+use vite_hub_sandbox_core::http::retry::{AttemptOutcome, RequestSafety, RetryDecision, RetryPolicy};
 
 pub use crate::error::js::js_message;
 
@@ -76,14 +76,20 @@ fn is_aborted(signal: Option<&AbortSignal>) -> bool {
 
 impl Fetcher {
     fn build_request(request: &HttpRequest, signal: Option<&AbortSignal>) -> Result<Request, JsValue> {
-        let method = Method::from_bytes(request.method.as_bytes()).map_err(|_| JsValue::from_str("invalid HTTP method"))?;
+        let method =
+            Method::from_bytes(request.method.as_bytes()).map_err(|_| JsValue::from_str("invalid HTTP method"))?;
         // Redirects come back as answers (`manual`), never followed: see SendError::Redirected.
-        let mut builder = RequestBuilder::new(&request.url).method(method).abort_signal(signal).redirect(web_sys::RequestRedirect::Manual);
+        let mut builder = RequestBuilder::new(&request.url)
+            .method(method)
+            .abort_signal(signal)
+            .redirect(web_sys::RequestRedirect::Manual);
         for (name, value) in &request.headers {
             // gloo-net's `header` throws (unwrap_throw) on a value the Fetch API refuses (a
             // control character, or one above U+00FF): check first.
             if value.chars().any(|c| matches!(c, '\0' | '\r' | '\n') || u32::from(c) > 0xFF) {
-                return Err(JsValue::from_str(&format!("the {name} header value holds a character an HTTP header cannot carry")));
+                return Err(JsValue::from_str(&format!(
+                    "the {name} header value holds a character an HTTP header cannot carry"
+                )));
             }
             builder = builder.header(name, value);
         }
@@ -108,14 +114,19 @@ impl Fetcher {
         let js_request = Self::build_request(request, signal).map_err(SendError::Network)?;
         let promise: Promise = match self {
             Fetcher::Global => sys::global_fetch(&js_request),
-            Fetcher::Function(function) => function.call1(&JsValue::UNDEFINED, &js_request).map(|value| Promise::resolve(&value)),
+            Fetcher::Function(function) => {
+                function.call1(&JsValue::UNDEFINED, &js_request).map(|value| Promise::resolve(&value))
+            }
             Fetcher::Target(target) => target.fetch_with_request(&js_request),
         }
         .map_err(SendError::Network)?;
         match JsFuture::from(promise).await {
             Ok(value) => match value.dyn_into::<web_sys::Response>() {
                 // A browser hides a manual redirect as `opaqueredirect` (status 0).
-                Ok(response) if (300..400).contains(&response.status()) || response.type_() == web_sys::ResponseType::Opaqueredirect => {
+                Ok(response)
+                    if (300..400).contains(&response.status())
+                        || response.type_() == web_sys::ResponseType::Opaqueredirect =>
+                {
                     let status = response.status();
                     if let Some(body) = response.body() {
                         settle_quietly(body.cancel());
@@ -123,7 +134,9 @@ impl Fetcher {
                     Err(SendError::Redirected(status))
                 }
                 Ok(response) => Ok(Response::from(response)),
-                Err(_) => Err(SendError::Network(JsValue::from_str("fetch resolved to a value that is not a Response"))),
+                Err(_) => {
+                    Err(SendError::Network(JsValue::from_str("fetch resolved to a value that is not a Response")))
+                }
             },
             Err(_) if is_aborted(signal) => Err(SendError::Aborted),
             Err(error) => Err(SendError::Network(error)),
@@ -278,7 +291,11 @@ impl BodyChunks {
     /// Locks the body of `response` for reading. A body-less response yields no chunks.
     pub fn new(response: &Response) -> Result<BodyChunks, SendError> {
         let reader = match response.body() {
-            Some(body) => Some(body.get_reader().dyn_into::<ReadableStreamDefaultReader>().map_err(|v| SendError::Network(v.into()))?),
+            Some(body) => Some(
+                body.get_reader()
+                    .dyn_into::<ReadableStreamDefaultReader>()
+                    .map_err(|v| SendError::Network(v.into()))?,
+            ),
             None => None,
         };
         Ok(BodyChunks { reader })

@@ -33,7 +33,9 @@ impl Timer {
 
     /// Lets Node exit while the timer is pending (`Timeout.unref()`; absent elsewhere).
     pub fn unref(&self) {
-        if let Ok(unref) = js_sys::Reflect::get(&self.handle, &JsValue::from_str("unref")).and_then(|f| f.dyn_into::<Function>()) {
+        if let Ok(unref) =
+            js_sys::Reflect::get(&self.handle, &JsValue::from_str("unref")).and_then(|f| f.dyn_into::<Function>())
+        {
             let _ = unref.call0(&self.handle);
         }
     }

@@ -89,7 +89,9 @@ fn no_prepared_projects<'a, T: 'a>(provider: ProviderKind) -> LocalBoxFuture<'a,
 /// `SANDBOX_NOT_SUPPORTED` for a Box operation `operation` that `provider`'s Boxes do not have.
 fn unsupported<'a, T: 'a>(provider: ProviderKind, operation: Operation) -> LocalBoxFuture<'a, Result<T>> {
     let message = format!("the {provider} provider does not support {} on a Box", operation.as_str());
-    Box::pin(std::future::ready(Err(Error::new(ErrorCode::NotSupported, message).with_provider(provider).with_operation(operation))))
+    Box::pin(std::future::ready(Err(Error::new(ErrorCode::NotSupported, message)
+        .with_provider(provider)
+        .with_operation(operation))))
 }
 
 /// A provider able to open Boxes, built once per `configureSandbox` by [`super::build`] from
@@ -154,7 +156,10 @@ pub trait Provider: std::fmt::Debug {
     /// For providers that ask a host: those of [`Provider::ensure_ready`],
     /// `SANDBOX_TRANSPORT_ERROR` for a failed request or a report that is not of the contract's
     /// shape.
-    fn execution_authority<'a>(&'a self, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<ExecutionAuthority>>;
+    fn execution_authority<'a>(
+        &'a self,
+        signal: Option<&'a AbortSignal>,
+    ) -> LocalBoxFuture<'a, Result<ExecutionAuthority>>;
 
     /// The executionAuthority of `session`, a Box this provider opened. Default: the provider's
     /// ([`Provider::execution_authority`], no signal).
@@ -162,7 +167,10 @@ pub trait Provider: std::fmt::Debug {
     /// # Errors
     /// Those of [`Provider::execution_authority`]; `SANDBOX_TRANSPORT_ERROR` when a provider that
     /// reports it per Box reported none or a malformed one.
-    fn box_execution_authority<'a>(&'a self, session: &'a dyn BoxSession) -> LocalBoxFuture<'a, Result<ExecutionAuthority>> {
+    fn box_execution_authority<'a>(
+        &'a self,
+        session: &'a dyn BoxSession,
+    ) -> LocalBoxFuture<'a, Result<ExecutionAuthority>> {
         let _ = session;
         self.execution_authority(None)
     }
@@ -190,7 +198,11 @@ pub trait Provider: std::fmt::Debug {
     /// `SANDBOX_TRANSPORT_ERROR` or `SANDBOX_PROVIDER_UNAVAILABLE` when the provider refuses or
     /// cannot be reached; `SANDBOX_INVALID_ARGUMENT` for a `sandboxId` the provider refuses; those
     /// of [`Provider::ensure_ready`].
-    fn open<'a>(&'a self, spec: &'a BoxSpec, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<Box<dyn BoxSession>>>;
+    fn open<'a>(
+        &'a self,
+        spec: &'a BoxSpec,
+        signal: Option<&'a AbortSignal>,
+    ) -> LocalBoxFuture<'a, Result<Box<dyn BoxSession>>>;
 }
 
 /// One live Box, whatever the provider. Paths are absolute Box paths unless a method says
@@ -257,7 +269,11 @@ pub trait BoxSession: std::fmt::Debug {
     /// # Errors
     /// `SANDBOX_INVALID_ARGUMENT` for a path that fails
     /// [`vite_hub_sandbox_core::transfer::box_file::validate_relative_path`]; transport errors of the provider.
-    fn write_files<'a>(&'a self, files: &'a [BoxFile], signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<()>>;
+    fn write_files<'a>(
+        &'a self,
+        files: &'a [BoxFile],
+        signal: Option<&'a AbortSignal>,
+    ) -> LocalBoxFuture<'a, Result<()>>;
 
     /// Writes a Run's `files` (paths relative to `/`, below the Box cwd) before its first
     /// Command. Default: [`BoxSession::write_files`]. A provider may stage them for the next
@@ -267,7 +283,11 @@ pub trait BoxSession: std::fmt::Debug {
     /// # Errors
     /// Those of [`BoxSession::write_files`]; where the next Command unpacks, a failed unpacking is
     /// that Command's `SANDBOX_EXECUTION_ERROR`.
-    fn stage_files<'a>(&'a self, files: &'a [BoxFile], signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<()>> {
+    fn stage_files<'a>(
+        &'a self,
+        files: &'a [BoxFile],
+        signal: Option<&'a AbortSignal>,
+    ) -> LocalBoxFuture<'a, Result<()>> {
         self.write_files(files, signal)
     }
 
@@ -277,7 +297,11 @@ pub trait BoxSession: std::fmt::Debug {
     /// # Errors
     /// Transport errors of the provider; `SANDBOX_TIMEOUT` when the Command's own timeout killed
     /// it (where the provider applies it).
-    fn exec<'a>(&'a self, command: &'a Command, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<CommandOutcome>>;
+    fn exec<'a>(
+        &'a self,
+        command: &'a Command,
+        signal: Option<&'a AbortSignal>,
+    ) -> LocalBoxFuture<'a, Result<CommandOutcome>>;
 
     /// Runs a Command and waits for its exit like [`BoxSession::exec`], handing each piece of its
     /// stdout/stderr to `on_output` as the provider delivers it, in order within each stream.
@@ -297,14 +321,23 @@ pub trait BoxSession: std::fmt::Debug {
     ///
     /// # Errors
     /// Transport errors of the provider.
-    fn read_file<'a>(&'a self, path: &'a str, max_bytes: u64, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<FileRead>>;
+    fn read_file<'a>(
+        &'a self,
+        path: &'a str,
+        max_bytes: u64,
+        signal: Option<&'a AbortSignal>,
+    ) -> LocalBoxFuture<'a, Result<FileRead>>;
 
     /// Starts a Command without waiting for it; answers its id (for [`BoxSession::logs`],
     /// [`BoxSession::wait`], [`BoxSession::kill`]).
     ///
     /// # Errors
     /// Transport errors of the provider; `SANDBOX_NOT_SUPPORTED` (the default).
-    fn spawn<'a>(&'a self, command: &'a Command, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<String>> {
+    fn spawn<'a>(
+        &'a self,
+        command: &'a Command,
+        signal: Option<&'a AbortSignal>,
+    ) -> LocalBoxFuture<'a, Result<String>> {
         let _ = (command, signal);
         unsupported(self.provider(), Operation::Exec)
     }
@@ -313,7 +346,11 @@ pub trait BoxSession: std::fmt::Debug {
     ///
     /// # Errors
     /// Transport errors of the provider; `SANDBOX_NOT_SUPPORTED` (the default).
-    fn logs<'a>(&'a self, id: &'a str, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<Box<dyn LogStream>>> {
+    fn logs<'a>(
+        &'a self,
+        id: &'a str,
+        signal: Option<&'a AbortSignal>,
+    ) -> LocalBoxFuture<'a, Result<Box<dyn LogStream>>> {
         let _ = (id, signal);
         unsupported(self.provider(), Operation::Exec)
     }
@@ -332,7 +369,12 @@ pub trait BoxSession: std::fmt::Debug {
     /// # Errors
     /// Transport errors of the provider; `SANDBOX_NOT_SUPPORTED` for a signal the provider cannot
     /// send, and (the default) for a provider without it.
-    fn kill<'a>(&'a self, id: &'a str, signal_number: u8, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<()>> {
+    fn kill<'a>(
+        &'a self,
+        id: &'a str,
+        signal_number: u8,
+        signal: Option<&'a AbortSignal>,
+    ) -> LocalBoxFuture<'a, Result<()>> {
         let _ = (id, signal_number, signal);
         unsupported(self.provider(), Operation::Exec)
     }
@@ -350,7 +392,12 @@ pub trait BoxSession: std::fmt::Debug {
     ///
     /// # Errors
     /// Transport errors of the provider; `SANDBOX_NOT_SUPPORTED` (the default).
-    fn mkdir<'a>(&'a self, path: &'a str, recursive: bool, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<()>> {
+    fn mkdir<'a>(
+        &'a self,
+        path: &'a str,
+        recursive: bool,
+        signal: Option<&'a AbortSignal>,
+    ) -> LocalBoxFuture<'a, Result<()>> {
         let _ = (path, recursive, signal);
         unsupported(self.provider(), Operation::Mkdir)
     }
@@ -359,7 +406,12 @@ pub trait BoxSession: std::fmt::Debug {
     ///
     /// # Errors
     /// Transport errors of the provider; `SANDBOX_NOT_SUPPORTED` (the default).
-    fn remove<'a>(&'a self, path: &'a str, recursive: bool, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<()>> {
+    fn remove<'a>(
+        &'a self,
+        path: &'a str,
+        recursive: bool,
+        signal: Option<&'a AbortSignal>,
+    ) -> LocalBoxFuture<'a, Result<()>> {
         let _ = (path, recursive, signal);
         unsupported(self.provider(), Operation::Remove)
     }
@@ -398,13 +450,27 @@ mod tests {
         fn write_files<'a>(&'a self, _: &'a [BoxFile], _: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<()>> {
             Box::pin(std::future::ready(Ok(())))
         }
-        fn exec<'a>(&'a self, _: &'a Command, _: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<CommandOutcome>> {
+        fn exec<'a>(
+            &'a self,
+            _: &'a Command,
+            _: Option<&'a AbortSignal>,
+        ) -> LocalBoxFuture<'a, Result<CommandOutcome>> {
             refused()
         }
-        fn exec_streaming<'a>(&'a self, _: &'a Command, _: &'a mut dyn FnMut(OutputStream, &str), _: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<CommandOutcome>> {
+        fn exec_streaming<'a>(
+            &'a self,
+            _: &'a Command,
+            _: &'a mut dyn FnMut(OutputStream, &str),
+            _: Option<&'a AbortSignal>,
+        ) -> LocalBoxFuture<'a, Result<CommandOutcome>> {
             refused()
         }
-        fn read_file<'a>(&'a self, _: &'a str, _: u64, _: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<FileRead>> {
+        fn read_file<'a>(
+            &'a self,
+            _: &'a str,
+            _: u64,
+            _: Option<&'a AbortSignal>,
+        ) -> LocalBoxFuture<'a, Result<FileRead>> {
             refused()
         }
         fn close(&self) -> LocalBoxFuture<'_, Result<()>> {
@@ -416,10 +482,17 @@ mod tests {
         fn kind(&self) -> ProviderKind {
             ProviderKind::Cloudflare
         }
-        fn execution_authority<'a>(&'a self, _: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<ExecutionAuthority>> {
+        fn execution_authority<'a>(
+            &'a self,
+            _: Option<&'a AbortSignal>,
+        ) -> LocalBoxFuture<'a, Result<ExecutionAuthority>> {
             Box::pin(std::future::ready(Ok(ExecutionAuthority::cloudflare())))
         }
-        fn open<'a>(&'a self, _: &'a BoxSpec, _: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<Box<dyn BoxSession>>> {
+        fn open<'a>(
+            &'a self,
+            _: &'a BoxSpec,
+            _: Option<&'a AbortSignal>,
+        ) -> LocalBoxFuture<'a, Result<Box<dyn BoxSession>>> {
             Box::pin(std::future::ready(Ok(Box::new(Minimal) as Box<dyn BoxSession>)))
         }
     }
@@ -448,8 +521,14 @@ mod tests {
         assert_unsupported(now(session.mkdir("/work/a", true, None)), Operation::Mkdir);
         assert_unsupported(now(session.remove("/work/a", false, None)), Operation::Remove);
         let prepare = now(session.prepare()).unwrap_err();
-        assert_eq!((prepare.code(), prepare.message()), (ErrorCode::NotSupported, "The cloudflare provider keeps no prepared projects."));
-        assert_eq!((session.prepared(), session.kept_root(), session.local_box_host_work_dir()), (PreparedStart::Empty, None, None));
+        assert_eq!(
+            (prepare.code(), prepare.message()),
+            (ErrorCode::NotSupported, "The cloudflare provider keeps no prepared projects.")
+        );
+        assert_eq!(
+            (session.prepared(), session.kept_root(), session.local_box_host_work_dir()),
+            (PreparedStart::Empty, None, None)
+        );
         assert!(!session.stops_at_lifetime() && session.reported_execution_authority().is_none());
         assert!(now(session.stage_files(&[], None)).is_ok(), "staging defaults to write_files");
     }
@@ -462,9 +541,16 @@ mod tests {
         assert!(now(provider.ensure_ready()).unwrap().is_none());
         assert!(!now(provider.close_kept_box("kept")).unwrap(), "no Box is kept by the provider");
         for error in [now(provider.list_prepared(None)).unwrap_err(), now(provider.drop_prepared("id")).unwrap_err()] {
-            assert_eq!((error.code(), error.message()), (ErrorCode::NotSupported, "The cloudflare provider keeps no prepared projects."));
+            assert_eq!(
+                (error.code(), error.message()),
+                (ErrorCode::NotSupported, "The cloudflare provider keeps no prepared projects.")
+            );
         }
         let session = now(provider.open(&BoxSpec::default(), None)).unwrap();
-        assert_eq!(now(provider.box_execution_authority(session.as_ref())).unwrap(), ExecutionAuthority::cloudflare(), "the provider's own by default");
+        assert_eq!(
+            now(provider.box_execution_authority(session.as_ref())).unwrap(),
+            ExecutionAuthority::cloudflare(),
+            "the provider's own by default"
+        );
     }
 }

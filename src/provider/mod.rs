@@ -28,19 +28,33 @@ pub use vite_hub_sandbox_core::provider::ProviderSettings;
 /// `SANDBOX_PROVIDER_REQUIRED` for Cloudflare without `namespace` and without a local Box host
 /// (config resolution reports that first, see [`vite_hub_sandbox_core::config`]).
 #[cfg(target_arch = "wasm32")]
-pub fn build(settings: ProviderSettings, fetcher: crate::http::fetch::Fetcher, namespace: Option<crate::sys::DurableObjectNamespace>) -> vite_hub_sandbox_core::error::Result<std::rc::Rc<dyn Provider>> {
+pub fn build(
+    settings: ProviderSettings,
+    fetcher: crate::http::fetch::Fetcher,
+    namespace: Option<crate::sys::DurableObjectNamespace>,
+) -> vite_hub_sandbox_core::error::Result<std::rc::Rc<dyn Provider>> {
     use std::rc::Rc;
     Ok(match settings {
-        ProviderSettings::Vercel { endpoint, network_policy } => Rc::new(vercel::VercelProvider::new(endpoint, network_policy, fetcher, vite_hub_sandbox_core::provider_kind::ProviderKind::Vercel)),
+        ProviderSettings::Vercel { endpoint, network_policy } => Rc::new(vercel::VercelProvider::new(
+            endpoint,
+            network_policy,
+            fetcher,
+            vite_hub_sandbox_core::provider_kind::ProviderKind::Vercel,
+        )),
         ProviderSettings::Local(options) => Rc::new(local::LocalProvider::new(options, fetcher)),
         ProviderSettings::Cloudflare(settings) => {
             // A Box on the local Box host (local development) gets the host's own report of what
             // it can reach, asked as the local provider asks it (Cloudflare's Boxes there use the
             // default network policy).
-            let local_host = |host: &cloudflare::LocalContainerHost, fetcher: crate::http::fetch::Fetcher| -> Rc<dyn Provider> {
-                let options = local::LocalOptions { base_url: Some(host.base_url.clone()), token: Some(host.token.clone()), ..Default::default() };
-                Rc::new(local::LocalProvider::new(options, fetcher))
-            };
+            let local_host =
+                |host: &cloudflare::LocalContainerHost, fetcher: crate::http::fetch::Fetcher| -> Rc<dyn Provider> {
+                    let options = local::LocalOptions {
+                        base_url: Some(host.base_url.clone()),
+                        token: Some(host.token.clone()),
+                        ..Default::default()
+                    };
+                    Rc::new(local::LocalProvider::new(options, fetcher))
+                };
             let binding = settings.binding.clone();
             let provider = cloudflare::CloudflareProvider::new(settings, namespace, fetcher, local_host)
                 .ok_or_else(|| vite_hub_sandbox_core::provider::cloudflare::options::missing_binding_error(&binding))?;
@@ -52,7 +66,10 @@ pub fn build(settings: ProviderSettings, fetcher: crate::http::fetch::Fetcher, n
 /// The Durable Object namespace the Worker env `env` holds under `binding` (an object with
 /// `idFromName` and `get`), for the `cloudflare` provider; `None` when it holds none.
 #[cfg(target_arch = "wasm32")]
-pub fn durable_object_namespace(env: &wasm_bindgen::JsValue, binding: &str) -> Option<crate::sys::DurableObjectNamespace> {
+pub fn durable_object_namespace(
+    env: &wasm_bindgen::JsValue,
+    binding: &str,
+) -> Option<crate::sys::DurableObjectNamespace> {
     cloudflare::namespace_in(env, binding)
 }
 

@@ -73,7 +73,9 @@ impl RunEvents {
 
     fn call(&self, method: &str, args: &[JsValue]) {
         let Some(sink) = &self.sink else { return };
-        let Some(function) = Reflect::get(sink, &JsValue::from_str(method)).ok().and_then(|f| f.dyn_into::<Function>().ok()) else {
+        let Some(function) =
+            Reflect::get(sink, &JsValue::from_str(method)).ok().and_then(|f| f.dyn_into::<Function>().ok())
+        else {
             return;
         };
         let _ = match args {
@@ -107,7 +109,10 @@ impl RunEvents {
     /// A failure after the Response was given, with its code: to the handle's `report`, else
     /// `console.warn`.
     pub fn report(&self, message: &str, code: ErrorCode) {
-        let has_report = self.sink.as_ref().is_some_and(|sink| Reflect::get(sink, &JsValue::from_str("report")).is_ok_and(|f| f.is_function()));
+        let has_report = self
+            .sink
+            .as_ref()
+            .is_some_and(|sink| Reflect::get(sink, &JsValue::from_str("report")).is_ok_and(|f| f.is_function()));
         if has_report {
             self.call("report", &[JsValue::from_str(message), JsValue::from_str(code.as_str())]);
         } else {

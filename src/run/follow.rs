@@ -10,13 +10,13 @@
 
 use web_sys::AbortController;
 
-use vite_hub_sandbox_core::command::OutputTail;
-use crate::provider::output::OutputStream;
-use vite_hub_sandbox_core::error::{Error, ErrorCode, Result};
 use crate::http::timer::Timer;
+use crate::provider::output::OutputStream;
 use crate::run::events::RunEvents;
 use crate::run::recover::envelope_error;
 use crate::run::reply::{BodyStream, Reply};
+use vite_hub_sandbox_core::command::OutputTail;
+use vite_hub_sandbox_core::error::{Error, ErrorCode, Result};
 use vite_hub_sandbox_core::transfer::frame::{parse_frame, Frame, FrameScanner, ResultEnvelope, StdoutPiece};
 
 /// Bytes of the entry's own stdout and stderr kept for a failure's details.
@@ -188,7 +188,9 @@ impl<'a> Follower<'a> {
                 }
                 self.envelope = Some(envelope);
             }
-            _ => self.fail(Error::new(ErrorCode::HandlerError, "the harness output is not a valid result envelope").for_output()),
+            _ => self.fail(
+                Error::new(ErrorCode::HandlerError, "the harness output is not a valid result envelope").for_output(),
+            ),
         }
     }
 
@@ -216,7 +218,9 @@ impl<'a> Follower<'a> {
         self.take(pieces);
         if self.head {
             if self.body.as_ref().is_some_and(|b| !b.is_done()) {
-                self.fail(error.unwrap_or_else(|| Error::new(ErrorCode::HandlerError, "The entry ended before its Response body ended.")));
+                self.fail(error.unwrap_or_else(|| {
+                    Error::new(ErrorCode::HandlerError, "The entry ended before its Response body ended.")
+                }));
             }
             return Ok(Followed::Streamed);
         }

@@ -23,12 +23,12 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::AbortSignal;
 
-use vite_hub_sandbox_core::command::Command;
-use vite_hub_sandbox_core::error::{Error, ErrorCode, Operation, Result};
 use crate::http::fetch::AbortWait;
 use crate::http::timer::Timer;
 use crate::provider::{BoxSession, BoxSpec, Provider};
 use crate::sys;
+use vite_hub_sandbox_core::command::Command;
+use vite_hub_sandbox_core::error::{Error, ErrorCode, Operation, Result};
 use vite_hub_sandbox_core::transfer::frame::new_nonce;
 
 /// A kept Box is closed after this many ms without a Run (5 minutes).
@@ -71,7 +71,10 @@ impl KeptBoxes {
         let at = match self.0.iter().position(|(k, _)| k == key) {
             Some(at) => at,
             None => {
-                self.0.push((key.to_owned(), Kept { session: None, busy: false, waiters: VecDeque::new(), idle_timer: None }));
+                self.0.push((
+                    key.to_owned(),
+                    Kept { session: None, busy: false, waiters: VecDeque::new(), idle_timer: None },
+                ));
                 self.0.len() - 1
             }
         };
@@ -168,7 +171,13 @@ fn give_turn(key: &str) {
 ///
 /// # Errors
 /// Those of [`Provider::open`]; `SANDBOX_TRANSPORT_ERROR` when `signal` fired while waiting.
-pub async fn acquire(provider: &dyn Provider, spec: &BoxSpec, sandbox_id: Option<&str>, timeout_ms: u32, signal: Option<&AbortSignal>) -> Result<Lease> {
+pub async fn acquire(
+    provider: &dyn Provider,
+    spec: &BoxSpec,
+    sandbox_id: Option<&str>,
+    timeout_ms: u32,
+    signal: Option<&AbortSignal>,
+) -> Result<Lease> {
     let Some(id) = sandbox_id.filter(|_| !provider.keeps_boxes()) else {
         let session: Rc<dyn BoxSession> = Rc::from(provider.open(spec, signal).await?);
         let run_dir = session.cwd().to_owned();
@@ -194,12 +203,19 @@ pub async fn acquire(provider: &dyn Provider, spec: &BoxSpec, sandbox_id: Option
 
 /// A new Run directory in kept Box `session`: `<cwd>/.vite-hub-runs/<32 hex>`.
 fn kept_run_dir(session: &dyn BoxSession) -> Result<String> {
-    let random = sys::random_bytes::<16>().map_err(|_| Error::new(ErrorCode::RuntimeError, "crypto.getRandomValues is not available in this runtime"))?;
+    let random = sys::random_bytes::<16>()
+        .map_err(|_| Error::new(ErrorCode::RuntimeError, "crypto.getRandomValues is not available in this runtime"))?;
     Ok(format!("{}/.vite-hub-runs/{}", session.cwd().trim_end_matches('/'), new_nonce(&random)))
 }
 
 /// Closes `old` (if any) and opens the kept Box of `key` in its place (the caller holds the turn).
-async fn replace_kept(provider: &dyn Provider, spec: &BoxSpec, key: &str, old: Option<Rc<dyn BoxSession>>, signal: Option<&AbortSignal>) -> Result<Rc<dyn BoxSession>> {
+async fn replace_kept(
+    provider: &dyn Provider,
+    spec: &BoxSpec,
+    key: &str,
+    old: Option<Rc<dyn BoxSession>>,
+    signal: Option<&AbortSignal>,
+) -> Result<Rc<dyn BoxSession>> {
     if let Some(old) = old {
         KEPT.with(|kept| kept.borrow_mut().get_mut(key).map(|e| e.session = None));
         let _ = old.close().await;
@@ -287,8 +303,15 @@ impl Lease {
             Err(error) if self.session.vanished(&error) => (false, None),
             Ok(outcome) => {
                 let why = outcome.stderr.trim();
-                let why = if why.is_empty() { format!("rm exited with code {}", outcome.exit_code) } else { why.to_owned() };
-                (false, Some(Error::new(ErrorCode::RuntimeError, format!("the Run's folder {} could not be removed from the kept Box: {why}", self.run_dir))))
+                let why =
+                    if why.is_empty() { format!("rm exited with code {}", outcome.exit_code) } else { why.to_owned() };
+                (
+                    false,
+                    Some(Error::new(
+                        ErrorCode::RuntimeError,
+                        format!("the Run's folder {} could not be removed from the kept Box: {why}", self.run_dir),
+                    )),
+                )
             }
             Err(error) => (false, Some(error)),
         };

@@ -16,24 +16,26 @@ use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortController, AbortSignal};
 
+use crate::http::deadline::stop_within;
+use crate::provider::{BoxSpec, PreparedStart, Provider};
+use crate::response::{error_response, value_response};
+use crate::run::events::{RunEvents, RunStatus};
+use crate::run::follow::{Followed, Follower};
+use crate::run::lease::{acquire, Lease, RELEASE_DEADLINE_MS};
+use crate::run::prepared::{install_desc, kept_fingerprint, record_kept_fingerprint, Prepared};
+use crate::run::recover::{recover_result, Exited};
+use crate::run::reply::Reply;
+use crate::run::signal::RunSignal;
+use crate::run::stage::{box_path, encode_input, harness_files, project_files, stage_files, Input};
+use crate::server_timing::ServerTiming;
 use vite_hub_sandbox_core::command::Command;
 use vite_hub_sandbox_core::definition::Definition;
 use vite_hub_sandbox_core::error::{Error, ErrorCode, Operation, Result};
 use vite_hub_sandbox_core::harness::paths;
-use crate::http::deadline::stop_within;
-use crate::provider::{BoxSpec, PreparedStart, Provider};
 use vite_hub_sandbox_core::provider_kind::ProviderKind;
-use crate::response::{error_response, value_response};
-use crate::run::events::{RunEvents, RunStatus};
-use crate::run::follow::{Followed, Follower};
-use vite_hub_sandbox_core::run::install::{fingerprint_in, install_command, install_failure, kept_desc, kept_dir, kept_install, kept_outcome, with_fingerprint};
-use crate::run::lease::{acquire, Lease, RELEASE_DEADLINE_MS};
-use crate::run::recover::{recover_result, Exited};
-use crate::run::reply::Reply;
-use crate::run::prepared::{install_desc, kept_fingerprint, record_kept_fingerprint, Prepared};
-use crate::run::signal::RunSignal;
-use crate::run::stage::{box_path, encode_input, harness_files, project_files, stage_files, Input};
-use crate::server_timing::ServerTiming;
+use vite_hub_sandbox_core::run::install::{
+    fingerprint_in, install_command, install_failure, kept_desc, kept_dir, kept_install, kept_outcome, with_fingerprint,
+};
 use vite_hub_sandbox_core::transfer::TransferLimits;
 
 /// What a Run needs besides the Definition and the payload.
@@ -70,7 +72,11 @@ enum Attempted {
 /// its body streams while the entry produces it. Rejects only with the caller's abort reason.
 /// The Box is given back after the Response (bounded by [`RELEASE_DEADLINE_MS`]); the work that
 /// follows the Response is handed to `events.background` and a failure there to `events.report`.
-pub async fn run_definition(definition: Rc<Definition>, payload: JsValue, options: RunOptions) -> std::result::Result<web_sys::Response, JsValue> {
+pub async fn run_definition(
+    definition: Rc<Definition>,
+    payload: JsValue,
+    options: RunOptions,
+) -> std::result::Result<web_sys::Response, JsValue> {
     if let Some(reason) = options.signal.as_ref().filter(|s| s.aborted()).map(AbortSignal::reason) {
         return Err(reason);
     }
@@ -99,10 +105,17 @@ fn answer_error(reply: &Reply, events: &RunEvents, error: &Error, timing: &Serve
 /// what it was waiting for: `Sandbox "x" timed out after 300000ms: the container never started (…)`.
 fn timed_out(error: Error, run_signal: &RunSignal, definition: &Definition, provider: ProviderKind) -> Error {
     if error.code() != ErrorCode::Timeout && run_signal.deadline_passed() && run_signal.caller_aborted().is_none() {
-        let waiting = if error.code() == ErrorCode::ProviderUnavailable { format!(": {}", error.message()) } else { ".".to_owned() };
-        Error::new(ErrorCode::Timeout, format!("Sandbox \"{}\" timed out after {}ms{waiting}", definition.name, definition.timeout_ms))
-            .with_timeout_ms(u64::from(definition.timeout_ms))
-            .with_provider(provider)
+        let waiting = if error.code() == ErrorCode::ProviderUnavailable {
+            format!(": {}", error.message())
+        } else {
+            ".".to_owned()
+        };
+        Error::new(
+            ErrorCode::Timeout,
+            format!("Sandbox \"{}\" timed out after {}ms{waiting}", definition.name, definition.timeout_ms),
+        )
+        .with_timeout_ms(u64::from(definition.timeout_ms))
+        .with_provider(provider)
     } else {
         error
     }
@@ -134,7 +147,15 @@ async fn run(definition: &Definition, payload: &JsValue, options: &RunOptions, r
     // A kept Box (`sandboxId`) keeps its own installs; every other Run with dependencies looks
     // for the prepared project of its install digest (see run::prepared).
     let mut prepared = match (&definition.install, &options.sandbox_id) {
-        (Some(plan), None) => Box::pin(Prepared::lookup(options.provider.as_ref(), plan, f64::from(definition.timeout_ms), options.signal.as_ref())).await,
+        (Some(plan), None) => {
+            Box::pin(Prepared::lookup(
+                options.provider.as_ref(),
+                plan,
+                f64::from(definition.timeout_ms),
+                options.signal.as_ref(),
+            ))
+            .await
+        }
         _ => None,
     };
     if prepared.as_ref().is_some_and(|p| p.looked_up) {
@@ -155,7 +176,14 @@ async fn run(definition: &Definition, payload: &JsValue, options: &RunOptions, r
     };
     // The Definition timeout covers taking the Box too (a provider that never answers its create).
     run_signal.start_deadline(definition.timeout_ms);
-    let leased = Box::pin(acquire(options.provider.as_ref(), &spec, options.sandbox_id.as_deref(), definition.timeout_ms, Some(&signal))).await;
+    let leased = Box::pin(acquire(
+        options.provider.as_ref(),
+        &spec,
+        options.sandbox_id.as_deref(),
+        definition.timeout_ms,
+        Some(&signal),
+    ))
+    .await;
     timing.mark("box");
     let mut lease = match leased {
         Ok(lease) => lease,
@@ -172,12 +200,25 @@ async fn run(definition: &Definition, payload: &JsValue, options: &RunOptions, r
     }
     // The Run that prepares the project fingerprints its fresh install (see run::prepared::keep).
     let mut fingerprint = prepared.as_ref().is_some_and(Prepared::owner).then(String::new);
-    let mut outcome = Box::pin(attempt(&lease, definition, &input, options, &run_signal, reply, &mut timing, &mut fingerprint)).await;
+    let mut outcome =
+        Box::pin(attempt(&lease, definition, &input, options, &run_signal, reply, &mut timing, &mut fingerprint)).await;
     // A kept Box an earlier Run opened may be gone (stopped by its provider): its first request
     // says so, and the Run starts again once on a new kept Box.
     if matches!(&outcome, Err(error) if error.operation() == Some(Operation::Stage) && lease.kept_box_vanished(error)) {
         outcome = match Box::pin(lease.renew(options.provider.as_ref(), &spec, Some(&signal))).await {
-            Ok(()) => Box::pin(attempt(&lease, definition, &input, options, &run_signal, reply, &mut timing, &mut fingerprint)).await,
+            Ok(()) => {
+                Box::pin(attempt(
+                    &lease,
+                    definition,
+                    &input,
+                    options,
+                    &run_signal,
+                    reply,
+                    &mut timing,
+                    &mut fingerprint,
+                ))
+                .await
+            }
             Err(error) => Err(error),
         };
     }
@@ -208,13 +249,19 @@ async fn run(definition: &Definition, payload: &JsValue, options: &RunOptions, r
     // The Response is out. The Run that installed keeps its own Box as the prepared project
     // (run::prepared::keep snapshots or stops it); any other Run gives its Box back, bounded, and
     // reports (never drops) a failure.
-    if let (Some(prepared), Some(fingerprint), false) = (prepared, fingerprint.filter(|f| !f.is_empty()), lease.is_kept()) {
-        return crate::run::prepared::keep(lease.session.as_ref(), prepared, fingerprint, events, &definition.name).await;
+    if let (Some(prepared), Some(fingerprint), false) =
+        (prepared, fingerprint.filter(|f| !f.is_empty()), lease.is_kept())
+    {
+        return crate::run::prepared::keep(lease.session.as_ref(), prepared, fingerprint, events, &definition.name)
+            .await;
     }
     if let Err(error) = stop_within(RELEASE_DEADLINE_MS, Box::pin(lease.release(cut))).await {
         // The message names what failed (the Box's stop, the removal of the Run's folder from a
         // kept Box, its destroy): a kept Box is not stopped at all.
-        events.report(&format!("The clean-up after a Run of Sandbox \"{}\" failed: {}", definition.name, error.message()), error.code());
+        events.report(
+            &format!("The clean-up after a Run of Sandbox \"{}\" failed: {}", definition.name, error.message()),
+            error.code(),
+        );
     }
 }
 
@@ -232,7 +279,11 @@ async fn attempt(
 ) -> Result<Attempted> {
     let (session, run_dir) = (lease.session.as_ref(), lease.run_dir.as_str());
     // A kept Box keeps its prepared projects itself, one directory per install digest.
-    let kept = definition.install.as_ref().zip(lease.kept_root()).map(|(plan, root)| (kept_dir(root, &plan.digest), lease.kept_id()));
+    let kept = definition
+        .install
+        .as_ref()
+        .zip(lease.kept_root())
+        .map(|(plan, root)| (kept_dir(root, &plan.digest), lease.kept_id()));
     let limits: &TransferLimits = &options.limits;
     let signal = run_signal.signal();
     let signal = Some(&signal);
@@ -268,21 +319,34 @@ async fn attempt(
                     record_kept_fingerprint(kept_id, dir, fingerprint_in(&outcome.stdout));
                 }
                 if let Some(reason) = not_kept {
-                    options.events.report(&format!("The installed project of Sandbox \"{}\" could not be kept in its Box: {reason}", definition.name), ErrorCode::RuntimeError);
+                    options.events.report(
+                        &format!(
+                            "The installed project of Sandbox \"{}\" could not be kept in its Box: {reason}",
+                            definition.name
+                        ),
+                        ErrorCode::RuntimeError,
+                    );
                 }
             } else {
                 timing.describe("install", install_desc(session.prepared()));
             }
             *fingerprint = fingerprint.take().and(fingerprint_in(&outcome.stdout));
             timing.begin("input");
-            session.stage_files(&harness_files(run_dir, input), signal).await.map_err(|e| e.with_operation(Operation::Stage))?;
+            session
+                .stage_files(&harness_files(run_dir, input), signal)
+                .await
+                .map_err(|e| e.with_operation(Operation::Stage))?;
             timing.mark("input");
         }
     }
     let exec = Command {
         program: "node".to_owned(),
         args: match &definition.install {
-            Some(plan) if plan.pnp => [paths::pnp_node_options(&definition.package_path).as_slice(), &paths::node_args(&definition.package_path)].concat(),
+            Some(plan) if plan.pnp => [
+                paths::pnp_node_options(&definition.package_path).as_slice(),
+                &paths::node_args(&definition.package_path),
+            ]
+            .concat(),
             _ => paths::node_args(&definition.package_path).to_vec(),
         },
         cwd: Some(box_path(run_dir, &paths::package_dir(&definition.package_path))),
@@ -295,11 +359,22 @@ async fn attempt(
     timing.begin("exec");
     options.events.status(RunStatus::Running);
     let header = timing.header_value();
-    let settle = AbortController::new().map_err(|_| Error::new(ErrorCode::RuntimeError, "AbortController is not available"))?;
-    let mut follower = Follower::new(&input.nonce, limits.max_output_bytes, &options.events, reply, run_signal.controller(), options.signal.as_ref(), header, settle);
+    let settle =
+        AbortController::new().map_err(|_| Error::new(ErrorCode::RuntimeError, "AbortController is not available"))?;
+    let mut follower = Follower::new(
+        &input.nonce,
+        limits.max_output_bytes,
+        &options.events,
+        reply,
+        run_signal.controller(),
+        options.signal.as_ref(),
+        header,
+        settle,
+    );
     // The command's stream ends with the Run's signal, or once it is let go after the result.
     let exec_signal = AbortSignal::any(&js_sys::Array::of2(&run_signal.signal(), &follower.settle_signal()));
-    let executed = session.exec_streaming(&exec, &mut |stream, text| follower.on_output(stream, text), Some(&exec_signal)).await;
+    let executed =
+        session.exec_streaming(&exec, &mut |stream, text| follower.on_output(stream, text), Some(&exec_signal)).await;
     timing.mark("exec");
     let (exit_code, failed) = match executed {
         Ok(outcome) => (outcome.exit_code, None),
@@ -313,7 +388,11 @@ async fn attempt(
         // A Run cut short keeps the output it received (the 504 says where the entry was).
         Err(error) => {
             let (stdout, stderr) = follower.tails();
-            return Err(if error.details().stdout.is_none() && error.details().stderr.is_none() { error.with_output_tails(&stdout, &stderr) } else { error });
+            return Err(if error.details().stdout.is_none() && error.details().stderr.is_none() {
+                error.with_output_tails(&stdout, &stderr)
+            } else {
+                error
+            });
         }
     };
     match followed {
@@ -322,7 +401,8 @@ async fn attempt(
             let (stdout, stderr) = follower.tails();
             timing.begin("recover");
             let exited = Exited { exit_code, stdout, stderr };
-            let recovered = Box::pin(recover_result(session, run_dir, definition, framed, &exited, limits, signal)).await;
+            let recovered =
+                Box::pin(recover_result(session, run_dir, definition, framed, &exited, limits, signal)).await;
             // The thrown stack stays only with `debug: true` (dev and the CLI set it; production does not).
             let value = recovered.map_err(|error| if options.debug { error } else { error.without_stack() })?;
             timing.mark("recover");

@@ -33,14 +33,14 @@
 
 use std::cell::RefCell;
 
-use vite_hub_sandbox_core::command::Command;
-use vite_hub_sandbox_core::error::ErrorCode;
 use crate::http::deadline::stop_within;
-use crate::run::events::RunEvents;
-use vite_hub_sandbox_core::run::install::{fingerprint_in, FINGERPRINT_SCRIPT};
-use vite_hub_sandbox_core::definition::InstallPlan;
 use crate::provider::{BoxSession, PreparedStart, Provider};
+use crate::run::events::RunEvents;
+use vite_hub_sandbox_core::command::Command;
+use vite_hub_sandbox_core::definition::InstallPlan;
+use vite_hub_sandbox_core::error::ErrorCode;
 use vite_hub_sandbox_core::provider_kind::ProviderKind;
+use vite_hub_sandbox_core::run::install::{fingerprint_in, FINGERPRINT_SCRIPT};
 
 /// How often a Run waiting for another Run's prepared project looks again (ms).
 pub const WAIT_POLL_MS: f64 = 50.0;
@@ -152,7 +152,12 @@ impl Prepared {
     /// same digest; the first Run of a digest looks for a snapshot left by an earlier isolate
     /// (one list request; a failed list counts as none).
     /// A fired `signal` (the caller's) ends a wait at once.
-    pub async fn lookup(provider: &dyn Provider, plan: &InstallPlan, wait_limit_ms: f64, signal: Option<&web_sys::AbortSignal>) -> Option<Prepared> {
+    pub async fn lookup(
+        provider: &dyn Provider,
+        plan: &InstallPlan,
+        wait_limit_ms: f64,
+        signal: Option<&web_sys::AbortSignal>,
+    ) -> Option<Prepared> {
         if !provider.prepares() {
             return None;
         }
@@ -169,7 +174,9 @@ impl Prepared {
                 }
                 Some(Entry::Preparing) => {
                     prepared.looked_up = true;
-                    if crate::sys::performance_now() - started >= wait_limit_ms || signal.is_some_and(web_sys::AbortSignal::aborted) {
+                    if crate::sys::performance_now() - started >= wait_limit_ms
+                        || signal.is_some_and(web_sys::AbortSignal::aborted)
+                    {
                         return Some(prepared);
                     }
                     crate::http::timer::sleep(WAIT_POLL_MS).await;
@@ -178,7 +185,12 @@ impl Prepared {
                     set(&prepared.key, Some(Entry::Preparing));
                     prepared.owner = true;
                     prepared.looked_up = true;
-                    prepared.start_from = provider.list_prepared(Some(&prepared.name)).await.ok().and_then(|ids| ids.into_iter().next()).map(|(id, _, _)| id);
+                    prepared.start_from = provider
+                        .list_prepared(Some(&prepared.name))
+                        .await
+                        .ok()
+                        .and_then(|ids| ids.into_iter().next())
+                        .map(|(id, _, _)| id);
                     return Some(prepared);
                 }
             }
@@ -199,7 +211,9 @@ impl Prepared {
                 self.owner = false;
             }
             // An owner stays one: its fresh install prepares the project again.
-            (PreparedStart::Missing, Some(id)) if !self.owner && entry(&self.key).as_ref() == Some(&Entry::Ready(id.clone())) => {
+            (PreparedStart::Missing, Some(id))
+                if !self.owner && entry(&self.key).as_ref() == Some(&Entry::Ready(id.clone())) =>
+            {
                 set(&self.key, Some(Entry::Preparing));
                 self.owner = true;
             }
@@ -250,7 +264,10 @@ fn cleanup_command(cwd: &str) -> Command {
         program: "sh".to_owned(),
         args: vec!["-c".to_owned(), script.to_owned()],
         cwd: Some(cwd.to_owned()),
-        env: vite_hub_sandbox_core::env_map::EnvMap::from([("VITEHUB_FINGERPRINT".to_owned(), FINGERPRINT_SCRIPT.to_owned())]),
+        env: vite_hub_sandbox_core::env_map::EnvMap::from([(
+            "VITEHUB_FINGERPRINT".to_owned(),
+            FINGERPRINT_SCRIPT.to_owned(),
+        )]),
         timeout_ms: Some(CLEANUP_TIMEOUT_MS),
         max_stdout_bytes: 1024,
         max_stderr_bytes: 4096,
@@ -264,19 +281,41 @@ fn cleanup_command(cwd: &str) -> Command {
 /// digest prepares (installs as if nothing was kept). A clean-up or snapshot that failed, and a
 /// failed stop after it, are reported through `events` (the handle's `onLog`, else
 /// `console.warn`); the Run has already answered, so they never change its Response.
-pub async fn keep(session: &dyn BoxSession, mut prepared: Prepared, fingerprint: String, events: &RunEvents, name: &str) {
-    let not_kept = |why: String, code: ErrorCode| events.report(&format!("The installed project of Sandbox \"{name}\" was not kept: {why}"), code);
+pub async fn keep(
+    session: &dyn BoxSession,
+    mut prepared: Prepared,
+    fingerprint: String,
+    events: &RunEvents,
+    name: &str,
+) {
+    let not_kept = |why: String, code: ErrorCode| {
+        events.report(&format!("The installed project of Sandbox \"{name}\" was not kept: {why}"), code)
+    };
     match session.exec(&cleanup_command(session.cwd()), None).await {
-        Ok(outcome) if outcome.exit_code == 0 && fingerprint_in(&outcome.stdout).as_deref() == Some(fingerprint.as_str()) => match session.prepare().await {
-            Ok(id) => return prepared.publish(id),
-            Err(error) => not_kept(format!("its snapshot failed: {}", error.message()), error.code()),
-        },
+        Ok(outcome)
+            if outcome.exit_code == 0 && fingerprint_in(&outcome.stdout).as_deref() == Some(fingerprint.as_str()) =>
+        {
+            match session.prepare().await {
+                Ok(id) => return prepared.publish(id),
+                Err(error) => not_kept(format!("its snapshot failed: {}", error.message()), error.code()),
+            }
+        }
         // The handler changed its node_modules: not a failure, the tree is just not reusable.
         Ok(outcome) if outcome.exit_code == 0 => {}
-        Ok(outcome) => not_kept(format!("the clean-up before its snapshot exited with code {}: {}", outcome.exit_code, outcome.stderr.trim()), ErrorCode::RuntimeError),
+        Ok(outcome) => not_kept(
+            format!(
+                "the clean-up before its snapshot exited with code {}: {}",
+                outcome.exit_code,
+                outcome.stderr.trim()
+            ),
+            ErrorCode::RuntimeError,
+        ),
         Err(error) => not_kept(format!("the clean-up before its snapshot failed: {}", error.message()), error.code()),
     }
     if let Err(error) = stop_within(crate::run::lease::RELEASE_DEADLINE_MS, session.close()).await {
-        events.report(&format!("The clean-up after a Run of Sandbox \"{name}\" failed: {}", error.message()), error.code());
+        events.report(
+            &format!("The clean-up after a Run of Sandbox \"{name}\" failed: {}", error.message()),
+            error.code(),
+        );
     }
 }

@@ -4,18 +4,17 @@
 //!
 //! Source: docs/internals/transfer.md "Envelopes" (result frame, `output.json`, sidecars); DESIGN.md §6.
 
-
 use serde_json::Value;
 use wasm_bindgen::JsValue;
 use web_sys::AbortSignal;
 
-use vite_hub_sandbox_core::definition::Definition;
-use vite_hub_sandbox_core::error::{Direction, Error, ErrorCode, Result};
-use vite_hub_sandbox_core::harness::paths;
 use crate::provider::BoxSession;
 use crate::provider::FileRead;
 use crate::run::stage::box_path;
 use crate::transfer::envelope::revive_value;
+use vite_hub_sandbox_core::definition::Definition;
+use vite_hub_sandbox_core::error::{Direction, Error, ErrorCode, Result};
+use vite_hub_sandbox_core::harness::paths;
 use vite_hub_sandbox_core::transfer::frame::{parse_result_envelope, EnvelopeError, ResultEnvelope};
 use vite_hub_sandbox_core::transfer::{TransferLimits, VALUE_MARKER};
 
@@ -52,11 +51,13 @@ pub async fn recover_result(
         Some(envelope) => envelope,
         // Read by size first: a file larger than the limit (a sparse multi-GiB one included) is
         // refused before any of it is buffered.
-        None => match session.read_file(&box_path(run_dir, paths::OUTPUT_FILE), limits.max_output_bytes, signal).await? {
+        None => match session.read_file(&box_path(run_dir, paths::OUTPUT_FILE), limits.max_output_bytes, signal).await?
+        {
             FileRead::TooLarge(size) => return Err(output_too_large(limits, size)),
             FileRead::Bytes(bytes) if !bytes.is_empty() => {
-                let json = String::from_utf8(bytes)
-                    .map_err(|_| Error::new(ErrorCode::HandlerError, "the harness output is not valid UTF-8").for_output())?;
+                let json = String::from_utf8(bytes).map_err(|_| {
+                    Error::new(ErrorCode::HandlerError, "the harness output is not valid UTF-8").for_output()
+                })?;
                 limits.check_output_bytes(json.len() as u64)?;
                 let mut envelope = parse_result_envelope(&json)?;
                 // The file is the harness's fallback, but anything in the Box can write it: only
@@ -71,7 +72,12 @@ pub async fn recover_result(
             _ => {
                 return Err(Error::new(
                     ErrorCode::HandlerError,
-                    format!("Sandbox \"{}\" exited with code {}{} before producing a result.", definition.name, exited.exit_code, exit_hint(exited.exit_code)),
+                    format!(
+                        "Sandbox \"{}\" exited with code {}{} before producing a result.",
+                        definition.name,
+                        exited.exit_code,
+                        exit_hint(exited.exit_code)
+                    ),
                 )
                 .with_exit_code(exited.exit_code)
                 .with_output_tails(&exited.stdout, &exited.stderr)
@@ -112,10 +118,18 @@ pub async fn recover_result(
         let bytes = match session.read_file(&path, left, signal).await? {
             FileRead::Bytes(bytes) => bytes,
             FileRead::Missing => {
-                return Err(Error::new(ErrorCode::SerializationError, format!("Sandbox result sidecar {id} does not exist.")).for_output())
+                return Err(Error::new(
+                    ErrorCode::SerializationError,
+                    format!("Sandbox result sidecar {id} does not exist."),
+                )
+                .for_output())
             }
             FileRead::TooLarge(size) => {
-                limits.check_sidecars(0, total.saturating_add(size).max(limits.max_sidecar_bytes.saturating_add(1)), Direction::Output)?;
+                limits.check_sidecars(
+                    0,
+                    total.saturating_add(size).max(limits.max_sidecar_bytes.saturating_add(1)),
+                    Direction::Output,
+                )?;
                 return Err(Error::new(ErrorCode::TransferLimit, "the result sidecars are too large").for_output());
             }
         };
@@ -159,12 +173,20 @@ pub(crate) fn envelope_error(error: Option<EnvelopeError>, exit_code: i32) -> Er
     match error.code.as_deref() {
         Some("SANDBOX_SERIALIZATION_ERROR") => Error::new(ErrorCode::SerializationError, message).for_output(),
         Some("SANDBOX_TRANSFER_LIMIT") => {
-            let limit = error.details.as_ref().and_then(|d| d.get("limit")).and_then(Value::as_str).unwrap_or("maxOutputBytes").to_owned();
+            let limit = error
+                .details
+                .as_ref()
+                .and_then(|d| d.get("limit"))
+                .and_then(Value::as_str)
+                .unwrap_or("maxOutputBytes")
+                .to_owned();
             Error::new(ErrorCode::TransferLimit, message)
                 .with_limit(&limit, detail("value").unwrap_or(0), detail("maximum").unwrap_or(0))
                 .for_output()
         }
-        _ => Error::new(ErrorCode::HandlerError, message).with_exit_code(exit_code).with_thrown(error.name, error.stack),
+        _ => {
+            Error::new(ErrorCode::HandlerError, message).with_exit_code(exit_code).with_thrown(error.name, error.stack)
+        }
     }
 }
 
@@ -181,14 +203,17 @@ fn collect_sidecars(value: &Value, at: &dyn Fn() -> String, found: &mut Vec<(u32
             if let Some(marker) = map.get(VALUE_MARKER).filter(|_| map.len() == 1) {
                 match marker.get("tag").and_then(Value::as_str) {
                     Some("binary") => {
-                        if let Some(id) = marker.get("id").and_then(Value::as_u64).and_then(|id| u32::try_from(id).ok()) {
+                        if let Some(id) = marker.get("id").and_then(Value::as_u64).and_then(|id| u32::try_from(id).ok())
+                        {
                             found.push((id, at()));
                         }
                     }
                     Some("object") => {
                         for entry in marker.get("entries").and_then(Value::as_array).into_iter().flatten() {
                             // A key is a string or a string marker (its text, for the path).
-                            let name = entry.get(0).and_then(|key| key.as_str().or_else(|| key.get(VALUE_MARKER)?.get("text")?.as_str()));
+                            let name = entry
+                                .get(0)
+                                .and_then(|key| key.as_str().or_else(|| key.get(VALUE_MARKER)?.get("text")?.as_str()));
                             if let (Some(name), Some(item)) = (name, entry.get(1)) {
                                 collect_sidecars(item, &|| format!("{}.{name}", at()), found);
                             }

@@ -42,7 +42,8 @@ impl Reply {
             *slots.borrow_mut() = Some((resolve, reject));
         });
         // The Promise executor runs synchronously, so the slots are filled here.
-        let (resolve, reject) = slots.into_inner().unwrap_or_else(|| (Function::new_no_args(""), Function::new_no_args("")));
+        let (resolve, reject) =
+            slots.into_inner().unwrap_or_else(|| (Function::new_no_args(""), Function::new_no_args("")));
         (promise, Reply { resolve, reject, settled: Cell::new(false) })
     }
 
@@ -89,10 +90,13 @@ impl BodyStream {
         timing: &str,
         cancel: &AbortController,
     ) -> Result<(Response, Option<BodyStream>)> {
-        let invalid = || Error::new(ErrorCode::SerializationError, "Sandbox result contains an invalid Response.").for_output();
+        let invalid =
+            || Error::new(ErrorCode::SerializationError, "Sandbox result contains an invalid Response.").for_output();
         let list = Headers::new().map_err(|_| invalid())?;
         // The runtime's own failure header is never the entry's to set (ERROR_HEADER).
-        for (name, value) in headers.iter().filter(|(name, _)| !name.eq_ignore_ascii_case(vite_hub_sandbox_core::error::ERROR_HEADER)) {
+        for (name, value) in
+            headers.iter().filter(|(name, _)| !name.eq_ignore_ascii_case(vite_hub_sandbox_core::error::ERROR_HEADER))
+        {
             list.append(name, value).map_err(|_| invalid())?;
         }
         let _ = list.set("server-timing", timing);
@@ -155,7 +159,9 @@ impl BodyStream {
     /// once `caller` fired, with its reason (as `fetch` does: an `AbortError` or `abort(reason)`'s).
     pub fn fail(&self, error: Error, caller: Option<&web_sys::AbortSignal>) {
         if !self.done.replace(true) {
-            let reason = caller.filter(|s| s.aborted()).map_or_else(|| crate::error::js::into_js(error), web_sys::AbortSignal::reason);
+            let reason = caller
+                .filter(|s| s.aborted())
+                .map_or_else(|| crate::error::js::into_js(error), web_sys::AbortSignal::reason);
             let _ = self.controller.error(&reason);
         }
     }

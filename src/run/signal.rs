@@ -8,8 +8,8 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{AbortController, AbortSignal};
 
-use vite_hub_sandbox_core::error::{Error, ErrorCode, Result};
 use crate::sys;
+use vite_hub_sandbox_core::error::{Error, ErrorCode, Result};
 
 /// The internal abort signal of a Run: fires on the caller's abort or at the deadline.
 #[allow(missing_debug_implementations)] // holds closures; nothing to show
@@ -26,7 +26,8 @@ pub struct RunSignal {
 impl RunSignal {
     /// Listens to `caller` (when given); no deadline yet.
     pub fn new(caller: Option<AbortSignal>) -> Result<RunSignal> {
-        let controller = AbortController::new().map_err(|_| Error::new(ErrorCode::RuntimeError, "AbortController is not available"))?;
+        let controller = AbortController::new()
+            .map_err(|_| Error::new(ErrorCode::RuntimeError, "AbortController is not available"))?;
         let timed_out = Rc::new(Cell::new(false));
         let on_timeout = {
             let controller = controller.clone();
@@ -43,7 +44,15 @@ impl RunSignal {
         if let Some(caller) = &caller {
             let _ = caller.add_event_listener_with_callback("abort", on_caller_abort.as_ref().unchecked_ref());
         }
-        Ok(RunSignal { controller, timed_out, deadline_ms: Cell::new(None), timer: Cell::new(None), on_timeout, on_caller_abort, caller })
+        Ok(RunSignal {
+            controller,
+            timed_out,
+            deadline_ms: Cell::new(None),
+            timer: Cell::new(None),
+            on_timeout,
+            on_caller_abort,
+            caller,
+        })
     }
 
     /// The signal every provider request of the Run carries.
@@ -95,4 +104,3 @@ impl Drop for RunSignal {
         }
     }
 }
-

@@ -7,12 +7,12 @@
 use serde_json::Value;
 use wasm_bindgen::JsValue;
 
+use crate::sys;
+use crate::transfer::envelope::{Encoder, Sidecar};
 use vite_hub_sandbox_core::definition::Definition;
 use vite_hub_sandbox_core::error::{Error, ErrorCode, Result};
 use vite_hub_sandbox_core::harness::{paths, HARNESS_SOURCE};
-use crate::sys;
 use vite_hub_sandbox_core::transfer::box_file::BoxFile;
-use crate::transfer::envelope::{Encoder, Sidecar};
 use vite_hub_sandbox_core::transfer::frame::new_nonce;
 use vite_hub_sandbox_core::transfer::TransferLimits;
 
@@ -33,7 +33,12 @@ pub struct Input {
 /// `SANDBOX_SERIALIZATION_ERROR` (400) for values without JSON semantics,
 /// `SANDBOX_TRANSFER_LIMIT` (413) over an input limit, `SANDBOX_RUNTIME_ERROR` without
 /// `crypto.getRandomValues`. Checked before any provider request.
-pub async fn encode_input(definition: &Definition, payload: &JsValue, context: &JsValue, limits: &TransferLimits) -> Result<Input> {
+pub async fn encode_input(
+    definition: &Definition,
+    payload: &JsValue,
+    context: &JsValue,
+    limits: &TransferLimits,
+) -> Result<Input> {
     let mut encoder = Encoder::new(limits);
     let payload = encoder.encode(payload, "", "payload")?;
     let context = encoder.encode(context, "", "context")?;
@@ -86,7 +91,11 @@ pub fn project_files(cwd: &str, definition: &Definition) -> Vec<BoxFile> {
     definition
         .files
         .iter()
-        .map(|f| BoxFile { path: under(cwd, &format!("{}/{}", paths::PROJECT_DIR, f.path)), bytes: f.content.clone(), mode: f.mode.unwrap_or(0o644) })
+        .map(|f| BoxFile {
+            path: under(cwd, &format!("{}/{}", paths::PROJECT_DIR, f.path)),
+            bytes: f.content.clone(),
+            mode: f.mode.unwrap_or(0o644),
+        })
         .collect()
 }
 
@@ -100,7 +109,11 @@ pub fn harness_files(cwd: &str, input: &Input) -> Vec<BoxFile> {
         BoxFile { path: under(cwd, paths::INPUT_FILE), bytes: input.json.clone(), mode: 0o600 },
     ];
     for sidecar in &input.sidecars {
-        files.push(BoxFile { path: under(cwd, &format!("{}.files/{}", paths::INPUT_FILE, sidecar.id)), bytes: sidecar.bytes.clone(), mode: 0o600 });
+        files.push(BoxFile {
+            path: under(cwd, &format!("{}.files/{}", paths::INPUT_FILE, sidecar.id)),
+            bytes: sidecar.bytes.clone(),
+            mode: 0o600,
+        });
     }
     files
 }

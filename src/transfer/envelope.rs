@@ -47,7 +47,10 @@ fn marker_string(marker: &Value) -> Option<JsValue> {
 fn revive_key(key: &Value) -> Option<JsValue> {
     match key {
         Value::String(text) => Some(JsValue::from_str(text)),
-        _ => key.get(VALUE_MARKER).filter(|marker| marker.get("tag").and_then(Value::as_str) == Some(STRING_TAG)).and_then(marker_string),
+        _ => key
+            .get(VALUE_MARKER)
+            .filter(|marker| marker.get("tag").and_then(Value::as_str) == Some(STRING_TAG))
+            .and_then(marker_string),
     }
 }
 
@@ -83,7 +86,10 @@ fn serialization(message: String, direction: Direction) -> Error {
 }
 
 fn unsupported(kind: &str, path: &str) -> Error {
-    serialization(format!("Sandbox input must be JSON-serializable; unsupported {kind} at \"{path}\"."), Direction::Input)
+    serialization(
+        format!("Sandbox input must be JSON-serializable; unsupported {kind} at \"{path}\"."),
+        Direction::Input,
+    )
 }
 
 /// The class of an object JSON cannot carry (`Some("Map")`, `Some("Point instance")`), or `None`
@@ -103,7 +109,9 @@ fn non_plain_class(value: &JsValue) -> std::result::Result<Option<String>, JsVal
     let name = Reflect::get(&constructor, &JsValue::from_str("name"))?.as_string().unwrap_or_default();
     Ok(match name.as_str() {
         "Object" => None,
-        "Map" | "Set" | "WeakMap" | "WeakSet" | "Promise" | "RegExp" | "Error" | "ArrayBuffer" | "DataView" => Some(name),
+        "Map" | "Set" | "WeakMap" | "WeakSet" | "Promise" | "RegExp" | "Error" | "ArrayBuffer" | "DataView" => {
+            Some(name)
+        }
         "" => Some("class instance".to_owned()),
         _ if name.ends_with("Array") => Some(name),
         _ => Some(format!("{name} instance")),
@@ -118,7 +126,11 @@ fn marked(pairs: Vec<(&str, Value)>) -> Value {
 }
 
 fn child_path(path: &str, key: &str) -> String {
-    if path.is_empty() { key.to_owned() } else { format!("{path}.{key}") }
+    if path.is_empty() {
+        key.to_owned()
+    } else {
+        format!("{path}.{key}")
+    }
 }
 
 fn is_buffer(value: &JsValue) -> bool {
@@ -147,7 +159,14 @@ impl Encoder {
         self.walk(value, key, path, 0, true)
     }
 
-    fn walk(&mut self, value: &JsValue, key: &str, path: &str, depth: u32, apply_to_json: bool) -> Result<Option<Value>> {
+    fn walk(
+        &mut self,
+        value: &JsValue,
+        key: &str,
+        path: &str,
+        depth: u32,
+        apply_to_json: bool,
+    ) -> Result<Option<Value>> {
         if value.is_undefined() {
             return Ok(None);
         }
@@ -173,8 +192,11 @@ impl Encoder {
             return Err(unsupported("function", path));
         }
         if depth >= self.max_depth {
-            return Err(Error::new(ErrorCode::TransferLimit, format!("Sandbox input is nested deeper than maxDepth ({}) at \"{path}\".", self.max_depth))
-                .with_limit("maxDepth", u64::from(depth) + 1, u64::from(self.max_depth)));
+            return Err(Error::new(
+                ErrorCode::TransferLimit,
+                format!("Sandbox input is nested deeper than maxDepth ({}) at \"{path}\".", self.max_depth),
+            )
+            .with_limit("maxDepth", u64::from(depth) + 1, u64::from(self.max_depth)));
         }
         if let Some(blob) = value.dyn_ref::<web_sys::Blob>() {
             let id = self.pending.len() as u32;
@@ -190,7 +212,12 @@ impl Encoder {
                     ("lastModified", file.last_modified().into()),
                 ])));
             }
-            return Ok(Some(marked(vec![("tag", "binary".into()), ("id", id.into()), ("kind", "blob".into()), ("type", blob.type_().into())])));
+            return Ok(Some(marked(vec![
+                ("tag", "binary".into()),
+                ("id", id.into()),
+                ("kind", "blob".into()),
+                ("type", blob.type_().into()),
+            ])));
         }
         if let Some(bytes) = value.dyn_ref::<Uint8Array>() {
             let kind = if is_buffer(value) { "buffer" } else { "uint8array" };
@@ -199,15 +226,22 @@ impl Encoder {
             return Ok(Some(marked(vec![("tag", "binary".into()), ("id", id.into()), ("kind", kind.into())])));
         }
         if apply_to_json {
-            let to_json = Reflect::get(value, &JsValue::from_str("toJSON")).map_err(|_| unsupported("throwing toJSON getter", path))?;
+            let to_json = Reflect::get(value, &JsValue::from_str("toJSON"))
+                .map_err(|_| unsupported("throwing toJSON getter", path))?;
             if let Some(to_json) = to_json.dyn_ref::<js_sys::Function>() {
                 let replaced = to_json.call1(value, &JsValue::from_str(key)).map_err(|e| {
-                    serialization(format!("toJSON threw at \"{path}\": {}", crate::error::js::js_message(&e)), Direction::Input)
+                    serialization(
+                        format!("toJSON threw at \"{path}\": {}", crate::error::js::js_message(&e)),
+                        Direction::Input,
+                    )
                 })?;
                 return self.walk(&replaced, key, path, depth, false);
             }
         }
-        if value.is_instance_of::<js_sys::Number>() || value.is_instance_of::<JsString>() || value.is_instance_of::<js_sys::Boolean>() {
+        if value.is_instance_of::<js_sys::Number>()
+            || value.is_instance_of::<JsString>()
+            || value.is_instance_of::<js_sys::Boolean>()
+        {
             let primitive = value.unchecked_ref::<Object>().value_of();
             return self.walk(&primitive, key, path, depth, false);
         }
@@ -223,7 +257,11 @@ impl Encoder {
             return Err(unsupported(&class, path));
         }
         self.ancestors.push(value.clone());
-        let result = if Array::is_array(value) { self.walk_array(value, path, depth) } else { self.walk_object(value, path, depth) };
+        let result = if Array::is_array(value) {
+            self.walk_array(value, path, depth)
+        } else {
+            self.walk_object(value, path, depth)
+        };
         self.ancestors.pop();
         result.map(Some)
     }
@@ -236,7 +274,8 @@ impl Encoder {
             if !Reflect::has(array, &JsValue::from(index)).unwrap_or(true) {
                 return Err(unsupported("sparse array (a hole)", &child_path(path, &key)));
             }
-            let item = Reflect::get_u32(array, index).map_err(|_| unsupported("throwing getter", &child_path(path, &key)))?;
+            let item =
+                Reflect::get_u32(array, index).map_err(|_| unsupported("throwing getter", &child_path(path, &key)))?;
             items.push(self.walk(&item, &key, &child_path(path, &key), depth + 1, true)?.unwrap_or(Value::Null));
         }
         Ok(Value::Array(items))
@@ -264,7 +303,9 @@ impl Encoder {
             let entries: Vec<Value> = entries.into_iter().map(|(key, value)| Value::Array(vec![key, value])).collect();
             return Ok(marked(vec![("tag", "object".into()), ("entries", Value::Array(entries))]));
         }
-        Ok(Value::Object(entries.into_iter().map(|(key, value)| (key.as_str().unwrap_or_default().to_owned(), value)).collect()))
+        Ok(Value::Object(
+            entries.into_iter().map(|(key, value)| (key.as_str().unwrap_or_default().to_owned(), value)).collect(),
+        ))
     }
 
     /// Reads the bytes of every binary value met so far (Blobs are read asynchronously) and checks
@@ -288,9 +329,12 @@ impl Encoder {
             let bytes = match pending {
                 Pending::Bytes(bytes) => bytes,
                 Pending::Blob(blob) => {
-                    let buffer = JsFuture::from(blob.array_buffer())
-                        .await
-                        .map_err(|e| serialization(format!("a Blob could not be read: {}", crate::error::js::js_message(&e)), Direction::Input))?;
+                    let buffer = JsFuture::from(blob.array_buffer()).await.map_err(|e| {
+                        serialization(
+                            format!("a Blob could not be read: {}", crate::error::js::js_message(&e)),
+                            Direction::Input,
+                        )
+                    })?;
                     Uint8Array::new(&buffer).to_vec()
                 }
             };
@@ -335,7 +379,8 @@ pub fn revive_value(value: &Value, sidecar: &dyn Fn(u32) -> Option<Vec<u8>>) -> 
             }
             let object = Object::new();
             for (key, item) in map {
-                define_own(&object, &JsValue::from_str(key), &revive_value(item, sidecar)?).ok_or_else(|| invalid("object"))?;
+                define_own(&object, &JsValue::from_str(key), &revive_value(item, sidecar)?)
+                    .ok_or_else(|| invalid("object"))?;
             }
             object.into()
         }

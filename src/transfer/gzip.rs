@@ -20,7 +20,8 @@ use vite_hub_sandbox_core::error::{Error, ErrorCode, Result};
 /// # Errors
 /// `SANDBOX_RUNTIME_ERROR` when this runtime has no `CompressionStream` or the stream fails.
 pub async fn gzip(bytes: &[u8]) -> Result<Vec<u8>> {
-    let failed = |e: wasm_bindgen::JsValue| Error::new(ErrorCode::RuntimeError, format!("gzip failed: {}", js_message(&e)));
+    let failed =
+        |e: wasm_bindgen::JsValue| Error::new(ErrorCode::RuntimeError, format!("gzip failed: {}", js_message(&e)));
     let compressor = crate::sys::CompressionStream::new("gzip").map_err(failed)?;
     let blob = Blob::new_with_u8_array_sequence(&Array::of1(&Uint8Array::from(bytes))).map_err(failed)?;
     // A CompressionStream is a `{ readable, writable }` pair.

@@ -17,9 +17,13 @@ import { hostApi } from '../support/local-host.mjs';
 
 const RESOLVER = '127.0.0.77';
 const ANSWER = [192, 0, 2, 1]; // TEST-NET-1: answered, never contacted
-const skip = !(await bubblewrapWorks()) ? 'bubblewrap cannot run here'
-  : (await hostFeatures()).netTool === null ? 'no slirp4netns'
-    : process.getuid?.() !== 0 ? 'a private mount namespace with another resolv.conf needs root' : false;
+const skip = !(await bubblewrapWorks())
+  ? 'bubblewrap cannot run here'
+  : (await hostFeatures()).netTool === null
+    ? 'no slirp4netns'
+    : process.getuid?.() !== 0
+      ? 'a private mount namespace with another resolv.conf needs root'
+      : false;
 
 let dns;
 let tcp;
@@ -66,19 +70,38 @@ before(async () => {
   await new Promise((resolve) => udpEcho.bind(5398, RESOLVER, resolve));
   temp = fs.mkdtempSync(path.join(os.tmpdir(), 'vite-hub-dns-'));
   fs.writeFileSync(path.join(temp, 'resolv.conf'), `nameserver ${RESOLVER}\n`);
-  fs.writeFileSync(path.join(temp, 'host.mjs'), `
+  fs.writeFileSync(
+    path.join(temp, 'host.mjs'),
+    `
 const { startBoxHost } = await import(process.argv[2]);
 const host = await startBoxHost({ isolation: 'bubblewrap' });
 process.stdout.write(JSON.stringify({ baseUrl: host.baseUrl, token: host.token }) + '\\n');
 process.stdin.resume();
 process.stdin.on('end', async () => { await host.close(); process.exit(0); });
-`);
-  child = spawn('unshare', ['--mount', '--propagation', 'private', 'sh', '-c', 'mount --bind "$0" /etc/resolv.conf && exec "$1" "$2" "$3"',
-    path.join(temp, 'resolv.conf'), process.execPath, path.join(temp, 'host.mjs'), import.meta.resolve('@vite-hub/sandbox/box-host')], { stdio: ['pipe', 'pipe', 'inherit'] });
-  host = JSON.parse(await new Promise((resolve, reject) => {
-    child.stdout.once('data', (line) => resolve(String(line)));
-    child.once('exit', (code) => reject(new Error(`the Box host child exited ${code}`)));
-  }));
+`,
+  );
+  child = spawn(
+    'unshare',
+    [
+      '--mount',
+      '--propagation',
+      'private',
+      'sh',
+      '-c',
+      'mount --bind "$0" /etc/resolv.conf && exec "$1" "$2" "$3"',
+      path.join(temp, 'resolv.conf'),
+      process.execPath,
+      path.join(temp, 'host.mjs'),
+      import.meta.resolve('@vite-hub/sandbox/box-host'),
+    ],
+    { stdio: ['pipe', 'pipe', 'inherit'] },
+  );
+  host = JSON.parse(
+    await new Promise((resolve, reject) => {
+      child.stdout.once('data', (line) => resolve(String(line)));
+      child.once('exit', (code) => reject(new Error(`the Box host child exited ${code}`)));
+    }),
+  );
 });
 
 after(async () => {
@@ -95,13 +118,28 @@ after(async () => {
 const api = async (method, route, body) => (await hostApi(host, method, route, body)).text;
 
 async function run(sid, script) {
-  const text = await api('POST', `/v2/sandboxes/sessions/${sid}/cmd`, { command: 'sh', args: ['-c', script], wait: true, timeout: 20_000 });
-  return text.trim().split('\n').map((line) => JSON.parse(line)).filter((l) => l.stream === 'stdout').map((l) => l.data).join('');
+  const text = await api('POST', `/v2/sandboxes/sessions/${sid}/cmd`, {
+    command: 'sh',
+    args: ['-c', script],
+    wait: true,
+    timeout: 20_000,
+  });
+  return text
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line))
+    .filter((l) => l.stream === 'stdout')
+    .map((l) => l.data)
+    .join('');
 }
 
-const connect = (port, address) => `node -e "require('net').connect(${port},'${address}').on('data',d=>console.log(String(d).trim())).on('error',e=>console.log(e.code))"`;
+const connect = (port, address) =>
+  `node -e "require('net').connect(${port},'${address}').on('data',d=>console.log(String(d).trim())).on('error',e=>console.log(e.code))"`;
 
-test('an allow-all Box resolves names through the forwarder when the host resolver is on loopback', { skip, timeout: 60_000 }, async () => {
+test('an allow-all Box resolves names through the forwarder when the host resolver is on loopback', {
+  skip,
+  timeout: 60_000,
+}, async () => {
   const sid = JSON.parse(await api('POST', '/v3/sandboxes', { projectId: 'p', ports: [] })).session.id;
   const out = await run(sid, 'cat /etc/resolv.conf; getent ahostsv4 probe.vite-hub.test | head -1; echo rc=$?');
   assert.match(out, /^nameserver 10\.0\.2\.3\n/);
@@ -109,11 +147,17 @@ test('an allow-all Box resolves names through the forwarder when the host resolv
   assert.ok(queries.includes('probe.vite-hub.test 1'), queries.join());
 });
 
-test('the forwarder leads only to DNS: other ports of the host loopback stay unreachable', { skip, timeout: 60_000 }, async () => {
+test('the forwarder leads only to DNS: other ports of the host loopback stay unreachable', {
+  skip,
+  timeout: 60_000,
+}, async () => {
   const sid = JSON.parse(await api('POST', '/v3/sandboxes', { projectId: 'p', ports: [] })).session.id;
   const { port } = new URL(host.baseUrl);
   const udp = `node -e "const s=require('dgram').createSocket('udp4');s.on('message',m=>{console.log(String(m));process.exit()});s.send('x',5398,'10.0.2.3');setTimeout(()=>{console.log('udp-no-answer');process.exit()},1500)"`;
-  const out = await run(sid, [connect(5399, '10.0.2.3'), connect(port, '10.0.2.2'), connect(port, '127.0.0.1'), udp].join('; '));
+  const out = await run(
+    sid,
+    [connect(5399, '10.0.2.3'), connect(port, '10.0.2.2'), connect(port, '127.0.0.1'), udp].join('; '),
+  );
   assert.doesNotMatch(out, /REACHED/);
   assert.equal(out.split('\n').filter(Boolean).length, 4, out);
   assert.match(out, /udp-no-answer/);

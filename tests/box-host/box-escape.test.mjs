@@ -34,9 +34,22 @@ async function box(extra = {}) {
 }
 
 async function run(sid, script, env) {
-  const res = await api('POST', `/v2/sandboxes/sessions/${sid}/cmd`, { command: 'sh', args: ['-c', script], env, wait: true, timeout: 20_000 });
-  const lines = res.text.trim().split('\n').map((line) => JSON.parse(line));
-  const out = (stream) => lines.filter((l) => l.stream === stream).map((l) => l.data).join('');
+  const res = await api('POST', `/v2/sandboxes/sessions/${sid}/cmd`, {
+    command: 'sh',
+    args: ['-c', script],
+    env,
+    wait: true,
+    timeout: 20_000,
+  });
+  const lines = res.text
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line));
+  const out = (stream) =>
+    lines
+      .filter((l) => l.stream === stream)
+      .map((l) => l.data)
+      .join('');
   return { exitCode: lines.at(-1).command.exitCode, stdout: out('stdout'), stderr: out('stderr') };
 }
 
@@ -52,14 +65,19 @@ after(async () => {
 
 test('a Box command is not root, has no capabilities and cannot write /proc/sys', { skip: !canBwrap }, async () => {
   const sid = await box();
-  const res = await run(sid, 'id -u; grep CapEff /proc/self/status; echo x > /proc/sys/kernel/core_pattern && echo WROTE');
+  const res = await run(
+    sid,
+    'id -u; grep CapEff /proc/self/status; echo x > /proc/sys/kernel/core_pattern && echo WROTE',
+  );
   assert.match(res.stdout, /^1000\n/);
   assert.match(res.stdout, /CapEff:\s+0000000000000000/);
   assert.doesNotMatch(res.stdout, /WROTE/);
   assert.match(res.stderr, /Read-only file system/);
 });
 
-test('on a root host a Box runs as a host uid of its own: root-only host files stay closed, its own files stay writable', { skip: !canBwrap || process.getuid() !== 0 }, async () => {
+test('on a root host a Box runs as a host uid of its own: root-only host files stay closed, its own files stay writable', {
+  skip: !canBwrap || process.getuid() !== 0,
+}, async () => {
   // Found by the fresh-user trial: bwrap mapped the Box's uid 1000 to the host's uid 0, so every
   // root-owned file of the read-only system directories was the Box user's own (/etc/shadow).
   assert.equal(host.boxUsers, true, 'unprivileged bwrap works here (the probe of isolation.mjs)');
@@ -71,15 +89,25 @@ test('on a root host a Box runs as a host uid of its own: root-only host files s
       // The host wrote input.txt (fs/write), the Box must be able to change and delete it.
       const archive = gzipSync(await packTar([{ header: { name: 'input.txt', size: 2 }, body: 'hi' }]));
       const written = await fetch(`${host.baseUrl}/v2/sandboxes/sessions/${sid}/fs/write`, {
-        method: 'POST', headers: { authorization: `Bearer ${host.token}`, 'content-type': 'application/gzip', 'x-cwd': '/vercel/sandbox' }, body: archive,
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${host.token}`,
+          'content-type': 'application/gzip',
+          'x-cwd': '/vercel/sandbox',
+        },
+        body: archive,
       });
       assert.equal(written.status, 200, await written.text());
-      const res = await run(sid, `cat ${secret} /etc/shadow 2>&1; echo more >> input.txt && rm input.txt && echo CHANGED; echo x > made-${sid}; id -u`);
+      const res = await run(
+        sid,
+        `cat ${secret} /etc/shadow 2>&1; echo more >> input.txt && rm input.txt && echo CHANGED; echo x > made-${sid}; id -u`,
+      );
       assert.doesNotMatch(res.stdout, /root-only|root:/, JSON.stringify(networkPolicy));
       assert.match(res.stdout, /Permission denied[\s\S]*Permission denied/);
       assert.match(res.stdout, /CHANGED\n1000\n$/);
       // Seen from the host, what the Box's processes made is not root's.
-      const made = fs.readdirSync(os.tmpdir())
+      const made = fs
+        .readdirSync(os.tmpdir())
         .filter((name) => name.startsWith(boxDirPrefix()))
         .map((name) => path.join(os.tmpdir(), name, 'vercel', 'sandbox', `made-${sid}`))
         .filter((file) => fs.existsSync(file));
@@ -100,14 +128,18 @@ async function boxDir(sid) {
   const mark = `where-${sid}`;
   const made = await run(sid, `touch /vercel/sandbox/${mark}`);
   assert.equal(made.exitCode, 0, made.stderr);
-  const dirs = fs.readdirSync(os.tmpdir())
+  const dirs = fs
+    .readdirSync(os.tmpdir())
     .filter((name) => name.startsWith(boxDirPrefix()))
     .filter((name) => fs.existsSync(path.join(os.tmpdir(), name, 'vercel', 'sandbox', mark)));
   assert.equal(dirs.length, 1, `the Box's directory: ${dirs}`);
   return path.join(os.tmpdir(), dirs[0]);
 }
 
-test('a symlink through /proc/<pid>/root into another process\'s own mount namespace reads nothing bound there', { timeout: 60_000, skip: !canBwrap }, async (t) => {
+test("a symlink through /proc/<pid>/root into another process's own mount namespace reads nothing bound there", {
+  timeout: 60_000,
+  skip: !canBwrap,
+}, async (t) => {
   // Found by the security review: in a nested namespace the Box bound /etc/shadow at a path that
   // reads like one of its own files, then linked to it through /proc/<host pid>/root; the host
   // followed the link as root and its check of the fd's path passed. A Box can no longer make a
@@ -119,7 +151,11 @@ test('a symlink through /proc/<pid>/root into another process\'s own mount names
   const fake = path.join(await boxDir(sid), 'vercel', 'sandbox', 'x');
   // Root reaches the Box's 0700 directory only in the initial user namespace; a user, its own.
   const namespaces = process.getuid() === 0 ? ['--mount'] : ['--user', '--map-root-user', '--mount'];
-  const holder = spawn('unshare', [...namespaces, 'sh', '-c', 'mount --bind /etc/shadow "$0" && echo bound && exec sleep 60', fake], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const holder = spawn(
+    'unshare',
+    [...namespaces, 'sh', '-c', 'mount --bind /etc/shadow "$0" && echo bound && exec sleep 60', fake],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   t.after(() => holder.kill('SIGKILL'));
   const bound = await new Promise((resolve) => {
     holder.stdout.once('data', () => resolve(true));
@@ -133,28 +169,43 @@ test('a symlink through /proc/<pid>/root into another process\'s own mount names
   assert.equal(read.status, 400, read.text);
 });
 
-test('a Box reads neither the host pid nor its host uid in /proc/self/cgroup, mountinfo and uid_map', { skip: !canBwrap }, async (t) => {
+test('a Box reads neither the host pid nor its host uid in /proc/self/cgroup, mountinfo and uid_map', {
+  skip: !canBwrap,
+}, async (t) => {
   // The Box's cgroup is named after its directory, vite-hub-box-<pidns>-<pid>-XXXXXX: a Box
   // born outside it saw that path in its cgroup namespace. Its mounts are binds of its
   // directory, a tmpfs of its own on a root host.
   const pid = String(process.pid);
   const mentions = (text, value) => new RegExp(`(^|[^0-9])${value}([^0-9]|$)`).test(text);
   for (const networkPolicy of [{ mode: 'deny-all' }, undefined]) {
-    const created = await api('POST', '/v3/sandboxes', { projectId: 'p', ports: [], ...(networkPolicy ? { networkPolicy } : {}) });
+    const created = await api('POST', '/v3/sandboxes', {
+      projectId: 'p',
+      ports: [],
+      ...(networkPolicy ? { networkPolicy } : {}),
+    });
     const { session } = JSON.parse(created.text);
     opened.add(session.id);
-    const res = await run(session.id, 'cat /proc/self/cgroup; echo @; cat /proc/self/mountinfo; echo @; cat /proc/self/uid_map /proc/self/gid_map');
+    const res = await run(
+      session.id,
+      'cat /proc/self/cgroup; echo @; cat /proc/self/mountinfo; echo @; cat /proc/self/uid_map /proc/self/gid_map',
+    );
     assert.equal(res.exitCode, 0, res.stderr);
     const [cgroup, mountinfo, maps] = res.stdout.split('@\n');
-    for (const line of cgroup.trim().split('\n')) assert.match(line, /^\d+:[^:]*:\/$/, 'the Box\'s cgroup is the root of its cgroup namespace');
-    const mounts = mountinfo.trim().split('\n').map((line) => {
-      const [left, right] = line.split(' - ');
-      const [, , , root, point] = left.split(' ');
-      const [type, source, options] = right.split(' ');
-      return { line, root, point, type, source, options };
-    });
+    for (const line of cgroup.trim().split('\n'))
+      assert.match(line, /^\d+:[^:]*:\/$/, "the Box's cgroup is the root of its cgroup namespace");
+    const mounts = mountinfo
+      .trim()
+      .split('\n')
+      .map((line) => {
+        const [left, right] = line.split(' - ');
+        const [, , , root, point] = left.split(' ');
+        const [type, source, options] = right.split(' ');
+        return { line, root, point, type, source, options };
+      });
     if (session.limits.diskBytes === null) {
-      t.diagnostic('no Box disk here (not root): the binds of the Box directory show its host path (docs/providers/local.md)');
+      t.diagnostic(
+        'no Box disk here (not root): the binds of the Box directory show its host path (docs/providers/local.md)',
+      );
     } else {
       for (const mount of mounts) assert.ok(!mentions(`${mount.root} ${mount.point} ${mount.source}`, pid), mount.line);
     }
@@ -166,7 +217,15 @@ test('a Box reads neither the host pid nor its host uid in /proc/self/cgroup, mo
     // (uid=<host uid>): nothing the host sets changes that (docs/providers/local.md). Everything
     // else, the Box's own disk included, names it nowhere.
     const naming = mounts.filter((mount) => mentions(mount.line, uid));
-    assert.deepEqual(naming.filter((mount) => mount.type !== 'tmpfs' || mount.source !== 'tmpfs' || mentions(`${mount.root} ${mount.point}`, uid)).map((m) => m.line), []);
+    assert.deepEqual(
+      naming
+        .filter(
+          (mount) =>
+            mount.type !== 'tmpfs' || mount.source !== 'tmpfs' || mentions(`${mount.root} ${mount.point}`, uid),
+        )
+        .map((m) => m.line),
+      [],
+    );
   }
 });
 
@@ -202,7 +261,9 @@ test('under deny-all the Box cannot reach the Box host port on 127.0.0.1', { ski
   assert.match(res.stdout, /ECONNREFUSED|ENETUNREACH/);
 });
 
-test('under allow-all (with slirp4netns) the Box has a network of its own without the host loopback', { skip: !canBwrap || !boxNetwork }, async () => {
+test('under allow-all (with slirp4netns) the Box has a network of its own without the host loopback', {
+  skip: !canBwrap || !boxNetwork,
+}, async () => {
   const sid = await box();
   const { port } = new URL(host.baseUrl);
   const script = `ip -4 addr show tap0 | grep -c inet; node -e "require('net').connect(${port},'127.0.0.1').on('connect',()=>console.log('CONNECTED')).on('error',e=>console.log(e.code))"`;
@@ -214,7 +275,10 @@ test('under allow-all (with slirp4netns) the Box has a network of its own withou
 
 test('a fork bomb is bounded by the process limit and the host stays usable', { skip: !canBwrap }, async () => {
   const sid = await box();
-  const res = await run(sid, 'i=0; while [ $i -lt 2000 ]; do sleep 30 & i=$((i+1)); done 2>/dev/null; echo started $(jobs -p | wc -l)');
+  const res = await run(
+    sid,
+    'i=0; while [ $i -lt 2000 ]; do sleep 30 & i=$((i+1)); done 2>/dev/null; echo started $(jobs -p | wc -l)',
+  );
   // Either the shell reports fewer than 2000 background jobs or it could not fork at all.
   assert.doesNotMatch(res.stdout, /started 2000/);
   const after = await run(sid, 'echo alive');
@@ -228,16 +292,26 @@ test('a file larger than the file size limit cannot be written', { skip: !canBwr
   assert.ok(Number(res.stdout.trim().split('\n')[1]) <= 1024 * 1024 * 1024);
 });
 
-test('128 concurrent runs at the default Box limit all answer 200 (FIFO queue, no 503)', { skip: !canBwrap, timeout: 240_000 }, async () => {
+test('128 concurrent runs at the default Box limit all answer 200 (FIFO queue, no 503)', {
+  skip: !canBwrap,
+  timeout: 240_000,
+}, async () => {
   configureSandbox({ provider: 'local', local: { baseUrl: host.baseUrl, token: host.token } });
   defineTestSandbox('escape/trivial', 'export default (n) => n + 1;');
   const answers = await Promise.all(Array.from({ length: 128 }, (_, i) => runSandbox('escape/trivial', i)));
-  const failed = await Promise.all(answers.filter((r) => r.status !== 200).map(async (r) => `${r.status} ${await r.text()}`));
+  const failed = await Promise.all(
+    answers.filter((r) => r.status !== 200).map(async (r) => `${r.status} ${await r.text()}`),
+  );
   assert.deepEqual(failed, []);
-  assert.deepEqual(await Promise.all(answers.map((r) => r.json())), Array.from({ length: 128 }, (_, i) => i + 1));
+  assert.deepEqual(
+    await Promise.all(answers.map((r) => r.json())),
+    Array.from({ length: 128 }, (_, i) => i + 1),
+  );
 });
 
-test('the host API cannot be raced into host files by swapping a directory for a symlink to /', { timeout: 120_000 }, async () => {
+test('the host API cannot be raced into host files by swapping a directory for a symlink to /', {
+  timeout: 120_000,
+}, async () => {
   const raceHost = await startBoxHost({ isolation: 'none' });
   const call = async (method, route, body, raw) => {
     const res = await fetch(`${raceHost.baseUrl}${route}`, {
@@ -255,7 +329,12 @@ test('the host API cannot be raced into host files by swapping a directory for a
     const swap = `mkdir -p real/etc real/tmp; echo box-file > real/etc/hostname; ln -s / link;
       end=$(( $(date +%s) + 25 )); while [ $(date +%s) -lt $end ]; do
         mv -T real d 2>/dev/null; mv -T d real 2>/dev/null; mv -T link d 2>/dev/null; mv -T d link 2>/dev/null; done`;
-    const swapping = call('POST', `/v2/sandboxes/sessions/${sid}/cmd`, { command: 'sh', args: ['-c', swap], wait: true, timeout: 60_000 });
+    const swapping = call('POST', `/v2/sandboxes/sessions/${sid}/cmd`, {
+      command: 'sh',
+      args: ['-c', swap],
+      wait: true,
+      timeout: 60_000,
+    });
     const hostHostname = (await import('node:fs')).readFileSync('/etc/hostname', 'utf8');
     let reads = 0;
     for (let i = 0; i < 300; i += 1) {

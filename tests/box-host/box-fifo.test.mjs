@@ -47,7 +47,11 @@ test('Vercel routes: fs/read of a FIFO the Box made is refused at once (400), an
   const created = await request('/v3/sandboxes', { projectId: 'p', ports: [] });
   assert.equal(created.status, 200, created.text);
   const sid = JSON.parse(created.text).session.id;
-  const made = await request(`/v2/sandboxes/sessions/${sid}/cmd`, { command: 'mkfifo', args: ['report.txt'], wait: true });
+  const made = await request(`/v2/sandboxes/sessions/${sid}/cmd`, {
+    command: 'mkfifo',
+    args: ['report.txt'],
+    wait: true,
+  });
   assert.equal(made.status, 200, made.text);
   assert.equal(JSON.parse(made.text.trim().split('\n').at(-1)).command.exitCode, 0, made.text);
 
@@ -61,7 +65,10 @@ test('Vercel routes: fs/read of a FIFO the Box made is refused at once (400), an
 
 test('Cloudflare routes: /api/read and /api/write of a FIFO the Box made are refused at once, and the host keeps answering', async () => {
   const id = `fifo-${process.pid}`;
-  const made = await request(`/cloudflare/${id}/api/execute`, { command: 'mkfifo pipe', sessionId: '__DISABLE_SESSION__' });
+  const made = await request(`/cloudflare/${id}/api/execute`, {
+    command: 'mkfifo pipe',
+    sessionId: '__DISABLE_SESSION__',
+  });
   assert.equal(made.status, 200, made.text);
   assert.equal(JSON.parse(made.text).exitCode, 0, made.text);
 
@@ -93,7 +100,11 @@ test('a Run whose handler leaves a FIFO as its result file and dies answers at o
     const after = await runSandbox('after');
     console.log(JSON.stringify({ fifo: fifo.status, after: after.status, value: await after.json() }));
   `;
-  const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 60_000, env: { ...process.env, NODE_ENV: 'development' } });
+  const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+    encoding: 'utf8',
+    timeout: 60_000,
+    env: { ...process.env, NODE_ENV: 'development' },
+  });
   assert.equal(child.signal, null, `the Run froze its process (killed at the deadline): ${child.stderr}`);
   const answer = JSON.parse(child.stdout.trim().split('\n').at(-1));
   assert.ok(answer.fifo >= 400, JSON.stringify(answer));

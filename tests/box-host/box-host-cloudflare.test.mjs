@@ -51,10 +51,13 @@ function exec(host, id, command, extra = {}) {
 
 /** Parses SSE text into its JSON payloads. */
 function sseEvents(text) {
-  return text.split('\n\n').filter(Boolean).map((block) => {
-    assert.match(block, /^data: /);
-    return JSON.parse(block.slice(6));
-  });
+  return text
+    .split('\n\n')
+    .filter(Boolean)
+    .map((block) => {
+      assert.match(block, /^data: /);
+      return JSON.parse(block.slice(6));
+    });
 }
 
 const modes = hasBwrap ? ['bubblewrap', 'none'] : ['none'];
@@ -80,11 +83,24 @@ for (const isolation of modes) {
       assert.equal((await call(host, id, 'GET', '/anything-else')).status, 200);
       assert.equal(ok(await call(host, id, 'GET', '/api/ping')).status, 'healthy');
       assert.equal(ok(await call(host, id, 'GET', '/api/version')).version, '0.12.10');
-      const created = ok(await call(host, id, 'POST', '/api/session/create', { body: { id: 's1', env: { S: 'from-session' }, cwd: '/tmp' } }));
-      assert.deepEqual({ ...created, timestamp: 0 }, { success: true, id: 's1', data: { id: 's1' }, containerPlacementId: null, timestamp: 0 });
-      const again = failed(await call(host, id, 'POST', '/api/session/create', { body: { id: 's1' } }), 409, 'SESSION_ALREADY_EXISTS');
+      const created = ok(
+        await call(host, id, 'POST', '/api/session/create', {
+          body: { id: 's1', env: { S: 'from-session' }, cwd: '/tmp' },
+        }),
+      );
+      assert.deepEqual(
+        { ...created, timestamp: 0 },
+        { success: true, id: 's1', data: { id: 's1' }, containerPlacementId: null, timestamp: 0 },
+      );
+      const again = failed(
+        await call(host, id, 'POST', '/api/session/create', { body: { id: 's1' } }),
+        409,
+        'SESSION_ALREADY_EXISTS',
+      );
       assert.equal(again.context.sessionId, 's1');
-      const inSession = ok(await call(host, id, 'POST', '/api/execute', { body: { command: 'echo "$S"; pwd', sessionId: 's1' } }));
+      const inSession = ok(
+        await call(host, id, 'POST', '/api/execute', { body: { command: 'echo "$S"; pwd', sessionId: 's1' } }),
+      );
       const [env, cwd] = inSession.stdout.split('\n');
       assert.equal(env, 'from-session');
       if (isolation === 'bubblewrap') assert.equal(cwd, '/tmp');
@@ -94,7 +110,12 @@ for (const isolation of modes) {
 
     test('execute: result shape, env, cwd, non-zero exit is a 200', async () => {
       ok(await call(host, id, 'POST', '/api/mkdir', { body: { path: '/workspace/sub', recursive: true } }));
-      const res = ok(await exec(host, id, 'echo "$GREETING"; pwd; echo oops >&2; exit 3', { env: { GREETING: 'héllo', GONE: undefined }, cwd: 'sub' }));
+      const res = ok(
+        await exec(host, id, 'echo "$GREETING"; pwd; echo oops >&2; exit 3', {
+          env: { GREETING: 'héllo', GONE: undefined },
+          cwd: 'sub',
+        }),
+      );
       const expectedCwd = isolation === 'bubblewrap' ? '/workspace/sub' : undefined;
       assert.equal(res.success, false);
       assert.equal(res.exitCode, 3);
@@ -121,7 +142,9 @@ for (const isolation of modes) {
 
     test('session timeout: 500 COMMAND_EXECUTION_ERROR, and the tree is killed all the same', async () => {
       const marker = `${41 + Math.random()}`.slice(0, 10);
-      const res = await call(host, id, 'POST', '/api/execute', { body: { command: `sleep ${marker}`, sessionId: 's-timeout', timeoutMs: 200 } });
+      const res = await call(host, id, 'POST', '/api/execute', {
+        body: { command: `sleep ${marker}`, sessionId: 's-timeout', timeoutMs: 200 },
+      });
       const body = failed(res, 500, 'COMMAND_EXECUTION_ERROR');
       assert.match(body.message, /in session 's-timeout': Command timeout after 200ms$/);
       assert.deepEqual(await processesMatching(`sleep ${marker}`), []);
@@ -131,7 +154,9 @@ for (const isolation of modes) {
       const res = await fetch(`${host.baseUrl}/cloudflare/${id}/api/execute/stream`, {
         method: 'POST',
         headers: { authorization: `Bearer ${host.token}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ command: `printf 'one\\r\\ntwo\\n'; sleep 1; printf 'é€😀\\r'; printf 'err\\n' >&2; exit 4` }),
+        body: JSON.stringify({
+          command: `printf 'one\\r\\ntwo\\n'; sleep 1; printf 'é€😀\\r'; printf 'err\\n' >&2; exit 4`,
+        }),
       });
       assert.equal(res.status, 200);
       assert.equal(res.headers.get('content-type'), 'text/event-stream');
@@ -148,13 +173,20 @@ for (const isolation of modes) {
       }
       const events = sseEvents(text);
       const total = Date.now() - started;
-      assert.ok(firstOutputAt !== null && firstOutputAt < total - 500, `first output at ${firstOutputAt} ms of ${total} ms`);
+      assert.ok(
+        firstOutputAt !== null && firstOutputAt < total - 500,
+        `first output at ${firstOutputAt} ms of ${total} ms`,
+      );
       assert.deepEqual(events[0].type, 'start');
       assert.equal(events[0].command.startsWith('printf'), true);
       assert.deepEqual(events.at(-1).type, 'complete');
       assert.equal(events.at(-1).exitCode, 4);
       for (const event of events) assert.match(event.timestamp, ISO);
-      const pick = (type) => events.filter((e) => e.type === type).map((e) => e.data).join('');
+      const pick = (type) =>
+        events
+          .filter((e) => e.type === type)
+          .map((e) => e.data)
+          .join('');
       assert.equal(pick('stdout'), 'one\r\ntwo\né€😀\r');
       assert.equal(pick('stderr'), 'err\n');
     });
@@ -170,7 +202,11 @@ for (const isolation of modes) {
       const command = `bash produce.sh ${size} ${marker}`;
       const url = new URL(`${host.baseUrl}/cloudflare/${id}/api/execute/stream`);
       const res = await new Promise((resolve, reject) => {
-        const req = http.request(url, { method: 'POST', headers: { authorization: `Bearer ${host.token}`, 'content-type': 'application/json' } }, resolve);
+        const req = http.request(
+          url,
+          { method: 'POST', headers: { authorization: `Bearer ${host.token}`, 'content-type': 'application/json' } },
+          resolve,
+        );
         req.on('error', reject);
         req.end(JSON.stringify({ command }));
       });
@@ -193,16 +229,28 @@ for (const isolation of modes) {
     test('write/read: bytes round trip through base64, text as UTF-8', async () => {
       const bytes = randomBytes(70_000);
       bytes[0] = 0;
-      const w = ok(await call(host, id, 'POST', '/api/write', { body: { path: 'bin/data.bin', content: bytes.toString('base64'), encoding: 'base64' } }));
+      const w = ok(
+        await call(host, id, 'POST', '/api/write', {
+          body: { path: 'bin/data.bin', content: bytes.toString('base64'), encoding: 'base64' },
+        }),
+      );
       assert.equal(w.path, 'bin/data.bin');
       const r = ok(await call(host, id, 'POST', '/api/read', { body: { path: '/workspace/bin/data.bin' } }));
-      assert.deepEqual([r.encoding, r.isBinary, r.mimeType, r.size], ['base64', true, 'application/octet-stream', bytes.length]);
+      assert.deepEqual(
+        [r.encoding, r.isBinary, r.mimeType, r.size],
+        ['base64', true, 'application/octet-stream', bytes.length],
+      );
       assert.deepEqual(Buffer.from(r.content, 'base64'), bytes);
-      const forced = ok(await call(host, id, 'POST', '/api/read', { body: { path: 'bin/data.bin', encoding: 'base64' } }));
+      const forced = ok(
+        await call(host, id, 'POST', '/api/read', { body: { path: 'bin/data.bin', encoding: 'base64' } }),
+      );
       assert.equal(forced.content, bytes.toString('base64'));
       ok(await call(host, id, 'POST', '/api/write', { body: { path: 'notes.txt', content: 'a\r\nb é€😀\n' } }));
       const text = ok(await call(host, id, 'POST', '/api/read', { body: { path: 'notes.txt' } }));
-      assert.deepEqual([text.content, text.encoding, text.isBinary, text.mimeType, text.size], ['a\r\nb é€😀\n', 'utf-8', false, 'text/plain', 15]);
+      assert.deepEqual(
+        [text.content, text.encoding, text.isBinary, text.mimeType, text.size],
+        ['a\r\nb é€😀\n', 'utf-8', false, 'text/plain', 15],
+      );
       const seen = ok(await exec(host, id, 'cat notes.txt; od -An -tx1 -N4 bin/data.bin'));
       assert.equal(seen.stdout.startsWith('a\r\nb é€😀\n'), true);
     });
@@ -223,22 +271,44 @@ for (const isolation of modes) {
     });
 
     test('error bodies: missing file, bad requests, unknown route', async () => {
-      const missing = failed(await call(host, id, 'POST', '/api/read', { body: { path: '/workspace/nope.txt' } }), 404, 'FILE_NOT_FOUND');
+      const missing = failed(
+        await call(host, id, 'POST', '/api/read', { body: { path: '/workspace/nope.txt' } }),
+        404,
+        'FILE_NOT_FOUND',
+      );
       assert.equal(missing.message, 'File not found: /workspace/nope.txt');
       assert.equal(missing.context.path, '/workspace/nope.txt');
       failed(await call(host, id, 'POST', '/api/execute', { raw: '{not json' }), 400, 'VALIDATION_FAILED');
       failed(await call(host, id, 'POST', '/api/execute', { body: { command: '' } }), 400, 'VALIDATION_FAILED');
-      failed(await call(host, id, 'POST', '/api/execute', { body: { command: 'true', timeoutMs: -1 } }), 400, 'VALIDATION_FAILED');
-      failed(await call(host, id, 'POST', '/api/execute', { body: { command: 'true', env: { 'BAD KEY': 'x' } } }), 400, 'VALIDATION_FAILED');
-      failed(await call(host, id, 'POST', '/api/write', { body: { path: 'x', content: '***', encoding: 'base64' } }), 400, 'VALIDATION_FAILED');
+      failed(
+        await call(host, id, 'POST', '/api/execute', { body: { command: 'true', timeoutMs: -1 } }),
+        400,
+        'VALIDATION_FAILED',
+      );
+      failed(
+        await call(host, id, 'POST', '/api/execute', { body: { command: 'true', env: { 'BAD KEY': 'x' } } }),
+        400,
+        'VALIDATION_FAILED',
+      );
+      failed(
+        await call(host, id, 'POST', '/api/write', { body: { path: 'x', content: '***', encoding: 'base64' } }),
+        400,
+        'VALIDATION_FAILED',
+      );
       failed(await call(host, id, 'POST', '/api/write', { body: { path: 'x' } }), 400, 'VALIDATION_FAILED');
       failed(await call(host, id, 'POST', '/api/read', { body: {} }), 400, 'VALIDATION_FAILED');
       failed(await call(host, id, 'POST', '/api/read', { body: { path: '/workspace' } }), 400, 'IS_DIRECTORY');
       ok(await call(host, id, 'POST', '/api/write', { body: { path: 'plain.txt', content: 'x' } }));
-      failed(await call(host, id, 'POST', '/api/write', { body: { path: 'plain.txt/under', content: 'x' } }), 400, 'VALIDATION_FAILED');
+      failed(
+        await call(host, id, 'POST', '/api/write', { body: { path: 'plain.txt/under', content: 'x' } }),
+        400,
+        'VALIDATION_FAILED',
+      );
       failed(await call(host, id, 'POST', '/api/port-watch', { body: { port: 8080 } }), 404, 'UNKNOWN_ERROR');
       failed(await call(host, id, 'GET', '/api/nope'), 404, 'UNKNOWN_ERROR');
-      const big = await call(host, id, 'POST', '/api/execute', { raw: JSON.stringify({ command: 'true', pad: 'x'.repeat(2 * 1024 * 1024) }) });
+      const big = await call(host, id, 'POST', '/api/execute', {
+        raw: JSON.stringify({ command: 'true', pad: 'x'.repeat(2 * 1024 * 1024) }),
+      });
       failed(big, 413, 'VALIDATION_FAILED');
     });
 
@@ -248,7 +318,11 @@ for (const isolation of modes) {
       try {
         for (const p of ['../../etc/passwd', '/../etc/hostname', 'a/../../../x']) {
           failed(await call(host, id, 'POST', '/api/read', { body: { path: p } }), 403, 'PERMISSION_DENIED');
-          failed(await call(host, id, 'POST', '/api/write', { body: { path: p, content: 'x' } }), 403, 'PERMISSION_DENIED');
+          failed(
+            await call(host, id, 'POST', '/api/write', { body: { path: p, content: 'x' } }),
+            403,
+            'PERMISSION_DENIED',
+          );
         }
         // Symlinks made inside the Box that point out of it (host paths, so they escape under 'none' too).
         ok(await call(host, id, 'POST', '/api/write', { body: { path: 'ln/.keep', content: '' } }));
@@ -260,10 +334,26 @@ for (const isolation of modes) {
           }
         }
         failed(await call(host, id, 'POST', '/api/read', { body: { path: 'ln/file-out' } }), 403, 'PERMISSION_DENIED');
-        failed(await call(host, id, 'POST', '/api/write', { body: { path: 'ln/file-out', content: 'pwned' } }), 403, 'PERMISSION_DENIED');
-        failed(await call(host, id, 'POST', '/api/write', { body: { path: 'ln/dir-out/new.txt', content: 'pwned' } }), 403, 'PERMISSION_DENIED');
-        failed(await call(host, id, 'POST', '/api/mkdir', { body: { path: 'ln/dir-out/d', recursive: true } }), 403, 'PERMISSION_DENIED');
-        failed(await call(host, id, 'POST', '/api/exists', { body: { path: 'ln/file-out' } }), 403, 'PERMISSION_DENIED');
+        failed(
+          await call(host, id, 'POST', '/api/write', { body: { path: 'ln/file-out', content: 'pwned' } }),
+          403,
+          'PERMISSION_DENIED',
+        );
+        failed(
+          await call(host, id, 'POST', '/api/write', { body: { path: 'ln/dir-out/new.txt', content: 'pwned' } }),
+          403,
+          'PERMISSION_DENIED',
+        );
+        failed(
+          await call(host, id, 'POST', '/api/mkdir', { body: { path: 'ln/dir-out/d', recursive: true } }),
+          403,
+          'PERMISSION_DENIED',
+        );
+        failed(
+          await call(host, id, 'POST', '/api/exists', { body: { path: 'ln/file-out' } }),
+          403,
+          'PERMISSION_DENIED',
+        );
         ok(await call(host, id, 'POST', '/api/delete', { body: { path: 'ln/file-out' } })); // removes the link only
         assert.equal(fs.readFileSync(secret, 'utf8'), 'outside');
         assert.equal(fs.existsSync(path.join(path.dirname(secret), 'new.txt')), false);
@@ -272,7 +362,9 @@ for (const isolation of modes) {
       }
     });
 
-    test('a delete raced by a directory swapped for a symlink never removes a host file', { timeout: 120_000 }, async () => {
+    test('a delete raced by a directory swapped for a symlink never removes a host file', {
+      timeout: 120_000,
+    }, async () => {
       // Found by the security review: the delete resolved the parent, then unlinked by path; a
       // Box renaming a symlink to a host directory in between made the host (root) delete there.
       const victims = fs.mkdtempSync(path.join(os.tmpdir(), 'vite-hub-delete-victim-'));
@@ -280,11 +372,27 @@ for (const isolation of modes) {
       fs.writeFileSync(victim, 'host file');
       const racer = `r${randomBytes(5).toString('hex')}`;
       try {
-        ok(await exec(host, racer, `cd /workspace && ln -s ${victims} L && mkdir -p R && touch R/keep.txt && echo ready`));
-        ok(await call(host, racer, 'POST', '/api/process/start', { body: { command: `cd /workspace && exec perl -e 'while (1) { rename("R", "d"); rename("d", "R"); rename("L", "d"); rename("d", "L"); }'` } }));
+        ok(
+          await exec(
+            host,
+            racer,
+            `cd /workspace && ln -s ${victims} L && mkdir -p R && touch R/keep.txt && echo ready`,
+          ),
+        );
+        ok(
+          await call(host, racer, 'POST', '/api/process/start', {
+            body: {
+              command: `cd /workspace && exec perl -e 'while (1) { rename("R", "d"); rename("d", "R"); rename("L", "d"); rename("d", "L"); }'`,
+            },
+          }),
+        );
         for (let round = 0; round < 150 && fs.existsSync(victim); round += 1) {
           await exec(host, racer, 'touch /workspace/R/keep.txt 2>/dev/null; true');
-          await Promise.all(Array.from({ length: 8 }, () => call(host, racer, 'POST', '/api/delete', { body: { path: '/workspace/d/keep.txt' } })));
+          await Promise.all(
+            Array.from({ length: 8 }, () =>
+              call(host, racer, 'POST', '/api/delete', { body: { path: '/workspace/d/keep.txt' } }),
+            ),
+          );
         }
         assert.equal(fs.readFileSync(victim, 'utf8'), 'host file');
       } finally {
@@ -299,14 +407,20 @@ for (const isolation of modes) {
       ok(await call(host, a, 'POST', '/api/write', { body: { path: '/workspace/who.txt', content: 'a' } }));
       ok(await exec(host, a, 'echo a > who2'));
       assert.equal(ok(await exec(host, a, 'cat who2')).stdout, 'a\n');
-      assert.equal(ok(await call(host, b, 'POST', '/api/exists', { body: { path: '/workspace/who.txt' } })).exists, false);
+      assert.equal(
+        ok(await call(host, b, 'POST', '/api/exists', { body: { path: '/workspace/who.txt' } })).exists,
+        false,
+      );
       assert.equal(ok(await exec(host, b, 'cat who2 2>/dev/null || echo none')).stdout, 'none\n');
       const before = fs.readdirSync(boxRoot).length;
       const gone = ok(await call(host, a, 'DELETE', ''));
       assert.deepEqual([gone.id, gone.destroyed], [a, true]);
       assert.equal(fs.readdirSync(boxRoot).length, before - 1);
       assert.equal(ok(await call(host, a, 'DELETE', '')).destroyed, false);
-      assert.equal(ok(await call(host, a, 'POST', '/api/exists', { body: { path: '/workspace/who.txt' } })).exists, false);
+      assert.equal(
+        ok(await call(host, a, 'POST', '/api/exists', { body: { path: '/workspace/who.txt' } })).exists,
+        false,
+      );
       await call(host, a, 'DELETE', '');
       await call(host, b, 'DELETE', '');
     });
@@ -315,14 +429,21 @@ for (const isolation of modes) {
       host.resetCounters();
       const none = await call(host, id, 'GET', '/api/ping', { token: null });
       assert.equal(none.status, 401);
-      const wrong = await call(host, id, 'POST', '/api/execute', { token: 'wrong-token-123', body: { command: 'true' } });
+      const wrong = await call(host, id, 'POST', '/api/execute', {
+        token: 'wrong-token-123',
+        body: { command: 'true' },
+      });
       assert.equal(wrong.status, 401);
       assert.equal(wrong.text.includes(host.token), false);
       assert.deepEqual(host.counters(), { requests: {}, total: 0 });
       await call(host, id, 'GET', '/api/ping');
       await exec(host, id, 'true');
       await call(host, id, 'POST', '/api/nope');
-      assert.deepEqual(host.counters().requests, { 'cloudflare/ping': 1, 'cloudflare/execute': 1, 'cloudflare/unknown': 1 });
+      assert.deepEqual(host.counters().requests, {
+        'cloudflare/ping': 1,
+        'cloudflare/execute': 1,
+        'cloudflare/unknown': 1,
+      });
     });
   });
 }

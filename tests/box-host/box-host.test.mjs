@@ -20,7 +20,6 @@ const boxNetwork = (await hostFeatures()).netTool !== null;
 const SECRET_NAME = 'VITE_HUB_TEST_HOST_SECRET';
 process.env[SECRET_NAME] = `secret-${randomBytes(8).toString('hex')}`;
 
-
 async function api(host, method, route, { body, headers = {}, token = host.token } = {}) {
   const init = { method, headers: { ...headers } };
   if (token !== null) init.headers.authorization = `Bearer ${token}`;
@@ -33,7 +32,12 @@ async function api(host, method, route, { body, headers = {}, token = host.token
   const type = res.headers.get('content-type') ?? '';
   let json;
   if (type === 'application/json') json = JSON.parse(bytes.toString('utf8'));
-  if (type === 'application/x-ndjson') json = bytes.toString('utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  if (type === 'application/x-ndjson')
+    json = bytes
+      .toString('utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
   return { status: res.status, type, bytes, json };
 }
 
@@ -51,7 +55,11 @@ async function run(host, sid, command, args = [], extra = {}) {
   assert.equal(res.status, 200, res.bytes.toString());
   assert.equal(res.type, 'application/x-ndjson');
   const lines = res.json;
-  const pick = (s) => lines.filter((l) => l.stream === s).map((l) => l.data).join('');
+  const pick = (s) =>
+    lines
+      .filter((l) => l.stream === s)
+      .map((l) => l.data)
+      .join('');
   return { exitCode: lines.at(-1).command.exitCode, stdout: pick('stdout'), stderr: pick('stderr'), lines };
 }
 
@@ -71,7 +79,12 @@ function tarGz(entries) {
     h.write('0000000\0', 108);
     h.write('0000000\0', 116);
     h.write(`${content.length.toString(8).padStart(11, '0')}\0`, 124);
-    h.write(`${Math.floor(Date.now() / 1000).toString(8).padStart(11, '0')}\0`, 136);
+    h.write(
+      `${Math.floor(Date.now() / 1000)
+        .toString(8)
+        .padStart(11, '0')}\0`,
+      136,
+    );
     h.write('        ', 148);
     h.write(type, 156);
     h.write(linkname, 157, 100);
@@ -146,7 +159,11 @@ for (const isolation of modes) {
 
     test('a bearer token is required on every request', async () => {
       for (const token of [null, 'wrong-token-value', `${host.token}x`]) {
-        for (const [method, route] of [['POST', '/v3/sandboxes'], ['GET', '/_vite-hub/counters'], ['POST', '/v2/sandboxes/sessions/sbx_x/stop']]) {
+        for (const [method, route] of [
+          ['POST', '/v3/sandboxes'],
+          ['GET', '/_vite-hub/counters'],
+          ['POST', '/v2/sandboxes/sessions/sbx_x/stop'],
+        ]) {
           const res = await api(host, method, route, { token, body: method === 'POST' ? {} : undefined });
           assert.equal(res.status, 401);
           assert.equal(res.json.error.code, 'unauthorized');
@@ -168,9 +185,13 @@ for (const isolation of modes) {
           assert.equal(read.status, 400, p);
           assert.equal(read.json.error.code, 'bad_path');
         }
-        const mk = await api(host, 'POST', `/v2/sandboxes/sessions/${sid}/fs/mkdir`, { body: { path: '../../../../x' } });
+        const mk = await api(host, 'POST', `/v2/sandboxes/sessions/${sid}/fs/mkdir`, {
+          body: { path: '../../../../x' },
+        });
         assert.equal(mk.status, 400);
-        const dotdot = await writeTar(host, sid, [{ name: `../../../../../../tmp/${marker}`, content: Buffer.from('x') }]);
+        const dotdot = await writeTar(host, sid, [
+          { name: `../../../../../../tmp/${marker}`, content: Buffer.from('x') },
+        ]);
         assert.equal(dotdot.status, 400);
         const badCwd = await writeTar(host, sid, [{ name: marker, content: Buffer.from('x') }], '/../..');
         assert.equal(badCwd.status, 400);
@@ -178,28 +199,44 @@ for (const isolation of modes) {
         assert.equal(symlinkEntry.status, 400);
 
         // Symlinks created inside the Box that point out of it are refused.
-        const ln = await run(host, sid, 'sh', ['-c', `ln -s /etc/hostname leak && ln -s ${os.tmpdir()} outdir && echo ok`]);
+        const ln = await run(host, sid, 'sh', [
+          '-c',
+          `ln -s /etc/hostname leak && ln -s ${os.tmpdir()} outdir && echo ok`,
+        ]);
         assert.equal(ln.stdout, 'ok\n');
         const leak = await api(host, 'POST', `/v2/sandboxes/sessions/${sid}/fs/read`, { body: { path: 'leak' } });
         assert.equal(leak.status, 400);
         assert.equal(leak.json.error.code, 'bad_path');
-        const through = await writeTar(host, sid, [{ name: `vercel/sandbox/outdir/${marker}`, content: Buffer.from('x') }]);
+        const through = await writeTar(host, sid, [
+          { name: `vercel/sandbox/outdir/${marker}`, content: Buffer.from('x') },
+        ]);
         assert.equal(through.status, 400);
         assert.equal(fs.existsSync(outside), false);
-        const inDir = await api(host, 'POST', `/v2/sandboxes/sessions/${sid}/fs/mkdir`, { body: { path: `outdir/${marker}` } });
+        const inDir = await api(host, 'POST', `/v2/sandboxes/sessions/${sid}/fs/mkdir`, {
+          body: { path: `outdir/${marker}` },
+        });
         assert.equal(inDir.status, 400);
         assert.equal(fs.existsSync(outside), false);
 
         // A command cwd outside the Box is refused too.
-        const cwdRes = await api(host, 'POST', `/v2/sandboxes/sessions/${sid}/cmd`, { body: { command: 'true', cwd: '/../../root' } });
+        const cwdRes = await api(host, 'POST', `/v2/sandboxes/sessions/${sid}/cmd`, {
+          body: { command: 'true', cwd: '/../../root' },
+        });
         assert.equal(cwdRes.status, 400);
         // A command named like an option is refused: the exec wrappers (prlimit, sh) would read it as one.
-        const dashed = await api(host, 'POST', `/v2/sandboxes/sessions/${sid}/cmd`, { body: { command: '-a', args: ['x', 'id'] } });
+        const dashed = await api(host, 'POST', `/v2/sandboxes/sessions/${sid}/cmd`, {
+          body: { command: '-a', args: ['x', 'id'] },
+        });
         assert.equal(dashed.status, 400);
         assert.match(dashed.json.error.message, /must not start with '-'/);
 
         // Allowed writes land in the Box.
-        const fine = await writeTar(host, sid, [{ name: 'a/b/c.txt', content: Buffer.from('inside'), mode: 0o600 }], '/vercel/sandbox');
+        const fine = await writeTar(
+          host,
+          sid,
+          [{ name: 'a/b/c.txt', content: Buffer.from('inside'), mode: 0o600 }],
+          '/vercel/sandbox',
+        );
         assert.equal(fine.status, 200);
         const cat = await run(host, sid, 'sh', ['-c', 'cat a/b/c.txt; stat -c %a a/b/c.txt']);
         assert.equal(cat.stdout, 'inside600\n');
@@ -237,7 +274,9 @@ for (const isolation of modes) {
       // The Box's directory, known by a file it made (it may be a spare made before the create).
       const marker = `marker-${randomInt(100000, 900000)}`;
       assert.equal((await run(host, sid, 'touch', [marker])).exitCode, 0);
-      const created = fs.readdirSync(boxRoot).filter((d) => fs.existsSync(path.join(boxRoot, d, 'vercel', 'sandbox', marker)));
+      const created = fs
+        .readdirSync(boxRoot)
+        .filter((d) => fs.existsSync(path.join(boxRoot, d, 'vercel', 'sandbox', marker)));
       assert.equal(created.length, 1);
       assert.match(created[0], new RegExp(`^${boxDirPrefix()}[A-Za-z0-9]{6}$`));
       const n = String(randomInt(100000, 900000));
@@ -248,7 +287,8 @@ for (const isolation of modes) {
       assert.equal(det.json.command.exitCode, null);
       const cid = det.json.command.id;
       const deadline = Date.now() + 5000;
-      while (processesWithArgv(['sleep', n]).length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      while (processesWithArgv(['sleep', n]).length < 2 && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 20));
       assert.equal(processesWithArgv(['sleep', n]).length, 2);
 
       const waiting = api(host, 'GET', `/v2/sandboxes/sessions/${sid}/cmd/${cid}?wait=true`);
@@ -273,7 +313,9 @@ for (const isolation of modes) {
       const sid = (await createBox(host, { env: { BOX_LEVEL: 'b' } })).id;
       try {
         assert.ok(process.env[SECRET_NAME]);
-        const res = await run(host, sid, 'node', ['-e', 'console.log(JSON.stringify(process.env))'], { env: { MINE: 'm€' } });
+        const res = await run(host, sid, 'node', ['-e', 'console.log(JSON.stringify(process.env))'], {
+          env: { MINE: 'm€' },
+        });
         assert.equal(res.exitCode, 0);
         const env = JSON.parse(res.stdout);
         assert.equal(env[SECRET_NAME], undefined);
@@ -287,12 +329,15 @@ for (const isolation of modes) {
           // The app's CA and proxy variables, where this machine has some (install-network.mjs):
           // a bubblewrap Box sees each CA file at its real path (below the toolchain root when
           // its own directories would cover it).
-          ...installNetworkEnv(installNetwork(process.env), (named) => (isolation === 'bubblewrap' ? toolchainBoxPath(fs.realpathSync(named), '/vercel/sandbox') : named)),
+          ...installNetworkEnv(installNetwork(process.env), (named) =>
+            isolation === 'bubblewrap' ? toolchainBoxPath(fs.realpathSync(named), '/vercel/sandbox') : named,
+          ),
         };
         if (isolation === 'bubblewrap') {
           expected.PWD = '/vercel/sandbox';
           // The user's npm config, without credentials, where it has one (box-toolchain.mjs).
-          if (fs.existsSync(path.join(os.homedir(), '.npmrc'))) expected.NPM_CONFIG_USERCONFIG = '/opt/vite-hub-sandbox/npmrc';
+          if (fs.existsSync(path.join(os.homedir(), '.npmrc')))
+            expected.NPM_CONFIG_USERCONFIG = '/opt/vite-hub-sandbox/npmrc';
         } else {
           // Plain processes get the Box's own temp folder too, and npm the user's own config.
           assert.match(env.HOME, /vite-hub-box-[^/]+\/home\/box$/);
@@ -413,10 +458,14 @@ describe('bounds and options', () => {
       const full = await api(host, 'POST', '/v3/sandboxes', { body: { projectId: 'p', ports: [] } });
       assert.equal(full.status, 503);
       assert.equal(full.json.error.code, 'capacity');
-      const big = await api(host, 'POST', `/v2/sandboxes/sessions/${sid}/fs/read`, { body: { path: 'x'.repeat(1024 * 1024 + 10) } });
+      const big = await api(host, 'POST', `/v2/sandboxes/sessions/${sid}/fs/read`, {
+        body: { path: 'x'.repeat(1024 * 1024 + 10) },
+      });
       assert.equal(big.status, 413);
       await stopBox(host, sid);
-      const again = await api(host, 'POST', '/v2/sandboxes', { body: { projectId: 'p', ports: [], runtime: 'node22' } });
+      const again = await api(host, 'POST', '/v2/sandboxes', {
+        body: { projectId: 'p', ports: [], runtime: 'node22' },
+      });
       assert.equal(again.status, 200);
       await stopBox(host, again.json.session.id);
     } finally {
@@ -428,15 +477,24 @@ describe('bounds and options', () => {
     const host = await startBoxHost({ isolation: 'none' });
     try {
       const tooLong = 2 ** 31;
-      const create = await api(host, 'POST', '/v3/sandboxes', { body: { projectId: 'p', ports: [], timeout: tooLong } });
+      const create = await api(host, 'POST', '/v3/sandboxes', {
+        body: { projectId: 'p', ports: [], timeout: tooLong },
+      });
       assert.equal(create.status, 400);
       const sid = (await createBox(host, { timeout: 2 ** 31 - 1 })).id;
-      const cmd = await api(host, 'POST', `/v2/sandboxes/sessions/${sid}/cmd`, { body: { command: 'true', args: [], timeout: tooLong, wait: true } });
+      const cmd = await api(host, 'POST', `/v2/sandboxes/sessions/${sid}/cmd`, {
+        body: { command: 'true', args: [], timeout: tooLong, wait: true },
+      });
       assert.equal(cmd.status, 400);
-      const extend = await api(host, 'POST', `/v2/sandboxes/sessions/${sid}/extend-timeout`, { body: { duration: tooLong } });
+      const extend = await api(host, 'POST', `/v2/sandboxes/sessions/${sid}/extend-timeout`, {
+        body: { duration: tooLong },
+      });
       assert.equal(extend.status, 400);
       // Extended within bounds past the timer maximum in total, the Box keeps running.
-      assert.equal((await api(host, 'POST', `/v2/sandboxes/sessions/${sid}/extend-timeout`, { body: { duration: 1000 } })).status, 200);
+      assert.equal(
+        (await api(host, 'POST', `/v2/sandboxes/sessions/${sid}/extend-timeout`, { body: { duration: 1000 } })).status,
+        200,
+      );
       await new Promise((resolve) => setTimeout(resolve, 50));
       assert.equal((await run(host, sid, 'true')).exitCode, 0);
       await stopBox(host, sid);

@@ -40,13 +40,28 @@ async function api(host, method, route, body) {
 }
 
 async function run(host, sid, script) {
-  const res = await api(host, 'POST', `/v2/sandboxes/sessions/${sid}/cmd`, { command: 'sh', args: ['-c', script], wait: true, timeout: 30_000 });
-  const lines = res.text.trim().split('\n').map((line) => JSON.parse(line));
-  const out = (stream) => lines.filter((l) => l.stream === stream).map((l) => l.data).join('');
+  const res = await api(host, 'POST', `/v2/sandboxes/sessions/${sid}/cmd`, {
+    command: 'sh',
+    args: ['-c', script],
+    wait: true,
+    timeout: 30_000,
+  });
+  const lines = res.text
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line));
+  const out = (stream) =>
+    lines
+      .filter((l) => l.stream === stream)
+      .map((l) => l.data)
+      .join('');
   return { exitCode: lines.at(-1).command.exitCode, stdout: out('stdout'), stderr: out('stderr') };
 }
 
-test('a Box writing past its disk size gets ENOSPC on a tmpfs of that size, for /tmp, home and work dir together', { skip: !features.diskBound && 'this host cannot mount a tmpfs (not root)', timeout: 60_000 }, async () => {
+test('a Box writing past its disk size gets ENOSPC on a tmpfs of that size, for /tmp, home and work dir together', {
+  skip: !features.diskBound && 'this host cannot mount a tmpfs (not root)',
+  timeout: 60_000,
+}, async () => {
   const host = await startBoxHost({ diskBytes: DISK });
   hosts.push(host);
   const created = JSON.parse((await api(host, 'POST', '/v3/sandboxes', { projectId: 'p', ports: [] })).text);
@@ -58,23 +73,40 @@ test('a Box writing past its disk size gets ENOSPC on a tmpfs of that size, for 
   const full = await run(host, sid, 'head -c 64M /dev/zero > /vercel/sandbox/big');
   assert.notEqual(full.exitCode, 0);
   assert.match(full.stderr, /No space left on device/);
-  const sizes = await run(host, sid, 'stat -c %s /vercel/sandbox/big; rm /vercel/sandbox/big; head -c 10M /dev/zero > /tmp/a && head -c 10M /dev/zero > "$HOME/b"; echo rc=$?');
+  const sizes = await run(
+    host,
+    sid,
+    'stat -c %s /vercel/sandbox/big; rm /vercel/sandbox/big; head -c 10M /dev/zero > /tmp/a && head -c 10M /dev/zero > "$HOME/b"; echo rc=$?',
+  );
   assert.ok(Number(sizes.stdout.split('\n')[0]) <= DISK);
   assert.match(sizes.stdout, /rc=1\n/, '/tmp and the home dir share the Box disk');
 
   // Through runSandbox: the failed write explains itself in the Response.
   configureSandbox({ provider: 'local', local: { baseUrl: host.baseUrl, token: host.token } });
-  defineTestSandbox('limits/fill-disk', `import fs from 'node:fs'; export default () => { fs.writeFileSync('/tmp/fill', Buffer.alloc(${2 * DISK})); return 'wrote'; };`);
+  defineTestSandbox(
+    'limits/fill-disk',
+    `import fs from 'node:fs'; export default () => { fs.writeFileSync('/tmp/fill', Buffer.alloc(${2 * DISK})); return 'wrote'; };`,
+  );
   const response = await runSandbox('limits/fill-disk', {});
   assert.equal(response.status, 500);
   const { error } = await response.json();
   assert.match(JSON.stringify(error), /ENOSPC/);
 });
 
-test('a stopped Box leaves no mount and no directory behind', { skip: !features.diskBound && 'this host cannot mount a tmpfs (not root)' }, async () => {
+test('a stopped Box leaves no mount and no directory behind', {
+  skip: !features.diskBound && 'this host cannot mount a tmpfs (not root)',
+}, async () => {
   const boxRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'vite-hub-limits-root-'));
   temps.push(boxRoot);
-  const registry = new BoxRegistry({ boxRoot, isolation: 'none', maxBoxes: 1, maxQueued: 0, maxQueueWaitMs: 0, features, diskBytes: DISK });
+  const registry = new BoxRegistry({
+    boxRoot,
+    isolation: 'none',
+    maxBoxes: 1,
+    maxQueued: 0,
+    maxQueueWaitMs: 0,
+    features,
+    diskBytes: DISK,
+  });
   const box = await registry.create({});
   assert.ok(isMountPoint(box.root));
   assert.equal(fs.statfsSync(box.root).type, 0x01021994, 'not a tmpfs (TMPFS_MAGIC)');
@@ -83,13 +115,17 @@ test('a stopped Box leaves no mount and no directory behind', { skip: !features.
   assert.deepEqual(fs.readdirSync(boxRoot), []);
 });
 
-test('the session reports which mechanism bounds processes and memory, and it is the one applied', { skip: !canBwrap }, async () => {
+test('the session reports which mechanism bounds processes and memory, and it is the one applied', {
+  skip: !canBwrap,
+}, async () => {
   // A Box root of its own and no spare Boxes (parked-boxes.mjs): the one directory there names the Box's cgroups.
   const boxRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'vite-hub-limits-'));
   temps.push(boxRoot);
   const host = await startBoxHost({ isolation: 'bubblewrap', boxRoot, parked: { size: 0 } });
   hosts.push(host);
-  const created = JSON.parse((await api(host, 'POST', '/v3/sandboxes', { projectId: 'p', ports: [], resources: { vcpus: 1 } })).text);
+  const created = JSON.parse(
+    (await api(host, 'POST', '/v3/sandboxes', { projectId: 'p', ports: [], resources: { vcpus: 1 } })).text,
+  );
   const { limits } = created.session;
   const choice = chooseCgroups();
   assert.equal(limits.enforcedBy, choice.kind);
@@ -106,7 +142,10 @@ test('the session reports which mechanism bounds processes and memory, and it is
     const pidsDir = boxCgroup(choice.pids);
     const memoryDir = boxCgroup(choice.memory);
     assert.equal(fs.readFileSync(path.join(pidsDir, 'pids.max'), 'utf8').trim(), '512');
-    assert.equal(fs.readFileSync(path.join(memoryDir, 'memory.limit_in_bytes'), 'utf8').trim(), String(2048 * 1024 * 1024));
+    assert.equal(
+      fs.readFileSync(path.join(memoryDir, 'memory.limit_in_bytes'), 'utf8').trim(),
+      String(2048 * 1024 * 1024),
+    );
     assert.ok(fs.readFileSync(path.join(pidsDir, 'cgroup.procs'), 'utf8').trim().split('\n').length >= 1);
     assert.ok(fs.readFileSync(path.join(memoryDir, 'cgroup.procs'), 'utf8').trim() !== '');
   }
@@ -141,7 +180,11 @@ test('the cgroup choice: v2 with pids and memory first, else v1, else rlimits, e
   const noMemory = fakeCgroupV2('cpu pids');
   const pids = fakeV1('pids');
   const memory = fakeV1('memory');
-  const mountinfo = [mountinfoLine(noMemory, 'cgroup2', 'rw'), mountinfoLine(pids, 'cgroup', 'rw,pids'), mountinfoLine(memory, 'cgroup', 'rw,memory')].join('\n');
+  const mountinfo = [
+    mountinfoLine(noMemory, 'cgroup2', 'rw'),
+    mountinfoLine(pids, 'cgroup', 'rw,pids'),
+    mountinfoLine(memory, 'cgroup', 'rw,memory'),
+  ].join('\n');
   const v1 = chooseCgroups({ mountinfo, selfCgroup: '0::/\n' });
   assert.deepEqual({ kind: v1.kind, pids: v1.pids, memory: v1.memory }, { kind: 'cgroup-v1', pids, memory });
   assert.match(v1.notes.join(), /lacks the memory controller/);
@@ -153,7 +196,10 @@ test('the cgroup choice: v2 with pids and memory first, else v1, else rlimits, e
     fs.writeFileSync(path.join(mount, 'app', 'one', 'cgroup.procs'), '');
   }
   const inApp = chooseCgroups({ mountinfo, selfCgroup: '8:pids:/app/one\n4:memory:/app/one\n0::/\n' });
-  assert.deepEqual({ kind: inApp.kind, pids: inApp.pids, memory: inApp.memory }, { kind: 'cgroup-v1', pids: path.join(pids, 'app/one'), memory: path.join(memory, 'app/one') });
+  assert.deepEqual(
+    { kind: inApp.kind, pids: inApp.pids, memory: inApp.memory },
+    { kind: 'cgroup-v1', pids: path.join(pids, 'app/one'), memory: path.join(memory, 'app/one') },
+  );
 
   // subtree_control refused (a directory here: EISDIR; EBUSY on a real non-root cgroup with
   // processes) and no v1: rlimits only.
@@ -166,18 +212,30 @@ test('the cgroup choice: v2 with pids and memory first, else v1, else rlimits, e
 
   // This machine's own mounts parse into what /proc says.
   const real = cgroupMounts(fs.readFileSync('/proc/self/mountinfo', 'utf8'));
-  const noV1Pids = !fs.existsSync('/sys/fs/cgroup/pids/cgroup.procs') && 'this machine has no cgroup v1 pids hierarchy at /sys/fs/cgroup/pids';
+  const noV1Pids =
+    !fs.existsSync('/sys/fs/cgroup/pids/cgroup.procs') &&
+    'this machine has no cgroup v1 pids hierarchy at /sys/fs/cgroup/pids';
   await t.test("this machine's cgroup v1 pids mount is found", { skip: noV1Pids }, () => {
     assert.equal(real.v1.pids, '/sys/fs/cgroup/pids');
   });
 });
 
-test('under cgroup v2 a real command joins its Box\'s cgroup, with pids.max, memory.max and its pid', { skip: !canBwrap }, async () => {
+test("under cgroup v2 a real command joins its Box's cgroup, with pids.max, memory.max and its pid", {
+  skip: !canBwrap,
+}, async () => {
   const v2 = fakeCgroupV2('memory pids');
   const cgroup = chooseCgroups({ mountinfo: mountinfoLine(v2, 'cgroup2', 'rw'), selfCgroup: '0::/\n' });
   const boxRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'vite-hub-limits-root-'));
   temps.push(boxRoot);
-  const registry = new BoxRegistry({ boxRoot, isolation: 'bubblewrap', maxBoxes: 1, maxQueued: 0, maxQueueWaitMs: 0, features: { ...features, cgroup }, diskBytes: DISK });
+  const registry = new BoxRegistry({
+    boxRoot,
+    isolation: 'bubblewrap',
+    maxBoxes: 1,
+    maxQueued: 0,
+    maxQueueWaitMs: 0,
+    features: { ...features, cgroup },
+    diskBytes: DISK,
+  });
   const box = await registry.create({ resources: { vcpus: 1 } });
   try {
     assert.equal(box.sessionJSON().limits.enforcedBy, 'cgroup-v2');
@@ -200,13 +258,30 @@ const realV1 = hostCgroup.kind === 'cgroup-v1' && canBwrap;
 const BOX_MEMORY = 2048 * 1024 * 1024; // vcpus: 1
 /** A node command that fills `bytes` of memory (page by page), holds it `holdMs`, then exits 0. */
 function hog(bytes, holdMs) {
-  return { command: 'node', args: ['-e', `const b = Buffer.allocUnsafe(${bytes}); b.fill(1); setTimeout(() => console.log(b[${bytes - 1}]), ${holdMs});`] };
+  return {
+    command: 'node',
+    args: [
+      '-e',
+      `const b = Buffer.allocUnsafe(${bytes}); b.fill(1); setTimeout(() => console.log(b[${bytes - 1}]), ${holdMs});`,
+    ],
+  };
 }
 
-test('two commands of one Box together cannot pass the Box memory: one is killed (137); one alone fits', { skip: !realV1 && 'needs bubblewrap and writable cgroup v1 hierarchies', timeout: 120_000 }, async () => {
+test('two commands of one Box together cannot pass the Box memory: one is killed (137); one alone fits', {
+  skip: !realV1 && 'needs bubblewrap and writable cgroup v1 hierarchies',
+  timeout: 120_000,
+}, async () => {
   const boxRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'vite-hub-limits-root-'));
   temps.push(boxRoot);
-  const registry = new BoxRegistry({ boxRoot, isolation: 'bubblewrap', maxBoxes: 1, maxQueued: 0, maxQueueWaitMs: 0, features, diskBytes: DISK });
+  const registry = new BoxRegistry({
+    boxRoot,
+    isolation: 'bubblewrap',
+    maxBoxes: 1,
+    maxQueued: 0,
+    maxQueueWaitMs: 0,
+    features,
+    diskBytes: DISK,
+  });
   const box = await registry.create({ resources: { vcpus: 1 } });
   try {
     assert.equal(box.sessionJSON().memory * 1024 * 1024, BOX_MEMORY);
@@ -222,10 +297,20 @@ test('two commands of one Box together cannot pass the Box memory: one is killed
   }
 });
 
-test('a Box has one cgroup per hierarchy with its memory and process limits, holding its commands, gone once it stops', { skip: !realV1 && 'needs bubblewrap and writable cgroup v1 hierarchies' }, async () => {
+test('a Box has one cgroup per hierarchy with its memory and process limits, holding its commands, gone once it stops', {
+  skip: !realV1 && 'needs bubblewrap and writable cgroup v1 hierarchies',
+}, async () => {
   const boxRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'vite-hub-limits-root-'));
   temps.push(boxRoot);
-  const registry = new BoxRegistry({ boxRoot, isolation: 'bubblewrap', maxBoxes: 1, maxQueued: 0, maxQueueWaitMs: 0, features, diskBytes: DISK });
+  const registry = new BoxRegistry({
+    boxRoot,
+    isolation: 'bubblewrap',
+    maxBoxes: 1,
+    maxQueued: 0,
+    maxQueueWaitMs: 0,
+    features,
+    diskBytes: DISK,
+  });
   const box = await registry.create({ resources: { vcpus: 1 } });
   const name = path.basename(box.root);
   const pidsDir = path.join(hostCgroup.pids, name);
@@ -233,7 +318,10 @@ test('a Box has one cgroup per hierarchy with its memory and process limits, hol
   try {
     assert.equal(fs.readFileSync(path.join(pidsDir, 'pids.max'), 'utf8').trim(), '512');
     assert.equal(fs.readFileSync(path.join(memoryDir, 'memory.limit_in_bytes'), 'utf8').trim(), String(BOX_MEMORY));
-    const commands = [box.runCommand({ command: 'sleep', args: ['3'] }), box.runCommand({ command: 'sleep', args: ['3'] })];
+    const commands = [
+      box.runCommand({ command: 'sleep', args: ['3'] }),
+      box.runCommand({ command: 'sleep', args: ['3'] }),
+    ];
     await new Promise((resolve) => setTimeout(resolve, 1000));
     // Both commands' processes are in the Box's cgroups (each command: bwrap's sandbox, prlimit → sleep).
     for (const dir of [pidsDir, memoryDir]) {
@@ -248,13 +336,26 @@ test('a Box has one cgroup per hierarchy with its memory and process limits, hol
   assert.ok(!fs.existsSync(memoryDir), `${memoryDir} left behind`);
 });
 
-test('closing the host removes its Boxes\' cgroups; the next host sweeps those of a host that is gone', { skip: !realV1 && 'needs bubblewrap and writable cgroup v1 hierarchies', timeout: 60_000 }, async () => {
+test("closing the host removes its Boxes' cgroups; the next host sweeps those of a host that is gone", {
+  skip: !realV1 && 'needs bubblewrap and writable cgroup v1 hierarchies',
+  timeout: 60_000,
+}, async () => {
   const parents = [hostCgroup.pids, hostCgroup.memory];
-  const own = () => new Set(parents.flatMap((parent) => fs.readdirSync(parent).filter((e) => e.startsWith(boxDirPrefix())).map((e) => path.join(parent, e))));
+  const own = () =>
+    new Set(
+      parents.flatMap((parent) =>
+        fs
+          .readdirSync(parent)
+          .filter((e) => e.startsWith(boxDirPrefix()))
+          .map((e) => path.join(parent, e)),
+      ),
+    );
   const before = own();
   const host = await startBoxHost({ isolation: 'bubblewrap' });
   hosts.push(host);
-  const created = JSON.parse((await api(host, 'POST', '/v3/sandboxes', { projectId: 'p', ports: [], resources: { vcpus: 1 } })).text);
+  const created = JSON.parse(
+    (await api(host, 'POST', '/v3/sandboxes', { projectId: 'p', ports: [], resources: { vcpus: 1 } })).text,
+  );
   await api(host, 'POST', `/v2/sandboxes/sessions/${created.session.id}/cmd`, { command: 'sleep', args: ['30'] });
   // The Box's cgroup in each hierarchy, and those of the host's spare Boxes (parked-boxes.mjs).
   const made = [...own()].filter((dir) => !before.has(dir));

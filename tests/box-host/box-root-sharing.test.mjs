@@ -10,7 +10,9 @@ import { test } from 'node:test';
 import { promisify } from 'node:util';
 import { startBoxHost } from '@vite-hub/sandbox/box-host';
 
-test('a host started in another pid namespace does not sweep the live Box directories of this one', { timeout: 60_000 }, async (t) => {
+test('a host started in another pid namespace does not sweep the live Box directories of this one', {
+  timeout: 60_000,
+}, async (t) => {
   if (process.getuid() !== 0) return t.skip('a pid namespace of the same uid needs root here');
   const boxRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'vite-hub-pidns-'));
   fs.chmodSync(boxRoot, 0o701);
@@ -19,7 +21,11 @@ test('a host started in another pid namespace does not sweep the live Box direct
     await host.close();
     fs.rmSync(boxRoot, { recursive: true, force: true });
   });
-  const created = await fetch(`${host.baseUrl}/v3/sandboxes`, { method: 'POST', headers: { authorization: `Bearer ${host.token}`, 'content-type': 'application/json' }, body: '{}' });
+  const created = await fetch(`${host.baseUrl}/v3/sandboxes`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${host.token}`, 'content-type': 'application/json' },
+    body: '{}',
+  });
   assert.equal(created.status, 200);
   const [live] = fs.readdirSync(boxRoot);
   assert.ok(live, 'the Box directory exists');
@@ -31,7 +37,11 @@ test('a host started in another pid namespace does not sweep the live Box direct
     await host.close();`;
   let stdout;
   try {
-    ({ stdout } = await promisify(execFile)('unshare', ['--pid', '--fork', '--mount-proc', process.execPath, '--input-type=module', '-e', script], { timeout: 30_000 }));
+    ({ stdout } = await promisify(execFile)(
+      'unshare',
+      ['--pid', '--fork', '--mount-proc', process.execPath, '--input-type=module', '-e', script],
+      { timeout: 30_000 },
+    ));
   } catch (error) {
     if (/unshare: /.test(error.stderr ?? '')) return t.skip(`no pid namespace here: ${error.stderr.trim()}`);
     throw error;
@@ -40,7 +50,9 @@ test('a host started in another pid namespace does not sweep the live Box direct
   assert.ok(fs.existsSync(path.join(boxRoot, live)), `${live} is still there`);
 });
 
-test('a host that sees every process sweeps the Box directories of a pid namespace that is gone', { timeout: 60_000 }, async (t) => {
+test('a host that sees every process sweeps the Box directories of a pid namespace that is gone', {
+  timeout: 60_000,
+}, async (t) => {
   if (process.getuid() !== 0) return t.skip('only root in the initial pid namespace sees every pid namespace');
   const boxRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'vite-hub-pidns-'));
   fs.chmodSync(boxRoot, 0o701);
@@ -53,7 +65,11 @@ test('a host that sees every process sweeps the Box directories of a pid namespa
     const created = await fetch(host.baseUrl + '/v3/sandboxes', { method: 'POST', headers: { authorization: 'Bearer ' + host.token, 'content-type': 'application/json' }, body: '{}' });
     console.log('created', created.status);
     await new Promise(() => {});`;
-  const child = spawn('unshare', ['--pid', '--fork', '--kill-child', '--mount-proc', process.execPath, '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(
+    'unshare',
+    ['--pid', '--fork', '--kill-child', '--mount-proc', process.execPath, '--input-type=module', '-e', script],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   let stderr = '';
   child.stderr.on('data', (data) => (stderr += data));
   const line = await new Promise((resolve) => {
@@ -69,7 +85,11 @@ test('a host that sees every process sweeps the Box directories of a pid namespa
   await exited;
   // The namespace is gone once its last process is.
   const pidns = left.split('-')[3];
-  for (let i = 0; i < 100 && execSync(`ls -l /proc/*/ns/pid 2>/dev/null || true`, { encoding: 'utf8' }).includes(`pid:[${pidns}]`); i += 1) {
+  for (
+    let i = 0;
+    i < 100 && execSync(`ls -l /proc/*/ns/pid 2>/dev/null || true`, { encoding: 'utf8' }).includes(`pid:[${pidns}]`);
+    i += 1
+  ) {
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   const host = await startBoxHost({ boxRoot, isolation: 'none' });

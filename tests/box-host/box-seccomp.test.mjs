@@ -17,7 +17,11 @@ import { boxesStoppedAfterEach, hostApi } from '../support/local-host.mjs';
 
 const canBwrap = await bubblewrapWorks();
 /** The package's programs: dist/box-host/seccomp/ of the built package tests import. */
-const seccompDir = path.join(path.dirname(fileURLToPath(import.meta.resolve('@vite-hub/sandbox/package.json'))), 'box-host', 'seccomp');
+const seccompDir = path.join(
+  path.dirname(fileURLToPath(import.meta.resolve('@vite-hub/sandbox/package.json'))),
+  'box-host',
+  'seccomp',
+);
 const KERNEL_ARCH = { x64: 'x86_64', arm64: 'aarch64' }[process.arch];
 /** System call numbers of this architecture (arch/x86/entry/syscalls/syscall_64.tbl, asm-generic/unistd.h). */
 const NUMBERS = {
@@ -80,7 +84,11 @@ const opened = boxesStoppedAfterEach(() => host);
 
 /** A new Box: its create answer's `session`. */
 async function box() {
-  const created = await api('POST', '/v3/sandboxes', { projectId: 'p', ports: [], networkPolicy: { mode: 'deny-all' } });
+  const created = await api('POST', '/v3/sandboxes', {
+    projectId: 'p',
+    ports: [],
+    networkPolicy: { mode: 'deny-all' },
+  });
   const session = JSON.parse(created.text).session;
   assert.ok(session?.id, `create answered ${created.status}: ${created.text}`);
   opened.add(session.id);
@@ -90,8 +98,15 @@ async function box() {
 /** Runs `command args` in Box `sid`: `{ exitCode, stdout, stderr }`. */
 async function run(sid, command, args) {
   const res = await api('POST', `/v2/sandboxes/sessions/${sid}/cmd`, { command, args, wait: true, timeout: 30_000 });
-  const lines = res.text.trim().split('\n').map((line) => JSON.parse(line));
-  const out = (stream) => lines.filter((l) => l.stream === stream).map((l) => l.data).join('');
+  const lines = res.text
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line));
+  const out = (stream) =>
+    lines
+      .filter((l) => l.stream === stream)
+      .map((l) => l.data)
+      .join('');
   return { exitCode: lines.at(-1).command.exitCode, stdout: out('stdout'), stderr: out('stderr') };
 }
 
@@ -102,7 +117,9 @@ after(async () => {
   await host?.close();
 });
 
-test('the package ships the filter of this architecture: whole 8-byte instructions', { skip: KERNEL_ARCH ? false : `no programs for ${process.arch}` }, () => {
+test('the package ships the filter of this architecture: whole 8-byte instructions', {
+  skip: KERNEL_ARCH ? false : `no programs for ${process.arch}`,
+}, () => {
   for (const answer of ['eperm', 'enosys']) {
     const bytes = fs.readFileSync(path.join(seccompDir, `${KERNEL_ARCH}-${answer}.bpf`));
     assert.ok(bytes.length > 0, answer);
@@ -122,8 +139,17 @@ test('without programs for this machine there is no filter, and the reason is na
   }
   if (KERNEL_ARCH) assert.equal(loadSyscallFilter(process.arch, seccompDir).programs.length, 2);
   const loaded = { kind: 'seccomp', programs: [Buffer.alloc(8)], problem: null };
-  assert.deepEqual(['bubblewrap', 'seatbelt', 'none'].map((isolation) => limitsReport({ syscallFilter: loaded }, { isolation }).syscallFilter), ['seccomp', 'none', 'none']);
-  assert.equal(limitsReport({ syscallFilter: { kind: 'none', programs: null, problem: 'x' } }, { isolation: 'bubblewrap' }).syscallFilter, 'none');
+  assert.deepEqual(
+    ['bubblewrap', 'seatbelt', 'none'].map(
+      (isolation) => limitsReport({ syscallFilter: loaded }, { isolation }).syscallFilter,
+    ),
+    ['seccomp', 'none', 'none'],
+  );
+  assert.equal(
+    limitsReport({ syscallFilter: { kind: 'none', programs: null, problem: 'x' } }, { isolation: 'bubblewrap' })
+      .syscallFilter,
+    'none',
+  );
 });
 
 test('the host loads the filter into every bubblewrap Box and says so', { skip: !canBwrap }, async () => {
@@ -135,21 +161,33 @@ test('the host loads the filter into every bubblewrap Box and says so', { skip: 
 
 test('a Box cannot make nested user namespaces with unshare', { skip: !canBwrap }, async () => {
   const { id } = await box();
-  for (const args of [['-U', 'true'], ['-r', 'true']]) {
+  for (const args of [
+    ['-U', 'true'],
+    ['-r', 'true'],
+  ]) {
     const res = await run(id, 'unshare', args);
     assert.notEqual(res.exitCode, 0, `unshare ${args.join(' ')} ran: ${res.stdout}`);
     assert.match(res.stderr, /Operation not permitted/, `unshare ${args.join(' ')}`);
   }
 });
 
-test('keyctl, io_uring_setup, mount, mount_setattr and clone with CLONE_NEWUSER answer EPERM in a Box, clone3 ENOSYS', { skip: !canBwrap || !NUMBERS || !hasPython ? `needs bubblewrap, x64 or arm64 and ${PYTHON}` : false }, async (t) => {
+test('keyctl, io_uring_setup, mount, mount_setattr and clone with CLONE_NEWUSER answer EPERM in a Box, clone3 ENOSYS', {
+  skip: !canBwrap || !NUMBERS || !hasPython ? `needs bubblewrap, x64 or arm64 and ${PYTHON}` : false,
+}, async (t) => {
   // The same calls on the host, unfiltered: none of them is refused there (what the Box gets is the filter's).
   const unfiltered = JSON.parse(execFileSync(PYTHON, ['-c', CALLS, JSON.stringify(NUMBERS)], { encoding: 'utf8' }));
   const { id } = await box();
   const res = await run(id, PYTHON, ['-c', CALLS, JSON.stringify(NUMBERS)]);
   assert.equal(res.exitCode, 0, res.stderr);
   const inBox = JSON.parse(res.stdout);
-  const expected = { keyctl: EPERM, io_uring_setup: EPERM, clone3: ENOSYS, mount: EPERM, mount_setattr: EPERM, 'clone CLONE_NEWUSER': EPERM };
+  const expected = {
+    keyctl: EPERM,
+    io_uring_setup: EPERM,
+    clone3: ENOSYS,
+    mount: EPERM,
+    mount_setattr: EPERM,
+    'clone CLONE_NEWUSER': EPERM,
+  };
   for (const [call, errno] of Object.entries(expected)) {
     if (unfiltered[call] === errno) {
       // e.g. kernel.io_uring_disabled=2: the kernel itself refuses it, the filter cannot be seen.
@@ -160,7 +198,9 @@ test('keyctl, io_uring_setup, mount, mount_setattr and clone with CLONE_NEWUSER 
   }
 });
 
-test('a call of the i386 ABI kills the process in a Box', { skip: !canBwrap || process.arch !== 'x64' || !hasPython ? `needs bubblewrap, x64 and ${PYTHON}` : false }, async (t) => {
+test('a call of the i386 ABI kills the process in a Box', {
+  skip: !canBwrap || process.arch !== 'x64' || !hasPython ? `needs bubblewrap, x64 and ${PYTHON}` : false,
+}, async (t) => {
   let unfiltered;
   try {
     unfiltered = execFileSync(PYTHON, ['-c', I386_CALL], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
@@ -184,7 +224,7 @@ test('Node, its threads, a shell and Python still run in a filtered Box', { skip
     "fs.writeFileSync('/tmp/f', 'data');",
     "fs.promises.readFile('/tmp/f', 'utf8').then((text) => {",
     "  const child = execFileSync('sh', ['-c', 'echo child']).toString().trim();",
-    "  new Worker('require(\"node:worker_threads\").parentPort.postMessage(6 * 7)', { eval: true })",
+    '  new Worker(\'require("node:worker_threads").parentPort.postMessage(6 * 7)\', { eval: true })',
     "    .on('message', (n) => console.log(text, child, n));",
     '});',
   ].join('\n');
@@ -193,7 +233,10 @@ test('Node, its threads, a shell and Python still run in a filtered Box', { skip
   const shell = await run(id, '/bin/sh', ['-c', 'echo a | cat; ls / >/dev/null && echo listed']);
   assert.equal(shell.stdout, 'a\nlisted\n', shell.stderr);
   if (hasPython) {
-    const python = await run(id, PYTHON, ['-c', 'import threading, subprocess; t = threading.Thread(target=print, args=("thread",)); t.start(); t.join(); print(subprocess.run(["true"]).returncode)']);
+    const python = await run(id, PYTHON, [
+      '-c',
+      'import threading, subprocess; t = threading.Thread(target=print, args=("thread",)); t.start(); t.join(); print(subprocess.run(["true"]).returncode)',
+    ]);
     assert.equal(python.stdout, 'thread\n0\n', python.stderr);
   }
 });

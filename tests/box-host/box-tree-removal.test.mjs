@@ -37,7 +37,9 @@ process.stdout.write(JSON.stringify({ afterStop, afterClose: fs.readdirSync(boxR
 `;
 
 for (const isolation of ['none', 'auto']) {
-  test(`a Box's chmod 0 tree is removed on stop and on host.close() by a host that is not root (isolation ${isolation})`, { timeout: 60_000 }, async (t) => {
+  test(`a Box's chmod 0 tree is removed on stop and on host.close() by a host that is not root (isolation ${isolation})`, {
+    timeout: 60_000,
+  }, async (t) => {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), 'box-tree-removal-'));
     const asNobody = process.getuid() === 0;
     if (asNobody) fs.chownSync(root, NOBODY, NOBODY);
@@ -46,7 +48,13 @@ for (const isolation of ['none', 'auto']) {
       cwd: repo,
       stdio: ['ignore', 'pipe', 'pipe'],
       ...(asNobody ? { uid: NOBODY, gid: NOBODY } : {}),
-      env: { ...process.env, HOME: root, XDG_CACHE_HOME: path.join(root, '.cache'), TREE_TEST_ROOT: root, TREE_TEST_ISOLATION: isolation },
+      env: {
+        ...process.env,
+        HOME: root,
+        XDG_CACHE_HOME: path.join(root, '.cache'),
+        TREE_TEST_ROOT: root,
+        TREE_TEST_ISOLATION: isolation,
+      },
     });
     let out = '';
     let err = '';

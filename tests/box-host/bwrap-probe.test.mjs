@@ -16,7 +16,11 @@ after(() => fs.rmSync(dir, { recursive: true, force: true }));
 /** The bwrap the probe runs (it looks on the system PATH only), or undefined. */
 const realBwrap = (() => {
   try {
-    return execFileSync('sh', ['-c', 'command -v bwrap'], { env: { PATH: '/usr/local/bin:/usr/bin:/bin' } }).toString().trim() || undefined;
+    return (
+      execFileSync('sh', ['-c', 'command -v bwrap'], { env: { PATH: '/usr/local/bin:/usr/bin:/bin' } })
+        .toString()
+        .trim() || undefined
+    );
   } catch {
     return undefined;
   }
@@ -32,7 +36,23 @@ async function hostWithBwrap(t, name, body) {
     console.log(JSON.stringify({ isolation: host.isolation, description: host.description }));
     await host.close();`;
   const outcome = await new Promise((resolve) => {
-    execFile('unshare', ['--user', '--map-root-user', '--mount', 'sh', '-c', 'mount --bind "$0" "$1" && exec "$2" --input-type=module -e "$3"', fake, realBwrap, process.execPath, script], { timeout: 50_000 }, (error, stdout, stderr) => resolve({ error, stdout, stderr }));
+    execFile(
+      'unshare',
+      [
+        '--user',
+        '--map-root-user',
+        '--mount',
+        'sh',
+        '-c',
+        'mount --bind "$0" "$1" && exec "$2" --input-type=module -e "$3"',
+        fake,
+        realBwrap,
+        process.execPath,
+        script,
+      ],
+      { timeout: 50_000 },
+      (error, stdout, stderr) => resolve({ error, stdout, stderr }),
+    );
   });
   if (outcome.error && /unshare|mount/.test(outcome.stderr) && !outcome.stdout) {
     t.skip(`this machine cannot make the namespaces the test needs: ${outcome.stderr.trim()}`);
@@ -44,30 +64,63 @@ async function hostWithBwrap(t, name, body) {
 
 const skip = realBwrap === undefined ? 'no bwrap on the system PATH to stand in for' : false;
 
-test('a bwrap that cannot mount /proc: the start-up line gives bwrap\'s reason, not user namespaces', { skip, timeout: 60_000 }, async (t) => {
-  const host = await hostWithBwrap(t, 'no-proc', "echo \"bwrap: Can't mount proc on /newroot/proc: Operation not permitted\" >&2; exit 1");
+test("a bwrap that cannot mount /proc: the start-up line gives bwrap's reason, not user namespaces", {
+  skip,
+  timeout: 60_000,
+}, async (t) => {
+  const host = await hostWithBwrap(
+    t,
+    'no-proc',
+    'echo "bwrap: Can\'t mount proc on /newroot/proc: Operation not permitted" >&2; exit 1',
+  );
   if (!host) return;
   assert.equal(host.isolation, 'none');
-  assert.match(host.description, /bwrap cannot create a sandbox here: bwrap: Can't mount proc on \/newroot\/proc: Operation not permitted/);
+  assert.match(
+    host.description,
+    /bwrap cannot create a sandbox here: bwrap: Can't mount proc on \/newroot\/proc: Operation not permitted/,
+  );
   assert.doesNotMatch(host.description, /user namespaces/);
 });
 
 test('a setuid bwrap refusing the options: its own words', { skip, timeout: 60_000 }, async (t) => {
-  const host = await hostWithBwrap(t, 'setuid', 'echo "bwrap: Unexpected capabilities but not setuid, old file caps config?" >&2; exit 1');
+  const host = await hostWithBwrap(
+    t,
+    'setuid',
+    'echo "bwrap: Unexpected capabilities but not setuid, old file caps config?" >&2; exit 1',
+  );
   if (!host) return;
-  assert.match(host.description, /bwrap cannot create a sandbox here: bwrap: Unexpected capabilities but not setuid, old file caps config\?/);
+  assert.match(
+    host.description,
+    /bwrap cannot create a sandbox here: bwrap: Unexpected capabilities but not setuid, old file caps config\?/,
+  );
   assert.doesNotMatch(host.description, /user namespaces/);
 });
 
-test('a bwrap killed by a seccomp filter (SIGSYS, no stderr) is named by its signal', { skip, timeout: 60_000 }, async (t) => {
+test('a bwrap killed by a seccomp filter (SIGSYS, no stderr) is named by its signal', {
+  skip,
+  timeout: 60_000,
+}, async (t) => {
   const host = await hostWithBwrap(t, 'seccomp', 'kill -SYS $$');
   if (!host) return;
-  assert.match(host.description, /bwrap cannot create a sandbox here: bwrap was killed by SIGSYS \(a seccomp filter refused one of its system calls/);
+  assert.match(
+    host.description,
+    /bwrap cannot create a sandbox here: bwrap was killed by SIGSYS \(a seccomp filter refused one of its system calls/,
+  );
   assert.doesNotMatch(host.description, /user namespaces/);
 });
 
-test('a bwrap that says user namespaces are refused still gets the user-namespace fix', { skip, timeout: 60_000 }, async (t) => {
-  const host = await hostWithBwrap(t, 'userns', 'echo "bwrap: No permissions to create a new namespace, likely because the kernel does not allow non-privileged user namespaces." >&2; exit 1');
+test('a bwrap that says user namespaces are refused still gets the user-namespace fix', {
+  skip,
+  timeout: 60_000,
+}, async (t) => {
+  const host = await hostWithBwrap(
+    t,
+    'userns',
+    'echo "bwrap: No permissions to create a new namespace, likely because the kernel does not allow non-privileged user namespaces." >&2; exit 1',
+  );
   if (!host) return;
-  assert.match(host.description, /bwrap cannot create a sandbox here \(bwrap: No permissions to create a new namespace, likely because the kernel does not allow non-privileged user namespaces\.\): unprivileged user namespaces are refused; as root, allow them/);
+  assert.match(
+    host.description,
+    /bwrap cannot create a sandbox here \(bwrap: No permissions to create a new namespace, likely because the kernel does not allow non-privileged user namespaces\.\): unprivileged user namespaces are refused; as root, allow them/,
+  );
 });

@@ -9,7 +9,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
-import { foreignRuntime, missingToolMessage, resolveToolchain } from '../../pkg-template/box-host/engine/box-toolchain.mjs';
+import {
+  foreignRuntime,
+  missingToolMessage,
+  resolveToolchain,
+} from '../../pkg-template/box-host/engine/box-toolchain.mjs';
 import { hostGaps } from '../../pkg-template/box-host/engine/host-probe.mjs';
 
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'vite-hub-foreign-runtime-'));
@@ -26,7 +30,7 @@ function script(dir, name, output) {
 const deno = script(path.join(scratch, 'deno/bin'), 'deno', 'deno 2.9.6');
 const bun = script(path.join(scratch, 'bun/bin'), 'bun', '1.2.0');
 
-test('the app\'s runtime: Bun and Deno are named, Node is none of them', () => {
+test("the app's runtime: Bun and Deno are named, Node is none of them", () => {
   assert.equal(foreignRuntime({ node: '22.9.0', deno: '2.9.6', v8: '13' }), 'Deno 2.9.6');
   assert.equal(foreignRuntime({ node: '24.3.0', bun: '1.2.0' }), 'Bun 1.2.0');
   assert.equal(foreignRuntime({ node: '22.9.0', v8: '12' }), null);
@@ -35,39 +39,79 @@ test('the app\'s runtime: Bun and Deno are named, Node is none of them', () => {
 test('a Deno app with a node on its PATH: the Box runs that node, never the deno binary', () => {
   const nodeDir = path.join(scratch, 'node-on-path/bin');
   const node = script(nodeDir, 'node', 'v22.9.0');
-  const toolchain = resolveToolchain({ execPath: deno, version: 'v22.0.0', versions: { node: '22.0.0', deno: '2.9.6' }, pathEnv: [path.dirname(deno), nodeDir].join(':'), env: {} });
+  const toolchain = resolveToolchain({
+    execPath: deno,
+    version: 'v22.0.0',
+    versions: { node: '22.0.0', deno: '2.9.6' },
+    pathEnv: [path.dirname(deno), nodeDir].join(':'),
+    env: {},
+  });
   assert.deepEqual(toolchain.node, { path: node, version: 'v22.9.0', runtime: 'Deno 2.9.6' });
   assert.ok(!toolchain.files.includes(deno), 'the deno binary is no toolchain file');
-  assert.equal(toolchain.binDirs[0], nodeDir, 'node\'s directory comes first on the Box PATH');
+  assert.equal(toolchain.binDirs[0], nodeDir, "node's directory comes first on the Box PATH");
   assert.ok(!toolchain.missing.some((gap) => gap.tool === 'node'));
   assert.equal(missingToolMessage(toolchain, 'node'), null);
 });
 
-test('a `node` on PATH that is the app\'s own runtime (Deno\'s npm package has one) or answers no Node version is passed over', () => {
+test("a `node` on PATH that is the app's own runtime (Deno's npm package has one) or answers no Node version is passed over", () => {
   const denoDir = path.join(scratch, 'deno-npm');
   fs.mkdirSync(denoDir, { recursive: true, mode: 0o755 });
   const alias = path.join(denoDir, 'node');
   fs.symlinkSync(deno, alias);
   const fake = script(path.join(scratch, 'fake-node/bin'), 'node', 'deno 2.9.6');
   const real = script(path.join(scratch, 'real-node/bin'), 'node', 'v24.1.0');
-  const toolchain = resolveToolchain({ execPath: alias, version: 'v22.0.0', versions: { deno: '2.9.6' }, pathEnv: [denoDir, path.dirname(fake), path.dirname(real)].join(':'), env: {} });
+  const toolchain = resolveToolchain({
+    execPath: alias,
+    version: 'v22.0.0',
+    versions: { deno: '2.9.6' },
+    pathEnv: [denoDir, path.dirname(fake), path.dirname(real)].join(':'),
+    env: {},
+  });
   assert.deepEqual(toolchain.node, { path: real, version: 'v24.1.0', runtime: 'Deno 2.9.6' });
 });
 
 test('a Bun app without node on its PATH: every Box command that needs Node is SANDBOX_PROVIDER_UNAVAILABLE naming it', () => {
-  const toolchain = resolveToolchain({ execPath: bun, version: 'v24.3.0', versions: { node: '24.3.0', bun: '1.2.0' }, pathEnv: path.dirname(bun), env: {} });
+  const toolchain = resolveToolchain({
+    execPath: bun,
+    version: 'v24.3.0',
+    versions: { node: '24.3.0', bun: '1.2.0' },
+    pathEnv: path.dirname(bun),
+    env: {},
+  });
   assert.deepEqual(toolchain.node, { path: null, version: null, runtime: 'Bun 1.2.0' });
   assert.ok(!toolchain.files.includes(bun));
   assert.equal(toolchain.missing[0].tool, 'node');
   for (const command of ['node', 'npm', 'pnpm', 'yarn']) {
-    assert.match(missingToolMessage(toolchain, command), /^the local Box host found no Node for its Boxes: the app runs on Bun 1\.2\.0, .*put its node on the app's PATH$/, command);
+    assert.match(
+      missingToolMessage(toolchain, command),
+      /^the local Box host found no Node for its Boxes: the app runs on Bun 1\.2\.0, .*put its node on the app's PATH$/,
+      command,
+    );
   }
-  assert.equal(missingToolMessage(toolchain, 'sh'), null, 'a command that is not Node\'s runs');
-  const gaps = hostGaps({ platform: 'linux', isolation: 'bubblewrap', syscallFilter: { kind: 'seccomp' }, netTool: 'slirp4netns', cgroup: { kind: 'cgroup-v2' }, rlimits: 'prlimit', toolchain }, 'bubblewrap');
-  assert.match(gaps[0], /^no Node for Boxes, which run Definitions with it \(the app runs on Bun 1\.2\.0\): install Node/);
+  assert.equal(missingToolMessage(toolchain, 'sh'), null, "a command that is not Node's runs");
+  const gaps = hostGaps(
+    {
+      platform: 'linux',
+      isolation: 'bubblewrap',
+      syscallFilter: { kind: 'seccomp' },
+      netTool: 'slirp4netns',
+      cgroup: { kind: 'cgroup-v2' },
+      rlimits: 'prlimit',
+      toolchain,
+    },
+    'bubblewrap',
+  );
+  assert.match(
+    gaps[0],
+    /^no Node for Boxes, which run Definitions with it \(the app runs on Bun 1\.2\.0\): install Node/,
+  );
 });
 
 test('a Node app keeps its own binary', () => {
   const toolchain = resolveToolchain({ env: {} });
-  assert.deepEqual(toolchain.node, { path: fs.realpathSync(process.execPath), version: process.version, runtime: null });
+  assert.deepEqual(toolchain.node, {
+    path: fs.realpathSync(process.execPath),
+    version: process.version,
+    runtime: null,
+  });
 });

@@ -8,7 +8,9 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { startBoxHost } from '@vite-hub/sandbox/box-host';
 
-test('close() during a create leaves no Box directory behind, and a later create is refused', { timeout: 60_000 }, async (t) => {
+test('close() during a create leaves no Box directory behind, and a later create is refused', {
+  timeout: 60_000,
+}, async (t) => {
   const boxRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'vite-hub-close-'));
   fs.chmodSync(boxRoot, 0o701);
   t.after(() => fs.rmSync(boxRoot, { recursive: true, force: true }));
@@ -16,7 +18,12 @@ test('close() during a create leaves no Box directory behind, and a later create
   // a create cannot finish early on a spare made ready before close() (parked-nodes.test.mjs
   // covers closing while spares are made).
   const host = await startBoxHost({ boxRoot, parked: { size: 0 } });
-  const create = () => fetch(`${host.baseUrl}/v3/sandboxes`, { method: 'POST', headers: { authorization: `Bearer ${host.token}`, 'content-type': 'application/json' }, body: '{}' });
+  const create = () =>
+    fetch(`${host.baseUrl}/v3/sandboxes`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${host.token}`, 'content-type': 'application/json' },
+      body: '{}',
+    });
   // The create is in flight once its Box directory exists: close() then, before it answers.
   const dirMade = new Promise((resolve) => {
     const watcher = fs.watch(boxRoot, () => {
@@ -28,8 +35,14 @@ test('close() during a create leaves no Box directory behind, and a later create
   await dirMade;
   await host.close();
   assert.deepEqual(fs.readdirSync(boxRoot), [], 'the Box of the create in flight is gone with the host');
-  const answer = await inFlight.then((response) => response.status, (error) => error.cause?.code ?? error.message);
-  assert.ok(answer === 503 || answer === 'ECONNRESET' || answer === 'UND_ERR_SOCKET', `the create in flight is refused, got ${answer}`);
+  const answer = await inFlight.then(
+    (response) => response.status,
+    (error) => error.cause?.code ?? error.message,
+  );
+  assert.ok(
+    answer === 503 || answer === 'ECONNRESET' || answer === 'UND_ERR_SOCKET',
+    `the create in flight is refused, got ${answer}`,
+  );
 });
 
 // A script's last `await host.close()` (closeLocalBoxHost(), the CLI's `run`) must keep the event
@@ -37,7 +50,7 @@ test('close() during a create leaves no Box directory behind, and a later create
 // holds the app open), so a close that waited for it to end with nothing ref'd let the loop empty
 // before libuv reaped it, and Node exited 13 ("unsettled top-level await") after a 200 (issue 32).
 // Read right after close() starts: every spare's process is held from the kill to its end.
-test('close() holds the event loop until the spares\' parked processes have ended', { timeout: 60_000 }, async (t) => {
+test("close() holds the event loop until the spares' parked processes have ended", { timeout: 60_000 }, async (t) => {
   const host = await startBoxHost({ parked: { size: 2 } });
   if (host.isolation !== 'bubblewrap') {
     await host.close();
@@ -54,6 +67,6 @@ test('close() holds the event loop until the spares\' parked processes have ende
   const closing = host.close();
   const heldWhileClosing = processes();
   await closing;
-  assert.equal(heldWhileClosing, 2, 'close() waits for the spares\' processes with their handles ref\'d');
+  assert.equal(heldWhileClosing, 2, "close() waits for the spares' processes with their handles ref'd");
   assert.equal(processes(), 0, 'nothing of the spares is held once close() is done');
 });

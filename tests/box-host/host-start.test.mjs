@@ -52,7 +52,8 @@ test('a start whose Box root does not exist fails with that cause', async () => 
 
 test('on a root host the Box root must be reachable by the Box users: a fresh private one of the host is opened for search, one holding other files or below a private directory is refused', async (t) => {
   const features = await isolation.hostFeatures();
-  if (!(features.boxUsers && (await isolation.bubblewrapWorks()))) return t.skip('Box users need a root host with unprivileged bwrap');
+  if (!(features.boxUsers && (await isolation.bubblewrapWorks())))
+    return t.skip('Box users need a root host with unprivileged bwrap');
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'vite-hub-box-root-'));
   t.after(() => fs.rmSync(scratch, { recursive: true, force: true }));
   assert.equal(fs.statSync(scratch).mode & 0o777, 0o700);
@@ -67,10 +68,18 @@ test('on a root host the Box root must be reachable by the Box users: a fresh pr
   const holding = path.join(scratch, 'holding');
   fs.mkdirSync(holding, { mode: 0o700 });
   fs.writeFileSync(path.join(holding, 'known.txt'), 'private');
-  await assert.rejects(startBoxHost({ boxRoot: holding }), /is not searchable by other users, whom Box commands run as on a root host, and holds other files/);
+  await assert.rejects(
+    startBoxHost({ boxRoot: holding }),
+    /is not searchable by other users, whom Box commands run as on a root host, and holds other files/,
+  );
   assert.equal(fs.statSync(holding).mode & 0o777, 0o700, 'left as it was');
   const below = path.join(scratch, 'inner', 'boxes');
   fs.mkdirSync(below, { recursive: true });
   fs.chmodSync(path.join(scratch, 'inner'), 0o700);
-  await assert.rejects(startBoxHost({ boxRoot: below }), (err) => err.message.includes(`is below ${path.join(scratch, 'inner')}, which other users cannot search`) && /set TMPDIR/.test(err.message));
+  await assert.rejects(
+    startBoxHost({ boxRoot: below }),
+    (err) =>
+      err.message.includes(`is below ${path.join(scratch, 'inner')}, which other users cannot search`) &&
+      /set TMPDIR/.test(err.message),
+  );
 });

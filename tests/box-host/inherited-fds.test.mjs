@@ -64,7 +64,11 @@ async function hostWithLeakedFds(isolation) {
   // High numbers, as a shell's `exec 200<dir` makes them: Node marks a few low inherited fds
   // close-on-exec itself when it starts, not these.
   const stdio = ['ignore', 'pipe', 'pipe', ...Array(197).fill('ignore'), dirFd, fifoFd, 'pipe'];
-  const child = spawn(process.execPath, ['--input-type=module', '-e', HOST_SCRIPT], { cwd: repo, stdio, env: { ...process.env, FD_TEST_ISOLATION: isolation, FD_TEST_LOCK: JSON.stringify(SLUGIFY_LOCK) } });
+  const child = spawn(process.execPath, ['--input-type=module', '-e', HOST_SCRIPT], {
+    cwd: repo,
+    stdio,
+    env: { ...process.env, FD_TEST_ISOLATION: isolation, FD_TEST_LOCK: JSON.stringify(SLUGIFY_LOCK) },
+  });
   let out = '';
   let err = '';
   child.stdout.on('data', (chunk) => (out += chunk));
@@ -82,7 +86,10 @@ function leakedIn(leaked, seen) {
   return Object.values(leaked).filter((target) => seen.includes(target));
 }
 
-test('under bubblewrap a Box command, a Run and an install hold none of the fds the host inherited', { skip: NO_BWRAP, timeout: 120_000 }, async () => {
+test('under bubblewrap a Box command, a Run and an install hold none of the fds the host inherited', {
+  skip: NO_BWRAP,
+  timeout: 120_000,
+}, async () => {
   const { leaked, command, run, install } = await hostWithLeakedFds('bubblewrap');
   assert.match(leaked[200], /private-dir$/);
   assert.match(leaked[201], /fifo$/);
@@ -94,7 +101,11 @@ test('under bubblewrap a Box command, a Run and an install hold none of the fds 
   // The command's shell holds its stdio and nothing else: above 2 only the directory its glob
   // reads, which its `readlink` subshell no longer has (an empty target).
   const beyondStdio = [...command.matchAll(/^\/proc\/self\/fd\/(\d+) -> (.*)$/gm)].filter((m) => Number(m[1]) > 2);
-  assert.deepEqual(beyondStdio.map((m) => m[2]), [''], command);
+  assert.deepEqual(
+    beyondStdio.map((m) => m[2]),
+    [''],
+    command,
+  );
 });
 
 test('without isolation no Box process holds what the host inherited either', { timeout: 120_000 }, async () => {

@@ -30,7 +30,9 @@ import { hostFeatures } from '../../pkg-template/box-host/engine/isolation.mjs';
 import { NO_BWRAP } from '../support/local-host.mjs';
 
 const SECRET = 'sekrit-do-not-leak';
-const lanAddress = Object.values(os.networkInterfaces()).flat().find((i) => i && i.family === 'IPv4' && !i.internal)?.address;
+const lanAddress = Object.values(os.networkInterfaces())
+  .flat()
+  .find((i) => i && i.family === 'IPv4' && !i.internal)?.address;
 const hasOpenssl = (() => {
   try {
     execFileSync('openssl', ['version'], { stdio: 'ignore' });
@@ -39,7 +41,11 @@ const hasOpenssl = (() => {
     return false;
   }
 })();
-const SKIP = !hasOpenssl ? 'openssl is not installed (it makes the test CA)' : !lanAddress ? 'this machine has no non-loopback IPv4 address for the proxy' : false;
+const SKIP = !hasOpenssl
+  ? 'openssl is not installed (it makes the test CA)'
+  : !lanAddress
+    ? 'this machine has no non-loopback IPv4 address for the proxy'
+    : false;
 
 let dir;
 let registry;
@@ -56,17 +62,61 @@ const REGISTRY_HOST = 'registry.corp.test';
 /** A CA and a certificate for REGISTRY_HOST signed by it (PEM files in `dir`). */
 function makeCertificates() {
   const openssl = (...args) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
-  openssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=vite-hub test corporate CA');
-  openssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'server.key', '-out', 'server.csr', '-subj', `/CN=${REGISTRY_HOST}`);
+  openssl(
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    'ca.key',
+    '-out',
+    'ca.pem',
+    '-days',
+    '2',
+    '-subj',
+    '/CN=vite-hub test corporate CA',
+  );
+  openssl(
+    'req',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    'server.key',
+    '-out',
+    'server.csr',
+    '-subj',
+    `/CN=${REGISTRY_HOST}`,
+  );
   fs.writeFileSync(path.join(dir, 'san.ext'), `subjectAltName=DNS:${REGISTRY_HOST}\n`);
-  openssl('x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.pem', '-days', '2', '-extfile', 'san.ext');
+  openssl(
+    'x509',
+    '-req',
+    '-in',
+    'server.csr',
+    '-CA',
+    'ca.pem',
+    '-CAkey',
+    'ca.key',
+    '-CAcreateserial',
+    '-out',
+    'server.pem',
+    '-days',
+    '2',
+    '-extfile',
+    'san.ext',
+  );
 }
 
 /** The package `tiny@1.0.0` as a registry tarball: `{ bytes, integrity }`. */
 function makeTarball() {
   const pkg = path.join(dir, 'tiny', 'package');
   fs.mkdirSync(pkg, { recursive: true });
-  fs.writeFileSync(path.join(pkg, 'package.json'), JSON.stringify({ name: 'tiny', version: '1.0.0', main: 'index.js' }));
+  fs.writeFileSync(
+    path.join(pkg, 'package.json'),
+    JSON.stringify({ name: 'tiny', version: '1.0.0', main: 'index.js' }),
+  );
   fs.writeFileSync(path.join(pkg, 'index.js'), "module.exports = 'tiny from the corporate registry';\n");
   execFileSync('tar', ['czf', '../tiny-1.0.0.tgz', 'package'], { cwd: path.join(dir, 'tiny') });
   const bytes = fs.readFileSync(path.join(dir, 'tiny-1.0.0.tgz'));
@@ -82,14 +132,17 @@ before(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vite-hub-install-network-'));
   makeCertificates();
   tarball = makeTarball();
-  registry = https.createServer({ key: fs.readFileSync(path.join(dir, 'server.key')), cert: fs.readFileSync(path.join(dir, 'server.pem')) }, (req, res) => {
-    registryRequests.push({ url: req.url, authorization: req.headers.authorization ?? null });
-    if (req.url === '/tiny/-/tiny-1.0.0.tgz') {
-      res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(tarball.bytes);
-    } else {
-      res.writeHead(404).end();
-    }
-  });
+  registry = https.createServer(
+    { key: fs.readFileSync(path.join(dir, 'server.key')), cert: fs.readFileSync(path.join(dir, 'server.pem')) },
+    (req, res) => {
+      registryRequests.push({ url: req.url, authorization: req.headers.authorization ?? null });
+      if (req.url === '/tiny/-/tiny-1.0.0.tgz') {
+        res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(tarball.bytes);
+      } else {
+        res.writeHead(404).end();
+      }
+    },
+  );
   registry.port = await listen(registry, '127.0.0.1');
   // An HTTP proxy: CONNECT tunnels (what npm uses for https), counted; anything else 405.
   proxy = http.createServer((req, res) => res.writeHead(405).end());
@@ -113,13 +166,17 @@ before(async () => {
 
   // The app's process, as behind a corporate proxy: its CA and proxy, and its tokens.
   const userNpmrc = path.join(dir, 'user.npmrc');
-  fs.writeFileSync(userNpmrc, [
-    `//${REGISTRY_HOST}:${registry.port}/:_authToken=${SECRET}-npmrc`,
-    `_auth=${Buffer.from(`me:${SECRET}`).toString('base64')}`,
-    `email=me@example.com`,
-    'strict-ssl=true',
-    '',
-  ].join('\n'), { mode: 0o600 });
+  fs.writeFileSync(
+    userNpmrc,
+    [
+      `//${REGISTRY_HOST}:${registry.port}/:_authToken=${SECRET}-npmrc`,
+      `_auth=${Buffer.from(`me:${SECRET}`).toString('base64')}`,
+      `email=me@example.com`,
+      'strict-ssl=true',
+      '',
+    ].join('\n'),
+    { mode: 0o600 },
+  );
   for (const name of ['NO_PROXY', 'no_proxy', 'HTTP_PROXY', 'http_proxy', 'https_proxy']) delete process.env[name];
   Object.assign(process.env, {
     NODE_EXTRA_CA_CERTS: path.join(dir, 'ca.pem'),
@@ -145,18 +202,28 @@ after(async () => {
   if (dir) fs.rmSync(dir, { recursive: true, force: true });
 });
 
-test('a Definition whose dependency comes from a registry behind the app\'s proxy and CA installs through them', { skip: SKIP }, async (t) => {
-  t.diagnostic(`isolation ${host.isolation ?? '?'}, Box network ${features.netTool ?? 'none (shares the host network)'}, proxy at ${lanAddress}:${proxy.port}`);
+test("a Definition whose dependency comes from a registry behind the app's proxy and CA installs through them", {
+  skip: SKIP,
+}, async (t) => {
+  t.diagnostic(
+    `isolation ${host.isolation ?? '?'}, Box network ${features.netTool ?? 'none (shares the host network)'}, proxy at ${lanAddress}:${proxy.port}`,
+  );
   const resolved = `https://${REGISTRY_HOST}:${registry.port}/tiny/-/tiny-1.0.0.tgz`;
   const lock = {
     name: 'corporate',
     lockfileVersion: 3,
     requires: true,
-    packages: { '': { name: 'corporate', dependencies: { tiny: '1.0.0' } }, 'node_modules/tiny': { version: '1.0.0', resolved, integrity: tarball.integrity } },
+    packages: {
+      '': { name: 'corporate', dependencies: { tiny: '1.0.0' } },
+      'node_modules/tiny': { version: '1.0.0', resolved, integrity: tarball.integrity },
+    },
   };
   registerSandbox('corporate', {
     files: [
-      { path: 'package.json', content: JSON.stringify({ name: 'corporate', private: true, type: 'module', dependencies: { tiny: '1.0.0' } }) },
+      {
+        path: 'package.json',
+        content: JSON.stringify({ name: 'corporate', private: true, type: 'module', dependencies: { tiny: '1.0.0' } }),
+      },
       { path: 'package-lock.json', content: JSON.stringify(lock, null, 2) },
       { path: 'index.mjs', content: "import tiny from 'tiny';\nexport default () => tiny;" },
     ],
@@ -165,13 +232,21 @@ test('a Definition whose dependency comes from a registry behind the app\'s prox
   const text = await response.text();
   assert.equal(response.status, 200, text);
   assert.equal(JSON.parse(text), 'tiny from the corporate registry');
-  assert.ok(tunnels.some((tunnel) => tunnel.target === `${REGISTRY_HOST}:${registry.port}`), `the install went through the app's proxy: ${JSON.stringify(tunnels)}`);
+  assert.ok(
+    tunnels.some((tunnel) => tunnel.target === `${REGISTRY_HOST}:${registry.port}`),
+    `the install went through the app's proxy: ${JSON.stringify(tunnels)}`,
+  );
   assert.ok(registryRequests.some((r) => r.url === '/tiny/-/tiny-1.0.0.tgz'));
   // Neither the registry nor the proxy was sent a credential.
-  assert.deepEqual([...registryRequests, ...tunnels].filter((r) => r.authorization !== null), []);
+  assert.deepEqual(
+    [...registryRequests, ...tunnels].filter((r) => r.authorization !== null),
+    [],
+  );
 });
 
-test('no token of the app reaches a Box: its environment and the npm configs it sees hold none', { skip: SKIP || NO_BWRAP }, async () => {
+test('no token of the app reaches a Box: its environment and the npm configs it sees hold none', {
+  skip: SKIP || NO_BWRAP,
+}, async () => {
   const index = `import fs from 'node:fs';
 import { execFileSync } from 'node:child_process';
 export default ({ parts }) => {
@@ -204,10 +279,11 @@ export default ({ parts }) => {
   assert.equal(seen.env.HTTPS_PROXY, `http://${lanAddress}:${proxy.port}`);
   assert.equal(seen.ca, fs.readFileSync(path.join(dir, 'ca.pem'), 'utf8'));
   assert.match(seen.userConfig, /^strict-ssl=true$/m);
-  for (const name of ['GITHUB_TOKEN', 'NPM_TOKEN', 'NPM_CONFIG__AUTHTOKEN', 'npm_config_https_proxy']) assert.equal(seen.env[name], undefined, name);
+  for (const name of ['GITHUB_TOKEN', 'NPM_TOKEN', 'NPM_CONFIG__AUTHTOKEN', 'npm_config_https_proxy'])
+    assert.equal(seen.env[name], undefined, name);
 });
 
-test('the app environment a Box gets: CA and proxy variables only, npm\'s in any case, never a credential', async () => {
+test("the app environment a Box gets: CA and proxy variables only, npm's in any case, never a credential", async () => {
   const { installNetwork } = await import('../../pkg-template/box-host/engine/install-network.mjs');
   const { spawnSpec } = await import('../../pkg-template/box-host/engine/isolation.mjs');
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'vite-hub-install-network-unit-'));
@@ -240,8 +316,21 @@ test('the app environment a Box gets: CA and proxy variables only, npm\'s in any
     assert.deepEqual(network.caFiles, [{ named: ca, file: fs.realpathSync(ca), data: 'PEM' }]);
     // Without isolation a Box command's environment is built, never inherited: it gets them too.
     const root = path.join(scratch, 'box');
-    const spec = spawnSpec({ isolation: 'none', root, workDir: '/vercel/sandbox', command: 'npm', args: ['ci'], cwd: '/vercel/sandbox', cwdHost: root, env: { A: '1' }, features: { rlimits: null, toolchain: { binDirs: [], network } } });
-    assert.deepEqual([spec.env.HTTPS_PROXY, spec.env.npm_config_cafile, spec.env.A, spec.env.GITHUB_TOKEN], ['http://proxy.corp:3128', ca, '1', undefined]);
+    const spec = spawnSpec({
+      isolation: 'none',
+      root,
+      workDir: '/vercel/sandbox',
+      command: 'npm',
+      args: ['ci'],
+      cwd: '/vercel/sandbox',
+      cwdHost: root,
+      env: { A: '1' },
+      features: { rlimits: null, toolchain: { binDirs: [], network } },
+    });
+    assert.deepEqual(
+      [spec.env.HTTPS_PROXY, spec.env.npm_config_cafile, spec.env.A, spec.env.GITHUB_TOKEN],
+      ['http://proxy.corp:3128', ca, '1', undefined],
+    );
   } finally {
     fs.rmSync(scratch, { recursive: true, force: true });
   }

@@ -28,14 +28,26 @@ async function hostWith(options) {
   temps.push(boxRoot);
   const host = await startBoxHost({ boxRoot, ...options });
   hosts.push(host);
-  return Object.assign(host, { boxDirs: () => fs.readdirSync(boxRoot).filter((name) => name.startsWith('vite-hub-box-')) });
+  return Object.assign(host, {
+    boxDirs: () => fs.readdirSync(boxRoot).filter((name) => name.startsWith('vite-hub-box-')),
+  });
 }
 
 /** A Box registry of its own Box root under bubblewrap, keeping `parked` spares (`options` override its slots and queue). */
 async function registryWith(parked, options = {}) {
   const boxRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'vite-hub-parked-'));
   temps.push(boxRoot);
-  const registry = new BoxRegistry({ boxRoot, isolation: 'bubblewrap', maxBoxes: 4, maxQueued: 0, maxQueueWaitMs: 0, features: await hostFeatures(), spares: true, parked, ...options });
+  const registry = new BoxRegistry({
+    boxRoot,
+    isolation: 'bubblewrap',
+    maxBoxes: 4,
+    maxQueued: 0,
+    maxQueueWaitMs: 0,
+    features: await hostFeatures(),
+    spares: true,
+    parked,
+    ...options,
+  });
   registries.push(registry);
   return registry;
 }
@@ -56,7 +68,9 @@ async function run(host, name, payload) {
 // What a process can tell about where and how it runs (pid-free): argv, cwd, env, Node options,
 // ids and capabilities, the syscall filter, limits, cgroup, host name, the title ps shows (and
 // how long a title it keeps), the mount points and stdin.
-defineTestSandbox('parked/probe', `
+defineTestSandbox(
+  'parked/probe',
+  `
 import fs from 'node:fs';
 import os from 'node:os';
 const status = Object.fromEntries(fs.readFileSync('/proc/self/status', 'utf8').split('\\n').map((line) => line.split(':\\t')));
@@ -79,13 +93,22 @@ export default () => ({
   // What stdin is: /dev/null (a CLI reading /dev/stdin, or a child inheriting fd 0, gets nothing).
   stdin: [fs.fstatSync(0).isCharacterDevice(), (() => { try { return fs.readFileSync('/dev/stdin', 'utf8'); } catch (error) { return error.code; } })()],
 });
-`);
+`,
+);
 
-test('a warm Run runs in a parked process and its entry sees what it sees in a process started for it', { skip: NO_BWRAP }, async () => {
+test('a warm Run runs in a parked process and its entry sees what it sees in a process started for it', {
+  skip: NO_BWRAP,
+}, async () => {
   const parked = await hostWith({});
   const plain = await hostWith({ parked: { size: 0 } });
-  assert.deepEqual({ ...parked.parked(), ready: 0 }, { size: 2, idleMs: 300_000, ready: 0, handedOver: 0, lastError: null });
-  assert.ok(await until(() => parked.parked().ready === 2), `the spares were not made: ${JSON.stringify(parked.parked())}`);
+  assert.deepEqual(
+    { ...parked.parked(), ready: 0 },
+    { size: 2, idleMs: 300_000, ready: 0, handedOver: 0, lastError: null },
+  );
+  assert.ok(
+    await until(() => parked.parked().ready === 2),
+    `the spares were not made: ${JSON.stringify(parked.parked())}`,
+  );
   // Started at least this long before the Run: an entry in a process of its own is younger.
   await new Promise((resolve) => setTimeout(resolve, 500));
   const fromParked = await run(parked, 'parked/probe');
@@ -94,8 +117,24 @@ test('a warm Run runs in a parked process and its entry sees what it sees in a p
   assert.ok(await until(() => parked.parked().handedOver === 1), JSON.stringify(parked.parked()));
   assert.equal(plain.parked().handedOver, 0);
   // The parked script is shown read-only at one more mount point; nothing else differs.
-  assert.deepEqual(fromParked.mounts.filter((point) => point !== PARKED_NODE_PATH), fromPlain.mounts);
-  for (const key of ['argv', 'execArgv', 'cwd', 'env', 'ids', 'limits', 'cgroup', 'hostname', 'titles', 'mark', 'leftover', 'stdin']) {
+  assert.deepEqual(
+    fromParked.mounts.filter((point) => point !== PARKED_NODE_PATH),
+    fromPlain.mounts,
+  );
+  for (const key of [
+    'argv',
+    'execArgv',
+    'cwd',
+    'env',
+    'ids',
+    'limits',
+    'cgroup',
+    'hostname',
+    'titles',
+    'mark',
+    'leftover',
+    'stdin',
+  ]) {
     assert.deepEqual(fromParked[key], fromPlain[key], key);
   }
   assert.deepEqual(fromParked.execArgv, []);
@@ -114,15 +153,22 @@ test('each parked process and spare Box serves one Run', { skip: NO_BWRAP }, asy
   assert.ok(await until(() => host.parked().handedOver === 3), JSON.stringify(host.parked()));
 });
 
-test('spares unused for idleMs are retired and leave no process or directory; the next Run makes them again once its Box stops', { skip: NO_BWRAP }, async () => {
+test('spares unused for idleMs are retired and leave no process or directory; the next Run makes them again once its Box stops', {
+  skip: NO_BWRAP,
+}, async () => {
   const host = await hostWith({ parked: { size: 2, idleMs: 300 } });
   assert.ok(await until(() => host.parked().ready === 2), JSON.stringify(host.parked()));
-  assert.ok(await until(() => host.parked().ready === 0 && host.boxDirs().length === 0), `spares left: ${JSON.stringify(host.parked())}, ${host.boxDirs()}`);
+  assert.ok(
+    await until(() => host.parked().ready === 0 && host.boxDirs().length === 0),
+    `spares left: ${JSON.stringify(host.parked())}, ${host.boxDirs()}`,
+  );
   await run(host, 'parked/probe');
   assert.ok(await until(() => host.parked().ready === 2), 'a Box stopped and no spare was made again');
 });
 
-test('a first command that is not a harness starts its own process and ends the parked one', { skip: NO_BWRAP }, async () => {
+test('a first command that is not a harness starts its own process and ends the parked one', {
+  skip: NO_BWRAP,
+}, async () => {
   const registry = await registryWith({ size: 1, idleMs: 60_000 });
   assert.ok(await until(() => registry.parked.readyCount === 1));
   const [pid] = parkedPids(registry);
@@ -131,12 +177,14 @@ test('a first command that is not a harness starts its own process and ends the 
   const command = box.runCommand({ command: 'sh', args: ['-c', 'echo $0'] });
   assert.equal(await command.waitExit(), 0);
   assert.equal(command.logs.map((entry) => entry.data).join(''), 'sh\n');
-  assert.ok(await until(() => !fs.existsSync(`/proc/${pid}`)), 'the parked process outlived the Box\'s first command');
+  assert.ok(await until(() => !fs.existsSync(`/proc/${pid}`)), "the parked process outlived the Box's first command");
   await box.stop();
   assert.equal(box.handedOver, undefined);
 });
 
-test('creates that a spare does not fit (env, deny-all) get Boxes of their own, spares give up their slots to them, and only work of their shape makes them again', { skip: NO_BWRAP }, async () => {
+test('creates that a spare does not fit (env, deny-all) get Boxes of their own, spares give up their slots to them, and only work of their shape makes them again', {
+  skip: NO_BWRAP,
+}, async () => {
   const host = await hostWith({ maxBoxes: 2, maxQueueWaitMs: 2000, parked: { size: 2, idleMs: 60_000 } });
   assert.ok(await until(() => host.parked().ready === 2));
   const sids = [];
@@ -161,12 +209,17 @@ test('creates that a spare does not fit (env, deny-all) get Boxes of their own, 
 // A host whose memory bound fits one Box (the default bound on an 8 GB machine: os.totalmem() <
 // 2 × 4 GiB) makes its spare as it starts: the Run that comes meanwhile waited in the queue while
 // the spare, once ready, kept the slot (until idleMs, past the queue's wait: 503 capacity).
-test('a create that waits for a slot gets the one a spare holds, also when the spare became ready while it waited', { skip: NO_BWRAP }, async () => {
+test('a create that waits for a slot gets the one a spare holds, also when the spare became ready while it waited', {
+  skip: NO_BWRAP,
+}, async () => {
   // (A host's server holds the event loop; neither a queued create nor a parked process does.)
   const held = setInterval(() => {}, 1000);
   after(() => clearInterval(held));
   for (const body of [{ env: { A: '1' } }, {}]) {
-    const registry = await registryWith({ size: 1, idleMs: 60_000 }, { maxBoxes: 1, maxQueued: 8, maxQueueWaitMs: 5000 });
+    const registry = await registryWith(
+      { size: 1, idleMs: 60_000 },
+      { maxBoxes: 1, maxQueued: 8, maxQueueWaitMs: 5000 },
+    );
     assert.equal(registry.parked.making.size, 1, 'the spare is being made');
     const started = Date.now();
     const box = await registry.create(body);
@@ -177,7 +230,9 @@ test('a create that waits for a slot gets the one a spare holds, also when the s
   }
 });
 
-test('the first create of a new host takes the spare still being made instead of making a Box beside it', { skip: NO_BWRAP }, async () => {
+test('the first create of a new host takes the spare still being made instead of making a Box beside it', {
+  skip: NO_BWRAP,
+}, async () => {
   const registry = await registryWith({ size: 2, idleMs: 60_000 });
   // Spares are made one after the other: one on its way, none ready.
   assert.equal(registry.parked.making.size, 1);
@@ -195,7 +250,10 @@ test('stopAll() and the exit path stop the spares and their processes', { skip: 
     if (end === 'stopAll') await registry.stopAll();
     else registry.removeAllNow();
     assert.deepEqual(fs.readdirSync(registry.boxRoot), [], end);
-    assert.ok(await until(() => pids.every((pid) => !fs.existsSync(`/proc/${pid}`))), `a parked process outlived ${end}`);
+    assert.ok(
+      await until(() => pids.every((pid) => !fs.existsSync(`/proc/${pid}`))),
+      `a parked process outlived ${end}`,
+    );
   }
 });
 

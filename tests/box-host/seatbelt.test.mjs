@@ -87,16 +87,17 @@ test('file-write* is allowed only below the Box dirs, in both /var spellings', (
   const writes = rules(profile).filter((r) => r.action === 'allow' && r.ops.some((op) => op.startsWith('file-write')));
   // Every write rule has a filter: an unfiltered one would open the whole disk.
   for (const r of writes) assert.ok(r.filters.length > 0, JSON.stringify(r));
-  assert.deepEqual(paths(profile, 'allow', 'file-write*').sort(), [
-    '/private/tmp/box-2',
-    BOX,
-    '/tmp/box-2',
-    BOX.replace('/private', ''),
-  ].sort());
+  assert.deepEqual(
+    paths(profile, 'allow', 'file-write*').sort(),
+    ['/private/tmp/box-2', BOX, '/tmp/box-2', BOX.replace('/private', '')].sort(),
+  );
   // Other write grants are data writes on devices only.
   const otherWrites = writes.filter((r) => !r.ops.includes('file-write*'));
   for (const r of otherWrites) {
-    assert.deepEqual(r.ops.filter((op) => op.startsWith('file-write')), ['file-write-data']);
+    assert.deepEqual(
+      r.ops.filter((op) => op.startsWith('file-write')),
+      ['file-write-data'],
+    );
     for (const f of r.filters.flatMap((f) => (f[0] === 'require-all' ? f.slice(1) : [f]))) {
       const target = f[1]?.str ?? f[1]?.regex ?? '';
       if (f[0] === 'literal' || f[0] === 'subpath' || f[0] === 'regex') assert.match(target, /^\^?\/dev\//);
@@ -114,30 +115,44 @@ test('a hidden home is denied for reads; the toolchain inside it is re-allowed a
   const all = rules(seatbeltProfile(base));
   const deny = all.find((r) => r.action === 'deny' && r.ops.includes('file-read*'));
   assert.deepEqual(deny.filters, [['subpath', { str: HOME }]]);
-  const reallow = all.find((r) => r.action === 'allow' && r.ops.includes('file-read*') && r.filters.some((f) => f[1]?.str === NODE));
+  const reallow = all.find(
+    (r) => r.action === 'allow' && r.ops.includes('file-read*') && r.filters.some((f) => f[1]?.str === NODE),
+  );
   assert.ok(reallow, 'toolchain re-allowed');
   assert.ok(reallow.index > deny.index, 'the re-allow must come after the deny (last matching rule wins)');
   // Box dirs stay readable too, and the broad system allow comes before the deny.
   assert.ok(reallow.filters.some((f) => f[1]?.str === BOX));
-  const system = all.find((r) => r.action === 'allow' && r.ops.includes('file-read*') && r.filters.some((f) => f[1]?.str === '/usr'));
+  const system = all.find(
+    (r) => r.action === 'allow' && r.ops.includes('file-read*') && r.filters.some((f) => f[1]?.str === '/usr'),
+  );
   assert.ok(system.index < deny.index);
   // realpath may lstat the home and its ancestors, but not list or read them.
   const meta = paths(seatbeltProfile(base), 'allow', 'file-read-metadata', 'literal');
   for (const dir of ['/Users', HOME, `${HOME}/.nvm`, `${HOME}/.nvm/versions/node`]) assert.ok(meta.includes(dir), dir);
   assert.ok(!paths(seatbeltProfile(base), 'allow', 'file-read*').includes(HOME));
   // No hidden dirs: no deny rule.
-  assert.ok(!rules(seatbeltProfile({ ...base, hiddenDirs: [] })).some((r) => r.action === 'deny' && r.ops.includes('file-read*')));
+  assert.ok(
+    !rules(seatbeltProfile({ ...base, hiddenDirs: [] })).some(
+      (r) => r.action === 'deny' && r.ops.includes('file-read*'),
+    ),
+  );
 });
 
 test('networkDenied: true has no network allow; false allows outbound, inbound and bind with DNS', () => {
   const netOps = ['network-outbound', 'network-inbound', 'network-bind', 'network*', 'system-socket'];
   const denied = rules(seatbeltProfile(base));
-  assert.deepEqual(denied.filter((r) => r.action === 'allow' && r.ops.some((op) => netOps.includes(op))), []);
+  assert.deepEqual(
+    denied.filter((r) => r.action === 'allow' && r.ops.some((op) => netOps.includes(op))),
+    [],
+  );
   const mach = (all) => all.filter((r) => r.ops.includes('mach-lookup')).flatMap((r) => r.filters.map((f) => f[1].str));
   assert.ok(!mach(denied).includes('com.apple.SystemConfiguration.DNSConfiguration'));
   const open = rules(seatbeltProfile({ ...base, networkDenied: false }));
   for (const op of ['network-outbound', 'network-inbound', 'network-bind']) {
-    assert.ok(open.some((r) => r.action === 'allow' && r.ops.includes(op)), op);
+    assert.ok(
+      open.some((r) => r.action === 'allow' && r.ops.includes(op)),
+      op,
+    );
   }
   assert.ok(mach(open).includes('com.apple.SystemConfiguration.DNSConfiguration'));
   assert.ok(mach(open).includes('com.apple.trustd.agent'));
@@ -197,7 +212,10 @@ test('seatbeltArgs runs the absolute sandbox-exec and refuses a PATH-relative pr
   assert.equal(SANDBOX_EXEC, '/usr/bin/sandbox-exec');
   const profile = seatbeltProfile(base);
   const spec = seatbeltArgs(profile, '/usr/local/bin/node', ['-e', '1']);
-  assert.deepEqual(spec, { file: '/usr/bin/sandbox-exec', args: ['-p', profile, '--', '/usr/local/bin/node', '-e', '1'] });
+  assert.deepEqual(spec, {
+    file: '/usr/bin/sandbox-exec',
+    args: ['-p', profile, '--', '/usr/local/bin/node', '-e', '1'],
+  });
   assert.ok(!spec.args.includes('sandbox-exec'));
   assert.throws(() => seatbeltArgs(profile, 'node', []), TypeError);
   assert.throws(() => seatbeltArgs('', '/bin/sh', []), TypeError);
@@ -205,12 +223,21 @@ test('seatbeltArgs runs the absolute sandbox-exec and refuses a PATH-relative pr
   assert.equal(probe.file, SANDBOX_EXEC);
   assert.equal(probe.args[0], '-p');
   assert.deepEqual(probe.args.slice(2), ['--', '/usr/bin/true']);
-  assert.deepEqual(rules(probe.args[1]).map((x) => [x.action, ...x.ops]), [['version', '1'], ['allow', 'default']]);
+  assert.deepEqual(
+    rules(probe.args[1]).map((x) => [x.action, ...x.ops]),
+    [
+      ['version', '1'],
+      ['allow', 'default'],
+    ],
+  );
 });
 
 test('classifySeatbeltProbe: success, nesting (exit 71), missing binary, other failures', () => {
   assert.deepEqual(classifySeatbeltProbe({ exitCode: 0, stderr: '' }), { works: true });
-  const nested = classifySeatbeltProbe({ exitCode: 71, stderr: 'sandbox-exec: sandbox_apply: Operation not permitted\n' });
+  const nested = classifySeatbeltProbe({
+    exitCode: 71,
+    stderr: 'sandbox-exec: sandbox_apply: Operation not permitted\n',
+  });
   assert.equal(nested.works, false);
   assert.match(nested.reason, /already inside a Seatbelt sandbox/);
   assert.match(nested.reason, /isolation: 'none'/);
@@ -225,9 +252,22 @@ test('classifySeatbeltProbe: success, nesting (exit 71), missing binary, other f
 });
 
 test('the network, when allowed, is IP only, and no terminal the Box did not open is writable', () => {
-  const profile = seatbeltProfile({ writableDirs: ['/private/var/folders/x/T/box'], readableDirs: [], hiddenDirs: [], networkDenied: false });
+  const profile = seatbeltProfile({
+    writableDirs: ['/private/var/folders/x/T/box'],
+    readableDirs: [],
+    hiddenDirs: [],
+    networkDenied: false,
+  });
   const networkRules = profile.split('\n').filter((line) => /^\(allow network-/.test(line));
-  assert.deepEqual(networkRules, ['(allow network-outbound (remote ip "*:*"))', '(allow network-inbound (local ip "*:*"))', '(allow network-bind (local ip "*:*"))'], 'an unfiltered network-outbound also connects Unix sockets (a Docker daemon)');
+  assert.deepEqual(
+    networkRules,
+    [
+      '(allow network-outbound (remote ip "*:*"))',
+      '(allow network-inbound (local ip "*:*"))',
+      '(allow network-bind (local ip "*:*"))',
+    ],
+    'an unfiltered network-outbound also connects Unix sockets (a Docker daemon)',
+  );
   const ttyRules = profile.split('\n').filter((line) => line.includes('/dev/ttys'));
   assert.ok(ttyRules.length > 0);
   for (const line of ttyRules) assert.match(line, /com\.apple\.sandbox\.pty/, `only ptys the Box opened: ${line}`);

@@ -41,7 +41,10 @@ process.stdout.write(JSON.stringify({ before, atLimit, after }));
 `;
 
 for (const isolation of ['bubblewrap', 'none']) {
-  test(`a spawn that fails at the fd limit answers 503 and the process lives on (${isolation})`, { skip: isolation === 'bubblewrap' && NO_BWRAP, timeout: 120_000 }, async () => {
+  test(`a spawn that fails at the fd limit answers 503 and the process lives on (${isolation})`, {
+    skip: isolation === 'bubblewrap' && NO_BWRAP,
+    timeout: 120_000,
+  }, async () => {
     const child = spawn(process.execPath, ['--input-type=module', '-e', HOST_SCRIPT], {
       cwd: repo,
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -45,14 +45,23 @@ test('word-count, a free-form src/*.sandbox.ts with a bundled helper, counts wor
   registerSandbox(prepared.name, prepared);
   const response = await runSandbox('word-count', { text: 'the cat and the hat and the bat', top: 2 });
   assert.equal(response.status, 200, await response.clone().text());
-  assert.deepEqual(await response.json(), { words: 8, top: [{ word: 'the', count: 3 }, { word: 'and', count: 2 }] });
+  assert.deepEqual(await response.json(), {
+    words: 8,
+    top: [
+      { word: 'the', count: 3 },
+      { word: 'and', count: 2 },
+    ],
+  });
 });
 
 test('a failing install gives 500 SANDBOX_EXECUTION_ERROR with the exit code', async () => {
   const { registerSandbox } = await import('@vite-hub/sandbox');
   registerSandbox('broken-install', {
     files: [
-      { path: 'package.json', content: JSON.stringify({ name: 'broken-install', type: 'module', dependencies: { 'left-pad': '99.99.99' } }) },
+      {
+        path: 'package.json',
+        content: JSON.stringify({ name: 'broken-install', type: 'module', dependencies: { 'left-pad': '99.99.99' } }),
+      },
       { path: 'index.mjs', content: 'export default () => 1;' },
     ],
   });
@@ -61,32 +70,49 @@ test('a failing install gives 500 SANDBOX_EXECUTION_ERROR with the exit code', a
   const body = await response.json();
   assert.equal(body.error.code, 'SANDBOX_EXECUTION_ERROR');
   assert.equal(body.error.details.operation, 'install');
-  assert.match(`${body.error.details.stderr ?? ''}${body.error.details.stdout ?? ''}`, /left-pad/, 'the failed install explains itself');
+  assert.match(
+    `${body.error.details.stderr ?? ''}${body.error.details.stdout ?? ''}`,
+    /left-pad/,
+    'the failed install explains itself',
+  );
   assert.ok(body.error.details.exitCode > 0);
 });
 
 test('the CLI prints the Response like curl -i', async () => {
-  const { stdout } = await run('node', [`${root}/dist/cli.mjs`, 'run', `${sandboxes}/release-notes`, '--payload', '{"notes":"- ship it"}']);
+  const { stdout } = await run('node', [
+    `${root}/dist/cli.mjs`,
+    'run',
+    `${sandboxes}/release-notes`,
+    '--payload',
+    '{"notes":"- ship it"}',
+  ]);
   const [head, body] = stdout.split('\n\n');
   const lines = head.split('\n');
   assert.equal(lines[0], 'HTTP/1.1 200');
   assert.ok(lines.includes('content-type: application/json'), head);
   // The CLI starts the in-process Box host for this run: its start and first request come first.
-  assert.ok(lines.some((line) => /^server-timing: host;dur=[\d.]+, connect;dur=[\d.]+, box;dur=/.test(line)), head);
+  assert.ok(
+    lines.some((line) => /^server-timing: host;dur=[\d.]+, connect;dur=[\d.]+, box;dur=/.test(line)),
+    head,
+  );
   assert.deepEqual(JSON.parse(body), { summary: '1 change: ship it', items: ['ship it'] });
 });
 
 test('the CLI prints the package version', async () => {
   const { version } = JSON.parse(readFileSync(`${root}/dist/package.json`, 'utf8'));
-  for (const flag of ['--version', '-v']) assert.equal((await run('node', [`${root}/dist/cli.mjs`, flag])).stdout, `${version}\n`);
+  for (const flag of ['--version', '-v'])
+    assert.equal((await run('node', [`${root}/dist/cli.mjs`, flag])).stdout, `${version}\n`);
 });
 
 test('the CLI rejects bad input with a clear message', async () => {
-  await assert.rejects(run('node', [`${root}/dist/cli.mjs`, 'run', `${sandboxes}/release-notes`, '--payload', '{nope']), (error) => {
-    assert.equal(error.code, 2);
-    assert.match(error.stderr, /--payload is not valid JSON/);
-    return true;
-  });
+  await assert.rejects(
+    run('node', [`${root}/dist/cli.mjs`, 'run', `${sandboxes}/release-notes`, '--payload', '{nope']),
+    (error) => {
+      assert.equal(error.code, 2);
+      assert.match(error.stderr, /--payload is not valid JSON/);
+      return true;
+    },
+  );
   await assert.rejects(run('node', [`${root}/dist/cli.mjs`, 'run', `${root}/examples/app`]), (error) => {
     assert.equal(error.code, 1);
     assert.match(error.stderr, /SANDBOX_INVALID_ARGUMENT: .*entrypoint/);
@@ -99,10 +125,16 @@ test('the CLI rejects bad input with a clear message', async () => {
     assert.doesNotMatch(error.stderr, /ENOENT/);
     return true;
   });
-  await assert.rejects(run('node', [`${root}/dist/cli.mjs`, 'run', `${sandboxes}/release-notes/index.ts`]), { code: 2, stderr: /is not a folder/ });
+  await assert.rejects(run('node', [`${root}/dist/cli.mjs`, 'run', `${sandboxes}/release-notes/index.ts`]), {
+    code: 2,
+    stderr: /is not a folder/,
+  });
   await assert.rejects(run('node', [`${root}/dist/cli.mjs`]), { code: 2, stderr: /a command is required/ });
   // A usage error is exit code 2; a failure of a well-formed command (a taken port) is 1.
-  await assert.rejects(run('node', [`${root}/dist/cli.mjs`, 'host', '--bogus']), { code: 2, stderr: /Unknown option '--bogus'/ });
+  await assert.rejects(run('node', [`${root}/dist/cli.mjs`, 'host', '--bogus']), {
+    code: 2,
+    stderr: /Unknown option '--bogus'/,
+  });
   // A command's --help is the usage (exit 0), not an unknown option.
   for (const command of ['host', 'run']) {
     const { stdout } = await run('node', [`${root}/dist/cli.mjs`, command, '--help']);
@@ -111,7 +143,10 @@ test('the CLI rejects bad input with a clear message', async () => {
   const taken = createServer();
   await new Promise((resolve) => taken.listen(0, '127.0.0.1', resolve));
   try {
-    await assert.rejects(run('node', [`${root}/dist/cli.mjs`, 'host', '--port', String(taken.address().port)]), { code: 1, stderr: /EADDRINUSE/ });
+    await assert.rejects(run('node', [`${root}/dist/cli.mjs`, 'host', '--port', String(taken.address().port)]), {
+      code: 1,
+      stderr: /EADDRINUSE/,
+    });
   } finally {
     taken.close();
   }
@@ -126,9 +161,12 @@ test('Ctrl-C during `run` stops the Box and leaves no Box directory behind', asy
   mkdirSync(boxes);
   mkdirSync(definition);
   writeFileSync(`${definition}/package.json`, JSON.stringify({ name: 'forever', type: 'module' }));
-  writeFileSync(`${definition}/index.mjs`, "export default () => new Promise(() => setInterval(() => {}, 1000));");
+  writeFileSync(`${definition}/index.mjs`, 'export default () => new Promise(() => setInterval(() => {}, 1000));');
   try {
-    const child = spawn('node', [`${root}/dist/cli.mjs`, 'run', definition], { env: { ...process.env, TMPDIR: boxes }, stdio: 'ignore' });
+    const child = spawn('node', [`${root}/dist/cli.mjs`, 'run', definition], {
+      env: { ...process.env, TMPDIR: boxes },
+      stdio: 'ignore',
+    });
     const exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
     const deadline = Date.now() + 15000;
     while (readdirSync(boxes).length === 0) {

@@ -12,14 +12,19 @@ import { defineTestSandbox } from '../support/local-host.mjs';
 let host;
 before(async () => {
   host = await startBoxHost({});
-  configureSandbox({ provider: 'cloudflare', env: { SANDBOX_LOCAL_URL: host.baseUrl, SANDBOX_LOCAL_TOKEN: host.token } });
+  configureSandbox({
+    provider: 'cloudflare',
+    env: { SANDBOX_LOCAL_URL: host.baseUrl, SANDBOX_LOCAL_TOKEN: host.token },
+  });
 });
 after(async () => {
   configureSandbox({});
   await host.close();
 });
 
-test('a Run waiting for a held sandboxId keeps at most a few abort listeners on its signal, however long it waits', { timeout: 120_000 }, async () => {
+test('a Run waiting for a held sandboxId keeps at most a few abort listeners on its signal, however long it waits', {
+  timeout: 120_000,
+}, async () => {
   defineTestSandbox('cf/hold', 'export default (ms) => new Promise((resolve) => setTimeout(() => resolve(ms), ms));');
   const options = { sandboxId: 'cf-held-turn' };
   const holding = runSandbox('cf/hold', 3000, options);
@@ -45,5 +50,8 @@ test('a Run waiting for a held sandboxId keeps at most a few abort listeners on 
     process.off('warning', onWarning);
   }
   assert.ok(most <= 3, `${most} abort listeners on the waiting Run's signal`);
-  assert.deepEqual(warnings.filter((w) => w.name === 'MaxListenersExceededWarning').map((w) => w.message), []);
+  assert.deepEqual(
+    warnings.filter((w) => w.name === 'MaxListenersExceededWarning').map((w) => w.message),
+    [],
+  );
 });

@@ -57,8 +57,14 @@ before(async () => {
     const headers = { ...req.headers };
     for (const name of ['host', 'connection', 'content-length', 'transfer-encoding']) delete headers[name];
     try {
-      const upstream = await fetch(target + req.url, { method: req.method, headers, body: chunks.length ? Buffer.concat(chunks) : undefined });
-      const answer = Object.fromEntries([...upstream.headers].filter(([name]) => !['content-length', 'transfer-encoding', 'connection'].includes(name)));
+      const upstream = await fetch(target + req.url, {
+        method: req.method,
+        headers,
+        body: chunks.length ? Buffer.concat(chunks) : undefined,
+      });
+      const answer = Object.fromEntries(
+        [...upstream.headers].filter(([name]) => !['content-length', 'transfer-encoding', 'connection'].includes(name)),
+      );
       res.writeHead(upstream.status, answer);
       if (upstream.body) for await (const chunk of upstream.body) res.write(chunk);
       res.end();
@@ -67,7 +73,9 @@ before(async () => {
     }
   });
   await new Promise((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-  worker = await sandboxWorkerOnBoxHost(WORKER, 'cf-died', { bindings: { BOX_HOST_URL: `http://127.0.0.1:${proxy.address().port}` } });
+  worker = await sandboxWorkerOnBoxHost(WORKER, 'cf-died', {
+    bindings: { BOX_HOST_URL: `http://127.0.0.1:${proxy.address().port}` },
+  });
   target = worker.host.baseUrl;
 });
 
@@ -82,7 +90,9 @@ async function run() {
   return response.json();
 }
 
-test('a container that dies while its command stream stays open answers a runtime error, not the Definition timeout', { timeout: 30_000 }, async () => {
+test('a container that dies while its command stream stays open answers a runtime error, not the Definition timeout', {
+  timeout: 30_000,
+}, async () => {
   die = true;
   const outcome = await run();
   assert.equal(outcome.status, 500, JSON.stringify(outcome));
@@ -90,10 +100,16 @@ test('a container that dies while its command stream stays open answers a runtim
   assert.equal(error.code, 'SANDBOX_RUNTIME_ERROR', JSON.stringify(error));
   assert.deepEqual(error.details, { operation: 'exec', provider: 'cloudflare' });
   // monitor() ended: the Durable Object records `stopped_with_code` (exit 0), then its stop hook may record `stopped`.
-  assert.match(error.message, /^the container stopped before the command finished \(container state stopped(_with_code, exit code 0)?\)$/, error.message);
+  assert.match(
+    error.message,
+    /^the container stopped before the command finished \(container state stopped(_with_code, exit code 0)?\)$/,
+    error.message,
+  );
 });
 
-test('with nothing injected, the same Worker answers 200 (the proxy forwards faithfully)', { timeout: 30_000 }, async () => {
+test('with nothing injected, the same Worker answers 200 (the proxy forwards faithfully)', {
+  timeout: 30_000,
+}, async () => {
   const outcome = await run();
   assert.equal(outcome.status, 200, JSON.stringify(outcome));
   assert.deepEqual(JSON.parse(outcome.body), { echo: 1 });

@@ -37,7 +37,10 @@ export default {
 const WITHOUT_EXPORT = WORKER.replace("export { Sandbox } from '@cloudflare/sandbox';\n", '');
 
 // The same Worker exporting as Sandbox a Durable Object class of its own (no `configure`).
-const OTHER_CLASS = WORKER.replace("export { Sandbox } from '@cloudflare/sandbox';\n", "import { DurableObject } from 'cloudflare:workers';\nexport class Sandbox extends DurableObject {}\n");
+const OTHER_CLASS = WORKER.replace(
+  "export { Sandbox } from '@cloudflare/sandbox';\n",
+  "import { DurableObject } from 'cloudflare:workers';\nexport class Sandbox extends DurableObject {}\n",
+);
 
 // The same Worker whose Sandbox class throws an error of its own from its constructor (a setting
 // it needs is missing, say): no retry can mend that.
@@ -76,8 +79,14 @@ test('a Sandbox class without containers answers 503 SANDBOX_PROVIDER_UNAVAILABL
   assert.equal(status, 503, JSON.stringify(body));
   assert.equal(body.error.code, 'SANDBOX_PROVIDER_UNAVAILABLE');
   assert.match(body.error.message, /Containers have not been enabled/);
-  assert.match(body.error.message, /has no container: add to wrangler\.toml a \[\[containers\]\] entry with its class_name/);
-  assert.match(body.error.message, /under wrangler dev --enable-containers=false, set SANDBOX_LOCAL_URL and SANDBOX_LOCAL_TOKEN/);
+  assert.match(
+    body.error.message,
+    /has no container: add to wrangler\.toml a \[\[containers\]\] entry with its class_name/,
+  );
+  assert.match(
+    body.error.message,
+    /under wrangler dev --enable-containers=false, set SANDBOX_LOCAL_URL and SANDBOX_LOCAL_TOKEN/,
+  );
   assert.ok(ms < 1000, `answered after ${ms} ms (retried?)`);
   // Nothing reached the local Box host: no container was ever started.
   assert.equal(worker.host.counters().total, 0);
@@ -94,7 +103,11 @@ test('a binding the Worker env does not have answers at once with the wrangler l
 
 for (const [what, which, words] of [
   ['whose class the Worker does not export', () => unexported, /internal error; reference = /],
-  ['to a Durable Object class that is not the Sandbox class', () => otherClass, /does not implement the method "configure"/],
+  [
+    'to a Durable Object class that is not the Sandbox class',
+    () => otherClass,
+    /does not implement the method "configure"/,
+  ],
 ]) {
   test(`a binding ${what} answers 503 SANDBOX_PROVIDER_UNAVAILABLE within a second, naming the export to add`, async () => {
     const on = which();
@@ -109,7 +122,9 @@ for (const [what, which, words] of [
   });
 }
 
-test('a Sandbox class whose constructor throws fails at once with its error, never retried', { timeout: 120_000 }, async () => {
+test('a Sandbox class whose constructor throws fails at once with its error, never retried', {
+  timeout: 120_000,
+}, async () => {
   const { status, body, ms } = await run('', throwing);
   assert.equal(status, 503, JSON.stringify(body));
   assert.equal(body.error.code, 'SANDBOX_PROVIDER_UNAVAILABLE');

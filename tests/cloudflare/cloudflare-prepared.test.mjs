@@ -72,7 +72,10 @@ async function closed() {
 }
 
 async function run(title, options) {
-  const response = await worker.miniflare.dispatchFetch('http://worker.test/', { method: 'POST', body: JSON.stringify({ title, options }) });
+  const response = await worker.miniflare.dispatchFetch('http://worker.test/', {
+    method: 'POST',
+    body: JSON.stringify({ title, options }),
+  });
   const text = await response.text();
   assert.equal(response.status, 200, text);
   const install = /install;desc="([^"]+)"/.exec(response.headers.get('server-timing') ?? '')?.[1];

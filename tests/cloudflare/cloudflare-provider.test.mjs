@@ -79,7 +79,11 @@ async function run(name, payload, cloudflare = {}, localHost = false, options = 
   });
   const text = await response.text();
   assert.ok(response.headers.get('content-type')?.includes('json') || !text, `${response.status} ${text}`);
-  return { status: response.status, body: text ? JSON.parse(text) : undefined, timing: response.headers.get('server-timing') };
+  return {
+    status: response.status,
+    body: text ? JSON.parse(text) : undefined,
+    timing: response.headers.get('server-timing'),
+  };
 }
 
 /** Box directories the host still holds. */
@@ -124,7 +128,7 @@ test('two concurrent Runs on one sandboxId share the Box one after the other', a
   const [first, second] = [a.body, b.body].sort((x, y) => x.start - y.start);
   assert.ok(first.end <= second.start, `serialized: ${JSON.stringify([first, second])}`);
   assert.equal(first.seen, '');
-  assert.equal(second.seen, `${first.label}\n`, 'the same Box: the second Run sees the first one\'s file');
+  assert.equal(second.seen, `${first.label}\n`, "the same Box: the second Run sees the first one's file");
   assert.equal(boxes().length, 1, 'the kept Box stays');
   // Its Run directories are deleted (after each Response); only the shared file is left.
   assert.ok(await until(runsCleared), 'the Run directories are deleted');
@@ -142,9 +146,12 @@ test('a missing binding is SANDBOX_PROVIDER_REQUIRED naming it and the wrangler 
   assert.match(body.error.message, /\[\[durable_objects\.bindings\]\] name = "BOXES" class_name = "Sandbox"/);
 });
 
-test('executionAuthority is the Box that runs: container through the binding, the local host\'s own report with SANDBOX_LOCAL_URL', async () => {
+test("executionAuthority is the Box that runs: container through the binding, the local host's own report with SANDBOX_LOCAL_URL", async () => {
   const ask = async (localHost) => {
-    const response = await miniflare.dispatchFetch('http://worker.test/run', { method: 'POST', body: JSON.stringify({ name: 'cf/echo', localHost, authority: true }) });
+    const response = await miniflare.dispatchFetch('http://worker.test/run', {
+      method: 'POST',
+      body: JSON.stringify({ name: 'cf/echo', localHost, authority: true }),
+    });
     assert.equal(response.status, 200);
     return response.json();
   };
@@ -155,17 +162,30 @@ test('executionAuthority is the Box that runs: container through the binding, th
 });
 
 test('with SANDBOX_LOCAL_URL and SANDBOX_LOCAL_TOKEN the container traffic goes straight to the local Box host', async () => {
-  const counters = () => fetch(`${host.baseUrl}/_vite-hub/counters`, { headers: { authorization: `Bearer ${host.token}` } }).then((r) => r.json());
-  await fetch(`${host.baseUrl}/_vite-hub/counters/reset`, { method: 'POST', headers: { authorization: `Bearer ${host.token}` } });
+  const counters = () =>
+    fetch(`${host.baseUrl}/_vite-hub/counters`, { headers: { authorization: `Bearer ${host.token}` } }).then((r) =>
+      r.json(),
+    );
+  await fetch(`${host.baseUrl}/_vite-hub/counters/reset`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${host.token}` },
+  });
   const { status, body } = await run('cf/echo', [1, 2], {}, true);
   assert.equal(status, 200, JSON.stringify(body));
   assert.deepEqual(body.echo, [1, 2]);
   const { requests } = await counters();
   // One command, the harness (streamed: the default Definition timeout is over the 240 s that
   // /api/execute may stay silent).
-  assert.equal((requests['cloudflare/execute'] ?? 0) + (requests['cloudflare/execute/stream'] ?? 0), 1, JSON.stringify(requests));
+  assert.equal(
+    (requests['cloudflare/execute'] ?? 0) + (requests['cloudflare/execute/stream'] ?? 0),
+    1,
+    JSON.stringify(requests),
+  );
   assert.equal(requests['cloudflare/root'] ?? 0, 0, 'no Durable Object start probes: the binding was not used');
-  assert.ok(await until(async () => (await counters()).requests['cloudflare/destroy'] === 1), 'destroyed after the Response');
+  assert.ok(
+    await until(async () => (await counters()).requests['cloudflare/destroy'] === 1),
+    'destroyed after the Response',
+  );
   assert.ok(await until(() => boxes().length === 0));
 });
 

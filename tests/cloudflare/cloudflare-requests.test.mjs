@@ -89,7 +89,11 @@ const resetCounters = () => worker.host.resetCounters();
  */
 const containerRequests = (requests) =>
   Object.fromEntries(
-    Object.entries(requests).filter(([name]) => name.startsWith('cloudflare/') && !['cloudflare/root', 'cloudflare/version', 'cloudflare/destroy'].includes(name)),
+    Object.entries(requests).filter(
+      ([name]) =>
+        name.startsWith('cloudflare/') &&
+        !['cloudflare/root', 'cloudflare/version', 'cloudflare/destroy'].includes(name),
+    ),
   );
 
 /** Resolves once the last Run has closed: after that it sends nothing (an event, not a wait). */
@@ -99,7 +103,10 @@ async function closed() {
 }
 
 async function run(name, localHost, options) {
-  const response = await worker.miniflare.dispatchFetch('http://worker.test/', { method: 'POST', body: JSON.stringify({ name, localHost, options }) });
+  const response = await worker.miniflare.dispatchFetch('http://worker.test/', {
+    method: 'POST',
+    body: JSON.stringify({ name, localHost, options }),
+  });
   const text = await response.text();
   return { status: response.status, body: JSON.parse(text) };
 }
@@ -132,8 +139,15 @@ for (const localHost of [false, true]) {
     assert.equal(body.error.details?.operation, 'stage', JSON.stringify(body));
     assert.match(body.error.message, /could not be unpacked in the Box: .*clash/s);
     // The write, the command whose unpacking failed, and the read of its errors.
-    assert.deepEqual(containerRequests(await counters()), { 'cloudflare/write': 1, 'cloudflare/execute/stream': 1, 'cloudflare/read': 1 });
-    assert.ok(await until(async () => (await counters())['cloudflare/destroy'] === 1), JSON.stringify(await counters()));
+    assert.deepEqual(containerRequests(await counters()), {
+      'cloudflare/write': 1,
+      'cloudflare/execute/stream': 1,
+      'cloudflare/read': 1,
+    });
+    assert.ok(
+      await until(async () => (await counters())['cloudflare/destroy'] === 1),
+      JSON.stringify(await counters()),
+    );
   });
 }
 
@@ -148,7 +162,11 @@ test('a warm Run on a kept Box (sandboxId) sends one write and one command befor
   // The write and the Run's command (streamed); after the Response the Run directory's removal
   // (one buffered command), no destroy: counted once the Run has closed.
   await closed();
-  assert.deepEqual(containerRequests(await counters()), { 'cloudflare/write': 1, 'cloudflare/execute/stream': 1, 'cloudflare/execute': 1 });
+  assert.deepEqual(containerRequests(await counters()), {
+    'cloudflare/write': 1,
+    'cloudflare/execute/stream': 1,
+    'cloudflare/execute': 1,
+  });
   assert.equal((await counters())['cloudflare/destroy'], undefined);
   const destroyed = await worker.miniflare.dispatchFetch('http://worker.test/destroy?id=cf-requests-kept');
   assert.equal(await destroyed.text(), 'destroyed');

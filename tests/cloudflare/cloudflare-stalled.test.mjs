@@ -72,11 +72,20 @@ before(async () => {
     const chunks = [];
     for await (const chunk of req) chunks.push(chunk);
     if (req.url === '/configure-gate' && stall?.route !== 'configure') return res.end();
-    const route = req.url === '/configure-gate' ? 'configure' : /^\/cloudflare\/[^/]+(\/api\/.*)$/.exec(new URL(req.url, 'http://proxy').pathname)?.[1];
+    const route =
+      req.url === '/configure-gate'
+        ? 'configure'
+        : /^\/cloudflare\/[^/]+(\/api\/.*)$/.exec(new URL(req.url, 'http://proxy').pathname)?.[1];
     if (stall?.mode === 'starting' && route === stall.route) {
       // The answer of a container that is still starting (protocol note §3): retried, never done.
       res.writeHead(503, { 'content-type': 'application/json' });
-      return res.end(JSON.stringify({ code: 'INTERNAL_ERROR', message: 'Container is starting. Please retry in a moment.', httpStatus: 503 }));
+      return res.end(
+        JSON.stringify({
+          code: 'INTERNAL_ERROR',
+          message: 'Container is starting. Please retry in a moment.',
+          httpStatus: 503,
+        }),
+      );
     }
     if (stall && route === stall.route) {
       held.add(res);
@@ -91,8 +100,14 @@ before(async () => {
     const headers = { ...req.headers };
     for (const name of ['host', 'connection', 'content-length', 'transfer-encoding']) delete headers[name];
     try {
-      const upstream = await fetch(target + req.url, { method: req.method, headers, body: chunks.length ? Buffer.concat(chunks) : undefined });
-      const answer = Object.fromEntries([...upstream.headers].filter(([name]) => !['content-length', 'transfer-encoding', 'connection'].includes(name)));
+      const upstream = await fetch(target + req.url, {
+        method: req.method,
+        headers,
+        body: chunks.length ? Buffer.concat(chunks) : undefined,
+      });
+      const answer = Object.fromEntries(
+        [...upstream.headers].filter(([name]) => !['content-length', 'transfer-encoding', 'connection'].includes(name)),
+      );
       res.writeHead(upstream.status, answer);
       if (upstream.body) for await (const chunk of upstream.body) res.write(chunk);
       res.end();
@@ -101,7 +116,9 @@ before(async () => {
     }
   });
   await new Promise((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-  worker = await sandboxWorkerOnBoxHost(WORKER, 'cf-stalled', { bindings: { BOX_HOST_URL: `http://127.0.0.1:${proxy.address().port}` } });
+  worker = await sandboxWorkerOnBoxHost(WORKER, 'cf-stalled', {
+    bindings: { BOX_HOST_URL: `http://127.0.0.1:${proxy.address().port}` },
+  });
   target = worker.host.baseUrl;
 });
 
@@ -113,7 +130,10 @@ after(async () => {
 
 /** One Run through the Worker: `{ status, body } | { rejected }`. */
 async function run(options = {}) {
-  const response = await worker.miniflare.dispatchFetch('http://worker.test/', { method: 'POST', body: JSON.stringify(options) });
+  const response = await worker.miniflare.dispatchFetch('http://worker.test/', {
+    method: 'POST',
+    body: JSON.stringify(options),
+  });
   return response.json();
 }
 
@@ -121,10 +141,16 @@ for (const localHost of [false, true]) {
   const path = localHost ? 'the local-development path' : 'the Durable Object binding';
   // A Run sends no /api/mkdir: its staged archive's write is its first container request (the
   // one that waits for the container to start), then its one command.
-  for (const [phase, route] of [...(localHost ? [] : [['configure RPC', 'configure']]), ['stage', '/api/write'], ['exec', '/api/execute/stream']]) {
+  for (const [phase, route] of [
+    ...(localHost ? [] : [['configure RPC', 'configure']]),
+    ['stage', '/api/write'],
+    ['exec', '/api/execute/stream'],
+  ]) {
     // The gate's answer head is all configure waits for: only its never-answered case.
     for (const mode of route === 'configure' ? ['headers'] : ['headers', 'body']) {
-      test(`${path}: a ${phase} (${route}) whose ${mode} never come(s) ends at the Definition timeout with 504; an abort ends it with its reason`, { timeout: HANG_MS }, async () => {
+      test(`${path}: a ${phase} (${route}) whose ${mode} never come(s) ends at the Definition timeout with 504; an abort ends it with its reason`, {
+        timeout: HANG_MS,
+      }, async () => {
         stall = { route, mode };
         try {
           const bounded = await run({ localHost });
@@ -149,14 +175,20 @@ for (const localHost of [false, true]) {
 
 for (const localHost of [false, true]) {
   const path = localHost ? 'the local-development path' : 'the Durable Object binding';
-  test(`${path}: a container still starting at the Definition timeout is a 504 that says the container never started`, { timeout: HANG_MS }, async () => {
+  test(`${path}: a container still starting at the Definition timeout is a 504 that says the container never started`, {
+    timeout: HANG_MS,
+  }, async () => {
     stall = { route: '/api/write', mode: 'starting' };
     try {
       const bounded = await run({ localHost });
       assert.equal(bounded.status, 504, JSON.stringify(bounded));
       const { error } = JSON.parse(bounded.body);
       assert.equal(error.code, 'SANDBOX_TIMEOUT');
-      assert.match(error.message, /^Sandbox "stall\/echo" timed out after 1500ms: the container never started \(write was still waiting for it after \d+ attempts: status 503: Container is starting/, error.message);
+      assert.match(
+        error.message,
+        /^Sandbox "stall\/echo" timed out after 1500ms: the container never started \(write was still waiting for it after \d+ attempts: status 503: Container is starting/,
+        error.message,
+      );
     } finally {
       stall = null;
     }

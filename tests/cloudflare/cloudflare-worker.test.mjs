@@ -12,9 +12,15 @@ import { promisify } from 'node:util';
 import { parse as parseToml } from 'smol-toml';
 import { startBoxHost } from '@vite-hub/sandbox/box-host';
 import { removeDir, repoRoot } from '../support/vite-app.mjs';
-import { builtWorker, countersAfterStop, isWasm, uploadGzipKiB, WORKER_GZIP_BUDGET_KIB, wranglerDryRun } from '../support/cloudflare-worker.mjs';
+import {
+  builtWorker,
+  countersAfterStop,
+  isWasm,
+  uploadGzipKiB,
+  WORKER_GZIP_BUDGET_KIB,
+  wranglerDryRun,
+} from '../support/cloudflare-worker.mjs';
 import { lockRepoWorkerBuild } from '../support/wrangler-dev.mjs';
-
 
 const run = promisify(execFile);
 
@@ -49,7 +55,10 @@ after(async () => {
 });
 
 const post = async (path, body) => {
-  const response = await miniflare.dispatchFetch(`http://worker.test${path}`, { method: 'POST', body: body === undefined ? undefined : JSON.stringify(body) });
+  const response = await miniflare.dispatchFetch(`http://worker.test${path}`, {
+    method: 'POST',
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   return { status: response.status, json: await response.json() };
 };
 
@@ -66,7 +75,7 @@ test('the dry run is offline and names the Sandbox binding and the registry imag
   assert.match(dryRun.stdout, /--dry-run: exiting now/);
 });
 
-test('the upload holds the Rust Worker\'s wasm as a module of its own and a main module that exports Sandbox', () => {
+test("the upload holds the Rust Worker's wasm as a module of its own and a main module that exports Sandbox", () => {
   const wasm = dryRun.files.filter((name) => name.endsWith('.wasm'));
   assert.deepEqual(wasm.length, 1, dryRun.files.join(', '));
   assert.ok(isWasm(join(dryRun.outDir, wasm[0])), 'starts with 00 61 73 6d');
@@ -80,10 +89,15 @@ test('the upload holds the Rust Worker\'s wasm as a module of its own and a main
 });
 
 test('the image tag is the installed @cloudflare/sandbox version', () => {
-  const installed = JSON.parse(readFileSync(join(repoRoot, 'node_modules/@cloudflare/sandbox/package.json'), 'utf8')).version;
+  const installed = JSON.parse(
+    readFileSync(join(repoRoot, 'node_modules/@cloudflare/sandbox/package.json'), 'utf8'),
+  ).version;
   const config = parseToml(readFileSync(join(repoRoot, 'wrangler.toml'), 'utf8'));
   assert.equal(config.containers[0].image, `docker.io/cloudflare/sandbox:${installed}`);
-  assert.equal(readFileSync(join(repoRoot, 'worker/Dockerfile'), 'utf8').match(/^FROM (.+)$/m)[1], config.containers[0].image);
+  assert.equal(
+    readFileSync(join(repoRoot, 'worker/Dockerfile'), 'utf8').match(/^FROM (.+)$/m)[1],
+    config.containers[0].image,
+  );
 });
 
 test('in workerd, the uploaded bundle answers POST /sandboxes/<name> with the Run of an example Definition', async () => {
@@ -99,12 +113,18 @@ test('in workerd, the uploaded bundle answers POST /sandboxes/<name> with the Ru
 test('in workerd, unknown names, other paths and bad bodies are JSON errors', async () => {
   assert.equal((await post('/sandboxes/not-there', {})).json.error.code, 'SANDBOX_NOT_FOUND');
   assert.equal((await post('/elsewhere', {})).status, 404);
-  const response = await miniflare.dispatchFetch('http://worker.test/sandboxes/release-notes', { method: 'POST', body: '{' });
+  const response = await miniflare.dispatchFetch('http://worker.test/sandboxes/release-notes', {
+    method: 'POST',
+    body: '{',
+  });
   assert.equal(response.status, 400);
 });
 
 test('scripts/worker-size.mjs prints the wasm and the JavaScript, raw and gzipped', async () => {
-  const { stdout } = await run(process.execPath, [join(repoRoot, 'scripts/worker-size.mjs'), '--json'], { cwd: repoRoot, timeout: 120_000 });
+  const { stdout } = await run(process.execPath, [join(repoRoot, 'scripts/worker-size.mjs'), '--json'], {
+    cwd: repoRoot,
+    timeout: 120_000,
+  });
   const figures = JSON.parse(stdout);
   assert.ok(figures.wasm.bytes > figures.wasm.gzip && figures.wasm.gzip > 0);
   assert.ok(figures.js.bytes > figures.js.gzip && figures.js.gzip > 0);

@@ -67,12 +67,17 @@ before(async () => {
     if (holdWrite && req.url.endsWith('/api/write')) {
       holdWrite = false;
       // The request is in; its answer never comes. Delivered later, after the Run has closed.
-      held = { deliver: () => forward(req, body).then((upstream) => upstream.text().then((text) => ({ status: upstream.status, text }))) };
+      held = {
+        deliver: () =>
+          forward(req, body).then((upstream) => upstream.text().then((text) => ({ status: upstream.status, text }))),
+      };
       return;
     }
     try {
       const upstream = await forward(req, body);
-      const answer = Object.fromEntries([...upstream.headers].filter(([name]) => !['content-length', 'transfer-encoding', 'connection'].includes(name)));
+      const answer = Object.fromEntries(
+        [...upstream.headers].filter(([name]) => !['content-length', 'transfer-encoding', 'connection'].includes(name)),
+      );
       res.writeHead(upstream.status, answer);
       if (upstream.body) for await (const chunk of upstream.body) res.write(chunk);
       res.end();
@@ -81,7 +86,9 @@ before(async () => {
     }
   });
   await new Promise((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-  worker = await sandboxWorkerOnBoxHost(WORKER, 'cf-late-write', { bindings: { BOX_HOST_URL: `http://127.0.0.1:${proxy.address().port}` } });
+  worker = await sandboxWorkerOnBoxHost(WORKER, 'cf-late-write', {
+    bindings: { BOX_HOST_URL: `http://127.0.0.1:${proxy.address().port}` },
+  });
   target = worker.host.baseUrl;
 });
 
@@ -93,7 +100,10 @@ after(async () => {
 
 /** One Run through the Worker: `{ status, body, closed } | { rejected, closed }`. */
 async function run(options) {
-  const response = await worker.miniflare.dispatchFetch('http://worker.test/', { method: 'POST', body: JSON.stringify(options) });
+  const response = await worker.miniflare.dispatchFetch('http://worker.test/', {
+    method: 'POST',
+    body: JSON.stringify(options),
+  });
   return response.json();
 }
 
@@ -114,7 +124,9 @@ function runFolders() {
 
 for (const localHost of [false, true]) {
   const route = localHost ? 'the local-development path' : 'the Durable Object binding';
-  test(`${route}: a staging write that arrives after its Run was cut is removed by the next Run on the kept Box`, { timeout: 120_000 }, async () => {
+  test(`${route}: a staging write that arrives after its Run was cut is removed by the next Run on the kept Box`, {
+    timeout: 120_000,
+  }, async () => {
     const sandboxId = `late-write-${localHost ? 'local' : 'do'}`;
     const before = new Set(runFolders());
     const since = () => runFolders().filter((folder) => !before.has(folder));

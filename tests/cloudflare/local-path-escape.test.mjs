@@ -17,7 +17,10 @@ after(async () => {
 });
 
 test('a path that escapes the Box says so, and does not blame SANDBOX_LOCAL_TOKEN', { timeout: 120_000 }, async () => {
-  configureSandbox({ provider: 'cloudflare', env: { SANDBOX_LOCAL_URL: host.baseUrl, SANDBOX_LOCAL_TOKEN: host.token } });
+  configureSandbox({
+    provider: 'cloudflare',
+    env: { SANDBOX_LOCAL_URL: host.baseUrl, SANDBOX_LOCAL_TOKEN: host.token },
+  });
   const session = await openSandboxSession();
   try {
     const linked = await session.exec('ln', ['-s', '/', 'up']);
@@ -37,7 +40,10 @@ test('a path that escapes the Box says so, and does not blame SANDBOX_LOCAL_TOKE
 });
 
 test('a wrong SANDBOX_LOCAL_TOKEN (the host answers 401) is still named', { timeout: 60_000 }, async () => {
-  configureSandbox({ provider: 'cloudflare', env: { SANDBOX_LOCAL_URL: host.baseUrl, SANDBOX_LOCAL_TOKEN: 'w'.repeat(32) } });
+  configureSandbox({
+    provider: 'cloudflare',
+    env: { SANDBOX_LOCAL_URL: host.baseUrl, SANDBOX_LOCAL_TOKEN: 'w'.repeat(32) },
+  });
   await assert.rejects(openSandboxSession(), (error) => {
     assert.equal(error.code, 'SANDBOX_PROVIDER_AUTH', error.message);
     assert.match(error.message, /answered 401: .*; check SANDBOX_LOCAL_TOKEN/, error.message);

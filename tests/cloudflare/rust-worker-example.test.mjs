@@ -35,12 +35,12 @@ after(async () => {
   await host?.close();
 });
 
-test('wrangler dev ran the example\'s build step', () => {
+test("wrangler dev ran the example's build step", () => {
   assert.match(dev.output(), /\[custom build\] Running: node build\.mjs/);
   assert.match(dev.output(), /Compiling to Wasm/);
 });
 
-test('POST /sandboxes/release-notes answers 200 with the Definition\'s result, run on the local Box host\'s container API', async () => {
+test("POST /sandboxes/release-notes answers 200 with the Definition's result, run on the local Box host's container API", async () => {
   await host.resetCounters();
   const { status, json, text } = await postJson(`${dev.url}/sandboxes/release-notes`, { notes: '- one\n- two\nprose' });
   assert.equal(status, 200, text);
@@ -48,10 +48,14 @@ test('POST /sandboxes/release-notes answers 200 with the Definition\'s result, r
   const { requests } = await host.counters();
   assert.equal(requests['cloudflare/write'], 1, JSON.stringify(requests));
   assert.equal(requests['cloudflare/execute/stream'], 1, JSON.stringify(requests));
-  assert.deepEqual(Object.keys(requests).filter((route) => !route.startsWith('cloudflare/')), [], JSON.stringify(requests));
+  assert.deepEqual(
+    Object.keys(requests).filter((route) => !route.startsWith('cloudflare/')),
+    [],
+    JSON.stringify(requests),
+  );
 });
 
-test('the example\'s own route errors: another path is 404, GET is 405, a body that is not JSON is 400', async () => {
+test("the example's own route errors: another path is 404, GET is 405, a body that is not JSON is 400", async () => {
   assert.equal((await fetch(`${dev.url}/elsewhere`, { method: 'POST', body: '{}' })).status, 404);
   assert.equal((await fetch(`${dev.url}/sandboxes/release-notes`)).status, 405);
   const bad = await fetch(`${dev.url}/sandboxes/release-notes`, { method: 'POST', body: 'not json' });

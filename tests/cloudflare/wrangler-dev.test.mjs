@@ -36,10 +36,18 @@ before(async () => {
   // step of its own, bundles it again when it changes).
   release = await lockRepoWorkerBuild();
   // Bound: a cold release + LTO build of the Rust Worker, run twice by wrangler.
-  local = await startWranglerDev({ cwd: repoRoot, vars: { LOCAL_BOX_HOST_URL: host.baseUrl, LOCAL_BOX_HOST_TOKEN: host.token }, timeoutMs: 900_000 });
+  local = await startWranglerDev({
+    cwd: repoRoot,
+    vars: { LOCAL_BOX_HOST_URL: host.baseUrl, LOCAL_BOX_HOST_TOKEN: host.token },
+    timeoutMs: 900_000,
+  });
   console.log(`wrangler dev of wrangler.toml (build step included) ready in ${local.startupMs} ms`);
   sandboxDir = sandboxWorker();
-  viaSandbox = await startWranglerDev({ cwd: sandboxDir, vars: { BOX_HOST_URL: host.baseUrl, BOX_HOST_TOKEN: host.token, SANDBOX_LOG_LEVEL: 'error' }, timeoutMs: 60_000 });
+  viaSandbox = await startWranglerDev({
+    cwd: sandboxDir,
+    vars: { BOX_HOST_URL: host.baseUrl, BOX_HOST_TOKEN: host.token, SANDBOX_LOG_LEVEL: 'error' },
+    timeoutMs: 60_000,
+  });
   console.log(`wrangler dev of the Worker with the stand-in container (no build) ready in ${viaSandbox.startupMs} ms`);
 });
 
@@ -60,7 +68,9 @@ after(async () => {
 function sandboxWorker() {
   const dir = testWorkerDir('wrangler-dev-sandbox');
   const relative = (path) => JSON.stringify(join('../../..', path));
-  const { compatibility_date: date, compatibility_flags: flags } = parseToml(readFileSync(join(repoRoot, 'wrangler.toml'), 'utf8'));
+  const { compatibility_date: date, compatibility_flags: flags } = parseToml(
+    readFileSync(join(repoRoot, 'wrangler.toml'), 'utf8'),
+  );
   writeFile(dir, 'index.mjs', [
     `import { Sandbox as RealSandbox } from '@cloudflare/sandbox';`,
     `import { sandboxOnBoxHost } from ${relative('tests/fixtures/cloudflare/box-host-container.mjs')};`,
@@ -82,7 +92,7 @@ function sandboxWorker() {
   return dir;
 }
 
-test('wrangler dev ran the Worker\'s build step: the registry of examples/app and the Rust Worker', () => {
+test("wrangler dev ran the Worker's build step: the registry of examples/app and the Rust Worker", () => {
   assert.match(local.output(), /\[custom build\] Running: node worker\/build\.mjs/);
   assert.match(local.output(), /registry of examples\/app: order-summary, release-notes, slugify-title, word-count/);
   assert.match(local.output(), /built worker\/build\/ with worker-build/);
@@ -108,7 +118,11 @@ test('without them, POST /sandboxes/<name> goes through the SANDBOX binding to t
   assert.equal(requests['cloudflare/write'], 1, JSON.stringify(requests));
   assert.equal(requests['cloudflare/execute/stream'], 1, JSON.stringify(requests));
   assert.equal(requests['cloudflare/destroy'], 1, JSON.stringify(requests));
-  assert.deepEqual(Object.keys(requests).filter((route) => !route.startsWith('cloudflare/')), [], JSON.stringify(requests));
+  assert.deepEqual(
+    Object.keys(requests).filter((route) => !route.startsWith('cloudflare/')),
+    [],
+    JSON.stringify(requests),
+  );
 });
 
 /** The Box host's counters once the container was destroyed (after the Response, under waitUntil), within 5 s. */

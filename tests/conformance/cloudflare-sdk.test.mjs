@@ -14,7 +14,6 @@ import { Miniflare } from 'miniflare';
 import { startBoxHost } from '@vite-hub/sandbox/box-host';
 import { bundleWorker } from '../fixtures/cloudflare/bundle-worker.mjs';
 
-
 const WORKER = `
 import { Sandbox as RealSandbox, getSandbox, parseSSEStream } from '@cloudflare/sandbox';
 import { sandboxOnBoxHost } from './tests/fixtures/cloudflare/box-host-container.mjs';
@@ -132,7 +131,10 @@ test('the real Sandbox Durable Object drives a Box of the local Box host', async
     [true, 0, 'hi\n', '', 'echo hi'],
   );
   assert.equal(out.exec.sessionId, 'sandbox-conformance-box');
-  assert.deepEqual([out.failing.success, out.failing.exitCode, out.failing.stdout, out.failing.stderr], [false, 3, 'out\n', 'err\n']);
+  assert.deepEqual(
+    [out.failing.success, out.failing.exitCode, out.failing.stdout, out.failing.stderr],
+    [false, 3, 'out\n', 'err\n'],
+  );
   const [greeting, cwd] = out.envCwd.stdout.split('\n');
   assert.equal(greeting, 'hé');
   assert.match(cwd, /\/tmp$/);
@@ -142,7 +144,10 @@ test('the real Sandbox Durable Object drives a Box of the local Box host', async
     [out.read.content, out.read.encoding, out.read.isBinary, out.read.size],
     ['hello é€\n', 'utf-8', false, Buffer.byteLength('hello é€\n')],
   );
-  assert.deepEqual([out.readBytes.content, out.readBytes.encoding, out.readBytes.isBinary], ['AAH/gA==', 'base64', true]);
+  assert.deepEqual(
+    [out.readBytes.content, out.readBytes.encoding, out.readBytes.isBinary],
+    ['AAH/gA==', 'base64', true],
+  );
   assert.equal(out.exists.exists, true);
   assert.deepEqual([out.mkdir.success, out.mkdir.recursive], [true, true]);
   assert.equal(out.deleted.success, true);
@@ -151,19 +156,46 @@ test('the real Sandbox Durable Object drives a Box of the local Box host', async
   assert.match(out.escape.message, /^PermissionDeniedError: /);
   assert.match(out.timeout.message, /^CommandError: .*Command timeout after 200ms/);
 
-  const events = out.stream.split('\n\n').filter(Boolean).map((block) => JSON.parse(block.replace(/^data: /, '')));
-  assert.deepEqual(events.map((e) => e.type), ['start', 'stdout', 'stdout', 'complete']);
-  assert.equal(events.filter((e) => e.type === 'stdout').map((e) => e.data).join(''), 'one\ntwo\n');
+  const events = out.stream
+    .split('\n\n')
+    .filter(Boolean)
+    .map((block) => JSON.parse(block.replace(/^data: /, '')));
+  assert.deepEqual(
+    events.map((e) => e.type),
+    ['start', 'stdout', 'stdout', 'complete'],
+  );
+  assert.equal(
+    events
+      .filter((e) => e.type === 'stdout')
+      .map((e) => e.data)
+      .join(''),
+    'one\ntwo\n',
+  );
   assert.equal(events.at(-1).exitCode, 0);
 
   assert.equal(out.rawExec.status, 200);
-  assert.deepEqual([out.rawExec.body.exitCode, out.rawExec.body.success, 'sessionId' in out.rawExec.body], [124, false, false]);
+  assert.deepEqual(
+    [out.rawExec.body.exitCode, out.rawExec.body.success, 'sessionId' in out.rawExec.body],
+    [124, false, false],
+  );
   assert.match(out.rawExec.body.stdout, /^raw\n.*\/tmp\n$/);
   assert.match(out.rawExec.body.stderr, /Command timed out after 300ms\n$/);
   assert.deepEqual([out.rawStream.status, out.rawStream.type], [200, 'text/event-stream']);
-  const rawEvents = out.rawStream.text.split('\n\n').filter(Boolean).map((block) => JSON.parse(block.replace(/^data: /, '')));
-  assert.equal(rawEvents.filter((e) => e.type === 'stdout').map((e) => e.data).join(''), 'x\r\ny');
-  assert.deepEqual([out.rawMissing.status, out.rawMissing.body.code, out.rawMissing.body.httpStatus], [404, 'FILE_NOT_FOUND', 404]);
+  const rawEvents = out.rawStream.text
+    .split('\n\n')
+    .filter(Boolean)
+    .map((block) => JSON.parse(block.replace(/^data: /, '')));
+  assert.equal(
+    rawEvents
+      .filter((e) => e.type === 'stdout')
+      .map((e) => e.data)
+      .join(''),
+    'x\r\ny',
+  );
+  assert.deepEqual(
+    [out.rawMissing.status, out.rawMissing.body.code, out.rawMissing.body.httpStatus],
+    [404, 'FILE_NOT_FOUND', 404],
+  );
 
   assert.equal(out.state.status, 'healthy');
   assert.notEqual(out.stateAfterDestroy.status, 'healthy');
@@ -186,14 +218,32 @@ test('background processes: start, live SSE stream, logs, status, wait, kill, li
   const types = out.events.map((e) => e.type);
   assert.equal(types[0], 'process_info');
   assert.equal(types.at(-1), 'exit');
-  assert.equal(out.events.filter((e) => e.type === 'stdout').map((e) => e.data).join(''), 'tick 1\ntick 2\ntick 3\n');
-  assert.equal(out.events.filter((e) => e.type === 'stderr').map((e) => e.data).join(''), 'bye\n');
+  assert.equal(
+    out.events
+      .filter((e) => e.type === 'stdout')
+      .map((e) => e.data)
+      .join(''),
+    'tick 1\ntick 2\ntick 3\n',
+  );
+  assert.equal(
+    out.events
+      .filter((e) => e.type === 'stderr')
+      .map((e) => e.data)
+      .join(''),
+    'bye\n',
+  );
   assert.equal(out.events.at(-1).exitCode, 5);
-  assert.deepEqual([out.logs.stdout, out.logs.stderr, out.logs.processId], ['tick 1\ntick 2\ntick 3\n', 'bye\n', out.started.id]);
+  assert.deepEqual(
+    [out.logs.stdout, out.logs.stderr, out.logs.processId],
+    ['tick 1\ntick 2\ntick 3\n', 'bye\n', out.started.id],
+  );
   assert.deepEqual(out.got, { status: 'failed', exitCode: 5, hasEnd: true });
   assert.deepEqual(out.waited, { exitCode: 5 });
   assert.equal(out.sleeperId, 'sleeper-1');
-  assert.deepEqual(out.listed, [[out.started.id, 'failed'], ['sleeper-1', 'running']]);
+  assert.deepEqual(out.listed, [
+    [out.started.id, 'failed'],
+    ['sleeper-1', 'running'],
+  ]);
   assert.deepEqual(out.killedExit, { exitCode: 143 });
   assert.equal(out.killedStatus, 'killed');
   assert.equal(out.killedAll, 1);

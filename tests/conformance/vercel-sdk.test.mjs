@@ -69,7 +69,11 @@ test('the official SDK drives a Box end to end', async (t) => {
     assert.equal(nested.exitCode, 0);
     assert.equal(await nested.stdout(), 'nested ok\n');
 
-    const env = await sandbox.runCommand({ cmd: 'node', args: ['-e', 'console.log(process.env.GREETING)'], env: { GREETING: 'hi there' } });
+    const env = await sandbox.runCommand({
+      cmd: 'node',
+      args: ['-e', 'console.log(process.env.GREETING)'],
+      env: { GREETING: 'hi there' },
+    });
     assert.equal(await env.stdout(), 'hi there\n');
   });
 
@@ -123,7 +127,10 @@ test('the official SDK drives a Box end to end', async (t) => {
       assert.equal(err.response?.status, 410);
       return true;
     });
-    await assert.rejects(sandbox.writeFiles([{ path: 'x.txt', content: Buffer.from('x') }]), (err) => err.response?.status === 410);
+    await assert.rejects(
+      sandbox.writeFiles([{ path: 'x.txt', content: Buffer.from('x') }]),
+      (err) => err.response?.status === 410,
+    );
   });
   sandbox = undefined;
 
@@ -159,10 +166,16 @@ test('snapshots: sandbox.snapshot(), Snapshot.get and list, create from a snapsh
   const got = await Snapshot.get({ ...sdkParams(), snapshotId: snapshot.snapshotId });
   assert.equal(got.snapshotId, snapshot.snapshotId);
   const listed = await (await Snapshot.list({ ...sdkParams(), name: 'snapshot-source' })).toArray();
-  assert.deepEqual(listed.map((s) => s.id), [snapshot.snapshotId]);
+  assert.deepEqual(
+    listed.map((s) => s.id),
+    [snapshot.snapshotId],
+  );
   assert.deepEqual(await (await Snapshot.list({ ...sdkParams(), name: 'no-such-sandbox' })).toArray(), []);
 
-  const restored = await Sandbox.create({ ...sdkParams(), source: { type: 'snapshot', snapshotId: snapshot.snapshotId } });
+  const restored = await Sandbox.create({
+    ...sdkParams(),
+    source: { type: 'snapshot', snapshotId: snapshot.snapshotId },
+  });
   try {
     assert.equal((await restored.readFileToBuffer({ path: 'kept/file.txt' })).toString(), 'kept across the snapshot');
     await restored.writeFiles([{ path: 'kept/file.txt', content: Buffer.from('changed in one Box') }]);
@@ -171,13 +184,20 @@ test('snapshots: sandbox.snapshot(), Snapshot.get and list, create from a snapsh
   }
   const again = await Sandbox.create({ ...sdkParams(), source: { type: 'snapshot', snapshotId: snapshot.snapshotId } });
   try {
-    assert.equal((await again.readFileToBuffer({ path: 'kept/file.txt' })).toString(), 'kept across the snapshot', 'each Box gets a private copy');
+    assert.equal(
+      (await again.readFileToBuffer({ path: 'kept/file.txt' })).toString(),
+      'kept across the snapshot',
+      'each Box gets a private copy',
+    );
   } finally {
     await again.stop();
   }
 
   await snapshot.delete();
-  await assert.rejects(Snapshot.get({ ...sdkParams(), snapshotId: snapshot.snapshotId }), (err) => err.response?.status === 404);
+  await assert.rejects(
+    Snapshot.get({ ...sdkParams(), snapshotId: snapshot.snapshotId }),
+    (err) => err.response?.status === 404,
+  );
   await assert.rejects(
     Sandbox.create({ ...sdkParams(), source: { type: 'snapshot', snapshotId: snapshot.snapshotId } }),
     (err) => err.response?.status === 410 && err.json?.error?.code === 'snapshot_not_found',

@@ -30,21 +30,33 @@ const FIGURES = {
 
 /** Attributes of every `<tag …>` of `svg` whose class is `className`. */
 function elements(svg, tag, className) {
-  return [...svg.matchAll(new RegExp(`<${tag} class="${className}"([^>]*)>`, 'g'))].map(([, attrs]) => Object.fromEntries([...attrs.matchAll(/([\w-]+)="([^"]*)"/g)].map(([, k, v]) => [k, v])));
+  return [...svg.matchAll(new RegExp(`<${tag} class="${className}"([^>]*)>`, 'g'))].map(([, attrs]) =>
+    Object.fromEntries([...attrs.matchAll(/([\w-]+)="([^"]*)"/g)].map(([, k, v]) => [k, v])),
+  );
 }
 
 /** The `<g class="comparison">…</g>` groups of `svg`, as `{ id, body }`. */
 function groups(svg) {
-  return [...svg.matchAll(/<g class="comparison" data-id="([^"]+)">([\s\S]*?)<\/g>/g)].map(([, id, body]) => ({ id, body }));
+  return [...svg.matchAll(/<g class="comparison" data-id="([^"]+)">([\s\S]*?)<\/g>/g)].map(([, id, body]) => ({
+    id,
+    body,
+  }));
 }
 
 test('the chart has one bar group per comparison, in order, an unmeasured one saying why', () => {
   const items = comparisons(FIGURES);
   const svg = renderChart(items, { caption: 'commit abc1234, load 0.5 0.4 0.3' });
   assert.match(svg, /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"[^>]*viewBox="0 0 \d+ \d+"/);
-  assert.deepEqual(groups(svg).map((g) => g.id), items.map((c) => c.id));
+  assert.deepEqual(
+    groups(svg).map((g) => g.id),
+    items.map((c) => c.id),
+  );
   assert.equal(items.length, 2 + 7 + 1, 'two warm rows, the seven SDK rows of the one delay given, the full Run');
-  assert.equal(items.filter((c) => c.na === 'not in this run').length, 4, 'an SDK row missing from the figures says so');
+  assert.equal(
+    items.filter((c) => c.na === 'not in this run').length,
+    4,
+    'an SDK row missing from the figures says so',
+  );
   const unmeasured = groups(svg).find((g) => g.id === 'pooledVsSnapshot@25ms');
   assert.match(unmeasured.body, /n\/a \(configureSandbox refuses warmPool here\)/);
   assert.doesNotMatch(unmeasured.body, /class="(bar|whisker)"/);
@@ -79,11 +91,14 @@ test('whiskers run from min to max, bars end at the median, all on one linear sc
   const [v1, x1] = points.find(([value]) => value === 1000);
   const pxPerMs = (x1 - x0) / (v1 - v0);
   assert.ok(pxPerMs > 0, 'larger values lie further right');
-  for (const [value, x] of points) assert.ok(Math.abs(x0 + value * pxPerMs - x) <= 0.15, `${value} ms drawn at ${x}, not ${x0 + value * pxPerMs}`);
+  for (const [value, x] of points)
+    assert.ok(Math.abs(x0 + value * pxPerMs - x) <= 0.15, `${value} ms drawn at ${x}, not ${x0 + value * pxPerMs}`);
 });
 
 test('text from the figures is escaped', () => {
-  const svg = renderChart([{ id: 'x', title: 'a <b> & "c"', labels: ['p', 'q'], na: 'why <not>' }], { caption: '1 < 2' });
+  const svg = renderChart([{ id: 'x', title: 'a <b> & "c"', labels: ['p', 'q'], na: 'why <not>' }], {
+    caption: '1 < 2',
+  });
   assert.match(svg, /a &lt;b&gt; &amp; &quot;c&quot;/);
   assert.match(svg, /why &lt;not&gt;/);
   assert.doesNotMatch(svg, /<b>|<not>/);

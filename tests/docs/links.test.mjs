@@ -86,26 +86,44 @@ export function brokenLinks(root = repoRoot) {
 
 test('GitHub slugs: punctuation dropped, code and links by their text, repeats numbered', () => {
   assert.equal(slug('Reusing a Box: sandboxId'), 'reusing-a-box-sandboxid');
-  assert.equal(slug('The provider seam (Transport → Provider/BoxSession → Run)'), 'the-provider-seam-transport--providerboxsession--run');
-  assert.equal(slug('Sessions (`openSandboxSession`, `resolveSandboxRunner`)'), 'sessions-opensandboxsession-resolvesandboxrunner');
+  assert.equal(
+    slug('The provider seam (Transport → Provider/BoxSession → Run)'),
+    'the-provider-seam-transport--providerboxsession--run',
+  );
+  assert.equal(
+    slug('Sessions (`openSandboxSession`, `resolveSandboxRunner`)'),
+    'sessions-opensandboxsession-resolvesandboxrunner',
+  );
   assert.equal(slug('Agent tool: [sandbox_exec](x.md)'), 'agent-tool-sandbox_exec');
-  assert.deepEqual([...anchorsOf('# A\n\n## Limits\n\n```\n# not a heading\n```\n\n## Limits\n')], ['a', 'limits', 'limits-1']);
+  assert.deepEqual(
+    [...anchorsOf('# A\n\n## Limits\n\n```\n# not a heading\n```\n\n## Limits\n')],
+    ['a', 'limits', 'limits-1'],
+  );
 });
 
 test('links are read outside code blocks and code spans only', () => {
   const text = 'See [a](a.md) and `[b](b.md)`.\n\n```md\n[c](c.md)\n```\n[`d.rs`](src/d.rs#L3)\n';
-  assert.deepEqual(linksOf(text), [{ line: 1, target: 'a.md' }, { line: 6, target: 'src/d.rs#L3' }]);
+  assert.deepEqual(linksOf(text), [
+    { line: 1, target: 'a.md' },
+    { line: 6, target: 'src/d.rs#L3' },
+  ]);
 });
 
 test('rewriteLinks changes link targets outside code blocks and code spans only', () => {
   const text = 'See [a](a.md), `[b](b.md)` and [`c`](c/#x).\n\n```md\n[d](d.md)\n```\n';
-  assert.equal(rewriteLinks(text, (target) => `https://x/${target}`), 'See [a](https://x/a.md), `[b](b.md)` and [`c`](https://x/c/#x).\n\n```md\n[d](d.md)\n```\n');
+  assert.equal(
+    rewriteLinks(text, (target) => `https://x/${target}`),
+    'See [a](https://x/a.md), `[b](b.md)` and [`c`](https://x/c/#x).\n\n```md\n[d](d.md)\n```\n',
+  );
 });
 
 test('every relative link of README.md, CONTRIBUTING.md and docs/ resolves, and every #anchor names a heading', () => {
   const pages = docPages();
   assert.ok(pages.length > 10, `pages: ${pages.map((page) => relative(repoRoot, page))}`);
-  assert.ok(pages.reduce((n, page) => n + linksOf(readFileSync(page, 'utf8')).length, 0) > 100, 'the pages link to each other and to the code');
+  assert.ok(
+    pages.reduce((n, page) => n + linksOf(readFileSync(page, 'utf8')).length, 0) > 100,
+    'the pages link to each other and to the code',
+  );
   assert.deepEqual(brokenLinks(), []);
 });
 

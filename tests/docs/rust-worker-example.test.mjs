@@ -56,11 +56,28 @@ const page = readFileSync(PAGE, 'utf8');
 
 test('each code block after a link to a file of examples/rust-worker/ is that file', () => {
   const shown = blocks(page).filter((block) => block.file && exampleFiles().includes(block.file));
-  assert.deepEqual(shown.map((block) => block.file).sort(), ['Cargo.toml', 'build.mjs', 'index.mjs', 'package.json', 'server/sandboxes/release-notes/index.ts', 'server/sandboxes/release-notes/package.json', 'src/lib.rs', 'wrangler.toml']);
-  for (const block of shown) assert.equal(block.text, readFileSync(join(EXAMPLE, block.file), 'utf8'), `the block of ${block.file}`);
+  assert.deepEqual(shown.map((block) => block.file).sort(), [
+    'Cargo.toml',
+    'build.mjs',
+    'index.mjs',
+    'package.json',
+    'server/sandboxes/release-notes/index.ts',
+    'server/sandboxes/release-notes/package.json',
+    'src/lib.rs',
+    'wrangler.toml',
+  ]);
+  for (const block of shown)
+    assert.equal(block.text, readFileSync(join(EXAMPLE, block.file), 'utf8'), `the block of ${block.file}`);
 });
 
 test('every file of the example is linked from the page', () => {
-  const linked = new Set([...page.matchAll(/\]\((\.\.\/\.\.\/examples\/rust-worker\/[^)#]*)\)/g)].map(([, target]) => relative(EXAMPLE, resolve(dirname(PAGE), target))));
-  assert.deepEqual(exampleFiles().filter((file) => !linked.has(file)), []);
+  const linked = new Set(
+    [...page.matchAll(/\]\((\.\.\/\.\.\/examples\/rust-worker\/[^)#]*)\)/g)].map(([, target]) =>
+      relative(EXAMPLE, resolve(dirname(PAGE), target)),
+    ),
+  );
+  assert.deepEqual(
+    exampleFiles().filter((file) => !linked.has(file)),
+    [],
+  );
 });

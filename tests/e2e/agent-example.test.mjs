@@ -43,7 +43,15 @@ before(async () => {
       'agent.mjs': readFileSync(join(repoRoot, 'examples', 'agent', 'agent.mjs'), 'utf8'),
       'check.ts': typeCheck,
       'tsconfig.json': JSON.stringify({
-        compilerOptions: { target: 'es2022', module: 'nodenext', moduleResolution: 'nodenext', strict: true, noEmit: true, skipLibCheck: true, lib: ['es2022', 'esnext.disposable', 'dom'] },
+        compilerOptions: {
+          target: 'es2022',
+          module: 'nodenext',
+          moduleResolution: 'nodenext',
+          strict: true,
+          noEmit: true,
+          skipLibCheck: true,
+          lib: ['es2022', 'esnext.disposable', 'dom'],
+        },
         files: ['check.ts'],
       }),
     },

@@ -24,8 +24,10 @@ let bin;
 const children = [];
 
 const PAGE = {
-  'vite.config.mjs': "import { hubSandbox } from '@vite-hub/sandbox/vite';\nexport default { plugins: [hubSandbox()] };\n",
-  'index.html': '<!doctype html>\n<html><body><pre id="out">pending</pre><script type="module" src="/main.js"></script></body></html>\n',
+  'vite.config.mjs':
+    "import { hubSandbox } from '@vite-hub/sandbox/vite';\nexport default { plugins: [hubSandbox()] };\n",
+  'index.html':
+    '<!doctype html>\n<html><body><pre id="out">pending</pre><script type="module" src="/main.js"></script></body></html>\n',
   'main.js': `import { configureSandbox, initSandbox, registerSandbox, runSandbox } from '@vite-hub/sandbox';
 const params = new URLSearchParams(location.search);
 const out = document.getElementById('out');
@@ -48,7 +50,11 @@ try {
 
 /** Spawns a long-running command of the app and remembers it for after(). */
 function start(command, args) {
-  const child = spawn(command, args, { cwd: app, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SANDBOX_PROVIDER: '' } });
+  const child = spawn(command, args, {
+    cwd: app,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, SANDBOX_PROVIDER: '' },
+  });
   children.push(child);
   let output = '';
   child.stdout.on('data', (chunk) => (output += chunk));
@@ -58,7 +64,10 @@ function start(command, args) {
 
 /** `vite-hub-sandbox host` with these --allow-origin values; resolves to { baseUrl, token, child }. */
 async function startHost(origins) {
-  const child = spawn(bin('vite-hub-sandbox'), ['host', ...origins.flatMap((origin) => ['--allow-origin', origin])], { cwd: app, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(bin('vite-hub-sandbox'), ['host', ...origins.flatMap((origin) => ['--allow-origin', origin])], {
+    cwd: app,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   children.push(child);
   // A host that cannot start exits without its line: fail then instead of waiting for good.
   const exited = once(child, 'exit').then(([code]) => {
@@ -72,7 +81,11 @@ async function startHost(origins) {
 /** A WebDriver session of headless Chromium through /usr/bin/chromedriver (the W3C protocol over fetch). */
 let driver;
 async function webdriver(method, path, body) {
-  const response = await fetch(`${driver.url}${path}`, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const response = await fetch(`${driver.url}${path}`, {
+    method,
+    headers: { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   const answer = await response.json();
   if (!response.ok) throw new Error(`WebDriver ${method} ${path}: ${JSON.stringify(answer.value)}`);
   return answer.value;
@@ -81,10 +94,17 @@ async function webdriver(method, path, body) {
 /** Opens `url` in headless Chromium and resolves to what the page wrote into #out (parsed JSON), waiting up to 60 s. */
 async function openPage(url) {
   await webdriver('POST', `/session/${driver.session}/url`, { url });
-  const text = await eventually(async () => {
-    const value = await webdriver('POST', `/session/${driver.session}/execute/sync`, { script: "return document.getElementById('out')?.textContent ?? null", args: [] });
-    return value && value !== 'pending' ? value : null;
-  }, 60_000, 'the page to finish its Run');
+  const text = await eventually(
+    async () => {
+      const value = await webdriver('POST', `/session/${driver.session}/execute/sync`, {
+        script: "return document.getElementById('out')?.textContent ?? null",
+        args: [],
+      });
+      return value && value !== 'pending' ? value : null;
+    },
+    60_000,
+    'the page to finish its Run',
+  );
   return JSON.parse(text);
 }
 
@@ -96,23 +116,58 @@ before(async () => {
   const driverPort = await freePort();
   // Chromium leaves its profile and scoped dirs in TMPDIR: a private one, removed after.
   chromeTmp = mkdtempSync(join(tmpdir(), 'vite-hub-chromium-'));
-  const chromedriver = spawn(CHROMEDRIVER, [`--port=${driverPort}`], { stdio: 'ignore', env: { ...process.env, TMPDIR: chromeTmp } });
+  const chromedriver = spawn(CHROMEDRIVER, [`--port=${driverPort}`], {
+    stdio: 'ignore',
+    env: { ...process.env, TMPDIR: chromeTmp },
+  });
   children.push(chromedriver);
   driver = { url: `http://127.0.0.1:${driverPort}` };
-  await eventually(() => fetch(`${driver.url}/status`).then((response) => response.ok), 20_000, 'chromedriver to start');
+  await eventually(
+    () => fetch(`${driver.url}/status`).then((response) => response.ok),
+    20_000,
+    'chromedriver to start',
+  );
   const session = await webdriver('POST', '/session', {
-    capabilities: { alwaysMatch: { browserName: 'chrome', 'goog:chromeOptions': { binary: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'] } } },
+    capabilities: {
+      alwaysMatch: {
+        browserName: 'chrome',
+        'goog:chromeOptions': {
+          binary: CHROMIUM,
+          args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'],
+        },
+      },
+    },
   });
   driver.session = session.sessionId;
   const devPort = await freePort();
   devOrigin = `http://127.0.0.1:${devPort}`;
-  const dev = start(process.execPath, [join(app, 'node_modules/vite/bin/vite.js'), 'dev', '--port', String(devPort), '--strictPort', '--host', '127.0.0.1']);
+  const dev = start(process.execPath, [
+    join(app, 'node_modules/vite/bin/vite.js'),
+    'dev',
+    '--port',
+    String(devPort),
+    '--strictPort',
+    '--host',
+    '127.0.0.1',
+  ]);
   await eventually(() => dev.output().includes('ready in'), 30_000, 'vite dev to start');
   await exec(process.execPath, [join(app, 'node_modules/vite/bin/vite.js'), 'build'], { cwd: app, timeout: 120_000 });
   const previewPort = await freePort();
   previewOrigin = `http://127.0.0.1:${previewPort}`;
-  const preview = start(process.execPath, [join(app, 'node_modules/vite/bin/vite.js'), 'preview', '--port', String(previewPort), '--strictPort', '--host', '127.0.0.1']);
-  await eventually(() => fetch(previewOrigin).then((response) => response.ok), 30_000, `vite preview to start (${preview.output()})`);
+  const preview = start(process.execPath, [
+    join(app, 'node_modules/vite/bin/vite.js'),
+    'preview',
+    '--port',
+    String(previewPort),
+    '--strictPort',
+    '--host',
+    '127.0.0.1',
+  ]);
+  await eventually(
+    () => fetch(previewOrigin).then((response) => response.ok),
+    30_000,
+    `vite preview to start (${preview.output()})`,
+  );
 });
 after(async () => {
   if (driver?.session) await webdriver('DELETE', `/session/${driver.session}`).catch(() => {});
@@ -125,7 +180,14 @@ after(async () => {
 test('the host answers CORS for the allowed origins only, preflight included; * is refused', async () => {
   const host = await startHost([devOrigin, previewOrigin]);
   const preflight = (origin) =>
-    fetch(`${host.baseUrl}/v2/sandboxes`, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,content-type' } });
+    fetch(`${host.baseUrl}/v2/sandboxes`, {
+      method: 'OPTIONS',
+      headers: {
+        origin,
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'authorization,content-type',
+      },
+    });
   const allowed = await preflight(devOrigin);
   assert.equal(allowed.status, 204);
   assert.equal(allowed.headers.get('access-control-allow-origin'), devOrigin);
@@ -140,8 +202,13 @@ test('the host answers CORS for the allowed origins only, preflight included; * 
   assert.equal(noToken.status, 401);
   assert.equal(noToken.headers.get('access-control-allow-origin'), devOrigin);
   await stopChild(host.child);
-  await assert.rejects(exec(bin('vite-hub-sandbox'), ['host', '--allow-origin', '*']), { code: 2, stderr: /--allow-origin "\*" is not an origin/ });
-  await assert.rejects(exec(bin('vite-hub-sandbox'), ['host', '--allow-origin', 'http://localhost:5173/app']), { code: 2 });
+  await assert.rejects(exec(bin('vite-hub-sandbox'), ['host', '--allow-origin', '*']), {
+    code: 2,
+    stderr: /--allow-origin "\*" is not an origin/,
+  });
+  await assert.rejects(exec(bin('vite-hub-sandbox'), ['host', '--allow-origin', 'http://localhost:5173/app']), {
+    code: 2,
+  });
 });
 
 test('a page served by vite dev runs a Definition on the local host and reads the Response', async () => {

@@ -12,10 +12,18 @@ import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { startBoxHost } from '@vite-hub/sandbox/box-host';
 import { repoRoot } from '../support/vite-app.mjs';
-import { builtWorker, isWasm, uploadGzipKiB, viteBuild, WORKER_GZIP_BUDGET_KIB, wranglerDryRun } from '../support/cloudflare-worker.mjs';
+import {
+  builtWorker,
+  isWasm,
+  uploadGzipKiB,
+  viteBuild,
+  WORKER_GZIP_BUDGET_KIB,
+  wranglerDryRun,
+} from '../support/cloudflare-worker.mjs';
 
 const run = promisify(execFile);
-const versionOf = (name) => JSON.parse(readFileSync(join(repoRoot, 'node_modules', name, 'package.json'), 'utf8')).version;
+const versionOf = (name) =>
+  JSON.parse(readFileSync(join(repoRoot, 'node_modules', name, 'package.json'), 'utf8')).version;
 
 // Test-only route (as in cloudflare-vite.test.mjs): a Run on the local Box host named in the Worker env.
 const LOCAL_ROUTE = `import { defineHandler } from 'nitro/h3';
@@ -35,10 +43,16 @@ let miniflare;
 
 before(async () => {
   base = mkdtempSync(join(tmpdir(), 'vite-hub-cloudflare-tarball-'));
-  const { stdout } = await run('npm', ['pack', '--pack-destination', base, '--silent'], { cwd: join(repoRoot, 'dist'), timeout: 60_000 });
+  const { stdout } = await run('npm', ['pack', '--pack-destination', base, '--silent'], {
+    cwd: join(repoRoot, 'dist'),
+    timeout: 60_000,
+  });
   const tarball = stdout.trim().split('\n').at(-1);
   app = join(base, 'app');
-  cpSync(join(repoRoot, 'examples/worker-app'), app, { recursive: true, filter: (source) => !/[\\/](\.output|\.nitro|\.vite-hub|\.wrangler|node_modules)$/.test(source) });
+  cpSync(join(repoRoot, 'examples/worker-app'), app, {
+    recursive: true,
+    filter: (source) => !/[\\/](\.output|\.nitro|\.vite-hub|\.wrangler|node_modules)$/.test(source),
+  });
   const manifest = JSON.parse(readFileSync(join(app, 'package.json'), 'utf8'));
   manifest.dependencies = {
     '@vite-hub/sandbox': `file:../${tarball}`,
@@ -53,7 +67,10 @@ before(async () => {
   // --prefer-offline, as tarball-app.mjs: the cache first. Not --offline: setup's `npm ci` caches
   // the lockfile's tarballs but no registry metadata, which this lockfile-less install needs (a
   // fresh machine's cache answered ENOTCACHED for @cloudflare/sandbox).
-  await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--install-links'], { cwd: app, timeout: 300_000 });
+  await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--install-links'], {
+    cwd: app,
+    timeout: 300_000,
+  });
   await viteBuild(app, join(app, 'node_modules/vite/bin/vite.js'));
   const server = join(app, '.output/server');
   host = await startBoxHost({});
@@ -97,12 +114,25 @@ test('wrangler deploy --dry-run of the built app works offline; the Worker carri
     assert.equal(files.filter((name) => name.endsWith('.wasm')).length, 1, files.join(', '));
     // What the Worker uploads (issue 23 item 5): the runtime alone. None of the build steps'
     // libraries (regular dependencies of the package) nor their glue is bundled.
-    const modules = files.filter((name) => /\.(m?js|wasm)$/.test(name)).map((name) => ({ name, bytes: readFileSync(join(outDir, name)) }));
+    const modules = files
+      .filter((name) => /\.(m?js|wasm)$/.test(name))
+      .map((name) => ({ name, bytes: readFileSync(join(outDir, name)) }));
     const sum = (list) => list.reduce((total, { bytes }) => total + bytes.length, 0);
     const gzipped = (list) => list.reduce((total, { bytes }) => total + gzipSync(bytes, { level: 9 }).length, 0);
-    console.log(`Worker upload: ${sum(modules)} bytes (${gzipped(modules)} gzipped), wasm ${sum(modules.filter((m) => m.name.endsWith('.wasm')))} bytes, js ${sum(modules.filter((m) => !m.name.endsWith('.wasm')))} bytes`);
-    const js = modules.filter((m) => !m.name.endsWith('.wasm')).map((m) => m.bytes.toString('utf8')).join('\n');
-    for (const [library, marker] of [['yaml', 'YAMLParseError'], ['eslint-scope', 'ScopeManager'], ['smol-toml', 'TomlError'], ['jsonc-parser', 'PropertyNameExpected'], ['the build glue', 'checkModuleGraph']]) {
+    console.log(
+      `Worker upload: ${sum(modules)} bytes (${gzipped(modules)} gzipped), wasm ${sum(modules.filter((m) => m.name.endsWith('.wasm')))} bytes, js ${sum(modules.filter((m) => !m.name.endsWith('.wasm')))} bytes`,
+    );
+    const js = modules
+      .filter((m) => !m.name.endsWith('.wasm'))
+      .map((m) => m.bytes.toString('utf8'))
+      .join('\n');
+    for (const [library, marker] of [
+      ['yaml', 'YAMLParseError'],
+      ['eslint-scope', 'ScopeManager'],
+      ['smol-toml', 'TomlError'],
+      ['jsonc-parser', 'PropertyNameExpected'],
+      ['the build glue', 'checkModuleGraph'],
+    ]) {
       assert.ok(!js.includes(marker), `the Worker bundles ${library} ("${marker}")`);
     }
   } finally {
@@ -111,13 +141,16 @@ test('wrangler deploy --dry-run of the built app works offline; the Worker carri
 });
 
 test('in workerd, the built Worker runs a Definition on the local Box host', async () => {
-  const response = await miniflare.dispatchFetch('http://worker.test/api/local-run', { method: 'POST', body: JSON.stringify({ name: 'greeting', payload: { name: 'Grace' } }) });
+  const response = await miniflare.dispatchFetch('http://worker.test/api/local-run', {
+    method: 'POST',
+    body: JSON.stringify({ name: 'greeting', payload: { name: 'Grace' } }),
+  });
   const json = await response.json();
   assert.equal(response.status, 200, JSON.stringify(json));
   assert.equal(json.greeting, 'Hello, Grace!');
 });
 
-test('without a wrangler config of its own, the app gets a whole one with the pinned compatibility date (not Nitro\'s today)', async () => {
+test("without a wrangler config of its own, the app gets a whole one with the pinned compatibility date (not Nitro's today)", async () => {
   rmSync(join(app, 'wrangler.jsonc'));
   await viteBuild(app, join(app, 'node_modules/vite/bin/vite.js'));
   const config = JSON.parse(readFileSync(join(app, '.output/server/wrangler.json'), 'utf8'));
@@ -135,7 +168,10 @@ test('in workerd, the app route runs on the cloudflare provider, its container t
     bindings: { SANDBOX_LOCAL_URL: host.baseUrl, SANDBOX_LOCAL_TOKEN: host.token },
   });
   try {
-    const response = await local.dispatchFetch('http://worker.test/api/greeting', { method: 'POST', body: JSON.stringify({ name: 'Lin' }) });
+    const response = await local.dispatchFetch('http://worker.test/api/greeting', {
+      method: 'POST',
+      body: JSON.stringify({ name: 'Lin' }),
+    });
     const json = await response.json();
     assert.equal(response.status, 200, JSON.stringify(json));
     assert.equal(json.greeting, 'Hello, Lin!');

@@ -11,7 +11,9 @@ import { startBoxHost } from '@vite-hub/sandbox/box-host';
 import { removeDir, repoRoot } from '../support/vite-app.mjs';
 import { builtWorker, countersAfterStop, isWasm, viteBuild, wranglerDryRun } from '../support/cloudflare-worker.mjs';
 
-const SANDBOX_VERSION = JSON.parse(readFileSync(join(repoRoot, 'node_modules/@cloudflare/sandbox/package.json'), 'utf8')).version;
+const SANDBOX_VERSION = JSON.parse(
+  readFileSync(join(repoRoot, 'node_modules/@cloudflare/sandbox/package.json'), 'utf8'),
+).version;
 
 // Test-only route: the Worker runs a Definition on the local Box host given in its env. This is
 // what proves the wasm loads and runs in workerd before the cloudflare provider exists.
@@ -31,10 +33,12 @@ function copyWorkerApp(prefix) {
   const base = join(repoRoot, 'target', 'vite-tests');
   mkdirSync(base, { recursive: true });
   const dir = mkdtempSync(join(base, `${prefix}-`));
-  cpSync(join(repoRoot, 'examples', 'worker-app'), dir, { recursive: true, filter: (source) => !/[\\/](\.output|\.nitro|\.vite-hub|\.wrangler|node_modules)$/.test(source) });
+  cpSync(join(repoRoot, 'examples', 'worker-app'), dir, {
+    recursive: true,
+    filter: (source) => !/[\\/](\.output|\.nitro|\.vite-hub|\.wrangler|node_modules)$/.test(source),
+  });
   return dir;
 }
-
 
 let app;
 let server;
@@ -68,9 +72,22 @@ test('the build writes the Provider Output into the wrangler.json Nitro writes, 
   assert.ok(config.compatibility_flags.includes('nodejs_compat'));
   assert.deepEqual(config.durable_objects.bindings, [{ name: 'SANDBOX', class_name: 'Sandbox' }]);
   assert.deepEqual(config.migrations, [{ tag: 'v1', new_sqlite_classes: ['Sandbox'] }]);
-  assert.deepEqual(config.containers, [{ class_name: 'Sandbox', image: `docker.io/cloudflare/sandbox:${SANDBOX_VERSION}`, instance_type: 'lite', max_instances: 10 }]);
-  assert.match(readFileSync(join(server, 'Dockerfile'), 'utf8'), new RegExp(`^FROM docker\\.io/cloudflare/sandbox:${SANDBOX_VERSION.replaceAll('.', '\\.')}$`, 'm'));
-  assert.equal(readFileSync(join(app, 'wrangler.jsonc'), 'utf8'), readFileSync(join(repoRoot, 'examples/worker-app/wrangler.jsonc'), 'utf8'));
+  assert.deepEqual(config.containers, [
+    {
+      class_name: 'Sandbox',
+      image: `docker.io/cloudflare/sandbox:${SANDBOX_VERSION}`,
+      instance_type: 'lite',
+      max_instances: 10,
+    },
+  ]);
+  assert.match(
+    readFileSync(join(server, 'Dockerfile'), 'utf8'),
+    new RegExp(`^FROM docker\\.io/cloudflare/sandbox:${SANDBOX_VERSION.replaceAll('.', '\\.')}$`, 'm'),
+  );
+  assert.equal(
+    readFileSync(join(app, 'wrangler.jsonc'), 'utf8'),
+    readFileSync(join(repoRoot, 'examples/worker-app/wrangler.jsonc'), 'utf8'),
+  );
 });
 
 test('the Worker imports the runtime wasm as a module (real WebAssembly bytes, a path that resolves) and exports Sandbox', () => {
@@ -104,7 +121,10 @@ test('in workerd, the app route finds the SANDBOX binding itself (cloudflare:wor
   // binding selects the cloudflare provider. This miniflare has no containers, so the Sandbox DO
   // refuses: a JSON error from the cloudflare provider, no crash. (Runs before the local-provider
   // test, which reconfigures the isolate.)
-  const response = await miniflare.dispatchFetch('http://worker.test/api/greeting', { method: 'POST', body: JSON.stringify({ name: 'Ada' }) });
+  const response = await miniflare.dispatchFetch('http://worker.test/api/greeting', {
+    method: 'POST',
+    body: JSON.stringify({ name: 'Ada' }),
+  });
   const json = await response.json();
   assert.ok(response.status >= 500, JSON.stringify(json));
   assert.equal(json.error?.details?.provider, 'cloudflare', JSON.stringify(json));
@@ -112,7 +132,10 @@ test('in workerd, the app route finds the SANDBOX binding itself (cloudflare:wor
 
 test('in workerd, the built Worker runs a Definition through the local provider (the wasm loads and runs)', async () => {
   await host.resetCounters();
-  const response = await miniflare.dispatchFetch('http://worker.test/api/local-run', { method: 'POST', body: JSON.stringify({ name: 'greeting', payload: { name: 'Ada' } }) });
+  const response = await miniflare.dispatchFetch('http://worker.test/api/local-run', {
+    method: 'POST',
+    body: JSON.stringify({ name: 'greeting', payload: { name: 'Ada' } }),
+  });
   const json = await response.json();
   assert.equal(response.status, 200, JSON.stringify(json));
   assert.equal(json.greeting, 'Hello, Ada!');
@@ -126,7 +149,10 @@ test('in workerd, the app route runs the Definition on the cloudflare provider w
     bindings: { SANDBOX_LOCAL_URL: host.baseUrl, SANDBOX_LOCAL_TOKEN: host.token },
   });
   try {
-    const response = await local.dispatchFetch('http://worker.test/api/greeting', { method: 'POST', body: JSON.stringify({ name: 'Ada' }) });
+    const response = await local.dispatchFetch('http://worker.test/api/greeting', {
+      method: 'POST',
+      body: JSON.stringify({ name: 'Ada' }),
+    });
     assert.equal(response.status, 200);
     assert.equal((await response.json()).greeting, 'Hello, Ada!');
   } finally {
@@ -138,9 +164,15 @@ test('a binding name the app config already gives another class fails the build,
   const clash = copyWorkerApp('cloudflare-vite-clash');
   try {
     removeDir(join(clash, 'wrangler.jsonc'));
-    writeFileSync(join(clash, 'wrangler.toml'), 'name = "clash"\ncompatibility_date = "2026-04-01"\n\n[[durable_objects.bindings]]\nname = "SANDBOX"\nclass_name = "Counter"\n');
+    writeFileSync(
+      join(clash, 'wrangler.toml'),
+      'name = "clash"\ncompatibility_date = "2026-04-01"\n\n[[durable_objects.bindings]]\nname = "SANDBOX"\nclass_name = "Counter"\n',
+    );
     await assert.rejects(viteBuild(clash), (error) => {
-      assert.match(`${error.stdout}${error.stderr}`, /wrangler\.toml: durable_objects\.bindings: the binding name "SANDBOX" is already taken by class "Counter"/);
+      assert.match(
+        `${error.stdout}${error.stderr}`,
+        /wrangler\.toml: durable_objects\.bindings: the binding name "SANDBOX" is already taken by class "Counter"/,
+      );
       return true;
     });
   } finally {

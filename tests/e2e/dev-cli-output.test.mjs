@@ -39,7 +39,8 @@ const SLOW_INSTALL = {
     scripts: { postinstall: 'node -e "setTimeout(() => {}, 1300)"' },
     dependencies: { slugify: '1.6.9' },
   }),
-  'server/sandboxes/slow-install/index.mjs': "import slugify from 'slugify';\nexport default (payload) => ({ slug: slugify(String(payload?.title ?? ''), { lower: true }) });\n",
+  'server/sandboxes/slow-install/index.mjs':
+    "import slugify from 'slugify';\nexport default (payload) => ({ slug: slugify(String(payload?.title ?? ''), { lower: true }) });\n",
   'server/sandboxes/broken-one/package.json': JSON.stringify({ name: 'broken-one', type: 'module' }),
   'server/sandboxes/broken-one/index.ts': 'export default () => 1;\n',
   'server/api/run.post.ts':
@@ -114,7 +115,11 @@ test('vite dev: the install line, and each problem printed once', async () => {
   const port = await freePort();
   const env = { ...process.env, XDG_CACHE_HOME: devCache };
   delete env.SANDBOX_PROVIDER;
-  server = spawn(process.execPath, [join(app, 'node_modules/vite/bin/vite.js'), 'dev', '--port', String(port), '--strictPort', '--host', '127.0.0.1'], { cwd: app, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  server = spawn(
+    process.execPath,
+    [join(app, 'node_modules/vite/bin/vite.js'), 'dev', '--port', String(port), '--strictPort', '--host', '127.0.0.1'],
+    { cwd: app, env, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   server.stdout.on('data', (chunk) => (output += chunk));
   server.stderr.on('data', (chunk) => (output += chunk));
   base = `http://127.0.0.1:${port}`;
@@ -122,7 +127,11 @@ test('vite dev: the install line, and each problem printed once', async () => {
 
   const slow = await postJson(`${base}/api/run`, { name: 'slow-install', payload: { title: 'In Dev' } });
   assert.equal(slow.status, 200, slow.text);
-  await eventually(() => /\[sandbox\] slow-install: installed 1 package with npm in the Box in \d+\.\d s/.test(output), 10_000, `the install line (${output})`);
+  await eventually(
+    () => /\[sandbox\] slow-install: installed 1 package with npm in the Box in \d+\.\d s/.test(output),
+    10_000,
+    `the install line (${output})`,
+  );
   const quick = await postJson(`${base}/api/release-notes`, { notes: '- x' });
   assert.equal(quick.status, 200, quick.text);
   assert.equal(output.match(/installed \d+ package/g).length, 1, output);
@@ -130,7 +139,11 @@ test('vite dev: the install line, and each problem printed once', async () => {
   const broken = join(app, 'server/sandboxes/broken-one/index.ts');
   const count = (pattern) => output.match(pattern)?.length ?? 0;
   writeFileSync(broken, 'export default (\n');
-  await eventually(() => count(/Unexpected end of file \(keeping the last good version of "broken-one"\)/g) === 1, 40_000, `the problem (${output})`);
+  await eventually(
+    () => count(/Unexpected end of file \(keeping the last good version of "broken-one"\)/g) === 1,
+    40_000,
+    `the problem (${output})`,
+  );
   // Saves of other files regenerate, and the unchanged problem is not printed again.
   const other = join(app, 'server/sandboxes/release-notes/index.ts');
   for (const mark of ['// one', '// two']) {
@@ -144,7 +157,11 @@ test('vite dev: the install line, and each problem printed once', async () => {
   assert.equal(count(/Unexpected end of file \(keeping the last good version of "broken-one"\)/g), 1, output);
   // A different problem prints its own line once; the fix is announced.
   writeFileSync(broken, "export default () => require('node:fs');\n");
-  await eventually(() => count(/require\(\).*\(keeping the last good version of "broken-one"\)/g) === 1, 40_000, `the changed problem (${output})`);
+  await eventually(
+    () => count(/require\(\).*\(keeping the last good version of "broken-one"\)/g) === 1,
+    40_000,
+    `the changed problem (${output})`,
+  );
   writeFileSync(broken, 'export default () => 1;\n');
   await eventually(() => output.includes('[sandbox] every Definition is valid again'), 40_000, `the fix (${output})`);
   assert.equal(count(/Unexpected end of file \(keeping the last good version of "broken-one"\)/g), 1, output);
@@ -153,7 +170,14 @@ test('vite dev: the install line, and each problem printed once', async () => {
 
 test('a Run that failed after a long install never reads as a finished install', async () => {
   const { installNotice } = await import('../../pkg-template/vite/install-notice.mjs');
-  const response = (status) => new Response(null, { status, headers: { 'server-timing': 'install;desc="fresh";dur=70900' } });
-  assert.equal(installNotice('pad', response(200), { manager: 'npm', packages: 1 }), '[sandbox] pad: installed 1 package with npm in the Box in 70.9 s');
-  assert.equal(installNotice('pad', response(500), { manager: 'npm', packages: 1 }), '[sandbox] pad: the install of 1 package with npm in the Box took 70.9 s and the Run failed (see its error)');
+  const response = (status) =>
+    new Response(null, { status, headers: { 'server-timing': 'install;desc="fresh";dur=70900' } });
+  assert.equal(
+    installNotice('pad', response(200), { manager: 'npm', packages: 1 }),
+    '[sandbox] pad: installed 1 package with npm in the Box in 70.9 s',
+  );
+  assert.equal(
+    installNotice('pad', response(500), { manager: 'npm', packages: 1 }),
+    '[sandbox] pad: the install of 1 package with npm in the Box took 70.9 s and the Run failed (see its error)',
+  );
 });

@@ -65,16 +65,24 @@ after(async () => {
   if (packDir) removeDir(packDir);
 });
 
-test('vite dev: handler lines live as [<name>] <line>, stderr on stderr, once; a handler error\'s stack names the sources', async () => {
+test("vite dev: handler lines live as [<name>] <line>, stderr on stderr, once; a handler error's stack names the sources", async () => {
   const port = await freePort();
   const env = { ...process.env };
   delete env.SANDBOX_PROVIDER;
-  const dev = await startServer([join(app, 'node_modules/vite/bin/vite.js'), 'dev', '--port', String(port), '--strictPort', '--host', '127.0.0.1'], env, /ready in/);
+  const dev = await startServer(
+    [join(app, 'node_modules/vite/bin/vite.js'), 'dev', '--port', String(port), '--strictPort', '--host', '127.0.0.1'],
+    env,
+    /ready in/,
+  );
   const base = `http://127.0.0.1:${port}`;
 
   const ok = await postJson(`${base}/api/run`, { name: 'chatty', payload: {} });
   assert.equal(ok.status, 200, ok.text);
-  await eventually(() => dev.stdout.includes('[chatty] hello\n') && dev.stderr.includes('[chatty] chatty to stderr\n'), 10_000, `the handler's lines (${dev.stdout}${dev.stderr})`);
+  await eventually(
+    () => dev.stdout.includes('[chatty] hello\n') && dev.stderr.includes('[chatty] chatty to stderr\n'),
+    10_000,
+    `the handler's lines (${dev.stdout}${dev.stderr})`,
+  );
   assert.equal(count(dev.stdout, '[chatty] hello'), 1, dev.stdout);
   assert.equal(count(dev.stderr, '[chatty] chatty to stderr'), 1, dev.stderr);
   assert.doesNotMatch(dev.stdout, /chatty to stderr/);
@@ -86,15 +94,24 @@ test('vite dev: handler lines live as [<name>] <line>, stderr on stderr, once; a
   const { error } = failed.json;
   assert.equal(error.code, 'SANDBOX_HANDLER_ERROR');
   assert.equal(error.details.name, 'RangeError');
-  assert.match(error.details.stack, /^RangeError: chatty failed\n\s+at .*\(server\/sandboxes\/chatty\/index\.ts:3:\d+\)/);
+  assert.match(
+    error.details.stack,
+    /^RangeError: chatty failed\n\s+at .*\(server\/sandboxes\/chatty\/index\.ts:3:\d+\)/,
+  );
   assert.doesNotMatch(error.details.stack, /index\.ts\.mjs/);
   // The same mapped stack in the terminal, on stderr.
   await eventually(() => dev.stderr.includes('[chatty]     at '), 10_000, `the stack on stderr (${dev.stderr})`);
-  assert.match(dev.stderr, /\[chatty\] RangeError: chatty failed\n\[chatty\]\s+at .*server\/sandboxes\/chatty\/index\.ts:3:/);
+  assert.match(
+    dev.stderr,
+    /\[chatty\] RangeError: chatty failed\n\[chatty\]\s+at .*server\/sandboxes\/chatty\/index\.ts:3:/,
+  );
 
   const freeForm = await postJson(`${base}/api/run`, { name: 'boom', payload: {} });
   assert.equal(freeForm.status, 500, freeForm.text);
-  assert.match(freeForm.json.error.details.stack, /at explode \(src\/lib\/explode\.ts:2:\d+\)\n\s+at .*\(src\/boom\.sandbox\.ts:6:\d+\)/);
+  assert.match(
+    freeForm.json.error.details.stack,
+    /at explode \(src\/lib\/explode\.ts:2:\d+\)\n\s+at .*\(src\/boom\.sandbox\.ts:6:\d+\)/,
+  );
   assert.doesNotMatch(freeForm.json.error.details.stack, /definition\.mjs/);
   await stopChild(dev.child);
 });
@@ -121,11 +138,26 @@ test('vite-hub-sandbox run: the same lines on the same streams, and the mapped s
 });
 
 test('the built server (production): no handler lines printed, the error keeps message and name, no stack', async () => {
-  await exec(process.execPath, [join(app, 'node_modules/vite/bin/vite.js'), 'build'], { cwd: app, timeout: 180_000, maxBuffer: 16 * 1024 * 1024 });
+  await exec(process.execPath, [join(app, 'node_modules/vite/bin/vite.js'), 'build'], {
+    cwd: app,
+    timeout: 180_000,
+    maxBuffer: 16 * 1024 * 1024,
+  });
   const port = await freePort();
-  const env = { ...process.env, PORT: String(port), HOST: '127.0.0.1', SANDBOX_PROVIDER: 'local', NODE_ENV: 'production' };
+  const env = {
+    ...process.env,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    SANDBOX_PROVIDER: 'local',
+    NODE_ENV: 'production',
+  };
   const base = `http://127.0.0.1:${port}`;
-  const server = await startServer(['.output/server/index.mjs'], env, () => fetch(base).then(() => true, () => false));
+  const server = await startServer(['.output/server/index.mjs'], env, () =>
+    fetch(base).then(
+      () => true,
+      () => false,
+    ),
+  );
   const ok = await postJson(`${base}/api/run`, { name: 'chatty', payload: {} });
   assert.equal(ok.status, 200, ok.text);
   const failed = await postJson(`${base}/api/run`, { name: 'chatty', payload: { fail: true } });

@@ -34,7 +34,9 @@ function closure(modules, names) {
     const name = stack.pop();
     if (seen.has(name) || !existsSync(join(modules, name, 'package.json'))) continue;
     seen.add(name);
-    stack.push(...Object.keys(JSON.parse(readFileSync(join(modules, name, 'package.json'), 'utf8')).dependencies ?? {}));
+    stack.push(
+      ...Object.keys(JSON.parse(readFileSync(join(modules, name, 'package.json'), 'utf8')).dependencies ?? {}),
+    );
   }
   return seen;
 }
@@ -50,12 +52,19 @@ test('a production install of the packed package alone: its runtime part is ≤ 
   const packed = await packDist();
   packDir = packed.dir;
   app = mkdtempSync(join(tmpdir(), 'vite-hub-app-install-size-'));
-  writeFileSync(join(app, 'package.json'), `${JSON.stringify({ name: 'install-size', private: true, type: 'module' })}\n`);
-  await run('npm', ['install', '--omit=dev', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', packed.tarball], {
-    cwd: app,
-    timeout: 300_000,
-    maxBuffer: 16 * 1024 * 1024,
-  });
+  writeFileSync(
+    join(app, 'package.json'),
+    `${JSON.stringify({ name: 'install-size', private: true, type: 'module' })}\n`,
+  );
+  await run(
+    'npm',
+    ['install', '--omit=dev', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', packed.tarball],
+    {
+      cwd: app,
+      timeout: 300_000,
+      maxBuffer: 16 * 1024 * 1024,
+    },
+  );
 
   const modules = join(app, 'node_modules');
   assert.equal(existsSync(join(modules, 'vite')), false, 'vite (an optional peer) was installed');
@@ -66,8 +75,13 @@ test('a production install of the packed package alone: its runtime part is ≤ 
   const total = await bytesOf([modules]);
   const buildBytes = await bytesOf(buildOnly.map((name) => join(modules, name)));
   const bytes = total - buildBytes;
-  console.log(`install: ${total} bytes in all; runtime part ${bytes}; build steps' libraries ${buildBytes} (${buildOnly.sort().join(', ')})`);
-  assert.ok(bytes > 0 && bytes <= INSTALL_BYTES_MAX, `the runtime part is ${bytes} bytes (ceiling ${INSTALL_BYTES_MAX})`);
+  console.log(
+    `install: ${total} bytes in all; runtime part ${bytes}; build steps' libraries ${buildBytes} (${buildOnly.sort().join(', ')})`,
+  );
+  assert.ok(
+    bytes > 0 && bytes <= INSTALL_BYTES_MAX,
+    `the runtime part is ${bytes} bytes (ceiling ${INSTALL_BYTES_MAX})`,
+  );
 
   // The runtime works without the build libraries (the local Box host unpacks the Box files).
   const env = { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: tmpdir() };
@@ -98,7 +112,10 @@ test('a production install of the packed package alone: its runtime part is ≤ 
       console.log(JSON.stringify({ code: error.code, message: error.message }));
     }
   `;
-  const built = JSON.parse((await run(process.execPath, ['--input-type=module', '-e', buildScript], { cwd: app, env, timeout: 60_000 })).stdout);
+  const built = JSON.parse(
+    (await run(process.execPath, ['--input-type=module', '-e', buildScript], { cwd: app, env, timeout: 60_000 }))
+      .stdout,
+  );
   assert.equal(built.code, 'SANDBOX_NOT_SUPPORTED', JSON.stringify(built));
   assert.match(built.message, /needs the package "vite", which is not installed/);
   assert.match(built.message, /npm i -D vite$/, built.message);

@@ -19,12 +19,19 @@ const LEFT_PAD = {
   integrity: 'sha512-XI5MPzVNApjAyhQzphX8BkmKsKUxD4LdyK24iZeQGinBN9yTQT3bFlCBy/aVx2HrNcqQGsdot8ghrjyrvMCoEA==',
 };
 
-const NPM_LOCK = JSON.stringify({
-  name: 'lk-npm',
-  lockfileVersion: 3,
-  requires: true,
-  packages: { '': { name: 'lk-npm', dependencies: { 'left-pad': '1.3.0' } }, 'node_modules/left-pad': { version: '1.3.0', ...LEFT_PAD, license: 'WTFPL' } },
-}, null, 2);
+const NPM_LOCK = JSON.stringify(
+  {
+    name: 'lk-npm',
+    lockfileVersion: 3,
+    requires: true,
+    packages: {
+      '': { name: 'lk-npm', dependencies: { 'left-pad': '1.3.0' } },
+      'node_modules/left-pad': { version: '1.3.0', ...LEFT_PAD, license: 'WTFPL' },
+    },
+  },
+  null,
+  2,
+);
 
 const PNPM_LOCK = `lockfileVersion: '9.0'
 
@@ -103,7 +110,11 @@ let installed;
 
 function definition(name, files) {
   const manifest = { name, private: true, type: 'module', dependencies: { 'left-pad': '1.3.0' } };
-  return Object.fromEntries([['package.json', JSON.stringify(manifest)], ['index.mjs', INDEX], ...Object.entries(files)].map(([file, content]) => [`server/sandboxes/${name}/${file}`, content]));
+  return Object.fromEntries(
+    [['package.json', JSON.stringify(manifest)], ['index.mjs', INDEX], ...Object.entries(files)].map(
+      ([file, content]) => [`server/sandboxes/${name}/${file}`, content],
+    ),
+  );
 }
 
 before(async () => {
@@ -134,8 +145,14 @@ after(() => {
   }
 });
 
-test('the tarball in a fresh app runs a Definition of each lockfile kind: npm, pnpm, Yarn 1 and Yarn Berry (PnP)', { timeout: 600_000 }, async () => {
-  const { stdout } = await run(process.execPath, ['--input-type=module', '-e', SCRIPT], { cwd: installed.app, timeout: 540_000, maxBuffer: 16 * 1024 * 1024 });
+test('the tarball in a fresh app runs a Definition of each lockfile kind: npm, pnpm, Yarn 1 and Yarn Berry (PnP)', {
+  timeout: 600_000,
+}, async () => {
+  const { stdout } = await run(process.execPath, ['--input-type=module', '-e', SCRIPT], {
+    cwd: installed.app,
+    timeout: 540_000,
+    maxBuffer: 16 * 1024 * 1024,
+  });
   const results = JSON.parse(stdout.trim().split('\n').pop());
   assert.deepEqual(results, {
     'lk-npm': [200, '"..ok"'],

@@ -20,7 +20,12 @@ let bin;
 
 /** The route blocks of README.md and docs/: `{ 'server/api/x.post.ts': source }`, from ```ts blocks whose first line names the file. */
 function readmeRoutes() {
-  const pages = ['README.md', ...readdirSync(join(repoRoot, 'docs'), { recursive: true }).filter((name) => name.endsWith('.md')).map((name) => join('docs', name))];
+  const pages = [
+    'README.md',
+    ...readdirSync(join(repoRoot, 'docs'), { recursive: true })
+      .filter((name) => name.endsWith('.md'))
+      .map((name) => join('docs', name)),
+  ];
   const routes = {};
   for (const page of pages) {
     for (const [, block] of readFileSync(join(repoRoot, page), 'utf8').matchAll(/```ts\n([\s\S]*?)\n```/g)) {
@@ -86,7 +91,11 @@ test('the README has the routes this test checks', () => {
   assert.ok(Object.keys(routes).length >= 2, `route blocks of README.md and docs/: ${Object.keys(routes)}`);
   assert.ok(firstDefinition['server/api/hello.post.ts'], 'the first Definition has its route');
   for (const source of [...Object.values(routes), firstDefinition['server/api/hello.post.ts']]) {
-    assert.doesNotMatch(source, /event\.req\.json\(\)/, 'routes read the payload with readRequestPayload/readValidatedPayload');
+    assert.doesNotMatch(
+      source,
+      /event\.req\.json\(\)/,
+      'routes read the payload with readRequestPayload/readValidatedPayload',
+    );
   }
 });
 
@@ -94,7 +103,10 @@ test('vite-hub-sandbox types writes the generated types without Vite, then the R
   assert.equal(existsSync(join(app, '.vite-hub')), false, 'a fresh clone has no generated types');
   const types = await exec(bin('vite-hub-sandbox'), ['types']);
   assert.equal(types.code, 0, types.stderr);
-  assert.match(types.stdout, /^Wrote .*\.vite-hub\/sandbox\/sandbox\.d\.ts \(\d+ Definitions: .*\bhello\b.*\brelease-notes\b/);
+  assert.match(
+    types.stdout,
+    /^Wrote .*\.vite-hub\/sandbox\/sandbox\.d\.ts \(\d+ Definitions: .*\bhello\b.*\brelease-notes\b/,
+  );
   const generated = readFileSync(join(app, '.vite-hub/sandbox/sandbox.d.ts'), 'utf8');
   assert.match(generated, /"hello": \{ payload: SandboxPayloadOf</);
   assert.equal(readFileSync(join(app, '.vite-hub/.gitignore'), 'utf8'), '*\n');
@@ -125,7 +137,10 @@ test('a schema whose output is not the Definition payload fails tsc at its line'
   const errors = stdout.split('\n').filter((line) => /error TS\d+/.test(line));
   assert.equal(errors.length, 2, stdout);
   assert.match(errors[0], /^server\/api\/hello-wrong\.post\.ts\(4,\d+\): error TS2345: .*number.*string/);
-  assert.match(errors[1], /^server\/api\/hello-wrong\.post\.ts\(5,\d+\): error TS2322: Type 'number' is not assignable to type 'string'/);
+  assert.match(
+    errors[1],
+    /^server\/api\/hello-wrong\.post\.ts\(5,\d+\): error TS2322: Type 'number' is not assignable to type 'string'/,
+  );
   rmSync(join(app, wrong));
 });
 

@@ -15,14 +15,42 @@ test('the tarball holds README.md, LICENSE and the package folders only', async 
   const packed = await packDist();
   packDir = packed.dir;
   const { files } = packed;
-  for (const file of ['README.md', 'LICENSE', 'package.json', 'cli.mjs', 'runtime/index.node.mjs', 'runtime/index.d.ts', 'runtime/index.node.d.ts', 'vite/vite.mjs', 'box-host/index.mjs', 'agent/index.mjs', 'agent/index.d.ts', 'wasm/vite_hub_sandbox_bg.wasm', 'wasm/vite_hub_sandbox_tooling_bg.wasm']) {
+  for (const file of [
+    'README.md',
+    'LICENSE',
+    'package.json',
+    'cli.mjs',
+    'runtime/index.node.mjs',
+    'runtime/index.d.ts',
+    'runtime/index.node.d.ts',
+    'vite/vite.mjs',
+    'box-host/index.mjs',
+    'agent/index.mjs',
+    'agent/index.d.ts',
+    'wasm/vite_hub_sandbox_bg.wasm',
+    'wasm/vite_hub_sandbox_tooling_bg.wasm',
+  ]) {
     assert.ok(files.includes(file), `${file} in ${files.join(', ')}`);
   }
   const topLevel = [...new Set(files.map((file) => file.split('/')[0]))].sort();
-  assert.deepEqual(topLevel, ['LICENSE', 'README.md', 'agent', 'box-host', 'cli.mjs', 'package.json', 'runtime', 'vite', 'wasm']);
+  assert.deepEqual(topLevel, [
+    'LICENSE',
+    'README.md',
+    'agent',
+    'box-host',
+    'cli.mjs',
+    'package.json',
+    'runtime',
+    'vite',
+    'wasm',
+  ]);
   const { stdout } = await run('tar', ['-xOzf', packed.tarball, 'package/LICENSE']);
   assert.match(stdout, /^MIT License\n\nCopyright \(c\) \d{4} vite-hub contributors\n/);
   const readme = (await run('tar', ['-xOzf', packed.tarball, 'package/README.md'])).stdout;
   assert.match(readme, /^# @vite-hub\/sandbox\n/);
-  assert.ok(readme.indexOf('## Use it in your app') > 0 && readme.indexOf('## Use it in your app') === readme.indexOf('\n## ') + 1, 'the first section is "Use it in your app"');
+  assert.ok(
+    readme.indexOf('## Use it in your app') > 0 &&
+      readme.indexOf('## Use it in your app') === readme.indexOf('\n## ') + 1,
+    'the first section is "Use it in your app"',
+  );
 });

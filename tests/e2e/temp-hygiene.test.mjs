@@ -40,7 +40,9 @@ test('test files that mkdtemp leave no temporary folder behind', async (t) => {
     // Name the inner tests that failed (and their errors), not only the command line.
     const lines = String(error.stdout ?? '').split('\n');
     const failed = lines.flatMap((line, at) => (/^\s*not ok /.test(line) ? [lines.slice(at, at + 12).join('\n')] : []));
-    assert.fail(`the inner run failed (exit ${error.code}):\n${failed.join('\n') || String(error.stderr ?? '').slice(-4000)}`);
+    assert.fail(
+      `the inner run failed (exit ${error.code}):\n${failed.join('\n') || String(error.stderr ?? '').slice(-4000)}`,
+    );
   }
   assert.deepEqual(fs.readdirSync(scratch), []);
 });

@@ -24,11 +24,15 @@ async function startDev() {
   const port = await freePort();
   const env = { ...process.env };
   delete env.SANDBOX_PROVIDER;
-  server = spawn(process.execPath, [join(app, 'node_modules/vite/bin/vite.js'), 'dev', '--port', String(port), '--strictPort', '--host', '127.0.0.1'], {
-    cwd: app,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  server = spawn(
+    process.execPath,
+    [join(app, 'node_modules/vite/bin/vite.js'), 'dev', '--port', String(port), '--strictPort', '--host', '127.0.0.1'],
+    {
+      cwd: app,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   server.stdout.on('data', (chunk) => (output += chunk));
   server.stderr.on('data', (chunk) => (output += chunk));
   base = `http://127.0.0.1:${port}`;
@@ -62,10 +66,14 @@ test('dev runs on the local provider and says so once', async () => {
   const timing = headers.get('server-timing') ?? '';
   assert.match(timing, /\bbox;dur=/, timing);
   assert.doesNotMatch(timing, /\b(host|connect);dur=/, timing);
-  assert.equal(output.match(/no provider configured: vite dev runs Definitions on the "local" provider/g)?.length, 1, output);
+  assert.equal(
+    output.match(/no provider configured: vite dev runs Definitions on the "local" provider/g)?.length,
+    1,
+    output,
+  );
 });
 
-test('the README\'s first Definition answers in dev', async () => {
+test("the README's first Definition answers in dev", async () => {
   const { status, json, text } = await postJson(`${base}/api/hello`, { name: 'Ada' });
   assert.equal(status, 200, text);
   assert.deepEqual(json, { greeting: 'Hello, Ada' });
@@ -74,10 +82,14 @@ test('the README\'s first Definition answers in dev', async () => {
 test('an edited Definition returns the new result without a restart', async () => {
   const file = join(releaseNotes(), 'index.ts');
   writeFileSync(file, readFileSync(file, 'utf8').replace("'No notes'", "'Nothing noted'"));
-  const { json } = await eventually(async () => {
-    const answer = await postJson(`${base}/api/release-notes`, {});
-    return answer.json?.summary === 'Nothing noted' && answer;
-  }, 20_000, 'the edited result');
+  const { json } = await eventually(
+    async () => {
+      const answer = await postJson(`${base}/api/release-notes`, {});
+      return answer.json?.summary === 'Nothing noted' && answer;
+    },
+    20_000,
+    'the edited result',
+  );
   assert.deepEqual(json, { summary: 'Nothing noted', items: [] });
 });
 
@@ -86,32 +98,54 @@ test('a broken edit logs the core error and keeps serving the last good Definiti
   const good = readFileSync(manifest, 'utf8');
   const before = output.length;
   writeFileSync(manifest, JSON.stringify({ name: 'release-notes', private: true }));
-  await eventually(() => /\[sandbox\] SANDBOX_INVALID_ARGUMENT: .*"type": "module".*keeping the last good version of "release-notes"/s.test(output.slice(before)), 20_000, 'the error in the log');
+  await eventually(
+    () =>
+      /\[sandbox\] SANDBOX_INVALID_ARGUMENT: .*"type": "module".*keeping the last good version of "release-notes"/s.test(
+        output.slice(before),
+      ),
+    20_000,
+    'the error in the log',
+  );
   const { status, json } = await postJson(`${base}/api/release-notes`, {});
   assert.equal(status, 200);
   assert.deepEqual(json, { summary: 'Nothing noted', items: [] });
   // The other Definitions are not frozen by the broken one: an edit to slugify-title is served.
   const slugify = join(app, 'server/sandboxes/slugify-title/index.mjs');
   writeFileSync(slugify, readFileSync(slugify, 'utf8').replace('return { slug:', 'return { edited: true, slug:'));
-  const edited = await eventually(async () => {
-    const answer = await postJson(`${base}/api/slugify`, { title: 'Two Words' });
-    return answer.json?.edited === true && answer;
-  }, 30_000, 'the edit of another Definition while one is broken');
+  const edited = await eventually(
+    async () => {
+      const answer = await postJson(`${base}/api/slugify`, { title: 'Two Words' });
+      return answer.json?.edited === true && answer;
+    },
+    30_000,
+    'the edit of another Definition while one is broken',
+  );
   assert.deepEqual(edited.json, { edited: true, slug: 'two-words' });
   const restored = output.length;
   writeFileSync(manifest, good);
-  await eventually(() => output.slice(restored).includes('[sandbox] every Definition is valid again'), 20_000, 'the recovery in the log');
+  await eventually(
+    () => output.slice(restored).includes('[sandbox] every Definition is valid again'),
+    20_000,
+    'the recovery in the log',
+  );
 });
 
 test('an added Definition is picked up', async () => {
   const dir = join(app, 'server/sandboxes/shout');
   mkdirSync(dir);
-  writeFileSync(join(dir, 'index.mjs'), 'export default (payload) => ({ shout: String(payload.text).toUpperCase() });\n');
+  writeFileSync(
+    join(dir, 'index.mjs'),
+    'export default (payload) => ({ shout: String(payload.text).toUpperCase() });\n',
+  );
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'shout', type: 'module' }));
-  const { status, json } = await eventually(async () => {
-    const answer = await runAny('shout', { text: 'hi' });
-    return answer.status === 200 && answer;
-  }, 20_000, 'the added Definition');
+  const { status, json } = await eventually(
+    async () => {
+      const answer = await runAny('shout', { text: 'hi' });
+      return answer.status === 200 && answer;
+    },
+    20_000,
+    'the added Definition',
+  );
   assert.equal(status, 200);
   assert.deepEqual(json, { shout: 'HI' });
   assert.match(readFileSync(join(app, '.vite-hub/sandbox/sandbox.d.ts'), 'utf8'), /"shout": \{ payload:/);
@@ -123,58 +157,99 @@ test('a new Definition that is broken stays out of the registry and says why', a
   const before = output.length;
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'broken-new', type: 'module' }));
   writeFileSync(join(dir, 'index.mjs'), "const fs = require('node:fs');\nexport default () => 1;\n");
-  await eventually(() => /broken-new.*index\.mjs:1:12.*require\(\).*keeping "broken-new" out of the registry until it is fixed/s.test(output.slice(before)), 20_000, 'the error in the log');
+  await eventually(
+    () =>
+      /broken-new.*index\.mjs:1:12.*require\(\).*keeping "broken-new" out of the registry until it is fixed/s.test(
+        output.slice(before),
+      ),
+    20_000,
+    'the error in the log',
+  );
   const { status, json } = await runAny('broken-new', {});
   assert.equal(status, 500);
   assert.equal(json.error.code, 'SANDBOX_NOT_FOUND');
   // The miss says why: the reason the dev registry refused it, with app-relative paths only.
-  assert.match(json.error.message, /^Sandbox "broken-new" was not found: its Definition is invalid, so it is not in the registry: SANDBOX_INVALID_ARGUMENT: .*index\.mjs:1:12.*require\(\)/s);
+  assert.match(
+    json.error.message,
+    /^Sandbox "broken-new" was not found: its Definition is invalid, so it is not in the registry: SANDBOX_INVALID_ARGUMENT: .*index\.mjs:1:12.*require\(\)/s,
+  );
   assert.ok(!json.error.message.includes(app), json.error.message);
   rmSync(dir, { recursive: true });
 });
 
-test('an edit to a free-form Definition\'s local import (outside any Definition folder) is picked up', async () => {
+test("an edit to a free-form Definition's local import (outside any Definition folder) is picked up", async () => {
   const helper = join(app, 'src/text/top-words.ts');
   writeFileSync(helper, readFileSync(helper, 'utf8').replace('.slice(0, Math.max(0, limit))', '.slice(0, 1)'));
-  const { json } = await eventually(async () => {
-    const answer = await postJson(`${base}/api/word-count`, { text: 'a b a b c', top: 3 });
-    return answer.json?.top?.length === 1 && answer;
-  }, 20_000, 'the result of the edited helper');
+  const { json } = await eventually(
+    async () => {
+      const answer = await postJson(`${base}/api/word-count`, { text: 'a b a b c', top: 3 });
+      return answer.json?.top?.length === 1 && answer;
+    },
+    20_000,
+    'the result of the edited helper',
+  );
   assert.deepEqual(json, { words: 5, top: [{ word: 'a', count: 2 }] });
 });
 
-test('a free-form Definition\'s local import broken, then fixed, or deleted, then written again, is followed', async () => {
+test("a free-form Definition's local import broken, then fixed, or deleted, then written again, is followed", async () => {
   const helper = join(app, 'src/text/top-words.ts');
   const good = readFileSync(helper, 'utf8');
-  const topLength = async (length, what) => eventually(async () => {
-    const answer = await postJson(`${base}/api/word-count`, { text: 'a b a b c', top: 3 });
-    return answer.json?.top?.length === length && answer;
-  }, 20_000, what);
+  const topLength = async (length, what) =>
+    eventually(
+      async () => {
+        const answer = await postJson(`${base}/api/word-count`, { text: 'a b a b c', top: 3 });
+        return answer.json?.top?.length === length && answer;
+      },
+      20_000,
+      what,
+    );
   // Broken: the bundle fails, so the Definition has no inputs of its own to watch until it is fixed.
   let mark = output.length;
   writeFileSync(helper, `${good}\nconst broken = ;\n`);
-  await eventually(() => /Cannot bundle src\/word-count\.sandbox\.ts: src\/text\/top-words\.ts:\d+:\d+.*keeping the last good version of "word-count"/.test(output.slice(mark)), 20_000, `the broken helper reported (${output.slice(mark)})`);
+  await eventually(
+    () =>
+      /Cannot bundle src\/word-count\.sandbox\.ts: src\/text\/top-words\.ts:\d+:\d+.*keeping the last good version of "word-count"/.test(
+        output.slice(mark),
+      ),
+    20_000,
+    `the broken helper reported (${output.slice(mark)})`,
+  );
   mark = output.length;
   writeFileSync(helper, good.replace('.slice(0, 1)', '.slice(0, 2)'));
   await topLength(2, 'the result of the fixed helper');
-  await eventually(() => output.slice(mark).includes('every Definition is valid again'), 20_000, 'the recovery reported');
+  await eventually(
+    () => output.slice(mark).includes('every Definition is valid again'),
+    20_000,
+    'the recovery reported',
+  );
   // Deleted (the import cannot resolve), then written again.
   mark = output.length;
   rmSync(helper);
-  await eventually(() => /Cannot bundle .*top-words.*keeping the last good version of "word-count"/s.test(output.slice(mark)), 20_000, `the missing helper reported (${output.slice(mark)})`);
+  await eventually(
+    () => /Cannot bundle .*top-words.*keeping the last good version of "word-count"/s.test(output.slice(mark)),
+    20_000,
+    `the missing helper reported (${output.slice(mark)})`,
+  );
   writeFileSync(helper, good);
   await topLength(1, 'the result of the helper written again');
 });
 
 test('a removed Definition is SANDBOX_NOT_FOUND', async () => {
   rmSync(join(app, 'server/sandboxes/shout'), { recursive: true });
-  const { status, json } = await eventually(async () => {
-    const answer = await runAny('shout', { text: 'hi' });
-    return answer.status !== 200 && answer;
-  }, 20_000, 'the removal');
+  const { status, json } = await eventually(
+    async () => {
+      const answer = await runAny('shout', { text: 'hi' });
+      return answer.status !== 200 && answer;
+    },
+    20_000,
+    'the removal',
+  );
   assert.equal(status, 500);
   assert.equal(json.error.code, 'SANDBOX_NOT_FOUND');
-  assert.match(json.error.message, /^Sandbox "shout" was not found\. Registered: "hello", "order-summary", "release-notes", "slugify-title", "word-count"\.$/);
+  assert.match(
+    json.error.message,
+    /^Sandbox "shout" was not found\. Registered: "hello", "order-summary", "release-notes", "slugify-title", "word-count"\.$/,
+  );
 });
 
 test('a typo is SANDBOX_NOT_FOUND with the closest names', async () => {
@@ -196,7 +271,11 @@ test('the generated directory deleted while vite dev runs is written again witho
   rmSync(gone, { recursive: true });
   // No request in between: the watcher alone writes the generation again.
   // sandbox.d.ts is the last file a generation writes.
-  await eventually(() => existsSync(join(app, '.vite-hub/sandbox/sandbox.d.ts')), 20_000, 'the dev generation written again');
+  await eventually(
+    () => existsSync(join(app, '.vite-hub/sandbox/sandbox.d.ts')),
+    20_000,
+    'the dev generation written again',
+  );
   const { status, json } = await postJson(`${base}/api/release-notes`, { notes: '- back' });
   assert.equal(status, 200, JSON.stringify(json));
   assert.deepEqual(json, { summary: '1 change: back', items: ['back'] });
@@ -208,7 +287,10 @@ test('vite dev started with a broken Definition logs it and serves the last good
   writeFileSync(manifest, JSON.stringify({ name: 'release-notes', private: true }));
   output = '';
   await startDev();
-  assert.match(output, /\[sandbox\] SANDBOX_INVALID_ARGUMENT: .*"type": "module".*keeping the last good version of "release-notes"/s);
+  assert.match(
+    output,
+    /\[sandbox\] SANDBOX_INVALID_ARGUMENT: .*"type": "module".*keeping the last good version of "release-notes"/s,
+  );
   const { status, json } = await postJson(`${base}/api/release-notes`, {});
   assert.equal(status, 200);
   assert.deepEqual(json, { summary: 'Nothing noted', items: [] });

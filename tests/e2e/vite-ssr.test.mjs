@@ -68,7 +68,8 @@ before(async () => {
       'server/sandboxes/shout/index.mjs': DEFINITION_ENTRY,
       // Whether the Run's process is a parked one (parked-node.mjs): its command line says so.
       'server/sandboxes/parked/package.json': JSON.stringify({ name: 'parked', private: true, type: 'module' }),
-      'server/sandboxes/parked/index.mjs': "import fs from 'node:fs';\nexport default () => ({ parked: fs.readFileSync('/proc/self/cmdline', 'utf8').includes('parked-node.mjs') });\n",
+      'server/sandboxes/parked/index.mjs':
+        "import fs from 'node:fs';\nexport default () => ({ parked: fs.readFileSync('/proc/self/cmdline', 'utf8').includes('parked-node.mjs') });\n",
     },
   }));
 });
@@ -79,7 +80,10 @@ after(() => {
 });
 
 async function answer(how, name = 'shout', external = '', plugin = '') {
-  const { stdout } = await run(process.execPath, ['load.mjs', how, name, external, plugin], { cwd: app, timeout: 120_000 });
+  const { stdout } = await run(process.execPath, ['load.mjs', how, name, external, plugin], {
+    cwd: app,
+    timeout: 120_000,
+  });
   return JSON.parse(stdout.trim().split('\n').pop());
 }
 
@@ -104,16 +108,24 @@ test('without the plugin, SANDBOX_NOT_FOUND says there is no registry and names 
   const { status, body } = await answer('ssrLoadModule', 'shout', '', 'without-plugin');
   assert.equal(status, 500);
   assert.equal(body.error.code, 'SANDBOX_NOT_FOUND');
-  assert.match(body.error.message, /no registry is installed\. With Vite, add hubSandbox\(\) from '@vite-hub\/sandbox\/vite' to the plugins/);
+  assert.match(
+    body.error.message,
+    /no registry is installed\. With Vite, add hubSandbox\(\) from '@vite-hub\/sandbox\/vite' to the plugins/,
+  );
 });
 
 test('a typo in plain Vite SSR proposes the registered name', async () => {
   const { status, body } = await answer('runner', 'shot');
   assert.equal(status, 500);
-  assert.equal(body.error.message, 'Sandbox "shot" was not found. Did you mean "shout"? Registered: "parked", "shout".');
+  assert.equal(
+    body.error.message,
+    'Sandbox "shot" was not found. Did you mean "shout"? Registered: "parked", "shout".',
+  );
 });
 
-test('the plugin\'s local options reach the in-process host its dev server warms up: parked processes by default, none with local.parked { size: 0 }', { skip: NO_BWRAP }, async () => {
+test("the plugin's local options reach the in-process host its dev server warms up: parked processes by default, none with local.parked { size: 0 }", {
+  skip: NO_BWRAP,
+}, async () => {
   assert.deepEqual((await answer('ssrLoadModule', 'parked')).body, { parked: true });
   assert.deepEqual((await answer('ssrLoadModule', 'parked', '', 'parked-off')).body, { parked: false });
 });

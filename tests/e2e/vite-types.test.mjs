@@ -25,15 +25,21 @@ before(async () => {
       'server/sandboxes/no-arguments/index.ts': 'export default async () => 42;\n',
       'server/sandboxes/required/package.json': '{"name":"required","type":"module"}',
       'server/sandboxes/required/index.ts': 'export default (payload: { name: string }) => payload.name.length;\n',
-      'src/needs-text.sandbox.ts': "import { defineSandbox } from '@vite-hub/sandbox';\nexport default defineSandbox({ run(payload: { text: string }) { return payload.text.length; } });\n",
+      'src/needs-text.sandbox.ts':
+        "import { defineSandbox } from '@vite-hub/sandbox';\nexport default defineSandbox({ run(payload: { text: string }) { return payload.text.length; } });\n",
     },
   }));
-  const { generateSandboxArtifacts } = await import(pathToFileURL(join(app, 'node_modules/@vite-hub/sandbox/vite/vite.mjs')).href);
+  const { generateSandboxArtifacts } = await import(
+    pathToFileURL(join(app, 'node_modules/@vite-hub/sandbox/vite/vite.mjs')).href
+  );
   // What a developer has after `pnpm install` in the pnpm-workspace Definition: its workspace
   // packages linked (no registry access needed: the lockfile has only workspace links).
-  await run('pnpm', ['install', '--frozen-lockfile', '--offline'], { cwd: join(app, 'server/sandboxes/order-summary') });
+  await run('pnpm', ['install', '--frozen-lockfile', '--offline'], {
+    cwd: join(app, 'server/sandboxes/order-summary'),
+  });
   await generateSandboxArtifacts({ root: app, mode: 'build' });
-  for (const file of ['right-payload.ts', 'wrong-payload.ts', 'missing-payload.ts', 'untyped.ts']) copyFileSync(join(repoRoot, 'tests/types', file), join(app, file));
+  for (const file of ['right-payload.ts', 'wrong-payload.ts', 'missing-payload.ts', 'untyped.ts'])
+    copyFileSync(join(repoRoot, 'tests/types', file), join(app, file));
 });
 after(() => {
   if (app) removeDir(app);
@@ -46,7 +52,9 @@ async function tsc(consumer, generated = true) {
   const files = generated ? ['.vite-hub/sandbox/sandbox.d.ts', consumer] : [consumer];
   writeFileSync(config, JSON.stringify({ extends: join(repoRoot, 'tests/types/tsconfig.json'), files }));
   try {
-    const { stdout } = await run(process.execPath, [join(repoRoot, 'node_modules/typescript/bin/tsc'), '-p', config], { cwd: app });
+    const { stdout } = await run(process.execPath, [join(repoRoot, 'node_modules/typescript/bin/tsc'), '-p', config], {
+      cwd: app,
+    });
     return { code: 0, output: stdout };
   } catch (error) {
     return { code: error.code, output: `${error.stdout}${error.stderr}` };
@@ -63,7 +71,10 @@ test('a wrong payload fails with the expected error at its line', async () => {
   assert.notEqual(code, 0);
   const errors = output.split('\n').filter((line) => /error TS\d+/.test(line));
   assert.equal(errors.length, 1, output);
-  assert.match(errors[0], /^wrong-payload\.ts\(4,\d+\): error TS2322: Type 'number' is not assignable to type 'string'\./);
+  assert.match(
+    errors[0],
+    /^wrong-payload\.ts\(4,\d+\): error TS2322: Type 'number' is not assignable to type 'string'\./,
+  );
 });
 
 test('a required payload left out fails at its line (a folder and a free-form Definition)', async () => {

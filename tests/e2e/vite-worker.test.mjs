@@ -12,7 +12,6 @@ import { removeDir } from '../support/vite-app.mjs';
 import { installTarballApp } from '../support/tarball-app.mjs';
 import { countersAfterStop } from '../support/cloudflare-worker.mjs';
 
-
 const WORKER = `import { runSandbox, configureSandbox } from '@vite-hub/sandbox';
 export default {
   async fetch(request, env) {
@@ -52,8 +51,14 @@ before(async () => {
   const out = join(app, 'dist-worker');
   // Wrangler resolves the `.wasm` import when it deploys; here the module is placed beside the bundle.
   entryCode = readFileSync(join(out, 'worker.js'), 'utf8');
-  writeFileSync(join(out, 'worker.js'), entryCode.replace(/"[^"]*vite_hub_sandbox_bg\.wasm"/, '"./vite_hub_sandbox_bg.wasm"'));
-  copyFileSync(join(app, 'node_modules/@vite-hub/sandbox/wasm/vite_hub_sandbox_bg.wasm'), join(out, 'vite_hub_sandbox_bg.wasm'));
+  writeFileSync(
+    join(out, 'worker.js'),
+    entryCode.replace(/"[^"]*vite_hub_sandbox_bg\.wasm"/, '"./vite_hub_sandbox_bg.wasm"'),
+  );
+  copyFileSync(
+    join(app, 'node_modules/@vite-hub/sandbox/wasm/vite_hub_sandbox_bg.wasm'),
+    join(out, 'vite_hub_sandbox_bg.wasm'),
+  );
   host = await startBoxHost({});
   miniflare = new Miniflare({
     modules: true,
@@ -76,16 +81,25 @@ after(async () => {
 });
 
 async function runInWorker(name, payload) {
-  const response = await miniflare.dispatchFetch('http://worker.test/', { method: 'POST', body: JSON.stringify({ name, payload }) });
+  const response = await miniflare.dispatchFetch('http://worker.test/', {
+    method: 'POST',
+    body: JSON.stringify({ name, payload }),
+  });
   return { status: response.status, json: await response.json() };
 }
 
 test('the Worker bundle uses the workerd entry and one lazily imported chunk per Definition', () => {
   const entry = chunks.find((chunk) => chunk.fileName === 'worker.js');
-  assert.match(entryCode, /import wasmModule from "[^"]*vite_hub_sandbox_bg\.wasm"/, 'the workerd entry, with the .wasm as a module');
+  assert.match(
+    entryCode,
+    /import wasmModule from "[^"]*vite_hub_sandbox_bg\.wasm"/,
+    'the workerd entry, with the .wasm as a module',
+  );
   assert.match(entry.code, /setSandboxDefinitionLoader\(loadDefinition, describeRegistry\)/);
   assert.doesNotMatch(entry.code, /from "node:|box-host/);
-  const definitions = chunks.filter((chunk) => /(release-notes|slugify-title|order-summary|word-count)-[\w-]+\.js$/.test(chunk.fileName));
+  const definitions = chunks.filter((chunk) =>
+    /(release-notes|slugify-title|order-summary|word-count)-[\w-]+\.js$/.test(chunk.fileName),
+  );
   assert.equal(definitions.length, 4, chunks.map((c) => c.fileName).join(', '));
   for (const chunk of definitions) assert.ok(entry.code.includes(`import("./${chunk.fileName}")`), chunk.fileName);
 });
@@ -111,6 +125,9 @@ test('in workerd, a name the registry does not have is SANDBOX_NOT_FOUND, with n
   assert.equal(status, 500);
   assert.equal(json.error.code, 'SANDBOX_NOT_FOUND');
   // The built registry answers its names: the miss lists them.
-  assert.equal(json.error.message, 'Sandbox "not-there" was not found. Registered: "order-summary", "release-notes", "slugify-title", "word-count".');
+  assert.equal(
+    json.error.message,
+    'Sandbox "not-there" was not found. Registered: "order-summary", "release-notes", "slugify-title", "word-count".',
+  );
   assert.equal((await host.counters()).total, 0);
 });

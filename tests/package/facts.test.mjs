@@ -16,7 +16,10 @@ const facts = sharedFacts();
 
 test('runtime/facts.mjs is the core table', () => {
   assert.deepEqual(generated.ERROR_STATUS, Object.fromEntries(facts.errorCodes.map((f) => [f.code, f.status])));
-  assert.deepEqual(generated.ERROR_OUTPUT_STATUS, Object.fromEntries(facts.errorCodes.map((f) => [f.code, f.outputStatus])));
+  assert.deepEqual(
+    generated.ERROR_OUTPUT_STATUS,
+    Object.fromEntries(facts.errorCodes.map((f) => [f.code, f.outputStatus])),
+  );
   assert.deepEqual([...generated.SANDBOX_ENV_NAMES], facts.envNames);
   assert.deepEqual(generated.TRANSFER_LIMITS, facts.transferLimits);
   assert.deepEqual(generated.DEFINITION_LIMITS, facts.definitionLimits);
@@ -34,14 +37,23 @@ test('index.d.ts declares exactly the core codes, limit names and provider names
     assert.ok(match, name);
     return [...match[1].matchAll(/'([^']+)'/g)].map((m) => m[1]);
   };
-  assert.deepEqual(union('SandboxErrorCode'), facts.errorCodes.map((f) => f.code));
+  assert.deepEqual(
+    union('SandboxErrorCode'),
+    facts.errorCodes.map((f) => f.code),
+  );
   assert.deepEqual(union('SandboxLimitName'), facts.limitNames);
   assert.deepEqual(union('SandboxProviderName'), facts.providerNames);
   assert.deepEqual(facts.providerNames, ['vercel', 'cloudflare', 'local']);
 });
 
 test('no declaration types the provider names by hand: each names SandboxProviderName', () => {
-  for (const file of ['runtime/index.d.ts', 'runtime/index.node.d.ts', 'vite/vite.d.ts', 'box-host/index.d.ts', 'agent/index.d.ts']) {
+  for (const file of [
+    'runtime/index.d.ts',
+    'runtime/index.node.d.ts',
+    'vite/vite.d.ts',
+    'box-host/index.d.ts',
+    'agent/index.d.ts',
+  ]) {
     const text = readFileSync(join(dist, file), 'utf8').replace(/export type SandboxProviderName =[^;]*;/, '');
     assert.doesNotMatch(text, /'(vercel|cloudflare|local)'\s*\|\s*'(vercel|cloudflare|local)'/, file);
   }

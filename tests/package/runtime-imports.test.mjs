@@ -28,7 +28,8 @@ const BUILD_ONLY = {
   'jsonc-parser': (line) => /^module:.*\/node_modules\/jsonc-parser\//.test(line),
   'the vite/ glue': (line) => /^module:.*\/dist\/vite\//.test(line),
   'the tooling wasm glue': (line) => /^module:.*\/vite_hub_sandbox_tooling\.js$/.test(line),
-  'the tooling wasm module': (line) => line.startsWith('wasm:') && line.slice(5).split(',').includes('checkModuleGraph'),
+  'the tooling wasm module': (line) =>
+    line.startsWith('wasm:') && line.slice(5).split(',').includes('checkModuleGraph'),
 };
 
 /** Runs `script` (an ES module) in a fresh node with the recorder; answers its stdout and the log lines. */
@@ -37,7 +38,10 @@ async function recorded(script) {
   const log = path.join(dir, 'loads.log');
   try {
     const env = { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: os.tmpdir(), LOAD_RECORDER_LOG: log };
-    const { stdout } = await run(process.execPath, ['--import', recorder, '--input-type=module', '-e', script], { cwd: repo, env });
+    const { stdout } = await run(process.execPath, ['--import', recorder, '--input-type=module', '-e', script], {
+      cwd: repo,
+      env,
+    });
     return { stdout, lines: readFileSync(log, 'utf8').split('\n').filter(Boolean) };
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -58,8 +62,14 @@ test('importing @vite-hub/sandbox and running a Definition loads no build toolin
     await closeLocalBoxHost();
   `);
   assert.deepEqual(JSON.parse(stdout), { status: 200, body: { sum: 3 } });
-  assert.ok(lines.some((line) => /^module:.*\/dist\/runtime\/index\.node\.mjs$/.test(line)), 'the recorder saw the Node entry');
-  assert.ok(lines.some((line) => line.startsWith('wasm:') && line.includes('runSandbox')), 'the recorder saw the runtime wasm');
+  assert.ok(
+    lines.some((line) => /^module:.*\/dist\/runtime\/index\.node\.mjs$/.test(line)),
+    'the recorder saw the Node entry',
+  );
+  assert.ok(
+    lines.some((line) => line.startsWith('wasm:') && line.includes('runSandbox')),
+    'the recorder saw the runtime wasm',
+  );
   assert.deepEqual(loadedOf(lines), [], lines.join('\n'));
   // Loaded by runtime/shared-host.mjs only when a thread offers or borrows a host (`vite dev`).
   assert.ok(!lines.includes('module:node:worker_threads'), 'a plain Run loaded node:worker_threads');
@@ -75,5 +85,8 @@ test('control: a build-time function loads the tooling on first call (the record
     console.log(JSON.stringify(name));
   `);
   assert.equal(JSON.parse(stdout), 'order-summary');
-  assert.deepEqual(loadedOf(lines), Object.keys(BUILD_ONLY).filter((what) => !['smol-toml', 'jsonc-parser'].includes(what)));
+  assert.deepEqual(
+    loadedOf(lines),
+    Object.keys(BUILD_ONLY).filter((what) => !['smol-toml', 'jsonc-parser'].includes(what)),
+  );
 });

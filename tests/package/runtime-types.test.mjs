@@ -16,7 +16,9 @@ const COMMON = ['--noEmit', '--strict', '--skipLibCheck', 'false', '--target', '
 /** tsc over one file of tests/types/runtimes/ with `options`: `{ code, output }`. */
 async function check(file, options) {
   try {
-    const { stdout } = await run(process.execPath, [tsc, ...COMMON, ...options, `tests/types/runtimes/${file}`], { cwd: root });
+    const { stdout } = await run(process.execPath, [tsc, ...COMMON, ...options, `tests/types/runtimes/${file}`], {
+      cwd: root,
+    });
     return { code: 0, output: stdout };
   } catch (error) {
     return { code: error.code, output: `${error.stdout}${error.stderr}` };
@@ -33,12 +35,21 @@ for (const [label, options] of [
   });
 }
 
-test('workerd: every runtime\'s functions, not the Node additions', { timeout: 120_000 }, async () => {
-  const { code, output } = await check('portable.ts', ['--module', 'esnext', '--moduleResolution', 'bundler', '--customConditions', 'workerd']);
+test("workerd: every runtime's functions, not the Node additions", { timeout: 120_000 }, async () => {
+  const { code, output } = await check('portable.ts', [
+    '--module',
+    'esnext',
+    '--moduleResolution',
+    'bundler',
+    '--customConditions',
+    'workerd',
+  ]);
   assert.equal(code, 0, output);
 });
 
-test('control: without the workerd condition the Node additions are there (the expected error is missing)', { timeout: 120_000 }, async () => {
+test('control: without the workerd condition the Node additions are there (the expected error is missing)', {
+  timeout: 120_000,
+}, async () => {
   const { code, output } = await check('portable.ts', ['--module', 'esnext', '--moduleResolution', 'bundler']);
   assert.notEqual(code, 0);
   assert.match(output, /portable\.ts\(4,1\): error TS2578: Unused '@ts-expect-error' directive/);

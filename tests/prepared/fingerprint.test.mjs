@@ -12,7 +12,9 @@ import { createRequire } from 'node:module';
 import vm from 'node:vm';
 
 const source = fs.readFileSync(new URL('../../crates/core/src/harness/fingerprint.cjs', import.meta.url), 'utf8');
-const fingerprint = vm.runInThisContext(`(function (require) { ${source}; return fingerprint; })`)(createRequire(import.meta.url));
+const fingerprint = vm.runInThisContext(`(function (require) { ${source}; return fingerprint; })`)(
+  createRequire(import.meta.url),
+);
 
 /** A project folder holding `files` ({ relative path: content }; a path ending in '/' is a directory). */
 function tree(files) {

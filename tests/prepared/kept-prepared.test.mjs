@@ -60,7 +60,12 @@ after(async () => {
 
 /** Registers `name` (its own package name, so each Definition has its own install digest). */
 function define(name) {
-  const manifest = { name: name.replaceAll('/', '-'), private: true, type: 'module', dependencies: { slugify: '1.6.9' } };
+  const manifest = {
+    name: name.replaceAll('/', '-'),
+    private: true,
+    type: 'module',
+    dependencies: { slugify: '1.6.9' },
+  };
   registerSandbox(name, {
     files: [
       { path: 'package.json', content: JSON.stringify(manifest) },
@@ -86,7 +91,10 @@ test('Runs with one sandboxId install once per digest; a later Run copies the ke
   host.resetCounters();
   const first = await run('kept/once', { title: 'First Run' }, 'kp-once');
   assert.deepEqual([first.install, first.body.slug, first.body.prepared], ['fresh', 'first-run', [digest]]);
-  assert.ok(await until(() => host.counters().requests.cmd === 3, 20_000), 'waited for install, exec and the Run directory removal');
+  assert.ok(
+    await until(() => host.counters().requests.cmd === 3, 20_000),
+    'waited for install, exec and the Run directory removal',
+  );
 
   host.resetCounters();
   const second = await run('kept/once', { title: 'Second Run' }, 'kp-once');
@@ -95,7 +103,10 @@ test('Runs with one sandboxId install once per digest; a later Run copies the ke
   // tree is refused, a fresh install: the Definition's own scripts run, so the harness and the
   // input with the Run's nonce come only after it, run::stage::harness_files), those, the exec.
   assert.deepEqual(second.requestsAtResponse, { 'fs/write': 2, cmd: 2 });
-  assert.ok(await until(() => host.counters().requests.cmd === 3, 20_000), 'waited for the Run directory removal after the Response');
+  assert.ok(
+    await until(() => host.counters().requests.cmd === 3, 20_000),
+    'waited for the Run directory removal after the Response',
+  );
   assert.deepEqual(host.counters().requests, { 'fs/write': 2, cmd: 3 });
   assert.equal(await closeSandbox('kp-once'), true);
 });
@@ -117,7 +128,10 @@ test('a damaged or removed kept tree falls back to a fresh install and the Run s
   // This Run deletes a file of the kept tree (its own copy is intact).
   assert.equal((await run('kept/damaged', { damage: digest }, 'kp-damaged')).install, 'prepared');
   const fallback = await run('kept/damaged', { title: 'Still Works' }, 'kp-damaged');
-  assert.deepEqual([fallback.install, fallback.body.slug, fallback.body.prepared], ['fresh-fallback', 'still-works', [digest]]);
+  assert.deepEqual(
+    [fallback.install, fallback.body.slug, fallback.body.prepared],
+    ['fresh-fallback', 'still-works', [digest]],
+  );
   assert.equal((await run('kept/damaged', { remove: digest }, 'kp-damaged')).install, 'prepared');
   const fresh = await run('kept/damaged', { title: 'Again' }, 'kp-damaged');
   assert.deepEqual([fresh.install, fresh.body.slug], ['fresh', 'again']);
@@ -132,7 +146,10 @@ test('a kept tree rewritten in place by a Run (same size, or record.json edited 
   const rewriting = await run('kept/rewritten', { title: 'Own Copy', rewrite: digest }, 'kp-rewritten');
   assert.deepEqual([rewriting.install, rewriting.body.slug], ['prepared', 'own-copy']);
   const after = await run('kept/rewritten', { title: 'Genuine Again' }, 'kp-rewritten');
-  assert.deepEqual([after.install, after.body.slug, after.body.prepared], ['fresh-fallback', 'genuine-again', [digest]]);
+  assert.deepEqual(
+    [after.install, after.body.slug, after.body.prepared],
+    ['fresh-fallback', 'genuine-again', [digest]],
+  );
   assert.equal((await run('kept/rewritten', { title: 'Kept Again' }, 'kp-rewritten')).install, 'prepared');
   // A changed size with the record edited to match is caught too.
   assert.equal((await run('kept/rewritten', { grow: digest }, 'kp-rewritten')).install, 'prepared');
@@ -158,7 +175,10 @@ test('two digests on one id are kept side by side', async () => {
 test('concurrent first Runs of one digest on one id install once', async () => {
   define('kept/concurrent');
   const runs = await Promise.all([0, 1, 2].map((i) => run('kept/concurrent', { title: `Run ${i}` }, 'kp-concurrent')));
-  assert.deepEqual(runs.map((r) => r.body.slug), ['run-0', 'run-1', 'run-2']);
+  assert.deepEqual(
+    runs.map((r) => r.body.slug),
+    ['run-0', 'run-1', 'run-2'],
+  );
   assert.deepEqual(runs.map((r) => r.install).sort(), ['fresh', 'prepared', 'prepared']);
   assert.equal(await closeSandbox('kp-concurrent'), true);
 });
@@ -170,28 +190,49 @@ test('a prepared project whose snapshot cannot be saved is reported through onLo
   try {
     configureSandbox({ provider: 'local', local: { baseUrl: broken.baseUrl, token: broken.token } });
     // The host's snapshot store: loaded, then replaced by a file, so taking a snapshot fails.
-    const listed = await fetch(`${broken.baseUrl}/v2/sandboxes/snapshots`, { headers: { authorization: `Bearer ${broken.token}` } });
+    const listed = await fetch(`${broken.baseUrl}/v2/sandboxes/snapshots`, {
+      headers: { authorization: `Bearer ${broken.token}` },
+    });
     assert.equal(listed.status, 200);
     fs.rmSync(path.join(brokenState, 'snapshots'), { recursive: true });
     fs.writeFileSync(path.join(brokenState, 'snapshots'), 'not a directory');
 
     define('kept/unsaved-log');
     const lines = [];
-    const response = await runSandbox('kept/unsaved-log', { title: 'Answered' }, { onLog: (entry) => lines.push(entry) });
+    const response = await runSandbox(
+      'kept/unsaved-log',
+      { title: 'Answered' },
+      { onLog: (entry) => lines.push(entry) },
+    );
     assert.equal(response.status, 200);
     assert.equal((await response.json()).slug, 'answered');
-    assert.ok(await until(() => lines.some((l) => l.line.includes('was not kept')), 20_000), 'waited for the report through onLog');
+    assert.ok(
+      await until(() => lines.some((l) => l.line.includes('was not kept')), 20_000),
+      'waited for the report through onLog',
+    );
     const reported = lines.find((l) => l.line.includes('was not kept'));
     assert.equal(reported.stream, 'stderr');
-    assert.match(reported.line, /^\[vite-hub-sandbox\] The installed project of Sandbox "kept\/unsaved-log" was not kept: its snapshot failed: /);
-    assert.ok(await until(() => (broken.counters().requests.stop ?? 0) === 1, 20_000), 'waited for the Box stopped after the failed snapshot');
+    assert.match(
+      reported.line,
+      /^\[vite-hub-sandbox\] The installed project of Sandbox "kept\/unsaved-log" was not kept: its snapshot failed: /,
+    );
+    assert.ok(
+      await until(() => (broken.counters().requests.stop ?? 0) === 1, 20_000),
+      'waited for the Box stopped after the failed snapshot',
+    );
 
     define('kept/unsaved-warn');
     const warned = [];
     console.warn = (...args) => warned.push(args.join(' '));
     const quiet = await runSandbox('kept/unsaved-warn', { title: 'No Handle' });
     assert.equal(quiet.status, 200);
-    assert.ok(await until(() => warned.some((w) => w.includes('"kept/unsaved-warn" was not kept: its snapshot failed')), 20_000), 'waited for the console.warn report');
+    assert.ok(
+      await until(
+        () => warned.some((w) => w.includes('"kept/unsaved-warn" was not kept: its snapshot failed')),
+        20_000,
+      ),
+      'waited for the console.warn report',
+    );
   } finally {
     console.warn = warn;
     configureSandbox({ provider: 'local', local: { baseUrl: host.baseUrl, token: host.token } });

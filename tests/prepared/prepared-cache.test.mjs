@@ -7,7 +7,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { startBoxHost } from '@vite-hub/sandbox/box-host';
-import { configureSandbox, dropPreparedProject, listPreparedProjects, listSandboxes, registerSandbox, runSandbox } from '@vite-hub/sandbox';
+import {
+  configureSandbox,
+  dropPreparedProject,
+  listPreparedProjects,
+  listSandboxes,
+  registerSandbox,
+  runSandbox,
+} from '@vite-hub/sandbox';
 import { SLUGIFY_LOCK } from '../support/local-host.mjs';
 
 const LEFT_PAD_LOCK = {
@@ -82,7 +89,9 @@ async function run(name, payload = {}) {
 }
 
 async function snapshots() {
-  const response = await fetch(`${host.baseUrl}/v2/sandboxes/snapshots`, { headers: { authorization: `Bearer ${host.token}` } });
+  const response = await fetch(`${host.baseUrl}/v2/sandboxes/snapshots`, {
+    headers: { authorization: `Bearer ${host.token}` },
+  });
   assert.equal(response.status, 200);
   return (await response.json()).snapshots;
 }
@@ -138,10 +147,16 @@ test('the second Run of a Definition with dependencies starts from the prepared 
   assert.equal(second.install, 'prepared');
   assert.match(second.timing, /install;desc="prepared";dur=0\.0/);
   // Before the Response: create-from-snapshot, write, exec; the stop comes after it.
-  assert.deepEqual(second.requestsAtResponse, { create: 1, 'fs/write': 1, cmd: 1 }, 'create-from-snapshot, write, exec (no install) before the Response');
+  assert.deepEqual(
+    second.requestsAtResponse,
+    { create: 1, 'fs/write': 1, cmd: 1 },
+    'create-from-snapshot, write, exec (no install) before the Response',
+  );
   await untilStopped(1);
   assert.deepEqual(host.counters().requests, { create: 1, 'fs/write': 1, cmd: 1, stop: 1 }, 'then stop');
-  t.diagnostic(`first run ${first.ms.toFixed(0)} ms (${first.timing}); prepared run ${second.ms.toFixed(0)} ms (${second.timing})`);
+  t.diagnostic(
+    `first run ${first.ms.toFixed(0)} ms (${first.timing}); prepared run ${second.ms.toFixed(0)} ms (${second.timing})`,
+  );
 });
 
 test('Definitions with different install digests get different prepared trees', async () => {
@@ -165,7 +180,11 @@ test('a handler edit keeps the install digest; a lockfile change makes a new one
   assert.equal((await run('prep/lock')).install, 'fresh');
   await untilSnapshots(have + 1);
 
-  define('prep/lock', { dependencies: { slugify: '1.6.9' }, lock: SLUGIFY_LOCK, index: `${LIST_INDEX}\n// an edited handler` });
+  define('prep/lock', {
+    dependencies: { slugify: '1.6.9' },
+    lock: SLUGIFY_LOCK,
+    index: `${LIST_INDEX}\n// an edited handler`,
+  });
   assert.equal(installDigest('prep/lock'), digest);
   assert.equal((await run('prep/lock')).install, 'prepared');
 
@@ -173,7 +192,10 @@ test('a handler edit keeps the install digest; a lockfile change makes a new one
   assert.notEqual(installDigest('prep/lock'), digest);
   const known = await snapshotIds();
   const changed = await run('prep/lock', { title: 'X Y' });
-  assert.deepEqual([changed.status, changed.install, changed.body], [200, 'fresh', { installed: ['slugify'], slug: 'x-y' }]);
+  assert.deepEqual(
+    [changed.status, changed.install, changed.body],
+    [200, 'fresh', { installed: ['slugify'], slug: 'x-y' }],
+  );
   await newSnapshot(known);
 });
 
@@ -186,14 +208,20 @@ test('a damaged prepared project (a file deleted from its tree, a bad record) fa
 
   known = await snapshotIds();
   const afterDelete = await run('prep/damaged', { title: 'Still Works' });
-  assert.deepEqual([afterDelete.status, afterDelete.install, afterDelete.body], [200, 'fresh-fallback', { installed: ['slugify'], slug: 'still-works' }]);
+  assert.deepEqual(
+    [afterDelete.status, afterDelete.install, afterDelete.body],
+    [200, 'fresh-fallback', { installed: ['slugify'], slug: 'still-works' }],
+  );
   const again = await newSnapshot(known);
   assert.ok(!(await snapshots()).some((s) => s.id === newest.id), 'the damaged snapshot is removed');
 
   fs.writeFileSync(path.join(stateDir, 'snapshots', again.id, 'snapshot.json'), 'not a record');
   known = await snapshotIds();
   const afterRecord = await run('prep/damaged', { title: 'Bad Record' });
-  assert.deepEqual([afterRecord.status, afterRecord.install, afterRecord.body], [200, 'fresh-fallback', { installed: ['slugify'], slug: 'bad-record' }]);
+  assert.deepEqual(
+    [afterRecord.status, afterRecord.install, afterRecord.body],
+    [200, 'fresh-fallback', { installed: ['slugify'], slug: 'bad-record' }],
+  );
 
   await newSnapshot(known);
   assert.equal((await run('prep/damaged')).install, 'prepared', 'prepared again after the fallback');
@@ -203,7 +231,10 @@ test('concurrent first Runs of one digest install once; the others start from it
   define('prep/concurrent', { dependencies: { slugify: '1.6.9' }, lock: SLUGIFY_LOCK });
   host.resetCounters();
   const runs = await Promise.all([0, 1, 2, 3].map((i) => run('prep/concurrent', { title: `Run ${i}` })));
-  assert.deepEqual(runs.map((r) => [r.status, r.body.slug]), [0, 1, 2, 3].map((i) => [200, `run-${i}`]));
+  assert.deepEqual(
+    runs.map((r) => [r.status, r.body.slug]),
+    [0, 1, 2, 3].map((i) => [200, `run-${i}`]),
+  );
   assert.deepEqual(runs.map((r) => r.install).sort(), ['fresh', 'prepared', 'prepared', 'prepared']);
   const { requests } = host.counters();
   assert.equal(requests.snapshot, 1);
@@ -218,7 +249,10 @@ test('a Run waiting for another Run to prepare its project rejects at once when 
   const controller = new AbortController();
   const waiting = runSandbox('prep/abort', {}, { signal: controller.signal });
   setTimeout(() => controller.abort(new Error('caller gave up')), 100);
-  const settled = waiting.then(() => 'resolved', () => 'rejected');
+  const settled = waiting.then(
+    () => 'resolved',
+    () => 'rejected',
+  );
   assert.equal(await Promise.race([settled, owner.then(() => 'owner answered first')]), 'rejected');
   await assert.rejects(waiting, /caller gave up/);
   const done = await owner;
@@ -287,7 +321,9 @@ test('listPreparedProjects lists the kept snapshots; dropPreparedProject(digest)
 test('the host keeps its snapshots across restarts and bounds them', async () => {
   const restarted = await startBoxHost({ stateDir, maxSnapshots: 2 });
   try {
-    const response = await fetch(`${restarted.baseUrl}/v2/sandboxes/snapshots`, { headers: { authorization: `Bearer ${restarted.token}` } });
+    const response = await fetch(`${restarted.baseUrl}/v2/sandboxes/snapshots`, {
+      headers: { authorization: `Bearer ${restarted.token}` },
+    });
     const { snapshots: kept } = await response.json();
     assert.equal(kept.length, 2, 'the least recently used snapshots beyond maxSnapshots are removed');
     assert.equal(fs.readdirSync(path.join(stateDir, 'snapshots')).length, 2);

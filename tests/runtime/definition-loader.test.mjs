@@ -2,7 +2,14 @@
 // for names not registered, with parsing cached per name + digest, base64 file contents.
 import { test, after, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { configureSandbox, runSandbox, registerSandbox, unregisterSandbox, setSandboxDefinitionLoader, closeLocalBoxHost } from '@vite-hub/sandbox';
+import {
+  configureSandbox,
+  runSandbox,
+  registerSandbox,
+  unregisterSandbox,
+  setSandboxDefinitionLoader,
+  closeLocalBoxHost,
+} from '@vite-hub/sandbox';
 
 after(() => closeLocalBoxHost());
 afterEach(() => setSandboxDefinitionLoader(null));
@@ -27,7 +34,12 @@ test('an unregistered name is loaded through the loader; registerSandbox wins ov
   assert.equal(missing.status, 500);
   assert.equal((await missing.json()).error.code, 'SANDBOX_NOT_FOUND');
   assert.deepEqual(asked, ['answer', 'other']);
-  registerSandbox('answer', { files: [{ path: 'package.json', content: '{"type":"module"}' }, { path: 'index.mjs', content: 'export default () => "registered";' }] });
+  registerSandbox('answer', {
+    files: [
+      { path: 'package.json', content: '{"type":"module"}' },
+      { path: 'index.mjs', content: 'export default () => "registered";' },
+    ],
+  });
   try {
     assert.deepEqual(await (await runSandbox('answer')).json(), 'registered');
     assert.deepEqual(asked, ['answer', 'other']);
@@ -71,7 +83,10 @@ const notFound = async (name) => {
 
 test('a miss with no registry at all names the fix (the Vite plugin, or registerSandbox without Vite)', async () => {
   const message = await notFound('release-notes');
-  assert.match(message, /^Sandbox "release-notes" was not found: no Definition is registered and no registry is installed\./);
+  assert.match(
+    message,
+    /^Sandbox "release-notes" was not found: no Definition is registered and no registry is installed\./,
+  );
   assert.match(message, /add hubSandbox\(\) from '@vite-hub\/sandbox\/vite' to the plugins/);
   assert.match(message, /loaded @vite-hub\/sandbox around the plugin/);
   assert.match(message, /registerSandbox\(\) or registerSandboxDirectory\(\)/);
@@ -79,23 +94,37 @@ test('a miss with no registry at all names the fix (the Vite plugin, or register
 
 test('a miss in the registry proposes the closest names, then lists up to ten', async () => {
   const names = ['release-notes', 'slugify-title', ...Array.from({ length: 10 }, (_, i) => `job-${i}`)];
-  setSandboxDefinitionLoader(async () => undefined, () => ({ names }));
+  setSandboxDefinitionLoader(
+    async () => undefined,
+    () => ({ names }),
+  );
   assert.equal(
     await notFound('relase-notes'),
     'Sandbox "relase-notes" was not found. Did you mean "release-notes"? Registered: "job-0", "job-1", "job-2", "job-3", "job-4", "job-5", "job-6", "job-7", "job-8", "job-9" and 2 more.',
   );
   // registerSandbox names count too, without a describe().
-  registerSandbox('answer', { files: [{ path: 'package.json', content: '{"type":"module"}' }, { path: 'index.mjs', content: 'export default () => 1;' }] });
+  registerSandbox('answer', {
+    files: [
+      { path: 'package.json', content: '{"type":"module"}' },
+      { path: 'index.mjs', content: 'export default () => 1;' },
+    ],
+  });
   try {
     setSandboxDefinitionLoader(null);
-    assert.equal(await notFound('answr'), 'Sandbox "answr" was not found. Did you mean "answer"? Registered: "answer".');
+    assert.equal(
+      await notFound('answr'),
+      'Sandbox "answr" was not found. Did you mean "answer"? Registered: "answer".',
+    );
   } finally {
     unregisterSandbox('answer');
   }
 });
 
 test('in production a miss lists no names and suggests none: a route that takes the name from its client would hand them out', async () => {
-  setSandboxDefinitionLoader(async () => undefined, () => ({ names: ['release-notes', 'internal-billing'] }));
+  setSandboxDefinitionLoader(
+    async () => undefined,
+    () => ({ names: ['release-notes', 'internal-billing'] }),
+  );
   configureSandbox({ production: true });
   try {
     assert.equal(await notFound('relase-notes'), 'Sandbox "relase-notes" was not found.');
@@ -106,12 +135,24 @@ test('in production a miss lists no names and suggests none: a route that takes 
 });
 
 test('a miss on a Definition the registry refused gives its reason; a throwing describe() is still a miss', async () => {
-  setSandboxDefinitionLoader(async () => undefined, async () => ({ names: ['ok'], invalid: { broken: 'SANDBOX_INVALID_ARGUMENT: index.mjs:1:12 uses require()' } }));
-  assert.equal(await notFound('broken'), 'Sandbox "broken" was not found: its Definition is invalid, so it is not in the registry: SANDBOX_INVALID_ARGUMENT: index.mjs:1:12 uses require()');
+  setSandboxDefinitionLoader(
+    async () => undefined,
+    async () => ({ names: ['ok'], invalid: { broken: 'SANDBOX_INVALID_ARGUMENT: index.mjs:1:12 uses require()' } }),
+  );
+  assert.equal(
+    await notFound('broken'),
+    'Sandbox "broken" was not found: its Definition is invalid, so it is not in the registry: SANDBOX_INVALID_ARGUMENT: index.mjs:1:12 uses require()',
+  );
   // An inherited key is no reason.
   assert.equal(await notFound('toString'), 'Sandbox "toString" was not found. Registered: "ok".');
-  setSandboxDefinitionLoader(async () => undefined, () => {
-    throw new Error('describe failed');
-  });
-  assert.equal(await notFound('x'), 'Sandbox "x" was not found: the registry has no Definitions yet (server/sandboxes/<name>/ or a <path>.sandbox.ts file).');
+  setSandboxDefinitionLoader(
+    async () => undefined,
+    () => {
+      throw new Error('describe failed');
+    },
+  );
+  assert.equal(
+    await notFound('x'),
+    'Sandbox "x" was not found: the registry has no Definitions yet (server/sandboxes/<name>/ or a <path>.sandbox.ts file).',
+  );
 });

@@ -13,7 +13,6 @@ import { startBoxHost } from '@vite-hub/sandbox/box-host';
 import { hasBwrap, processesMatching } from '../support/local-host.mjs';
 import { boxDirPrefix } from '../../pkg-template/box-host/engine/stale-boxes.mjs';
 
-
 // The marker travels in the environment, so only the entry's process (its title) carries it.
 const CHILD = `
 import { execFileSync } from 'node:child_process';
@@ -100,7 +99,10 @@ test('process.exit() while a Box is still being created leaves neither its direc
     proc.stderr.on('data', (chunk) => (stderr += chunk));
     const exited = await new Promise((resolve) => proc.once('exit', (code, signal) => resolve(code ?? signal)));
     assert.equal(exited, 0, stderr);
-    const mounted = fs.readFileSync('/proc/self/mountinfo', 'utf8').split('\n').filter((line) => line.split(' ')[4]?.startsWith(`${scratch}/`));
+    const mounted = fs
+      .readFileSync('/proc/self/mountinfo', 'utf8')
+      .split('\n')
+      .filter((line) => line.split(' ')[4]?.startsWith(`${scratch}/`));
     assert.deepEqual(mounted, [], 'no Box disk left mounted');
     assert.deepEqual(boxDirs(scratch), [], `round ${round}`);
   }
@@ -151,7 +153,11 @@ test('process.exit() from the main thread while a worker thread runs the host le
   const left = boxDirs(scratch).sort();
   assert.ok(left.length >= 1, fs.readdirSync(scratch).join(', '));
   for (const dir of left) assert.match(dir, new RegExp(`^${boxDirPrefix(proc.pid)}[A-Za-z0-9]{6}$`));
-  assert.equal(left.filter((dir) => fs.existsSync(path.join(scratch, dir, 'vercel', 'sandbox', 'project', 'index.mjs'))).length, 1, 'the staged Box layout of the Run');
+  assert.equal(
+    left.filter((dir) => fs.existsSync(path.join(scratch, dir, 'vercel', 'sandbox', 'project', 'index.mjs'))).length,
+    1,
+    'the staged Box layout of the Run',
+  );
   if (hasBwrap) {
     await waitFor('the Box processes to go', async () => (await processesMatching(marker)).length === 0, 3000);
   } else {

@@ -51,14 +51,16 @@ const json = (status, body, headers = {}) =>
 
 test('5xx on create is retried with backoff, then the run succeeds', async () => {
   let failures = 2;
-  fault = async (route) => (route === 'create' && failures-- > 0 ? json(503, { error: { code: 'busy', message: 'busy' } }) : undefined);
+  fault = async (route) =>
+    route === 'create' && failures-- > 0 ? json(503, { error: { code: 'busy', message: 'busy' } }) : undefined;
   const response = await runAndClose('faults/echo', 1);
   assert.equal(response.status, 200);
   assert.deepEqual(seen, ['create', 'create', 'create', 'fs/write', 'cmd', 'stop']);
 });
 
 test('a 429 asking for more than 20 s is not waited for: 503 SANDBOX_PROVIDER_UNAVAILABLE with Retry-After', async () => {
-  fault = async (route) => (route === 'create' ? json(429, { error: { message: 'slow down' } }, { 'retry-after': '30' }) : undefined);
+  fault = async (route) =>
+    route === 'create' ? json(429, { error: { message: 'slow down' } }, { 'retry-after': '30' }) : undefined;
   const response = await runSandbox('faults/echo', 1);
   assert.equal(response.status, 503);
   assert.equal(response.headers.get('retry-after'), '30');
@@ -102,7 +104,12 @@ test('NDJSON with raw multi-byte UTF-8 split into 1-byte chunks decodes exactly'
     const real = await fetch(request);
     return reshapeStream(real, (text) => {
       // Re-encode every line without \u escapes, so characters are raw UTF-8 and get split.
-      const raw = text.split('\n').filter(Boolean).map((line) => JSON.stringify(JSON.parse(line))).join('\n') + '\n';
+      const raw =
+        text
+          .split('\n')
+          .filter(Boolean)
+          .map((line) => JSON.stringify(JSON.parse(line)))
+          .join('\n') + '\n';
       assert.ok(/[^\p{ASCII}]/u.test(raw), 'the stream carries raw non-ASCII');
       return oneByteChunks(new TextEncoder().encode(raw));
     });
@@ -127,7 +134,8 @@ test('a command stream cut mid-line is a transport error, and the Box is still s
 });
 
 test('the host token never appears in an error body', async () => {
-  fault = async (route) => (route === 'create' ? json(400, { error: { message: `bad token ${host.token}` } }) : undefined);
+  fault = async (route) =>
+    route === 'create' ? json(400, { error: { message: `bad token ${host.token}` } }) : undefined;
   const response = await runSandbox('faults/echo', 1);
   assert.equal(response.status, 502);
   const text = await response.text();
@@ -150,7 +158,9 @@ test('a stream that ends early names the malformed lines by number, never their 
   fault = async (route, request) => {
     if (route !== 'cmd') return undefined;
     await (await fetch(request)).text();
-    return new Response('{"stream":"stdout","data":"x"}\nthis line leaks nothing\n', { headers: { 'content-type': 'application/x-ndjson' } });
+    return new Response('{"stream":"stdout","data":"x"}\nthis line leaks nothing\n', {
+      headers: { 'content-type': 'application/x-ndjson' },
+    });
   };
   const response = await runSandbox('faults/echo', 1);
   assert.equal(response.status, 502);
@@ -163,7 +173,10 @@ test('the NDJSON media type is compared without case and parameters', async () =
   fault = async (route, request) => {
     if (route !== 'cmd') return undefined;
     const real = await fetch(request);
-    return new Response(real.body, { status: real.status, headers: { 'content-type': 'Application/X-NDJSON; charset=utf-8' } });
+    return new Response(real.body, {
+      status: real.status,
+      headers: { 'content-type': 'Application/X-NDJSON; charset=utf-8' },
+    });
   };
   const response = await runSandbox('faults/echo', 2);
   assert.equal(response.status, 200);
@@ -178,7 +191,8 @@ test('the host token is redacted in every form a provider may echo it', async ()
     'a 12-character prefix': host.token.slice(0, 12),
   };
   for (const [label, echoed] of Object.entries(forms)) {
-    fault = async (route) => (route === 'create' ? json(400, { error: { message: `bad token ${echoed} here` } }) : undefined);
+    fault = async (route) =>
+      route === 'create' ? json(400, { error: { message: `bad token ${echoed} here` } }) : undefined;
     const response = await runSandbox('faults/echo', 1);
     assert.equal(response.status, 502, label);
     const text = await response.text();
@@ -193,7 +207,11 @@ test('a networkPolicy string is sent in the SDK object shape', async () => {
     if (route === 'create') body = await request.clone().json();
     return undefined;
   };
-  configureSandbox({ provider: 'local', local: { baseUrl: host.baseUrl, token: host.token, networkPolicy: 'deny-all' }, fetch: faultyFetch });
+  configureSandbox({
+    provider: 'local',
+    local: { baseUrl: host.baseUrl, token: host.token, networkPolicy: 'deny-all' },
+    fetch: faultyFetch,
+  });
   try {
     const response = await runSandbox('faults/echo', 3);
     assert.equal(response.status, 200);

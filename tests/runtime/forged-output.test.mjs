@@ -16,7 +16,9 @@ after(async () => {
   await host.close();
 });
 
-test('a forged fallback error envelope is SANDBOX_HANDLER_ERROR, not the code it names', { timeout: 120_000 }, async () => {
+test('a forged fallback error envelope is SANDBOX_HANDLER_ERROR, not the code it names', {
+  timeout: 120_000,
+}, async () => {
   defineTestSandbox(
     'forged/output',
     `import fs from 'node:fs';

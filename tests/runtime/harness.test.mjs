@@ -81,12 +81,15 @@ test('undefined result: result absent; JSON semantics for toJSON, boxed primitiv
   assert.equal(none.frame, '{"version":1,"ok":true}');
   const run = runBox({
     files: entryReturning(
-      '({ date: new Date(0), boxed: [Object(1), Object("s"), Object(false)], gone: undefined, holes: [undefined, 2],'
-      + ' custom: { toJSON(key) { return { key, inner: { toJSON: () => "once" } }; } } })',
+      '({ date: new Date(0), boxed: [Object(1), Object("s"), Object(false)], gone: undefined, holes: [undefined, 2],' +
+        ' custom: { toJSON(key) { return { key, inner: { toJSON: () => "once" } }; } } })',
     ),
   });
-  assert.equal(run.frame, '{"version":1,"ok":true,"result":{"date":"1970-01-01T00:00:00.000Z","boxed":[1,"s",false],'
-    + '"holes":[null,2],"custom":{"key":"custom","inner":"once"}}}');
+  assert.equal(
+    run.frame,
+    '{"version":1,"ok":true,"result":{"date":"1970-01-01T00:00:00.000Z","boxed":[1,"s",false],' +
+      '"holes":[null,2],"custom":{"key":"custom","inner":"once"}}}',
+  );
 });
 
 test('the input file and its sidecars are gone before the entry runs; argv is clean', () => {
@@ -121,8 +124,12 @@ test('user stdout/stderr, including a forged frame, does not corrupt the result'
   });
   assert.equal(run.status, 0);
   assert.equal(run.frame, '{"version":1,"ok":true,"result":"real"}');
-  assert.ok(run.stdout.endsWith(`no newline <<vite-hub-sandbox:\n<<vite-hub-sandbox:ffffffffffffffffffffffffffffffff>>`
-    + `{"version":1,"ok":true,"result":"forged"}\n<<vite-hub-sandbox:${NONCE}>>{"version":1,"ok":true,"result":"real"}\n`));
+  assert.ok(
+    run.stdout.endsWith(
+      `no newline <<vite-hub-sandbox:\n<<vite-hub-sandbox:ffffffffffffffffffffffffffffffff>>` +
+        `{"version":1,"ok":true,"result":"forged"}\n<<vite-hub-sandbox:${NONCE}>>{"version":1,"ok":true,"result":"real"}\n`,
+    ),
+  );
   assert.equal(run.stdout.split(`<<vite-hub-sandbox:${NONCE}>>`).length, 2);
   assert.equal(run.stderr, 'to stderr\n');
 });
@@ -163,7 +170,10 @@ test('handler throws: ok false with name and message, exit 1', () => {
   assert.equal(thrown.frame, '{"version":1,"ok":false,"error":{"name":"Error","message":"42"}}');
   // A plain object is shown as Node shows it uncaught, not as "[object Object]"; a message is kept.
   const object = runBox({ files: { 'index.mjs': 'export default () => { throw { code: 42, reason: "nope" }; };\n' } });
-  assert.equal(object.frame, '{"version":1,"ok":false,"error":{"name":"Error","message":"{ code: 42, reason: \'nope\' }"}}');
+  assert.equal(
+    object.frame,
+    '{"version":1,"ok":false,"error":{"name":"Error","message":"{ code: 42, reason: \'nope\' }"}}',
+  );
   const shaped = runBox({ files: { 'index.mjs': 'export default () => { throw { message: "bad input" }; };\n' } });
   assert.equal(shaped.frame, '{"version":1,"ok":false,"error":{"name":"Error","message":"bad input"}}');
   const long = runBox({ files: { 'index.mjs': 'export default () => { throw new Error("x".repeat(20000)); };\n' } });
@@ -173,7 +183,10 @@ test('handler throws: ok false with name and message, exit 1', () => {
 test('a default export that is not a function', () => {
   const run = runBox({ files: { 'index.mjs': 'export default { run() {} };\n' } });
   assert.equal(run.status, 1);
-  assert.equal(run.frame, '{"version":1,"ok":false,"error":{"name":"TypeError","message":"Definition index.mjs must default-export a function"}}');
+  assert.equal(
+    run.frame,
+    '{"version":1,"ok":false,"error":{"name":"TypeError","message":"Definition index.mjs must default-export a function"}}',
+  );
 });
 
 test('unsupported results: SANDBOX_SERIALIZATION_ERROR with type and path', () => {
@@ -201,24 +214,33 @@ test('unsupported results: SANDBOX_SERIALIZATION_ERROR with type and path', () =
   for (const [expression, type, where] of cases) {
     const run = runBox({ files: entryReturning(expression) });
     assert.equal(run.status, 1, expression);
-    assert.equal(run.frame, JSON.stringify({
-      version: 1,
-      ok: false,
-      error: {
-        name: 'TypeError',
-        message: `Sandbox result must be JSON-serializable; unsupported ${type} at "${where}".`,
-        code: 'SANDBOX_SERIALIZATION_ERROR',
-      },
-    }), expression);
+    assert.equal(
+      run.frame,
+      JSON.stringify({
+        version: 1,
+        ok: false,
+        error: {
+          name: 'TypeError',
+          message: `Sandbox result must be JSON-serializable; unsupported ${type} at "${where}".`,
+          code: 'SANDBOX_SERIALIZATION_ERROR',
+        },
+      }),
+      expression,
+    );
   }
 });
 
 test('what JSON carries on purpose still travels in a result: a Date, a class with toJSON, a prototype-less object, Buffer/Uint8Array sidecars', () => {
   const run = runBox({
-    files: entryReturning('({ when: new Date(0), price: new (class Money { toJSON() { return "3 EUR"; } })(), bare: Object.assign(Object.create(null), { k: "v" }) })'),
+    files: entryReturning(
+      '({ when: new Date(0), price: new (class Money { toJSON() { return "3 EUR"; } })(), bare: Object.assign(Object.create(null), { k: "v" }) })',
+    ),
   });
   assert.equal(run.status, 0, run.stderr);
-  assert.equal(run.frame, '{"version":1,"ok":true,"result":{"when":"1970-01-01T00:00:00.000Z","price":"3 EUR","bare":{"k":"v"}}}');
+  assert.equal(
+    run.frame,
+    '{"version":1,"ok":true,"result":{"when":"1970-01-01T00:00:00.000Z","price":"3 EUR","bare":{"k":"v"}}}',
+  );
 });
 
 test('shared (non-cyclic) references are allowed', () => {
@@ -229,19 +251,30 @@ test('shared (non-cyclic) references are allowed', () => {
 test('transfer limits: maxOutputBytes, maxDepth, maxSidecars, maxSidecarBytes', () => {
   const output = runBox({ files: entryReturning('"é".repeat(100)'), limits: { maxOutputBytes: 100 } });
   assert.equal(output.status, 1);
-  assert.equal(output.frame, '{"version":1,"ok":false,"error":{"name":"RangeError","message":"Sandbox result exceeds maxOutputBytes (235 > 100).",'
-    + '"code":"SANDBOX_TRANSFER_LIMIT","details":{"limit":"maxOutputBytes","value":235,"maximum":100}}}');
+  assert.equal(
+    output.frame,
+    '{"version":1,"ok":false,"error":{"name":"RangeError","message":"Sandbox result exceeds maxOutputBytes (235 > 100).",' +
+      '"code":"SANDBOX_TRANSFER_LIMIT","details":{"limit":"maxOutputBytes","value":235,"maximum":100}}}',
+  );
   const depth = runBox({ files: entryReturning('[[[1]]]'), limits: { maxDepth: 2 } });
   assert.deepEqual(JSON.parse(depth.frame).error, {
-    name: 'RangeError', message: 'Sandbox result exceeds maxDepth (3 > 2).',
-    code: 'SANDBOX_TRANSFER_LIMIT', details: { limit: 'maxDepth', value: 3, maximum: 2 },
+    name: 'RangeError',
+    message: 'Sandbox result exceeds maxDepth (3 > 2).',
+    code: 'SANDBOX_TRANSFER_LIMIT',
+    details: { limit: 'maxDepth', value: 3, maximum: 2 },
   });
-  assert.equal(runBox({ files: entryReturning('[[1]]'), limits: { maxDepth: 2 } }).frame, '{"version":1,"ok":true,"result":[[1]]}');
+  assert.equal(
+    runBox({ files: entryReturning('[[1]]'), limits: { maxDepth: 2 } }).frame,
+    '{"version":1,"ok":true,"result":[[1]]}',
+  );
   const binaryDepth = runBox({ files: entryReturning('[new Uint8Array(1)]'), limits: { maxDepth: 1 } });
   assert.deepEqual(JSON.parse(binaryDepth.frame).error.details, { limit: 'maxDepth', value: 2, maximum: 1 });
   const count = runBox({ files: entryReturning('[new Uint8Array(1), new Uint8Array(1)]'), limits: { maxSidecars: 1 } });
   assert.deepEqual(JSON.parse(count.frame).error.details, { limit: 'maxSidecars', value: 2, maximum: 1 });
-  const bytes = runBox({ files: entryReturning('[new Uint8Array(6), new Blob(["12345"])]'), limits: { maxSidecarBytes: 10 } });
+  const bytes = runBox({
+    files: entryReturning('[new Uint8Array(6), new Blob(["12345"])]'),
+    limits: { maxSidecarBytes: 10 },
+  });
   assert.deepEqual(JSON.parse(bytes.frame).error.details, { limit: 'maxSidecarBytes', value: 11, maximum: 10 });
   assert.equal(fs.existsSync(path.join(bytes.box, 'output.json.files')), false);
 });
@@ -255,13 +288,20 @@ export default (payload) => ({ sum: payload.a + payload.b });
   const run = runBox({ files: { 'index.mjs': recording }, payload: { a: 1, b: 2 } });
   assert.equal(run.frame, '{"version":1,"ok":true,"result":{"sum":3}}');
   const underHarness = fs.readFileSync(path.join(run.root, 'project', 'modules.txt'), 'utf8').split('\n');
-  const runner = "const m = await import('./index.mjs'); process.stdout.write(JSON.stringify(await m.default({ a: 1, b: 2 })));";
-  const bare = spawnSync(process.execPath, ['--input-type=module', '-e', runner], { cwd: path.join(run.root, 'project'), encoding: 'utf8' });
+  const runner =
+    "const m = await import('./index.mjs'); process.stdout.write(JSON.stringify(await m.default({ a: 1, b: 2 })));";
+  const bare = spawnSync(process.execPath, ['--input-type=module', '-e', runner], {
+    cwd: path.join(run.root, 'project'),
+    encoding: 'utf8',
+  });
   assert.equal(bare.stdout, '{"sum":3}');
   const underRunner = new Set(fs.readFileSync(path.join(run.root, 'project', 'modules.txt'), 'utf8').split('\n'));
   // (Each load of a built-in's ESM facade reads every export, lazy ones included: buffer's File,
   // fs's streams, util's parseArgs; fs.rmSync loads rimraf. The harness avoids all of them.)
-  assert.deepEqual(underHarness.filter((name) => !underRunner.has(name)), []);
+  assert.deepEqual(
+    underHarness.filter((name) => !underRunner.has(name)),
+    [],
+  );
 });
 
 test('an entry that prints nothing gets no output stream made: the harness frames to fd 1 itself', () => {
@@ -276,8 +316,15 @@ export default () => 'quiet';
   assert.equal(run.frame, '{"version":1,"ok":true,"result":"quiet"}');
   const loaded = fs.readFileSync(path.join(run.root, 'project', 'modules.txt'), 'utf8').split('\n');
   assert.ok(loaded.includes('NativeModule fs'), 'the recording lists built-ins');
-  const streamModules = ['NativeModule net', 'NativeModule internal/streams/writable', 'NativeModule internal/streams/duplex'];
-  assert.deepEqual(loaded.filter((name) => streamModules.includes(name)), []);
+  const streamModules = [
+    'NativeModule net',
+    'NativeModule internal/streams/writable',
+    'NativeModule internal/streams/duplex',
+  ];
+  assert.deepEqual(
+    loaded.filter((name) => streamModules.includes(name)),
+    [],
+  );
 });
 
 test('output the entry wrote is flushed before the frame even after it replaced process.stdout and its write', () => {
@@ -301,7 +348,10 @@ test('without process.getBuiltinModule (Node before 20.16) the harness imports i
   const preload = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'vhs-harness-preload-')), 'no-builtin-module.cjs');
   temporary.push(path.dirname(preload));
   fs.writeFileSync(preload, 'delete process.getBuiltinModule;\n');
-  const run = runBox({ files: entryReturning('({ ok: typeof process.getBuiltinModule })'), nodeOptions: ['--require', preload] });
+  const run = runBox({
+    files: entryReturning('({ ok: typeof process.getBuiltinModule })'),
+    nodeOptions: ['--require', preload],
+  });
   assert.equal(run.status, 0, run.stderr);
   assert.equal(run.frame, '{"version":1,"ok":true,"result":{"ok":"undefined"}}');
 });
@@ -326,8 +376,11 @@ export default async ({ blob, buf, u8 }, context) => ({
     context: { bin: { [MARKER]: { tag: 'binary', id: 3, kind: 'buffer' } } },
     sidecars: { 0: 'hi blob', 1: Buffer.from([0xde, 0xad]), 2: Buffer.from([1, 2, 255]), 3: 'ctx' },
   });
-  assert.equal(run.frame, '{"version":1,"ok":true,"result":{"blob":[true,"text/plain","hi blob"],"buf":[true,"dead"],'
-    + '"u8":[true,false,[1,2,255]],"ctx":[true,"ctx"]}}');
+  assert.equal(
+    run.frame,
+    '{"version":1,"ok":true,"result":{"blob":[true,"text/plain","hi blob"],"buf":[true,"dead"],' +
+      '"u8":[true,false,[1,2,255]],"ctx":[true,"ctx"]}}',
+  );
 });
 
 test('invalid input descriptors: SANDBOX_SERIALIZATION_ERROR', () => {
@@ -340,8 +393,11 @@ test('invalid input descriptors: SANDBOX_SERIALIZATION_ERROR', () => {
   ];
   for (const descriptor of invalid) {
     const run = runBox({ files: entryReturning('1'), payload: { x: { [MARKER]: descriptor } }, sidecars: { 0: 'x' } });
-    assert.equal(run.frame, '{"version":1,"ok":false,"error":{"name":"TypeError",'
-      + '"message":"Sandbox input contains an invalid value marker.","code":"SANDBOX_SERIALIZATION_ERROR"}}');
+    assert.equal(
+      run.frame,
+      '{"version":1,"ok":false,"error":{"name":"TypeError",' +
+        '"message":"Sandbox input contains an invalid value marker.","code":"SANDBOX_SERIALIZATION_ERROR"}}',
+    );
   }
   // JSON.stringify writes -0 as 0, so -0 is only reachable in raw JSON text.
   const rawMinusZero = runBox({
@@ -351,29 +407,35 @@ test('invalid input descriptors: SANDBOX_SERIALIZATION_ERROR', () => {
   });
   assert.equal(JSON.parse(rawMinusZero.frame).error.message, 'Sandbox input contains an invalid value marker.');
   const missing = runBox({ files: entryReturning('1'), payload: { [MARKER]: { tag: 'binary', id: 7, kind: 'blob' } } });
-  assert.equal(missing.frame, '{"version":1,"ok":false,"error":{"name":"TypeError",'
-    + '"message":"Sandbox input binary sidecar 7 does not exist.","code":"SANDBOX_SERIALIZATION_ERROR"}}');
+  assert.equal(
+    missing.frame,
+    '{"version":1,"ok":false,"error":{"name":"TypeError",' +
+      '"message":"Sandbox input binary sidecar 7 does not exist.","code":"SANDBOX_SERIALIZATION_ERROR"}}',
+  );
 });
 
 test('binary sidecars out: files with the right bytes and markers in walk order', () => {
   const run = runBox({
     files: entryReturning(
-      '({ u8: new Uint8Array([1, 2, 3]).subarray(1), nested: [new Blob(["héllo"], { type: "text/x" })],'
-      + ' buf: Buffer.from("buf"), viaToJSON: { toJSON: () => new Uint8Array([9]) } })',
+      '({ u8: new Uint8Array([1, 2, 3]).subarray(1), nested: [new Blob(["héllo"], { type: "text/x" })],' +
+        ' buf: Buffer.from("buf"), viaToJSON: { toJSON: () => new Uint8Array([9]) } })',
     ),
   });
   assert.equal(run.status, 0);
   const marker = (descriptor) => ({ [MARKER]: descriptor });
-  assert.equal(run.frame, JSON.stringify({
-    version: 1,
-    ok: true,
-    result: {
-      u8: marker({ tag: 'binary', id: 0, kind: 'uint8array' }),
-      nested: [marker({ tag: 'binary', id: 1, kind: 'blob', type: 'text/x' })],
-      buf: marker({ tag: 'binary', id: 2, kind: 'buffer' }),
-      viaToJSON: marker({ tag: 'binary', id: 3, kind: 'uint8array' }),
-    },
-  }));
+  assert.equal(
+    run.frame,
+    JSON.stringify({
+      version: 1,
+      ok: true,
+      result: {
+        u8: marker({ tag: 'binary', id: 0, kind: 'uint8array' }),
+        nested: [marker({ tag: 'binary', id: 1, kind: 'blob', type: 'text/x' })],
+        buf: marker({ tag: 'binary', id: 2, kind: 'buffer' }),
+        viaToJSON: marker({ tag: 'binary', id: 3, kind: 'uint8array' }),
+      },
+    }),
+  );
   const filesDir = path.join(run.box, 'output.json.files');
   assert.deepEqual(fs.readdirSync(filesDir).sort(), ['0', '1', '2', '3']);
   assert.deepEqual([...fs.readFileSync(path.join(filesDir, '0'))], [2, 3]);
@@ -383,32 +445,60 @@ test('binary sidecars out: files with the right bytes and markers in walk order'
 });
 
 test('marker-shaped objects are escaped both ways', () => {
-  const escaped = { [MARKER]: { tag: 'object', entries: [[MARKER, 'x'], ['n', { [MARKER]: { tag: 'object', entries: [[MARKER, 1]] } }]] } };
+  const escaped = {
+    [MARKER]: {
+      tag: 'object',
+      entries: [
+        [MARKER, 'x'],
+        ['n', { [MARKER]: { tag: 'object', entries: [[MARKER, 1]] } }],
+      ],
+    },
+  };
   const run = runBox({
     files: {
       'index.mjs': `export default (payload) => ({ seen: [Object.keys(payload), payload['${MARKER}'], payload.n['${MARKER}']], back: payload });\n`,
     },
     payload: escaped,
   });
-  assert.equal(run.frame, JSON.stringify({
-    version: 1,
-    ok: true,
-    result: { seen: [[MARKER, 'n'], 'x', 1], back: escaped },
-  }));
+  assert.equal(
+    run.frame,
+    JSON.stringify({
+      version: 1,
+      ok: true,
+      result: { seen: [[MARKER, 'n'], 'x', 1], back: escaped },
+    }),
+  );
 });
 
 test('a Response at the top level streams: head, body frames, end; a plain result never loads the Response global', () => {
   const run = runBox({
-    files: entryReturning('new Response("créé", { status: 201, statusText: "Created", headers: { "x-a": "1", "content-type": "text/plain" } })'),
+    files: entryReturning(
+      'new Response("créé", { status: 201, statusText: "Created", headers: { "x-a": "1", "content-type": "text/plain" } })',
+    ),
   });
   assert.equal(run.status, 0);
-  assert.deepEqual(run.frames.map((f) => JSON.parse(f)), [
-    { version: 1, frame: 'head', status: 201, statusText: 'Created', headers: [['content-type', 'text/plain'], ['x-a', '1']] },
-    { version: 1, frame: 'body', data: Buffer.from('créé').toString('base64') },
-    { version: 1, frame: 'end' },
-  ]);
+  assert.deepEqual(
+    run.frames.map((f) => JSON.parse(f)),
+    [
+      {
+        version: 1,
+        frame: 'head',
+        status: 201,
+        statusText: 'Created',
+        headers: [
+          ['content-type', 'text/plain'],
+          ['x-a', '1'],
+        ],
+      },
+      { version: 1, frame: 'body', data: Buffer.from('créé').toString('base64') },
+      { version: 1, frame: 'end' },
+    ],
+  );
   const empty = runBox({ files: entryReturning('new Response(null, { status: 204 })') });
-  assert.deepEqual(empty.frames, ['{"version":1,"frame":"head","status":204,"statusText":"","headers":[]}', '{"version":1,"frame":"end"}']);
+  assert.deepEqual(empty.frames, [
+    '{"version":1,"frame":"head","status":204,"statusText":"","headers":[]}',
+    '{"version":1,"frame":"end"}',
+  ]);
   // A body over maxOutputBytes ends with a limit error frame after the head.
   const big = runBox({ files: entryReturning('new Response("x".repeat(200))'), limits: { maxOutputBytes: 100 } });
   assert.equal(big.status, 1);
@@ -428,7 +518,11 @@ export default () => {
   });
   assert.equal(plain.status, 0);
   assert.equal(plain.frame, '{"version":1,"ok":true,"result":{"nested":{"status":1,"headers":{}},"n":1,"blob":null}}');
-  assert.equal(fs.readFileSync(path.join(plain.root, 'project', 'lazy.txt'), 'utf8'), 'function', 'Response is still unloaded');
+  assert.equal(
+    fs.readFileSync(path.join(plain.root, 'project', 'lazy.txt'), 'utf8'),
+    'function',
+    'Response is still unloaded',
+  );
 });
 
 test('a thrown error keeps its stack (the entry file and line)', () => {
@@ -496,5 +590,9 @@ export default () => 'real result';
   });
   assert.equal(run.status, 0, run.stderr);
   assert.equal(run.frame, '{"version":1,"ok":true,"result":"real result"}');
-  assert.equal(fs.existsSync(path.join(run.root, 'project', 'leak.txt')), false, 'the frame went through the replaced method');
+  assert.equal(
+    fs.existsSync(path.join(run.root, 'project', 'leak.txt')),
+    false,
+    'the frame went through the replaced method',
+  );
 });

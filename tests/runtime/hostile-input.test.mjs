@@ -4,7 +4,13 @@
 // still runs Definitions afterwards.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { configureSandbox, registerSandbox, runSandbox, setSandboxDefinitionLoader, listSandboxes } from '@vite-hub/sandbox';
+import {
+  configureSandbox,
+  registerSandbox,
+  runSandbox,
+  setSandboxDefinitionLoader,
+  listSandboxes,
+} from '@vite-hub/sandbox';
 import { useLocalHost, defineTestSandbox } from '../support/local-host.mjs';
 
 let host;
@@ -19,8 +25,12 @@ after(async () => {
 const thrower = () => {
   throw new Error('trap');
 };
-const trapAll = new Proxy({}, { get: thrower, ownKeys: thrower, getPrototypeOf: thrower, has: thrower, getOwnPropertyDescriptor: thrower });
-const trappedGetters = (keys) => Object.defineProperties({}, Object.fromEntries(keys.map((key) => [key, { get: thrower, enumerable: true }])));
+const trapAll = new Proxy(
+  {},
+  { get: thrower, ownKeys: thrower, getPrototypeOf: thrower, has: thrower, getOwnPropertyDescriptor: thrower },
+);
+const trappedGetters = (keys) =>
+  Object.defineProperties({}, Object.fromEntries(keys.map((key) => [key, { get: thrower, enumerable: true }])));
 const deep = (levels) => {
   let value = {};
   for (let i = 0; i < levels; i += 1) value = { next: value };
@@ -55,7 +65,10 @@ test('registerSandbox refuses hostile names and definitions with a SandboxError'
     'proxy definition': ['h/a', trapAll],
     'throwing files getter': ['h/b', trappedGetters(['files'])],
     'proxy files': ['h/c', { files: new Proxy([], { get: thrower }) }],
-    'files claiming a billion entries': ['h/d', { files: new Proxy([], { get: (t, k) => (k === 'length' ? 1e9 : undefined) }) }],
+    'files claiming a billion entries': [
+      'h/d',
+      { files: new Proxy([], { get: (t, k) => (k === 'length' ? 1e9 : undefined) }) },
+    ],
     'throwing path getter': ['h/e', { files: [trappedGetters(['path', 'content'])] }],
     'proxy file': ['h/f', { files: [trapAll] }],
     'content is a number': ['h/g', { files: [file('index.mjs', 42)] }],

@@ -41,10 +41,21 @@ after(async () => {
   await host?.close();
 });
 
-test("a postinstall finds neither the nonce nor the harness, so it cannot forge the Run's result", { timeout: 180_000 }, async () => {
+test("a postinstall finds neither the nonce nor the harness, so it cannot forge the Run's result", {
+  timeout: 180_000,
+}, async () => {
   registerSandbox('install/forge', {
     files: [
-      { path: 'package.json', content: JSON.stringify({ name: 'forge', private: true, type: 'module', dependencies: { slugify: '1.6.9' }, scripts: { postinstall: 'node forge.cjs' } }) },
+      {
+        path: 'package.json',
+        content: JSON.stringify({
+          name: 'forge',
+          private: true,
+          type: 'module',
+          dependencies: { slugify: '1.6.9' },
+          scripts: { postinstall: 'node forge.cjs' },
+        }),
+      },
       { path: 'package-lock.json', content: JSON.stringify({ name: 'forge', ...SLUGIFY_LOCK }) },
       { path: 'forge.cjs', content: FORGE },
       { path: 'index.mjs', content: INDEX },
@@ -54,5 +65,9 @@ test("a postinstall finds neither the nonce nor the harness, so it cannot forge 
   const body = await response.text();
   assert.equal(response.status, 200, body);
   assert.deepEqual(JSON.parse(body), { slug: 'forged-or-not', saw: { nonce: false, harness: false } });
-  assert.match(response.headers.get('server-timing') ?? '', /install;desc="[^"]+";dur=.*input;dur=/, 'the harness and input were staged after the install');
+  assert.match(
+    response.headers.get('server-timing') ?? '',
+    /install;desc="[^"]+";dur=.*input;dur=/,
+    'the harness and input were staged after the install',
+  );
 });

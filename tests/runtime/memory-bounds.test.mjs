@@ -60,7 +60,9 @@ test('runs printing 20 MiB each leave the heap within 20 MiB of where it started
   assert.ok(grown < 20 * MiB, `the heap grew by ${(grown / MiB).toFixed(1)} MiB over ${RUNS} runs of 20 MiB`);
 });
 
-test('six concurrent Runs printing 64 MiB each fit in a 96 MiB heap that also holds the in-process Box host', { timeout: 300_000 }, async () => {
+test('six concurrent Runs printing 64 MiB each fit in a 96 MiB heap that also holds the in-process Box host', {
+  timeout: 300_000,
+}, async () => {
   // A process of its own, with the heap bound: held output (a Run handle's history, the host's
   // replay) would crash it (it did, at one Run printing 60 MiB). Its cache is the suite's.
   const app = `
@@ -76,7 +78,10 @@ test('six concurrent Runs printing 64 MiB each fit in a 96 MiB heap that also ho
   `;
   const { stdout, stderr, code } = await runNode(['--max-old-space-size=96', '--input-type=module', '-e', app]);
   assert.equal(code, 0, stderr.slice(-2000));
-  assert.deepEqual(JSON.parse(stdout.trim().split('\n').pop()), Array.from({ length: 6 }, () => [200, '"quiet now"']));
+  assert.deepEqual(
+    JSON.parse(stdout.trim().split('\n').pop()),
+    Array.from({ length: 6 }, () => [200, '"quiet now"']),
+  );
 });
 
 test('a sparse result file far past maxOutputBytes is SANDBOX_TRANSFER_LIMIT, read by its size only', async () => {

@@ -51,7 +51,11 @@ test('every line a handler printed without back-pressure arrives through onLog, 
     assert.deepEqual(await response.json(), { printed: LINES });
     await run.closed();
     assert.deepEqual(stderr, ['stderr last']);
-    assert.equal(stdout.length, LINES, `${stdout.length} of ${LINES} lines arrived; the last: ${stdout.at(-1)?.slice(0, 12)}`);
+    assert.equal(
+      stdout.length,
+      LINES,
+      `${stdout.length} of ${LINES} lines arrived; the last: ${stdout.at(-1)?.slice(0, 12)}`,
+    );
     const pad = 'x'.repeat(90);
     for (let i = 0; i < LINES; i += 1) {
       const expected = `line ${String(i).padStart(7, '0')} ${pad}`;

@@ -34,12 +34,19 @@ process.exit(0);
 `;
 
 async function child(config) {
-  const { stdout } = await run(process.execPath, ['--input-type=module', '-e', CHILD, JSON.stringify(config)], { timeout: 60_000 });
+  const { stdout } = await run(process.execPath, ['--input-type=module', '-e', CHILD, JSON.stringify(config)], {
+    timeout: 60_000,
+  });
   return JSON.parse(stdout.trim().split('\n').at(-1));
 }
 
-test('the in-process host parks Node processes by default, and local.parked { size: 0 } turns it off', { skip: NO_BWRAP }, async () => {
-  const [parked, off] = await Promise.all([child({ provider: 'local' }), child({ provider: 'local', local: { parked: { size: 0 } } })]);
+test('the in-process host parks Node processes by default, and local.parked { size: 0 } turns it off', {
+  skip: NO_BWRAP,
+}, async () => {
+  const [parked, off] = await Promise.all([
+    child({ provider: 'local' }),
+    child({ provider: 'local', local: { parked: { size: 0 } } }),
+  ]);
   // The second Run's process waited in a spare Box made when the first Run's Box stopped, 2 s before.
   assert.ok(parked.second >= 1500, `default: the second Run's process was ${parked.second} ms old`);
   assert.ok(off.second < 1000, `size 0: the second Run's process was ${off.second} ms old`);
@@ -55,14 +62,27 @@ test('a bad local.parked number is SANDBOX_INVALID_ARGUMENT naming the key and i
   ];
   const refused = await Promise.all(cases.map(([parked]) => child({ provider: 'local', local: { parked } })));
   for (const [index, [parked, words]] of cases.entries()) {
-    assert.equal(refused[index].refused, 'SANDBOX_INVALID_ARGUMENT', `${JSON.stringify(parked)}: ${JSON.stringify(refused[index])}`);
+    assert.equal(
+      refused[index].refused,
+      'SANDBOX_INVALID_ARGUMENT',
+      `${JSON.stringify(parked)}: ${JSON.stringify(refused[index])}`,
+    );
     assert.match(refused[index].message, words);
   }
 });
 
 test('startBoxHost refuses a bad parked number naming parked.size / parked.idleMs and the range', async () => {
   const { startBoxHost } = await import('@vite-hub/sandbox/box-host');
-  await assert.rejects(startBoxHost({ isolation: 'none', parked: { size: 1.5 } }), /parked\.size must be an integer from 0 to 16, got 1\.5/);
-  await assert.rejects(startBoxHost({ isolation: 'none', parked: { size: -1 } }), /parked\.size must be an integer from 0 to 16, got -1/);
-  await assert.rejects(startBoxHost({ isolation: 'none', parked: { idleMs: 0 } }), /parked\.idleMs must be an integer number of ms from 1 to 3600000, got 0/);
+  await assert.rejects(
+    startBoxHost({ isolation: 'none', parked: { size: 1.5 } }),
+    /parked\.size must be an integer from 0 to 16, got 1\.5/,
+  );
+  await assert.rejects(
+    startBoxHost({ isolation: 'none', parked: { size: -1 } }),
+    /parked\.size must be an integer from 0 to 16, got -1/,
+  );
+  await assert.rejects(
+    startBoxHost({ isolation: 'none', parked: { idleMs: 0 } }),
+    /parked\.idleMs must be an integer number of ms from 1 to 3600000, got 0/,
+  );
 });

@@ -29,8 +29,13 @@ const held = process.getActiveResourcesInfo();
 process.on('exit', () => process.stdout.write(JSON.stringify({ phases, held })));
 `;
 
-test('a script that runs Definitions on the local provider exits on its own after its last Run', { timeout: 60_000 }, async () => {
-  const child = spawn(process.execPath, ['--input-type=module', '-e', SCRIPT], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+test('a script that runs Definitions on the local provider exits on its own after its last Run', {
+  timeout: 60_000,
+}, async () => {
+  const child = spawn(process.execPath, ['--input-type=module', '-e', SCRIPT], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk) => (stdout += chunk));
@@ -38,7 +43,10 @@ test('a script that runs Definitions on the local provider exits on its own afte
   const code = await new Promise((resolve) => child.on('exit', resolve));
   assert.equal(code, 0, stderr);
   const { phases, held } = JSON.parse(stdout);
-  assert.ok(!held.includes('TCPServerWrap'), `the host's server holds the event loop after the last Run: ${held.join(', ')}`);
+  assert.ok(
+    !held.includes('TCPServerWrap'),
+    `the host's server holds the event loop after the last Run: ${held.join(', ')}`,
+  );
   assert.ok(phases[0].includes('connect'), `the first Run set up the connection: ${phases[0]}`);
   assert.ok(!phases[1].includes('connect') && !phases[1].includes('host'), `the second Run was warm: ${phases[1]}`);
 });
@@ -62,7 +70,10 @@ process.stdout.write('closed');
 
 test('a script ending in await closeLocalBoxHost() exits 0, ten times in a row', { timeout: 180_000 }, async () => {
   for (let attempt = 1; attempt <= 10; attempt += 1) {
-    const child = spawn(process.execPath, ['--input-type=module', '-e', CLOSING_SCRIPT], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--input-type=module', '-e', CLOSING_SCRIPT], {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk) => (stdout += chunk));

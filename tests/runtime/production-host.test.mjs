@@ -32,13 +32,28 @@ function runWithout(hidden, config) {
   const { NODE_ENV: _, ...env } = process.env;
   const cache = fs.mkdtempSync(path.join(os.tmpdir(), 'vhs-production-'));
   const mounts = hidden.map((tool) => `mount --bind /dev/null ${tool} && `).join('');
-  const args = ['--mount', '--propagation', 'private', '--', 'sh', '-c', `${mounts}exec "$0" --input-type=module -e "$1"`, process.execPath, SCRIPT];
+  const args = [
+    '--mount',
+    '--propagation',
+    'private',
+    '--',
+    'sh',
+    '-c',
+    `${mounts}exec "$0" --input-type=module -e "$1"`,
+    process.execPath,
+    SCRIPT,
+  ];
   return new Promise((resolve, reject) => {
-    execFile('unshare', args, { cwd: root, env: { ...env, XDG_CACHE_HOME: cache, VHS_TEST_CONFIG: JSON.stringify(config) }, timeout: 60_000 }, (error, stdout, stderr) => {
-      fs.rmSync(cache, { recursive: true, force: true });
-      if (error) reject(new Error(`${error.message}\n${stderr}`));
-      else resolve(JSON.parse(stdout));
-    });
+    execFile(
+      'unshare',
+      args,
+      { cwd: root, env: { ...env, XDG_CACHE_HOME: cache, VHS_TEST_CONFIG: JSON.stringify(config) }, timeout: 60_000 },
+      (error, stdout, stderr) => {
+        fs.rmSync(cache, { recursive: true, force: true });
+        if (error) reject(new Error(`${error.message}\n${stderr}`));
+        else resolve(JSON.parse(stdout));
+      },
+    );
   });
 }
 
@@ -50,25 +65,41 @@ const refusal = ({ status, body }) => {
 };
 
 const skipNoIsolation = NOT_ROOT || (fs.existsSync('/usr/bin/bwrap') ? false : 'no /usr/bin/bwrap to hide');
-const skipNoBoxNetwork = NOT_ROOT || NO_BWRAP || (fs.existsSync('/usr/bin/slirp4netns') ? false : 'no /usr/bin/slirp4netns to hide');
+const skipNoBoxNetwork =
+  NOT_ROOT || NO_BWRAP || (fs.existsSync('/usr/bin/slirp4netns') ? false : 'no /usr/bin/slirp4netns to hide');
 
-test('production: true in the config refuses Boxes without isolation, as NODE_ENV=production does', { skip: skipNoIsolation, timeout: 90_000 }, async () => {
+test('production: true in the config refuses Boxes without isolation, as NODE_ENV=production does', {
+  skip: skipNoIsolation,
+  timeout: 90_000,
+}, async () => {
   const message = refusal(await runWithout(['/usr/bin/bwrap'], { production: true }));
   assert.match(message, /refuses to run Boxes without isolation in production.*isolation: 'none'/);
   // The explicit acceptance still runs, and without production nothing is refused.
-  assert.deepEqual(await runWithout(['/usr/bin/bwrap'], { production: true, local: { isolation: 'none' } }), { status: 200, body: '"ran"' });
+  assert.deepEqual(await runWithout(['/usr/bin/bwrap'], { production: true, local: { isolation: 'none' } }), {
+    status: 200,
+    body: '"ran"',
+  });
   assert.deepEqual(await runWithout(['/usr/bin/bwrap'], {}), { status: 200, body: '"ran"' });
 });
 
-test('in production an allow-all Box without a Box network is refused, naming local.shareHostNetwork', { skip: skipNoBoxNetwork, timeout: 120_000 }, async () => {
+test('in production an allow-all Box without a Box network is refused, naming local.shareHostNetwork', {
+  skip: skipNoBoxNetwork,
+  timeout: 120_000,
+}, async () => {
   const message = refusal(await runWithout(['/usr/bin/slirp4netns'], { production: true }));
   assert.match(message, /allow-all Boxes in production without a Box network/);
   assert.match(message, /loopback.*abstract Unix sockets/);
   assert.match(message, /shareHostNetwork: true/);
   // Accepted explicitly; deny-all needs no Box network; outside production it runs (and the
   // start-up line says what it shares).
-  assert.deepEqual(await runWithout(['/usr/bin/slirp4netns'], { production: true, local: { shareHostNetwork: true } }), { status: 200, body: '"ran"' });
-  assert.deepEqual(await runWithout(['/usr/bin/slirp4netns'], { production: true, local: { networkPolicy: 'deny-all' } }), { status: 200, body: '"ran"' });
+  assert.deepEqual(
+    await runWithout(['/usr/bin/slirp4netns'], { production: true, local: { shareHostNetwork: true } }),
+    { status: 200, body: '"ran"' },
+  );
+  assert.deepEqual(
+    await runWithout(['/usr/bin/slirp4netns'], { production: true, local: { networkPolicy: 'deny-all' } }),
+    { status: 200, body: '"ran"' },
+  );
   assert.deepEqual(await runWithout(['/usr/bin/slirp4netns'], {}), { status: 200, body: '"ran"' });
 });
 
@@ -78,11 +109,27 @@ test('in production an allow-all Box without a Box network is refused, naming lo
  */
 async function createOnCliHost(args) {
   const cache = fs.mkdtempSync(path.join(os.tmpdir(), 'vhs-production-'));
-  const child = spawn('unshare', ['--mount', '--propagation', 'private', '--', 'sh', '-c', 'mount --bind /dev/null /usr/bin/slirp4netns && exec "$0" "$@"', process.execPath, path.join(root, 'dist/cli.mjs'), 'host', ...args], {
-    cwd: root,
-    env: { ...process.env, NODE_ENV: 'production', XDG_CACHE_HOME: cache },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    'unshare',
+    [
+      '--mount',
+      '--propagation',
+      'private',
+      '--',
+      'sh',
+      '-c',
+      'mount --bind /dev/null /usr/bin/slirp4netns && exec "$0" "$@"',
+      process.execPath,
+      path.join(root, 'dist/cli.mjs'),
+      'host',
+      ...args,
+    ],
+    {
+      cwd: root,
+      env: { ...process.env, NODE_ENV: 'production', XDG_CACHE_HOME: cache },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   try {
     const line = await new Promise((resolve, reject) => {
       let out = '';
@@ -93,9 +140,17 @@ async function createOnCliHost(args) {
       child.on('exit', (code) => reject(new Error(`the host exited ${code}`)));
     });
     const { baseUrl, token } = JSON.parse(line);
-    const created = await fetch(`${baseUrl}/v3/sandboxes`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: '{}' });
+    const created = await fetch(`${baseUrl}/v3/sandboxes`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: '{}',
+    });
     const body = await created.json();
-    if (created.ok) await fetch(`${baseUrl}/v2/sandboxes/sessions/${body.session.id}/stop`, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+    if (created.ok)
+      await fetch(`${baseUrl}/v2/sandboxes/sessions/${body.session.id}/stop`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}` },
+      });
     return { status: created.status, body };
   } finally {
     const exited = new Promise((resolve) => child.once('exit', resolve));
@@ -105,7 +160,10 @@ async function createOnCliHost(args) {
   }
 }
 
-test('vite-hub-sandbox host --share-host-network accepts what a production host refuses without it', { skip: skipNoBoxNetwork, timeout: 90_000 }, async () => {
+test('vite-hub-sandbox host --share-host-network accepts what a production host refuses without it', {
+  skip: skipNoBoxNetwork,
+  timeout: 90_000,
+}, async () => {
   const refused = await createOnCliHost([]);
   assert.equal(refused.status, 503, JSON.stringify(refused.body));
   assert.match(JSON.stringify(refused.body), /shareHostNetwork/);

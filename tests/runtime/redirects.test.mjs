@@ -60,8 +60,15 @@ function assertRefused(answer, code) {
 }
 
 describe('Node: the local provider', () => {
-  for (const [code, same] of [[307, false], [308, false], [302, false], [307, true]]) {
-    test(`a ${code} to ${same ? 'the same' : 'another'} origin is not followed: SANDBOX_TRANSPORT_ERROR, the token never leaves`, { timeout: 60_000 }, async () => {
+  for (const [code, same] of [
+    [307, false],
+    [308, false],
+    [302, false],
+    [307, true],
+  ]) {
+    test(`a ${code} to ${same ? 'the same' : 'another'} origin is not followed: SANDBOX_TRANSPORT_ERROR, the token never leaves`, {
+      timeout: 60_000,
+    }, async () => {
       [status, sameOrigin, recorded] = [code, same, []];
       configureSandbox({ provider: 'local', local: { baseUrl: redirectorUrl(), token: TOKEN } });
       defineTestSandbox('redirect/echo', 'export default (payload) => ({ echoed: payload });');
@@ -87,17 +94,25 @@ export default {
 `;
   let worker;
   before(async () => {
-    worker = await sandboxWorkerOnBoxHost(WORKER, 'cf-redirects', { bindings: { REDIRECTOR_URL: redirectorUrl(), REDIRECT_TOKEN: TOKEN } });
+    worker = await sandboxWorkerOnBoxHost(WORKER, 'cf-redirects', {
+      bindings: { REDIRECTOR_URL: redirectorUrl(), REDIRECT_TOKEN: TOKEN },
+    });
   });
   after(async () => {
     await worker?.close();
   });
 
-  test('a 307 to another origin is not followed: SANDBOX_TRANSPORT_ERROR, no Authorization reaches it', { timeout: 60_000 }, async () => {
+  test('a 307 to another origin is not followed: SANDBOX_TRANSPORT_ERROR, no Authorization reaches it', {
+    timeout: 60_000,
+  }, async () => {
     [status, sameOrigin, recorded] = [307, false, []];
     const answer = await (await worker.miniflare.dispatchFetch('http://worker.test/')).json();
     assertRefused(answer, 307);
-    assert.deepEqual(recorded.filter((request) => request.authorization !== null), [], 'no Authorization reached the other origin');
+    assert.deepEqual(
+      recorded.filter((request) => request.authorization !== null),
+      [],
+      'no Authorization reached the other origin',
+    );
     assert.deepEqual(recorded, [], 'nothing reached the other origin');
   });
 });

@@ -27,26 +27,52 @@ async function rejectsWith(promise, code, status, pattern) {
 }
 
 test('a Web Request: JSON body, empty body, any content type', async () => {
-  assert.deepEqual(await readRequestPayload(post('{"name":"Ada","tags":["a"]}', { 'content-type': 'application/json' })), { name: 'Ada', tags: ['a'] });
+  assert.deepEqual(
+    await readRequestPayload(post('{"name":"Ada","tags":["a"]}', { 'content-type': 'application/json' })),
+    { name: 'Ada', tags: ['a'] },
+  );
   // curl -d without -H sends application/x-www-form-urlencoded: the bytes decide.
-  assert.deepEqual(await readRequestPayload(post('[1,2]', { 'content-type': 'application/x-www-form-urlencoded' })), [1, 2]);
+  assert.deepEqual(
+    await readRequestPayload(post('[1,2]', { 'content-type': 'application/x-www-form-urlencoded' })),
+    [1, 2],
+  );
   assert.equal(await readRequestPayload(post('')), undefined);
   assert.equal(await readRequestPayload(new Request('http://app.test/api')), undefined);
   assert.equal(await readRequestPayload(post('  \n')), undefined);
 });
 
 test('bad JSON, bad UTF-8, an already-read body and a non-request are SANDBOX_INVALID_ARGUMENT (400)', async () => {
-  await rejectsWith(readRequestPayload(post('{"name":')), 'SANDBOX_INVALID_ARGUMENT', 400, /^the request body is not valid JSON \(.+\); send the payload as JSON$/);
-  await rejectsWith(readRequestPayload(post(new Uint8Array([0x22, 0xff, 0x22]))), 'SANDBOX_INVALID_ARGUMENT', 400, /not UTF-8/);
+  await rejectsWith(
+    readRequestPayload(post('{"name":')),
+    'SANDBOX_INVALID_ARGUMENT',
+    400,
+    /^the request body is not valid JSON \(.+\); send the payload as JSON$/,
+  );
+  await rejectsWith(
+    readRequestPayload(post(new Uint8Array([0x22, 0xff, 0x22]))),
+    'SANDBOX_INVALID_ARGUMENT',
+    400,
+    /not UTF-8/,
+  );
   const used = post('{}');
   await used.text();
   await rejectsWith(readRequestPayload(used), 'SANDBOX_INVALID_ARGUMENT', 400, /already read/);
-  await rejectsWith(readRequestPayload({ body: '{}' }), 'SANDBOX_INVALID_ARGUMENT', 400, /expects a Web Request, an h3 v2 event/);
+  await rejectsWith(
+    readRequestPayload({ body: '{}' }),
+    'SANDBOX_INVALID_ARGUMENT',
+    400,
+    /expects a Web Request, an h3 v2 event/,
+  );
   await rejectsWith(readRequestPayload(post('{}'), { maxBytes: -1 }), 'SANDBOX_INVALID_ARGUMENT', 400, /maxBytes/);
 });
 
 test('a body past maxBytes is SANDBOX_TRANSFER_LIMIT (413), also when streamed without a length', async () => {
-  const error = await rejectsWith(readRequestPayload(post('{"a":"0123456789"}'), { maxBytes: 8 }), 'SANDBOX_TRANSFER_LIMIT', 413, /larger than 8 bytes, the limit of readRequestPayload \(options\.maxBytes, default 4194304: the default transfer\.maxInputBytes\)/);
+  const error = await rejectsWith(
+    readRequestPayload(post('{"a":"0123456789"}'), { maxBytes: 8 }),
+    'SANDBOX_TRANSFER_LIMIT',
+    413,
+    /larger than 8 bytes, the limit of readRequestPayload \(options\.maxBytes, default 4194304: the default transfer\.maxInputBytes\)/,
+  );
   assert.deepEqual(error.details, { limit: 'maxBytes', value: 18, maximum: 8 });
   const stream = new ReadableStream({
     pull(controller) {
@@ -62,7 +88,10 @@ test('a body past maxBytes is SANDBOX_TRANSFER_LIMIT (413), also when streamed w
 
 test('a Standard Schema (zod) checks the payload: its output, or every issue by path', async () => {
   const Order = z.object({ id: z.string(), items: z.array(z.object({ qty: z.number().int() })) });
-  assert.deepEqual(await readValidatedPayload(post('{"id":"o1","items":[{"qty":2}],"extra":true}'), Order), { id: 'o1', items: [{ qty: 2 }] });
+  assert.deepEqual(await readValidatedPayload(post('{"id":"o1","items":[{"qty":2}],"extra":true}'), Order), {
+    id: 'o1',
+    items: [{ qty: 2 }],
+  });
   const error = await rejectsWith(
     readValidatedPayload(post('{"id":7,"items":[{"qty":1},{"qty":"2"}]}'), Order),
     'SANDBOX_INVALID_ARGUMENT',
@@ -82,10 +111,18 @@ test('a function schema returns the payload or throws; a non-schema is a TypeErr
     return { n: value.n * 2 };
   };
   assert.deepEqual(await readValidatedPayload(post('{"n":21}'), parse), { n: 42 });
-  const error = await rejectsWith(readValidatedPayload(post('{"n":"x"}'), parse), 'SANDBOX_INVALID_ARGUMENT', 400, /^the request payload was refused: n must be a number$/);
+  const error = await rejectsWith(
+    readValidatedPayload(post('{"n":"x"}'), parse),
+    'SANDBOX_INVALID_ARGUMENT',
+    400,
+    /^the request payload was refused: n must be a number$/,
+  );
   assert.equal(error.cause.message, 'n must be a number');
   await assert.rejects(readValidatedPayload(post('{}'), { parse }), TypeError);
-  await assert.rejects(readValidatedPayload(post('{}'), { '~standard': { version: 2, validate() {} } }), /not Standard Schema v1/);
+  await assert.rejects(
+    readValidatedPayload(post('{}'), { '~standard': { version: 2, validate() {} } }),
+    /not Standard Schema v1/,
+  );
 });
 
 test('an h3 v2 event (event.req): the payload, and h3 answers a bad body with 400', async () => {
@@ -108,7 +145,9 @@ test('an h3 v2 event (event.req): the payload, and h3 answers a bad body with 40
   assert.deepEqual(answer.data, { code: 'SANDBOX_INVALID_ARGUMENT', message: answer.message });
   assert.equal((await bad.json()).data.code, 'SANDBOX_INVALID_ARGUMENT');
   // The error a route catches still has the SandboxError's code and status.
-  const caught = await readRequestPayload({ req: new Request('http://app.test/', { method: 'POST', body: '{' }) }).catch((error) => error);
+  const caught = await readRequestPayload({
+    req: new Request('http://app.test/', { method: 'POST', body: '{' }),
+  }).catch((error) => error);
   assert.equal(caught.code, 'SANDBOX_INVALID_ARGUMENT');
   assert.equal(caught.status, 400);
   assert.equal(caught.cause.name, 'SandboxError');
@@ -132,14 +171,21 @@ test('an h3 v1 event (event.node.req): the payload, and h3 readBody still works 
       return { ours: await readRequestPayload(event), theirs };
     }),
   );
-  router.post('/checked', h3v1.eventHandler(async (event) => readValidatedPayload(event, z.object({ n: z.number() }))));
-  router.post('/limited', h3v1.eventHandler(async (event) => readRequestPayload(event, { maxBytes: 4 })));
+  router.post(
+    '/checked',
+    h3v1.eventHandler(async (event) => readValidatedPayload(event, z.object({ n: z.number() }))),
+  );
+  router.post(
+    '/limited',
+    h3v1.eventHandler(async (event) => readRequestPayload(event, { maxBytes: 4 })),
+  );
   app.use(router);
   const server = createServer(h3v1.toNodeListener(app)).listen(0, '127.0.0.1');
   t.after(() => server.close());
   await once(server, 'listening');
   const base = `http://127.0.0.1:${server.address().port}`;
-  const send = (path, body) => fetch(`${base}${path}`, { method: 'POST', body, headers: { 'content-type': 'application/json' } });
+  const send = (path, body) =>
+    fetch(`${base}${path}`, { method: 'POST', body, headers: { 'content-type': 'application/json' } });
 
   const both = await send('/both', '{"a":[1,2]}');
   assert.equal(both.status, 200);

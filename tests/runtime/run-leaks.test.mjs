@@ -27,12 +27,23 @@ after(async () => {
  */
 function manyRuns() {
   const script = fileURLToPath(new URL('../support/many-runs.mjs', import.meta.url));
-  const env = { ...process.env, BOX_HOST_URL: host.baseUrl, BOX_HOST_TOKEN: host.token, RUNS: String(RUNS), WARM_RUNS: String(WARM_RUNS) };
+  const env = {
+    ...process.env,
+    BOX_HOST_URL: host.baseUrl,
+    BOX_HOST_TOKEN: host.token,
+    RUNS: String(RUNS),
+    WARM_RUNS: String(WARM_RUNS),
+  };
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, ['--expose-gc', '--no-opt', '--no-maglev', '--no-sparkplug', script], { env, maxBuffer: 1024 * KiB }, (error, stdout, stderr) => {
-      if (error) reject(new Error(`the Runs failed: ${stderr || error.message}`));
-      else resolve(JSON.parse(stdout.trim().split('\n').at(-1)));
-    });
+    execFile(
+      process.execPath,
+      ['--expose-gc', '--no-opt', '--no-maglev', '--no-sparkplug', script],
+      { env, maxBuffer: 1024 * KiB },
+      (error, stdout, stderr) => {
+        if (error) reject(new Error(`the Runs failed: ${stderr || error.message}`));
+        else resolve(JSON.parse(stdout.trim().split('\n').at(-1)));
+      },
+    );
   });
 }
 
@@ -43,5 +54,8 @@ test('1,000 Runs leave no AbortController, closure or heap behind them', { timeo
   assert.ok(end.controllers - warm.controllers <= 4, `live AbortControllers grew over ${runs} Runs: ${detail}`);
   assert.ok(end.closures - warm.closures <= 8, `live wasm-bindgen closures grew over ${runs} Runs: ${detail}`);
   // 2.2 KiB a Run before the fix (issue 32); GC leaves a few hundred KiB of noise either way.
-  assert.ok(end.heapBytes - warm.heapBytes < runs * KiB, `the heap after GC grew by ${((end.heapBytes - warm.heapBytes) / KiB).toFixed(0)} KiB over ${runs} Runs: ${detail}`);
+  assert.ok(
+    end.heapBytes - warm.heapBytes < runs * KiB,
+    `the heap after GC grew by ${((end.heapBytes - warm.heapBytes) / KiB).toFixed(0)} KiB over ${runs} Runs: ${detail}`,
+  );
 });

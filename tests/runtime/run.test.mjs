@@ -54,7 +54,10 @@ test('undefined is 204 and a returned Response is revived', async () => {
   const empty = await runSandbox('ok/nothing');
   assert.equal(empty.status, 204);
   assert.equal(await empty.text(), '');
-  defineTestSandbox('ok/response', `export default () => new Response('made', { status: 201, headers: { 'x-made-by': 'box' } });`);
+  defineTestSandbox(
+    'ok/response',
+    `export default () => new Response('made', { status: 201, headers: { 'x-made-by': 'box' } });`,
+  );
   const made = await runSandbox('ok/response');
   assert.equal(made.status, 201);
   assert.equal(made.headers.get('x-made-by'), 'box');
@@ -64,16 +67,20 @@ test('undefined is 204 and a returned Response is revived', async () => {
   assert.equal(await made.text(), 'made');
 });
 
-test('only the runtime\'s own failure Responses carry x-vite-hub-sandbox-error: an entry cannot forge a package error', async () => {
+test("only the runtime's own failure Responses carry x-vite-hub-sandbox-error: an entry cannot forge a package error", async () => {
   // An entry answering exactly what the runtime's timeout looks like, header included.
   defineTestSandbox(
     'ok/forged-error',
     `export default () => Response.json({ error: { code: 'SANDBOX_TIMEOUT', message: 'Sandbox "ok/forged-error" timed out after 300000ms.', details: { timeoutMs: 300000 } } }, { status: 504, headers: { 'x-vite-hub-sandbox-error': 'SANDBOX_TIMEOUT', 'x-own': 'kept' } });`,
   );
   const forged = await runSandbox('ok/forged-error');
-  assert.equal(forged.status, 504, 'the entry\'s Response as it is...');
+  assert.equal(forged.status, 504, "the entry's Response as it is...");
   assert.equal(forged.headers.get('x-own'), 'kept');
-  assert.equal(forged.headers.get('x-vite-hub-sandbox-error'), null, '...but the runtime\'s header is not the entry\'s to set');
+  assert.equal(
+    forged.headers.get('x-vite-hub-sandbox-error'),
+    null,
+    "...but the runtime's header is not the entry's to set",
+  );
   const runner = await resolveSandboxRunner('ok/forged-error');
   await assert.rejects(runner.run(), (error) => {
     assert.equal(error.name, 'SandboxError');
@@ -85,7 +92,10 @@ test('only the runtime\'s own failure Responses carry x-vite-hub-sandbox-error: 
   defineTestSandbox('ok/own-error', `export default () => { throw new Error('own'); };`);
   const own = await runSandbox('ok/own-error');
   assert.equal(own.headers.get('x-vite-hub-sandbox-error'), 'SANDBOX_HANDLER_ERROR');
-  await assert.rejects((await resolveSandboxRunner('ok/own-error')).run(), (error) => error.code === 'SANDBOX_HANDLER_ERROR' && /own/.test(error.message));
+  await assert.rejects(
+    (await resolveSandboxRunner('ok/own-error')).run(),
+    (error) => error.code === 'SANDBOX_HANDLER_ERROR' && /own/.test(error.message),
+  );
 });
 
 test('a throwing entry gives 500 SANDBOX_HANDLER_ERROR with its message', async () => {
@@ -108,15 +118,28 @@ test('a failed entry explains itself: the last 4 KiB of what it printed, without
   const { error } = await response.json();
   assert.equal(error.code, 'SANDBOX_HANDLER_ERROR');
   assert.match(error.details.stderr, /fatal: boom on stderr/);
-  assert.ok(error.details.stdout.endsWith(' stdout-end\n') && error.details.stdout.length <= 4096, error.details.stdout.length);
-  assert.doesNotMatch(error.details.stdout, /vite-hub-sandbox:/, 'the harness frame (and its nonce) is not the entry\'s output');
+  assert.ok(
+    error.details.stdout.endsWith(' stdout-end\n') && error.details.stdout.length <= 4096,
+    error.details.stdout.length,
+  );
+  assert.doesNotMatch(
+    error.details.stdout,
+    /vite-hub-sandbox:/,
+    "the harness frame (and its nonce) is not the entry's output",
+  );
 
-  defineTestSandbox('fail/exits', `export default () => { console.error('giving up: no config'); process.exitCode = 9; process.kill(process.pid, 'SIGKILL'); };`);
+  defineTestSandbox(
+    'fail/exits',
+    `export default () => { console.error('giving up: no config'); process.exitCode = 9; process.kill(process.pid, 'SIGKILL'); };`,
+  );
   const exited = await (await runSandbox('fail/exits', {})).json();
   assert.equal(exited.error.code, 'SANDBOX_HANDLER_ERROR');
   assert.match(exited.error.details.stderr, /giving up: no config/);
   // SIGKILL is how the Box's memory limit ends an entry: the message says so.
-  assert.equal(exited.error.message, 'Sandbox "fail/exits" exited with code 137 (SIGKILL: a kill, or the Box\'s memory limit) before producing a result.');
+  assert.equal(
+    exited.error.message,
+    'Sandbox "fail/exits" exited with code 137 (SIGKILL: a kill, or the Box\'s memory limit) before producing a result.',
+  );
 });
 
 test('what the entry prints never corrupts the result, not even a forged frame', async () => {
@@ -155,8 +178,15 @@ test('an input that is not JSON-serializable gives 400 before any provider reque
 });
 
 test('a result JSON would silently turn into {} (a Map, a Set, a class instance) is refused like a payload: SANDBOX_SERIALIZATION_ERROR (500) naming its path', async () => {
-  defineTestSandbox('ok/lossy-result', 'export default (kind) => kind === "map" ? { tags: new Map([["a", 1]]) } : kind === "set" ? [new Set([1])] : { at: new (class Point { constructor() { this.x = 1; } })() };');
-  for (const [kind, what, path] of [['map', 'Map', 'result.tags'], ['set', 'Set', 'result.0'], ['point', 'Point instance', 'result.at']]) {
+  defineTestSandbox(
+    'ok/lossy-result',
+    'export default (kind) => kind === "map" ? { tags: new Map([["a", 1]]) } : kind === "set" ? [new Set([1])] : { at: new (class Point { constructor() { this.x = 1; } })() };',
+  );
+  for (const [kind, what, path] of [
+    ['map', 'Map', 'result.tags'],
+    ['set', 'Set', 'result.0'],
+    ['point', 'Point instance', 'result.at'],
+  ]) {
     const response = await runSandbox('ok/lossy-result', kind);
     assert.equal(response.status, 500, kind);
     const { error } = await response.json();
@@ -168,7 +198,11 @@ test('a result JSON would silently turn into {} (a Map, a Set, a class instance)
 test('values JSON would silently drop are refused with their path, before any provider request', async () => {
   host.resetCounters();
   defineTestSandbox('ok/echo-lossy', 'export default (payload) => payload;');
-  class Point { constructor() { this.x = 1; } }
+  class Point {
+    constructor() {
+      this.x = 1;
+    }
+  }
   // biome-ignore lint/suspicious/noSparseArray: a hole is the input under test
   const sparse = [1, , 3];
   const cases = [
@@ -184,24 +218,41 @@ test('values JSON would silently drop are refused with their path, before any pr
     assert.equal(response.status, 400, kind);
     const { error } = await response.json();
     assert.equal(error.code, 'SANDBOX_SERIALIZATION_ERROR', kind);
-    assert.match(error.message, new RegExp(`unsupported ${kind.replace(/[()]/g, '\\$&')} at "${path.replaceAll('.', '\\.')}"`), error.message);
+    assert.match(
+      error.message,
+      new RegExp(`unsupported ${kind.replace(/[()]/g, '\\$&')} at "${path.replaceAll('.', '\\.')}"`),
+      error.message,
+    );
   }
   assert.equal(host.counters().total, 0);
   // What JSON carries on purpose still travels: a Date as its ISO string, a class with toJSON,
   // an object without a prototype.
   const bare = Object.assign(Object.create(null), { k: 'v' });
-  class Money { toJSON() { return '3 EUR'; } }
+  class Money {
+    toJSON() {
+      return '3 EUR';
+    }
+  }
   const ok = await runSandbox('ok/echo-lossy', { when: new Date(0), price: new Money(), bare });
   assert.equal(ok.status, 200);
   assert.deepEqual(await ok.json(), { when: '1970-01-01T00:00:00.000Z', price: '3 EUR', bare: { k: 'v' } });
 });
 
 test('a File keeps its name, type and lastModified inside the Box', async () => {
-  defineTestSandbox('ok/file', 'export default ({ upload }) => ({ isFile: upload instanceof File, name: upload.name, type: upload.type, lastModified: upload.lastModified, text: "" });');
+  defineTestSandbox(
+    'ok/file',
+    'export default ({ upload }) => ({ isFile: upload instanceof File, name: upload.name, type: upload.type, lastModified: upload.lastModified, text: "" });',
+  );
   const upload = new File(['héllo'], 'notes é.txt', { type: 'text/plain', lastModified: 1_700_000_000_000 });
   const response = await runSandbox('ok/file', { upload });
   assert.equal(response.status, 200);
-  assert.deepEqual(await response.json(), { isFile: true, name: 'notes é.txt', type: 'text/plain', lastModified: 1_700_000_000_000, text: '' });
+  assert.deepEqual(await response.json(), {
+    isFile: true,
+    name: 'notes é.txt',
+    type: 'text/plain',
+    lastModified: 1_700_000_000_000,
+    text: '',
+  });
 });
 
 test('a payload over maxInputBytes gives 413 before any provider request', async () => {
@@ -227,7 +278,9 @@ test('an unknown name gives 500 SANDBOX_NOT_FOUND naming it', async () => {
 
 // The test's timeout (30 s, 20 times the Definition's) is below the Box lifetime (timeout + 60 s):
 // a Run that waited for the Box to be killed instead of answering at its own deadline fails here.
-test('a busy loop past the Definition timeout gives 504 and leaves no process behind', { timeout: 30_000 }, async () => {
+test('a busy loop past the Definition timeout gives 504 and leaves no process behind', {
+  timeout: 30_000,
+}, async () => {
   const marker = `vite-hub-busy-${randomUUID()}`;
   defineTestSandbox('fail/busy', `export default (payload) => { process.title = payload.marker; for (;;) {} };`, {
     manifest: { vitehub: { sandbox: { timeout: 1500 } } },
@@ -239,7 +292,10 @@ test('a busy loop past the Definition timeout gives 504 and leaves no process be
   assert.equal(body.error.details.timeoutMs, 1500);
   // The host kills the command at the Run's remaining time, a hair before the Run's own deadline
   // fires: under load the exit can arrive first, and the deadline then ends the `recover` phase.
-  assert.deepEqual(timingPhases(response).filter((phase) => phase !== 'recover'), ['box', 'stage', 'exec']);
+  assert.deepEqual(
+    timingPhases(response).filter((phase) => phase !== 'recover'),
+    ['box', 'stage', 'exec'],
+  );
   // The Box is stopped right after the Response.
   assert.ok(await until(async () => (await processesMatching(marker)).length === 0), 'no process is left behind');
 });
@@ -250,7 +306,10 @@ test('an entry whose promise never settles gets a clear 500, not a bare exit cod
   assert.equal(response.status, 500);
   const body = await response.json();
   assert.equal(body.error.code, 'SANDBOX_HANDLER_ERROR');
-  assert.equal(body.error.message, 'The entry returned a promise that never settled: nothing was left running to settle it.');
+  assert.equal(
+    body.error.message,
+    'The entry returned a promise that never settled: nothing was left running to settle it.',
+  );
 });
 
 test('a __proto__ key in a result stays an own data key', async () => {
@@ -283,7 +342,13 @@ test('binary values cross as sidecar files both ways', async () => {
     nested: { u8: new Uint8Array([1, 2, 3]) },
   });
   assert.equal(described.status, 200);
-  assert.deepEqual(await described.json(), { blobType: 'text/plain', blobText: 'héllo', isBuffer: true, buffer: [9, 8, 7], u8: [1, 2, 3] });
+  assert.deepEqual(await described.json(), {
+    blobType: 'text/plain',
+    blobText: 'héllo',
+    isBuffer: true,
+    buffer: [9, 8, 7],
+    u8: [1, 2, 3],
+  });
   const binary = await runSandbox('ok/binary', { mode: 'blob' });
   assert.equal(binary.status, 200);
   assert.equal(binary.headers.get('content-type'), 'image/x-test');
@@ -295,12 +360,18 @@ test('a binary value nested in a result is SANDBOX_SERIALIZATION_ERROR naming it
     'fail/nested-binary',
     `export default (payload) => payload === 'blob' ? { list: [1, new Blob(['x'])] } : { b: new Uint8Array([1, 2]) };`,
   );
-  for (const [payload, at] of [['u8', 'result.b'], ['blob', 'result.list.1']]) {
+  for (const [payload, at] of [
+    ['u8', 'result.b'],
+    ['blob', 'result.list.1'],
+  ]) {
     const response = await runSandbox('fail/nested-binary', payload);
     assert.equal(response.status, 500);
     const { error } = await response.json();
     assert.equal(error.code, 'SANDBOX_SERIALIZATION_ERROR');
-    assert.equal(error.message, `Sandbox result must be JSON-serializable; unsupported binary value at "${at}" (a Blob, Uint8Array or Buffer is carried only as the whole result).`);
+    assert.equal(
+      error.message,
+      `Sandbox result must be JSON-serializable; unsupported binary value at "${at}" (a Blob, Uint8Array or Buffer is carried only as the whole result).`,
+    );
   }
 });
 
@@ -324,13 +395,21 @@ test('a cold run without dependencies makes 3 requests before its Response (crea
   assert.equal(response.status, 200);
   const counters = host.counters();
   assert.ok(counters.total <= 3, `requests: ${JSON.stringify(counters)}`);
-  assert.deepEqual(Object.keys(counters.requests).filter((k) => counters.requests[k] > 0).sort(), ['cmd', 'create', 'fs/write']);
+  assert.deepEqual(
+    Object.keys(counters.requests)
+      .filter((k) => counters.requests[k] > 0)
+      .sort(),
+    ['cmd', 'create', 'fs/write'],
+  );
   assert.ok(await until(() => host.counters().requests.stop === 1), 'the Box is stopped after the Response');
 });
 
 test('aborting rejects with the signal reason and stops the Box', async () => {
   const marker = `vite-hub-abort-${randomUUID()}`;
-  defineTestSandbox('ok/slow', `export default (payload) => { process.title = payload.marker; return new Promise(() => setInterval(() => {}, 1000)); };`);
+  defineTestSandbox(
+    'ok/slow',
+    `export default (payload) => { process.title = payload.marker; return new Promise(() => setInterval(() => {}, 1000)); };`,
+  );
   host.resetCounters();
   const controller = new AbortController();
   const reason = new Error('the user went away');
@@ -366,21 +445,38 @@ async function installFailure(name, manifest, files) {
   const response = await runSandbox(name);
   const body = await response.json();
   assert.equal(body.error.code, 'SANDBOX_EXECUTION_ERROR', JSON.stringify(body));
-  assert.ok(!body.error.message.includes(os.tmpdir()) && !body.error.message.includes(os.homedir()), body.error.message);
+  assert.ok(
+    !body.error.message.includes(os.tmpdir()) && !body.error.message.includes(os.homedir()),
+    body.error.message,
+  );
   return body.error.message;
 }
 
 test('npm ci with a dependency missing from package-lock.json names it', async () => {
-  const lock = { name: 'fail-npm-lock', lockfileVersion: 3, requires: true, packages: { '': { name: 'fail-npm-lock' } } };
-  const message = await installFailure('fail/npm-lock', { dependencies: { 'left-pad': '^1.3.0' } }, { 'package-lock.json': JSON.stringify(lock) });
+  const lock = {
+    name: 'fail-npm-lock',
+    lockfileVersion: 3,
+    requires: true,
+    packages: { '': { name: 'fail-npm-lock' } },
+  };
+  const message = await installFailure(
+    'fail/npm-lock',
+    { dependencies: { 'left-pad': '^1.3.0' } },
+    { 'package-lock.json': JSON.stringify(lock) },
+  );
   assert.match(message, /^Package install failed: `npm ci --no-audit --no-fund` exited with code 1\.\n/);
   assert.match(message, /npm error Missing: left-pad@\S+ from lock file/);
   assert.doesNotMatch(message, /complete log of this run/);
 });
 
 test('pnpm install --frozen-lockfile with an outdated lockfile shows ERR_PNPM_OUTDATED_LOCKFILE', async () => {
-  const lock = "lockfileVersion: '9.0'\n\nsettings:\n  autoInstallPeers: true\n  excludeLinksFromLockfile: false\n\nimporters:\n\n  .: {}\n";
-  const message = await installFailure('fail/pnpm-lock', { dependencies: { 'left-pad': '^1.3.0' } }, { 'pnpm-lock.yaml': lock });
+  const lock =
+    "lockfileVersion: '9.0'\n\nsettings:\n  autoInstallPeers: true\n  excludeLinksFromLockfile: false\n\nimporters:\n\n  .: {}\n";
+  const message = await installFailure(
+    'fail/pnpm-lock',
+    { dependencies: { 'left-pad': '^1.3.0' } },
+    { 'pnpm-lock.yaml': lock },
+  );
   assert.match(message, /^Package install failed: `pnpm install --frozen-lockfile` exited with code 1\.\n/);
   assert.match(message, /ERR_PNPM_OUTDATED_LOCKFILE/);
   assert.match(message, /1 dependencies were added: left-pad@\^1\.3\.0/);

@@ -43,10 +43,18 @@ test('warmUp({ onlyIfUsed: true }) starts nothing when Runs go elsewhere, and th
   const before = listeningServers();
   configureSandbox({ provider: 'local', local: { baseUrl: 'http://127.0.0.1:9', token: 'a-token-of-16-chars' } });
   assert.equal(await warmUp({ onlyIfUsed: true }), false);
-  configureSandbox({ provider: 'vercel', vercel: { token: 'a-token-of-16-chars', teamId: 'team', projectId: 'project' } });
+  configureSandbox({
+    provider: 'vercel',
+    vercel: { token: 'a-token-of-16-chars', teamId: 'team', projectId: 'project' },
+  });
   assert.equal(await warmUp({ onlyIfUsed: true }), false);
   assert.equal(listeningServers(), before, 'no Box host was started');
-  const refused = (got) => ({ name: 'SandboxError', code: 'SANDBOX_INVALID_ARGUMENT', status: 400, message: `warmUp(options) takes no options or { onlyIfUsed?: boolean } (got ${got})` });
+  const refused = (got) => ({
+    name: 'SandboxError',
+    code: 'SANDBOX_INVALID_ARGUMENT',
+    status: 400,
+    message: `warmUp(options) takes no options or { onlyIfUsed?: boolean } (got ${got})`,
+  });
   await assert.rejects(warmUp({ onlyIfUsed: 'yes' }), refused('onlyIfUsed: string'));
   await assert.rejects(warmUp(null), refused('null'));
   await assert.rejects(warmUp(true), refused('a boolean'));
@@ -54,7 +62,19 @@ test('warmUp({ onlyIfUsed: true }) starts nothing when Runs go elsewhere, and th
   await assert.rejects(warmUp(new Map()), refused('an object that is not a plain object'));
   // A misspelt key would otherwise start the host whatever the configuration says.
   await assert.rejects(warmUp({ onlyIfUsd: true }), refused('the unknown key "onlyIfUsd"'));
-  await assert.rejects(warmUp(new Proxy({}, { get() { throw new Error('boom'); } })), refused('options that could not be read: boom'));
+  await assert.rejects(
+    warmUp(
+      new Proxy(
+        {},
+        {
+          get() {
+            throw new Error('boom');
+          },
+        },
+      ),
+    ),
+    refused('options that could not be read: boom'),
+  );
   assert.equal(listeningServers(), before, 'no refused call started a Box host');
   configureSandbox({ provider: 'local' });
   assert.equal(await warmUp({ onlyIfUsed: true }), true);
@@ -84,12 +104,15 @@ test('ten configureSandbox + run cycles leave one host and one listening socket'
 
 test('a config that fails validation keeps the previous one in force', async () => {
   configureSandbox({ provider: 'local' });
-  assert.throws(() => configureSandbox({ provider: 'local', transfer: { maxDepth: 0 } }), (error) => {
-    assert.equal(error.name, 'SandboxError');
-    assert.equal(error.code, 'SANDBOX_INVALID_ARGUMENT');
-    assert.equal(error.status, 400);
-    return true;
-  });
+  assert.throws(
+    () => configureSandbox({ provider: 'local', transfer: { maxDepth: 0 } }),
+    (error) => {
+      assert.equal(error.name, 'SandboxError');
+      assert.equal(error.code, 'SANDBOX_INVALID_ARGUMENT');
+      assert.equal(error.status, 400);
+      return true;
+    },
+  );
   defineTestSandbox('config/kept', 'export default () => "still local";');
   const response = await runSandbox('config/kept');
   assert.equal(response.status, 200);
@@ -110,25 +133,44 @@ test('a provider that cannot be chosen is reported by the run, with its own stat
 
 /** Asserts that `configureSandbox(config)` throws SANDBOX_INVALID_ARGUMENT (400) matching `message`, never naming a password. */
 function assertConfigRefused(config, message, label) {
-  assert.throws(() => configureSandbox(config), (error) => {
-    assert.equal(error.name, 'SandboxError');
-    assert.equal(error.code, 'SANDBOX_INVALID_ARGUMENT', error.message);
-    assert.equal(error.status, 400);
-    assert.match(error.message, message);
-    assert.doesNotMatch(error.message, /pw_secret/);
-    return true;
-  }, label);
+  assert.throws(
+    () => configureSandbox(config),
+    (error) => {
+      assert.equal(error.name, 'SandboxError');
+      assert.equal(error.code, 'SANDBOX_INVALID_ARGUMENT', error.message);
+      assert.equal(error.status, 400);
+      assert.match(error.message, message);
+      assert.doesNotMatch(error.message, /pw_secret/);
+      return true;
+    },
+    label,
+  );
 }
 
 test('configureSandbox checks at once: an unknown provider, a baseUrl that is no URL, a token under 8 characters, a bad limit named by its key, a config that is no object', () => {
   configureSandbox({ provider: 'local' });
   const cases = [
     [{ provider: 'docker' }, /config provider is "docker"; expected "vercel", "cloudflare" or "local"/],
-    [{ provider: 'local', local: { baseUrl: 'not a url', token: 'long-enough-token' } }, /local\.baseUrl must be an absolute http:\/\/ or https:\/\/ URL with a host, got "not a url"/],
-    [{ provider: 'vercel', vercel: { baseUrl: 'api.vercel.com', token: 'long-enough-token', teamId: 't', projectId: 'p' } }, /vercel\.baseUrl must be/],
-    [{ provider: 'local', local: { baseUrl: 'http://127.0.0.1:9', token: 'a' } }, /^local\.token has 1 character; a token must have at least 8 \(a shorter one cannot be redacted/],
+    [
+      { provider: 'local', local: { baseUrl: 'not a url', token: 'long-enough-token' } },
+      /local\.baseUrl must be an absolute http:\/\/ or https:\/\/ URL with a host, got "not a url"/,
+    ],
+    [
+      {
+        provider: 'vercel',
+        vercel: { baseUrl: 'api.vercel.com', token: 'long-enough-token', teamId: 't', projectId: 'p' },
+      },
+      /vercel\.baseUrl must be/,
+    ],
+    [
+      { provider: 'local', local: { baseUrl: 'http://127.0.0.1:9', token: 'a' } },
+      /^local\.token has 1 character; a token must have at least 8 \(a shorter one cannot be redacted/,
+    ],
     [{ transfer: { maxDepth: -1 } }, /transfer\.maxDepth must be a positive integer <= 1073741824 \(got -1\)/],
-    [{ transfer: { maxSidecarBytes: 'lots' } }, /transfer\.maxSidecarBytes must be a positive integer <= 1073741824 \(got "lots"\)/],
+    [
+      { transfer: { maxSidecarBytes: 'lots' } },
+      /transfer\.maxSidecarBytes must be a positive integer <= 1073741824 \(got "lots"\)/,
+    ],
     [null, /configureSandbox\(config\) expects an object, got null/],
     [['local'], /expects an object, got an array/],
     ['local', /expects an object, got string/],
@@ -143,12 +185,28 @@ test('configureSandbox refuses a non-finite limit (JSON text would turn it into 
   configureSandbox({ provider: 'local' });
   const cases = [
     [{ transfer: { maxDepth: NaN } }, /config\.transfer\.maxDepth must be a finite number \(got NaN\)/],
-    [{ transfer: { maxInputBytes: Infinity } }, /config\.transfer\.maxInputBytes must be a finite number \(got Infinity\)/],
-    [{ provider: 'local', local: { baseUrl: 'http://me:pw_secret@127.0.0.1:9/', token: 'long-enough-token' } }, /^local\.baseUrl must not carry user info/],
-    [{ provider: 'vercel', vercel: { baseUrl: 'https://pw_secret@api.example', token: 'long-enough-token', teamId: 't', projectId: 'p' } }, /^vercel\.baseUrl must not carry user info/],
+    [
+      { transfer: { maxInputBytes: Infinity } },
+      /config\.transfer\.maxInputBytes must be a finite number \(got Infinity\)/,
+    ],
+    [
+      { provider: 'local', local: { baseUrl: 'http://me:pw_secret@127.0.0.1:9/', token: 'long-enough-token' } },
+      /^local\.baseUrl must not carry user info/,
+    ],
+    [
+      {
+        provider: 'vercel',
+        vercel: { baseUrl: 'https://pw_secret@api.example', token: 'long-enough-token', teamId: 't', projectId: 'p' },
+      },
+      /^vercel\.baseUrl must not carry user info/,
+    ],
   ];
   for (const [config, message] of cases) {
-    assertConfigRefused(config, message, String(config.transfer?.maxDepth ?? config.transfer?.maxInputBytes ?? JSON.stringify(config)));
+    assertConfigRefused(
+      config,
+      message,
+      String(config.transfer?.maxDepth ?? config.transfer?.maxInputBytes ?? JSON.stringify(config)),
+    );
   }
   configureSandbox({ provider: 'local' });
 });
@@ -165,8 +223,17 @@ test('what comes from the env is still answered by each Run, so a bad env never 
 });
 
 test('a token with a character an HTTP header cannot carry is SANDBOX_INVALID_ARGUMENT, from the config at once and from the env per Run, never a crash', async () => {
-  assert.throws(() => configureSandbox({ vercel: { token: 'tok\u0100en_long', teamId: 't', projectId: 'p' } }), (error) => error.code === 'SANDBOX_INVALID_ARGUMENT' && /vercel\.token has a character at position 4 that is not visible ASCII/.test(error.message) && !error.message.includes('tok\u0100en'));
-  configureSandbox({ provider: 'vercel', env: { VERCEL_TOKEN: 'vercel_tok\u{1F600}en', VERCEL_TEAM_ID: 't', VERCEL_PROJECT_ID: 'p' } });
+  assert.throws(
+    () => configureSandbox({ vercel: { token: 'tok\u0100en_long', teamId: 't', projectId: 'p' } }),
+    (error) =>
+      error.code === 'SANDBOX_INVALID_ARGUMENT' &&
+      /vercel\.token has a character at position 4 that is not visible ASCII/.test(error.message) &&
+      !error.message.includes('tok\u0100en'),
+  );
+  configureSandbox({
+    provider: 'vercel',
+    env: { VERCEL_TOKEN: 'vercel_tok\u{1F600}en', VERCEL_TEAM_ID: 't', VERCEL_PROJECT_ID: 'p' },
+  });
   defineTestSandbox('config/env-token', 'export default () => 1;');
   const response = await runSandbox('config/env-token');
   const { error } = await response.json();
@@ -179,7 +246,8 @@ test('a token with a character an HTTP header cannot carry is SANDBOX_INVALID_AR
 
 test('with no env in the config, each Run reads the runtime env again: a refreshed VERCEL_OIDC_TOKEN is used by the next Run, without configureSandbox', async () => {
   // An OIDC token as Vercel issues it: a JWT whose claims name the team (owner_id) and project.
-  const oidc = (serial) => `e30.${Buffer.from(JSON.stringify({ owner_id: 'team_oidc', project_id: 'prj_oidc', serial })).toString('base64url')}.sig`;
+  const oidc = (serial) =>
+    `e30.${Buffer.from(JSON.stringify({ owner_id: 'team_oidc', project_id: 'prj_oidc', serial })).toString('base64url')}.sig`;
   const seen = [];
   // The Vercel API, stubbed at the fetch: it answers 401 (the Run's SANDBOX_PROVIDER_AUTH); the bearer is what counts.
   const fetch = async (input, init) => {
@@ -216,13 +284,22 @@ test('a Vercel network-policy object on the local provider is refused at configu
     [{ subnets: { deny: ['10.0.0.0/8'] } }, 'an object with keys subnets'],
     ['no-access', 'a string other than "allow-all" and "deny-all"'],
   ]) {
-    assert.throws(() => configureSandbox({ provider: 'local', local: { networkPolicy } }), (error) => {
-      assert.equal(error.code, 'SANDBOX_INVALID_ARGUMENT', error.message);
-      assert.ok(error.message.includes(`local.networkPolicy is ${what};`), error.message);
-      assert.ok(error.message.includes('supports only "allow-all", "deny-all" or { mode: "allow-all" | "deny-all" }'), error.message);
-      assert.ok(!error.message.includes('example') && !error.message.includes('10.0.0.0'), `no policy value in: ${error.message}`);
-      return true;
-    });
+    assert.throws(
+      () => configureSandbox({ provider: 'local', local: { networkPolicy } }),
+      (error) => {
+        assert.equal(error.code, 'SANDBOX_INVALID_ARGUMENT', error.message);
+        assert.ok(error.message.includes(`local.networkPolicy is ${what};`), error.message);
+        assert.ok(
+          error.message.includes('supports only "allow-all", "deny-all" or { mode: "allow-all" | "deny-all" }'),
+          error.message,
+        );
+        assert.ok(
+          !error.message.includes('example') && !error.message.includes('10.0.0.0'),
+          `no policy value in: ${error.message}`,
+        );
+        return true;
+      },
+    );
   }
   // The shapes the host enforces are kept, the SDK's object form too.
   for (const networkPolicy of ['allow-all', 'deny-all', { mode: 'allow-all' }, { mode: 'deny-all' }, null]) {

@@ -73,9 +73,14 @@ async function settled(promise) {
 
 for (const [label, config] of [
   ['the local Box host URL', () => ({ provider: 'local', local: { baseUrl: silentUrl, token: 'unused-token' } })],
-  ['the Vercel base URL', () => ({ provider: 'vercel', vercel: { baseUrl: silentUrl, token: 'unused-token', teamId: 't', projectId: 'p' } })],
+  [
+    'the Vercel base URL',
+    () => ({ provider: 'vercel', vercel: { baseUrl: silentUrl, token: 'unused-token', teamId: 't', projectId: 'p' } }),
+  ],
 ]) {
-  test(`a create that is never answered at ${label} ends at the Definition timeout with 504`, { timeout: HANG_MS }, async () => {
+  test(`a create that is never answered at ${label} ends at the Definition timeout with 504`, {
+    timeout: HANG_MS,
+  }, async () => {
     configureSandbox(config());
     const { value: response } = await settled(runSandbox('stalled/echo', 1));
     assert.equal(response.status, 504);
@@ -83,7 +88,9 @@ for (const [label, config] of [
     assert.equal(body.error.code, 'SANDBOX_TIMEOUT');
   });
 
-  test(`an abort during a create that is never answered at ${label} rejects with its reason, before the timeout`, { timeout: HANG_MS }, async () => {
+  test(`an abort during a create that is never answered at ${label} rejects with its reason, before the timeout`, {
+    timeout: HANG_MS,
+  }, async () => {
     configureSandbox(config());
     const controller = new AbortController();
     const reason = new Error('caller gave up');
@@ -96,7 +103,9 @@ for (const [label, config] of [
 }
 
 for (const phase of ['fs/write', 'cmd']) {
-  test(`a ${phase} that is never answered ends at the Definition timeout; an abort ends it with its reason`, { timeout: HANG_MS }, async () => {
+  test(`a ${phase} that is never answered ends at the Definition timeout; an abort ends it with its reason`, {
+    timeout: HANG_MS,
+  }, async () => {
     const name = 'stalled/echo';
     configureSandbox({ provider: 'local', local: { baseUrl: host.baseUrl, token: host.token }, fetch: stallOn(phase) });
     const bounded = await settled(runSandbox(name, 1));
@@ -111,7 +120,9 @@ for (const phase of ['fs/write', 'cmd']) {
   });
 }
 
-test('a stop that is never answered is bounded (15 s), not held until the socket times out', { timeout: HANG_MS }, async () => {
+test('a stop that is never answered is bounded (15 s), not held until the socket times out', {
+  timeout: HANG_MS,
+}, async () => {
   configureSandbox({ provider: 'local', local: { baseUrl: host.baseUrl, token: host.token }, fetch: stallOn('stop') });
   const { value: response } = await settled(runSandbox('stalled/echo', 1));
   if (response.status !== 200) {
@@ -121,16 +132,25 @@ test('a stop that is never answered is bounded (15 s), not held until the socket
   }
 });
 
-test('a Box that cannot be given back makes closed() reject with a SandboxError carrying the code of the failure', { timeout: HANG_MS }, async () => {
-  const refuseStop = (request) => (routeOf(request) === 'stop' ? Promise.reject(new TypeError('the test refuses every stop')) : fetch(request));
+test('a Box that cannot be given back makes closed() reject with a SandboxError carrying the code of the failure', {
+  timeout: HANG_MS,
+}, async () => {
+  const refuseStop = (request) =>
+    routeOf(request) === 'stop' ? Promise.reject(new TypeError('the test refuses every stop')) : fetch(request);
   configureSandbox({ provider: 'local', local: { baseUrl: host.baseUrl, token: host.token }, fetch: refuseStop });
   const run = startSandbox('stalled/echo', 1);
   assert.equal((await run.response()).status, 200);
-  const error = await run.closed().then(() => assert.fail('closed() resolved'), (reason) => reason);
+  const error = await run.closed().then(
+    () => assert.fail('closed() resolved'),
+    (reason) => reason,
+  );
   assert.equal(error.name, 'SandboxError', error.stack);
   assert.equal(error.code, 'SANDBOX_TRANSPORT_ERROR');
   assert.equal(error.status, 502);
-  assert.match(error.message, /The clean-up after a Run of Sandbox "stalled\/echo" failed: stop request to the local provider failed: .*the test refuses every stop/);
+  assert.match(
+    error.message,
+    /The clean-up after a Run of Sandbox "stalled\/echo" failed: stop request to the local provider failed: .*the test refuses every stop/,
+  );
 });
 
 /**
@@ -165,10 +185,18 @@ function silentAfter(keep, withheld = []) {
 // exit code; Cloudflare's (the local host in Worker development) ends its SSE with `complete`.
 for (const [label, config, exitLine] of [
   ['local', () => ({ provider: 'local', local: { baseUrl: host.baseUrl, token: host.token } }), /"exitCode":\d/],
-  ['cloudflare', () => ({ provider: 'cloudflare', env: { SANDBOX_LOCAL_URL: host.baseUrl, SANDBOX_LOCAL_TOKEN: host.token } }), /"type":"complete"/],
+  [
+    'cloudflare',
+    () => ({ provider: 'cloudflare', env: { SANDBOX_LOCAL_URL: host.baseUrl, SANDBOX_LOCAL_TOKEN: host.token } }),
+    /"type":"complete"/,
+  ],
 ]) {
-  test(`a ${label} command stream that stays open after the result frame is let go within seconds, and the Run answers its result`, { timeout: HANG_MS }, async () => {
-    defineTestSandbox('stalled/open', 'export default (payload) => ({ echoed: payload });', { manifest: { vitehub: { sandbox: { timeout: 60_000 } } } });
+  test(`a ${label} command stream that stays open after the result frame is let go within seconds, and the Run answers its result`, {
+    timeout: HANG_MS,
+  }, async () => {
+    defineTestSandbox('stalled/open', 'export default (payload) => ({ echoed: payload });', {
+      manifest: { vitehub: { sandbox: { timeout: 60_000 } } },
+    });
     const withheld = [];
     configureSandbox({ ...config(), fetch: silentAfter((line) => !exitLine.test(line), withheld) });
     const started = Date.now();
@@ -181,9 +209,13 @@ for (const [label, config, exitLine] of [
 }
 
 test('a Run cut by its timeout keeps the output it had received in its 504', { timeout: HANG_MS }, async () => {
-  defineTestSandbox('stalled/chatty', `export default async () => { console.log('reached step 1'); console.error('warned at step 1'); await new Promise(() => setInterval(() => {}, 1000)); };`, {
-    manifest: { vitehub: { sandbox: { timeout: TIMEOUT_MS } } },
-  });
+  defineTestSandbox(
+    'stalled/chatty',
+    `export default async () => { console.log('reached step 1'); console.error('warned at step 1'); await new Promise(() => setInterval(() => {}, 1000)); };`,
+    {
+      manifest: { vitehub: { sandbox: { timeout: TIMEOUT_MS } } },
+    },
+  );
   configureSandbox({ provider: 'local', local: { baseUrl: host.baseUrl, token: host.token } });
   const response = await runSandbox('stalled/chatty');
   const body = await response.json();

@@ -37,7 +37,12 @@ after(async () => {
 });
 
 function define(name) {
-  const manifest = { name: name.replaceAll('/', '-'), private: true, type: 'module', dependencies: { slugify: '1.6.9' } };
+  const manifest = {
+    name: name.replaceAll('/', '-'),
+    private: true,
+    type: 'module',
+    dependencies: { slugify: '1.6.9' },
+  };
   registerSandbox(name, {
     files: [
       { path: 'package.json', content: JSON.stringify(manifest) },
@@ -52,11 +57,16 @@ async function run(name, payload, options = {}) {
   const response = await runSandbox(name, payload, { ...options, onLog: (entry) => logs.push(entry.line) });
   const text = await response.text();
   assert.equal(response.status, 200, text);
-  return { body: JSON.parse(text), install: /install;desc="([^"]+)"/.exec(response.headers.get('server-timing') ?? '')?.[1] };
+  return {
+    body: JSON.parse(text),
+    install: /install;desc="([^"]+)"/.exec(response.headers.get('server-timing') ?? '')?.[1],
+  };
 }
 
 async function snapshotCount() {
-  const response = await fetch(`${host.baseUrl}/v2/sandboxes/snapshots`, { headers: { authorization: `Bearer ${host.token}` } });
+  const response = await fetch(`${host.baseUrl}/v2/sandboxes/snapshots`, {
+    headers: { authorization: `Bearer ${host.token}` },
+  });
   return (await response.json()).snapshots.length;
 }
 
@@ -65,10 +75,16 @@ test('without isolation, the second Run of a Definition starts from the prepared
   define('plain/prepared');
   const first = await run('plain/prepared', { title: 'First Run' });
   assert.deepEqual([first.install, first.body.slug], ['fresh', 'first-run']);
-  assert.ok(await until(() => snapshotCount().then((n) => n === 1), 30_000), `the installed project was kept as a snapshot; reports: ${logs.join(' | ')}`);
+  assert.ok(
+    await until(() => snapshotCount().then((n) => n === 1), 30_000),
+    `the installed project was kept as a snapshot; reports: ${logs.join(' | ')}`,
+  );
   const second = await run('plain/prepared', { title: 'Second Run' });
   assert.deepEqual([second.install, second.body.slug], ['prepared', 'second-run']);
-  assert.deepEqual(logs.filter((line) => line.includes('was not kept')), []);
+  assert.deepEqual(
+    logs.filter((line) => line.includes('was not kept')),
+    [],
+  );
 });
 
 test('without isolation, a kept Box (sandboxId) keeps its installed tree inside the Box and the next Run copies it', async () => {
@@ -76,7 +92,10 @@ test('without isolation, a kept Box (sandboxId) keeps its installed tree inside 
   define('plain/kept');
   const first = await run('plain/kept', { title: 'First Run' }, { sandboxId: 'plain-kept' });
   assert.equal(first.install, 'fresh');
-  assert.deepEqual(logs.filter((line) => line.includes('could not be kept')), []);
+  assert.deepEqual(
+    logs.filter((line) => line.includes('could not be kept')),
+    [],
+  );
   assert.equal(first.body.kept?.length, 1, 'the prepared tree is in the Box directory, where its Runs see it');
   const second = await run('plain/kept', { title: 'Second Run' }, { sandboxId: 'plain-kept' });
   assert.deepEqual([second.install, second.body.slug], ['prepared', 'second-run']);

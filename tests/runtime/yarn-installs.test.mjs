@@ -92,7 +92,10 @@ after(async () => {
 function define(name, files) {
   registerSandbox(name, {
     files: [
-      { path: 'package.json', content: JSON.stringify({ name, private: true, type: 'module', dependencies: { 'left-pad': '1.3.0' } }) },
+      {
+        path: 'package.json',
+        content: JSON.stringify({ name, private: true, type: 'module', dependencies: { 'left-pad': '1.3.0' } }),
+      },
       { path: 'index.mjs', content: INDEX },
       ...Object.entries(files).map(([file, content]) => ({ path: file, content })),
     ],
@@ -111,26 +114,40 @@ async function run(name) {
   const response = await runSandbox(name);
   const text = await response.text();
   assert.equal(response.status, 200, text);
-  return { body: JSON.parse(text), install: /install;desc="([^"]+)"/.exec(response.headers.get('server-timing') ?? '')?.[1] };
+  return {
+    body: JSON.parse(text),
+    install: /install;desc="([^"]+)"/.exec(response.headers.get('server-timing') ?? '')?.[1],
+  };
 }
 
 const PADDED = { imported: '..x', required: '.y' };
 
-test('a Definition with a Yarn 1 yarn.lock installs with the app\'s yarn into node_modules', { skip: SKIP }, async () => {
+test("a Definition with a Yarn 1 yarn.lock installs with the app's yarn into node_modules", {
+  skip: SKIP,
+}, async () => {
   define('yarn-one', { 'yarn.lock': YARN1_LOCK });
   const { body } = await run('yarn-one');
   assert.deepEqual(body, { ...PADDED, nodeModules: true });
 });
 
-test('a Yarn Berry Definition whose .yarnrc.yml says nodeLinker: node-modules installs into node_modules', { skip: SKIP }, async () => {
+test('a Yarn Berry Definition whose .yarnrc.yml says nodeLinker: node-modules installs into node_modules', {
+  skip: SKIP,
+}, async () => {
   berry('berry-nm', 'nodeLinker: node-modules\n');
   const { body } = await run('berry-nm');
   assert.deepEqual(body, { ...PADDED, nodeModules: true });
 });
 
-test('a Yarn Berry Plug\'n\'Play Definition imports its packages through Yarn\'s loader, also from its prepared project', { skip: SKIP }, async () => {
+test("a Yarn Berry Plug'n'Play Definition imports its packages through Yarn's loader, also from its prepared project", {
+  skip: SKIP,
+}, async () => {
   berry('berry-pnp', '');
-  const snapshots = async () => (await (await fetch(`${host.baseUrl}/v2/sandboxes/snapshots`, { headers: { authorization: `Bearer ${host.token}` } })).json()).snapshots.length;
+  const snapshots = async () =>
+    (
+      await (
+        await fetch(`${host.baseUrl}/v2/sandboxes/snapshots`, { headers: { authorization: `Bearer ${host.token}` } })
+      ).json()
+    ).snapshots.length;
   const have = await snapshots();
   const first = await run('berry-pnp');
   assert.deepEqual([first.install, first.body], ['fresh', { ...PADDED, nodeModules: false }]);

@@ -17,13 +17,17 @@ import { hostFeatures } from '../../pkg-template/box-host/engine/isolation.mjs';
 /** An allow-all Box has a network of its own (slirp4netns installed): reported 'restricted'. */
 const boxNetwork = (await hostFeatures()).netTool !== null;
 
-const MANAGED = { credentials: 'unknown', environment: 'selected', filesystem: { access: 'read-write', scope: 'sandbox' }, processes: 'arbitrary' };
+const MANAGED = {
+  credentials: 'unknown',
+  environment: 'selected',
+  filesystem: { access: 'read-write', scope: 'sandbox' },
+  processes: 'arbitrary',
+};
 
 function assertFrozen(authority) {
   assert.ok(Object.isFrozen(authority), 'frozen');
   assert.ok(Object.isFrozen(authority.filesystem), 'filesystem frozen');
   assert.throws(() => {
-    
     authority.network = 'none';
   }, TypeError);
 }
@@ -58,21 +62,42 @@ for (const isolation of isolations) {
           for (const attempt of [() => resolveSandboxRunner('authority/echo'), () => openSandboxSession()]) {
             await assert.rejects(attempt(), (error) => {
               assert.equal(error.code, 'SANDBOX_PROVIDER_UNAVAILABLE');
-              assert.match(error.message, /deny-all' cannot be enforced: the local Box host runs Boxes without isolation/);
+              assert.match(
+                error.message,
+                /deny-all' cannot be enforced: the local Box host runs Boxes without isolation/,
+              );
               return true;
             });
           }
           return;
         }
         const runner = await resolveSandboxRunner('authority/echo');
-        assert.deepEqual(host.counters().requests, { 'execution-authority': 1 }, 'the runner asked the host and opened no Box');
+        assert.deepEqual(
+          host.counters().requests,
+          { 'execution-authority': 1 },
+          'the runner asked the host and opened no Box',
+        );
         assert.equal(runner.name, 'authority/echo');
         assert.equal(runner.provider, 'local');
         assertFrozen(runner.executionAuthority);
         const expected =
           isolation === 'bubblewrap'
-            ? { credentials: 'none', environment: 'selected', filesystem: { access: 'read-write', scope: 'sandbox' }, isolation: 'process', network: networkPolicy === 'deny-all' ? 'none' : boxNetwork ? 'restricted' : 'unrestricted', processes: 'restricted' }
-            : { credentials: 'ambient', environment: 'ambient', filesystem: { access: 'read-write', scope: 'host' }, isolation: 'none', network: 'unrestricted', processes: 'arbitrary' };
+            ? {
+                credentials: 'none',
+                environment: 'selected',
+                filesystem: { access: 'read-write', scope: 'sandbox' },
+                isolation: 'process',
+                network: networkPolicy === 'deny-all' ? 'none' : boxNetwork ? 'restricted' : 'unrestricted',
+                processes: 'restricted',
+              }
+            : {
+                credentials: 'ambient',
+                environment: 'ambient',
+                filesystem: { access: 'read-write', scope: 'host' },
+                isolation: 'none',
+                network: 'unrestricted',
+                processes: 'arbitrary',
+              };
         assert.deepEqual(runner.executionAuthority, expected);
 
         const session = await openSandboxSession();
@@ -82,7 +107,14 @@ for (const isolation of isolations) {
           if (isolation === 'bubblewrap' && networkPolicy === 'deny-all') {
             // The report is backed by the Box: no network interface but loopback.
             const { stdout } = await session.exec('cat', ['/proc/net/dev']);
-            assert.deepEqual(stdout.split('\n').slice(2).filter(Boolean).map((l) => l.trim().split(':')[0]), ['lo']);
+            assert.deepEqual(
+              stdout
+                .split('\n')
+                .slice(2)
+                .filter(Boolean)
+                .map((l) => l.trim().split(':')[0]),
+              ['lo'],
+            );
           }
         } finally {
           await session.close();
@@ -103,7 +135,7 @@ describe('resolveSandboxRunner', () => {
     await host?.close();
   });
 
-  test('an unknown name is SANDBOX_NOT_FOUND with runSandbox\'s message, before any request', async () => {
+  test("an unknown name is SANDBOX_NOT_FOUND with runSandbox's message, before any request", async () => {
     defineTestSandbox('authority/known', 'export default () => 1;');
     host.resetCounters();
     await assert.rejects(resolveSandboxRunner('authority/knwon'), (error) => {
@@ -117,7 +149,7 @@ describe('resolveSandboxRunner', () => {
     assert.equal(host.counters().total, 0);
   });
 
-  test('run decodes 204, bytes and JSON, and throws the Run\'s SandboxError instead of a Response', async () => {
+  test("run decodes 204, bytes and JSON, and throws the Run's SandboxError instead of a Response", async () => {
     defineTestSandbox('authority/nothing', 'export default () => {};');
     defineTestSandbox('authority/bytes', 'export default () => new Uint8Array([1, 2, 255]);');
     defineTestSandbox('authority/fails', 'export default () => { throw new RangeError("out of range here"); };');
@@ -132,7 +164,10 @@ describe('resolveSandboxRunner', () => {
       assert.equal(error.message, 'out of range here');
       return true;
     });
-    await assert.rejects(failing.run(1n), (error) => error.code === 'SANDBOX_SERIALIZATION_ERROR' && error.status === 400);
+    await assert.rejects(
+      failing.run(1n),
+      (error) => error.code === 'SANDBOX_SERIALIZATION_ERROR' && error.status === 400,
+    );
   });
 });
 
@@ -159,7 +194,16 @@ describe('Vercel', () => {
   ];
   for (const [networkPolicy, network] of forms) {
     test(`networkPolicy ${JSON.stringify(networkPolicy) ?? 'unset'} → network '${network}', microvm, nothing sent`, async () => {
-      configureSandbox({ provider: 'vercel', vercel: { token: 'vercel-test-token', teamId: 'team_test', projectId: 'prj_test', baseUrl: host.baseUrl, networkPolicy } });
+      configureSandbox({
+        provider: 'vercel',
+        vercel: {
+          token: 'vercel-test-token',
+          teamId: 'team_test',
+          projectId: 'prj_test',
+          baseUrl: host.baseUrl,
+          networkPolicy,
+        },
+      });
       host.resetCounters();
       const runner = await resolveSandboxRunner('authority/echo');
       assert.equal(runner.provider, 'vercel');
@@ -170,7 +214,16 @@ describe('Vercel', () => {
   }
 
   test('a Vercel Session carries the same executionAuthority (the local Box host speaking the Vercel REST)', async () => {
-    configureSandbox({ provider: 'vercel', vercel: { token: host.token, teamId: 'team_test', projectId: 'prj_test', baseUrl: host.baseUrl, networkPolicy: 'deny-all' } });
+    configureSandbox({
+      provider: 'vercel',
+      vercel: {
+        token: host.token,
+        teamId: 'team_test',
+        projectId: 'prj_test',
+        baseUrl: host.baseUrl,
+        networkPolicy: 'deny-all',
+      },
+    });
     const session = await openSandboxSession({ provider: 'vercel' });
     try {
       assert.equal(session.provider, 'vercel');
@@ -284,7 +337,10 @@ export default {
     assert.equal(steps.mkdir, true);
     assert.deepEqual(steps.removed, [false, false]);
     assert.deepEqual(steps.spawn, {
-      entries: [{ stream: 'stdout', data: 'a\n' }, { stream: 'stderr', data: 'b\n' }],
+      entries: [
+        { stream: 'stdout', data: 'a\n' },
+        { stream: 'stderr', data: 'b\n' },
+      ],
       wait: { exitCode: 7, ok: false },
       replay: 4,
     });

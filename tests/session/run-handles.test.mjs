@@ -43,7 +43,10 @@ test('a streamed Response reaches the caller as the entry produces it (4 events 
     text = events.pop();
     for (const event of events) arrivals.push({ ...JSON.parse(event.slice('data: '.length)), arrived: Date.now() });
   }
-  assert.deepEqual(arrivals.map((e) => e.n), [0, 1, 2, 3]);
+  assert.deepEqual(
+    arrivals.map((e) => e.n),
+    [0, 1, 2, 3],
+  );
   const [first, , , last] = arrivals;
   // Live: the first event arrived before the entry even produced the last one (one clock: the
   // Box is a process of this machine). How soon is the bench's business, not an assertion here.
@@ -78,9 +81,18 @@ test('logs() follows the entry live, replays for a late reader, and status moves
   assert.equal(done, true);
   assert.equal(run.status, 'stopped');
   assert.deepEqual([...statuses], ['running'], 'every entry arrived while the entry ran');
-  const stdout = seen.filter((e) => e.stream === 'stdout').map((e) => e.data).join('');
+  const stdout = seen
+    .filter((e) => e.stream === 'stdout')
+    .map((e) => e.data)
+    .join('');
   assert.equal(stdout, 'tick 0\ntick 1\ntick 2\ntick 3\ntick 4\n');
-  assert.equal(seen.filter((e) => e.stream === 'stderr').map((e) => e.data).join(''), 'halfway\n');
+  assert.equal(
+    seen
+      .filter((e) => e.stream === 'stderr')
+      .map((e) => e.data)
+      .join(''),
+    'halfway\n',
+  );
   // Live: the first entry came before the entry finished its last tick (one clock: the Box is a
   // process of this machine), and before the Response.
   assert.ok(seen[0].at < lastAt, `the first entry arrived at ${seen[0].at}, the entry ended at ${lastAt}`);
@@ -88,7 +100,10 @@ test('logs() follows the entry live, replays for a late reader, and status moves
   // A late reader gets the same entries from the start.
   const replay = [];
   for await (const entry of run.logs()) replay.push(entry);
-  assert.deepEqual(replay, seen.map(({ stream, data }) => ({ stream, data })));
+  assert.deepEqual(
+    replay,
+    seen.map(({ stream, data }) => ({ stream, data })),
+  );
   // onLog: one call per line, named, stderr as stderr.
   assert.deepEqual(
     lines.map(({ name, stream, line }) => ({ name, stream, line })),
@@ -133,8 +148,11 @@ test('configureSandbox({ debug: true }) keeps the stack in details; a later conf
   assert.equal(error.details.stack, undefined);
 });
 
-test('configureSandbox({ onLog }): every Run\'s lines (a runner\'s too), named, stderr as stderr; a Run\'s own onLog wins', async () => {
-  defineTestSandbox('logs/both', `export default () => { console.log('out 1'); console.error('err 1'); process.stdout.write('no newline'); return 1; };`);
+test("configureSandbox({ onLog }): every Run's lines (a runner's too), named, stderr as stderr; a Run's own onLog wins", async () => {
+  defineTestSandbox(
+    'logs/both',
+    `export default () => { console.log('out 1'); console.error('err 1'); process.stdout.write('no newline'); return 1; };`,
+  );
   const local = { baseUrl: host.baseUrl, token: host.token };
   const configured = [];
   configureSandbox({ provider: 'local', local, onLog: (entry) => configured.push(entry) });
@@ -160,13 +178,22 @@ test('configureSandbox({ onLog }): every Run\'s lines (a runner\'s too), named, 
     const runner = await resolveSandboxRunner('logs/both');
     assert.equal(await runner.run({}), 1);
     await until(() => configured.length === 6);
-    assert.deepEqual(configured.slice(3).map((entry) => entry.line).sort(), ['err 1', 'no newline', 'out 1']);
+    assert.deepEqual(
+      configured
+        .slice(3)
+        .map((entry) => entry.line)
+        .sort(),
+      ['err 1', 'no newline', 'out 1'],
+    );
     const ownRunner = [];
     await runner.run({}, { onLog: (entry) => ownRunner.push(entry) });
     await until(() => ownRunner.length === 3);
     assert.equal(ownRunner.length, 3);
     assert.equal(configured.length, 6);
-    assert.throws(() => configureSandbox({ provider: 'local', local, onLog: 'yes' }), (error) => error.code === 'SANDBOX_INVALID_ARGUMENT' && /onLog must be a function/.test(error.message));
+    assert.throws(
+      () => configureSandbox({ provider: 'local', local, onLog: 'yes' }),
+      (error) => error.code === 'SANDBOX_INVALID_ARGUMENT' && /onLog must be a function/.test(error.message),
+    );
   } finally {
     configureSandbox({ provider: 'local', local });
   }
@@ -187,7 +214,10 @@ test('onLog gets a line without newline in pieces of at most 65536 characters, s
   const response = await runSandbox('logs/no-newline', {}, { onLog: (entry) => lines.push(entry.line) });
   assert.equal(await response.text(), '1');
   assert.ok(await until(() => lines.at(-1) === 'short'), `last line: ${String(lines.at(-1)).slice(0, 40)}`);
-  assert.ok(lines.every((line) => line.length <= 65536), `longest line ${Math.max(...lines.map((line) => line.length))}`);
+  assert.ok(
+    lines.every((line) => line.length <= 65536),
+    `longest line ${Math.max(...lines.map((line) => line.length))}`,
+  );
   const joined = lines.slice(0, -1).join('');
   assert.equal(joined.length, 8 * 16 * 65536 + '|end'.length, 'every character arrives');
   assert.ok(joined.endsWith('p|end') && joined.startsWith('abcdefghijklmnopabcd'));
@@ -225,7 +255,10 @@ test('a Run without dependencies sends 3 requests before its Response (create, w
 });
 
 test('the Cloudflare provider through the local Box host: request count per Run, the Box destroyed after the Response', async () => {
-  configureSandbox({ provider: 'cloudflare', env: { SANDBOX_LOCAL_URL: host.baseUrl, SANDBOX_LOCAL_TOKEN: host.token } });
+  configureSandbox({
+    provider: 'cloudflare',
+    env: { SANDBOX_LOCAL_URL: host.baseUrl, SANDBOX_LOCAL_TOKEN: host.token },
+  });
   try {
     await startSandbox('budget/json', 4).closed();
     host.resetCounters();
@@ -240,7 +273,10 @@ test('the Cloudflare provider through the local Box host: request count per Run,
     await run.closed();
     assert.equal(host.counters().requests['cloudflare/destroy'], 1);
     const logs = [];
-    defineTestSandbox('cf/logs', `export default async () => { console.log('one'); await new Promise((r) => setTimeout(r, 600)); console.log('two'); return Date.now(); };`);
+    defineTestSandbox(
+      'cf/logs',
+      `export default async () => { console.log('one'); await new Promise((r) => setTimeout(r, 600)); console.log('two'); return Date.now(); };`,
+    );
     const live = startSandbox('cf/logs');
     for await (const entry of live.logs()) logs.push({ ...entry, at: Date.now() });
     const answer = await live.response();
@@ -269,7 +305,11 @@ test('a streamed body past maxOutputBytes fails its read with SANDBOX_TRANSFER_L
       return new Response(body, { headers: { 'content-type': 'application/octet-stream' } });
     };`,
   );
-  configureSandbox({ provider: 'local', local: { baseUrl: host.baseUrl, token: host.token }, transfer: { maxOutputBytes: 1000 } });
+  configureSandbox({
+    provider: 'local',
+    local: { baseUrl: host.baseUrl, token: host.token },
+    transfer: { maxOutputBytes: 1000 },
+  });
   try {
     const response = await runSandbox('stream/too-long');
     assert.equal(response.status, 200);
@@ -283,7 +323,7 @@ test('a streamed body past maxOutputBytes fails its read with SANDBOX_TRANSFER_L
   }
 });
 
-test('aborting while reading a streamed body rejects the read with the signal\'s reason, as fetch does', async () => {
+test("aborting while reading a streamed body rejects the read with the signal's reason, as fetch does", async () => {
   defineTestSandbox(
     'stream/endless',
     `export default () => {
@@ -298,7 +338,11 @@ test('aborting while reading a streamed body rejects the read with the signal\'s
     };`,
   );
   for (const [label, abort, check] of [
-    ['abort(reason)', (c) => c.abort(new Error('enough ticks')), (error) => error instanceof Error && error.message === 'enough ticks'],
+    [
+      'abort(reason)',
+      (c) => c.abort(new Error('enough ticks')),
+      (error) => error instanceof Error && error.message === 'enough ticks',
+    ],
     ['abort()', (c) => c.abort(), (error) => error instanceof DOMException && error.name === 'AbortError'],
   ]) {
     const controller = new AbortController();
@@ -319,7 +363,7 @@ test('aborting while reading a streamed body rejects the read with the signal\'s
   }
 });
 
-test('logs() keeps at most 16 MiB of the entry\'s output, then one truncated: true marker; onLog sees every line', async () => {
+test("logs() keeps at most 16 MiB of the entry's output, then one truncated: true marker; onLog sees every line", async () => {
   defineTestSandbox(
     'logs/flood',
     // Written with backpressure, so all of it is out before the result (the harness waits for a

@@ -75,7 +75,10 @@ test('concurrent Runs on one sandboxId take turns; other ids run alongside', asy
   const runs = await Promise.all(results.map((r) => r.json()));
   const turns = runs.filter((r) => r.id !== 'x').sort((p, q) => p.start - q.start);
   for (let i = 1; i < turns.length; i += 1) {
-    assert.ok(turns[i].start >= turns[i - 1].end, `Run ${turns[i].id} started at ${turns[i].start}, before ${turns[i - 1].id} ended at ${turns[i - 1].end}`);
+    assert.ok(
+      turns[i].start >= turns[i - 1].end,
+      `Run ${turns[i].id} started at ${turns[i].start}, before ${turns[i - 1].id} ended at ${turns[i - 1].end}`,
+    );
   }
   const other = runs.find((r) => r.id === 'x');
   assert.ok(other.start < turns.at(-1).start, 'a Run on another id does not wait for them');
@@ -130,7 +133,7 @@ test('a kept Box its provider stopped is replaced once by the Run that finds out
     const response = await runSandbox('kept/files', {}, { sandboxId: 'vanish' });
     const body = await response.json();
     assert.equal(response.status, 200, JSON.stringify(body));
-    assert.equal(body.before, null, 'a new Box, without the old one\'s files');
+    assert.equal(body.before, null, "a new Box, without the old one's files");
     assert.equal(sessions.length, 2);
     assert.equal((await runSandbox('kept/files', {}, { sandboxId: 'vanish' })).status, 200);
     assert.equal(sessions.length, 2, 'the new Box is the kept one');
@@ -140,10 +143,16 @@ test('a kept Box its provider stopped is replaced once by the Run that finds out
   }
 });
 
-test('a Run on a kept Box cut by its timeout while a request was in transit: that Box is closed, so the late request leaves nothing for the next Run', { timeout: 60_000 }, async () => {
-  defineTestSandbox('kept/runs', `import fs from 'node:fs'; export default () => ({ runs: fs.readdirSync('../..') });`, {
-    manifest: { vitehub: { sandbox: { timeout: 1500 } } },
-  });
+test('a Run on a kept Box cut by its timeout while a request was in transit: that Box is closed, so the late request leaves nothing for the next Run', {
+  timeout: 60_000,
+}, async () => {
+  defineTestSandbox(
+    'kept/runs',
+    `import fs from 'node:fs'; export default () => ({ runs: fs.readdirSync('../..') });`,
+    {
+      manifest: { vitehub: { sandbox: { timeout: 1500 } } },
+    },
+  );
   let delivered;
   const late = new Promise((resolve) => (delivered = resolve));
   let holdNext = false;
@@ -154,8 +163,20 @@ test('a Run on a kept Box cut by its timeout while a request was in transit: tha
     if (!holdNext || !request.url.endsWith('/fs/write')) return null;
     holdNext = false;
     const copy = new Request(request, { signal: new AbortController().signal });
-    setTimeout(() => globalThis.fetch(copy).then((answer) => answer.arrayBuffer(), () => {}).finally(delivered), 2500);
-    return new Promise((resolve, reject) => request.signal.addEventListener('abort', () => reject(request.signal.reason), { once: true }));
+    setTimeout(
+      () =>
+        globalThis
+          .fetch(copy)
+          .then(
+            (answer) => answer.arrayBuffer(),
+            () => {},
+          )
+          .finally(delivered),
+      2500,
+    );
+    return new Promise((resolve, reject) =>
+      request.signal.addEventListener('abort', () => reject(request.signal.reason), { once: true }),
+    );
   });
   try {
     assert.equal((await runSandbox('kept/runs', {}, { sandboxId: 'in-transit' })).status, 200);
@@ -167,7 +188,7 @@ test('a Run on a kept Box cut by its timeout while a request was in transit: tha
     const body = await next.json();
     assert.equal(next.status, 200, JSON.stringify(body));
     assert.equal(body.runs.length, 1, `the late write made a Run directory in a Box a later Run got: ${body.runs}`);
-    assert.equal(sessions.length, 2, 'the cut Run\'s Box was closed, the next Run got a new one');
+    assert.equal(sessions.length, 2, "the cut Run's Box was closed, the next Run got a new one");
   } finally {
     await closeSandbox('in-transit');
     configureSandbox({ provider: 'local', local: { baseUrl: host.baseUrl, token: host.token } });
@@ -177,7 +198,8 @@ test('a Run on a kept Box cut by its timeout while a request was in transit: tha
 for (const when of ['before its rm arrives', 'while its rm runs']) {
   test(`a kept Box its provider stops while the Run gives it back (${when}) is no failure to report: closed() resolves and the next Run gets a new Box`, async () => {
     let armed = true;
-    const stop = (request) => hostApi(host, 'POST', `/v2/sandboxes/sessions/${new URL(request.url).pathname.split('/')[4]}/stop`);
+    const stop = (request) =>
+      hostApi(host, 'POST', `/v2/sandboxes/sessions/${new URL(request.url).pathname.split('/')[4]}/stop`);
     const sessions = recordingProvider((request) => {
       if (!armed || !request.url.endsWith('/cmd')) return null;
       return (async () => {

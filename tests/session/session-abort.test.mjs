@@ -34,11 +34,14 @@ const kills = () => host.counters().requests['cmd/kill'] ?? 0;
 async function killedAfter(killsBefore, tag) {
   await turnWhen(() => kills() > killsBefore, 10_000);
   const deadline = Date.now() + 5_000;
-  while ((await processesMatching(tag)).length > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+  while ((await processesMatching(tag)).length > 0 && Date.now() < deadline)
+    await new Promise((resolve) => setTimeout(resolve, 50));
   assert.deepEqual(await processesMatching(tag), [], 'no process of the aborted Command runs on');
 }
 
-test('an exec aborted after its request reached the host, before the Command id came back, kills the Command', { timeout: 120_000 }, async () => {
+test('an exec aborted after its request reached the host, before the Command id came back, kills the Command', {
+  timeout: 120_000,
+}, async () => {
   const session = await openSandboxSession();
   try {
     for (let round = 0; round < 3; round += 1) {
@@ -60,13 +63,20 @@ test('an exec aborted after its request reached the host, before the Command id 
       await killedAfter(killsBefore, tag);
     }
     // The Session outlives the aborts.
-    assert.deepEqual(await session.exec('node', ['-e', 'console.log("again")']), { exitCode: 0, ok: true, stdout: 'again\n', stderr: '' });
+    assert.deepEqual(await session.exec('node', ['-e', 'console.log("again")']), {
+      exitCode: 0,
+      ok: true,
+      stdout: 'again\n',
+      stderr: '',
+    });
   } finally {
     await session.close();
   }
 });
 
-test('an exec aborted after a garbage collection still rejects with the abort and kills its Command (the abort is held strongly for the request\'s life)', { timeout: 120_000 }, async () => {
+test("an exec aborted after a garbage collection still rejects with the abort and kills its Command (the abort is held strongly for the request's life)", {
+  timeout: 120_000,
+}, async () => {
   v8.setFlagsFromString('--expose-gc');
   const gc = vm.runInNewContext('gc');
   const session = await openSandboxSession();

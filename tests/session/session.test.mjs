@@ -17,18 +17,25 @@ after(async () => {
 
 /** The session as the host describes it (`GET /v2/sandboxes/sessions/:id`). */
 async function hostSession(id) {
-  const response = await fetch(`${host.baseUrl}/v2/sandboxes/sessions/${id}`, { headers: { authorization: `Bearer ${host.token}` } });
+  const response = await fetch(`${host.baseUrl}/v2/sandboxes/sessions/${id}`, {
+    headers: { authorization: `Bearer ${host.token}` },
+  });
   assert.equal(response.status, 200);
   return (await response.json()).session;
 }
 
-test('a spawned Command streams its output live: each entry arrives while it runs, before it goes on', { timeout: 120_000 }, async () => {
+test('a spawned Command streams its output live: each entry arrives while it runs, before it goes on', {
+  timeout: 120_000,
+}, async () => {
   const session = await openSandboxSession();
   try {
     // After each line the command waits for the reader's answer (a file ack-<i> in the Box) and
     // gives up after 60 s: output held back until the command ends would never be answered, and
     // the command would say so. Live, not a duration: no clock is read.
-    const command = await session.spawn('sh', ['-c', 'for i in 1 2 3 4; do echo "tick $i"; n=0; while [ ! -e ack-$i ]; do n=$((n+1)); if [ $n -gt 1200 ]; then echo "no ack $i" >&2; exit 1; fi; sleep 0.05; done; done; echo done >&2']);
+    const command = await session.spawn('sh', [
+      '-c',
+      'for i in 1 2 3 4; do echo "tick $i"; n=0; while [ ! -e ack-$i ]; do n=$((n+1)); if [ $n -gt 1200 ]; then echo "no ack $i" >&2; exit 1; fi; sleep 0.05; done; done; echo done >&2',
+    ]);
     const arrivals = [];
     for await (const entry of command.logs()) {
       arrivals.push(entry);
@@ -71,16 +78,25 @@ test('logs() replays from the start for a late reader, and wait/kill give the ex
   }
 });
 
-test('exec gives exit state and both outputs from one handle; cwd, env and timeout apply', { timeout: 120_000 }, async () => {
+test('exec gives exit state and both outputs from one handle; cwd, env and timeout apply', {
+  timeout: 120_000,
+}, async () => {
   const session = await openSandboxSession({ timeout: 60_000 });
   try {
     assert.equal(session.provider, 'local');
     assert.equal(session.status, 'running');
     assert.equal(session.cwd, '/vercel/sandbox');
-    const result = await session.exec('sh', ['-c', 'echo "out $GREETING"; echo err >&2; pwd; exit 3'], { env: { GREETING: 'hé' }, cwd: '/tmp' });
+    const result = await session.exec('sh', ['-c', 'echo "out $GREETING"; echo err >&2; pwd; exit 3'], {
+      env: { GREETING: 'hé' },
+      cwd: '/tmp',
+    });
     assert.deepEqual(result, { exitCode: 3, ok: false, stdout: 'out hé\n/tmp\n', stderr: 'err\n' });
     assert.deepEqual(await session.exec('true'), { exitCode: 0, ok: true, stdout: '', stderr: '' });
-    assert.deepEqual(await session.exec('true', [], { signal: null }), { exitCode: 0, ok: true, stdout: '', stderr: '' }, 'signal: null is none, as in fetch');
+    assert.deepEqual(
+      await session.exec('true', [], { signal: null }),
+      { exitCode: 0, ok: true, stdout: '', stderr: '' },
+      'signal: null is none, as in fetch',
+    );
     // The exec timeout ends `sleep 30`: SANDBOX_TIMEOUT with its 500 ms, not the command's end
     // (the test's own timeout only catches a hang).
     await assert.rejects(session.exec('sleep', ['30'], { timeout: 500 }), (error) => {
@@ -95,7 +111,8 @@ test('exec gives exit state and both outputs from one handle; cwd, env and timeo
     await assert.rejects(session.exec('sleep', ['37.25'], { signal: controller.signal }), (error) => error === reason);
     // The aborted Command does not run on in the Box.
     const deadline = Date.now() + 5000;
-    while ((await processesMatching('sleep 37.25')).length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    while ((await processesMatching('sleep 37.25')).length > 0 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 100));
     assert.deepEqual(await processesMatching('sleep 37.25'), [], 'the aborted Command was killed');
   } finally {
     await session.close();
@@ -106,7 +123,10 @@ test('a cwd the Box does not have is SANDBOX_INVALID_ARGUMENT (400), not a trans
   const session = await openSandboxSession();
   try {
     for (const cwd of ['/nonexistent', '../../..']) {
-      const error = await session.exec('pwd', [], { cwd }).then(() => assert.fail(`cwd ${cwd} was accepted`), (reason) => reason);
+      const error = await session.exec('pwd', [], { cwd }).then(
+        () => assert.fail(`cwd ${cwd} was accepted`),
+        (reason) => reason,
+      );
       assert.equal(error.code, 'SANDBOX_INVALID_ARGUMENT', `${cwd}: ${error.message}`);
       assert.equal(error.status, 400);
     }
@@ -131,26 +151,44 @@ test('file helpers round-trip bytes and text; exists, mkdir and remove', async (
     assert.equal(await session.exists('missing.txt'), false);
 
     await session.mkdir('one');
-    await assert.rejects(session.mkdir('two/three'), (error) => {
-      assert.equal(error.code, 'SANDBOX_INVALID_ARGUMENT', error.message);
-      assert.equal(error.operation ?? error.details?.operation, 'mkdir');
-      assert.match(error.message, /answered 400 to mkdir: parent directory does not exist: \/vercel\/sandbox\/two\/three; mkdir\(path\) without \{ recursive: true \}/);
-      assert.doesNotMatch(error.message, /write/);
-      return true;
-    }, 'not recursive: the parent is missing');
-    await assert.rejects(session.mkdir('one'), (error) => error.code === 'SANDBOX_INVALID_ARGUMENT' && /already exists/.test(error.message), 'not recursive: it exists');
+    await assert.rejects(
+      session.mkdir('two/three'),
+      (error) => {
+        assert.equal(error.code, 'SANDBOX_INVALID_ARGUMENT', error.message);
+        assert.equal(error.operation ?? error.details?.operation, 'mkdir');
+        assert.match(
+          error.message,
+          /answered 400 to mkdir: parent directory does not exist: \/vercel\/sandbox\/two\/three; mkdir\(path\) without \{ recursive: true \}/,
+        );
+        assert.doesNotMatch(error.message, /write/);
+        return true;
+      },
+      'not recursive: the parent is missing',
+    );
+    await assert.rejects(
+      session.mkdir('one'),
+      (error) => error.code === 'SANDBOX_INVALID_ARGUMENT' && /already exists/.test(error.message),
+      'not recursive: it exists',
+    );
     await session.mkdir('two/three/four', { recursive: true });
     await session.mkdir('two/three/four', { recursive: true });
     await session.write('two/three/four/f.txt', 'x');
     assert.equal((await session.exec('ls', ['two/three/four'])).stdout, 'f.txt\n');
 
-    await assert.rejects(session.remove('two'), (error) => {
-      assert.equal(error.code, 'SANDBOX_INVALID_ARGUMENT', error.message);
-      assert.equal(error.status, 400);
-      assert.equal(error.operation ?? error.details?.operation, 'remove');
-      assert.match(error.message, /^remove\("\/vercel\/sandbox\/two"\): it is a directory; pass \{ recursive: true \} to remove it and its contents$/);
-      return true;
-    }, 'a directory needs recursive');
+    await assert.rejects(
+      session.remove('two'),
+      (error) => {
+        assert.equal(error.code, 'SANDBOX_INVALID_ARGUMENT', error.message);
+        assert.equal(error.status, 400);
+        assert.equal(error.operation ?? error.details?.operation, 'remove');
+        assert.match(
+          error.message,
+          /^remove\("\/vercel\/sandbox\/two"\): it is a directory; pass \{ recursive: true \} to remove it and its contents$/,
+        );
+        return true;
+      },
+      'a directory needs recursive',
+    );
     assert.equal(await session.exists('two/three/four/f.txt'), true, 'the refused remove removed nothing');
     await session.remove('two', { recursive: true });
     assert.equal(await session.exists('two'), false);
@@ -183,9 +221,12 @@ test('close() twice (and concurrently) shares one cleanup; every operation after
     ['exists', () => session.exists('x')],
     ['mkdir', () => session.mkdir('x')],
     ['remove', () => session.remove('x')],
-    ['logs', async () => {
-      for await (const entry of command.logs()) assert.fail(`no entry expected, got ${JSON.stringify(entry)}`);
-    }],
+    [
+      'logs',
+      async () => {
+        for await (const entry of command.logs()) assert.fail(`no entry expected, got ${JSON.stringify(entry)}`);
+      },
+    ],
     ['wait', () => command.wait()],
     ['kill', () => command.kill()],
   ];
@@ -195,7 +236,11 @@ test('close() twice (and concurrently) shares one cleanup; every operation after
       assert.equal(error.name, 'SandboxError', name);
       assert.equal(error.code, 'SANDBOX_INVALID_STATE', name);
       assert.equal(error.status, 409);
-      assert.match(error.message, new RegExp(`^Session ${session.id} is closed; \\w+\\(\\) needs an open Session`), name);
+      assert.match(
+        error.message,
+        new RegExp(`^Session ${session.id} is closed; \\w+\\(\\) needs an open Session`),
+        name,
+      );
       return true;
     });
   }
@@ -230,7 +275,10 @@ test('bad arguments are refused with a clear SANDBOX_INVALID_ARGUMENT before any
       [() => session.exec(''), /command must be a non-empty string/],
       [() => session.exec('echo', ['a', 7]), /args\[1\] must be a string/],
       [() => session.exec('echo', 'a b'), /args must be an array of strings/],
-      [() => session.exec('echo', [], { timeout: -1 }), /exec options timeout must be a positive integer number of ms up to 2147483647, got -1/],
+      [
+        () => session.exec('echo', [], { timeout: -1 }),
+        /exec options timeout must be a positive integer number of ms up to 2147483647, got -1/,
+      ],
       [() => session.exec('echo', [], { timeout: 1.5 }), /timeout must be a positive integer/],
       [() => session.exec('echo', [], { env: { 'A=B': 'x' } }), /env name "A=B" is invalid/],
       [() => session.exec('echo', [], { env: { A: 1 } }), /env "A" must be a string/],
@@ -258,7 +306,10 @@ test('bad arguments are refused with a clear SANDBOX_INVALID_ARGUMENT before any
     await assert.rejects(openSandboxSession({ sandboxId: 'kept' }), (error) => error.code === 'SANDBOX_NOT_SUPPORTED');
     const command = await session.spawn('true');
     host.resetCounters();
-    await assert.rejects(command.kill('SIGWHATEVER'), (error) => error.code === 'SANDBOX_INVALID_ARGUMENT' && /unknown signal "SIGWHATEVER"/.test(error.message));
+    await assert.rejects(
+      command.kill('SIGWHATEVER'),
+      (error) => error.code === 'SANDBOX_INVALID_ARGUMENT' && /unknown signal "SIGWHATEVER"/.test(error.message),
+    );
     await assert.rejects(command.kill(99), (error) => error.code === 'SANDBOX_INVALID_ARGUMENT');
     assert.deepEqual(host.counters(), { requests: {}, total: 0 }, 'no request reached the host');
   } finally {
@@ -285,14 +336,19 @@ test('hostile arguments (throwing getters, Proxy traps, huge lengths) reject wit
   const thrower = () => {
     throw new Error('trap');
   };
-  const trapAll = new Proxy({}, { get: thrower, ownKeys: thrower, getPrototypeOf: thrower, has: thrower, getOwnPropertyDescriptor: thrower });
-  const trapped = (keys) => Object.defineProperties({}, Object.fromEntries(keys.map((key) => [key, { get: thrower, enumerable: true }])));
+  const trapAll = new Proxy(
+    {},
+    { get: thrower, ownKeys: thrower, getPrototypeOf: thrower, has: thrower, getOwnPropertyDescriptor: thrower },
+  );
+  const trapped = (keys) =>
+    Object.defineProperties({}, Object.fromEntries(keys.map((key) => [key, { get: thrower, enumerable: true }])));
   const session = await openSandboxSession();
   try {
     host.resetCounters();
     const cases = {
       'args proxy': () => session.exec('echo', new Proxy(['a'], { get: thrower })),
-      'args claiming a billion entries': () => session.exec('echo', new Proxy([], { get: (t, k) => (k === 'length' ? 1e9 : undefined) })),
+      'args claiming a billion entries': () =>
+        session.exec('echo', new Proxy([], { get: (t, k) => (k === 'length' ? 1e9 : undefined) })),
       'options proxy': () => session.exec('echo', [], trapAll),
       'throwing option getters': () => session.exec('echo', [], trapped(['cwd', 'env', 'timeout'])),
       'env proxy': () => session.exec('echo', [], { env: trapAll }),
@@ -309,11 +365,15 @@ test('hostile arguments (throwing getters, Proxy traps, huge lengths) reject wit
       assert.doesNotThrow(() => {
         returned = operation();
       }, label);
-      await assert.rejects(returned, (error) => {
-        assert.equal(error?.name, 'SandboxError', `${label}: ${error?.stack ?? error}`);
-        assert.match(error.code, /^SANDBOX_/, label);
-        return true;
-      }, label);
+      await assert.rejects(
+        returned,
+        (error) => {
+          assert.equal(error?.name, 'SandboxError', `${label}: ${error?.stack ?? error}`);
+          assert.match(error.code, /^SANDBOX_/, label);
+          return true;
+        },
+        label,
+      );
     }
     assert.equal(host.counters().total, 0, 'nothing reached the host');
     assert.equal((await session.exec('echo', ['still fine'])).stdout, 'still fine\n');
@@ -331,12 +391,22 @@ test('a Session whose Box lifetime ran out is expired: status says so and operat
     await new Promise((resolve) => setTimeout(resolve, 1800));
     assert.equal(short.status, 'expired');
     host.resetCounters();
-    for (const operation of [() => short.exec('true'), () => short.read('x'), () => short.write('x', 'y'), () => short.spawn('true')]) {
+    for (const operation of [
+      () => short.exec('true'),
+      () => short.read('x'),
+      () => short.write('x', 'y'),
+      () => short.spawn('true'),
+    ]) {
       await assert.rejects(operation(), (error) => {
         assert.equal(error.code, 'SANDBOX_INVALID_STATE');
         assert.equal(error.status, 409);
         assert.equal(error.details?.timeoutMs ?? error.timeoutMs, 1500, JSON.stringify(error));
-        assert.match(error.message, new RegExp(`^Session ${short.id} expired: its Box lifetime of 1500ms ran out; \\w+\\(\\) needs an open Session`));
+        assert.match(
+          error.message,
+          new RegExp(
+            `^Session ${short.id} expired: its Box lifetime of 1500ms ran out; \\w+\\(\\) needs an open Session`,
+          ),
+        );
         return true;
       });
     }
@@ -349,17 +419,26 @@ test('a Session whose Box lifetime ran out is expired: status says so and operat
   // By the provider's 410 (the Box stopped before the clock said so): the first operation notices.
   const session = await openSandboxSession({ timeout: 60_000 });
   try {
-    const stopped = await fetch(`${host.baseUrl}/v2/sandboxes/sessions/${session.id}/stop`, { method: 'POST', headers: { authorization: `Bearer ${host.token}` } });
+    const stopped = await fetch(`${host.baseUrl}/v2/sandboxes/sessions/${session.id}/stop`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${host.token}` },
+    });
     assert.equal(stopped.status, 200);
     assert.equal(session.status, 'running', 'nothing told the handle yet');
     await assert.rejects(session.exec('true'), (error) => {
       assert.equal(error.code, 'SANDBOX_INVALID_STATE', error.message);
       assert.doesNotMatch(error.message, /answered 410/);
-      assert.match(error.message, /expired: the provider stopped its Box \(410; its lifetime was 60000ms\); exec\(\) needs an open Session/);
+      assert.match(
+        error.message,
+        /expired: the provider stopped its Box \(410; its lifetime was 60000ms\); exec\(\) needs an open Session/,
+      );
       return true;
     });
     assert.equal(session.status, 'expired');
-    await assert.rejects(session.read('x'), (error) => error.code === 'SANDBOX_INVALID_STATE' && /expired/.test(error.message));
+    await assert.rejects(
+      session.read('x'),
+      (error) => error.code === 'SANDBOX_INVALID_STATE' && /expired/.test(error.message),
+    );
   } finally {
     await session.close();
   }
@@ -407,7 +486,12 @@ test('absolute paths: the file helpers reach only where commands see the same fi
     for (const [name, operation] of refused) {
       await assert.rejects(operation(), (error) => {
         assert.equal(error.code, 'SANDBOX_INVALID_ARGUMENT', `${name}: ${error.message}`);
-        assert.match(error.message, new RegExp(`^${name}\\(".*"\\): on the local Box host the file helpers reach /vercel/sandbox, /tmp and /home/box only`));
+        assert.match(
+          error.message,
+          new RegExp(
+            `^${name}\\(".*"\\): on the local Box host the file helpers reach /vercel/sandbox, /tmp and /home/box only`,
+          ),
+        );
         return true;
       });
     }
@@ -417,7 +501,7 @@ test('absolute paths: the file helpers reach only where commands see the same fi
   }
 });
 
-test('a path the Box made unusable for the helpers (a symlink out of the Box, a directory, a FIFO) is the caller\'s SANDBOX_INVALID_ARGUMENT 400 naming the operation, not a 502 transport error', async () => {
+test("a path the Box made unusable for the helpers (a symlink out of the Box, a directory, a FIFO) is the caller's SANDBOX_INVALID_ARGUMENT 400 naming the operation, not a 502 transport error", async () => {
   const session = await openSandboxSession();
   try {
     await session.exec('sh', ['-c', 'ln -s /etc/passwd out-link && mkdir a-dir && mkfifo a-fifo']);
@@ -430,13 +514,17 @@ test('a path the Box made unusable for the helpers (a symlink out of the Box, a 
       ['write', () => session.write('a-fifo', 'x'), /not a regular file/],
     ];
     for (const [operation, call, message] of refused) {
-      await assert.rejects(call(), (error) => {
-        assert.equal(error.code, 'SANDBOX_INVALID_ARGUMENT', `${operation}: ${error.message}`);
-        assert.equal(error.status, 400);
-        assert.equal(error.operation ?? error.details?.operation, operation);
-        assert.match(error.message, message);
-        return true;
-      }, `${operation} ${call}`);
+      await assert.rejects(
+        call(),
+        (error) => {
+          assert.equal(error.code, 'SANDBOX_INVALID_ARGUMENT', `${operation}: ${error.message}`);
+          assert.equal(error.status, 400);
+          assert.equal(error.operation ?? error.details?.operation, operation);
+          assert.match(error.message, message);
+          return true;
+        },
+        `${operation} ${call}`,
+      );
     }
     assert.equal((await session.exec('true')).exitCode, 0, 'the Session still works');
   } finally {
@@ -465,10 +553,13 @@ test('a wrong local Box host token is SANDBOX_PROVIDER_AUTH (the host answered 4
   }
 });
 
-test('a late logs() reader of a Command that printed past the host\'s 4 MiB replay history is told where the replay stops', async () => {
+test("a late logs() reader of a Command that printed past the host's 4 MiB replay history is told where the replay stops", async () => {
   const session = await openSandboxSession({ timeout: 120_000 });
   try {
-    const command = await session.spawn('sh', ['-c', 'head -c 8388608 /dev/zero | tr "\\0" a; echo; echo after-the-cut']);
+    const command = await session.spawn('sh', [
+      '-c',
+      'head -c 8388608 /dev/zero | tr "\\0" a; echo; echo after-the-cut',
+    ]);
     assert.deepEqual(await command.wait(), { exitCode: 0, ok: true });
     let bytes = 0;
     const markers = [];
@@ -490,7 +581,10 @@ test('a late logs() reader of a Command that printed past the host\'s 4 MiB repl
 });
 
 test('Cloudflare in local development (SANDBOX_LOCAL_URL/TOKEN, a Box of the local Box host) follows the same path rule, and a wrong token is SANDBOX_PROVIDER_AUTH', async (t) => {
-  configureSandbox({ provider: 'cloudflare', env: { SANDBOX_LOCAL_URL: host.baseUrl, SANDBOX_LOCAL_TOKEN: host.token } });
+  configureSandbox({
+    provider: 'cloudflare',
+    env: { SANDBOX_LOCAL_URL: host.baseUrl, SANDBOX_LOCAL_TOKEN: host.token },
+  });
   try {
     const session = await openSandboxSession();
     try {
@@ -511,7 +605,10 @@ test('Cloudflare in local development (SANDBOX_LOCAL_URL/TOKEN, a Box of the loc
     } finally {
       await session.close();
     }
-    configureSandbox({ provider: 'cloudflare', env: { SANDBOX_LOCAL_URL: host.baseUrl, SANDBOX_LOCAL_TOKEN: 'wrong-token-1234' } });
+    configureSandbox({
+      provider: 'cloudflare',
+      env: { SANDBOX_LOCAL_URL: host.baseUrl, SANDBOX_LOCAL_TOKEN: 'wrong-token-1234' },
+    });
     await assert.rejects(openSandboxSession(), (error) => {
       assert.equal(error.code, 'SANDBOX_PROVIDER_AUTH', error.message);
       assert.match(error.message, /answered 401.*check SANDBOX_LOCAL_TOKEN/);

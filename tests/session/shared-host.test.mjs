@@ -29,7 +29,9 @@ function runInWorker(env) {
   return new Promise((resolve, reject) => {
     const worker = new Worker(new URL(`data:text/javascript,${encodeURIComponent(WORKER)}`), { env });
     let result;
-    worker.once('message', (message) => { result = message; });
+    worker.once('message', (message) => {
+      result = message;
+    });
     worker.once('error', reject);
     worker.once('exit', (code) => (code === 0 ? resolve(result) : reject(new Error(`worker exited ${code}`))));
   });

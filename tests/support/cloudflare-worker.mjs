@@ -37,13 +37,21 @@ function canUnshareNetwork() {
  * offline, within `timeout` ms (the config's build step included). The caller removes `dir` (the upload in `outDir`, wrangler's logs beside it).
  * @returns {Promise<{ dir: string, outDir: string, stdout: string, files: string[] }>}
  */
-export async function wranglerDryRun(cwd, { config, wrangler = join(repoRoot, 'node_modules/.bin/wrangler'), timeout = 120_000 } = {}) {
+export async function wranglerDryRun(
+  cwd,
+  { config, wrangler = join(repoRoot, 'node_modules/.bin/wrangler'), timeout = 120_000 } = {},
+) {
   const dir = mkdtempSync(join(tmpdir(), 'vite-hub-dry-run-'));
   const outDir = join(dir, 'out');
   const args = ['deploy', '--dry-run', '--outdir', outDir, ...(config ? ['--config', config] : [])];
   const [command, argv] = canUnshareNetwork() ? ['unshare', ['-n', wrangler, ...args]] : [wrangler, args];
   try {
-    const { stdout, stderr } = await run(command, argv, { cwd, env: offlineWranglerEnv(join(dir, 'config')), timeout, maxBuffer: 64 * 1024 * 1024 });
+    const { stdout, stderr } = await run(command, argv, {
+      cwd,
+      env: offlineWranglerEnv(join(dir, 'config')),
+      timeout,
+      maxBuffer: 64 * 1024 * 1024,
+    });
     return { dir, outDir, stdout: `${stdout}\n${stderr}`, files: readdirSync(outDir) };
   } catch (error) {
     rmSync(dir, { recursive: true, force: true });
@@ -71,7 +79,11 @@ export function uploadGzipKiB(stdout) {
 export async function viteBuild(cwd, vite = join(repoRoot, 'node_modules/vite/bin/vite.js')) {
   const temp = mkdtempSync(join(tmpdir(), 'vite-hub-build-tmp-'));
   try {
-    return await run(process.execPath, [vite, 'build'], { cwd, env: { ...process.env, TMPDIR: temp }, timeout: 180_000 });
+    return await run(process.execPath, [vite, 'build'], {
+      cwd,
+      env: { ...process.env, TMPDIR: temp },
+      timeout: 180_000,
+    });
   } finally {
     rmSync(temp, { recursive: true, force: true });
   }

@@ -13,14 +13,27 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-export const FAST_LANES = ['package', 'runtime', 'session', 'prepared', 'vite', 'box-host', 'cloudflare', 'cli', 'agent', 'docs', 'conformance'];
+export const FAST_LANES = [
+  'package',
+  'runtime',
+  'session',
+  'prepared',
+  'vite',
+  'box-host',
+  'cloudflare',
+  'cli',
+  'agent',
+  'docs',
+  'conformance',
+];
 export const SLOW_LANES = ['e2e'];
 
 /** The absolute folder of a lane under tests/. */
 export const laneDir = (lane) => fileURLToPath(new URL(`../${lane}/`, import.meta.url));
 
 /** Whether the lane's folder exists and holds a test file. */
-export const laneHasTests = (lane) => existsSync(laneDir(lane)) && readdirSync(laneDir(lane)).some((name) => name.endsWith('.test.mjs'));
+export const laneHasTests = (lane) =>
+  existsSync(laneDir(lane)) && readdirSync(laneDir(lane)).some((name) => name.endsWith('.test.mjs'));
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const which = process.argv[2];

@@ -14,12 +14,18 @@ register('./load-recorder-hooks.mjs', import.meta.url, { data: { log } });
 const originalLoad = Module._load;
 Module._load = function load(request, parent, isMain) {
   const exports = originalLoad.call(this, request, parent, isMain);
-  if (!isBuiltin(request)) appendFileSync(log, `module:${pathToFileURL(Module._resolveFilename(request, parent, isMain)).href}\n`);
+  if (!isBuiltin(request))
+    appendFileSync(log, `module:${pathToFileURL(Module._resolveFilename(request, parent, isMain)).href}\n`);
   return exports;
 };
 
 const recordModule = (module) => {
-  appendFileSync(log, `wasm:${WebAssembly.Module.exports(module).map((item) => item.name).join(',')}\n`);
+  appendFileSync(
+    log,
+    `wasm:${WebAssembly.Module.exports(module)
+      .map((item) => item.name)
+      .join(',')}\n`,
+  );
   return module;
 };
 const OriginalModule = WebAssembly.Module;

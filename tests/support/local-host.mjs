@@ -29,7 +29,10 @@ export function defineTestSandbox(name, index, { manifest = {}, files = {} } = {
 
 /** The phases named in a Server-Timing header value. */
 export function timingPhases(response) {
-  return (response.headers.get('server-timing') ?? '').split(',').map((part) => part.trim().split(';')[0]).filter(Boolean);
+  return (response.headers.get('server-timing') ?? '')
+    .split(',')
+    .map((part) => part.trim().split(';')[0])
+    .filter(Boolean);
 }
 
 /** Lines of `ps` whose command line contains `marker`. */

@@ -13,16 +13,25 @@ const { configureSandbox, registerSandbox, runSandbox, closeSandbox } = await im
 
 const RUNS = Number(process.env.RUNS);
 const WARM_RUNS = Number(process.env.WARM_RUNS);
-configureSandbox({ provider: 'local', local: { baseUrl: process.env.BOX_HOST_URL, token: process.env.BOX_HOST_TOKEN } });
+configureSandbox({
+  provider: 'local',
+  local: { baseUrl: process.env.BOX_HOST_URL, token: process.env.BOX_HOST_TOKEN },
+});
 const define = (name, index) =>
   registerSandbox(name, {
     files: [
-      { path: 'package.json', content: JSON.stringify({ name: name.replace('/', '-'), private: true, type: 'module' }) },
+      {
+        path: 'package.json',
+        content: JSON.stringify({ name: name.replace('/', '-'), private: true, type: 'module' }),
+      },
       { path: 'index.mjs', content: index },
     ],
   });
 define('leaks/value', 'export default (n) => ({ n });');
-define('leaks/streamed', "export default () => new Response('streamed', { headers: { 'content-type': 'text/plain' } });");
+define(
+  'leaks/streamed',
+  "export default () => new Response('streamed', { headers: { 'content-type': 'text/plain' } });",
+);
 define(
   'leaks/endless',
   `export default () => new Response(new ReadableStream({

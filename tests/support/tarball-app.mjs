@@ -35,7 +35,11 @@ export const RUNTIME_DEPENDENCIES = ['modern-tar'];
 /** Packs dist/ into a fresh directory; resolves to `{ tarball, files }` (`files`: the packed paths). */
 export async function packDist() {
   const out = mkdtempSync(join(tmpdir(), 'vite-hub-pack-'));
-  const { stdout } = await run('npm', ['pack', join(repoRoot, 'dist'), '--pack-destination', out, '--json', '--silent'], { cwd: out, maxBuffer: 16 * 1024 * 1024 });
+  const { stdout } = await run(
+    'npm',
+    ['pack', join(repoRoot, 'dist'), '--pack-destination', out, '--json', '--silent'],
+    { cwd: out, maxBuffer: 16 * 1024 * 1024 },
+  );
   const [info] = JSON.parse(stdout);
   return { tarball: join(out, info.filename), files: info.files.map((file) => file.path).sort(), dir: out };
 }
@@ -67,10 +71,19 @@ export async function installTarballApp(prefix, { example = true, dependencies =
     private: true,
     type: 'module',
     // Nothing else: the package brings its build steps' libraries, and uses the app's Vite.
-    dependencies: { '@vite-hub/sandbox': `file:${tarball}`, vite: repoVersion('vite'), nitro: repoVersion('nitro'), ...dependencies },
+    dependencies: {
+      '@vite-hub/sandbox': `file:${tarball}`,
+      vite: repoVersion('vite'),
+      nitro: repoVersion('nitro'),
+      ...dependencies,
+    },
   };
   writeFileSync(join(app, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
-  await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: app, timeout: 300_000, maxBuffer: 16 * 1024 * 1024 });
+  await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'], {
+    cwd: app,
+    timeout: 300_000,
+    maxBuffer: 16 * 1024 * 1024,
+  });
   return { app, tarball, packDir, bin: (name) => join(app, 'node_modules', '.bin', name) };
 }
 
@@ -87,7 +100,10 @@ export function appModule(app, path) {
 export function readmeFirstDefinition() {
   const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
   const start = readme.indexOf('**A first Definition.**');
-  const block = readme.slice(readme.indexOf('```\n', start) + 4, readme.indexOf('\n```', readme.indexOf('```\n', start) + 4));
+  const block = readme.slice(
+    readme.indexOf('```\n', start) + 4,
+    readme.indexOf('\n```', readme.indexOf('```\n', start) + 4),
+  );
   const files = {};
   let current;
   for (const line of block.split('\n')) {

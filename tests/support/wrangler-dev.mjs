@@ -38,7 +38,17 @@ export const OFFLINE_WORKER_BUILD_ENV = {
 export async function startWranglerDev({ cwd, vars = {}, env = {}, timeoutMs = 60_000 }) {
   const dir = mkdtempSync(join(tmpdir(), 'vite-hub-wrangler-dev-'));
   const [port, inspectorPort] = [await freePort(), await freePort()];
-  const args = ['dev', '--local', '--enable-containers=false', '--ip', '127.0.0.1', '--port', String(port), '--inspector-port', String(inspectorPort)];
+  const args = [
+    'dev',
+    '--local',
+    '--enable-containers=false',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--inspector-port',
+    String(inspectorPort),
+  ];
   args.push('--persist-to', join(dir, 'state'), '--show-interactive-dev-session=false');
   for (const [name, value] of Object.entries(vars)) args.push('--var', `${name}:${value}`);
   const started = Date.now();

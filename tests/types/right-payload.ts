@@ -2,10 +2,17 @@
 import { runSandbox, type SandboxDefinitions } from '@vite-hub/sandbox';
 
 export const notes: Promise<Response> = runSandbox('release-notes', { notes: '- ship it' });
-export const slug: Promise<Response> = runSandbox('slugify-title', { title: 'Hello' }, { context: { requestId: 'r1' } });
+export const slug: Promise<Response> = runSandbox(
+  'slugify-title',
+  { title: 'Hello' },
+  { context: { requestId: 'r1' } },
+);
 
 // The result type is the awaited return type of the entry's default export.
-export const result: SandboxDefinitions['release-notes']['result'] = { summary: '1 change: ship it', items: ['ship it'] };
+export const result: SandboxDefinitions['release-notes']['result'] = {
+  summary: '1 change: ship it',
+  items: ['ship it'],
+};
 
 // release-notes defaults its payload (`= {}`): it may be left out.
 export const defaultNotes: Promise<Response> = runSandbox('release-notes');
@@ -19,4 +26,3 @@ export const needsText: Promise<Response> = runSandbox('needs-text', { text: 'ab
 export const anything: Promise<Response> = runSandbox('no-arguments', 1);
 export const answer: SandboxDefinitions['no-arguments']['result'] = 42;
 export const nothing: Promise<Response> = runSandbox('no-arguments');
-

@@ -17,7 +17,13 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { closeLocalBoxHost, configureSandbox, openSandboxSession, resolveSandboxRunner, runSandbox } from '@vite-hub/sandbox';
+import {
+  closeLocalBoxHost,
+  configureSandbox,
+  openSandboxSession,
+  resolveSandboxRunner,
+  runSandbox,
+} from '@vite-hub/sandbox';
 import { defineTestSandbox } from '../support/local-host.mjs';
 
 const NODE_TOOLS = ['node', 'npm', 'npx', 'corepack'];
@@ -179,11 +185,23 @@ function assertBoxMatches(authority, probe, host) {
     case 'restricted':
       assert.ok(ownNetNs, `network 'restricted' but the Box is in the host's network namespace: ${where}`);
       assert.ok(nonLoopback.length > 0, `network 'restricted' but the Box has no outbound interface: ${where}`);
-      assert.equal(probe.loopback.reached, false, `network 'restricted' but the Box reached the host's 127.0.0.1: ${where}`);
-      assert.notEqual(probe.gateway?.reached, true, `network 'restricted' but the Box reached the host's loopback through the gateway 10.0.2.2: ${where}`);
+      assert.equal(
+        probe.loopback.reached,
+        false,
+        `network 'restricted' but the Box reached the host's 127.0.0.1: ${where}`,
+      );
+      assert.notEqual(
+        probe.gateway?.reached,
+        true,
+        `network 'restricted' but the Box reached the host's loopback through the gateway 10.0.2.2: ${where}`,
+      );
       break;
     case 'unrestricted':
-      assert.equal(probe.loopback.reached, true, `network 'unrestricted' but the Box did not reach the host's 127.0.0.1: ${where}`);
+      assert.equal(
+        probe.loopback.reached,
+        true,
+        `network 'unrestricted' but the Box did not reach the host's 127.0.0.1: ${where}`,
+      );
       break;
     default:
       assert.fail(`network '${authority.network}' is not what a local Box host reports: ${where}`);
@@ -236,19 +254,27 @@ function laneTests(name, { hidden, present, runs, refused }) {
       assert.ok(prefix && !prefix.startsWith('/usr/'), `a private prefix (VHS_LANE_NODE_PREFIX=${prefix})`);
       assert.equal(process.execPath, path.join(prefix, 'bin', 'node'), 'this test runs on the private node');
       assert.equal(process.versions.node.split('.')[0], '22', 'the private node is Node 22');
-      assert.equal(fs.readlinkSync(path.join(prefix, 'bin', 'npm')), '../lib/node_modules/npm/bin/npm-cli.js', 'nvm-shaped npm');
+      assert.equal(
+        fs.readlinkSync(path.join(prefix, 'bin', 'npm')),
+        '../lib/node_modules/npm/bin/npm-cli.js',
+        'nvm-shaped npm',
+      );
       assert.equal(process.env.PATH.split(':')[0], path.join(prefix, 'bin'), 'the private prefix is first on PATH');
-      assert.equal(home, os.userInfo().homedir, 'HOME is the user\'s home');
-      assert.equal(fs.statSync(home).uid, process.getuid(), 'the home is the user\'s own');
+      assert.equal(home, os.userInfo().homedir, "HOME is the user's home");
+      assert.equal(fs.statSync(home).uid, process.getuid(), "the home is the user's own");
     });
 
     test(`hidden from every system PATH directory: ${hidden.join(', ')}`, () => {
-      const visible = hidden.flatMap((tool) => SYSTEM_PATH.map((dir) => path.join(dir, tool))).filter((file) => fs.existsSync(file));
+      const visible = hidden
+        .flatMap((tool) => SYSTEM_PATH.map((dir) => path.join(dir, tool)))
+        .filter((file) => fs.existsSync(file));
       assert.deepEqual(visible, [], 'the whiteouts hide them');
     });
 
     const presentSkip = present.length === 0 && 'this setting hides every Box tool (checked by the test above)';
-    test(`present (the Box host's tools, as a user who installed them has them): ${present.join(', ') || 'none'}`, { skip: presentSkip }, () => {
+    test(`present (the Box host's tools, as a user who installed them has them): ${present.join(', ') || 'none'}`, {
+      skip: presentSkip,
+    }, () => {
       const missing = present.filter((tool) => !SYSTEM_PATH.some((dir) => fs.existsSync(path.join(dir, tool))));
       assert.deepEqual(missing, [], 'this setting needs them');
     });
@@ -261,25 +287,40 @@ function laneTests(name, { hidden, present, runs, refused }) {
         useInProcessHost(networkPolicy);
         const runner = await resolveSandboxRunner('lane/probe');
         assert.equal(runner.provider, 'local');
-        assert.deepEqual(expectedShape(runner.executionAuthority), expected, `executionAuthority ${JSON.stringify(runner.executionAuthority)}`);
+        assert.deepEqual(
+          expectedShape(runner.executionAuthority),
+          expected,
+          `executionAuthority ${JSON.stringify(runner.executionAuthority)}`,
+        );
       });
 
-      test('runSandbox answers 200 and the Box is what the runner\'s executionAuthority says', { timeout: 120_000 }, async () => {
+      test("runSandbox answers 200 and the Box is what the runner's executionAuthority says", {
+        timeout: 120_000,
+      }, async () => {
         useInProcessHost(networkPolicy);
         const runner = await resolveSandboxRunner('lane/probe');
         const probe = await okJson(await runSandbox('lane/probe', payload));
-        assert.equal(probe.execPath, process.execPath, 'the Box runs the app\'s own Node, from its private prefix');
+        assert.equal(probe.execPath, process.execPath, "the Box runs the app's own Node, from its private prefix");
         assertBoxMatches(runner.executionAuthority, probe, host);
       });
 
-      test('a Session carries the runner\'s executionAuthority and its commands\' Box matches it', { timeout: 120_000 }, async () => {
+      test("a Session carries the runner's executionAuthority and its commands' Box matches it", {
+        timeout: 120_000,
+      }, async () => {
         useInProcessHost(networkPolicy);
         const runner = await resolveSandboxRunner('lane/probe');
         const session = await openSandboxSession();
         try {
-          assert.deepEqual(session.executionAuthority, runner.executionAuthority, 'the Session got what the runner said');
+          assert.deepEqual(
+            session.executionAuthority,
+            runner.executionAuthority,
+            'the Session got what the runner said',
+          );
           await session.write('probe.mjs', PROBE);
-          await session.write('main.mjs', "import probe from './probe.mjs';\nconsole.log(JSON.stringify(await probe(JSON.parse(process.argv[2]))));\n");
+          await session.write(
+            'main.mjs',
+            "import probe from './probe.mjs';\nconsole.log(JSON.stringify(await probe(JSON.parse(process.argv[2]))));\n",
+          );
           // `node` as a Session command, as the agent tool runs it: the Box must find a node.
           const result = await session.exec('node', ['main.mjs', JSON.stringify(payload)]);
           assert.equal(result.exitCode, 0, `node in the Session exited ${result.exitCode}: ${result.stderr}`);
@@ -302,13 +343,20 @@ function laneTests(name, { hidden, present, runs, refused }) {
             registerSandbox('prod', { files: [{ path: 'package.json', content: '{"type":"module"}' }, { path: 'index.mjs', content: 'export default () => "ran"' }] });
             const response = await runSandbox('prod');
             console.log(JSON.stringify({ status: response.status, body: await response.text() }));`;
-          execFile(process.execPath, ['--input-type=module', '-e', script], { env: { ...process.env, NODE_ENV: 'production' }, cwd: process.cwd(), timeout: 60_000 }, (error, stdout, stderr) => {
-            if (error) reject(new Error(`${error.message}\n${stderr}`));
-            else resolve(JSON.parse(stdout.trim().split('\n').pop()));
-          });
+          execFile(
+            process.execPath,
+            ['--input-type=module', '-e', script],
+            { env: { ...process.env, NODE_ENV: 'production' }, cwd: process.cwd(), timeout: 60_000 },
+            (error, stdout, stderr) => {
+              if (error) reject(new Error(`${error.message}\n${stderr}`));
+              else resolve(JSON.parse(stdout.trim().split('\n').pop()));
+            },
+          );
         });
 
-      test('the local provider never degrades silently: without isolation the Run is SANDBOX_PROVIDER_UNAVAILABLE naming what is missing', { timeout: 90_000 }, async () => {
+      test('the local provider never degrades silently: without isolation the Run is SANDBOX_PROVIDER_UNAVAILABLE naming what is missing', {
+        timeout: 90_000,
+      }, async () => {
         const { status, body } = await runInProduction({});
         assert.equal(status, 503, body);
         const { error } = JSON.parse(body);
@@ -324,7 +372,9 @@ function laneTests(name, { hidden, present, runs, refused }) {
 
   for (const [networkPolicy, missing] of refused) {
     describe(`setting ${name}, networkPolicy ${networkPolicy}`, () => {
-      test(`runSandbox is refused with SANDBOX_PROVIDER_UNAVAILABLE naming ${missing}, and nothing runs`, { timeout: 60_000 }, async () => {
+      test(`runSandbox is refused with SANDBOX_PROVIDER_UNAVAILABLE naming ${missing}, and nothing runs`, {
+        timeout: 60_000,
+      }, async () => {
         useInProcessHost(networkPolicy);
         const touched = path.join(home, `vhs-lane-ran-${randomUUID()}`);
         const response = await runSandbox('lane/probe', { ...payload, touch: touched });
@@ -334,13 +384,19 @@ function laneTests(name, { hidden, present, runs, refused }) {
           const { error } = JSON.parse(body);
           assert.equal(error.code, 'SANDBOX_PROVIDER_UNAVAILABLE', body);
           assert.match(error.message, missing, 'the message names what is missing');
-          assert.equal(fs.existsSync(touched), false, 'the Definition did not run (it would have written this file in the home)');
+          assert.equal(
+            fs.existsSync(touched),
+            false,
+            'the Definition did not run (it would have written this file in the home)',
+          );
         } finally {
           fs.rmSync(touched, { force: true });
         }
       });
 
-      test(`openSandboxSession is refused with SANDBOX_PROVIDER_UNAVAILABLE naming ${missing}`, { timeout: 60_000 }, async () => {
+      test(`openSandboxSession is refused with SANDBOX_PROVIDER_UNAVAILABLE naming ${missing}`, {
+        timeout: 60_000,
+      }, async () => {
         useInProcessHost(networkPolicy);
         // A Session that opens anyway is closed at once (left open it would hold the Box, and this
         // test file's process, for the Box lifetime) and fails the test with what it claimed.
@@ -351,7 +407,10 @@ function laneTests(name, { hidden, present, runs, refused }) {
           },
           (error) => ({ error }),
         );
-        assert.ok(outcome.error, `a Session opened instead of being refused, claiming ${JSON.stringify(outcome.opened)}`);
+        assert.ok(
+          outcome.error,
+          `a Session opened instead of being refused, claiming ${JSON.stringify(outcome.opened)}`,
+        );
         assert.equal(outcome.error.name, 'SandboxError', String(outcome.error));
         assert.equal(outcome.error.code, 'SANDBOX_PROVIDER_UNAVAILABLE', outcome.error.message);
         assert.match(outcome.error.message, missing, 'the message names what is missing');

@@ -10,9 +10,12 @@ import { fileURLToPath } from 'node:url';
 import { parse as parseToml } from 'smol-toml';
 
 const dist = fileURLToPath(new URL('../../dist/', import.meta.url));
-const { findWranglerConfig, parseWranglerConfig, writeCloudflareProviderOutput, isCloudflareWorkerPreset } = await import(`${dist}vite/provider-output.mjs`);
+const { findWranglerConfig, parseWranglerConfig, writeCloudflareProviderOutput, isCloudflareWorkerPreset } =
+  await import(`${dist}vite/provider-output.mjs`);
 const { repoRoot } = await import('../support/vite-app.mjs');
-const SANDBOX_VERSION = JSON.parse(readFileSync(join(repoRoot, 'node_modules/@cloudflare/sandbox/package.json'), 'utf8')).version;
+const SANDBOX_VERSION = JSON.parse(
+  readFileSync(join(repoRoot, 'node_modules/@cloudflare/sandbox/package.json'), 'utf8'),
+).version;
 
 /** An app directory inside the repo (so @cloudflare/sandbox is found in its node_modules). */
 function appDir() {
@@ -22,7 +25,9 @@ function appDir() {
 test('a wrangler.toml is merged: its own entries kept, the Sandbox entries added, a Dockerfile beside', async () => {
   const root = appDir();
   try {
-    writeFileSync(join(root, 'wrangler.toml'), `# my worker
+    writeFileSync(
+      join(root, 'wrangler.toml'),
+      `# my worker
 name = "app"
 main = "src/index.js"
 compatibility_date = "2025-09-01"
@@ -37,7 +42,8 @@ class_name = "Counter"
 [[migrations]]
 tag = "c1"
 new_sqlite_classes = ["Counter"]
-`);
+`,
+    );
     const configFile = findWranglerConfig(root);
     assert.equal(configFile, join(root, 'wrangler.toml'));
     const out = join(root, 'out/wrangler.json');
@@ -46,8 +52,14 @@ new_sqlite_classes = ["Counter"]
     assert.equal(config.main, 'src/index.js');
     assert.deepEqual(config.vars, { GREETING: 'hi' });
     assert.equal(config.compatibility_date, '2025-09-01');
-    assert.deepEqual(config.durable_objects.bindings.map((b) => b.name), ['COUNTER', 'SANDBOX']);
-    assert.deepEqual(config.migrations.map((m) => m.tag), ['c1', 'v1']);
+    assert.deepEqual(
+      config.durable_objects.bindings.map((b) => b.name),
+      ['COUNTER', 'SANDBOX'],
+    );
+    assert.deepEqual(
+      config.migrations.map((m) => m.tag),
+      ['c1', 'v1'],
+    );
     assert.equal(config.containers[0].image, `docker.io/cloudflare/sandbox:${SANDBOX_VERSION}`);
     assert.equal(added.length, 4, added.join('; '));
     assert.match(readFileSync(join(root, 'out/Dockerfile'), 'utf8'), /^FROM docker\.io\/cloudflare\/sandbox:/m);
@@ -62,8 +74,16 @@ new_sqlite_classes = ["Counter"]
 test('wrangler.jsonc with comments and trailing commas, and a custom binding', async () => {
   const root = appDir();
   try {
-    writeFileSync(join(root, 'wrangler.jsonc'), '// comment\n{ "name": "app", /* inline */ "compatibility_flags": ["nodejs_compat"], }\n');
-    const { config } = await writeCloudflareProviderOutput({ root, configFile: findWranglerConfig(root), outFile: join(root, 'o/wrangler.json'), binding: 'BOXES' });
+    writeFileSync(
+      join(root, 'wrangler.jsonc'),
+      '// comment\n{ "name": "app", /* inline */ "compatibility_flags": ["nodejs_compat"], }\n',
+    );
+    const { config } = await writeCloudflareProviderOutput({
+      root,
+      configFile: findWranglerConfig(root),
+      outFile: join(root, 'o/wrangler.json'),
+      binding: 'BOXES',
+    });
     assert.deepEqual(config.compatibility_flags, ['nodejs_compat']);
     assert.deepEqual(config.durable_objects.bindings, [{ name: 'BOXES', class_name: 'Sandbox' }]);
   } finally {
@@ -75,14 +95,37 @@ test('a reused migration tag, a taken binding and a syntax error name the file (
   const root = appDir();
   try {
     writeFileSync(join(root, 'wrangler.toml'), '[[migrations]]\ntag = "v1"\nnew_sqlite_classes = ["Counter"]\n');
-    await assert.rejects(writeCloudflareProviderOutput({ root, configFile: join(root, 'wrangler.toml'), outFile: join(root, 'o/wrangler.json') }), (error) => {
-      assert.equal(error.code, 'SANDBOX_INVALID_ARGUMENT');
-      assert.match(error.message, /^wrangler\.toml: migrations: the tag "v1" is already used with other content.*tag = "v2" new_sqlite_classes = \["Sandbox"\]/);
-      return true;
-    });
-    writeFileSync(join(root, 'wrangler.toml'), '[[durable_objects.bindings]]\nname = "SANDBOX"\nclass_name = "Other"\nscript_name = "elsewhere"\n');
-    await assert.rejects(writeCloudflareProviderOutput({ root, configFile: join(root, 'wrangler.toml'), outFile: join(root, 'o/wrangler.json') }), /wrangler\.toml: durable_objects\.bindings: the binding name "SANDBOX" is already taken by class "Other" of script "elsewhere"/);
-    assert.throws(() => parseWranglerConfig('{ "a": }', '/x/wrangler.json', 'wrangler.json'), /wrangler\.json:1:8: ValueExpected/);
+    await assert.rejects(
+      writeCloudflareProviderOutput({
+        root,
+        configFile: join(root, 'wrangler.toml'),
+        outFile: join(root, 'o/wrangler.json'),
+      }),
+      (error) => {
+        assert.equal(error.code, 'SANDBOX_INVALID_ARGUMENT');
+        assert.match(
+          error.message,
+          /^wrangler\.toml: migrations: the tag "v1" is already used with other content.*tag = "v2" new_sqlite_classes = \["Sandbox"\]/,
+        );
+        return true;
+      },
+    );
+    writeFileSync(
+      join(root, 'wrangler.toml'),
+      '[[durable_objects.bindings]]\nname = "SANDBOX"\nclass_name = "Other"\nscript_name = "elsewhere"\n',
+    );
+    await assert.rejects(
+      writeCloudflareProviderOutput({
+        root,
+        configFile: join(root, 'wrangler.toml'),
+        outFile: join(root, 'o/wrangler.json'),
+      }),
+      /wrangler\.toml: durable_objects\.bindings: the binding name "SANDBOX" is already taken by class "Other" of script "elsewhere"/,
+    );
+    assert.throws(
+      () => parseWranglerConfig('{ "a": }', '/x/wrangler.json', 'wrangler.json'),
+      /wrangler\.json:1:8: ValueExpected/,
+    );
     assert.throws(() => parseWranglerConfig('name = ', '/x/wrangler.toml', 'wrangler.toml'), /wrangler\.toml: /);
   } finally {
     rmSync(root, { recursive: true, force: true });

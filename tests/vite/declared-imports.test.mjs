@@ -38,11 +38,19 @@ const SOURCE = [
   'export default async (payload: Options) => format(path.basename(String(payload)), readFile);',
   '',
 ].join('\n');
-const LIB = ["// helper", "export const format = (value: string, _read: unknown) => {", "  return value;", "};", "export const later = () => import('date-fns/format');", ''].join('\n');
+const LIB = [
+  '// helper',
+  'export const format = (value: string, _read: unknown) => {',
+  '  return value;',
+  '};',
+  "export const later = () => import('date-fns/format');",
+  '',
+].join('\n');
 
 test('an undeclared package imported in reachable code is refused at its file:line:column with the fix', async () => {
   const root = makeTree({
-    'report/package.json': '{"name":"report","type":"module","dependencies":{"slugify":"^1.6.6"},"devDependencies":{"tsx":"^4"}}',
+    'report/package.json':
+      '{"name":"report","type":"module","dependencies":{"slugify":"^1.6.6"},"devDependencies":{"tsx":"^4"}}',
     'report/index.ts': SOURCE,
     'report/lib/format.ts': LIB,
   });
@@ -59,7 +67,8 @@ test('an undeclared package imported in reachable code is refused at its file:li
 
 test('declared packages (dependencies, peer, optional), built-ins and type-only imports pass', async () => {
   const root = makeTree({
-    'report/package.json': '{"name":"report","type":"module","dependencies":{"slugify":"^1.6.6"},"peerDependencies":{"date-fns":"^4"}}',
+    'report/package.json':
+      '{"name":"report","type":"module","dependencies":{"slugify":"^1.6.6"},"peerDependencies":{"date-fns":"^4"}}',
     'report/index.ts': SOURCE,
     'report/lib/format.ts': LIB,
   });
@@ -74,7 +83,8 @@ test('a devDependency-only import is refused with "move it to dependencies"; pnp
     'tool/index.mjs': "export default () => 1;\n\nimport { z } from 'zod';\n",
   });
   await assert.rejects(readDefinitionDirectory(path.join(root, 'tool')), {
-    message: 'Sandbox "tool": index.mjs:3:19 imports "zod", but package.json lists "zod" only in "devDependencies", which are not for the Run (R0032). Move it to "dependencies": run `pnpm add zod` in the Definition\'s folder.',
+    message:
+      'Sandbox "tool": index.mjs:3:19 imports "zod", but package.json lists "zod" only in "devDependencies", which are not for the Run (R0032). Move it to "dependencies": run `pnpm add zod` in the Definition\'s folder.',
   });
 });
 
@@ -89,5 +99,8 @@ test('vite-hub-sandbox inspect reports it for the folder (exit 1)', async () => 
     (failure) => failure,
   );
   assert.equal(error.code, 1);
-  assert.match(error.stderr, /^vite-hub-sandbox: SANDBOX_INVALID_ARGUMENT: server\/sandboxes\/report: Sandbox "report": index\.mjs:1:21 imports "slugify", but package\.json does not list "slugify" in "dependencies" \(R0032\)\. Run `npm i slugify` in the Definition's folder/m);
+  assert.match(
+    error.stderr,
+    /^vite-hub-sandbox: SANDBOX_INVALID_ARGUMENT: server\/sandboxes\/report: Sandbox "report": index\.mjs:1:21 imports "slugify", but package\.json does not list "slugify" in "dependencies" \(R0032\)\. Run `npm i slugify` in the Definition's folder/m,
+  );
 });

@@ -31,23 +31,29 @@ const text = (file) => new TextDecoder().decode(file.content);
 const byPath = (files) => Object.fromEntries(files.map((file) => [file.path, file]));
 
 test('exclusions, POSIX paths, sorted output and the folder name', async () => {
-  const dir = makeTree({
-    'package.json': '{"type":"module"}',
-    'index.mjs': 'export default () => 1;\n',
-    'lib/deep/helper.mjs': 'export const x = 1;\n',
-    'node_modules/dep/index.js': 'nope',
-    'lib/node_modules/dep/index.js': 'nope',
-    '.git/HEAD': 'nope',
-    '.env': 'SECRET=1',
-    '.env.local': 'SECRET=1',
-    'lib/.env.production': 'SECRET=1',
-    '.npmrc': '//registry/:_authToken=x',
-    'bun.lockb': 'binary',
-    '.envrc-not-excluded': 'kept',
-  }, 'tools-echo');
+  const dir = makeTree(
+    {
+      'package.json': '{"type":"module"}',
+      'index.mjs': 'export default () => 1;\n',
+      'lib/deep/helper.mjs': 'export const x = 1;\n',
+      'node_modules/dep/index.js': 'nope',
+      'lib/node_modules/dep/index.js': 'nope',
+      '.git/HEAD': 'nope',
+      '.env': 'SECRET=1',
+      '.env.local': 'SECRET=1',
+      'lib/.env.production': 'SECRET=1',
+      '.npmrc': '//registry/:_authToken=x',
+      'bun.lockb': 'binary',
+      '.envrc-not-excluded': 'kept',
+    },
+    'tools-echo',
+  );
   const { name, files } = await readDefinitionDirectory(dir);
   assert.equal(name, 'tools-echo');
-  assert.deepEqual(files.map((file) => file.path), ['.envrc-not-excluded', 'index.mjs', 'lib/deep/helper.mjs', 'package.json']);
+  assert.deepEqual(
+    files.map((file) => file.path),
+    ['.envrc-not-excluded', 'index.mjs', 'lib/deep/helper.mjs', 'package.json'],
+  );
   assert.equal(text(byPath(files)['lib/deep/helper.mjs']), 'export const x = 1;\n');
   assert.ok(files.every((file) => file.content instanceof Uint8Array && !('mode' in file)));
 });
@@ -95,7 +101,10 @@ test('exclusion ignores the letter case of names; prod.env is not a dotenv file'
     'prod.env': 'SHIPPED=1',
   });
   const { files } = await readDefinitionDirectory(dir);
-  assert.deepEqual(files.map((file) => file.path), ['package.json', 'prod.env']);
+  assert.deepEqual(
+    files.map((file) => file.path),
+    ['package.json', 'prod.env'],
+  );
 });
 
 test('symlinks: links to excluded files are skipped; excluded links are skipped before resolving', async () => {
@@ -116,7 +125,10 @@ test('symlinks: links to excluded files are skipped; excluded links are skipped 
   fs.symlinkSync('../.env', path.join(dir, '.env.local'));
   fs.symlinkSync('../../outside-node-modules', path.join(dir, 'sub', 'node_modules'));
   const { files } = await readDefinitionDirectory(dir);
-  assert.deepEqual(files.map((file) => file.path), ['package.json', 'sub/keep.txt']);
+  assert.deepEqual(
+    files.map((file) => file.path),
+    ['package.json', 'sub/keep.txt'],
+  );
   assert.ok(files.every((file) => !text(file).includes('SECRET')));
 });
 
@@ -139,14 +151,29 @@ test('TypeScript: compiled siblings, rewritten specifiers, and the result runs u
     'types.d.ts': 'export declare const ignored: number;\n',
     'greet.ts': 'export const greet = (who: string): string => `hi ${who}`;\n',
     'plain.js': "export const plain = 'js';\n",
-    'lib/math.ts': "import { label } from '../lib/label.mjs';\nexport const double = (n: number): number => n * 2;\nexport const tag = label;\n",
+    'lib/math.ts':
+      "import { label } from '../lib/label.mjs';\nexport const double = (n: number): number => n * 2;\nexport const tag = label;\n",
     'lib/label.mts': "export const label: string = 'mts';\n",
   });
   const { files } = await readDefinitionDirectory(dir);
-  assert.deepEqual(files.map((file) => file.path), [
-    'greet.ts', 'greet.ts.mjs', 'index.ts', 'index.ts.mjs', 'lib/label.mts', 'lib/label.mts.mjs',
-    'lib/math.ts', 'lib/math.ts.mjs', 'package.json', 'plain.js', 'types.d.ts', 'types.ts', 'types.ts.mjs',
-  ]);
+  assert.deepEqual(
+    files.map((file) => file.path),
+    [
+      'greet.ts',
+      'greet.ts.mjs',
+      'index.ts',
+      'index.ts.mjs',
+      'lib/label.mts',
+      'lib/label.mts.mjs',
+      'lib/math.ts',
+      'lib/math.ts.mjs',
+      'package.json',
+      'plain.js',
+      'types.d.ts',
+      'types.ts',
+      'types.ts.mjs',
+    ],
+  );
   const all = byPath(files);
   const index = text(all['index.ts.mjs']);
   assert.match(index, /from "\.\/lib\/math\.ts\.mjs";/);
@@ -163,7 +190,8 @@ test('TypeScript: compiled siblings, rewritten specifiers, and the result runs u
     fs.mkdirSync(path.dirname(path.join(out, file.path)), { recursive: true });
     fs.writeFileSync(path.join(out, file.path), file.content);
   }
-  const script = 'const m = await import("./index.ts.mjs"); console.log(JSON.stringify([await m.default({ n: 5 }), m.tag]));';
+  const script =
+    'const m = await import("./index.ts.mjs"); console.log(JSON.stringify([await m.default({ n: 5 }), m.tag]));';
   const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: out, encoding: 'utf8' });
   assert.equal(child.stderr, '');
   assert.equal(child.stdout, '[{"value":10,"text":"hi mts","plain":"js"},"mts"]\n');
@@ -181,7 +209,11 @@ test('TypeScript keeps import attributes: a JSON import compiles and runs under 
   const out = fs.mkdtempSync(path.join(os.tmpdir(), 'vhs-compiled-'));
   temporary.push(out);
   for (const file of files) fs.writeFileSync(path.join(out, file.path), file.content);
-  const child = spawnSync(process.execPath, ['--input-type=module', '-e', 'const m = await import("./index.ts.mjs"); console.log(m.default());'], { cwd: out, encoding: 'utf8' });
+  const child = spawnSync(
+    process.execPath,
+    ['--input-type=module', '-e', 'const m = await import("./index.ts.mjs"); console.log(m.default());'],
+    { cwd: out, encoding: 'utf8' },
+  );
   assert.equal(child.stderr, '');
   assert.equal(child.stdout, '7\n');
 });
@@ -191,26 +223,43 @@ test('compileTypeScriptFiles works in memory with string or byte contents', asyn
     { path: 'index.mts', content: "import { a } from './a.mjs';\nexport default (): number => a;\n" },
     { path: 'a.ts', content: new TextEncoder().encode('export const a: number = 1;\n'), mode: 0o755 },
   ]);
-  assert.deepEqual(files.map((file) => [file.path, file.mode]), [
-    ['a.ts', 0o755], ['a.ts.mjs', undefined], ['index.mts', undefined], ['index.mts.mjs', undefined],
-  ]);
+  assert.deepEqual(
+    files.map((file) => [file.path, file.mode]),
+    [
+      ['a.ts', 0o755],
+      ['a.ts.mjs', undefined],
+      ['index.mts', undefined],
+      ['index.mts.mjs', undefined],
+    ],
+  );
   // The module syntax stays as written (no output format: see compileOne).
   assert.equal(text(files[3]), 'import { a } from "./a.ts.mjs";\nexport default () => a;\n');
   assert.equal(text(files[1]), 'export const a = 1;\n');
 });
 
 test('a file already named like a compiled sibling is an error', async () => {
-  const dir = makeTree({ 'package.json': '{}', 'index.ts': 'export default () => 1;\n', 'index.ts.mjs': 'export default 2;\n' });
+  const dir = makeTree({
+    'package.json': '{}',
+    'index.ts': 'export default () => 1;\n',
+    'index.ts.mjs': 'export default 2;\n',
+  });
   await assert.rejects(readDefinitionDirectory(dir), (error) => {
     assert.ok(error instanceof Error);
     assert.equal(error.code, 'SANDBOX_INVALID_ARGUMENT');
-    assert.equal(error.message, 'Definition file "index.ts.mjs" collides with the compiled output of "index.ts"; rename it.');
+    assert.equal(
+      error.message,
+      'Definition file "index.ts.mjs" collides with the compiled output of "index.ts"; rename it.',
+    );
     return true;
   });
 });
 
 test('a TypeScript syntax error names the file and line', async () => {
-  const dir = makeTree({ 'package.json': '{}', 'index.ts': 'export default () => 1;\n', 'lib/broken.ts': 'const ok = 1;\nconst = ;\n' });
+  const dir = makeTree({
+    'package.json': '{}',
+    'index.ts': 'export default () => 1;\n',
+    'lib/broken.ts': 'const ok = 1;\nconst = ;\n',
+  });
   await assert.rejects(readDefinitionDirectory(dir), (error) => {
     assert.ok(error instanceof Error);
     assert.equal(error.code, 'SANDBOX_INVALID_ARGUMENT');

@@ -50,12 +50,23 @@ const json = (file) => JSON.parse(new TextDecoder().decode(file.content));
 test('an npm app: only the imported package, pinned to its locked version, with a lock of its closure; the Run installs it', async () => {
   const appLock = JSON.parse(fs.readFileSync(path.join(fixture, 'package-lock.json'), 'utf8'));
   appLock.name = 'big-app';
-  appLock.packages[''] = { name: 'big-app', dependencies: { slugify: '^1.6.0', 'left-pad': '^1.3.0', vite: '^7.3.8' }, devDependencies: { typescript: '^5.9.3' } };
-  appLock.packages['node_modules/left-pad'] = { version: '1.3.0', resolved: 'https://registry.npmjs.org/left-pad/-/left-pad-1.3.0.tgz', license: 'WTFPL' };
+  appLock.packages[''] = {
+    name: 'big-app',
+    dependencies: { slugify: '^1.6.0', 'left-pad': '^1.3.0', vite: '^7.3.8' },
+    devDependencies: { typescript: '^5.9.3' },
+  };
+  appLock.packages['node_modules/left-pad'] = {
+    version: '1.3.0',
+    resolved: 'https://registry.npmjs.org/left-pad/-/left-pad-1.3.0.tgz',
+    license: 'WTFPL',
+  };
   const root = makeApp({ 'package-lock.json': JSON.stringify(appLock, null, 2) });
   const prepared = await prepare(root);
   assert.deepEqual(prepared.dependencies, ['slugify']);
-  assert.deepEqual(prepared.files.map((file) => file.path), ['package.json', 'package-lock.json', '.vite-hub-sandbox/definition.mjs']);
+  assert.deepEqual(
+    prepared.files.map((file) => file.path),
+    ['package.json', 'package-lock.json', '.vite-hub-sandbox/definition.mjs'],
+  );
   assert.deepEqual(json(prepared.files[0]), { private: true, type: 'module', dependencies: { slugify: '1.6.9' } });
   const lock = json(prepared.files[1]);
   assert.deepEqual(Object.keys(lock.packages), ['', 'node_modules/slugify']);
@@ -84,7 +95,10 @@ test('a pnpm app: the manifest is pinned to the root importer version (peer suff
     '',
   ].join('\n');
   const prepared = await prepare(makeApp({ 'pnpm-lock.yaml': pnpmLock }));
-  assert.deepEqual(prepared.files.map((file) => file.path), ['package.json', '.vite-hub-sandbox/definition.mjs']);
+  assert.deepEqual(
+    prepared.files.map((file) => file.path),
+    ['package.json', '.vite-hub-sandbox/definition.mjs'],
+  );
   assert.deepEqual(json(prepared.files[0]).dependencies, { slugify: '1.6.8' });
 });
 
@@ -94,5 +108,8 @@ test('no lockfile: the manifest range of the imported package only', async () =>
 });
 
 test('a broken pnpm-lock.yaml is named', async () => {
-  await assert.rejects(prepare(makeApp({ 'pnpm-lock.yaml': 'importers: [\n' })), { code: 'SANDBOX_INVALID_ARGUMENT', message: /^pnpm-lock\.yaml is not valid YAML: / });
+  await assert.rejects(prepare(makeApp({ 'pnpm-lock.yaml': 'importers: [\n' })), {
+    code: 'SANDBOX_INVALID_ARGUMENT',
+    message: /^pnpm-lock\.yaml is not valid YAML: /,
+  });
 });

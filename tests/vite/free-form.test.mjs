@@ -51,11 +51,19 @@ test('defineSandbox is the identity at run time', () => {
 });
 
 test('defineSandbox needs one direct object literal', async () => {
-  await rejectsWith('invalid', 'not-object', `src/not-object.sandbox.ts:5: defineSandbox() takes one direct object literal; pass the options inline: ${EXAMPLE}.`);
+  await rejectsWith(
+    'invalid',
+    'not-object',
+    `src/not-object.sandbox.ts:5: defineSandbox() takes one direct object literal; pass the options inline: ${EXAMPLE}.`,
+  );
 });
 
 test('defineSandbox requires a run handler', async () => {
-  await rejectsWith('invalid', 'missing-run', 'src/missing-run.sandbox.ts:5: defineSandbox() requires a `run` handler; add run(payload, context) { ... } to its object.');
+  await rejectsWith(
+    'invalid',
+    'missing-run',
+    'src/missing-run.sandbox.ts:5: defineSandbox() requires a `run` handler; add run(payload, context) { ... } to its object.',
+  );
 });
 
 test('options must be static JSON values (lines are those of the TypeScript source)', async () => {
@@ -67,16 +75,32 @@ test('options must be static JSON values (lines are those of the TypeScript sour
 });
 
 test('project must be a boolean', async () => {
-  await rejectsWith('invalid', 'project-string', 'src/project-string.sandbox.ts:7: defineSandbox() option "project" must be a boolean (true or false).');
+  await rejectsWith(
+    'invalid',
+    'project-string',
+    'src/project-string.sandbox.ts:7: defineSandbox() option "project" must be a boolean (true or false).',
+  );
 });
 
 test('timeout must be a positive integer of milliseconds', async () => {
-  await rejectsWith('invalid', 'bad-timeout', 'src/bad-timeout.sandbox.ts:5: defineSandbox() option "timeout" must be a positive integer <= 2147483647 (milliseconds).');
+  await rejectsWith(
+    'invalid',
+    'bad-timeout',
+    'src/bad-timeout.sandbox.ts:5: defineSandbox() option "timeout" must be a positive integer <= 2147483647 (milliseconds).',
+  );
 });
 
 test('unknown keys and not-yet-supported keys are rejected, not ignored', async () => {
-  await rejectsWith('invalid', 'unknown-key', 'src/unknown-key.sandbox.ts:5: defineSandbox() has an unknown option "memory"; supported options: run, timeout, project.');
-  await rejectsWith('invalid', 'env-key', 'src/env-key.sandbox.ts:5: defineSandbox() option "env" is not supported by @vite-hub/sandbox yet; remove it (supported options: run, timeout, project).');
+  await rejectsWith(
+    'invalid',
+    'unknown-key',
+    'src/unknown-key.sandbox.ts:5: defineSandbox() has an unknown option "memory"; supported options: run, timeout, project.',
+  );
+  await rejectsWith(
+    'invalid',
+    'env-key',
+    'src/env-key.sandbox.ts:5: defineSandbox() option "env" is not supported by @vite-hub/sandbox yet; remove it (supported options: run, timeout, project).',
+  );
 });
 
 test('a defineSandbox call assigned to a local binding and exported is rejected with the fix', async () => {
@@ -100,14 +124,21 @@ test('a problem outside the file (a broken app package.json) names each Definiti
   try {
     writeFileSync(path.join(root, 'package.json'), '{"name":"app","type":"module",\n');
     mkdirSync(path.join(root, 'src'));
-    const source = "import { defineSandbox } from '@vite-hub/sandbox'\nexport default defineSandbox({ run: () => 1 })\n";
+    const source =
+      "import { defineSandbox } from '@vite-hub/sandbox'\nexport default defineSandbox({ run: () => 1 })\n";
     for (const name of ['a', 'b']) writeFileSync(path.join(root, 'src', `${name}.sandbox.ts`), source);
     const discovered = await discoverDefinitions(root);
-    assert.deepEqual(discovered.map((item) => item.name), ['a', 'b']);
+    assert.deepEqual(
+      discovered.map((item) => item.name),
+      ['a', 'b'],
+    );
     for (const definition of discovered) {
       await assert.rejects(prepareFreeFormDefinition(root, definition), (error) => {
         assert.equal(error.code, 'SANDBOX_INVALID_ARGUMENT');
-        assert.match(error.message, new RegExp(`^Cannot bundle src/${definition.name}\\.sandbox\\.ts: package\\.json:2:1: `));
+        assert.match(
+          error.message,
+          new RegExp(`^Cannot bundle src/${definition.name}\\.sandbox\\.ts: package\\.json:2:1: `),
+        );
         return true;
       });
     }
@@ -123,11 +154,18 @@ test('a free-form Definition with a local helper is bundled into one module and 
   assert.equal(prepared.timeout, 20000);
   assert.equal(prepared.project, false);
   assert.deepEqual(prepared.inputs, ['src/greet.sandbox.ts', 'src/lib/shout.ts']);
-  assert.deepEqual(prepared.files.map((file) => file.path), ['package.json', '.vite-hub-sandbox/definition.mjs']);
+  assert.deepEqual(
+    prepared.files.map((file) => file.path),
+    ['package.json', '.vite-hub-sandbox/definition.mjs'],
+  );
   assert.deepEqual(JSON.parse(new TextDecoder().decode(prepared.files[0].content)), { type: 'module', private: true });
   const bundle = new TextDecoder().decode(prepared.files[1].content);
   assert.match(bundle, /function shout\(text\)/, 'the helper is inlined');
-  assert.doesNotMatch(bundle, /from ["']@vite-hub\/sandbox["']|wasm/, 'the package is replaced by the defineSandbox shim');
+  assert.doesNotMatch(
+    bundle,
+    /from ["']@vite-hub\/sandbox["']|wasm/,
+    'the package is replaced by the defineSandbox shim',
+  );
 
   registerSandbox(prepared.name, prepared);
   assert.equal(listSandboxes().find((item) => item.name === 'greet').timeoutMs, 20000);
@@ -153,7 +191,10 @@ test('a runtime npm dependency attaches the project: package.json + lockfile shi
   const prepared = await prepare('dependency', 'slug');
   assert.equal(prepared.project, true);
   assert.deepEqual(prepared.dependencies, ['slugify']);
-  assert.deepEqual(prepared.files.map((file) => file.path), ['package.json', 'package-lock.json', '.vite-hub-sandbox/definition.mjs']);
+  assert.deepEqual(
+    prepared.files.map((file) => file.path),
+    ['package.json', 'package-lock.json', '.vite-hub-sandbox/definition.mjs'],
+  );
   const bundle = new TextDecoder().decode(prepared.files[2].content);
   assert.match(bundle, /from "slugify"/, 'the dependency stays external');
   assert.equal(prepared.timeout, undefined);

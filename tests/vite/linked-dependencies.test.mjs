@@ -35,44 +35,66 @@ const LIB = {
 test('a dependency linked to a folder outside the Definition is refused, naming it and the fix', async () => {
   const root = makeTree({
     ...LIB,
-    'server/sandboxes/linked/package.json': '{"name":"linked","type":"module","dependencies":{"linked-lib":"file:../../../lib"}}',
+    'server/sandboxes/linked/package.json':
+      '{"name":"linked","type":"module","dependencies":{"linked-lib":"file:../../../lib"}}',
     'server/sandboxes/linked/index.mjs': "import { shout } from 'linked-lib';\nexport default (p) => shout(p);\n",
   });
   // npm's install in the app made the link this Definition relies on; it is not shipped.
   fs.mkdirSync(path.join(root, 'server/sandboxes/linked/node_modules'));
   fs.symlinkSync('../../../../lib', path.join(root, 'server/sandboxes/linked/node_modules/linked-lib'));
-  await assert.rejects(readDefinitionDirectory(path.join(root, 'server/sandboxes/linked'), { appRoot: root }), (error) => {
-    assert.equal(error.code, 'SANDBOX_INVALID_ARGUMENT', error.stack);
-    assert.equal(
-      error.message,
-      'Sandbox "linked": package.json declares "linked-lib" in "dependencies" as "file:../../../lib", a path outside the Definition\'s folder (R0033): the Box installs from the Definition\'s shipped files only, so the linked package would be missing there, and a built .output/ cannot carry a link to the app\'s folders. Copy the package into the Definition\'s folder and declare it as "file:./<folder>", or install it from a registry.',
-    );
-    return true;
-  });
+  await assert.rejects(
+    readDefinitionDirectory(path.join(root, 'server/sandboxes/linked'), { appRoot: root }),
+    (error) => {
+      assert.equal(error.code, 'SANDBOX_INVALID_ARGUMENT', error.stack);
+      assert.equal(
+        error.message,
+        'Sandbox "linked": package.json declares "linked-lib" in "dependencies" as "file:../../../lib", a path outside the Definition\'s folder (R0033): the Box installs from the Definition\'s shipped files only, so the linked package would be missing there, and a built .output/ cannot carry a link to the app\'s folders. Copy the package into the Definition\'s folder and declare it as "file:./<folder>", or install it from a registry.',
+      );
+      return true;
+    },
+  );
 });
 
 test('a link: or bare ../ path out of the folder is refused the same way', async () => {
   for (const spec of ['link:../../../lib', '../../../lib']) {
     const root = makeTree({
       ...LIB,
-      'server/sandboxes/linked/package.json': JSON.stringify({ name: 'linked', type: 'module', dependencies: { 'linked-lib': spec } }),
+      'server/sandboxes/linked/package.json': JSON.stringify({
+        name: 'linked',
+        type: 'module',
+        dependencies: { 'linked-lib': spec },
+      }),
       'server/sandboxes/linked/index.mjs': 'export default () => 1;\n',
     });
-    await assert.rejects(readDefinitionDirectory(path.join(root, 'server/sandboxes/linked'), { appRoot: root }), (error) => {
-      assert.equal(error.code, 'SANDBOX_INVALID_ARGUMENT', error.stack);
-      assert.ok(error.message.startsWith(`Sandbox "linked": package.json declares "linked-lib" in "dependencies" as ${JSON.stringify(spec)}, a path outside`), error.message);
-      return true;
-    });
+    await assert.rejects(
+      readDefinitionDirectory(path.join(root, 'server/sandboxes/linked'), { appRoot: root }),
+      (error) => {
+        assert.equal(error.code, 'SANDBOX_INVALID_ARGUMENT', error.stack);
+        assert.ok(
+          error.message.startsWith(
+            `Sandbox "linked": package.json declares "linked-lib" in "dependencies" as ${JSON.stringify(spec)}, a path outside`,
+          ),
+          error.message,
+        );
+        return true;
+      },
+    );
   }
 });
 
 test('a package copied into the Definition and linked from there ships and passes', async () => {
   const root = makeTree({
-    'server/sandboxes/linked/package.json': '{"name":"linked","type":"module","dependencies":{"linked-lib":"file:./vendor/lib"}}',
+    'server/sandboxes/linked/package.json':
+      '{"name":"linked","type":"module","dependencies":{"linked-lib":"file:./vendor/lib"}}',
     'server/sandboxes/linked/index.mjs': "import { shout } from 'linked-lib';\nexport default (p) => shout(p);\n",
     'server/sandboxes/linked/vendor/lib/package.json': LIB['lib/package.json'],
     'server/sandboxes/linked/vendor/lib/index.mjs': LIB['lib/index.mjs'],
   });
   const read = await readDefinitionDirectory(path.join(root, 'server/sandboxes/linked'), { appRoot: root });
-  assert.deepEqual(read.files.map((f) => f.path).sort(), ['index.mjs', 'package.json', 'vendor/lib/index.mjs', 'vendor/lib/package.json']);
+  assert.deepEqual(read.files.map((f) => f.path).sort(), [
+    'index.mjs',
+    'package.json',
+    'vendor/lib/index.mjs',
+    'vendor/lib/package.json',
+  ]);
 });

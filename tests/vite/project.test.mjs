@@ -60,7 +60,10 @@ test('a package inside the app-root pnpm workspace ships the root files and its 
 test('without an app root only the folder itself is read', async () => {
   const definition = await readDefinitionDirectory(`${fixtures}/workspace-app/server/sandboxes/report`);
   assert.equal(definition.packagePath, '');
-  assert.deepEqual(definition.files.map((file) => file.path), ['index.mjs', 'package.json']);
+  assert.deepEqual(
+    definition.files.map((file) => file.path),
+    ['index.mjs', 'package.json'],
+  );
 });
 
 test('inline [..] globs with a negation, a devDependencies workspace: link and patch files', async () => {
@@ -85,7 +88,9 @@ test('inline [..] globs with a negation, a devDependencies workspace: link and p
 
 test('a missing workspace dependency names the manifest that references it', async () => {
   await assert.rejects(
-    readDefinitionDirectory(`${fixtures}/missing-dependency/sandboxes/x`, { appRoot: `${fixtures}/missing-dependency` }),
+    readDefinitionDirectory(`${fixtures}/missing-dependency/sandboxes/x`, {
+      appRoot: `${fixtures}/missing-dependency`,
+    }),
     (error) => {
       assert.equal(error.code, 'SANDBOX_INVALID_ARGUMENT');
       assert.equal(
@@ -102,7 +107,11 @@ test('an ancestor workspace that does not list the package, or a non-pnpm packag
   const plain = await resolveFixture('outside-workspace', 'server/sandboxes/plain');
   assert.equal(plain.packagePath, '');
   assert.deepEqual(plain.paths, ['index.mjs', 'package.json']);
-  assert.deepEqual(planOf(plain.listed.install), { command: 'npm', args: ['install', '--no-audit', '--no-fund'], cwd: '.' }, 'the ancestor package-lock.json is not used');
+  assert.deepEqual(
+    planOf(plain.listed.install),
+    { command: 'npm', args: ['install', '--no-audit', '--no-fund'], cwd: '.' },
+    'the ancestor package-lock.json is not used',
+  );
   const npm = await resolveFixture('outside-workspace', 'server/sandboxes/npm-managed');
   assert.equal(npm.packagePath, '');
   assert.deepEqual(npm.paths, ['index.mjs', 'package-lock.json', 'package.json']);
@@ -110,11 +119,16 @@ test('an ancestor workspace that does not list the package, or a non-pnpm packag
 });
 
 test('a folder outside the app root is refused', async () => {
-  await assert.rejects(readDefinitionDirectory(`${fixtures}/workspace-app/server/sandboxes/report`, { appRoot: `${fixtures}/inline-globs` }), (error) => {
-    assert.equal(error.code, 'SANDBOX_INVALID_ARGUMENT');
-    assert.match(error.message, /is outside the app root/);
-    return true;
-  });
+  await assert.rejects(
+    readDefinitionDirectory(`${fixtures}/workspace-app/server/sandboxes/report`, {
+      appRoot: `${fixtures}/inline-globs`,
+    }),
+    (error) => {
+      assert.equal(error.code, 'SANDBOX_INVALID_ARGUMENT');
+      assert.match(error.message, /is outside the app root/);
+      return true;
+    },
+  );
 });
 
 test('order-summary (a pnpm workspace root Definition) runs with its workspace packages linked by pnpm', async () => {
@@ -122,15 +136,24 @@ test('order-summary (a pnpm workspace root Definition) runs with its workspace p
   const definition = await readDefinitionDirectory(`${sandboxes}/order-summary`, { appRoot: `${repo}/examples/app` });
   assert.equal(definition.packagePath, '');
   assert.ok(definition.files.some((file) => file.path === 'packages/money/index.js'));
-  assert.equal(await registerSandboxDirectory(`${sandboxes}/order-summary`, undefined, { appRoot: `${repo}/examples/app` }), 'order-summary');
+  assert.equal(
+    await registerSandboxDirectory(`${sandboxes}/order-summary`, undefined, { appRoot: `${repo}/examples/app` }),
+    'order-summary',
+  );
   const response = await runSandbox('order-summary', {
-    items: [{ sku: 'tea', quantity: 2, unitCents: 450 }, { sku: 'mug', quantity: 1, unitCents: 1200 }],
+    items: [
+      { sku: 'tea', quantity: 2, unitCents: 450 },
+      { sku: 'mug', quantity: 1, unitCents: 1200 },
+    ],
     taxRate: 0.2,
   });
   assert.equal(response.status, 200, await response.clone().text());
   assert.match(response.headers.get('server-timing'), /install;desc="(fresh|prepared|fresh-fallback)";dur=/);
   assert.deepEqual(await response.json(), {
-    lines: [{ sku: 'tea', quantity: 2, totalCents: 900 }, { sku: 'mug', quantity: 1, totalCents: 1200 }],
+    lines: [
+      { sku: 'tea', quantity: 2, totalCents: 900 },
+      { sku: 'mug', quantity: 1, totalCents: 1200 },
+    ],
     subtotalCents: 2100,
     taxCents: 420,
     totalCents: 2520,
@@ -158,7 +181,10 @@ test('the CLI runs a package inside a workspace with --app-root (and says what i
   assert.equal(alone.code, 1);
   assert.match(alone.stdout, /^HTTP\/1\.1 500\n/);
   assert.match(alone.stdout, /SANDBOX_EXECUTION_ERROR/);
-  await assert.rejects(run('node', [...cli, '--app-root', `${app}/missing`]), { code: 2, stderr: /--app-root ".*\/missing" is not a directory/ });
+  await assert.rejects(run('node', [...cli, '--app-root', `${app}/missing`]), {
+    code: 2,
+    stderr: /--app-root ".*\/missing" is not a directory/,
+  });
 });
 
 test('inspect lists the workspace Definition, not its internal packages, with its install plan', async () => {
@@ -166,18 +192,26 @@ test('inspect lists the workspace Definition, not its internal packages, with it
   const rows = JSON.parse(stdout);
   assert.ok(!rows.some((row) => row.path.includes('order-summary/packages')), stdout);
   const row = rows.find((item) => item.name === 'order-summary');
-  assert.deepEqual({ ...row, digest: row.digest.length, install: { ...row.install, digest: row.install.digest.length } }, {
-    name: 'order-summary',
-    kind: 'package',
-    path: 'server/sandboxes/order-summary',
-    entry: 'server/sandboxes/order-summary/index.ts',
-    packageManager: 'pnpm',
-    timeoutMs: 60000,
-    digest: 64,
-    packagePath: '',
-    install: { command: 'pnpm', args: ['install', '--frozen-lockfile'], cwd: '.', digest: 64 },
-  });
-  const { stdout: fixture } = await run('node', [`${repo}/dist/cli.mjs`, 'inspect', `${fixtures}/workspace-app`, '--json']);
+  assert.deepEqual(
+    { ...row, digest: row.digest.length, install: { ...row.install, digest: row.install.digest.length } },
+    {
+      name: 'order-summary',
+      kind: 'package',
+      path: 'server/sandboxes/order-summary',
+      entry: 'server/sandboxes/order-summary/index.ts',
+      packageManager: 'pnpm',
+      timeoutMs: 60000,
+      digest: 64,
+      packagePath: '',
+      install: { command: 'pnpm', args: ['install', '--frozen-lockfile'], cwd: '.', digest: 64 },
+    },
+  );
+  const { stdout: fixture } = await run('node', [
+    `${repo}/dist/cli.mjs`,
+    'inspect',
+    `${fixtures}/workspace-app`,
+    '--json',
+  ]);
   const [report] = JSON.parse(fixture);
   assert.equal(report.name, 'report');
   assert.equal(report.packagePath, 'server/sandboxes/report');
@@ -188,7 +222,10 @@ test('registerSandbox takes packagePath, an explicit entry and a timeout overrid
     files: [
       { path: 'package.json', content: '{"name":"root","private":true}' },
       { path: 'tools/report/package.json', content: '{"type":"module","vitehub":{"sandbox":{"timeout":9000}}}' },
-      { path: 'tools/report/.vite-hub-sandbox/definition.mjs', content: 'export default (p) => ({ doubled: p * 2, cwd: process.cwd().endsWith("/project/tools/report") })' },
+      {
+        path: 'tools/report/.vite-hub-sandbox/definition.mjs',
+        content: 'export default (p) => ({ doubled: p * 2, cwd: process.cwd().endsWith("/project/tools/report") })',
+      },
     ],
     packagePath: 'tools/report',
     entry: '.vite-hub-sandbox/definition.mjs',
@@ -203,18 +240,36 @@ test('registerSandbox takes packagePath, an explicit entry and a timeout overrid
   assert.equal(response.status, 200, await response.clone().text());
   assert.deepEqual(await response.json(), { doubled: 42, cwd: true });
   unregisterSandbox('explicit');
-  for (const [timeout, shown] of [['1000', '"1000"'], [0, '0'], [1.5, '1.5']]) {
+  for (const [timeout, shown] of [
+    ['1000', '"1000"'],
+    [0, '0'],
+    [1.5, '1.5'],
+  ]) {
     assert.throws(
-      () => registerSandbox('bad-timeout', { files: [{ path: 'package.json', content: '{"type":"module"}' }, { path: 'index.mjs', content: '' }], timeout }),
-      { code: 'SANDBOX_INVALID_ARGUMENT', message: `Sandbox "bad-timeout" timeout must be a positive integer <= 2147483647 (milliseconds), got ${shown}.` },
+      () =>
+        registerSandbox('bad-timeout', {
+          files: [
+            { path: 'package.json', content: '{"type":"module"}' },
+            { path: 'index.mjs', content: '' },
+          ],
+          timeout,
+        }),
+      {
+        code: 'SANDBOX_INVALID_ARGUMENT',
+        message: `Sandbox "bad-timeout" timeout must be a positive integer <= 2147483647 (milliseconds), got ${shown}.`,
+      },
     );
   }
-  assert.throws(() => registerSandbox('bad-path', { files: [], packagePath: 3 }), { code: 'SANDBOX_INVALID_ARGUMENT', message: /packagePath must be a string/ });
+  assert.throws(() => registerSandbox('bad-path', { files: [], packagePath: 3 }), {
+    code: 'SANDBOX_INVALID_ARGUMENT',
+    message: /packagePath must be a string/,
+  });
 });
 
 // Imported workspace packages must expose runtime JavaScript (contract §4.4, R0018–R0020):
 // tests/fixtures/project/workspace-runtime has built and unbuilt packages side by side.
-const BUILD_FIX = 'Build the workspace package to JavaScript before Sandbox execution (point its exports/main at the built .js).';
+const BUILD_FIX =
+  'Build the workspace package to JavaScript before Sandbox execution (point its exports/main at the built .js).';
 
 async function rejectsRuntime(dir, detail) {
   const root = `${fixtures}/workspace-runtime`;
@@ -226,19 +281,31 @@ async function rejectsRuntime(dir, detail) {
 }
 
 test('an imported workspace package whose "exports" is TypeScript is refused at the import (R0018)', async () => {
-  await rejectsRuntime('ts-export', 'sandboxes/ts-export/index.ts:1:26 imports "@ws/ts-lib", which workspace package "@ws/ts-lib" resolves through its "exports" to "packages/ts-lib/src/index.ts", a TypeScript file (R0018).');
+  await rejectsRuntime(
+    'ts-export',
+    'sandboxes/ts-export/index.ts:1:26 imports "@ws/ts-lib", which workspace package "@ws/ts-lib" resolves through its "exports" to "packages/ts-lib/src/index.ts", a TypeScript file (R0018).',
+  );
 });
 
 test('a subpath pattern of "exports" that maps to TypeScript is refused (R0018)', async () => {
-  await rejectsRuntime('pattern', 'sandboxes/pattern/index.ts:3:21 imports "@ws/pattern/source/raw", which workspace package "@ws/pattern" resolves through its "exports" to "packages/pattern/src/raw.ts", a TypeScript file (R0018).');
+  await rejectsRuntime(
+    'pattern',
+    'sandboxes/pattern/index.ts:3:21 imports "@ws/pattern/source/raw", which workspace package "@ws/pattern" resolves through its "exports" to "packages/pattern/src/raw.ts", a TypeScript file (R0018).',
+  );
 });
 
 test('a TypeScript "main" behind a built workspace package is reported in the built module (R0019)', async () => {
-  await rejectsRuntime('transitive', 'packages/js-lib/dist/index.js:2:23 imports "@ws/money", which workspace package "@ws/money" resolves through its "main" to "packages/money/index.ts", a TypeScript file (R0019).');
+  await rejectsRuntime(
+    'transitive',
+    'packages/js-lib/dist/index.js:2:23 imports "@ws/money", which workspace package "@ws/money" resolves through its "main" to "packages/money/index.ts", a TypeScript file (R0019).',
+  );
 });
 
 test('a workspace package without exports, main or index.js is refused (R0020)', async () => {
-  await rejectsRuntime('default-index', 'sandboxes/default-index/index.mjs:1:23 imports "@ws/no-entry", which workspace package "@ws/no-entry" resolves through the default entry ./index.js (its package.json has neither "exports" nor "main") to "packages/no-entry/index.js", which is not a shipped file (R0020).');
+  await rejectsRuntime(
+    'default-index',
+    'sandboxes/default-index/index.mjs:1:23 imports "@ws/no-entry", which workspace package "@ws/no-entry" resolves through the default entry ./index.js (its package.json has neither "exports" nor "main") to "packages/no-entry/index.js", which is not a shipped file (R0020).',
+  );
 });
 
 test('built workspace packages pass; an unused TypeScript devDependency is shipped but not checked', async () => {

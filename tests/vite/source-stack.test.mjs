@@ -17,12 +17,17 @@ const traceMapping = { TraceMap, originalPositionFor };
 
 /** The Box frame (1-based line and column) of `line` of `source` in the compiled file `shipped`. */
 function boxFrame(sources, shipped, source, line) {
-  const generated = generatedPositionFor(new TraceMap(sources[shipped]), { source, line, column: 0, bias: LEAST_UPPER_BOUND });
+  const generated = generatedPositionFor(new TraceMap(sources[shipped]), {
+    source,
+    line,
+    column: 0,
+    bias: LEAST_UPPER_BOUND,
+  });
   assert.notEqual(generated.line, null, `${source}:${line} is in ${shipped}`);
   return `file:///vercel/sandbox/project/${shipped}:${generated.line}:${generated.column + 1}`;
 }
 
-test('dev writes each Definition\'s stack facts beside the registry, app-relative, and none into a Definition', async () => {
+test("dev writes each Definition's stack facts beside the registry, app-relative, and none into a Definition", async () => {
   const { dir } = await generateSandboxArtifacts({ root: app, mode: 'dev' });
   const facts = JSON.parse(readFileSync(join(dir, 'source-maps.json'), 'utf8'));
   const notes = facts['release-notes'];
@@ -52,8 +57,12 @@ test('dev writes each Definition\'s stack facts beside the registry, app-relativ
 });
 
 test('a file shipped as written maps to its own path, line and column unchanged', () => {
-  const sources = { 'index.mjs': 'server/sandboxes/plain/index.mjs', 'lib/util.mjs': 'server/sandboxes/plain/lib/util.mjs' };
-  const stack = 'TypeError: x\n    at f (file:///workspace/.vite-hub-runs/abc/project/lib/util.mjs:7:3)\n    at file:///workspace/.vite-hub-runs/abc/project/index.mjs:2:10';
+  const sources = {
+    'index.mjs': 'server/sandboxes/plain/index.mjs',
+    'lib/util.mjs': 'server/sandboxes/plain/lib/util.mjs',
+  };
+  const stack =
+    'TypeError: x\n    at f (file:///workspace/.vite-hub-runs/abc/project/lib/util.mjs:7:3)\n    at file:///workspace/.vite-hub-runs/abc/project/index.mjs:2:10';
   assert.equal(
     mapSandboxStack(stack, sources, traceMapping),
     'TypeError: x\n    at f (server/sandboxes/plain/lib/util.mjs:7:3)\n    at server/sandboxes/plain/index.mjs:2:10',

@@ -74,10 +74,16 @@ test('dev: a broken Definition keeps its last good version, the others update, a
   writeFileSync(join(app, 'server/sandboxes/slugify-title/index.mjs'), 'export default () => "edited";\n');
   mkdirSync(join(app, 'server/sandboxes/new-broken'));
   writeFileSync(join(app, 'server/sandboxes/new-broken/package.json'), '{"name":"new-broken","type":"module"}');
-  writeFileSync(join(app, 'server/sandboxes/new-broken/index.mjs'), "module.exports = () => 1;\n");
+  writeFileSync(join(app, 'server/sandboxes/new-broken/index.mjs'), 'module.exports = () => 1;\n');
   const result = await generateSandboxArtifacts({ root: app, mode: 'dev' }).catch((e) => e);
   assert.ok(!(result instanceof Error), String(result));
-  assert.deepEqual(result.errors.map((e) => [e.name, e.error.code]), [['new-broken', 'SANDBOX_INVALID_ARGUMENT'], ['release-notes', 'SANDBOX_INVALID_ARGUMENT']]);
+  assert.deepEqual(
+    result.errors.map((e) => [e.name, e.error.code]),
+    [
+      ['new-broken', 'SANDBOX_INVALID_ARGUMENT'],
+      ['release-notes', 'SANDBOX_INVALID_ARGUMENT'],
+    ],
+  );
   assert.match(result.errors[0].error.message, /index\.mjs:1:1 .*module\.exports/);
   assert.equal(result.names.includes('new-broken'), false);
   assert.equal(await load('new-broken'), undefined);
@@ -93,10 +99,19 @@ test('dev: a broken Definition keeps its last good version, the others update, a
   assert.equal(Buffer.from(index.content, 'base64').toString(), 'export default () => "edited";\n');
 
   // Build mode stays all-or-nothing, and names every invalid Definition at once.
-  const built = await generateSandboxArtifacts({ root: app, mode: 'build' }).then(() => assert.fail('the build passed'), (error) => error);
+  const built = await generateSandboxArtifacts({ root: app, mode: 'build' }).then(
+    () => assert.fail('the build passed'),
+    (error) => error,
+  );
   assert.equal(built.code, 'SANDBOX_INVALID_ARGUMENT');
-  assert.match(built.message, /^2 Sandbox Definitions are invalid \(the build stops on any\):\n- Sandbox "new-broken": index.mjs:1:1 .*R0022.*\n- .*release-notes/s);
-  assert.deepEqual(built.errors.map((e) => e.code), ['SANDBOX_INVALID_ARGUMENT', 'SANDBOX_INVALID_ARGUMENT']);
+  assert.match(
+    built.message,
+    /^2 Sandbox Definitions are invalid \(the build stops on any\):\n- Sandbox "new-broken": index.mjs:1:1 .*R0022.*\n- .*release-notes/s,
+  );
+  assert.deepEqual(
+    built.errors.map((e) => e.code),
+    ['SANDBOX_INVALID_ARGUMENT', 'SANDBOX_INVALID_ARGUMENT'],
+  );
 });
 
 test('dev: a folder discovery refuses (no entry yet, several entries) does not freeze the others', async () => {
@@ -110,15 +125,32 @@ test('dev: a folder discovery refuses (no entry yet, several entries) does not f
   writeFileSync(join(app, 'server/sandboxes/release-notes/index.mjs'), 'export default () => 1;\n');
   writeFileSync(join(app, 'server/sandboxes/slugify-title/index.mjs'), 'export default () => "edited";\n');
   const result = await generateSandboxArtifacts({ root: app, mode: 'dev' });
-  assert.deepEqual(result.errors.map((e) => [e.name, e.error.code, e.error.message]), [
-    ['release-notes', 'SANDBOX_INVALID_ARGUMENT', 'Sandbox package "server/sandboxes/release-notes" has multiple entrypoints: index.ts, index.mjs.'],
-    ['being-created', 'SANDBOX_INVALID_ARGUMENT', 'Sandbox package "server/sandboxes/being-created" requires one ESM entrypoint (index.ts, index.mts, index.js or index.mjs).'],
-  ]);
+  assert.deepEqual(
+    result.errors.map((e) => [e.name, e.error.code, e.error.message]),
+    [
+      [
+        'release-notes',
+        'SANDBOX_INVALID_ARGUMENT',
+        'Sandbox package "server/sandboxes/release-notes" has multiple entrypoints: index.ts, index.mjs.',
+      ],
+      [
+        'being-created',
+        'SANDBOX_INVALID_ARGUMENT',
+        'Sandbox package "server/sandboxes/being-created" requires one ESM entrypoint (index.ts, index.mts, index.js or index.mjs).',
+      ],
+    ],
+  );
   assert.deepEqual(await load('release-notes'), lastGood, 'the refused folder keeps its last good version');
   assert.equal(await load('being-created'), undefined);
   const slugify = await load('slugify-title');
-  assert.equal(Buffer.from(slugify.files.find((f) => f.path === 'index.mjs').content, 'base64').toString(), 'export default () => "edited";\n');
-  await assert.rejects(generateSandboxArtifacts({ root: app, mode: 'build' }), { code: 'SANDBOX_INVALID_ARGUMENT', message: /multiple entrypoints/ });
+  assert.equal(
+    Buffer.from(slugify.files.find((f) => f.path === 'index.mjs').content, 'base64').toString(),
+    'export default () => "edited";\n',
+  );
+  await assert.rejects(generateSandboxArtifacts({ root: app, mode: 'build' }), {
+    code: 'SANDBOX_INVALID_ARGUMENT',
+    message: /multiple entrypoints/,
+  });
 });
 
 test('describeRegistry() answers the names, and in dev why a refused Definition is out (app-relative)', async () => {
@@ -129,8 +161,13 @@ test('describeRegistry() answers the names, and in dev why a refused Definition 
     'server/sandboxes/broken/index.mjs': "const fs = require('node:fs');\nexport default () => 1;\n",
   });
   const dev = await generateSandboxArtifacts({ root: app, mode: 'dev' });
-  assert.deepEqual(dev.errors.map((e) => e.name), ['broken']);
-  const { describeRegistry } = await import(`${pathToFileURL(join(app, '.vite-hub/sandbox/dev/registry.mjs'))}?${Date.now()}`);
+  assert.deepEqual(
+    dev.errors.map((e) => e.name),
+    ['broken'],
+  );
+  const { describeRegistry } = await import(
+    `${pathToFileURL(join(app, '.vite-hub/sandbox/dev/registry.mjs'))}?${Date.now()}`
+  );
   const described = await describeRegistry();
   assert.deepEqual(described.names, ['__proto__', 'order-summary', 'release-notes', 'slugify-title', 'word-count']);
   assert.deepEqual(Object.keys(described.invalid), ['broken']);
@@ -148,5 +185,8 @@ test('build with registryJson: registry.json holds, by name, the Definition obje
   for (const name of build.names) assert.deepEqual(json[name], await loadDefinition(name), name);
   const plain = await generateSandboxArtifacts({ root: appWith({}), mode: 'build' });
   assert.ok(!plain.changed.includes('build/registry.json'));
-  await assert.rejects(generateSandboxArtifacts({ root: app, mode: 'dev', registryJson: true }), { code: 'SANDBOX_INVALID_ARGUMENT', message: /registryJson is for mode "build"/ });
+  await assert.rejects(generateSandboxArtifacts({ root: app, mode: 'dev', registryJson: true }), {
+    code: 'SANDBOX_INVALID_ARGUMENT',
+    message: /registryJson is for mode "build"/,
+  });
 });

@@ -4,14 +4,14 @@
 //! and the kept-Box (sandboxId) lock. Each case asserts the exact outcome and the exact requests.
 //! Success paths run against the real `Sandbox` class in workerd (tests/node/cloudflare-*.test.mjs).
 
-use vite_hub_sandbox_core::command::Command;
 use vite_hub_sandbox::http::fetch::Fetcher;
 use vite_hub_sandbox::provider::cloudflare::classify::StartupRetry;
 use vite_hub_sandbox::provider::cloudflare::{CloudflareProvider, CloudflareSettings};
 use vite_hub_sandbox::provider::{BoxSpec, FileRead, Provider};
 use vite_hub_sandbox::sys::DurableObjectNamespace;
-use vite_hub_sandbox_core::transfer::box_file::BoxFile;
+use vite_hub_sandbox_core::command::Command;
 use vite_hub_sandbox_core::error::ErrorCode;
+use vite_hub_sandbox_core::transfer::box_file::BoxFile;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_test::wasm_bindgen_test;
 
@@ -62,7 +62,11 @@ fn settings(sandbox_id: Option<&str>) -> CloudflareSettings {
 const QUICK: StartupRetry = StartupRetry { max_attempts: 4, base_delay_ms: 1, max_delay_ms: 1, budget_ms: 1_000 };
 
 fn provider(namespace: DurableObjectNamespace, sandbox_id: Option<&str>) -> CloudflareProvider {
-    CloudflareProvider::new(settings(sandbox_id), Some(namespace), Fetcher::Global, |_, _| unreachable!("no local Box host here")).unwrap().with_startup_retry(QUICK)
+    CloudflareProvider::new(settings(sandbox_id), Some(namespace), Fetcher::Global, |_, _| {
+        unreachable!("no local Box host here")
+    })
+    .unwrap()
+    .with_startup_retry(QUICK)
 }
 
 fn lines(log: &js_sys::Array) -> Vec<String> {
@@ -185,9 +189,17 @@ async fn files_travel_as_base64_and_a_missing_file_reads_as_none() {
     ];
     opened.write_files(&files, None).await.unwrap();
     let sent = lines(&log);
-    assert!(sent.iter().any(|l| l.contains(r#"/api/write "#) && l.contains(r#""path":"/workspace/project/lib/b.bin","content":"AAH/","encoding":"base64""#)), "{sent:?}");
+    assert!(
+        sent.iter().any(|l| l.contains(r#"/api/write "#)
+            && l.contains(r#""path":"/workspace/project/lib/b.bin","content":"AAH/","encoding":"base64""#)),
+        "{sent:?}"
+    );
     assert_eq!(count(&log, "/api/write"), 2);
-    assert!(sent.iter().any(|l| l.starts_with("/api/mkdir") && l.contains(r#""path":"/workspace/project/lib","recursive":true"#)), "{sent:?}");
+    assert!(
+        sent.iter()
+            .any(|l| l.starts_with("/api/mkdir") && l.contains(r#""path":"/workspace/project/lib","recursive":true"#)),
+        "{sent:?}"
+    );
     assert_eq!(opened.read_file("/workspace/out.bin", 1024, None).await.unwrap(), FileRead::Bytes(vec![0, 1, 255]));
     assert_eq!(opened.read_file("/workspace/out.bin", 2, None).await.unwrap(), FileRead::TooLarge(3));
     assert_eq!(opened.read_file("/workspace/none", 1024, None).await.unwrap(), FileRead::Missing);
@@ -204,7 +216,9 @@ async fn runs_on_a_kept_box_wait_their_turn_and_only_delete_their_files() {
     let second = provider.open(&spec, None);
     let waited = futures::future::select(second, Box::pin(sleep(50))).await;
     let second = match waited {
-        futures::future::Either::Left(_) => panic!("the second Run on the kept Box opened while the first was still open"),
+        futures::future::Either::Left(_) => {
+            panic!("the second Run on the kept Box opened while the first was still open")
+        }
         futures::future::Either::Right((_, second)) => second,
     };
     first.close().await.unwrap();
@@ -220,7 +234,8 @@ async fn runs_on_a_kept_box_wait_their_turn_and_only_delete_their_files() {
 async fn sleep(ms: i32) {
     let promise = js_sys::Promise::new(&mut |resolve, _| {
         let global = js_sys::global();
-        let set_timeout: js_sys::Function = js_sys::Reflect::get(&global, &"setTimeout".into()).unwrap().unchecked_into();
+        let set_timeout: js_sys::Function =
+            js_sys::Reflect::get(&global, &"setTimeout".into()).unwrap().unchecked_into();
         set_timeout.call2(&JsValue::UNDEFINED, &resolve, &JsValue::from(ms)).unwrap();
     });
     wasm_bindgen_futures::JsFuture::from(promise).await.unwrap();

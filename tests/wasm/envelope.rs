@@ -1,7 +1,7 @@
 //! JSON-semantics walking of JS values, binary sidecars and reviving.
 use js_sys::{Array, Reflect, Uint8Array};
-use vite_hub_sandbox_core::error::ErrorCode;
 use vite_hub_sandbox::transfer::envelope::{revive_value, Encoder};
+use vite_hub_sandbox_core::error::ErrorCode;
 use vite_hub_sandbox_core::transfer::TransferLimits;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_test::wasm_bindgen_test;

@@ -31,7 +31,9 @@ fn an_error_without_details_has_no_details_property() {
 
 #[wasm_bindgen_test]
 fn every_code_crosses_with_its_own_status() {
-    for (code, status) in [(ErrorCode::InvalidArgument, 400.0), (ErrorCode::NotSupported, 501.0), (ErrorCode::ProviderUnavailable, 503.0)] {
+    for (code, status) in
+        [(ErrorCode::InvalidArgument, 400.0), (ErrorCode::NotSupported, 501.0), (ErrorCode::ProviderUnavailable, 503.0)]
+    {
         let js: JsValue = Thrown::from(Error::new(code, "x")).into();
         assert_eq!(get(&js, "code").as_string().unwrap(), code.as_str());
         assert_eq!(get(&js, "status").as_f64().unwrap(), status);

@@ -5,7 +5,12 @@ use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_test::wasm_bindgen_test;
 
 fn request(url: &str) -> HttpRequest {
-    HttpRequest { method: "POST", url: url.to_owned(), headers: vec![("x-probe", "1".to_owned())], body: Some(b"ping".to_vec()) }
+    HttpRequest {
+        method: "POST",
+        url: url.to_owned(),
+        headers: vec![("x-probe", "1".to_owned())],
+        body: Some(b"ping".to_vec()),
+    }
 }
 
 #[wasm_bindgen_test]
@@ -22,8 +27,12 @@ async fn a_structural_target_receives_a_real_request() {
 
 #[wasm_bindgen_test]
 async fn an_injected_fetch_function_is_called_with_the_request() {
-    let function = js_sys::Function::new_with_args("request", "return Promise.resolve(new Response(request.url, { status: 201 }));");
-    let response = Fetcher::Function(function).send_once(&request("https://example.invalid/v3/sandboxes"), None).await.unwrap();
+    let function = js_sys::Function::new_with_args(
+        "request",
+        "return Promise.resolve(new Response(request.url, { status: 201 }));",
+    );
+    let response =
+        Fetcher::Function(function).send_once(&request("https://example.invalid/v3/sandboxes"), None).await.unwrap();
     assert_eq!(response.status(), 201);
     assert_eq!(body_bytes(&response).await.unwrap(), b"https://example.invalid/v3/sandboxes".to_vec());
 }

@@ -1,8 +1,8 @@
 //! Building Web Responses.
 use js_sys::Uint8Array;
-use vite_hub_sandbox_core::error::{Error, ErrorCode};
 use vite_hub_sandbox::response::{error_response, value_response};
 use vite_hub_sandbox::server_timing::ServerTiming;
+use vite_hub_sandbox_core::error::{Error, ErrorCode};
 use wasm_bindgen::JsValue;
 use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::wasm_bindgen_test;

@@ -14,17 +14,35 @@ use wasm_bindgen_test::wasm_bindgen_test;
 /// Whether `promise` settled within 200 ms.
 async fn settles_within_200_ms(promise: &Promise) -> bool {
     let pending = Promise::new(&mut |resolve, _reject| {
-        let fire: js_sys::Function = JsValue::from(resolve.bind1(&JsValue::NULL, &JsValue::from_str("pending"))).unchecked_into();
+        let fire: js_sys::Function =
+            JsValue::from(resolve.bind1(&JsValue::NULL, &JsValue::from_str("pending"))).unchecked_into();
         vite_hub_sandbox::sys::set_timeout(&fire, 200.0);
     });
-    JsFuture::from(Promise::race(&Array::of2(promise, &pending))).await.ok().and_then(|value| value.as_string()).as_deref() != Some("pending")
+    JsFuture::from(Promise::race(&Array::of2(promise, &pending)))
+        .await
+        .ok()
+        .and_then(|value| value.as_string())
+        .as_deref()
+        != Some("pending")
 }
 
 #[wasm_bindgen_test]
 async fn a_kept_timer_calls_back_and_a_dropped_one_never_does() {
     let (kept, dropped) = (Rc::new(Cell::new(false)), Rc::new(Cell::new(false)));
-    let kept_timer = Timer::once({ let kept = kept.clone(); move || kept.set(true) }, 10);
-    drop(Timer::once({ let dropped = dropped.clone(); move || dropped.set(true) }, 10));
+    let kept_timer = Timer::once(
+        {
+            let kept = kept.clone();
+            move || kept.set(true)
+        },
+        10,
+    );
+    drop(Timer::once(
+        {
+            let dropped = dropped.clone();
+            move || dropped.set(true)
+        },
+        10,
+    ));
     sleep(60.0).await;
     assert!(kept.get(), "the kept timer called back");
     assert!(!dropped.get(), "the dropped timer never called back");

@@ -28,7 +28,11 @@ thread_local! {
 async fn fetch(mut request: Request, env: Env, ctx: Context) -> Result<Response> {
     let path = request.path();
     let Some(encoded) = path.strip_prefix(PREFIX).filter(|name| !name.is_empty()) else {
-        return error(404, "SANDBOX_NOT_FOUND", "POST /sandboxes/<name> with a JSON payload runs the Definition <name>");
+        return error(
+            404,
+            "SANDBOX_NOT_FOUND",
+            "POST /sandboxes/<name> with a JSON payload runs the Definition <name>",
+        );
     };
     if request.method() != Method::Post {
         return error(405, "SANDBOX_INVALID_ARGUMENT", &format!("use POST {path}"));
@@ -67,8 +71,10 @@ fn registry(env: &Env) -> std::result::Result<Rc<Registry>, Error> {
         }
         Err(_) => serde_json::json!({ "provider": "cloudflare" }),
     };
-    let config = SandboxConfig::from_value(&config).map_err(|message| Error::new(vite_hub_sandbox_worker::ErrorCode::InvalidArgument, message))?;
-    let registry = Registry::from_json(include_str!("../../examples/app/.vite-hub/sandbox/build/registry.json"))?.with_config(config)?;
+    let config = SandboxConfig::from_value(&config)
+        .map_err(|message| Error::new(vite_hub_sandbox_worker::ErrorCode::InvalidArgument, message))?;
+    let registry = Registry::from_json(include_str!("../../examples/app/.vite-hub/sandbox/build/registry.json"))?
+        .with_config(config)?;
     // Nothing ran since the check above (no await): this is the isolate's one registry.
     Ok(REGISTRY.with(|cell| Rc::clone(cell.get_or_init(|| Rc::new(registry)))))
 }

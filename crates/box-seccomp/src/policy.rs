@@ -88,7 +88,8 @@ pub struct Refusal {
 /// `CLONE_NEWNS`, `CLONE_NEWCGROUP`, `CLONE_NEWUTS`, `CLONE_NEWIPC`, `CLONE_NEWUSER`,
 /// `CLONE_NEWPID`, `CLONE_NEWNET`. `CLONE_NEWTIME` (0x80) is left out: `clone` reads that byte
 /// as the exit signal, only `clone3` and `unshare` take it, and both are refused whole.
-pub const NAMESPACE_FLAGS: &[u32] = &[0x0002_0000, 0x0200_0000, 0x0400_0000, 0x0800_0000, 0x1000_0000, 0x2000_0000, 0x4000_0000];
+pub const NAMESPACE_FLAGS: &[u32] =
+    &[0x0002_0000, 0x0200_0000, 0x0400_0000, 0x0800_0000, 0x1000_0000, 0x2000_0000, 0x4000_0000];
 
 /// `TIOCSTI` (push input into a terminal) and `TIOCLINUX` (the virtual console's selection and
 /// more): asm-generic `ioctls.h`, which x86_64 and aarch64 both use.
@@ -152,7 +153,11 @@ pub const REFUSALS: &[Refusal] = &[
     refuse("lookup_dcookie"),
     // Typing into, or reading the selection of, a terminal the Box shares.
     Refusal { name: "ioctl", when: When::OneOf { arg: 1, values: TERMINAL_INJECTION }, answer: Answer::NotPermitted },
-    Refusal { name: "personality", when: When::NoneOf { arg: 0, values: HARMLESS_PERSONALITIES }, answer: Answer::NotPermitted },
+    Refusal {
+        name: "personality",
+        when: When::NoneOf { arg: 0, values: HARMLESS_PERSONALITIES },
+        answer: Answer::NotPermitted,
+    },
 ];
 
 #[cfg(test)]
@@ -170,7 +175,8 @@ mod tests {
 
     #[test]
     fn only_clone3_answers_enosys() {
-        let enosys: Vec<&str> = REFUSALS.iter().filter(|r| r.answer == Answer::NotImplemented).map(|r| r.name).collect();
+        let enosys: Vec<&str> =
+            REFUSALS.iter().filter(|r| r.answer == Answer::NotImplemented).map(|r| r.name).collect();
         assert_eq!(enosys, ["clone3"]);
     }
 

@@ -16,7 +16,10 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use seccompiler::{BackendError, BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter, SeccompRule, TargetArch};
+use seccompiler::{
+    BackendError, BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+    SeccompRule, TargetArch,
+};
 
 use crate::policy::{Answer, Refusal, When, REFUSALS};
 
@@ -119,10 +122,16 @@ fn rules(when: When) -> Result<Vec<SeccompRule>, BackendError> {
     match when {
         When::Always => Ok(Vec::new()),
         // (argument & flag) == flag, for each flag.
-        When::AnyFlag { arg, flags } => flags.iter().map(|&flag| SeccompRule::new(vec![low32(arg, SeccompCmpOp::MaskedEq(u64::from(flag)), flag)?])).collect(),
-        When::OneOf { arg, values } => values.iter().map(|&value| SeccompRule::new(vec![low32(arg, SeccompCmpOp::Eq, value)?])).collect(),
+        When::AnyFlag { arg, flags } => flags
+            .iter()
+            .map(|&flag| SeccompRule::new(vec![low32(arg, SeccompCmpOp::MaskedEq(u64::from(flag)), flag)?]))
+            .collect(),
+        When::OneOf { arg, values } => {
+            values.iter().map(|&value| SeccompRule::new(vec![low32(arg, SeccompCmpOp::Eq, value)?])).collect()
+        }
         When::NoneOf { arg, values } => {
-            let conditions = values.iter().map(|&value| low32(arg, SeccompCmpOp::Ne, value)).collect::<Result<Vec<_>, _>>()?;
+            let conditions =
+                values.iter().map(|&value| low32(arg, SeccompCmpOp::Ne, value)).collect::<Result<Vec<_>, _>>()?;
             Ok(vec![SeccompRule::new(conditions)?])
         }
     }
@@ -140,7 +149,8 @@ pub fn program(arch: Arch, answer: Answer) -> Result<BpfProgram, Error> {
             by_number.insert(number, rules(*when)?);
         }
     }
-    let filter = SeccompFilter::new(by_number, SeccompAction::Allow, SeccompAction::Errno(answer.errno()), arch.target())?;
+    let filter =
+        SeccompFilter::new(by_number, SeccompAction::Allow, SeccompAction::Errno(answer.errno()), arch.target())?;
     Ok(BpfProgram::try_from(filter)?)
 }
 

@@ -88,7 +88,10 @@ pub struct TransferOverrides {
 fn limit_value(name: &str, value: &serde_json::Value) -> Result<u64> {
     let max = crate::transfer::limits::MAX_LIMIT_VALUE;
     value.as_u64().filter(|v| (1..=max).contains(v)).ok_or_else(|| {
-        Error::new(ErrorCode::InvalidArgument, format!("transfer.{name} must be a positive integer <= {max} (got {value})"))
+        Error::new(
+            ErrorCode::InvalidArgument,
+            format!("transfer.{name} must be a positive integer <= {max} (got {value})"),
+        )
     })
 }
 
@@ -100,11 +103,21 @@ impl TransferOverrides {
     pub fn resolve(&self) -> Result<TransferLimits> {
         let mut limits = TransferLimits::default();
         let u32_of = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
-        if let Some(v) = &self.max_input_bytes { limits.max_input_bytes = limit_value("maxInputBytes", v)?; }
-        if let Some(v) = &self.max_output_bytes { limits.max_output_bytes = limit_value("maxOutputBytes", v)?; }
-        if let Some(v) = &self.max_depth { limits.max_depth = u32_of(limit_value("maxDepth", v)?); }
-        if let Some(v) = &self.max_sidecars { limits.max_sidecars = u32_of(limit_value("maxSidecars", v)?); }
-        if let Some(v) = &self.max_sidecar_bytes { limits.max_sidecar_bytes = limit_value("maxSidecarBytes", v)?; }
+        if let Some(v) = &self.max_input_bytes {
+            limits.max_input_bytes = limit_value("maxInputBytes", v)?;
+        }
+        if let Some(v) = &self.max_output_bytes {
+            limits.max_output_bytes = limit_value("maxOutputBytes", v)?;
+        }
+        if let Some(v) = &self.max_depth {
+            limits.max_depth = u32_of(limit_value("maxDepth", v)?);
+        }
+        if let Some(v) = &self.max_sidecars {
+            limits.max_sidecars = u32_of(limit_value("maxSidecars", v)?);
+        }
+        if let Some(v) = &self.max_sidecar_bytes {
+            limits.max_sidecar_bytes = limit_value("maxSidecarBytes", v)?;
+        }
         limits.validate()?;
         Ok(limits)
     }
@@ -159,7 +172,13 @@ fn check_base_url(url: Option<&str>, what: &str) -> Result<()> {
     if host.is_some_and(|h| !h.is_empty() && !h.contains(char::is_whitespace)) && !url.contains(char::is_whitespace) {
         return Ok(());
     }
-    Err(Error::new(ErrorCode::InvalidArgument, format!("{what} must be an absolute http:// or https:// URL with a host, got {url}", url = crate::error::quoted(url))))
+    Err(Error::new(
+        ErrorCode::InvalidArgument,
+        format!(
+            "{what} must be an absolute http:// or https:// URL with a host, got {url}",
+            url = crate::error::quoted(url)
+        ),
+    ))
 }
 
 fn non_empty(value: Option<&String>) -> Option<String> {
@@ -212,7 +231,13 @@ impl SandboxConfig {
     pub fn check_explicit(&self) -> Result<()> {
         if let Some(name) = non_empty(self.provider.as_ref()) {
             if ProviderKind::parse(&name).is_none() {
-                return Err(Error::new(ErrorCode::InvalidArgument, format!("config provider is {name}; expected \"vercel\", \"cloudflare\" or \"local\"", name = crate::error::quoted(&name))));
+                return Err(Error::new(
+                    ErrorCode::InvalidArgument,
+                    format!(
+                        "config provider is {name}; expected \"vercel\", \"cloudflare\" or \"local\"",
+                        name = crate::error::quoted(&name)
+                    ),
+                ));
             }
         }
         check_base_url(self.local.base_url.as_deref(), "local.baseUrl")?;
@@ -234,7 +259,10 @@ impl SandboxConfig {
             return ProviderKind::parse(&name).ok_or_else(|| {
                 Error::new(
                     ErrorCode::InvalidArgument,
-                    format!("{origin} is {name}; expected \"vercel\", \"cloudflare\" or \"local\"", name = crate::error::quoted(&name)),
+                    format!(
+                        "{origin} is {name}; expected \"vercel\", \"cloudflare\" or \"local\"",
+                        name = crate::error::quoted(&name)
+                    ),
                 )
             });
         }
@@ -269,7 +297,9 @@ impl SandboxConfig {
         self.check_explicit()?;
         match self.select_provider(has_cloudflare_binding)? {
             // The host decides with the app's production flag, not its own NODE_ENV reading.
-            ProviderKind::Local => Ok(ProviderSettings::Local(LocalOptions { production: self.is_production(), ..self.local.clone() })),
+            ProviderKind::Local => {
+                Ok(ProviderSettings::Local(LocalOptions { production: self.is_production(), ..self.local.clone() }))
+            }
             ProviderKind::Vercel => {
                 let credentials = self.vercel.credentials(&self.env).ok_or_else(|| {
                     let message = if self.vercel.token.as_deref().is_some_and(|t| !t.is_empty()) {
@@ -279,8 +309,14 @@ impl SandboxConfig {
                     };
                     Error::new(ErrorCode::ProviderRequired, message).with_provider(ProviderKind::Vercel)
                 })?;
-                check_token(Some(credentials.token.as_str()), "the vercel token (vercel.token, VERCEL_TOKEN or VERCEL_OIDC_TOKEN)")?;
-                Ok(ProviderSettings::Vercel { endpoint: self.vercel.endpoint(credentials), network_policy: self.vercel.network_policy.clone() })
+                check_token(
+                    Some(credentials.token.as_str()),
+                    "the vercel token (vercel.token, VERCEL_TOKEN or VERCEL_OIDC_TOKEN)",
+                )?;
+                Ok(ProviderSettings::Vercel {
+                    endpoint: self.vercel.endpoint(credentials),
+                    network_policy: self.vercel.network_policy.clone(),
+                })
             }
             ProviderKind::Cloudflare => {
                 let settings = self.cloudflare.resolve(&self.env)?;
@@ -314,7 +350,9 @@ mod tests {
         assert_eq!(c.select_provider(false).unwrap(), ProviderKind::Cloudflare);
         let c = config(serde_json::json!({}));
         assert_eq!(c.select_provider(true).unwrap(), ProviderKind::Cloudflare);
-        let c = config(serde_json::json!({"env": {"VERCEL_TOKEN": "t", "VERCEL_TEAM_ID": "team", "VERCEL_PROJECT_ID": "p"}}));
+        let c = config(
+            serde_json::json!({"env": {"VERCEL_TOKEN": "t", "VERCEL_TEAM_ID": "team", "VERCEL_PROJECT_ID": "p"}}),
+        );
         assert_eq!(c.select_provider(false).unwrap(), ProviderKind::Vercel);
         let c = config(serde_json::json!({"env": {"VERCEL_TOKEN": "t"}}));
         assert_eq!(c.select_provider(false).unwrap(), ProviderKind::Local);
@@ -339,7 +377,9 @@ mod tests {
 
     #[test]
     fn settings_resolve_the_chosen_provider() {
-        let c = config(serde_json::json!({"env": {"VERCEL_TOKEN": "t_long_enough", "VERCEL_TEAM_ID": "team", "VERCEL_PROJECT_ID": "p"}}));
+        let c = config(
+            serde_json::json!({"env": {"VERCEL_TOKEN": "t_long_enough", "VERCEL_TEAM_ID": "team", "VERCEL_PROJECT_ID": "p"}}),
+        );
         match c.provider_settings(false).unwrap() {
             ProviderSettings::Vercel { endpoint, .. } => assert_eq!(endpoint.project_id.as_deref(), Some("p")),
             other => panic!("expected vercel, got {other:?}"),
@@ -347,7 +387,9 @@ mod tests {
         let c = config(serde_json::json!({"provider": "vercel"}));
         assert_eq!(c.provider_settings(false).unwrap_err().code(), ErrorCode::ProviderRequired);
         let c = config(serde_json::json!({"local": {"baseUrl": "http://127.0.0.1:1"}}));
-        assert!(matches!(c.provider_settings(false).unwrap(), ProviderSettings::Local(options) if options.base_url.is_some()));
+        assert!(
+            matches!(c.provider_settings(false).unwrap(), ProviderSettings::Local(options) if options.base_url.is_some())
+        );
     }
 
     #[test]
@@ -358,7 +400,10 @@ mod tests {
         };
         assert!(host(serde_json::json!({"provider": "local", "production": true})).production);
         assert!(host(serde_json::json!({"provider": "local", "env": {"NODE_ENV": "production"}})).production);
-        assert!(!host(serde_json::json!({"provider": "local", "production": false, "env": {"NODE_ENV": "production"}})).production);
+        assert!(
+            !host(serde_json::json!({"provider": "local", "production": false, "env": {"NODE_ENV": "production"}}))
+                .production
+        );
         assert!(!host(serde_json::json!({"provider": "local"})).production);
     }
 
@@ -368,7 +413,14 @@ mod tests {
         let error = c.provider_settings(false).unwrap_err();
         assert_eq!(error.code(), ErrorCode::ProviderRequired);
         assert_eq!(error.provider(), Some(ProviderKind::Cloudflare));
-        for part in ["\"BOXES\"", "[[durable_objects.bindings]]", "name = \"BOXES\"", "new_sqlite_classes", "[[containers]]", "export { Sandbox }"] {
+        for part in [
+            "\"BOXES\"",
+            "[[durable_objects.bindings]]",
+            "name = \"BOXES\"",
+            "new_sqlite_classes",
+            "[[containers]]",
+            "export { Sandbox }",
+        ] {
             assert!(error.message().contains(part), "{part} in {}", error.message());
         }
     }
@@ -378,12 +430,19 @@ mod tests {
         let c = config(serde_json::json!({"cloudflare": {"sandboxId": "shared", "keepAlive": true}}));
         match c.provider_settings(true).unwrap() {
             ProviderSettings::Cloudflare(s) => {
-                assert_eq!((s.binding.as_str(), s.sandbox_id.as_deref(), s.keep_alive), ("SANDBOX", Some("shared"), true));
+                assert_eq!(
+                    (s.binding.as_str(), s.sandbox_id.as_deref(), s.keep_alive),
+                    ("SANDBOX", Some("shared"), true)
+                );
             }
             other => panic!("expected cloudflare, got {other:?}"),
         }
-        let local = config(serde_json::json!({"provider": "cloudflare", "env": {"SANDBOX_LOCAL_URL": "http://127.0.0.1:9", "SANDBOX_LOCAL_TOKEN": "t_long_enough"}}));
-        assert!(matches!(local.provider_settings(false).unwrap(), ProviderSettings::Cloudflare(s) if s.local_host.is_some()));
+        let local = config(
+            serde_json::json!({"provider": "cloudflare", "env": {"SANDBOX_LOCAL_URL": "http://127.0.0.1:9", "SANDBOX_LOCAL_TOKEN": "t_long_enough"}}),
+        );
+        assert!(
+            matches!(local.provider_settings(false).unwrap(), ProviderSettings::Cloudflare(s) if s.local_host.is_some())
+        );
         let bad = config(serde_json::json!({"provider": "cloudflare", "cloudflare": {"sandboxId": "api"}}));
         assert_eq!(bad.provider_settings(true).unwrap_err().code(), ErrorCode::InvalidArgument);
         assert!(serde_json::from_value::<SandboxConfig>(serde_json::json!({"cloudflare": {"sandboxID": "x"}})).is_err());
@@ -392,30 +451,56 @@ mod tests {
 
     #[test]
     fn a_configured_vercel_token_without_ids_is_named_not_swapped() {
-        let payload = base64::Engine::encode(&base64::engine::general_purpose::URL_SAFE_NO_PAD, br#"{"owner_id":"team_1","project_id":"prj_2"}"#);
-        let c = config(serde_json::json!({"vercel": {"token": "configured_token"}, "env": {"VERCEL_OIDC_TOKEN": format!("e30.{payload}.sig")}}));
+        let payload = base64::Engine::encode(
+            &base64::engine::general_purpose::URL_SAFE_NO_PAD,
+            br#"{"owner_id":"team_1","project_id":"prj_2"}"#,
+        );
+        let c = config(
+            serde_json::json!({"vercel": {"token": "configured_token"}, "env": {"VERCEL_OIDC_TOKEN": format!("e30.{payload}.sig")}}),
+        );
         let error = c.provider_settings(false).unwrap_err();
         assert_eq!(error.code(), ErrorCode::ProviderRequired);
-        assert!(error.message().contains("vercel.token is set but its teamId or projectId is not"), "{}", error.message());
+        assert!(
+            error.message().contains("vercel.token is set but its teamId or projectId is not"),
+            "{}",
+            error.message()
+        );
     }
 
     #[test]
     fn bad_urls_short_tokens_and_bad_limits_are_named() {
         for (json, part) in [
-            (serde_json::json!({"local": {"baseUrl": "not a url"}}), "local.baseUrl must be an absolute http:// or https:// URL"),
+            (
+                serde_json::json!({"local": {"baseUrl": "not a url"}}),
+                "local.baseUrl must be an absolute http:// or https:// URL",
+            ),
             (serde_json::json!({"vercel": {"baseUrl": "ftp://x"}}), "vercel.baseUrl must be"),
             (serde_json::json!({"local": {"baseUrl": "http://"}}), "local.baseUrl must be"),
             (serde_json::json!({"local": {"token": "a"}}), "local.token has 1 character; a token must have at least 8"),
-            (serde_json::json!({"local": {"token": "tok\u{0100}en_long"}}), "local.token has a character at position 4 that is not visible ASCII"),
-            (serde_json::json!({"vercel": {"token": "token with space"}}), "vercel.token has a character at position 6"),
-            (serde_json::json!({"env": {"VERCEL_TOKEN": "short", "VERCEL_TEAM_ID": "t", "VERCEL_PROJECT_ID": "p"}}), "the vercel token"),
-            (serde_json::json!({"provider": "cloudflare", "env": {"SANDBOX_LOCAL_URL": "http://127.0.0.1:9", "SANDBOX_LOCAL_TOKEN": "t"}}), "SANDBOX_LOCAL_TOKEN has 1 character"),
+            (
+                serde_json::json!({"local": {"token": "tok\u{0100}en_long"}}),
+                "local.token has a character at position 4 that is not visible ASCII",
+            ),
+            (
+                serde_json::json!({"vercel": {"token": "token with space"}}),
+                "vercel.token has a character at position 6",
+            ),
+            (
+                serde_json::json!({"env": {"VERCEL_TOKEN": "short", "VERCEL_TEAM_ID": "t", "VERCEL_PROJECT_ID": "p"}}),
+                "the vercel token",
+            ),
+            (
+                serde_json::json!({"provider": "cloudflare", "env": {"SANDBOX_LOCAL_URL": "http://127.0.0.1:9", "SANDBOX_LOCAL_TOKEN": "t"}}),
+                "SANDBOX_LOCAL_TOKEN has 1 character",
+            ),
         ] {
             let error = config(json).provider_settings(false).unwrap_err();
             assert_eq!(error.code(), ErrorCode::InvalidArgument);
             assert!(error.message().contains(part), "{part} in {}", error.message());
         }
-        assert!(config(serde_json::json!({"local": {"baseUrl": "https://box.example:8443/x", "token": "12345678"}})).provider_settings(false).is_ok());
+        assert!(config(serde_json::json!({"local": {"baseUrl": "https://box.example:8443/x", "token": "12345678"}}))
+            .provider_settings(false)
+            .is_ok());
         for (json, what) in [
             (serde_json::json!({"local": {"baseUrl": "http://me:pw_secret@127.0.0.1:9/"}}), "local.baseUrl"),
             (serde_json::json!({"vercel": {"baseUrl": "https://pw_secret@api.example"}}), "vercel.baseUrl"),
@@ -427,9 +512,18 @@ mod tests {
         }
         assert!(config(serde_json::json!({"vercel": {"baseUrl": "https://api.example/a@b"}})).check_explicit().is_ok());
         for (json, part) in [
-            (serde_json::json!({"maxDepth": -1}), "transfer.maxDepth must be a positive integer <= 1073741824 (got -1)"),
-            (serde_json::json!({"maxSidecars": 1.5}), "transfer.maxSidecars must be a positive integer <= 1073741824 (got 1.5)"),
-            (serde_json::json!({"maxInputBytes": "8"}), "transfer.maxInputBytes must be a positive integer <= 1073741824 (got \"8\")"),
+            (
+                serde_json::json!({"maxDepth": -1}),
+                "transfer.maxDepth must be a positive integer <= 1073741824 (got -1)",
+            ),
+            (
+                serde_json::json!({"maxSidecars": 1.5}),
+                "transfer.maxSidecars must be a positive integer <= 1073741824 (got 1.5)",
+            ),
+            (
+                serde_json::json!({"maxInputBytes": "8"}),
+                "transfer.maxInputBytes must be a positive integer <= 1073741824 (got \"8\")",
+            ),
             (serde_json::json!({"maxOutputBytes": 0}), "transfer.maxOutputBytes"),
         ] {
             let overrides: TransferOverrides = serde_json::from_value(json).unwrap();
@@ -496,8 +590,13 @@ mod tests {
         for config in &refused {
             assert!(SandboxConfig::from_value(config).is_err(), "{config}");
         }
-        let read = SandboxConfig::from_value(&json!({"provider": "local", "vercel": {"teamId": "team"}, "env": {"A": "1"}})).unwrap();
-        assert_eq!((read.provider.as_deref(), read.vercel.team_id.as_deref(), read.env.get("A").map(String::as_str)), (Some("local"), Some("team"), Some("1")));
+        let read =
+            SandboxConfig::from_value(&json!({"provider": "local", "vercel": {"teamId": "team"}, "env": {"A": "1"}}))
+                .unwrap();
+        assert_eq!(
+            (read.provider.as_deref(), read.vercel.team_id.as_deref(), read.env.get("A").map(String::as_str)),
+            (Some("local"), Some("team"), Some("1"))
+        );
     }
 
     #[test]
@@ -517,12 +616,18 @@ mod tests {
             (json!({"size": 1.5}), "local: local.parked.size is 1.5; it must be an integer from 0 to 16"),
             (json!({"size": "2"}), "local: local.parked.size is \"2\"; it must be an integer from 0 to 16"),
             (json!({"idleMs": 0}), "local: local.parked.idleMs is 0; it must be an integer from 1 to 3600000 ms"),
-            (json!({"idleMs": 5e9}), "local: local.parked.idleMs is 5000000000.0; it must be an integer from 1 to 3600000 ms"),
+            (
+                json!({"idleMs": 5e9}),
+                "local: local.parked.idleMs is 5000000000.0; it must be an integer from 1 to 3600000 ms",
+            ),
         ] {
             assert_eq!(message(json!({"local": {"parked": parked}})), words);
         }
         let config = SandboxConfig::from_value(&json!({"local": {"parked": {"size": 16, "idleMs": 3600000}}})).unwrap();
-        assert_eq!(config.local.parked, Some(crate::provider::local::options::Parked { size: Some(16), idle_ms: Some(3_600_000) }));
+        assert_eq!(
+            config.local.parked,
+            Some(crate::provider::local::options::Parked { size: Some(16), idle_ms: Some(3_600_000) })
+        );
         let config = SandboxConfig::from_value(&json!({"local": {"isolation": "none"}})).unwrap();
         assert_eq!(config.local.isolation, Some(crate::provider::local::options::Isolation::None));
         let config = SandboxConfig::from_value(&json!({"transfer": {"maxDepth": -1}})).expect("kept for resolve");

@@ -23,15 +23,15 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeSet;
 
+pub mod discovery;
 pub mod glob;
 pub mod install;
-pub mod suggest;
 pub mod module_graph;
+pub mod suggest;
 pub mod workspace;
-pub mod discovery;
 
-pub use install::{InstallPlan, PackageManager};
 use install::{choose_manager, declares_dependencies, install_plan, ProjectFacts};
+pub use install::{InstallPlan, PackageManager};
 
 /// A package manager's JSON file (`package.json`, `package-lock.json`) parsed as Node and npm
 /// read it: a leading UTF-8 byte order mark is skipped (Node's package.json reader and npm's
@@ -146,10 +146,7 @@ pub fn validate_name(name: &str) -> Result<()> {
         "it has an empty segment".to_owned()
     } else if name.split('/').any(|s| s == "." || s == "..") {
         "it has a '.' or '..' segment".to_owned()
-    } else if let Some(c) = name
-        .chars()
-        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '/')))
-    {
+    } else if let Some(c) = name.chars().find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '/'))) {
         format!("it contains the character {}", quoted(&c.to_string()))
     } else {
         return Ok(());
@@ -220,11 +217,7 @@ pub fn content_digest(files: &[DefinitionFile]) -> String {
         hasher.update((file.content.len() as u64).to_le_bytes());
         hasher.update(&file.content);
     }
-    hasher
-        .finalize()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    hasher.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// `items` in path order (as `str` compares, bytewise; equal paths keep their order): the order
@@ -280,12 +273,14 @@ impl Definition {
     /// [`MAX_TIMEOUT_MS`]; `packageManager` is not `npm|pnpm|yarn|bun@<version>`.
     pub fn from_source(name: &str, source: DefinitionSource) -> Result<Definition> {
         validate_name(name)?;
-        let invalid = |detail: String| Error::new(ErrorCode::InvalidArgument, format!("Sandbox {} {detail}", quoted(name)));
+        let invalid =
+            |detail: String| Error::new(ErrorCode::InvalidArgument, format!("Sandbox {} {detail}", quoted(name)));
         let package_path = source.package_path.trim_end_matches('/').to_owned();
         if let Some(why) = Some(package_path.as_str()).filter(|p| !p.is_empty()).and_then(path_problem) {
             return Err(invalid(format!("has an invalid packagePath {}: {why}.", quoted(&package_path))));
         }
-        let in_package = |path: &str| if package_path.is_empty() { path.to_owned() } else { format!("{package_path}/{path}") };
+        let in_package =
+            |path: &str| if package_path.is_empty() { path.to_owned() } else { format!("{package_path}/{path}") };
         let files = source.files;
         // The first file (in the given order) with a problem is the one reported; a repeat is a
         // file whose path an earlier one has.
@@ -298,7 +293,8 @@ impl Definition {
                 return Err(invalid(format!("has the file {} twice.", quoted(&file.path))));
             }
         }
-        let kept: Vec<DefinitionFile> = in_path_order(files, |file| &file.path).into_iter().filter(|file| !is_excluded_path(&file.path)).collect();
+        let kept: Vec<DefinitionFile> =
+            in_path_order(files, |file| &file.path).into_iter().filter(|file| !is_excluded_path(&file.path)).collect();
         let total_bytes: u64 = kept.iter().map(|f| f.content.len() as u64).sum();
         if total_bytes > MAX_DEFINITION_BYTES {
             return Err(invalid(format!(
@@ -310,7 +306,11 @@ impl Definition {
         let content_of = |path: &str| kept.iter().find(|f| f.path == path).map(|f| f.content.as_slice());
 
         let read_manifest = |path: &str| -> Result<Map<String, Value>> {
-            let where_ = if path == "package.json" { "at its root".to_owned() } else { format!("at {}", path.trim_end_matches("package.json")) };
+            let where_ = if path == "package.json" {
+                "at its root".to_owned()
+            } else {
+                format!("at {}", path.trim_end_matches("package.json"))
+            };
             let bytes = content_of(path).ok_or_else(|| invalid(format!("requires a package.json {where_}.")))?;
             match parse_package_json(bytes) {
                 Ok(Value::Object(map)) => Ok(map),
@@ -323,7 +323,10 @@ impl Definition {
         // An explicit `.mjs` entry (a bundled free-form Definition) is ESM whatever the manifest says.
         let explicit_mjs = source.entry.as_deref().is_some_and(|e| e.ends_with(".mjs"));
         if !explicit_mjs && manifest.get("type").and_then(Value::as_str) != Some("module") {
-            return Err(invalid(format!("must be an ES module package: add \"type\": \"module\" to its {}.", in_package("package.json"))));
+            return Err(invalid(format!(
+                "must be an ES module package: add \"type\": \"module\" to its {}.",
+                in_package("package.json")
+            )));
         }
 
         let entry = match source.entry {
@@ -331,7 +334,11 @@ impl Definition {
             None => {
                 let entries: Vec<&str> = ENTRY_NAMES.iter().copied().filter(|e| has(&in_package(e))).collect();
                 match entries.as_slice() {
-                    [] => return Err(invalid("requires one ESM entrypoint (index.ts, index.mts, index.js or index.mjs).".into())),
+                    [] => {
+                        return Err(invalid(
+                            "requires one ESM entrypoint (index.ts, index.mts, index.js or index.mjs).".into(),
+                        ))
+                    }
                     [one] => (*one).to_owned(),
                     several => return Err(invalid(format!("has multiple entrypoints: {}.", several.join(", ")))),
                 }
@@ -367,11 +374,22 @@ impl Definition {
             || declares_dependencies(&root_manifest)
             || (workspace && kept.iter().any(|f| is_manifest(&f.path) && manifest_declares_dependencies(&f.content)));
         let install = installs.then(|| {
-            let inputs: Vec<(&str, Option<u32>, &[u8])> = kept.iter().map(|f| (f.path.as_str(), f.mode, f.content.as_slice())).collect();
+            let inputs: Vec<(&str, Option<u32>, &[u8])> =
+                kept.iter().map(|f| (f.path.as_str(), f.mode, f.content.as_slice())).collect();
             install_plan(manager, declared_major, &facts, &package_path, &inputs)
         });
         let digest = project_digest(&kept, manager, &package_path);
-        Ok(Definition { name: name.to_owned(), files: kept, package_path, entry, entry_module, timeout_ms, manager, install, digest })
+        Ok(Definition {
+            name: name.to_owned(),
+            files: kept,
+            package_path,
+            entry,
+            entry_module,
+            timeout_ms,
+            manager,
+            install,
+            digest,
+        })
     }
 }
 
@@ -381,7 +399,10 @@ fn explicit_entry(entry: &str, has: &dyn Fn(&str) -> bool) -> std::result::Resul
     if let Some(why) = path_problem(entry) {
         return Err(format!("has an invalid entry {}: {why}.", quoted(entry)));
     }
-    if ![".js", ".mjs", ".ts", ".mts"].iter().any(|ext| entry.ends_with(ext)) || entry.ends_with(".d.ts") || entry.ends_with(".d.mts") {
+    if ![".js", ".mjs", ".ts", ".mts"].iter().any(|ext| entry.ends_with(ext))
+        || entry.ends_with(".d.ts")
+        || entry.ends_with(".d.mts")
+    {
         return Err(format!("entry {} must be a .js, .mjs, .ts or .mts module.", quoted(entry)));
     }
     if !has(entry) {
@@ -412,35 +433,26 @@ fn manifest_timeout_ms(manifest: &Map<String, Value>) -> std::result::Result<u32
     let Some(vitehub) = manifest.get("vitehub") else {
         return Ok(DEFAULT_TIMEOUT_MS);
     };
-    let vitehub = vitehub
-        .as_object()
-        .ok_or("package.json \"vitehub\" must be an object.")?;
+    let vitehub = vitehub.as_object().ok_or("package.json \"vitehub\" must be an object.")?;
     let Some(sandbox) = vitehub.get("sandbox") else {
         return Ok(DEFAULT_TIMEOUT_MS);
     };
-    let sandbox = sandbox
-        .as_object()
-        .ok_or("package.json \"vitehub.sandbox\" must be an object.")?;
-    let unsupported: Vec<&str> = sandbox
-        .keys()
-        .map(String::as_str)
-        .filter(|k| *k != "timeout")
-        .collect();
+    let sandbox = sandbox.as_object().ok_or("package.json \"vitehub.sandbox\" must be an object.")?;
+    let unsupported: Vec<&str> = sandbox.keys().map(String::as_str).filter(|k| *k != "timeout").collect();
     if !unsupported.is_empty() {
-        return Err(format!(
-            "package.json \"vitehub.sandbox\" has unsupported keys: {}.",
-            unsupported.join(", ")
-        ));
+        return Err(format!("package.json \"vitehub.sandbox\" has unsupported keys: {}.", unsupported.join(", ")));
     }
     let Some(timeout) = sandbox.get("timeout") else {
         return Ok(DEFAULT_TIMEOUT_MS);
     };
     timeout_value_ms(timeout).ok_or_else(|| {
-        format!("package.json \"vitehub.sandbox.timeout\" must be a positive integer <= {MAX_TIMEOUT_MS} (milliseconds).")
+        format!(
+            "package.json \"vitehub.sandbox.timeout\" must be a positive integer <= {MAX_TIMEOUT_MS} (milliseconds)."
+        )
     })
 }
 
 #[cfg(test)]
-mod tests;
-#[cfg(test)]
 mod project_tests;
+#[cfg(test)]
+mod tests;

@@ -44,7 +44,12 @@ pub mod paths {
     /// the harness: Node gives the hook's own thread the preload only through them.
     pub fn pnp_node_options(package_path: &str) -> [String; 4] {
         let up = "../".repeat(package_dir(package_path).split('/').count());
-        ["--require".to_owned(), format!("{up}{PROJECT_DIR}/.pnp.cjs"), "--experimental-loader".to_owned(), format!("{up}{PROJECT_DIR}/.pnp.loader.mjs")]
+        [
+            "--require".to_owned(),
+            format!("{up}{PROJECT_DIR}/.pnp.cjs"),
+            "--experimental-loader".to_owned(),
+            format!("{up}{PROJECT_DIR}/.pnp.loader.mjs"),
+        ]
     }
 
     #[cfg(test)]
@@ -65,7 +70,10 @@ pub mod paths {
             }
             assert_eq!(embedded.next(), None);
             let embedded = crate::harness::HARNESS_SOURCE;
-            assert!(embedded.lines().all(|line| !line.is_empty() && !line.starts_with([' ', '/'])), "no comment, indent or blank line");
+            assert!(
+                embedded.lines().all(|line| !line.is_empty() && !line.starts_with([' ', '/'])),
+                "no comment, indent or blank line"
+            );
         }
 
         #[test]
@@ -73,8 +81,14 @@ pub mod paths {
             assert_eq!(package_dir(""), "project");
             assert_eq!(node_args(""), ["../.vite-hub/harness.mjs", "../.vite-hub/input.json"]);
             assert_eq!(package_dir("packages/report"), "project/packages/report");
-            assert_eq!(node_args("packages/report"), ["../../../.vite-hub/harness.mjs", "../../../.vite-hub/input.json"]);
-            assert_eq!(pnp_node_options(""), ["--require", "../project/.pnp.cjs", "--experimental-loader", "../project/.pnp.loader.mjs"]);
+            assert_eq!(
+                node_args("packages/report"),
+                ["../../../.vite-hub/harness.mjs", "../../../.vite-hub/input.json"]
+            );
+            assert_eq!(
+                pnp_node_options(""),
+                ["--require", "../project/.pnp.cjs", "--experimental-loader", "../project/.pnp.loader.mjs"]
+            );
             assert_eq!(pnp_node_options("packages/report")[1], "../../../project/.pnp.cjs");
         }
     }

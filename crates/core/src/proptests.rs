@@ -6,10 +6,10 @@ use proptest::prelude::*;
 
 use crate::http::ndjson::NdjsonReader;
 use crate::http::sse::SseReader;
-use crate::transfer::tar::write_tar;
 use crate::provider::vercel::wire::parse_command_stream_line;
 use crate::transfer::box_file::{validate_relative_path, BoxFile};
 use crate::transfer::frame::{frame_prefix, new_nonce, parse_result_envelope, FrameScanner, StdoutPiece};
+use crate::transfer::tar::write_tar;
 
 /// Reads `bytes` through an NDJSON reader in chunks cut at `cuts` (sorted, deduplicated).
 fn ndjson_lines(bytes: &[u8], cuts: &[usize]) -> Result<Vec<String>, ()> {

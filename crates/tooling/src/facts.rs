@@ -7,7 +7,9 @@
 
 use serde::Serialize;
 
-use vite_hub_sandbox_core::definition::{ExcludedNames, DEFAULT_TIMEOUT_MS, ENTRY_NAMES, EXCLUDED, MAX_DEFINITION_BYTES, MAX_TIMEOUT_MS};
+use vite_hub_sandbox_core::definition::{
+    ExcludedNames, DEFAULT_TIMEOUT_MS, ENTRY_NAMES, EXCLUDED, MAX_DEFINITION_BYTES, MAX_TIMEOUT_MS,
+};
 use vite_hub_sandbox_core::error::ErrorCode;
 use vite_hub_sandbox_core::provider_kind::ProviderKind;
 use vite_hub_sandbox_core::transfer::limits::MAX_LIMIT_VALUE;
@@ -74,7 +76,12 @@ pub fn shared_facts() -> SharedFacts {
         .into_iter()
         .map(|code| {
             let output = vite_hub_sandbox_core::error::Error::new(code, "").for_output().http_status();
-            ErrorCodeFact { code: code.as_str(), status: code.http_status(), output_status: output, summary: code.default_message() }
+            ErrorCodeFact {
+                code: code.as_str(),
+                status: code.http_status(),
+                output_status: output,
+                summary: code.default_message(),
+            }
         })
         .collect();
     let transfer_limits: Vec<LimitFact> = TransferLimits::default()
@@ -83,8 +90,18 @@ pub fn shared_facts() -> SharedFacts {
         .map(|(name, default)| LimitFact { name, default, maximum: MAX_LIMIT_VALUE, unit: limit_unit(name) })
         .collect();
     let definition_limits = vec![
-        LimitFact { name: "maxDefinitionBytes", default: MAX_DEFINITION_BYTES, maximum: MAX_DEFINITION_BYTES, unit: "bytes" },
-        LimitFact { name: "timeout", default: u64::from(DEFAULT_TIMEOUT_MS), maximum: u64::from(MAX_TIMEOUT_MS), unit: "ms" },
+        LimitFact {
+            name: "maxDefinitionBytes",
+            default: MAX_DEFINITION_BYTES,
+            maximum: MAX_DEFINITION_BYTES,
+            unit: "bytes",
+        },
+        LimitFact {
+            name: "timeout",
+            default: u64::from(DEFAULT_TIMEOUT_MS),
+            maximum: u64::from(MAX_TIMEOUT_MS),
+            unit: "ms",
+        },
     ];
     let limit_names = transfer_limits.iter().map(|l: &LimitFact| l.name).chain(["maxDefinitionBytes"]).collect();
     SharedFacts {
@@ -115,12 +132,24 @@ mod tests {
     fn every_code_and_limit_is_listed_with_its_status() {
         let facts = shared_facts();
         assert_eq!(facts.error_codes.len(), ErrorCode::ALL.len());
-        let status = |code: &str| facts.error_codes.iter().find(|f| f.code == code).map(|f| (f.status, f.output_status));
+        let status =
+            |code: &str| facts.error_codes.iter().find(|f| f.code == code).map(|f| (f.status, f.output_status));
         assert_eq!(status("SANDBOX_TIMEOUT"), Some((504, 504)));
         assert_eq!(status("SANDBOX_TRANSFER_LIMIT"), Some((413, 500)));
         assert_eq!(status("SANDBOX_SERIALIZATION_ERROR"), Some((400, 500)));
         let names: Vec<&str> = facts.transfer_limits.iter().chain(&facts.definition_limits).map(|l| l.name).collect();
-        assert_eq!(names, ["maxInputBytes", "maxOutputBytes", "maxDepth", "maxSidecars", "maxSidecarBytes", "maxDefinitionBytes", "timeout"]);
+        assert_eq!(
+            names,
+            [
+                "maxInputBytes",
+                "maxOutputBytes",
+                "maxDepth",
+                "maxSidecars",
+                "maxSidecarBytes",
+                "maxDefinitionBytes",
+                "timeout"
+            ]
+        );
         assert!(facts.env_names.contains(&"VERCEL_OIDC_TOKEN") && facts.env_names.contains(&"NODE_ENV"));
     }
 
@@ -133,8 +162,14 @@ mod tests {
             assert!(vite_hub_sandbox_core::definition::is_excluded_path(&format!("a/{}", name.to_ascii_uppercase())));
         }
         for name in EXCLUDED.root_files {
-            assert!(vite_hub_sandbox_core::definition::is_excluded_path(name) && !vite_hub_sandbox_core::definition::is_excluded_path(&format!("a/{name}")));
+            assert!(
+                vite_hub_sandbox_core::definition::is_excluded_path(name)
+                    && !vite_hub_sandbox_core::definition::is_excluded_path(&format!("a/{name}"))
+            );
         }
-        assert!(vite_hub_sandbox_core::definition::is_excluded_path(".env.local") && !vite_hub_sandbox_core::definition::is_excluded_path("prod.env"));
+        assert!(
+            vite_hub_sandbox_core::definition::is_excluded_path(".env.local")
+                && !vite_hub_sandbox_core::definition::is_excluded_path("prod.env")
+        );
     }
 }

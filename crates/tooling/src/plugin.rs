@@ -25,11 +25,7 @@ const RUNTIME_ONLY: [(&str, &str, &str); 6] = [
     ("vercel", "token", "VERCEL_TOKEN (or VERCEL_OIDC_TOKEN)"),
     ("vercel", "teamId", "VERCEL_TEAM_ID"),
     ("vercel", "projectId", "VERCEL_PROJECT_ID"),
-    (
-        "local",
-        "token",
-        "the local Box host's own token (set local.baseUrl and pass local.token to configureSandbox)",
-    ),
+    ("local", "token", "the local Box host's own token (set local.baseUrl and pass local.token to configureSandbox)"),
     ("", "env", "the process environment"),
     ("", "fetch", "configureSandbox({ fetch })"),
 ];
@@ -53,9 +49,7 @@ fn merge(base: &mut Value, layer: &Value) {
         (Value::Object(base), Value::Object(layer)) => {
             for (key, value) in layer {
                 match base.get_mut(key) {
-                    Some(existing) if existing.is_object() && value.is_object() => {
-                        merge(existing, value)
-                    }
+                    Some(existing) if existing.is_object() && value.is_object() => merge(existing, value),
                     _ => {
                         base.insert(key.clone(), value.clone());
                     }
@@ -82,17 +76,10 @@ fn reject_runtime_only(layer: &Map<String, Value>, origin: &str) -> Result<()> {
         let present = if section.is_empty() {
             layer.contains_key(key)
         } else {
-            layer
-                .get(section)
-                .and_then(Value::as_object)
-                .is_some_and(|s| s.contains_key(key))
+            layer.get(section).and_then(Value::as_object).is_some_and(|s| s.contains_key(key))
         };
         if present {
-            let path = if section.is_empty() {
-                key.to_owned()
-            } else {
-                format!("{section}.{key}")
-            };
+            let path = if section.is_empty() { key.to_owned() } else { format!("{section}.{key}") };
             return Err(Error::new(
                 ErrorCode::InvalidArgument,
                 format!("{origin} sets `{path}`, which the Vite plugin would write into generated files; remove it and use {instead} at runtime."),
@@ -133,16 +120,9 @@ fn reject_url_secrets(layer: &Map<String, Value>, origin: &str) -> Result<()> {
 /// (`vercel.token`, `vercel.teamId`, `vercel.projectId`, `local.token`, `env`, `fetch`; the
 /// message names the env variable to use instead), has an unknown key or a bad value (the
 /// message of [`SandboxConfig`] parsing), or names an unknown provider.
-pub fn resolve_plugin_config(
-    plugin: &Value,
-    vite: &Value,
-    env: &EnvMap,
-) -> Result<PluginConfig> {
+pub fn resolve_plugin_config(plugin: &Value, vite: &Value, env: &EnvMap) -> Result<PluginConfig> {
     let mut merged = Value::Object(Map::new());
-    for (layer, origin) in [
-        (plugin, "hubSandbox(options)"),
-        (vite, "the Vite config key `sandbox`"),
-    ] {
+    for (layer, origin) in [(plugin, "hubSandbox(options)"), (vite, "the Vite config key `sandbox`")] {
         if let Some(map) = layer_object(layer, origin)? {
             reject_runtime_only(map, origin)?;
             reject_url_secrets(map, origin)?;
@@ -150,7 +130,8 @@ pub fn resolve_plugin_config(
             let alone = SandboxConfig::from_value(layer).map_err(|e| {
                 Error::new(ErrorCode::InvalidArgument, format!("invalid sandbox options in {origin}: {e}"))
             })?;
-            let in_layer = |e: Error| Error::new(e.code(), format!("invalid sandbox options in {origin}: {}", e.message()));
+            let in_layer =
+                |e: Error| Error::new(e.code(), format!("invalid sandbox options in {origin}: {}", e.message()));
             alone.transfer.resolve().map_err(in_layer)?;
             if alone.provider.as_deref().is_some_and(|p| !p.trim().is_empty()) {
                 alone.select_provider(false).map_err(in_layer)?;
@@ -158,31 +139,19 @@ pub fn resolve_plugin_config(
             merge(&mut merged, layer);
         }
     }
-    let mut parsed = SandboxConfig::from_value(&merged).map_err(|e| {
-        Error::new(
-            ErrorCode::InvalidArgument,
-            format!("invalid sandbox options: {e}"),
-        )
-    })?;
+    let mut parsed = SandboxConfig::from_value(&merged)
+        .map_err(|e| Error::new(ErrorCode::InvalidArgument, format!("invalid sandbox options: {e}")))?;
     parsed.transfer.resolve()?;
     parsed.env = env.clone();
-    let provider = if parsed
-        .provider
-        .as_deref()
-        .is_some_and(|p| !p.trim().is_empty())
-        || env.contains_key("SANDBOX_PROVIDER")
-    {
-        Some(parsed.select_provider(false)?)
-    } else {
-        None
-    };
+    let provider =
+        if parsed.provider.as_deref().is_some_and(|p| !p.trim().is_empty()) || env.contains_key("SANDBOX_PROVIDER") {
+            Some(parsed.select_provider(false)?)
+        } else {
+            None
+        };
     parsed.production = Some(false);
     let dev_provider = parsed.select_provider(false)?;
-    Ok(PluginConfig {
-        config: merged,
-        provider,
-        dev_provider,
-    })
+    Ok(PluginConfig { config: merged, provider, dev_provider })
 }
 
 /// The file stem of a Definition's generated module: the name with every `/` replaced by `__`
@@ -213,10 +182,7 @@ mod tests {
     use serde_json::json;
 
     fn env(pairs: &[(&str, &str)]) -> EnvMap {
-        pairs
-            .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-            .collect()
+        pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()
     }
 
     #[test]
@@ -229,56 +195,34 @@ mod tests {
         .unwrap();
         assert_eq!(resolved.provider, Some(ProviderKind::Vercel));
         assert_eq!(resolved.config["vercel"]["baseUrl"], "https://a.example");
-        assert_eq!(
-            resolved.config["transfer"],
-            json!({"maxDepth": 8, "maxSidecars": 4})
-        );
+        assert_eq!(resolved.config["transfer"], json!({"maxDepth": 8, "maxSidecars": 4}));
     }
 
     #[test]
     fn env_provider_applies_when_no_layer_names_one() {
-        let resolved = resolve_plugin_config(
-            &json!({}),
-            &Value::Null,
-            &env(&[("SANDBOX_PROVIDER", "vercel")]),
-        )
-        .unwrap();
+        let resolved =
+            resolve_plugin_config(&json!({}), &Value::Null, &env(&[("SANDBOX_PROVIDER", "vercel")])).unwrap();
         assert_eq!(resolved.provider, Some(ProviderKind::Vercel));
         let resolved = resolve_plugin_config(&Value::Null, &Value::Null, &env(&[])).unwrap();
         assert_eq!(resolved.provider, None);
         assert_eq!(resolved.dev_provider, ProviderKind::Local);
-        let error = resolve_plugin_config(
-            &Value::Null,
-            &Value::Null,
-            &env(&[("SANDBOX_PROVIDER", "docker")]),
-        )
-        .unwrap_err();
-        assert!(
-            error.message().contains("SANDBOX_PROVIDER is \"docker\""),
-            "{}",
-            error.message()
-        );
+        let error =
+            resolve_plugin_config(&Value::Null, &Value::Null, &env(&[("SANDBOX_PROVIDER", "docker")])).unwrap_err();
+        assert!(error.message().contains("SANDBOX_PROVIDER is \"docker\""), "{}", error.message());
     }
 
     #[test]
     fn explicit_provider_is_never_overridden_by_env() {
-        let resolved = resolve_plugin_config(
-            &json!({"provider": "local"}),
-            &Value::Null,
-            &env(&[("SANDBOX_PROVIDER", "vercel")]),
-        )
-        .unwrap();
+        let resolved =
+            resolve_plugin_config(&json!({"provider": "local"}), &Value::Null, &env(&[("SANDBOX_PROVIDER", "vercel")]))
+                .unwrap();
         assert_eq!(resolved.provider, Some(ProviderKind::Local));
     }
 
     #[test]
     fn credentials_are_rejected_with_the_env_variable_to_use() {
-        let error = resolve_plugin_config(
-            &json!({"vercel": {"token": "secret"}}),
-            &Value::Null,
-            &env(&[]),
-        )
-        .unwrap_err();
+        let error =
+            resolve_plugin_config(&json!({"vercel": {"token": "secret"}}), &Value::Null, &env(&[])).unwrap_err();
         assert_eq!(error.code(), ErrorCode::InvalidArgument);
         assert!(
             error.message().contains("`vercel.token`") && error.message().contains("VERCEL_TOKEN"),
@@ -286,12 +230,9 @@ mod tests {
             error.message()
         );
         assert!(!error.message().contains("secret"));
-        let error =
-            resolve_plugin_config(&Value::Null, &json!({"vercel": {"teamId": "t"}}), &env(&[]))
-                .unwrap_err();
+        let error = resolve_plugin_config(&Value::Null, &json!({"vercel": {"teamId": "t"}}), &env(&[])).unwrap_err();
         assert!(
-            error.message().contains("Vite config key `sandbox`")
-                && error.message().contains("VERCEL_TEAM_ID"),
+            error.message().contains("Vite config key `sandbox`") && error.message().contains("VERCEL_TEAM_ID"),
             "{}",
             error.message()
         );
@@ -300,21 +241,13 @@ mod tests {
 
     #[test]
     fn unknown_keys_and_bad_values_use_the_config_message() {
-        let error = resolve_plugin_config(&json!({"provder": "vercel"}), &Value::Null, &env(&[]))
-            .unwrap_err();
+        let error = resolve_plugin_config(&json!({"provder": "vercel"}), &Value::Null, &env(&[])).unwrap_err();
         assert!(
-            error
-                .message()
-                .starts_with("invalid sandbox options in hubSandbox(options): unknown field `provder`"),
+            error.message().starts_with("invalid sandbox options in hubSandbox(options): unknown field `provder`"),
             "{}",
             error.message()
         );
-        let error = resolve_plugin_config(
-            &json!({"transfer": {"maxDepth": 0}}),
-            &Value::Null,
-            &env(&[]),
-        )
-        .unwrap_err();
+        let error = resolve_plugin_config(&json!({"transfer": {"maxDepth": 0}}), &Value::Null, &env(&[])).unwrap_err();
         assert_eq!(error.code(), ErrorCode::InvalidArgument);
         assert!(resolve_plugin_config(&json!("vercel"), &Value::Null, &env(&[])).is_err());
     }
@@ -322,14 +255,10 @@ mod tests {
     #[test]
     fn stems_replace_slashes_and_collisions_name_both() {
         let names = vec!["release-notes".to_owned(), "tools/image".to_owned()];
-        assert_eq!(
-            artifact_stems(&names).unwrap(),
-            vec!["release-notes", "tools__image"]
-        );
+        assert_eq!(artifact_stems(&names).unwrap(), vec!["release-notes", "tools__image"]);
         let error = artifact_stems(&["a/b".to_owned(), "a__b".to_owned()]).unwrap_err();
         assert!(
-            error.message().contains("\"a/b\" and \"a__b\"")
-                && error.message().contains("definitions/a__b.mjs"),
+            error.message().contains("\"a/b\" and \"a__b\"") && error.message().contains("definitions/a__b.mjs"),
             "{}",
             error.message()
         );
@@ -338,23 +267,51 @@ mod tests {
     #[test]
     fn an_error_names_its_layer_and_url_secrets_are_refused() {
         let unknown = resolve_plugin_config(&json!(null), &json!({"provder": "local"}), &env(&[])).unwrap_err();
-        assert!(unknown.message().starts_with("invalid sandbox options in the Vite config key `sandbox`: unknown field `provder`"), "{}", unknown.message());
-        let unknown = resolve_plugin_config(&json!({"transfer": {"maxDepht": 1}}), &json!(null), &env(&[])).unwrap_err();
-        assert!(unknown.message().starts_with("invalid sandbox options in hubSandbox(options): transfer: unknown field `maxDepht`"), "{}", unknown.message());
+        assert!(
+            unknown
+                .message()
+                .starts_with("invalid sandbox options in the Vite config key `sandbox`: unknown field `provder`"),
+            "{}",
+            unknown.message()
+        );
+        let unknown =
+            resolve_plugin_config(&json!({"transfer": {"maxDepht": 1}}), &json!(null), &env(&[])).unwrap_err();
+        assert!(
+            unknown
+                .message()
+                .starts_with("invalid sandbox options in hubSandbox(options): transfer: unknown field `maxDepht`"),
+            "{}",
+            unknown.message()
+        );
         for url in ["http://user:pw@127.0.0.1:9/", "https://api.example?token=abc", "https://u@h"] {
-            let error = resolve_plugin_config(&json!({"local": {"baseUrl": url}}), &json!(null), &env(&[])).unwrap_err();
+            let error =
+                resolve_plugin_config(&json!({"local": {"baseUrl": url}}), &json!(null), &env(&[])).unwrap_err();
             assert!(error.message().contains("`local.baseUrl` with user info or a query string"), "{url}");
             assert!(!error.message().contains("pw") && !error.message().contains("abc"), "{url}");
         }
-        assert!(resolve_plugin_config(&json!({"vercel": {"baseUrl": "https://api.vercel.com/a@b"}}), &json!(null), &env(&[])).is_ok());
+        assert!(resolve_plugin_config(
+            &json!({"vercel": {"baseUrl": "https://api.vercel.com/a@b"}}),
+            &json!(null),
+            &env(&[])
+        )
+        .is_ok());
     }
 
     #[test]
     fn a_bad_transfer_limit_names_its_layer() {
         let error = resolve_plugin_config(&json!(null), &json!({"transfer": {"maxDepth": 0}}), &env(&[])).unwrap_err();
-        assert!(error.message().starts_with("invalid sandbox options in the Vite config key `sandbox`: transfer.maxDepth"), "{}", error.message());
-        let error = resolve_plugin_config(&json!({"transfer": {"maxInputBytes": 0}}), &json!(null), &env(&[])).unwrap_err();
-        assert!(error.message().starts_with("invalid sandbox options in hubSandbox(options): transfer.maxInputBytes"), "{}", error.message());
+        assert!(
+            error.message().starts_with("invalid sandbox options in the Vite config key `sandbox`: transfer.maxDepth"),
+            "{}",
+            error.message()
+        );
+        let error =
+            resolve_plugin_config(&json!({"transfer": {"maxInputBytes": 0}}), &json!(null), &env(&[])).unwrap_err();
+        assert!(
+            error.message().starts_with("invalid sandbox options in hubSandbox(options): transfer.maxInputBytes"),
+            "{}",
+            error.message()
+        );
     }
 
     #[test]

@@ -59,7 +59,10 @@ fn invalid(options: &OutputOptions, key: &str, message: impl AsRef<str>) -> Erro
 /// A binding name wrangler and JS accept as an `env` property: `[A-Za-z_][A-Za-z0-9_]*`.
 fn check_binding(options: &OutputOptions) -> Result<()> {
     let b = options.binding.as_bytes();
-    let ok = !b.is_empty() && b.len() <= 64 && (b[0].is_ascii_alphabetic() || b[0] == b'_') && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_');
+    let ok = !b.is_empty()
+        && b.len() <= 64
+        && (b[0].is_ascii_alphabetic() || b[0] == b'_')
+        && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_');
     if ok {
         Ok(())
     } else {
@@ -72,16 +75,26 @@ fn check_binding(options: &OutputOptions) -> Result<()> {
 
 /// An image tag from a package version: `[0-9A-Za-z._-]`, 1–128 characters.
 fn check_version(version: &str) -> Result<()> {
-    let ok = !version.is_empty() && version.len() <= 128 && version.bytes().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'-' | b'_'));
+    let ok = !version.is_empty()
+        && version.len() <= 128
+        && version.bytes().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'-' | b'_'));
     if ok {
         Ok(())
     } else {
-        Err(Error::new(ErrorCode::InvalidArgument, format!("the installed @cloudflare/sandbox version {version:?} is not a valid image tag")))
+        Err(Error::new(
+            ErrorCode::InvalidArgument,
+            format!("the installed @cloudflare/sandbox version {version:?} is not a valid image tag"),
+        ))
     }
 }
 
 /// `key` of `object` as an array (created when absent); an error when it is something else.
-fn array_at<'a>(object: &'a mut Map<String, Value>, key: &str, options: &OutputOptions, path: &str) -> Result<&'a mut Vec<Value>> {
+fn array_at<'a>(
+    object: &'a mut Map<String, Value>,
+    key: &str,
+    options: &OutputOptions,
+    path: &str,
+) -> Result<&'a mut Vec<Value>> {
     let entry = object.entry(key.to_string()).or_insert_with(|| Value::Array(Vec::new()));
     entry.as_array_mut().ok_or_else(|| invalid(options, path, "must be an array"))
 }
@@ -91,7 +104,10 @@ fn str_field<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
 }
 
 fn lists_class(migration: &Value, key: &str) -> bool {
-    migration.get(key).and_then(Value::as_array).is_some_and(|classes| classes.iter().any(|c| c.as_str() == Some(SANDBOX_CLASS)))
+    migration
+        .get(key)
+        .and_then(Value::as_array)
+        .is_some_and(|classes| classes.iter().any(|c| c.as_str() == Some(SANDBOX_CLASS)))
 }
 
 /// Merges the Provider Output into `existing` (a parsed wrangler config; `null` when the app has
@@ -139,10 +155,12 @@ pub fn merge_provider_output(existing: &Value, options: &OutputOptions) -> Resul
     }
 
     let durable_objects = config.entry("durable_objects".to_string()).or_insert_with(|| json!({}));
-    let durable_objects = durable_objects.as_object_mut().ok_or_else(|| invalid(options, "durable_objects", "must be a table/object"))?;
+    let durable_objects =
+        durable_objects.as_object_mut().ok_or_else(|| invalid(options, "durable_objects", "must be a table/object"))?;
     let bindings = array_at(durable_objects, "bindings", options, "durable_objects.bindings")?;
     match bindings.iter().find(|b| str_field(b, "name") == Some(options.binding.as_str())) {
-        Some(binding) if str_field(binding, "class_name") == Some(SANDBOX_CLASS) && binding.get("script_name").is_none() => {}
+        Some(binding)
+            if str_field(binding, "class_name") == Some(SANDBOX_CLASS) && binding.get("script_name").is_none() => {}
         Some(binding) => {
             let owner = match (str_field(binding, "class_name"), str_field(binding, "script_name")) {
                 (Some(class), Some(script)) => format!("class {class:?} of script {script:?}"),
@@ -173,12 +191,17 @@ pub fn merge_provider_output(existing: &Value, options: &OutputOptions) -> Resul
         ));
     }
     let renamed_to_sandbox = |m: &Value| {
-        m.get("renamed_classes").and_then(Value::as_array).is_some_and(|r| r.iter().any(|entry| str_field(entry, "to") == Some(SANDBOX_CLASS)))
+        m.get("renamed_classes")
+            .and_then(Value::as_array)
+            .is_some_and(|r| r.iter().any(|entry| str_field(entry, "to") == Some(SANDBOX_CLASS)))
     };
     let migrated = migrations.iter().any(|m| lists_class(m, "new_sqlite_classes") || renamed_to_sandbox(m));
     if !migrated {
         if migrations.iter().any(|m| str_field(m, "tag") == Some(MIGRATION_TAG)) {
-            let next = (2..).map(|n| format!("v{n}")).find(|tag| !migrations.iter().any(|m| str_field(m, "tag") == Some(tag.as_str()))).unwrap_or_default();
+            let next = (2..)
+                .map(|n| format!("v{n}"))
+                .find(|tag| !migrations.iter().any(|m| str_field(m, "tag") == Some(tag.as_str())))
+                .unwrap_or_default();
             return Err(invalid(
                 options,
                 "migrations",
@@ -204,7 +227,9 @@ pub fn merge_provider_output(existing: &Value, options: &OutputOptions) -> Resul
 
     Ok(ProviderOutput {
         config: Value::Object(config),
-        dockerfile: format!("# Generated by @vite-hub/sandbox/vite: the Cloudflare Sandbox container image.\nFROM {image}\n"),
+        dockerfile: format!(
+            "# Generated by @vite-hub/sandbox/vite: the Cloudflare Sandbox container image.\nFROM {image}\n"
+        ),
         image,
         added,
     })
@@ -215,7 +240,11 @@ mod tests {
     use super::*;
 
     fn options() -> OutputOptions {
-        OutputOptions { file: "wrangler.toml".into(), binding: DEFAULT_BINDING.into(), sandbox_version: "0.12.10".into() }
+        OutputOptions {
+            file: "wrangler.toml".into(),
+            binding: DEFAULT_BINDING.into(),
+            sandbox_version: "0.12.10".into(),
+        }
     }
 
     fn message(result: Result<ProviderOutput>) -> String {
@@ -253,7 +282,10 @@ mod tests {
         assert_eq!(once.config["compatibility_date"], "2025-09-01");
         assert_eq!(once.config["compatibility_flags"], json!(["nodejs_compat_v2"]));
         assert_eq!(once.config["durable_objects"]["bindings"][0]["name"], "COUNTER");
-        assert_eq!(once.config["durable_objects"]["bindings"][1], json!({ "name": "SANDBOX", "class_name": "Sandbox" }));
+        assert_eq!(
+            once.config["durable_objects"]["bindings"][1],
+            json!({ "name": "SANDBOX", "class_name": "Sandbox" })
+        );
         assert_eq!(once.config["migrations"][1], json!({ "tag": "v1", "new_sqlite_classes": ["Sandbox"] }));
         assert_eq!(once.config["vars"], json!({ "A": "1" }));
         let twice = merge_provider_output(&once.config, &options()).unwrap();
@@ -293,9 +325,12 @@ mod tests {
     fn a_kv_backed_sandbox_class_and_malformed_keys_are_errors() {
         let kv = json!({ "migrations": [{ "tag": "a", "new_classes": ["Sandbox"] }] });
         assert!(message(merge_provider_output(&kv, &options())).contains("needs SQLite storage"));
-        assert!(message(merge_provider_output(&json!({ "durable_objects": [] }), &options())).starts_with("wrangler.toml: durable_objects:"));
-        assert!(message(merge_provider_output(&json!({ "migrations": {} }), &options())).starts_with("wrangler.toml: migrations: must be an array"));
-        assert!(message(merge_provider_output(&json!({ "compatibility_flags": [1] }), &options())).contains("array of strings"));
+        assert!(message(merge_provider_output(&json!({ "durable_objects": [] }), &options()))
+            .starts_with("wrangler.toml: durable_objects:"));
+        assert!(message(merge_provider_output(&json!({ "migrations": {} }), &options()))
+            .starts_with("wrangler.toml: migrations: must be an array"));
+        assert!(message(merge_provider_output(&json!({ "compatibility_flags": [1] }), &options()))
+            .contains("array of strings"));
         assert!(message(merge_provider_output(&json!([]), &options())).contains("must be an object"));
     }
 

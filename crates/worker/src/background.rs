@@ -25,7 +25,9 @@ impl Default for BackgroundWork {
         let work: Rc<RefCell<Vec<Promise>>> = Rc::default();
         let collect = {
             let work = Rc::clone(&work);
-            Closure::<dyn FnMut(JsValue)>::new(move |promise: JsValue| work.borrow_mut().push(Promise::resolve(&promise)))
+            Closure::<dyn FnMut(JsValue)>::new(move |promise: JsValue| {
+                work.borrow_mut().push(Promise::resolve(&promise))
+            })
         };
         BackgroundWork { work, collect }
     }

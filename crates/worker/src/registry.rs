@@ -80,12 +80,20 @@ impl Registry {
     /// `SANDBOX_INVALID_ARGUMENT` when the text is not a registry (naming the JSON error) or a
     /// Definition in it is invalid (naming it and the rule).
     pub fn from_json(text: &str) -> Result<Registry, Error> {
-        let generated: BTreeMap<String, GeneratedDefinition> =
-            serde_json::from_str(text).map_err(|e| invalid(format!("the sandbox registry is not a generated registry.json ({{ \"<name>\": <definition> }}): {e}")))?;
+        let generated: BTreeMap<String, GeneratedDefinition> = serde_json::from_str(text).map_err(|e| {
+            invalid(format!(
+                "the sandbox registry is not a generated registry.json ({{ \"<name>\": <definition> }}): {e}"
+            ))
+        })?;
         let mut definitions = Vec::with_capacity(generated.len());
         for (name, definition) in generated {
             let files = definition.files.into_iter().map(|file| file.decode(&name)).collect::<Result<Vec<_>, _>>()?;
-            let source = DefinitionSource { files, package_path: definition.package_path, entry: definition.entry, timeout: definition.timeout };
+            let source = DefinitionSource {
+                files,
+                package_path: definition.package_path,
+                entry: definition.entry,
+                timeout: definition.timeout,
+            };
             let parsed = Definition::from_source(&name, source)?;
             definitions.push((name, Rc::new(parsed)));
         }
@@ -112,7 +120,10 @@ impl Registry {
 
     /// The Definition named `name`.
     pub(crate) fn definition(&self, name: &str) -> Option<Rc<Definition>> {
-        self.definitions.binary_search_by(|(n, _)| n.as_str().cmp(name)).ok().map(|at| Rc::clone(&self.definitions[at].1))
+        self.definitions
+            .binary_search_by(|(n, _)| n.as_str().cmp(name))
+            .ok()
+            .map(|at| Rc::clone(&self.definitions[at].1))
     }
 
     /// The config resolved against `env` (its variables and its Durable Object binding), once.

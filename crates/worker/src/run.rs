@@ -5,8 +5,8 @@ use std::rc::Rc;
 
 use vite_hub_sandbox::response::error_response;
 use vite_hub_sandbox::run::events::RunEvents;
-use vite_hub_sandbox::server_timing::ServerTiming;
 use vite_hub_sandbox::run::{run_definition, RunOptions as RuntimeRunOptions};
+use vite_hub_sandbox::server_timing::ServerTiming;
 use vite_hub_sandbox_core::definition::suggest::{not_found_message, Miss};
 use vite_hub_sandbox_core::definition::{validate_name, Definition};
 use vite_hub_sandbox_core::error::{Error, ErrorCode};
@@ -65,7 +65,13 @@ impl<'a> RunOptions<'a> {
 /// Only the reason of the options' signal when it fires (as a [`worker::Error`] holding the JS
 /// reason), and a JS failure building the Response; a failed Run is an error Response, not an
 /// `Err`.
-pub async fn run_sandbox(env: &worker::Env, registry: &Registry, name: &str, payload: Option<&serde_json::Value>, options: RunOptions<'_>) -> worker::Result<worker::Response> {
+pub async fn run_sandbox(
+    env: &worker::Env,
+    registry: &Registry,
+    name: &str,
+    payload: Option<&serde_json::Value>,
+    options: RunOptions<'_>,
+) -> worker::Result<worker::Response> {
     let mut timing = ServerTiming::start();
     let background = BackgroundWork::default();
     let (definition, payload, run_options) = match prepare(env, registry, name, payload, &options, &background) {
@@ -104,7 +110,8 @@ fn prepare(
     };
     let provider = runtime.provider.as_ref().map(Rc::clone).map_err(Error::to_public)?;
     let payload = payload.map(|value| json_to_js(value, "payload")).transpose()?.unwrap_or(JsValue::UNDEFINED);
-    let context = options.context.as_ref().map(|value| json_to_js(value, "context")).transpose()?.unwrap_or(JsValue::UNDEFINED);
+    let context =
+        options.context.as_ref().map(|value| json_to_js(value, "context")).transpose()?.unwrap_or(JsValue::UNDEFINED);
     let run_options = RuntimeRunOptions {
         context,
         signal: options.signal.clone(),
@@ -123,5 +130,10 @@ fn prepare(
 /// `SANDBOX_SERIALIZATION_ERROR` naming `what` when the text cannot be parsed back (not expected
 /// for a `serde_json::Value`).
 fn json_to_js(value: &serde_json::Value, what: &str) -> Result<JsValue, Error> {
-    js_sys::JSON::parse(&value.to_string()).map_err(|e| Error::new(ErrorCode::SerializationError, format!("the {what} could not be handed to the Run: {}", vite_hub_sandbox::error::js::js_message(&e))))
+    js_sys::JSON::parse(&value.to_string()).map_err(|e| {
+        Error::new(
+            ErrorCode::SerializationError,
+            format!("the {what} could not be handed to the Run: {}", vite_hub_sandbox::error::js::js_message(&e)),
+        )
+    })
 }

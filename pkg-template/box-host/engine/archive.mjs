@@ -47,7 +47,10 @@ async function writeEntry(root, header, body, boxPath) {
 }
 
 /** Whether `err` is already a host error (bad path, bad archive, a file system failure). */
-const isHostError = (err) => err instanceof BoxPathError || err instanceof ArchiveError || (typeof err?.code === 'string' && typeof err?.syscall === 'string');
+const isHostError = (err) =>
+  err instanceof BoxPathError ||
+  err instanceof ArchiveError ||
+  (typeof err?.code === 'string' && typeof err?.syscall === 'string');
 
 /**
  * Extracts `body` (gzip'd tar bytes; a plain tar is accepted too) into the Box at host dir `root`,

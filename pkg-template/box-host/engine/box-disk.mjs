@@ -60,7 +60,11 @@ export function isMountPoint(dir) {
   } catch {
     return false;
   }
-  return mountinfo.split('\n').some((line) => line.split(' ')[4]?.replace(/\\([0-7]{3})/g, (_, o) => String.fromCharCode(parseInt(o, 8))) === dir);
+  return mountinfo
+    .split('\n')
+    .some(
+      (line) => line.split(' ')[4]?.replace(/\\([0-7]{3})/g, (_, o) => String.fromCharCode(parseInt(o, 8))) === dir,
+    );
 }
 
 /** True when this host can mount (and unmount) a sized tmpfs: one probe in a temp dir. */

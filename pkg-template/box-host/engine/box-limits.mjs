@@ -75,7 +75,10 @@ export function ownV1Cgroups(selfCgroup) {
  * `{ kind: 'cgroup-v1', pids, memory }` (the two hierarchies' writable directories), or
  * `{ kind: 'rlimit' }`; each with `notes`: why a stronger mechanism was not chosen.
  */
-export function chooseCgroups({ mountinfo = readText('/proc/self/mountinfo'), selfCgroup = readText('/proc/self/cgroup') } = {}) {
+export function chooseCgroups({
+  mountinfo = readText('/proc/self/mountinfo'),
+  selfCgroup = readText('/proc/self/cgroup'),
+} = {}) {
   const notes = [];
   const mounts = cgroupMounts(mountinfo);
   if (mounts.v2) {
@@ -89,7 +92,8 @@ export function chooseCgroups({ mountinfo = readText('/proc/self/mountinfo'), se
       const enabled = readText(path.join(dir, 'cgroup.subtree_control')).split(/\s+/);
       const toEnable = CONTROLLERS.filter((name) => !enabled.includes(name));
       try {
-        if (toEnable.length > 0) fs.writeFileSync(path.join(dir, 'cgroup.subtree_control'), toEnable.map((name) => `+${name}`).join(' '));
+        if (toEnable.length > 0)
+          fs.writeFileSync(path.join(dir, 'cgroup.subtree_control'), toEnable.map((name) => `+${name}`).join(' '));
         return { kind: 'cgroup-v2', dir, notes };
       } catch (err) {
         // EBUSY: the cgroup holds processes and is not the root ("no internal processes"). When
@@ -100,10 +104,14 @@ export function chooseCgroups({ mountinfo = readText('/proc/self/mountinfo'), se
             fs.writeFileSync(path.join(dir, 'cgroup.subtree_control'), toEnable.map((name) => `+${name}`).join(' '));
             return { kind: 'cgroup-v2', dir, notes };
           } catch (again) {
-            notes.push(`cgroup v2 at ${dir} cannot enable ${toEnable.join(' and ')} for child cgroups (${again.code ?? again.message})`);
+            notes.push(
+              `cgroup v2 at ${dir} cannot enable ${toEnable.join(' and ')} for child cgroups (${again.code ?? again.message})`,
+            );
           }
         } else {
-          notes.push(`cgroup v2 at ${dir} cannot enable ${toEnable.join(' and ')} for child cgroups (${err.code ?? err.message})`);
+          notes.push(
+            `cgroup v2 at ${dir} cannot enable ${toEnable.join(' and ')} for child cgroups (${err.code ?? err.message})`,
+          );
         }
       }
     }
@@ -114,7 +122,9 @@ export function chooseCgroups({ mountinfo = readText('/proc/self/mountinfo'), se
   const pids = mounts.v1.pids && path.resolve(mounts.v1.pids, `.${own.pids ?? '/'}`);
   const memory = mounts.v1.memory && path.resolve(mounts.v1.memory, `.${own.memory ?? '/'}`);
   if (pids && memory && writable(pids) && writable(memory)) return { kind: 'cgroup-v1', pids, memory, notes };
-  notes.push(`no writable cgroup v1 pids and memory cgroups below this process's own${pids ? ` (${pids}, ${memory})` : ''}`);
+  notes.push(
+    `no writable cgroup v1 pids and memory cgroups below this process's own${pids ? ` (${pids}, ${memory})` : ''}`,
+  );
   return { kind: 'rlimit', notes };
 }
 
@@ -131,9 +141,21 @@ export function makeBoxCgroup(choice, name, limits) {
   const problems = [];
   let steps = [];
   if (choice?.kind === 'cgroup-v2') {
-    steps = [[choice.dir, [['pids.max', limits.pids], ['memory.max', limits.memoryBytes], ['memory.swap.max', 0]]]];
+    steps = [
+      [
+        choice.dir,
+        [
+          ['pids.max', limits.pids],
+          ['memory.max', limits.memoryBytes],
+          ['memory.swap.max', 0],
+        ],
+      ],
+    ];
   } else if (choice?.kind === 'cgroup-v1') {
-    steps = [[choice.pids, [['pids.max', limits.pids]]], [choice.memory, [['memory.limit_in_bytes', limits.memoryBytes]]]];
+    steps = [
+      [choice.pids, [['pids.max', limits.pids]]],
+      [choice.memory, [['memory.limit_in_bytes', limits.memoryBytes]]],
+    ];
   }
   for (const [parent, files] of steps) {
     const dir = path.join(parent, name);
@@ -161,7 +183,9 @@ export function makeBoxCgroup(choice, name, limits) {
  * moved. Other processes in `dir` (the app's own children or shell) are never moved.
  */
 function moveSelfToLeaf(dir) {
-  const others = readText(path.join(dir, 'cgroup.procs')).split('\n').filter((pid) => pid && Number(pid) !== process.pid);
+  const others = readText(path.join(dir, 'cgroup.procs'))
+    .split('\n')
+    .filter((pid) => pid && Number(pid) !== process.pid);
   if (others.length > 0) return false;
   try {
     const leaf = path.join(dir, 'vite-hub-host');
@@ -192,8 +216,14 @@ function makeDir(dir) {
  * in-process host, on every command.
  */
 export async function joinBoxCgroup(dirs, pid) {
-  const joined = await Promise.allSettled(dirs.map((dir) => fs.promises.writeFile(path.join(dir, 'cgroup.procs'), String(pid))));
-  return joined.flatMap((outcome, i) => (outcome.status === 'rejected' ? [`${path.join(dirs[i], 'cgroup.procs')}: ${outcome.reason.code ?? outcome.reason.message}`] : []));
+  const joined = await Promise.allSettled(
+    dirs.map((dir) => fs.promises.writeFile(path.join(dir, 'cgroup.procs'), String(pid))),
+  );
+  return joined.flatMap((outcome, i) =>
+    outcome.status === 'rejected'
+      ? [`${path.join(dirs[i], 'cgroup.procs')}: ${outcome.reason.code ?? outcome.reason.message}`]
+      : [],
+  );
 }
 
 /** The pids still in a cgroup directory (none when unreadable). */
@@ -266,7 +296,8 @@ function tryRemove(dir) {
  * still in them. Resolves to the removed directories, sorted; never rejects.
  */
 export async function sweepStaleCgroups(choice, live = livePidNamespaces()) {
-  const parents = choice?.kind === 'cgroup-v2' ? [choice.dir] : choice?.kind === 'cgroup-v1' ? [choice.pids, choice.memory] : [];
+  const parents =
+    choice?.kind === 'cgroup-v2' ? [choice.dir] : choice?.kind === 'cgroup-v1' ? [choice.pids, choice.memory] : [];
   const stale = [];
   for (const parent of parents) {
     let entries = [];

@@ -47,7 +47,11 @@ async function namespaceReady(pid) {
  */
 export async function startBoxNetwork({ rootless = process.geteuid?.() !== 0 } = {}) {
   const unshare = rootless ? ['--user', '--map-root-user', '--net', '--', 'cat'] : ['--net', '--', 'cat'];
-  const holder = spawn('unshare', unshare, { stdio: ['pipe', 'ignore', 'pipe'], detached: true, env: { PATH: SYSTEM_PATH } });
+  const holder = spawn('unshare', unshare, {
+    stdio: ['pipe', 'ignore', 'pipe'],
+    detached: true,
+    env: { PATH: SYSTEM_PATH },
+  });
   holder.stdin.on('error', () => {});
   let holderProblem = '';
   holder.stderr.on('data', (chunk) => {
@@ -61,14 +65,31 @@ export async function startBoxNetwork({ rootless = process.geteuid?.() !== 0 } =
   let timer;
   try {
     const deadline = new Promise((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`the Box network did not come up within ${START_TIMEOUT_MS}ms`)), START_TIMEOUT_MS);
+      timer = setTimeout(
+        () => reject(new Error(`the Box network did not come up within ${START_TIMEOUT_MS}ms`)),
+        START_TIMEOUT_MS,
+      );
     });
     const holderGone = exited(holder, 'unshare --net');
     holderGone.catch(() => {});
-    await Promise.race([namespaceReady(holder.pid), holderGone.catch((err) => Promise.reject(new Error(`${err.message}: ${holderProblem.trim()}`))), deadline]);
-    slirp = spawn('slirp4netns', [
-      '--configure', '--mtu=65520', '--disable-host-loopback', '--ready-fd=3', '--exit-fd=4', String(holder.pid), 'tap0',
-    ], { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'], detached: true, env: { PATH: SYSTEM_PATH } });
+    await Promise.race([
+      namespaceReady(holder.pid),
+      holderGone.catch((err) => Promise.reject(new Error(`${err.message}: ${holderProblem.trim()}`))),
+      deadline,
+    ]);
+    slirp = spawn(
+      'slirp4netns',
+      [
+        '--configure',
+        '--mtu=65520',
+        '--disable-host-loopback',
+        '--ready-fd=3',
+        '--exit-fd=4',
+        String(holder.pid),
+        'tap0',
+      ],
+      { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'], detached: true, env: { PATH: SYSTEM_PATH } },
+    );
     let problem = '';
     slirp.stderr.on('data', (chunk) => {
       problem = (problem + chunk).slice(-1000);
@@ -77,15 +98,28 @@ export async function startBoxNetwork({ rootless = process.geteuid?.() !== 0 } =
     const slirpGone = exited(slirp, 'slirp4netns');
     slirpGone.catch(() => {});
     const ready = new Promise((resolve) => slirp.stdio[3].once('data', resolve));
-    await Promise.race([ready, slirpGone.catch((err) => Promise.reject(new Error(`${err.message}: ${problem.trim().split('\n').slice(-2).join(' | ')}`))), holderGone, deadline]);
+    await Promise.race([
+      ready,
+      slirpGone.catch((err) =>
+        Promise.reject(new Error(`${err.message}: ${problem.trim().split('\n').slice(-2).join(' | ')}`)),
+      ),
+      holderGone,
+      deadline,
+    ]);
     // The helpers never keep the host's event loop alive.
     for (const child of [holder, slirp]) {
       child.unref();
       // A pipe to a child is a net.Socket, which has unref().
       for (const stream of child.stdio) /** @type {import('node:net').Socket | null} */ (stream)?.unref?.();
     }
-    const alive = () => holder.exitCode === null && holder.signalCode === null && slirp.exitCode === null && slirp.signalCode === null;
-    return { netns: `/proc/${holder.pid}/ns/net`, userns: rootless ? `/proc/${holder.pid}/ns/user` : undefined, stop, alive };
+    const alive = () =>
+      holder.exitCode === null && holder.signalCode === null && slirp.exitCode === null && slirp.signalCode === null;
+    return {
+      netns: `/proc/${holder.pid}/ns/net`,
+      userns: rootless ? `/proc/${holder.pid}/ns/user` : undefined,
+      stop,
+      alive,
+    };
   } catch (err) {
     stop();
     throw err;

@@ -22,7 +22,12 @@ export class BoxSlots {
    * `capacity` slots and `maxBytes` of memory limits in all (default unbounded); at most
    * `maxQueued` waiters, each for at most `maxWaitMs`.
    */
-  constructor({ capacity, maxBytes = Infinity, maxQueued = DEFAULT_MAX_QUEUED, maxWaitMs = DEFAULT_MAX_QUEUE_WAIT_MS }) {
+  constructor({
+    capacity,
+    maxBytes = Infinity,
+    maxQueued = DEFAULT_MAX_QUEUED,
+    maxWaitMs = DEFAULT_MAX_QUEUE_WAIT_MS,
+  }) {
     this.capacity = capacity;
     this.maxBytes = maxBytes;
     this.maxQueued = maxQueued;
@@ -71,11 +76,18 @@ export class BoxSlots {
    */
   acquire(signal, bytes = 0) {
     if (bytes > this.maxBytes) {
-      return Promise.reject(new QueueRefused('too-large', `a Box of ${bytes} bytes of memory is over the host's total bound of ${this.maxBytes} bytes (maxTotalMemoryBytes)`));
+      return Promise.reject(
+        new QueueRefused(
+          'too-large',
+          `a Box of ${bytes} bytes of memory is over the host's total bound of ${this.maxBytes} bytes (maxTotalMemoryBytes)`,
+        ),
+      );
     }
     if (this.tryAcquire(bytes)) return Promise.resolve();
     if (this.waiters.length >= this.maxQueued) {
-      return Promise.reject(new QueueRefused('full', `${this.capacity} Boxes are running and ${this.waiters.length} creates are waiting`));
+      return Promise.reject(
+        new QueueRefused('full', `${this.capacity} Boxes are running and ${this.waiters.length} creates are waiting`),
+      );
     }
     return new Promise((resolve, reject) => {
       const waiter = { bytes, grant: null, timer: null };
@@ -93,7 +105,13 @@ export class BoxSlots {
         resolve();
       };
       waiter.timer = setTimeout(
-        () => leave(new QueueRefused('timeout', `no Box slot became free within ${this.maxWaitMs}ms (${this.used} Boxes are running with ${this.usedBytes} bytes of memory limits)`)),
+        () =>
+          leave(
+            new QueueRefused(
+              'timeout',
+              `no Box slot became free within ${this.maxWaitMs}ms (${this.used} Boxes are running with ${this.usedBytes} bytes of memory limits)`,
+            ),
+          ),
         this.maxWaitMs,
       );
       waiter.timer.unref?.();

@@ -36,7 +36,10 @@ const PROGRAM_DIR = new URL('../seccomp/', import.meta.url);
 export function loadSyscallFilter(arch = process.arch, dir = PROGRAM_DIR) {
   const kernelArch = KERNEL_ARCH[arch];
   if (kernelArch === undefined) {
-    return { programs: null, problem: `the package has no seccomp filter for this architecture (${arch}; it ships x64 and arm64)` };
+    return {
+      programs: null,
+      problem: `the package has no seccomp filter for this architecture (${arch}; it ships x64 and arm64)`,
+    };
   }
   const base = dir instanceof URL ? dir : pathToFileURL(dir.endsWith('/') ? dir : `${dir}/`);
   const programs = [];
@@ -46,10 +49,16 @@ export function loadSyscallFilter(arch = process.arch, dir = PROGRAM_DIR) {
     try {
       bytes = fs.readFileSync(file);
     } catch (err) {
-      return { programs: null, problem: `the package lacks its seccomp filter (${file}: ${err.code ?? err.message}): reinstall it, or rebuild it with node scripts/build.mjs` };
+      return {
+        programs: null,
+        problem: `the package lacks its seccomp filter (${file}: ${err.code ?? err.message}): reinstall it, or rebuild it with node scripts/build.mjs`,
+      };
     }
     if (bytes.length === 0 || bytes.length % 8 !== 0) {
-      return { programs: null, problem: `the package's seccomp filter ${file} is damaged (${bytes.length} bytes, not a whole number of 8-byte instructions): reinstall it` };
+      return {
+        programs: null,
+        problem: `the package's seccomp filter ${file} is damaged (${bytes.length} bytes, not a whole number of 8-byte instructions): reinstall it`,
+      };
     }
     programs.push(bytes);
   }
@@ -96,7 +105,9 @@ export async function probeSyscallFilter({ args, uid, loaded = loadSyscallFilter
       child.stdio[fds[i]].on('error', () => {});
       /** @type {import('node:stream').Writable} */ (child.stdio[fds[i]]).end(program);
     }
-    child.on('error', (/** @type {NodeJS.ErrnoException} */ err) => resolve({ code: err.code ?? 'failed', stderr: err.message }));
+    child.on('error', (/** @type {NodeJS.ErrnoException} */ err) =>
+      resolve({ code: err.code ?? 'failed', stderr: err.message }),
+    );
     child.on('close', (code, signal) => {
       clearTimeout(timer);
       resolve({ code: code ?? signal, stderr });
@@ -104,6 +115,8 @@ export async function probeSyscallFilter({ args, uid, loaded = loadSyscallFilter
   });
   if (outcome.code === 0) return { kind: 'seccomp', programs: loaded.programs, problem: null };
   const reason = outcome.stderr.trim().split('\n').filter(Boolean).pop() || `exit ${outcome.code}`;
-  const hint = /unknown option|--add-seccomp-fd/i.test(reason) ? ': bubblewrap 0.5.0 or later loads it, upgrade bubblewrap' : '';
+  const hint = /unknown option|--add-seccomp-fd/i.test(reason)
+    ? ': bubblewrap 0.5.0 or later loads it, upgrade bubblewrap'
+    : '';
   return { kind: 'none', programs: null, problem: `bwrap could not load the seccomp filter (${reason})${hint}` };
 }

@@ -161,7 +161,13 @@ class Spare {
  */
 export class BoxSpares {
   constructor({ networks }) {
-    this.networks = networks ? new Spare(startBoxNetwork, (net) => net.stop(), (net) => net.stop()) : null;
+    this.networks = networks
+      ? new Spare(
+          startBoxNetwork,
+          (net) => net.stop(),
+          (net) => net.stop(),
+        )
+      : null;
     this.networks?.fill();
   }
 

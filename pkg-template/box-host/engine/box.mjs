@@ -14,7 +14,14 @@ import { makeBoxCgroup, removeBoxCgroup, removeBoxCgroupNow } from './box-limits
 import { missingToolMessage } from './box-toolchain.mjs';
 import { PARKED_NODE_ARGS, PARKED_NODE_PATH, PARKED_NODE_SOURCE, parkedNodeFits } from './parked-node.mjs';
 import { acquireBoxUid, releaseBoxUid } from './box-user.mjs';
-import { BoxPathError, ensureBoxDir, mkdirInBox, normalizeBoxPath, openBoxFileForRead, resolveExisting } from './paths.mjs';
+import {
+  BoxPathError,
+  ensureBoxDir,
+  mkdirInBox,
+  normalizeBoxPath,
+  openBoxFileForRead,
+  resolveExisting,
+} from './paths.mjs';
 
 /** The session working directory of a Vercel Box (a Box path); the default work directory. */
 export const SESSION_CWD = '/vercel/sandbox';
@@ -84,7 +91,8 @@ export class Box {
     const diskBytes = options.diskBytes ?? DEFAULT_DISK_BYTES;
     const diskMounted = options.features?.diskBound === true;
     // A root host's Box runs as a host uid of its own, which owns the Box's directories.
-    const boxUid = options.isolation === 'bubblewrap' && options.features?.boxUsers === true ? acquireBoxUid() : undefined;
+    const boxUid =
+      options.isolation === 'bubblewrap' && options.features?.boxUsers === true ? acquireBoxUid() : undefined;
     let root;
     try {
       root = await makeBoxRoot(parentDir, { diskBytes, mountDisk: diskMounted, making: options.making });
@@ -101,7 +109,8 @@ export class Box {
       await fs.promises.chmod(path.join(root, 'tmp'), 0o1777);
       // The root first: its owner is the Box user for everything the host creates later (box-user.mjs).
       if (boxUid !== undefined) {
-        for (const dir of [root, ...dirs.map((sub) => path.join(root, sub))]) await fs.promises.chown(dir, boxUid, boxUid);
+        for (const dir of [root, ...dirs.map((sub) => path.join(root, sub))])
+          await fs.promises.chown(dir, boxUid, boxUid);
       }
       if (options.isolation === 'bubblewrap' && !options.networkDenied && options.features?.netTool) {
         network = await options.spares?.network();
@@ -119,7 +128,27 @@ export class Box {
     return new Box(root, { ...options, network, diskBytes, diskMounted, boxUid });
   }
 
-  constructor(root, { name, isolation, networkDenied, env, timeoutMs, vcpus, workDir, onStopped, logBudget, features, network, sourceSnapshotId, diskBytes, diskMounted, spares, boxUid }) {
+  constructor(
+    root,
+    {
+      name,
+      isolation,
+      networkDenied,
+      env,
+      timeoutMs,
+      vcpus,
+      workDir,
+      onStopped,
+      logBudget,
+      features,
+      network,
+      sourceSnapshotId,
+      diskBytes,
+      diskMounted,
+      spares,
+      boxUid,
+    },
+  ) {
     /** Whether a spare's parked process suits this Box's commands (the registry sets it). */
     this.fitsSpare = false;
     this.root = root;
@@ -144,12 +173,19 @@ export class Box {
     this.network = network;
     this.spares = spares;
     this.diskMounted = diskMounted === true;
-    this.limits = limitsReport(features, { memoryBytes: this.memoryBytes, diskBytes: diskBytes ?? DEFAULT_DISK_BYTES, isolation });
+    this.limits = limitsReport(features, {
+      memoryBytes: this.memoryBytes,
+      diskBytes: diskBytes ?? DEFAULT_DISK_BYTES,
+      isolation,
+    });
     // One cgroup (per hierarchy) for all of the Box's commands, named after its directory
     // (`vite-hub-box-<pidns>-<pid>-XXXXXX`, swept like it when its host is gone): the process and memory
     // limits are the Box's, not each command's. Limits it could not apply are told to every
     // command (stderr), as the commands run without them.
-    this.cgroup = makeBoxCgroup(features?.cgroup, path.basename(root), { pids: BOX_LIMITS.pids, memoryBytes: this.memoryBytes });
+    this.cgroup = makeBoxCgroup(features?.cgroup, path.basename(root), {
+      pids: BOX_LIMITS.pids,
+      memoryBytes: this.memoryBytes,
+    });
     this.executionAuthority = executionAuthority(isolation, networkDenied, network !== undefined);
     this.#armLifetime();
   }
@@ -158,9 +194,10 @@ export class Box {
     clearTimeout(this.lifetime);
     const remaining = this.createdAt + this.timeoutMs - Date.now();
     // A lifetime extended past the timer maximum is re-armed when that much has passed.
-    this.lifetime = remaining > MAX_TIMER_MS
-      ? setTimeout(() => this.#armLifetime(), MAX_TIMER_MS)
-      : setTimeout(() => this.stop().catch(() => {}), Math.max(0, remaining));
+    this.lifetime =
+      remaining > MAX_TIMER_MS
+        ? setTimeout(() => this.#armLifetime(), MAX_TIMER_MS)
+        : setTimeout(() => this.stop().catch(() => {}), Math.max(0, remaining));
     this.lifetime.unref();
   }
 
@@ -201,7 +238,8 @@ export class Box {
     }
     // A leading '-' would be read as an option by the wrappers that exec the command (prlimit,
     // /bin/sh's exec, sandbox-exec); no program is named so.
-    if (command.startsWith('-')) throw new BoxRequestError(400, 'bad_request', `command must not start with '-', got ${JSON.stringify(command)}`);
+    if (command.startsWith('-'))
+      throw new BoxRequestError(400, 'bad_request', `command must not start with '-', got ${JSON.stringify(command)}`);
     if (!Array.isArray(args) || args.some((a) => typeof a !== 'string' || a.includes('\0'))) {
       throw new BoxRequestError(400, 'bad_request', 'args must be an array of strings');
     }
@@ -210,15 +248,25 @@ export class Box {
     }
     // A package manager the app's toolchain lacks is a set-up problem of this machine, said as
     // such before anything starts (503: SANDBOX_PROVIDER_UNAVAILABLE), never a command's exit 127.
-    const missingTool = this.features?.toolchain ? missingToolMessage(this.features.toolchain, programOf(command, args)) : null;
+    const missingTool = this.features?.toolchain
+      ? missingToolMessage(this.features.toolchain, programOf(command, args))
+      : null;
     if (missingTool) throw new BoxRequestError(503, 'tool_missing', missingTool);
-    if (this.boxUid !== undefined && this.features?.toolchainProblem) throw new BoxRequestError(503, 'toolchain_unreachable', this.features.toolchainProblem);
+    if (this.boxUid !== undefined && this.features?.toolchainProblem)
+      throw new BoxRequestError(503, 'toolchain_unreachable', this.features.toolchainProblem);
     const boxCwd = normalizeBoxPath(cwd ?? this.workDir, this.workDir);
     const cwdHost = this.#commandCwd(boxCwd);
     const commandEnv = { ...this.env, ...checkEnv(env) };
     const parked = this.#takeParked();
     if (parked && parkedNodeFits(parked.env, { command, args, env: commandEnv })) {
-      parked.command.handOver({ id: newId('cmd'), name: command, args, cwd: boxCwd, seenCwd: boxCwd, timeoutMs: timeout });
+      parked.command.handOver({
+        id: newId('cmd'),
+        name: command,
+        args,
+        cwd: boxCwd,
+        seenCwd: boxCwd,
+        timeoutMs: timeout,
+      });
       this.handedOver = true;
       return this.#started(parked.command);
     }
@@ -299,7 +347,17 @@ export class Box {
       readOnlyFiles: [{ path: PARKED_NODE_PATH, data: PARKED_NODE_SOURCE }],
       stdin: 'pipe',
     });
-    const command = new BoxCommand({ id: newId('cmd'), sessionId: this.id, name: 'node', args: PARKED_NODE_ARGS, cwd: this.workDir, spec, timeoutMs: undefined, logBudget: this.logBudget, parked: true });
+    const command = new BoxCommand({
+      id: newId('cmd'),
+      sessionId: this.id,
+      name: 'node',
+      args: PARKED_NODE_ARGS,
+      cwd: this.workDir,
+      spec,
+      timeoutMs: undefined,
+      logBudget: this.logBudget,
+      parked: true,
+    });
     this.parked = { command, env };
     // Gone before its command came (killed, out of memory): the Box's commands start as usual.
     command.once('exit', () => {
@@ -371,7 +429,8 @@ export class Box {
     try {
       mkdirInBox(this.root, target);
     } catch (err) {
-      if (err.code === 'ENOENT') throw new BoxRequestError(400, 'bad_request', `parent directory does not exist: ${target}`);
+      if (err.code === 'ENOENT')
+        throw new BoxRequestError(400, 'bad_request', `parent directory does not exist: ${target}`);
       if (err.code === 'EEXIST') throw new BoxRequestError(400, 'bad_request', `already exists: ${target}`);
       if (err.code === 'ENOTDIR') throw new BoxPathError(`not a directory: ${path.posix.dirname(target)}`);
       throw err;

@@ -45,9 +45,10 @@ export class LogBudget {
  */
 export class SpawnError extends Error {
   constructor(cause) {
-    const why = cause.code === 'EMFILE' || cause.code === 'ENFILE'
-      ? 'the app process is at its limit of open files (raise `ulimit -n`, or close what it holds)'
-      : cause.message;
+    const why =
+      cause.code === 'EMFILE' || cause.code === 'ENFILE'
+        ? 'the app process is at its limit of open files (raise `ulimit -n`, or close what it holds)'
+        : cause.message;
     super(`the Box host could not start a process: ${why} (${cause.code ?? 'spawn failed'})`, { cause });
     this.name = 'SpawnError';
     this.code = cause.code;
@@ -58,7 +59,7 @@ export class SpawnError extends Error {
 const PIPE_GRACE_MS = 200;
 
 function signalNumber(signal) {
-  return typeof signal === 'number' ? signal : os.constants.signals[signal] ?? 9;
+  return typeof signal === 'number' ? signal : (os.constants.signals[signal] ?? 9);
 }
 
 /**
@@ -139,9 +140,10 @@ export class BoxCommand extends EventEmitter {
     // and the seccomp filter's programs (`boxFiles`: the Box network's resolv.conf, npm's
     // global config without credentials, box-seccomp.mjs); /dev/null covers every fd this
     // process would leak into the Box beyond them (inherited-fds.mjs).
-    const own = spec.argsData === undefined
-      ? [spec.stdin ?? 'ignore', 'pipe', 'pipe']
-      : [spec.stdin ?? 'ignore', 'pipe', 'pipe', 'pipe', ...(spec.boxFiles ?? []).map(() => 'pipe')];
+    const own =
+      spec.argsData === undefined
+        ? [spec.stdin ?? 'ignore', 'pipe', 'pipe']
+        : [spec.stdin ?? 'ignore', 'pipe', 'pipe', 'pipe', ...(spec.boxFiles ?? []).map(() => 'pipe')];
     let child;
     try {
       child = spawn(spec.file, spec.args, {
@@ -209,7 +211,7 @@ export class BoxCommand extends EventEmitter {
     child.on('exit', (code, signal) => {
       this.reaped = true;
       clearTimeout(this.timer);
-      const exitCode = this.forcedExitCode ?? (code ?? 128 + signalNumber(signal));
+      const exitCode = this.forcedExitCode ?? code ?? 128 + signalNumber(signal);
       // Leftovers of this command (background children) do not outlive it, as under bubblewrap.
       if (this.pid !== undefined && !this.pidNamespace) signalTree(this.pid, 'SIGKILL', true);
       // Output still in the pipes is read first: while a reader holds the output paused (a slow

@@ -26,7 +26,13 @@ function run(file, args, options = {}) {
     try {
       // The host's own tools come from the system PATH, never the app's (no PATH injection).
       execFile(file, args, { env: { PATH: SYSTEM_PATH }, timeout: 10_000, ...options }, (err, stdout, stderr) => {
-        resolve({ ok: !err, code: err ? (typeof err.code === 'number' ? err.code : err.code ?? 'failed') : 0, signal: err?.signal ?? null, stdout: String(stdout ?? ''), stderr: String(stderr ?? '').trim() });
+        resolve({
+          ok: !err,
+          code: err ? (typeof err.code === 'number' ? err.code : (err.code ?? 'failed')) : 0,
+          signal: err?.signal ?? null,
+          stdout: String(stdout ?? ''),
+          stderr: String(stderr ?? '').trim(),
+        });
       });
     } catch (err) {
       // Thrown by spawn itself: e.g. EINVAL for a uid this user namespace does not map (root in
@@ -37,7 +43,18 @@ function run(file, args, options = {}) {
 }
 
 /** The probes' bwrap options: every namespace a Box command gets, the host's `/` read-only. */
-const PROBE_OPTIONS = ['--unshare-all', '--unshare-user', '--uid', String(BOX_UID), '--gid', String(BOX_UID), '--die-with-parent', '--ro-bind', '/', '/'];
+const PROBE_OPTIONS = [
+  '--unshare-all',
+  '--unshare-user',
+  '--uid',
+  String(BOX_UID),
+  '--gid',
+  String(BOX_UID),
+  '--die-with-parent',
+  '--ro-bind',
+  '/',
+  '/',
+];
 const PROBE_ARGS = [...PROBE_OPTIONS, 'true'];
 
 /** The last line of a tool's stderr, for a one-line reason. */
@@ -58,7 +75,13 @@ async function probeBubblewrap() {
   }
   const plain = await run('bwrap', PROBE_ARGS);
   if (plain.ok) return { works: true, boxUsers: false, problem: null };
-  if (plain.code === 'ENOENT') return { works: false, boxUsers: false, problem: 'bubblewrap (bwrap) is not installed: apt-get install bubblewrap, dnf install bubblewrap, apk add bubblewrap or pacman -S bubblewrap' };
+  if (plain.code === 'ENOENT')
+    return {
+      works: false,
+      boxUsers: false,
+      problem:
+        'bubblewrap (bwrap) is not installed: apt-get install bubblewrap, dnf install bubblewrap, apk add bubblewrap or pacman -S bubblewrap',
+    };
   return { works: false, boxUsers: false, problem: bubblewrapProblem(plain) };
 }
 
@@ -72,17 +95,22 @@ async function probeBubblewrap() {
 function bubblewrapProblem({ code, signal, stderr }) {
   const said = lastLine(stderr);
   if (said !== '' && USERNS_REFUSED.test(said)) return `bwrap cannot create a sandbox here (${said}): ${USERNS_FIX}`;
-  const reason = said !== '' ? said
-    : signal === 'SIGSYS' ? 'bwrap was killed by SIGSYS (a seccomp filter refused one of its system calls: the container or service this app runs in filters them; allow clone, unshare, mount and pivot_root, e.g. docker run --security-opt seccomp=unconfined)'
-    : signal !== null ? `bwrap was killed by ${signal}`
-    : `bwrap exited with ${code} and said nothing`;
+  const reason =
+    said !== ''
+      ? said
+      : signal === 'SIGSYS'
+        ? 'bwrap was killed by SIGSYS (a seccomp filter refused one of its system calls: the container or service this app runs in filters them; allow clone, unshare, mount and pivot_root, e.g. docker run --security-opt seccomp=unconfined)'
+        : signal !== null
+          ? `bwrap was killed by ${signal}`
+          : `bwrap exited with ${code} and said nothing`;
   return `bwrap cannot create a sandbox here: ${reason}`;
 }
 
 /** Bwrap's words for a user namespace it may not make (bubblewrap 0.4–0.11). */
 const USERNS_REFUSED = /new namespace|user namespace|[ug]id map/i;
 
-const USERNS_FIX = 'unprivileged user namespaces are refused; as root, allow them (Ubuntu 24.04+: sysctl kernel.apparmor_restrict_unprivileged_userns=0 or an AppArmor profile for bwrap; Debian: sysctl kernel.unprivileged_userns_clone=1; elsewhere user.max_user_namespaces > 0)';
+const USERNS_FIX =
+  'unprivileged user namespaces are refused; as root, allow them (Ubuntu 24.04+: sysctl kernel.apparmor_restrict_unprivileged_userns=0 or an AppArmor profile for bwrap; Debian: sysctl kernel.unprivileged_userns_clone=1; elsewhere user.max_user_namespaces > 0)';
 
 /**
  * The Box network tool (box-network.mjs): `{ tool: 'slirp4netns' | null, rootless, problem }`.
@@ -99,13 +127,27 @@ async function probeNetworkTool(bubblewrapWorks) {
     rootless ? run('unshare', ['--user', '--map-root-user', '--net', 'true']) : Promise.resolve({ ok: true }),
   ]);
   const missing = [!slirp.ok && 'slirp4netns', !nsenter.ok && 'nsenter (util-linux)'].filter(Boolean);
-  if (missing.length > 0) return { tool: null, rootless, problem: `${missing.join(' and ')} not found: install slirp4netns and util-linux for a Box network of its own` };
-  if (!userns.ok) return { tool: null, rootless, problem: `unshare --user --net failed (${lastLine(userns.stderr) || `exit ${userns.code}`})` };
+  if (missing.length > 0)
+    return {
+      tool: null,
+      rootless,
+      problem: `${missing.join(' and ')} not found: install slirp4netns and util-linux for a Box network of its own`,
+    };
+  if (!userns.ok)
+    return {
+      tool: null,
+      rootless,
+      problem: `unshare --user --net failed (${lastLine(userns.stderr) || `exit ${userns.code}`})`,
+    };
   if (rootless) {
     try {
       fs.accessSync('/dev/net/tun', fs.constants.R_OK | fs.constants.W_OK);
     } catch (err) {
-      return { tool: null, rootless, problem: `/dev/net/tun is not readable and writable by this user (${err.code}); distributions give it mode 0666` };
+      return {
+        tool: null,
+        rootless,
+        problem: `/dev/net/tun is not readable and writable by this user (${err.code}); distributions give it mode 0666`,
+      };
     }
   }
   return { tool: 'slirp4netns', rootless, problem: null };
@@ -118,7 +160,11 @@ async function probeNetworkTool(bubblewrapWorks) {
 async function unreachableByBoxUsers(files) {
   if (files.length === 0) return [];
   const script = 'for f; do test -r "$f" || printf "%s\\n" "$f"; done';
-  const outcome = await run('/bin/sh', ['-c', script, 'sh', ...files], { uid: BOX_UID_RANGE.first, gid: BOX_UID_RANGE.first, cwd: '/' });
+  const outcome = await run('/bin/sh', ['-c', script, 'sh', ...files], {
+    uid: BOX_UID_RANGE.first,
+    gid: BOX_UID_RANGE.first,
+    cwd: '/',
+  });
   return outcome.stdout.split('\n').filter(Boolean);
 }
 
@@ -187,7 +233,9 @@ async function probe() {
     diskBound(),
     bubblewrap.boxUsers ? unreachableByBoxUsers([...toolchain.files, ...toolchain.links.map((link) => link.path)]) : [],
     // As the Box commands' bwrap runs: a root host's as a Box uid.
-    bubblewrap.works ? probeSyscallFilter({ args: PROBE_OPTIONS, uid: bubblewrap.boxUsers ? BOX_UID_RANGE.first : undefined }) : NO_SYSCALL_FILTER,
+    bubblewrap.works
+      ? probeSyscallFilter({ args: PROBE_OPTIONS, uid: bubblewrap.boxUsers ? BOX_UID_RANGE.first : undefined })
+      : NO_SYSCALL_FILTER,
   ]);
   return {
     platform,
@@ -204,8 +252,10 @@ async function probe() {
     diskBound: disk,
     syscallFilter,
     toolchain,
-    toolchainProblem: unreachable.length === 0 ? null
-      : `the app's Node toolchain (${unreachable.join(', ')}) is in a directory the Boxes' own uids cannot read (this host runs as root and gives each Box an unprivileged uid): install Node where other users can read it (/usr/local, /opt), make its directories readable and searchable by others, or run the app as a user other than root`,
+    toolchainProblem:
+      unreachable.length === 0
+        ? null
+        : `the app's Node toolchain (${unreachable.join(', ')}) is in a directory the Boxes' own uids cannot read (this host runs as root and gives each Box an unprivileged uid): install Node where other users can read it (/usr/local, /opt), make its directories readable and searchable by others, or run the app as a user other than root`,
   };
 }
 
@@ -225,7 +275,8 @@ export function isolationProblem(features) {
  * What an `allow-all` Box that shares this machine's network reaches besides the internet (the
  * start-up line and the production refusal say it).
  */
-export const HOST_NETWORK_REACH = "this machine's loopback (other Boxes' ports, the Box host's own port, the app's dev server) and this user's abstract Unix sockets (D-Bus, X11)";
+export const HOST_NETWORK_REACH =
+  "this machine's loopback (other Boxes' ports, the Box host's own port, the app's dev server) and this user's abstract Unix sockets (D-Bus, X11)";
 
 /**
  * Whether `allow-all` Boxes under isolation `mode` share this machine's network: no Box network
@@ -246,22 +297,32 @@ export function hostGaps(features, mode) {
   const gaps = [];
   if (mode === 'none') {
     const why = isolationProblem(features);
-    gaps.push(`Boxes run as plain processes without isolation (filesystem and network of this user)${why ? `: ${why}` : ''}`);
+    gaps.push(
+      `Boxes run as plain processes without isolation (filesystem and network of this user)${why ? `: ${why}` : ''}`,
+    );
   }
   if (mode === 'bubblewrap' && features.syscallFilter?.kind !== 'seccomp') {
-    gaps.push(`Boxes get no seccomp filter (io_uring, the key store and nested namespaces stay open to them)${features.syscallFilter?.problem ? `: ${features.syscallFilter.problem}` : ''}`);
+    gaps.push(
+      `Boxes get no seccomp filter (io_uring, the key store and nested namespaces stay open to them)${features.syscallFilter?.problem ? `: ${features.syscallFilter.problem}` : ''}`,
+    );
   }
   if (mode !== 'none' && sharesHostNetwork(features, mode)) {
     const why = mode === 'bubblewrap' ? features.netProblem : `${mode} gives Boxes no network of their own`;
     gaps.push(`allow-all Boxes share this machine's network and reach ${HOST_NETWORK_REACH}${why ? ` (${why})` : ''}`);
   }
   if (features.cgroup?.kind === 'rlimit' && features.platform === 'linux') {
-    gaps.push('no memory or process limit per Box (no writable cgroup below this process\'s own: run the app in a delegated cgroup v2, e.g. systemd-run --user --scope, or as root)');
+    gaps.push(
+      "no memory or process limit per Box (no writable cgroup below this process's own: run the app in a delegated cgroup v2, e.g. systemd-run --user --scope, or as root)",
+    );
   }
   if (features.rlimits === null) gaps.push('no per-process limits (neither prlimit nor /bin/sh ulimit works)');
   if (mode === 'bubblewrap' && features.toolchainProblem) gaps.push(`Runs cannot start: ${features.toolchainProblem}`);
   for (const gap of features.toolchain.missing) {
-    gaps.push(gap.tool === 'node' ? `no Node for Boxes, which run Definitions with it (the app runs on ${features.toolchain.node.runtime}): ${gap.hint}` : `no ${gap.tool} for Definitions that need it (${gap.hint})`);
+    gaps.push(
+      gap.tool === 'node'
+        ? `no Node for Boxes, which run Definitions with it (the app runs on ${features.toolchain.node.runtime}): ${gap.hint}`
+        : `no ${gap.tool} for Definitions that need it (${gap.hint})`,
+    );
   }
   return gaps;
 }

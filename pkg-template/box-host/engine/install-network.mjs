@@ -15,7 +15,16 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 /** Proxy variables passed on as the app has them (both spellings are in use). */
-const PROXY_VARIABLES = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy', 'NO_PROXY', 'no_proxy', 'YARN_HTTP_PROXY', 'YARN_HTTPS_PROXY'];
+const PROXY_VARIABLES = [
+  'HTTPS_PROXY',
+  'https_proxy',
+  'HTTP_PROXY',
+  'http_proxy',
+  'NO_PROXY',
+  'no_proxy',
+  'YARN_HTTP_PROXY',
+  'YARN_HTTPS_PROXY',
+];
 
 /** npm config keys (as npm reads them from `npm_config_<key>`) a Box's installs get. */
 const NPM_KEYS = ['ca', 'cafile', 'proxy', 'https_proxy', 'noproxy', 'registry', 'strict_ssl'];

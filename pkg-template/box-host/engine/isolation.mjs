@@ -90,7 +90,11 @@ export function limitsReport(features, { memoryBytes, diskBytes, isolation }) {
  * bubblewrap once the probe loaded it, else 'none'.
  */
 export function syscallFilter(isolation, features) {
-  return isolation === 'bubblewrap' && features?.syscallFilter?.kind === 'seccomp' && features.syscallFilter.programs !== null ? 'seccomp' : 'none';
+  return isolation === 'bubblewrap' &&
+    features?.syscallFilter?.kind === 'seccomp' &&
+    features.syscallFilter.programs !== null
+    ? 'seccomp'
+    : 'none';
 }
 
 /** The isolation option's values. */
@@ -106,16 +110,22 @@ const ISOLATION_OPTIONS = ['auto', 'bubblewrap', 'seatbelt', 'none'];
  */
 export function resolveIsolation(option = 'auto', features, { production = false } = {}) {
   if (!ISOLATION_OPTIONS.includes(option)) {
-    throw new TypeError(`isolation must be ${ISOLATION_OPTIONS.map((o) => `'${o}'`).join(', ')}, got ${JSON.stringify(option)}`);
+    throw new TypeError(
+      `isolation must be ${ISOLATION_OPTIONS.map((o) => `'${o}'`).join(', ')}, got ${JSON.stringify(option)}`,
+    );
   }
   if (option === 'none') return 'none';
   const available = features.isolation;
   const problem = isolationProblem(features);
   if (option !== 'auto' && option !== available) {
-    throw new Error(`isolation '${option}' was requested but this machine gives ${available === 'none' ? 'none' : `'${available}'`}${problem ? `: ${problem}` : ''}`);
+    throw new Error(
+      `isolation '${option}' was requested but this machine gives ${available === 'none' ? 'none' : `'${available}'`}${problem ? `: ${problem}` : ''}`,
+    );
   }
   if (available === 'none' && production) {
-    throw new Error(`the local Box host refuses to run Boxes without isolation in production (production: true, or NODE_ENV=production without it)${problem ? `: ${problem}` : ''}; set local: { isolation: 'none' } (configureSandbox or hubSandbox) to accept that explicitly`);
+    throw new Error(
+      `the local Box host refuses to run Boxes without isolation in production (production: true, or NODE_ENV=production without it)${problem ? `: ${problem}` : ''}; set local: { isolation: 'none' } (configureSandbox or hubSandbox) to accept that explicitly`,
+    );
   }
   return available;
 }
@@ -156,7 +166,9 @@ export const BOX_USER_NPMRC = '/opt/vite-hub-sandbox/npmrc';
  */
 export function toolchainBoxPath(hostPath, workDir) {
   const reserved = [...writableDirs(workDir), '/vercel', '/workspace', '/dev', '/proc'];
-  return reserved.some((dir) => hostPath === dir || hostPath.startsWith(`${dir}/`)) ? `${TOOLCHAIN_ROOT}${hostPath}` : hostPath;
+  return reserved.some((dir) => hostPath === dir || hostPath.startsWith(`${dir}/`))
+    ? `${TOOLCHAIN_ROOT}${hostPath}`
+    : hostPath;
 }
 
 /**
@@ -174,7 +186,8 @@ function toolchainArgs(toolchain, workDir, { npmrcFd, userNpmrcFd, caFileFds }) 
   const args = [];
   for (const file of toolchain.files) if (!underSystemDir(file)) args.push('--ro-bind', file, at(file));
   for (const { file, fd } of caFileFds) args.push('--ro-bind-data', String(fd), at(file));
-  for (const link of toolchain.links) if (!underSystemDir(link.path)) args.push('--symlink', at(link.target), at(link.path));
+  for (const link of toolchain.links)
+    if (!underSystemDir(link.path)) args.push('--symlink', at(link.target), at(link.path));
   if (npmrcFd !== undefined) args.push('--ro-bind-data', String(npmrcFd), at(toolchain.npmrc));
   if (userNpmrcFd !== undefined) args.push('--ro-bind-data', String(userNpmrcFd), BOX_USER_NPMRC);
   return args;
@@ -184,11 +197,31 @@ function toolchainArgs(toolchain, workDir, { npmrcFd, userNpmrcFd, caFileFds }) 
  * Bubblewrap options (without the command) for a Box at host dir `root`; `seccompFds` are the fds
  * bwrap reads the Box filter's programs from (none: no filter).
  */
-function bubblewrapArgs({ root, workDir, ownNet, env, cwd, resolvConfFd, resolvConf, toolchain, toolchainFds, seccompFds, readOnlyFileFds }) {
+function bubblewrapArgs({
+  root,
+  workDir,
+  ownNet,
+  env,
+  cwd,
+  resolvConfFd,
+  resolvConf,
+  toolchain,
+  toolchainFds,
+  seccompFds,
+  readOnlyFileFds,
+}) {
   const args = ['--unshare-all', '--unshare-user', '--uid', String(BOX_UID), '--gid', String(BOX_UID)];
   if (!ownNet) args.push('--share-net');
   // Its own UTS namespace (--unshare-all) named BOX_HOSTNAME, not after the host machine.
-  args.push('--hostname', BOX_HOSTNAME, '--die-with-parent', '--new-session', '--cap-drop', 'ALL', ...seccompArgs(seccompFds));
+  args.push(
+    '--hostname',
+    BOX_HOSTNAME,
+    '--die-with-parent',
+    '--new-session',
+    '--cap-drop',
+    'ALL',
+    ...seccompArgs(seccompFds),
+  );
   for (const dir of SYSTEM_DIRS) {
     let st;
     try {
@@ -251,7 +284,15 @@ export function resolvConfForBoxNetwork() {
  */
 export function withRlimits(rlimits, command, args) {
   if (rlimits === 'prlimit') {
-    return ['prlimit', `--fsize=${BOX_LIMITS.fileBytes}`, `--nofile=${BOX_LIMITS.openFiles}`, `--nproc=${BOX_LIMITS.pids}`, '--', command, ...args];
+    return [
+      'prlimit',
+      `--fsize=${BOX_LIMITS.fileBytes}`,
+      `--nofile=${BOX_LIMITS.openFiles}`,
+      `--nproc=${BOX_LIMITS.pids}`,
+      '--',
+      command,
+      ...args,
+    ];
   }
   if (rlimits === 'shell') {
     const script = `ulimit -f ${BOX_LIMITS.fileBytes / 512} && ulimit -n ${BOX_LIMITS.openFiles} && exec "$0" "$@"`;
@@ -281,7 +322,23 @@ export function withRlimits(rlimits, command, args) {
  * (seatbelt.mjs): it writes only the Box directory, reads nothing of the user's home but the
  * app's toolchain, and has no network under `deny-all`.
  */
-export function spawnSpec({ isolation, root, workDir, networkDenied, network, command, args, cwd, cwdHost, env, features, cgroup, boxUid, readOnlyFiles = [], stdin = 'ignore' }) {
+export function spawnSpec({
+  isolation,
+  root,
+  workDir,
+  networkDenied,
+  network,
+  command,
+  args,
+  cwd,
+  cwdHost,
+  env,
+  features,
+  cgroup,
+  boxUid,
+  readOnlyFiles = [],
+  stdin = 'ignore',
+}) {
   const limited = withRlimits(features?.rlimits ?? null, command, args);
   const leaked = inheritedFds();
   const PATH = boxPath(features);
@@ -292,12 +349,22 @@ export function spawnSpec({ isolation, root, workDir, networkDenied, network, co
     // Their CA files are named where toolchainArgs shows them (box-toolchain.mjs npmCaFiles).
     const caFiles = toolchain?.caFiles ?? [];
     const shown = (named) => toolchainBoxPath(caFiles.find((ca) => ca.named === named)?.file ?? named, workDir);
-    const npmrc = toolchain?.npmrcText != null && !underSystemDir(toolchain.npmrc) ? publicNpmConfig(toolchain.npmrcText, { cafile: shown }) : null;
-    const userNpmrc = toolchain?.userNpmrcText != null ? publicNpmConfig(toolchain.userNpmrcText, { cafile: shown }) : null;
+    const npmrc =
+      toolchain?.npmrcText != null && !underSystemDir(toolchain.npmrc)
+        ? publicNpmConfig(toolchain.npmrcText, { cafile: shown })
+        : null;
+    const userNpmrc =
+      toolchain?.userNpmrcText != null ? publicNpmConfig(toolchain.userNpmrcText, { cafile: shown }) : null;
     const npmEnv = userNpmrc === null ? {} : { NPM_CONFIG_USERCONFIG: BOX_USER_NPMRC };
     // The app's CA and proxy variables (install-network.mjs), their CA files where the Box sees them.
     const networkEnv = installNetworkEnv(toolchain?.network, shown);
-    const fullEnv = { PATH: boxPath(features, (dir) => toolchainBoxPath(dir, workDir)), HOME: BOX_HOME, ...npmEnv, ...networkEnv, ...env };
+    const fullEnv = {
+      PATH: boxPath(features, (dir) => toolchainBoxPath(dir, workDir)),
+      HOME: BOX_HOME,
+      ...npmEnv,
+      ...networkEnv,
+      ...env,
+    };
     const netns = network?.netns;
     // On a Box network the host's resolver may be on the host's loopback, which the Box cannot
     // reach: its resolv.conf names slirp4netns's forwarder instead (fd 4).
@@ -315,9 +382,12 @@ export function spawnSpec({ isolation, root, workDir, networkDenied, network, co
     const resolvConfFd = fdOf(resolvConf?.data ?? null);
     const toolchainFds = { npmrcFd: fdOf(npmrc), userNpmrcFd: fdOf(userNpmrc) };
     // One bind per file, however many names lead to it.
-    const caShown = caFiles.filter((ca, i) => !underSystemDir(ca.file) && caFiles.findIndex((other) => other.file === ca.file) === i);
+    const caShown = caFiles.filter(
+      (ca, i) => !underSystemDir(ca.file) && caFiles.findIndex((other) => other.file === ca.file) === i,
+    );
     toolchainFds.caFileFds = caShown.map((ca) => ({ file: ca.file, fd: fdOf(ca.data) }));
-    const seccompFds = syscallFilter(isolation, features) === 'seccomp' ? features.syscallFilter.programs.map(fdOf) : [];
+    const seccompFds =
+      syscallFilter(isolation, features) === 'seccomp' ? features.syscallFilter.programs.map(fdOf) : [];
     const readOnlyFileFds = readOnlyFiles.map(({ path: file, data }) => ({ path: file, fd: fdOf(data) }));
     // bwrap closes the fds this process would leak into the Box (inherited-fds.mjs) first, then
     // reads its options from fd 3.
@@ -338,15 +408,26 @@ export function spawnSpec({ isolation, root, workDir, networkDenied, network, co
       pidNamespace: true,
     };
   }
-  const hostEnv = { PATH, HOME: path.join(root, BOX_HOME), TMPDIR: path.join(root, 'tmp'), ...installNetworkEnv(features?.toolchain?.network), ...env };
+  const hostEnv = {
+    PATH,
+    HOME: path.join(root, BOX_HOME),
+    TMPDIR: path.join(root, 'tmp'),
+    ...installNetworkEnv(features?.toolchain?.network),
+    ...env,
+  };
   // Without isolation npm reads the user's own config as it does for the app (its HOME is the
   // Box's, so it is named); Seatbelt hides the home, so it gets none.
-  const userConfig = isolation === 'none' && features?.toolchain?.userNpmrc ? { NPM_CONFIG_USERCONFIG: features.toolchain.userNpmrc } : {};
+  const userConfig =
+    isolation === 'none' && features?.toolchain?.userNpmrc
+      ? { NPM_CONFIG_USERCONFIG: features.toolchain.userNpmrc }
+      : {};
   if (isolation === 'seatbelt') {
     const toolchain = features?.toolchain;
     const profile = seatbeltProfile({
       writableDirs: [root],
-      readableDirs: toolchain ? [...toolchain.files, ...toolchain.caFiles.map((ca) => ca.file), ...toolchain.links.map((link) => link.path)] : [],
+      readableDirs: toolchain
+        ? [...toolchain.files, ...toolchain.caFiles.map((ca) => ca.file), ...toolchain.links.map((link) => link.path)]
+        : [],
       hiddenDirs: [os.homedir()],
       networkDenied,
     });

@@ -19,12 +19,20 @@ export const MAX_PARKED = 16;
 export function parkedOption(option) {
   // null as undefined: the defaults (configureSandbox's `local.parked: null` reads so too).
   if (option === undefined || option === null) return { ...DEFAULT_PARKED };
-  if (typeof option !== 'object' || Array.isArray(option)) throw new TypeError('parked must be an object { size, idleMs }');
+  if (typeof option !== 'object' || Array.isArray(option))
+    throw new TypeError('parked must be an object { size, idleMs }');
   const unknown = Object.keys(option).filter((key) => !(key in DEFAULT_PARKED));
-  if (unknown.length > 0) throw new TypeError(`parked has no option ${unknown.map((key) => JSON.stringify(key)).join(', ')}: it takes size and idleMs`);
+  if (unknown.length > 0)
+    throw new TypeError(
+      `parked has no option ${unknown.map((key) => JSON.stringify(key)).join(', ')}: it takes size and idleMs`,
+    );
   const { size = DEFAULT_PARKED.size, idleMs = DEFAULT_PARKED.idleMs } = option;
-  if (!Number.isInteger(size) || size < 0 || size > MAX_PARKED) throw new TypeError(`parked.size must be an integer from 0 to ${MAX_PARKED}, got ${JSON.stringify(size)}`);
-  if (!Number.isInteger(idleMs) || idleMs < 1 || idleMs > 3_600_000) throw new TypeError(`parked.idleMs must be an integer number of ms from 1 to 3600000, got ${JSON.stringify(idleMs)}`);
+  if (!Number.isInteger(size) || size < 0 || size > MAX_PARKED)
+    throw new TypeError(`parked.size must be an integer from 0 to ${MAX_PARKED}, got ${JSON.stringify(size)}`);
+  if (!Number.isInteger(idleMs) || idleMs < 1 || idleMs > 3_600_000)
+    throw new TypeError(
+      `parked.idleMs must be an integer number of ms from 1 to 3600000, got ${JSON.stringify(idleMs)}`,
+    );
   return { size, idleMs };
 }
 
@@ -104,10 +112,12 @@ export class ParkedBoxes {
   /** Stops every ready spare (their slots are freed); resolves once they are stopped. */
   async retireAll() {
     const spares = this.ready.splice(0);
-    await Promise.all(spares.map(({ box, timer }) => {
-      clearTimeout(timer);
-      return box.stop().catch(() => {});
-    }));
+    await Promise.all(
+      spares.map(({ box, timer }) => {
+        clearTimeout(timer);
+        return box.stop().catch(() => {});
+      }),
+    );
   }
 
   /** Spares ready now. */

@@ -70,7 +70,8 @@ const HARNESS_FILE = /(^|\/)\.vite-hub\/harness\.mjs$/;
  * NODE_OPTIONS included, must be what it started with).
  */
 export function parkedNodeFits(parkedEnv, { command, args, env }) {
-  if (command !== 'node' || args.length < 1 || !HARNESS_FILE.test(args[0]) || args.some((arg) => arg.startsWith('-'))) return false;
+  if (command !== 'node' || args.length < 1 || !HARNESS_FILE.test(args[0]) || args.some((arg) => arg.startsWith('-')))
+    return false;
   const keys = Object.keys(env);
   return keys.length === Object.keys(parkedEnv).length && keys.every((key) => parkedEnv[key] === env[key]);
 }

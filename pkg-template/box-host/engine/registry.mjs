@@ -22,7 +22,11 @@ function networkDenied(policy) {
     if (policy.mode === 'deny-all') return true;
     if (policy.mode === 'allow-all') return false;
   }
-  throw new BoxRequestError(400, 'bad_request', 'networkPolicy must be "allow-all" or "deny-all" on the local Box host');
+  throw new BoxRequestError(
+    400,
+    'bad_request',
+    'networkPolicy must be "allow-all" or "deny-all" on the local Box host',
+  );
 }
 
 /** The snapshot id of a create body's `source`, or undefined without one; other sources are 400. */
@@ -31,7 +35,11 @@ function snapshotSource(source) {
   if (source && source.type === 'snapshot' && typeof source.snapshotId === 'string' && source.snapshotId !== '') {
     return source.snapshotId;
   }
-  throw new BoxRequestError(400, 'bad_request', 'source must be { type: "snapshot", snapshotId } on the local Box host (git and tarball sources are not supported)');
+  throw new BoxRequestError(
+    400,
+    'bad_request',
+    'source must be { type: "snapshot", snapshotId } on the local Box host (git and tarball sources are not supported)',
+  );
 }
 
 export class BoxRegistry {
@@ -47,18 +55,31 @@ export class BoxRegistry {
    * (no Box network here, host-probe.mjs sharesHostNetwork) is refused, unless `isolation` is
    * 'none' (plain processes, accepted explicitly with everything of this user).
    */
-  constructor({ boxRoot, isolation, maxBoxes, maxTotalMemoryBytes = Infinity, maxQueued, maxQueueWaitMs, features, snapshots, diskBytes, spares = false, parked, production = false, shareHostNetwork = false }) {
+  constructor({
+    boxRoot,
+    isolation,
+    maxBoxes,
+    maxTotalMemoryBytes = Infinity,
+    maxQueued,
+    maxQueueWaitMs,
+    features,
+    snapshots,
+    diskBytes,
+    spares = false,
+    parked,
+    production = false,
+    shareHostNetwork = false,
+  }) {
     // Box users (a root host's Boxes, box-user.mjs) open their directories below the Box root.
     if (isolation === 'bubblewrap' && features?.boxUsers === true) reachableByBoxUsers(boxRoot);
     this.features = features;
     this.diskBytes = diskBytes;
-    this.spares = spares
-      ? new BoxSpares({ networks: isolation === 'bubblewrap' && Boolean(features?.netTool) })
-      : null;
+    this.spares = spares ? new BoxSpares({ networks: isolation === 'bubblewrap' && Boolean(features?.netTool) }) : null;
     this.boxRoot = boxRoot;
     this.snapshots = snapshots;
     this.isolation = isolation;
-    this.refusesHostNetwork = production && !shareHostNetwork && isolation !== 'none' && sharesHostNetwork(features ?? {}, isolation);
+    this.refusesHostNetwork =
+      production && !shareHostNetwork && isolation !== 'none' && sharesHostNetwork(features ?? {}, isolation);
     this.maxBoxes = maxBoxes;
     this.live = new Map();
     /** Boxes being created (BoxInMaking, box-spares.mjs): not live yet, removed by removeAllNow too. */
@@ -66,13 +87,24 @@ export class BoxRegistry {
     /** Set by stopAll(): creates are refused from then on. */
     this.closing = false;
     this.stopped = new Map();
-    this.slots = new BoxSlots({ capacity: maxBoxes, maxBytes: maxTotalMemoryBytes, maxQueued, maxWaitMs: maxQueueWaitMs });
+    this.slots = new BoxSlots({
+      capacity: maxBoxes,
+      maxBytes: maxTotalMemoryBytes,
+      maxQueued,
+      maxWaitMs: maxQueueWaitMs,
+    });
     this.logBudget = new LogBudget(LOG_BUDGET_BYTES);
     /** Runs whose harness was a parked process (counted when their Box stops). */
     this.handedOver = 0;
-    this.parked = isolation === 'bubblewrap' && parked?.size > 0 && !this.refusesHostNetwork
-      ? new ParkedBoxes({ size: parked.size, idleMs: parked.idleMs, make: () => this.#makeParkedBox(parked.idleMs), wanted: () => this.slots.queued > 0 })
-      : null;
+    this.parked =
+      isolation === 'bubblewrap' && parked?.size > 0 && !this.refusesHostNetwork
+        ? new ParkedBoxes({
+            size: parked.size,
+            idleMs: parked.idleMs,
+            make: () => this.#makeParkedBox(parked.idleMs),
+            wanted: () => this.slots.queued > 0,
+          })
+        : null;
     this.parked?.fill();
   }
 
@@ -111,7 +143,14 @@ export class BoxRegistry {
 
   /** The Box.create options every Box of this host gets; `making` is the BoxInMaking of the exit path. */
   #boxOptions(making) {
-    return { isolation: this.isolation, logBudget: this.logBudget, features: this.features, diskBytes: this.diskBytes, spares: this.spares, making };
+    return {
+      isolation: this.isolation,
+      logBudget: this.logBudget,
+      features: this.features,
+      diskBytes: this.diskBytes,
+      spares: this.spares,
+      making,
+    };
   }
 
   /**
@@ -130,7 +169,11 @@ export class BoxRegistry {
    */
   executionAuthorityFor(networkPolicy, { refusals = true } = {}) {
     const denied = refusals ? this.#enforceableDenial(networkPolicy) : networkDenied(networkPolicy);
-    return executionAuthority(this.isolation, denied, this.isolation === 'bubblewrap' && !denied && Boolean(this.features?.netTool));
+    return executionAuthority(
+      this.isolation,
+      denied,
+      this.isolation === 'bubblewrap' && !denied && Boolean(this.features?.netTool),
+    );
   }
 
   /**
@@ -143,11 +186,22 @@ export class BoxRegistry {
     const denied = networkDenied(networkPolicy);
     if (denied && this.isolation === 'none') {
       const why = this.features ? isolationProblem(this.features) : null;
-      throw new BoxRequestError(503, 'isolation_unavailable', `networkPolicy 'deny-all' cannot be enforced: the local Box host runs Boxes without isolation${why ? ` (${why})` : ''}`);
+      throw new BoxRequestError(
+        503,
+        'isolation_unavailable',
+        `networkPolicy 'deny-all' cannot be enforced: the local Box host runs Boxes without isolation${why ? ` (${why})` : ''}`,
+      );
     }
     if (!denied && this.refusesHostNetwork) {
-      const why = this.isolation === 'bubblewrap' ? this.features?.netProblem : `${this.isolation} gives Boxes no network of their own`;
-      throw new BoxRequestError(503, 'isolation_unavailable', `the local Box host refuses allow-all Boxes in production without a Box network: they would share this machine's network and reach ${HOST_NETWORK_REACH}${why ? ` (${why})` : ''}; use networkPolicy 'deny-all', install slirp4netns (with /dev/net/tun usable by this user), or set local: { shareHostNetwork: true } (configureSandbox or hubSandbox) to accept that explicitly`);
+      const why =
+        this.isolation === 'bubblewrap'
+          ? this.features?.netProblem
+          : `${this.isolation} gives Boxes no network of their own`;
+      throw new BoxRequestError(
+        503,
+        'isolation_unavailable',
+        `the local Box host refuses allow-all Boxes in production without a Box network: they would share this machine's network and reach ${HOST_NETWORK_REACH}${why ? ` (${why})` : ''}; use networkPolicy 'deny-all', install slirp4netns (with /dev/net/tun usable by this user), or set local: { shareHostNetwork: true } (configureSandbox or hubSandbox) to accept that explicitly`,
+      );
     }
     return denied;
   }
@@ -186,7 +240,11 @@ export class BoxRegistry {
     if (this.parked?.readyCount > 0 && !this.slots.hasRoom(memoryBytes)) await this.parked.retireAll();
     try {
       if (!queue) {
-        if (!this.slots.tryAcquire(memoryBytes)) throw new QueueRefused('full', `the local Box host already runs ${this.slots.used} Boxes (at most ${this.maxBoxes}, ${this.slots.maxBytes} bytes of memory limits in all)`);
+        if (!this.slots.tryAcquire(memoryBytes))
+          throw new QueueRefused(
+            'full',
+            `the local Box host already runs ${this.slots.used} Boxes (at most ${this.maxBoxes}, ${this.slots.maxBytes} bytes of memory limits in all)`,
+          );
       } else {
         const granted = this.slots.acquire(signal, memoryBytes);
         // Waiting: a spare made ready since the check above (while retireAll ran) gives its slot
@@ -244,7 +302,12 @@ export class BoxRegistry {
       await box.stop();
       throw err;
     }
-    box.claim({ name, timeoutMs: timeout, sourceSnapshotId: snapshotId, onStopped: (stopped) => this.#forget(stopped) });
+    box.claim({
+      name,
+      timeoutMs: timeout,
+      sourceSnapshotId: snapshotId,
+      onStopped: (stopped) => this.#forget(stopped),
+    });
     box.fitsSpare = true;
     this.live.set(box.id, box);
     await this.#restore(box, snapshotId);

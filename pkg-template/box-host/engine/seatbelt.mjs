@@ -28,8 +28,17 @@ const EX_NESTED = 71;
  * `restricted_read_only_platform_defaults.sbpl`).
  */
 const SYSTEM_READ_DIRS = [
-  '/System', '/usr', '/bin', '/sbin', '/Library', '/opt/homebrew', '/private/etc',
-  '/private/var/db/timezone', '/private/var/db/dyld', '/private/var/select', '/Applications/Xcode.app',
+  '/System',
+  '/usr',
+  '/bin',
+  '/sbin',
+  '/Library',
+  '/opt/homebrew',
+  '/private/etc',
+  '/private/var/db/timezone',
+  '/private/var/db/dyld',
+  '/private/var/select',
+  '/Applications/Xcode.app',
 ];
 /** Single files every Box reads: the xcode-select link that `/usr/bin/git`'s shim follows. */
 const SYSTEM_READ_FILES = ['/private/var/db/xcode_select_link', '/dev/stdin', '/dev/stdout', '/dev/stderr'];
@@ -44,10 +53,24 @@ const DATA_DEVICES = ['/dev/null', '/dev/zero', '/dev/random', '/dev/urandom', '
  * own data; CDX). Not `kern.proc.all`: a Box does not list the host's processes.
  */
 const SYSCTL_NAMES = [
-  'kern.argmax', 'kern.boottime', 'kern.hostname', 'kern.maxfiles', 'kern.maxfilesperproc', 'kern.maxproc',
-  'kern.ngroups', 'kern.osproductversion', 'kern.osrelease', 'kern.ostype', 'kern.osvariant_status',
-  'kern.osversion', 'kern.secure_kernel', 'kern.usrstack64', 'kern.version', 'machdep.ptrauth_enabled',
-  'sysctl.proc_cputype', 'vm.loadavg',
+  'kern.argmax',
+  'kern.boottime',
+  'kern.hostname',
+  'kern.maxfiles',
+  'kern.maxfilesperproc',
+  'kern.maxproc',
+  'kern.ngroups',
+  'kern.osproductversion',
+  'kern.osrelease',
+  'kern.ostype',
+  'kern.osvariant_status',
+  'kern.osversion',
+  'kern.secure_kernel',
+  'kern.usrstack64',
+  'kern.version',
+  'machdep.ptrauth_enabled',
+  'sysctl.proc_cputype',
+  'vm.loadavg',
 ];
 const SYSCTL_PREFIXES = ['hw.', 'machdep.cpu.', 'kern.proc.pgrp.', 'kern.proc.pid.'];
 
@@ -55,8 +78,12 @@ const SYSCTL_PREFIXES = ['hw.', 'machdep.cpu.', 'kern.proc.pgrp.', 'kern.proc.pi
 const MACH_SERVICES = ['com.apple.system.opendirectoryd.libinfo'];
 /** Mach services with the network: DNS configuration, networkd, TLS trust (CDX network policy). */
 const NETWORK_MACH_SERVICES = [
-  'com.apple.SecurityServer', 'com.apple.SystemConfiguration.DNSConfiguration',
-  'com.apple.SystemConfiguration.configd', 'com.apple.networkd', 'com.apple.ocspd', 'com.apple.trustd.agent',
+  'com.apple.SecurityServer',
+  'com.apple.SystemConfiguration.DNSConfiguration',
+  'com.apple.SystemConfiguration.configd',
+  'com.apple.networkd',
+  'com.apple.ocspd',
+  'com.apple.trustd.agent',
 ];
 
 /** `p` as a checked, normalised absolute path; `what` names the option in the TypeError. */
@@ -64,7 +91,8 @@ function checkPath(p, what) {
   if (typeof p !== 'string' || !path.posix.isAbsolute(p)) {
     throw new TypeError(`${what}: expected an absolute path, got ${JSON.stringify(p)}`);
   }
-  if (/[\0\n\r]/.test(p)) throw new TypeError(`${what}: a path may not contain NUL or a line break: ${JSON.stringify(p)}`);
+  if (/[\0\n\r]/.test(p))
+    throw new TypeError(`${what}: a path may not contain NUL or a line break: ${JSON.stringify(p)}`);
   const normal = path.posix.normalize(p);
   return normal.length > 1 ? normal.replace(/\/+$/, '') : normal;
 }
@@ -138,53 +166,74 @@ export function seatbeltProfile({ writableDirs, readableDirs = [], hiddenDirs = 
   const roots = [...systemDirs, ...reopened];
   const walked = [...new Set(roots.flatMap(ancestors))].filter((dir) => !roots.includes(dir)).sort();
   const net = !networkDenied;
-  return [
-    '(version 1)',
-    '; Closed by default; everything below is an exception (CDX base policy, SRT).',
-    '(deny default)',
-    '; Children inherit the profile; signals and process info only within this sandbox (CDX, SRT).',
-    '(allow process-fork)',
-    '(allow process-exec)',
-    '(allow signal (target same-sandbox))',
-    '; process-info* is outside (deny default) (mozilla gecko security/sandbox/mac/SandboxPolicyRDD.h).',
-    '(deny process-info*)',
-    '(allow process-info* (target same-sandbox))',
-    '; host_processor_info for libuv/Node os.cpus(), host_statistics for os.freemem() (CDX base policy).',
-    '(allow mach-host*)',
-    rule('allow', 'mach-lookup', MACH_SERVICES.map((name) => `(global-name ${quote(name)})`)),
-    rule('allow', 'sysctl-read', [
-      ...SYSCTL_NAMES.map((name) => `(sysctl-name ${quote(name)})`),
-      ...SYSCTL_PREFIXES.map((prefix) => `(sysctl-name-prefix ${quote(prefix)})`),
-    ]),
-    '; Named POSIX semaphores (Python multiprocessing in Box commands; CDX base policy).',
-    '(allow ipc-posix-sem)',
-    '; openpty(): only ptys the Box opened itself (the sandbox pty extension); a Box command\'s stdio\n' +
-      '; are pipes, so no terminal of the user is written or ioctl\'d (security review).',
-    '(allow pseudo-tty)',
-    '(allow file-read* file-write-data file-ioctl (literal "/dev/ptmx"))',
-    '(allow file-read* file-write-data (require-all (regex #"^/dev/ttys[0-9]+$") (extension "com.apple.sandbox.pty")))',
-    '; Devices: data only, never file-write* (no create, unlink or rename in /dev) (SRT, CDX).',
-    rule('allow', 'file-read* file-write-data file-ioctl', literals(DATA_DEVICES)),
-    '(allow file-read* file-write-data (subpath "/dev/fd"))',
-    '; Reads: the root listing, system directories and files (reference section 4).',
-    '(allow file-read* (literal "/"))',
-    rule('allow', 'file-read*', [...subpaths(systemDirs), ...literals(pathSet(SYSTEM_READ_FILES, 'system'))]),
-    '; Hidden directories (the home); the re-allow after it wins: last matching rule (file header).',
-    rule('deny', 'file-read*', subpaths(hidden)),
-    rule('allow', 'file-read*', subpaths(reopened)),
-    rule('allow', 'file-read-metadata', literals(walked)),
-    '; Writes: only below the Box directories.',
-    rule('allow', 'file-write*', subpaths(writable)),
-    networkDenied
-      ? '; No network rule: IP and Unix sockets cannot bind, connect or accept. Node start-up needs\n' +
-        '; neither (libuv stdio pipes are unnamed socketpairs; CDX grants no socket rule offline).'
-      : '; Network: outbound, inbound and bind, system sockets, DNS and TLS services (CDX network policy).',
-    // IP only: an unfiltered network-outbound also connects Unix sockets (a local Docker daemon's).
-    ...(net ? ['(allow network-outbound (remote ip "*:*"))', '(allow network-inbound (local ip "*:*"))', '(allow network-bind (local ip "*:*"))', '(allow system-socket)'] : []),
-    net ? rule('allow', 'mach-lookup', NETWORK_MACH_SERVICES.map((name) => `(global-name ${quote(name)})`)) : '',
-    net ? '(allow sysctl-read (sysctl-name-prefix "net.routetable."))' : '',
-    net ? rule('allow', 'file-read*', literals(pathSet(['/private/var/run/resolv.conf'], 'system'))) : '',
-  ].filter(Boolean).join('\n') + '\n';
+  return (
+    [
+      '(version 1)',
+      '; Closed by default; everything below is an exception (CDX base policy, SRT).',
+      '(deny default)',
+      '; Children inherit the profile; signals and process info only within this sandbox (CDX, SRT).',
+      '(allow process-fork)',
+      '(allow process-exec)',
+      '(allow signal (target same-sandbox))',
+      '; process-info* is outside (deny default) (mozilla gecko security/sandbox/mac/SandboxPolicyRDD.h).',
+      '(deny process-info*)',
+      '(allow process-info* (target same-sandbox))',
+      '; host_processor_info for libuv/Node os.cpus(), host_statistics for os.freemem() (CDX base policy).',
+      '(allow mach-host*)',
+      rule(
+        'allow',
+        'mach-lookup',
+        MACH_SERVICES.map((name) => `(global-name ${quote(name)})`),
+      ),
+      rule('allow', 'sysctl-read', [
+        ...SYSCTL_NAMES.map((name) => `(sysctl-name ${quote(name)})`),
+        ...SYSCTL_PREFIXES.map((prefix) => `(sysctl-name-prefix ${quote(prefix)})`),
+      ]),
+      '; Named POSIX semaphores (Python multiprocessing in Box commands; CDX base policy).',
+      '(allow ipc-posix-sem)',
+      "; openpty(): only ptys the Box opened itself (the sandbox pty extension); a Box command's stdio\n" +
+        "; are pipes, so no terminal of the user is written or ioctl'd (security review).",
+      '(allow pseudo-tty)',
+      '(allow file-read* file-write-data file-ioctl (literal "/dev/ptmx"))',
+      '(allow file-read* file-write-data (require-all (regex #"^/dev/ttys[0-9]+$") (extension "com.apple.sandbox.pty")))',
+      '; Devices: data only, never file-write* (no create, unlink or rename in /dev) (SRT, CDX).',
+      rule('allow', 'file-read* file-write-data file-ioctl', literals(DATA_DEVICES)),
+      '(allow file-read* file-write-data (subpath "/dev/fd"))',
+      '; Reads: the root listing, system directories and files (reference section 4).',
+      '(allow file-read* (literal "/"))',
+      rule('allow', 'file-read*', [...subpaths(systemDirs), ...literals(pathSet(SYSTEM_READ_FILES, 'system'))]),
+      '; Hidden directories (the home); the re-allow after it wins: last matching rule (file header).',
+      rule('deny', 'file-read*', subpaths(hidden)),
+      rule('allow', 'file-read*', subpaths(reopened)),
+      rule('allow', 'file-read-metadata', literals(walked)),
+      '; Writes: only below the Box directories.',
+      rule('allow', 'file-write*', subpaths(writable)),
+      networkDenied
+        ? '; No network rule: IP and Unix sockets cannot bind, connect or accept. Node start-up needs\n' +
+          '; neither (libuv stdio pipes are unnamed socketpairs; CDX grants no socket rule offline).'
+        : '; Network: outbound, inbound and bind, system sockets, DNS and TLS services (CDX network policy).',
+      // IP only: an unfiltered network-outbound also connects Unix sockets (a local Docker daemon's).
+      ...(net
+        ? [
+            '(allow network-outbound (remote ip "*:*"))',
+            '(allow network-inbound (local ip "*:*"))',
+            '(allow network-bind (local ip "*:*"))',
+            '(allow system-socket)',
+          ]
+        : []),
+      net
+        ? rule(
+            'allow',
+            'mach-lookup',
+            NETWORK_MACH_SERVICES.map((name) => `(global-name ${quote(name)})`),
+          )
+        : '',
+      net ? '(allow sysctl-read (sysctl-name-prefix "net.routetable."))' : '',
+      net ? rule('allow', 'file-read*', literals(pathSet(['/private/var/run/resolv.conf'], 'system'))) : '',
+    ]
+      .filter(Boolean)
+      .join('\n') + '\n'
+  );
 }
 
 /**
@@ -200,7 +249,8 @@ export function seatbeltProfile({ writableDirs, readableDirs = [], hiddenDirs = 
  * @throws {TypeError} an empty profile, a relative `file`, or non-string arguments.
  */
 export function seatbeltArgs(profile, file, args = []) {
-  if (typeof profile !== 'string' || profile.trim() === '') throw new TypeError('seatbeltArgs: expected an SBPL profile');
+  if (typeof profile !== 'string' || profile.trim() === '')
+    throw new TypeError('seatbeltArgs: expected an SBPL profile');
   checkPath(file, 'seatbeltArgs file');
   if (!Array.isArray(args) || args.some((a) => typeof a !== 'string')) {
     throw new TypeError('seatbeltArgs: args must be an array of strings');

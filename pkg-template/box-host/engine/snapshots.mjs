@@ -42,7 +42,8 @@ async function copyTree(from, to, owner = null, sealedAt = Infinity) {
   const totals = { files: 0, bytes: 0 };
   const own = owner === null ? async () => {} : (target) => fs.promises.lchown(target, owner.uid, owner.gid);
   const unchanged = async (source) => {
-    if ((await fs.promises.lstat(source)).ctimeMs > sealedAt) throw new Error(`${source} changed after the snapshot was sealed`);
+    if ((await fs.promises.lstat(source)).ctimeMs > sealedAt)
+      throw new Error(`${source} changed after the snapshot was sealed`);
   };
   async function copyDir(src, dst) {
     await unchanged(src);
@@ -109,12 +110,14 @@ async function inspectTree(dir, maxEntries = MAX_SNAPSHOT_ENTRIES) {
     totals.lastChangeMs = Math.max(totals.lastChangeMs, (await fs.promises.lstat(current)).ctimeMs);
     const entries = await fs.promises.readdir(current);
     totals.entries += entries.length;
-    if (totals.entries > maxEntries) throw new Error(`it holds more than ${maxEntries} files, directories and symlinks`);
+    if (totals.entries > maxEntries)
+      throw new Error(`it holds more than ${maxEntries} files, directories and symlinks`);
     await eachBounded(entries, async (name) => {
       const p = path.join(current, name);
       const stat = await fs.promises.lstat(p);
       const where = path.relative(dir, p);
-      if (!stat.isDirectory() && !stat.isFile() && !stat.isSymbolicLink()) throw new Error(`${where} is not a file, a directory or a symlink`);
+      if (!stat.isDirectory() && !stat.isFile() && !stat.isSymbolicLink())
+        throw new Error(`${where} is not a file, a directory or a symlink`);
       if (stat.isFile() && (stat.mode & SPECIAL_BITS) !== 0) throw new Error(`${where} has the setuid or setgid bit`);
       totals.diskBytes += stat.blocks * 512;
       totals.lastChangeMs = Math.max(totals.lastChangeMs, stat.ctimeMs);
@@ -161,7 +164,12 @@ export class SnapshotStore {
    * `dir`: `<stateDir>/snapshots`; `maxSnapshots`, `maxBytes`: the bounds kept after every new
    * snapshot (least recently used first out; expired ones always).
    */
-  constructor({ dir, maxSnapshots = DEFAULT_MAX_SNAPSHOTS, maxBytes = DEFAULT_MAX_SNAPSHOT_BYTES, maxEntries = MAX_SNAPSHOT_ENTRIES}) {
+  constructor({
+    dir,
+    maxSnapshots = DEFAULT_MAX_SNAPSHOTS,
+    maxBytes = DEFAULT_MAX_SNAPSHOT_BYTES,
+    maxEntries = MAX_SNAPSHOT_ENTRIES,
+  }) {
     this.dir = dir;
     this.maxSnapshots = maxSnapshots;
     this.maxBytes = maxBytes;
@@ -178,7 +186,8 @@ export class SnapshotStore {
       for (const name of await fs.promises.readdir(this.dir)) {
         const record = await this.#readRecord(name);
         if (record) this.records.set(record.id, record);
-        else if (await stale(path.join(this.dir, name))) await fs.promises.rm(path.join(this.dir, name), { recursive: true, force: true });
+        else if (await stale(path.join(this.dir, name)))
+          await fs.promises.rm(path.join(this.dir, name), { recursive: true, force: true });
       }
       await this.#evict();
     })();
@@ -194,8 +203,13 @@ export class SnapshotStore {
     if (!ID.test(id)) return null;
     try {
       const record = JSON.parse(await fs.promises.readFile(path.join(this.dir, id, RECORD), 'utf8'));
-      const valid = record && record.id === id && Number.isInteger(record.files) && Number.isInteger(record.sizeBytes)
-        && typeof record.platform === 'string' && fs.statSync(path.join(this.dir, id, 'tree')).isDirectory();
+      const valid =
+        record &&
+        record.id === id &&
+        Number.isInteger(record.files) &&
+        Number.isInteger(record.sizeBytes) &&
+        typeof record.platform === 'string' &&
+        fs.statSync(path.join(this.dir, id, 'tree')).isDirectory();
       return valid ? record : null;
     } catch {
       return null;
@@ -219,7 +233,11 @@ export class SnapshotStore {
     // Checked where it stands, before anything is written: a move from the Box's own disk (a
     // tmpfs) copies the files, and a sparse file then takes its whole size.
     const inBox = await inspectTree(workDirHost, this.maxEntries).catch((err) => {
-      throw new BoxRequestError(422, 'snapshot_refused', `the work directory cannot be kept as a snapshot: ${err.message}`);
+      throw new BoxRequestError(
+        422,
+        'snapshot_refused',
+        `the work directory cannot be kept as a snapshot: ${err.message}`,
+      );
     });
     // The disk it will take here: its blocks when it is renamed in; when it is copied from
     // another file system, its sizes (a copy fills the holes of sparse files) and a block for
@@ -227,7 +245,11 @@ export class SnapshotStore {
     const copied = (await fs.promises.stat(workDirHost)).dev !== (await fs.promises.stat(this.dir)).dev;
     const needed = copied ? inBox.bytes + inBox.entries * ENTRY_BYTES : inBox.diskBytes;
     if (needed > this.maxBytes) {
-      throw new BoxRequestError(422, 'snapshot_refused', `the work directory would take ${needed} bytes of disk in the snapshot store, more than the ${this.maxBytes} bytes it keeps`);
+      throw new BoxRequestError(
+        422,
+        'snapshot_refused',
+        `the work directory would take ${needed} bytes of disk in the snapshot store, more than the ${this.maxBytes} bytes it keeps`,
+      );
     }
     // Room first: the store stays within maxBytes while the tree is written, not only after.
     await this.#evict(needed);
@@ -297,7 +319,13 @@ export class SnapshotStore {
     let copied;
     try {
       const onDisk = await this.#readRecord(id);
-      if (!onDisk || onDisk.files !== record.files || onDisk.sizeBytes !== record.sizeBytes || onDisk.sealedAt !== record.sealedAt) throw new Error('record changed');
+      if (
+        !onDisk ||
+        onDisk.files !== record.files ||
+        onDisk.sizeBytes !== record.sizeBytes ||
+        onDisk.sealedAt !== record.sealedAt
+      )
+        throw new Error('record changed');
       copied = await copyTree(path.join(this.dir, id, 'tree'), workDirHost, boxOwner(workDirHost), record.sealedAt);
     } catch {
       copied = undefined;

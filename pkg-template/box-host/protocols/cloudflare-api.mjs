@@ -56,7 +56,8 @@ export function matchCloudflareRoute(method, pathname) {
     return method === 'DELETE' ? { name: 'cloudflare/destroy', containerId, handler: destroy, opensBox: false } : null;
   }
   for (const [m, p, name, handler] of ROUTES) {
-    if (m === method && p === containerPath) return { name: `cloudflare/${name}`, containerId, handler, opensBox: true };
+    if (m === method && p === containerPath)
+      return { name: `cloudflare/${name}`, containerId, handler, opensBox: true };
   }
   for (const [m, pattern, name, handler] of PROCESS_ROUTES) {
     const params = m === method && pattern.exec(containerPath);
@@ -79,7 +80,14 @@ export async function handleCloudflare({ route, containers, req, res }) {
       throw new ContainerApiError(404, 'UNKNOWN_ERROR', 'The requested endpoint was not found');
     }
     const container = route.opensBox ? await containers.open(route.containerId) : null;
-    await route.handler({ containers, container, containerId: route.containerId, req, res, params: route.params ?? [] });
+    await route.handler({
+      containers,
+      container,
+      containerId: route.containerId,
+      req,
+      res,
+      params: route.params ?? [],
+    });
   } catch (err) {
     req.resume();
     sendContainerError(res, err);
@@ -131,10 +139,15 @@ async function startCommand(containers, container, req, body) {
     throw new ContainerApiError(400, 'VALIDATION_FAILED', 'command must be a non-empty string');
   }
   if (body.background === true) {
-    throw new ContainerApiError(400, 'VALIDATION_FAILED', 'background execution is not supported by the local Box host');
+    throw new ContainerApiError(
+      400,
+      'VALIDATION_FAILED',
+      'background execution is not supported by the local Box host',
+    );
   }
   const header = req.headers['x-session-id'];
-  const named = optionalString(body, 'sessionId') ?? (typeof header === 'string' && header !== '' ? header : DEFAULT_SESSION);
+  const named =
+    optionalString(body, 'sessionId') ?? (typeof header === 'string' && header !== '' ? header : DEFAULT_SESSION);
   const session = named === NO_SESSION ? null : containers.sessionOf(container, named);
   const baseCwd = session?.cwd ?? CONTAINER_WORK_DIR;
   const cwd = normalizeBoxPath(optionalString(body, 'cwd') ?? baseCwd, baseCwd);
@@ -172,7 +185,10 @@ function killOnHangUp(res, cmd) {
 }
 
 function output(cmd, stream) {
-  return cmd.logs.filter((entry) => entry.stream === stream).map((entry) => entry.data).join('');
+  return cmd.logs
+    .filter((entry) => entry.stream === stream)
+    .map((entry) => entry.data)
+    .join('');
 }
 
 async function execute({ containers, container, req, res }) {
@@ -182,10 +198,13 @@ async function execute({ containers, container, req, res }) {
   const { cmd } = run;
   killOnHangUp(res, cmd);
   let timedOut = false;
-  const timer = timeoutMs === undefined ? null : setTimeout(() => {
-    timedOut = true;
-    cmd.killAll().catch(() => {});
-  }, timeoutMs);
+  const timer =
+    timeoutMs === undefined
+      ? null
+      : setTimeout(() => {
+          timedOut = true;
+          cmd.killAll().catch(() => {});
+        }, timeoutMs);
   const code = await cmd.waitExit();
   clearTimeout(timer);
   container.box.keepAliveFor(CONTAINER_IDLE_MS);
@@ -200,7 +219,8 @@ async function execute({ containers, container, req, res }) {
   }
   const exitCode = timedOut ? 124 : code;
   let stderr = output(cmd, 'stderr');
-  if (timedOut) stderr += `${stderr === '' || stderr.endsWith('\n') ? '' : '\n'}Command timed out after ${timeoutMs}ms\n`;
+  if (timedOut)
+    stderr += `${stderr === '' || stderr.endsWith('\n') ? '' : '\n'}Command timed out after ${timeoutMs}ms\n`;
   const result = {
     success: exitCode === 0,
     exitCode,

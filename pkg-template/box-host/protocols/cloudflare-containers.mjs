@@ -93,7 +93,11 @@ export class CloudflareContainers {
 
   #remember(entry, value) {
     if (entry.sessions.size >= MAX_SESSIONS) {
-      throw new ContainerApiError(503, 'CONTAINER_UNAVAILABLE', `a container keeps at most ${MAX_SESSIONS} sessions here`);
+      throw new ContainerApiError(
+        503,
+        'CONTAINER_UNAVAILABLE',
+        `a container keeps at most ${MAX_SESSIONS} sessions here`,
+      );
     }
     entry.sessions.set(value.id, value);
     return value;

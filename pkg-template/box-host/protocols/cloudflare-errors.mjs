@@ -39,9 +39,10 @@ export function containerErrorBody(err) {
   } else {
     [status, code] = [500, 'INTERNAL_ERROR'];
   }
-  const message = status === 500 && code === 'INTERNAL_ERROR'
-    ? `the local Box host failed: ${[err?.code, err?.message].filter((part) => typeof part === 'string' && part !== '').join(': ') || String(err)}`
-    : String(err?.message ?? err);
+  const message =
+    status === 500 && code === 'INTERNAL_ERROR'
+      ? `the local Box host failed: ${[err?.code, err?.message].filter((part) => typeof part === 'string' && part !== '').join(': ') || String(err)}`
+      : String(err?.message ?? err);
   return { code, message, context, httpStatus: status, timestamp: new Date().toISOString() };
 }
 

@@ -7,7 +7,15 @@ import path from 'node:path';
 import { CONTAINER_WORK_DIR } from './cloudflare-containers.mjs';
 import { ContainerApiError, sendContainerJson } from './cloudflare-errors.mjs';
 import { readJson } from './http-io.mjs';
-import { BoxPathError, ensureBoxDir, normalizeBoxPath, openBoxFileForRead, openBoxFileForWrite, resolveExisting, unlinkInBox } from '../engine/paths.mjs';
+import {
+  BoxPathError,
+  ensureBoxDir,
+  normalizeBoxPath,
+  openBoxFileForRead,
+  openBoxFileForWrite,
+  resolveExisting,
+  unlinkInBox,
+} from '../engine/paths.mjs';
 
 /** Largest file `/api/read` returns (bytes, §6.5 `MAX_ENCODED_FILE_SIZE`); larger → 413. */
 export const MAX_READ_BYTES = 32 * 1024 * 1024;
@@ -19,11 +27,26 @@ const BASE64 = /^[A-Za-z0-9+/=]*$/;
 const { O_WRONLY, O_CREAT, O_TRUNC } = fs.constants;
 
 const MIME_TYPES = {
-  '.txt': 'text/plain', '.md': 'text/markdown', '.html': 'text/html', '.css': 'text/css',
-  '.js': 'text/javascript', '.mjs': 'text/javascript', '.ts': 'text/typescript', '.json': 'application/json',
-  '.csv': 'text/csv', '.xml': 'application/xml', '.svg': 'image/svg+xml', '.png': 'image/png',
-  '.jpg': 'image/jpeg', '.jpeg': 'image/jpeg', '.gif': 'image/gif', '.webp': 'image/webp',
-  '.pdf': 'application/pdf', '.zip': 'application/zip', '.gz': 'application/gzip', '.wasm': 'application/wasm',
+  '.txt': 'text/plain',
+  '.md': 'text/markdown',
+  '.html': 'text/html',
+  '.css': 'text/css',
+  '.js': 'text/javascript',
+  '.mjs': 'text/javascript',
+  '.ts': 'text/typescript',
+  '.json': 'application/json',
+  '.csv': 'text/csv',
+  '.xml': 'application/xml',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.jpg': 'image/jpeg',
+  '.jpeg': 'image/jpeg',
+  '.gif': 'image/gif',
+  '.webp': 'image/webp',
+  '.pdf': 'application/pdf',
+  '.zip': 'application/zip',
+  '.gz': 'application/gzip',
+  '.wasm': 'application/wasm',
 };
 const TEXT_MIME = /^text\/|^application\/(json|xml)$|^image\/svg\+xml$/;
 
@@ -31,7 +54,11 @@ const TEXT_MIME = /^text\/|^application\/(json|xml)$|^image\/svg\+xml$/;
 function boxPathOf(containers, container, body) {
   const wire = body.path;
   if (typeof wire !== 'string' || wire === '' || wire.includes('\0') || wire.length > MAX_PATH_CHARS) {
-    throw new ContainerApiError(400, 'VALIDATION_FAILED', `path must be a non-empty string of at most ${MAX_PATH_CHARS} characters without NUL`);
+    throw new ContainerApiError(
+      400,
+      'VALIDATION_FAILED',
+      `path must be a non-empty string of at most ${MAX_PATH_CHARS} characters without NUL`,
+    );
   }
   const sessionId = typeof body.sessionId === 'string' ? body.sessionId : undefined;
   const cwd = (sessionId && container.sessions.get(sessionId)?.cwd) || CONTAINER_WORK_DIR;
@@ -64,7 +91,8 @@ export async function writeFile({ containers, container, req, res }) {
     fd = openBoxFileForWrite(container.box.root, boxPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644);
   } catch (err) {
     if (err.code === 'ELOOP') throw new BoxPathError(`cannot write through a symlink: ${wire}`, { escape: true });
-    if (err.code === 'EISDIR') throw new ContainerApiError(400, 'IS_DIRECTORY', `Path is a directory: ${wire}`, { path: wire });
+    if (err.code === 'EISDIR')
+      throw new ContainerApiError(400, 'IS_DIRECTORY', `Path is a directory: ${wire}`, { path: wire });
     throw err;
   }
   try {
@@ -103,10 +131,17 @@ export async function readFile({ containers, container, req, res }) {
   } finally {
     fs.closeSync(fd);
   }
-  if (stat.isDirectory()) throw new ContainerApiError(400, 'IS_DIRECTORY', `Path is a directory: ${wire}`, { path: wire });
-  if (!stat.isFile()) throw new ContainerApiError(400, 'VALIDATION_FAILED', `not a regular file: ${wire}`, { path: wire });
+  if (stat.isDirectory())
+    throw new ContainerApiError(400, 'IS_DIRECTORY', `Path is a directory: ${wire}`, { path: wire });
+  if (!stat.isFile())
+    throw new ContainerApiError(400, 'VALIDATION_FAILED', `not a regular file: ${wire}`, { path: wire });
   if (stat.size > MAX_READ_BYTES) {
-    throw new ContainerApiError(413, 'FILE_TOO_LARGE', `File too large: ${wire} (${stat.size} bytes, limit ${MAX_READ_BYTES})`, { path: wire });
+    throw new ContainerApiError(
+      413,
+      'FILE_TOO_LARGE',
+      `File too large: ${wire} (${stat.size} bytes, limit ${MAX_READ_BYTES})`,
+      { path: wire },
+    );
   }
   const known = MIME_TYPES[path.posix.extname(boxPath).toLowerCase()];
   const isBinary = known ? !TEXT_MIME.test(known) : !isUtf8Text(bytes);
@@ -156,7 +191,8 @@ export async function deleteFile({ containers, container, req, res }) {
   try {
     removed = unlinkInBox(container.box.root, boxPath);
   } catch (err) {
-    if (err.isDirectory) throw new ContainerApiError(400, 'IS_DIRECTORY', `Path is a directory: ${wire}`, { path: wire });
+    if (err.isDirectory)
+      throw new ContainerApiError(400, 'IS_DIRECTORY', `Path is a directory: ${wire}`, { path: wire });
     // A parent that is not a directory: nothing there to delete, as before.
     if (err instanceof BoxPathError && !err.escape) throw notFound(wire, 'delete');
     throw err;

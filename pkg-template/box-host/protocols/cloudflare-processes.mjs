@@ -34,7 +34,13 @@ function statusOf(process) {
 /** The process wire object (`ProcessInfoResult.process`). */
 function describe(process) {
   const { cmd } = process;
-  const json = { id: process.id, pid: cmd.pid, command: process.command, status: statusOf(process), startTime: new Date(cmd.startedAt).toISOString() };
+  const json = {
+    id: process.id,
+    pid: cmd.pid,
+    command: process.command,
+    status: statusOf(process),
+    startTime: new Date(cmd.startedAt).toISOString(),
+  };
   if (!cmd.running) {
     json.endTime = new Date(cmd.finishedAt ?? Date.now()).toISOString();
     json.exitCode = cmd.exitCode;
@@ -54,7 +60,11 @@ function forgetFinished(processes) {
     if (!process.cmd.running) processes.delete(id);
   }
   if (processes.size >= MAX_PROCESSES) {
-    throw new ContainerApiError(503, 'CONTAINER_UNAVAILABLE', `a container runs at most ${MAX_PROCESSES} processes here`);
+    throw new ContainerApiError(
+      503,
+      'CONTAINER_UNAVAILABLE',
+      `a container runs at most ${MAX_PROCESSES} processes here`,
+    );
   }
 }
 
@@ -98,7 +108,11 @@ export function processRoutes({ start, timeoutOf }) {
 
   async function logs({ container, res, params: [id] }) {
     const { cmd } = processOf(container, id);
-    const text = (stream) => cmd.logs.filter((entry) => entry.stream === stream).map((entry) => entry.data).join('');
+    const text = (stream) =>
+      cmd.logs
+        .filter((entry) => entry.stream === stream)
+        .map((entry) => entry.data)
+        .join('');
     sendContainerJson(res, { processId: id, stdout: text('stdout'), stderr: text('stderr') });
   }
 
@@ -129,7 +143,12 @@ export function processRoutes({ start, timeoutOf }) {
       cmd.off('log', onLog);
     }
     const status = statusOf(process);
-    sse.send({ type: 'exit', processId: id, exitCode: cmd.exitCode, data: `Process ${status} with exit code ${cmd.exitCode}` });
+    sse.send({
+      type: 'exit',
+      processId: id,
+      exitCode: cmd.exitCode,
+      data: `Process ${status} with exit code ${cmd.exitCode}`,
+    });
     sse.end();
   }
 

@@ -159,10 +159,16 @@ async function runCommand({ registry, req, res, params: [sid] }) {
   const out = startNdjson(res);
   out.line({ command: { ...cmd.toJSON(), exitCode: null } });
   const onLog = body.logs === false ? () => {} : (entry) => out.line(entry);
-  follow(cmd, res, onLog, () => {
-    out.line({ command: cmd.toJSON() });
-    out.end();
-  }, out);
+  follow(
+    cmd,
+    res,
+    onLog,
+    () => {
+      out.line({ command: cmd.toJSON() });
+      out.end();
+    },
+    out,
+  );
 }
 
 function commandOf(registry, sid, cid) {
@@ -189,7 +195,13 @@ async function getCommand({ registry, res, query, params: [sid, cid] }) {
 async function commandLogs({ registry, res, params: [sid, cid] }) {
   const cmd = commandOf(registry, sid, cid);
   const out = startNdjson(res);
-  follow(cmd, res, (entry) => out.line(entry), () => out.end(), out);
+  follow(
+    cmd,
+    res,
+    (entry) => out.line(entry),
+    () => out.end(),
+    out,
+  );
 }
 
 /** @type {RouteHandler} */
@@ -253,11 +265,13 @@ async function takeSnapshot({ registry, req, res, params: [sid] }) {
       throw new HttpError(400, 'bad_request', 'expiration must be a non-negative integer of ms (0 = never)');
     }
   }
-  const record = await box.stop((stopping) => registry.snapshots.take(stopping.workDirHost, {
-    sourceSessionId: stopping.id,
-    sandboxName: stopping.name,
-    expiration,
-  }));
+  const record = await box.stop((stopping) =>
+    registry.snapshots.take(stopping.workDirHost, {
+      sourceSessionId: stopping.id,
+      sandboxName: stopping.name,
+      expiration,
+    }),
+  );
   sendJson(res, 200, { snapshot: snapshotJSON(record), session: box.sessionJSON() });
 }
 

@@ -23,7 +23,9 @@ function checkOrigin(origin) {
     parsed = null;
   }
   if (!parsed || !['http:', 'https:'].includes(parsed.protocol) || parsed.origin !== origin) {
-    throw new TypeError(`allowOrigins: ${JSON.stringify(origin)} is not an origin; give scheme://host[:port] exactly as the page's origin (e.g. "http://localhost:5173"), never "*"`);
+    throw new TypeError(
+      `allowOrigins: ${JSON.stringify(origin)} is not an origin; give scheme://host[:port] exactly as the page's origin (e.g. "http://localhost:5173"), never "*"`,
+    );
   }
   return origin;
 }

@@ -21,13 +21,13 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::AbortSignal;
 
-use vite_hub_sandbox_core::command::{Command, CommandOutcome};
 use crate::error::js::into_js;
-use vite_hub_sandbox_core::error::{Error, ErrorCode, Operation, Result};
 use crate::provider::{BoxSession, BoxSpec, FileRead, Provider};
+use vite_hub_sandbox_core::command::{Command, CommandOutcome};
+use vite_hub_sandbox_core::error::{Error, ErrorCode, Operation, Result};
 use vite_hub_sandbox_core::provider_kind::ProviderKind;
-use vite_hub_sandbox_core::transfer::box_file::BoxFile;
 use vite_hub_sandbox_core::session::{self, ExecutionAuthority, SessionState, SessionStatus};
+use vite_hub_sandbox_core::transfer::box_file::BoxFile;
 
 /// Largest file `read()` returns, in bytes (a larger one is SANDBOX_TRANSFER_LIMIT, never buffered).
 const MAX_READ_BYTES: u64 = 256 * 1024 * 1024;
@@ -96,7 +96,10 @@ impl Inner {
         match (error.upstream_status(), path_operation) {
             (Some(410), _) => self.state.borrow_mut().expire(&self.id, operation).with_provider(self.provider),
             (Some(status), Some(op)) if error.code() == ErrorCode::TransportError => {
-                Error::new(ErrorCode::InvalidArgument, error.message().to_owned()).with_provider(self.provider).with_operation(op).with_status(status)
+                Error::new(ErrorCode::InvalidArgument, error.message().to_owned())
+                    .with_provider(self.provider)
+                    .with_operation(op)
+                    .with_status(status)
             }
             _ => error,
         }
@@ -201,7 +204,10 @@ fn operate(inner: &Rc<Inner>, op: Op, signal: Option<AbortSignal>) -> Promise {
                 FileRead::Bytes(bytes) => Uint8Array::from(bytes.as_slice()).into(),
                 FileRead::Missing => JsValue::NULL,
                 FileRead::TooLarge(size) => {
-                    return Err(into_js(Error::new(ErrorCode::TransferLimit, format!("{path} has {size} bytes or more; read() returns at most {MAX_READ_BYTES}"))))
+                    return Err(into_js(Error::new(
+                        ErrorCode::TransferLimit,
+                        format!("{path} has {size} bytes or more; read() returns at most {MAX_READ_BYTES}"),
+                    )))
                 }
             },
             Op::Write(file) => {
@@ -259,7 +265,12 @@ pub fn open_sandbox_session(options: JsValue) -> Promise {
         let sandbox_id = if sandbox_id.is_undefined() {
             None
         } else {
-            Some(sandbox_id.as_string().filter(|s| !s.is_empty()).ok_or_else(|| invalid(format!("{what} sandboxId must be a non-empty string")))?)
+            Some(
+                sandbox_id
+                    .as_string()
+                    .filter(|s| !s.is_empty())
+                    .ok_or_else(|| invalid(format!("{what} sandboxId must be a non-empty string")))?,
+            )
         };
         let wanted = option(&options, "provider", what)?;
         let resolved = super::runtime_config()?;
@@ -280,7 +291,10 @@ pub fn open_sandbox_session(options: JsValue) -> Promise {
         if sandbox_id.is_some() && !provider.keeps_boxes() {
             return Err(Error::new(
                 ErrorCode::NotSupported,
-                format!("openSandboxSession sandboxId (a kept Box) is supported by the cloudflare provider only, not by {}", provider.kind().as_str()),
+                format!(
+                    "openSandboxSession sandboxId (a kept Box) is supported by the cloudflare provider only, not by {}",
+                    provider.kind().as_str()
+                ),
             )
             .with_provider(provider.kind()));
         }
@@ -407,7 +421,11 @@ impl SandboxSession {
             Ok((path, bytes))
         });
         match read {
-            Ok((path, bytes)) => operate(&self.inner, Op::Write(BoxFile { path: path.trim_start_matches('/').to_owned(), bytes, mode: 0o644 }), None),
+            Ok((path, bytes)) => operate(
+                &self.inner,
+                Op::Write(BoxFile { path: path.trim_start_matches('/').to_owned(), bytes, mode: 0o644 }),
+                None,
+            ),
             Err(error) => rejected(error),
         }
     }

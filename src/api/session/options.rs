@@ -7,9 +7,9 @@ use web_sys::AbortSignal;
 
 use super::invalid;
 use crate::api::definition_object::get;
+use crate::error::js::js_message;
 use vite_hub_sandbox_core::command::Command;
 use vite_hub_sandbox_core::env_map::EnvMap;
-use crate::error::js::js_message;
 use vite_hub_sandbox_core::error::Result;
 use vite_hub_sandbox_core::session::{self, MAX_EXEC_OUTPUT_BYTES};
 
@@ -23,11 +23,16 @@ pub(super) fn check_keys(options: &JsValue, allowed: &[&str], what: &str) -> Res
     if !options.is_object() || js_sys::Array::is_array(options) {
         return Err(invalid(format!("{what} must be an object {{ {} }}", allowed.join(", "))));
     }
-    let keys = Reflect::own_keys(options).map_err(|e| invalid(format!("{what} could not be read: {}", js_message(&e))))?;
+    let keys =
+        Reflect::own_keys(options).map_err(|e| invalid(format!("{what} could not be read: {}", js_message(&e))))?;
     for key in keys.iter() {
         let key = key.as_string().unwrap_or_else(|| "a symbol".to_owned());
         if !allowed.contains(&key.as_str()) {
-            return Err(invalid(format!("unknown {what} key {key}; expected {}", allowed.join(", "), key = vite_hub_sandbox_core::error::quoted(&key))));
+            return Err(invalid(format!(
+                "unknown {what} key {key}; expected {}",
+                allowed.join(", "),
+                key = vite_hub_sandbox_core::error::quoted(&key)
+            )));
         }
     }
     Ok(())
@@ -62,8 +67,15 @@ pub(super) fn bool_option(options: &JsValue, key: &str, what: &str) -> Result<bo
 }
 
 /// A Command read from `exec`/`spawn` arguments: `(command, args?, { cwd?, env?, timeout?, signal? })`.
-pub(super) fn read_command(command: &JsValue, args: &JsValue, options: &JsValue, what: &str) -> Result<(Command, Option<AbortSignal>)> {
-    let program = command.as_string().ok_or_else(|| invalid(format!("{what}(command) needs a string command (the executable)")))?;
+pub(super) fn read_command(
+    command: &JsValue,
+    args: &JsValue,
+    options: &JsValue,
+    what: &str,
+) -> Result<(Command, Option<AbortSignal>)> {
+    let program = command
+        .as_string()
+        .ok_or_else(|| invalid(format!("{what}(command) needs a string command (the executable)")))?;
     session::check_command(&program)?;
     let mut argv = Vec::new();
     if !args.is_undefined() && !args.is_null() {
@@ -72,14 +84,19 @@ pub(super) fn read_command(command: &JsValue, args: &JsValue, options: &JsValue,
         }
         // Read with Reflect (a Proxy's throwing trap is an error here, not an exception through
         // the module), bounded by MAX_ARGS whatever `length` claims.
-        let read = |key: &JsValue| Reflect::get(args, key).map_err(|e| invalid(format!("{what}(command, args): args could not be read: {}", js_message(&e))));
+        let read = |key: &JsValue| {
+            Reflect::get(args, key)
+                .map_err(|e| invalid(format!("{what}(command, args): args could not be read: {}", js_message(&e))))
+        };
         let length = read(&JsValue::from_str("length"))?.as_f64().unwrap_or(0.0);
         if length > MAX_ARGS as f64 {
             return Err(invalid(format!("{what}(command, args): at most {MAX_ARGS} args")));
         }
         for index in 0..length as usize {
             let arg = read(&JsValue::from(index as u32))?;
-            let arg = arg.as_string().ok_or_else(|| invalid(format!("{what}(command, args): args[{index}] must be a string")))?;
+            let arg = arg
+                .as_string()
+                .ok_or_else(|| invalid(format!("{what}(command, args): args[{index}] must be a string")))?;
             session::check_arg(&arg, index)?;
             argv.push(arg);
         }
@@ -102,14 +119,24 @@ pub(super) fn read_command(command: &JsValue, args: &JsValue, options: &JsValue,
         if !env_value.is_object() || js_sys::Array::is_array(&env_value) {
             return Err(invalid(format!("{opts} env must be an object of strings")));
         }
-        let keys = Reflect::own_keys(&env_value).map_err(|e| invalid(format!("{opts} env could not be read: {}", js_message(&e))))?;
+        let keys = Reflect::own_keys(&env_value)
+            .map_err(|e| invalid(format!("{opts} env could not be read: {}", js_message(&e))))?;
         for key in keys.iter() {
             let name = key.as_string().ok_or_else(|| invalid(format!("{opts} env has a symbol key")))?;
             session::check_env_name(&name)?;
-            let value = Reflect::get(&env_value, &key).map_err(|e| invalid(format!("{opts} env could not be read: {}", js_message(&e))))?;
-            let value = value.as_string().ok_or_else(|| invalid(format!("{opts} env {name} must be a string", name = vite_hub_sandbox_core::error::quoted(&name))))?;
+            let value = Reflect::get(&env_value, &key)
+                .map_err(|e| invalid(format!("{opts} env could not be read: {}", js_message(&e))))?;
+            let value = value.as_string().ok_or_else(|| {
+                invalid(format!(
+                    "{opts} env {name} must be a string",
+                    name = vite_hub_sandbox_core::error::quoted(&name)
+                ))
+            })?;
             if value.contains('\0') {
-                return Err(invalid(format!("{opts} env {name} must not contain a NUL character", name = vite_hub_sandbox_core::error::quoted(&name))));
+                return Err(invalid(format!(
+                    "{opts} env {name} must not contain a NUL character",
+                    name = vite_hub_sandbox_core::error::quoted(&name)
+                )));
             }
             env.insert(name, value);
         }
@@ -152,4 +179,3 @@ pub(super) fn signal_number(value: &JsValue) -> Result<u8> {
         _ => Err(invalid("kill(signal) needs a signal name (e.g. \"SIGTERM\") or a number from 1 to 64")),
     }
 }
-

@@ -20,13 +20,18 @@ use web_sys::AbortSignal;
 
 use super::classify::{self, RejectionFlags, StartupRetry, Verdict};
 use super::liveness::{next_chunk_while_running, Watched};
-use super::wire::{self, DeleteRequest, ExecEvent, ExistsRequest, ProcessEvent, ExecuteRequest, ExecuteResponse, MkdirRequest, ReadRequest, ReadResponse, WriteRequest};
+use super::wire::{
+    self, DeleteRequest, ExecEvent, ExecuteRequest, ExecuteResponse, ExistsRequest, MkdirRequest, ProcessEvent,
+    ReadRequest, ReadResponse, WriteRequest,
+};
+use crate::http::deadline::Deadline;
+use crate::http::fetch::{
+    body_bytes, js_message, sleep_unless_aborted, AbortWait, BodyChunks, Fetcher, HttpRequest, SendError,
+};
+use crate::provider::output::{LogStream, OutputEntry, OutputStream};
 use vite_hub_sandbox_core::command::{last_bytes, Command, CommandOutcome, OutputTail};
 use vite_hub_sandbox_core::error::{Error, ErrorCode, Operation, Result};
-use crate::http::deadline::Deadline;
-use crate::http::fetch::{AbortWait, body_bytes, js_message, sleep_unless_aborted, BodyChunks, Fetcher, HttpRequest, SendError};
 use vite_hub_sandbox_core::http::sse::{SseEnd, SseReader};
-use crate::provider::output::{LogStream, OutputEntry, OutputStream};
 use vite_hub_sandbox_core::provider_kind::ProviderKind;
 
 /// Bound of a request that is not a command (files, reads, `mkdir`, `configure`, starting a
@@ -100,7 +105,11 @@ impl ContainerClient {
         if !deadline.expired() {
             return error;
         }
-        self.error(ErrorCode::ProviderUnavailable, operation, format!("the container did not complete {} within {}ms", operation.as_str(), deadline.ms()))
+        self.error(
+            ErrorCode::ProviderUnavailable,
+            operation,
+            format!("the container did not complete {} within {}ms", operation.as_str(), deadline.ms()),
+        )
     }
 
     fn request(&self, method: &'static str, path: &str, body: Option<Vec<u8>>) -> HttpRequest {
@@ -112,7 +121,11 @@ impl ContainerClient {
     }
 
     /// Sends once, racing the caller's signal (a stub may not honour a `Request`'s signal).
-    async fn send_once(&self, request: &HttpRequest, signal: Option<&AbortSignal>) -> std::result::Result<Response, SendError> {
+    async fn send_once(
+        &self,
+        request: &HttpRequest,
+        signal: Option<&AbortSignal>,
+    ) -> std::result::Result<Response, SendError> {
         let Some(signal) = signal else {
             return self.fetcher.send_once(request, None).await;
         };
@@ -155,7 +168,10 @@ impl ContainerClient {
             Some(problem) => self.error(
                 ErrorCode::ProviderUnavailable,
                 operation,
-                format!("the container never started ({} was still waiting for it after {attempts} attempts: {problem})", operation.as_str()),
+                format!(
+                    "the container never started ({} was still waiting for it after {attempts} attempts: {problem})",
+                    operation.as_str()
+                ),
             ),
             None => self.error(ErrorCode::TransportError, operation, format!("{} was aborted", operation.as_str())),
         };
@@ -164,7 +180,11 @@ impl ContainerClient {
             let (verdict, retry_after_ms, problem) = match self.send_once(request, signal).await {
                 Err(SendError::Aborted) => return Err(aborted(attempts - 1, &starting)),
                 Err(error @ SendError::Redirected(_)) => {
-                    return Err(self.error(ErrorCode::TransportError, operation, format!("{} failed: {}", operation.as_str(), error.describe())));
+                    return Err(self.error(
+                        ErrorCode::TransportError,
+                        operation,
+                        format!("{} failed: {}", operation.as_str(), error.describe()),
+                    ));
                 }
                 Err(SendError::Network(value)) => {
                     let message = js_message(&value);
@@ -184,14 +204,22 @@ impl ContainerClient {
                     // one with 401. Its 403 is the container API's PERMISSION_DENIED (a path
                     // that leaves the Box): the container's own answer, told below.
                     if status == 401 && self.token.is_some() {
-                        let message = format!("{} failed: the local Box host answered {status}{}; check SANDBOX_LOCAL_TOKEN", operation.as_str(), detail(&body));
+                        let message = format!(
+                            "{} failed: the local Box host answered {status}{}; check SANDBOX_LOCAL_TOKEN",
+                            operation.as_str(),
+                            detail(&body)
+                        );
                         return Err(self.error(ErrorCode::ProviderAuth, operation, message).with_status(status));
                     }
                     let verdict = classify::classify_answer(status, &body);
                     if verdict == Verdict::Container {
                         return Ok(Err(Refused { status, body }));
                     }
-                    let retry_after = response.headers().get("retry-after").as_deref().and_then(vite_hub_sandbox_core::http::retry::parse_retry_after_ms);
+                    let retry_after = response
+                        .headers()
+                        .get("retry-after")
+                        .as_deref()
+                        .and_then(vite_hub_sandbox_core::http::retry::parse_retry_after_ms);
                     (verdict, retry_after, format!("status {status}{}", detail(&body)))
                 }
             };
@@ -208,7 +236,11 @@ impl ContainerClient {
                     _ => "the container connection failed",
                 };
                 let tries = if attempts > 1 { format!(" after {attempts} attempts") } else { String::new() };
-                return Err(self.error(verdict.code(), operation, format!("{} failed: {what}{tries} ({problem})", operation.as_str())));
+                return Err(self.error(
+                    verdict.code(),
+                    operation,
+                    format!("{} failed: {what}{tries} ({problem})", operation.as_str()),
+                ));
             };
             starting = Some(problem);
             sleep_unless_aborted(delay as f64, signal).await.map_err(|_| aborted(attempts, &starting))?;
@@ -247,7 +279,8 @@ impl ContainerClient {
             let bytes = bytes?;
             let deadline = Deadline::new(signal, bound_ms);
             let bounded_signal = deadline.signal();
-            let answer = self.send(&self.request("POST", path, Some(bytes)), operation, resend, bounded_signal.as_ref()).await;
+            let answer =
+                self.send(&self.request("POST", path, Some(bytes)), operation, resend, bounded_signal.as_ref()).await;
             let response = match answer {
                 Ok(Ok(response)) => response,
                 Ok(Err(refused)) => return Ok(Err(refused)),
@@ -258,7 +291,11 @@ impl ContainerClient {
                 None => body_bytes(&response).await,
             };
             read.map(Ok).map_err(|e| {
-                let error = self.error(ErrorCode::TransportError, operation, format!("{} answer could not be read: {}", operation.as_str(), e.describe()));
+                let error = self.error(
+                    ErrorCode::TransportError,
+                    operation,
+                    format!("{} answer could not be read: {}", operation.as_str(), e.describe()),
+                );
                 self.bounded(operation, &deadline, error)
             })
         })
@@ -275,11 +312,21 @@ impl ContainerClient {
 
     /// `body` to `path` (resent when allowed), any answer but a 2xx refused. Not `async`: one
     /// future type ([`ContainerClient::answered_ok`]) for every route that only needs a 2xx.
-    fn post_ok<'a>(&'a self, path: &'a str, body: &impl serde::Serialize, operation: Operation, signal: Option<&'a AbortSignal>) -> impl std::future::Future<Output = Result<()>> + 'a {
+    fn post_ok<'a>(
+        &'a self,
+        path: &'a str,
+        body: &impl serde::Serialize,
+        operation: Operation,
+        signal: Option<&'a AbortSignal>,
+    ) -> impl std::future::Future<Output = Result<()>> + 'a {
         self.answered_ok(self.post_json(path, body, operation, Resend::Allowed, REQUEST_DEADLINE_MS, signal), operation)
     }
 
-    async fn answered_ok(&self, sent: LocalBoxFuture<'_, Result<std::result::Result<Vec<u8>, Refused>>>, operation: Operation) -> Result<()> {
+    async fn answered_ok(
+        &self,
+        sent: LocalBoxFuture<'_, Result<std::result::Result<Vec<u8>, Refused>>>,
+        operation: Operation,
+    ) -> Result<()> {
         match sent.await? {
             Ok(_) => Ok(()),
             Err(refused) => Err(self.refused(operation, &refused)),
@@ -288,27 +335,55 @@ impl ContainerClient {
 
     /// `POST /api/mkdir { path, recursive: true }`. The first request of a Box: it is the one that
     /// waits for the container to start.
-    pub fn mkdir<'a>(&'a self, path: &str, signal: Option<&'a AbortSignal>) -> impl std::future::Future<Output = Result<()>> + 'a {
+    pub fn mkdir<'a>(
+        &'a self,
+        path: &str,
+        signal: Option<&'a AbortSignal>,
+    ) -> impl std::future::Future<Output = Result<()>> + 'a {
         self.post_ok("/api/mkdir", &MkdirRequest { path: path.to_owned(), recursive: true }, Operation::Write, signal)
     }
 
     /// `POST /api/mkdir { path, recursive }` for a Session's `mkdir`.
-    pub fn mkdir_with<'a>(&'a self, path: &str, recursive: bool, signal: Option<&'a AbortSignal>) -> impl std::future::Future<Output = Result<()>> + 'a {
+    pub fn mkdir_with<'a>(
+        &'a self,
+        path: &str,
+        recursive: bool,
+        signal: Option<&'a AbortSignal>,
+    ) -> impl std::future::Future<Output = Result<()>> + 'a {
         self.post_ok("/api/mkdir", &MkdirRequest { path: path.to_owned(), recursive }, Operation::Mkdir, signal)
     }
 
     /// `POST /api/exists { path }` → whether the path exists.
     pub async fn exists(&self, path: &str, signal: Option<&AbortSignal>) -> Result<bool> {
-        match self.post_json("/api/exists", &ExistsRequest { path: path.to_owned() }, Operation::Read, Resend::Allowed, REQUEST_DEADLINE_MS, signal).await? {
-            Ok(bytes) => wire::exists_answer(&bytes).map_err(|e| e.with_provider(ProviderKind::Cloudflare).with_operation(Operation::Read)),
+        match self
+            .post_json(
+                "/api/exists",
+                &ExistsRequest { path: path.to_owned() },
+                Operation::Read,
+                Resend::Allowed,
+                REQUEST_DEADLINE_MS,
+                signal,
+            )
+            .await?
+        {
+            Ok(bytes) => wire::exists_answer(&bytes)
+                .map_err(|e| e.with_provider(ProviderKind::Cloudflare).with_operation(Operation::Read)),
             Err(refused) => Err(self.refused(Operation::Read, &refused)),
         }
     }
 
     /// `POST /api/write { path, content: <base64>, encoding: "base64" }`.
-    pub fn write_file<'a>(&'a self, path: &str, bytes: &[u8], signal: Option<&'a AbortSignal>) -> impl std::future::Future<Output = Result<()>> + 'a {
-        let body =
-            WriteRequest { path: path.to_owned(), content: base64::engine::general_purpose::STANDARD.encode(bytes), encoding: "base64" };
+    pub fn write_file<'a>(
+        &'a self,
+        path: &str,
+        bytes: &[u8],
+        signal: Option<&'a AbortSignal>,
+    ) -> impl std::future::Future<Output = Result<()>> + 'a {
+        let body = WriteRequest {
+            path: path.to_owned(),
+            content: base64::engine::general_purpose::STANDARD.encode(bytes),
+            encoding: "base64",
+        };
         self.post_ok("/api/write", &body, Operation::Write, signal)
     }
 
@@ -317,8 +392,11 @@ impl ContainerClient {
         let body = ReadRequest { path: path.to_owned(), encoding: "base64" };
         match self.post_json("/api/read", &body, Operation::Read, Resend::Allowed, REQUEST_DEADLINE_MS, signal).await? {
             Ok(bytes) => {
-                let read = ReadResponse::from_slice(&bytes).map_err(|e| e.with_provider(ProviderKind::Cloudflare).with_operation(Operation::Read))?;
-                read.into_bytes().map(Some).map_err(|e| e.with_provider(ProviderKind::Cloudflare).with_operation(Operation::Read))
+                let read = ReadResponse::from_slice(&bytes)
+                    .map_err(|e| e.with_provider(ProviderKind::Cloudflare).with_operation(Operation::Read))?;
+                read.into_bytes()
+                    .map(Some)
+                    .map_err(|e| e.with_provider(ProviderKind::Cloudflare).with_operation(Operation::Read))
             }
             Err(refused) if refused.status == 404 => Ok(None),
             Err(refused) => Err(self.refused(Operation::Read, &refused)),
@@ -327,7 +405,17 @@ impl ContainerClient {
 
     /// `POST /api/delete { path }` (a file; a missing one is no error).
     pub async fn delete_file(&self, path: &str, signal: Option<&AbortSignal>) -> Result<()> {
-        match self.post_json("/api/delete", &DeleteRequest { path: path.to_owned() }, Operation::Stop, Resend::Allowed, REQUEST_DEADLINE_MS, signal).await? {
+        match self
+            .post_json(
+                "/api/delete",
+                &DeleteRequest { path: path.to_owned() },
+                Operation::Stop,
+                Resend::Allowed,
+                REQUEST_DEADLINE_MS,
+                signal,
+            )
+            .await?
+        {
             Ok(_) => Ok(()),
             Err(refused) if refused.status == 404 => Ok(()),
             Err(refused) => Err(self.refused(Operation::Stop, &refused)),
@@ -347,11 +435,15 @@ impl ContainerClient {
         operation: Operation,
         signal: Option<&AbortSignal>,
     ) -> Result<CommandOutcome> {
-        let bytes = match self.post_json("/api/execute", body, operation, Resend::Never, command_bound(body.timeout_ms), signal).await? {
+        let bytes = match self
+            .post_json("/api/execute", body, operation, Resend::Never, command_bound(body.timeout_ms), signal)
+            .await?
+        {
             Ok(bytes) => bytes,
             Err(refused) => return Err(self.refused(operation, &refused)),
         };
-        let answer = ExecuteResponse::from_slice(&bytes).map_err(|e| e.with_provider(ProviderKind::Cloudflare).with_operation(operation))?;
+        let answer = ExecuteResponse::from_slice(&bytes)
+            .map_err(|e| e.with_provider(ProviderKind::Cloudflare).with_operation(operation))?;
         if classify::is_sessionless_timeout(answer.exit_code, &answer.stderr) {
             let timeout_ms = body.timeout_ms.unwrap_or_default();
             return Err(self
@@ -382,19 +474,23 @@ impl ContainerClient {
         on_output: &mut dyn FnMut(OutputStream, &str),
         signal: Option<&AbortSignal>,
     ) -> Result<CommandOutcome> {
-        let bytes = serde_json::to_vec(body)
-            .map_err(|e| self.error(ErrorCode::RuntimeError, operation, format!("cannot encode a request body: {e}")))?;
+        let bytes = serde_json::to_vec(body).map_err(|e| {
+            self.error(ErrorCode::RuntimeError, operation, format!("cannot encode a request body: {e}"))
+        })?;
         // The stream lives as long as the command: bounded by its timeout plus a slack (else only
         // by the caller's signal, which a Run's deadline fires).
         let deadline = Deadline::new(signal, command_bound(command.timeout_ms));
         let signal = deadline.signal();
         let signal = signal.as_ref();
-        let sent = self.send(&self.request("POST", "/api/execute/stream", Some(bytes)), operation, Resend::Never, signal).await;
+        let sent = self
+            .send(&self.request("POST", "/api/execute/stream", Some(bytes)), operation, Resend::Never, signal)
+            .await;
         let response = match sent.map_err(|e| self.bounded(operation, &deadline, e))? {
             Ok(response) => response,
             Err(refused) => return Err(self.refused(operation, &refused)),
         };
-        let mut chunks = BodyChunks::new(&response).map_err(|e| self.error(ErrorCode::TransportError, operation, e.describe()))?;
+        let mut chunks =
+            BodyChunks::new(&response).map_err(|e| self.error(ErrorCode::TransportError, operation, e.describe()))?;
         let result = self.read_exec_stream(&mut chunks, command, operation, on_output, signal).await;
         chunks.cancel();
         result.map_err(|e| self.bounded(operation, &deadline, e))
@@ -409,7 +505,8 @@ impl ContainerClient {
         signal: Option<&AbortSignal>,
     ) -> Result<CommandOutcome> {
         let mut reader = SseReader::default();
-        let (mut stdout, mut stderr) = (OutputTail::new(command.max_stdout_bytes), OutputTail::new(command.max_stderr_bytes));
+        let (mut stdout, mut stderr) =
+            (OutputTail::new(command.max_stdout_bytes), OutputTail::new(command.max_stderr_bytes));
         loop {
             let read: LocalBoxFuture<'_, std::result::Result<Option<Vec<u8>>, SendError>> = match signal {
                 Some(signal) => Box::pin(next_chunk_or_abort(chunks, signal)),
@@ -428,8 +525,9 @@ impl ContainerClient {
                     }
                 },
             };
-            let chunk =
-                next.map_err(|e| self.error(ErrorCode::TransportError, operation, format!("the command stream failed: {}", e.describe())))?;
+            let chunk = next.map_err(|e| {
+                self.error(ErrorCode::TransportError, operation, format!("the command stream failed: {}", e.describe()))
+            })?;
             let Some(chunk) = chunk else {
                 let cut = if reader.finish() == SseEnd::MidEvent { " (cut inside an event)" } else { "" };
                 return Err(self.error(
@@ -438,7 +536,9 @@ impl ContainerClient {
                     format!("the command stream ended before the command finished{cut}"),
                 ));
             };
-            for event in reader.push(&chunk).map_err(|e| e.with_provider(ProviderKind::Cloudflare).with_operation(operation))? {
+            for event in
+                reader.push(&chunk).map_err(|e| e.with_provider(ProviderKind::Cloudflare).with_operation(operation))?
+            {
                 match wire::parse_exec_event(&event.data)
                     .map_err(|e| e.with_provider(ProviderKind::Cloudflare).with_operation(operation))?
                 {
@@ -461,7 +561,11 @@ impl ContainerClient {
                         ));
                     }
                     Some(ExecEvent::Error(error)) => {
-                        return Err(self.error(ErrorCode::TransportError, operation, format!("the command stream failed: {error}")));
+                        return Err(self.error(
+                            ErrorCode::TransportError,
+                            operation,
+                            format!("the command stream failed: {error}"),
+                        ));
                     }
                     Some(ExecEvent::Start) | None => {}
                 }
@@ -472,8 +576,12 @@ impl ContainerClient {
     /// `POST /api/process/start` (a background process, sessionless like `/api/execute`); its
     /// `processId`. Never sent twice.
     pub async fn start_process(&self, body: &ExecuteRequest, signal: Option<&AbortSignal>) -> Result<String> {
-        match self.post_json("/api/process/start", body, Operation::Exec, Resend::Never, REQUEST_DEADLINE_MS, signal).await? {
-            Ok(bytes) => wire::process_started(&bytes).map_err(|e| e.with_provider(ProviderKind::Cloudflare).with_operation(Operation::Exec)),
+        match self
+            .post_json("/api/process/start", body, Operation::Exec, Resend::Never, REQUEST_DEADLINE_MS, signal)
+            .await?
+        {
+            Ok(bytes) => wire::process_started(&bytes)
+                .map_err(|e| e.with_provider(ProviderKind::Cloudflare).with_operation(Operation::Exec)),
             Err(refused) => Err(self.refused(Operation::Exec, &refused)),
         }
     }
@@ -486,7 +594,8 @@ impl ContainerClient {
             Ok(response) => response,
             Err(refused) => return Err(self.refused(Operation::Exec, &refused)),
         };
-        let chunks = BodyChunks::new(&response).map_err(|e| self.error(ErrorCode::TransportError, Operation::Exec, e.describe()))?;
+        let chunks = BodyChunks::new(&response)
+            .map_err(|e| self.error(ErrorCode::TransportError, Operation::Exec, e.describe()))?;
         Ok(ProcessLogs { chunks, reader: SseReader::default(), pending: Default::default(), exit: None, ended: false })
     }
 
@@ -516,7 +625,10 @@ impl ContainerClient {
 
 /// The next chunk of `chunks`, or [`SendError::Aborted`] when `signal` fires first (a stub's body
 /// need not follow the request's signal).
-async fn next_chunk_or_abort(chunks: &mut BodyChunks, signal: &AbortSignal) -> std::result::Result<Option<Vec<u8>>, SendError> {
+async fn next_chunk_or_abort(
+    chunks: &mut BodyChunks,
+    signal: &AbortSignal,
+) -> std::result::Result<Option<Vec<u8>>, SendError> {
     let wait = AbortWait::new(signal);
     match select(Box::pin(chunks.next_chunk()), JsFuture::from(wait.promise().clone())).await {
         Either::Left((next, _)) => next,
@@ -544,7 +656,9 @@ async fn read_until_aborted(response: &Response, signal: &AbortSignal) -> std::r
 /// The flags workerd sets on the error of a rejected Durable Object call (`retryable`,
 /// `overloaded`; both false on any other value), for [`classify::classify_rejection`].
 pub(super) fn rejection_flags(value: &wasm_bindgen::JsValue) -> RejectionFlags {
-    let flag = |name: &str| value.is_object() && js_sys::Reflect::get(value, &name.into()).ok().and_then(|v| v.as_bool()) == Some(true);
+    let flag = |name: &str| {
+        value.is_object() && js_sys::Reflect::get(value, &name.into()).ok().and_then(|v| v.as_bool()) == Some(true)
+    };
     RejectionFlags { retryable: flag("retryable"), overloaded: flag("overloaded") }
 }
 
@@ -574,7 +688,9 @@ pub struct ProcessLogs {
 
 impl ProcessLogs {
     fn failed(message: String) -> Error {
-        Error::new(ErrorCode::TransportError, message).with_provider(ProviderKind::Cloudflare).with_operation(Operation::Exec)
+        Error::new(ErrorCode::TransportError, message)
+            .with_provider(ProviderKind::Cloudflare)
+            .with_operation(Operation::Exec)
     }
 
     /// Reads to the `exit` event; the exit code.
@@ -604,15 +720,25 @@ impl LogStream for ProcessLogs {
                 if self.exit.is_some() || self.ended {
                     return Ok(None);
                 }
-                let chunk = self.chunks.next_chunk().await.map_err(|e| Self::failed(format!("the process stream failed: {}", e.describe())))?;
+                let chunk = self
+                    .chunks
+                    .next_chunk()
+                    .await
+                    .map_err(|e| Self::failed(format!("the process stream failed: {}", e.describe())))?;
                 let Some(chunk) = chunk else {
                     self.ended = true;
                     return Err(Self::failed("the process stream ended before the process exited".into()));
                 };
                 for event in self.reader.push(&chunk).map_err(|e| e.with_provider(ProviderKind::Cloudflare))? {
-                    match wire::parse_process_event(&event.data).map_err(|e| e.with_provider(ProviderKind::Cloudflare))? {
-                        Some(ProcessEvent::Stdout(data)) => self.pending.push_back(OutputEntry { stream: OutputStream::Stdout, data }),
-                        Some(ProcessEvent::Stderr(data)) => self.pending.push_back(OutputEntry { stream: OutputStream::Stderr, data }),
+                    match wire::parse_process_event(&event.data)
+                        .map_err(|e| e.with_provider(ProviderKind::Cloudflare))?
+                    {
+                        Some(ProcessEvent::Stdout(data)) => {
+                            self.pending.push_back(OutputEntry { stream: OutputStream::Stdout, data })
+                        }
+                        Some(ProcessEvent::Stderr(data)) => {
+                            self.pending.push_back(OutputEntry { stream: OutputStream::Stderr, data })
+                        }
                         Some(ProcessEvent::Exit(code)) => {
                             self.exit = Some(code);
                             break;

@@ -10,16 +10,16 @@ use web_sys::AbortSignal;
 use super::client::ContainerClient;
 use super::exec::{execute_request, relative_to, unpack_then, STAGED_ARCHIVE, STAGED_ERRORS, STAGE_EXIT};
 use super::kept::Turn;
-use vite_hub_sandbox_core::command::{Command, CommandOutcome};
-use vite_hub_sandbox_core::error::{Error, ErrorCode, Operation, Result};
 use crate::http::deadline::stop_within;
 use crate::http::fetch::js_message;
 use crate::provider::box_session::{BoxSession, FileRead};
-use vite_hub_sandbox_core::provider_kind::ProviderKind;
 use crate::provider::output::{LogStream, OutputStream};
 use crate::sys::DurableObjectStub;
-use vite_hub_sandbox_core::transfer::tar::write_tar;
+use vite_hub_sandbox_core::command::{Command, CommandOutcome};
+use vite_hub_sandbox_core::error::{Error, ErrorCode, Operation, Result};
+use vite_hub_sandbox_core::provider_kind::ProviderKind;
 use vite_hub_sandbox_core::transfer::box_file::BoxFile;
+use vite_hub_sandbox_core::transfer::tar::write_tar;
 
 /// The container's work directory (sessions and sessionless commands start there, §4.2).
 pub(super) const WORK_DIR: &str = "/workspace";
@@ -82,7 +82,11 @@ impl BoxSession for CloudflareBox {
 
     /// Writes `files` (paths relative to `/`): `mkdir -p` of their directories, then one
     /// `/api/write` per file (base64), a few at a time; then a `chmod` for executable modes.
-    fn write_files<'a>(&'a self, files: &'a [BoxFile], signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<()>> {
+    fn write_files<'a>(
+        &'a self,
+        files: &'a [BoxFile],
+        signal: Option<&'a AbortSignal>,
+    ) -> LocalBoxFuture<'a, Result<()>> {
         Box::pin(async move {
             for file in files {
                 vite_hub_sandbox_core::transfer::box_file::validate_relative_path(&file.path)?;
@@ -112,13 +116,21 @@ impl BoxSession for CloudflareBox {
             if !executable.is_empty() {
                 let mut args = vec!["+x".to_owned(), "--".to_owned()];
                 args.extend(executable.iter().map(|f| format!("/{}", f.path)));
-                let chmod =
-                    Command { program: "chmod".into(), args, timeout_ms: Some(30_000), max_stderr_bytes: 4096, ..Command::default() };
+                let chmod = Command {
+                    program: "chmod".into(),
+                    args,
+                    timeout_ms: Some(30_000),
+                    max_stderr_bytes: 4096,
+                    ..Command::default()
+                };
                 let outcome = self.exec(&chmod, signal).await?;
                 if outcome.exit_code != 0 {
-                    return Err(Error::new(ErrorCode::ExecutionError, format!("chmod failed: {}", outcome.stderr.trim()))
-                        .with_provider(ProviderKind::Cloudflare)
-                        .with_operation(Operation::Write));
+                    return Err(Error::new(
+                        ErrorCode::ExecutionError,
+                        format!("chmod failed: {}", outcome.stderr.trim()),
+                    )
+                    .with_provider(ProviderKind::Cloudflare)
+                    .with_operation(Operation::Write));
                 }
             }
             Ok(())
@@ -135,17 +147,31 @@ impl BoxSession for CloudflareBox {
     /// `SANDBOX_INVALID_ARGUMENT` for a bad path; `SANDBOX_RUNTIME_ERROR` for a file outside
     /// the cwd or a failed gzip; those of the write. A failed unpacking is the next Command's
     /// `SANDBOX_EXECUTION_ERROR`.
-    fn stage_files<'a>(&'a self, files: &'a [BoxFile], signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<()>> {
+    fn stage_files<'a>(
+        &'a self,
+        files: &'a [BoxFile],
+        signal: Option<&'a AbortSignal>,
+    ) -> LocalBoxFuture<'a, Result<()>> {
         Box::pin(async move {
             let root = self.cwd.trim_matches('/');
-            if let Some(outside) = files.iter().find(|f| !root.is_empty() && f.path.strip_prefix(root).is_none_or(|rest| !rest.starts_with('/'))) {
-                return Err(Error::new(ErrorCode::RuntimeError, format!("the staged file /{} is outside the Box cwd {}", outside.path, self.cwd))
-                    .with_provider(ProviderKind::Cloudflare)
-                    .with_operation(Operation::Write));
+            if let Some(outside) = files
+                .iter()
+                .find(|f| !root.is_empty() && f.path.strip_prefix(root).is_none_or(|rest| !rest.starts_with('/')))
+            {
+                return Err(Error::new(
+                    ErrorCode::RuntimeError,
+                    format!("the staged file /{} is outside the Box cwd {}", outside.path, self.cwd),
+                )
+                .with_provider(ProviderKind::Cloudflare)
+                .with_operation(Operation::Write));
             }
-            let archive = crate::transfer::gzip::gzip(&write_tar(files)?).await.map_err(|e| e.with_provider(ProviderKind::Cloudflare))?;
+            let archive = crate::transfer::gzip::gzip(&write_tar(files)?)
+                .await
+                .map_err(|e| e.with_provider(ProviderKind::Cloudflare))?;
             self.staging_unanswered.set(true);
-            self.client.write_file(&format!("{}/{STAGED_ARCHIVE}", self.cwd.trim_end_matches('/')), &archive, signal).await?;
+            self.client
+                .write_file(&format!("{}/{STAGED_ARCHIVE}", self.cwd.trim_end_matches('/')), &archive, signal)
+                .await?;
             self.staging_unanswered.set(false);
             self.staged.set(Some(root.split('/').filter(|s| !s.is_empty()).count()));
             Ok(())
@@ -159,7 +185,11 @@ impl BoxSession for CloudflareBox {
     /// # Errors
     /// Those of the request; `SANDBOX_EXECUTION_ERROR` (operation `stage`) when the staged
     /// files could not be unpacked (the Command did not run).
-    fn exec<'a>(&'a self, command: &'a Command, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<CommandOutcome>> {
+    fn exec<'a>(
+        &'a self,
+        command: &'a Command,
+        signal: Option<&'a AbortSignal>,
+    ) -> LocalBoxFuture<'a, Result<CommandOutcome>> {
         Box::pin(async move {
             let (request, staged) = self.request_for(command);
             let outcome = if command.timeout_ms.is_some_and(|ms| ms <= MAX_BUFFERED_EXEC_MS) {
@@ -192,7 +222,12 @@ impl BoxSession for CloudflareBox {
     ///
     /// The container API answers a file whole (base64 in JSON), so the cap is checked once the
     /// answer is decoded.
-    fn read_file<'a>(&'a self, path: &'a str, max_bytes: u64, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<FileRead>> {
+    fn read_file<'a>(
+        &'a self,
+        path: &'a str,
+        max_bytes: u64,
+        signal: Option<&'a AbortSignal>,
+    ) -> LocalBoxFuture<'a, Result<FileRead>> {
         Box::pin(async move {
             Ok(match self.client.read_file(path, signal).await? {
                 None => FileRead::Missing,
@@ -204,12 +239,20 @@ impl BoxSession for CloudflareBox {
 
     /// Starts `command` as a background process (`/api/process/start`, a fresh `bash -c` like
     /// [`CloudflareBox::exec`]); its process id.
-    fn spawn<'a>(&'a self, command: &'a Command, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<String>> {
+    fn spawn<'a>(
+        &'a self,
+        command: &'a Command,
+        signal: Option<&'a AbortSignal>,
+    ) -> LocalBoxFuture<'a, Result<String>> {
         Box::pin(async move { self.client.start_process(&execute_request(command, &self.cwd), signal).await })
     }
 
     /// Follows process `id` (`/api/process/{id}/stream`).
-    fn logs<'a>(&'a self, id: &'a str, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<Box<dyn LogStream>>> {
+    fn logs<'a>(
+        &'a self,
+        id: &'a str,
+        signal: Option<&'a AbortSignal>,
+    ) -> LocalBoxFuture<'a, Result<Box<dyn LogStream>>> {
         Box::pin(async move { Ok(Box::new(self.client.process_stream(id, signal).await?) as Box<dyn LogStream>) })
     }
 
@@ -224,12 +267,19 @@ impl BoxSession for CloudflareBox {
     ///
     /// # Errors
     /// `SANDBOX_NOT_SUPPORTED` for another signal.
-    fn kill<'a>(&'a self, id: &'a str, signal_number: u8, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<()>> {
+    fn kill<'a>(
+        &'a self,
+        id: &'a str,
+        signal_number: u8,
+        signal: Option<&'a AbortSignal>,
+    ) -> LocalBoxFuture<'a, Result<()>> {
         Box::pin(async move {
             if signal_number != 15 {
                 return Err(Error::new(
                     ErrorCode::NotSupported,
-                    format!("the Cloudflare container API kills a process with SIGTERM only, not signal {signal_number}"),
+                    format!(
+                        "the Cloudflare container API kills a process with SIGTERM only, not signal {signal_number}"
+                    ),
                 )
                 .with_provider(ProviderKind::Cloudflare)
                 .with_operation(Operation::Exec));
@@ -244,13 +294,23 @@ impl BoxSession for CloudflareBox {
     }
 
     /// Creates a directory (`/api/mkdir`, `mkdir [-p]`).
-    fn mkdir<'a>(&'a self, path: &'a str, recursive: bool, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<()>> {
+    fn mkdir<'a>(
+        &'a self,
+        path: &'a str,
+        recursive: bool,
+        signal: Option<&'a AbortSignal>,
+    ) -> LocalBoxFuture<'a, Result<()>> {
         Box::pin(self.client.mkdir_with(path, recursive, signal))
     }
 
     /// Removes a file (`/api/delete`; a directory is refused there) or, with `recursive`, a
     /// tree (`rm -rf` in the container, which has no route for it). A missing path is no error.
-    fn remove<'a>(&'a self, path: &'a str, recursive: bool, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<()>> {
+    fn remove<'a>(
+        &'a self,
+        path: &'a str,
+        recursive: bool,
+        signal: Option<&'a AbortSignal>,
+    ) -> LocalBoxFuture<'a, Result<()>> {
         Box::pin(async move {
             if !recursive {
                 return self.client.delete_file(path, signal).await.map_err(|e| e.with_operation(Operation::Remove));
@@ -264,9 +324,12 @@ impl BoxSession for CloudflareBox {
             };
             let outcome = self.exec(&rm, signal).await?;
             if outcome.exit_code != 0 {
-                return Err(Error::new(ErrorCode::ExecutionError, format!("remove failed in the Box: {}", outcome.stderr.trim()))
-                    .with_provider(ProviderKind::Cloudflare)
-                    .with_operation(Operation::Remove));
+                return Err(Error::new(
+                    ErrorCode::ExecutionError,
+                    format!("remove failed in the Box: {}", outcome.stderr.trim()),
+                )
+                .with_provider(ProviderKind::Cloudflare)
+                .with_operation(Operation::Remove));
             }
             Ok(())
         })
@@ -277,7 +340,9 @@ impl BoxSession for CloudflareBox {
     /// Run on its id.
     fn close(&self) -> LocalBoxFuture<'_, Result<()>> {
         Box::pin(async move {
-            let result = stop_within(CLOSE_DEADLINE_MS, Box::pin(self.end_run())).await.map_err(|e| e.with_provider(ProviderKind::Cloudflare));
+            let result = stop_within(CLOSE_DEADLINE_MS, Box::pin(self.end_run()))
+                .await
+                .map_err(|e| e.with_provider(ProviderKind::Cloudflare));
             self.lock.borrow_mut().take();
             result
         })
@@ -297,18 +362,28 @@ impl CloudflareBox {
 
     /// `outcome`, or the unpacking's failure when the line exited [`STAGE_EXIT`] and left
     /// its errors behind (one more request, only then).
-    async fn unpacked(&self, staged: bool, outcome: Result<CommandOutcome>, signal: Option<&AbortSignal>) -> Result<CommandOutcome> {
+    async fn unpacked(
+        &self,
+        staged: bool,
+        outcome: Result<CommandOutcome>,
+        signal: Option<&AbortSignal>,
+    ) -> Result<CommandOutcome> {
         let outcome = outcome?;
         if !staged || outcome.exit_code != STAGE_EXIT {
             return Ok(outcome);
         }
-        let Some(errors) = self.client.read_file(&format!("{}/{STAGED_ERRORS}", self.cwd.trim_end_matches('/')), signal).await? else {
+        let Some(errors) =
+            self.client.read_file(&format!("{}/{STAGED_ERRORS}", self.cwd.trim_end_matches('/')), signal).await?
+        else {
             return Ok(outcome);
         };
         let errors = String::from_utf8_lossy(&errors);
-        Err(Error::new(ErrorCode::ExecutionError, format!("the Run's files could not be unpacked in the Box: {}", errors.trim()))
-            .with_provider(ProviderKind::Cloudflare)
-            .with_operation(Operation::Stage))
+        Err(Error::new(
+            ErrorCode::ExecutionError,
+            format!("the Run's files could not be unpacked in the Box: {}", errors.trim()),
+        )
+        .with_provider(ProviderKind::Cloudflare)
+        .with_operation(Operation::Stage))
     }
 
     async fn end_run(&self) -> Result<()> {
@@ -361,10 +436,14 @@ impl CloudflareBox {
             Ok(outcome) if outcome.exit_code == 0 => Ok(()),
             Ok(outcome) => {
                 let why = outcome.stderr.trim();
-                let why = if why.is_empty() { format!("rm exited with code {}", outcome.exit_code) } else { why.to_owned() };
-                Err(Error::new(ErrorCode::RuntimeError, format!("the Run's folder {} could not be removed from the kept Box: {why}", self.cwd))
-                    .with_provider(ProviderKind::Cloudflare)
-                    .with_operation(Operation::Stop))
+                let why =
+                    if why.is_empty() { format!("rm exited with code {}", outcome.exit_code) } else { why.to_owned() };
+                Err(Error::new(
+                    ErrorCode::RuntimeError,
+                    format!("the Run's folder {} could not be removed from the kept Box: {why}", self.cwd),
+                )
+                .with_provider(ProviderKind::Cloudflare)
+                .with_operation(Operation::Stop))
             }
             Err(error) => Err(error.with_operation(Operation::Stop)),
         }

@@ -7,8 +7,8 @@ use std::cell::RefCell;
 
 use web_sys::AbortSignal;
 
-use vite_hub_sandbox_core::error::{Error, ErrorCode, Operation, Result};
 use crate::http::fetch::sleep_unless_aborted;
+use vite_hub_sandbox_core::error::{Error, ErrorCode, Operation, Result};
 use vite_hub_sandbox_core::provider_kind::ProviderKind;
 
 /// How often a Run waiting for a kept Box checks whether it is free, in ms.

@@ -63,13 +63,23 @@ pub(super) async fn next_chunk_while_running(
 /// `SANDBOX_TRANSPORT_ERROR` (operation `exec`) when the call fails, does not answer in time,
 /// or answers another shape.
 pub(super) async fn container_state(stub: &DurableObjectStub) -> Result<ContainerState> {
-    let failed = |why: String| Error::new(ErrorCode::TransportError, why).with_provider(ProviderKind::Cloudflare).with_operation(Operation::Exec);
+    let failed = |why: String| {
+        Error::new(ErrorCode::TransportError, why)
+            .with_provider(ProviderKind::Cloudflare)
+            .with_operation(Operation::Exec)
+    };
     let promise = stub.get_state().map_err(|e| failed(format!("getState() failed: {}", js_message(&e))))?;
     let bound = Sleep::new(STATE_DEADLINE_MS);
-    let answer = match select(JsFuture::from(js_sys::Promise::resolve(&promise)), JsFuture::from(bound.promise().clone())).await {
-        Either::Left((answer, _)) => answer.map_err(|e| failed(format!("getState() failed: {}", js_message(&e))))?,
-        Either::Right(_) => return Err(failed(format!("getState() did not answer within {STATE_DEADLINE_MS} ms"))),
-    };
-    let text = js_sys::JSON::stringify(&answer).map_err(|e| failed(format!("getState() answered a value that is not JSON: {}", js_message(&e))))?;
-    ContainerState::from_json(&String::from(text)).map_err(|e| e.with_provider(ProviderKind::Cloudflare).with_operation(Operation::Exec))
+    let answer =
+        match select(JsFuture::from(js_sys::Promise::resolve(&promise)), JsFuture::from(bound.promise().clone())).await
+        {
+            Either::Left((answer, _)) => {
+                answer.map_err(|e| failed(format!("getState() failed: {}", js_message(&e))))?
+            }
+            Either::Right(_) => return Err(failed(format!("getState() did not answer within {STATE_DEADLINE_MS} ms"))),
+        };
+    let text = js_sys::JSON::stringify(&answer)
+        .map_err(|e| failed(format!("getState() answered a value that is not JSON: {}", js_message(&e))))?;
+    ContainerState::from_json(&String::from(text))
+        .map_err(|e| e.with_provider(ProviderKind::Cloudflare).with_operation(Operation::Exec))
 }

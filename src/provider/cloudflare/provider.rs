@@ -17,13 +17,13 @@ use super::container::{destroy, CloudflareBox, CLOSE_DEADLINE_MS, WORK_DIR};
 use super::kept::wait_for_turn;
 use super::options::{box_id_from, unique_box_id, CloudflareSettings, LocalContainerHost};
 use super::wire::{ConfigureRequest, SandboxName};
-use vite_hub_sandbox_core::error::{Error, ErrorCode, Operation, Result};
 use crate::http::deadline::{stop_within, Deadline};
-use crate::http::fetch::{AbortWait, js_message, sleep_unless_aborted, Fetcher};
+use crate::http::fetch::{js_message, sleep_unless_aborted, AbortWait, Fetcher};
 use crate::provider::box_session::{BoxSession, BoxSpec, Provider};
+use crate::sys::{DurableObjectNamespace, DurableObjectStub, FetchTarget};
+use vite_hub_sandbox_core::error::{Error, ErrorCode, Operation, Result};
 use vite_hub_sandbox_core::provider_kind::ProviderKind;
 use vite_hub_sandbox_core::session::ExecutionAuthority;
-use crate::sys::{DurableObjectNamespace, DurableObjectStub, FetchTarget};
 
 /// The Durable Object namespace `env[binding]`, when `env` holds one (an object with
 /// `idFromName` and `get` functions).
@@ -112,7 +112,10 @@ impl CloudflareProvider {
         let signal = bounded.as_ref();
         let given_up = |deadline: &Deadline| {
             let (code, message) = if deadline.expired() {
-                (ErrorCode::ProviderUnavailable, format!("the Sandbox Durable Object did not answer configure within {REQUEST_DEADLINE_MS}ms"))
+                (
+                    ErrorCode::ProviderUnavailable,
+                    format!("the Sandbox Durable Object did not answer configure within {REQUEST_DEADLINE_MS}ms"),
+                )
             } else {
                 (ErrorCode::TransportError, "configure was aborted".to_owned())
             };
@@ -167,11 +170,14 @@ impl Provider for CloudflareProvider {
 
     /// A real container's fixed report, or, on a local Box host (`wrangler dev`), that host's
     /// own report (its isolation and network), asked through the local provider on it.
-    fn execution_authority<'a>(&'a self, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<ExecutionAuthority>> {
+    fn execution_authority<'a>(
+        &'a self,
+        signal: Option<&'a AbortSignal>,
+    ) -> LocalBoxFuture<'a, Result<ExecutionAuthority>> {
         match &self.route {
-            Route::LocalHost { host, .. } => {
-                Box::pin(async move { host.execution_authority(signal).await.map_err(|e| e.with_provider(ProviderKind::Cloudflare)) })
-            }
+            Route::LocalHost { host, .. } => Box::pin(async move {
+                host.execution_authority(signal).await.map_err(|e| e.with_provider(ProviderKind::Cloudflare))
+            }),
             Route::Namespace(_) => Box::pin(std::future::ready(Ok(ExecutionAuthority::cloudflare()))),
         }
     }
@@ -190,18 +196,23 @@ impl Provider for CloudflareProvider {
     fn close_kept_box<'a>(&'a self, sandbox_id: &'a str) -> LocalBoxFuture<'a, Result<bool>> {
         Box::pin(async move {
             let id = box_id_from(sandbox_id, self.settings.normalize_id).map_err(|m| {
-                Error::new(ErrorCode::InvalidArgument, format!("closeSandbox sandboxId {m}")).with_provider(ProviderKind::Cloudflare)
+                Error::new(ErrorCode::InvalidArgument, format!("closeSandbox sandboxId {m}"))
+                    .with_provider(ProviderKind::Cloudflare)
             })?;
             let _turn = wait_for_turn(&self.lock_key(&id), None).await?;
             let destroyed = match &self.route {
                 Route::Namespace(namespace) => {
                     let stub = stub_for(namespace, &id)?;
-                    stop_within(CLOSE_DEADLINE_MS, Box::pin(destroy(&stub))).await.map_err(|e| e.with_provider(ProviderKind::Cloudflare))
+                    stop_within(CLOSE_DEADLINE_MS, Box::pin(destroy(&stub)))
+                        .await
+                        .map_err(|e| e.with_provider(ProviderKind::Cloudflare))
                 }
                 Route::LocalHost { base_url, token, fetcher, .. } => {
                     let url = format!("{}/cloudflare/{}", base_url.trim_end_matches('/'), local_container_id(&id));
                     let client = ContainerClient::new(fetcher.clone(), url, Some(token.clone()), self.retry);
-                    stop_within(CLOSE_DEADLINE_MS, Box::pin(client.destroy_on_local_host(None))).await.map_err(|e| e.with_provider(ProviderKind::Cloudflare))
+                    stop_within(CLOSE_DEADLINE_MS, Box::pin(client.destroy_on_local_host(None)))
+                        .await
+                        .map_err(|e| e.with_provider(ProviderKind::Cloudflare))
                 }
             };
             destroyed.map(|()| true)
@@ -218,18 +229,28 @@ impl Provider for CloudflareProvider {
     /// `SANDBOX_INVALID_ARGUMENT` for a Run's `sandboxId` the SDK would refuse (before any
     /// request); `SANDBOX_PROVIDER_UNAVAILABLE` when the container does not start within the
     /// bounded retries; `SANDBOX_TRANSPORT_ERROR` for a failed request or an abort.
-    fn open<'a>(&'a self, spec: &'a BoxSpec, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<Box<dyn BoxSession>>> {
+    fn open<'a>(
+        &'a self,
+        spec: &'a BoxSpec,
+        signal: Option<&'a AbortSignal>,
+    ) -> LocalBoxFuture<'a, Result<Box<dyn BoxSession>>> {
         Box::pin(async move {
-            let random = crate::sys::random_bytes::<16>()
-                .map_err(|_| Error::new(ErrorCode::RuntimeError, "crypto.getRandomValues is not available in this runtime"))?;
+            let random = crate::sys::random_bytes::<16>().map_err(|_| {
+                Error::new(ErrorCode::RuntimeError, "crypto.getRandomValues is not available in this runtime")
+            })?;
             let kept_id = match &spec.sandbox_id {
                 Some(id) => Some(box_id_from(id, self.settings.normalize_id).map_err(|m| {
-                    Error::new(ErrorCode::InvalidArgument, format!("runSandbox option sandboxId {m}")).with_provider(ProviderKind::Cloudflare)
+                    Error::new(ErrorCode::InvalidArgument, format!("runSandbox option sandboxId {m}"))
+                        .with_provider(ProviderKind::Cloudflare)
                 })?),
                 None => self.settings.sandbox_id.clone(),
             };
             let (id, kept, cwd) = match kept_id {
-                Some(id) => (id, true, format!("{WORK_DIR}/.vite-hub-runs/{}", unique_box_id("", random).trim_start_matches("vitehub-"))),
+                Some(id) => (
+                    id,
+                    true,
+                    format!("{WORK_DIR}/.vite-hub-runs/{}", unique_box_id("", random).trim_start_matches("vitehub-")),
+                ),
                 None => (unique_box_id(&spec.name, random), false, WORK_DIR.to_owned()),
             };
             let lock_key = kept.then(|| self.lock_key(&id));
@@ -241,7 +262,8 @@ impl Provider for CloudflareProvider {
                 Route::Namespace(namespace) => {
                     let stub = stub_for(namespace, &id)?;
                     let fetcher = Fetcher::Target(stub.clone().unchecked_into::<FetchTarget>());
-                    let client = ContainerClient::new(fetcher, "http://container".to_owned(), None, self.retry).with_container_state_of(stub.clone());
+                    let client = ContainerClient::new(fetcher, "http://container".to_owned(), None, self.retry)
+                        .with_container_state_of(stub.clone());
                     (client, Some(stub))
                 }
                 Route::LocalHost { base_url, token, fetcher, .. } => {
@@ -250,7 +272,16 @@ impl Provider for CloudflareProvider {
                 }
             };
             let destroy_after = !kept || self.settings.keep_alive;
-            let opened = CloudflareBox { client, stub, id, cwd, destroy_after, lock: RefCell::new(lock), staged: Cell::new(None), staging_unanswered: Cell::new(false) };
+            let opened = CloudflareBox {
+                client,
+                stub,
+                id,
+                cwd,
+                destroy_after,
+                lock: RefCell::new(lock),
+                staged: Cell::new(None),
+                staging_unanswered: Cell::new(false),
+            };
             if let Some(stub) = &opened.stub {
                 self.configure(stub, &opened.id, signal).await?;
             }
@@ -273,9 +304,16 @@ impl Provider for CloudflareProvider {
 /// `namespace.get(namespace.idFromName(id))`, as the SDK's `getContainer` does.
 fn stub_for(namespace: &DurableObjectNamespace, id: &str) -> Result<DurableObjectStub> {
     let failed = |e: JsValue| {
-        Error::new(ErrorCode::TransportError, format!("the Durable Object of Box {id} could not be reached: {}", js_message(&e), id = vite_hub_sandbox_core::error::quoted(id)))
-            .with_provider(ProviderKind::Cloudflare)
-            .with_operation(Operation::Create)
+        Error::new(
+            ErrorCode::TransportError,
+            format!(
+                "the Durable Object of Box {id} could not be reached: {}",
+                js_message(&e),
+                id = vite_hub_sandbox_core::error::quoted(id)
+            ),
+        )
+        .with_provider(ProviderKind::Cloudflare)
+        .with_operation(Operation::Create)
     };
     let object_id = namespace.id_from_name(id).map_err(failed)?;
     namespace.get_stub(&object_id).map_err(failed)
@@ -284,7 +322,8 @@ fn stub_for(namespace: &DurableObjectNamespace, id: &str) -> Result<DurableObjec
 /// The id in the local Box host's path (`[A-Za-z0-9][A-Za-z0-9._-]*`): other characters
 /// (a generated id's `%`) become `_`.
 fn local_container_id(id: &str) -> String {
-    let mapped: String = id.chars().map(|c| if c.is_ascii_alphanumeric() || "._-".contains(c) { c } else { '_' }).collect();
+    let mapped: String =
+        id.chars().map(|c| if c.is_ascii_alphanumeric() || "._-".contains(c) { c } else { '_' }).collect();
     if mapped.starts_with(|c: char| c.is_ascii_alphanumeric()) {
         mapped
     } else {

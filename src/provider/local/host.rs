@@ -12,11 +12,11 @@ use wasm_bindgen::JsValue;
 use wasm_bindgen_futures::JsFuture;
 
 use crate::error::js::js_message;
-use vite_hub_sandbox_core::error::{Error, ErrorCode, Operation, Result};
-use crate::provider::local::options::InProcessHost;
 use crate::provider::box_session::HostStart;
-use vite_hub_sandbox_core::provider_kind::ProviderKind;
+use crate::provider::local::options::InProcessHost;
 use crate::sys;
+use vite_hub_sandbox_core::error::{Error, ErrorCode, Operation, Result};
+use vite_hub_sandbox_core::provider_kind::ProviderKind;
 
 /// Where a local Box host listens (what the starter resolves to: `{ baseUrl, token }`).
 #[derive(Clone)]
@@ -53,7 +53,9 @@ pub fn forget_started() {
 }
 
 fn unavailable(message: String) -> Error {
-    Error::new(ErrorCode::ProviderUnavailable, message).with_provider(ProviderKind::Local).with_operation(Operation::Create)
+    Error::new(ErrorCode::ProviderUnavailable, message)
+        .with_provider(ProviderKind::Local)
+        .with_operation(Operation::Create)
 }
 
 /// `{ isolation, parked?: { size?, idleMs? }, production, shareHostNetwork }`, as `startBoxHost`
@@ -110,9 +112,12 @@ pub async fn in_process_host(options: InProcessHost) -> Result<(LocalHost, Optio
     };
     match JsFuture::from(promise).await {
         Ok(value) => {
-            let field = |key: &str| js_sys::Reflect::get(&value, &JsValue::from_str(key)).ok().and_then(|v| v.as_string());
+            let field =
+                |key: &str| js_sys::Reflect::get(&value, &JsValue::from_str(key)).ok().and_then(|v| v.as_string());
             let (Some(base_url), Some(token)) = (field("baseUrl"), field("token")) else {
-                return Err(unavailable("the local Box host starter returned no { baseUrl, token } strings".to_owned()));
+                return Err(unavailable(
+                    "the local Box host starter returned no { baseUrl, token } strings".to_owned(),
+                ));
             };
             let start = starting.then(|| {
                 let total_ms = sys::performance_now() - started_at;

@@ -5,12 +5,12 @@ use futures::future::LocalBoxFuture;
 use web_sys::AbortSignal;
 
 use super::{host, LocalOptions};
-use vite_hub_sandbox_core::provider::local::LocalNetworkPolicy;
-use vite_hub_sandbox_core::error::{Error, ErrorCode, Result};
 use crate::http::fetch::Fetcher;
+use crate::provider::box_session::{BoxSession, BoxSpec, HostStart, PreparedProject, Provider};
 use crate::provider::local::options::InProcessHost;
 use crate::provider::vercel::{VercelEndpoint, VercelProvider};
-use crate::provider::box_session::{BoxSession, BoxSpec, HostStart, PreparedProject, Provider};
+use vite_hub_sandbox_core::error::{Error, ErrorCode, Result};
+use vite_hub_sandbox_core::provider::local::LocalNetworkPolicy;
 use vite_hub_sandbox_core::provider_kind::ProviderKind;
 use vite_hub_sandbox_core::session::ExecutionAuthority;
 
@@ -44,7 +44,12 @@ impl LocalProvider {
     /// Those of [`host::in_process_host`].
     async fn vercel(&self) -> Result<VercelProvider> {
         let endpoint = self.endpoint().await?;
-        Ok(VercelProvider::new(endpoint, self.options.network_policy.map(LocalNetworkPolicy::to_value), self.fetcher.clone(), ProviderKind::Local))
+        Ok(VercelProvider::new(
+            endpoint,
+            self.options.network_policy.map(LocalNetworkPolicy::to_value),
+            self.fetcher.clone(),
+            ProviderKind::Local,
+        ))
     }
 }
 
@@ -104,7 +109,10 @@ impl Provider for LocalProvider {
     /// # Errors
     /// Those of [`Provider::ensure_ready`]; `SANDBOX_TRANSPORT_ERROR` for a failed request or
     /// a report that is not of the contract's shape.
-    fn execution_authority<'a>(&'a self, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<ExecutionAuthority>> {
+    fn execution_authority<'a>(
+        &'a self,
+        signal: Option<&'a AbortSignal>,
+    ) -> LocalBoxFuture<'a, Result<ExecutionAuthority>> {
         Box::pin(async move { authority_from(&self.vercel().await?.local_host_execution_authority(signal).await?) })
     }
 
@@ -112,16 +120,27 @@ impl Provider for LocalProvider {
     ///
     /// # Errors
     /// `SANDBOX_TRANSPORT_ERROR` when the host reported none or a malformed one.
-    fn box_execution_authority<'a>(&'a self, session: &'a dyn BoxSession) -> LocalBoxFuture<'a, Result<ExecutionAuthority>> {
+    fn box_execution_authority<'a>(
+        &'a self,
+        session: &'a dyn BoxSession,
+    ) -> LocalBoxFuture<'a, Result<ExecutionAuthority>> {
         let authority = match session.reported_execution_authority() {
             Some(report) => authority_from(report),
-            None => Err(Error::new(ErrorCode::TransportError, "the local Box host reported no executionAuthority for the Box").with_provider(ProviderKind::Local)),
+            None => Err(Error::new(
+                ErrorCode::TransportError,
+                "the local Box host reported no executionAuthority for the Box",
+            )
+            .with_provider(ProviderKind::Local)),
         };
         Box::pin(std::future::ready(authority))
     }
 
     /// Opens a Box on the host (`POST /v3/sandboxes`).
-    fn open<'a>(&'a self, spec: &'a BoxSpec, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<Box<dyn BoxSession>>> {
+    fn open<'a>(
+        &'a self,
+        spec: &'a BoxSpec,
+        signal: Option<&'a AbortSignal>,
+    ) -> LocalBoxFuture<'a, Result<Box<dyn BoxSession>>> {
         Box::pin(async move { self.vercel().await?.open(spec, signal).await })
     }
 }

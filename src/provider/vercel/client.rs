@@ -9,19 +9,19 @@ use gloo_net::http::Response;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::AbortSignal;
 
-use vite_hub_sandbox_core::command::{Command, CommandOutcome, OutputTail};
-use vite_hub_sandbox_core::error::{Error, ErrorCode, Operation, Result};
 use crate::http::deadline::Deadline;
-use crate::http::fetch::{AbortWait, body_bytes_capped, BodyChunks, Fetcher, HttpRequest, SendError};
-use vite_hub_sandbox_core::http::ndjson::NdjsonReader;
-use vite_hub_sandbox_core::http::retry::{RequestSafety, RetryPolicy};
+use crate::http::fetch::{body_bytes_capped, AbortWait, BodyChunks, Fetcher, HttpRequest, SendError};
+use crate::provider::box_session::FileRead;
+use crate::provider::output::{LogStream, OutputEntry, OutputStream};
 use crate::provider::vercel::options::VercelEndpoint;
 use crate::provider::vercel::wire::{
-    self, CommandInfo, CommandStreamLine, CreateSandboxRequest, KillCommandRequest, MkdirRequest, ReadFileRequest, RunCommandRequest,
-    SandboxAndSessionResponse,
+    self, CommandInfo, CommandStreamLine, CreateSandboxRequest, KillCommandRequest, MkdirRequest, ReadFileRequest,
+    RunCommandRequest, SandboxAndSessionResponse,
 };
-use crate::provider::output::{LogStream, OutputEntry, OutputStream};
-use crate::provider::box_session::FileRead;
+use vite_hub_sandbox_core::command::{Command, CommandOutcome, OutputTail};
+use vite_hub_sandbox_core::error::{Error, ErrorCode, Operation, Result};
+use vite_hub_sandbox_core::http::ndjson::NdjsonReader;
+use vite_hub_sandbox_core::http::retry::{RequestSafety, RetryPolicy};
 use vite_hub_sandbox_core::provider_kind::ProviderKind;
 
 /// Bound of a create (all attempts and the answer), in ms. A Run's own deadline usually ends it
@@ -90,7 +90,15 @@ impl VercelClient {
     }
 
     fn send_error(&self, operation: Operation, error: SendError) -> Error {
-        self.error(operation, format!("{} request to the {} provider failed: {}", operation.as_str(), self.kind.as_str(), error.describe()))
+        self.error(
+            operation,
+            format!(
+                "{} request to the {} provider failed: {}",
+                operation.as_str(),
+                self.kind.as_str(),
+                error.describe()
+            ),
+        )
     }
 
     /// `error`, or `SANDBOX_PROVIDER_UNAVAILABLE` naming the bound when `deadline` ended the
@@ -101,7 +109,12 @@ impl VercelClient {
         }
         Error::new(
             ErrorCode::ProviderUnavailable,
-            format!("the {} provider did not complete {} within {}ms", self.kind.as_str(), operation.as_str(), deadline.ms()),
+            format!(
+                "the {} provider did not complete {} within {}ms",
+                self.kind.as_str(),
+                operation.as_str(),
+                deadline.ms()
+            ),
         )
         .with_provider(self.kind)
         .with_operation(operation)
@@ -113,7 +126,11 @@ impl VercelClient {
             Ok(bytes) => Ok(bytes),
             Err(size) => Err(self.error(
                 operation,
-                format!("{} answered {} with a body of {size} bytes or more (at most {max_bytes} are read)", self.kind.as_str(), operation.as_str()),
+                format!(
+                    "{} answered {} with a body of {size} bytes or more (at most {max_bytes} are read)",
+                    self.kind.as_str(),
+                    operation.as_str()
+                ),
             )),
         }
     }
@@ -127,11 +144,8 @@ impl VercelClient {
         operation: Operation,
         signal: Option<&AbortSignal>,
     ) -> Result<Response> {
-        let response = self
-            .fetcher
-            .send(request, &self.retry, safety, signal)
-            .await
-            .map_err(|e| self.send_error(operation, e))?;
+        let response =
+            self.fetcher.send(request, &self.retry, safety, signal).await.map_err(|e| self.send_error(operation, e))?;
         if response.ok() {
             return Ok(response);
         }
@@ -141,7 +155,13 @@ impl VercelClient {
     /// Sends an idempotent `request`: `Ok(None)` when the provider answers `tolerated` (a status
     /// that means there is nothing to do: 404 for a read, 410 for a stop), the 2xx `Response`, or
     /// the error of any other status (see [`VercelClient::send`]).
-    async fn send_tolerating(&self, request: &HttpRequest, operation: Operation, tolerated: u16, signal: Option<&AbortSignal>) -> Result<Option<Response>> {
+    async fn send_tolerating(
+        &self,
+        request: &HttpRequest,
+        operation: Operation,
+        tolerated: u16,
+        signal: Option<&AbortSignal>,
+    ) -> Result<Option<Response>> {
         let response = self
             .fetcher
             .send(request, &self.retry, RequestSafety::Idempotent, signal)
@@ -158,7 +178,8 @@ impl VercelClient {
 
     async fn status_error(&self, operation: Operation, response: &Response) -> Error {
         let status = response.status();
-        let body = body_bytes_capped(response, 64 * 1024).await.ok().and_then(std::result::Result::ok).unwrap_or_default();
+        let body =
+            body_bytes_capped(response, 64 * 1024).await.ok().and_then(std::result::Result::ok).unwrap_or_default();
         let detail = wire::error_message(&body).map(|m| format!(": {m}")).unwrap_or_default();
         let code = match status {
             429 | 503 => ErrorCode::ProviderUnavailable,
@@ -170,11 +191,18 @@ impl VercelClient {
         };
         let retry_after = response.headers().get("retry-after");
         let hint = match (code, self.kind) {
-            (ErrorCode::ProviderAuth, ProviderKind::Local) => "; check local.token against the token the Box host printed (vite-hub-sandbox host)",
-            (ErrorCode::ProviderAuth, _) => "; check vercel.token / VERCEL_TOKEN (or VERCEL_OIDC_TOKEN), teamId and projectId",
+            (ErrorCode::ProviderAuth, ProviderKind::Local) => {
+                "; check local.token against the token the Box host printed (vite-hub-sandbox host)"
+            }
+            (ErrorCode::ProviderAuth, _) => {
+                "; check vercel.token / VERCEL_TOKEN (or VERCEL_OIDC_TOKEN), teamId and projectId"
+            }
             _ => "",
         };
-        let mut error = self.error(operation, format!("{} answered {status} to {}{detail}{hint}", self.kind.as_str(), operation.as_str()));
+        let mut error = self.error(
+            operation,
+            format!("{} answered {status} to {}{detail}{hint}", self.kind.as_str(), operation.as_str()),
+        );
         error = Error::new(code, error.message().to_owned())
             .with_provider(self.kind)
             .with_operation(operation)
@@ -193,14 +221,21 @@ impl VercelClient {
     }
 
     fn unexpected_body(&self, operation: Operation, why: &dyn std::fmt::Display) -> Error {
-        self.error(operation, format!("{} answered {} with an unexpected body: {why}", self.kind.as_str(), operation.as_str()))
+        self.error(
+            operation,
+            format!("{} answered {} with an unexpected body: {why}", self.kind.as_str(), operation.as_str()),
+        )
     }
 
     /// Creates a Box. `POST /v3/sandboxes`, or `POST /v2/sandboxes` when a legacy `runtime` is set.
     ///
     /// # Errors
     /// `SANDBOX_TRANSPORT_ERROR` / `SANDBOX_PROVIDER_UNAVAILABLE` (see `send`).
-    pub async fn create_sandbox(&self, body: &CreateSandboxRequest, signal: Option<&AbortSignal>) -> Result<SandboxAndSessionResponse> {
+    pub async fn create_sandbox(
+        &self,
+        body: &CreateSandboxRequest,
+        signal: Option<&AbortSignal>,
+    ) -> Result<SandboxAndSessionResponse> {
         let path = if body.runtime.is_some() { "/v2/sandboxes" } else { "/v3/sandboxes" };
         let request = self.json_request("POST", path, body)?;
         let deadline = Deadline::new(signal, CREATE_DEADLINE_MS);
@@ -216,7 +251,12 @@ impl VercelClient {
     /// Writes one gzip'd tar archive, extracted at `/`. `POST /v2/sandboxes/sessions/{id}/fs/write`
     /// with `content-type: application/gzip` and `x-cwd: /`.
     pub async fn write_files(&self, session_id: &str, tar_gz: Vec<u8>, signal: Option<&AbortSignal>) -> Result<()> {
-        let mut request = self.request("POST", &format!("/v2/sandboxes/sessions/{session_id}/fs/write"), "application/gzip", Some(tar_gz));
+        let mut request = self.request(
+            "POST",
+            &format!("/v2/sandboxes/sessions/{session_id}/fs/write"),
+            "application/gzip",
+            Some(tar_gz),
+        );
         request.headers.push(("x-cwd", "/".to_owned()));
         let deadline = Deadline::new(signal, WRITE_DEADLINE_MS);
         let signal = deadline.signal();
@@ -273,7 +313,8 @@ impl VercelClient {
     ) -> Result<CommandOutcome> {
         // The request carries its own signal: an abort before the answer's first line (the
         // Command's id) must not cut the stream, else the id is lost and the Command runs on.
-        let own = web_sys::AbortController::new().map_err(|_| self.error(Operation::Exec, "AbortController is missing".to_owned()))?;
+        let own = web_sys::AbortController::new()
+            .map_err(|_| self.error(Operation::Exec, "AbortController is missing".to_owned()))?;
         let abort_own = bound_abort(&own);
         let start = Box::pin(start_command(self.clone(), request.clone(), own.signal()));
         let wait = signal.map(AbortWait::new);
@@ -369,7 +410,9 @@ impl VercelClient {
                         stderr.push(&text);
                     }
                     CommandStreamLine::Error { code, message } => {
-                        return Err(self.error(Operation::Exec, format!("the command stream failed: {code}: {message}")));
+                        return Err(
+                            self.error(Operation::Exec, format!("the command stream failed: {code}: {message}"))
+                        );
                     }
                     CommandStreamLine::Command(info) => {
                         if let Some(exit_code) = info.exit_code {
@@ -382,7 +425,8 @@ impl VercelClient {
                 let skipped = malformed
                     .map(|(count, first)| format!(" ({count} malformed line(s) skipped, the first at line {first})"))
                     .unwrap_or_default();
-                return Err(self.error(Operation::Exec, format!("the command stream ended before the command finished{skipped}")));
+                return Err(self
+                    .error(Operation::Exec, format!("the command stream ended before the command finished{skipped}")));
             }
         }
     }
@@ -391,7 +435,13 @@ impl VercelClient {
     ///
     /// At most `max_bytes` are read: a larger file (by its `content-length`, before reading, or
     /// while streaming) is `Err(FileTooLarge)` and nothing more is buffered.
-    pub async fn read_file(&self, session_id: &str, path: &str, max_bytes: u64, signal: Option<&AbortSignal>) -> Result<FileRead> {
+    pub async fn read_file(
+        &self,
+        session_id: &str,
+        path: &str,
+        max_bytes: u64,
+        signal: Option<&AbortSignal>,
+    ) -> Result<FileRead> {
         let body = ReadFileRequest { path: path.to_owned(), cwd: None };
         let request = self.json_request("POST", &format!("/v2/sandboxes/sessions/{session_id}/fs/read"), &body)?;
         let deadline = Deadline::new(signal, READ_DEADLINE_MS);
@@ -413,7 +463,8 @@ impl VercelClient {
     /// already stopped, e.g. its host shut down or its lifetime ended) counts as stopped: the stop
     /// happens after the Response, so it may come second.
     pub async fn stop_session(&self, session_id: &str, signal: Option<&AbortSignal>) -> Result<()> {
-        let request = self.request("POST", &format!("/v2/sandboxes/sessions/{session_id}/stop"), "application/json", None);
+        let request =
+            self.request("POST", &format!("/v2/sandboxes/sessions/{session_id}/stop"), "application/json", None);
         let deadline = Deadline::new(signal, STOP_DEADLINE_MS);
         let signal = deadline.signal();
         let stopped = async {
@@ -452,9 +503,15 @@ impl LogStream for CommandLogs {
                     return Ok(None);
                 }
                 let failed = |message: String| {
-                    Error::new(ErrorCode::TransportError, message).with_provider(self.kind).with_operation(Operation::Exec)
+                    Error::new(ErrorCode::TransportError, message)
+                        .with_provider(self.kind)
+                        .with_operation(Operation::Exec)
                 };
-                let chunk = self.chunks.next_chunk().await.map_err(|e| failed(format!("the command logs stream failed: {}", e.describe())))?;
+                let chunk = self
+                    .chunks
+                    .next_chunk()
+                    .await
+                    .map_err(|e| failed(format!("the command logs stream failed: {}", e.describe())))?;
                 let lines = match chunk {
                     Some(bytes) => self.reader.push(&bytes)?,
                     None => {
@@ -464,8 +521,12 @@ impl LogStream for CommandLogs {
                 };
                 for line in lines {
                     match wire::parse_command_stream_line(&line).map_err(|e| e.with_provider(self.kind))? {
-                        CommandStreamLine::Stdout(data) => self.pending.push_back(OutputEntry { stream: OutputStream::Stdout, data }),
-                        CommandStreamLine::Stderr(data) => self.pending.push_back(OutputEntry { stream: OutputStream::Stderr, data }),
+                        CommandStreamLine::Stdout(data) => {
+                            self.pending.push_back(OutputEntry { stream: OutputStream::Stdout, data })
+                        }
+                        CommandStreamLine::Stderr(data) => {
+                            self.pending.push_back(OutputEntry { stream: OutputStream::Stderr, data })
+                        }
                         CommandStreamLine::Error { code, message } => {
                             self.ended = true;
                             return Err(failed(format!("the command logs stream failed: {code}: {message}")));
@@ -488,7 +549,12 @@ impl LogStream for CommandLogs {
 impl VercelClient {
     /// Starts a command without waiting (detached): `POST /v2/sandboxes/sessions/{id}/cmd` without
     /// `wait`/`logs`; answers the command id. Never re-sent.
-    pub async fn start_command(&self, session_id: &str, command: &Command, signal: Option<&AbortSignal>) -> Result<String> {
+    pub async fn start_command(
+        &self,
+        session_id: &str,
+        command: &Command,
+        signal: Option<&AbortSignal>,
+    ) -> Result<String> {
         let body = RunCommandRequest::for_command(command, false);
         let request = self.json_request("POST", &format!("/v2/sandboxes/sessions/{session_id}/cmd"), &body)?;
         let response = self.send(&request, RequestSafety::NonIdempotent, Operation::Exec, signal).await?;
@@ -502,26 +568,56 @@ impl VercelClient {
         let text = String::from_utf8_lossy(&bytes);
         match wire::parse_command_stream_line(&text) {
             Ok(CommandStreamLine::Command(info)) => Ok(info),
-            _ => Err(self.error(Operation::Exec, format!("{} answered a command request with an unexpected body", self.kind.as_str()))),
+            _ => Err(self.error(
+                Operation::Exec,
+                format!("{} answered a command request with an unexpected body", self.kind.as_str()),
+            )),
         }
     }
 
     /// Follows a command's output: `GET /v2/sandboxes/sessions/{id}/cmd/{cmdId}/logs`.
-    pub async fn command_logs(&self, session_id: &str, command_id: &str, signal: Option<&AbortSignal>) -> Result<CommandLogs> {
-        let request = self.request("GET", &format!("/v2/sandboxes/sessions/{session_id}/cmd/{command_id}/logs"), "application/json", None);
+    pub async fn command_logs(
+        &self,
+        session_id: &str,
+        command_id: &str,
+        signal: Option<&AbortSignal>,
+    ) -> Result<CommandLogs> {
+        let request = self.request(
+            "GET",
+            &format!("/v2/sandboxes/sessions/{session_id}/cmd/{command_id}/logs"),
+            "application/json",
+            None,
+        );
         let response = self.send(&request, RequestSafety::Idempotent, Operation::Exec, signal).await?;
         let content_type = response.headers().get("content-type").unwrap_or_default();
         if !vite_hub_sandbox_core::http::media_type::media_type_is(&content_type, "application/x-ndjson") {
-            return Err(self.error(Operation::Exec, format!("expected a stream of command logs, got content-type {content_type}", content_type = vite_hub_sandbox_core::error::quoted(&content_type))));
+            return Err(self.error(
+                Operation::Exec,
+                format!(
+                    "expected a stream of command logs, got content-type {content_type}",
+                    content_type = vite_hub_sandbox_core::error::quoted(&content_type)
+                ),
+            ));
         }
         let chunks = BodyChunks::new(&response).map_err(|e| self.send_error(Operation::Exec, e))?;
-        Ok(CommandLogs { chunks, reader: NdjsonReader::default(), pending: Default::default(), ended: false, kind: self.kind })
+        Ok(CommandLogs {
+            chunks,
+            reader: NdjsonReader::default(),
+            pending: Default::default(),
+            ended: false,
+            kind: self.kind,
+        })
     }
 
     /// Waits for a command's exit: `GET /v2/sandboxes/sessions/{id}/cmd/{cmdId}?wait=true`
     /// (long-poll); answers its exit code.
     pub async fn wait_command(&self, session_id: &str, command_id: &str, signal: Option<&AbortSignal>) -> Result<i32> {
-        let mut request = self.request("GET", &format!("/v2/sandboxes/sessions/{session_id}/cmd/{command_id}"), "application/json", None);
+        let mut request = self.request(
+            "GET",
+            &format!("/v2/sandboxes/sessions/{session_id}/cmd/{command_id}"),
+            "application/json",
+            None,
+        );
         request.url.push_str(if request.url.contains('?') { "&wait=true" } else { "?wait=true" });
         let response = self.send(&request, RequestSafety::Idempotent, Operation::Exec, signal).await?;
         self.command_answer(&response)
@@ -531,21 +627,42 @@ impl VercelClient {
     }
 
     /// Sends `signal` (a number) to a command: `POST /v2/sandboxes/sessions/{id}/cmd/{cmdId}/kill`.
-    pub fn kill_command<'a>(&'a self, session_id: &str, command_id: &str, signal_number: u8, signal: Option<&'a AbortSignal>) -> impl std::future::Future<Output = Result<()>> + 'a {
+    pub fn kill_command<'a>(
+        &'a self,
+        session_id: &str,
+        command_id: &str,
+        signal_number: u8,
+        signal: Option<&'a AbortSignal>,
+    ) -> impl std::future::Future<Output = Result<()>> + 'a {
         let body = KillCommandRequest { signal: signal_number };
-        let request = self.json_request("POST", &format!("/v2/sandboxes/sessions/{session_id}/cmd/{command_id}/kill"), &body);
+        let request =
+            self.json_request("POST", &format!("/v2/sandboxes/sessions/{session_id}/cmd/{command_id}/kill"), &body);
         self.send_for_2xx(request, Operation::Exec, signal)
     }
 
     /// Creates one directory (not recursive): `POST /v2/sandboxes/sessions/{id}/fs/mkdir`.
-    pub fn mkdir<'a>(&'a self, session_id: &str, path: &str, signal: Option<&'a AbortSignal>) -> impl std::future::Future<Output = Result<()>> + 'a {
-        let request = self.json_request("POST", &format!("/v2/sandboxes/sessions/{session_id}/fs/mkdir"), &MkdirRequest { path: path.to_owned() });
+    pub fn mkdir<'a>(
+        &'a self,
+        session_id: &str,
+        path: &str,
+        signal: Option<&'a AbortSignal>,
+    ) -> impl std::future::Future<Output = Result<()>> + 'a {
+        let request = self.json_request(
+            "POST",
+            &format!("/v2/sandboxes/sessions/{session_id}/fs/mkdir"),
+            &MkdirRequest { path: path.to_owned() },
+        );
         self.send_for_2xx(request, Operation::Mkdir, signal)
     }
 
     /// Sends an idempotent `request` (or fails with its encoding error) for its 2xx alone: one
     /// future type for the routes whose answer is not read.
-    async fn send_for_2xx(&self, request: Result<HttpRequest>, operation: Operation, signal: Option<&AbortSignal>) -> Result<()> {
+    async fn send_for_2xx(
+        &self,
+        request: Result<HttpRequest>,
+        operation: Operation,
+        signal: Option<&AbortSignal>,
+    ) -> Result<()> {
         self.send(&request?, RequestSafety::Idempotent, operation, signal).await?;
         Ok(())
     }
@@ -553,7 +670,11 @@ impl VercelClient {
     /// The local Box host's executionAuthority for a Box created with `network_policy` (request
     /// shape): `GET /_vite-hub/execution-authority?networkPolicy=<JSON>`, a route of the local Box
     /// host only (computed by the function its create uses). Opens no Box.
-    pub async fn local_host_execution_authority(&self, network_policy: Option<&serde_json::Value>, signal: Option<&AbortSignal>) -> Result<serde_json::Value> {
+    pub async fn local_host_execution_authority(
+        &self,
+        network_policy: Option<&serde_json::Value>,
+        signal: Option<&AbortSignal>,
+    ) -> Result<serde_json::Value> {
         let mut request = self.request("GET", "/_vite-hub/execution-authority", "application/json", None);
         if let Some(policy) = network_policy {
             let encoded = js_sys::encode_uri_component(&policy.to_string()).as_string().unwrap_or_default();
@@ -568,13 +689,17 @@ impl VercelClient {
     /// Snapshots a session, which stops it. `POST /v2/sandboxes/sessions/{id}/snapshot`, no body
     /// (§7.5); the id of `{snapshot: {id}}`. Bounded by [`SNAPSHOT_DEADLINE_MS`].
     pub async fn snapshot_session(&self, session_id: &str) -> Result<String> {
-        let request = self.request("POST", &format!("/v2/sandboxes/sessions/{session_id}/snapshot"), "application/json", None);
+        let request =
+            self.request("POST", &format!("/v2/sandboxes/sessions/{session_id}/snapshot"), "application/json", None);
         let deadline = Deadline::new(None, SNAPSHOT_DEADLINE_MS);
         let signal = deadline.signal();
         let taken = async {
-            let response = self.send(&request, RequestSafety::NonIdempotent, Operation::Snapshot, signal.as_ref()).await?;
+            let response =
+                self.send(&request, RequestSafety::NonIdempotent, Operation::Snapshot, signal.as_ref()).await?;
             let body = self.answer_bytes(&response, Operation::Snapshot, MAX_ANSWER_BYTES).await?;
-            wire::snapshot_id(&body).ok_or_else(|| self.error(Operation::Snapshot, format!("{} answered a snapshot without an id", self.kind.as_str())))
+            wire::snapshot_id(&body).ok_or_else(|| {
+                self.error(Operation::Snapshot, format!("{} answered a snapshot without an id", self.kind.as_str()))
+            })
         };
         taken.await.map_err(|e| self.bounded(Operation::Snapshot, &deadline, e))
     }
@@ -582,7 +707,11 @@ impl VercelClient {
     /// Lists snapshots, newest first, one page of up to 100, of the sandbox `name` when given:
     /// `GET /v2/sandboxes/snapshots?project=<p>&name=<n>&limit=100` → `(id, sizeBytes, createdAt)`.
     /// Bounded by [`READ_DEADLINE_MS`].
-    pub async fn list_snapshots(&self, project_id: Option<&str>, name: Option<&str>) -> Result<Vec<(String, u64, u64)>> {
+    pub async fn list_snapshots(
+        &self,
+        project_id: Option<&str>,
+        name: Option<&str>,
+    ) -> Result<Vec<(String, u64, u64)>> {
         let mut request = self.request("GET", "/v2/sandboxes/snapshots", "application/json", None);
         request.url.push(if request.url.contains('?') { '&' } else { '?' });
         for (key, value) in [("project", project_id), ("name", name)] {
@@ -657,7 +786,13 @@ async fn start_command(client: VercelClient, request: HttpRequest, signal: Abort
     let response = client.send(&request, RequestSafety::NonIdempotent, Operation::Exec, Some(&signal)).await?;
     let content_type = response.headers().get("content-type").unwrap_or_default();
     if !vite_hub_sandbox_core::http::media_type::media_type_is(&content_type, "application/x-ndjson") {
-        return Err(client.error(Operation::Exec, format!("expected a stream of command data, got content-type {content_type}", content_type = vite_hub_sandbox_core::error::quoted(&content_type))));
+        return Err(client.error(
+            Operation::Exec,
+            format!(
+                "expected a stream of command data, got content-type {content_type}",
+                content_type = vite_hub_sandbox_core::error::quoted(&content_type)
+            ),
+        ));
     }
     let chunks = BodyChunks::new(&response).map_err(|e| client.send_error(Operation::Exec, e))?;
     let mut start = CommandStart { chunks, reader: NdjsonReader::default(), lines: Vec::new(), ended: false, id: None };

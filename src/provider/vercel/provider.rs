@@ -6,18 +6,18 @@ use std::rc::Rc;
 use futures::future::LocalBoxFuture;
 use web_sys::AbortSignal;
 
-use vite_hub_sandbox_core::transfer::tar::write_tar;
 use super::client::VercelClient;
 use super::options::VercelEndpoint;
 use super::wire::CreateSandboxRequest;
+use crate::http::fetch::Fetcher;
+use crate::provider::box_session::{BoxSession, BoxSpec, FileRead, PreparedProject, PreparedStart, Provider};
+use crate::provider::output::{LogStream, OutputStream};
 use vite_hub_sandbox_core::command::{Command, CommandOutcome};
 use vite_hub_sandbox_core::error::{Error, Result};
-use crate::http::fetch::Fetcher;
-use crate::provider::output::{LogStream, OutputStream};
-use crate::provider::box_session::{BoxSession, BoxSpec, FileRead, PreparedProject, PreparedStart, Provider};
 use vite_hub_sandbox_core::provider_kind::ProviderKind;
 use vite_hub_sandbox_core::session::ExecutionAuthority;
 use vite_hub_sandbox_core::transfer::box_file::BoxFile;
+use vite_hub_sandbox_core::transfer::tar::write_tar;
 
 /// Opens Vercel sessions (Boxes) with one client.
 #[derive(Debug)]
@@ -30,7 +30,12 @@ pub struct VercelProvider {
 impl VercelProvider {
     /// A provider for `endpoint`, reporting errors as `kind` (`vercel`, or `local` for the
     /// local Box host). Sends nothing.
-    pub fn new(endpoint: VercelEndpoint, network_policy: Option<serde_json::Value>, fetcher: Fetcher, kind: ProviderKind) -> VercelProvider {
+    pub fn new(
+        endpoint: VercelEndpoint,
+        network_policy: Option<serde_json::Value>,
+        fetcher: Fetcher,
+        kind: ProviderKind,
+    ) -> VercelProvider {
         let project_id = endpoint.project_id.clone();
         let network_policy = network_policy.as_ref().map(super::wire::network_policy_request);
         VercelProvider { client: Rc::new(VercelClient::new(endpoint, fetcher, kind)), project_id, network_policy }
@@ -38,10 +43,12 @@ impl VercelProvider {
 
     /// What the local Box host would apply to a Box of this provider (its
     /// `GET /_vite-hub/execution-authority`); the local provider only.
-    pub fn local_host_execution_authority<'a>(&'a self, signal: Option<&'a AbortSignal>) -> impl std::future::Future<Output = Result<serde_json::Value>> + 'a {
+    pub fn local_host_execution_authority<'a>(
+        &'a self,
+        signal: Option<&'a AbortSignal>,
+    ) -> impl std::future::Future<Output = Result<serde_json::Value>> + 'a {
         self.client.local_host_execution_authority(self.network_policy.as_ref(), signal)
     }
-
 }
 
 impl Provider for VercelProvider {
@@ -74,7 +81,10 @@ impl Provider for VercelProvider {
     }
 
     /// From the `networkPolicy` sent at create (no request).
-    fn execution_authority<'a>(&'a self, _signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<ExecutionAuthority>> {
+    fn execution_authority<'a>(
+        &'a self,
+        _signal: Option<&'a AbortSignal>,
+    ) -> LocalBoxFuture<'a, Result<ExecutionAuthority>> {
         Box::pin(std::future::ready(Ok(ExecutionAuthority::vercel(self.network_policy.as_ref()))))
     }
 
@@ -85,7 +95,11 @@ impl Provider for VercelProvider {
     ///
     /// # Errors
     /// `SANDBOX_TRANSPORT_ERROR` / `SANDBOX_PROVIDER_UNAVAILABLE` (with the upstream status).
-    fn open<'a>(&'a self, spec: &'a BoxSpec, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<Box<dyn BoxSession>>> {
+    fn open<'a>(
+        &'a self,
+        spec: &'a BoxSpec,
+        signal: Option<&'a AbortSignal>,
+    ) -> LocalBoxFuture<'a, Result<Box<dyn BoxSession>>> {
         Box::pin(async move {
             let mut body = CreateSandboxRequest {
                 project_id: self.project_id.clone(),
@@ -104,11 +118,17 @@ impl Provider for VercelProvider {
             let created = loop {
                 attempts += 1;
                 match self.client.create_sandbox(&body, signal).await {
-                    Err(error) if attempts < 3 && body.source.is_some() && matches!(error.upstream_status(), Some(404 | 410)) => {
+                    Err(error)
+                        if attempts < 3
+                            && body.source.is_some()
+                            && matches!(error.upstream_status(), Some(404 | 410)) =>
+                    {
                         body.source = None;
                         prepared = PreparedStart::Missing;
                     }
-                    Err(error) if attempts < 3 && body.name.is_some() && error.upstream_status() == Some(409) => body.name = None,
+                    Err(error) if attempts < 3 && body.name.is_some() && error.upstream_status() == Some(409) => {
+                        body.name = None
+                    }
                     other => break other?,
                 }
             };
@@ -190,7 +210,11 @@ impl BoxSession for VercelBox {
     }
 
     /// Writes `files` as one gzip'd tar extracted at `/` (`fs/write`).
-    fn write_files<'a>(&'a self, files: &'a [BoxFile], signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<()>> {
+    fn write_files<'a>(
+        &'a self,
+        files: &'a [BoxFile],
+        signal: Option<&'a AbortSignal>,
+    ) -> LocalBoxFuture<'a, Result<()>> {
         Box::pin(async move {
             let archive = crate::transfer::gzip::gzip(&write_tar(files)?).await?;
             self.client.write_files(&self.session_id, archive, signal).await
@@ -198,7 +222,11 @@ impl BoxSession for VercelBox {
     }
 
     /// Runs `command` and waits for it (`cmd` with `wait: true`, NDJSON logs).
-    fn exec<'a>(&'a self, command: &'a Command, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<CommandOutcome>> {
+    fn exec<'a>(
+        &'a self,
+        command: &'a Command,
+        signal: Option<&'a AbortSignal>,
+    ) -> LocalBoxFuture<'a, Result<CommandOutcome>> {
         Box::pin(self.client.run_command(&self.session_id, command, signal))
     }
 
@@ -214,18 +242,33 @@ impl BoxSession for VercelBox {
     }
 
     /// Reads a file (`fs/read`) of at most `max_bytes`.
-    fn read_file<'a>(&'a self, path: &'a str, max_bytes: u64, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<FileRead>> {
+    fn read_file<'a>(
+        &'a self,
+        path: &'a str,
+        max_bytes: u64,
+        signal: Option<&'a AbortSignal>,
+    ) -> LocalBoxFuture<'a, Result<FileRead>> {
         Box::pin(self.client.read_file(&self.session_id, path, max_bytes, signal))
     }
 
     /// Starts `command` detached; answers its id (`cmdId`).
-    fn spawn<'a>(&'a self, command: &'a Command, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<String>> {
+    fn spawn<'a>(
+        &'a self,
+        command: &'a Command,
+        signal: Option<&'a AbortSignal>,
+    ) -> LocalBoxFuture<'a, Result<String>> {
         Box::pin(self.client.start_command(&self.session_id, command, signal))
     }
 
     /// Follows the output of command `id` from its start (`cmd/{id}/logs`).
-    fn logs<'a>(&'a self, id: &'a str, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<Box<dyn LogStream>>> {
-        Box::pin(async move { Ok(Box::new(self.client.command_logs(&self.session_id, id, signal).await?) as Box<dyn LogStream>) })
+    fn logs<'a>(
+        &'a self,
+        id: &'a str,
+        signal: Option<&'a AbortSignal>,
+    ) -> LocalBoxFuture<'a, Result<Box<dyn LogStream>>> {
+        Box::pin(async move {
+            Ok(Box::new(self.client.command_logs(&self.session_id, id, signal).await?) as Box<dyn LogStream>)
+        })
     }
 
     /// Waits for command `id` to exit; its exit code (`cmd/{id}?wait=true`).
@@ -234,7 +277,12 @@ impl BoxSession for VercelBox {
     }
 
     /// Sends signal number `signal_number` to command `id` (`cmd/{id}/kill`).
-    fn kill<'a>(&'a self, id: &'a str, signal_number: u8, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<()>> {
+    fn kill<'a>(
+        &'a self,
+        id: &'a str,
+        signal_number: u8,
+        signal: Option<&'a AbortSignal>,
+    ) -> LocalBoxFuture<'a, Result<()>> {
         Box::pin(self.client.kill_command(&self.session_id, id, signal_number, signal))
     }
 
@@ -252,7 +300,12 @@ impl BoxSession for VercelBox {
 
     /// Creates a directory: `fs/mkdir` (one level), or `mkdir -p` through a Command when
     /// `recursive`, as the SDK does (§7.4).
-    fn mkdir<'a>(&'a self, path: &'a str, recursive: bool, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<()>> {
+    fn mkdir<'a>(
+        &'a self,
+        path: &'a str,
+        recursive: bool,
+        signal: Option<&'a AbortSignal>,
+    ) -> LocalBoxFuture<'a, Result<()>> {
         Box::pin(async move {
             if !recursive {
                 // The provider refuses a missing parent or an existing path (400): the caller's
@@ -270,7 +323,11 @@ impl BoxSession for VercelBox {
             }
             let outcome = self.exec(&file_command("mkdir", &["-p", "--", path]), signal).await?;
             if outcome.exit_code != 0 {
-                return Err(file_failure(vite_hub_sandbox_core::error::Operation::Mkdir, &outcome.stderr, self.provider()));
+                return Err(file_failure(
+                    vite_hub_sandbox_core::error::Operation::Mkdir,
+                    &outcome.stderr,
+                    self.provider(),
+                ));
             }
             Ok(())
         })
@@ -278,7 +335,12 @@ impl BoxSession for VercelBox {
 
     /// Removes a file (or, with `recursive`, a directory tree): `rm -f` / `rm -rf` through a
     /// Command, as the SDK's `fs.rm` does (§7.4). A missing path is no error.
-    fn remove<'a>(&'a self, path: &'a str, recursive: bool, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<()>> {
+    fn remove<'a>(
+        &'a self,
+        path: &'a str,
+        recursive: bool,
+        signal: Option<&'a AbortSignal>,
+    ) -> LocalBoxFuture<'a, Result<()>> {
         Box::pin(async move {
             let flags = if recursive { "-rf" } else { "-f" };
             let outcome = self.exec(&file_command("rm", &[flags, "--", path]), signal).await?;
@@ -292,7 +354,11 @@ impl BoxSession for VercelBox {
                     .with_provider(self.provider())
                     .with_operation(vite_hub_sandbox_core::error::Operation::Remove));
                 }
-                return Err(file_failure(vite_hub_sandbox_core::error::Operation::Remove, &outcome.stderr, self.provider()));
+                return Err(file_failure(
+                    vite_hub_sandbox_core::error::Operation::Remove,
+                    &outcome.stderr,
+                    self.provider(),
+                ));
             }
             Ok(())
         })
@@ -318,7 +384,10 @@ fn file_command(program: &str, args: &[&str]) -> Command {
 /// `SANDBOX_EXECUTION_ERROR`: a file Command failed in the Box (`operation` names the call).
 fn file_failure(operation: vite_hub_sandbox_core::error::Operation, stderr: &str, provider: ProviderKind) -> Error {
     let verb = if operation == vite_hub_sandbox_core::error::Operation::Read { "exists" } else { operation.as_str() };
-    Error::new(vite_hub_sandbox_core::error::ErrorCode::ExecutionError, format!("{verb} failed in the Box: {}", stderr.trim()))
-        .with_provider(provider)
-        .with_operation(operation)
+    Error::new(
+        vite_hub_sandbox_core::error::ErrorCode::ExecutionError,
+        format!("{verb} failed in the Box: {}", stderr.trim()),
+    )
+    .with_provider(provider)
+    .with_operation(operation)
 }

@@ -1,7 +1,13 @@
 // Compiles where TypeScript resolves `@vite-hub/sandbox` to the Node declarations (the `node`
 // condition, and the `types` fallback when it knows no runtime): every runtime's functions, the
 // Node entry's additions, and a SandboxDefinitions augmentation through the re-export.
-import { readDefinitionDirectory, runSandbox, warmUp, type SandboxDefinitions, type WarmUpOptions } from '@vite-hub/sandbox';
+import {
+  readDefinitionDirectory,
+  runSandbox,
+  warmUp,
+  type SandboxDefinitions,
+  type WarmUpOptions,
+} from '@vite-hub/sandbox';
 
 declare module '@vite-hub/sandbox' {
   interface SandboxDefinitions {

@@ -77,7 +77,42 @@ const NO_ARGS: [u64; 6] = [0; 6];
 #[test]
 fn every_refusal_gets_its_answer_on_every_architecture() {
     for arch in Arch::ALL {
-        for name in ["io_uring_setup", "io_uring_enter", "io_uring_register", "keyctl", "add_key", "request_key", "unshare", "setns", "mount", "umount2", "pivot_root", "move_mount", "open_tree", "fsopen", "fsmount", "fsconfig", "fspick", "mount_setattr", "bpf", "perf_event_open", "userfaultfd", "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module", "acct", "swapon", "swapoff", "reboot", "syslog", "quotactl", "open_by_handle_at", "lookup_dcookie"] {
+        for name in [
+            "io_uring_setup",
+            "io_uring_enter",
+            "io_uring_register",
+            "keyctl",
+            "add_key",
+            "request_key",
+            "unshare",
+            "setns",
+            "mount",
+            "umount2",
+            "pivot_root",
+            "move_mount",
+            "open_tree",
+            "fsopen",
+            "fsmount",
+            "fsconfig",
+            "fspick",
+            "mount_setattr",
+            "bpf",
+            "perf_event_open",
+            "userfaultfd",
+            "kexec_load",
+            "kexec_file_load",
+            "init_module",
+            "finit_module",
+            "delete_module",
+            "acct",
+            "swapon",
+            "swapoff",
+            "reboot",
+            "syslog",
+            "quotactl",
+            "open_by_handle_at",
+            "lookup_dcookie",
+        ] {
             assert_eq!(answer(arch, nr(arch, name), NO_ARGS), EPERM, "{} {name}", arch.name());
         }
         assert_eq!(answer(arch, nr(arch, "clone3"), NO_ARGS), ENOSYS, "{} clone3", arch.name());
@@ -87,7 +122,23 @@ fn every_refusal_gets_its_answer_on_every_architecture() {
 #[test]
 fn everything_else_is_allowed() {
     for arch in Arch::ALL {
-        for name in ["read", "write", "openat", "close", "mmap", "execve", "wait4", "socket", "connect", "prctl", "seccomp", "getpid", "futex", "statx", "pidfd_open"] {
+        for name in [
+            "read",
+            "write",
+            "openat",
+            "close",
+            "mmap",
+            "execve",
+            "wait4",
+            "socket",
+            "connect",
+            "prctl",
+            "seccomp",
+            "getpid",
+            "futex",
+            "statx",
+            "pidfd_open",
+        ] {
             assert_eq!(answer(arch, nr(arch, name), [3, 4, 5, 6, 7, 8]), ALLOW, "{} {name}", arch.name());
         }
     }
@@ -109,7 +160,12 @@ fn clone_is_refused_with_any_namespace_flag_and_allowed_for_threads_and_processe
         }
         for &flag in crate::policy::NAMESPACE_FLAGS {
             for with in [0, SIGCHLD, FORK, THREAD] {
-                assert_eq!(answer(arch, clone, [with | u64::from(flag), 0, 0, 0, 0, 0]), EPERM, "{} clone {flag:#x}", arch.name());
+                assert_eq!(
+                    answer(arch, clone, [with | u64::from(flag), 0, 0, 0, 0, 0]),
+                    EPERM,
+                    "{} clone {flag:#x}",
+                    arch.name()
+                );
             }
         }
         // Every namespace flag at once (unshare -Urmpfin's clone, were it a clone).
@@ -140,7 +196,12 @@ fn personality_allows_the_harmless_values_only() {
     for arch in Arch::ALL {
         let personality = nr(arch, "personality");
         for &persona in crate::policy::HARMLESS_PERSONALITIES {
-            assert_eq!(answer(arch, personality, [u64::from(persona), 0, 0, 0, 0, 0]), ALLOW, "{} {persona:#x}", arch.name());
+            assert_eq!(
+                answer(arch, personality, [u64::from(persona), 0, 0, 0, 0, 0]),
+                ALLOW,
+                "{} {persona:#x}",
+                arch.name()
+            );
         }
         for persona in [ADDR_NO_RANDOMIZE, READ_IMPLIES_EXEC, ADDR_NO_RANDOMIZE | 8, 1] {
             assert_eq!(answer(arch, personality, [persona, 0, 0, 0, 0, 0]), EPERM, "{} {persona:#x}", arch.name());
@@ -184,7 +245,19 @@ fn programs_fit_the_kernel_and_serialise_to_8_bytes_each() {
             let bytes = to_bytes(&program);
             assert_eq!(bytes.len(), program.len() * 8);
             let first = &program[0];
-            assert_eq!(bytes[0..8], [first.code.to_le_bytes()[0], first.code.to_le_bytes()[1], first.jt, first.jf, first.k.to_le_bytes()[0], first.k.to_le_bytes()[1], first.k.to_le_bytes()[2], first.k.to_le_bytes()[3]]);
+            assert_eq!(
+                bytes[0..8],
+                [
+                    first.code.to_le_bytes()[0],
+                    first.code.to_le_bytes()[1],
+                    first.jt,
+                    first.jf,
+                    first.k.to_le_bytes()[0],
+                    first.k.to_le_bytes()[1],
+                    first.k.to_le_bytes()[2],
+                    first.k.to_le_bytes()[3]
+                ]
+            );
         }
     }
     assert_eq!(file_name(Arch::Aarch64, Answer::NotImplemented), "aarch64-enosys.bpf");

@@ -51,14 +51,22 @@ const FIELDS: [&str; 4] = ["dependencies", "optionalDependencies", "peerDependen
 ///
 /// # Errors
 /// `InvalidArgument` naming the lockfile when the npm lockfile is not JSON.
-pub fn box_project(file: &str, manifest: &Map<String, Value>, dependencies: &[String], lock: &AppLock<'_>, lock_name: &str) -> Result<Vec<GeneratedFile>> {
+pub fn box_project(
+    file: &str,
+    manifest: &Map<String, Value>,
+    dependencies: &[String],
+    lock: &AppLock<'_>,
+    lock_name: &str,
+) -> Result<Vec<GeneratedFile>> {
     let npm_lock = match lock.npm {
         Some(text) => match crate::definition::parse_package_json(text.as_bytes()) {
             Ok(Value::Object(map)) => Some(map),
             _ => {
                 return Err(Error::new(
                     ErrorCode::InvalidArgument,
-                    format!("{file}: its project's {lock_name} is not a JSON object; fix or regenerate it (npm install)."),
+                    format!(
+                        "{file}: its project's {lock_name} is not a JSON object; fix or regenerate it (npm install)."
+                    ),
                 ))
             }
         },
@@ -117,7 +125,10 @@ fn declared_spec(manifest: &Map<String, Value>, name: &str) -> Option<String> {
 /// Whether a lock entry's `resolved` cannot be fetched outside the app (a link, a file, git).
 fn local_or_git(entry: &Map<String, Value>) -> bool {
     entry.get("link").and_then(Value::as_bool).unwrap_or(false)
-        || entry.get("resolved").and_then(Value::as_str).is_some_and(|r| r.starts_with("file:") || r.starts_with("git") || !r.contains("://"))
+        || entry
+            .get("resolved")
+            .and_then(Value::as_str)
+            .is_some_and(|r| r.starts_with("file:") || r.starts_with("git") || !r.contains("://"))
 }
 
 /// The spec pinning `name` to the app's npm lock: `1.2.3`, or `npm:real@1.2.3` for an alias.
@@ -143,10 +154,18 @@ fn parent_path(path: &str) -> &str {
 }
 
 /// The lock path Node resolves `dependency` to from the package at `from` (nearest `node_modules`).
-fn resolve_from<'p>(packages: &'p Map<String, Value>, from: &str, dependency: &str) -> Option<(String, &'p Map<String, Value>)> {
+fn resolve_from<'p>(
+    packages: &'p Map<String, Value>,
+    from: &str,
+    dependency: &str,
+) -> Option<(String, &'p Map<String, Value>)> {
     let mut base = from;
     loop {
-        let candidate = if base.is_empty() { format!("node_modules/{dependency}") } else { format!("{base}/node_modules/{dependency}") };
+        let candidate = if base.is_empty() {
+            format!("node_modules/{dependency}")
+        } else {
+            format!("{base}/node_modules/{dependency}")
+        };
         if let Some(entry) = packages.get(&candidate).and_then(Value::as_object) {
             return Some((candidate, entry));
         }

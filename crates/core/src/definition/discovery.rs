@@ -34,14 +34,8 @@ const IGNORED_FREE_FORM_PREFIXES: [&str; 2] = ["server/sandboxes/", "src/server/
 use crate::definition::ENTRY_NAMES;
 
 /// The suffixes that make a file a free-form Definition.
-const FREE_FORM_SUFFIXES: [&str; 6] = [
-    ".sandbox.ts",
-    ".sandbox.mts",
-    ".sandbox.cts",
-    ".sandbox.js",
-    ".sandbox.mjs",
-    ".sandbox.cjs",
-];
+const FREE_FORM_SUFFIXES: [&str; 6] =
+    [".sandbox.ts", ".sandbox.mts", ".sandbox.cts", ".sandbox.js", ".sandbox.mjs", ".sandbox.cjs"];
 
 /// How a Definition was found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -223,18 +217,11 @@ fn package_projects(
     problems: &mut Vec<DiscoveryProblem>,
 ) -> Vec<DiscoveredDefinition> {
     let prefix = format!("{SANDBOXES_DIR}/");
-    let mut candidates: Vec<&str> = package_dirs
-        .iter()
-        .copied()
-        .filter(|dir| dir.starts_with(&prefix))
-        .collect();
+    let mut candidates: Vec<&str> = package_dirs.iter().copied().filter(|dir| dir.starts_with(&prefix)).collect();
     candidates.sort_by_key(|dir| (dir.split('/').count(), *dir));
 
     let entries_of = |dir: &str| -> Vec<&'static str> {
-        ENTRY_NAMES
-            .into_iter()
-            .filter(|name| files.contains(format!("{dir}/{name}").as_str()))
-            .collect()
+        ENTRY_NAMES.into_iter().filter(|name| files.contains(format!("{dir}/{name}").as_str())).collect()
     };
 
     // The folders that are Definitions, or would be but for a problem: their sub-folders are theirs.
@@ -257,7 +244,11 @@ fn package_projects(
                         dir: (*dir).to_owned(),
                         entry: format!("{dir}/{entry}"),
                     }),
-                    Err(e) => problems.push(DiscoveryProblem { name: None, origin: (*dir).to_owned(), error: located("Sandbox package", dir, &e) }),
+                    Err(e) => problems.push(DiscoveryProblem {
+                        name: None,
+                        origin: (*dir).to_owned(),
+                        error: located("Sandbox package", dir, &e),
+                    }),
                 }
             }
             several => {
@@ -279,15 +270,17 @@ fn package_projects(
             .any(|ws| (*ws == SANDBOXES_DIR || ws.starts_with(&prefix)) && (*ws == dir || is_inside(ws, dir)))
     };
     for dir in &candidates {
-        let covered = claimed
-            .iter()
-            .any(|claim| claim == dir || is_inside(claim, dir) || is_inside(dir, claim));
+        let covered = claimed.iter().any(|claim| claim == dir || is_inside(claim, dir) || is_inside(dir, claim));
         if !covered && !in_workspace(dir) {
             let error = invalid(format!(
                 "Sandbox package {} requires one ESM entrypoint (index.ts, index.mts, index.js or index.mjs).",
                 quoted(dir)
             ));
-            problems.push(DiscoveryProblem { name: valid_name(&dir[prefix.len()..]), origin: (*dir).to_owned(), error });
+            problems.push(DiscoveryProblem {
+                name: valid_name(&dir[prefix.len()..]),
+                origin: (*dir).to_owned(),
+                error,
+            });
         }
     }
 
@@ -325,16 +318,10 @@ fn free_form_files(
 ) -> Vec<DiscoveredDefinition> {
     let mut out = Vec::new();
     for file in files {
-        if IGNORED_FREE_FORM_PREFIXES
-            .iter()
-            .any(|prefix| file.starts_with(prefix))
-        {
+        if IGNORED_FREE_FORM_PREFIXES.iter().any(|prefix| file.starts_with(prefix)) {
             continue;
         }
-        let Some(stem) = FREE_FORM_SUFFIXES
-            .iter()
-            .find_map(|suffix| file.strip_suffix(suffix))
-        else {
+        let Some(stem) = FREE_FORM_SUFFIXES.iter().find_map(|suffix| file.strip_suffix(suffix)) else {
             continue;
         };
         if stem.is_empty() || stem.ends_with('/') {
@@ -342,7 +329,11 @@ fn free_form_files(
         }
         let name = stem.strip_prefix("src/").unwrap_or(stem);
         if let Err(e) = validate_name(name) {
-            problems.push(DiscoveryProblem { name: None, origin: (*file).to_owned(), error: located("Sandbox file", file, &e) });
+            problems.push(DiscoveryProblem {
+                name: None,
+                origin: (*file).to_owned(),
+                error: located("Sandbox file", file, &e),
+            });
             continue;
         }
         let Some(dir) = ancestors(file).find(|dir| package_dirs.contains(dir)) else {
@@ -365,11 +356,7 @@ fn free_form_files(
 
 /// The directories containing `path`, innermost first, ending with the root `""`.
 fn ancestors(path: &str) -> impl Iterator<Item = &str> {
-    let parents = path
-        .char_indices()
-        .rev()
-        .filter(|(_, c)| *c == '/')
-        .map(move |(i, _)| &path[..i]);
+    let parents = path.char_indices().rev().filter(|(_, c)| *c == '/').map(move |(i, _)| &path[..i]);
     parents.chain(std::iter::once(""))
 }
 

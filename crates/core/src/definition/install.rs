@@ -61,12 +61,8 @@ impl PackageManager {
 }
 
 /// Lockfiles in the order they choose a manager when `packageManager` is absent.
-const LOCKFILE_ORDER: [PackageManager; 4] = [
-    PackageManager::Pnpm,
-    PackageManager::Npm,
-    PackageManager::Yarn,
-    PackageManager::Bun,
-];
+const LOCKFILE_ORDER: [PackageManager; 4] =
+    [PackageManager::Pnpm, PackageManager::Npm, PackageManager::Yarn, PackageManager::Bun];
 
 /// How to install a Definition's dependencies: run `command args…` at the install root
 /// (Box dir `project/`).
@@ -126,7 +122,10 @@ fn is_manifest(path: &str) -> bool {
 fn runs_install_scripts(manifest: &[u8]) -> bool {
     const INSTALL_SCRIPTS: [&str; 4] = ["preinstall", "install", "postinstall", "prepare"];
     match serde_json::from_slice::<Value>(manifest) {
-        Ok(value) => value.get("scripts").and_then(Value::as_object).is_some_and(|scripts| INSTALL_SCRIPTS.iter().any(|name| scripts.contains_key(*name))),
+        Ok(value) => value
+            .get("scripts")
+            .and_then(Value::as_object)
+            .is_some_and(|scripts| INSTALL_SCRIPTS.iter().any(|name| scripts.contains_key(*name))),
         Err(_) => true,
     }
 }
@@ -140,7 +139,13 @@ fn runs_install_scripts(manifest: &[u8]) -> bool {
 ///
 /// The platform the install runs on is not part of it: each provider keeps its prepared projects
 /// for its own platform (the local Box host refuses a snapshot taken on another platform).
-pub fn install_digest(plan_command: &str, args: &[String], manager: PackageManager, package_path: &str, files: &[(&str, Option<u32>, &[u8])]) -> String {
+pub fn install_digest(
+    plan_command: &str,
+    args: &[String],
+    manager: PackageManager,
+    package_path: &str,
+    files: &[(&str, Option<u32>, &[u8])],
+) -> String {
     use sha2::{Digest, Sha256};
     let mut hasher = Sha256::new();
     hasher.update(b"vite-hub-sandbox/install/v1\0");
@@ -158,7 +163,8 @@ pub fn install_digest(plan_command: &str, args: &[String], manager: PackageManag
     // then every file is an install input, or two projects that share manifests and lockfile
     // would share one prepared tree that either one's scripts made.
     let scripted = files.iter().any(|(path, _, content)| is_manifest(path) && runs_install_scripts(content));
-    let inputs: Vec<&(&str, Option<u32>, &[u8])> = files.iter().filter(|(path, _, _)| scripted || is_install_input(path)).collect();
+    let inputs: Vec<&(&str, Option<u32>, &[u8])> =
+        files.iter().filter(|(path, _, _)| scripted || is_install_input(path)).collect();
     for &(path, mode, content) in super::in_path_order(inputs, |(path, _, _)| path) {
         part(path.as_bytes());
         part(&mode.unwrap_or(0).to_le_bytes());
@@ -238,7 +244,9 @@ pub(crate) fn install_plan(
         },
     };
     let berry = manager == PackageManager::Yarn
-        && (declared_major.is_some_and(|major| major >= 2) || facts.yarn_lock.is_some_and(|lock| contains(lock, b"__metadata:")) || facts.yarnrc_yml.is_some());
+        && (declared_major.is_some_and(|major| major >= 2)
+            || facts.yarn_lock.is_some_and(|lock| contains(lock, b"__metadata:"))
+            || facts.yarnrc_yml.is_some());
     let pnp = berry && facts.yarnrc_yml.and_then(yarn_node_linker).is_none_or(|linker| linker == "pnp");
     let command = manager.as_str().to_owned();
     let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
@@ -249,9 +257,9 @@ pub(crate) fn install_plan(
 /// Whether a manifest declares a non-empty `dependencies`, `devDependencies` or
 /// `optionalDependencies` object.
 pub(crate) fn declares_dependencies(manifest: &Map<String, Value>) -> bool {
-    ["dependencies", "devDependencies", "optionalDependencies"].iter().any(|key| {
-        manifest.get(*key).and_then(Value::as_object).is_some_and(|m| !m.is_empty())
-    })
+    ["dependencies", "devDependencies", "optionalDependencies"]
+        .iter()
+        .any(|key| manifest.get(*key).and_then(Value::as_object).is_some_and(|m| !m.is_empty()))
 }
 
 /// Parses `packageManager` (`name@version[+hash]`) into the manager and the version's major.
@@ -283,23 +291,45 @@ mod digest_tests {
     }
 
     fn digest_of(files: Vec<DefinitionFile>) -> Option<String> {
-        Definition::from_files("d", files).map(|d| d.install.map(|plan| plan.digest)).unwrap_or_else(|e| panic!("{e:?}"))
+        Definition::from_files("d", files)
+            .map(|d| d.install.map(|plan| plan.digest))
+            .unwrap_or_else(|e| panic!("{e:?}"))
     }
 
     const MANIFEST: &str = r#"{"type":"module","dependencies":{"slugify":"1.6.9"}}"#;
 
     #[test]
     fn with_install_scripts_every_file_is_an_install_input() {
-        const SCRIPTED: &str = r#"{"type":"module","dependencies":{"slugify":"1.6.9"},"scripts":{"postinstall":"node setup.cjs"}}"#;
-        let with = |setup: &str| vec![file("package.json", SCRIPTED), file("package-lock.json", "{}"), file("setup.cjs", setup), file("index.mjs", "export default () => 1")];
-        assert_ne!(digest_of(with("// nothing")), digest_of(with("require('fs').writeFileSync('x', '')")), "the script's own file counts");
+        const SCRIPTED: &str =
+            r#"{"type":"module","dependencies":{"slugify":"1.6.9"},"scripts":{"postinstall":"node setup.cjs"}}"#;
+        let with = |setup: &str| {
+            vec![
+                file("package.json", SCRIPTED),
+                file("package-lock.json", "{}"),
+                file("setup.cjs", setup),
+                file("index.mjs", "export default () => 1"),
+            ]
+        };
+        assert_ne!(
+            digest_of(with("// nothing")),
+            digest_of(with("require('fs').writeFileSync('x', '')")),
+            "the script's own file counts"
+        );
         assert_eq!(digest_of(with("// nothing")), digest_of(with("// nothing")));
     }
 
     #[test]
     fn a_handler_edit_keeps_the_install_digest_and_changes_the_project_digest() {
-        let before = vec![file("package.json", MANIFEST), file("package-lock.json", "{}"), file("index.mjs", "export default () => 1")];
-        let after = vec![file("package.json", MANIFEST), file("package-lock.json", "{}"), file("index.mjs", "export default () => 2")];
+        let before = vec![
+            file("package.json", MANIFEST),
+            file("package-lock.json", "{}"),
+            file("index.mjs", "export default () => 1"),
+        ];
+        let after = vec![
+            file("package.json", MANIFEST),
+            file("package-lock.json", "{}"),
+            file("index.mjs", "export default () => 2"),
+        ];
         assert_eq!(digest_of(before.clone()), digest_of(after.clone()));
         let project = |files| Definition::from_files("d", files).map(|d| d.digest).unwrap_or_default();
         assert_ne!(project(before), project(after));
@@ -307,7 +337,13 @@ mod digest_tests {
 
     #[test]
     fn a_lockfile_manifest_or_patch_change_makes_a_new_install_digest() {
-        let base = || vec![file("package.json", MANIFEST), file("package-lock.json", "{}"), file("index.mjs", "export default () => 1")];
+        let base = || {
+            vec![
+                file("package.json", MANIFEST),
+                file("package-lock.json", "{}"),
+                file("index.mjs", "export default () => 1"),
+            ]
+        };
         let reference = digest_of(base());
         assert!(reference.as_deref().is_some_and(|d| d.len() == 64));
         let mut lock = base();
@@ -323,6 +359,9 @@ mod digest_tests {
 
     #[test]
     fn no_dependencies_means_no_install_digest() {
-        assert_eq!(digest_of(vec![file("package.json", r#"{"type":"module"}"#), file("index.mjs", "export default () => 1")]), None);
+        assert_eq!(
+            digest_of(vec![file("package.json", r#"{"type":"module"}"#), file("index.mjs", "export default () => 1")]),
+            None
+        );
     }
 }

@@ -226,7 +226,10 @@ pub fn check_module_graph(input: &ModuleGraphInput) -> Result<ModuleGraphPlan> {
     };
     let facts_of = |path: &str| {
         modules.get(path).copied().ok_or_else(|| {
-            Error::new(ErrorCode::InvalidArgument, format!("{prefix} {} is a module of the package but no facts were given for it.", quoted(path)))
+            Error::new(
+                ErrorCode::InvalidArgument,
+                format!("{prefix} {} is a module of the package but no facts were given for it.", quoted(path)),
+            )
         })
     };
 
@@ -310,14 +313,22 @@ fn plan_rewrites(modules: &BTreeMap<&str, &ModuleFacts>, package: &Package<'_>) 
 }
 
 /// Every broken rule of one reachable module; `reach` is called with each package file it imports.
-fn module_findings(module: &ModuleFacts, package: &Package<'_>, declared: Option<&dependencies::Declared>, mut reach: impl FnMut(&str)) -> Vec<Finding> {
+fn module_findings(
+    module: &ModuleFacts,
+    package: &Package<'_>,
+    declared: Option<&dependencies::Declared>,
+    mut reach: impl FnMut(&str),
+) -> Vec<Finding> {
     let finding = |line, column, text: String| Finding { path: module.path.clone(), line, column, text };
     let mut findings = Vec::new();
     if let Some(error) = &module.parse_error {
         findings.push(finding(
             error.line,
             error.column,
-            format!("is not a valid ES module: {}. Fix the syntax; Sandbox packages run as ES modules.", error.message.trim_end_matches('.')),
+            format!(
+                "is not a valid ES module: {}. Fix the syntax; Sandbox packages run as ES modules.",
+                error.message.trim_end_matches('.')
+            ),
         ));
     }
     for edge in &module.imports {

@@ -198,10 +198,7 @@ pub fn sandbox_options(facts: &SandboxFileFacts) -> Result<SandboxOptions> {
             )));
         };
         if !seen.insert(key) {
-            return Err(invalid(format!(
-                "{here}: defineSandbox() option {} is set twice; keep one.",
-                quoted(key)
-            )));
+            return Err(invalid(format!("{here}: defineSandbox() option {} is set twice; keep one.", quoted(key))));
         }
         if key == "run" {
             if property.is_static && !property.function {
@@ -235,9 +232,7 @@ pub fn sandbox_options(facts: &SandboxFileFacts) -> Result<SandboxOptions> {
         match key {
             "project" => {
                 let project = value.as_bool().ok_or_else(|| {
-                    invalid(format!(
-                        "{here}: defineSandbox() option \"project\" must be a boolean (true or false)."
-                    ))
+                    invalid(format!("{here}: defineSandbox() option \"project\" must be a boolean (true or false)."))
                 })?;
                 options.project = Some((project, property.line));
             }
@@ -292,22 +287,11 @@ pub fn package_name(specifier: &str) -> Option<&str> {
 /// The files of the nearest project that ship with a free-form bundle when it is attached,
 /// relative to the project directory: the manifest and every lockfile the install plan reads
 /// (those that exist; `bun.lockb` is never shipped, see [`crate::definition::is_excluded_path`]).
-pub const PROJECT_FILES: [&str; 6] = [
-    "package.json",
-    "package-lock.json",
-    "npm-shrinkwrap.json",
-    "pnpm-lock.yaml",
-    "yarn.lock",
-    "bun.lock",
-];
+pub const PROJECT_FILES: [&str; 6] =
+    ["package.json", "package-lock.json", "npm-shrinkwrap.json", "pnpm-lock.yaml", "yarn.lock", "bun.lock"];
 
 /// The `package.json` keys whose package names count as declared dependencies.
-const DEPENDENCY_FIELDS: [&str; 4] = [
-    "dependencies",
-    "devDependencies",
-    "optionalDependencies",
-    "peerDependencies",
-];
+const DEPENDENCY_FIELDS: [&str; 4] = ["dependencies", "devDependencies", "optionalDependencies", "peerDependencies"];
 
 /// Whether the nearest project ships with a free-form bundle, and the packages it must install.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -368,10 +352,7 @@ pub fn project_plan(
         };
         let declares = |name: &str| {
             DEPENDENCY_FIELDS.iter().any(|field| {
-                manifest_object
-                    .get(*field)
-                    .and_then(Value::as_object)
-                    .is_some_and(|deps| deps.contains_key(name))
+                manifest_object.get(*field).and_then(Value::as_object).is_some_and(|deps| deps.contains_key(name))
             })
         };
         if let Some(missing) = dependencies.iter().find(|d| !declares(d)) {
@@ -384,11 +365,7 @@ pub fn project_plan(
     Ok(ProjectPlan {
         attach,
         dependencies: dependencies.into_iter().collect(),
-        files: if attach {
-            PROJECT_FILES.iter().map(|f| (*f).to_owned()).collect()
-        } else {
-            Vec::new()
-        },
+        files: if attach { PROJECT_FILES.iter().map(|f| (*f).to_owned()).collect() } else { Vec::new() },
     })
 }
 

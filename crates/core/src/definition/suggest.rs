@@ -45,10 +45,13 @@ pub fn not_found_message(name: &str, miss: &Miss<'_>) -> String {
              resolution): import it only from server code that Vite builds or serves. Without Vite, call \
              registerSandbox() or registerSandboxDirectory() before runSandbox()."
         ),
-        Miss::Invalid { reason } => format!("{head}: its Definition is invalid, so it is not in the registry: {reason}"),
+        Miss::Invalid { reason } => {
+            format!("{head}: its Definition is invalid, so it is not in the registry: {reason}")
+        }
         Miss::Unlisted => format!("{head}."),
         Miss::Unknown { names } => {
-            let sorted: Vec<&str> = names.iter().map(|name| name.as_str()).collect::<BTreeSet<_>>().into_iter().collect();
+            let sorted: Vec<&str> =
+                names.iter().map(|name| name.as_str()).collect::<BTreeSet<_>>().into_iter().collect();
             if sorted.is_empty() {
                 return format!("{head}: the registry has no Definitions yet (server/sandboxes/<name>/ or a <path>.sandbox.ts file).");
             }
@@ -96,7 +99,8 @@ pub fn closest_names<'a>(name: &str, names: &[&'a str]) -> Vec<&'a str> {
         let chars: Vec<char> = lower.chars().collect();
         let distance = edit_distance(&wanted, &chars);
         let budget = (wanted.len().max(chars.len()) / 3).clamp(1, 3);
-        let contains = wanted.len().min(chars.len()) >= 3 && (lower.contains(&wanted_text) || wanted_text.contains(&lower));
+        let contains =
+            wanted.len().min(chars.len()) >= 3 && (lower.contains(&wanted_text) || wanted_text.contains(&lower));
         let same_last = !wanted_last.is_empty() && lower.rsplit('/').next() == Some(wanted_last);
         if distance <= budget {
             keep((distance, index, candidate));

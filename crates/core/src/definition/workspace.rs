@@ -75,7 +75,9 @@ pub fn resolve_workspace(input: &WorkspaceInput) -> Result<Option<WorkspacePlan>
     let invalid = |message: String| Error::new(ErrorCode::InvalidArgument, message);
     let texts: BTreeMap<&str, &str> = input.manifests.iter().map(|(d, t)| (d.as_str(), t.as_str())).collect();
     let required = |dir: &str| -> Result<Map<String, Value>> {
-        let text = texts.get(dir).ok_or_else(|| invalid(format!("{} is missing: a pnpm workspace needs it.", label(dir, "package.json"))))?;
+        let text = texts
+            .get(dir)
+            .ok_or_else(|| invalid(format!("{} is missing: a pnpm workspace needs it.", label(dir, "package.json"))))?;
         match parse_package_json(text.as_bytes()) {
             Ok(Value::Object(map)) => Ok(map),
             _ => Err(invalid(format!("{} is not a JSON object; fix its syntax.", label(dir, "package.json")))),
@@ -143,7 +145,9 @@ pub fn resolve_workspace(input: &WorkspaceInput) -> Result<Option<WorkspacePlan>
         (format!("{} \"patchedDependencies\"", label("", "pnpm-workspace.yaml")), input.workspace_patches.as_ref()),
     ] {
         let Some(patches) = patches.filter(|p| !p.is_null()) else { continue };
-        let entries = patches.as_object().ok_or_else(|| invalid(format!("{source} must be an object of dependency → patch file path.")))?;
+        let entries = patches
+            .as_object()
+            .ok_or_else(|| invalid(format!("{source} must be an object of dependency → patch file path.")))?;
         for (dependency, path) in entries {
             let problem = match path.as_str() {
                 None => Some("it is not a string".to_owned()),

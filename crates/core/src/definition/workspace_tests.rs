@@ -22,7 +22,10 @@ fn plan(input: &WorkspaceInput) -> WorkspacePlan {
 fn transitive_closure_over_all_dependency_fields() {
     let manifests = [
         ("", ROOT),
-        ("sandboxes/report", r#"{"name":"report","dependencies":{"@acme/a":"workspace:*","left-pad":"1"},"devDependencies":{"@acme/t":"workspace:^"}}"#),
+        (
+            "sandboxes/report",
+            r#"{"name":"report","dependencies":{"@acme/a":"workspace:*","left-pad":"1"},"devDependencies":{"@acme/t":"workspace:^"}}"#,
+        ),
         ("packages/a", r#"{"name":"@acme/a","optionalDependencies":{"@acme/b":"workspace:~"}}"#),
         ("packages/b", r#"{"name":"@acme/b","peerDependencies":{"@acme/a":"workspace:*"}}"#),
         ("packages/t", r#"{"name":"@acme/t"}"#),
@@ -40,10 +43,8 @@ fn transitive_closure_over_all_dependency_fields() {
 
 #[test]
 fn the_root_itself_is_a_definition_and_a_workspace_package() {
-    let manifests = [
-        ("", r#"{"name":"root","dependencies":{"@acme/a":"workspace:*"}}"#),
-        ("packages/a", r#"{"name":"@acme/a"}"#),
-    ];
+    let manifests =
+        [("", r#"{"name":"root","dependencies":{"@acme/a":"workspace:*"}}"#), ("packages/a", r#"{"name":"@acme/a"}"#)];
     let p = plan(&input("", &["packages/*"], &manifests));
     assert_eq!((p.package_path.as_str(), p.dirs.clone()), ("", vec!["".to_owned(), "packages/a".to_owned()]));
     let depends_on_root = [("", ROOT), ("packages/a", r#"{"name":"a","dependencies":{"root":"workspace:*"}}"#)];
@@ -104,8 +105,15 @@ fn manifest_and_pattern_errors_name_the_file() {
     let error = resolve_workspace(&input("s", &["s"], &[("", ROOT), ("s", "{nope")])).unwrap_err();
     assert_eq!(error.message(), "app/s/package.json is not a JSON object; fix its syntax.");
     let error = resolve_workspace(&input("s", &["{s,t}"], &[("", ROOT), ("s", "{}")])).unwrap_err();
-    assert!(error.message().starts_with("app/pnpm-workspace.yaml \"packages\" pattern \"{s,t}\" uses glob syntax"), "{}", error.message());
+    assert!(
+        error.message().starts_with("app/pnpm-workspace.yaml \"packages\" pattern \"{s,t}\" uses glob syntax"),
+        "{}",
+        error.message()
+    );
     let twins = [("", ROOT), ("s", r#"{"name":"s"}"#), ("p/a", r#"{"name":"dup"}"#), ("p/b", r#"{"name":"dup"}"#)];
     let error = resolve_workspace(&input("s", &["s", "p/*"], &twins)).unwrap_err();
-    assert_eq!(error.message(), "app/p/a/package.json and app/p/b/package.json are both named \"dup\"; workspace package names must be unique.");
+    assert_eq!(
+        error.message(),
+        "app/p/a/package.json and app/p/b/package.json are both named \"dup\"; workspace package names must be unique."
+    );
 }

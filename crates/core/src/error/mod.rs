@@ -256,7 +256,6 @@ pub struct Details {
 /// Bytes of each output stream a failed Command's error keeps (the last ones; 4 KiB).
 pub const OUTPUT_TAIL_BYTES: usize = 4096;
 
-
 impl Details {
     fn is_empty(&self) -> bool {
         self == &Details::default()
@@ -359,7 +358,9 @@ impl Error {
     /// (`details.stdout`, `details.stderr`; an empty stream is left out), so a failure explains
     /// itself. Box output holds no host secret; callers strip anything of their own protocol.
     pub fn with_output_tails(mut self, stdout: &str, stderr: &str) -> Error {
-        let keep = |text: &str| Some(crate::command::last_bytes(text, OUTPUT_TAIL_BYTES).to_owned()).filter(|t| !t.trim().is_empty());
+        let keep = |text: &str| {
+            Some(crate::command::last_bytes(text, OUTPUT_TAIL_BYTES).to_owned()).filter(|t| !t.trim().is_empty())
+        };
         self.inner.details.stdout = keep(stdout);
         self.inner.details.stderr = keep(stderr);
         self
@@ -477,10 +478,7 @@ impl Error {
     pub fn is_retryable(&self) -> bool {
         match self.inner.upstream_status {
             Some(status) => status == 429 || (500..=599).contains(&status),
-            None => matches!(
-                self.inner.code,
-                ErrorCode::TransportError | ErrorCode::ProviderUnavailable
-            ),
+            None => matches!(self.inner.code, ErrorCode::TransportError | ErrorCode::ProviderUnavailable),
         }
     }
 
@@ -603,7 +601,8 @@ mod tests {
 
     #[test]
     fn without_stack_keeps_the_message_and_name() {
-        let thrown = Error::new(ErrorCode::HandlerError, "boom").with_thrown(Some("TypeError".into()), Some("TypeError: boom\n    at x".into()));
+        let thrown = Error::new(ErrorCode::HandlerError, "boom")
+            .with_thrown(Some("TypeError".into()), Some("TypeError: boom\n    at x".into()));
         assert_eq!(thrown.to_json_body()["error"]["details"]["stack"], json!("TypeError: boom\n    at x"));
         let body = thrown.without_stack().to_json_body();
         assert_eq!(body["error"]["message"], json!("boom"));
@@ -613,10 +612,7 @@ mod tests {
 
     #[test]
     fn code_table_snapshot() {
-        let table: Vec<String> = ErrorCode::ALL
-            .iter()
-            .map(|c| format!("{} {}", c.as_str(), c.http_status()))
-            .collect();
+        let table: Vec<String> = ErrorCode::ALL.iter().map(|c| format!("{} {}", c.as_str(), c.http_status())).collect();
         assert_eq!(
             table.join("\n"),
             "SANDBOX_INVALID_ARGUMENT 400\n\
@@ -656,10 +652,7 @@ mod tests {
         .iter()
         .map(|o| o.as_str())
         .collect();
-        assert_eq!(
-            names,
-            ["create", "write", "exec", "install", "read", "stop", "stage", "resolve"]
-        );
+        assert_eq!(names, ["create", "write", "exec", "install", "read", "stop", "stage", "resolve"]);
     }
 
     #[test]
@@ -690,23 +683,10 @@ mod tests {
                 "details": {"operation": "exec", "provider": "vercel", "status": 502,
                     "timeoutMs": 1000, "exitCode": 3}}})
         );
-        let keys: Vec<&String> = body["error"]["details"]
-            .as_object()
-            .unwrap()
-            .keys()
-            .collect();
+        let keys: Vec<&String> = body["error"]["details"].as_object().unwrap().keys().collect();
         for key in keys {
-            assert!([
-                "operation",
-                "provider",
-                "status",
-                "timeoutMs",
-                "exitCode",
-                "limit",
-                "value",
-                "maximum"
-            ]
-            .contains(&key.as_str()));
+            assert!(["operation", "provider", "status", "timeoutMs", "exitCode", "limit", "value", "maximum"]
+                .contains(&key.as_str()));
         }
         assert_eq!(err.retry_after_ms(), Some(500));
         assert_eq!(err.upstream_status(), Some(502));
@@ -716,8 +696,7 @@ mod tests {
 
     #[test]
     fn output_direction_is_500() {
-        let input =
-            Error::new(ErrorCode::TransferLimit, "too big").with_limit("maxInputBytes", 10, 5);
+        let input = Error::new(ErrorCode::TransferLimit, "too big").with_limit("maxInputBytes", 10, 5);
         assert_eq!(input.http_status(), 413);
         assert_eq!(input.direction(), Direction::Input);
         assert_eq!(
@@ -726,22 +705,9 @@ mod tests {
         );
         let output = Error::new(ErrorCode::TransferLimit, "too big").for_output();
         assert_eq!(output.http_status(), 500);
-        assert_eq!(
-            Error::new(ErrorCode::SerializationError, "x").http_status(),
-            400
-        );
-        assert_eq!(
-            Error::new(ErrorCode::SerializationError, "x")
-                .for_output()
-                .http_status(),
-            500
-        );
-        assert_eq!(
-            Error::new(ErrorCode::Timeout, "x")
-                .for_output()
-                .http_status(),
-            504
-        );
+        assert_eq!(Error::new(ErrorCode::SerializationError, "x").http_status(), 400);
+        assert_eq!(Error::new(ErrorCode::SerializationError, "x").for_output().http_status(), 500);
+        assert_eq!(Error::new(ErrorCode::Timeout, "x").for_output().http_status(), 504);
     }
 
     #[test]
@@ -761,30 +727,18 @@ mod tests {
     #[test]
     fn empty_message_uses_default() {
         let err = Error::new(ErrorCode::HandlerError, "");
-        assert_eq!(
-            err.to_json_body()["error"]["message"],
-            "Sandbox execution failed."
-        );
+        assert_eq!(err.to_json_body()["error"]["message"], "Sandbox execution failed.");
         assert_eq!(err.to_string(), "Sandbox execution failed.");
-        assert_eq!(
-            Error::new(ErrorCode::RuntimeError, "").public_message(),
-            "Sandbox execution failed."
-        );
+        assert_eq!(Error::new(ErrorCode::RuntimeError, "").public_message(), "Sandbox execution failed.");
     }
 
     #[test]
     fn retryable_rules() {
         assert!(Error::new(ErrorCode::TransportError, "reset").is_retryable());
         assert!(Error::new(ErrorCode::ProviderUnavailable, "").is_retryable());
-        assert!(Error::new(ErrorCode::TransportError, "")
-            .with_status(429)
-            .is_retryable());
-        assert!(Error::new(ErrorCode::RuntimeError, "")
-            .with_status(503)
-            .is_retryable());
-        assert!(!Error::new(ErrorCode::TransportError, "")
-            .with_status(400)
-            .is_retryable());
+        assert!(Error::new(ErrorCode::TransportError, "").with_status(429).is_retryable());
+        assert!(Error::new(ErrorCode::RuntimeError, "").with_status(503).is_retryable());
+        assert!(!Error::new(ErrorCode::TransportError, "").with_status(400).is_retryable());
         assert!(!Error::new(ErrorCode::Timeout, "").is_retryable());
         assert!(!Error::new(ErrorCode::InvalidArgument, "").is_retryable());
     }
@@ -798,5 +752,4 @@ mod tests {
         assert!(kept.ends_with("END") && kept.len() <= OUTPUT_TAIL_BYTES, "{}", kept.len());
         assert!(body["error"]["details"].get("stderr").is_none());
     }
-
 }

@@ -28,7 +28,12 @@ pub fn redact(text: &str, secrets: &[&str]) -> String {
         add((*secret).to_owned());
         add(url_encoded(secret));
         let g = &base64::engine::general_purpose::STANDARD;
-        for engine in [g, &base64::engine::general_purpose::STANDARD_NO_PAD, &base64::engine::general_purpose::URL_SAFE, &base64::engine::general_purpose::URL_SAFE_NO_PAD] {
+        for engine in [
+            g,
+            &base64::engine::general_purpose::STANDARD_NO_PAD,
+            &base64::engine::general_purpose::URL_SAFE,
+            &base64::engine::general_purpose::URL_SAFE_NO_PAD,
+        ] {
             add(engine.encode(secret.as_bytes()));
         }
     }
@@ -52,7 +57,11 @@ fn replace_forms(text: &str, forms: &[String]) -> String {
                 let form = form.as_bytes();
                 let min = form.len().min(MIN_PREFIX_BYTES);
                 let matched = bytes[i..].iter().zip(form).take_while(|(a, b)| a.eq_ignore_ascii_case(b)).count();
-                if matched >= min && text.is_char_boundary(i + matched) { matched } else { 0 }
+                if matched >= min && text.is_char_boundary(i + matched) {
+                    matched
+                } else {
+                    0
+                }
             })
             .max()
             .unwrap_or(0);

@@ -28,10 +28,19 @@ function fingerprint(root) {
     for (const entry of entries) {
       const file = path.join(dir, entry.name);
       const name = relative ? relative + '/' + entry.name : entry.name;
-      const counted = insideModules || entry.name === 'node_modules' || (!relative && (entry.name === '.yarn' || entry.name.startsWith('.pnp.')));
+      const counted =
+        insideModules ||
+        entry.name === 'node_modules' ||
+        (!relative && (entry.name === '.yarn' || entry.name.startsWith('.pnp.')));
       if (counted) {
         const stat = fs.lstatSync(file);
-        const content = entry.isDirectory() ? null : entry.isSymbolicLink() ? fs.readlinkSync(file) : entry.isFile() ? fs.readFileSync(file) : '';
+        const content = entry.isDirectory()
+          ? null
+          : entry.isSymbolicLink()
+            ? fs.readlinkSync(file)
+            : entry.isFile()
+              ? fs.readFileSync(file)
+              : '';
         hash.update(entryLine(name, stat, content));
       }
       if (entry.isDirectory()) walk(file, name, counted);

@@ -106,8 +106,12 @@ function serializationError(message) {
 }
 
 function limitError(what, limit, value, maximum) {
-  return new TransferError('RangeError', 'SANDBOX_TRANSFER_LIMIT',
-    `Sandbox ${what} exceeds ${limit} (${value} > ${maximum}).`, { limit, value, maximum });
+  return new TransferError(
+    'RangeError',
+    'SANDBOX_TRANSFER_LIMIT',
+    `Sandbox ${what} exceeds ${limit} (${value} > ${maximum}).`,
+    { limit, value, maximum },
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -160,9 +164,19 @@ function reviveInput(values, filesDir) {
         const out = {};
         for (const entry of descriptor.entries) {
           if (!Array.isArray(entry) || entry.length !== 2) throw invalid();
-          const key = typeof entry[0] === 'string' ? entry[0] : entry[0]?.[MARKER]?.tag === 'string' ? markerString(entry[0][MARKER]) : null;
+          const key =
+            typeof entry[0] === 'string'
+              ? entry[0]
+              : entry[0]?.[MARKER]?.tag === 'string'
+                ? markerString(entry[0][MARKER])
+                : null;
           if (key === null) throw invalid();
-          Object.defineProperty(out, key, { value: revive(entry[1]), enumerable: true, writable: true, configurable: true });
+          Object.defineProperty(out, key, {
+            value: revive(entry[1]),
+            enumerable: true,
+            writable: true,
+            configurable: true,
+          });
         }
         return out;
       }
@@ -182,7 +196,12 @@ function reviveInput(values, filesDir) {
     }
     const out = {};
     for (const key of Object.keys(node)) {
-      Object.defineProperty(out, key, { value: revive(node[key]), enumerable: true, writable: true, configurable: true });
+      Object.defineProperty(out, key, {
+        value: revive(node[key]),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
     }
     return out;
   };
@@ -227,7 +246,8 @@ function nonPlainClass(value) {
   if (typeof valueClass !== 'function') return null;
   const name = typeof valueClass.name === 'string' ? valueClass.name : '';
   if (name === 'Object') return null;
-  if (['Map', 'Set', 'WeakMap', 'WeakSet', 'Promise', 'RegExp', 'Error', 'ArrayBuffer', 'DataView'].includes(name)) return name;
+  if (['Map', 'Set', 'WeakMap', 'WeakSet', 'Promise', 'RegExp', 'Error', 'ArrayBuffer', 'DataView'].includes(name))
+    return name;
   if (name === '') return 'class instance';
   if (name.endsWith('Array')) return name;
   return `${name} instance`;
@@ -238,7 +258,9 @@ function guarded(where, action, read) {
     return read();
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
-    const failure = serializationError(`Sandbox result must be JSON-serializable; ${action} at "${where}" threw: ${reason}`);
+    const failure = serializationError(
+      `Sandbox result must be JSON-serializable; ${action} at "${where}" threw: ${reason}`,
+    );
     failure.cause = error;
     throw failure;
   }
@@ -294,15 +316,21 @@ function encodeResult(value, limits) {
       else if (types.isBooleanObject(current)) current = Boolean.prototype.valueOf.call(current);
     }
     switch (typeof current) {
-      case 'undefined': return undefined;
-      case 'string': return encodeString(current);
-      case 'boolean': return current;
+      case 'undefined':
+        return undefined;
+      case 'string':
+        return encodeString(current);
+      case 'boolean':
+        return current;
       case 'number':
         if (!Number.isFinite(current)) throw unsupported('non-finite number', where);
         return current;
-      case 'bigint': throw unsupported('bigint', where);
-      case 'symbol': throw unsupported('symbol', where);
-      case 'function': throw unsupported('function', where);
+      case 'bigint':
+        throw unsupported('bigint', where);
+      case 'symbol':
+        throw unsupported('symbol', where);
+      case 'function':
+        throw unsupported('function', where);
     }
     if (current === null) return null;
     if (looksLikeResponse(current)) throw unsupported('nested Response', where);
@@ -320,7 +348,8 @@ function encodeResult(value, limits) {
         for (let index = 0; index < length; index += 1) {
           const itemWhere = `${where}.${index}`;
           // A hole would become null: refused like payloads are (src/transfer/envelope.rs).
-          if (!guarded(itemWhere, 'reading', () => index in current)) throw unsupported('sparse array (a hole)', itemWhere);
+          if (!guarded(itemWhere, 'reading', () => index in current))
+            throw unsupported('sparse array (a hole)', itemWhere);
           const item = guarded(itemWhere, 'reading', () => current[index]);
           const encoded = encode(item, String(index), itemWhere, depth + 1);
           out.push(encoded === undefined ? null : encoded);
@@ -328,7 +357,9 @@ function encodeResult(value, limits) {
         return out;
       }
       const symbolKeyed = guarded(where, 'listing keys', () =>
-        Object.getOwnPropertySymbols(current).some((symbol) => Object.prototype.propertyIsEnumerable.call(current, symbol)),
+        Object.getOwnPropertySymbols(current).some((symbol) =>
+          Object.prototype.propertyIsEnumerable.call(current, symbol),
+        ),
       );
       if (symbolKeyed) throw unsupported('symbol key', where);
       const keys = guarded(where, 'listing keys', () => Object.keys(current));
@@ -340,7 +371,8 @@ function encodeResult(value, limits) {
         if (encoded !== undefined) entries.push([encodeString(name), encoded]);
       }
       // A key that is the marker key itself, or a string marker, needs the entries form.
-      if (entries.some(([name]) => typeof name !== 'string' || name === MARKER)) return { [MARKER]: { tag: 'object', entries } };
+      if (entries.some(([name]) => typeof name !== 'string' || name === MARKER))
+        return { [MARKER]: { tag: 'object', entries } };
       const out = Object.create(null);
       for (const [name, encoded] of entries) out[name] = encoded;
       return out;
@@ -361,7 +393,11 @@ function looksLikeResponse(value) {
   if (value === null || typeof value !== 'object') return false;
   let shaped;
   try {
-    shaped = typeof value.status === 'number' && typeof value.arrayBuffer === 'function' && value.headers !== null && typeof value.headers === 'object';
+    shaped =
+      typeof value.status === 'number' &&
+      typeof value.arrayBuffer === 'function' &&
+      value.headers !== null &&
+      typeof value.headers === 'object';
   } catch {
     return false;
   }
@@ -373,9 +409,10 @@ async function writeSidecars(sidecars, filesDir) {
   if (sidecars.length === 0) return;
   fs.mkdirSync(filesDir, { recursive: true });
   for (const { id, binary } of sidecars) {
-    const bytes = binary instanceof Blob
-      ? new Uint8Array(await binary.arrayBuffer())
-      : new Uint8Array(binary.buffer, binary.byteOffset, binary.byteLength);
+    const bytes =
+      binary instanceof Blob
+        ? new Uint8Array(await binary.arrayBuffer())
+        : new Uint8Array(binary.buffer, binary.byteOffset, binary.byteLength);
     apply(writeFileSync, fs, [path.join(filesDir, String(id)), bytes]);
   }
 }
@@ -411,7 +448,8 @@ function describeThrown(thrown) {
     if (thrown instanceof Error || (object && typeof thrown.message === 'string')) {
       if (typeof thrown.name === 'string' && thrown.name) name = thrown.name;
       message = String(thrown.message ?? '');
-      if (!(thrown instanceof TransferError) && typeof thrown.stack === 'string') stack = apply(toWellFormed, thrown.stack.slice(0, MAX_STACK_CHARS), []);
+      if (!(thrown instanceof TransferError) && typeof thrown.stack === 'string')
+        stack = apply(toWellFormed, thrown.stack.slice(0, MAX_STACK_CHARS), []);
     } else if (object) {
       // What Node prints for it uncaught (`{ code: 42 }`), not String()'s "[object Object]".
       message = apply(inspect, null, [thrown, { depth: 4, breakLength: Infinity }]);
@@ -462,9 +500,16 @@ async function writeFrame(nonce, json) {
  * maxOutputBytes (a limit error frame ends it).
  */
 async function streamResponse(response, nonce, limits) {
-  await writeFrame(nonce, stringify({
-    version: 1, frame: 'head', status: response.status, statusText: response.statusText, headers: [...response.headers],
-  }));
+  await writeFrame(
+    nonce,
+    stringify({
+      version: 1,
+      frame: 'head',
+      status: response.status,
+      statusText: response.statusText,
+      headers: [...response.headers],
+    }),
+  );
   if (response.body !== null) {
     let total = 0;
     for await (const chunk of response.body) {
@@ -550,7 +595,9 @@ async function main() {
     reportEarly('The entry returned a promise that never settled: nothing was left running to settle it.');
     process.exit(1);
   });
-  process.on('exit', (code) => reportEarly(`The entry ended the process with exit code ${code} before returning a result.`));
+  process.on('exit', (code) =>
+    reportEarly(`The entry ended the process with exit code ${code} before returning a result.`),
+  );
   try {
     const envelope = readInput(inputPath);
     nonce = typeof envelope.nonce === 'string' ? envelope.nonce : null;

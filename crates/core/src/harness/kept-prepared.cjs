@@ -61,7 +61,8 @@ function keepInstalled(from, to) {
   for (const entry of fs.readdirSync(from, { withFileTypes: true })) {
     const source = path.join(from, entry.name);
     const target = path.join(to, entry.name);
-    const installed = entry.name === 'node_modules' || (from === '.' && (entry.name === '.yarn' || entry.name.startsWith('.pnp.')));
+    const installed =
+      entry.name === 'node_modules' || (from === '.' && (entry.name === '.yarn' || entry.name.startsWith('.pnp.')));
     if (entry.isDirectory()) {
       fs.mkdirSync(target, { recursive: true });
       if (installed) copyTree(source, target, []);
@@ -124,11 +125,21 @@ try {
     drop(staging);
   }
   const root = path.dirname(dir);
-  const recordTime = (name) => fs.statSync(path.join(root, name, 'record.json'), { throwIfNoEntry: false })?.mtimeMs ?? 0;
-  const digests = fs.readdirSync(root).filter((name) => /^[0-9a-f]{64}$/.test(name)).map((name) => [name, recordTime(name)]).sort((a, b) => b[1] - a[1]);
+  const recordTime = (name) =>
+    fs.statSync(path.join(root, name, 'record.json'), { throwIfNoEntry: false })?.mtimeMs ?? 0;
+  const digests = fs
+    .readdirSync(root)
+    .filter((name) => /^[0-9a-f]{64}$/.test(name))
+    .map((name) => [name, recordTime(name)])
+    .sort((a, b) => b[1] - a[1]);
   for (const [name] of digests.slice(KEPT_PER_BOX)) drop(path.join(root, name));
 } catch (error) {
-  say('not-kept ' + String(error && error.message).replace(/\s+/g, ' ').slice(0, 300));
+  say(
+    'not-kept ' +
+      String(error && error.message)
+        .replace(/\s+/g, ' ')
+        .slice(0, 300),
+  );
 }
 say(had && expected !== '-' ? 'reinstalled' : 'installed');
 console.log('vitehub-fingerprint:' + kept);

@@ -6,5 +6,5 @@
 
 pub mod media_type;
 pub mod ndjson;
-pub mod sse;
 pub mod retry;
+pub mod sse;

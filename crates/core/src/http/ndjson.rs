@@ -48,7 +48,10 @@ impl NdjsonReader {
         self.buffer.drain(..start);
         if self.buffer.len() > MAX_LINE_BYTES {
             self.buffer = Vec::new();
-            return Err(Error::new(ErrorCode::TransportError, format!("a line of the stream is longer than {MAX_LINE_BYTES} bytes")));
+            return Err(Error::new(
+                ErrorCode::TransportError,
+                format!("a line of the stream is longer than {MAX_LINE_BYTES} bytes"),
+            ));
         }
         Ok(lines)
     }
@@ -75,10 +78,7 @@ fn decode_line(bytes: &[u8]) -> Result<Option<String>> {
         Ok(text) => Ok(Some(text.to_owned())),
         Err(err) => Err(Error::new(
             ErrorCode::TransportError,
-            format!(
-                "the provider sent an NDJSON line that is not valid UTF-8 (at byte {})",
-                err.valid_up_to()
-            ),
+            format!("the provider sent an NDJSON line that is not valid UTF-8 (at byte {})", err.valid_up_to()),
         )),
     }
 }
@@ -148,10 +148,7 @@ mod tests {
     #[test]
     fn last_line_cut_at_eof_is_kept() {
         let mut reader = NdjsonReader::default();
-        assert_eq!(
-            reader.push(b"{\"a\":1}\n{\"b\":").unwrap(),
-            vec!["{\"a\":1}"]
-        );
+        assert_eq!(reader.push(b"{\"a\":1}\n{\"b\":").unwrap(), vec!["{\"a\":1}"]);
         assert_eq!(reader.push(b"2}").unwrap(), Vec::<String>::new());
         assert_eq!(reader.finish().unwrap(), Some("{\"b\":2}".to_owned()));
         assert_eq!(NdjsonReader::default().finish().unwrap(), None);
@@ -170,10 +167,7 @@ mod tests {
         assert_eq!(err.code(), ErrorCode::TransportError);
         let mut reader = NdjsonReader::default();
         assert!(reader.push(b"{\"a\":\"\xe2\x82").unwrap().is_empty());
-        assert_eq!(
-            reader.finish().unwrap_err().code(),
-            ErrorCode::TransportError
-        );
+        assert_eq!(reader.finish().unwrap_err().code(), ErrorCode::TransportError);
     }
 
     #[test]
@@ -195,10 +189,7 @@ mod tests {
     fn encoder_escapes_non_ascii() {
         let value = json!({"data": "h\u{e9}llo \u{20ac} \u{1f600}", "n": 1});
         let line = ndjson_line(&value);
-        assert_eq!(
-            line,
-            "{\"data\":\"h\\u00e9llo \\u20ac \\ud83d\\ude00\",\"n\":1}\n"
-        );
+        assert_eq!(line, "{\"data\":\"h\\u00e9llo \\u20ac \\ud83d\\ude00\",\"n\":1}\n");
         assert!(line.is_ascii());
         let back: serde_json::Value = serde_json::from_str(line.trim_end()).unwrap();
         assert_eq!(back, value);

@@ -25,12 +25,7 @@ pub struct RetryPolicy {
 
 impl Default for RetryPolicy {
     fn default() -> Self {
-        RetryPolicy {
-            max_attempts: 3,
-            base_delay_ms: 400,
-            factor: 2,
-            max_retry_after_ms: 20_000,
-        }
+        RetryPolicy { max_attempts: 3, base_delay_ms: 400, factor: 2, max_retry_after_ms: 20_000 }
     }
 }
 
@@ -95,14 +90,8 @@ impl RetryPolicy {
                 }
                 0
             }
-            AttemptOutcome::Status {
-                status: 429,
-                retry_after,
-            } => {
-                let wait = retry_after
-                    .as_deref()
-                    .and_then(parse_retry_after_ms)
-                    .unwrap_or(0);
+            AttemptOutcome::Status { status: 429, retry_after } => {
+                let wait = retry_after.as_deref().and_then(parse_retry_after_ms).unwrap_or(0);
                 if wait > self.max_retry_after_ms {
                     return RetryDecision::GiveUp;
                 }
@@ -125,15 +114,9 @@ impl RetryPolicy {
 
     /// `round((1 + jitter) × base_delay_ms × factor^(attempts_done − 1))`, saturating.
     fn backoff_ms(&self, attempts_done: u32, jitter: f64) -> u64 {
-        let jitter = if jitter.is_finite() {
-            jitter.clamp(0.0, 1.0)
-        } else {
-            0.0
-        };
+        let jitter = if jitter.is_finite() { jitter.clamp(0.0, 1.0) } else { 0.0 };
         let exponent = attempts_done.saturating_sub(1);
-        let base = self
-            .base_delay_ms
-            .saturating_mul(self.factor.saturating_pow(exponent));
+        let base = self.base_delay_ms.saturating_mul(self.factor.saturating_pow(exponent));
         let delay = ((1.0 + jitter) * base as f64).round();
         if delay >= u64::MAX as f64 {
             u64::MAX
@@ -153,12 +136,7 @@ pub fn parse_retry_after_ms(value: &str) -> Option<u64> {
         return None;
     }
     // Digits only, so a parse failure can only be an overflow: saturate.
-    Some(
-        value
-            .parse::<u64>()
-            .unwrap_or(u64::MAX)
-            .saturating_mul(1000),
-    )
+    Some(value.parse::<u64>().unwrap_or(u64::MAX).saturating_mul(1000))
 }
 
 #[cfg(test)]
@@ -167,134 +145,66 @@ mod tests {
     use RequestSafety::{Idempotent, NonIdempotent};
 
     fn status(status: u16) -> AttemptOutcome {
-        AttemptOutcome::Status {
-            status,
-            retry_after: None,
-        }
+        AttemptOutcome::Status { status, retry_after: None }
     }
 
     fn too_many(retry_after: &str) -> AttemptOutcome {
-        AttemptOutcome::Status {
-            status: 429,
-            retry_after: Some(retry_after.to_owned()),
-        }
+        AttemptOutcome::Status { status: 429, retry_after: Some(retry_after.to_owned()) }
     }
 
     #[test]
     fn defaults() {
         let p = RetryPolicy::default();
-        assert_eq!(
-            (
-                p.max_attempts,
-                p.base_delay_ms,
-                p.factor,
-                p.max_retry_after_ms
-            ),
-            (3, 400, 2, 20_000)
-        );
+        assert_eq!((p.max_attempts, p.base_delay_ms, p.factor, p.max_retry_after_ms), (3, 400, 2, 20_000));
     }
 
     #[test]
     fn success_and_client_errors_give_up() {
         let p = RetryPolicy::default();
         for s in [200, 204, 301, 400, 401, 404, 410, 415, 422] {
-            assert_eq!(
-                p.decide(1, &status(s), Idempotent, 0.5),
-                RetryDecision::GiveUp,
-                "{s}"
-            );
+            assert_eq!(p.decide(1, &status(s), Idempotent, 0.5), RetryDecision::GiveUp, "{s}");
         }
     }
 
     #[test]
     fn backoff_grows_with_jitter() {
         let p = RetryPolicy::default();
-        assert_eq!(
-            p.decide(1, &status(503), Idempotent, 0.0),
-            RetryDecision::Retry { delay_ms: 400 }
-        );
-        assert_eq!(
-            p.decide(1, &status(500), Idempotent, 0.5),
-            RetryDecision::Retry { delay_ms: 600 }
-        );
-        assert_eq!(
-            p.decide(2, &status(502), Idempotent, 0.0),
-            RetryDecision::Retry { delay_ms: 800 }
-        );
+        assert_eq!(p.decide(1, &status(503), Idempotent, 0.0), RetryDecision::Retry { delay_ms: 400 });
+        assert_eq!(p.decide(1, &status(500), Idempotent, 0.5), RetryDecision::Retry { delay_ms: 600 });
+        assert_eq!(p.decide(2, &status(502), Idempotent, 0.0), RetryDecision::Retry { delay_ms: 800 });
         assert_eq!(
             p.decide(2, &AttemptOutcome::NetworkError, Idempotent, 0.999),
             RetryDecision::Retry { delay_ms: 1599 }
         );
-        assert_eq!(
-            p.decide(1, &status(503), Idempotent, 7.0),
-            RetryDecision::Retry { delay_ms: 800 }
-        );
+        assert_eq!(p.decide(1, &status(503), Idempotent, 7.0), RetryDecision::Retry { delay_ms: 800 });
     }
 
     #[test]
     fn stops_after_max_attempts() {
         let p = RetryPolicy::default();
-        assert_eq!(
-            p.decide(3, &status(503), Idempotent, 0.0),
-            RetryDecision::GiveUp
-        );
-        assert_eq!(
-            p.decide(3, &AttemptOutcome::NetworkError, Idempotent, 0.0),
-            RetryDecision::GiveUp
-        );
-        assert_eq!(
-            p.decide(3, &too_many("1"), NonIdempotent, 0.0),
-            RetryDecision::GiveUp
-        );
+        assert_eq!(p.decide(3, &status(503), Idempotent, 0.0), RetryDecision::GiveUp);
+        assert_eq!(p.decide(3, &AttemptOutcome::NetworkError, Idempotent, 0.0), RetryDecision::GiveUp);
+        assert_eq!(p.decide(3, &too_many("1"), NonIdempotent, 0.0), RetryDecision::GiveUp);
     }
 
     #[test]
     fn non_idempotent_is_never_resent_after_it_may_have_arrived() {
         let p = RetryPolicy::default();
-        assert_eq!(
-            p.decide(1, &AttemptOutcome::NetworkError, NonIdempotent, 0.0),
-            RetryDecision::GiveUp
-        );
-        assert_eq!(
-            p.decide(1, &status(500), NonIdempotent, 0.0),
-            RetryDecision::GiveUp
-        );
-        assert_eq!(
-            p.decide(1, &status(503), NonIdempotent, 0.0),
-            RetryDecision::GiveUp
-        );
-        assert_eq!(
-            p.decide(1, &status(429), NonIdempotent, 0.0),
-            RetryDecision::Retry { delay_ms: 400 }
-        );
+        assert_eq!(p.decide(1, &AttemptOutcome::NetworkError, NonIdempotent, 0.0), RetryDecision::GiveUp);
+        assert_eq!(p.decide(1, &status(500), NonIdempotent, 0.0), RetryDecision::GiveUp);
+        assert_eq!(p.decide(1, &status(503), NonIdempotent, 0.0), RetryDecision::GiveUp);
+        assert_eq!(p.decide(1, &status(429), NonIdempotent, 0.0), RetryDecision::Retry { delay_ms: 400 });
     }
 
     #[test]
     fn retry_after_is_added_and_capped() {
         let p = RetryPolicy::default();
+        assert_eq!(p.decide(1, &too_many("2"), Idempotent, 0.0), RetryDecision::Retry { delay_ms: 2400 });
+        assert_eq!(p.decide(2, &too_many("20"), Idempotent, 0.0), RetryDecision::Retry { delay_ms: 20_800 });
+        assert_eq!(p.decide(1, &too_many("21"), Idempotent, 0.0), RetryDecision::GiveUp);
+        assert_eq!(p.decide(1, &too_many("0"), Idempotent, 0.0), RetryDecision::Retry { delay_ms: 400 });
         assert_eq!(
-            p.decide(1, &too_many("2"), Idempotent, 0.0),
-            RetryDecision::Retry { delay_ms: 2400 }
-        );
-        assert_eq!(
-            p.decide(2, &too_many("20"), Idempotent, 0.0),
-            RetryDecision::Retry { delay_ms: 20_800 }
-        );
-        assert_eq!(
-            p.decide(1, &too_many("21"), Idempotent, 0.0),
-            RetryDecision::GiveUp
-        );
-        assert_eq!(
-            p.decide(1, &too_many("0"), Idempotent, 0.0),
-            RetryDecision::Retry { delay_ms: 400 }
-        );
-        assert_eq!(
-            p.decide(
-                1,
-                &too_many("Wed, 21 Oct 2015 07:28:00 GMT"),
-                Idempotent,
-                0.0
-            ),
+            p.decide(1, &too_many("Wed, 21 Oct 2015 07:28:00 GMT"), Idempotent, 0.0),
             RetryDecision::Retry { delay_ms: 400 }
         );
     }
@@ -307,9 +217,6 @@ mod tests {
         assert_eq!(parse_retry_after_ms("-1"), None);
         assert_eq!(parse_retry_after_ms(""), None);
         assert_eq!(parse_retry_after_ms("Wed, 21 Oct 2015 07:28:00 GMT"), None);
-        assert_eq!(
-            parse_retry_after_ms("99999999999999999999999"),
-            Some(u64::MAX)
-        );
+        assert_eq!(parse_retry_after_ms("99999999999999999999999"), Some(u64::MAX));
     }
 }

@@ -7,7 +7,6 @@ pub mod cloudflare;
 pub mod local;
 pub mod vercel;
 
-
 /// What a runtime `Provider` is built from: the chosen provider and its resolved options
 /// (credentials included, so the `Debug` form redacts them).
 #[derive(Debug, Clone)]

@@ -50,12 +50,16 @@ pub const FINGERPRINT_PREFIX: &str = "vitehub-fingerprint:";
 /// path, `lstat` mode, and content (a symlink: its target). A prepared project is kept only when
 /// its fingerprint after the Run equals the one taken right after the install, so a handler that
 /// wrote into its `node_modules` does not leak that into later Runs.
-pub const FINGERPRINT_SCRIPT: &str = concat!(include_str!(concat!(env!("OUT_DIR"), "/fingerprint.cjs")), "console.log('vitehub-fingerprint:' + fingerprint('.'))\n");
+pub const FINGERPRINT_SCRIPT: &str = concat!(
+    include_str!(concat!(env!("OUT_DIR"), "/fingerprint.cjs")),
+    "console.log('vitehub-fingerprint:' + fingerprint('.'))\n"
+);
 
 /// `install` followed, when it succeeds, by [`FINGERPRINT_SCRIPT`] in the same directory:
 /// `sh -c '"$0" "$@" && exec node -e "$FP"'` with the install's argv (one request, as before).
 pub fn with_fingerprint(install: Command) -> Command {
-    let mut args = vec!["-c".to_owned(), "\"$0\" \"$@\" && exec node -e \"$VITEHUB_FINGERPRINT\"".to_owned(), install.program];
+    let mut args =
+        vec!["-c".to_owned(), "\"$0\" \"$@\" && exec node -e \"$VITEHUB_FINGERPRINT\"".to_owned(), install.program];
     args.extend(install.args);
     let mut env = install.env;
     env.insert("VITEHUB_FINGERPRINT".to_owned(), FINGERPRINT_SCRIPT.to_owned());
@@ -88,7 +92,10 @@ pub const KEPT_PER_BOX: usize = 4;
 /// digests, and prints `vitehub-prepared:installed` (`reinstalled` when a tree expected there was
 /// missing or changed) and last `vitehub-fingerprint:<hex>` of the kept tree (`…:none` when it
 /// could not be kept, said before on a `vitehub-prepared:not-kept <reason>` line).
-pub const KEPT_SCRIPT: &str = concat!(include_str!(concat!(env!("OUT_DIR"), "/fingerprint.cjs")), include_str!(concat!(env!("OUT_DIR"), "/kept-prepared.cjs")));
+pub const KEPT_SCRIPT: &str = concat!(
+    include_str!(concat!(env!("OUT_DIR"), "/fingerprint.cjs")),
+    include_str!(concat!(env!("OUT_DIR"), "/kept-prepared.cjs"))
+);
 
 /// The last word of `vitehub-prepared:` lines in `stdout`, and the reason of a `not-kept` line.
 pub fn kept_outcome(stdout: &str) -> (Option<&str>, Option<&str>) {
@@ -118,7 +125,8 @@ pub fn kept_dir(root: &str, digest: &str) -> String {
 /// absolute Box path in an argument would lead elsewhere on the host.
 pub fn kept_install(install: Command, dir: &str, expected: Option<String>) -> Command {
     let dir = install.cwd.as_deref().map_or_else(|| dir.to_owned(), |cwd| relative_box_path(cwd, dir));
-    let mut args = vec!["-e".to_owned(), KEPT_SCRIPT.to_owned(), dir, expected.unwrap_or_else(|| "-".to_owned()), install.program];
+    let mut args =
+        vec!["-e".to_owned(), KEPT_SCRIPT.to_owned(), dir, expected.unwrap_or_else(|| "-".to_owned()), install.program];
     args.extend(install.args);
     Command { program: "node".to_owned(), args, ..install }
 }
@@ -134,7 +142,11 @@ pub fn relative_box_path(from: &str, to: &str) -> String {
     let to: Vec<&str> = to.split('/').filter(|s| !s.is_empty()).collect();
     let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
     let parts: Vec<&str> = std::iter::repeat_n("..", from.len() - common).chain(to[common..].iter().copied()).collect();
-    if parts.is_empty() { ".".to_owned() } else { parts.join("/") }
+    if parts.is_empty() {
+        ".".to_owned()
+    } else {
+        parts.join("/")
+    }
 }
 
 /// The `Server-Timing` description of an install in a kept Box, from [`kept_outcome`].
@@ -150,11 +162,14 @@ pub fn kept_desc(outcome: Option<&str>) -> &'static str {
 /// exit code, operation `install` and [`install_failure_message`].
 pub fn install_failure(plan: &InstallPlan, outcome: &CommandOutcome, provider: ProviderKind) -> Error {
     let command_line = format!("{} {}", plan.command, plan.args.join(" "));
-    Error::new(ErrorCode::ExecutionError, install_failure_message(&command_line, outcome.exit_code, &outcome.stdout, &outcome.stderr))
-        .with_exit_code(outcome.exit_code)
-        .with_output_tails(&outcome.stdout, &outcome.stderr)
-        .with_operation(Operation::Install)
-        .with_provider(provider)
+    Error::new(
+        ErrorCode::ExecutionError,
+        install_failure_message(&command_line, outcome.exit_code, &outcome.stdout, &outcome.stderr),
+    )
+    .with_exit_code(outcome.exit_code)
+    .with_output_tails(&outcome.stdout, &outcome.stderr)
+    .with_operation(Operation::Install)
+    .with_provider(provider)
 }
 
 /// Whether a line says nothing about the failure: empty lines, npm's bare `npm error` /
@@ -210,8 +225,14 @@ mod tests {
 
     #[test]
     fn a_box_path_relative_to_a_directory_climbs_to_their_common_ancestor() {
-        assert_eq!(relative_box_path("/vercel/sandbox/.vite-hub-runs/r1/project", "/vercel/sandbox/.vite-hub-prepared/ab"), "../../../.vite-hub-prepared/ab");
-        assert_eq!(relative_box_path("/workspace/run/project", "/workspace/.vite-hub-prepared/ab"), "../../.vite-hub-prepared/ab");
+        assert_eq!(
+            relative_box_path("/vercel/sandbox/.vite-hub-runs/r1/project", "/vercel/sandbox/.vite-hub-prepared/ab"),
+            "../../../.vite-hub-prepared/ab"
+        );
+        assert_eq!(
+            relative_box_path("/workspace/run/project", "/workspace/.vite-hub-prepared/ab"),
+            "../../.vite-hub-prepared/ab"
+        );
         assert_eq!(relative_box_path("/a/b", "/a/b"), ".");
         assert_eq!(relative_box_path("/a/b", "/a/b/c"), "c");
         assert_eq!(relative_box_path("/a/bc", "/a/b"), "../b");
@@ -220,18 +241,30 @@ mod tests {
 
     #[test]
     fn a_kept_install_is_the_script_then_the_install_argv_and_its_outcome_is_read_back() {
-        let install = Command { program: "npm".into(), args: vec!["ci".into()], cwd: Some("/w/r/project".into()), timeout_ms: Some(9), ..Command::default() };
+        let install = Command {
+            program: "npm".into(),
+            args: vec!["ci".into()],
+            cwd: Some("/w/r/project".into()),
+            timeout_ms: Some(9),
+            ..Command::default()
+        };
         let kept = kept_install(install.clone(), &kept_dir("/w/", "ab"), Some("f0".to_owned()));
         assert_eq!(kept.program, "node");
         assert_eq!(kept.args[0], "-e");
         // Relative to the install's cwd: a plain-process Box sees its Box paths below its host dir.
         assert_eq!(&kept.args[2..], ["../../.vite-hub-prepared/ab", "f0", "npm", "ci"]);
-        assert_eq!(&kept_install(install, &kept_dir("/w", "ab"), None).args[2..], ["../../.vite-hub-prepared/ab", "-", "npm", "ci"]);
+        assert_eq!(
+            &kept_install(install, &kept_dir("/w", "ab"), None).args[2..],
+            ["../../.vite-hub-prepared/ab", "-", "npm", "ci"]
+        );
         // One source of the fingerprint rule: both scripts begin with fingerprint.cjs's function.
         let rule = &FINGERPRINT_SCRIPT[..FINGERPRINT_SCRIPT.find("console.log('vitehub-fingerprint:'").unwrap_or(0)];
         assert!(rule.starts_with("function fingerprint(root) {") && KEPT_SCRIPT.starts_with(rule));
         assert_eq!((kept.cwd.as_deref(), kept.timeout_ms), (Some("/w/r/project"), Some(9)));
-        assert!(KEPT_SCRIPT.contains(&format!("const KEPT_PER_BOX = {KEPT_PER_BOX};")), "the script keeps KEPT_PER_BOX digests");
+        assert!(
+            KEPT_SCRIPT.contains(&format!("const KEPT_PER_BOX = {KEPT_PER_BOX};")),
+            "the script keeps KEPT_PER_BOX digests"
+        );
         let stdout = "added 1 package\nvitehub-prepared:not-kept ENOSPC: no space\nvitehub-prepared:installed\n";
         assert_eq!(kept_outcome(stdout), (Some("installed"), Some("ENOSPC: no space")));
         assert_eq!(kept_desc(kept_outcome(stdout).0), "fresh");
@@ -256,9 +289,12 @@ mod tests {
 
     #[test]
     fn npm_noise_is_dropped_so_the_cause_survives_a_long_usage_text() {
-        let mut stderr = String::from("npm error code EUSAGE\nnpm error\nnpm error Missing: left-pad@1.3.0 from lock file\n");
+        let mut stderr =
+            String::from("npm error code EUSAGE\nnpm error\nnpm error Missing: left-pad@1.3.0 from lock file\n");
         for i in 0..60 {
-            stderr.push_str(&format!("npm error\nnpm error   --option-{i}\nnpm error     Some help text for option {i}.\n"));
+            stderr.push_str(&format!(
+                "npm error\nnpm error   --option-{i}\nnpm error     Some help text for option {i}.\n"
+            ));
         }
         stderr.push_str("npm notice New major version\nnpm error A complete log of this run can be found in: /root/.npm/_logs/x.log\n");
         let message = install_failure_message("npm ci", 1, "", &stderr);
@@ -298,8 +334,16 @@ mod tests {
             &crate::definition::Definition::from_files(
                 "d",
                 vec![
-                    crate::definition::DefinitionFile { path: "package.json".into(), content: br#"{"type":"module","dependencies":{"a":"1"}}"#.to_vec(), mode: None },
-                    crate::definition::DefinitionFile { path: "index.mjs".into(), content: b"export default 1".to_vec(), mode: None },
+                    crate::definition::DefinitionFile {
+                        path: "package.json".into(),
+                        content: br#"{"type":"module","dependencies":{"a":"1"}}"#.to_vec(),
+                        mode: None,
+                    },
+                    crate::definition::DefinitionFile {
+                        path: "index.mjs".into(),
+                        content: b"export default 1".to_vec(),
+                        mode: None,
+                    },
                 ],
             )
             .unwrap()
@@ -317,6 +361,9 @@ mod tests {
 
     #[test]
     fn silent_failures_have_only_the_header() {
-        assert_eq!(install_failure_message("npm ci", 137, "\n\n", ""), "Package install failed: `npm ci` exited with code 137.");
+        assert_eq!(
+            install_failure_message("npm ci", 137, "\n\n", ""),
+            "Package install failed: `npm ci` exited with code 137."
+        );
     }
 }

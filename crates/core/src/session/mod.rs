@@ -191,7 +191,10 @@ pub fn check_arg(arg: &str, index: usize) -> Result<()> {
 /// `SANDBOX_INVALID_ARGUMENT` otherwise.
 pub fn check_env_name(name: &str) -> Result<()> {
     if name.is_empty() || name.contains('=') || name.contains('\0') {
-        return Err(invalid(format!("env name {name} is invalid (non-empty, without '=' or NUL)", name = crate::error::quoted(name))));
+        return Err(invalid(format!(
+            "env name {name} is invalid (non-empty, without '=' or NUL)",
+            name = crate::error::quoted(name)
+        )));
     }
     Ok(())
 }
@@ -275,13 +278,23 @@ mod tests {
         assert_eq!(state.status, SessionStatus::Expired);
         assert_eq!(error.code(), ErrorCode::InvalidState);
         assert_eq!(error.details().timeout_ms, Some(2_000));
-        assert!(error.message().starts_with("Session s1 expired: its Box lifetime of 2000ms ran out; read() needs an open Session"), "{}", error.message());
+        assert!(
+            error
+                .message()
+                .starts_with("Session s1 expired: its Box lifetime of 2000ms ran out; read() needs an open Session"),
+            "{}",
+            error.message()
+        );
 
         // A 410 from the provider expires a Session before the clock does.
         let mut state = SessionState::running(None, 0.0);
         let error = state.expire("s2", "exec");
         assert_eq!(state.status, SessionStatus::Expired);
-        assert!(error.message().starts_with("Session s2 expired: the provider stopped its Box (410); exec() needs"), "{}", error.message());
+        assert!(
+            error.message().starts_with("Session s2 expired: the provider stopped its Box (410); exec() needs"),
+            "{}",
+            error.message()
+        );
         let mut state = SessionState::running(Some(5_000), 0.0);
         let error = state.expire("s3", "write");
         assert!(error.message().contains("(410; its lifetime was 5000ms)"), "{}", error.message());
@@ -328,7 +341,11 @@ mod tests {
         for bad in ["/etc/hostname", "/", "/tmpfoo", "/vercel/sandbox/../../etc/passwd", "/vercel", "/home/boxer"] {
             let error = check_local_box_path(bad, "/vercel/sandbox", "write").unwrap_err();
             assert_eq!(error.code(), ErrorCode::InvalidArgument);
-            assert!(error.message().contains("the file helpers reach /vercel/sandbox, /tmp and /home/box only"), "{}", error.message());
+            assert!(
+                error.message().contains("the file helpers reach /vercel/sandbox, /tmp and /home/box only"),
+                "{}",
+                error.message()
+            );
         }
     }
 }

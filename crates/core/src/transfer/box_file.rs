@@ -47,16 +47,12 @@ pub(crate) fn path_problem(path: &str) -> Option<&'static str> {
         Some("it must be relative (no leading '/')")
     } else if path.split('/').any(|segment| segment.is_empty()) {
         Some("it has an empty segment")
-    } else if path
-        .split('/')
-        .any(|segment| segment == "." || segment == "..")
-    {
+    } else if path.split('/').any(|segment| segment == "." || segment == "..") {
         Some("it has a '.' or '..' segment")
     } else {
         None
     }
 }
-
 
 #[cfg(test)]
 mod tests {
@@ -66,31 +62,13 @@ mod tests {
     fn bad_paths_are_invalid_arguments() {
         let cases = [
             ("", "Invalid file path \"\": it is empty."),
-            (
-                "/etc/passwd",
-                "Invalid file path \"/etc/passwd\": it must be relative (no leading '/').",
-            ),
-            (
-                "a/../b",
-                "Invalid file path \"a/../b\": it has a '.' or '..' segment.",
-            ),
-            (
-                "..",
-                "Invalid file path \"..\": it has a '.' or '..' segment.",
-            ),
-            (
-                "./a",
-                "Invalid file path \"./a\": it has a '.' or '..' segment.",
-            ),
-            (
-                "a//b",
-                "Invalid file path \"a//b\": it has an empty segment.",
-            ),
+            ("/etc/passwd", "Invalid file path \"/etc/passwd\": it must be relative (no leading '/')."),
+            ("a/../b", "Invalid file path \"a/../b\": it has a '.' or '..' segment."),
+            ("..", "Invalid file path \"..\": it has a '.' or '..' segment."),
+            ("./a", "Invalid file path \"./a\": it has a '.' or '..' segment."),
+            ("a//b", "Invalid file path \"a//b\": it has an empty segment."),
             ("a/", "Invalid file path \"a/\": it has an empty segment."),
-            (
-                "a\0b",
-                "Invalid file path \"a\\u0000b\": it contains a NUL byte.",
-            ),
+            ("a\0b", "Invalid file path \"a\\u0000b\": it contains a NUL byte."),
         ];
         for (path, message) in cases {
             let err = validate_relative_path(path).unwrap_err();

@@ -70,9 +70,12 @@ impl FrameScanner {
             if self.in_frame {
                 let Some(end) = self.buffer.find('\n') else {
                     if self.buffer.len() > self.max_frame_bytes {
-                        return Err(Error::new(ErrorCode::TransferLimit, "Sandbox result frame exceeds maxOutputBytes.")
-                            .with_limit("maxOutputBytes", self.buffer.len() as u64, self.max_frame_bytes as u64)
-                            .for_output());
+                        return Err(Error::new(
+                            ErrorCode::TransferLimit,
+                            "Sandbox result frame exceeds maxOutputBytes.",
+                        )
+                        .with_limit("maxOutputBytes", self.buffer.len() as u64, self.max_frame_bytes as u64)
+                        .for_output());
                     }
                     return Ok(());
                 };
@@ -116,7 +119,10 @@ impl FrameScanner {
 /// Length of the longest tail of `text` that is a proper start of `prefix` (ASCII).
 fn held_prefix_len(text: &str, prefix: &str) -> usize {
     let bytes = text.as_bytes();
-    (1..prefix.len().min(bytes.len() + 1)).rev().find(|&n| bytes[bytes.len() - n..] == prefix.as_bytes()[..n]).unwrap_or(0)
+    (1..prefix.len().min(bytes.len() + 1))
+        .rev()
+        .find(|&n| bytes[bytes.len() - n..] == prefix.as_bytes()[..n])
+        .unwrap_or(0)
 }
 
 /// One frame of the harness protocol (docs/internals/transfer.md, "Envelopes").
@@ -148,7 +154,8 @@ pub enum Frame {
 /// `SANDBOX_HANDLER_ERROR` (output) for a frame that is not one of these.
 pub fn parse_frame(json: &str) -> Result<Frame> {
     use base64::Engine;
-    let invalid = || Error::new(ErrorCode::HandlerError, "the harness output is not a valid result envelope").for_output();
+    let invalid =
+        || Error::new(ErrorCode::HandlerError, "the harness output is not a valid result envelope").for_output();
     let value: Value = serde_json::from_slice(json.as_bytes()).map_err(|_| invalid())?;
     let kind = value.get("frame").and_then(Value::as_str).map(str::to_owned);
     let Some(kind) = kind else {
@@ -159,11 +166,14 @@ pub fn parse_frame(json: &str) -> Result<Frame> {
     }
     match kind.as_str() {
         "head" => {
-            let status = value.get("status").and_then(Value::as_u64).and_then(|s| u16::try_from(s).ok()).ok_or_else(invalid)?;
+            let status =
+                value.get("status").and_then(Value::as_u64).and_then(|s| u16::try_from(s).ok()).ok_or_else(invalid)?;
             let status_text = value.get("statusText").and_then(Value::as_str).unwrap_or_default().to_owned();
             let mut headers = Vec::new();
             for pair in value.get("headers").and_then(Value::as_array).into_iter().flatten() {
-                let (Some(name), Some(text)) = (pair.get(0).and_then(Value::as_str), pair.get(1).and_then(Value::as_str)) else {
+                let (Some(name), Some(text)) =
+                    (pair.get(0).and_then(Value::as_str), pair.get(1).and_then(Value::as_str))
+                else {
                     return Err(invalid());
                 };
                 headers.push((name.to_owned(), text.to_owned()));
@@ -235,7 +245,8 @@ impl ResultEnvelope {
     /// Reads a parsed envelope: `version` 1, `ok` a bool, the rest as [`ResultEnvelope`] says.
     fn from_value(value: Value) -> Result<ResultEnvelope> {
         // Why the shape is wrong stays out of the message.
-        let invalid = || Error::new(ErrorCode::HandlerError, "the harness output is not a valid result envelope").for_output();
+        let invalid =
+            || Error::new(ErrorCode::HandlerError, "the harness output is not a valid result envelope").for_output();
         if !value.is_object() {
             return Err(invalid());
         }
@@ -253,13 +264,8 @@ impl ResultEnvelope {
 /// `HandlerError` (output direction, status 500) with the message "the harness output is not a
 /// valid result envelope" when the text is not JSON, `version` is not 1 or `ok` is not a bool.
 pub fn parse_result_envelope(json: &str) -> Result<ResultEnvelope> {
-    let invalid = || {
-        Error::new(
-            ErrorCode::HandlerError,
-            "the harness output is not a valid result envelope",
-        )
-        .for_output()
-    };
+    let invalid =
+        || Error::new(ErrorCode::HandlerError, "the harness output is not a valid result envelope").for_output();
     let value: Value = serde_json::from_slice(json.as_bytes()).map_err(|_| invalid())?;
     ResultEnvelope::from_value(value)
 }
@@ -343,18 +349,25 @@ mod tests {
             parse_frame("{\"version\":1,\"frame\":\"head\",\"status\":201,\"statusText\":\"Created\",\"headers\":[[\"x-a\",\"1\"]]}").unwrap(),
             Frame::Head { status: 201, status_text: "Created".into(), headers: vec![("x-a".into(), "1".into())] }
         );
-        assert_eq!(parse_frame("{\"version\":1,\"frame\":\"body\",\"data\":\"aGk=\"}").unwrap(), Frame::Body(b"hi".to_vec()));
+        assert_eq!(
+            parse_frame("{\"version\":1,\"frame\":\"body\",\"data\":\"aGk=\"}").unwrap(),
+            Frame::Body(b"hi".to_vec())
+        );
         assert_eq!(parse_frame("{\"version\":1,\"frame\":\"end\"}").unwrap(), Frame::End);
         assert!(matches!(parse_frame("{\"version\":1,\"ok\":true}").unwrap(), Frame::Result(_)));
-        for bad in ["{\"version\":1,\"frame\":\"body\",\"data\":\"*\"}", "{\"version\":2,\"frame\":\"end\"}", "{\"version\":1,\"frame\":\"x\"}", "nope"] {
+        for bad in [
+            "{\"version\":1,\"frame\":\"body\",\"data\":\"*\"}",
+            "{\"version\":2,\"frame\":\"end\"}",
+            "{\"version\":1,\"frame\":\"x\"}",
+            "nope",
+        ] {
             assert_eq!(parse_frame(bad).unwrap_err().code(), ErrorCode::HandlerError, "{bad}");
         }
     }
 
     #[test]
     fn parses_envelopes() {
-        let ok =
-            parse_result_envelope("{\"version\":1,\"ok\":true,\"result\":{\"a\":[1]}}").unwrap();
+        let ok = parse_result_envelope("{\"version\":1,\"ok\":true,\"result\":{\"a\":[1]}}").unwrap();
         assert!(ok.ok);
         assert_eq!(ok.result, Some(serde_json::json!({"a": [1]})));
         let undefined = parse_result_envelope("{\"version\":1,\"ok\":true}").unwrap();
@@ -371,8 +384,14 @@ mod tests {
         assert_eq!(error.stack.as_deref(), Some("TypeError: boom\n    at f"));
         assert_eq!(error.code.as_deref(), Some("SANDBOX_TRANSFER_LIMIT"));
         assert_eq!(error.details, Some(serde_json::json!({"limit": "maxDepth"})));
-        let bare = parse_result_envelope("{\"version\":1,\"ok\":false,\"error\":{\"message\":null,\"details\":null},\"extra\":1}").unwrap();
-        assert_eq!(bare.error, Some(EnvelopeError { name: None, message: None, stack: None, code: None, details: None }));
+        let bare = parse_result_envelope(
+            "{\"version\":1,\"ok\":false,\"error\":{\"message\":null,\"details\":null},\"extra\":1}",
+        )
+        .unwrap();
+        assert_eq!(
+            bare.error,
+            Some(EnvelopeError { name: None, message: None, stack: None, code: None, details: None })
+        );
         assert_eq!(parse_result_envelope("{\"version\":1,\"ok\":false,\"error\":null}").unwrap().error, None);
     }
 
@@ -392,10 +411,7 @@ mod tests {
         ] {
             let err = parse_result_envelope(bad).unwrap_err();
             assert_eq!(err.code(), ErrorCode::HandlerError, "{bad}");
-            assert_eq!(
-                err.message(),
-                "the harness output is not a valid result envelope"
-            );
+            assert_eq!(err.message(), "the harness output is not a valid result envelope");
             assert_eq!(err.direction(), Direction::Output);
             assert_eq!(err.http_status(), 500);
         }

@@ -52,11 +52,8 @@ fn limit_error(name: &str, value: u64, maximum: u64, direction: Direction) -> Er
         Direction::Input => "input",
         Direction::Output => "result",
     };
-    let err = Error::new(
-        ErrorCode::TransferLimit,
-        format!("The sandbox {what} exceeds {name}: {value} > {maximum}."),
-    )
-    .with_limit(name, value, maximum);
+    let err = Error::new(ErrorCode::TransferLimit, format!("The sandbox {what} exceeds {name}: {value} > {maximum}."))
+        .with_limit(name, value, maximum);
     match direction {
         Direction::Input => err,
         Direction::Output => err.for_output(),
@@ -87,9 +84,7 @@ impl TransferLimits {
             if value == 0 || value > MAX_LIMIT_VALUE {
                 return Err(Error::new(
                     ErrorCode::InvalidArgument,
-                    format!(
-                        "transfer.{name} must be a positive integer <= {MAX_LIMIT_VALUE} (got {value})"
-                    ),
+                    format!("transfer.{name} must be a positive integer <= {MAX_LIMIT_VALUE} (got {value})"),
                 ));
             }
         }
@@ -102,12 +97,7 @@ impl TransferLimits {
     /// `TransferLimit` (413) with details `{limit: "maxInputBytes", value: n, maximum}`.
     pub fn check_input_bytes(&self, n: u64) -> Result<()> {
         if n > self.max_input_bytes {
-            return Err(limit_error(
-                "maxInputBytes",
-                n,
-                self.max_input_bytes,
-                Direction::Input,
-            ));
+            return Err(limit_error("maxInputBytes", n, self.max_input_bytes, Direction::Input));
         }
         Ok(())
     }
@@ -118,12 +108,7 @@ impl TransferLimits {
     /// `TransferLimit` (output, 500) with details `{limit: "maxOutputBytes", value: n, maximum}`.
     pub fn check_output_bytes(&self, n: u64) -> Result<()> {
         if n > self.max_output_bytes {
-            return Err(limit_error(
-                "maxOutputBytes",
-                n,
-                self.max_output_bytes,
-                Direction::Output,
-            ));
+            return Err(limit_error("maxOutputBytes", n, self.max_output_bytes, Direction::Output));
         }
         Ok(())
     }
@@ -135,12 +120,7 @@ impl TransferLimits {
     /// [`Direction::Input`], 500 for [`Direction::Output`].
     pub fn check_depth(&self, depth: u32, direction: Direction) -> Result<()> {
         if depth > self.max_depth {
-            return Err(limit_error(
-                "maxDepth",
-                u64::from(depth),
-                u64::from(self.max_depth),
-                direction,
-            ));
+            return Err(limit_error("maxDepth", u64::from(depth), u64::from(self.max_depth), direction));
         }
         Ok(())
     }
@@ -153,20 +133,10 @@ impl TransferLimits {
     /// 413 for [`Direction::Input`], 500 for [`Direction::Output`].
     pub fn check_sidecars(&self, count: u32, total_bytes: u64, direction: Direction) -> Result<()> {
         if count > self.max_sidecars {
-            return Err(limit_error(
-                "maxSidecars",
-                u64::from(count),
-                u64::from(self.max_sidecars),
-                direction,
-            ));
+            return Err(limit_error("maxSidecars", u64::from(count), u64::from(self.max_sidecars), direction));
         }
         if total_bytes > self.max_sidecar_bytes {
-            return Err(limit_error(
-                "maxSidecarBytes",
-                total_bytes,
-                self.max_sidecar_bytes,
-                direction,
-            ));
+            return Err(limit_error("maxSidecarBytes", total_bytes, self.max_sidecar_bytes, direction));
         }
         Ok(())
     }
@@ -186,51 +156,29 @@ mod tests {
                 "maxSidecars": 64, "maxSidecarBytes": 67108864})
         );
         let partial: TransferLimits = serde_json::from_value(json!({"maxDepth": 8})).unwrap();
-        assert_eq!(
-            partial,
-            TransferLimits {
-                max_depth: 8,
-                ..TransferLimits::default()
-            }
-        );
+        assert_eq!(partial, TransferLimits { max_depth: 8, ..TransferLimits::default() });
         assert!(serde_json::from_value::<TransferLimits>(json!({"maxBytes": 1})).is_err());
         limits.validate().unwrap();
     }
 
     #[test]
     fn validate_rejects_zero_and_too_large() {
-        let zero = TransferLimits {
-            max_depth: 0,
-            ..TransferLimits::default()
-        };
+        let zero = TransferLimits { max_depth: 0, ..TransferLimits::default() };
         let err = zero.validate().unwrap_err();
         assert_eq!(err.code(), ErrorCode::InvalidArgument);
-        assert_eq!(
-            err.message(),
-            "transfer.maxDepth must be a positive integer <= 1073741824 (got 0)"
-        );
-        let big = TransferLimits {
-            max_sidecar_bytes: MAX_LIMIT_VALUE + 1,
-            ..TransferLimits::default()
-        };
+        assert_eq!(err.message(), "transfer.maxDepth must be a positive integer <= 1073741824 (got 0)");
+        let big = TransferLimits { max_sidecar_bytes: MAX_LIMIT_VALUE + 1, ..TransferLimits::default() };
         assert_eq!(
             big.validate().unwrap_err().message(),
             "transfer.maxSidecarBytes must be a positive integer <= 1073741824 (got 1073741825)"
         );
-        let edge = TransferLimits {
-            max_input_bytes: MAX_LIMIT_VALUE,
-            ..TransferLimits::default()
-        };
+        let edge = TransferLimits { max_input_bytes: MAX_LIMIT_VALUE, ..TransferLimits::default() };
         edge.validate().unwrap();
     }
 
     #[test]
     fn input_and_output_bytes() {
-        let limits = TransferLimits {
-            max_input_bytes: 10,
-            max_output_bytes: 20,
-            ..TransferLimits::default()
-        };
+        let limits = TransferLimits { max_input_bytes: 10, max_output_bytes: 20, ..TransferLimits::default() };
         limits.check_input_bytes(10).unwrap();
         let err = limits.check_input_bytes(11).unwrap_err();
         assert_eq!(err.code(), ErrorCode::TransferLimit);
@@ -247,25 +195,13 @@ mod tests {
 
     #[test]
     fn sidecars_and_depth() {
-        let limits = TransferLimits {
-            max_sidecars: 2,
-            max_sidecar_bytes: 100,
-            max_depth: 3,
-            ..TransferLimits::default()
-        };
+        let limits =
+            TransferLimits { max_sidecars: 2, max_sidecar_bytes: 100, max_depth: 3, ..TransferLimits::default() };
         limits.check_sidecars(2, 100, Direction::Input).unwrap();
         let err = limits.check_sidecars(3, 0, Direction::Input).unwrap_err();
-        assert_eq!(
-            (err.details().limit.as_deref(), err.http_status()),
-            (Some("maxSidecars"), 413)
-        );
-        let err = limits
-            .check_sidecars(1, 101, Direction::Output)
-            .unwrap_err();
-        assert_eq!(
-            (err.details().limit.as_deref(), err.http_status()),
-            (Some("maxSidecarBytes"), 500)
-        );
+        assert_eq!((err.details().limit.as_deref(), err.http_status()), (Some("maxSidecars"), 413));
+        let err = limits.check_sidecars(1, 101, Direction::Output).unwrap_err();
+        assert_eq!((err.details().limit.as_deref(), err.http_status()), (Some("maxSidecarBytes"), 500));
         limits.check_depth(3, Direction::Input).unwrap();
         let err = limits.check_depth(4, Direction::Output).unwrap_err();
         assert_eq!(err.details().value, Some(4));

@@ -58,7 +58,12 @@ mod tests {
     #[test]
     fn a_lone_surrogate_round_trips_at_its_position() {
         let wave: Vec<u16> = "👋 hello".encode_utf16().collect();
-        for units in [vec![wave[0]], [&wave[1..], &wave[..1]].concat(), [&wave[..1], &wave[2..], &wave[..]].concat(), vec![0xDC00, 0xD800]] {
+        for units in [
+            vec![wave[0]],
+            [&wave[1..], &wave[..1]].concat(),
+            [&wave[..1], &wave[2..], &wave[..]].concat(),
+            vec![0xDC00, 0xD800],
+        ] {
             let marker = string_marker(&units);
             assert_eq!(body(&marker)["tag"], "string");
             assert_eq!(string_units(body(&marker)).as_deref(), Some(units.as_slice()), "{marker}");

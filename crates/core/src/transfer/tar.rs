@@ -193,31 +193,16 @@ mod tests {
     #[test]
     fn round_trip() {
         let entries = vec![
-            BoxFile {
-                path: "vercel/sandbox/project/package.json".into(),
-                bytes: b"{}".to_vec(),
-                mode: 0o644,
-            },
-            BoxFile {
-                path: "vercel/sandbox/.vite-hub/run.sh".into(),
-                bytes: b"#!/bin/sh\n".to_vec(),
-                mode: 0o755,
-            },
-            BoxFile {
-                path: "empty".into(),
-                bytes: Vec::new(),
-                mode: 0o600,
-            },
+            BoxFile { path: "vercel/sandbox/project/package.json".into(), bytes: b"{}".to_vec(), mode: 0o644 },
+            BoxFile { path: "vercel/sandbox/.vite-hub/run.sh".into(), bytes: b"#!/bin/sh\n".to_vec(), mode: 0o755 },
+            BoxFile { path: "empty".into(), bytes: Vec::new(), mode: 0o600 },
         ];
         let archive = write_tar(&entries).unwrap();
         assert_eq!(&archive[257..262], b"ustar");
         let back = read_back(&archive);
         assert_eq!(back.len(), 3);
         for (entry, (path, bytes, mode, mtime)) in entries.iter().zip(back) {
-            assert_eq!(
-                (&entry.path, &entry.bytes, entry.mode, 0),
-                (&path, &bytes, mode, mtime)
-            );
+            assert_eq!((&entry.path, &entry.bytes, entry.mode, 0), (&path, &bytes, mode, mtime));
         }
         assert_eq!(write_tar(&entries).unwrap(), archive, "reproducible");
     }
@@ -227,16 +212,8 @@ mod tests {
         let long_name = format!("vercel/sandbox/project/{}.txt", "n".repeat(150));
         let deep = format!("vercel/sandbox/{}/file.mjs", ["segment"; 50].join("/"));
         let entries = vec![
-            BoxFile {
-                path: long_name.clone(),
-                bytes: b"a".to_vec(),
-                mode: 0o644,
-            },
-            BoxFile {
-                path: deep.clone(),
-                bytes: b"b".to_vec(),
-                mode: 0o644,
-            },
+            BoxFile { path: long_name.clone(), bytes: b"a".to_vec(), mode: 0o644 },
+            BoxFile { path: deep.clone(), bytes: b"b".to_vec(), mode: 0o644 },
         ];
         let back = read_back(&write_tar(&entries).unwrap());
         assert_eq!(back[0].0, long_name);

@@ -32,7 +32,12 @@ struct DiscoveredItem<'a> {
 
 impl<'a> From<&'a DiscoveredDefinition> for DiscoveredItem<'a> {
     fn from(definition: &'a DiscoveredDefinition) -> Self {
-        DiscoveredItem { name: &definition.name, kind: definition.kind.as_str(), dir: &definition.dir, entry: &definition.entry }
+        DiscoveredItem {
+            name: &definition.name,
+            kind: definition.kind.as_str(),
+            dir: &definition.dir,
+            entry: &definition.entry,
+        }
     }
 }
 
@@ -43,7 +48,11 @@ fn decode_request(input: JsValue) -> vite_hub_sandbox_core::error::Result<Discov
             format!("discoverDefinitions expects {{ files: string[], packageDirs: string[], workspaceDirs: string[] }}: {e}"),
         )
     })?;
-    Ok(DiscoveryInput { files: request.files, package_dirs: request.package_dirs, workspace_dirs: request.workspace_dirs })
+    Ok(DiscoveryInput {
+        files: request.files,
+        package_dirs: request.package_dirs,
+        workspace_dirs: request.workspace_dirs,
+    })
 }
 
 fn encode<T: Serialize>(value: &T) -> vite_hub_sandbox_core::error::Result<JsValue> {
@@ -105,7 +114,12 @@ pub fn discover_definitions_and_problems(files: JsValue) -> crate::error::js::Js
         problems: discovery
             .problems
             .iter()
-            .map(|p| ProblemItem { name: p.name.as_deref(), origin: &p.origin, code: p.error.code().as_str(), message: p.error.message() })
+            .map(|p| ProblemItem {
+                name: p.name.as_deref(),
+                origin: &p.origin,
+                code: p.error.code().as_str(),
+                message: p.error.message(),
+            })
             .collect(),
     })?)
 }

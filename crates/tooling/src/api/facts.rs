@@ -4,8 +4,8 @@
 
 use wasm_bindgen::prelude::*;
 
-use vite_hub_sandbox_core::error::{Error, ErrorCode};
 use crate::facts::shared_facts;
+use vite_hub_sandbox_core::error::{Error, ErrorCode};
 
 /// `sharedFacts() → { errorCodes, transferLimits, definitionLimits, envNames, excluded,
 /// entryNames }` (shape in [`crate::facts::SharedFacts`]).

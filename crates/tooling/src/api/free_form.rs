@@ -12,7 +12,8 @@ use vite_hub_sandbox_core::definition::sandbox_options::{project_plan, sandbox_o
 use vite_hub_sandbox_core::error::{Error, ErrorCode};
 
 fn decode<'a, T: Deserialize<'a>>(json: &'a str, what: &str) -> vite_hub_sandbox_core::error::Result<T> {
-    serde_json::from_str(json).map_err(|e| Error::new(ErrorCode::InvalidArgument, format!("{what} has an unexpected shape: {e}")))
+    serde_json::from_str(json)
+        .map_err(|e| Error::new(ErrorCode::InvalidArgument, format!("{what} has an unexpected shape: {e}")))
 }
 
 fn encode<T: Serialize>(value: &T) -> vite_hub_sandbox_core::error::Result<JsValue> {
@@ -90,13 +91,18 @@ pub fn plan_free_form_project(facts_json: &str, request_json: &str) -> crate::er
     let facts: SandboxFileFacts = decode(facts_json, "the free-form facts")?;
     let request: ProjectRequest = decode(request_json, "the free-form project request")?;
     let options = sandbox_options(&facts)?;
-    let plan = project_plan(&facts.file, &options, &request.manifest, &request.manifest_json, &request.external_specifiers)
-        ?;
+    let plan =
+        project_plan(&facts.file, &options, &request.manifest, &request.manifest_json, &request.external_specifiers)?;
     // Attached because the bundle imports packages (not `project: true`): the Box gets only
     // those, pinned to the app's lockfile (box_project.rs), instead of the whole project.
     let imports_only = plan.attach && options.project.map(|(p, _)| p) != Some(true);
     if !imports_only {
-        return Ok(encode(&ProjectAnswer { attach: plan.attach, dependencies: plan.dependencies, files: plan.files, generated: Vec::new() })?);
+        return Ok(encode(&ProjectAnswer {
+            attach: plan.attach,
+            dependencies: plan.dependencies,
+            files: plan.files,
+            generated: Vec::new(),
+        })?);
     }
     let manifest = match vite_hub_sandbox_core::definition::parse_package_json(request.manifest_json.as_bytes()) {
         Ok(serde_json::Value::Object(map)) => map,

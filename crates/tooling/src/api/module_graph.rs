@@ -32,7 +32,10 @@ use vite_hub_sandbox_core::error::{Error, ErrorCode};
 #[wasm_bindgen(js_name = checkModuleGraph)]
 pub fn check_module_graph_js(input: JsValue) -> crate::error::js::JsResult<JsValue> {
     let input: ModuleGraphInput = serde_wasm_bindgen::from_value(input).map_err(|e| {
-        Error::new(ErrorCode::InvalidArgument, format!("checkModuleGraph expects {{ files: string[], modules: object[], … }}: {e}"))
+        Error::new(
+            ErrorCode::InvalidArgument,
+            format!("checkModuleGraph expects {{ files: string[], modules: object[], … }}: {e}"),
+        )
     })?;
     let plan = check_module_graph(&input)?;
     plan.serialize(&serde_wasm_bindgen::Serializer::json_compatible())

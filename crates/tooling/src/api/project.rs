@@ -51,9 +51,8 @@ struct WorkspaceAnswer {
 /// [`resolve_workspace`] (missing workspace dependency, bad manifest, bad pattern, bad patch path).
 #[wasm_bindgen(js_name = resolvePnpmWorkspace)]
 pub fn resolve_pnpm_workspace(request: JsValue) -> crate::error::js::JsResult<JsValue> {
-    let request: WorkspaceRequest = serde_wasm_bindgen::from_value(request).map_err(|e| {
-        Error::new(ErrorCode::InvalidArgument, format!("resolvePnpmWorkspace: invalid request: {e}"))
-    })?;
+    let request: WorkspaceRequest = serde_wasm_bindgen::from_value(request)
+        .map_err(|e| Error::new(ErrorCode::InvalidArgument, format!("resolvePnpmWorkspace: invalid request: {e}")))?;
     let input = WorkspaceInput {
         root_label: request.root_label,
         package_path: request.package_path,

@@ -5,8 +5,8 @@
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 
-use vite_hub_sandbox_core::error::{Error, ErrorCode};
 use crate::provider_output::{merge_provider_output, OutputOptions, COMPATIBILITY_DATE, DEFAULT_BINDING};
+use vite_hub_sandbox_core::error::{Error, ErrorCode};
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -44,7 +44,13 @@ pub fn merge_cloudflare_provider_output(request: JsValue) -> crate::error::js::J
         sandbox_version: request.sandbox_version,
     };
     let out = merge_provider_output(&request.existing, &options)?;
-    let answer = OutputAnswer { config: out.config, dockerfile: out.dockerfile, image: out.image, added: out.added, compatibility_date: COMPATIBILITY_DATE };
+    let answer = OutputAnswer {
+        config: out.config,
+        dockerfile: out.dockerfile,
+        image: out.image,
+        added: out.added,
+        compatibility_date: COMPATIBILITY_DATE,
+    };
     answer
         .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
         .map_err(|e| Error::new(ErrorCode::RuntimeError, e.to_string()).into())

@@ -6,8 +6,8 @@ use vite_hub_sandbox_core::env_map::EnvMap;
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 
-use vite_hub_sandbox_core::error::{Error, ErrorCode};
 use crate::plugin::{artifact_stems, resolve_plugin_config};
+use vite_hub_sandbox_core::error::{Error, ErrorCode};
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

@@ -2,4 +2,6 @@
 import { defineHandler } from 'nitro/h3';
 import { readRequestPayload, runSandbox } from '@vite-hub/sandbox';
 
-export default defineHandler(async (event) => runSandbox('release-notes', await readRequestPayload<'release-notes'>(event)));
+export default defineHandler(async (event) =>
+  runSandbox('release-notes', await readRequestPayload<'release-notes'>(event)),
+);

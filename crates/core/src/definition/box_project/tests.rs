@@ -44,14 +44,19 @@ fn only_the_imported_packages_at_the_npm_lock_versions_with_their_lock_closure()
     assert_eq!(files[0].path, "package.json");
     assert_eq!(
         parse(&files[0].text),
-        parse(r#"{"private":true,"type":"module","dependencies":{"a":"1.0.0","slugify":"1.6.9"},"packageManager":"npm@10.9.0"}"#)
+        parse(
+            r#"{"private":true,"type":"module","dependencies":{"a":"1.0.0","slugify":"1.6.9"},"packageManager":"npm@10.9.0"}"#
+        )
     );
     assert_eq!(files[1].path, "package-lock.json");
     let lock = parse(&files[1].text);
     let packages = lock["packages"].as_object().unwrap();
     // a's own b@1.5.0 (nested), the hoisted c; not the root b@2, vite, typescript or the link.
     let paths: Vec<&str> = packages.keys().map(String::as_str).collect();
-    assert_eq!(paths, ["", "node_modules/a", "node_modules/a/node_modules/b", "node_modules/c", "node_modules/slugify"]);
+    assert_eq!(
+        paths,
+        ["", "node_modules/a", "node_modules/a/node_modules/b", "node_modules/c", "node_modules/slugify"]
+    );
     assert_eq!(packages[""], parse(r#"{"dependencies":{"a":"1.0.0","slugify":"1.6.9"}}"#));
     assert_eq!(lock["lockfileVersion"], 3);
     // Every copied entry is a runtime package now: dev flags are dropped, the rest kept.
@@ -71,12 +76,20 @@ fn an_alias_stays_an_alias_and_a_link_gets_no_lockfile() {
 
 #[test]
 fn a_pnpm_lock_pins_the_manifest_to_the_root_importer_versions() {
-    let v9 = parse(r#"{"lockfileVersion":"9.0","importers":{".":{"dependencies":{"slugify":{"specifier":"^1.6.0","version":"1.6.9"},"alias":{"specifier":"npm:real-pkg@^2","version":"real-pkg@2.3.4"},"vite":{"specifier":"^7","version":"7.3.8(@types/node@22.0.0)"}}}}}"#);
+    let v9 = parse(
+        r#"{"lockfileVersion":"9.0","importers":{".":{"dependencies":{"slugify":{"specifier":"^1.6.0","version":"1.6.9"},"alias":{"specifier":"npm:real-pkg@^2","version":"real-pkg@2.3.4"},"vite":{"specifier":"^7","version":"7.3.8(@types/node@22.0.0)"}}}}}"#,
+    );
     let files = project(&["alias", "slugify", "vite"], &AppLock { npm: None, pnpm: Some(&v9) });
     assert_eq!(files.len(), 1, "no pnpm lockfile is generated");
-    assert_eq!(parse(&files[0].text)["dependencies"], parse(r#"{"alias":"npm:real-pkg@2.3.4","slugify":"1.6.9","vite":"7.3.8"}"#));
+    assert_eq!(
+        parse(&files[0].text)["dependencies"],
+        parse(r#"{"alias":"npm:real-pkg@2.3.4","slugify":"1.6.9","vite":"7.3.8"}"#)
+    );
     let v5 = parse(r#"{"lockfileVersion":5.4,"dependencies":{"slugify":"1.6.8"}}"#);
-    assert_eq!(parse(&project(&["slugify"], &AppLock { npm: None, pnpm: Some(&v5) })[0].text)["dependencies"], parse(r#"{"slugify":"1.6.8"}"#));
+    assert_eq!(
+        parse(&project(&["slugify"], &AppLock { npm: None, pnpm: Some(&v5) })[0].text)["dependencies"],
+        parse(r#"{"slugify":"1.6.8"}"#)
+    );
 }
 
 #[test]
@@ -91,7 +104,17 @@ fn without_a_lockfile_the_manifest_ranges_are_kept_and_never_the_whole_manifest(
 
 #[test]
 fn a_broken_npm_lock_is_an_error_naming_it() {
-    let error = box_project("src/x.sandbox.ts", &manifest(APP), &["slugify".into()], &AppLock { npm: Some("{"), pnpm: None }, "package-lock.json").unwrap_err();
+    let error = box_project(
+        "src/x.sandbox.ts",
+        &manifest(APP),
+        &["slugify".into()],
+        &AppLock { npm: Some("{"), pnpm: None },
+        "package-lock.json",
+    )
+    .unwrap_err();
     assert_eq!(error.code(), ErrorCode::InvalidArgument);
-    assert_eq!(error.message(), "src/x.sandbox.ts: its project's package-lock.json is not a JSON object; fix or regenerate it (npm install).");
+    assert_eq!(
+        error.message(),
+        "src/x.sandbox.ts: its project's package-lock.json is not a JSON object; fix or regenerate it (npm install)."
+    );
 }

@@ -23,11 +23,7 @@ fn input(files: &[&str]) -> DiscoveryInput {
 }
 
 fn found(files: &[&str]) -> Vec<(String, &'static str, String, String)> {
-    discover(&input(files))
-        .unwrap()
-        .into_iter()
-        .map(|d| (d.name, d.kind.as_str(), d.dir, d.entry))
-        .collect()
+    discover(&input(files)).unwrap().into_iter().map(|d| (d.name, d.kind.as_str(), d.dir, d.entry)).collect()
 }
 
 fn names(files: &[&str]) -> Vec<String> {
@@ -40,12 +36,7 @@ fn error(files: &[&str]) -> String {
     err.message().to_owned()
 }
 
-fn row(
-    name: &str,
-    kind: &'static str,
-    dir: &str,
-    entry: &str,
-) -> (String, &'static str, String, String) {
+fn row(name: &str, kind: &'static str, dir: &str, entry: &str) -> (String, &'static str, String, String) {
     (name.into(), kind, dir.into(), entry.into())
 }
 
@@ -213,28 +204,13 @@ fn free_form_names_strip_src_and_the_suffix() {
             "lib/g.ts",
         ]),
         vec![
-            row(
-                "content/summary",
-                "free-form",
-                "",
-                "src/content/summary.sandbox.ts"
-            ),
+            row("content/summary", "free-form", "", "src/content/summary.sandbox.ts"),
             row("lib/a", "free-form", "", "lib/a.sandbox.cts"),
             row("lib/b", "free-form", "", "lib/b.sandbox.js"),
             row("lib/c", "free-form", "", "lib/c.sandbox.mjs"),
             row("lib/d", "free-form", "", "lib/d.sandbox.cjs"),
-            row(
-                "release-notes",
-                "free-form",
-                "",
-                "src/release-notes.sandbox.ts"
-            ),
-            row(
-                "tools/release-notes",
-                "free-form",
-                "",
-                "src/tools/release-notes.sandbox.mts"
-            ),
+            row("release-notes", "free-form", "", "src/release-notes.sandbox.ts"),
+            row("tools/release-notes", "free-form", "", "src/tools/release-notes.sandbox.mts"),
         ]
     );
 }
@@ -242,17 +218,8 @@ fn free_form_names_strip_src_and_the_suffix() {
 #[test]
 fn free_form_files_use_the_nearest_package_json() {
     assert_eq!(
-        found(&[
-            "package.json",
-            "packages/web/package.json",
-            "packages/web/src/jobs/x.sandbox.ts"
-        ]),
-        vec![row(
-            "packages/web/src/jobs/x",
-            "free-form",
-            "packages/web",
-            "packages/web/src/jobs/x.sandbox.ts"
-        )]
+        found(&["package.json", "packages/web/package.json", "packages/web/src/jobs/x.sandbox.ts"]),
+        vec![row("packages/web/src/jobs/x", "free-form", "packages/web", "packages/web/src/jobs/x.sandbox.ts")]
     );
 }
 
@@ -374,11 +341,8 @@ fn discover_all_keeps_going_past_problems() {
     .unwrap();
     let names: Vec<&str> = discovery.definitions.iter().map(|d| d.name.as_str()).collect();
     assert_eq!(names, ["good"]);
-    let problems: Vec<(Option<&str>, &str)> = discovery
-        .problems
-        .iter()
-        .map(|p| (p.name.as_deref(), p.error.message()))
-        .collect();
+    let problems: Vec<(Option<&str>, &str)> =
+        discovery.problems.iter().map(|p| (p.name.as_deref(), p.error.message())).collect();
     assert_eq!(
         problems,
         [
@@ -390,7 +354,12 @@ fn discover_all_keeps_going_past_problems() {
     );
     // discover() reports the first of them.
     assert_eq!(
-        error(&["server/sandboxes/new/package.json", "server/sandboxes/two/package.json", "server/sandboxes/two/index.ts", "server/sandboxes/two/index.mjs"]),
+        error(&[
+            "server/sandboxes/new/package.json",
+            "server/sandboxes/two/package.json",
+            "server/sandboxes/two/index.ts",
+            "server/sandboxes/two/index.mjs"
+        ]),
         "Sandbox package \"server/sandboxes/two\" has multiple entrypoints: index.ts, index.mjs."
     );
 }
@@ -412,6 +381,7 @@ fn an_entry_without_a_package_json_is_reported() {
         ["a"]
     );
     let discovery = discover_all(&input(&["server/sandboxes/x/y/index.ts", "server/sandboxes/x/y/index.mjs"])).unwrap();
-    let problems: Vec<(Option<&str>, &str)> = discovery.problems.iter().map(|p| (p.name.as_deref(), p.origin.as_str())).collect();
+    let problems: Vec<(Option<&str>, &str)> =
+        discovery.problems.iter().map(|p| (p.name.as_deref(), p.origin.as_str())).collect();
     assert_eq!(problems, [(Some("x/y"), "server/sandboxes/x/y")], "one problem per folder");
 }

@@ -17,12 +17,60 @@ use std::collections::BTreeSet;
 /// Node 20 without the internal `_` ones). Prefix-only built-ins (`node:test`, `node:sqlite`,
 /// `node:sea`) take the `node:` path of [`super::resolve`].
 const NODE_BUILTINS: [&str; 54] = [
-    "assert", "assert/strict", "async_hooks", "buffer", "child_process", "cluster", "console", "constants", "crypto", "dgram",
-    "diagnostics_channel", "dns", "dns/promises", "domain", "events", "fs", "fs/promises", "http", "http2", "https",
-    "inspector", "inspector/promises", "module", "net", "os", "path", "path/posix", "path/win32", "perf_hooks", "process",
-    "punycode", "querystring", "readline", "readline/promises", "repl", "stream", "stream/consumers", "stream/promises", "stream/web", "string_decoder",
-    "sys", "timers", "timers/promises", "tls", "trace_events", "tty", "url", "util", "util/types", "v8",
-    "vm", "wasi", "worker_threads", "zlib",
+    "assert",
+    "assert/strict",
+    "async_hooks",
+    "buffer",
+    "child_process",
+    "cluster",
+    "console",
+    "constants",
+    "crypto",
+    "dgram",
+    "diagnostics_channel",
+    "dns",
+    "dns/promises",
+    "domain",
+    "events",
+    "fs",
+    "fs/promises",
+    "http",
+    "http2",
+    "https",
+    "inspector",
+    "inspector/promises",
+    "module",
+    "net",
+    "os",
+    "path",
+    "path/posix",
+    "path/win32",
+    "perf_hooks",
+    "process",
+    "punycode",
+    "querystring",
+    "readline",
+    "readline/promises",
+    "repl",
+    "stream",
+    "stream/consumers",
+    "stream/promises",
+    "stream/web",
+    "string_decoder",
+    "sys",
+    "timers",
+    "timers/promises",
+    "tls",
+    "trace_events",
+    "tty",
+    "url",
+    "util",
+    "util/types",
+    "v8",
+    "vm",
+    "wasi",
+    "worker_threads",
+    "zlib",
 ];
 
 /// Whether `specifier` is a Node built-in importable without `node:`.
@@ -47,7 +95,8 @@ impl Declared {
         runtime.extend(names("peerDependencies"));
         runtime.extend(names("optionalDependencies"));
         let has = |path: &str| files.contains(path);
-        let facts = ProjectFacts { declared: manifest.get("packageManager"), has: &has, yarn_lock: None, yarnrc_yml: None };
+        let facts =
+            ProjectFacts { declared: manifest.get("packageManager"), has: &has, yarn_lock: None, yarnrc_yml: None };
         let manager = choose_manager(&facts).map_or(PackageManager::Npm, |(manager, _)| manager);
         Declared { runtime, dev: names("devDependencies"), manager }
     }

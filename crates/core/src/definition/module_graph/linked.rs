@@ -51,8 +51,13 @@ fn is_shipped(path: &str, files: &BTreeSet<String>) -> bool {
 
 /// One finding per installed dependency of `manifest` whose local path is not shipped, placed
 /// on the package's `package.json` (no line: the facts carry none for JSON).
-pub(super) fn linked_findings(manifest: &Map<String, Value>, package_path: &str, files: &BTreeSet<String>) -> Vec<Finding> {
-    let manifest_path = if package_path.is_empty() { "package.json".to_owned() } else { format!("{package_path}/package.json") };
+pub(super) fn linked_findings(
+    manifest: &Map<String, Value>,
+    package_path: &str,
+    files: &BTreeSet<String>,
+) -> Vec<Finding> {
+    let manifest_path =
+        if package_path.is_empty() { "package.json".to_owned() } else { format!("{package_path}/package.json") };
     let mut findings = Vec::new();
     for field in INSTALLED {
         let Some(deps) = manifest.get(field).and_then(Value::as_object) else { continue };
@@ -61,7 +66,9 @@ pub(super) fn linked_findings(manifest: &Map<String, Value>, package_path: &str,
             let spec = spec.as_str().unwrap_or_default();
             let why = match inside_root(package_path, path) {
                 None => "a path outside the Definition's folder".to_owned(),
-                Some(target) if !is_shipped(&target, files) => format!("a path the Definition does not ship ({})", quoted(&target)),
+                Some(target) if !is_shipped(&target, files) => {
+                    format!("a path the Definition does not ship ({})", quoted(&target))
+                }
                 Some(_) => continue,
             };
             findings.push(Finding {
@@ -90,12 +97,19 @@ mod tests {
     }
 
     fn texts(manifest: Value, package_path: &str, shipped: &[&str]) -> Vec<String> {
-        linked_findings(manifest.as_object().unwrap(), package_path, &files(shipped)).into_iter().map(|f| format!("{} {}", f.path, f.text)).collect()
+        linked_findings(manifest.as_object().unwrap(), package_path, &files(shipped))
+            .into_iter()
+            .map(|f| format!("{} {}", f.path, f.text))
+            .collect()
     }
 
     #[test]
     fn a_link_outside_the_folder_is_refused_naming_the_dependency_and_spec() {
-        let found = texts(json!({"dependencies": {"linked-lib": "file:../../../lib", "slugify": "^1.6.6"}}), "", &["package.json", "index.mjs"]);
+        let found = texts(
+            json!({"dependencies": {"linked-lib": "file:../../../lib", "slugify": "^1.6.6"}}),
+            "",
+            &["package.json", "index.mjs"],
+        );
         assert_eq!(found.len(), 1, "{found:?}");
         assert!(
             found[0].starts_with("package.json declares \"linked-lib\" in \"dependencies\" as \"file:../../../lib\", a path outside the Definition's folder (R0033)"),
@@ -109,8 +123,14 @@ mod tests {
 
     #[test]
     fn a_link_to_shipped_files_passes_and_one_to_unshipped_files_is_refused() {
-        let shipped = ["package.json", "index.mjs", "vendor/lib/package.json", "vendor/lib/index.mjs", "vendor/pkg.tgz"];
-        assert!(texts(json!({"dependencies": {"a": "file:./vendor/lib", "b": "file:vendor/pkg.tgz", "c": "./vendor/lib/"}}), "", &shipped).is_empty());
+        let shipped =
+            ["package.json", "index.mjs", "vendor/lib/package.json", "vendor/lib/index.mjs", "vendor/pkg.tgz"];
+        assert!(texts(
+            json!({"dependencies": {"a": "file:./vendor/lib", "b": "file:vendor/pkg.tgz", "c": "./vendor/lib/"}}),
+            "",
+            &shipped
+        )
+        .is_empty());
         let found = texts(json!({"dependencies": {"d": "file:./vendor/missing"}}), "", &shipped);
         assert_eq!(found.len(), 1);
         assert!(found[0].contains("a path the Definition does not ship (\"vendor/missing\")"), "{}", found[0]);

@@ -45,7 +45,9 @@ impl Via {
         match self {
             Via::Exports => "through its \"exports\"",
             Via::Main => "through its \"main\"",
-            Via::DefaultIndex => "through the default entry ./index.js (its package.json has neither \"exports\" nor \"main\")",
+            Via::DefaultIndex => {
+                "through the default entry ./index.js (its package.json has neither \"exports\" nor \"main\")"
+            }
             Via::FilePath => "as a file path (its package.json has no \"exports\")",
         }
     }
@@ -64,7 +66,12 @@ pub(crate) enum Resolution {
 
 /// Resolves `subpath` (`.` or `./sub`) of the package in `dir` (`""` = the root of the file list)
 /// whose parsed package.json is `manifest`.
-pub(crate) fn resolve_package(dir: &str, manifest: &Map<String, Value>, subpath: &str, files: &BTreeSet<String>) -> Resolution {
+pub(crate) fn resolve_package(
+    dir: &str,
+    manifest: &Map<String, Value>,
+    subpath: &str,
+    files: &BTreeSet<String>,
+) -> Resolution {
     let in_dir = |relative: &str| join(dir, relative);
     if let Some(exports) = manifest.get("exports").filter(|e| !e.is_null()) {
         return match resolve_exports(exports, subpath) {
@@ -76,7 +83,8 @@ pub(crate) fn resolve_package(dir: &str, manifest: &Map<String, Value>, subpath:
     if subpath != "." {
         return Resolution::Target { via: Via::FilePath, path: in_dir(&subpath[2..]) };
     }
-    let main = manifest.get("main").and_then(Value::as_str).map(|m| m.trim_start_matches("./")).filter(|m| !m.is_empty());
+    let main =
+        manifest.get("main").and_then(Value::as_str).map(|m| m.trim_start_matches("./")).filter(|m| !m.is_empty());
     if let Some(main) = main {
         let main = main.trim_end_matches('/');
         let candidates = [main.to_owned(), format!("{main}.js"), format!("{main}/index.js"), "index.js".to_owned()];
@@ -144,7 +152,10 @@ fn subpath_map(map: &Map<String, Value>, subpath: &str) -> Result<Outcome, Strin
     patterns.sort_by(|a, b| pattern_key_order(a, b));
     for key in patterns {
         let (base, trailer) = key.split_once('*').unwrap_or((key, ""));
-        if subpath.starts_with(base) && subpath != base && (trailer.is_empty() || (subpath.ends_with(trailer) && subpath.len() >= key.len())) {
+        if subpath.starts_with(base)
+            && subpath != base
+            && (trailer.is_empty() || (subpath.ends_with(trailer) && subpath.len() >= key.len()))
+        {
             let matched = &subpath[base.len()..subpath.len() - trailer.len()];
             return target_resolve(&map[key.as_str()], Some(matched));
         }

@@ -113,7 +113,12 @@ fn extension(name: &str) -> Option<&str> {
 pub(crate) fn resolve(specifier: &str, from: &str, package: &Package<'_>) -> Result<Target, Problem> {
     const RELATIVE_FIX: &str = "Import files of the package by a relative path such as \"./lib/util.ts\".";
     if specifier.starts_with('#') {
-        return Err(problem("R0024", specifier, "a package.json \"imports\" alias, which Sandbox packages do not support", RELATIVE_FIX));
+        return Err(problem(
+            "R0024",
+            specifier,
+            "a package.json \"imports\" alias, which Sandbox packages do not support",
+            RELATIVE_FIX,
+        ));
     }
     if specifier.starts_with('/') || specifier.starts_with('\\') {
         return Err(problem("R0026", specifier, "an absolute path", RELATIVE_FIX));
@@ -123,10 +128,17 @@ pub(crate) fn resolve(specifier: &str, from: &str, package: &Package<'_>) -> Res
             return Ok(Target::Dependency);
         }
         let what = format!("a {scheme}: URL");
-        return Err(problem("R0026", specifier, &what, "Import files of the package by a relative path and other code as a dependency in package.json."));
+        return Err(problem(
+            "R0026",
+            specifier,
+            &what,
+            "Import files of the package by a relative path and other code as a dependency in package.json.",
+        ));
     }
     if !is_relative(specifier) {
-        if let Some(name) = package.name.filter(|name| specifier == *name || specifier.strip_prefix(*name).is_some_and(|rest| rest.starts_with('/'))) {
+        if let Some(name) = package.name.filter(|name| {
+            specifier == *name || specifier.strip_prefix(*name).is_some_and(|rest| rest.starts_with('/'))
+        }) {
             let what = format!("the package's own name {}", quoted(name));
             return Err(problem("R0025", specifier, &what, RELATIVE_FIX));
         }
@@ -139,9 +151,18 @@ fn resolve_relative(specifier: &str, from: &str, package: &Package<'_>) -> Resul
     let split = specifier.find(['?', '#']).unwrap_or(specifier.len());
     let (path_part, suffix) = specifier.split_at(split);
     let Some(target) = join(parent_dir(from), path_part).filter(|target| is_inside(package.path, target)) else {
-        let where_ = if package.path.is_empty() { "the package directory".to_owned() } else { format!("the package directory {}", quoted(package.path)) };
+        let where_ = if package.path.is_empty() {
+            "the package directory".to_owned()
+        } else {
+            format!("the package directory {}", quoted(package.path))
+        };
         let what = format!("which leaves {where_}");
-        return Err(problem("R0027", specifier, &what, "Move the file into the package, or publish it as a dependency and import it by its package name."));
+        return Err(problem(
+            "R0027",
+            specifier,
+            &what,
+            "Move the file into the package, or publish it as a dependency and import it by its package name.",
+        ));
     };
     let written_name = path_part.rsplit('/').next().unwrap_or("");
     let Some(ext) = extension(written_name).filter(|_| !matches!(written_name, "." | "..")) else {
@@ -149,16 +170,34 @@ fn resolve_relative(specifier: &str, from: &str, package: &Package<'_>) -> Resul
             Some(found) => format!("Write the file name with its extension: {}.", quoted(&rewrite_name(path_part, &found, ""))),
             None => "Write the file name with its extension, e.g. \"./lib/util.ts\" (ES modules do not resolve extensions or directory index files).".to_owned(),
         };
-        return Err(Problem { rule: "R0028", text: format!("imports {} without a file extension. {fix}", quoted(specifier)) });
+        return Err(Problem {
+            rule: "R0028",
+            text: format!("imports {} without a file extension. {fix}", quoted(specifier)),
+        });
     };
     if is_declaration(written_name) {
-        return Err(problem("R0031", specifier, "a declaration file with no runtime code", "Use \"import type\" for types, or import the module that implements them."));
+        return Err(problem(
+            "R0031",
+            specifier,
+            "a declaration file with no runtime code",
+            "Use \"import type\" for types, or import the module that implements them.",
+        ));
     }
     if matches!(ext, "cjs" | "cts") {
-        return Err(problem("R0029", specifier, "a CommonJS file", "Convert it to an ES module (.js, .mjs, .ts or .mts in this \"type\": \"module\" package) and import that."));
+        return Err(problem(
+            "R0029",
+            specifier,
+            "a CommonJS file",
+            "Convert it to an ES module (.js, .mjs, .ts or .mts in this \"type\": \"module\" package) and import that.",
+        ));
     }
     if matches!(ext, "jsx" | "tsx") {
-        return Err(problem("R0030", specifier, "a JSX file, which Sandbox packages do not compile", "Move the code to a .ts or .js file without JSX."));
+        return Err(problem(
+            "R0030",
+            specifier,
+            "a JSX file, which Sandbox packages do not compile",
+            "Move the code to a .ts or .js file without JSX.",
+        ));
     }
     // The TypeScript twins of a missing `.js` / `.mjs` target, the conventional one first.
     let stem = &target[..target.len() - ext.len()];
@@ -174,7 +213,12 @@ fn resolve_relative(specifier: &str, from: &str, package: &Package<'_>) -> Resul
         twin
     } else {
         let what = format!("but {} is not a file of the package", quoted(&target));
-        return Err(problem("R0028", specifier, &what, "Check the path: relative imports are resolved from the importing file's directory."));
+        return Err(problem(
+            "R0028",
+            specifier,
+            &what,
+            "Check the path: relative imports are resolved from the importing file's directory.",
+        ));
     };
     let compiled_specifier = is_typescript_source(&resolved).then(|| {
         let name = resolved.rsplit('/').next().unwrap_or(&resolved);

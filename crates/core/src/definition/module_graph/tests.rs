@@ -6,7 +6,14 @@ const MANIFEST: &str = r#"{"name":"my-tool","type":"module","dependencies":{"slu
 
 /// An import edge on `line` (column 20, offsets derived from the line so edits are checkable).
 fn import(specifier: &str, line: u32) -> ImportEdge {
-    ImportEdge { specifier: Some(specifier.into()), start: line * 100, end: line * 100 + 10, line: Some(line), column: Some(20), dynamic: false }
+    ImportEdge {
+        specifier: Some(specifier.into()),
+        start: line * 100,
+        end: line * 100 + 10,
+        line: Some(line),
+        column: Some(20),
+        dynamic: false,
+    }
 }
 
 fn dynamic(specifier: Option<&str>, line: u32) -> ImportEdge {
@@ -25,7 +32,13 @@ fn cjs(usage: CommonJsUsage, name: &str, property: Option<&str>, line: u32, colu
 fn input(files: &[&str], modules: Vec<ModuleFacts>) -> ModuleGraphInput {
     let mut all: Vec<String> = files.iter().map(|f| (*f).to_owned()).collect();
     all.push("package.json".into());
-    ModuleGraphInput { name: Some("d".into()), manifest: Some(MANIFEST.into()), files: all, modules, ..ModuleGraphInput::default() }
+    ModuleGraphInput {
+        name: Some("d".into()),
+        manifest: Some(MANIFEST.into()),
+        files: all,
+        modules,
+        ..ModuleGraphInput::default()
+    }
 }
 
 fn message(input: &ModuleGraphInput) -> String {
@@ -71,7 +84,14 @@ fn a_valid_graph_passes_and_plans_the_rewrites_of_compiled_modules() {
     assert!(plan.checked);
     let edit = |line: u32, text: &str| Edit { start: line * 100, end: line * 100 + 10, text: text.into() };
     let expected = BTreeMap::from([
-        ("index.ts".to_owned(), vec![edit(1, r#""./lib/math.ts.mjs""#), edit(2, r#""./greet.ts.mjs""#), edit(9, r#""./lib/label.mts.mjs?v=1""#)]),
+        (
+            "index.ts".to_owned(),
+            vec![
+                edit(1, r#""./lib/math.ts.mjs""#),
+                edit(2, r#""./greet.ts.mjs""#),
+                edit(9, r#""./lib/label.mts.mjs?v=1""#),
+            ],
+        ),
         ("lib/math.ts".to_owned(), vec![edit(1, r#""../lib/label.mts.mjs""#)]),
     ]);
     assert_eq!(plan.rewrites, expected);
@@ -94,24 +114,38 @@ fn typescript_twins_conventional_first_then_the_other() {
 
 #[test]
 fn an_existing_js_file_wins_over_its_typescript_twin() {
-    let plan = check_module_graph(&input(&["index.ts", "a.js", "a.ts"], vec![module("index.ts", vec![import("./a.js", 1)]), module("a.js", vec![]), module("a.ts", vec![])])).unwrap();
+    let plan = check_module_graph(&input(
+        &["index.ts", "a.js", "a.ts"],
+        vec![module("index.ts", vec![import("./a.js", 1)]), module("a.js", vec![]), module("a.ts", vec![])],
+    ))
+    .unwrap();
     assert!(plan.rewrites.is_empty());
 }
 
 #[test]
 fn r0023_a_non_literal_dynamic_import() {
     let got = message(&input(&["index.ts"], vec![module("index.ts", vec![dynamic(None, 4)])]));
-    assert_eq!(got, r#"Sandbox "d": index.ts:4:20 has a dynamic import() whose specifier is not a string literal (R0023). Use a literal path such as import("./plugins/a.ts") so every module of the package can be checked."#);
+    assert_eq!(
+        got,
+        r#"Sandbox "d": index.ts:4:20 has a dynamic import() whose specifier is not a string literal (R0023). Use a literal path such as import("./plugins/a.ts") so every module of the package can be checked."#
+    );
 }
 
 #[test]
 fn r0024_a_package_imports_alias() {
-    assert_eq!(import_message("#utils", &[]), r##"Sandbox "d": index.ts:3:20 imports "#utils", a package.json "imports" alias, which Sandbox packages do not support (R0024). Import files of the package by a relative path such as "./lib/util.ts"."##);
+    assert_eq!(
+        import_message("#utils", &[]),
+        r##"Sandbox "d": index.ts:3:20 imports "#utils", a package.json "imports" alias, which Sandbox packages do not support (R0024). Import files of the package by a relative path such as "./lib/util.ts"."##
+    );
 }
 
 #[test]
 fn r0025_a_self_import_by_name_or_subpath() {
-    let expected = |spec: &str| format!(r#"Sandbox "d": index.ts:3:20 imports "{spec}", the package's own name "my-tool" (R0025). Import files of the package by a relative path such as "./lib/util.ts"."#);
+    let expected = |spec: &str| {
+        format!(
+            r#"Sandbox "d": index.ts:3:20 imports "{spec}", the package's own name "my-tool" (R0025). Import files of the package by a relative path such as "./lib/util.ts"."#
+        )
+    };
     assert_eq!(import_message("my-tool", &[]), expected("my-tool"));
     assert_eq!(import_message("my-tool/lib/a.js", &[]), expected("my-tool/lib/a.js"));
     // A package whose name merely starts with it is a dependency.
@@ -120,47 +154,83 @@ fn r0025_a_self_import_by_name_or_subpath() {
 
 #[test]
 fn r0026_absolute_paths_and_urls_but_not_node_builtins() {
-    assert_eq!(import_message("/srv/app/x.js", &[]), r#"Sandbox "d": index.ts:3:20 imports "/srv/app/x.js", an absolute path (R0026). Import files of the package by a relative path such as "./lib/util.ts"."#);
-    assert_eq!(import_message("https://esm.sh/x", &[]), r#"Sandbox "d": index.ts:3:20 imports "https://esm.sh/x", a https: URL (R0026). Import files of the package by a relative path and other code as a dependency in package.json."#);
+    assert_eq!(
+        import_message("/srv/app/x.js", &[]),
+        r#"Sandbox "d": index.ts:3:20 imports "/srv/app/x.js", an absolute path (R0026). Import files of the package by a relative path such as "./lib/util.ts"."#
+    );
+    assert_eq!(
+        import_message("https://esm.sh/x", &[]),
+        r#"Sandbox "d": index.ts:3:20 imports "https://esm.sh/x", a https: URL (R0026). Import files of the package by a relative path and other code as a dependency in package.json."#
+    );
     assert!(import_message("file:///etc/x.js", &[]).contains("a file: URL (R0026)"));
     assert!(import_message("data:text/javascript,1", &[]).contains("a data: URL (R0026)"));
 }
 
 #[test]
 fn r0027_a_relative_import_leaving_the_package() {
-    assert_eq!(import_message("../shared/x.ts", &[]), r#"Sandbox "d": index.ts:3:20 imports "../shared/x.ts", which leaves the package directory (R0027). Move the file into the package, or publish it as a dependency and import it by its package name."#);
+    assert_eq!(
+        import_message("../shared/x.ts", &[]),
+        r#"Sandbox "d": index.ts:3:20 imports "../shared/x.ts", which leaves the package directory (R0027). Move the file into the package, or publish it as a dependency and import it by its package name."#
+    );
     // Inside a workspace: the package directory is named, and sibling files do not count.
-    let mut workspace = input(&["pkgs/a/index.ts", "pkgs/b/x.ts"], vec![module("pkgs/a/index.ts", vec![import("../b/x.ts", 2)])]);
+    let mut workspace =
+        input(&["pkgs/a/index.ts", "pkgs/b/x.ts"], vec![module("pkgs/a/index.ts", vec![import("../b/x.ts", 2)])]);
     workspace.package_path = "pkgs/a".into();
     workspace.files.push("pkgs/a/package.json".into());
-    assert_eq!(message(&workspace), r#"Sandbox "d": pkgs/a/index.ts:2:20 imports "../b/x.ts", which leaves the package directory "pkgs/a" (R0027). Move the file into the package, or publish it as a dependency and import it by its package name."#);
+    assert_eq!(
+        message(&workspace),
+        r#"Sandbox "d": pkgs/a/index.ts:2:20 imports "../b/x.ts", which leaves the package directory "pkgs/a" (R0027). Move the file into the package, or publish it as a dependency and import it by its package name."#
+    );
 }
 
 #[test]
 fn r0028_extensionless_and_missing_targets() {
-    assert_eq!(import_message("./util", &["util.ts"]), r#"Sandbox "d": index.ts:3:20 imports "./util" without a file extension (R0028). Write the file name with its extension: "./util.ts"."#);
-    assert_eq!(import_message("./lib", &["lib/index.mjs"]), r#"Sandbox "d": index.ts:3:20 imports "./lib" without a file extension (R0028). Write the file name with its extension: "./lib/index.mjs"."#);
-    assert_eq!(import_message("./nothing", &[]), r#"Sandbox "d": index.ts:3:20 imports "./nothing" without a file extension (R0028). Write the file name with its extension, e.g. "./lib/util.ts" (ES modules do not resolve extensions or directory index files)."#);
-    assert_eq!(import_message("./lib/missing.js", &["lib/other.ts"]), r#"Sandbox "d": index.ts:3:20 imports "./lib/missing.js", but "lib/missing.js" is not a file of the package (R0028). Check the path: relative imports are resolved from the importing file's directory."#);
+    assert_eq!(
+        import_message("./util", &["util.ts"]),
+        r#"Sandbox "d": index.ts:3:20 imports "./util" without a file extension (R0028). Write the file name with its extension: "./util.ts"."#
+    );
+    assert_eq!(
+        import_message("./lib", &["lib/index.mjs"]),
+        r#"Sandbox "d": index.ts:3:20 imports "./lib" without a file extension (R0028). Write the file name with its extension: "./lib/index.mjs"."#
+    );
+    assert_eq!(
+        import_message("./nothing", &[]),
+        r#"Sandbox "d": index.ts:3:20 imports "./nothing" without a file extension (R0028). Write the file name with its extension, e.g. "./lib/util.ts" (ES modules do not resolve extensions or directory index files)."#
+    );
+    assert_eq!(
+        import_message("./lib/missing.js", &["lib/other.ts"]),
+        r#"Sandbox "d": index.ts:3:20 imports "./lib/missing.js", but "lib/missing.js" is not a file of the package (R0028). Check the path: relative imports are resolved from the importing file's directory."#
+    );
     // Only TypeScript twins stand in for a missing `.js`/`.mjs` file.
-    assert!(import_message("./a.mjs", &["a.cts", "a.d.ts"]).contains(r#"but "a.mjs" is not a file of the package (R0028)"#));
+    assert!(
+        import_message("./a.mjs", &["a.cts", "a.d.ts"]).contains(r#"but "a.mjs" is not a file of the package (R0028)"#)
+    );
 }
 
 #[test]
 fn r0029_commonjs_targets() {
-    assert_eq!(import_message("./legacy.cjs", &["legacy.cjs"]), r#"Sandbox "d": index.ts:3:20 imports "./legacy.cjs", a CommonJS file (R0029). Convert it to an ES module (.js, .mjs, .ts or .mts in this "type": "module" package) and import that."#);
+    assert_eq!(
+        import_message("./legacy.cjs", &["legacy.cjs"]),
+        r#"Sandbox "d": index.ts:3:20 imports "./legacy.cjs", a CommonJS file (R0029). Convert it to an ES module (.js, .mjs, .ts or .mts in this "type": "module" package) and import that."#
+    );
     assert!(import_message("./legacy.cts", &["legacy.cts"]).contains("a CommonJS file (R0029)"));
 }
 
 #[test]
 fn r0030_jsx_targets() {
-    assert_eq!(import_message("./view.tsx", &["view.tsx"]), r#"Sandbox "d": index.ts:3:20 imports "./view.tsx", a JSX file, which Sandbox packages do not compile (R0030). Move the code to a .ts or .js file without JSX."#);
+    assert_eq!(
+        import_message("./view.tsx", &["view.tsx"]),
+        r#"Sandbox "d": index.ts:3:20 imports "./view.tsx", a JSX file, which Sandbox packages do not compile (R0030). Move the code to a .ts or .js file without JSX."#
+    );
     assert!(import_message("./view.jsx", &["view.jsx"]).contains("(R0030)"));
 }
 
 #[test]
 fn r0031_declaration_targets() {
-    assert_eq!(import_message("./types.d.ts", &["types.d.ts"]), r#"Sandbox "d": index.ts:3:20 imports "./types.d.ts", a declaration file with no runtime code (R0031). Use "import type" for types, or import the module that implements them."#);
+    assert_eq!(
+        import_message("./types.d.ts", &["types.d.ts"]),
+        r#"Sandbox "d": index.ts:3:20 imports "./types.d.ts", a declaration file with no runtime code (R0031). Use "import type" for types, or import the module that implements them."#
+    );
     assert!(import_message("./types.d.mts", &[]).contains("(R0031)"));
 }
 
@@ -187,9 +257,16 @@ fn r0022_each_commonjs_usage_is_named() {
 
 #[test]
 fn a_js_syntax_error_in_reachable_code() {
-    let broken = ModuleFacts { parse_error: Some(ParseError { message: "Unexpected token (2:5)".into(), line: Some(2), column: Some(6) }), ..module("lib/a.js", vec![]) };
-    let got = message(&input(&["index.ts", "lib/a.js"], vec![module("index.ts", vec![import("./lib/a.js", 1)]), broken]));
-    assert_eq!(got, r#"Sandbox "d": lib/a.js:2:6 is not a valid ES module: Unexpected token (2:5). Fix the syntax; Sandbox packages run as ES modules."#);
+    let broken = ModuleFacts {
+        parse_error: Some(ParseError { message: "Unexpected token (2:5)".into(), line: Some(2), column: Some(6) }),
+        ..module("lib/a.js", vec![])
+    };
+    let got =
+        message(&input(&["index.ts", "lib/a.js"], vec![module("index.ts", vec![import("./lib/a.js", 1)]), broken]));
+    assert_eq!(
+        got,
+        r#"Sandbox "d": lib/a.js:2:6 is not a valid ES module: Unexpected token (2:5). Fix the syntax; Sandbox packages run as ES modules."#
+    );
 }
 
 #[test]
@@ -198,26 +275,45 @@ fn unreachable_modules_are_not_checked_but_still_rewritten() {
         commonjs: vec![cjs(CommonJsUsage::RequireCall, "require", None, 1, 1)],
         ..module("scripts/build.ts", vec![import("#x", 1), import("../lib.ts", 2)])
     };
-    let plan = check_module_graph(&input(&["index.js", "scripts/build.ts", "lib.ts"], vec![module("index.js", vec![]), loose, module("lib.ts", vec![])])).unwrap();
+    let plan = check_module_graph(&input(
+        &["index.js", "scripts/build.ts", "lib.ts"],
+        vec![module("index.js", vec![]), loose, module("lib.ts", vec![])],
+    ))
+    .unwrap();
     assert!(plan.checked);
-    assert_eq!(plan.rewrites["scripts/build.ts"], vec![Edit { start: 200, end: 210, text: r#""../lib.ts.mjs""#.into() }]);
+    assert_eq!(
+        plan.rewrites["scripts/build.ts"],
+        vec![Edit { start: 200, end: 210, text: r#""../lib.ts.mjs""#.into() }]
+    );
 }
 
 #[test]
 fn dynamic_literal_imports_are_walked_and_cycles_end() {
-    let a = ModuleFacts { commonjs: vec![cjs(CommonJsUsage::ExportsAssignment, "exports", None, 3, 1)], ..module("a.mjs", vec![import("./index.mjs", 1)]) };
+    let a = ModuleFacts {
+        commonjs: vec![cjs(CommonJsUsage::ExportsAssignment, "exports", None, 3, 1)],
+        ..module("a.mjs", vec![import("./index.mjs", 1)])
+    };
     let got = message(&input(&["index.mjs", "a.mjs"], vec![module("index.mjs", vec![dynamic(Some("./a.mjs"), 2)]), a]));
     assert!(got.starts_with(r#"Sandbox "d": a.mjs:3:1 uses CommonJS exports assignment"#), "{got}");
 }
 
 #[test]
 fn the_first_finding_by_path_then_position_is_reported() {
-    let index = ModuleFacts { commonjs: vec![cjs(CommonJsUsage::RequireCall, "require", None, 9, 1)], ..module("index.ts", vec![import("./z.ts", 1), import("./b.ts", 2), import("#late", 7)]) };
-    let b = module("b.ts", vec![ImportEdge { line: None, column: None, ..import("#unknown-position", 1) }, import("#second", 5)]);
+    let index = ModuleFacts {
+        commonjs: vec![cjs(CommonJsUsage::RequireCall, "require", None, 9, 1)],
+        ..module("index.ts", vec![import("./z.ts", 1), import("./b.ts", 2), import("#late", 7)])
+    };
+    let b = module(
+        "b.ts",
+        vec![ImportEdge { line: None, column: None, ..import("#unknown-position", 1) }, import("#second", 5)],
+    );
     let all = input(&["index.ts", "z.ts", "b.ts"], vec![index, b, module("z.ts", vec![import("#z", 1)])]);
     assert!(message(&all).starts_with(r##"Sandbox "d": b.ts:5:20 imports "#second""##));
     // Without a position the file alone is named.
-    let unknown = input(&["index.ts"], vec![module("index.ts", vec![ImportEdge { line: None, column: None, ..import("#a", 1) }])]);
+    let unknown = input(
+        &["index.ts"],
+        vec![module("index.ts", vec![ImportEdge { line: None, column: None, ..import("#a", 1) }])],
+    );
     assert!(message(&unknown).starts_with(r##"Sandbox "d": index.ts imports "#a""##));
 }
 
@@ -231,7 +327,8 @@ fn packages_that_are_not_definition_shaped_are_left_to_definition_checks() {
         assert!(!plan.checked, "{manifest:?}");
         assert_eq!(plan.rewrites["index.ts"].len(), 1, "rewrites still planned");
     }
-    let several = input(&["index.ts", "index.mjs"], vec![module("index.ts", vec![import("#a", 1)]), module("index.mjs", vec![])]);
+    let several =
+        input(&["index.ts", "index.mjs"], vec![module("index.ts", vec![import("#a", 1)]), module("index.mjs", vec![])]);
     assert!(!check_module_graph(&several).unwrap().checked);
     let none = input(&["main.ts"], vec![module("main.ts", vec![import("#a", 1)])]);
     assert!(!check_module_graph(&none).unwrap().checked);
@@ -269,7 +366,19 @@ fn with_manifest(manifest: &str, files: &[&str], specifiers: &[&str]) -> Result<
 fn r0032_a_bare_import_must_be_declared_in_dependencies_peer_or_optional() {
     let manifest = r#"{"name":"d","type":"module","dependencies":{"a":"1"},"peerDependencies":{"@p/b":"1"},"optionalDependencies":{"c":"1"},"devDependencies":{"dev-only":"1"}}"#;
     // Declared (any of the three), subpaths of declared ones, built-ins with and without node:.
-    let ok = ["a", "a/sub/x.js", "@p/b", "@p/b/deep", "c", "node:fs", "fs", "fs/promises", "node:test", "stream/web", "worker_threads"];
+    let ok = [
+        "a",
+        "a/sub/x.js",
+        "@p/b",
+        "@p/b/deep",
+        "c",
+        "node:fs",
+        "fs",
+        "fs/promises",
+        "node:test",
+        "stream/web",
+        "worker_threads",
+    ];
     assert!(with_manifest(manifest, &[], &ok).unwrap().checked);
     let error = with_manifest(manifest, &[], &["a", "lodash/fp"]).unwrap_err();
     assert_eq!(error.code(), ErrorCode::InvalidArgument);
@@ -278,7 +387,11 @@ fn r0032_a_bare_import_must_be_declared_in_dependencies_peer_or_optional() {
         r#"Sandbox "d": index.ts:2:20 imports "lodash/fp", but package.json does not list "lodash" in "dependencies" (R0032). Run `npm i lodash` in the Definition's folder, so it is installed in the Box."#
     );
     let scoped = with_manifest(manifest, &[], &["@scope/x/y"]).unwrap_err();
-    assert!(scoped.message().contains(r#"does not list "@scope/x" in "dependencies" (R0032). Run `npm i @scope/x`"#), "{}", scoped.message());
+    assert!(
+        scoped.message().contains(r#"does not list "@scope/x" in "dependencies" (R0032). Run `npm i @scope/x`"#),
+        "{}",
+        scoped.message()
+    );
     let dev = with_manifest(manifest, &[], &["dev-only"]).unwrap_err();
     assert_eq!(
         dev.message(),
@@ -291,7 +404,8 @@ fn r0032_a_bare_import_must_be_declared_in_dependencies_peer_or_optional() {
 #[test]
 fn r0032_the_fix_uses_the_folder_s_package_manager() {
     let manifest = r#"{"name":"d","type":"module"}"#;
-    let fix = |files: &[&str], manifest: &str| with_manifest(manifest, files, &["zod"]).unwrap_err().message().to_owned();
+    let fix =
+        |files: &[&str], manifest: &str| with_manifest(manifest, files, &["zod"]).unwrap_err().message().to_owned();
     assert!(fix(&["pnpm-lock.yaml"], manifest).contains("Run `pnpm add zod`"));
     assert!(fix(&["yarn.lock"], manifest).contains("Run `yarn add zod`"));
     assert!(fix(&["bun.lock"], manifest).contains("Run `bun add zod`"));

@@ -30,7 +30,8 @@ use crate::error::{quoted, Result};
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, BTreeSet};
 
-const FIX: &str = "Build the workspace package to JavaScript before Sandbox execution (point its exports/main at the built .js).";
+const FIX: &str =
+    "Build the workspace package to JavaScript before Sandbox execution (point its exports/main at the built .js).";
 
 /// One workspace package of the closure.
 #[derive(Debug)]
@@ -43,7 +44,11 @@ pub(super) struct WorkspacePackage {
 
 /// The closure of the Definition's `workspace:` dependencies, by package name. A name several
 /// shipped manifests carry is taken from the least nested one (then the first by path).
-pub(super) fn closure(definition: &Map<String, Value>, package_path: &str, manifests: &[ManifestText]) -> BTreeMap<String, WorkspacePackage> {
+pub(super) fn closure(
+    definition: &Map<String, Value>,
+    package_path: &str,
+    manifests: &[ManifestText],
+) -> BTreeMap<String, WorkspacePackage> {
     let mut by_name: BTreeMap<String, WorkspacePackage> = BTreeMap::new();
     let mut ordered: Vec<&ManifestText> = manifests.iter().collect();
     ordered.sort_by(|a, b| (a.path.matches('/').count(), &a.path).cmp(&(b.path.matches('/').count(), &b.path)));
@@ -52,7 +57,9 @@ pub(super) fn closure(definition: &Map<String, Value>, package_path: &str, manif
         if dir == package_path || dir.split('/').any(|segment| segment == "node_modules") {
             continue;
         }
-        let Ok(Value::Object(parsed)) = crate::definition::parse_package_json(manifest.text.as_bytes()) else { continue };
+        let Ok(Value::Object(parsed)) = crate::definition::parse_package_json(manifest.text.as_bytes()) else {
+            continue;
+        };
         let Some(name) = parsed.get("name").and_then(Value::as_str).map(str::to_owned) else { continue };
         by_name.entry(name).or_insert(WorkspacePackage { dir: dir.to_owned(), manifest: parsed });
     }
@@ -139,7 +146,8 @@ impl Walk<'_> {
     fn bare(&mut self, from: &str, edge: &ImportEdge, specifier: &str) {
         let Some((name, subpath)) = package_specifier(specifier) else { return };
         let Some(package) = self.closure.get(name) else { return };
-        let manifest_path = if package.dir.is_empty() { "package.json".to_owned() } else { format!("{}/package.json", package.dir) };
+        let manifest_path =
+            if package.dir.is_empty() { "package.json".to_owned() } else { format!("{}/package.json", package.dir) };
         let (via, target) = match resolve_package(&package.dir, &package.manifest, &subpath, self.files) {
             Resolution::Target { via, path } => (via, path),
             Resolution::NotExported => {
@@ -166,7 +174,11 @@ impl Walk<'_> {
         };
         let text = format!(
             "imports {}, which workspace package {} resolves {} to {}, {problem} ({}). {FIX}",
-            quoted(specifier), quoted(name), via.how(), quoted(&target), via.rule()
+            quoted(specifier),
+            quoted(name),
+            via.how(),
+            quoted(&target),
+            via.rule()
         );
         self.finding(from, edge, text);
     }
@@ -179,13 +191,17 @@ impl Walk<'_> {
             Some((target, true, Kind::Walk)) => return self.enqueue(target.to_owned(), package),
             Some((_, true, Kind::Leaf)) => return,
             Some((target, true, Kind::TypeScript)) => format!("the TypeScript file {}", quoted(target)),
-            Some((target, true, Kind::Other)) => format!("{}, which is not a JavaScript file (.js, .mjs, .cjs)", quoted(target)),
+            Some((target, true, Kind::Other)) => {
+                format!("{}, which is not a JavaScript file (.js, .mjs, .cjs)", quoted(target))
+            }
             Some((target, false, _)) => format!("{}, which is not a shipped file", quoted(target)),
             None => "a path above the install root".to_owned(),
         };
         let text = format!(
             "imports {} of workspace package {}, {problem} ({}). {FIX}",
-            quoted(specifier), quoted(package), Via::FilePath.rule()
+            quoted(specifier),
+            quoted(package),
+            Via::FilePath.rule()
         );
         self.finding(from, edge, text);
     }

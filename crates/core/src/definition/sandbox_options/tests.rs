@@ -33,12 +33,11 @@ fn message(facts: &SandboxFileFacts) -> String {
 #[test]
 fn run_only_and_all_options() {
     assert_eq!(sandbox_options(&call(json!([run_property()]))).unwrap(), SandboxOptions::default());
-    let options = sandbox_options(&call(json!([
-        run_property(),
-        option("timeout", json!(1500)),
-        option("project", json!(true)),
-    ])))
-    .unwrap();
+    let options =
+        sandbox_options(&call(json!(
+            [run_property(), option("timeout", json!(1500)), option("project", json!(true)),]
+        )))
+        .unwrap();
     assert_eq!(options, SandboxOptions { timeout_ms: Some(1500), project: Some((true, 5)) });
     // A run handler that is an imported function (an identifier) is fine.
     let imported = json!({ "key": "run", "line": 4, "column": 3, "static": false });
@@ -58,7 +57,8 @@ fn missing_default_export() {
 
 #[test]
 fn local_binding_is_rejected_with_the_fix() {
-    let exported = facts(json!({ "line": 9, "kind": "binding", "binding": "definition", "bindingCallee": "defineSandbox" }));
+    let exported =
+        facts(json!({ "line": 9, "kind": "binding", "binding": "definition", "bindingCallee": "defineSandbox" }));
     assert_eq!(
         message(&exported),
         "src/notes.sandbox.ts:9: defineSandbox() is assigned to the local binding \"definition\" and that binding is exported, so its options cannot be read; export the call directly: export default defineSandbox({ run(payload, context) { ... } })."

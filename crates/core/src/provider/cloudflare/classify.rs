@@ -59,7 +59,11 @@ impl Verdict {
     pub fn code(self) -> ErrorCode {
         match self {
             Verdict::Container | Verdict::Disconnected => ErrorCode::TransportError,
-            Verdict::Starting | Verdict::StartFailed | Verdict::NoContainers | Verdict::NotSandboxClass | Verdict::Thrown => ErrorCode::ProviderUnavailable,
+            Verdict::Starting
+            | Verdict::StartFailed
+            | Verdict::NoContainers
+            | Verdict::NotSandboxClass
+            | Verdict::Thrown => ErrorCode::ProviderUnavailable,
         }
     }
 
@@ -116,7 +120,8 @@ const NO_CONTAINERS_FIX: &str = "the Sandbox Durable Object class has no contain
 /// How workerd fails a call to a Durable Object class the Worker does not export, and to a class
 /// that is not the SDK's `Sandbox` (lower case; workerd 1.20260730). Only a rejection says them,
 /// never a container's answer.
-const NOT_SANDBOX_CLASS_PHRASES: [&str; 3] = ["internal error; reference =", "does not implement the method", "does not support rpc"];
+const NOT_SANDBOX_CLASS_PHRASES: [&str; 3] =
+    ["internal error; reference =", "does not implement the method", "does not support rpc"];
 
 /// What a Worker whose binding does not reach the `Sandbox` class must change (docs/providers/cloudflare.md).
 const NOT_SANDBOX_CLASS_FIX: &str = "the Durable Object binding does not reach the Sandbox class of @cloudflare/sandbox: export { Sandbox } from '@cloudflare/sandbox' in the Worker's main module and name it as class_name of the [[durable_objects.bindings]] entry; see docs/providers/cloudflare.md";
@@ -150,7 +155,9 @@ pub fn classify_answer(status: u16, body: &[u8]) -> Verdict {
     if status == 503 || contains_any(&text, &STARTING_PHRASES) || text.contains("CONTAINER_UNAVAILABLE") {
         return Verdict::Starting;
     }
-    if contains_any(&text, &DISCONNECTED_PHRASES) || text.to_ascii_lowercase().starts_with("error proxying request to container") {
+    if contains_any(&text, &DISCONNECTED_PHRASES)
+        || text.to_ascii_lowercase().starts_with("error proxying request to container")
+    {
         return Verdict::Disconnected;
     }
     Verdict::Container
@@ -168,7 +175,10 @@ pub fn classify_rejection(message: &str, flags: RejectionFlags) -> Verdict {
         Verdict::Starting
     } else if contains_any(message, &START_FAILED_PHRASES) {
         Verdict::StartFailed
-    } else if contains_any(message, &DISCONNECTED_PHRASES) || contains_any(message, &CALL_FAILED_PHRASES) || flags.retryable {
+    } else if contains_any(message, &DISCONNECTED_PHRASES)
+        || contains_any(message, &CALL_FAILED_PHRASES)
+        || flags.retryable
+    {
         Verdict::Disconnected
     } else {
         Verdict::Thrown
@@ -191,7 +201,11 @@ pub fn classify_configure_rejection(message: &str, flags: RejectionFlags) -> Ver
 /// by itself is not a timeout.
 pub fn is_sessionless_timeout(exit_code: i32, stderr: &str) -> bool {
     exit_code == 124
-        && stderr.trim_end().rsplit('\n').next().is_some_and(|line| line.starts_with("Command timed out after ") && line.ends_with("ms"))
+        && stderr
+            .trim_end()
+            .rsplit('\n')
+            .next()
+            .is_some_and(|line| line.starts_with("Command timed out after ") && line.ends_with("ms"))
 }
 
 /// Bounded backoff for a container that is starting (503s of the Durable Object, dropped
@@ -236,7 +250,10 @@ mod tests {
     use super::*;
 
     fn json(status: u16, code: &str, message: &str) -> Verdict {
-        classify_answer(status, format!(r#"{{"code":"{code}","message":"{message}","httpStatus":{status}}}"#).as_bytes())
+        classify_answer(
+            status,
+            format!(r#"{{"code":"{code}","message":"{message}","httpStatus":{status}}}"#).as_bytes(),
+        )
     }
 
     #[test]
@@ -261,7 +278,10 @@ mod tests {
 
     #[test]
     fn phrase_maximum_instances_exceeded() {
-        assert_eq!(json(500, "INTERNAL_ERROR", "Maximum number of running container instances exceeded"), Verdict::Starting);
+        assert_eq!(
+            json(500, "INTERNAL_ERROR", "Maximum number of running container instances exceeded"),
+            Verdict::Starting
+        );
     }
 
     #[test]
@@ -288,7 +308,10 @@ mod tests {
 
     #[test]
     fn phrase_error_proxying_request() {
-        assert_eq!(classify_answer(500, b"Error proxying request to container: connect ECONNREFUSED"), Verdict::Disconnected);
+        assert_eq!(
+            classify_answer(500, b"Error proxying request to container: connect ECONNREFUSED"),
+            Verdict::Disconnected
+        );
     }
 
     #[test]
@@ -307,7 +330,10 @@ mod tests {
 
     #[test]
     fn phrase_durable_object_reset_code_updated() {
-        assert_eq!(classify_rejection("Durable Object reset because its code was updated.", RejectionFlags::default()), Verdict::Disconnected);
+        assert_eq!(
+            classify_rejection("Durable Object reset because its code was updated.", RejectionFlags::default()),
+            Verdict::Disconnected
+        );
         assert_eq!(classify_answer(500, b"code was updated"), Verdict::Disconnected);
     }
 
@@ -334,18 +360,35 @@ mod tests {
     fn a_binding_that_does_not_reach_the_sandbox_class_is_named_and_never_retried() {
         let thrown = "Error: internal error; reference = 8e47f1vc2veqm92kan3jqrr2";
         assert_eq!(classify_configure_rejection(thrown, RejectionFlags::default()), Verdict::NotSandboxClass);
-        assert_eq!(classify_configure_rejection("TypeError: The RPC receiver does not implement the method \"configure\".", RejectionFlags::default()), Verdict::NotSandboxClass);
+        assert_eq!(
+            classify_configure_rejection(
+                "TypeError: The RPC receiver does not implement the method \"configure\".",
+                RejectionFlags::default()
+            ),
+            Verdict::NotSandboxClass
+        );
         assert_eq!(
             classify_configure_rejection("Error: The receiving Durable Object does not support RPC, because its class was not declared with `extends DurableObject`.", RejectionFlags::default()),
             Verdict::NotSandboxClass
         );
         // Only configure tells it: a later container request rejected so lost its connection.
         assert_eq!(classify_rejection(thrown, RejectionFlags::default()), Verdict::Disconnected);
-        assert_eq!(classify_configure_rejection("Network connection lost.", RejectionFlags::default()), Verdict::Disconnected);
-        assert_eq!(classify_configure_rejection("Containers have not been enabled for this Durable Object class.", RejectionFlags::default()), Verdict::NoContainers);
+        assert_eq!(
+            classify_configure_rejection("Network connection lost.", RejectionFlags::default()),
+            Verdict::Disconnected
+        );
+        assert_eq!(
+            classify_configure_rejection(
+                "Containers have not been enabled for this Durable Object class.",
+                RejectionFlags::default()
+            ),
+            Verdict::NoContainers
+        );
         assert_eq!(Verdict::NotSandboxClass.code(), ErrorCode::ProviderUnavailable);
         assert!(!Verdict::NotSandboxClass.is_retryable());
-        assert!(Verdict::NotSandboxClass.fix().is_some_and(|fix| fix.contains("export { Sandbox } from '@cloudflare/sandbox'")));
+        assert!(Verdict::NotSandboxClass
+            .fix()
+            .is_some_and(|fix| fix.contains("export { Sandbox } from '@cloudflare/sandbox'")));
     }
 
     #[test]
@@ -357,7 +400,13 @@ mod tests {
     #[test]
     fn phrases_of_a_call_that_failed() {
         assert_eq!(classify_rejection("TypeError: fetch failed", RejectionFlags::default()), Verdict::Disconnected);
-        assert_eq!(classify_rejection("Error: internal error; reference = 8e47f1vc2veqm92kan3jqrr2", RejectionFlags::default()), Verdict::Disconnected);
+        assert_eq!(
+            classify_rejection(
+                "Error: internal error; reference = 8e47f1vc2veqm92kan3jqrr2",
+                RejectionFlags::default()
+            ),
+            Verdict::Disconnected
+        );
     }
 
     #[test]
@@ -374,7 +423,10 @@ mod tests {
     #[test]
     fn workerd_flags_decide_for_words_it_does_not_know() {
         let words = "Durable Object storage operation exceeded timeout";
-        assert_eq!(classify_rejection(words, RejectionFlags { retryable: true, overloaded: false }), Verdict::Disconnected);
+        assert_eq!(
+            classify_rejection(words, RejectionFlags { retryable: true, overloaded: false }),
+            Verdict::Disconnected
+        );
         assert_eq!(classify_rejection(words, RejectionFlags { retryable: false, overloaded: true }), Verdict::Starting);
         assert_eq!(classify_rejection(words, RejectionFlags::default()), Verdict::Thrown);
     }

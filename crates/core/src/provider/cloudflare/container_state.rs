@@ -32,8 +32,12 @@ impl ContainerState {
     /// # Errors
     /// `SANDBOX_TRANSPORT_ERROR` when it is not that shape.
     pub fn from_json(text: &str) -> Result<ContainerState> {
-        serde_json::from_str(text)
-            .map_err(|e| Error::new(ErrorCode::TransportError, format!("the Durable Object answered getState() with an unexpected shape: {e}")))
+        serde_json::from_str(text).map_err(|e| {
+            Error::new(
+                ErrorCode::TransportError,
+                format!("the Durable Object answered getState() with an unexpected shape: {e}"),
+            )
+        })
     }
 
     /// Whether the container has stopped (`stopped` or `stopped_with_code`): no command of it
@@ -57,7 +61,9 @@ mod tests {
 
     #[test]
     fn a_container_that_exited_has_stopped_and_says_its_exit_code() {
-        let state = ContainerState::from_json(r#"{"status":"stopped_with_code","lastChange":1765000000000,"exitCode":137}"#).unwrap();
+        let state =
+            ContainerState::from_json(r#"{"status":"stopped_with_code","lastChange":1765000000000,"exitCode":137}"#)
+                .unwrap();
         assert!(state.has_stopped());
         assert_eq!(state.describe(), "container state stopped_with_code, exit code 137");
         let gone = ContainerState::from_json(r#"{"status":"stopped","lastChange":1}"#).unwrap();

@@ -86,7 +86,10 @@ mod tests {
     #[test]
     fn argv_becomes_a_quoted_bash_line() {
         assert_eq!(
-            shell_line("node", &["../.vite-hub/harness.mjs".into(), "a b".into(), "it's".into(), "".into(), "$HOME".into()]),
+            shell_line(
+                "node",
+                &["../.vite-hub/harness.mjs".into(), "a b".into(), "it's".into(), "".into(), "$HOME".into()]
+            ),
             "node ../.vite-hub/harness.mjs 'a b' 'it'\\''s' '' '$HOME'"
         );
         assert_eq!(shell_line("npm", &["ci".into(), "--no-audit".into()]), "npm ci --no-audit");

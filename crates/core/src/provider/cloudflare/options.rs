@@ -122,15 +122,15 @@ impl CloudflareOptions {
             Some(value) => check_sleep_after(value)?,
         };
         let var = |name: &str| env.get(name).map(|v| v.trim().to_owned()).filter(|v| !v.is_empty());
-        let local_host = match (var(ENV_NAMES[0]), var(ENV_NAMES[1])) {
-            (Some(base_url), Some(token)) => Some(LocalContainerHost { base_url, token }),
-            (None, None) => None,
-            _ => {
-                return Err(invalid(
-                    "SANDBOX_LOCAL_URL and SANDBOX_LOCAL_TOKEN must be set together (the local Box host prints both)".into(),
-                ))
-            }
-        };
+        let local_host =
+            match (var(ENV_NAMES[0]), var(ENV_NAMES[1])) {
+                (Some(base_url), Some(token)) => Some(LocalContainerHost { base_url, token }),
+                (None, None) => None,
+                _ => return Err(invalid(
+                    "SANDBOX_LOCAL_URL and SANDBOX_LOCAL_TOKEN must be set together (the local Box host prints both)"
+                        .into(),
+                )),
+            };
         Ok(CloudflareSettings {
             binding: self.binding_name().to_owned(),
             sandbox_id,
@@ -319,7 +319,8 @@ mod tests {
 
     #[test]
     fn the_local_host_needs_both_variables() {
-        let env = |pairs: &[(&str, &str)]| pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<EnvMap>();
+        let env =
+            |pairs: &[(&str, &str)]| pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<EnvMap>();
         let s = CloudflareOptions::default()
             .resolve(&env(&[("SANDBOX_LOCAL_URL", "http://127.0.0.1:9"), ("SANDBOX_LOCAL_TOKEN", "t")]))
             .unwrap();

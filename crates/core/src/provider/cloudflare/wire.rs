@@ -78,10 +78,19 @@ impl ExecuteResponse {
     /// # Errors
     /// `SANDBOX_TRANSPORT_ERROR` naming what is wrong.
     pub fn from_slice(bytes: &[u8]) -> Result<ExecuteResponse> {
-        let bad = |why: String| Error::new(ErrorCode::TransportError, format!("the container answered the command with an unexpected body: {why}"));
+        let bad = |why: String| {
+            Error::new(
+                ErrorCode::TransportError,
+                format!("the container answered the command with an unexpected body: {why}"),
+            )
+        };
         let map = object(bytes).map_err(bad)?;
         let exit_code = exit_code(&map).ok_or_else(|| bad("no integer exitCode".into()))?;
-        Ok(ExecuteResponse { exit_code, stdout: string(&map, "stdout").unwrap_or_default(), stderr: string(&map, "stderr").unwrap_or_default() })
+        Ok(ExecuteResponse {
+            exit_code,
+            stdout: string(&map, "stdout").unwrap_or_default(),
+            stderr: string(&map, "stderr").unwrap_or_default(),
+        })
     }
 }
 
@@ -107,7 +116,9 @@ pub enum ExecEvent {
 /// # Errors
 /// `SANDBOX_TRANSPORT_ERROR` when the payload is not a JSON object with a string `type`.
 pub fn parse_exec_event(data: &str) -> Result<Option<ExecEvent>> {
-    let bad = |why: String| Error::new(ErrorCode::TransportError, format!("the container sent a malformed stream event: {why}"));
+    let bad = |why: String| {
+        Error::new(ErrorCode::TransportError, format!("the container sent a malformed stream event: {why}"))
+    };
     let map = object(data.as_bytes()).map_err(bad)?;
     let kind = string(&map, "type").ok_or_else(|| bad("no string type".into()))?;
     Ok(match kind.as_str() {
@@ -126,7 +137,12 @@ pub fn parse_exec_event(data: &str) -> Result<Option<ExecEvent>> {
 /// # Errors
 /// `SANDBOX_TRANSPORT_ERROR` when the answer has no string `processId`.
 pub fn process_started(bytes: &[u8]) -> Result<String> {
-    let bad = |why: String| Error::new(ErrorCode::TransportError, format!("the container answered process/start with an unexpected body: {why}"));
+    let bad = |why: String| {
+        Error::new(
+            ErrorCode::TransportError,
+            format!("the container answered process/start with an unexpected body: {why}"),
+        )
+    };
     let map = object(bytes).map_err(bad)?;
     string(&map, "processId").filter(|id| !id.is_empty()).ok_or_else(|| bad("no string processId".into()))
 }
@@ -148,7 +164,9 @@ pub enum ProcessEvent {
 /// # Errors
 /// `SANDBOX_TRANSPORT_ERROR` when the payload is not a JSON object with a string `type`.
 pub fn parse_process_event(data: &str) -> Result<Option<ProcessEvent>> {
-    let bad = |why: String| Error::new(ErrorCode::TransportError, format!("the container sent a malformed process event: {why}"));
+    let bad = |why: String| {
+        Error::new(ErrorCode::TransportError, format!("the container sent a malformed process event: {why}"))
+    };
     let map = object(data.as_bytes()).map_err(bad)?;
     let kind = string(&map, "type").ok_or_else(|| bad("no string type".into()))?;
     Ok(match kind.as_str() {
@@ -195,7 +213,9 @@ impl ReadResponse {
     /// # Errors
     /// `SANDBOX_TRANSPORT_ERROR` naming what is wrong.
     pub fn from_slice(bytes: &[u8]) -> Result<ReadResponse> {
-        let bad = |why: String| Error::new(ErrorCode::TransportError, format!("the container answered read with an unexpected body: {why}"));
+        let bad = |why: String| {
+            Error::new(ErrorCode::TransportError, format!("the container answered read with an unexpected body: {why}"))
+        };
         let map = object(bytes).map_err(bad)?;
         let content = string(&map, "content").ok_or_else(|| bad("no string content".into()))?;
         Ok(ReadResponse { content, encoding: string(&map, "encoding") })
@@ -207,8 +227,16 @@ impl ReadResponse {
     /// `SANDBOX_TRANSPORT_ERROR` for base64 that does not decode.
     pub fn into_bytes(self) -> Result<Vec<u8>> {
         match self.encoding.as_deref() {
-            Some("base64") => base64::Engine::decode(&base64::engine::general_purpose::STANDARD, self.content.as_bytes())
-                .map_err(|e| Error::new(ErrorCode::TransportError, format!("the container sent file content that is not base64: {e}"))),
+            Some("base64") => {
+                base64::Engine::decode(&base64::engine::general_purpose::STANDARD, self.content.as_bytes()).map_err(
+                    |e| {
+                        Error::new(
+                            ErrorCode::TransportError,
+                            format!("the container sent file content that is not base64: {e}"),
+                        )
+                    },
+                )
+            }
             _ => Ok(self.content.into_bytes()),
         }
     }
@@ -242,7 +270,9 @@ pub struct ExistsRequest {
 /// # Errors
 /// `SANDBOX_TRANSPORT_ERROR` when the answer is not an object with a boolean `exists`.
 pub fn exists_answer(bytes: &[u8]) -> Result<bool> {
-    let bad = |why: String| Error::new(ErrorCode::TransportError, format!("the container answered exists with an unexpected body: {why}"));
+    let bad = |why: String| {
+        Error::new(ErrorCode::TransportError, format!("the container answered exists with an unexpected body: {why}"))
+    };
     let map = object(bytes).map_err(bad)?;
     map.get("exists").and_then(Value::as_bool).ok_or_else(|| bad("no boolean exists".into()))
 }
@@ -261,7 +291,8 @@ pub struct ErrorBody {
 /// are plain text).
 pub fn error_body(bytes: &[u8]) -> Option<ErrorBody> {
     let map = object(bytes).ok()?;
-    Some(ErrorBody { code: string(&map, "code"), message: string(&map, "message") }).filter(|b| b.code.is_some() || b.message.is_some())
+    Some(ErrorBody { code: string(&map, "code"), message: string(&map, "message") })
+        .filter(|b| b.code.is_some() || b.message.is_some())
 }
 
 /// The argument of the Durable Object RPC `configure(cfg)`, as `getSandbox` sends it (§1.1 step 4):
@@ -294,8 +325,17 @@ mod tests {
 
     #[test]
     fn execute_request_is_sessionless_and_omits_empty_fields() {
-        let r = ExecuteRequest { command: "node 'a b'".into(), session_id: NO_SESSION, timeout_ms: None, env: EnvMap::new(), cwd: None };
-        assert_eq!(serde_json::to_value(&r).unwrap(), json!({"command": "node 'a b'", "sessionId": "__DISABLE_SESSION__"}));
+        let r = ExecuteRequest {
+            command: "node 'a b'".into(),
+            session_id: NO_SESSION,
+            timeout_ms: None,
+            env: EnvMap::new(),
+            cwd: None,
+        };
+        assert_eq!(
+            serde_json::to_value(&r).unwrap(),
+            json!({"command": "node 'a b'", "sessionId": "__DISABLE_SESSION__"})
+        );
         let r = ExecuteRequest {
             command: "x".into(),
             session_id: NO_SESSION,
@@ -322,16 +362,31 @@ mod tests {
     #[test]
     fn stream_events_of_the_container_are_read() {
         let t = ",\"timestamp\":\"2026-11-30T00:00:00Z\"}";
-        assert_eq!(parse_exec_event(&format!("{{\"type\":\"start\",\"command\":\"x\"{t}")).unwrap(), Some(ExecEvent::Start));
+        assert_eq!(
+            parse_exec_event(&format!("{{\"type\":\"start\",\"command\":\"x\"{t}")).unwrap(),
+            Some(ExecEvent::Start)
+        );
         assert_eq!(
             parse_exec_event(&format!("{{\"type\":\"stdout\",\"data\":\"one\\n\"{t}")).unwrap(),
             Some(ExecEvent::Stdout("one\n".into()))
         );
-        assert_eq!(parse_exec_event(&format!("{{\"type\":\"stderr\",\"data\":\"e\"{t}")).unwrap(), Some(ExecEvent::Stderr("e".into())));
-        assert_eq!(parse_exec_event(&format!("{{\"type\":\"complete\",\"exitCode\":0{t}")).unwrap(), Some(ExecEvent::Complete(Some(0))));
+        assert_eq!(
+            parse_exec_event(&format!("{{\"type\":\"stderr\",\"data\":\"e\"{t}")).unwrap(),
+            Some(ExecEvent::Stderr("e".into()))
+        );
+        assert_eq!(
+            parse_exec_event(&format!("{{\"type\":\"complete\",\"exitCode\":0{t}")).unwrap(),
+            Some(ExecEvent::Complete(Some(0)))
+        );
         assert_eq!(parse_exec_event("{\"type\":\"complete\"}").unwrap(), Some(ExecEvent::Complete(None)));
-        assert_eq!(parse_exec_event("{\"type\":\"error\",\"error\":\"boom\"}").unwrap(), Some(ExecEvent::Error("boom".into())));
-        assert_eq!(parse_exec_event("{\"type\":\"error\",\"data\":\"boom\"}").unwrap(), Some(ExecEvent::Error("boom".into())));
+        assert_eq!(
+            parse_exec_event("{\"type\":\"error\",\"error\":\"boom\"}").unwrap(),
+            Some(ExecEvent::Error("boom".into()))
+        );
+        assert_eq!(
+            parse_exec_event("{\"type\":\"error\",\"data\":\"boom\"}").unwrap(),
+            Some(ExecEvent::Error("boom".into()))
+        );
         assert_eq!(parse_exec_event("{\"type\":\"process_info\"}").unwrap(), None);
         assert_eq!(parse_exec_event("[DONE]").unwrap_err().code(), ErrorCode::TransportError);
         assert_eq!(parse_exec_event("{\"data\":1}").unwrap_err().code(), ErrorCode::TransportError);
@@ -340,7 +395,10 @@ mod tests {
     #[test]
     fn file_requests_and_answers() {
         let w = WriteRequest { path: "/workspace/a".into(), content: "AAE=".into(), encoding: "base64" };
-        assert_eq!(serde_json::to_value(&w).unwrap(), json!({"path": "/workspace/a", "content": "AAE=", "encoding": "base64"}));
+        assert_eq!(
+            serde_json::to_value(&w).unwrap(),
+            json!({"path": "/workspace/a", "content": "AAE=", "encoding": "base64"})
+        );
         let r = ReadRequest { path: "/a".into(), encoding: "base64" };
         assert_eq!(serde_json::to_value(&r).unwrap(), json!({"path": "/a", "encoding": "base64"}));
         assert_eq!(
@@ -350,9 +408,11 @@ mod tests {
         assert_eq!(serde_json::to_value(DeleteRequest { path: "/f".into() }).unwrap(), json!({"path": "/f"}));
         let read = ReadResponse::from_slice(json!({"success": true, "path": "/a", "content": "AAH/", "encoding": "base64", "isBinary": true, "mimeType": "application/octet-stream", "size": 3}).to_string().as_bytes()).unwrap();
         assert_eq!(read.into_bytes().unwrap(), vec![0, 1, 255]);
-        let text = ReadResponse::from_slice(json!({"content": "hé", "encoding": "utf-8"}).to_string().as_bytes()).unwrap();
+        let text =
+            ReadResponse::from_slice(json!({"content": "hé", "encoding": "utf-8"}).to_string().as_bytes()).unwrap();
         assert_eq!(text.into_bytes().unwrap(), "hé".as_bytes());
-        let bad = ReadResponse::from_slice(json!({"content": "*", "encoding": "base64"}).to_string().as_bytes()).unwrap();
+        let bad =
+            ReadResponse::from_slice(json!({"content": "*", "encoding": "base64"}).to_string().as_bytes()).unwrap();
         assert_eq!(ReadResponse::from_slice(b"{}").unwrap_err().code(), ErrorCode::TransportError);
         assert_eq!(bad.into_bytes().unwrap_err().code(), ErrorCode::TransportError);
     }
@@ -383,11 +443,20 @@ mod tests {
 
     #[test]
     fn process_answers_and_events() {
-        assert_eq!(process_started(br#"{"success":true,"processId":"proc_1_abcdef","pid":7,"command":"true"}"#).unwrap(), "proc_1_abcdef");
+        assert_eq!(
+            process_started(br#"{"success":true,"processId":"proc_1_abcdef","pid":7,"command":"true"}"#).unwrap(),
+            "proc_1_abcdef"
+        );
         assert!(process_started(br#"{"success":true}"#).is_err());
         assert_eq!(parse_process_event(r#"{"type":"process_info","processId":"p","status":"running"}"#).unwrap(), None);
-        assert_eq!(parse_process_event(r#"{"type":"stdout","data":"a\n","processId":"p"}"#).unwrap(), Some(ProcessEvent::Stdout("a\n".into())));
-        assert_eq!(parse_process_event(r#"{"type":"stderr","data":"e"}"#).unwrap(), Some(ProcessEvent::Stderr("e".into())));
+        assert_eq!(
+            parse_process_event(r#"{"type":"stdout","data":"a\n","processId":"p"}"#).unwrap(),
+            Some(ProcessEvent::Stdout("a\n".into()))
+        );
+        assert_eq!(
+            parse_process_event(r#"{"type":"stderr","data":"e"}"#).unwrap(),
+            Some(ProcessEvent::Stderr("e".into()))
+        );
         assert_eq!(parse_process_event(r#"{"type":"exit","exitCode":5}"#).unwrap(), Some(ProcessEvent::Exit(Some(5))));
         assert!(parse_process_event("not json").is_err());
     }

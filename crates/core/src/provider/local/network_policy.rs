@@ -36,7 +36,9 @@ impl LocalNetworkPolicy {
 fn described(value: &Value) -> String {
     match value {
         Value::Object(object) if object.is_empty() => "an empty object".to_owned(),
-        Value::Object(object) => format!("an object with keys {}", object.keys().map(String::as_str).collect::<Vec<_>>().join(", ")),
+        Value::Object(object) => {
+            format!("an object with keys {}", object.keys().map(String::as_str).collect::<Vec<_>>().join(", "))
+        }
         Value::String(_) => "a string other than \"allow-all\" and \"deny-all\"".to_owned(),
         Value::Array(_) => "an array".to_owned(),
         Value::Bool(_) => "a boolean".to_owned(),
@@ -97,7 +99,10 @@ mod tests {
         ] {
             let message = serde_json::from_value::<LocalNetworkPolicy>(value.clone()).unwrap_err().to_string();
             assert!(message.starts_with(&format!("local.networkPolicy is {what}")), "{message}");
-            assert!(message.contains("supports only \"allow-all\", \"deny-all\" or { mode: \"allow-all\" | \"deny-all\" }"), "{message}");
+            assert!(
+                message.contains("supports only \"allow-all\", \"deny-all\" or { mode: \"allow-all\" | \"deny-all\" }"),
+                "{message}"
+            );
             assert!(!message.contains("example") && !message.contains("no-access"), "{message}");
         }
     }

@@ -84,8 +84,12 @@ impl TryFrom<ParkedOption> for Parked {
     type Error = String;
 
     fn try_from(option: ParkedOption) -> Result<Parked, String> {
-        let size = option.size.map(|v| whole_number_in("local.parked.size", &v, (0, Parked::MAX_SIZE), "")).transpose()?;
-        let idle_ms = option.idle_ms.map(|v| whole_number_in("local.parked.idleMs", &v, (1, Parked::MAX_IDLE_MS), " ms")).transpose()?;
+        let size =
+            option.size.map(|v| whole_number_in("local.parked.size", &v, (0, Parked::MAX_SIZE), "")).transpose()?;
+        let idle_ms = option
+            .idle_ms
+            .map(|v| whole_number_in("local.parked.idleMs", &v, (1, Parked::MAX_IDLE_MS), " ms"))
+            .transpose()?;
         Ok(Parked { size, idle_ms })
     }
 }
@@ -164,7 +168,15 @@ mod tests {
     #[test]
     fn the_in_process_host_gets_isolation_and_parked_as_configured() {
         let options: LocalOptions = serde_json::from_value(serde_json::json!({"parked": {"size": 0}})).unwrap();
-        assert_eq!(options.in_process_host(), InProcessHost { isolation: Isolation::Auto, parked: Some(Parked { size: Some(0), idle_ms: None }), production: false, share_host_network: false });
+        assert_eq!(
+            options.in_process_host(),
+            InProcessHost {
+                isolation: Isolation::Auto,
+                parked: Some(Parked { size: Some(0), idle_ms: None }),
+                production: false,
+                share_host_network: false
+            }
+        );
         let options: LocalOptions = serde_json::from_value(serde_json::json!({"isolation": "none"})).unwrap();
         assert_eq!((options.in_process_host().isolation.as_str(), options.in_process_host().parked), ("none", None));
     }

@@ -115,7 +115,8 @@ impl VercelOptions {
         let either = |first: &str, second: &str| env_var(first).or_else(|| env_var(second));
         let token = non_empty(self.token.as_ref()).or_else(|| either("VITE_SANDBOX_TOKEN", "VERCEL_TOKEN"));
         let team_id = non_empty(self.team_id.as_ref()).or_else(|| either("VITE_SANDBOX_TEAM_ID", "VERCEL_TEAM_ID"));
-        let project_id = non_empty(self.project_id.as_ref()).or_else(|| either("VITE_SANDBOX_PROJECT_ID", "VERCEL_PROJECT_ID"));
+        let project_id =
+            non_empty(self.project_id.as_ref()).or_else(|| either("VITE_SANDBOX_PROJECT_ID", "VERCEL_PROJECT_ID"));
         if let (Some(token), Some(team_id), Some(project_id)) = (token, team_id, project_id) {
             return Some(VercelCredentials { token, team_id, project_id });
         }
@@ -158,12 +159,20 @@ mod tests {
 
     #[test]
     fn credentials_need_all_three_and_prefer_config() {
-        let options: VercelOptions = serde_json::from_value(serde_json::json!({"token": "a", "teamId": "b", "projectId": "c"})).unwrap();
-        let creds = options.credentials(&env(&[("VERCEL_TOKEN", "x"), ("VERCEL_TEAM_ID", "y"), ("VERCEL_PROJECT_ID", "z")])).unwrap();
+        let options: VercelOptions =
+            serde_json::from_value(serde_json::json!({"token": "a", "teamId": "b", "projectId": "c"})).unwrap();
+        let creds = options
+            .credentials(&env(&[("VERCEL_TOKEN", "x"), ("VERCEL_TEAM_ID", "y"), ("VERCEL_PROJECT_ID", "z")]))
+            .unwrap();
         assert_eq!((creds.token.as_str(), creds.team_id.as_str(), creds.project_id.as_str()), ("a", "b", "c"));
         assert!(!format!("{creds:?}").contains("\"a\""));
         let creds = VercelOptions::default()
-            .credentials(&env(&[("VITE_SANDBOX_TOKEN", "v"), ("VERCEL_TOKEN", "x"), ("VERCEL_TEAM_ID", "y"), ("VERCEL_PROJECT_ID", "z")]))
+            .credentials(&env(&[
+                ("VITE_SANDBOX_TOKEN", "v"),
+                ("VERCEL_TOKEN", "x"),
+                ("VERCEL_TEAM_ID", "y"),
+                ("VERCEL_PROJECT_ID", "z"),
+            ]))
             .unwrap();
         assert_eq!(creds.token, "v");
         assert!(VercelOptions::default().credentials(&env(&[("VERCEL_TOKEN", "t")])).is_none());
@@ -171,7 +180,8 @@ mod tests {
 
     #[test]
     fn a_configured_token_without_ids_is_not_replaced_by_the_oidc_token() {
-        let payload = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(br#"{"owner_id":"team_1","project_id":"prj_2"}"#);
+        let payload =
+            base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(br#"{"owner_id":"team_1","project_id":"prj_2"}"#);
         let oidc = format!("e30.{payload}.sig");
         let options: VercelOptions = serde_json::from_value(serde_json::json!({"token": "configured_token"})).unwrap();
         assert!(options.credentials(&env(&[("VERCEL_OIDC_TOKEN", &oidc)])).is_none());
@@ -179,7 +189,8 @@ mod tests {
 
     #[test]
     fn oidc_token_supplies_team_and_project() {
-        let payload = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(br#"{"owner_id":"team_1","project_id":"prj_2"}"#);
+        let payload =
+            base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(br#"{"owner_id":"team_1","project_id":"prj_2"}"#);
         let token = format!("e30.{payload}.sig");
         let creds = VercelOptions::default().credentials(&env(&[("VERCEL_OIDC_TOKEN", &token)])).unwrap();
         assert_eq!((creds.team_id.as_str(), creds.project_id.as_str()), ("team_1", "prj_2"));

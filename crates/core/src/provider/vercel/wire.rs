@@ -246,7 +246,9 @@ impl CommandStreamLine {
             CommandStreamLine::Command(command) => json!({ "command": command }),
             CommandStreamLine::Stdout(data) => json!({ "stream": "stdout", "data": data }),
             CommandStreamLine::Stderr(data) => json!({ "stream": "stderr", "data": data }),
-            CommandStreamLine::Error { code, message } => json!({ "stream": "error", "data": { "code": code, "message": message } }),
+            CommandStreamLine::Error { code, message } => {
+                json!({ "stream": "error", "data": { "code": code, "message": message } })
+            }
         }
     }
 }
@@ -258,12 +260,10 @@ impl CommandStreamLine {
 /// [`CommandStreamLine`] (the message never quotes the line: it may hold user output).
 pub fn parse_command_stream_line(line: &str) -> Result<CommandStreamLine> {
     let malformed = |what: &str| {
-        Error::new(
-            ErrorCode::TransportError,
-            format!("the provider sent a malformed command stream line ({what})"),
-        )
+        Error::new(ErrorCode::TransportError, format!("the provider sent a malformed command stream line ({what})"))
     };
-    let raw: RawStreamLine = serde_json::from_slice(line.as_bytes()).map_err(|_| malformed("not a JSON object of a known shape"))?;
+    let raw: RawStreamLine =
+        serde_json::from_slice(line.as_bytes()).map_err(|_| malformed("not a JSON object of a known shape"))?;
     if let Some(command) = raw.command {
         return Ok(CommandStreamLine::Command(command));
     }
@@ -272,7 +272,10 @@ pub fn parse_command_stream_line(line: &str) -> Result<CommandStreamLine> {
         (Some("stderr"), Some(Value::String(data))) => Ok(CommandStreamLine::Stderr(data)),
         (Some("error"), Some(data @ Value::Object(_))) => {
             let error = StreamError::deserialize(&data).map_err(|_| malformed("bad error data"))?;
-            Ok(CommandStreamLine::Error { code: error.code.unwrap_or_default(), message: error.message.unwrap_or_default() })
+            Ok(CommandStreamLine::Error {
+                code: error.code.unwrap_or_default(),
+                message: error.message.unwrap_or_default(),
+            })
         }
         (Some("error"), Some(_)) => Err(malformed("bad error data")),
         (Some("stdout" | "stderr"), _) => Err(malformed("log data is not a string")),
@@ -368,14 +371,8 @@ mod tests {
 
     #[test]
     fn create_request_matches_the_wire_trace() {
-        let minimal = CreateSandboxRequest {
-            project_id: Some("P".into()),
-            ..Default::default()
-        };
-        assert_eq!(
-            serde_json::to_string(&minimal).unwrap(),
-            r#"{"projectId":"P","ports":[]}"#
-        );
+        let minimal = CreateSandboxRequest { project_id: Some("P".into()), ..Default::default() };
+        assert_eq!(serde_json::to_string(&minimal).unwrap(), r#"{"projectId":"P","ports":[]}"#);
         let full = CreateSandboxRequest {
             project_id: Some("prj_y".into()),
             ports: vec![3000],
@@ -393,7 +390,10 @@ mod tests {
                 "networkPolicy": {"mode": "deny-all"}, "env": {"A": "1"}, "persistent": false,
                 "source": {"type": "snapshot", "snapshotId": "snap_1"}, "name": "vitehub-prepared-ab"})
         );
-        assert_eq!(snapshot_id(br#"{"snapshot":{"id":"snap_9","status":"created"},"session":{}}"#).as_deref(), Some("snap_9"));
+        assert_eq!(
+            snapshot_id(br#"{"snapshot":{"id":"snap_9","status":"created"},"session":{}}"#).as_deref(),
+            Some("snap_9")
+        );
         assert_eq!(snapshot_id(b"{}"), None);
     }
 
@@ -413,10 +413,7 @@ mod tests {
             json!({"id": "s", "cwd": "/", "status": "running", "executionAuthority": {"isolation": "process"}}),
         )
         .unwrap();
-        assert_eq!(
-            with_authority.execution_authority,
-            Some(json!({"isolation": "process"}))
-        );
+        assert_eq!(with_authority.execution_authority, Some(json!({"isolation": "process"})));
     }
 
     #[test]
@@ -446,20 +443,10 @@ mod tests {
             serde_json::to_string(&install).unwrap(),
             r#"{"command":"npm","args":["install"],"env":{},"sudo":false,"wait":true,"logs":true}"#
         );
-        let detached = RunCommandRequest {
-            command: "sleep".into(),
-            args: vec!["1".into()],
-            ..Default::default()
-        };
+        let detached = RunCommandRequest { command: "sleep".into(), args: vec!["1".into()], ..Default::default() };
         let text = serde_json::to_string(&detached).unwrap();
-        assert_eq!(
-            text,
-            r#"{"command":"sleep","args":["1"],"env":{},"sudo":false}"#
-        );
-        assert_eq!(
-            serde_json::from_str::<RunCommandRequest>(&text).unwrap(),
-            detached
-        );
+        assert_eq!(text, r#"{"command":"sleep","args":["1"],"env":{},"sudo":false}"#);
+        assert_eq!(serde_json::from_str::<RunCommandRequest>(&text).unwrap(), detached);
     }
 
     #[test]
@@ -471,10 +458,7 @@ mod tests {
         assert_eq!(response.command.started_at, 1_760_000_001_000.0);
         let missing = r#"{"command":{"id":"cmd_1","name":"node","args":[],"cwd":"/","sessionId":"s","startedAt":1}}"#;
         let err = serde_json::from_str::<CommandResponse>(missing).unwrap_err();
-        assert!(
-            err.to_string().contains("missing field `exitCode`"),
-            "{err}"
-        );
+        assert!(err.to_string().contains("missing field `exitCode`"), "{err}");
         let value = serde_json::to_value(&response.command).unwrap();
         assert_eq!(value["exitCode"], Value::Null);
         assert_eq!(value["sessionId"], "sbx_sess_01");
@@ -492,21 +476,10 @@ mod tests {
             r#"{"command":{"id":"cmd_1","name":"npm","args":["install"],"cwd":"/vercel/sandbox","sessionId":"S","exitCode":0,"durationMs":812,"startedAt":1760000001000}}"#,
             "\n",
         );
-        let lines: Vec<CommandStreamLine> = stream
-            .lines()
-            .map(|l| parse_command_stream_line(l).unwrap())
-            .collect();
-        assert!(
-            matches!(&lines[0], CommandStreamLine::Command(c) if c.exit_code.is_none() && c.id == "cmd_1")
-        );
-        assert_eq!(
-            lines[1],
-            CommandStreamLine::Stdout("added 1 package\n".into())
-        );
-        assert_eq!(
-            lines[2],
-            CommandStreamLine::Stderr("npm warn \u{e9}".into())
-        );
+        let lines: Vec<CommandStreamLine> = stream.lines().map(|l| parse_command_stream_line(l).unwrap()).collect();
+        assert!(matches!(&lines[0], CommandStreamLine::Command(c) if c.exit_code.is_none() && c.id == "cmd_1"));
+        assert_eq!(lines[1], CommandStreamLine::Stdout("added 1 package\n".into()));
+        assert_eq!(lines[2], CommandStreamLine::Stderr("npm warn \u{e9}".into()));
         assert!(matches!(&lines[3], CommandStreamLine::Command(c) if c.exit_code == Some(0)));
         for line in &lines {
             let text = crate::http::ndjson::ndjson_line(&line.to_json());
@@ -517,7 +490,10 @@ mod tests {
     #[test]
     fn parses_stream_errors_and_rejects_malformed_lines() {
         assert_eq!(
-            parse_command_stream_line(r#"{"stream":"error","data":{"code":"sandbox_stopped","message":"Sandbox is stopped"}}"#).unwrap(),
+            parse_command_stream_line(
+                r#"{"stream":"error","data":{"code":"sandbox_stopped","message":"Sandbox is stopped"}}"#
+            )
+            .unwrap(),
             CommandStreamLine::Error { code: "sandbox_stopped".into(), message: "Sandbox is stopped".into() }
         );
         for bad in [
@@ -538,44 +514,27 @@ mod tests {
     #[test]
     fn fs_requests() {
         assert_eq!(
-            serde_json::to_string(&ReadFileRequest {
-                path: "run.mjs".into(),
-                cwd: None
-            })
-            .unwrap(),
+            serde_json::to_string(&ReadFileRequest { path: "run.mjs".into(), cwd: None }).unwrap(),
             r#"{"path":"run.mjs"}"#
         );
         assert_eq!(
-            serde_json::to_string(&ReadFileRequest {
-                path: "a".into(),
-                cwd: Some("/tmp".into())
-            })
-            .unwrap(),
+            serde_json::to_string(&ReadFileRequest { path: "a".into(), cwd: Some("/tmp".into()) }).unwrap(),
             r#"{"path":"a","cwd":"/tmp"}"#
         );
-        assert_eq!(
-            serde_json::to_string(&MkdirRequest {
-                path: "newdir".into()
-            })
-            .unwrap(),
-            r#"{"path":"newdir"}"#
-        );
+        assert_eq!(serde_json::to_string(&MkdirRequest { path: "newdir".into() }).unwrap(), r#"{"path":"newdir"}"#);
     }
 
     #[test]
     fn error_bodies() {
         assert_eq!(
-            error_message(
-                br#"{"error":{"code":"sandbox_stopped","message":"Sandbox is stopped"}}"#
-            ),
+            error_message(br#"{"error":{"code":"sandbox_stopped","message":"Sandbox is stopped"}}"#),
             Some("Sandbox is stopped".into())
         );
         assert_eq!(error_message(br#"{"error":{"code":"bad_request"}}"#), None);
         assert_eq!(error_message(b"{}"), None);
         assert_eq!(error_message(b""), None);
         assert_eq!(error_message(b"<html>502 Bad Gateway</html>"), None);
-        let body: ErrorBody =
-            serde_json::from_slice(br#"{"error":{"code":"not_found","message":"x"}}"#).unwrap();
+        let body: ErrorBody = serde_json::from_slice(br#"{"error":{"code":"not_found","message":"x"}}"#).unwrap();
         assert_eq!(body.error.unwrap().code.as_deref(), Some("not_found"));
     }
 
@@ -584,13 +543,31 @@ mod tests {
         let command = json!({"id": "c", "name": "node", "args": ["a"], "cwd": "/", "sessionId": "s", "exitCode": 0, "startedAt": 1.5});
         let commands = [
             (command.clone(), true),
-            (json!({"id": "c", "name": "n", "args": [], "cwd": "/", "sessionId": "s", "exitCode": null, "startedAt": 1, "extra": true}), true),
+            (
+                json!({"id": "c", "name": "n", "args": [], "cwd": "/", "sessionId": "s", "exitCode": null, "startedAt": 1, "extra": true}),
+                true,
+            ),
             (json!({"id": "c", "name": "n", "args": [], "cwd": "/", "sessionId": "s", "startedAt": 1}), false),
-            (json!({"id": "c", "name": "n", "args": [1], "cwd": "/", "sessionId": "s", "exitCode": 1, "startedAt": 1}), false),
-            (json!({"id": "c", "name": "n", "args": [], "cwd": "/", "sessionId": "s", "exitCode": 1.5, "startedAt": 1}), false),
-            (json!({"id": "c", "name": "n", "args": [], "cwd": "/", "sessionId": "s", "exitCode": 4_294_967_296u64, "startedAt": 1}), false),
-            (json!({"id": "c", "name": "n", "args": [], "cwd": "/", "sessionId": "s", "exitCode": -1, "startedAt": "1"}), false),
-            (json!({"id": 1, "name": "n", "args": [], "cwd": "/", "sessionId": "s", "exitCode": 0, "startedAt": 1}), false),
+            (
+                json!({"id": "c", "name": "n", "args": [1], "cwd": "/", "sessionId": "s", "exitCode": 1, "startedAt": 1}),
+                false,
+            ),
+            (
+                json!({"id": "c", "name": "n", "args": [], "cwd": "/", "sessionId": "s", "exitCode": 1.5, "startedAt": 1}),
+                false,
+            ),
+            (
+                json!({"id": "c", "name": "n", "args": [], "cwd": "/", "sessionId": "s", "exitCode": 4_294_967_296u64, "startedAt": 1}),
+                false,
+            ),
+            (
+                json!({"id": "c", "name": "n", "args": [], "cwd": "/", "sessionId": "s", "exitCode": -1, "startedAt": "1"}),
+                false,
+            ),
+            (
+                json!({"id": 1, "name": "n", "args": [], "cwd": "/", "sessionId": "s", "exitCode": 0, "startedAt": 1}),
+                false,
+            ),
             (json!({"name": "n", "args": [], "cwd": "/", "sessionId": "s", "exitCode": 0, "startedAt": 1}), false),
             (json!("x"), false),
         ];
@@ -601,8 +578,14 @@ mod tests {
         let answers = [
             (json!({"sandbox": {}, "session": session, "routes": []}), true),
             (json!({"sandbox": null, "session": session}), true),
-            (json!({"sandbox": {}, "session": {"id": "s", "cwd": "/", "status": "running", "executionAuthority": null}}), true),
-            (json!({"sandbox": {}, "session": {"id": "s", "cwd": "/", "status": "running", "executionAuthority": {"a": 1}}, "routes": [{"port": 1}]}), true),
+            (
+                json!({"sandbox": {}, "session": {"id": "s", "cwd": "/", "status": "running", "executionAuthority": null}}),
+                true,
+            ),
+            (
+                json!({"sandbox": {}, "session": {"id": "s", "cwd": "/", "status": "running", "executionAuthority": {"a": 1}}, "routes": [{"port": 1}]}),
+                true,
+            ),
             (json!({"sandbox": {}, "session": session, "routes": null}), false),
             (json!({"sandbox": {}, "session": session, "routes": {}}), false),
             (json!({"session": session}), false),
@@ -613,7 +596,10 @@ mod tests {
         for (value, ok) in &answers {
             assert_eq!(SandboxAndSessionResponse::from_value(value).is_ok(), *ok, "{value}");
         }
-        assert_eq!(SandboxAndSessionResponse::from_value(&json!({"sandbox": {}})).unwrap_err(), "missing field `session`");
+        assert_eq!(
+            SandboxAndSessionResponse::from_value(&json!({"sandbox": {}})).unwrap_err(),
+            "missing field `session`"
+        );
         let lines = [
             (json!({"command": command}), true),
             (json!({"command": null, "stream": "stdout", "data": "x"}), true),

@@ -7,8 +7,10 @@ import { formatCents } from '@order-summary/money';
  */
 export function summarize(items, { taxRate, currency }) {
   const lines = items.map(({ sku, quantity, unitCents }) => {
-    if (!Number.isInteger(quantity) || quantity < 1) throw new RangeError(`${sku}: quantity must be a positive integer`);
-    if (!Number.isInteger(unitCents) || unitCents < 0) throw new RangeError(`${sku}: unitCents must be a non-negative integer`);
+    if (!Number.isInteger(quantity) || quantity < 1)
+      throw new RangeError(`${sku}: quantity must be a positive integer`);
+    if (!Number.isInteger(unitCents) || unitCents < 0)
+      throw new RangeError(`${sku}: unitCents must be a non-negative integer`);
     return { sku, quantity, totalCents: quantity * unitCents };
   });
   const subtotalCents = lines.reduce((sum, line) => sum + line.totalCents, 0);
