@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every test: set up, build, Rust unit tests, wasm-bindgen tests in Node and headless Chromium,
+# Every test: set up, the fast checks (scripts/check.sh), build, Rust unit tests, wasm-bindgen tests in Node and headless Chromium,
 # the user-machine lane, then the node:test lanes against the built package: the fast lanes by
 # area, the slow lane (tarball installs, Vite and Nitro end to end), and the bench once in its
 # quick mode as a smoke check. Each step says which lane it is in and how long it took; a failed
@@ -7,6 +7,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+# The fast checks first (format, lints, type check): a trivial mistake fails here in seconds.
+bash scripts/check.sh
 node scripts/build.mjs
 
 echo "== cargo test (native unit tests)"
