@@ -11,7 +11,7 @@ step() {
   local start=$SECONDS
   echo "== check: $*"
   "$@"
-  echo "== check: $1 ok in $((SECONDS - start)) s"
+  echo "== check: ok in $((SECONDS - start)) s: $*"
 }
 
 step cargo fmt --all --check

@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { after, before, test } from 'node:test';
 import { sandboxWorkerOnBoxHost } from '../fixtures/cloudflare/bundle-worker.mjs';
+import { proxyTo } from '../support/cloudflare-worker.mjs';
 
 const WORKER = `
 import { Sandbox as RealSandbox } from '@cloudflare/sandbox';
@@ -54,23 +55,7 @@ before(async () => {
       res.write(`data: ${JSON.stringify({ type: 'start', timestamp: new Date().toISOString(), command: 'node' })}\n\n`);
       return;
     }
-    const headers = { ...req.headers };
-    for (const name of ['host', 'connection', 'content-length', 'transfer-encoding']) delete headers[name];
-    try {
-      const upstream = await fetch(target + req.url, {
-        method: req.method,
-        headers,
-        body: chunks.length ? Buffer.concat(chunks) : undefined,
-      });
-      const answer = Object.fromEntries(
-        [...upstream.headers].filter(([name]) => !['content-length', 'transfer-encoding', 'connection'].includes(name)),
-      );
-      res.writeHead(upstream.status, answer);
-      if (upstream.body) for await (const chunk of upstream.body) res.write(chunk);
-      res.end();
-    } catch {
-      res.destroy();
-    }
+    await proxyTo(target, req, res, Buffer.concat(chunks));
   });
   await new Promise((resolve) => proxy.listen(0, '127.0.0.1', resolve));
   worker = await sandboxWorkerOnBoxHost(WORKER, 'cf-died', {

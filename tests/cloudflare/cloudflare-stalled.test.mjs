@@ -12,6 +12,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { after, before, test } from 'node:test';
 import { sandboxWorkerOnBoxHost } from '../fixtures/cloudflare/bundle-worker.mjs';
+import { proxyTo } from '../support/cloudflare-worker.mjs';
 
 const TIMEOUT_MS = 1500;
 /** A test-level deadline that only catches a hang: far above the timeout, far below a socket's. */
@@ -97,23 +98,7 @@ before(async () => {
       }
       return;
     }
-    const headers = { ...req.headers };
-    for (const name of ['host', 'connection', 'content-length', 'transfer-encoding']) delete headers[name];
-    try {
-      const upstream = await fetch(target + req.url, {
-        method: req.method,
-        headers,
-        body: chunks.length ? Buffer.concat(chunks) : undefined,
-      });
-      const answer = Object.fromEntries(
-        [...upstream.headers].filter(([name]) => !['content-length', 'transfer-encoding', 'connection'].includes(name)),
-      );
-      res.writeHead(upstream.status, answer);
-      if (upstream.body) for await (const chunk of upstream.body) res.write(chunk);
-      res.end();
-    } catch {
-      res.destroy();
-    }
+    await proxyTo(target, req, res, Buffer.concat(chunks));
   });
   await new Promise((resolve) => proxy.listen(0, '127.0.0.1', resolve));
   worker = await sandboxWorkerOnBoxHost(WORKER, 'cf-stalled', {

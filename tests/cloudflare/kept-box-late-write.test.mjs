@@ -11,6 +11,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { sandboxWorkerOnBoxHost } from '../fixtures/cloudflare/bundle-worker.mjs';
+import { forwardRequest, proxyTo } from '../support/cloudflare-worker.mjs';
 
 const WORKER = `
 import { Sandbox as RealSandbox } from '@cloudflare/sandbox';
@@ -55,11 +56,6 @@ let held = null;
 
 before(async () => {
   let target;
-  const forward = async (req, body) => {
-    const headers = { ...req.headers };
-    for (const name of ['host', 'connection', 'content-length', 'transfer-encoding']) delete headers[name];
-    return fetch(target + req.url, { method: req.method, headers, body: body.length ? body : undefined });
-  };
   proxy = http.createServer(async (req, res) => {
     const chunks = [];
     for await (const chunk of req) chunks.push(chunk);
@@ -69,21 +65,13 @@ before(async () => {
       // The request is in; its answer never comes. Delivered later, after the Run has closed.
       held = {
         deliver: () =>
-          forward(req, body).then((upstream) => upstream.text().then((text) => ({ status: upstream.status, text }))),
+          forwardRequest(target, req, body).then((upstream) =>
+            upstream.text().then((text) => ({ status: upstream.status, text })),
+          ),
       };
       return;
     }
-    try {
-      const upstream = await forward(req, body);
-      const answer = Object.fromEntries(
-        [...upstream.headers].filter(([name]) => !['content-length', 'transfer-encoding', 'connection'].includes(name)),
-      );
-      res.writeHead(upstream.status, answer);
-      if (upstream.body) for await (const chunk of upstream.body) res.write(chunk);
-      res.end();
-    } catch {
-      res.destroy();
-    }
+    await proxyTo(target, req, res, body);
   });
   await new Promise((resolve) => proxy.listen(0, '127.0.0.1', resolve));
   worker = await sandboxWorkerOnBoxHost(WORKER, 'cf-late-write', {

@@ -127,3 +127,33 @@ export async function countersAfterStop(host) {
   }
   return counters;
 }
+
+/** Hop-by-hop and length headers a forwarding test proxy drops both ways. */
+const HOP_HEADERS = ['host', 'connection', 'content-length', 'transfer-encoding'];
+
+/**
+ * Sends a request a test proxy has read (`req`, its whole `body` as a Buffer) on to `target` (a
+ * base URL such as a Box host's), without hop-by-hop headers: the upstream fetch Response.
+ */
+export function forwardRequest(target, req, body) {
+  const headers = Object.fromEntries(Object.entries(req.headers).filter(([name]) => !HOP_HEADERS.includes(name)));
+  return fetch(target + req.url, { method: req.method, headers, body: body.length ? body : undefined });
+}
+
+/**
+ * A test proxy's pass-through: forwards `req` (read into `body`) to `target` and streams the
+ * answer back on `res`; a failure on the way cuts the connection, as a dropped upstream would.
+ */
+export async function proxyTo(target, req, res, body) {
+  try {
+    const upstream = await forwardRequest(target, req, body);
+    res.writeHead(
+      upstream.status,
+      Object.fromEntries([...upstream.headers].filter(([name]) => !HOP_HEADERS.includes(name))),
+    );
+    if (upstream.body) for await (const chunk of upstream.body) res.write(chunk);
+    res.end();
+  } catch {
+    res.destroy();
+  }
+}
