@@ -9,8 +9,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { startBoxHost } from '@vite-hub/sandbox/box-host';
-import { closeSandbox, configureSandbox, listSandboxes, registerSandbox, runSandbox } from '@vite-hub/sandbox';
-import { SLUGIFY_LOCK, until } from '../support/local-host.mjs';
+import { closeSandbox, configureSandbox, listSandboxes, runSandbox } from '@vite-hub/sandbox';
+import { defineSlugifySandbox, until } from '../support/local-host.mjs';
 
 // cwd is <Box cwd>/.vite-hub-runs/<run>/project: three levels up is the kept Box's cwd.
 const INDEX = `import fs from 'node:fs';
@@ -60,19 +60,7 @@ after(async () => {
 
 /** Registers `name` (its own package name, so each Definition has its own install digest). */
 function define(name) {
-  const manifest = {
-    name: name.replaceAll('/', '-'),
-    private: true,
-    type: 'module',
-    dependencies: { slugify: '1.6.9' },
-  };
-  registerSandbox(name, {
-    files: [
-      { path: 'package.json', content: JSON.stringify(manifest) },
-      { path: 'package-lock.json', content: JSON.stringify(SLUGIFY_LOCK, null, 2) },
-      { path: 'index.mjs', content: INDEX },
-    ],
-  });
+  defineSlugifySandbox(name, INDEX);
   return listSandboxes().find((d) => d.name === name).install.digest;
 }
 

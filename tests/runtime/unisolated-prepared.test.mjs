@@ -9,8 +9,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { startBoxHost } from '@vite-hub/sandbox/box-host';
-import { closeSandbox, configureSandbox, registerSandbox, runSandbox } from '@vite-hub/sandbox';
-import { SLUGIFY_LOCK, until } from '../support/local-host.mjs';
+import { closeSandbox, configureSandbox, runSandbox } from '@vite-hub/sandbox';
+import { defineSlugifySandbox, until } from '../support/local-host.mjs';
 
 // In a kept Box the cwd is <Box cwd>/.vite-hub-runs/<run>/project: three levels up is its cwd.
 const INDEX = `import fs from 'node:fs';
@@ -36,21 +36,8 @@ after(async () => {
   fs.rmSync(stateDir, { recursive: true, force: true });
 });
 
-function define(name) {
-  const manifest = {
-    name: name.replaceAll('/', '-'),
-    private: true,
-    type: 'module',
-    dependencies: { slugify: '1.6.9' },
-  };
-  registerSandbox(name, {
-    files: [
-      { path: 'package.json', content: JSON.stringify(manifest) },
-      { path: 'package-lock.json', content: JSON.stringify(SLUGIFY_LOCK, null, 2) },
-      { path: 'index.mjs', content: INDEX },
-    ],
-  });
-}
+/** Registers `name` with slugify as its dependency and INDEX as its entry. */
+const define = (name) => defineSlugifySandbox(name, INDEX);
 
 /** One Run: `{ body, install }` (`install`: the install phase's desc); onLog lines go to `logs`. */
 async function run(name, payload, options = {}) {

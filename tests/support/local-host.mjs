@@ -55,6 +55,21 @@ export const hasBwrap = (() => {
 /** `skip` of a test that needs bubblewrap: false where it works, else the reason it is skipped. */
 export const NO_BWRAP = hasBwrap ? false : 'bubblewrap (bwrap) is not installed or cannot create a sandbox here';
 
+/**
+ * Registers the Definition `name` with one dependency, slugify 1.6.9 (SLUGIFY_LOCK), and `index`
+ * as its index.mjs; its package name is its own, so each such Definition has its own install digest.
+ */
+export function defineSlugifySandbox(name, index) {
+  const manifest = { name: name.replaceAll('/', '-'), private: true, type: 'module', dependencies: { slugify: '1.6.9' } };
+  registerSandbox(name, {
+    files: [
+      { path: 'package.json', content: JSON.stringify(manifest) },
+      { path: 'package-lock.json', content: JSON.stringify(SLUGIFY_LOCK, null, 2) },
+      { path: 'index.mjs', content: index },
+    ],
+  });
+}
+
 /** npm lockfile (v3) of a project whose one dependency is slugify 1.6.9 (the prepared-project tests). */
 export const SLUGIFY_LOCK = {
   lockfileVersion: 3,
