@@ -27,7 +27,8 @@ const model = new MockLanguageModelV3({
         warnings: [],
       };
     }
-    const output = toolResult.output;
+    // The sandbox_exec tool's output: JSON `{ stdout, exitCode, … }`, or the error it failed with.
+    const output = /** @type {{ type: string, value: any }} */ (toolResult.output);
     const text =
       output.type === 'json'
         ? `node printed ${output.value.stdout.trim()} (exit code ${output.value.exitCode})`

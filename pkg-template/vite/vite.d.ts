@@ -62,6 +62,35 @@ export function resolveSandboxPluginConfig(
   env?: Record<string, string | undefined>,
 ): { config: SandboxOptions; provider: SandboxProviderName | null; devProvider: SandboxProviderName };
 
+/**
+ * Writes the generated registry of the app at `root` without Vite: `.vite-hub/sandbox/sandbox.d.ts`
+ * and `.vite-hub/sandbox/<mode>/` (the registry modules and facade). `registryJson` (mode `'build'`
+ * only) also writes `build/registry.json`, `{ "<name>": <Definition> }`, which a Rust Worker
+ * `include_str!`s (docs/providers/cloudflare-rust.md). `config` is the plugin config the facade
+ * hands to `configureSandbox` (no secrets).
+ *
+ * Resolves to `{ dir, facade, names, changed, inputs, errors }`: the output folder and facade file,
+ * the Definitions in the registry, the files that changed, the source files outside Definition
+ * folders they were built from (relative to `root`), and in `'dev'` each Definition that failed
+ * (`name` null for a folder without a valid name), which keeps its last good version.
+ *
+ * Rejects with a `SandboxError` (`SANDBOX_INVALID_ARGUMENT`) for a malformed app root,
+ * `registryJson` outside `'build'`, and in `'build'` every discovery or preparation error at once.
+ */
+export function generateSandboxArtifacts(options: {
+  root: string;
+  mode: 'dev' | 'build';
+  config?: SandboxOptions;
+  registryJson?: boolean;
+}): Promise<{
+  dir: string;
+  facade: string;
+  names: string[];
+  changed: string[];
+  inputs: string[];
+  errors: Array<{ name: string | null; error: Error & { code?: string } }>;
+}>;
+
 /** Whether a changed app-root-relative file can change the generated registry. */
 export function isSandboxInput(relative: string): boolean;
 
