@@ -19,7 +19,8 @@ const TOOL_ENV = { PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbi
 function tool(file, args, onChild) {
   return new Promise((resolve, reject) => {
     const child = execFile(file, args, { env: TOOL_ENV, timeout: 10_000 }, (err, _stdout, stderr) => {
-      if (err) reject(new Error(`${file} ${args[0]}: ${String(stderr).trim() || err.message}`));
+      // The spawn's own code (EMFILE at the fd limit) stays on the error as its cause.
+      if (err) reject(new Error(`${file} ${args[0]}: ${String(stderr).trim() || err.message}`, { cause: err }));
       else resolve();
     });
     onChild?.(child);

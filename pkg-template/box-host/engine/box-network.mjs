@@ -15,15 +15,41 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { SYSTEM_PATH } from './box-toolchain.mjs';
+import { SpawnError } from './command.mjs';
+import { inheritedFds, stdioCovering } from './inherited-fds.mjs';
 
 /** How long the namespace and slirp4netns may take to come up (ms). */
 const START_TIMEOUT_MS = 10_000;
 
 function exited(child, what) {
   return new Promise((_, reject) => {
-    child.once('error', (err) => reject(new Error(`${what} could not start: ${err.code ?? err.message}`)));
+    child.once('error', (err) => reject(new SpawnError(err, what)));
     child.once('exit', (code, signal) => reject(new Error(`${what} exited (${signal ?? `code ${code}`})`)));
   });
+}
+
+/**
+ * Starts helper `file args` (detached, the system PATH, /dev/null over the fds this process would
+ * leak into it: inherited-fds.mjs) and listens for its end at once: `{ child, gone }`, `gone`
+ * rejecting when it could not start or exited. Rejects with a SpawnError when the host could not
+ * start it (EMFILE at the app's fd limit), before anything touches its pipes.
+ */
+async function startHelper(file, args, stdio, what) {
+  let child;
+  try {
+    child = spawn(file, args, {
+      stdio: stdioCovering(stdio, inheritedFds()),
+      detached: true,
+      env: { PATH: SYSTEM_PATH },
+    });
+  } catch (err) {
+    throw new SpawnError(err, what);
+  }
+  const gone = exited(child, what);
+  gone.catch(() => {});
+  // Not started: its pipes were never made, and 'error' tells why on the next tick.
+  if (child.pid === undefined) await gone;
+  return { child, gone };
 }
 
 async function namespaceReady(pid) {
@@ -47,11 +73,12 @@ async function namespaceReady(pid) {
  */
 export async function startBoxNetwork({ rootless = process.geteuid?.() !== 0 } = {}) {
   const unshare = rootless ? ['--user', '--map-root-user', '--net', '--', 'cat'] : ['--net', '--', 'cat'];
-  const holder = spawn('unshare', unshare, {
-    stdio: ['pipe', 'ignore', 'pipe'],
-    detached: true,
-    env: { PATH: SYSTEM_PATH },
-  });
+  const { child: holder, gone: holderGone } = await startHelper(
+    'unshare',
+    unshare,
+    ['pipe', 'ignore', 'pipe'],
+    'unshare --net',
+  );
   holder.stdin.on('error', () => {});
   let holderProblem = '';
   holder.stderr.on('data', (chunk) => {
@@ -70,14 +97,12 @@ export async function startBoxNetwork({ rootless = process.geteuid?.() !== 0 } =
         START_TIMEOUT_MS,
       );
     });
-    const holderGone = exited(holder, 'unshare --net');
-    holderGone.catch(() => {});
     await Promise.race([
       namespaceReady(holder.pid),
       holderGone.catch((err) => Promise.reject(new Error(`${err.message}: ${holderProblem.trim()}`))),
       deadline,
     ]);
-    slirp = spawn(
+    const started = await startHelper(
       'slirp4netns',
       [
         '--configure',
@@ -88,15 +113,16 @@ export async function startBoxNetwork({ rootless = process.geteuid?.() !== 0 } =
         String(holder.pid),
         'tap0',
       ],
-      { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'], detached: true, env: { PATH: SYSTEM_PATH } },
+      ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'],
+      'slirp4netns',
     );
+    slirp = started.child;
+    const slirpGone = started.gone;
     let problem = '';
     slirp.stderr.on('data', (chunk) => {
       problem = (problem + chunk).slice(-1000);
     });
     slirp.stdio[4].on('error', () => {});
-    const slirpGone = exited(slirp, 'slirp4netns');
-    slirpGone.catch(() => {});
     const ready = new Promise((resolve) => slirp.stdio[3].once('data', resolve));
     await Promise.race([
       ready,

@@ -32,7 +32,7 @@ export async function makeBoxRoot(parentDir, { diskBytes, mountDisk, making }) {
       });
     } catch (err) {
       await fs.promises.rmdir(root).catch(() => {});
-      throw new Error(`the Box disk could not be mounted: ${err.message}`);
+      throw new Error(`the Box disk could not be mounted: ${err.message}`, { cause: err });
     }
   }
   return root;

@@ -44,15 +44,27 @@ export class LogBudget {
  * failure of this machine, which the routes answer with 503, never a command's exit.
  */
 export class SpawnError extends Error {
-  constructor(cause) {
+  /** `cause`: the spawn's error; `what`: the process, when it is one of the host's helpers. */
+  constructor(cause, what = 'a process') {
     const why =
       cause.code === 'EMFILE' || cause.code === 'ENFILE'
         ? 'the app process is at its limit of open files (raise `ulimit -n`, or close what it holds)'
         : cause.message;
-    super(`the Box host could not start a process: ${why} (${cause.code ?? 'spawn failed'})`, { cause });
+    super(`the Box host could not start ${what}: ${why} (${cause.code ?? 'spawn failed'})`, { cause });
     this.name = 'SpawnError';
     this.code = cause.code;
   }
+}
+
+/**
+ * Whether `err` (or an error it was caused by) says the host ran out of file descriptors, the
+ * app's limit (EMFILE) or the system's (ENFILE): a failure of this machine, answered with 503.
+ */
+export function outOfFds(err) {
+  for (let e = err, depth = 0; e && depth < 8; e = e.cause, depth += 1) {
+    if (e.code === 'EMFILE' || e.code === 'ENFILE') return true;
+  }
+  return false;
 }
 
 /** How long to wait for the output pipes to close after the main process exited (ms). */

@@ -2,7 +2,7 @@
 // their sessions can still be described), names, and the live-Box capacity.
 import { Box, BoxRequestError, MAX_TIMER_MS, SESSION_CWD, boxMemoryBytes, checkEnv } from './box.mjs';
 import { BoxSlots, QueueRefused } from './box-queue.mjs';
-import { LogBudget } from './command.mjs';
+import { LogBudget, outOfFds } from './command.mjs';
 import { BoxSpares, removeBoxInMakingNow } from './box-spares.mjs';
 import { ParkedBoxes } from './parked-boxes.mjs';
 import { executionAuthority } from './isolation.mjs';
@@ -284,6 +284,11 @@ export class BoxRegistry {
       this.live.set(box.id, box);
       created = true;
       return box;
+    } catch (err) {
+      // Out of fds on the way (the Box disk's mount, the Box network's helpers): this machine's
+      // failure, 503 as for a command's spawn, never a 500 read as a broken connection.
+      if (outOfFds(err)) throw new BoxRequestError(503, 'spawn_failed', `the Box could not be created: ${err.message}`);
+      throw err;
     } finally {
       this.making.delete(making);
       if (this.making.size === 0) this.#madeAll?.();
