@@ -2,7 +2,8 @@
 // is not root, a Box took its directories' rwx from their owner (`chmod 0`); `fs.rm` failed with
 // EACCES, `host.close()` rejected and every later sweep left the tree behind (151 MiB). Here the
 // host runs as an unprivileged user (nobody, when this test runs as root): a Box's chmod 0 tree is
-// removed when the Box stops, and when the host closes with the Box still running.
+// removed when the Box stops, and when the host closes with the Box still running; so is a tree
+// nested deeper than PATH_MAX, which Node's fs.rm refuses with ENAMETOOLONG (the fresh-user trial).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -25,6 +26,10 @@ const box = async () => {
   const sid = JSON.parse(await api('/v3/sandboxes', { projectId: 'p', ports: [] })).session.id;
   const out = await api('/v2/sandboxes/sessions/' + sid + '/cmd', { command: 'sh', args: ['-c', lock + ' && echo locked'], wait: true });
   if (!out.includes('locked\\\\n')) throw new Error('the Box did not lock its tree: ' + out);
+  // A tree nested deeper than PATH_MAX (100 directories of 50 characters), made by relative steps.
+  const deep = "const fs = require('node:fs'); const d = 'd'.repeat(50); for (let i = 0; i < 100; i++) { fs.mkdirSync(d); process.chdir(d); } fs.writeFileSync('f', 'x'); console.log('deep');";
+  const deepOut = await api('/v2/sandboxes/sessions/' + sid + '/cmd', { command: 'node', args: ['-e', deep], wait: true });
+  if (!deepOut.includes('deep\\\\n')) throw new Error('the Box did not make its deep tree: ' + deepOut);
   return sid;
 };
 const stopped = await box();
@@ -37,7 +42,7 @@ process.stdout.write(JSON.stringify({ afterStop, afterClose: fs.readdirSync(boxR
 `;
 
 for (const isolation of ['none', 'auto']) {
-  test(`a Box's chmod 0 tree is removed on stop and on host.close() by a host that is not root (isolation ${isolation})`, {
+  test(`a Box's chmod 0 tree and one deeper than PATH_MAX are removed on stop and on host.close() by a host that is not root (isolation ${isolation})`, {
     timeout: 60_000,
   }, async (t) => {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), 'box-tree-removal-'));
