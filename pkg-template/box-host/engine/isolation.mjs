@@ -62,6 +62,32 @@ export const BOX_LIMITS = {
 };
 
 /**
+ * The open-files limit of a Box's processes, given `/proc/self/limits` as text: BOX_LIMITS.openFiles,
+ * or this process's hard limit when it is lower. A process that is not privileged cannot raise
+ * its hard limit, so prlimit and ulimit would refuse a higher one and every command would fail at
+ * its start.
+ */
+export function openFilesWithin(limits) {
+  const hard = /^Max open files\s+\S+\s+(\d+)/m.exec(limits)?.[1];
+  return hard === undefined ? BOX_LIMITS.openFiles : Math.min(BOX_LIMITS.openFiles, Number(hard));
+}
+
+let openFilesLimit;
+/** openFilesWithin this process's limits, read once; BOX_LIMITS.openFiles where there is no procfs (macOS). */
+export function boxOpenFiles() {
+  if (openFilesLimit === undefined) {
+    let limits = '';
+    try {
+      limits = fs.readFileSync('/proc/self/limits', 'utf8');
+    } catch {
+      // no procfs: the Box's own limit
+    }
+    openFilesLimit = openFilesWithin(limits);
+  }
+  return openFilesLimit;
+}
+
+/**
  * The limits a Box's commands run under, as the session reports them (`limits`): `enforcedBy`
  * ('cgroup-v2' | 'cgroup-v1' | 'rlimit': what bounds processes and memory), `processes` (per
  * Box, all its commands together, or per user through RLIMIT_NPROC; null when nothing bounds
@@ -80,7 +106,7 @@ export function limitsReport(features, { memoryBytes, diskBytes, isolation }) {
     memoryBytes: enforcedBy === 'rlimit' ? null : memoryBytes,
     diskBytes: features?.diskBound ? diskBytes : null,
     fileBytes: rlimits === null ? null : BOX_LIMITS.fileBytes,
-    openFiles: rlimits === null ? null : BOX_LIMITS.openFiles,
+    openFiles: rlimits === null ? null : boxOpenFiles(),
     syscallFilter: syscallFilter(isolation, features),
   };
 }
@@ -287,7 +313,7 @@ export function withRlimits(rlimits, command, args) {
     return [
       'prlimit',
       `--fsize=${BOX_LIMITS.fileBytes}`,
-      `--nofile=${BOX_LIMITS.openFiles}`,
+      `--nofile=${boxOpenFiles()}`,
       `--nproc=${BOX_LIMITS.pids}`,
       '--',
       command,
@@ -295,7 +321,7 @@ export function withRlimits(rlimits, command, args) {
     ];
   }
   if (rlimits === 'shell') {
-    const script = `ulimit -f ${BOX_LIMITS.fileBytes / 512} && ulimit -n ${BOX_LIMITS.openFiles} && exec "$0" "$@"`;
+    const script = `ulimit -f ${BOX_LIMITS.fileBytes / 512} && ulimit -n ${boxOpenFiles()} && exec "$0" "$@"`;
     return ['/bin/sh', '-c', script, command, ...args];
   }
   return [command, ...args];
