@@ -11,13 +11,14 @@ const run = promisify(execFile);
 let packDir;
 after(() => packDir && removeDir(packDir));
 
-test('the tarball holds README.md, LICENSE and the package folders only', async () => {
+test('the tarball holds README.md, LICENSE, CHANGELOG.md and the package folders only', async () => {
   const packed = await packDist();
   packDir = packed.dir;
   const { files } = packed;
   for (const file of [
     'README.md',
     'LICENSE',
+    'CHANGELOG.md',
     'package.json',
     'cli.mjs',
     'runtime/index.node.mjs',
@@ -34,6 +35,7 @@ test('the tarball holds README.md, LICENSE and the package folders only', async 
   }
   const topLevel = [...new Set(files.map((file) => file.split('/')[0]))].sort();
   assert.deepEqual(topLevel, [
+    'CHANGELOG.md',
     'LICENSE',
     'README.md',
     'agent',

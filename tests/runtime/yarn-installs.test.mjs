@@ -61,7 +61,8 @@ export default () => ({ imported: leftPad('x', 3, '.'), required: createRequire(
 
 const hasYarn = (() => {
   try {
-    execFileSync('yarn', ['--version'], { stdio: 'ignore' });
+    // Yarn 1 keeps a v8-compile-cache folder in the temp directory unless told not to.
+    execFileSync('yarn', ['--version'], { stdio: 'ignore', env: { ...process.env, DISABLE_V8_COMPILE_CACHE: '1' } });
     return true;
   } catch {
     return false;

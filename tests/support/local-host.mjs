@@ -60,7 +60,12 @@ export const NO_BWRAP = hasBwrap ? false : 'bubblewrap (bwrap) is not installed 
  * as its index.mjs; its package name is its own, so each such Definition has its own install digest.
  */
 export function defineSlugifySandbox(name, index) {
-  const manifest = { name: name.replaceAll('/', '-'), private: true, type: 'module', dependencies: { slugify: '1.6.9' } };
+  const manifest = {
+    name: name.replaceAll('/', '-'),
+    private: true,
+    type: 'module',
+    dependencies: { slugify: '1.6.9' },
+  };
   registerSandbox(name, {
     files: [
       { path: 'package.json', content: JSON.stringify(manifest) },
