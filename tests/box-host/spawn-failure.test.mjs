@@ -33,11 +33,17 @@ try {
 // Room for a connection and a listing of /proc/self/fd, not for a process's pipes.
 for (let i = 0; i < 3; i++) fs.closeSync(held.pop());
 const atLimit = await api('/v2/sandboxes/sessions/' + sid + '/cmd', cmd);
+// A create at the limit too (its disk, its network's helpers, the spare network it refills):
+// whatever it answers, the process lives on.
+const created = await api('/v3/sandboxes', { projectId: 'p', ports: [] });
+const second = created.status === 200 ? JSON.parse(created.text).session.id : null;
+const secondCmd = second ? await api('/v2/sandboxes/sessions/' + second + '/cmd', cmd) : null;
 for (const fd of held) fs.closeSync(fd);
+if (second) await api('/v2/sandboxes/sessions/' + second + '/stop', {});
 const after = await api('/v2/sandboxes/sessions/' + sid + '/cmd', cmd);
 await api('/v2/sandboxes/sessions/' + sid + '/stop', {});
 await host.close();
-process.stdout.write(JSON.stringify({ before, atLimit, after }));
+process.stdout.write(JSON.stringify({ before, atLimit, after, created, secondCmd }));
 `;
 
 for (const isolation of ['bubblewrap', 'none']) {
@@ -56,13 +62,18 @@ for (const isolation of ['bubblewrap', 'none']) {
     child.stderr.on('data', (chunk) => (err += chunk));
     const code = await new Promise((resolve) => child.on('exit', resolve));
     assert.equal(code, 0, `the host's process ended: ${err}`);
-    const { before, atLimit, after } = JSON.parse(out);
+    const { before, atLimit, after, created, secondCmd } = JSON.parse(out);
     assert.equal(before.status, 200, before.text);
     assert.equal(atLimit.status, 503, atLimit.text);
     const { error } = JSON.parse(atLimit.text);
     assert.equal(error.code, 'spawn_failed');
     assert.match(error.message, /limit of open files.*\(EMFILE\)/);
     assert.equal(after.status, 200, after.text);
+    // The create at the limit was refused as this machine's failure, or made a Box whose command was.
+    assert.ok(
+      created.status === 503 || (created.status === 200 && secondCmd.status === 503),
+      JSON.stringify({ created, secondCmd }),
+    );
     assert.match(after.text, /"data":"ran\\n"/);
   });
 }

@@ -98,7 +98,8 @@ export class Box {
       root = await makeBoxRoot(parentDir, { diskBytes, mountDisk: diskMounted, making: options.making });
     } catch (err) {
       if (boxUid !== undefined) releaseBoxUid(boxUid);
-      throw new BoxRequestError(500, 'internal_error', err.message);
+      // The cause stays: out of fds (its mount's spawn), the registry answers 503.
+      throw Object.assign(new BoxRequestError(500, 'internal_error', err.message), { cause: err });
     }
     let network;
     try {
@@ -117,7 +118,10 @@ export class Box {
         try {
           network ??= await startBoxNetwork();
         } catch (err) {
-          throw new BoxRequestError(500, 'internal_error', `the Box network could not be set up: ${err.message}`);
+          throw Object.assign(
+            new BoxRequestError(500, 'internal_error', `the Box network could not be set up: ${err.message}`),
+            { cause: err },
+          );
         }
       }
     } catch (err) {
