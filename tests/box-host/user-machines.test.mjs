@@ -508,25 +508,31 @@ test("the user's npm config reaches a bubblewrap Box without its credentials", {
   assert.match(output, /No such file or directory/, 'the original file is not there');
 });
 
-test('a Definition with a dependency on a machine without npm: SANDBOX_PROVIDER_UNAVAILABLE naming npm, before any install runs', {
-  timeout: 60_000,
-}, async () => {
-  // The app's Node alone in a folder of its own, and no npm on PATH.
+/**
+ * Runs a Definition whose `lockfile` (extra files) asks for a package manager the app's machine
+ * lacks, with the app's Node alone on PATH: `{ status, body }` of its Response.
+ */
+async function runWithoutTool(name, extraFiles) {
   const { bin, node } = appNodeIn(tempDir());
+  const files = [
+    { path: 'package.json', content: JSON.stringify({ type: 'module', dependencies: { 'left-pad': '1.3.0' } }) },
+    ...extraFiles,
+    { path: 'index.mjs', content: 'export default () => 1' },
+  ];
   const script = `
     const { configureSandbox, registerSandbox, runSandbox, closeLocalBoxHost } = await import('@vite-hub/sandbox');
     configureSandbox({ provider: 'local' });
-    registerSandbox('needs-npm', { files: [
-      { path: 'package.json', content: JSON.stringify({ type: 'module', dependencies: { 'left-pad': '1.3.0' } }) },
-      { path: 'index.mjs', content: 'export default () => 1' },
-    ] });
-    const response = await runSandbox('needs-npm');
+    registerSandbox(${JSON.stringify(name)}, { files: ${JSON.stringify(files)} });
+    const response = await runSandbox(${JSON.stringify(name)});
     console.log(JSON.stringify({ status: response.status, body: await response.json() }));
     await closeLocalBoxHost();`;
-  const { status, body } = await runScript(script, {
-    node,
-    env: { PATH: bin, HOME: process.env.HOME, XDG_CACHE_HOME: tempDir() },
-  });
+  return runScript(script, { node, env: { PATH: bin, HOME: process.env.HOME, XDG_CACHE_HOME: tempDir() } });
+}
+
+test('a Definition with a dependency on a machine without npm: SANDBOX_PROVIDER_UNAVAILABLE naming npm, before any install runs', {
+  timeout: 60_000,
+}, async () => {
+  const { status, body } = await runWithoutTool('needs-npm', []);
   assert.equal(status, 503, JSON.stringify(body));
   assert.equal(body.error.code, 'SANDBOX_PROVIDER_UNAVAILABLE');
   assert.match(body.error.message, /found no npm for the app's Node .* put an npm on the app's PATH/);
@@ -535,22 +541,7 @@ test('a Definition with a dependency on a machine without npm: SANDBOX_PROVIDER_
 test('a Definition with a yarn.lock on a machine without yarn: SANDBOX_PROVIDER_UNAVAILABLE naming yarn and how to get it, never exit 127', {
   timeout: 60_000,
 }, async () => {
-  const { bin, node } = appNodeIn(tempDir());
-  const script = `
-    const { configureSandbox, registerSandbox, runSandbox, closeLocalBoxHost } = await import('@vite-hub/sandbox');
-    configureSandbox({ provider: 'local' });
-    registerSandbox('needs-yarn', { files: [
-      { path: 'package.json', content: JSON.stringify({ type: 'module', dependencies: { 'left-pad': '1.3.0' } }) },
-      { path: 'yarn.lock', content: '# yarn lockfile v1\\n' },
-      { path: 'index.mjs', content: 'export default () => 1' },
-    ] });
-    const response = await runSandbox('needs-yarn');
-    console.log(JSON.stringify({ status: response.status, body: await response.json() }));
-    await closeLocalBoxHost();`;
-  const { status, body } = await runScript(script, {
-    node,
-    env: { PATH: bin, HOME: process.env.HOME, XDG_CACHE_HOME: tempDir() },
-  });
+  const { status, body } = await runWithoutTool('needs-yarn', [{ path: 'yarn.lock', content: '# yarn lockfile v1\n' }]);
   assert.equal(status, 503, JSON.stringify(body));
   assert.equal(body.error.code, 'SANDBOX_PROVIDER_UNAVAILABLE');
   assert.match(body.error.message, /found no yarn for the app's Node .*corepack enable, or npm install -g yarn/);
