@@ -85,7 +85,7 @@ impl ContainerClient {
     }
 
     /// This client, whose command streams, while silent, ask `stub` whether the container has
-    /// stopped ([`super::liveness::next_chunk_while_running`]).
+    /// stopped (`liveness::next_chunk_while_running`).
     pub fn with_container_state_of(mut self, stub: crate::sys::DurableObjectStub) -> ContainerClient {
         self.state_of = Some(stub);
         self
