@@ -68,6 +68,29 @@ test(`the repository's Worker uploads at most ${WORKER_GZIP_BUDGET_KIB} KiB gzip
   assert.ok(kib <= WORKER_GZIP_BUDGET_KIB, `${kib} KiB gzipped`);
 });
 
+test(`a minimal JS Worker on the package uploads at most ${WORKER_GZIP_BUDGET_KIB} KiB gzipped`, async () => {
+  // tests/fixtures/cloudflare/minimal-worker: registerSandbox + runSandbox + the Sandbox export,
+  // the least a JS Worker on the package carries (issue 34: a fifth of the Free plan's 3 MB).
+  const minimal = await wranglerDryRun(join(repoRoot, 'tests/fixtures/cloudflare/minimal-worker'));
+  try {
+    assert.match(minimal.stdout, /env\.SANDBOX \(Sandbox\)\s+Durable Object/);
+    // The package's runtime wasm is in the upload, as its own module: the Worker is on the package.
+    const wasm = minimal.files.filter((name) => name.endsWith('.wasm'));
+    assert.equal(wasm.length, 1, minimal.files.join(', '));
+    assert.ok(
+      readFileSync(join(minimal.outDir, wasm[0])).equals(
+        readFileSync(join(repoRoot, 'dist/wasm/vite_hub_sandbox_bg.wasm')),
+      ),
+      `${wasm[0]} is dist's runtime wasm`,
+    );
+    const kib = uploadGzipKiB(minimal.stdout);
+    console.log(`minimal JS Worker upload: ${kib} KiB gzipped`);
+    assert.ok(kib <= WORKER_GZIP_BUDGET_KIB, `${kib} KiB gzipped`);
+  } finally {
+    removeDir(minimal.dir);
+  }
+});
+
 test('the dry run is offline and names the Sandbox binding and the registry image', () => {
   assert.match(dryRun.stdout, /registry of examples\/app: order-summary, release-notes, slugify-title, word-count/);
   assert.match(dryRun.stdout, /env\.SANDBOX \(Sandbox\)\s+Durable Object/);

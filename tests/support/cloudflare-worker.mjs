@@ -35,6 +35,8 @@ function canUnshareNetwork() {
 /**
  * `wrangler deploy --dry-run --outdir <tmp>/out` in `cwd` (its wrangler config, or `config`),
  * offline, within `timeout` ms (the config's build step included). The caller removes `dir` (the upload in `outDir`, wrangler's logs beside it).
+ * @param {string} cwd
+ * @param {{ config?: string, wrangler?: string, timeout?: number }} [options]
  * @returns {Promise<{ dir: string, outDir: string, stdout: string, files: string[] }>}
  */
 export async function wranglerDryRun(
@@ -151,7 +153,9 @@ export async function proxyTo(target, req, res, body) {
       upstream.status,
       Object.fromEntries([...upstream.headers].filter(([name]) => !HOP_HEADERS.includes(name))),
     );
-    if (upstream.body) for await (const chunk of upstream.body) res.write(chunk);
+    // Node's web ReadableStream is async-iterable (the DOM lib's type does not say so).
+    const chunks = /** @type {AsyncIterable<Uint8Array> | null} */ (/** @type {unknown} */ (upstream.body));
+    if (chunks) for await (const chunk of chunks) res.write(chunk);
     res.end();
   } catch {
     res.destroy();
