@@ -1,14 +1,21 @@
 // The bench's chart (docs/benchmarks.svg): one bar group per comparison (bench-comparisons.mjs),
 // each side's median as a bar with a whisker from its min to its max, on one linear ms scale, the
-// ratio of medians of interleaved pairs and its target beside the group's title. A pure function
-// from figures to SVG text: no layout engine, no fonts measured (labels get room by rule).
+// ratio of medians of interleaved pairs and its target beside the group's title. Below them, panels
+// of single figures (sizes, startup CPU, concurrency: bench-comparisons.mjs `panels`), each on a
+// linear scale of its own with its target line. A pure function from figures to SVG text: no
+// layout engine, no fonts measured (labels get room by rule).
 
-const WIDTH = 920;
+const WIDTH = 1060;
 const PLOT_LEFT = 200;
-const PLOT_RIGHT = 780;
+const PLOT_RIGHT = 900;
 const HEADER = 84;
 const GROUP = 66;
 const AXIS = 40;
+/** A panel's title, each of its rows, and its axis. */
+const PANEL_TITLE = 30;
+const PANEL_ROW = 22;
+const PANEL_AXIS = 34;
+const PANEL_LEFT = 330;
 const BAR = 14;
 const COLORS = { a: '#2563eb', b: '#9ca3af' };
 /** Characters of an n/a reason that fit right of the labels. */
@@ -44,17 +51,21 @@ function groupTitle(c) {
  * labels: [a, b], a, b, ratio, target? }` with ms figures `{ min, median, max, n }`, or `{ id,
  * title, labels, na }`); `caption`: one line under the title (commit, machine, load).
  * Each group is `<g class="comparison" data-id>`; each side a `rect.bar` (0 → median) and a
- * `line.whisker` (min → max) with `data-side` a or b.
+ * `line.whisker` (min → max) with `data-side` a or b. `panels` (bench-comparisons.mjs `panels`)
+ * follow, each a `<g class="panel" data-id>` whose rows are `rect.panel-bar` (0 → median or the
+ * value) with a `line.panel-whisker` (min → max) for a figure of several runs, and whose target
+ * is a `line.limit`.
  * @param {object[]} items
- * @param {{ caption: string }} options
+ * @param {{ caption: string, panels?: import('./bench-comparisons.mjs').Panel[] }} options
  */
-export function renderChart(items, { caption }) {
+export function renderChart(items, { caption, panels = [] }) {
   const measured = items.filter((c) => !c.na);
   const max = Math.max(1, ...measured.flatMap((c) => [c.a.max, c.b.max]));
   const axis = ticks(max);
   const x = (ms) => px(PLOT_LEFT + (ms / axis.at(-1)) * (PLOT_RIGHT - PLOT_LEFT));
-  const height = HEADER + items.length * GROUP + AXIS;
   const plotBottom = HEADER + items.length * GROUP;
+  const panelHeight = (panel) => PANEL_TITLE + panel.rows.length * PANEL_ROW + PANEL_AXIS;
+  const height = plotBottom + AXIS + panels.reduce((sum, panel) => sum + panelHeight(panel), 0);
   const out = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${height}" viewBox="0 0 ${WIDTH} ${height}" font-family="system-ui, -apple-system, Segoe UI, sans-serif" font-size="12">`,
     `<rect width="${WIDTH}" height="${height}" fill="#ffffff"/>`,
@@ -103,6 +114,78 @@ export function renderChart(items, { caption }) {
     }
     out.push('</g>');
   });
+  let top = plotBottom + AXIS;
+  for (const panel of panels) {
+    out.push(...renderPanel(panel, top));
+    top += panelHeight(panel);
+  }
   out.push('</svg>', '');
   return out.join('\n');
+}
+
+/** A panel's figure as `{ median, min?, max? }` (a plain number has no whisker), or null for n/a. */
+const panelValue = (figure) =>
+  typeof figure === 'number'
+    ? { median: figure }
+    : figure && !figure.na && typeof figure.median === 'number'
+      ? figure
+      : null;
+
+/** The SVG lines of one panel of single figures, its top at `top`. */
+function renderPanel(panel, top) {
+  const values = panel.rows.map((row) => panelValue(row.figure));
+  const max = Math.max(1, panel.limit?.value ?? 0, ...values.filter(Boolean).map((v) => v.max ?? v.median));
+  const axis = ticks(max);
+  const x = (v) => px(PANEL_LEFT + (v / axis.at(-1)) * (PLOT_RIGHT - PANEL_LEFT));
+  const rowsTop = top + PANEL_TITLE;
+  const bottom = rowsTop + panel.rows.length * PANEL_ROW;
+  const out = [
+    `<g class="panel" data-id="${escapeXml(panel.id)}">`,
+    `<text x="16" y="${top + 20}" font-weight="bold" fill="#111827">${escapeXml(panel.title)}</text>`,
+  ];
+  for (const value of axis) {
+    out.push(`<line class="grid" x1="${x(value)}" y1="${rowsTop}" x2="${x(value)}" y2="${bottom}" stroke="#e5e7eb"/>`);
+    out.push(
+      `<text class="tick" x="${x(value)}" y="${bottom + 16}" text-anchor="middle" fill="#4b5563">${value}</text>`,
+    );
+  }
+  out.push(
+    `<text x="${PLOT_RIGHT}" y="${bottom + 30}" text-anchor="end" fill="#4b5563">${escapeXml(panel.unit)}</text>`,
+  );
+  panel.rows.forEach((row, i) => {
+    const y = rowsTop + i * PANEL_ROW + 3;
+    const mid = px(y + BAR / 2);
+    out.push(
+      `<text x="${PANEL_LEFT - 8}" y="${mid + 4}" text-anchor="end" fill="#374151">${escapeXml(row.label)}</text>`,
+    );
+    const v = values[i];
+    if (!v) {
+      const why = row.figure?.na ?? 'not measured';
+      out.push(`<text x="${PANEL_LEFT}" y="${mid + 4}" fill="#b91c1c">${escapeXml(cut(`n/a (${why})`, 80))}</text>`);
+      return;
+    }
+    out.push(
+      `<rect class="panel-bar" x="${PANEL_LEFT}" y="${y}" width="${px(x(v.median) - PANEL_LEFT)}" height="${BAR}" fill="${COLORS.a}"/>`,
+    );
+    if (v.min !== undefined && v.max !== undefined)
+      out.push(
+        `<line class="panel-whisker" x1="${x(v.min)}" y1="${mid}" x2="${x(v.max)}" y2="${mid}" stroke="#111827"/>`,
+      );
+    const n = v.n === undefined ? '' : ` (n=${v.n})`;
+    const label = `${num(v.median)} ${panel.unit}${n}${row.note ? `; ${row.note}` : ''}`;
+    out.push(
+      `<text x="${Math.max(x(v.max ?? v.median), x(v.median)) + 6}" y="${mid + 4}" fill="#374151">${escapeXml(label)}</text>`,
+    );
+  });
+  if (panel.limit) {
+    const lx = x(panel.limit.value);
+    out.push(
+      `<line class="limit" x1="${lx}" y1="${rowsTop - 4}" x2="${lx}" y2="${bottom}" stroke="#b91c1c" stroke-dasharray="4 3"/>`,
+    );
+    out.push(
+      `<text x="${lx}" y="${rowsTop - 6}" text-anchor="middle" fill="#b91c1c">${escapeXml(panel.limit.label)}</text>`,
+    );
+  }
+  out.push('</g>');
+  return out;
 }

@@ -1,4 +1,4 @@
-// Checks that a bench JSON file holds every figure of issues 12 and 25, in its shape: a measurement
+// Checks that a bench JSON file holds every figure of issues 12, 25 and 34, in its shape: a measurement
 // (min / median / max of n) or an explained n/a. The values are the bench's business (it prints
 // them, never asserts them): this is the smoke check scripts/test.sh runs after
 // `node scripts/bench.mjs --quick --out FILE`.
@@ -32,6 +32,7 @@ function checkPair(pair, where) {
  */
 export function checkFigures(figures, { quick = true } = {}) {
   assert.deepEqual(Object.keys(figures).sort(), [
+    'compile',
     'concurrency',
     'firstRun',
     'fullRunVsExec',
@@ -41,9 +42,11 @@ export function checkFigures(figures, { quick = true } = {}) {
     'method',
     'requests',
     'sdkFlow',
+    'sdkFlowParkedOff',
     'servers',
     'warmVsBare',
     'wasm',
+    'workers',
   ]);
   for (const key of ['nproc', 'cpu', 'node', 'isolation', 'date', 'commit'])
     assert.ok(key in figures.machine, `machine.${key}`);
@@ -53,6 +56,22 @@ export function checkFigures(figures, { quick = true } = {}) {
   for (const module of ['runtime', 'tooling']) {
     assert.ok(figures.wasm[module].bytes > figures.wasm[module].gzipBytes, `wasm.${module}`);
   }
+  if ('na' in figures.compile) checkFigure(figures.compile, 'compile');
+  else for (const key of ['cpuMs', 'wallMs', 'instanceCpuMs']) checkFigure(figures.compile[key], `compile.${key}`);
+  for (const key of ['repository', 'minimalJs', 'handWritten']) {
+    const size = figures.workers.sizes[key];
+    if ('na' in size) checkFigure(size, `workers.sizes.${key}`);
+    else
+      assert.ok(
+        size.gzipKiB > 0 && (size.changeKiB === null || typeof size.changeKiB === 'number'),
+        `workers.sizes.${key}: gzipKiB and its change`,
+      );
+    checkFigure(figures.workers.startup[key], `workers.startup.${key}`);
+    if (key !== 'handWritten')
+      checkFigure(figures.workers.startup.differenceMs[key], `workers.startup.differenceMs.${key}`);
+  }
+  assert.ok(!('na' in figures.workers.sizes.minimalJs), 'the minimal JS Worker is measured in every run');
+  assert.equal(typeof figures.workers.startup.method, 'string', 'workers.startup.method');
   assert.ok(figures.install.nodeModulesBytes > 0 && figures.install.tarballBytes > 0, 'install sizes');
 
   checkFigure(figures.import.ms, 'import.ms');
@@ -68,6 +87,8 @@ export function checkFigures(figures, { quick = true } = {}) {
       checkFigure(figures.servers[kind][key], `servers.${kind}.${key}`);
     assert.ok(Number.isInteger(figures.servers[kind].firstUsePhases), `servers.${kind}.firstUsePhases`);
   }
+  for (const key of ['listenToFirst200Ms', 'attempts'])
+    checkFigure(figures.servers.devListening[key], `servers.devListening.${key}`);
 
   for (const key of ['coldNoDeps', 'preparedNoDeps', 'coldWithDeps', 'preparedWithDeps']) {
     const counted = figures.requests[key];
@@ -86,22 +107,39 @@ export function checkFigures(figures, { quick = true } = {}) {
       'requests.pooledWithDeps: counted, and took a pooled Box',
     );
 
-  for (const delay of ['delay25ms', 'delay0ms']) {
-    for (const scenario of [
-      'coldNoDeps',
-      'preparedNoDeps',
-      'coldWithDeps',
-      'preparedWithDeps',
-      'preparedVsSnapshot',
-      'pooledWithDeps',
-      'pooledVsSnapshot',
-    ]) {
-      checkPair(figures.sdkFlow[delay][scenario], `sdkFlow.${delay}.${scenario}`);
+  for (const hostKey of ['sdkFlow', 'sdkFlowParkedOff']) {
+    assert.deepEqual(
+      Object.keys(figures[hostKey]),
+      quick ? ['delay25ms'] : ['delay25ms', 'delay0ms'],
+      `${hostKey}: the delays of a ${quick ? 'quick' : 'full'} run`,
+    );
+    for (const delay of Object.keys(figures[hostKey])) {
+      for (const scenario of [
+        'coldNoDeps',
+        'preparedNoDeps',
+        'coldWithDeps',
+        'preparedWithDeps',
+        'preparedVsSnapshot',
+        'pooledWithDeps',
+        'pooledVsSnapshot',
+      ]) {
+        checkPair(figures[hostKey][delay][scenario], `${hostKey}.${delay}.${scenario}`);
+      }
     }
   }
 
   const bare = figures.warmVsBare;
-  for (const key of ['runMs', 'parkedOffRunMs', 'bareNodeMs', 'ratio', 'parkedOffRatio', 'gain'])
+  for (const key of [
+    'runMs',
+    'parkedOffRunMs',
+    'prestartedMs',
+    'prestartedRatio',
+    'parkedOffPrestartedRatio',
+    'bareNodeMs',
+    'ratio',
+    'parkedOffRatio',
+    'gain',
+  ])
     checkFigure(bare[key], `warmVsBare.${key}`);
   assert.ok(
     typeof bare.parking === 'object' &&
@@ -117,9 +155,15 @@ export function checkFigures(figures, { quick = true } = {}) {
     for (const key of ['parkedMs', 'parkedOffMs', 'ratio'])
       checkFigure(bare.backToBack[key], `warmVsBare.backToBack.${key}`);
   for (const key of ['runMs', 'execMs', 'ratio']) checkFigure(figures.fullRunVsExec[key], `fullRunVsExec.${key}`);
-  assert.deepEqual(Object.keys(figures.concurrency), quick ? ['1', '8'] : ['1', '8', '32', '64', '128']);
-  for (const point of Object.values(figures.concurrency)) {
-    assert.ok(Number.isInteger(point.failures) && point.wallMs > 0, 'a concurrency point has failures and wall time');
+  assert.ok(figures.concurrency.holdMs > 0, 'concurrency.holdMs');
+  assert.deepEqual(Object.keys(figures.concurrency.levels), quick ? ['1', '8'] : ['1', '8', '32', '128']);
+  for (const [n, point] of Object.entries(figures.concurrency.levels)) {
+    assert.ok(
+      Number.isInteger(point.failures) && point.ok + point.failures === Number(n) && point.wallMs > 0,
+      `concurrency.levels.${n}: answered and failed add up to ${n}, with a wall time`,
+    );
+    checkFigure(point.latencyMs, `concurrency.levels.${n}.latencyMs`);
+    if (point.ok > 0) assert.ok(point.p50Ms <= point.p99Ms, `concurrency.levels.${n}: p50 ≤ p99`);
   }
 }
 

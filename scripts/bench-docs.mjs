@@ -4,7 +4,7 @@
 // pasted: `node scripts/bench.mjs --write-docs` measures and writes both files; `node
 // scripts/bench.mjs --write-docs --from bench/latest.json` writes them from an earlier run without
 // measuring again.
-import { comparisons, TARGETS, targetNote } from './bench-comparisons.mjs';
+import { comparisons, concurrencyTargets, TARGETS, targetNote, WORKER_LABELS } from './bench-comparisons.mjs';
 
 /** The chart's file name, beside the page (docs/). */
 export const CHART_FILE = 'benchmarks.svg';
@@ -41,14 +41,19 @@ function pooledRequests(counted) {
   return `${counted.beforeResponse} requests before the Response (${targetNote(counted.beforeResponse, target)})`;
 }
 
-/** The section of the warm local Run against a bare node child, with the parking seen. */
+/** The section of the warm local Run against a node in a Box, pre-started and bare, with the parking seen. */
 function warmRun(bare, m) {
-  const head = `## A warm Run against a bare \`node\` in a Box (${bare.isolation ?? m.isolation})`;
+  const head = `## A warm Run against \`node\` in a Box (${bare.isolation ?? m.isolation})`;
   if (bare.na) return [head, '', `n/a (${bare.na})`, ''];
   return [
     head,
     '',
     `Parked processes: ${bare.parking.how}`,
+    '',
+    "The pre-started node is started in a Box by the host's own engine (the spec every Box process,",
+    'parked or not, gets), waits, and on SIGUSR1 imports the entry and writes its JSON: the physical',
+    'limit of a parked exec, timed from the signal to its parsed output once it exited. The bare node',
+    "is started on the clock (its Node start-up is inside the figure, the parked Run's is not).",
     '',
     'The rows above settle between samples, so a spare is ready for every Run: the best case. The',
     'back-to-back rows run warm Runs one right after the other, while the spares are made again',
@@ -57,7 +62,13 @@ function warmRun(bare, m) {
     statTable([
       ["warm `runSandbox` (the host's default)", bare.runMs],
       ['warm `runSandbox`, host with `parked: { size: 0 }`', bare.parkedOffRunMs],
-      ['bare `node` in a Box', bare.bareNodeMs],
+      ['pre-started `node` in a Box, on a signal', bare.prestartedMs ?? { na: 'not in this run' }],
+      [
+        `default / pre-started (${targetNote(bare.prestartedRatio, TARGETS.warmVsPrestarted)})`,
+        bare.prestartedRatio ?? { na: 'not in this run' },
+      ],
+      ['`parked: { size: 0 }` / pre-started', bare.parkedOffPrestartedRatio ?? { na: 'not in this run' }],
+      ['bare `node` in a Box, started on the clock', bare.bareNodeMs],
       ['default / bare', bare.ratio],
       ['`parked: { size: 0 }` / bare', bare.parkedOffRatio],
       ['default / `parked: { size: 0 }`', bare.gain],
@@ -85,9 +96,126 @@ function warmRun(bare, m) {
   ];
 }
 
+/** The Workers' sizes and startup CPU (bench-workers.mjs). */
+function workerSection(workers) {
+  if (!workers) return ['Worker sizes and startup: not in this run.', ''];
+  const size = (s) =>
+    s.na
+      ? [`n/a (${s.na})`, '', '']
+      : [
+          `${s.gzipKiB} KiB`,
+          s.changeKiB === null ? 'no earlier figure' : `${s.changeKiB >= 0 ? '+' : ''}${s.changeKiB} KiB`,
+          targetNote(s.gzipKiB, TARGETS.workerGzipKiB, ' KiB'),
+        ];
+  const st = workers.startup;
+  return [
+    '### Workers (upload as `wrangler deploy --dry-run` reports it, gzipped)',
+    '',
+    table(
+      ['Worker', 'gzipped', 'since the last bench', 'budget'],
+      Object.entries(WORKER_LABELS).map(([key, label]) => [
+        label,
+        ...size(workers.sizes[key] ?? { na: 'not in this run' }),
+      ]),
+    ),
+    '',
+    `### Worker startup CPU in workerd (target: ≤ the hand-written Worker's + ${TARGETS.startupOverHandWrittenMs} ms)`,
+    '',
+    `Method: ${st.method}. The Workers' runs are interleaved.`,
+    '',
+    statTable([
+      ...Object.entries(WORKER_LABELS).map(([key, label]) => [`${label} (ms)`, st[key] ?? { na: 'not in this run' }]),
+      ...Object.entries(st.differenceMs ?? {}).map(([key, figure]) => [
+        `${WORKER_LABELS[key]} minus the hand-written one, per round (${targetNote(figure, TARGETS.startupOverHandWrittenMs, ' ms')})`,
+        figure,
+      ]),
+    ]),
+    '',
+  ];
+}
+
+/** The runtime wasm's compile CPU in Node (bench-workers.mjs). */
+function compileSection(compile) {
+  const head = `### The runtime wasm's compile CPU in Node (target ≤ ${TARGETS.compileCpuMs} ms)`;
+  if (!compile) return [head, '', 'Not in this run.', ''];
+  if (compile.na) return [head, '', `n/a (${compile.na})`, ''];
+  return [
+    head,
+    '',
+    `Method: ${compile.method}.`,
+    '',
+    statTable([
+      [`compile CPU (ms; ${targetNote(compile.cpuMs, TARGETS.compileCpuMs, ' ms')})`, compile.cpuMs],
+      ['compile wall (ms)', compile.wallMs],
+      ['instantiate CPU (ms)', compile.instanceCpuMs],
+    ]),
+    '',
+  ];
+}
+
+/** `vite dev` from its port accepting to its first 200 (bench-servers.mjs). */
+function devListening(listening) {
+  return [
+    '### `vite dev`: from the port accepting to the first 200',
+    '',
+    'What a user sees, the framework included: a fresh `vite dev`, its port polled every 5 ms until it',
+    'accepts a connection, then at once the request (sent again on a non-200 answer, counted) until',
+    'its first 200. The rows below send their first request after the server answered one, warmed.',
+    '',
+    statTable([
+      ['port accepting → first 200 (ms)', listening?.listenToFirst200Ms ?? { na: 'not in this run' }],
+      ['requests sent until that 200', listening?.attempts ?? { na: 'not in this run' }],
+    ]),
+    '',
+  ];
+}
+
+/** The concurrency rows (bench-concurrency.mjs): per level, failures, latency and wall time. */
+function concurrencySection(concurrency) {
+  const head = '## Concurrent Runs';
+  if (!concurrency?.levels) return [head, '', 'Not in this run (or from a bench before the holding Definition).', ''];
+  return [
+    head,
+    '',
+    `n Runs at once of a Definition that holds its Box ${concurrency.holdMs} ms, on the bench's local host (it`,
+    "allows 128 Boxes). Latency: from a Run's start to its parsed body, of the Runs that answered 200",
+    '(p50, p99 by nearest rank); wall: from the first start to the last answer.',
+    '',
+    table(
+      [
+        'Runs at once',
+        'answered 200',
+        'failed (by status)',
+        'p50 (ms)',
+        'p99 (ms)',
+        'min (ms)',
+        'max (ms)',
+        'wall (ms)',
+        'wall per Run (ms)',
+      ],
+      Object.entries(concurrency.levels).map(([n, c]) => [
+        n,
+        String(c.ok),
+        c.failures ? `${c.failures} ${JSON.stringify(c.failureCounts)}` : '0',
+        String(c.p50Ms ?? 'n/a'),
+        String(c.p99Ms ?? 'n/a'),
+        c.latencyMs.na ? 'n/a' : num(c.latencyMs.min),
+        c.latencyMs.na ? 'n/a' : num(c.latencyMs.max),
+        String(c.wallMs),
+        String(c.wallMsPerRun),
+      ]),
+    ),
+    '',
+    ...concurrencyTargets(concurrency).map((line) => `- ${line}`),
+    ...(concurrency.notes ?? []).map((note) => `- Note: ${note}`),
+    '',
+  ];
+}
+
 /**
  * Renders the page. `figures`: the bench JSON, parsed (keys machine, method, wasm, install,
- * import, firstRun, servers, requests, sdkFlow, warmVsBare, fullRunVsExec, concurrency). Times are
+ * import, firstRun, servers, requests, sdkFlow, sdkFlowParkedOff, warmVsBare, fullRunVsExec, workers,
+ * compile, concurrency). Times are
  * ms, sizes bytes.
  * @returns {string} Markdown, ending with a newline
  */
@@ -100,8 +228,8 @@ export function renderBenchmarks(figures) {
     '',
     'Figures of `scripts/bench.mjs` (DESIGN.md §9): every time is a min / median / max of n runs, in',
     'milliseconds; a ratio has no unit. Both sides of a ratio run interleaved on the same machine. A',
-    'figure that could not be measured says why. Targets (issue 25) are printed beside the figures,',
-    'never asserted.',
+    'figure that could not be measured says why. Targets (issues 25 and 34) are printed beside the',
+    'figures with met / not met, never asserted.',
     '',
     `- The clock: ${figures.method.clock}.`,
     `- Settling: ${figures.method.settle}.`,
@@ -126,12 +254,22 @@ export function renderBenchmarks(figures) {
     '## Package size',
     '',
     table(
-      ['wasm module', 'bytes', 'size', 'gzipped'],
-      Object.entries(figures.wasm).map(([name, s]) => [name, String(s.bytes), kib(s.bytes), kib(s.gzipBytes)]),
+      ['wasm module', 'bytes', 'size', 'gzipped', 'gzipped, since the last bench'],
+      Object.entries(figures.wasm).map(([name, s]) => [
+        name,
+        String(s.bytes),
+        kib(s.bytes),
+        kib(s.gzipBytes),
+        s.changeGzipBytes === undefined
+          ? 'no earlier figure'
+          : `${s.changeGzipBytes >= 0 ? '+' : ''}${s.changeGzipBytes} bytes`,
+      ]),
     ),
     '',
     `\`npm i --omit=dev\` of the packed tarball alone: ${mb(figures.install.nodeModulesBytes)} in node_modules, ${figures.install.packages} packages; the tarball is ${mb(figures.install.tarballBytes)}.`,
     '',
+    ...workerSection(figures.workers),
+    ...compileSection(figures.compile),
     '## Import and first Run (a fresh Node)',
     '',
     statTable([
@@ -156,20 +294,23 @@ export function renderBenchmarks(figures) {
     '',
     '## Servers (a fresh start of examples/app, installed from the tarball)',
     '',
-    ...Object.entries(figures.servers).flatMap(([kind, s]) => [
-      `### ${kind === 'built' ? 'Built Nitro server (`SANDBOX_PROVIDER=local`)' : '`vite dev`'}`,
-      '',
-      statTable([
-        ['first request', s.firstRequestMs],
-        ['second request', s.secondRequestMs],
-        ["first request's Run (Server-Timing total)", s.firstRunMs],
-        ["second request's Run (Server-Timing total)", s.secondRunMs],
-        ['first / second Run', s.firstOverSecondRun],
+    ...devListening(figures.servers.devListening),
+    ...Object.entries(figures.servers)
+      .filter(([kind]) => kind !== 'devListening')
+      .flatMap(([kind, s]) => [
+        `### ${kind === 'built' ? 'Built Nitro server (`SANDBOX_PROVIDER=local`)' : '`vite dev`'}`,
+        '',
+        statTable([
+          ['first request', s.firstRequestMs],
+          ['second request', s.secondRequestMs],
+          ["first request's Run (Server-Timing total)", s.firstRunMs],
+          ["second request's Run (Server-Timing total)", s.secondRunMs],
+          ['first / second Run', s.firstOverSecondRun],
+        ]),
+        '',
+        `First requests that still showed a \`host\` or \`connect\` phase: ${s.firstUsePhases}.`,
+        '',
       ]),
-      '',
-      `First requests that still showed a \`host\` or \`connect\` phase: ${s.firstUsePhases}.`,
-      '',
-    ]),
     '## Requests to the Box host per Run',
     '',
     `With \`warmPool\`, a prepared Run with a dependency: ${pooledRequests(figures.requests.pooledWithDeps)}.`,
@@ -193,6 +334,10 @@ export function renderBenchmarks(figures) {
     'Both sides of each comparison run interleaved, on the same host; the SDK flows are the official',
     '`@vercel/sandbox` SDK used by hand (create, write, [`npm ci`], run, read), each request of both sides',
     'through a proxy that adds the delay. The ratio is runSandbox / the alternative, per interleaved pair.',
+    'Every SDK row runs twice: "host: parked Node on" is a host with parked processes (its default:',
+    "spare Boxes with a `node` already started, which only this package's harness can take);",
+    '"host: parked off (stands for Vercel)" is a host with `parked: { size: 0 }`, the figure that stands',
+    'for real Vercel, which has no parked Node.',
     '',
     `![The comparisons as bars: medians with min–max whiskers](${CHART_FILE})`,
     '',
@@ -210,18 +355,7 @@ export function renderBenchmarks(figures) {
     ),
     '',
     ...warmRun(figures.warmVsBare, m),
-    '## Concurrent Runs',
-    '',
-    table(
-      ['Runs at once', 'failures', 'wall (ms)', 'ms per Run'],
-      Object.entries(figures.concurrency).map(([n, c]) => [
-        n,
-        `${c.failures}${c.failureStatuses ? ` (${c.failureStatuses.join(', ')})` : ''}`,
-        String(c.wallMs),
-        String(c.msPerRun),
-      ]),
-    ),
-    '',
+    ...concurrencySection(figures.concurrency),
   ];
   return out.join('\n');
 }

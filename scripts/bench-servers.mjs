@@ -4,9 +4,13 @@
 // and `vite dev`. Each start sends its first request as soon as the server answers at all, then a
 // second one; both measured from the client (`requestMs`) and by the Run's own Server-Timing total
 // (`runMs`: in `vite dev` the first request also waits for Vite to transform the route, which is
-// no cost of this package). Starts of both kinds are interleaved (built, dev, dev, built, …), all
-// with the same environment.
+// no cost of this package). Then what a user sees of `vite dev` (`devListening`, a start of its
+// own): from the moment its port accepts a TCP connection (polled every 5 ms, the connection
+// closed at once) to the first 200 of that request, sent right then (a non-200 answer is sent
+// again, and counted), framework included, nothing warmed before it. Starts of all kinds are
+// interleaved (rotated from one round to the next), all with the same environment.
 import { execFile, spawn } from 'node:child_process';
+import net from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { installTarballApp } from '../tests/support/tarball-app.mjs';
@@ -15,6 +19,50 @@ import { eventually, freePort, postJson, removeDir, stopChild } from '../tests/s
 
 const run = promisify(execFile);
 const PAYLOAD = { notes: '# v1\n- ship it\n- fix the login bug' };
+
+/** Resolves once `port` on 127.0.0.1 accepts a TCP connection (tried every 5 ms, each closed at once). */
+async function accepting(port, deadlineMs, what) {
+  const until = performance.now() + deadlineMs;
+  for (;;) {
+    const ok = await new Promise((resolve) => {
+      const socket = net.connect(port, '127.0.0.1');
+      socket.once('connect', () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.once('error', () => resolve(false));
+    });
+    if (ok) return;
+    if (performance.now() > until) throw new Error(`${what}: port ${port} never accepted a connection`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+/**
+ * `vite dev` started fresh; from its port accepting a connection to the first 200 of
+ * /api/release-notes, sent at once: `{ ms, attempts }` (attempts: requests sent until the 200).
+ */
+async function listeningStart(app, env) {
+  const port = await freePort();
+  const vite = path.join(app, 'node_modules/vite/bin/vite.js');
+  const args = [vite, 'dev', '--port', String(port), '--strictPort', '--host', '127.0.0.1'];
+  const server = spawn(process.execPath, args, { cwd: app, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  server.stdout.on('data', (chunk) => (output += chunk));
+  server.stderr.on('data', (chunk) => (output += chunk));
+  try {
+    await accepting(port, 60_000, `vite dev (${output.slice(-300)})`);
+    const started = performance.now();
+    for (let attempts = 1; ; attempts += 1) {
+      const answer = await postJson(`http://127.0.0.1:${port}/api/release-notes`, PAYLOAD);
+      if (answer.status === 200) return { ms: performance.now() - started, attempts };
+      if (performance.now() - started > 60_000)
+        throw new Error(`vite dev: no 200 within 60 s of listening: ${answer.status} ${answer.text.slice(0, 300)}`);
+    }
+  } finally {
+    await stopChild(server);
+  }
+}
 
 /** Starts one server (`args` after node, in `app`), waits until it answers, then times two requests. */
 async function oneStart(app, kind, env) {
@@ -57,7 +105,9 @@ async function oneStart(app, kind, env) {
 /**
  * The `servers` figures: per kind (`built`, `dev`), `firstRequestMs`, `secondRequestMs`,
  * `firstRunMs`, `secondRunMs`, `firstOverSecondRun` (min / median / max of `reps` starts) and
- * `firstUsePhases` (how many first requests still showed a `host` or `connect` phase).
+ * `firstUsePhases` (how many first requests still showed a `host` or `connect` phase); and
+ * `devListening`: `{ listenToFirst200Ms, attempts }` (`vite dev`, from its port accepting to the
+ * first 200; attempts: requests sent per start until that 200).
  * @param {{ reps: number, env: Record<string, string> }} options
  */
 export async function serverFirstRequests({ reps, env }) {
@@ -70,9 +120,14 @@ export async function serverFirstRequests({ reps, env }) {
       maxBuffer: 16 << 20,
     });
     const samples = { built: [], dev: [] };
+    const listening = [];
+    const kinds = ['built', 'dev', 'devListening'];
     for (let i = 0; i < reps; i += 1) {
-      for (const kind of i % 2 === 0 ? ['built', 'dev'] : ['dev', 'built'])
-        samples[kind].push(await oneStart(app, kind, env));
+      const rotated = [...kinds.slice(i % 3), ...kinds.slice(0, i % 3)];
+      for (const kind of i % 2 === 0 ? rotated : rotated.reverse()) {
+        if (kind === 'devListening') listening.push(await listeningStart(app, env));
+        else samples[kind].push(await oneStart(app, kind, env));
+      }
     }
     const figures = {};
     for (const [kind, starts] of Object.entries(samples)) {
@@ -85,6 +140,10 @@ export async function serverFirstRequests({ reps, env }) {
         firstUsePhases: starts.filter(([first]) => first.firstUse).length,
       };
     }
+    figures.devListening = {
+      listenToFirst200Ms: stats(listening.map((start) => start.ms)),
+      attempts: stats(listening.map((start) => start.attempts)),
+    };
     return figures;
   } finally {
     removeDir(app);

@@ -33,9 +33,12 @@ function processTable() {
 }
 
 /** The live descendants of this process (children, their children, …). */
-export function ownDescendants() {
+export const ownDescendants = () => descendantsOf(process.pid);
+
+/** The live descendants of process `root` (children, their children, …). */
+export function descendantsOf(root) {
   const table = processTable();
-  const found = new Set([process.pid]);
+  const found = new Set([root]);
   let grew = true;
   while (grew) {
     grew = false;
@@ -46,7 +49,7 @@ export function ownDescendants() {
       }
     }
   }
-  return table.filter((proc) => proc.pid !== process.pid && found.has(proc.pid));
+  return table.filter((proc) => proc.pid !== root && found.has(proc.pid));
 }
 
 /** One line for the output: what `settle` waits for. */

@@ -9,27 +9,40 @@
 //   machine     where they came from: cores, CPU model, node, load average at the start and the
 //               end, isolation, commit (and whether the work tree had uncommitted changes)
 //   method      the clock and settle rules in force
-//   wasm        bytes and gzipped bytes of the runtime and tooling wasm modules
+//   wasm        bytes and gzipped bytes of the runtime and tooling wasm modules, with the change
+//               of the gzipped bytes since the bench that wrote bench/latest.json before
+//   workers     the upload of the repository's Worker, a minimal JS Worker on the package and the
+//               same Run hand-written on @cloudflare/sandbox (`wrangler deploy --dry-run`, gzip
+//               KiB, change since the last bench) and their startup CPU in workerd (`wrangler
+//               check startup`), interleaved (bench-workers.mjs)
+//   compile     the runtime wasm's compile CPU in a fresh Node (bench-workers.mjs)
 //   install     bytes of `npm i --omit=dev <packed tarball>` in an empty directory (node_modules)
 //   import      ms of `import('@vite-hub/sandbox')` in a fresh node (bench-first-run.mjs)
 //   firstRun    in a fresh node: first and second Run, and the same after `warmUp()`
-//   servers     a freshly started built Nitro server and `vite dev` of examples/app
-//               (bench-servers.mjs)
+//   servers     a freshly started built Nitro server and `vite dev` of examples/app, and `vite
+//               dev` from its port accepting to its first 200 (bench-servers.mjs)
 //   requests    requests to the Box host per Run: cold and prepared, without and with deps, the
 //               SDK by hand, and a prepared Run with deps taking a Box of `warmPool`
 //   sdkFlow     per delay added to every request (25 and 0 ms, a proxy): runSandbox against the
 //               official @vercel/sandbox SDK by hand (bench-sdk.mjs: create, write, [npm ci], run,
 //               read), cold and prepared, without and with deps; the prepared Run with deps, and
-//               one from `warmPool`, against that flow from a snapshot made once by hand
+//               one from `warmPool`, against that flow from a snapshot made once by hand; on the
+//               bench's host with its parked processes (its default, which only this package's
+//               harness can take)
+//   sdkFlowParkedOff  the same on a host with `parked: { size: 0 }`: the figure that stands for
+//               real Vercel, which has no parked Node
 //   warmVsBare  a warm local Run on the host's default (parked processes, when the build has them)
-//               and on a host with `parked: { size: 0 }`, against a bare `node` command in a Box of
-//               the host's own code (bench-bare-node.mjs), three ways interleaved; how many of the
+//               and on a host with `parked: { size: 0 }`, against a `node` in a Box of the host's
+//               own code (bench-bare-node.mjs): pre-started and waiting for a signal (the physical
+//               limit of a parked exec) and bare (started on the clock), four ways interleaved; how many of the
 //               warm Runs ran in a parked process (host.parked()); the same Runs back to back,
 //               without settling (`backToBack`); in that Box the harness command against a
 //               three-line runner
 //   fullRunVsExec  a warm Run of the trivial Definition against one `node` exec on a Box created
 //               and written before the clock (the SDK), same host
-//   concurrency 1/8/32/64/128 concurrent Runs: failures and wall time
+//   concurrency 1/8/32/128 concurrent Runs of a Definition that holds its Box (5 s; 0.3 s in
+//               --quick, 1 and 8 only): failures, p50/p99 latency, wall time per Run
+//               (bench-concurrency.mjs)
 // A figure that cannot be measured here says so: `{ "na": "<why>" }`, printed as `n/a (why)`.
 // Targets (bench-comparisons.mjs TARGETS) are printed beside their figures, never asserted.
 //
@@ -49,10 +62,19 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { startBoxHost } from '@vite-hub/sandbox/box-host';
-import { closeLocalBoxHost, configureSandbox, runSandbox } from '@vite-hub/sandbox';
+import { closeLocalBoxHost, configureSandbox } from '@vite-hub/sandbox';
 import { openBareNodeBox } from './bench-bare-node.mjs';
 import { renderChart } from './bench-chart.mjs';
-import { CLOCK_RULE, comparisons, TARGETS, targetNote } from './bench-comparisons.mjs';
+import {
+  CLOCK_RULE,
+  comparisons,
+  concurrencyTargets,
+  panels,
+  TARGETS,
+  targetNote,
+  WORKER_LABELS,
+} from './bench-comparisons.mjs';
+import { concurrencyFigures } from './bench-concurrency.mjs';
 import { freshDefinition, filesOf, payloadOf, runOnce, TRIVIAL_ENTRY, TRIVIAL_PAYLOAD } from './bench-definitions.mjs';
 import { CHART_FILE, renderBenchmarks } from './bench-docs.mjs';
 import { importAndFirstRun } from './bench-first-run.mjs';
@@ -60,6 +82,7 @@ import { sdkExecOnPreparedBox, sdkFlow, sdkFromSnapshot, sdkSnapshot, startDelay
 import { serverFirstRequests } from './bench-servers.mjs';
 import { settle, SETTLE_RULE } from './bench-settle.mjs';
 import { interleaved, interleavedSamples, na, ratioStats, show, stats } from './bench-stats.mjs';
+import { compileFigures, workerFigures } from './bench-workers.mjs';
 
 const run = promisify(execFile);
 const repo = fileURLToPath(new URL('..', import.meta.url));
@@ -83,7 +106,7 @@ function writeDocs(figures) {
   writeFileSync(DOCS_FILE, renderBenchmarks(figures));
   const m = figures.machine;
   const caption = `commit ${m.commit}${m.uncommitted ? ' (uncommitted changes)' : ''}, ${m.date.slice(0, 10)}; ${m.nproc} cores, ${m.cpu}; load ${m.loadAverage.join(' ')} → ${m.loadAverageAtEnd.join(' ')}${m.quick ? '; quick mode' : ''}`;
-  writeFileSync(CHART_PATH, renderChart(comparisons(figures), { caption }));
+  writeFileSync(CHART_PATH, renderChart(comparisons(figures), { caption, panels: panels(figures) }));
   for (const file of [DOCS_FILE, CHART_PATH]) console.log(`wrote ${path.relative(process.cwd(), file) || file}`);
 }
 
@@ -100,13 +123,15 @@ const REPS = quick
       import: 2,
       firstRun: 1,
       servers: 1,
-      sdkNoDeps: 2,
+      sdkNoDeps: 1,
       sdkDeps: 1,
-      preparedDeps: 2,
-      warm: 3,
-      harness: 3,
-      exec: 3,
+      preparedDeps: 1,
+      warm: 2,
+      harness: 2,
+      exec: 2,
       backToBack: 2,
+      startup: 1,
+      compile: 2,
     }
   : {
       import: 11,
@@ -119,16 +144,40 @@ const REPS = quick
       harness: 41,
       exec: 15,
       backToBack: 6,
+      startup: 7,
+      compile: 11,
     };
 /** Runs per back-to-back block (warmVsBare.backToBack). */
 const BACK_TO_BACK_RUNS = quick ? 4 : 10;
-const CONCURRENCY = quick ? [1, 8] : [1, 8, 32, 64, 128];
-const DELAYS_MS = [25, 0];
+const CONCURRENCY = quick ? [1, 8] : [1, 8, 32, 128];
+/** The bench's host allows 128 Boxes (the default is 64), in --quick too. */
+const HOST_MAX_BOXES = 128;
+/** How long the concurrency rows' Definition holds its Box (ms). */
+const HOLD_MS = quick ? 300 : 5000;
+/** The delays of the SDK rows: --quick keeps one (the code path is the same). */
+const DELAYS_MS = quick ? [25] : [25, 0];
+/** The figures of the bench that wrote bench/latest.json before this one (sizes' change), or {}. */
+const previousFigures = (() => {
+  try {
+    return JSON.parse(readFileSync(path.join(repo, 'bench', 'latest.json'), 'utf8'));
+  } catch {
+    return {};
+  }
+})();
 /** The environment of every child this bench starts (the same on both sides of a ratio). */
 const CHILD_ENV = { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: os.tmpdir() };
 /** The pool a pooled Run takes its Box from (`configureSandbox({ warmPool })`, issue 25). */
 const WARM_POOL = { size: 1, idleMs: 15_000 };
 const log = (line) => console.log(line);
+/** Seconds each part of the bench took (printed at the end: --quick must stay short). */
+const took = [];
+let partStarted = performance.now();
+/** Ends the part named `name` (its seconds go to `took`). */
+const part = (name) => {
+  const now = performance.now();
+  took.push(`${name} ${((now - partStarted) / 1000).toFixed(1)}`);
+  partStarted = now;
+};
 const loadAverage = () => os.loadavg().map((v) => Math.round(v * 100) / 100);
 
 /** Sends the Runs of this process to the host at `baseUrl`, with `extra` config; null, or why it was refused. */
@@ -173,7 +222,13 @@ function wasmSizes() {
     ['tooling', 'vite_hub_sandbox_tooling_bg.wasm'],
   ]) {
     const bytes = readFileSync(path.join(repo, 'dist', 'wasm', file));
-    sizes[label] = { bytes: bytes.length, gzipBytes: gzipSync(bytes).length };
+    const gzipBytes = gzipSync(bytes).length;
+    const before = previousFigures.wasm?.[label]?.gzipBytes;
+    sizes[label] = {
+      bytes: bytes.length,
+      gzipBytes,
+      ...(typeof before === 'number' ? { previousGzipBytes: before, changeGzipBytes: gzipBytes - before } : {}),
+    };
   }
   return sizes;
 }
@@ -320,6 +375,7 @@ async function pooledPair(reps, a, b, between) {
 }
 
 async function sdkComparison(host) {
+  configureLocal(host.baseUrl, host.token);
   const prepared = await hasPreparedCache();
   const between = () => settle([host]);
   // The user's snapshot, made once by hand (no delay: it is not timed).
@@ -431,12 +487,13 @@ async function harnessVsRunner(bare) {
 
 /**
  * The warm Run of a trivial Definition on `host` (its default: parked processes when the build
- * has them) and on a second host started with `parked: { size: 0 }`, against a bare node command
- * in a Box of the host's own code: three sides interleaved, the Runs configured to their host
- * before each sample (untimed, the same for both). Parked processes are counted on the default
+ * has them) and on `parkedOff` (a host started with `parked: { size: 0 }`, or `{ na }`), against
+ * a `node` in a Box of the host's own code, pre-started (waiting for a signal before the clock)
+ * and bare (started on the clock): four sides interleaved, the Runs configured to their host
+ * before each sample (untimed, the same for all). Parked processes are counted on the default
  * host alone, then on both.
  */
-async function warmVsBare(host, isolation, stateDir) {
+async function warmVsBare(host, parkedOff, isolation) {
   const name = freshDefinition('trivial');
   const runOn = (target) => async () => {
     configureLocal(target.baseUrl, target.token);
@@ -444,7 +501,6 @@ async function warmVsBare(host, isolation, stateDir) {
   };
   await runOn(host)();
   await settle([host]);
-  const parkedOff = await startParkedOffHost(stateDir);
   const hosts = parkedOff.na ? [host] : [host, parkedOff];
   try {
     const bare = await openBareNodeBox({ isolation, entry: TRIVIAL_ENTRY, payload: TRIVIAL_PAYLOAD });
@@ -452,15 +508,40 @@ async function warmVsBare(host, isolation, stateDir) {
       if (!parkedOff.na) await runOn(parkedOff)();
       await bare.once();
       await settle(hosts);
+      // The pre-started node waits in the Box while the others run: it is started (and settled)
+      // within its own sample, before its clock.
+      let prestartedFailed = null;
+      const prestarted = async () => {
+        try {
+          return await bare.prestartedOnce(() => settle(hosts));
+        } catch (error) {
+          prestartedFailed ??= error.message.slice(0, 300);
+          return Number.NaN;
+        }
+      };
+      await prestarted();
+      await settle(hosts);
       const handedOverBefore = host.parked?.().handedOver ?? 0;
-      const sides = { run: runOn(host), bare: bare.once, ...(parkedOff.na ? {} : { parkedOff: runOn(parkedOff) }) };
+      const sides = {
+        run: runOn(host),
+        prestarted,
+        bare: bare.once,
+        ...(parkedOff.na ? {} : { parkedOff: runOn(parkedOff) }),
+      };
       const samples = await interleavedSamples(REPS.warm, sides, () => settle(hosts));
       // A Box's stop is counted once it stopped: settled above, after the last sample.
       const parking = parkingSeen(host, handedOverBefore, samples.run.length);
       const withParkedOff = (figure) => (parkedOff.na ? parkedOff : figure());
+      const withPrestarted = (figure) =>
+        prestartedFailed ? na(`the pre-started node failed: ${prestartedFailed}`) : figure();
       return {
         isolation,
         parking,
+        prestartedMs: withPrestarted(() => stats(samples.prestarted)),
+        prestartedRatio: withPrestarted(() => ratioStats(samples.run, samples.prestarted)),
+        parkedOffPrestartedRatio: withPrestarted(() =>
+          withParkedOff(() => ratioStats(samples.parkedOff, samples.prestarted)),
+        ),
         backToBack: parkedOff.na ? parkedOff : await backToBack(runOn(host), runOn(parkedOff), hosts),
         runMs: stats(samples.run),
         parkedOffRunMs: withParkedOff(() => stats(samples.parkedOff)),
@@ -475,7 +556,6 @@ async function warmVsBare(host, isolation, stateDir) {
     }
   } finally {
     configureLocal(host.baseUrl, host.token);
-    if (!parkedOff.na) await parkedOff.close();
   }
 }
 
@@ -534,34 +614,6 @@ async function fullRunVsExec(host) {
   return { runMs: pair.a, execMs: pair.b, ratio: pair.ratio };
 }
 
-async function concurrency() {
-  const curve = {};
-  for (const n of CONCURRENCY) {
-    const name = freshDefinition('trivial');
-    const started = performance.now();
-    const outcomes = await Promise.allSettled(
-      Array.from({ length: n }, (_, i) =>
-        runSandbox(name, { a: i, b: 1 }).then(async (r) => {
-          await r.text();
-          return r.status;
-        }),
-      ),
-    );
-    const wallMs = performance.now() - started;
-    const failures = outcomes.filter((o) => o.status === 'rejected' || o.value !== 200);
-    const codes = [
-      ...new Set(failures.map((o) => (o.status === 'rejected' ? String(o.reason?.code ?? o.reason) : String(o.value)))),
-    ];
-    curve[n] = {
-      failures: failures.length,
-      wallMs: Math.round(wallMs),
-      msPerRun: Math.round((wallMs / n) * 10) / 10,
-      ...(codes.length ? { failureStatuses: codes } : {}),
-    };
-  }
-  return curve;
-}
-
 // ---------------------------------------------------------------------------------------------
 // Printing.
 
@@ -578,7 +630,9 @@ function printComparison(c) {
 
 // A private state dir: the bench's prepared projects neither come from nor stay in the user's cache.
 const stateDir = mkdtempSync(path.join(os.tmpdir(), 'vhs-bench-state-'));
-const host = await startBoxHost({ maxBoxes: Math.max(...CONCURRENCY), stateDir });
+const host = await startBoxHost({ maxBoxes: HOST_MAX_BOXES, stateDir });
+/** The same host with `parked: { size: 0 }`: what stands for real Vercel, which has no parked Node. */
+let parkedOff = await startParkedOffHost(stateDir);
 configureLocal(host.baseUrl, host.token);
 const isolation = host.executionAuthority.isolation === 'process' ? 'bubblewrap' : 'none';
 const figures = {};
@@ -593,16 +647,41 @@ try {
   log(`settling: ${SETTLE_RULE}`);
 
   figures.wasm = wasmSizes();
+  const change = (bytes) => (bytes === undefined ? 'no earlier figure' : `${bytes >= 0 ? '+' : ''}${bytes} bytes`);
   for (const [label, size] of Object.entries(figures.wasm))
     log(
-      `${label} wasm module: ${(size.bytes / 1024).toFixed(1)} KiB, ${(size.gzipBytes / 1024).toFixed(1)} KiB gzipped (${size.gzipBytes} bytes)`,
+      `${label} wasm module: ${(size.bytes / 1024).toFixed(1)} KiB, ${(size.gzipBytes / 1024).toFixed(1)} KiB gzipped (${size.gzipBytes} bytes; since the last bench: ${change(size.changeGzipBytes)})`,
+    );
+  figures.compile = await compileFigures({ reps: REPS.compile, env: CHILD_ENV });
+  if (figures.compile.na) log(`runtime wasm compile CPU in Node: n/a (${figures.compile.na})`);
+  else
+    log(
+      `runtime wasm compile CPU in Node (new WebAssembly.Module, fresh node): ${show(figures.compile.cpuMs)}; ${targetNote(figures.compile.cpuMs, TARGETS.compileCpuMs, ' ms')}; wall ${show(figures.compile.wallMs)}; then new WebAssembly.Instance: ${show(figures.compile.instanceCpuMs)} CPU`,
+    );
+  part('wasm sizes and compile');
+  figures.workers = await workerFigures({
+    reps: REPS.startup,
+    quick,
+    previous: previousFigures.workers?.sizes,
+  });
+  for (const [key, size] of Object.entries(figures.workers.sizes))
+    log(
+      `Worker upload, ${WORKER_LABELS[key]} (wrangler deploy --dry-run): ${size.na ? `n/a (${size.na})` : `${size.gzipKiB} KiB gzipped (since the last bench: ${size.changeKiB === null ? 'no earlier figure' : `${size.changeKiB >= 0 ? '+' : ''}${size.changeKiB} KiB`}); ${targetNote(size.gzipKiB, TARGETS.workerGzipKiB, ' KiB')}`}`,
+    );
+  const startup = figures.workers.startup;
+  log(`Worker startup CPU in workerd: ${startup.method}`);
+  for (const key of Object.keys(WORKER_LABELS))
+    log(
+      `  ${WORKER_LABELS[key]}: ${show(startup[key])}${key === 'handWritten' ? '' : `; minus the hand-written one, per round: ${show(startup.differenceMs[key])}; ${targetNote(startup.differenceMs[key], TARGETS.startupOverHandWrittenMs, ' ms')}`}`,
     );
 
+  part('workers');
   figures.install = await installSize();
   log(
     `install of the packed package alone (npm i --omit=dev): ${(figures.install.nodeModulesBytes / 1e6).toFixed(2)} MB in node_modules, ${figures.install.packages} packages; tarball ${(figures.install.tarballBytes / 1e6).toFixed(2)} MB`,
   );
 
+  part('install');
   const early = await importAndFirstRun({ reps: REPS, env: CHILD_ENV });
   figures.import = early.import;
   figures.firstRun = early.firstRun;
@@ -623,8 +702,15 @@ try {
       `after warmUp() (${show(warm.warmUpMs)}): first Run ${show(warm.firstMs)}; second ${show(warm.secondMs)}; first/second ${show(warm.firstOverSecond, '')}; exited ${show(warm.exitMs)} after its last Run`,
     );
 
+  part('import and first Run');
   figures.servers = await serverFirstRequests({ reps: REPS.servers, env: CHILD_ENV });
   for (const [kind, value] of Object.entries(figures.servers)) {
+    if (kind === 'devListening') {
+      log(
+        `vite dev, fresh start, from its port accepting to the first 200 (nothing warmed): ${show(value.listenToFirst200Ms)}; requests sent until that 200: ${show(value.attempts, '')}`,
+      );
+      continue;
+    }
     const label = kind === 'built' ? 'built server (SANDBOX_PROVIDER=local)' : 'vite dev';
     log(`${label}, fresh start: first request ${show(value.firstRequestMs)}; second ${show(value.secondRequestMs)}`);
     log(
@@ -632,6 +718,7 @@ try {
     );
   }
 
+  part('servers');
   figures.requests = await requestCounts(host);
   for (const [label, value] of Object.entries(figures.requests)) {
     const target =
@@ -647,9 +734,16 @@ try {
       );
   }
 
+  part('requests');
   figures.sdkFlow = await sdkComparison(host);
-  figures.warmVsBare = await warmVsBare(host, isolation, stateDir);
+  part('SDK rows');
+  figures.sdkFlowParkedOff = parkedOff.na ? parkedOff : await sdkComparison(parkedOff);
+  configureLocal(host.baseUrl, host.token);
+  part('SDK rows, parked off');
+  figures.warmVsBare = await warmVsBare(host, parkedOff, isolation);
+  part('warm Runs');
   figures.fullRunVsExec = await fullRunVsExec(host);
+  part('full Run vs exec');
   for (const c of comparisons(figures)) printComparison(c);
   const bare = figures.warmVsBare;
   log(
@@ -669,14 +763,27 @@ try {
       `  in the same Box, the harness command vs the three-line runner: harness ${show(bare.harness.harnessMs)}; runner ${show(bare.harness.runnerMs)}; ratio ${show(bare.harness.ratio, '')}`,
     );
 
-  figures.concurrency = await concurrency();
-  for (const [n, value] of Object.entries(figures.concurrency))
+  // Only the bench's host runs Boxes now: the other one is closed first.
+  if (!parkedOff.na) await parkedOff.close();
+  parkedOff = na('closed before the concurrency rows');
+  figures.concurrency = await concurrencyFigures({
+    levels: CONCURRENCY,
+    holdMs: HOLD_MS,
+    between: () => settle([host]),
+  });
+  log(`concurrent Runs of a Definition that holds its Box ${HOLD_MS} ms (the host allows ${HOST_MAX_BOXES} Boxes):`);
+  for (const [n, value] of Object.entries(figures.concurrency.levels))
     log(
-      `${n} concurrent Runs: ${value.failures} failures, ${value.wallMs} ms wall, ${value.msPerRun} ms per Run${value.failureStatuses ? ` (${value.failureStatuses.join(', ')})` : ''}`,
+      `  ${n} at once: ${value.ok} answered 200, ${value.failures} failed${value.failures ? ` ${JSON.stringify(value.failureCounts)}` : ''}; latency p50 ${value.p50Ms} ms, p99 ${value.p99Ms} ms (${show(value.latencyMs)}); wall ${value.wallMs} ms, ${value.wallMsPerRun} ms per Run`,
     );
+  for (const line of concurrencyTargets(figures.concurrency)) log(`  ${line}`);
+  for (const note of figures.concurrency.notes ?? []) log(`  note: ${note}`);
+  part('concurrency');
   m.loadAverageAtEnd = loadAverage();
   log(`load at the end: ${m.loadAverageAtEnd.join(' ')}`);
+  log(`seconds per part: ${took.join(', ')}`);
 } finally {
+  if (!parkedOff.na) await parkedOff.close();
   await host.close();
   await closeLocalBoxHost();
   rmSync(stateDir, { recursive: true, force: true });
