@@ -148,7 +148,7 @@ const REPS = quick
       compile: 11,
     };
 /** Runs per back-to-back block (warmVsBare.backToBack). */
-const BACK_TO_BACK_RUNS = quick ? 4 : 10;
+const BACK_TO_BACK_RUNS = quick ? 2 : 10;
 const CONCURRENCY = quick ? [1, 8] : [1, 8, 32, 128];
 /** The bench's host allows 128 Boxes (the default is 64), in --quick too. */
 const HOST_MAX_BOXES = 128;
@@ -374,12 +374,23 @@ async function pooledPair(reps, a, b, between) {
   }
 }
 
-async function sdkComparison(host) {
+/** The SDK rows with a dependency (npm ci, the snapshot, warmPool), by figures key. */
+const DEPS_SCENARIOS = ['coldWithDeps', 'preparedWithDeps', 'preparedVsSnapshot', 'pooledWithDeps', 'pooledVsSnapshot'];
+
+/**
+ * runSandbox against the SDK flows on `host`, per delay of DELAYS_MS. `skipDeps` (a reason):
+ * the rows with a dependency say n/a with it (--quick on its second host: the same code path).
+ * @param {Partial<Awaited<ReturnType<typeof startBoxHost>>>} host
+ * @param {{ skipDeps?: string }} [options]
+ */
+async function sdkComparison(host, { skipDeps } = {}) {
   configureLocal(host.baseUrl, host.token);
-  const prepared = await hasPreparedCache();
+  const prepared = skipDeps ? false : await hasPreparedCache();
   const between = () => settle([host]);
   // The user's snapshot, made once by hand (no delay: it is not timed).
-  const snapshotId = await sdkSnapshot({ baseUrl: host.baseUrl, token: host.token, files: filesOf('deps', 'sdk') });
+  const snapshotId = skipDeps
+    ? undefined
+    : await sdkSnapshot({ baseUrl: host.baseUrl, token: host.token, files: filesOf('deps', 'sdk') });
   const result = {};
   for (const delayMs of DELAYS_MS) {
     const proxy = await startDelayProxy(host.baseUrl, delayMs);
@@ -393,7 +404,10 @@ async function sdkComparison(host) {
     });
     const snapshotSide = () => sdkFromSnapshot({ ...flow('deps'), snapshotId });
     try {
-      for (const kind of ['trivial', 'deps']) {
+      if (skipDeps) {
+        for (const key of DEPS_SCENARIOS) figures[key] = na(skipDeps);
+      }
+      for (const kind of skipDeps ? ['trivial'] : ['trivial', 'deps']) {
         const withDeps = kind === 'deps';
         const reps = withDeps ? REPS.sdkDeps : REPS.sdkNoDeps;
         const sdkSide = () => sdkFlow({ ...flow(kind), install: withDeps });
@@ -419,11 +433,11 @@ async function sdkComparison(host) {
         if (withDeps)
           figures.preparedVsSnapshot = await interleaved(REPS.preparedDeps, preparedSide, snapshotSide, between);
       }
-      if (!prepared)
+      if (!prepared && !skipDeps)
         figures.preparedVsSnapshot = na(
           'no prepared-project cache here: a second Run of the same project installs again',
         );
-      const pooled = await preparePooled(host, proxy.url);
+      const pooled = skipDeps ? na(skipDeps) : await preparePooled(host, proxy.url);
       if (pooled.na) {
         figures.pooledWithDeps = pooled;
         figures.pooledVsSnapshot = pooled;
@@ -737,7 +751,13 @@ try {
   part('requests');
   figures.sdkFlow = await sdkComparison(host);
   part('SDK rows');
-  figures.sdkFlowParkedOff = parkedOff.na ? parkedOff : await sdkComparison(parkedOff);
+  figures.sdkFlowParkedOff = parkedOff.na
+    ? parkedOff
+    : await sdkComparison(parkedOff, {
+        skipDeps: quick
+          ? 'quick mode: the rows with a dependency run on the default host alone (the same code path); the full bench runs them here too'
+          : undefined,
+      });
   configureLocal(host.baseUrl, host.token);
   part('SDK rows, parked off');
   figures.warmVsBare = await warmVsBare(host, parkedOff, isolation);
