@@ -57,13 +57,14 @@ export async function concurrencyFigures({ levels, holdMs, between }) {
   });
   const first = await timedRun(name, { i: -1, holdMs: 0 });
   if (!first.ok) throw new Error(`the holding Definition's first Run failed: ${first.failure}`);
+  /** @type {{ holdMs: number, levels: Record<number, object>, notes?: string[] }} */
   const out = { holdMs, levels: {} };
   // A host still busy after a level (128 Boxes to stop) is said, not fatal: the next level starts.
   const settled = async (after) => {
     try {
       await between();
     } catch (error) {
-      (out.notes ??= []).push(`after ${after}: ${error.message}; the next level started anyway`);
+      out.notes = [...(out.notes ?? []), `after ${after}: ${error.message}; the next level started anyway`];
     }
   };
   await settled('the first Run');

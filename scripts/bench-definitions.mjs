@@ -1,7 +1,7 @@
 // The Definitions the bench runs (scripts/bench.mjs): a trivial one and one with an npm
 // dependency (the example slugify-title), and one Run of either timed to its parsed result.
 import { readFileSync } from 'node:fs';
-import { registerSandbox, runSandbox } from '@vite-hub/sandbox';
+import { configureSandbox, registerSandbox, runSandbox } from '@vite-hub/sandbox';
 import { serverTiming } from './bench-stats.mjs';
 
 export const TRIVIAL_ENTRY = 'export default (payload) => ({ sum: payload.a + payload.b });\n';
@@ -56,4 +56,14 @@ export async function runOnce(name, payload) {
   JSON.parse(body);
   const ms = performance.now() - started;
   return { ms, phases: serverTiming(response.headers.get('server-timing')) };
+}
+
+/** Sends the Runs of this process to the host at `baseUrl`, with `extra` config; null, or why it was refused. */
+export function configureLocal(baseUrl, token, extra = {}) {
+  try {
+    configureSandbox({ provider: 'local', local: { baseUrl, token }, ...extra });
+    return null;
+  } catch (error) {
+    return `configureSandbox refuses ${Object.keys(extra).join(', ')}: ${error.message}`;
+  }
 }

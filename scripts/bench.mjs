@@ -33,11 +33,11 @@
 //               real Vercel, which has no parked Node
 //   warmVsBare  a warm local Run on the host's default (parked processes, when the build has them)
 //               and on a host with `parked: { size: 0 }`, against a `node` in a Box of the host's
-//               own code (bench-bare-node.mjs): pre-started and waiting for a signal (the physical
-//               limit of a parked exec) and bare (started on the clock), four ways interleaved; how many of the
-//               warm Runs ran in a parked process (host.parked()); the same Runs back to back,
-//               without settling (`backToBack`); in that Box the harness command against a
-//               three-line runner
+//               own code (bench-warm.mjs, bench-bare-node.mjs): pre-started and waiting for a
+//               signal (the physical limit of a parked exec) and bare (started on the clock), four
+//               ways interleaved; how many of the warm Runs ran in a parked process
+//               (host.parked()); the same Runs back to back, without settling (`backToBack`); in
+//               that Box the harness command against a three-line runner
 //   fullRunVsExec  a warm Run of the trivial Definition against one `node` exec on a Box created
 //               and written before the clock (the SDK), same host
 //   concurrency 1/8/32/128 concurrent Runs of a Definition that holds its Box (5 s; 0.3 s in
@@ -62,8 +62,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { startBoxHost } from '@vite-hub/sandbox/box-host';
-import { closeLocalBoxHost, configureSandbox } from '@vite-hub/sandbox';
-import { openBareNodeBox } from './bench-bare-node.mjs';
+import { closeLocalBoxHost } from '@vite-hub/sandbox';
 import { renderChart } from './bench-chart.mjs';
 import {
   CLOCK_RULE,
@@ -75,13 +74,14 @@ import {
   WORKER_LABELS,
 } from './bench-comparisons.mjs';
 import { concurrencyFigures } from './bench-concurrency.mjs';
-import { freshDefinition, filesOf, payloadOf, runOnce, TRIVIAL_ENTRY, TRIVIAL_PAYLOAD } from './bench-definitions.mjs';
+import { configureLocal, freshDefinition, filesOf, payloadOf, runOnce, TRIVIAL_PAYLOAD } from './bench-definitions.mjs';
 import { CHART_FILE, renderBenchmarks } from './bench-docs.mjs';
 import { importAndFirstRun } from './bench-first-run.mjs';
 import { sdkExecOnPreparedBox, sdkFlow, sdkFromSnapshot, sdkSnapshot, startDelayProxy } from './bench-sdk.mjs';
 import { serverFirstRequests } from './bench-servers.mjs';
 import { settle, SETTLE_RULE } from './bench-settle.mjs';
 import { interleaved, interleavedSamples, na, ratioStats, show, stats } from './bench-stats.mjs';
+import { startParkedOffHost, warmVsBare } from './bench-warm.mjs';
 import { compileFigures, workerFigures } from './bench-workers.mjs';
 
 const run = promisify(execFile);
@@ -179,16 +179,6 @@ const part = (name) => {
   partStarted = now;
 };
 const loadAverage = () => os.loadavg().map((v) => Math.round(v * 100) / 100);
-
-/** Sends the Runs of this process to the host at `baseUrl`, with `extra` config; null, or why it was refused. */
-function configureLocal(baseUrl, token, extra = {}) {
-  try {
-    configureSandbox({ provider: 'local', local: { baseUrl, token }, ...extra });
-    return null;
-  } catch (error) {
-    return `configureSandbox refuses ${Object.keys(extra).join(', ')}: ${error.message}`;
-  }
-}
 
 // ---------------------------------------------------------------------------------------------
 // The figures.
@@ -460,152 +450,6 @@ async function sdkComparison(host, { skipDeps } = {}) {
   return result;
 }
 
-/**
- * Whether the default host's warm Runs ran in parked processes: its own count (`host.parked()`,
- * Boxes whose first command was a parked process) over the Runs it served since `before`.
- */
-function parkingSeen(host, before, runs) {
-  if (typeof host.parked !== 'function')
-    return { inEffect: false, how: "not in effect: this build's host has no parked processes (no host.parked())" };
-  const report = host.parked();
-  const handedOver = report.handedOver - before;
-  const how = `${handedOver} of ${runs} warm Runs ran in a parked process (host.parked(): size ${report.size}, idleMs ${report.idleMs}${report.lastError ? `, last error: ${report.lastError}` : ''})`;
-  return { inEffect: handedOver > 0, handedOver, runs, how };
-}
-
-/**
- * A host with `parked: { size: 0 }` (its own state dir under `stateDir`), or `{ na }` when the build refuses the option.
- * @returns {Promise<Partial<Awaited<ReturnType<typeof startBoxHost>>> & { na?: string }>}
- */
-async function startParkedOffHost(stateDir) {
-  try {
-    return await startBoxHost({ stateDir: mkdtempSync(path.join(stateDir, 'parked-off-')), parked: { size: 0 } });
-  } catch (error) {
-    return na(`startBoxHost({ parked: { size: 0 } }) throws: ${error.message}`);
-  }
-}
-
-/** The harness command against the three-line runner in the bare node Box, or `{ na }` when it fails. */
-async function harnessVsRunner(bare) {
-  try {
-    await bare.harnessOnce();
-    // More pairs than the Run row: the two sides differ by a few ms of ~45, within one pair's noise.
-    const pair = await interleaved(REPS.harness, bare.harnessOnce, bare.once);
-    return { harnessMs: pair.a, runnerMs: pair.b, ratio: pair.ratio };
-  } catch (error) {
-    return na(
-      `the harness of crates/core/src/harness/harness.mjs, run as a Run's command, failed: ${error.message.slice(0, 200)}`,
-    );
-  }
-}
-
-/**
- * The warm Run of a trivial Definition on `host` (its default: parked processes when the build
- * has them) and on `parkedOff` (a host started with `parked: { size: 0 }`, or `{ na }`), against
- * a `node` in a Box of the host's own code, pre-started (waiting for a signal before the clock)
- * and bare (started on the clock): four sides interleaved, the Runs configured to their host
- * before each sample (untimed, the same for all). Parked processes are counted on the default
- * host alone, then on both.
- */
-async function warmVsBare(host, parkedOff, isolation) {
-  const name = freshDefinition('trivial');
-  const runOn = (target) => async () => {
-    configureLocal(target.baseUrl, target.token);
-    return (await runOnce(name, TRIVIAL_PAYLOAD)).ms;
-  };
-  await runOn(host)();
-  await settle([host]);
-  const hosts = parkedOff.na ? [host] : [host, parkedOff];
-  try {
-    const bare = await openBareNodeBox({ isolation, entry: TRIVIAL_ENTRY, payload: TRIVIAL_PAYLOAD });
-    try {
-      if (!parkedOff.na) await runOn(parkedOff)();
-      await bare.once();
-      await settle(hosts);
-      // The pre-started node waits in the Box while the others run: it is started (and settled)
-      // within its own sample, before its clock.
-      let prestartedFailed = null;
-      const prestarted = async () => {
-        try {
-          return await bare.prestartedOnce(() => settle(hosts));
-        } catch (error) {
-          prestartedFailed ??= error.message.slice(0, 300);
-          return Number.NaN;
-        }
-      };
-      await prestarted();
-      await settle(hosts);
-      const handedOverBefore = host.parked?.().handedOver ?? 0;
-      const sides = {
-        run: runOn(host),
-        prestarted,
-        bare: bare.once,
-        ...(parkedOff.na ? {} : { parkedOff: runOn(parkedOff) }),
-      };
-      const samples = await interleavedSamples(REPS.warm, sides, () => settle(hosts));
-      // A Box's stop is counted once it stopped: settled above, after the last sample.
-      const parking = parkingSeen(host, handedOverBefore, samples.run.length);
-      const withParkedOff = (figure) => (parkedOff.na ? parkedOff : figure());
-      const withPrestarted = (figure) =>
-        prestartedFailed ? na(`the pre-started node failed: ${prestartedFailed}`) : figure();
-      return {
-        isolation,
-        parking,
-        prestartedMs: withPrestarted(() => stats(samples.prestarted)),
-        prestartedRatio: withPrestarted(() => ratioStats(samples.run, samples.prestarted)),
-        parkedOffPrestartedRatio: withPrestarted(() =>
-          withParkedOff(() => ratioStats(samples.parkedOff, samples.prestarted)),
-        ),
-        backToBack: parkedOff.na ? parkedOff : await backToBack(runOn(host), runOn(parkedOff), hosts),
-        runMs: stats(samples.run),
-        parkedOffRunMs: withParkedOff(() => stats(samples.parkedOff)),
-        bareNodeMs: stats(samples.bare),
-        ratio: ratioStats(samples.run, samples.bare),
-        parkedOffRatio: withParkedOff(() => ratioStats(samples.parkedOff, samples.bare)),
-        gain: withParkedOff(() => ratioStats(samples.run, samples.parkedOff)),
-        harness: await harnessVsRunner(bare),
-      };
-    } finally {
-      await bare.close();
-    }
-  } finally {
-    configureLocal(host.baseUrl, host.token);
-  }
-}
-
-/**
- * Warm Runs one right after the other, without the settle between them: what a host sustains
- * while its spares are made again beside the Runs (the settled rows above show the best case, a
- * spare ready for every Run). Blocks of BACK_TO_BACK_RUNS Runs on one host, the two hosts'
- * blocks interleaved (A B, B A, …) with a settle between blocks; the ratio is of block medians.
- */
-async function backToBack(parkedRun, parkedOffRun, hosts) {
-  const median = (values) => stats(values).median;
-  const parked = [];
-  const parkedOff = [];
-  const blockRatios = [];
-  for (let i = 0; i < REPS.backToBack; i += 1) {
-    const block = {};
-    for (const [key, run] of i % 2 === 0
-      ? [
-          ['parked', parkedRun],
-          ['parkedOff', parkedOffRun],
-        ]
-      : [
-          ['parkedOff', parkedOffRun],
-          ['parked', parkedRun],
-        ]) {
-      block[key] = [];
-      for (let j = 0; j < BACK_TO_BACK_RUNS; j += 1) block[key].push(await run());
-      await settle(hosts);
-    }
-    parked.push(...block.parked);
-    parkedOff.push(...block.parkedOff);
-    blockRatios.push(median(block.parked) / median(block.parkedOff));
-  }
-  return { runs: BACK_TO_BACK_RUNS, parkedMs: stats(parked), parkedOffMs: stats(parkedOff), ratio: stats(blockRatios) };
-}
-
 /** A warm Run of the trivial Definition against one `node` exec on a prepared Box, same host. */
 async function fullRunVsExec(host) {
   const name = freshDefinition('trivial');
@@ -760,7 +604,7 @@ try {
       });
   configureLocal(host.baseUrl, host.token);
   part('SDK rows, parked off');
-  figures.warmVsBare = await warmVsBare(host, parkedOff, isolation);
+  figures.warmVsBare = await warmVsBare(host, parkedOff, isolation, REPS, BACK_TO_BACK_RUNS);
   part('warm Runs');
   figures.fullRunVsExec = await fullRunVsExec(host);
   part('full Run vs exec');
