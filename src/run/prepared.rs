@@ -330,12 +330,13 @@ pub async fn seal(
                 .report(&format!("The installed project of Sandbox \"{}\" was not kept: {why}", definition.name), code);
             prepared.hand_over();
             // The Box holds the install without the Run's files, or was stopped by the failed
-            // snapshot: the Run goes on in a new one.
-            if let Err(error) = stop_within(RELEASE_DEADLINE_MS, session.close()).await {
-                events.report(
+            // snapshot (then its stop finds it gone: no failure): the Run goes on in a new one.
+            match stop_within(RELEASE_DEADLINE_MS, session.close()).await {
+                Err(error) if !session.vanished(&error) => events.report(
                     &format!("The clean-up after a Run of Sandbox \"{}\" failed: {}", definition.name, error.message()),
                     error.code(),
-                );
+                ),
+                _ => {}
             }
             let fresh = BoxSpec { prepared: None, prepared_name: None, ..spec.clone() };
             let opened = provider.open(&fresh, signal).await?;
