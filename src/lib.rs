@@ -32,6 +32,8 @@ pub mod response;
 pub mod runtime_config;
 #[cfg(target_arch = "wasm32")]
 pub mod server_timing;
+#[cfg(target_arch = "wasm32")]
+pub mod session;
 
 /// The one crossing of the core's errors into and out of JS ([`error::js`]); the error model
 /// itself is `vite_hub_sandbox_core::error`.

@@ -1,5 +1,6 @@
 //! The phases of one Run, for the `Server-Timing` header (W3C Server Timing, ms):
-//! `host`, `connect`, `box`, `stage`, `install`, `exec`, `recover`, `close`; a Run that fails
+//! `host`, `connect`, `box`, `stage`, `install`, `prepare` (the Run that prepares a project: its
+//! snapshot and the create of the Box it goes on in), `exec`, `recover`, `close`; a Run that fails
 //! before a Box is opened shows `resolve`, `encode` or `host`.
 //!
 //! `host` and `connect` appear only in the Run that started the isolate's in-process local Box

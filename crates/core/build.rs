@@ -1,7 +1,7 @@
 //! Build step: the in-Box scripts (`src/harness/`: the harness `harness.mjs`, and the prepared-project
 //! scripts `fingerprint.cjs` and `kept-prepared.cjs`, each the one source) are embedded in the
 //! runtime wasm without their comments and indentation (`crate::harness::HARNESS_SOURCE`,
-//! `crate::run::install::{FINGERPRINT_SCRIPT, KEPT_SCRIPT}`), which keeps them readable here and
+//! `crate::run::install::KEPT_SCRIPT`), which keeps them readable here and
 //! small where they travel: into every Box a Run stages.
 //!
 //! Only whole lines change: a line that is a `//` comment or inside a `/* … */` block (opened at

@@ -22,7 +22,7 @@ use crate::response::{error_response, value_response};
 use crate::run::events::{RunEvents, RunStatus};
 use crate::run::follow::{Followed, Follower};
 use crate::run::lease::{acquire, Lease, RELEASE_DEADLINE_MS};
-use crate::run::prepared::{install_desc, kept_fingerprint, record_kept_fingerprint, Prepared};
+use crate::run::prepared::{install_desc, kept_fingerprint, record_kept_fingerprint, seal, Prepared};
 use crate::run::recover::{recover_result, Exited};
 use crate::run::reply::Reply;
 use crate::run::signal::RunSignal;
@@ -34,7 +34,7 @@ use vite_hub_sandbox_core::error::{Error, ErrorCode, Operation, Result};
 use vite_hub_sandbox_core::harness::paths;
 use vite_hub_sandbox_core::provider_kind::ProviderKind;
 use vite_hub_sandbox_core::run::install::{
-    fingerprint_in, install_command, install_failure, kept_desc, kept_dir, kept_install, kept_outcome, with_fingerprint,
+    fingerprint_in, install_command, install_failure, kept_desc, kept_dir, kept_install, kept_outcome,
 };
 use vite_hub_sandbox_core::transfer::TransferLimits;
 
@@ -198,26 +198,27 @@ async fn run(definition: &Definition, payload: &JsValue, options: &RunOptions, r
     if let Some(prepared) = prepared.as_mut() {
         prepared.opened(lease.session.prepared());
     }
-    // The Run that prepares the project fingerprints its fresh install (see run::prepared::keep).
-    let mut fingerprint = prepared.as_ref().is_some_and(Prepared::owner).then(String::new);
-    let mut outcome =
-        Box::pin(attempt(&lease, definition, &input, options, &run_signal, reply, &mut timing, &mut fingerprint)).await;
+    // The Run that prepares the project installs and snapshots before its handler runs, then goes
+    // on in a Box made from the snapshot (run::prepared::seal).
+    let sealed = match prepared.as_mut().filter(|p| p.owner()) {
+        Some(owner) => {
+            let provider = options.provider.as_ref();
+            Box::pin(seal(&mut lease, provider, owner, &spec, definition, &run_signal, &mut timing, events)).await
+        }
+        None => Ok(false),
+    };
+    let mut outcome = match sealed {
+        Ok(sealed) => {
+            Box::pin(attempt(&lease, definition, &input, options, &run_signal, reply, &mut timing, sealed)).await
+        }
+        Err(error) => Err(error),
+    };
     // A kept Box an earlier Run opened may be gone (stopped by its provider): its first request
     // says so, and the Run starts again once on a new kept Box.
     if matches!(&outcome, Err(error) if error.operation() == Some(Operation::Stage) && lease.kept_box_vanished(error)) {
         outcome = match Box::pin(lease.renew(options.provider.as_ref(), &spec, Some(&signal))).await {
             Ok(()) => {
-                Box::pin(attempt(
-                    &lease,
-                    definition,
-                    &input,
-                    options,
-                    &run_signal,
-                    reply,
-                    &mut timing,
-                    &mut fingerprint,
-                ))
-                .await
+                Box::pin(attempt(&lease, definition, &input, options, &run_signal, reply, &mut timing, false)).await
             }
             Err(error) => Err(error),
         };
@@ -246,15 +247,8 @@ async fn run(definition: &Definition, payload: &JsValue, options: &RunOptions, r
             Err(error) => answer_error(reply, events, &error, &timing),
         }
     }
-    // The Response is out. The Run that installed keeps its own Box as the prepared project
-    // (run::prepared::keep snapshots or stops it); any other Run gives its Box back, bounded, and
-    // reports (never drops) a failure.
-    if let (Some(prepared), Some(fingerprint), false) =
-        (prepared, fingerprint.filter(|f| !f.is_empty()), lease.is_kept())
-    {
-        return crate::run::prepared::keep(lease.session.as_ref(), prepared, fingerprint, events, &definition.name)
-            .await;
-    }
+    // The Response is out: the Box is given back, bounded, and a failure reported (never dropped).
+    drop(prepared);
     if let Err(error) = stop_within(RELEASE_DEADLINE_MS, Box::pin(lease.release(cut))).await {
         // The message names what failed (the Box's stop, the removal of the Run's folder from a
         // kept Box, its destroy): a kept Box is not stopped at all.
@@ -266,6 +260,8 @@ async fn run(definition: &Definition, payload: &JsValue, options: &RunOptions, r
 }
 
 /// The part of a Run bounded by the deadline: stage, install, exec (followed live), recover.
+/// `sealed`: the Box was made from the snapshot this Run's own install just took
+/// ([`seal`]), whose install phase is already timed.
 #[allow(clippy::too_many_arguments)]
 async fn attempt(
     lease: &Lease,
@@ -275,7 +271,7 @@ async fn attempt(
     run_signal: &RunSignal,
     reply: &Reply,
     timing: &mut ServerTiming,
-    fingerprint: &mut Option<String>,
+    sealed: bool,
 ) -> Result<Attempted> {
     let (session, run_dir) = (lease.session.as_ref(), lease.run_dir.as_str());
     // A kept Box keeps its prepared projects itself, one directory per install digest.
@@ -296,14 +292,14 @@ async fn attempt(
     timing.mark("stage");
     if let Some(plan) = &definition.install {
         if !installs {
-            timing.describe("install", install_desc(PreparedStart::Restored));
-            timing.record("install", 0.0);
+            if !sealed {
+                timing.describe("install", install_desc(PreparedStart::Restored));
+                timing.record("install", 0.0);
+            }
         } else {
             let mut install = install_command(plan, box_path(run_dir, paths::PROJECT_DIR), run_signal.remaining_ms());
             if let Some((dir, kept_id)) = &kept {
                 install = kept_install(install, dir, kept_fingerprint(kept_id, dir));
-            } else if fingerprint.is_some() {
-                install = with_fingerprint(install);
             }
             timing.begin("install");
             let outcome = session.exec(&install, signal).await?;
@@ -330,7 +326,6 @@ async fn attempt(
             } else {
                 timing.describe("install", install_desc(session.prepared()));
             }
-            *fingerprint = fingerprint.take().and(fingerprint_in(&outcome.stdout));
             timing.begin("input");
             session
                 .stage_files(&harness_files(run_dir, input), signal)

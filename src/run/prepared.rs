@@ -4,9 +4,10 @@
 //! requests before its Response: create-from-prepared, write, exec).
 //!
 //! Vercel and the local Box host keep them as snapshots (protocol note §7.5): the first Run of a
-//! digest installs, answers, then (after its Response) empties its Box down to the installed
-//! `node_modules` trees and snapshots it (which stops the Box). Later Runs create their Box from
-//! that snapshot. The isolate remembers the snapshot id per digest; a Box created under the name
+//! digest installs, empties its Box down to the installed `node_modules` trees and snapshots it
+//! (which stops the Box) before its handler runs, then goes on in a Box created from that
+//! snapshot ([`seal`]): what a handler does, and a process it leaves behind, never reaches the
+//! snapshot. Later Runs create their Box from that snapshot. The isolate remembers the snapshot id per digest; a Box created under the name
 //! `vitehub-prepared-<digest>` lets a new isolate find the snapshot again with one list request.
 //!
 //! Rules:
@@ -32,20 +33,23 @@
 //! Runs on one id take turns, so the first Run of a digest installs and the next ones copy.
 
 use std::cell::RefCell;
+use std::rc::Rc;
 
 use crate::http::deadline::stop_within;
-use crate::provider::{BoxSession, PreparedStart, Provider};
+use crate::provider::{BoxSpec, PreparedStart, Provider};
 use crate::run::events::RunEvents;
-use vite_hub_sandbox_core::command::Command;
-use vite_hub_sandbox_core::definition::InstallPlan;
-use vite_hub_sandbox_core::error::ErrorCode;
+use crate::run::lease::{Lease, RELEASE_DEADLINE_MS};
+use crate::run::signal::RunSignal;
+use crate::run::stage::{box_path, project_files};
+use crate::server_timing::ServerTiming;
+use vite_hub_sandbox_core::definition::{Definition, InstallPlan};
+use vite_hub_sandbox_core::error::{ErrorCode, Operation, Result};
+use vite_hub_sandbox_core::harness::paths;
 use vite_hub_sandbox_core::provider_kind::ProviderKind;
-use vite_hub_sandbox_core::run::install::{fingerprint_in, FINGERPRINT_SCRIPT};
+use vite_hub_sandbox_core::run::install::{install_command, install_failure, sealed, sealed_install};
 
 /// How often a Run waiting for another Run's prepared project looks again (ms).
 pub const WAIT_POLL_MS: f64 = 50.0;
-/// Time given to the clean-up command that empties a Box before its snapshot (ms).
-const CLEANUP_TIMEOUT_MS: u64 = 60_000;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Entry {
@@ -81,7 +85,7 @@ fn kept_key(kept_id: &str, dir: &str) -> String {
     ["kept\0", kept_id, "\0", dir].concat()
 }
 
-/// The fingerprint ([`FINGERPRINT_SCRIPT`]'s rule) of the tree the kept Box of `kept_id`
+/// The fingerprint (`crates/core/src/harness/fingerprint.cjs`'s rule) of the tree the kept Box of `kept_id`
 /// ([`crate::run::lease::Lease::kept_id`]) keeps in `dir` ([`vite_hub_sandbox_core::run::install::kept_dir`]), as
 /// recorded when it was kept: in the isolate's memory, where no Run can write (a Run can write the
 /// kept directory itself). `None` when this isolate kept none there (e.g. after a restart): the
@@ -140,9 +144,7 @@ pub struct Prepared {
 impl Drop for Prepared {
     /// An owner that did not finish hands over: the next Run of the digest prepares.
     fn drop(&mut self) {
-        if self.owner && entry(&self.key) == Some(Entry::Preparing) {
-            set(&self.key, None);
-        }
+        self.hand_over();
     }
 }
 
@@ -227,10 +229,18 @@ impl Prepared {
     }
 
     /// Makes `id` the prepared project of the digest, unless `dropPreparedProject` forgot the
-    /// digest while this Run was keeping its Box (then the next Run looks it up afresh).
+    /// digest while this Run was preparing it (then the next Run looks it up afresh).
     fn publish(&mut self, id: String) {
         if entry(&self.key) == Some(Entry::Preparing) {
             set(&self.key, Some(Entry::Ready(id)));
+        }
+        self.owner = false;
+    }
+
+    /// Stops preparing: the next Run of the digest prepares (waiters go on at once).
+    fn hand_over(&mut self) {
+        if self.owner && entry(&self.key) == Some(Entry::Preparing) {
+            set(&self.key, None);
         }
         self.owner = false;
     }
@@ -245,77 +255,95 @@ pub fn install_desc(start: PreparedStart) -> &'static str {
     }
 }
 
-/// The clean-up Command run before a snapshot: in the Box cwd, removes everything but
-/// `project/`, and in `project/` every non-directory outside `node_modules` trees (the staged
-/// sources, input and result of the Run), keeping Yarn PnP's `.pnp.*` files and `.yarn/`; then
-/// prints the fingerprint of the `node_modules` trees ([`FINGERPRINT_SCRIPT`]). Every path in
-/// the script is relative to the Command's cwd: a Box of plain processes (the local Box host
-/// without isolation) has no `/vercel/sandbox`, only its cwd is mapped to where it sees it.
-fn cleanup_command(cwd: &str) -> Command {
-    // What the snapshot keeps is what the install made: the installed trees (every node_modules,
-    // Yarn's .yarn/ and .pnp.* at the project root) and the directories on their way. Every other
-    // file, and every directory left empty (one a handler made where its own files were, an
-    // index.mjs/ say), goes; the fingerprint then proves the trees are as the install left them.
-    let script = "find . -mindepth 1 -maxdepth 1 ! -name project -exec rm -rf {} + \
-        && find project -mindepth 1 ! -type d ! -path '*/node_modules/*' ! -path 'project/.yarn/*' ! -path 'project/.pnp.*' -exec rm -f {} + \
-        && find project -mindepth 1 -depth -type d -empty ! -path '*/node_modules/*' ! -path 'project/.yarn/*' -delete \
-        && cd project && exec node -e \"$VITEHUB_FINGERPRINT\"";
-    Command {
-        program: "sh".to_owned(),
-        args: vec!["-c".to_owned(), script.to_owned()],
-        cwd: Some(cwd.to_owned()),
-        env: vite_hub_sandbox_core::env_map::EnvMap::from([(
-            "VITEHUB_FINGERPRINT".to_owned(),
-            FINGERPRINT_SCRIPT.to_owned(),
-        )]),
-        timeout_ms: Some(CLEANUP_TIMEOUT_MS),
-        max_stdout_bytes: 1024,
-        max_stderr_bytes: 4096,
-    }
-}
-
-/// After the Response of the Run that installed: empties the Box down to its installed trees,
-/// checks that they are as the install left them (`fingerprint`, taken right after it: a handler
-/// that wrote into `node_modules` makes the Box unfit), snapshots it (which stops it) and
-/// publishes the snapshot for the digest. Otherwise the Box is stopped and the next Run of the
-/// digest prepares (installs as if nothing was kept). A clean-up or snapshot that failed, and a
-/// failed stop after it, are reported through `events` (the handle's `onLog`, else
-/// `console.warn`); the Run has already answered, so they never change its Response.
-pub async fn keep(
-    session: &dyn BoxSession,
-    mut prepared: Prepared,
-    fingerprint: String,
+/// The first part of the Run that prepares its digest (the owner, [`Prepared::owner`]), before
+/// any handler runs: stages the Definition's files, installs with the clean-up that leaves only
+/// the installed trees ([`sealed_install`], one Command), snapshots the Box (which stops it) and
+/// publishes the snapshot for the digest, then opens the Box the Run goes on in from that
+/// snapshot (into `lease`). So the prepared project is the Box as the install left it: nothing
+/// the handler does, nor a process it leaves behind, reaches later Runs (the Run's own Box is a
+/// copy, stopped after its Response like any other).
+///
+/// Requests: `fs/write`, `cmd` (install and clean-up), `snapshot`, `create` (from the snapshot);
+/// the Run then stages its files and execs in the new Box (`fs/write`, `cmd`) and stops it after
+/// its Response. Phases: `stage`, `install` (`fresh` or `fresh-fallback`), `prepare` (snapshot and
+/// create).
+///
+/// Answers whether the Run's Box now starts from the snapshot (`true`: the install phase is
+/// timed, the Run only stages and execs). `false` when the snapshot could not be taken (a failed
+/// clean-up, a refused snapshot, reported through `events` as the project not kept; the owner
+/// hands over and the Run goes on in a new empty Box, installing as a Run without a prepared
+/// project does), or when the new snapshot was already gone at the create (the Box is empty; the
+/// Run installs).
+///
+/// # Errors
+/// A failed install (`SANDBOX_INSTALL_FAILED` with its output, [`install_failure`]); those of
+/// [`crate::provider::BoxSession::stage_files`] (with `Operation::Stage`), [`crate::provider::BoxSession::exec`] and
+/// [`Provider::open`] (the Run answers with them; the caller gives the lease back).
+#[allow(clippy::too_many_arguments)]
+pub async fn seal(
+    lease: &mut Lease,
+    provider: &dyn Provider,
+    prepared: &mut Prepared,
+    spec: &BoxSpec,
+    definition: &Definition,
+    run_signal: &RunSignal,
+    timing: &mut ServerTiming,
     events: &RunEvents,
-    name: &str,
-) {
-    let not_kept = |why: String, code: ErrorCode| {
-        events.report(&format!("The installed project of Sandbox \"{name}\" was not kept: {why}"), code)
-    };
-    match session.exec(&cleanup_command(session.cwd()), None).await {
-        Ok(outcome)
-            if outcome.exit_code == 0 && fingerprint_in(&outcome.stdout).as_deref() == Some(fingerprint.as_str()) =>
-        {
-            match session.prepare().await {
-                Ok(id) => return prepared.publish(id),
-                Err(error) => not_kept(format!("its snapshot failed: {}", error.message()), error.code()),
-            }
-        }
-        // The handler changed its node_modules: not a failure, the tree is just not reusable.
-        Ok(outcome) if outcome.exit_code == 0 => {}
-        Ok(outcome) => not_kept(
-            format!(
-                "the clean-up before its snapshot exited with code {}: {}",
-                outcome.exit_code,
-                outcome.stderr.trim()
-            ),
-            ErrorCode::RuntimeError,
-        ),
-        Err(error) => not_kept(format!("the clean-up before its snapshot failed: {}", error.message()), error.code()),
+) -> Result<bool> {
+    let Some(plan) = &definition.install else { return Ok(false) };
+    let signal = run_signal.signal();
+    let signal = Some(&signal);
+    let session = lease.session.clone();
+    timing.begin("stage");
+    session
+        .stage_files(&project_files(&lease.run_dir, definition), signal)
+        .await
+        .map_err(|e| e.with_operation(Operation::Stage))?;
+    timing.mark("stage");
+    let install =
+        sealed_install(install_command(plan, box_path(&lease.run_dir, paths::PROJECT_DIR), run_signal.remaining_ms()));
+    timing.begin("install");
+    let outcome = session.exec(&install, signal).await?;
+    timing.mark("install");
+    if outcome.exit_code != 0 {
+        return Err(install_failure(plan, &outcome, session.provider()));
     }
-    if let Err(error) = stop_within(crate::run::lease::RELEASE_DEADLINE_MS, session.close()).await {
-        events.report(
-            &format!("The clean-up after a Run of Sandbox \"{name}\" failed: {}", error.message()),
-            error.code(),
-        );
+    timing.describe("install", install_desc(session.prepared()));
+    timing.begin("prepare");
+    let snapshot = if sealed(&outcome.stdout) {
+        session.prepare().await.map_err(|error| (format!("its snapshot failed: {}", error.message()), error.code()))
+    } else {
+        Err((format!("the clean-up before its snapshot failed: {}", outcome.stderr.trim()), ErrorCode::RuntimeError))
+    };
+    match snapshot {
+        Ok(id) => {
+            prepared.publish(id.clone());
+            let from = BoxSpec { prepared: Some(id), prepared_name: None, ..spec.clone() };
+            let opened = provider.open(&from, signal).await?;
+            timing.mark("prepare");
+            lease.session = Rc::from(opened);
+            lease.run_dir = lease.session.cwd().to_owned();
+            Ok(lease.session.prepared() == PreparedStart::Restored)
+        }
+        Err((why, code)) => {
+            events
+                .report(&format!("The installed project of Sandbox \"{}\" was not kept: {why}", definition.name), code);
+            prepared.hand_over();
+            // The Box holds the install without the Run's files, or was stopped by the failed
+            // snapshot (then its stop finds it gone: no failure): the Run goes on in a new one.
+            match stop_within(RELEASE_DEADLINE_MS, session.close()).await {
+                Err(error) if !session.vanished(&error) => events.report(
+                    &format!("The clean-up after a Run of Sandbox \"{}\" failed: {}", definition.name, error.message()),
+                    error.code(),
+                ),
+                _ => {}
+            }
+            let fresh = BoxSpec { prepared: None, prepared_name: None, ..spec.clone() };
+            let opened = provider.open(&fresh, signal).await?;
+            timing.mark("prepare");
+            lease.session = Rc::from(opened);
+            lease.run_dir = lease.session.cwd().to_owned();
+            Ok(false)
+        }
     }
 }

@@ -4,7 +4,8 @@
 // worker-build, given the offline tools a user's worker-build would download) and its Run of
 // release-notes through the cloudflare provider's local-development path (SANDBOX_LOCAL_URL and
 // SANDBOX_LOCAL_TOKEN, as docs/providers/cloudflare.md puts them in .dev.vars): the container API
-// of a local Box host. Start-up printed: ~20 s with a warm cargo target (two builds).
+// of a local Box host; and its Session route (`open_session` of crates/worker: node -e, a file read,
+// the close). Start-up printed: ~20 s with a warm cargo target (two builds).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -60,4 +61,22 @@ test("the example's own route errors: another path is 404, GET is 405, a body th
   assert.equal((await fetch(`${dev.url}/sandboxes/release-notes`)).status, 405);
   const bad = await fetch(`${dev.url}/sandboxes/release-notes`, { method: 'POST', body: 'not json' });
   assert.deepEqual([bad.status, await bad.text()], [400, 'the body must be JSON']);
+});
+
+test('POST /session: the compiled Worker opens a Session, runs node -e in its Box, reads the file it wrote, and closes it', async () => {
+  await host.resetCounters();
+  const { status, json, text } = await postJson(`${dev.url}/session`, {});
+  assert.equal(status, 200, text);
+  assert.equal(json.exitCode, 0, text);
+  assert.match(json.stdout, /^v\d+\.\d+\.\d+\n$/);
+  assert.equal(json.file, '42');
+  assert.equal(json.status, 'stopped');
+  assert.equal(typeof json.network, 'string');
+  // The Box is stopped: its container destroyed, once, through the container API.
+  const { requests } = await host.counters();
+  assert.equal(requests['cloudflare/destroy'], 1, JSON.stringify(requests));
+  assert.ok(
+    requests['cloudflare/execute/stream'] >= 1 || requests['cloudflare/execute'] >= 1,
+    JSON.stringify(requests),
+  );
 });

@@ -204,10 +204,12 @@ test('a prepared project whose snapshot cannot be saved is reported through onLo
       reported.line,
       /^\[vite-hub-sandbox\] The installed project of Sandbox "kept\/unsaved-log" was not kept: its snapshot failed: /,
     );
+    // Both Boxes are stopped: the one whose snapshot failed, and the one the Run went on in.
     assert.ok(
-      await until(() => (broken.counters().requests.stop ?? 0) === 1, 20_000),
-      'waited for the Box stopped after the failed snapshot',
+      await until(() => (broken.counters().requests.stop ?? 0) === 2, 20_000),
+      'waited for the Boxes stopped after the failed snapshot',
     );
+    assert.ok(!lines.some((l) => l.line.includes('clean-up after a Run')), JSON.stringify(lines));
 
     define('kept/unsaved-warn');
     const warned = [];

@@ -11,14 +11,15 @@ import { configureSandbox, registerSandbox, runSandbox } from '@vite-hub/sandbox
 import { SLUGIFY_LOCK } from '../support/local-host.mjs';
 
 // Runs at the install, in the package directory (<run>/project): the harness and input are in
-// <run>/.vite-hub/. It writes what it found where the handler reads it, then plants a harness
+// <run>/.vite-hub/. It writes what it found where the handler reads it (in node_modules: what an
+// install leaves elsewhere is cleaned away before the prepared project's snapshot), then plants a harness
 // that claims a package code (with the nonce, when it found one) and a fallback output file.
 const FORGE = `const fs = require('node:fs');
 const dir = '../.vite-hub';
 let nonce = null;
 try { nonce = JSON.parse(fs.readFileSync(dir + '/input.json', 'utf8')).nonce; } catch {}
 const hadHarness = fs.existsSync(dir + '/harness.mjs');
-fs.writeFileSync('postinstall-saw.json', JSON.stringify({ nonce: nonce !== null, harness: hadHarness }));
+fs.writeFileSync('node_modules/.postinstall-saw.json', JSON.stringify({ nonce: nonce !== null, harness: hadHarness }));
 fs.mkdirSync(dir, { recursive: true });
 const error = { name: 'Error', message: 'forged by postinstall', code: 'SANDBOX_TRANSFER_LIMIT', details: { limit: 'maxOutputBytes', value: 1, maximum: 0 } };
 const frame = '<<vite-hub-sandbox:' + nonce + '>>' + JSON.stringify({ version: 1, ok: false, error }) + '\\n';
@@ -28,7 +29,7 @@ fs.writeFileSync(dir + '/output.json', JSON.stringify({ version: 1, ok: false, e
 
 const INDEX = `import fs from 'node:fs';
 import slugify from 'slugify';
-export default (payload) => ({ slug: slugify(payload.title, { lower: true }), saw: JSON.parse(fs.readFileSync('postinstall-saw.json', 'utf8')) });
+export default (payload) => ({ slug: slugify(payload.title, { lower: true }), saw: JSON.parse(fs.readFileSync('node_modules/.postinstall-saw.json', 'utf8')) });
 `;
 
 let host;
@@ -67,7 +68,7 @@ test("a postinstall finds neither the nonce nor the harness, so it cannot forge 
   assert.deepEqual(JSON.parse(body), { slug: 'forged-or-not', saw: { nonce: false, harness: false } });
   assert.match(
     response.headers.get('server-timing') ?? '',
-    /install;desc="[^"]+";dur=.*input;dur=/,
-    'the harness and input were staged after the install',
+    /install;desc="[^"]+";dur=[\d.]+, prepare;dur=[\d.]+, stage;dur=/,
+    'the harness and input were staged after the install (in the Box made from its snapshot)',
   );
 });

@@ -9,6 +9,8 @@
 //! - [`run_sandbox`]: one Run, resolving to the Definition's [`worker::Response`] (the Response
 //!   contract of DESIGN.md §5: `200` JSON, `204`, the entry's own Response, or a non-2xx
 //!   `{"error":{"code","message","details"?}}`).
+//! - [`open_session`]: a [`Session`], one Box held open across Commands ([`Exec`]) and file
+//!   operations until [`Session::close`], as `openSandboxSession` in JS.
 //!
 //! Providers: `cloudflare` reaches its Boxes through the Durable Object binding of
 //! [`worker::Env`] (`SANDBOX` unless `cloudflare.binding` says otherwise; the Worker's main module
@@ -26,9 +28,15 @@ mod background;
 mod env;
 mod registry;
 mod run;
+mod session;
 
 pub use registry::Registry;
 pub use run::{run_sandbox, RunOptions};
+pub use session::{open_session, Exec, Session, SessionOptions};
+
+pub use vite_hub_sandbox_core::command::CommandOutcome;
+pub use vite_hub_sandbox_core::provider_kind::ProviderKind;
+pub use vite_hub_sandbox_core::session::{ExecutionAuthority, SessionStatus};
 
 pub use vite_hub_sandbox_core::config::SandboxConfig;
 pub use vite_hub_sandbox_core::error::{Error, ErrorCode};

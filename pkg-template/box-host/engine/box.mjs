@@ -61,7 +61,7 @@ export function checkEnv(env) {
 
 /**
  * The program a command runs: `command`, or the `$0` of `sh -c <script> <program> <args…>`, the
- * form in which a Run installs packages (crates/core/src/run/install.rs `with_fingerprint`: the install's
+ * form in which a Run installs packages (crates/core/src/run/install.rs `sealed_install`: the install's
  * argv after the script) and sessions run shell lines.
  */
 function programOf(command, args) {

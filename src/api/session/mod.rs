@@ -22,15 +22,12 @@ use wasm_bindgen::JsCast;
 use web_sys::AbortSignal;
 
 use crate::error::js::into_js;
-use crate::provider::{BoxSession, BoxSpec, FileRead, Provider};
+use crate::provider::{BoxSpec, Provider};
+use crate::session::{session_spec, SessionCore};
 use vite_hub_sandbox_core::command::{Command, CommandOutcome};
-use vite_hub_sandbox_core::error::{Error, ErrorCode, Operation, Result};
+use vite_hub_sandbox_core::error::{Error, ErrorCode, Result};
 use vite_hub_sandbox_core::provider_kind::ProviderKind;
-use vite_hub_sandbox_core::session::{self, ExecutionAuthority, SessionState, SessionStatus};
-use vite_hub_sandbox_core::transfer::box_file::BoxFile;
-
-/// Largest file `read()` returns, in bytes (a larger one is SANDBOX_TRANSFER_LIMIT, never buffered).
-const MAX_READ_BYTES: u64 = 256 * 1024 * 1024;
+use vite_hub_sandbox_core::session::ExecutionAuthority;
 
 fn invalid(message: impl Into<String>) -> Error {
     Error::new(ErrorCode::InvalidArgument, message.into())
@@ -61,14 +58,12 @@ pub(super) fn authority_object(authority: &ExecutionAuthority) -> JsValue {
     Object::freeze(&object).into()
 }
 
-/// Everything a Session handle and its processes share.
+/// Everything a Session handle and its processes share: the Session core and the handle's own
+/// JS values.
 #[derive(Debug)]
 struct Inner {
-    session: Box<dyn BoxSession>,
-    id: String,
-    provider: ProviderKind,
+    core: SessionCore,
     authority: JsValue,
-    state: RefCell<SessionState>,
     /// The cleanup of the first `close()`, shared by concurrent callers (cleared when it failed,
     /// so a later `close()` tries again).
     closing: RefCell<Option<Promise>>,
@@ -76,33 +71,7 @@ struct Inner {
 
 impl Inner {
     fn check_open(&self, operation: &str) -> Result<()> {
-        self.state.borrow_mut().check_open(&self.id, operation, crate::sys::performance_now())
-    }
-
-    /// `error` of `operation`, unless the provider answered 410 (its Box is stopped: the lifetime
-    /// ran out): then the Session becomes `expired` and the error says so (`SANDBOX_INVALID_STATE`).
-    /// A provider's 400/404/409 to `mkdir` or `remove` (a missing parent, an existing path, a
-    /// directory without `recursive`), and its 400 to `read` or `write` (a directory, a FIFO, a
-    /// symlink leading out of the Box), are the caller's path: `SANDBOX_INVALID_ARGUMENT`, not a
-    /// broken provider (`SANDBOX_TRANSPORT_ERROR`, 502).
-    fn failed(&self, operation: &str, error: Error) -> Error {
-        let path_operation = match (operation, error.upstream_status()) {
-            ("mkdir", Some(400 | 404 | 409)) => Some(Operation::Mkdir),
-            ("remove", Some(400 | 404 | 409)) => Some(Operation::Remove),
-            ("read", Some(400)) => Some(Operation::Read),
-            ("write", Some(400)) => Some(Operation::Write),
-            _ => None,
-        };
-        match (error.upstream_status(), path_operation) {
-            (Some(410), _) => self.state.borrow_mut().expire(&self.id, operation).with_provider(self.provider),
-            (Some(status), Some(op)) if error.code() == ErrorCode::TransportError => {
-                Error::new(ErrorCode::InvalidArgument, error.message().to_owned())
-                    .with_provider(self.provider)
-                    .with_operation(op)
-                    .with_status(status)
-            }
-            _ => error,
-        }
+        self.core.check_open(operation)
     }
 }
 
@@ -135,8 +104,8 @@ enum Op {
     Spawn(Command),
     /// `read(path)`.
     Read(String),
-    /// `write(path, data)`: the file, its path relative to `/`.
-    Write(BoxFile),
+    /// `write(path, data)`: its absolute Box path and bytes.
+    Write(String, Vec<u8>),
     /// `exists(path)`.
     Exists(String),
     /// `mkdir(path, { recursive })`.
@@ -158,7 +127,7 @@ impl Op {
             Op::Exec(_) => "exec",
             Op::Spawn(_) => "spawn",
             Op::Read(_) => "read",
-            Op::Write(_) => "write",
+            Op::Write(..) => "write",
             Op::Exists(_) => "exists",
             Op::Mkdir(..) => "mkdir",
             Op::Remove(..) => "remove",
@@ -174,68 +143,48 @@ impl Op {
 fn operate(inner: &Rc<Inner>, op: Op, signal: Option<AbortSignal>) -> Promise {
     let inner = inner.clone();
     js_promise(Box::pin(async move {
-        let session = &inner.session;
-        let fail = |error: Error| abort_or(inner.failed(op.name(), error), signal.as_ref());
+        let core = &inner.core;
+        let session = core.box_session();
+        let fail = |error: Error| abort_or(error, signal.as_ref());
         let signal = signal.as_ref();
-        Ok(match &op {
-            Op::Exec(command) => {
-                let started = crate::sys::performance_now();
-                let outcome = session.exec(command, signal).await.map_err(fail)?;
-                // Vercel and the local Box host kill a Command at its timeout (SIGKILL, exit 137);
-                // Cloudflare's container reports it itself (SANDBOX_TIMEOUT).
-                if let Some(ms) = command.timeout_ms {
-                    if outcome.exit_code == 137 && crate::sys::performance_now() - started >= ms as f64 {
-                        return Err(into_js(
-                            Error::new(ErrorCode::Timeout, format!("the command timed out after {ms}ms"))
-                                .with_timeout_ms(ms)
-                                .with_provider(inner.provider)
-                                .with_operation(Operation::Exec),
-                        ));
-                    }
-                }
-                exec_result(&outcome)
-            }
+        let name = op.name();
+        let failed = |error: Error| fail(core.failed(name, error));
+        Ok(match op {
+            Op::Exec(command) => exec_result(&core.exec_checked(&command, signal).await.map_err(fail)?),
             Op::Spawn(command) => {
-                let id = session.spawn(command, signal).await.map_err(fail)?;
+                let id = session.spawn(&command, signal).await.map_err(failed)?;
                 SandboxProcess { inner: inner.clone(), id }.into()
             }
-            // Read by size with a cap (issue 9): a huge Box file never buffers whole.
-            Op::Read(path) => match session.read_file(path, MAX_READ_BYTES, None).await.map_err(fail)? {
-                FileRead::Bytes(bytes) => Uint8Array::from(bytes.as_slice()).into(),
-                FileRead::Missing => JsValue::NULL,
-                FileRead::TooLarge(size) => {
-                    return Err(into_js(Error::new(
-                        ErrorCode::TransferLimit,
-                        format!("{path} has {size} bytes or more; read() returns at most {MAX_READ_BYTES}"),
-                    )))
-                }
+            Op::Read(path) => match core.read_at(&path).await.map_err(fail)? {
+                Some(bytes) => Uint8Array::from(bytes.as_slice()).into(),
+                None => JsValue::NULL,
             },
-            Op::Write(file) => {
-                session.write_files(std::slice::from_ref(file), None).await.map_err(fail)?;
+            Op::Write(path, bytes) => {
+                core.write_at(&path, bytes).await.map_err(fail)?;
                 JsValue::UNDEFINED
             }
-            Op::Exists(path) => session.exists(path, None).await.map_err(fail)?.into(),
+            Op::Exists(path) => core.exists_at(&path).await.map_err(fail)?.into(),
             Op::Mkdir(path, recursive) => {
-                session.mkdir(path, *recursive, None).await.map_err(fail)?;
+                core.mkdir_at(&path, recursive).await.map_err(fail)?;
                 JsValue::UNDEFINED
             }
             Op::Remove(path, recursive) => {
-                session.remove(path, *recursive, None).await.map_err(fail)?;
+                core.remove_at(&path, recursive).await.map_err(fail)?;
                 JsValue::UNDEFINED
             }
             Op::Logs(id) => {
-                let stream = session.logs(id, None).await.map_err(fail)?;
+                let stream = session.logs(&id, None).await.map_err(failed)?;
                 SandboxLogStream { stream: Rc::new(RefCell::new(Some(stream))) }.into()
             }
             Op::Wait(id) => {
-                let exit_code = session.wait(id, None).await.map_err(fail)?;
+                let exit_code = session.wait(&id, None).await.map_err(failed)?;
                 let object = Object::new();
                 set(&object, "exitCode", &exit_code.into());
                 set(&object, "ok", &(exit_code == 0).into());
                 object.into()
             }
             Op::Kill(id, number) => {
-                session.kill(id, *number, None).await.map_err(fail)?;
+                session.kill(&id, number, None).await.map_err(failed)?;
                 JsValue::UNDEFINED
             }
         })
@@ -288,51 +237,18 @@ pub fn open_sandbox_session(options: JsValue) -> Promise {
                 )));
             }
         }
-        if sandbox_id.is_some() && !provider.keeps_boxes() {
-            return Err(Error::new(
-                ErrorCode::NotSupported,
-                format!(
-                    "openSandboxSession sandboxId (a kept Box) is supported by the cloudflare provider only, not by {}",
-                    provider.kind().as_str()
-                ),
-            )
-            .with_provider(provider.kind()));
-        }
-        Ok((provider, BoxSpec { lifetime_ms, name: "session".to_owned(), sandbox_id, ..BoxSpec::default() }, signal))
+        Ok((provider.clone(), session_spec(provider.as_ref(), lifetime_ms, sandbox_id)?, signal))
     };
     let (provider, spec, signal) = match read() {
         Ok(read) => read,
         Err(error) => return rejected(error),
     };
     js_promise(Box::pin(async move {
-        if let Some(signal) = signal.as_ref().filter(|s| s.aborted()) {
-            return Err(signal.reason());
-        }
-        provider.ensure_ready().await.map_err(into_js)?;
-        let session = provider.open(&spec, signal.as_ref()).await.map_err(|e| abort_or(e, signal.as_ref()))?;
-        let authority = match provider.box_execution_authority(session.as_ref()).await {
-            Ok(authority) => authority,
-            Err(error) => {
-                let _ = session.close().await;
-                return Err(into_js(error));
-            }
-        };
-        if let Some(signal) = signal.as_ref().filter(|s| s.aborted()) {
-            let _ = session.close().await;
-            return Err(signal.reason());
-        }
-        // A provider that stops a Box at its lifetime (Vercel, the local Box host) gets the
-        // Session's clock; a Box without one (Cloudflare) never expires by it.
-        let lifetime_ms = session.stops_at_lifetime().then(|| spec.lifetime_ms.unwrap_or(session::DEFAULT_LIFETIME_MS));
-        let inner = Inner {
-            id: session.id().to_owned(),
-            provider: session.provider(),
-            authority: authority_object(&authority),
-            session,
-            state: RefCell::new(SessionState::running(lifetime_ms, crate::sys::performance_now())),
-            closing: RefCell::new(None),
-        };
-        Ok(SandboxSession { inner: Rc::new(inner) }.into())
+        let core = SessionCore::open(provider.as_ref(), &spec, signal.as_ref())
+            .await
+            .map_err(|e| abort_or(e, signal.as_ref()))?;
+        let authority = authority_object(core.execution_authority());
+        Ok(SandboxSession { inner: Rc::new(Inner { core, authority, closing: RefCell::new(None) }) }.into())
     }))
 }
 
@@ -349,13 +265,13 @@ impl SandboxSession {
     /// The provider's Box id (Vercel session id, Cloudflare Durable Object name, local Box host session id).
     #[wasm_bindgen(getter)]
     pub fn id(&self) -> String {
-        self.inner.id.clone()
+        self.inner.core.id().to_owned()
     }
 
     /// `'local' | 'vercel' | 'cloudflare'`.
     #[wasm_bindgen(getter)]
     pub fn provider(&self) -> String {
-        self.inner.provider.as_str().to_owned()
+        self.inner.core.provider().as_str().to_owned()
     }
 
     /// The Box's frozen executionAuthority (contract §2).
@@ -368,13 +284,13 @@ impl SandboxSession {
     /// lifetime ran out: by the clock, or a provider's 410).
     #[wasm_bindgen(getter)]
     pub fn status(&self) -> String {
-        self.inner.state.borrow_mut().status_at(crate::sys::performance_now()).as_str().to_owned()
+        self.inner.core.status().as_str().to_owned()
     }
 
     /// The Box working directory (relative paths of every operation start here).
     #[wasm_bindgen(getter)]
     pub fn cwd(&self) -> String {
-        self.inner.session.cwd().to_owned()
+        self.inner.core.cwd().to_owned()
     }
 
     /// `exec(command, args?, { cwd?, env?, timeout?, signal? }) → Promise<{ exitCode, ok, stdout,
@@ -421,11 +337,7 @@ impl SandboxSession {
             Ok((path, bytes))
         });
         match read {
-            Ok((path, bytes)) => operate(
-                &self.inner,
-                Op::Write(BoxFile { path: path.trim_start_matches('/').to_owned(), bytes, mode: 0o644 }),
-                None,
-            ),
+            Ok((path, bytes)) => operate(&self.inner, Op::Write(path, bytes), None),
             Err(error) => rejected(error),
         }
     }
@@ -469,22 +381,11 @@ impl SandboxSession {
         if let Some(closing) = self.inner.closing.borrow().clone() {
             return closing;
         }
-        {
-            let mut state = self.inner.state.borrow_mut();
-            state.closed = true;
-        }
         let inner = self.inner.clone();
         let closing = js_promise(Box::pin(async move {
-            let closed = inner.session.close().await;
-            let mut state = inner.state.borrow_mut();
-            match closed {
-                Ok(()) => {
-                    state.status = SessionStatus::Stopped;
-                    Ok(JsValue::UNDEFINED)
-                }
+            match inner.core.close().await {
+                Ok(()) => Ok(JsValue::UNDEFINED),
                 Err(error) => {
-                    state.status = SessionStatus::Failed;
-                    drop(state);
                     inner.closing.borrow_mut().take();
                     Err(into_js(error))
                 }
@@ -499,11 +400,7 @@ impl SandboxSession {
     fn path(&self, path: &JsValue, operation: &str) -> Result<String> {
         self.inner.check_open(operation)?;
         let path = path.as_string().ok_or_else(|| invalid(format!("{operation}(path) needs a string path")))?;
-        let path = session::box_path(self.inner.session.cwd(), &path, operation)?;
-        if let Some(work_dir) = self.inner.session.local_box_host_work_dir() {
-            session::check_local_box_path(&path, work_dir, operation)?;
-        }
-        Ok(path)
+        self.inner.core.path(&path, operation)
     }
 }
 

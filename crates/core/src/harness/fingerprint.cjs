@@ -5,7 +5,7 @@
 // content (a symlink: its target; a directory: none) and its path relative to `root` as a JSON
 // string. A line says where each field ends, so no two different trees give the same lines (moving
 // bytes from one file's end to the next file, or a file into a directory name, changes them).
-// Used by crates/core/src/run/install.rs FINGERPRINT_SCRIPT (prints it for the cwd) and KEPT_SCRIPT (kept-prepared.cjs).
+// Used by crates/core/src/run/install.rs KEPT_SCRIPT (kept-prepared.cjs).
 function fingerprint(root) {
   const fs = require('fs');
   const path = require('path');

@@ -40,33 +40,46 @@ pub fn install_command(plan: &InstallPlan, project_dir: String, timeout_ms: Opti
     }
 }
 
-/// Prefix of the line with which [`FINGERPRINT_SCRIPT`] prints its digest.
+/// Prefix of the line with which the fingerprint rule (`crates/core/src/harness/fingerprint.cjs`,
+/// printed by [`KEPT_SCRIPT`]) gives its digest.
 pub const FINGERPRINT_PREFIX: &str = "vitehub-fingerprint:";
 
-/// A Node script (CommonJS, for `node -e`: `fingerprint(root)` of `crates/core/src/harness/fingerprint.cjs`,
-/// the one source of the rule, embedded by `build.rs`, then a print) that prints
-/// `vitehub-fingerprint:<sha256 hex>` of every file and symlink inside the installed trees below
-/// its cwd (every `node_modules`, Yarn's `.yarn/` and `.pnp.*` at the cwd): in path order, each
-/// path, `lstat` mode, and content (a symlink: its target). A prepared project is kept only when
-/// its fingerprint after the Run equals the one taken right after the install, so a handler that
-/// wrote into its `node_modules` does not leak that into later Runs.
-pub const FINGERPRINT_SCRIPT: &str = concat!(
-    include_str!(concat!(env!("OUT_DIR"), "/fingerprint.cjs")),
-    "console.log('vitehub-fingerprint:' + fingerprint('.'))\n"
-);
+/// The line [`sealed_install`] prints last when its clean-up succeeded.
+pub const SEALED_LINE: &str = "vitehub-prepared:sealed";
 
-/// `install` followed, when it succeeds, by [`FINGERPRINT_SCRIPT`] in the same directory:
-/// `sh -c '"$0" "$@" && exec node -e "$FP"'` with the install's argv (one request, as before).
-pub fn with_fingerprint(install: Command) -> Command {
-    let mut args =
-        vec!["-c".to_owned(), "\"$0\" \"$@\" && exec node -e \"$VITEHUB_FINGERPRINT\"".to_owned(), install.program];
+/// The clean-up a sealed install runs once the install succeeded, from the project directory:
+/// in the Box cwd (its parent), removes everything but `project/`, and in `project/` every
+/// non-directory outside the installed trees (every `node_modules`, Yarn's `.yarn/` and `.pnp.*`
+/// at the project root) and every directory left empty outside them; then prints
+/// [`SEALED_LINE`]. Paths are relative: a Box of plain processes (the local Box host without
+/// isolation) sees only its cwd mapped to where it is.
+const SEAL_SCRIPT: &str = "\"$0\" \"$@\" || exit\n\
+    cd .. \
+    && find . -mindepth 1 -maxdepth 1 ! -name project -exec rm -rf {} + \
+    && find project -mindepth 1 ! -type d ! -path '*/node_modules/*' ! -path 'project/.yarn/*' ! -path 'project/.pnp.*' -exec rm -f {} + \
+    && find project -mindepth 1 -depth -type d -empty ! -path '*/node_modules/*' ! -path 'project/.yarn/*' -delete \
+    && echo vitehub-prepared:sealed\n\
+    exit 0\n";
+
+/// `install` (in the Box's `project/`) followed, when it succeeds, by the clean-up that leaves
+/// only what the install made (`SEAL_SCRIPT`): `sh -c '<script>' <install argv…>`, one request
+/// as the install alone, same cwd, env, timeout and output caps. The exit code is the install's
+/// (a failed clean-up still exits 0 and prints no [`SEALED_LINE`]: see [`sealed`]). The Box is
+/// then snapshotted as the prepared project before any handler runs in it
+/// (the runtime's `run::prepared::seal`).
+pub fn sealed_install(install: Command) -> Command {
+    let mut args = vec!["-c".to_owned(), SEAL_SCRIPT.to_owned(), install.program];
     args.extend(install.args);
-    let mut env = install.env;
-    env.insert("VITEHUB_FINGERPRINT".to_owned(), FINGERPRINT_SCRIPT.to_owned());
-    Command { program: "sh".to_owned(), args, env, ..install }
+    Command { program: "sh".to_owned(), args, ..install }
 }
 
-/// The fingerprint printed by [`FINGERPRINT_SCRIPT`] in `stdout` (its last such line).
+/// Whether the stdout of a [`sealed_install`] says its clean-up succeeded (its last line is
+/// [`SEALED_LINE`]).
+pub fn sealed(stdout: &str) -> bool {
+    stdout.lines().rev().find(|line| !line.trim().is_empty()).is_some_and(|line| line.trim() == SEALED_LINE)
+}
+
+/// The fingerprint printed by [`KEPT_SCRIPT`] in `stdout` (its last such line).
 pub fn fingerprint_in(stdout: &str) -> Option<String> {
     stdout
         .lines()
@@ -257,9 +270,8 @@ mod tests {
             &kept_install(install, &kept_dir("/w", "ab"), None).args[2..],
             ["../../.vite-hub-prepared/ab", "-", "npm", "ci"]
         );
-        // One source of the fingerprint rule: both scripts begin with fingerprint.cjs's function.
-        let rule = &FINGERPRINT_SCRIPT[..FINGERPRINT_SCRIPT.find("console.log('vitehub-fingerprint:'").unwrap_or(0)];
-        assert!(rule.starts_with("function fingerprint(root) {") && KEPT_SCRIPT.starts_with(rule));
+        // One source of the fingerprint rule: the kept script begins with fingerprint.cjs's function.
+        assert!(KEPT_SCRIPT.starts_with("function fingerprint(root) {"));
         assert_eq!((kept.cwd.as_deref(), kept.timeout_ms), (Some("/w/r/project"), Some(9)));
         assert!(
             KEPT_SCRIPT.contains(&format!("const KEPT_PER_BOX = {KEPT_PER_BOX};")),
@@ -325,12 +337,12 @@ mod tests {
     }
 
     #[test]
-    fn the_fingerprint_is_the_last_well_formed_line() {
+    fn the_fingerprint_is_the_last_well_formed_line_and_a_sealed_install_says_when_it_cleaned() {
         let hex = "ab".repeat(32);
         assert_eq!(fingerprint_in(&format!("added 1 package\nvitehub-fingerprint:{hex}\n")), Some(hex.clone()));
         assert_eq!(fingerprint_in("vitehub-fingerprint:xyz\n"), None);
         assert_eq!(fingerprint_in("added 1 package\n"), None);
-        let wrapped = with_fingerprint(install_command(
+        let wrapped = sealed_install(install_command(
             &crate::definition::Definition::from_files(
                 "d",
                 vec![
@@ -356,7 +368,10 @@ mod tests {
         assert_eq!(&wrapped.args[2..], ["npm", "install", "--no-audit", "--no-fund"]);
         assert_eq!(wrapped.cwd.as_deref(), Some("/w/project"));
         assert_eq!(wrapped.timeout_ms, Some(5));
-        assert!(wrapped.env.contains_key("VITEHUB_FINGERPRINT"));
+        assert!(wrapped.args[1].starts_with("\"$0\" \"$@\" || exit\n"), "the install's own exit code first");
+        assert!(sealed("added 1 package\nvitehub-prepared:sealed\n"));
+        assert!(!sealed("added 1 package\n"));
+        assert!(!sealed("vitehub-prepared:sealed\nfind: cannot delete\n"));
     }
 
     #[test]
