@@ -26,7 +26,7 @@ use crate::run::prepared::{install_desc, kept_fingerprint, record_kept_fingerpri
 use crate::run::recover::{recover_result, Exited};
 use crate::run::reply::Reply;
 use crate::run::signal::RunSignal;
-use crate::run::stage::{box_path, encode_input, harness_files, project_files, stage_files, Input};
+use crate::run::stage::{box_path, encode_input, harness_files, input_files, project_files, stage_files, Input};
 use crate::server_timing::ServerTiming;
 use vite_hub_sandbox_core::command::Command;
 use vite_hub_sandbox_core::definition::Definition;
@@ -36,6 +36,7 @@ use vite_hub_sandbox_core::provider_kind::ProviderKind;
 use vite_hub_sandbox_core::run::install::{
     fingerprint_in, install_command, install_failure, kept_desc, kept_dir, kept_install, kept_outcome, with_fingerprint,
 };
+use vite_hub_sandbox_core::run::warm_pool::WarmPool;
 use vite_hub_sandbox_core::transfer::TransferLimits;
 
 /// What a Run needs besides the Definition and the payload.
@@ -55,6 +56,8 @@ pub struct RunOptions {
     pub events: RunEvents,
     /// Whether a handler error's Response keeps the thrown `stack` (`configureSandbox({ debug })`).
     pub debug: bool,
+    /// `configureSandbox({ warmPool })` when it keeps Boxes ([`crate::run::warm_pool`]).
+    pub warm_pool: Option<WarmPool>,
 }
 
 /// What the bounded part of a Run produced.
@@ -121,7 +124,7 @@ fn timed_out(error: Error, run_signal: &RunSignal, definition: &Definition, prov
     }
 }
 
-async fn run(definition: &Definition, payload: &JsValue, options: &RunOptions, reply: &Reply) {
+async fn run(definition: &Rc<Definition>, payload: &JsValue, options: &RunOptions, reply: &Reply) {
     let mut timing = ServerTiming::start();
     let events = &options.events;
     let provider = options.provider.kind();
@@ -176,14 +179,24 @@ async fn run(definition: &Definition, payload: &JsValue, options: &RunOptions, r
     };
     // The Definition timeout covers taking the Box too (a provider that never answers its create).
     run_signal.start_deadline(definition.timeout_ms);
-    let leased = Box::pin(acquire(
-        options.provider.as_ref(),
-        &spec,
-        options.sandbox_id.as_deref(),
-        definition.timeout_ms,
-        Some(&signal),
-    ))
-    .await;
+    // A Run of its own Box (no `sandboxId`) that does not prepare the project takes a warm one.
+    let pool = options.warm_pool.filter(|_| options.sandbox_id.is_none());
+    let warm = pool
+        .filter(|_| !prepared.as_ref().is_some_and(Prepared::owner))
+        .and_then(|pool| crate::run::warm_pool::take(definition, pool, events));
+    let leased = match warm {
+        Some(session) => Ok(Lease::warm(session)),
+        None => {
+            Box::pin(acquire(
+                options.provider.as_ref(),
+                &spec,
+                options.sandbox_id.as_deref(),
+                definition.timeout_ms,
+                Some(&signal),
+            ))
+            .await
+        }
+    };
     timing.mark("box");
     let mut lease = match leased {
         Ok(lease) => lease,
@@ -248,13 +261,21 @@ async fn run(definition: &Definition, payload: &JsValue, options: &RunOptions, r
     }
     // The Response is out. The Run that installed keeps its own Box as the prepared project
     // (run::prepared::keep snapshots or stops it); any other Run gives its Box back, bounded, and
-    // reports (never drops) a failure.
+    // reports (never drops) a failure. Then (or meanwhile) the warm pool is topped up.
+    let refill = |pool: WarmPool| {
+        let ready = definition
+            .install
+            .as_ref()
+            .and_then(|plan| crate::run::prepared::ready_id(options.provider.as_ref(), &plan.digest));
+        crate::run::warm_pool::refill(&options.provider, definition, pool, ready);
+    };
     if let (Some(prepared), Some(fingerprint), false) =
         (prepared, fingerprint.filter(|f| !f.is_empty()), lease.is_kept())
     {
-        return crate::run::prepared::keep(lease.session.as_ref(), prepared, fingerprint, events, &definition.name)
-            .await;
+        crate::run::prepared::keep(lease.session.as_ref(), prepared, fingerprint, events, &definition.name).await;
+        return pool.into_iter().for_each(refill);
     }
+    pool.into_iter().for_each(refill);
     if let Err(error) = stop_within(RELEASE_DEADLINE_MS, Box::pin(lease.release(cut))).await {
         // The message names what failed (the Box's stop, the removal of the Run's folder from a
         // kept Box, its destroy): a kept Box is not stopped at all.
@@ -291,9 +312,20 @@ async fn attempt(
     // Definition's own install scripts never see them (run::stage::harness_files).
     let installs = definition.install.is_some() && session.prepared() != PreparedStart::Restored;
     timing.begin("stage");
-    let staged = if installs { project_files(run_dir, definition) } else { stage_files(run_dir, definition, input) };
+    // A warm Box holds the Definition's files and the harness already: the Run writes its input.
+    let staged = if lease.is_warm() {
+        input_files(run_dir, input)
+    } else if installs {
+        project_files(run_dir, definition)
+    } else {
+        stage_files(run_dir, definition, input)
+    };
     session.stage_files(&staged, signal).await.map_err(|e| e.with_operation(Operation::Stage))?;
     timing.mark("stage");
+    if lease.is_warm() {
+        // Only once the warm Box answered: a gone one is replaced, and that Box is not warm.
+        timing.describe("box", "warm");
+    }
     if let Some(plan) = &definition.install {
         if !installs {
             timing.describe("install", install_desc(PreparedStart::Restored));
