@@ -49,6 +49,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { startBoxHost } from '@vite-hub/sandbox/box-host';
+import * as sandboxExports from '@vite-hub/sandbox';
 import { closeLocalBoxHost, configureSandbox, runSandbox } from '@vite-hub/sandbox';
 import { openBareNodeBox } from './bench-bare-node.mjs';
 import { renderChart } from './bench-chart.mjs';
@@ -128,6 +129,12 @@ const DELAYS_MS = [25, 0];
 const CHILD_ENV = { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: os.tmpdir() };
 /** The pool a pooled Run takes its Box from (`configureSandbox({ warmPool })`, issue 25). */
 const WARM_POOL = { size: 1, idleMs: 15_000 };
+/**
+ * Closes the warm pools' Boxes, awaited, before the config (and the proxy) that opened them goes:
+ * configureSandbox would close them in the background, through a proxy the bench closes next. A
+ * build without `warmPool` has no pools.
+ */
+const closePools = async () => sandboxExports.closeWarmPools?.();
 const log = (line) => console.log(line);
 const loadAverage = () => os.loadavg().map((v) => Math.round(v * 100) / 100);
 
@@ -284,6 +291,7 @@ async function requestCounts(host) {
     const pooled = await preparePooled(host, host.baseUrl);
     out.pooledWithDeps = pooled.na ? pooled : pooled.counted;
   } finally {
+    await closePools();
     configureLocal(host.baseUrl, host.token);
   }
   return out;
@@ -382,6 +390,7 @@ async function sdkComparison(host) {
         figures.pooledVsSnapshot = await pooledPair(REPS.preparedDeps, side, snapshotSide, between);
       }
     } finally {
+      await closePools();
       configureLocal(host.baseUrl, host.token);
       await proxy.close();
     }
