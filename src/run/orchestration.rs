@@ -1,11 +1,13 @@
 //! The order of a Run and what bounds it: encode the input (before any provider request), make
-//! the provider ready (`host`), take a Box (`box`: its own, or a kept one, [`lease`]), then
-//! stage, install and exec under the deadline, following the entry's output live
-//! ([`follow`]); answer as soon as the result is known ([`reply`]: a returned Response at its
-//! head, anything else once the command exited), and only then give the Box back, bounded by
-//! [`RELEASE_DEADLINE_MS`], reporting a failure there through the Run's handle ([`events`]).
+//! the provider ready (`host`), take a Box (`box`: its own, a kept one, [`lease`], or a warm
+//! one, [`warm_pool`]), then stage, install and exec under the deadline, following the entry's
+//! output live ([`follow`]); answer as soon as the result is known ([`reply`]: a returned
+//! Response at its head, anything else once the command exited), and only then give the Box
+//! back, bounded by [`RELEASE_DEADLINE_MS`], reporting a failure there through the Run's handle
+//! ([`events`]), and top up the Definition's warm pool.
 //!
 //! [`lease`]: crate::run::lease
+//! [`warm_pool`]: crate::run::warm_pool
 //! [`follow`]: crate::run::follow
 //! [`reply`]: crate::run::reply
 //! [`events`]: crate::run::events
