@@ -183,7 +183,11 @@ test('Server-Timing says warm only on a warm Box: a warm Box found gone is repla
   defineTestSandbox('pool/gone', 'export default (n) => n - 1;');
   await (await runOnce('pool/gone', 1)).run.closed();
   await untilIdle('pool/gone', 1);
-  // The pooled Box is the last one created; its provider stops it (as a host restart would).
+  // The pooled Box is the last one created. Its lifetime: idleMs + the Definition timeout
+  // (default 300000 ms) + 90000 ms.
+  const session = await hostApi(host, 'GET', `/v2/sandboxes/sessions/${created.at(-1)}`);
+  assert.equal(JSON.parse(session.text).session.timeout, 60_000 + 300_000 + 90_000, session.text);
+  // Its provider stops it (as a host restart would).
   const stopped = await hostApi(host, 'POST', `/v2/sandboxes/sessions/${created.at(-1)}/stop`);
   assert.equal(stopped.status, 200, stopped.text);
   host.resetCounters();
