@@ -62,7 +62,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { startBoxHost } from '@vite-hub/sandbox/box-host';
-import { closeLocalBoxHost } from '@vite-hub/sandbox';
+import { closeLocalBoxHost, closeWarmPools } from '@vite-hub/sandbox';
 import { renderChart } from './bench-chart.mjs';
 import {
   CLOCK_RULE,
@@ -168,6 +168,11 @@ const previousFigures = (() => {
 const CHILD_ENV = { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: os.tmpdir() };
 /** The pool a pooled Run takes its Box from (`configureSandbox({ warmPool })`, issue 25). */
 const WARM_POOL = { size: 1, idleMs: 15_000 };
+/**
+ * Closes the warm pools' Boxes, awaited, before the config (and the proxy) that opened them goes:
+ * configureSandbox would close them in the background, through a proxy the bench closes next.
+ */
+const closePools = () => closeWarmPools();
 const log = (line) => console.log(line);
 /** Seconds each part of the bench took (printed at the end: --quick must stay short). */
 const took = [];
@@ -329,6 +334,7 @@ async function requestCounts(host) {
     const pooled = await preparePooled(host, host.baseUrl);
     out.pooledWithDeps = pooled.na ? pooled : pooled.counted;
   } finally {
+    await closePools();
     configureLocal(host.baseUrl, host.token);
   }
   return out;
@@ -442,6 +448,7 @@ async function sdkComparison(host, { skipDeps } = {}) {
         figures.pooledVsSnapshot = await pooledPair(REPS.preparedDeps, side, snapshotSide, between);
       }
     } finally {
+      await closePools();
       configureLocal(host.baseUrl, host.token);
       await proxy.close();
     }

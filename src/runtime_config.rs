@@ -11,7 +11,8 @@ use std::rc::Rc;
 use crate::http::fetch::Fetcher;
 use crate::provider::Provider;
 use vite_hub_sandbox_core::config::SandboxConfig;
-use vite_hub_sandbox_core::error::{Error, Result};
+use vite_hub_sandbox_core::error::{Error, ErrorCode, Result};
+use vite_hub_sandbox_core::run::warm_pool::WarmPool;
 use vite_hub_sandbox_core::transfer::TransferLimits;
 
 /// Limits and provider of every Run until the next `configureSandbox`.
@@ -25,6 +26,8 @@ pub struct RuntimeConfig {
     pub debug: bool,
     /// Whether the app runs in production ([`SandboxConfig::is_production`]).
     pub production: bool,
+    /// `config.warmPool` when it keeps Boxes (`size` > 0); `None` otherwise.
+    pub warm_pool: Option<WarmPool>,
 }
 
 impl RuntimeConfig {
@@ -36,6 +39,8 @@ impl RuntimeConfig {
     /// no URL, a token under 8 characters): thrown by `configureSandbox` at once. What comes from
     /// the env snapshot (the Node entry configures from `process.env` at import) or cannot be
     /// chosen yet (no credentials, no binding) is kept for each Run to answer.
+    /// `SANDBOX_NOT_SUPPORTED` for a `warmPool` that keeps Boxes on a provider that cannot
+    /// ([`Provider::keeps_warm_boxes`]: Cloudflare).
     /// `namespace`: the `cloudflare.binding` Durable Object namespace of the Worker env, when
     /// one was handed over.
     pub fn resolve(
@@ -48,6 +53,25 @@ impl RuntimeConfig {
         let provider = config
             .provider_settings(namespace.is_some())
             .and_then(|settings| crate::provider::build(settings, fetcher, namespace));
-        Ok(RuntimeConfig { limits, provider, debug: config.debug == Some(true), production: config.is_production() })
+        let warm_pool = config.warm_pool.filter(|pool| pool.enabled());
+        if let (Some(_), Ok(provider)) = (warm_pool, &provider) {
+            if !provider.keeps_warm_boxes() {
+                return Err(Error::new(
+                    ErrorCode::NotSupported,
+                    format!(
+                        "warmPool is not supported by the {} provider: a Worker keeps no timer alive between requests, so an idle Box could not be closed; remove warmPool (or set warmPool.size to 0)",
+                        provider.kind()
+                    ),
+                )
+                .with_provider(provider.kind()));
+            }
+        }
+        Ok(RuntimeConfig {
+            limits,
+            provider,
+            debug: config.debug == Some(true),
+            production: config.is_production(),
+            warm_pool,
+        })
     }
 }

@@ -116,6 +116,8 @@ export function createApi(wasm, readEnv, keepAlive) {
     setSandboxDefinitionLoader: (loader, describe) => wasm.setSandboxDefinitionLoader(loader ?? null, describe ?? null),
     listPreparedProjects: () => wasm.listPreparedProjects(),
     dropPreparedProject: (digest) => wasm.dropPreparedProject(digest),
+    closeWarmPools: () => wasm.closeWarmPools(),
+    listWarmPools: () => wasm.listWarmPools(),
     ...sessionApi(wasm, () => defaultOnLog, refreshEnv),
   };
 }

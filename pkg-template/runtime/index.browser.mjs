@@ -61,6 +61,8 @@ export const unregisterSandbox = initialised('unregisterSandbox');
 export const listSandboxes = initialised('listSandboxes');
 export const listPreparedProjects = afterInit('listPreparedProjects');
 export const dropPreparedProject = afterInit('dropPreparedProject');
+export const closeWarmPools = afterInit('closeWarmPools');
+export const listWarmPools = initialised('listWarmPools');
 /** Works before init: the loader is installed once the wasm is ready. */
 let pendingLoader;
 export const setSandboxDefinitionLoader = (loader, describe) => {

@@ -309,6 +309,22 @@ export function listPreparedProjects(): Promise<Array<{ id: string; sizeBytes: n
  */
 export function dropPreparedProject(digest: string): Promise<number>;
 
+/**
+ * Closes every Box of the warm pools (`configureSandbox({ warmPool })`), after the refills under
+ * way (each closes the Box it opened). Resolves to how many waiting Boxes were closed; the next
+ * Run of a Definition opens its own Box and fills its pool again. `configureSandbox` and
+ * `dropPreparedProject` (for its digest) drain the pools too; `closeLocalBoxHost` calls it first.
+ * Rejects with a `SandboxError` for the first close that failed (`SANDBOX_TRANSPORT_ERROR`, or
+ * `SANDBOX_RUNTIME_ERROR` past 15000 ms); the other Boxes are closed anyway.
+ */
+export function closeWarmPools(): Promise<number>;
+
+/**
+ * The warm pools of this process (`configureSandbox({ warmPool })`), one per Definition that ran:
+ * `idle` Boxes waiting for a Run, `opening` Boxes being opened. Empty without `warmPool`.
+ */
+export function listWarmPools(): Array<{ name: string; idle: number; opening: number }>;
+
 export interface SandboxConfig {
   /** Explicit provider. Else env `SANDBOX_PROVIDER`, then the Cloudflare binding in `env`, then Vercel credentials, then `local` outside production. */
   provider?: SandboxProviderName;
@@ -402,6 +418,19 @@ export interface SandboxConfig {
    * `vite-hub-sandbox run` set it (and map the stack to the Definition's source files).
    */
   debug?: boolean;
+  /**
+   * Boxes opened ahead per Definition (`vercel` and `local` providers; off by default): after a
+   * Run's Response, up to `size` Boxes are opened as its next Run would open them (from its
+   * prepared project when it has dependencies) with its files and harness written, so a Run that
+   * takes one makes 2 requests before its Response (write its input, exec). `size` 0–16 (default
+   * 1; 0 turns it off), `idleMs` 1000–3600000 ms (default 60000) before an unused Box is closed.
+   * A pooled Box is opened with a provider lifetime of `idleMs` + the Definition timeout + 90000
+   * ms. `Server-Timing` has `box;desc="warm"` when the Run ran on one. A refill that failed is
+   * told to the next Run's `onLog` (else `console.warn`). Out of range or an unknown key is
+   * SANDBOX_INVALID_ARGUMENT; with the `cloudflare` provider SANDBOX_NOT_SUPPORTED. See
+   * docs/configure.md "Warm pool".
+   */
+  warmPool?: { size?: number; idleMs?: number } | null;
 }
 
 /**
@@ -410,7 +439,8 @@ export interface SandboxConfig {
  * @throws {SandboxError} `SANDBOX_INVALID_ARGUMENT` for a config that is no object, unknown keys,
  *   an `env` that is no object, an unknown `provider`, a `baseUrl` that is no http(s) URL or carries
  *   user info, a token under 8 characters, a number that is not finite, out-of-range limits or an
- *   `onLog` that is not a function.
+ *   `onLog` that is not a function; `SANDBOX_NOT_SUPPORTED` for a `warmPool` on the `cloudflare`
+ *   provider. Every call closes the Boxes of the warm pools (see {@link closeWarmPools}).
  */
 export function configureSandbox(config?: SandboxConfig): void;
 

@@ -98,7 +98,7 @@ export interface WarmUpOptions {
  */
 export function warmUp(options?: WarmUpOptions): Promise<boolean>;
 
-/** Node only: stops the in-process local Box host and every Box it holds. */
+/** Node only: closes the warm pools' Boxes (`closeWarmPools()`), then stops the in-process local Box host and every Box it holds. */
 export function closeLocalBoxHost(): Promise<void>;
 
 /** A free-form Definition ready for `registerSandbox(prepared.name, prepared)`. */

@@ -99,7 +99,7 @@ export const {
   closeSandbox,
   setSandboxDefinitionLoader,
 } = api;
-export const { listPreparedProjects, dropPreparedProject } = api;
+export const { listPreparedProjects, dropPreparedProject, closeWarmPools, listWarmPools } = api;
 /** Sessions: one Box driven by hand (runtime/session.mjs). */
 export const { openSandboxSession, resolveSandboxRunner } = api;
 export { defineSandbox };
@@ -217,8 +217,12 @@ function warmUpOnlyIfUsed(options) {
   return onlyIfUsed === true;
 }
 
-/** Stops the in-process local Box host, if one was started (every Box it holds is stopped). */
+/**
+ * Stops the in-process local Box host, if one was started (every Box it holds is stopped), after
+ * closing the warm pools' Boxes (`closeWarmPools()`; a failure there does not keep the host up).
+ */
 export async function closeLocalBoxHost() {
+  await api.closeWarmPools().catch(() => {});
   const host = localHost;
   localHost = null;
   wasm.forgetLocalBoxHost();

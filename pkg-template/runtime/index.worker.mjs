@@ -18,7 +18,7 @@ export const {
   closeSandbox,
   setSandboxDefinitionLoader,
 } = api;
-export const { listPreparedProjects, dropPreparedProject } = api;
+export const { listPreparedProjects, dropPreparedProject, closeWarmPools, listWarmPools } = api;
 /** Sessions: one Box driven by hand (runtime/session.mjs). */
 export const { openSandboxSession, resolveSandboxRunner } = api;
 /** Kept for symmetry with the browser entry: the wasm is already instantiated here. */

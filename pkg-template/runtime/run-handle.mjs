@@ -75,6 +75,11 @@ export function startRun(wasm, name, payload, options, defaultOnLog, { keepLogs 
       if (lines) lines.report(message);
       else console.warn(`[vite-hub-sandbox] ${message}`);
     },
+    // News that is not this Run's failure (a warm pool's refill failed): a line, never closed()'s.
+    notice(message) {
+      if (lines) lines.report(message);
+      else console.warn(`[vite-hub-sandbox] ${message}`);
+    },
   };
   const response = wasm.runSandbox(name, payload, options, events);
   // The Response's own promise is returned by response(); a Run whose caller never asks for it
@@ -133,7 +138,8 @@ export const LOG_LINE_MAX_CHARS = 65536;
  * The onLog side of a Run: `log(stream, data)` passes each complete line (a trailing `\r`
  * removed), a line longer than LOG_LINE_MAX_CHARS in pieces of that length (so memory stays bounded
  * whatever the Box prints without a newline), `end()` the last unterminated ones, `report(message)`
- * a failure after the Response as a `[vite-hub-sandbox]` stderr line. A throwing onLog is ignored
+ * a failure after the Response (or a notice, such as a warm pool's failed refill) as a
+ * `[vite-hub-sandbox]` stderr line. A throwing onLog is ignored
  * (the Run goes on).
  * @param {string} name the Definition
  * @param {(entry: { name: string, stream: 'stdout' | 'stderr', line: string }) => void} onLog
@@ -190,6 +196,7 @@ export function onLogEvents(name, options, defaultOnLog) {
     },
     log: (stream, data) => lines.log(stream, data),
     report: (message) => lines.report(message),
+    notice: (message) => lines.report(message),
   };
 }
 

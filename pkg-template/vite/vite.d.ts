@@ -22,6 +22,8 @@ export interface SandboxOptions {
   local?: SandboxConfig['local'] & { token?: never };
   /** Transfer limits (bytes, depth, counts); see {@link SandboxConfig}. */
   transfer?: SandboxConfig['transfer'];
+  /** Boxes opened ahead per Definition (`{ size?, idleMs? }`, off by default); see {@link SandboxConfig}'s `warmPool`. */
+  warmPool?: SandboxConfig['warmPool'];
   /**
    * `true`: the built server's handler error Responses keep the thrown stack (Box paths), as
    * `configureSandbox({ debug: true })`. Default `false` (message and name only). `vite dev`

@@ -23,6 +23,8 @@ declare module '*/wasm/vite_hub_sandbox.js' {
   export function setSandboxKeepAlive(...args: any[]): any;
   export function listPreparedProjects(...args: any[]): any;
   export function dropPreparedProject(...args: any[]): any;
+  export function closeWarmPools(...args: any[]): any;
+  export function listWarmPools(...args: any[]): any;
   export function openSandboxSession(...args: any[]): any;
   export function resolveSandboxRunner(...args: any[]): any;
   export function setLocalBoxHostStarter(...args: any[]): any;

@@ -113,13 +113,17 @@ pub fn validate_sandbox_definition(name: JsValue, definition: JsValue) -> JsResu
 /// glue picked `config.env` from (a Worker's env holds bindings): the `cloudflare.binding`
 /// Durable Object namespace is taken from it as a JS value, never through serde. `onLog` (a
 /// function) is checked here and kept by the glue as the default `onLog` of every Run; `debug:
-/// true` keeps a handler error's `stack` in its Response. Starts nothing:
+/// true` keeps a handler error's `stack` in its Response. `warmPool: { size?, idleMs? }` keeps
+/// Boxes opened ahead per Definition ([`crate::run::warm_pool`]); every configure drains the
+/// pools of the previous config (their Boxes are closed in the background, a failure goes to
+/// `console.warn`). Starts nothing:
 /// the in-process local Box host is started by the first Run that needs it and kept for the
 /// isolate, whatever later calls configure.
 ///
 /// # Errors
-/// `SANDBOX_INVALID_ARGUMENT` for unknown keys, bad values or limits out of range (the previous
-/// config stays in force).
+/// `SANDBOX_INVALID_ARGUMENT` for unknown keys, bad values or limits out of range;
+/// `SANDBOX_NOT_SUPPORTED` for a `warmPool` on the `cloudflare` provider (the previous config
+/// stays in force).
 #[wasm_bindgen(js_name = configureSandbox)]
 pub fn configure_sandbox(config: JsValue, worker_env: JsValue) -> JsResult<()> {
     let fetch = get(&config, "fetch", "config")?;
@@ -157,7 +161,47 @@ pub fn configure_sandbox(config: JsValue, worker_env: JsValue) -> JsResult<()> {
     let namespace = crate::provider::durable_object_namespace(&worker_env, parsed.cloudflare.binding_name());
     let resolved = RuntimeConfig::resolve(&parsed, fetcher, namespace)?;
     RUNTIME.with(|r| *r.borrow_mut() = Some(Rc::new(resolved)));
+    let detached = crate::run::warm_pool::detach(|_| true);
+    wasm_bindgen_futures::spawn_local(async move {
+        if let Err(error) = crate::run::warm_pool::close_detached(detached).await {
+            RunEvents::default().report(
+                &format!("A warm pool's Box could not be closed after configureSandbox: {}", error.message()),
+                error.code(),
+            );
+        }
+    });
     Ok(())
+}
+
+/// `listWarmPools() → Array<{ name, idle, opening }>`: the warm pools of this isolate
+/// (`configureSandbox({ warmPool })`): per Definition `name`, how many Boxes wait for a Run
+/// (`idle`) and how many are being opened (`opening`). Empty without `warmPool`.
+#[wasm_bindgen(js_name = listWarmPools)]
+pub fn list_warm_pools() -> js_sys::Array {
+    crate::run::warm_pool::list()
+        .into_iter()
+        .map(|(name, idle, opening)| {
+            let item = Object::new();
+            let _ = Reflect::set(&item, &"name".into(), &name.as_str().into());
+            let _ = Reflect::set(&item, &"idle".into(), &idle.into());
+            let _ = Reflect::set(&item, &"opening".into(), &opening.into());
+            JsValue::from(item)
+        })
+        .collect()
+}
+
+/// `closeWarmPools() → Promise<number>`: closes every Box of the warm pools
+/// (`configureSandbox({ warmPool })`), waiting for the refills under way (each closes the Box it
+/// opened); resolves to how many idle Boxes were closed. The next Run of a Definition opens its
+/// own Box and fills its pool again.
+///
+/// # Errors
+/// The first close that failed (`SANDBOX_TRANSPORT_ERROR`; `SANDBOX_RUNTIME_ERROR` when a close
+/// takes over 15 s); the other Boxes are closed anyway.
+#[wasm_bindgen(js_name = closeWarmPools)]
+pub fn close_warm_pools() -> js_sys::Promise {
+    let detached = crate::run::warm_pool::detach(|_| true);
+    crate::sys::error_promise(async move { crate::run::warm_pool::close_detached(detached).await.map(JsValue::from) })
 }
 
 /// Registers `() => Promise<{ baseUrl, token }>` that starts an in-process local Box host (set by
@@ -409,6 +453,7 @@ async fn prepare_run(name: &JsValue, options: &JsValue, events: JsValue) -> Resu
             sandbox_id: call.sandbox_id,
             events,
             debug: resolved.debug,
+            warm_pool: resolved.warm_pool,
         },
     ))
 }

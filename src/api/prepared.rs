@@ -42,7 +42,8 @@ async fn list_prepared() -> vite_hub_sandbox_core::error::Result<JsValue> {
 /// digest (`listSandboxes()[i].install.digest`, 64 hex chars) in this isolate and deletes its
 /// snapshots at the provider (those this isolate took, and those found under the name
 /// `vitehub-prepared-<digest>`); resolves to how many were deleted. The next Run of that digest
-/// installs and prepares again.
+/// installs and prepares again. The warm pools of that digest are drained first (their Boxes
+/// closed).
 ///
 /// Rejects with `SANDBOX_INVALID_ARGUMENT` for a digest that is not 64 hex chars, and as
 /// [`list_prepared_projects`] for the provider's failures.
@@ -58,8 +59,11 @@ async fn drop_prepared(digest: JsValue) -> vite_hub_sandbox_core::error::Result<
         .filter(|d| d.len() == 64 && d.bytes().all(|b| b.is_ascii_hexdigit()))
         .ok_or_else(|| invalid("dropPreparedProject(digest) expects an install digest: 64 hex characters (listSandboxes()[i].install.digest)"))?
         .to_ascii_lowercase();
+    // The warm Boxes opened from it go first (closed, not left to their idle time).
+    let detached = crate::run::warm_pool::detach(|pooled| pooled == Some(digest.as_str()));
     let resolved = runtime_config()?;
     let provider = resolved.provider.as_ref().map_err(Error::to_public)?;
+    crate::run::warm_pool::close_detached(detached).await?;
     provider.ensure_ready().await?;
     let mut ids = forget(&digest);
     ids.extend(provider.list_prepared(Some(&prepared_name(&digest))).await?.into_iter().map(|(id, _, _)| id));

@@ -7,7 +7,8 @@
 //! { status(status: 'running' | 'stopped' | 'failed'): void,
 //!   log(stream: 'stdout' | 'stderr', data: string): void,
 //!   background(work: Promise<void>): void,   // e.g. a Worker's waitUntil
-//!   report(message: string, code: string): void }  // a failure after the Response (the Box's close), its SANDBOX_* code
+//!   report(message: string, code: string): void,  // a failure after the Response (the Box's close), its SANDBOX_* code
+//!   notice(message: string): void }  // news for the user that is not this Run's failure (a warm pool's refill failed)
 //! ```
 //! Each method is optional; a method that throws is ignored (the Run goes on). Without a
 //! `report`, a late failure goes to `console.warn`.
@@ -36,6 +37,14 @@ thread_local! {
 /// ended before the Box is given back).
 pub fn set_keep_alive(hook: Option<Function>) {
     KEEP_ALIVE.with(|k| *k.borrow_mut() = hook);
+}
+
+/// Hands `work` to the isolate's keep-alive hook only ([`set_keep_alive`]): work that outlives a
+/// Run but is not its own (a warm pool's refill), so no Run's handle waits for it.
+pub fn keep_alive(work: &Promise) {
+    if let Some(hook) = KEEP_ALIVE.with(|k| k.borrow().clone()) {
+        let _ = hook.call1(&JsValue::UNDEFINED, work);
+    }
 }
 
 /// The status of a Run, as its handle shows it.
@@ -106,14 +115,27 @@ impl RunEvents {
         }
     }
 
+    /// News for the user that is not a failure of this Run (it never makes `closed()` reject):
+    /// to the handle's `notice` (the Run's `onLog`, as a `[vite-hub-sandbox]` stderr line), else
+    /// `console.warn`.
+    pub fn notice(&self, message: &str) {
+        if self.has("notice") {
+            self.call("notice", &[JsValue::from_str(message)]);
+        } else {
+            console_warn(&format!("[vite-hub-sandbox] {message}"));
+        }
+    }
+
+    fn has(&self, method: &str) -> bool {
+        self.sink
+            .as_ref()
+            .is_some_and(|sink| Reflect::get(sink, &JsValue::from_str(method)).is_ok_and(|f| f.is_function()))
+    }
+
     /// A failure after the Response was given, with its code: to the handle's `report`, else
     /// `console.warn`.
     pub fn report(&self, message: &str, code: ErrorCode) {
-        let has_report = self
-            .sink
-            .as_ref()
-            .is_some_and(|sink| Reflect::get(sink, &JsValue::from_str("report")).is_ok_and(|f| f.is_function()));
-        if has_report {
+        if self.has("report") {
             self.call("report", &[JsValue::from_str(message), JsValue::from_str(code.as_str())]);
         } else {
             console_warn(&format!("[vite-hub-sandbox] {message}"));

@@ -96,6 +96,9 @@ pub struct Lease {
     kept: Option<String>,
     /// A kept Box an earlier Run opened (not this one).
     reused: bool,
+    /// A warm pool's Box ([`crate::run::warm_pool`]): the Definition's files and the harness
+    /// are written, the Run writes only its input.
+    warm: bool,
 }
 
 fn key(provider: &dyn Provider, id: &str) -> String {
@@ -181,7 +184,7 @@ pub async fn acquire(
     let Some(id) = sandbox_id.filter(|_| !provider.keeps_boxes()) else {
         let session: Rc<dyn BoxSession> = Rc::from(provider.open(spec, signal).await?);
         let run_dir = session.cwd().to_owned();
-        return Ok(Lease { session, run_dir, kept: None, reused: false });
+        return Ok(Lease { session, run_dir, kept: None, reused: false, warm: false });
     };
     let key = key(provider, id);
     take_turn(&key, signal).await.map_err(|e| e.with_provider(provider.kind()))?;
@@ -198,7 +201,7 @@ pub async fn acquire(
             }
         },
     };
-    Ok(Lease { run_dir: kept_run_dir(session.as_ref())?, session, kept: Some(key), reused })
+    Ok(Lease { run_dir: kept_run_dir(session.as_ref())?, session, kept: Some(key), reused, warm: false })
 }
 
 /// A new Run directory in kept Box `session`: `<cwd>/.vite-hub-runs/<32 hex>`.
@@ -228,23 +231,41 @@ async fn replace_kept(
 }
 
 impl Lease {
+    /// The Run's own Box, taken from a warm pool (closed after the Run like any Box of its own).
+    pub fn warm(session: Rc<dyn BoxSession>) -> Lease {
+        Lease { run_dir: session.cwd().to_owned(), session, kept: None, reused: false, warm: true }
+    }
+
+    /// Whether the Box came from a warm pool with the Definition's files and harness written.
+    pub fn is_warm(&self) -> bool {
+        self.warm
+    }
+
     /// Whether this is a kept Box (`sandboxId`), not the Run's own.
     pub fn is_kept(&self) -> bool {
         self.kept.is_some()
     }
 
     /// Whether `error` of this Run's first request says its kept Box, opened by an earlier Run,
-    /// is gone (the provider stopped it: its host restarted, its lifetime ended): the Run may
-    /// [`Self::renew`] it once and start again.
+    /// or its warm pool's Box is gone (the provider stopped it: its host restarted, its lifetime
+    /// ended): the Run may [`Self::renew`] it once and start again.
     pub fn kept_box_vanished(&self, error: &Error) -> bool {
-        self.reused && self.session.vanished(error)
+        (self.reused || self.warm) && self.session.vanished(error)
     }
 
-    /// Replaces a vanished kept Box with a new one (and a new Run directory in it).
+    /// Replaces a vanished kept Box with a new one (and a new Run directory in it), or a vanished
+    /// warm Box with a Box of the Run's own (`spec`, empty: the Run stages everything).
     ///
     /// # Errors
     /// Those of [`Provider::open`]; the Lease still holds its turn and is released as usual.
     pub async fn renew(&mut self, provider: &dyn Provider, spec: &BoxSpec, signal: Option<&AbortSignal>) -> Result<()> {
+        if self.warm {
+            let gone = std::mem::replace(&mut self.session, Rc::from(provider.open(spec, signal).await?));
+            let _ = gone.close().await;
+            self.run_dir = self.session.cwd().to_owned();
+            self.warm = false;
+            return Ok(());
+        }
         let Some(key) = self.kept.clone() else { return Ok(()) };
         self.session = replace_kept(provider, spec, &key, Some(self.session.clone()), signal).await?;
         self.run_dir = kept_run_dir(self.session.as_ref())?;

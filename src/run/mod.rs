@@ -23,6 +23,8 @@ pub mod reply;
 pub mod signal;
 #[cfg(target_arch = "wasm32")]
 pub mod stage;
+#[cfg(target_arch = "wasm32")]
+pub mod warm_pool;
 
 #[cfg(target_arch = "wasm32")]
 pub use orchestration::{run_definition, RunOptions};

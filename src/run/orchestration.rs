@@ -1,11 +1,13 @@
 //! The order of a Run and what bounds it: encode the input (before any provider request), make
-//! the provider ready (`host`), take a Box (`box`: its own, or a kept one, [`lease`]), then
-//! stage, install and exec under the deadline, following the entry's output live
-//! ([`follow`]); answer as soon as the result is known ([`reply`]: a returned Response at its
-//! head, anything else once the command exited), and only then give the Box back, bounded by
-//! [`RELEASE_DEADLINE_MS`], reporting a failure there through the Run's handle ([`events`]).
+//! the provider ready (`host`), take a Box (`box`: its own, a kept one, [`lease`], or a warm
+//! one, [`warm_pool`]), then stage, install and exec under the deadline, following the entry's
+//! output live ([`follow`]); answer as soon as the result is known ([`reply`]: a returned
+//! Response at its head, anything else once the command exited), and only then give the Box
+//! back, bounded by [`RELEASE_DEADLINE_MS`], reporting a failure there through the Run's handle
+//! ([`events`]), and top up the Definition's warm pool.
 //!
 //! [`lease`]: crate::run::lease
+//! [`warm_pool`]: crate::run::warm_pool
 //! [`follow`]: crate::run::follow
 //! [`reply`]: crate::run::reply
 //! [`events`]: crate::run::events
@@ -26,7 +28,7 @@ use crate::run::prepared::{install_desc, kept_fingerprint, record_kept_fingerpri
 use crate::run::recover::{recover_result, Exited};
 use crate::run::reply::Reply;
 use crate::run::signal::RunSignal;
-use crate::run::stage::{box_path, encode_input, harness_files, project_files, stage_files, Input};
+use crate::run::stage::{box_path, encode_input, harness_files, input_files, project_files, stage_files, Input};
 use crate::server_timing::ServerTiming;
 use vite_hub_sandbox_core::command::Command;
 use vite_hub_sandbox_core::definition::Definition;
@@ -36,6 +38,7 @@ use vite_hub_sandbox_core::provider_kind::ProviderKind;
 use vite_hub_sandbox_core::run::install::{
     fingerprint_in, install_command, install_failure, kept_desc, kept_dir, kept_install, kept_outcome,
 };
+use vite_hub_sandbox_core::run::warm_pool::WarmPool;
 use vite_hub_sandbox_core::transfer::TransferLimits;
 
 /// What a Run needs besides the Definition and the payload.
@@ -55,6 +58,8 @@ pub struct RunOptions {
     pub events: RunEvents,
     /// Whether a handler error's Response keeps the thrown `stack` (`configureSandbox({ debug })`).
     pub debug: bool,
+    /// `configureSandbox({ warmPool })` when it keeps Boxes ([`crate::run::warm_pool`]).
+    pub warm_pool: Option<WarmPool>,
 }
 
 /// What the bounded part of a Run produced.
@@ -121,7 +126,7 @@ fn timed_out(error: Error, run_signal: &RunSignal, definition: &Definition, prov
     }
 }
 
-async fn run(definition: &Definition, payload: &JsValue, options: &RunOptions, reply: &Reply) {
+async fn run(definition: &Rc<Definition>, payload: &JsValue, options: &RunOptions, reply: &Reply) {
     let mut timing = ServerTiming::start();
     let events = &options.events;
     let provider = options.provider.kind();
@@ -176,14 +181,24 @@ async fn run(definition: &Definition, payload: &JsValue, options: &RunOptions, r
     };
     // The Definition timeout covers taking the Box too (a provider that never answers its create).
     run_signal.start_deadline(definition.timeout_ms);
-    let leased = Box::pin(acquire(
-        options.provider.as_ref(),
-        &spec,
-        options.sandbox_id.as_deref(),
-        definition.timeout_ms,
-        Some(&signal),
-    ))
-    .await;
+    // A Run of its own Box (no `sandboxId`) that does not prepare the project takes a warm one.
+    let pool = options.warm_pool.filter(|_| options.sandbox_id.is_none());
+    let warm = pool
+        .filter(|_| !prepared.as_ref().is_some_and(Prepared::owner))
+        .and_then(|pool| crate::run::warm_pool::take(definition, pool, events));
+    let leased = match warm {
+        Some(session) => Ok(Lease::warm(session)),
+        None => {
+            Box::pin(acquire(
+                options.provider.as_ref(),
+                &spec,
+                options.sandbox_id.as_deref(),
+                definition.timeout_ms,
+                Some(&signal),
+            ))
+            .await
+        }
+    };
     timing.mark("box");
     let mut lease = match leased {
         Ok(lease) => lease,
@@ -247,8 +262,16 @@ async fn run(definition: &Definition, payload: &JsValue, options: &RunOptions, r
             Err(error) => answer_error(reply, events, &error, &timing),
         }
     }
-    // The Response is out: the Box is given back, bounded, and a failure reported (never dropped).
+    // The Response is out. The warm pool is topped up (in the background), and the Box is given
+    // back, bounded, and a failure reported (never dropped).
     drop(prepared);
+    pool.into_iter().for_each(|pool: WarmPool| {
+        let ready = definition
+            .install
+            .as_ref()
+            .and_then(|plan| crate::run::prepared::ready_id(options.provider.as_ref(), &plan.digest));
+        crate::run::warm_pool::refill(&options.provider, definition, pool, ready);
+    });
     if let Err(error) = stop_within(RELEASE_DEADLINE_MS, Box::pin(lease.release(cut))).await {
         // The message names what failed (the Box's stop, the removal of the Run's folder from a
         // kept Box, its destroy): a kept Box is not stopped at all.
@@ -287,9 +310,20 @@ async fn attempt(
     // Definition's own install scripts never see them (run::stage::harness_files).
     let installs = definition.install.is_some() && session.prepared() != PreparedStart::Restored;
     timing.begin("stage");
-    let staged = if installs { project_files(run_dir, definition) } else { stage_files(run_dir, definition, input) };
+    // A warm Box holds the Definition's files and the harness already: the Run writes its input.
+    let staged = if lease.is_warm() {
+        input_files(run_dir, input)
+    } else if installs {
+        project_files(run_dir, definition)
+    } else {
+        stage_files(run_dir, definition, input)
+    };
     session.stage_files(&staged, signal).await.map_err(|e| e.with_operation(Operation::Stage))?;
     timing.mark("stage");
+    if lease.is_warm() {
+        // Only once the warm Box answered: a gone one is replaced, and that Box is not warm.
+        timing.describe("box", "warm");
+    }
     if let Some(plan) = &definition.install {
         if !installs {
             if !sealed {

@@ -129,6 +129,15 @@ pub fn forget(digest: &str) -> Vec<String> {
     })
 }
 
+/// The id of the prepared project of `digest` on `provider` when this isolate knows it ready
+/// (what a warm pool opens its Boxes from, [`crate::run::warm_pool`]); `None` otherwise.
+pub fn ready_id(provider: &dyn Provider, digest: &str) -> Option<String> {
+    match entry(&format!("{}:{digest}", provider.kind().as_str())) {
+        Some(Entry::Ready(id)) => Some(id),
+        _ => None,
+    }
+}
+
 /// One Run's use of the prepared project of its install digest.
 #[derive(Debug)]
 pub struct Prepared {

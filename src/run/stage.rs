@@ -104,10 +104,21 @@ pub fn project_files(cwd: &str, definition: &Definition) -> Vec<BoxFile> {
 /// the install runs the Definition's own scripts (`postinstall`), which could otherwise read the
 /// nonce or replace the harness and so forge the Run's result frames.
 pub fn harness_files(cwd: &str, input: &Input) -> Vec<BoxFile> {
-    let mut files = vec![
-        BoxFile { path: under(cwd, paths::HARNESS_FILE), bytes: HARNESS_SOURCE.as_bytes().to_vec(), mode: 0o644 },
-        BoxFile { path: under(cwd, paths::INPUT_FILE), bytes: input.json.clone(), mode: 0o600 },
-    ];
+    let mut files = vec![harness_file(cwd)];
+    files.extend(input_files(cwd, input));
+    files
+}
+
+/// The harness alone, path relative to the Box root: what a warm pool's Box gets with the
+/// Definition's files ([`crate::run::warm_pool`]).
+pub fn harness_file(cwd: &str) -> BoxFile {
+    BoxFile { path: under(cwd, paths::HARNESS_FILE), bytes: HARNESS_SOURCE.as_bytes().to_vec(), mode: 0o644 }
+}
+
+/// The input envelope (with the Run's nonce) and its sidecars (mode 0600), paths relative to the
+/// Box root: all a Run on a warm pool's Box writes.
+pub fn input_files(cwd: &str, input: &Input) -> Vec<BoxFile> {
+    let mut files = vec![BoxFile { path: under(cwd, paths::INPUT_FILE), bytes: input.json.clone(), mode: 0o600 }];
     for sidecar in &input.sidecars {
         files.push(BoxFile {
             path: under(cwd, &format!("{}.files/{}", paths::INPUT_FILE, sidecar.id)),

@@ -14,6 +14,7 @@ use crate::provider::local::LocalOptions;
 use crate::provider::vercel::VercelOptions;
 use crate::provider::ProviderSettings;
 use crate::provider_kind::ProviderKind;
+use crate::run::warm_pool::WarmPool;
 use crate::transfer::TransferLimits;
 
 /// Every env variable the core reads: `NODE_ENV`, `SANDBOX_PROVIDER` and the providers' own
@@ -33,7 +34,8 @@ pub fn env_names() -> Vec<&'static str> {
 ///   vercel?: { token?, teamId?, projectId?, baseUrl?, networkPolicy? },
 ///   local?: { baseUrl?, token?, networkPolicy?, isolation?, parked?: { size?, idleMs? } },
 ///   cloudflare?: { binding?, sandboxId?, sleepAfter?, keepAlive?, normalizeId? },
-///   transfer?: Partial<TransferLimits>, env?: Record<string, string>, debug?: boolean }
+///   transfer?: Partial<TransferLimits>, env?: Record<string, string>, debug?: boolean,
+///   warmPool?: { size?, idleMs? } | null }
 /// ```
 /// (`onLog`, a function, is the glue's: `configureSandbox` checks it and keeps it out of this.)
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -62,6 +64,8 @@ pub struct SandboxConfig {
     /// Whether a handler error's Response keeps the thrown error's `stack` (`details.stack`).
     /// Default `false`: the Response keeps its `message` and `name` only (what production sends).
     pub debug: Option<bool>,
+    /// Boxes opened ahead per Definition ([`WarmPool`]); unset or `null`: none.
+    pub warm_pool: Option<WarmPool>,
 }
 
 /// Partial [`TransferLimits`]. Each value is read as any JSON value and checked by
@@ -205,6 +209,7 @@ impl SandboxConfig {
                     "cloudflare" => CloudflareOptions::deserialize(section).map(drop),
                     "transfer" => TransferOverrides::deserialize(section).map(drop),
                     "env" => EnvMap::deserialize(section).map(drop),
+                    "warmPool" => Option::<WarmPool>::deserialize(section).map(drop),
                     _ => Ok(()),
                 };
                 checked.map_err(|error| format!("{key}: {error}"))?;
@@ -605,8 +610,19 @@ mod tests {
         let message = |config: serde_json::Value| SandboxConfig::from_value(&config).unwrap_err();
         assert_eq!(
             message(json!({"provder": "vercel"})),
-            "unknown field `provder`, expected one of `provider`, `production`, `vercel`, `local`, `cloudflare`, `transfer`, `env`, `debug`"
+            "unknown field `provder`, expected one of `provider`, `production`, `vercel`, `local`, `cloudflare`, `transfer`, `env`, `debug`, `warmPool`"
         );
+        for (pool, words) in [
+            (json!({"size": 17}), "warmPool: warmPool.size is 17; it must be an integer from 0 to 16"),
+            (json!({"idleMs": 10}), "warmPool: warmPool.idleMs is 10; it must be an integer from 1000 to 3600000 ms"),
+            (json!({"sise": 1}), "warmPool: unknown field `sise`, expected `size` or `idleMs`"),
+            (json!(2), "warmPool: invalid type: integer `2`, expected struct WarmPoolOption"),
+        ] {
+            assert_eq!(message(json!({"warmPool": pool})), words);
+        }
+        let pooled = SandboxConfig::from_value(&json!({"warmPool": {"size": 2, "idleMs": 5000}})).unwrap();
+        assert_eq!(pooled.warm_pool, Some(WarmPool { size: 2, idle_ms: 5000 }));
+        assert_eq!(SandboxConfig::from_value(&json!({"warmPool": null})).unwrap().warm_pool, None);
         assert_eq!(message(json!({"vercel": {"token": 5}})), "vercel: invalid type: integer `5`, expected a string");
         assert!(message(json!({"cloudflare": {"bindings": "B"}})).starts_with("cloudflare: unknown field `bindings`"));
         assert!(message(json!({"local": {"isolation": "docker"}})).starts_with("local: unknown variant `docker`"));

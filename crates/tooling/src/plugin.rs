@@ -186,6 +186,28 @@ mod tests {
     }
 
     #[test]
+    fn warm_pool_is_read_and_checked_per_layer() {
+        let resolved =
+            resolve_plugin_config(&json!({"warmPool": {"size": 2}}), &json!({"warmPool": {"idleMs": 5000}}), &env(&[]))
+                .unwrap();
+        assert_eq!(resolved.config["warmPool"], json!({"size": 2, "idleMs": 5000}));
+        let error = resolve_plugin_config(&json!({"warmPool": {"size": 17}}), &Value::Null, &env(&[])).unwrap_err();
+        assert_eq!(error.code(), ErrorCode::InvalidArgument);
+        assert_eq!(
+            error.message(),
+            "invalid sandbox options in hubSandbox(options): warmPool: warmPool.size is 17; it must be an integer from 0 to 16"
+        );
+        let error = resolve_plugin_config(&Value::Null, &json!({"warmPool": {"idle": 1}}), &env(&[])).unwrap_err();
+        assert!(
+            error.message().starts_with(
+                "invalid sandbox options in the Vite config key `sandbox`: warmPool: unknown field `idle`"
+            ),
+            "{}",
+            error.message()
+        );
+    }
+
+    #[test]
     fn vite_key_overrides_plugin_options_deeply() {
         let resolved = resolve_plugin_config(
             &json!({"provider": "local", "vercel": {"baseUrl": "https://a.example"}, "transfer": {"maxDepth": 8}}),

@@ -120,6 +120,7 @@ fn prepare(
         sandbox_id: options.sandbox_id.clone(),
         events: RunEvents::new(background.events_handle()),
         debug: runtime.debug,
+        warm_pool: runtime.warm_pool,
     };
     Ok((definition, payload, run_options))
 }
