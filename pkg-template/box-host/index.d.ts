@@ -93,20 +93,31 @@ export interface BoxHostOptions {
    */
   shareHostNetwork?: boolean;
   /**
-   * Live Boxes at most (default 64). A create beyond waits in a FIFO queue for a Box to stop;
-   * it answers 503 `{"error":{"code":"capacity"}}` (the runtime's SANDBOX_PROVIDER_UNAVAILABLE)
-   * when `maxQueued` creates already wait or after `maxQueueWaitMs`.
+   * Live Boxes at most, spares included (default 64). A create beyond waits in a FIFO queue for
+   * a Box to stop, as long as its own `timeout` (the Box's lifetime, ms; default 300000) allows
+   * or until its client goes away: a Run waits as long as its own timeout and signal allow. It
+   * answers 503 `{"error":{"code":"capacity"}}` (the runtime's SANDBOX_PROVIDER_UNAVAILABLE) only
+   * when `maxQueued` creates already wait, or after `maxQueueWaitMs` when that is set.
    */
   maxBoxes?: number;
-  /** Creates that may wait for a Box slot at once (default 1024). */
+  /** Creates that may wait for a Box slot at once (default 1024); the next one is refused at once (503 `capacity`, its message says so). */
   maxQueued?: number;
-  /** Longest a create waits for a Box slot, in ms (default 120000). */
+  /** Longest a create waits for a Box slot, in ms (integer 0–2147483647); default: none but the create's own `timeout`. */
   maxQueueWaitMs?: number;
   /**
-   * The sum of the memory limits of all live Boxes, in bytes (each Box counts `vcpus × 2048` MiB,
-   * its session's `memory`); a create past it waits in the same queue as at `maxBoxes`, and one
-   * Box larger than it is refused at once (503 `capacity`, SANDBOX_PROVIDER_UNAVAILABLE).
-   * Default: this machine's memory (`os.totalmem()`), at least one default Box (4 GiB).
+   * What each Box counts against `maxTotalMemoryBytes`, in bytes: what it is expected to use,
+   * not its limit. Default 536870912 (512 MiB); integer from
+   * 1048576 (1 MiB) to 1099511627776 (1 TiB), else TypeError. A Box whose memory limit is smaller
+   * counts its limit. The limit itself (`vcpus × 2048` MiB, the session's `memory`) still
+   * applies through the Box's cgroup: a Box past it is killed, whatever its request. A spare
+   * Box (`parked`) counts 32 MiB (above what an idle one uses) until a create takes it.
+   */
+  memoryRequestBytes?: number;
+  /**
+   * The sum of the memory requests of all live Boxes and spares, in bytes (`memoryRequestBytes`
+   * each); a create past it waits in the same queue as at `maxBoxes`, and one Box larger than it
+   * is refused at once (503 `capacity`, SANDBOX_PROVIDER_UNAVAILABLE). Default: this machine's
+   * memory (`os.totalmem()`), at least one Box's request.
    */
   maxTotalMemoryBytes?: number;
   /**
@@ -127,11 +138,12 @@ export interface BoxHostOptions {
    * the default shape (no env, the default network policy, resources and work directory) takes
    * one, and its first command, when it is a Run's harness, becomes that process instead of
    * starting Node (about 45 ms on a 2-core Xeon). Each spare serves one Box and its process one
-   * command, so Boxes share nothing more than without it. Spares hold Box slots (`maxBoxes`,
-   * `maxTotalMemoryBytes`) and give them up to a create that needs the room; each costs a Node
-   * process (about 40 MB). `size`: spares kept (integer 0–16, default 2; 0 turns parking off);
-   * `idleMs`: a spare unused that long is retired and not replaced until a Box stops again
-   * (integer ms 1–3600000, default 300000). Bad values throw TypeError naming the key.
+   * command, so Boxes share nothing more than without it. Spares hold Box slots (`maxBoxes`;
+   * 32 MiB each of `maxTotalMemoryBytes`, above what an idle one uses) and give them up to a
+   * create that needs the room. `size`: spares kept (integer 0–16, default 2; 0 turns parking off);
+   * `idleMs`: a spare unused that long is retired and not replaced until a Box of the spares'
+   * shape stops again (integer ms 1–3600000, default 300000). Bad values throw TypeError naming
+   * the key. `parked().limitedBy` says why fewer than `size` are ready.
    */
   parked?: { size?: number; idleMs?: number };
   /**
@@ -166,6 +178,18 @@ export interface BoxHostCounters {
   requests: Record<string, number>;
   total: number;
 }
+
+/** Why a host keeps fewer spares than `parked.size` (see `BoxHost.parked`). */
+export type ParkedLimit =
+  | 'making'
+  | 'taken'
+  | 'idle'
+  | 'queue'
+  | 'maxBoxes'
+  | 'memory'
+  | 'error'
+  | 'isolation'
+  | 'network';
 
 export interface BoxHost {
   /** e.g. `http://127.0.0.1:41234`; clients append `/v3/sandboxes` etc. (an `/api` prefix is also accepted). */
@@ -203,9 +227,22 @@ export interface BoxHost {
    * The parked Node processes: `size` and `idleMs` (the option in force; `size` 0 when parking is
    * off or the host has no bubblewrap), `ready` (spares waiting now), `handedOver` (Boxes whose
    * first command was a parked process, counted when they stopped), `lastError` (why the last
-   * spare could not be made, or null).
+   * spare could not be made, or null), `limitedBy`: why fewer than the `parked.size` asked for
+   * are ready, or null when all are (or none was asked for): 'making' (on their way), 'taken'
+   * (creates took them; made again when those Boxes stop), 'idle' (retired after `idleMs` unused;
+   * made again when a Box of their shape stops), 'queue' (creates wait for Box slots: spares never
+   * take one, and give theirs up), 'maxBoxes' (every Box slot is taken), 'memory'
+   * (`maxTotalMemoryBytes` is spent), 'error' (see `lastError`), 'isolation' (no bubblewrap
+   * here), 'network' (production refuses the spares' `allow-all` Boxes without a Box network).
    */
-  parked(): { size: number; idleMs: number; ready: number; handedOver: number; lastError: string | null };
+  parked(): {
+    size: number;
+    idleMs: number;
+    ready: number;
+    handedOver: number;
+    lastError: string | null;
+    limitedBy: ParkedLimit | null;
+  };
   /**
    * The start-up sweep of `boxRoot`: every `vite-hub-box-<pid>-XXXXXX` directory of this user whose
    * `pid` is gone (`kill(pid, 0)` gives ESRCH) is removed; live pids (EPERM counts as live),

@@ -4,8 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { DEFAULT_DISK_BYTES } from './engine/box-disk.mjs';
-import { boxMemoryBytes } from './engine/box.mjs';
-import { DEFAULT_MAX_QUEUED, DEFAULT_MAX_QUEUE_WAIT_MS } from './engine/box-queue.mjs';
+import { DEFAULT_MAX_QUEUED, DEFAULT_MEMORY_REQUEST_BYTES } from './engine/box-queue.mjs';
 import { CloudflareContainers } from './protocols/cloudflare-containers.mjs';
 import { RequestCounters } from './server/counters.mjs';
 import { hostFeatures, resolveIsolation, syscallFilter } from './engine/isolation.mjs';
@@ -25,13 +24,15 @@ export function defaultStateDir() {
 }
 
 /**
- * The default total of Box memory limits a host admits at once: this machine's memory (never
- * more than it has), but at least one default Box (4 GiB), so creates queue instead of promising
- * 64 × 4 GiB on a 16 GiB laptop.
+ * The default total of Box memory requests a host admits at once: this machine's memory, but at
+ * least one Box of `memoryRequestBytes`.
  */
-export function defaultMaxTotalMemoryBytes() {
-  return Math.max(os.totalmem(), boxMemoryBytes());
+export function defaultMaxTotalMemoryBytes(memoryRequestBytes = DEFAULT_MEMORY_REQUEST_BYTES) {
+  return Math.max(os.totalmem(), memoryRequestBytes);
 }
+
+/** Smallest and largest `memoryRequestBytes` (1 MiB, 1 TiB). */
+const MEMORY_REQUEST_RANGE = [1024 ** 2, 1024 ** 4];
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
 
@@ -63,7 +64,10 @@ export async function startBoxHost(options = {}) {
     diskBytes = DEFAULT_DISK_BYTES,
     production = process.env.NODE_ENV === 'production',
     shareHostNetwork = false,
-    maxTotalMemoryBytes = defaultMaxTotalMemoryBytes(),
+    memoryRequestBytes = DEFAULT_MEMORY_REQUEST_BYTES,
+    maxTotalMemoryBytes = defaultMaxTotalMemoryBytes(
+      Number.isSafeInteger(memoryRequestBytes) ? memoryRequestBytes : DEFAULT_MEMORY_REQUEST_BYTES,
+    ),
   } = options;
   // Native Windows has none of the process, namespace and file tools a Box needs: WSL 2 has them.
   if (process.platform === 'win32') {
@@ -71,7 +75,7 @@ export async function startBoxHost(options = {}) {
       'the local Box host needs Linux or macOS: on Windows, run the app in WSL 2 (wsl --install), or configure the vercel or cloudflare provider',
     );
   }
-  const { maxQueued = DEFAULT_MAX_QUEUED, maxQueueWaitMs = DEFAULT_MAX_QUEUE_WAIT_MS } = options;
+  const { maxQueued = DEFAULT_MAX_QUEUED, maxQueueWaitMs } = options;
   const cors = corsPolicy(allowOrigins);
   const parked = parkedOption(options.parked);
   if (!LOOPBACK.has(host)) throw new TypeError(`host must be 127.0.0.1, localhost or ::1, got ${JSON.stringify(host)}`);
@@ -90,10 +94,21 @@ export async function startBoxHost(options = {}) {
     throw new TypeError('maxSnapshotBytes must be a positive integer of bytes');
   if (!Number.isSafeInteger(diskBytes) || diskBytes < 1024 * 1024)
     throw new TypeError('diskBytes must be an integer number of bytes, at least 1 MiB');
+  if (
+    !Number.isSafeInteger(memoryRequestBytes) ||
+    memoryRequestBytes < MEMORY_REQUEST_RANGE[0] ||
+    memoryRequestBytes > MEMORY_REQUEST_RANGE[1]
+  )
+    throw new TypeError(
+      `memoryRequestBytes must be an integer number of bytes from ${MEMORY_REQUEST_RANGE[0]} (1 MiB) to ${MEMORY_REQUEST_RANGE[1]} (1 TiB), got ${JSON.stringify(memoryRequestBytes)}`,
+    );
   if (!Number.isSafeInteger(maxTotalMemoryBytes) || maxTotalMemoryBytes < 1)
     throw new TypeError('maxTotalMemoryBytes must be a positive integer of bytes');
   if (!Number.isInteger(maxQueued) || maxQueued < 0) throw new TypeError('maxQueued must be a non-negative integer');
-  if (!(Number.isInteger(maxQueueWaitMs) && maxQueueWaitMs >= 0 && maxQueueWaitMs <= 2_147_483_647)) {
+  if (
+    maxQueueWaitMs !== undefined &&
+    !(Number.isInteger(maxQueueWaitMs) && maxQueueWaitMs >= 0 && maxQueueWaitMs <= 2_147_483_647)
+  ) {
     throw new TypeError('maxQueueWaitMs must be an integer number of ms from 0 to 2147483647');
   }
   // The probes (bwrap, the namespace and network tools, a tmpfs mount) are child processes: run
@@ -119,6 +134,7 @@ export async function startBoxHost(options = {}) {
     isolation: mode,
     maxBoxes,
     maxTotalMemoryBytes,
+    memoryRequestBytes,
     maxQueued,
     maxQueueWaitMs,
     features,
@@ -156,13 +172,14 @@ export async function startBoxHost(options = {}) {
     degraded: hostGaps(features, mode).length > 0,
     stateDir,
     counters: () => counters.snapshot(),
-    /** The parked Node processes (parked-boxes.mjs): what is kept, ready, used and why a spare failed. */
+    /** The parked Node processes (parked-boxes.mjs): what is kept, ready, used, why fewer are ready and why a spare failed. */
     parked: () => ({
       size: registry.parked?.size ?? 0,
       idleMs: parked.idleMs,
       ready: registry.parked?.readyCount ?? 0,
       handedOver: registry.handedOver,
       lastError: registry.parked?.lastError ?? null,
+      limitedBy: registry.parked?.limitedBy ?? (parked.size > 0 ? registry.parkingOff : null),
     }),
     resetCounters: () => counters.reset(),
     swept,

@@ -353,6 +353,9 @@ export interface SandboxConfig {
    * which a Run's harness becomes (one Run each): `size` 0–16 (default 2; 0 turns it off),
    * `idleMs` 1–3600000 before an unused one is retired (default 300000); out of range is
    * SANDBOX_INVALID_ARGUMENT. The host starts once per process with the first Run's options.
+   * A busy host queues a Run's Box until one fits: the Run waits as long as its own `timeout`
+   * and `signal` allow (then SANDBOX_TIMEOUT, or the abort), never SANDBOX_PROVIDER_UNAVAILABLE
+   * for being busy; only a queue of 1024 waiting Runs refuses more (SANDBOX_PROVIDER_UNAVAILABLE).
    */
   local?: {
     baseUrl?: string;
@@ -361,6 +364,15 @@ export interface SandboxConfig {
     networkPolicy?: 'allow-all' | 'deny-all' | { mode: 'allow-all' | 'deny-all' };
     isolation?: 'auto' | 'bubblewrap' | 'seatbelt' | 'none';
     parked?: { size?: number; idleMs?: number };
+    /**
+     * In-process host only. What each Box counts against the host's memory bound (this
+     * machine's memory), in bytes: what a Box is expected to use. Default 536870912 (512 MiB);
+     * a whole number from 1048576 (1 MiB) to 1099511627776 (1 TiB), else SANDBOX_INVALID_ARGUMENT
+     * naming `local.memoryRequestBytes`. Boxes past the bound wait in the host's queue. Each
+     * Box's memory limit (`vcpus` × 2048 MiB, enforced by its cgroup where one applies) is
+     * unchanged: a Box above its request keeps running up to its limit.
+     */
+    memoryRequestBytes?: number;
     /**
      * In-process host only. Without a Box network (no slirp4netns, or no `/dev/net/tun` this user
      * can open; always under Seatbelt), an `allow-all` Box shares this machine's network: it

@@ -23,9 +23,10 @@ let warming = null;
 // reuse; its ms become the `connect` phase of Server-Timing (`host` is the rest).
 wasm.setLocalBoxHostStarter(
   async (
-    /** @type {{ isolation?: string, parked?: object, production?: boolean, shareHostNetwork?: boolean }} */ {
+    /** @type {{ isolation?: string, parked?: object, memoryRequestBytes?: number, production?: boolean, shareHostNetwork?: boolean }} */ {
       isolation,
       parked,
+      memoryRequestBytes,
       production,
       shareHostNetwork,
     } = {},
@@ -45,7 +46,7 @@ wasm.setLocalBoxHostStarter(
       try {
         // `production` is the config's (else its env's NODE_ENV), so `production: true` refuses
         // Boxes without isolation as NODE_ENV=production does.
-        own = await startBoxHost({ isolation, parked, production, shareHostNetwork });
+        own = await startBoxHost({ isolation, parked, memoryRequestBytes, production, shareHostNetwork });
       } catch (error) {
         // Said on the server's own output too, once per reason: the Run's error reaches only the
         // client that made it, and every Run tries the start again.

@@ -101,9 +101,10 @@ test('a warm Run runs in a parked process and its entry sees what it sees in a p
 }, async () => {
   const parked = await hostWith({});
   const plain = await hostWith({ parked: { size: 0 } });
+  // Spares are made one after the other: the first is on its way (or both are ready already).
   assert.deepEqual(
-    { ...parked.parked(), ready: 0 },
-    { size: 2, idleMs: 300_000, ready: 0, handedOver: 0, lastError: null },
+    { ...parked.parked(), ready: 0, limitedBy: parked.parked().limitedBy ?? 'making' },
+    { size: 2, idleMs: 300_000, ready: 0, handedOver: 0, lastError: null, limitedBy: 'making' },
   );
   assert.ok(
     await until(() => parked.parked().ready === 2),
@@ -206,8 +207,8 @@ test('creates that a spare does not fit (env, deny-all) get Boxes of their own, 
   assert.ok(await until(() => host.parked().ready === 2), JSON.stringify(host.parked()));
 });
 
-// A host whose memory bound fits one Box (the default bound on an 8 GB machine: os.totalmem() <
-// 2 × 4 GiB) makes its spare as it starts: the Run that comes meanwhile waited in the queue while
+// A host whose bounds fit one Box (here maxBoxes 1; until Boxes counted their request instead of
+// their 4 GiB limit, the default memory bound of an 8 GB machine) makes its spare as it starts: the Run that comes meanwhile waited in the queue while
 // the spare, once ready, kept the slot (until idleMs, past the queue's wait: 503 capacity).
 test('a create that waits for a slot gets the one a spare holds, also when the spare became ready while it waited', {
   skip: NO_BWRAP,

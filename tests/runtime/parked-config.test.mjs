@@ -1,6 +1,7 @@
 // `local.parked` reaches the in-process Box host (crates/core/src/provider/local/options.rs,
 // index.node.mjs's starter): by default a Run after the host's spare Boxes are made runs in a
-// process started before it asked; `{ size: 0 }` turns that off; a bad value is named.
+// process started before it asked; `{ size: 0 }` turns that off; a bad value is named. So does
+// `local.memoryRequestBytes`.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -68,6 +69,28 @@ test('a bad local.parked number is SANDBOX_INVALID_ARGUMENT naming the key and i
       `${JSON.stringify(parked)}: ${JSON.stringify(refused[index])}`,
     );
     assert.match(refused[index].message, words);
+  }
+});
+
+test('local.memoryRequestBytes reaches the in-process host; a bad one is SANDBOX_INVALID_ARGUMENT naming the key and its range', {
+  skip: NO_BWRAP,
+}, async () => {
+  const [accepted, ...refused] = await Promise.all([
+    child({ provider: 'local', local: { memoryRequestBytes: 64 * 1024 * 1024 } }),
+    ...[5, 1048576.5, 2 ** 41, '512'].map((memoryRequestBytes) =>
+      child({ provider: 'local', local: { memoryRequestBytes } }),
+    ),
+  ]);
+  // The host started with it (startBoxHost checks it too) and ran both Runs.
+  assert.equal(typeof accepted.second, 'number', JSON.stringify(accepted));
+  for (const [index, shown] of ['5', '1048576.5', '2199023255552', '"512"'].entries()) {
+    assert.equal(refused[index].refused, 'SANDBOX_INVALID_ARGUMENT', JSON.stringify(refused[index]));
+    assert.ok(
+      refused[index].message.includes(
+        `local.memoryRequestBytes is ${shown}; it must be an integer from 1048576 to 1099511627776 bytes`,
+      ),
+      refused[index].message,
+    );
   }
 });
 

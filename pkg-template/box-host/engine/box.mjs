@@ -155,6 +155,8 @@ export class Box {
   ) {
     /** Whether a spare's parked process suits this Box's commands (the registry sets it). */
     this.fitsSpare = false;
+    /** What this Box counts against the host's memory bound, in bytes (box-queue.mjs; the registry sets it). */
+    this.chargeBytes = 0;
     this.root = root;
     /** The host uid (= gid) the Box's commands run as, when it has one of its own (box-user.mjs). */
     this.boxUid = boxUid;

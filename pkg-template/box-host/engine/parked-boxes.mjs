@@ -3,12 +3,21 @@
 // spare goes to exactly one create and its process to that Box's first command (when it is a
 // Run's harness); nothing of a spare is ever used twice, so Boxes share nothing more than before.
 //
-// Spares hold a Box slot each (box-queue.mjs: they count against `maxBoxes` and the memory
-// total) and are given up when a create needs the room. One that waited `idleMs` is retired and
-// not replaced: the pool fills when the host starts and again when a Box a spare could have
-// served stops (there is such work), so a host whose creates never fit (the Cloudflare container
-// API's `/workspace` Boxes) keeps none after the first `idleMs`. Bubblewrap hosts only (the
+// Spares hold a Box slot each (box-queue.mjs: they count against `maxBoxes`) and count against
+// the memory total by what an idle one uses (SPARE_MEMORY_BYTES), not by a Box's request; a create
+// that takes one grows its count to the create's request. They are given up when a create needs
+// the room. One that waited `idleMs` is retired and not replaced: the pool fills when the host
+// starts and again when a Box a spare could have served stops (there is such work), so a host
+// whose creates never fit (the Cloudflare container API's `/workspace` Boxes) keeps none after the
+// first `idleMs`. Why fewer than `size` are ready is kept (`limitedBy`). Bubblewrap hosts only (the
 // parked script is shown in the sandbox).
+
+/**
+ * What a spare counts against the host's memory bound (bytes): 32 MiB, above what an idle one
+ * uses (its Box cgroup's usage, measured: about 8 MiB, 6.6 MiB of it the parked Node's private
+ * memory; tests/box-host/capacity.test.mjs checks it on hosts with a memory cgroup).
+ */
+export const SPARE_MEMORY_BYTES = 32 * 1024 * 1024;
 
 /** What `startBoxHost({ parked })` defaults to: 2 spares, each retired after 5 minutes unused. */
 export const DEFAULT_PARKED = Object.freeze({ size: 2, idleMs: 300_000 });
@@ -38,10 +47,11 @@ export function parkedOption(option) {
 
 export class ParkedBoxes {
   /**
-   * `make()` resolves to a new Box with a parked process holding a slot of its own, or undefined
-   * when no slot is free; it rejects with what failed (the pool keeps the message in `lastError`).
-   * `wanted()` tells whether a create waits for a slot: a spare made meanwhile gives its slot up
-   * at once instead of keeping it from that create until `idleMs`.
+   * `make()` resolves to a new Box with a parked process holding a slot of its own, or to what
+   * kept it from one ('queue', 'maxBoxes', 'memory': box-queue.mjs `limitedBy`; 'closing'); it
+   * rejects with what failed (the pool keeps the message in `lastError`). `wanted()` tells whether
+   * a create waits for a slot: a spare made meanwhile gives its slot up at once instead of keeping
+   * it from that create until `idleMs`.
    */
   constructor({ size, idleMs, make, wanted = () => false }) {
     this.size = size;
@@ -53,6 +63,21 @@ export class ParkedBoxes {
     this.making = new Set();
     this.closed = false;
     this.lastError = null;
+    /** What ended the last round of fill() short of `size` (see `limitedBy`), or null. */
+    this.shortBy = null;
+  }
+
+  /**
+   * Why fewer than `size` spares are ready, or null when all are: 'making' (on their way), 'idle'
+   * (retired after `idleMs` unused; made again when a Box of their shape stops), 'queue' (creates
+   * wait for slots: spares never take one), 'maxBoxes' (every Box slot is taken), 'memory' (the
+   * host's memory bound is spent), 'error' (the last one failed: `lastError`), 'taken' (creates
+   * took them; made again when those Boxes stop).
+   */
+  get limitedBy() {
+    if (this.ready.length >= this.size) return null;
+    if (this.making.size > 0) return 'making';
+    return this.shortBy ?? 'taken';
   }
 
   /**
@@ -62,12 +87,19 @@ export class ParkedBoxes {
    */
   fill() {
     if (this.closed || this.making.size > 0 || this.ready.length >= this.size) return;
+    this.shortBy = null;
     const made = this.make().then(
       (box) => {
         this.making.delete(made);
-        if (box === undefined) return;
+        if (typeof box === 'string') {
+          this.shortBy = box;
+          return;
+        }
         // Held until stopped: close() waits for what is being made.
-        if (this.closed || this.wanted()) return box.stop().catch(() => {});
+        if (this.closed || this.wanted()) {
+          this.shortBy = 'queue';
+          return box.stop().catch(() => {});
+        }
         const timer = setTimeout(() => this.#retire(box), this.idleMs);
         timer.unref();
         this.ready.push({ box, timer });
@@ -76,6 +108,7 @@ export class ParkedBoxes {
       (err) => {
         this.making.delete(made);
         this.lastError = err.message;
+        this.shortBy = 'error';
       },
     );
     this.making.add(made);
@@ -106,12 +139,14 @@ export class ParkedBoxes {
     const at = this.ready.findIndex((spare) => spare.box === box);
     if (at === -1) return;
     this.ready.splice(at, 1);
+    this.shortBy = 'idle';
     box.stop().catch(() => {});
   }
 
-  /** Stops every ready spare (their slots are freed); resolves once they are stopped. */
+  /** Stops every ready spare (their slots are freed: a create needs the room); resolves once they are stopped. */
   async retireAll() {
     const spares = this.ready.splice(0);
+    if (spares.length > 0) this.shortBy = 'queue';
     await Promise.all(
       spares.map(({ box, timer }) => {
         clearTimeout(timer);

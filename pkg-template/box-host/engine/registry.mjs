@@ -1,10 +1,18 @@
 // The Box registry of one host: live Boxes by session id, a bounded memory of stopped ones (so
 // their sessions can still be described), names, and the live-Box capacity.
-import { Box, BoxRequestError, MAX_TIMER_MS, SESSION_CWD, boxMemoryBytes, checkEnv } from './box.mjs';
-import { BoxSlots, QueueRefused } from './box-queue.mjs';
+import {
+  Box,
+  BoxRequestError,
+  DEFAULT_TIMEOUT_MS,
+  MAX_TIMER_MS,
+  SESSION_CWD,
+  boxMemoryBytes,
+  checkEnv,
+} from './box.mjs';
+import { BoxSlots, DEFAULT_MEMORY_REQUEST_BYTES, QueueRefused } from './box-queue.mjs';
 import { LogBudget, outOfFds } from './command.mjs';
 import { BoxSpares, removeBoxInMakingNow } from './box-spares.mjs';
-import { ParkedBoxes } from './parked-boxes.mjs';
+import { ParkedBoxes, SPARE_MEMORY_BYTES } from './parked-boxes.mjs';
 import { executionAuthority } from './isolation.mjs';
 import { HOST_NETWORK_REACH, isolationProblem, sharesHostNetwork } from './host-probe.mjs';
 import { reachableByBoxUsers } from './box-user.mjs';
@@ -54,12 +62,16 @@ export class BoxRegistry {
    * with `shareHostNetwork` false: an `allow-all` Box that would share this machine's network
    * (no Box network here, host-probe.mjs sharesHostNetwork) is refused, unless `isolation` is
    * 'none' (plain processes, accepted explicitly with everything of this user).
+   * `memoryRequestBytes`: what each Box counts against `maxTotalMemoryBytes` (its limit when
+   * that is smaller; a spare counts SPARE_MEMORY_BYTES); `maxQueueWaitMs`: a bound on the wait
+   * of a queued create shorter than its own `timeout` (default none).
    */
   constructor({
     boxRoot,
     isolation,
     maxBoxes,
     maxTotalMemoryBytes = Infinity,
+    memoryRequestBytes = DEFAULT_MEMORY_REQUEST_BYTES,
     maxQueued,
     maxQueueWaitMs,
     features,
@@ -81,6 +93,7 @@ export class BoxRegistry {
     this.refusesHostNetwork =
       production && !shareHostNetwork && isolation !== 'none' && sharesHostNetwork(features ?? {}, isolation);
     this.maxBoxes = maxBoxes;
+    this.memoryRequestBytes = memoryRequestBytes;
     this.live = new Map();
     /** Boxes being created (BoxInMaking, box-spares.mjs): not live yet, removed by removeAllNow too. */
     this.making = new Set();
@@ -105,18 +118,26 @@ export class BoxRegistry {
             wanted: () => this.slots.queued > 0,
           })
         : null;
+    /**
+     * Why no spare is kept although `parked.size` asks for some: 'isolation' (no bubblewrap: the
+     * parked script is shown in the sandbox), 'network' (production refuses the spares' allow-all
+     * Boxes here), or null.
+     */
+    this.parkingOff = isolation !== 'bubblewrap' ? 'isolation' : this.refusesHostNetwork ? 'network' : null;
     this.parked?.fill();
   }
 
   /**
    * A new spare Box (no name, env or snapshot; the default network policy, resources and work
-   * directory) with a parked Node process, holding a slot of its own; undefined when no slot is
-   * free now (a spare never waits for one, nor takes one a create waits for). Its provider-side
+   * directory) with a parked Node process, holding a slot of its own that counts SPARE_MEMORY_BYTES
+   * (at most a Box's request); what kept it from one when no slot is free now (a spare never
+   * waits for one, nor takes one a create waits for: 'queue', 'maxBoxes', 'memory', 'closing'). Its provider-side
    * lifetime outlasts its idle bound by a minute, so it ends even if the pool forgot it.
    */
   async #makeParkedBox(idleMs) {
-    const memoryBytes = boxMemoryBytes();
-    if (this.closing || !this.slots.tryAcquire(memoryBytes)) return undefined;
+    if (this.closing) return 'closing';
+    const spareBytes = Math.min(SPARE_MEMORY_BYTES, this.#requestBytes());
+    if (!this.slots.tryAcquire(spareBytes)) return this.slots.limitedBy(spareBytes);
     const making = {};
     this.making.add(making);
     let box;
@@ -126,14 +147,15 @@ export class BoxRegistry {
         networkDenied: false,
         env: {},
         timeoutMs: idleMs + 60_000,
-        onStopped: () => this.slots.release(memoryBytes),
+        onStopped: () => this.slots.release(spareBytes),
       });
       making.box = box;
+      box.chargeBytes = spareBytes;
       box.park();
       return box;
     } catch (err) {
       if (box) await box.stop();
-      else this.slots.release(memoryBytes);
+      else this.slots.release(spareBytes);
       throw err;
     } finally {
       this.making.delete(making);
@@ -151,6 +173,11 @@ export class BoxRegistry {
       spares: this.spares,
       making,
     };
+  }
+
+  /** What a Box of `vcpus` counts against the memory bound: the host's request, at most its limit. */
+  #requestBytes(vcpus) {
+    return Math.min(this.memoryRequestBytes, boxMemoryBytes(vcpus));
   }
 
   /**
@@ -207,10 +234,13 @@ export class BoxRegistry {
   }
 
   /**
-   * Creates a Box from a create body. When `maxBoxes` Boxes are live, waits in FIFO order for
-   * one to stop (box-queue.mjs); 503 `capacity` when the queue is full or the wait too long.
-   * `workDir` (a Box path) is the Box's default cwd, `/vercel/sandbox` unless given; `signal`
-   * (the client went away) leaves the queue; `queue: false` refuses at once instead of waiting.
+   * Creates a Box from a create body. When `maxBoxes` Boxes are live, or their memory requests
+   * fill `maxTotalMemoryBytes`, waits in FIFO order for room (box-queue.mjs) as long as the
+   * create's `timeout` (the Box's lifetime) allows, or `maxQueueWaitMs` when shorter; 503
+   * `capacity` when the queue is full (`maxQueued`), the wait ran out, or the Box is larger than
+   * the memory bound. `workDir` (a Box path) is the Box's default cwd, `/vercel/sandbox` unless
+   * given; `signal` (the client went away) leaves the queue; `queue: false` refuses at once
+   * instead of waiting.
    * `source: { type: 'snapshot', snapshotId }` fills the work directory with a private copy of
    * that snapshot (410 `snapshot_not_found` when it is unknown or damaged); other sources are 400.
    * @param {Record<string, any>} body the create request's body
@@ -233,9 +263,19 @@ export class BoxRegistry {
     const boxEnv = checkEnv(env);
     this.#refuseTakenName(name);
     const fitsSpare = this.#fitsSpare({ denied, vcpus, boxEnv, workDir });
-    const spare = fitsSpare ? await this.parked.takeOrWait() : undefined;
-    if (spare) return this.#claim(spare, { name, timeout, snapshotId });
-    const memoryBytes = boxMemoryBytes(vcpus);
+    const memoryBytes = this.#requestBytes(vcpus);
+    // Nobody waits: the ready spare (or the one on its way) becomes this Box, its slot counted
+    // at this create's request from now on, when that much more fits.
+    if (fitsSpare && this.slots.queued === 0) {
+      const spare = await this.parked.takeOrWait();
+      if (spare && this.slots.tryGrow(memoryBytes - spare.chargeBytes)) {
+        const box = await this.#claim(spare, { name, timeout, snapshotId, memoryBytes });
+        this.#refillAfterIdle();
+        return box;
+      }
+      // No room for it to grow (others came first): its slot goes back, this create queues.
+      if (spare) await spare.stop();
+    }
     // Spares give their slots up to a create that needs the room.
     if (this.parked?.readyCount > 0 && !this.slots.hasRoom(memoryBytes)) await this.parked.retireAll();
     try {
@@ -243,10 +283,10 @@ export class BoxRegistry {
         if (!this.slots.tryAcquire(memoryBytes))
           throw new QueueRefused(
             'full',
-            `the local Box host already runs ${this.slots.used} Boxes (at most ${this.maxBoxes}, ${this.slots.maxBytes} bytes of memory limits in all)`,
+            `the local Box host already runs ${this.slots.used} Boxes (at most ${this.maxBoxes}, ${this.slots.usedBytes} of ${this.slots.maxBytes} bytes of memory requests in all)`,
           );
       } else {
-        const granted = this.slots.acquire(signal, memoryBytes);
+        const granted = this.slots.acquire(signal, memoryBytes, timeout ?? DEFAULT_TIMEOUT_MS);
         // Waiting: a spare made ready since the check above (while retireAll ran) gives its slot
         // up too, as do those still being made once they are ready (ParkedBoxes `wanted`).
         if (this.slots.queued > 0) void this.parked?.retireAll();
@@ -256,6 +296,13 @@ export class BoxRegistry {
       if (err instanceof QueueRefused) throw new BoxRequestError(503, 'capacity', err.message);
       throw err;
     }
+    // Granted in turn: a spare ready now serves it, and the slot the spare held is freed.
+    const late = fitsSpare ? this.parked.take() : undefined;
+    if (late) {
+      this.slots.release(late.chargeBytes);
+      return this.#claim(late, { name, timeout, snapshotId, memoryBytes });
+    }
+    if (fitsSpare) this.#refillAfterIdle();
     let created = false;
     const making = {};
     this.making.add(making);
@@ -275,6 +322,7 @@ export class BoxRegistry {
       });
       making.box = box;
       box.fitsSpare = fitsSpare;
+      box.chargeBytes = memoryBytes;
       if (this.closing) {
         // stopAll() began while this Box was being made: it is not live and nobody else stops it.
         await box.stop();
@@ -297,13 +345,28 @@ export class BoxRegistry {
     }
   }
 
-  /** A create that took spare Box `box` (its slot with it): it becomes live under the create's name, lifetime and snapshot. */
-  async #claim(box, { name, timeout, snapshotId }) {
+  /**
+   * Work of the spares' shape came after they were retired unused (`idleMs`): they are made again
+   * now, beside this create's Box, so the Runs that follow find them ready (a pool short for any
+   * other reason fills when such a Box stops, #forget, not taking CPU from the Runs).
+   */
+  #refillAfterIdle() {
+    if (this.parked?.shortBy === 'idle') this.parked.fill();
+  }
+
+  /**
+   * A create that took spare Box `box` (its slot with it, now counting `memoryBytes`): it becomes
+   * live under the create's name, lifetime and snapshot.
+   */
+  async #claim(box, { name, timeout, snapshotId, memoryBytes }) {
+    box.chargeBytes = memoryBytes;
     // Checked again: the create may have waited for the spare.
     try {
       this.#refuseWhenClosing();
       this.#refuseTakenName(name);
     } catch (err) {
+      // The slot now counts the create's request, not a spare's.
+      box.onStopped = () => this.slots.release(memoryBytes);
       await box.stop();
       throw err;
     }
@@ -346,7 +409,7 @@ export class BoxRegistry {
   }
 
   #forget(box) {
-    if (this.live.delete(box.id)) this.slots.release(box.memoryBytes);
+    if (this.live.delete(box.id)) this.slots.release(box.chargeBytes);
     if (box.handedOver) this.handedOver += 1;
     // Work a spare could serve came: the spares used or retired meanwhile are made anew, now that
     // this Box's work is done (making one while a Run runs would take CPU from it).

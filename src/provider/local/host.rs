@@ -38,10 +38,10 @@ thread_local! {
     static STARTED: RefCell<Option<js_sys::Promise>> = const { RefCell::new(None) };
 }
 
-/// Registers the function that starts an in-process host: `({ isolation, parked?, production,
-/// shareHostNetwork }) => Promise<{ baseUrl, token, connectMs? }>` ([`InProcessHost`]:
-/// `local.isolation`, `"auto"` when unset, `local.parked`, the config's production flag and
-/// `local.shareHostNetwork`; `connectMs`: ms of the first request the starter sent to the
+/// Registers the function that starts an in-process host: `({ isolation, parked?,
+/// memoryRequestBytes?, production, shareHostNetwork }) => Promise<{ baseUrl, token, connectMs? }>`
+/// ([`InProcessHost`]: `local.isolation`, `"auto"` when unset, `local.parked`,
+/// `local.memoryRequestBytes`, the config's production flag and `local.shareHostNetwork`; `connectMs`: ms of the first request the starter sent to the
 /// listening host).
 pub fn set_starter(starter: Option<js_sys::Function>) {
     STARTER.with(|s| *s.borrow_mut() = starter);
@@ -58,8 +58,8 @@ fn unavailable(message: String) -> Error {
         .with_operation(Operation::Create)
 }
 
-/// `{ isolation, parked?: { size?, idleMs? }, production, shareHostNetwork }`, as `startBoxHost`
-/// takes them.
+/// `{ isolation, parked?: { size?, idleMs? }, memoryRequestBytes?, production, shareHostNetwork }`,
+/// as `startBoxHost` takes them.
 fn starter_options(options: InProcessHost) -> js_sys::Object {
     let object = js_sys::Object::new();
     let set = |target: &js_sys::Object, key: &str, value: JsValue| {
@@ -78,6 +78,10 @@ fn starter_options(options: InProcessHost) -> js_sys::Object {
             set(&value, "idleMs", ms.into());
         }
         set(&object, "parked", value.into());
+    }
+    if let Some(bytes) = options.memory_request_bytes {
+        // At most 2^40 (MemoryRequest::MAX): exact as a JS number.
+        set(&object, "memoryRequestBytes", JsValue::from_f64(bytes as f64));
     }
     object
 }

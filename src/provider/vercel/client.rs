@@ -24,9 +24,8 @@ use vite_hub_sandbox_core::http::ndjson::NdjsonReader;
 use vite_hub_sandbox_core::http::retry::{RequestSafety, RetryPolicy};
 use vite_hub_sandbox_core::provider_kind::ProviderKind;
 
-/// Bound of a create (all attempts and the answer), in ms. A Run's own deadline usually ends it
-/// first.
-pub const CREATE_DEADLINE_MS: u32 = 60_000;
+// The bound of a create (60 s; on the local Box host its own `timeout`): the core's rule.
+pub use vite_hub_sandbox_core::provider::vercel::{create_deadline_ms, CREATE_DEADLINE_MS};
 /// Bound of one archive write, in ms.
 pub const WRITE_DEADLINE_MS: u32 = 120_000;
 /// Bound of one file read, in ms.
@@ -238,7 +237,7 @@ impl VercelClient {
     ) -> Result<SandboxAndSessionResponse> {
         let path = if body.runtime.is_some() { "/v2/sandboxes" } else { "/v3/sandboxes" };
         let request = self.json_request("POST", path, body)?;
-        let deadline = Deadline::new(signal, CREATE_DEADLINE_MS);
+        let deadline = Deadline::new(signal, create_deadline_ms(self.kind, body.timeout));
         let signal = deadline.signal();
         let created = async {
             let response = self.send(&request, RequestSafety::Idempotent, Operation::Create, signal.as_ref()).await?;

@@ -9,7 +9,7 @@ use serde::Deserialize;
 ///
 /// Shape: `{ baseUrl?: string, token?: string, networkPolicy?: "allow-all" | "deny-all" | { mode },
 /// isolation?: "auto" | "bubblewrap" | "seatbelt" | "none", parked?: { size?, idleMs? },
-/// shareHostNetwork?: boolean }`.
+/// memoryRequestBytes?: number, shareHostNetwork?: boolean }`.
 #[derive(Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct LocalOptions {
@@ -29,6 +29,11 @@ pub struct LocalOptions {
     /// The spare Boxes with a parked Node process the in-process host keeps (ignored with
     /// `base_url`, like `isolation`); unset: the host's defaults (2 spares, 300000 ms idle).
     pub parked: Option<Parked>,
+    /// What each Box of the in-process host counts against the host's memory bound (the
+    /// machine's memory), in bytes: what a Box is expected to use, not its limit (a Box's memory
+    /// limit, `vcpus` × 2048 MiB, still applies). Unset: the host's default, 512 MiB
+    /// (pkg-template/box-host/engine/box-queue.mjs). Ignored with `base_url`, like `isolation`.
+    pub memory_request_bytes: Option<MemoryRequest>,
     /// Whether the in-process host may, in production, give `allow-all` Boxes this machine's own
     /// network when it has no Box network for them (no slirp4netns/pasta, or no `/dev/net/tun`
     /// for this user): such a Box reaches the host's loopback (other Boxes' ports, the host's
@@ -94,14 +99,46 @@ impl TryFrom<ParkedOption> for Parked {
     }
 }
 
+/// The `local.memoryRequestBytes` option: a whole number of bytes from [`MemoryRequest::MIN`] (1
+/// MiB) to [`MemoryRequest::MAX`] (1 TiB), refused by its key otherwise
+/// (`local.memoryRequestBytes is 5; it must be an integer from 1048576 to 1099511627776 bytes`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "serde_json::Value")]
+pub struct MemoryRequest(pub u64);
+
+impl MemoryRequest {
+    /// Smallest request, in bytes (1 MiB).
+    pub const MIN: u64 = 1 << 20;
+    /// Largest request, in bytes (1 TiB).
+    pub const MAX: u64 = 1 << 40;
+}
+
+impl TryFrom<serde_json::Value> for MemoryRequest {
+    type Error = String;
+
+    fn try_from(value: serde_json::Value) -> Result<MemoryRequest, String> {
+        let (min, max) = (MemoryRequest::MIN, MemoryRequest::MAX);
+        // Both bounds are exact in f64 (powers of two), so the cast of a whole number between them is exact.
+        value
+            .as_f64()
+            .filter(|n| n.fract() == 0.0 && *n >= min as f64 && *n <= max as f64)
+            .map(|n| MemoryRequest(n as u64))
+            .ok_or_else(|| {
+                format!("local.memoryRequestBytes is {value}; it must be an integer from {min} to {max} bytes")
+            })
+    }
+}
+
 /// What the in-process Box host is started with (the Node glue's `startBoxHost` options):
-/// `{ isolation, parked?, production, shareHostNetwork }`.
+/// `{ isolation, parked?, memoryRequestBytes?, production, shareHostNetwork }`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct InProcessHost {
     /// `local.isolation`, `auto` when unset.
     pub isolation: Isolation,
     /// `local.parked`, the host's defaults when unset.
     pub parked: Option<Parked>,
+    /// `local.memoryRequestBytes` (bytes), the host's default when unset.
+    pub memory_request_bytes: Option<u64>,
     /// The config's `production` (else `NODE_ENV === "production"` of its env).
     pub production: bool,
     /// `local.shareHostNetwork`, `false` when unset.
@@ -114,6 +151,7 @@ impl LocalOptions {
         InProcessHost {
             isolation: self.isolation.unwrap_or(Isolation::Auto),
             parked: self.parked,
+            memory_request_bytes: self.memory_request_bytes.map(|request| request.0),
             production: self.production,
             share_host_network: self.share_host_network == Some(true),
         }
@@ -155,6 +193,7 @@ impl std::fmt::Debug for LocalOptions {
             .field("network_policy", &self.network_policy)
             .field("isolation", &self.isolation)
             .field("parked", &self.parked)
+            .field("memory_request_bytes", &self.memory_request_bytes)
             .field("share_host_network", &self.share_host_network)
             .field("production", &self.production)
             .finish()
@@ -173,12 +212,37 @@ mod tests {
             InProcessHost {
                 isolation: Isolation::Auto,
                 parked: Some(Parked { size: Some(0), idle_ms: None }),
+                memory_request_bytes: None,
                 production: false,
                 share_host_network: false
             }
         );
         let options: LocalOptions = serde_json::from_value(serde_json::json!({"isolation": "none"})).unwrap();
         assert_eq!((options.in_process_host().isolation.as_str(), options.in_process_host().parked), ("none", None));
+    }
+
+    #[test]
+    fn the_memory_request_reaches_the_in_process_host_and_is_checked_by_its_key() {
+        let options: LocalOptions =
+            serde_json::from_value(serde_json::json!({"memoryRequestBytes": 268_435_456})).unwrap();
+        assert_eq!(options.in_process_host().memory_request_bytes, Some(268_435_456));
+        for (value, shown) in [
+            (serde_json::json!(5), "5"),
+            (serde_json::json!(1_048_576.5), "1048576.5"),
+            (serde_json::json!(2_199_023_255_552_u64), "2199023255552"),
+            (serde_json::json!("512"), "\"512\""),
+        ] {
+            let error = serde_json::from_value::<LocalOptions>(serde_json::json!({"memoryRequestBytes": value}))
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
+            assert!(
+                error.starts_with(&format!(
+                    "local.memoryRequestBytes is {shown}; it must be an integer from 1048576 to 1099511627776 bytes"
+                )),
+                "{error}"
+            );
+        }
     }
 
     #[test]
