@@ -186,7 +186,7 @@ impl<'a> Follower<'a> {
                 } else {
                     self.arm_settle();
                 }
-                self.envelope = Some(envelope);
+                self.envelope = Some(*envelope);
             }
             _ => self.fail(
                 Error::new(ErrorCode::HandlerError, "the harness output is not a valid result envelope").for_output(),
