@@ -101,7 +101,7 @@ export class BoxRegistry {
         ? new ParkedBoxes({
             size: parked.size,
             idleMs: parked.idleMs,
-            make: () => this.#makeParkedBox(parked.idleMs),
+            make: () => this.#makeParkedBox(parked.idleMs, parked.harness),
             wanted: () => this.slots.queued > 0,
           })
         : null;
@@ -113,8 +113,9 @@ export class BoxRegistry {
    * directory) with a parked Node process, holding a slot of its own; undefined when no slot is
    * free now (a spare never waits for one, nor takes one a create waits for). Its provider-side
    * lifetime outlasts its idle bound by a minute, so it ends even if the pool forgot it.
+   * `harness`: the source its process imports before its handover (Box#park).
    */
-  async #makeParkedBox(idleMs) {
+  async #makeParkedBox(idleMs, harness) {
     const memoryBytes = boxMemoryBytes();
     if (this.closing || !this.slots.tryAcquire(memoryBytes)) return undefined;
     const making = {};
@@ -129,7 +130,7 @@ export class BoxRegistry {
         onStopped: () => this.slots.release(memoryBytes),
       });
       making.box = box;
-      box.park();
+      box.park(harness);
       return box;
     } catch (err) {
       if (box) await box.stop();
