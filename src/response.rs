@@ -94,7 +94,17 @@ pub fn value_response(value: JsValue, timing: &ServerTiming) -> Result<Response>
 /// # Errors
 /// `SANDBOX_RUNTIME_ERROR` when the Response cannot be built.
 pub fn json_response(json: &str, timing: &ServerTiming) -> Result<Response> {
-    let headers = headers_with_timing(timing)?;
+    json_response_timed(json, &timing.header_value())
+}
+
+/// [`json_response`] with `server_timing` as its `Server-Timing` value (a Run that answers at
+/// the result frame, run/follow.rs, before its `exec` phase is marked).
+///
+/// # Errors
+/// `SANDBOX_RUNTIME_ERROR` when the Response cannot be built.
+pub fn json_response_timed(json: &str, server_timing: &str) -> Result<Response> {
+    let headers = Headers::new().map_err(|_| internal("Headers"))?;
+    headers.set("server-timing", server_timing).map_err(|_| internal("server-timing"))?;
     headers.set("content-type", "application/json").map_err(|_| internal("content-type"))?;
     build(200, &headers, Some(json.as_bytes()))
 }
