@@ -86,6 +86,29 @@ pub fn value_response(value: JsValue, timing: &ServerTiming) -> Result<Response>
     build(200, &headers, Some(String::from(json).as_bytes()))
 }
 
+/// The success Response of a plain JSON result: `json`, the result's text as the harness wrote
+/// it (crates/core/src/transfer/frame.rs `ResultEnvelope::plain_json`), as the body, `200`
+/// `application/json`: what [`value_response`] answers for the revived value, without the
+/// revive and the `JSON.stringify`.
+///
+/// # Errors
+/// `SANDBOX_RUNTIME_ERROR` when the Response cannot be built.
+pub fn json_response(json: &str, timing: &ServerTiming) -> Result<Response> {
+    json_response_timed(json, &timing.header_value())
+}
+
+/// [`json_response`] with `server_timing` as its `Server-Timing` value (a Run that answers at
+/// the result frame, run/follow.rs, before its `exec` phase is marked).
+///
+/// # Errors
+/// `SANDBOX_RUNTIME_ERROR` when the Response cannot be built.
+pub fn json_response_timed(json: &str, server_timing: &str) -> Result<Response> {
+    let headers = Headers::new().map_err(|_| internal("Headers"))?;
+    headers.set("server-timing", server_timing).map_err(|_| internal("server-timing"))?;
+    headers.set("content-type", "application/json").map_err(|_| internal("content-type"))?;
+    build(200, &headers, Some(json.as_bytes()))
+}
+
 /// A top-level `Response` returned by the entry (`{marker: {tag: "response", ...}}`), revived.
 /// `None` when `result` is not a Response marker.
 pub fn response_marker(result: &Value) -> Option<Result<JsValue>> {

@@ -93,6 +93,14 @@ export interface BoxHostOptions {
    */
   shareHostNetwork?: boolean;
   /**
+   * The source text of the runtime's in-Box harness, exactly as a Run stages it at
+   * `.vite-hub/harness.mjs` (the Node entry passes its own; crates/core/src/harness/harness.mjs
+   * without comments). A parked Node process (`parked`) imports it before its handover, so a Run
+   * whose staged harness is this text only imports its entry; any other staged text is imported
+   * from the Box as before. Default: none (parked processes import the harness at the handover).
+   * @throws {TypeError} when it is not a non-empty string.
+   */
+  harness?: string;
    * Live Boxes at most, spares included (default 64). A create beyond waits in a FIFO queue for
    * a Box to stop, as long as its own `timeout` (the Box's lifetime, ms; default 300000) allows
    * or until its client goes away: a Run waits as long as its own timeout and signal allow. It
@@ -196,6 +204,14 @@ export interface BoxHost {
   baseUrl: string;
   /** The bearer token (keep it secret; the host never logs it). */
   token: string;
+  /**
+   * The host's routes called in process: `(Request) => Promise<Response>`, the same answers as
+   * over HTTP at `baseUrl` (counted alike), without a socket, an HTTP parse or the token (so keep
+   * it as secret as the token: it is what the Node entry's runtime sends its Runs through,
+   * runtime/index.node.mjs). The Request's URL origin is ignored; its signal closes the answer as
+   * a dropped connection would. Rejects (a network error) when a handler fails before answering.
+   */
+  fetch(request: Request): Promise<Response>;
   /** The host-wide isolation (network as for a Box with the default 'allow-all' policy). */
   executionAuthority: ExecutionAuthority;
   /**

@@ -11,7 +11,8 @@ import { hostFeatures, resolveIsolation, syscallFilter } from './engine/isolatio
 import { describeHost, hostGaps } from './engine/host-probe.mjs';
 import { BoxRegistry } from './engine/registry.mjs';
 import { parkedOption } from './engine/parked-boxes.mjs';
-import { createBoxHostServer } from './server/server.mjs';
+import { createBoxHostServer, createDispatch } from './server/server.mjs';
+import { inProcessFetch } from './server/in-process.mjs';
 import { corsPolicy } from './server/cors.mjs';
 import { DEFAULT_MAX_SNAPSHOT_BYTES, DEFAULT_MAX_SNAPSHOTS, SnapshotStore } from './engine/snapshots.mjs';
 import { livePidNamespaces, sweepStaleBoxDirs } from './engine/stale-boxes.mjs';
@@ -86,6 +87,9 @@ export async function startBoxHost(options = {}) {
   if (!Number.isInteger(maxBoxes) || maxBoxes < 1) throw new TypeError('maxBoxes must be a positive integer');
   if (typeof production !== 'boolean') throw new TypeError('production must be a boolean');
   if (typeof shareHostNetwork !== 'boolean') throw new TypeError('shareHostNetwork must be a boolean');
+  const { harness } = options;
+  if (harness !== undefined && (typeof harness !== 'string' || harness === ''))
+    throw new TypeError('harness must be the source text of the runtime harness');
   if (typeof stateDir !== 'string' || !path.isAbsolute(stateDir))
     throw new TypeError('stateDir must be an absolute path');
   if (!Number.isInteger(maxSnapshots) || maxSnapshots < 1)
@@ -141,13 +145,14 @@ export async function startBoxHost(options = {}) {
     snapshots,
     diskBytes,
     spares: true,
-    parked,
+    parked: harness === undefined ? parked : { ...parked, harness },
     production,
     shareHostNetwork,
   });
   const counters = new RequestCounters();
   const containers = new CloudflareContainers(registry);
-  const server = createBoxHostServer({ token: secret, registry, containers, counters, cors });
+  const dispatch = createDispatch({ registry, containers, counters });
+  const server = createBoxHostServer({ token: secret, dispatch, cors });
   const address = await listen(server, port, host === 'localhost' ? '127.0.0.1' : host);
   const hostPart = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   // When the process exits mid-Run (Ctrl-C of `vite dev`: Vite's SIGINT handler calls
@@ -159,6 +164,9 @@ export async function startBoxHost(options = {}) {
   return {
     baseUrl: `http://${hostPart}:${address.port}`,
     token: secret,
+    // The same routes called in process (no socket, no HTTP parse, no token): for the runtime of
+    // this process only (runtime/index.node.mjs); never handed to another thread or process.
+    fetch: inProcessFetch(dispatch),
     // The rule of create for the default policy (registry.mjs), not a second copy of it; what such
     // a Box gets even where production refuses one (the create says so).
     executionAuthority: registry.executionAuthorityFor(undefined, { refusals: false }),

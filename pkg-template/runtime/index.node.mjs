@@ -18,17 +18,20 @@ let warmedPaths = null;
 let warming = null;
 // The core owns the one in-process host (src/provider/local/host.rs) and calls this once: it
 // borrows the host another thread of this process warmed up (shared-host.mjs), else starts one.
-// Then one uncounted request (`GET /_vite-hub/counters`) sets up the isolate's fetch path — Node
-// loads undici and its HTTP parser on first use — and opens the kept-alive connection the Runs
-// reuse; its ms become the `connect` phase of Server-Timing (`host` is the rest).
+// The Runs of this thread call a host it started in process (the host's `fetch`: no loopback
+// socket, no HTTP parse, no token); a borrowed host over HTTP. Then one uncounted request
+// (`GET /_vite-hub/counters`) sets up that path — Node loads undici (Request, Response) on first
+// use, and over HTTP its parser and the kept-alive connection the Runs reuse; its ms become the
+// `connect` phase of Server-Timing (`host` is the rest).
 wasm.setLocalBoxHostStarter(
   async (
-    /** @type {{ isolation?: string, parked?: object, memoryRequestBytes?: number, production?: boolean, shareHostNetwork?: boolean }} */ {
+    /** @type {{ isolation?: string, parked?: object, memoryRequestBytes?: number, production?: boolean, shareHostNetwork?: boolean, harness?: string }} */ {
       isolation,
       parked,
       memoryRequestBytes,
       production,
       shareHostNetwork,
+      harness,
     } = {},
   ) => {
     let host = await borrowLocalBoxHost();
@@ -46,7 +49,8 @@ wasm.setLocalBoxHostStarter(
       try {
         // `production` is the config's (else its env's NODE_ENV), so `production: true` refuses
         // Boxes without isolation as NODE_ENV=production does.
-        own = await startBoxHost({ isolation, parked, memoryRequestBytes, production, shareHostNetwork });
+        // `harness`: the core's, which its parked processes import before a Run's handover.
+        own = await startBoxHost({ isolation, parked, memoryRequestBytes, production, shareHostNetwork, harness });
       } catch (error) {
         // Said on the server's own output too, once per reason: the Run's error reaches only the
         // client that made it, and every Run tries the start again.
@@ -62,10 +66,13 @@ wasm.setLocalBoxHostStarter(
       host = own;
     }
     const connectStarted = performance.now();
+    // This thread's own host is called in process (its `fetch`: no socket, no HTTP parse); a
+    // borrowed one (another thread's) over HTTP with its token.
+    const send = own
+      ? (path) => own.fetch(new Request(`${own.baseUrl}${path}`))
+      : (path) => fetch(`${host.baseUrl}${path}`, { headers: { authorization: `Bearer ${host.token}` } });
     try {
-      const probe = await fetch(`${host.baseUrl}/_vite-hub/counters`, {
-        headers: { authorization: `Bearer ${host.token}` },
-      });
+      const probe = await send('/_vite-hub/counters');
       await probe.arrayBuffer();
       if (!probe.ok) throw new Error(`the local Box host answered its first request with HTTP ${probe.status}`);
     } catch (error) {
@@ -76,7 +83,10 @@ wasm.setLocalBoxHostStarter(
       }
       throw error;
     }
-    return { baseUrl: host.baseUrl, token: host.token, connectMs: performance.now() - connectStarted };
+    const connectMs = performance.now() - connectStarted;
+    return own
+      ? { baseUrl: own.baseUrl, token: own.token, fetch: own.fetch, connectMs }
+      : { baseUrl: host.baseUrl, token: host.token, connectMs };
   },
 );
 // What this thread offers the worker threads of the process (when the Vite plugin offers): the

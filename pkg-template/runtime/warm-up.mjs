@@ -6,7 +6,7 @@ import { gzipSync } from 'node:zlib';
 import { packTar } from 'modern-tar';
 
 /**
- * Opens, writes and stops one Box on `host` (`{ baseUrl, token }` of the in-process host).
+ * Opens, writes and stops one Box on `host` (`{ baseUrl, token, fetch? }` of the in-process host).
  * @throws {Error} naming the step and the HTTP status when the host refuses one.
  */
 export async function warmBoxPaths(host) {
@@ -14,11 +14,13 @@ export async function warmBoxPaths(host) {
   await new Response(gzip).arrayBuffer();
 
   const call = async (step, method, path, body, contentType = 'application/json') => {
-    const response = await fetch(`${host.baseUrl}${path}`, {
+    const request = new Request(`${host.baseUrl}${path}`, {
       method,
       headers: { authorization: `Bearer ${host.token}`, 'content-type': contentType },
       body: contentType === 'application/json' ? JSON.stringify(body) : body,
     });
+    // The way the Runs call it: in process where the host has its `fetch` (startBoxHost's).
+    const response = await (host.fetch ? host.fetch(request) : fetch(request));
     const text = await response.text();
     if (!response.ok) throw new Error(`warm-up ${step}: the local Box host answered HTTP ${response.status}`);
     return text ? JSON.parse(text) : {};

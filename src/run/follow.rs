@@ -1,7 +1,9 @@
 //! Following the entry's command while it runs: its stdout is split into the entry's own output
 //! (handed to the Run's handle live) and the harness's frames; a returned Response is answered
-//! at its head frame and its body fed to the caller chunk by chunk; a result envelope is kept for
-//! recovery once the command exits. The harness exits right after its result frame: a command
+//! at its head frame and its body fed to the caller chunk by chunk; a plain JSON result is
+//! answered at its result frame (the harness's bytes: nothing is left to read from the Box, and
+//! the process's exit, which the Run still waits for before it gives the Box back, adds nothing to
+//! it); any other result envelope is kept for recovery once the command exits. The harness exits right after its result frame: a command
 //! stream still open [`SETTLE_MS`] later (its end lost on the way, a silent but open connection)
 //! is let go by aborting the Follower's `settle` controller, and the Run goes on with the result
 //! instead of waiting for its deadline.
@@ -53,6 +55,7 @@ pub struct Follower<'a> {
     broken: bool,
     settle: AbortController,
     settle_timer: Option<Timer>,
+    started_ms: f64,
 }
 
 impl<'a> Follower<'a> {
@@ -91,6 +94,7 @@ impl<'a> Follower<'a> {
             broken: false,
             settle,
             settle_timer: None,
+            started_ms: crate::sys::performance_now(),
         }
     }
 
@@ -185,12 +189,30 @@ impl<'a> Follower<'a> {
                     self.fail(error);
                 } else {
                     self.arm_settle();
+                    self.answer_plain(&envelope);
                 }
-                self.envelope = Some(envelope);
+                self.envelope = Some(*envelope);
             }
             _ => self.fail(
                 Error::new(ErrorCode::HandlerError, "the harness output is not a valid result envelope").for_output(),
             ),
+        }
+    }
+
+    /// Answers a plain JSON result at its frame (`ok`, [`ResultEnvelope::plain_json`] within
+    /// `maxOutputBytes`), its Server-Timing closed by `exec` up to now; any other result, or a
+    /// failure before it, waits for the command's exit and recovery (run/recover.rs answers it).
+    fn answer_plain(&self, envelope: &ResultEnvelope) {
+        let Some(json) = envelope.plain_json.as_deref().filter(|json| json.len() as u64 <= self.max_body_bytes) else {
+            return;
+        };
+        if !envelope.ok || self.failure.is_some() || self.reply.is_settled() {
+            return;
+        }
+        let exec = format!("exec;dur={:.1}", (crate::sys::performance_now() - self.started_ms).max(0.0));
+        let timing = if self.timing.is_empty() { exec } else { format!("{}, {exec}", self.timing) };
+        if let Ok(response) = crate::response::json_response_timed(json, &timing) {
+            self.reply.resolve(&response.into());
         }
     }
 

@@ -20,12 +20,12 @@ use web_sys::{AbortController, AbortSignal};
 
 use crate::http::deadline::stop_within;
 use crate::provider::{BoxSpec, PreparedStart, Provider};
-use crate::response::{error_response, value_response};
+use crate::response::{error_response, json_response, value_response};
 use crate::run::events::{RunEvents, RunStatus};
 use crate::run::follow::{Followed, Follower};
 use crate::run::lease::{acquire, Lease, RELEASE_DEADLINE_MS};
 use crate::run::prepared::{install_desc, kept_fingerprint, record_kept_fingerprint, seal, Prepared};
-use crate::run::recover::{recover_result, Exited};
+use crate::run::recover::{recover_result, Exited, Recovered};
 use crate::run::reply::Reply;
 use crate::run::signal::RunSignal;
 use crate::run::stage::{box_path, encode_input, harness_files, input_files, project_files, stage_files, Input};
@@ -65,7 +65,7 @@ pub struct RunOptions {
 /// What the bounded part of a Run produced.
 enum Attempted {
     /// The entry's result, to answer with.
-    Value(JsValue),
+    Value(Recovered),
     /// A Response answered at its head; whether its body ended normally.
     Streamed { ok: bool },
 }
@@ -248,7 +248,8 @@ async fn run(definition: &Rc<Definition>, payload: &JsValue, options: &RunOption
         reply.reject(&reason);
     } else {
         match outcome.and_then(|attempted| match attempted {
-            Attempted::Value(value) => value_response(value, &timing).map(Some),
+            Attempted::Value(Recovered::Value(value)) => value_response(value, &timing).map(Some),
+            Attempted::Value(Recovered::Json(json)) => json_response(&json, &timing).map(Some),
             Attempted::Streamed { ok } => {
                 events.status(if ok { RunStatus::Stopped } else { RunStatus::Failed });
                 Ok(None)
@@ -433,9 +434,9 @@ async fn attempt(
             let recovered =
                 Box::pin(recover_result(session, run_dir, definition, framed, &exited, limits, signal)).await;
             // The thrown stack stays only with `debug: true` (dev and the CLI set it; production does not).
-            let value = recovered.map_err(|error| if options.debug { error } else { error.without_stack() })?;
+            let recovered = recovered.map_err(|error| if options.debug { error } else { error.without_stack() })?;
             timing.mark("recover");
-            Ok(Attempted::Value(value))
+            Ok(Attempted::Value(recovered))
         }
     }
 }

@@ -29,8 +29,18 @@ pub struct Exited {
     pub stderr: String,
 }
 
-/// The entry's result as a JS value (`undefined`, a revived `Response`, or a value with its
-/// binary parts revived), from the result envelope framed on stdout (`framed`), else from the
+/// A recovered result: a JS value, or the text of a plain JSON result as the harness wrote it.
+#[derive(Debug)]
+pub enum Recovered {
+    /// `undefined`, a revived `Response`, or a value with its binary parts revived.
+    Value(JsValue),
+    /// A result without any value marker: its JSON text, at most `maxOutputBytes`, the
+    /// Response's body as is ([`crate::response::json_response`]).
+    Json(String),
+}
+
+/// The entry's result (a plain JSON result as its text, [`Recovered::Json`]; else a JS value:
+/// `undefined`, a revived `Response`, or a value with its binary parts revived), from the result envelope framed on stdout (`framed`), else from the
 /// harness's output file (one read, only when no frame arrived).
 ///
 /// # Errors
@@ -45,7 +55,7 @@ pub async fn recover_result(
     exited: &Exited,
     limits: &TransferLimits,
     signal: Option<&AbortSignal>,
-) -> Result<JsValue> {
+) -> Result<Recovered> {
     let provider = session.provider();
     let envelope = match framed {
         Some(envelope) => envelope,
@@ -94,7 +104,12 @@ pub async fn recover_result(
         };
         return Err(error.with_provider(provider));
     }
-    let Some(result) = envelope.result else { return Ok(JsValue::UNDEFINED) };
+    if let Some(json) = envelope.plain_json {
+        // The harness bounds its output by maxOutputBytes: a text past it is refused here too.
+        limits.check_output_bytes(json.len() as u64)?;
+        return Ok(Recovered::Json(json));
+    }
+    let Some(result) = envelope.result else { return Ok(Recovered::Value(JsValue::UNDEFINED)) };
     let mut found = Vec::new();
     collect_sidecars(&result, &|| "result".to_owned(), &mut found);
     // A binary value becomes the Response's body only as the whole result: nested in JSON it would
@@ -141,9 +156,10 @@ pub async fn recover_result(
     }
     limits.check_sidecars(sidecars.len() as u32, total, Direction::Output)?;
     if let Some(response) = crate::response::response_marker(&result) {
-        return response;
+        return response.map(Recovered::Value);
     }
     revive_value(&result, &|id| sidecars.iter().find(|(known, _)| *known == id).map(|(_, bytes)| bytes.clone()))
+        .map(Recovered::Value)
 }
 
 /// The `maxOutputBytes` error of a result file of `size` bytes (larger than the limit).

@@ -17,9 +17,9 @@ test('the run that starts the in-process host shows host and connect phases; lat
   defineTestSandbox('config/first', 'export default (p) => ({ p });');
   const first = await runSandbox('config/first', 1);
   assert.equal(first.status, 200, await first.clone().text());
-  assert.deepEqual(timingPhases(first), ['host', 'connect', 'box', 'stage', 'exec', 'recover']);
+  assert.deepEqual(timingPhases(first), ['host', 'connect', 'box', 'stage', 'exec']);
   const second = await runSandbox('config/first', 2);
-  assert.deepEqual(timingPhases(second), ['box', 'stage', 'exec', 'recover']);
+  assert.deepEqual(timingPhases(second), ['box', 'stage', 'exec']);
 });
 
 test('warmUp() starts the one in-process host ahead: idempotent, and the first Run shows no host phase', async () => {
@@ -32,7 +32,7 @@ test('warmUp() starts the one in-process host ahead: idempotent, and the first R
   defineTestSandbox('config/warm', 'export default (p) => ({ p });');
   const first = await runSandbox('config/warm', 1);
   assert.equal(first.status, 200, await first.clone().text());
-  assert.deepEqual(timingPhases(first), ['box', 'stage', 'exec', 'recover']);
+  assert.deepEqual(timingPhases(first), ['box', 'stage', 'exec']);
   assert.equal(listeningServers() - before, 1, 'the Run used the warmed host');
   await closeLocalBoxHost();
   assert.equal(listeningServers(), before);
@@ -82,7 +82,7 @@ test('warmUp({ onlyIfUsed: true }) starts nothing when Runs go elsewhere, and th
   defineTestSandbox('config/only-if-used', 'export default (p) => ({ p });');
   const first = await runSandbox('config/only-if-used', 1);
   assert.equal(first.status, 200, await first.clone().text());
-  assert.deepEqual(timingPhases(first), ['box', 'stage', 'exec', 'recover']);
+  assert.deepEqual(timingPhases(first), ['box', 'stage', 'exec']);
   await closeLocalBoxHost();
   assert.equal(listeningServers(), before);
 });

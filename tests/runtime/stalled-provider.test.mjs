@@ -194,7 +194,9 @@ for (const [label, config, exitLine] of [
   test(`a ${label} command stream that stays open after the result frame is let go within seconds, and the Run answers its result`, {
     timeout: HANG_MS,
   }, async () => {
-    defineTestSandbox('stalled/open', 'export default (payload) => ({ echoed: payload });', {
+    // A binary result, recovered once the command has ended (a plain JSON one is answered at its
+    // frame, before the exit line: run/follow.rs), so the Run waits for the stream to be let go.
+    defineTestSandbox('stalled/open', 'export default (payload) => new Uint8Array([payload]);', {
       manifest: { vitehub: { sandbox: { timeout: 60_000 } } },
     });
     const withheld = [];
@@ -202,7 +204,7 @@ for (const [label, config, exitLine] of [
     const started = Date.now();
     const response = await runSandbox('stalled/open', 7);
     assert.equal(response.status, 200, await response.clone().text());
-    assert.deepEqual(await response.json(), { echoed: 7 });
+    assert.deepEqual([...new Uint8Array(await response.arrayBuffer())], [7]);
     assert.ok(Date.now() - started < 30_000, `answered after ${Date.now() - started} ms, not at its 60 s timeout`);
     assert.equal(withheld.length, 1, 'the exit line was held back');
   });

@@ -12,7 +12,13 @@ import { makeBoxRoot, removeBoxRoot, removeBoxRootNow } from './box-spares.mjs';
 import { BOX_HOME, BOX_LIMITS, cwdVisible, executionAuthority, limitsReport, spawnSpec } from './isolation.mjs';
 import { makeBoxCgroup, removeBoxCgroup, removeBoxCgroupNow } from './box-limits.mjs';
 import { missingToolMessage } from './box-toolchain.mjs';
-import { PARKED_NODE_ARGS, PARKED_NODE_PATH, PARKED_NODE_SOURCE, parkedNodeFits } from './parked-node.mjs';
+import {
+  PARKED_HARNESS_PATH,
+  PARKED_NODE_ARGS,
+  PARKED_NODE_PATH,
+  PARKED_NODE_SOURCE,
+  parkedNodeFits,
+} from './parked-node.mjs';
 import { acquireBoxUid, releaseBoxUid } from './box-user.mjs';
 import {
   BoxPathError,
@@ -340,9 +346,12 @@ export class Box {
   /**
    * Starts a parked Node process in this Box (parked-node.mjs), under the spec its commands get,
    * in its work directory; its first command takes it when it fits, else ends it. Bubblewrap
-   * only (the script is shown at PARKED_NODE_PATH). Throws what a spawn throws.
+   * only (the script is shown at PARKED_NODE_PATH). With `harness` (the Run's harness source, as
+   * the runtime stages it) the process imports it before its handover (shown at
+   * PARKED_HARNESS_PATH), so a Run whose staged harness is that text imports only its entry.
+   * Throws what a spawn throws.
    */
-  park() {
+  park(harness) {
     const env = { ...this.env };
     const spec = this.#spec({
       command: 'node',
@@ -350,7 +359,10 @@ export class Box {
       cwd: this.workDir,
       cwdHost: this.workDirHost,
       env,
-      readOnlyFiles: [{ path: PARKED_NODE_PATH, data: PARKED_NODE_SOURCE }],
+      readOnlyFiles: [
+        { path: PARKED_NODE_PATH, data: PARKED_NODE_SOURCE },
+        ...(typeof harness === 'string' ? [{ path: PARKED_HARNESS_PATH, data: harness }] : []),
+      ],
       stdin: 'pipe',
     });
     const command = new BoxCommand({

@@ -13,6 +13,16 @@
 
 /** Where a bubblewrap Box sees the parked script (read-only, its content through an fd). */
 export const PARKED_NODE_PATH = '/opt/vite-hub-sandbox/parked-node.mjs';
+/**
+ * Where a parked process sees the harness it imports before its handover (read-only, through an
+ * fd), when the host was given the runtime's harness source (startBoxHost `harness`).
+ */
+export const PARKED_HARNESS_PATH = '/opt/vite-hub-sandbox/harness.mjs';
+/**
+ * The global a preloaded harness hands its `main` to, instead of running it (harness.mjs, end):
+ * set by the parked script only while it imports the harness, before any other code runs.
+ */
+const PARKED_HOOK = "Symbol.for('vite-hub-sandbox:parked-harness')";
 
 /**
  * The argv of a parked process: the script, and room (blanks). Node keeps a `process.title` only
@@ -22,17 +32,33 @@ export const PARKED_NODE_PATH = '/opt/vite-hub-sandbox/parked-node.mjs';
 export const PARKED_NODE_ARGS = [PARKED_NODE_PATH, ' '.repeat(512)];
 
 /**
- * The parked script. It blocks on a synchronous read of stdin (nothing else runs in it) until the
+ * The parked script. When PARKED_HARNESS_PATH is shown, it first imports that harness, which
+ * hands over its `main` instead of running it (its built-ins loaded, its primordials captured,
+ * before anything of a Run exists). It then blocks on a synchronous read of stdin until the
  * host writes one JSON line `{ "cwd": <Box path>, "argv": [<script>, …args] }` and closes stdin,
  * then puts /dev/null in place of its stdin, moves to `cwd` (and says so in PWD, as bubblewrap
  * does for a command), sets `process.argv` to `[node, <script's absolute path>, …args]` and
- * imports the script. Its `process.title` stays `node`, as in a process started for the command;
+ * imports the script, or, when the script's text is that of the preloaded harness, runs the
+ * preloaded harness's `main` (a harness staged otherwise, or any other text, is imported as
+ * `node` would). Its `process.title` stays `node`, as in a process started for the command;
  * `ps` shows the parked command line. End of input without a line (the host retired the spare)
  * exits 0.
  */
 export const PARKED_NODE_SOURCE = `const fs = process.getBuiltinModule?.('node:fs') ?? (await import('node:fs')).default;
 const path = process.getBuiltinModule?.('node:path') ?? (await import('node:path')).default;
 const url = process.getBuiltinModule?.('node:url') ?? await import('node:url');
+let preloaded = null;
+const harnessText = fs.existsSync('${PARKED_HARNESS_PATH}') ? fs.readFileSync('${PARKED_HARNESS_PATH}', 'utf8') : null;
+if (harnessText !== null) {
+  globalThis[${PARKED_HOOK}] = (main) => {
+    preloaded = main;
+  };
+  try {
+    await import('${PARKED_HARNESS_PATH}');
+  } finally {
+    delete globalThis[${PARKED_HOOK}];
+  }
+}
 const chunks = [];
 const chunk = Buffer.alloc(65536);
 for (;;) {
@@ -57,7 +83,13 @@ process.chdir(cwd);
 if (process.env.PWD !== undefined) process.env.PWD = cwd;
 const script = path.resolve(argv[0]);
 process.argv = [process.argv[0], script, ...argv.slice(1)];
-await import(url.pathToFileURL(script).href);
+// The staged harness, byte for byte the preloaded one: run it; anything else is imported.
+let same = false;
+try {
+  same = preloaded !== null && fs.readFileSync(script, 'utf8') === harnessText;
+} catch {}
+if (same) await preloaded();
+else await import(url.pathToFileURL(script).href);
 `;
 
 /** The file name a Run's harness has, in its `.vite-hub` directory (crates/core/src/harness.rs `HARNESS_FILE`). */

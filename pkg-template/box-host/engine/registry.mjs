@@ -114,7 +114,7 @@ export class BoxRegistry {
         ? new ParkedBoxes({
             size: parked.size,
             idleMs: parked.idleMs,
-            make: () => this.#makeParkedBox(parked.idleMs),
+            make: () => this.#makeParkedBox(parked.idleMs, parked.harness),
             wanted: () => this.slots.queued > 0,
           })
         : null;
@@ -133,8 +133,9 @@ export class BoxRegistry {
    * (at most a Box's request); what kept it from one when no slot is free now (a spare never
    * waits for one, nor takes one a create waits for: 'queue', 'maxBoxes', 'memory', 'closing'). Its provider-side
    * lifetime outlasts its idle bound by a minute, so it ends even if the pool forgot it.
+   * `harness`: the source its process imports before its handover (Box#park).
    */
-  async #makeParkedBox(idleMs) {
+  async #makeParkedBox(idleMs, harness) {
     if (this.closing) return 'closing';
     const spareBytes = Math.min(SPARE_MEMORY_BYTES, this.#requestBytes());
     if (!this.slots.tryAcquire(spareBytes)) return this.slots.limitedBy(spareBytes);
@@ -151,7 +152,7 @@ export class BoxRegistry {
       });
       making.box = box;
       box.chargeBytes = spareBytes;
-      box.park();
+      box.park(harness);
       return box;
     } catch (err) {
       if (box) await box.stop();

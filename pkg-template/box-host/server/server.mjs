@@ -1,6 +1,7 @@
-// The HTTP server of the Box host: bearer-token check, `/api` prefix, the `/_vite-hub/counters`
-// and `/_vite-hub/execution-authority` routes, request counting, dispatch to the Vercel REST handlers (error answers in the Vercel
-// shape) and to the Cloudflare container API under `/cloudflare/<containerId>/…`.
+// The HTTP server of the Box host: bearer-token check, then the dispatch it shares with the
+// in-process Fetch handler (in-process.mjs): `/api` prefix, the `/_vite-hub/counters` and
+// `/_vite-hub/execution-authority` routes, request counting, the Vercel REST handlers (error
+// answers in the Vercel shape) and the Cloudflare container API under `/cloudflare/<containerId>/…`.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import { handleCloudflare, matchCloudflareRoute } from '../protocols/cloudflare-api.mjs';
@@ -18,34 +19,18 @@ function authorized(req, tokenDigest) {
 }
 
 /**
- * Creates (does not start) the HTTP server over a BoxRegistry, the CloudflareContainers on the
- * same registry and RequestCounters; `cors`: the CORS step of cors.mjs (default: none).
+ * The routes of the host behind its HTTP checks: `dispatch(req, res, url)` answers one request
+ * whose token, if any, was checked (the HTTP server's) or that needs none (the in-process Fetch
+ * handler, in-process.mjs).
  * @param {{
- *   token: string,
  *   registry: import('../engine/registry.mjs').BoxRegistry,
  *   containers: import('../protocols/cloudflare-containers.mjs').CloudflareContainers,
  *   counters: import('./counters.mjs').RequestCounters,
- *   cors?: (req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse) => boolean,
  * }} options
+ * @returns {(req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse, url: URL) => Promise<void>}
  */
-export function createBoxHostServer({ token, registry, containers, counters, cors = () => false }) {
-  const tokenDigest = digest(token);
-  return http.createServer(async (req, res) => {
-    // CORS headers for an allowed browser origin; a preflight is answered there (cors.mjs).
-    if (cors(req, res)) return;
-    let url;
-    try {
-      url = new URL(req.url, 'http://box-host');
-    } catch {
-      sendError(res, 400, 'bad_request', 'malformed request URL');
-      return;
-    }
-    if (!authorized(req, tokenDigest)) {
-      res.setHeader('www-authenticate', 'Bearer');
-      sendError(res, 401, 'unauthorized', 'a valid bearer token is required');
-      req.resume();
-      return;
-    }
+export function createDispatch({ registry, containers, counters }) {
+  return async (req, res, url) => {
     let pathname = url.pathname;
     if (pathname === '/api' || pathname.startsWith('/api/')) pathname = pathname.slice(4);
     if (pathname === '/_vite-hub/counters' && req.method === 'GET') {
@@ -93,5 +78,36 @@ export function createBoxHostServer({ token, registry, containers, counters, cor
       }
       req.resume();
     }
+  };
+}
+
+/**
+ * Creates (does not start) the HTTP server over `dispatch` (createDispatch); `cors`: the CORS
+ * step of cors.mjs (default: none). Every request needs the bearer `token`.
+ * @param {{
+ *   token: string,
+ *   dispatch: ReturnType<typeof createDispatch>,
+ *   cors?: (req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse) => boolean,
+ * }} options
+ */
+export function createBoxHostServer({ token, dispatch, cors = () => false }) {
+  const tokenDigest = digest(token);
+  return http.createServer(async (req, res) => {
+    // CORS headers for an allowed browser origin; a preflight is answered there (cors.mjs).
+    if (cors(req, res)) return;
+    let url;
+    try {
+      url = new URL(req.url, 'http://box-host');
+    } catch {
+      sendError(res, 400, 'bad_request', 'malformed request URL');
+      return;
+    }
+    if (!authorized(req, tokenDigest)) {
+      res.setHeader('www-authenticate', 'Bearer');
+      sendError(res, 401, 'unauthorized', 'a valid bearer token is required');
+      req.resume();
+      return;
+    }
+    await dispatch(req, res, url);
   });
 }

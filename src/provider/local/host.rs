@@ -8,7 +8,7 @@
 
 use std::cell::RefCell;
 
-use wasm_bindgen::JsValue;
+use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
 use crate::error::js::js_message;
@@ -18,18 +18,26 @@ use crate::sys;
 use vite_hub_sandbox_core::error::{Error, ErrorCode, Operation, Result};
 use vite_hub_sandbox_core::provider_kind::ProviderKind;
 
-/// Where a local Box host listens (what the starter resolves to: `{ baseUrl, token }`).
+/// Where a local Box host listens (what the starter resolves to: `{ baseUrl, token, fetch? }`).
 #[derive(Clone)]
 pub struct LocalHost {
     /// e.g. `http://127.0.0.1:40123`.
     pub base_url: String,
     /// Bearer token (secret).
     pub token: String,
+    /// The host's routes called in process (`(Request) => Promise<Response>`, its
+    /// `startBoxHost().fetch`): set when this thread started the host, so the Runs send their
+    /// requests through it instead of a loopback socket; `None` for a borrowed host (HTTP).
+    pub fetch: Option<js_sys::Function>,
 }
 
 impl std::fmt::Debug for LocalHost {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LocalHost").field("base_url", &self.base_url).field("token", &"[redacted]").finish()
+        f.debug_struct("LocalHost")
+            .field("base_url", &self.base_url)
+            .field("token", &"[redacted]")
+            .field("in_process", &self.fetch.is_some())
+            .finish()
     }
 }
 
@@ -39,10 +47,12 @@ thread_local! {
 }
 
 /// Registers the function that starts an in-process host: `({ isolation, parked?,
-/// memoryRequestBytes?, production, shareHostNetwork }) => Promise<{ baseUrl, token, connectMs? }>`
-/// ([`InProcessHost`]: `local.isolation`, `"auto"` when unset, `local.parked`,
-/// `local.memoryRequestBytes`, the config's production flag and `local.shareHostNetwork`; `connectMs`: ms of the first request the starter sent to the
-/// listening host).
+/// memoryRequestBytes?, production, shareHostNetwork, harness }) => Promise<{ baseUrl, token,
+/// fetch?, connectMs? }>` ([`InProcessHost`]: `local.isolation`, `"auto"` when unset,
+/// `local.parked`, `local.memoryRequestBytes`, the config's production flag and
+/// `local.shareHostNetwork`; `fetch`: the host's in-process Fetch handler, when this thread
+/// started it, [`LocalHost::fetch`]; `connectMs`: ms of the first request the starter sent to the
+/// host).
 pub fn set_starter(starter: Option<js_sys::Function>) {
     STARTER.with(|s| *s.borrow_mut() = starter);
 }
@@ -58,8 +68,8 @@ fn unavailable(message: String) -> Error {
         .with_operation(Operation::Create)
 }
 
-/// `{ isolation, parked?: { size?, idleMs? }, memoryRequestBytes?, production, shareHostNetwork }`,
-/// as `startBoxHost` takes them.
+/// `{ isolation, parked?: { size?, idleMs? }, memoryRequestBytes?, production, shareHostNetwork,
+/// harness }`, as `startBoxHost` takes them (`harness`: the source a Run stages as its harness).
 fn starter_options(options: InProcessHost) -> js_sys::Object {
     let object = js_sys::Object::new();
     let set = |target: &js_sys::Object, key: &str, value: JsValue| {
@@ -69,6 +79,8 @@ fn starter_options(options: InProcessHost) -> js_sys::Object {
     set(&object, "isolation", JsValue::from_str(options.isolation.as_str()));
     set(&object, "production", options.production.into());
     set(&object, "shareHostNetwork", options.share_host_network.into());
+    // The harness every Run stages, byte for byte: the host's parked processes import it ahead.
+    set(&object, "harness", JsValue::from_str(vite_hub_sandbox_core::harness::HARNESS_SOURCE));
     if let Some(parked) = options.parked {
         let value = js_sys::Object::new();
         if let Some(size) = parked.size {
@@ -131,7 +143,10 @@ pub async fn in_process_host(options: InProcessHost) -> Result<(LocalHost, Optio
                     .filter(|ms| ms.is_finite() && *ms >= 0.0 && *ms <= total_ms);
                 HostStart { host_ms: total_ms - connect_ms.unwrap_or(0.0), connect_ms }
             });
-            Ok((LocalHost { base_url, token }, start))
+            let fetch = js_sys::Reflect::get(&value, &JsValue::from_str("fetch"))
+                .ok()
+                .and_then(|v| v.dyn_into::<js_sys::Function>().ok());
+            Ok((LocalHost { base_url, token, fetch }, start))
         }
         Err(error) => {
             if starting {

@@ -27,15 +27,23 @@ impl LocalProvider {
         LocalProvider { options, fetcher }
     }
 
-    async fn endpoint(&self) -> Result<VercelEndpoint> {
-        let (base_url, token) = match &self.options.base_url {
-            Some(base_url) => (base_url.clone(), self.options.token.clone().unwrap_or_default()),
+    /// The host's endpoint and who sends to it: the configured fetch for `local.baseUrl`, the
+    /// in-process host's own Fetch handler when this thread started it (no loopback socket).
+    /// Whether the third value is `true`: the host is called in process.
+    async fn endpoint(&self) -> Result<(VercelEndpoint, Fetcher, bool)> {
+        let (base_url, token, fetcher, in_process) = match &self.options.base_url {
+            Some(base_url) => {
+                (base_url.clone(), self.options.token.clone().unwrap_or_default(), self.fetcher.clone(), false)
+            }
             None => {
                 let (host, _) = host::in_process_host(self.options.in_process_host()).await?;
-                (host.base_url, host.token)
+                match host.fetch {
+                    Some(fetch) => (host.base_url, host.token, Fetcher::Function(fetch), true),
+                    None => (host.base_url, host.token, self.fetcher.clone(), false),
+                }
             }
         };
-        Ok(VercelEndpoint { base_url, token, team_id: None, project_id: None })
+        Ok((VercelEndpoint { base_url, token, team_id: None, project_id: None }, fetcher, in_process))
     }
 
     /// The Vercel-protocol client of the host (starts the in-process host when needed).
@@ -43,13 +51,15 @@ impl LocalProvider {
     /// # Errors
     /// Those of [`host::in_process_host`].
     async fn vercel(&self) -> Result<VercelProvider> {
-        let endpoint = self.endpoint().await?;
-        Ok(VercelProvider::new(
+        let (endpoint, fetcher, in_process) = self.endpoint().await?;
+        let provider = VercelProvider::new(
             endpoint,
             self.options.network_policy.map(LocalNetworkPolicy::to_value),
-            self.fetcher.clone(),
+            fetcher,
             ProviderKind::Local,
-        ))
+        );
+        // Files reach a host called in process as a plain tar: no gzip on either side.
+        Ok(if in_process { provider.with_plain_archives() } else { provider })
     }
 }
 

@@ -47,12 +47,25 @@ pub struct VercelClient {
     fetcher: Fetcher,
     retry: RetryPolicy,
     kind: ProviderKind,
+    plain_archives: bool,
 }
 
 impl VercelClient {
     /// A client for `endpoint`, reporting errors as provider `kind` (`vercel` or `local`).
     pub fn new(endpoint: VercelEndpoint, fetcher: Fetcher, kind: ProviderKind) -> VercelClient {
-        VercelClient { endpoint, fetcher, retry: RetryPolicy::default(), kind }
+        VercelClient { endpoint, fetcher, retry: RetryPolicy::default(), kind, plain_archives: false }
+    }
+
+    /// Files are written as a plain tar (`application/x-tar`), not gzip'd: for a host called in
+    /// process, where compressing costs CPU on both sides and saves no transfer.
+    pub fn with_plain_archives(mut self) -> VercelClient {
+        self.plain_archives = true;
+        self
+    }
+
+    /// Whether [`VercelClient::with_plain_archives`] applies.
+    pub fn plain_archives(&self) -> bool {
+        self.plain_archives
     }
 
     /// The provider this client reports in errors.
@@ -247,15 +260,13 @@ impl VercelClient {
         created.await.map_err(|e| self.bounded(Operation::Create, &deadline, e))
     }
 
-    /// Writes one gzip'd tar archive, extracted at `/`. `POST /v2/sandboxes/sessions/{id}/fs/write`
-    /// with `content-type: application/gzip` and `x-cwd: /`.
-    pub async fn write_files(&self, session_id: &str, tar_gz: Vec<u8>, signal: Option<&AbortSignal>) -> Result<()> {
-        let mut request = self.request(
-            "POST",
-            &format!("/v2/sandboxes/sessions/{session_id}/fs/write"),
-            "application/gzip",
-            Some(tar_gz),
-        );
+    /// Writes one gzip'd tar archive (a plain one with [`VercelClient::with_plain_archives`]),
+    /// extracted at `/`. `POST /v2/sandboxes/sessions/{id}/fs/write` with `content-type:
+    /// application/gzip` (`application/x-tar`) and `x-cwd: /`.
+    pub async fn write_files(&self, session_id: &str, archive: Vec<u8>, signal: Option<&AbortSignal>) -> Result<()> {
+        let content_type = if self.plain_archives { "application/x-tar" } else { "application/gzip" };
+        let mut request =
+            self.request("POST", &format!("/v2/sandboxes/sessions/{session_id}/fs/write"), content_type, Some(archive));
         request.headers.push(("x-cwd", "/".to_owned()));
         let deadline = Deadline::new(signal, WRITE_DEADLINE_MS);
         let signal = deadline.signal();

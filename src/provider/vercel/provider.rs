@@ -41,6 +41,13 @@ impl VercelProvider {
         VercelProvider { client: Rc::new(VercelClient::new(endpoint, fetcher, kind)), project_id, network_policy }
     }
 
+    /// The same provider writing plain tar archives ([`VercelClient::with_plain_archives`]): the
+    /// local provider's, for a host called in process.
+    pub fn with_plain_archives(self) -> VercelProvider {
+        let client = Rc::try_unwrap(self.client).unwrap_or_else(|shared| (*shared).clone());
+        VercelProvider { client: Rc::new(client.with_plain_archives()), ..self }
+    }
+
     /// What the local Box host would apply to a Box of this provider (its
     /// `GET /_vite-hub/execution-authority`); the local provider only.
     pub fn local_host_execution_authority<'a>(
@@ -209,14 +216,16 @@ impl BoxSession for VercelBox {
         Box::pin(self.client.snapshot_session(&self.session_id))
     }
 
-    /// Writes `files` as one gzip'd tar extracted at `/` (`fs/write`).
+    /// Writes `files` as one gzip'd tar (plain for a host called in process) extracted at `/`
+    /// (`fs/write`).
     fn write_files<'a>(
         &'a self,
         files: &'a [BoxFile],
         signal: Option<&'a AbortSignal>,
     ) -> LocalBoxFuture<'a, Result<()>> {
         Box::pin(async move {
-            let archive = crate::transfer::gzip::gzip(&write_tar(files)?).await?;
+            let tar = write_tar(files)?;
+            let archive = if self.client.plain_archives() { tar } else { crate::transfer::gzip::gzip(&tar).await? };
             self.client.write_files(&self.session_id, archive, signal).await
         })
     }

@@ -632,4 +632,12 @@ async function main() {
   process.exit(ok ? 0 : 1);
 }
 
-await main();
+// A parked Node process (the local Box host's parked-node.mjs) imports the harness before its
+// Run exists and sets this hook only while it does: the harness hands over `main` to be run at
+// the handover, with the Run's cwd and argv, instead of running it now. Nothing of a Run (its
+// input, its nonce, its entry) exists before the handover, so nothing can set the hook but the
+// parked script.
+const parkedHook = Symbol.for('vite-hub-sandbox:parked-harness');
+const handOver = globalThis[parkedHook];
+if (typeof handOver === 'function') handOver(main);
+else await main();

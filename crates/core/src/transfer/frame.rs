@@ -129,7 +129,7 @@ fn held_prefix_len(text: &str, prefix: &str) -> usize {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Frame {
     /// The final result envelope (`{version:1, ok, result | error}`, no `frame` key).
-    Result(ResultEnvelope),
+    Result(Box<ResultEnvelope>),
     /// The entry returned a `Response`: its status line and headers; body frames follow.
     Head {
         /// HTTP status.
@@ -159,7 +159,8 @@ pub fn parse_frame(json: &str) -> Result<Frame> {
     let value: Value = serde_json::from_slice(json.as_bytes()).map_err(|_| invalid())?;
     let kind = value.get("frame").and_then(Value::as_str).map(str::to_owned);
     let Some(kind) = kind else {
-        return ResultEnvelope::from_value(value).map(Frame::Result);
+        return ResultEnvelope::from_value(value)
+            .map(|envelope| Frame::Result(Box::new(envelope.with_plain_json(json))));
     };
     if value.get("version").and_then(Value::as_u64) != Some(1) {
         return Err(invalid());
@@ -234,6 +235,28 @@ pub struct ResultEnvelope {
     /// The failure when `ok` is false.
     #[serde(default)]
     pub error: Option<EnvelopeError>,
+    /// `result`'s JSON text exactly as the harness wrote it, when the entry returned plain JSON
+    /// (`ok`, a `result` holding no value marker at any depth): what a Response body can carry
+    /// as is, without a decode to JS values and an encode again. Set by [`parse_frame`] and
+    /// [`parse_result_envelope`]; `None` otherwise.
+    #[serde(skip)]
+    pub plain_json: Option<String>,
+}
+
+/// The `result` of an envelope's JSON text, borrowed as written.
+#[derive(Deserialize)]
+struct RawResult<'a> {
+    #[serde(borrow, default)]
+    result: Option<&'a serde_json::value::RawValue>,
+}
+
+/// Whether `value` holds an object with the value marker key, at any depth.
+fn holds_marker(value: &Value) -> bool {
+    match value {
+        Value::Array(items) => items.iter().any(holds_marker),
+        Value::Object(map) => map.contains_key(super::VALUE_MARKER) || map.values().any(holds_marker),
+        _ => false,
+    }
 }
 
 /// A present key's value, `null` included (`Some(Value::Null)`); an absent key is `None` (`default`).
@@ -256,6 +279,18 @@ impl ResultEnvelope {
         }
         Ok(envelope)
     }
+
+    /// `self` with [`ResultEnvelope::plain_json`] taken from `json`, the text it was parsed from
+    /// (a text with `result` twice keeps none: the parsed value is the last one).
+    fn with_plain_json(mut self, json: &str) -> ResultEnvelope {
+        if self.ok && self.result.as_ref().is_some_and(|result| !holds_marker(result)) {
+            self.plain_json = serde_json::from_str::<RawResult<'_>>(json)
+                .ok()
+                .and_then(|raw| raw.result)
+                .map(|raw| raw.get().to_owned());
+        }
+        self
+    }
 }
 
 /// Parses the JSON of a result frame (or of `.vite-hub/output.json`).
@@ -267,7 +302,7 @@ pub fn parse_result_envelope(json: &str) -> Result<ResultEnvelope> {
     let invalid =
         || Error::new(ErrorCode::HandlerError, "the harness output is not a valid result envelope").for_output();
     let value: Value = serde_json::from_slice(json.as_bytes()).map_err(|_| invalid())?;
-    ResultEnvelope::from_value(value)
+    ResultEnvelope::from_value(value).map(|envelope| envelope.with_plain_json(json))
 }
 
 #[cfg(test)]
@@ -362,6 +397,24 @@ mod tests {
             "nope",
         ] {
             assert_eq!(parse_frame(bad).unwrap_err().code(), ErrorCode::HandlerError, "{bad}");
+        }
+    }
+
+    #[test]
+    fn keeps_a_plain_result_as_written() {
+        let text = "{\"version\":1,\"ok\":true,\"result\":{\"n\":1e+21,\"f\":0.30000000000000004,\"s\":\"\\u001f\"}}";
+        let envelope = parse_result_envelope(text).unwrap();
+        assert_eq!(envelope.plain_json.as_deref(), Some("{\"n\":1e+21,\"f\":0.30000000000000004,\"s\":\"\\u001f\"}"));
+        let Frame::Result(framed) = parse_frame(text).unwrap() else { panic!("a result frame") };
+        assert_eq!(framed.plain_json, envelope.plain_json);
+        // A marker at any depth, a failure, `undefined` or a repeated key: no plain text.
+        for text in [
+            "{\"version\":1,\"ok\":true,\"result\":[{\"vitehub:sandbox:value\":{\"tag\":\"binary\",\"id\":0,\"kind\":\"blob\"}}]}",
+            "{\"version\":1,\"ok\":false,\"result\":1,\"error\":{}}",
+            "{\"version\":1,\"ok\":true}",
+            "{\"version\":1,\"ok\":true,\"result\":1,\"result\":2}",
+        ] {
+            assert_eq!(parse_result_envelope(text).unwrap().plain_json, None, "{text}");
         }
     }
 
