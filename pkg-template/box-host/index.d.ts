@@ -101,6 +101,7 @@ export interface BoxHostOptions {
    * @throws {TypeError} when it is not a non-empty string.
    */
   harness?: string;
+  /**
    * Live Boxes at most, spares included (default 64). A create beyond waits in a FIFO queue for
    * a Box to stop, as long as its own `timeout` (the Box's lifetime, ms; default 300000) allows
    * or until its client goes away: a Run waits as long as its own timeout and signal allow. It
