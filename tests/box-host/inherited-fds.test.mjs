@@ -38,9 +38,9 @@ registerSandbox('fds', { files: files() });
 // An install (one dependency) whose postinstall writes what its process holds into the Box,
 // read by the entry.
 registerSandbox('fds-install', { files: [
-  { path: 'package.json', content: JSON.stringify({ name: 'fds-install', private: true, type: 'module', dependencies: { slugify: '1.6.9' }, scripts: { postinstall: 'ls -l /proc/self/fd > installed-fds.txt' } }) },
+  { path: 'package.json', content: JSON.stringify({ name: 'fds-install', private: true, type: 'module', dependencies: { slugify: '1.6.9' }, scripts: { postinstall: 'ls -l /proc/self/fd > node_modules/installed-fds.txt' } }) },
   { path: 'package-lock.json', content: process.env.FD_TEST_LOCK },
-  { path: 'index.mjs', content: 'import fs from "node:fs"; export default () => fs.readFileSync("installed-fds.txt", "utf8");' },
+  { path: 'index.mjs', content: 'import fs from "node:fs"; export default () => fs.readFileSync("node_modules/installed-fds.txt", "utf8");' },
 ] });
 configureSandbox({ provider: 'local', local: { baseUrl: host.baseUrl, token: host.token } });
 const run = await (await runSandbox('fds')).json();

@@ -90,7 +90,11 @@ test('Runs with one sandboxId install once per digest; a later Run copies the ke
   // The kept Box is open: the project's files, the copy of the prepared tree (or, when the kept
   // tree is refused, a fresh install: the Definition's own scripts run, so the harness and the
   // input with the Run's nonce come only after it, run::stage::harness_files), those, the exec.
-  assert.deepEqual(second.requestsAtResponse, { 'fs/write': 2, cmd: 2 });
+  // A plain JSON result is answered at its frame, so the Run directory's removal (a cmd sent once
+  // the process exits) may already be counted then; the total below allows no fourth.
+  const { cmd: cmdsAtResponse, ...writesAtResponse } = second.requestsAtResponse;
+  assert.deepEqual(writesAtResponse, { 'fs/write': 2 });
+  assert.ok(cmdsAtResponse === 2 || cmdsAtResponse === 3, `cmds at the Response: ${cmdsAtResponse}`);
   assert.ok(
     await until(() => host.counters().requests.cmd === 3, 20_000),
     'waited for the Run directory removal after the Response',

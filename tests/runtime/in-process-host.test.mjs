@@ -64,6 +64,22 @@ test('an in-process Run opens no loopback socket and sends no HTTP request; its 
   assert.deepEqual(seen, { clientSockets: 0, serverRequests: 0 });
 });
 
+test('a result with a value marker keeps every double exactly (the core decodes and encodes it)', {
+  timeout: 120_000,
+}, async () => {
+  configureSandbox({ provider: 'local' });
+  // A lone surrogate is carried as a string marker, so this result is not plain JSON: the core
+  // revives it and encodes the Response body itself.
+  define('in-process/marked', `export default () => ({ ...${VALUES}, lone: 'x\\ud800' });`);
+  const response = await runSandbox('in-process/marked');
+  const body = await response.json();
+  assert.equal(response.status, 200, JSON.stringify(body).slice(0, 500));
+  // biome-ignore lint/security/noGlobalEval: the entry's own expression, evaluated here for the expected value
+  const expected = globalThis.eval(VALUES).numbers;
+  const changed = expected.filter((n, i) => !Object.is(body.numbers[i], n));
+  assert.deepEqual(changed, [], `${changed.length} doubles changed`);
+});
+
 test('a parked Node imported the harness before its Run: the entry is called from the preloaded harness', {
   skip: NO_BWRAP,
   timeout: 120_000,

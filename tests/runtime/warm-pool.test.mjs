@@ -113,7 +113,11 @@ test('a Run of a prepared project on a warm Box makes exactly fs/write and cmd b
   host.resetCounters();
   const pooled = await runOnce('pool/prepared', { title: 'Warm Box' });
   assert.deepEqual([pooled.status, pooled.body], [200, { slug: 'warm-box' }]);
-  assert.deepEqual(pooled.atResponse, { requests: { 'fs/write': 1, cmd: 1 }, total: 2 });
+  // A plain JSON result is answered at its frame: the Box's stop and the pool's refill (a create),
+  // both sent once the process exits, may already be counted then. A create for this Run would
+  // mean it did not take the warm Box, which the timing's `warm` rules out.
+  const { create: _refill, stop: _stop, ...beforeResponse } = pooled.atResponse.requests;
+  assert.deepEqual(beforeResponse, { 'fs/write': 1, cmd: 1 });
   assert.ok(isWarm(pooled.timing), pooled.timing);
   assert.match(pooled.timing, /install;desc="prepared"/);
   await pooled.run.closed();
