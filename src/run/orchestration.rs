@@ -185,7 +185,7 @@ async fn run(definition: &Rc<Definition>, payload: &JsValue, options: &RunOption
     let pool = options.warm_pool.filter(|_| options.sandbox_id.is_none());
     let warm = pool
         .filter(|_| !prepared.as_ref().is_some_and(Prepared::owner))
-        .and_then(|pool| crate::run::warm_pool::take(definition, pool, events));
+        .and_then(|pool| crate::run::warm_pool::take(&options.provider, definition, pool, events));
     let leased = match warm {
         Some(session) => Ok(Lease::warm(session)),
         None => {

@@ -4,6 +4,8 @@
 //! one writes only its input and execs: two requests before its Response.
 //!
 //! Rules:
+//! - a pool is of one Definition on one provider: a Run takes only a Box its own config's
+//!   provider opened (a Run in flight across `configureSandbox` fills a pool of the old one);
 //! - a pool is filled after a Run's Response (never before it), by as many Boxes as it lacks; a
 //!   Definition with dependencies only once its prepared project is ready
 //!   ([`crate::run::prepared::ready_id`]);
@@ -48,9 +50,12 @@ struct Idle {
     _timer: Timer,
 }
 
-/// The pool of one Definition (by name and digest: an edited Definition gets a new pool).
+/// The pool of one Definition (by name and digest: an edited Definition gets a new pool) on one
+/// provider (a Run under another config never takes its Boxes).
 struct Pool {
     key: String,
+    /// The provider of the config whose Runs filled it (held, so its address is not reused).
+    provider: Rc<dyn Provider>,
     /// Unique per pool, so a refill that lands after a drain knows its pool is gone.
     id: u64,
     /// The install digest of the Definition, if it installs (`dropPreparedProject` drains by it).
@@ -79,16 +84,27 @@ fn pool_key(definition: &Definition) -> String {
     format!("{}\0{}", definition.name, definition.digest)
 }
 
-/// Runs `f` on the pool of `key` (and `id`, when given), if it is still there.
-fn with_pool<T>(key: &str, id: Option<u64>, f: impl FnOnce(&mut Pool) -> T) -> Option<T> {
-    POOLS.with(|pools| pools.borrow_mut().iter_mut().find(|p| p.key == key && id.is_none_or(|id| p.id == id)).map(f))
+/// Runs `f` on the pool `id`, if it is still there.
+fn with_pool<T>(id: u64, f: impl FnOnce(&mut Pool) -> T) -> Option<T> {
+    POOLS.with(|pools| pools.borrow_mut().iter_mut().find(|p| p.id == id).map(f))
 }
 
-/// A warm Box for a Run of `definition`, if its pool holds one (the newest). A failed refill of
-/// the pool is told to this Run (`events.notice`) first, whether a Box is taken or not.
-pub fn take(definition: &Definition, pool: WarmPool, events: &RunEvents) -> Option<Rc<dyn BoxSession>> {
+/// Runs `f` on the pool of `key` on `provider`, if there is one.
+fn with_pool_of<T>(key: &str, provider: &Rc<dyn Provider>, f: impl FnOnce(&mut Pool) -> T) -> Option<T> {
+    POOLS.with(|pools| pools.borrow_mut().iter_mut().find(|p| p.key == key && Rc::ptr_eq(&p.provider, provider)).map(f))
+}
+
+/// A warm Box for a Run of `definition` on `provider`, if its pool holds one (the newest). A
+/// failed refill of the pool is told to this Run (`events.notice`) first, whether a Box is taken
+/// or not.
+pub fn take(
+    provider: &Rc<dyn Provider>,
+    definition: &Definition,
+    pool: WarmPool,
+    events: &RunEvents,
+) -> Option<Rc<dyn BoxSession>> {
     let now = crate::sys::performance_now();
-    let (failure, taken, stale) = with_pool(&pool_key(definition), None, |p| {
+    let (failure, taken, stale) = with_pool_of(&pool_key(definition), provider, |p| {
         // A Box past its idle time (its timer is late) is closed, never used: its lifetime is
         // counted from its opening.
         let (fresh, stale): (Vec<Idle>, Vec<Idle>) =
@@ -117,11 +133,12 @@ pub fn refill(provider: &Rc<dyn Provider>, definition: &Rc<Definition>, pool: Wa
     let key = pool_key(definition);
     let (id, missing) = POOLS.with(|pools| {
         let mut pools = pools.borrow_mut();
-        let at = match pools.iter().position(|p| p.key == key) {
+        let at = match pools.iter().position(|p| p.key == key && Rc::ptr_eq(&p.provider, provider)) {
             Some(at) => at,
             None => {
                 pools.push(Pool {
                     key: key.clone(),
+                    provider: provider.clone(),
                     id: next_id(),
                     digest: definition.install.as_ref().map(|plan| plan.digest.clone()),
                     idle: Vec::new(),
@@ -139,14 +156,13 @@ pub fn refill(provider: &Rc<dyn Provider>, definition: &Rc<Definition>, pool: Wa
     });
     for _ in 0..missing {
         let ticket = next_id();
-        let (provider, definition, start_from, owned_key) =
-            (provider.clone(), definition.clone(), start_from.clone(), key.clone());
+        let (provider, definition, start_from) = (provider.clone(), definition.clone(), start_from.clone());
         let work = crate::sys::js_promise(Box::pin(async move {
             let opened = open_one(provider.as_ref(), &definition, pool, start_from).await;
-            land(&owned_key, id, ticket, pool, &definition.name, opened).await;
+            land(id, ticket, pool, &definition.name, opened).await;
             Ok(JsValue::UNDEFINED)
         }));
-        with_pool(&key, Some(id), |p| p.refills.push((ticket, work.clone())));
+        with_pool(id, |p| p.refills.push((ticket, work.clone())));
         keep_alive(&work);
     }
 }
@@ -188,17 +204,17 @@ async fn open_one(
 
 /// Puts an opened Box into its pool (with its idle close), or closes it when the pool was drained
 /// meanwhile; keeps a failure for the next Run.
-async fn land(key: &str, id: u64, ticket: u64, pool: WarmPool, name: &str, opened: Result<Rc<dyn BoxSession>>) {
-    let present = with_pool(key, Some(id), |p| {
+async fn land(id: u64, ticket: u64, pool: WarmPool, name: &str, opened: Result<Rc<dyn BoxSession>>) {
+    let present = with_pool(id, |p| {
         p.opening = p.opening.saturating_sub(1);
         p.refills.retain(|(t, _)| *t != ticket);
     })
     .is_some();
     match (present, opened) {
         (true, Ok(session)) => {
-            let timer = idle_close(key, id, &session, pool.idle_ms);
+            let timer = idle_close(id, &session, pool.idle_ms);
             let opened_ms = crate::sys::performance_now();
-            with_pool(key, Some(id), |p| p.idle.push(Idle { session, opened_ms, _timer: timer }));
+            with_pool(id, |p| p.idle.push(Idle { session, opened_ms, _timer: timer }));
         }
         (true, Err(error)) => {
             let failure = format!(
@@ -206,7 +222,7 @@ async fn land(key: &str, id: u64, ticket: u64, pool: WarmPool, name: &str, opene
                 error.code().as_str(),
                 error.message()
             );
-            with_pool(key, Some(id), |p| p.failure = Some(failure));
+            with_pool(id, |p| p.failure = Some(failure));
         }
         // The pool was drained meanwhile: the Box it would have held is closed here.
         (false, Ok(session)) => {
@@ -217,14 +233,14 @@ async fn land(key: &str, id: u64, ticket: u64, pool: WarmPool, name: &str, opene
 }
 
 /// The timer that closes `session` after `idle_ms` unless a Run took it.
-fn idle_close(key: &str, id: u64, session: &Rc<dyn BoxSession>, idle_ms: u32) -> Timer {
-    let (key, weak) = (key.to_owned(), Rc::downgrade(session));
+fn idle_close(id: u64, session: &Rc<dyn BoxSession>, idle_ms: u32) -> Timer {
+    let weak = Rc::downgrade(session);
     let timer = Timer::once(
         move || {
             // Not in the timer's own call: closing drops the timer (and this closure).
             wasm_bindgen_futures::spawn_local(async move {
                 let Some(session) = weak.upgrade() else { return };
-                let idle = with_pool(&key, Some(id), |p| {
+                let idle = with_pool(id, |p| {
                     let at = p.idle.iter().position(|idle| Rc::ptr_eq(&idle.session, &session))?;
                     Some(p.idle.remove(at))
                 })
@@ -232,7 +248,7 @@ fn idle_close(key: &str, id: u64, session: &Rc<dyn BoxSession>, idle_ms: u32) ->
                 drop(session);
                 if let Some(idle) = idle {
                     if let Err(error) = stop_within(RELEASE_DEADLINE_MS, idle.session.close()).await {
-                        with_pool(&key, Some(id), |p| {
+                        with_pool(id, |p| {
                             p.failure = Some(format!("The warm pool could not close an idle Box: {}", error.message()));
                         });
                     }
