@@ -19,6 +19,7 @@
 //! - a refill that fails is kept with its pool and told to the next Run of the Definition (its
 //!   `onLog`, else `console.warn`: [`RunEvents::notice`]), never through the handle of the Run
 //!   whose Response started it; the refill's work goes to the isolate's keep-alive hook only;
+//! - a Run that began before a drain refills nothing ([`drains`]);
 //! - [`detach`] and [`close_detached`] drain pools (`closeWarmPools()`, `configureSandbox`,
 //!   `dropPreparedProject`): their Boxes are closed, and a refill still opening one closes it
 //!   when it lands; every Box opened is closed.
@@ -71,6 +72,13 @@ struct Pool {
 thread_local! {
     static POOLS: RefCell<Vec<Pool>> = const { RefCell::new(Vec::new()) };
     static NEXT_ID: Cell<u64> = const { Cell::new(0) };
+    /// How many drains ([`detach`]) there were: a Run that began before one refills nothing.
+    static DRAINS: Cell<u64> = const { Cell::new(0) };
+}
+
+/// The drain count now, taken by a Run when it begins and given to [`refill`] after its Response.
+pub fn drains() -> u64 {
+    DRAINS.with(Cell::get)
 }
 
 fn next_id() -> u64 {
@@ -125,9 +133,18 @@ pub fn take(
 
 /// Tops the pool of `definition` up to `pool.size` after a Run's Response: opens the Boxes it
 /// lacks, each from `start_from` (the prepared project's id; `None` without dependencies). Does
-/// nothing for a Definition with dependencies whose prepared project is not ready yet.
-pub fn refill(provider: &Rc<dyn Provider>, definition: &Rc<Definition>, pool: WarmPool, start_from: Option<String>) {
-    if definition.install.is_some() && start_from.is_none() {
+/// nothing for a Definition with dependencies whose prepared project is not ready yet, nor for a
+/// Run that began before a drain (`since`, its [`drains`] then: `closeWarmPools()`,
+/// `configureSandbox`, `closeLocalBoxHost()`, `dropPreparedProject`), whose config or host may be
+/// gone.
+pub fn refill(
+    provider: &Rc<dyn Provider>,
+    definition: &Rc<Definition>,
+    pool: WarmPool,
+    start_from: Option<String>,
+    since: u64,
+) {
+    if (definition.install.is_some() && start_from.is_none()) || since != drains() {
         return;
     }
     let key = pool_key(definition);
@@ -286,6 +303,7 @@ pub struct Detached {
 /// Takes the pools `which` selects out of the isolate at once (no Run takes their Boxes after
 /// this), for [`close_detached`]. `which` gets the pool's install digest (`None`: no dependencies).
 pub fn detach(which: impl Fn(Option<&str>) -> bool) -> Detached {
+    DRAINS.with(|d| d.set(d.get() + 1));
     let taken: Vec<Pool> = POOLS.with(|pools| {
         let mut pools = pools.borrow_mut();
         let (taken, kept) = std::mem::take(&mut *pools).into_iter().partition(|p| which(p.digest.as_deref()));

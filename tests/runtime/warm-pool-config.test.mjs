@@ -61,3 +61,24 @@ test('a Run in flight across configureSandbox fills no pool the new config takes
     );
   }
 });
+
+test('a Run in flight across closeWarmPools refills no pool (closeLocalBoxHost drains first)', async () => {
+  use(first);
+  defineTestSandbox(
+    'pool/drained',
+    'export default async (n) => { await new Promise((r) => setTimeout(r, 1500)); return n; };',
+  );
+  const cmds = count(first, 'cmd');
+  const inFlight = startSandbox('pool/drained', 1);
+  assert.ok(await until(() => count(first, 'cmd') === cmds + 1, 20_000), JSON.stringify(first.counters()));
+  await closeWarmPools();
+  const response = await inFlight.response();
+  assert.deepEqual([response.status, await response.json()], [200, 1]);
+  await inFlight.closed();
+  // A refill would be under way (or landed) by now: it starts before the Run's Box is given back.
+  assert.deepEqual(listWarmPools(), []);
+  assert.ok(
+    await until(() => count(first, 'create') === count(first, 'stop'), 20_000),
+    JSON.stringify(first.counters()),
+  );
+});
