@@ -19,7 +19,8 @@
 //! - a refill that fails is kept with its pool and told to the next Run of the Definition (its
 //!   `onLog`, else `console.warn`: [`RunEvents::notice`]), never through the handle of the Run
 //!   whose Response started it; the refill's work goes to the isolate's keep-alive hook only;
-//! - a Run that began before a drain refills nothing ([`drains`]);
+//! - a Run that began before a drain refills nothing ([`drains`]); a pool made for a Definition
+//!   closes the pools of other versions of its name (an edited Definition);
 //! - [`detach`] and [`close_detached`] drain pools (`closeWarmPools()`, `configureSandbox`,
 //!   `dropPreparedProject`): their Boxes are closed, and a refill still opening one closes it
 //!   when it lands; every Box opened is closed.
@@ -148,11 +149,19 @@ pub fn refill(
         return;
     }
     let key = pool_key(definition);
+    let mut replaced = Vec::new();
     let (id, missing) = POOLS.with(|pools| {
         let mut pools = pools.borrow_mut();
         let at = match pools.iter().position(|p| p.key == key && Rc::ptr_eq(&p.provider, provider)) {
             Some(at) => at,
             None => {
+                // An edited Definition (same name, new digest): the pool of its old version is
+                // closed (its refills under way close their Box when they land).
+                let prefix = format!("{}\0", definition.name);
+                let (old, kept): (Vec<Pool>, Vec<Pool>) =
+                    std::mem::take(&mut *pools).into_iter().partition(|p| p.key.starts_with(&prefix));
+                *pools = kept;
+                replaced.extend(old.into_iter().flat_map(|p| p.idle).map(|idle| idle.session));
                 pools.push(Pool {
                     key: key.clone(),
                     provider: provider.clone(),
@@ -171,6 +180,11 @@ pub fn refill(
         p.opening += missing;
         (p.id, missing)
     });
+    for session in replaced {
+        wasm_bindgen_futures::spawn_local(async move {
+            let _ = stop_within(RELEASE_DEADLINE_MS, session.close()).await;
+        });
+    }
     for _ in 0..missing {
         let ticket = next_id();
         let (provider, definition, start_from) = (provider.clone(), definition.clone(), start_from.clone());

@@ -82,3 +82,29 @@ test('a Run in flight across closeWarmPools refills no pool (closeLocalBoxHost d
     JSON.stringify(first.counters()),
   );
 });
+
+test('an edited Definition (same name, new digest) closes the pool of its old version', async () => {
+  use(first);
+  const answer = async () => {
+    const run = startSandbox('pool/edited');
+    const response = await run.response();
+    const body = await response.json();
+    await run.closed();
+    assert.ok(await until(() => listWarmPools().every((p) => p.opening === 0), 20_000));
+    return body;
+  };
+  defineTestSandbox('pool/edited', 'export default () => 1;');
+  assert.equal(await answer(), 1);
+  defineTestSandbox('pool/edited', 'export default () => 2;');
+  assert.equal(await answer(), 2);
+  assert.deepEqual(
+    listWarmPools().filter((p) => p.name === 'pool/edited'),
+    [{ name: 'pool/edited', idle: 1, opening: 0 }],
+  );
+  // Only the new version's pooled Box is open.
+  assert.ok(
+    await until(() => count(first, 'create') === count(first, 'stop') + 1, 20_000),
+    JSON.stringify(first.counters()),
+  );
+  await closeWarmPools();
+});
