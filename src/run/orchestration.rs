@@ -87,8 +87,10 @@ pub async fn run_definition(
     }
     let (answer, reply) = Reply::new();
     let events = options.events.clone();
+    // Taken with the config the Run uses: a drain after it (a new config) means no refill.
+    let drains = crate::run::warm_pool::drains();
     let work = crate::sys::js_promise(Box::pin(async move {
-        run(&definition, &payload, &options, &reply).await;
+        run(&definition, &payload, &options, &reply, drains).await;
         Ok(JsValue::UNDEFINED)
     }));
     events.background(&work);
@@ -126,7 +128,8 @@ fn timed_out(error: Error, run_signal: &RunSignal, definition: &Definition, prov
     }
 }
 
-async fn run(definition: &Rc<Definition>, payload: &JsValue, options: &RunOptions, reply: &Reply) {
+/// `drains`: [`crate::run::warm_pool::drains`] when the Run began.
+async fn run(definition: &Rc<Definition>, payload: &JsValue, options: &RunOptions, reply: &Reply, drains: u64) {
     let mut timing = ServerTiming::start();
     let events = &options.events;
     let provider = options.provider.kind();
@@ -185,7 +188,7 @@ async fn run(definition: &Rc<Definition>, payload: &JsValue, options: &RunOption
     let pool = options.warm_pool.filter(|_| options.sandbox_id.is_none());
     let warm = pool
         .filter(|_| !prepared.as_ref().is_some_and(Prepared::owner))
-        .and_then(|pool| crate::run::warm_pool::take(definition, pool, events));
+        .and_then(|pool| crate::run::warm_pool::take(&options.provider, definition, pool, events));
     let leased = match warm {
         Some(session) => Ok(Lease::warm(session)),
         None => {
@@ -271,7 +274,7 @@ async fn run(definition: &Rc<Definition>, payload: &JsValue, options: &RunOption
             .install
             .as_ref()
             .and_then(|plan| crate::run::prepared::ready_id(options.provider.as_ref(), &plan.digest));
-        crate::run::warm_pool::refill(&options.provider, definition, pool, ready);
+        crate::run::warm_pool::refill(&options.provider, definition, pool, ready, drains);
     });
     if let Err(error) = stop_within(RELEASE_DEADLINE_MS, Box::pin(lease.release(cut))).await {
         // The message names what failed (the Box's stop, the removal of the Run's folder from a

@@ -4,6 +4,8 @@
 //! one writes only its input and execs: two requests before its Response.
 //!
 //! Rules:
+//! - a pool is of one Definition on one provider: a Run takes only a Box its own config's
+//!   provider opened (a Run in flight across `configureSandbox` fills a pool of the old one);
 //! - a pool is filled after a Run's Response (never before it), by as many Boxes as it lacks; a
 //!   Definition with dependencies only once its prepared project is ready
 //!   ([`crate::run::prepared::ready_id`]);
@@ -17,6 +19,8 @@
 //! - a refill that fails is kept with its pool and told to the next Run of the Definition (its
 //!   `onLog`, else `console.warn`: [`RunEvents::notice`]), never through the handle of the Run
 //!   whose Response started it; the refill's work goes to the isolate's keep-alive hook only;
+//! - a Run that began before a drain refills nothing ([`drains`]); a pool made for a Definition
+//!   closes the pools of other versions of its name (an edited Definition);
 //! - [`detach`] and [`close_detached`] drain pools (`closeWarmPools()`, `configureSandbox`,
 //!   `dropPreparedProject`): their Boxes are closed, and a refill still opening one closes it
 //!   when it lands; every Box opened is closed.
@@ -48,9 +52,12 @@ struct Idle {
     _timer: Timer,
 }
 
-/// The pool of one Definition (by name and digest: an edited Definition gets a new pool).
+/// The pool of one Definition (by name and digest: an edited Definition gets a new pool) on one
+/// provider (a Run under another config never takes its Boxes).
 struct Pool {
     key: String,
+    /// The provider of the config whose Runs filled it (held, so its address is not reused).
+    provider: Rc<dyn Provider>,
     /// Unique per pool, so a refill that lands after a drain knows its pool is gone.
     id: u64,
     /// The install digest of the Definition, if it installs (`dropPreparedProject` drains by it).
@@ -66,6 +73,13 @@ struct Pool {
 thread_local! {
     static POOLS: RefCell<Vec<Pool>> = const { RefCell::new(Vec::new()) };
     static NEXT_ID: Cell<u64> = const { Cell::new(0) };
+    /// How many drains ([`detach`]) there were: a Run that began before one refills nothing.
+    static DRAINS: Cell<u64> = const { Cell::new(0) };
+}
+
+/// The drain count now, taken by a Run when it begins and given to [`refill`] after its Response.
+pub fn drains() -> u64 {
+    DRAINS.with(Cell::get)
 }
 
 fn next_id() -> u64 {
@@ -79,16 +93,27 @@ fn pool_key(definition: &Definition) -> String {
     format!("{}\0{}", definition.name, definition.digest)
 }
 
-/// Runs `f` on the pool of `key` (and `id`, when given), if it is still there.
-fn with_pool<T>(key: &str, id: Option<u64>, f: impl FnOnce(&mut Pool) -> T) -> Option<T> {
-    POOLS.with(|pools| pools.borrow_mut().iter_mut().find(|p| p.key == key && id.is_none_or(|id| p.id == id)).map(f))
+/// Runs `f` on the pool `id`, if it is still there.
+fn with_pool<T>(id: u64, f: impl FnOnce(&mut Pool) -> T) -> Option<T> {
+    POOLS.with(|pools| pools.borrow_mut().iter_mut().find(|p| p.id == id).map(f))
 }
 
-/// A warm Box for a Run of `definition`, if its pool holds one (the newest). A failed refill of
-/// the pool is told to this Run (`events.notice`) first, whether a Box is taken or not.
-pub fn take(definition: &Definition, pool: WarmPool, events: &RunEvents) -> Option<Rc<dyn BoxSession>> {
+/// Runs `f` on the pool of `key` on `provider`, if there is one.
+fn with_pool_of<T>(key: &str, provider: &Rc<dyn Provider>, f: impl FnOnce(&mut Pool) -> T) -> Option<T> {
+    POOLS.with(|pools| pools.borrow_mut().iter_mut().find(|p| p.key == key && Rc::ptr_eq(&p.provider, provider)).map(f))
+}
+
+/// A warm Box for a Run of `definition` on `provider`, if its pool holds one (the newest). A
+/// failed refill of the pool is told to this Run (`events.notice`) first, whether a Box is taken
+/// or not.
+pub fn take(
+    provider: &Rc<dyn Provider>,
+    definition: &Definition,
+    pool: WarmPool,
+    events: &RunEvents,
+) -> Option<Rc<dyn BoxSession>> {
     let now = crate::sys::performance_now();
-    let (failure, taken, stale) = with_pool(&pool_key(definition), None, |p| {
+    let (failure, taken, stale) = with_pool_of(&pool_key(definition), provider, |p| {
         // A Box past its idle time (its timer is late) is closed, never used: its lifetime is
         // counted from its opening.
         let (fresh, stale): (Vec<Idle>, Vec<Idle>) =
@@ -109,19 +134,37 @@ pub fn take(definition: &Definition, pool: WarmPool, events: &RunEvents) -> Opti
 
 /// Tops the pool of `definition` up to `pool.size` after a Run's Response: opens the Boxes it
 /// lacks, each from `start_from` (the prepared project's id; `None` without dependencies). Does
-/// nothing for a Definition with dependencies whose prepared project is not ready yet.
-pub fn refill(provider: &Rc<dyn Provider>, definition: &Rc<Definition>, pool: WarmPool, start_from: Option<String>) {
-    if definition.install.is_some() && start_from.is_none() {
+/// nothing for a Definition with dependencies whose prepared project is not ready yet, nor for a
+/// Run that began before a drain (`since`, its [`drains`] then: `closeWarmPools()`,
+/// `configureSandbox`, `closeLocalBoxHost()`, `dropPreparedProject`), whose config or host may be
+/// gone.
+pub fn refill(
+    provider: &Rc<dyn Provider>,
+    definition: &Rc<Definition>,
+    pool: WarmPool,
+    start_from: Option<String>,
+    since: u64,
+) {
+    if (definition.install.is_some() && start_from.is_none()) || since != drains() {
         return;
     }
     let key = pool_key(definition);
+    let mut replaced = Vec::new();
     let (id, missing) = POOLS.with(|pools| {
         let mut pools = pools.borrow_mut();
-        let at = match pools.iter().position(|p| p.key == key) {
+        let at = match pools.iter().position(|p| p.key == key && Rc::ptr_eq(&p.provider, provider)) {
             Some(at) => at,
             None => {
+                // An edited Definition (same name, new digest): the pool of its old version is
+                // closed (its refills under way close their Box when they land).
+                let prefix = format!("{}\0", definition.name);
+                let (old, kept): (Vec<Pool>, Vec<Pool>) =
+                    std::mem::take(&mut *pools).into_iter().partition(|p| p.key.starts_with(&prefix));
+                *pools = kept;
+                replaced.extend(old.into_iter().flat_map(|p| p.idle).map(|idle| idle.session));
                 pools.push(Pool {
                     key: key.clone(),
+                    provider: provider.clone(),
                     id: next_id(),
                     digest: definition.install.as_ref().map(|plan| plan.digest.clone()),
                     idle: Vec::new(),
@@ -137,16 +180,20 @@ pub fn refill(provider: &Rc<dyn Provider>, definition: &Rc<Definition>, pool: Wa
         p.opening += missing;
         (p.id, missing)
     });
+    for session in replaced {
+        wasm_bindgen_futures::spawn_local(async move {
+            let _ = stop_within(RELEASE_DEADLINE_MS, session.close()).await;
+        });
+    }
     for _ in 0..missing {
         let ticket = next_id();
-        let (provider, definition, start_from, owned_key) =
-            (provider.clone(), definition.clone(), start_from.clone(), key.clone());
+        let (provider, definition, start_from) = (provider.clone(), definition.clone(), start_from.clone());
         let work = crate::sys::js_promise(Box::pin(async move {
             let opened = open_one(provider.as_ref(), &definition, pool, start_from).await;
-            land(&owned_key, id, ticket, pool, &definition.name, opened).await;
+            land(id, ticket, pool, &definition.name, opened).await;
             Ok(JsValue::UNDEFINED)
         }));
-        with_pool(&key, Some(id), |p| p.refills.push((ticket, work.clone())));
+        with_pool(id, |p| p.refills.push((ticket, work.clone())));
         keep_alive(&work);
     }
 }
@@ -188,17 +235,17 @@ async fn open_one(
 
 /// Puts an opened Box into its pool (with its idle close), or closes it when the pool was drained
 /// meanwhile; keeps a failure for the next Run.
-async fn land(key: &str, id: u64, ticket: u64, pool: WarmPool, name: &str, opened: Result<Rc<dyn BoxSession>>) {
-    let present = with_pool(key, Some(id), |p| {
+async fn land(id: u64, ticket: u64, pool: WarmPool, name: &str, opened: Result<Rc<dyn BoxSession>>) {
+    let present = with_pool(id, |p| {
         p.opening = p.opening.saturating_sub(1);
         p.refills.retain(|(t, _)| *t != ticket);
     })
     .is_some();
     match (present, opened) {
         (true, Ok(session)) => {
-            let timer = idle_close(key, id, &session, pool.idle_ms);
+            let timer = idle_close(id, &session, pool.idle_ms);
             let opened_ms = crate::sys::performance_now();
-            with_pool(key, Some(id), |p| p.idle.push(Idle { session, opened_ms, _timer: timer }));
+            with_pool(id, |p| p.idle.push(Idle { session, opened_ms, _timer: timer }));
         }
         (true, Err(error)) => {
             let failure = format!(
@@ -206,7 +253,7 @@ async fn land(key: &str, id: u64, ticket: u64, pool: WarmPool, name: &str, opene
                 error.code().as_str(),
                 error.message()
             );
-            with_pool(key, Some(id), |p| p.failure = Some(failure));
+            with_pool(id, |p| p.failure = Some(failure));
         }
         // The pool was drained meanwhile: the Box it would have held is closed here.
         (false, Ok(session)) => {
@@ -217,14 +264,14 @@ async fn land(key: &str, id: u64, ticket: u64, pool: WarmPool, name: &str, opene
 }
 
 /// The timer that closes `session` after `idle_ms` unless a Run took it.
-fn idle_close(key: &str, id: u64, session: &Rc<dyn BoxSession>, idle_ms: u32) -> Timer {
-    let (key, weak) = (key.to_owned(), Rc::downgrade(session));
+fn idle_close(id: u64, session: &Rc<dyn BoxSession>, idle_ms: u32) -> Timer {
+    let weak = Rc::downgrade(session);
     let timer = Timer::once(
         move || {
             // Not in the timer's own call: closing drops the timer (and this closure).
             wasm_bindgen_futures::spawn_local(async move {
                 let Some(session) = weak.upgrade() else { return };
-                let idle = with_pool(&key, Some(id), |p| {
+                let idle = with_pool(id, |p| {
                     let at = p.idle.iter().position(|idle| Rc::ptr_eq(&idle.session, &session))?;
                     Some(p.idle.remove(at))
                 })
@@ -232,7 +279,7 @@ fn idle_close(key: &str, id: u64, session: &Rc<dyn BoxSession>, idle_ms: u32) ->
                 drop(session);
                 if let Some(idle) = idle {
                     if let Err(error) = stop_within(RELEASE_DEADLINE_MS, idle.session.close()).await {
-                        with_pool(&key, Some(id), |p| {
+                        with_pool(id, |p| {
                             p.failure = Some(format!("The warm pool could not close an idle Box: {}", error.message()));
                         });
                     }
@@ -270,6 +317,7 @@ pub struct Detached {
 /// Takes the pools `which` selects out of the isolate at once (no Run takes their Boxes after
 /// this), for [`close_detached`]. `which` gets the pool's install digest (`None`: no dependencies).
 pub fn detach(which: impl Fn(Option<&str>) -> bool) -> Detached {
+    DRAINS.with(|d| d.set(d.get() + 1));
     let taken: Vec<Pool> = POOLS.with(|pools| {
         let mut pools = pools.borrow_mut();
         let (taken, kept) = std::mem::take(&mut *pools).into_iter().partition(|p| which(p.digest.as_deref()));
