@@ -8,8 +8,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { startBoxHost } from '@vite-hub/sandbox/box-host';
-import { configureSandbox, registerSandbox, runSandbox } from '@vite-hub/sandbox';
-import { SLUGIFY_LOCK } from '../support/local-host.mjs';
+import { configureSandbox, runSandbox } from '@vite-hub/sandbox';
+import { defineSlugifySandbox } from '../support/local-host.mjs';
 
 /**
  * Reports what it sees of slugify's files. With `tamper`, then rewrites them during the handler.
@@ -45,22 +45,7 @@ fs.appendFileSync('node_modules/slugify/slugify.js', '\\n// TAMPERED');
 fs.writeFileSync('node_modules/extra.txt', 'x');`;
 
 /** Registers `name` (its own package name: its own install digest) with slugify 1.6.9. */
-function define(name) {
-  const manifest = {
-    name: name.replaceAll('/', '-'),
-    private: true,
-    type: 'module',
-    dependencies: { slugify: '1.6.9' },
-  };
-  registerSandbox(name, {
-    files: [
-      { path: 'package.json', content: JSON.stringify(manifest) },
-      { path: 'package-lock.json', content: JSON.stringify(SLUGIFY_LOCK, null, 2) },
-      { path: 'index.mjs', content: INDEX },
-      { path: 'daemon.cjs', content: DAEMON },
-    ],
-  });
-}
+const define = (name) => defineSlugifySandbox(name, INDEX, [{ path: 'daemon.cjs', content: DAEMON }]);
 
 const hosts = [];
 let stateDir;

@@ -57,9 +57,10 @@ export const NO_BWRAP = hasBwrap ? false : 'bubblewrap (bwrap) is not installed 
 
 /**
  * Registers the Definition `name` with one dependency, slugify 1.6.9 (SLUGIFY_LOCK), and `index`
- * as its index.mjs; its package name is its own, so each such Definition has its own install digest.
+ * as its index.mjs (`extraFiles`: more `{ path, content }` beside it); its package name is its own, so
+ * each such Definition has its own install digest.
  */
-export function defineSlugifySandbox(name, index) {
+export function defineSlugifySandbox(name, index, extraFiles = []) {
   const manifest = {
     name: name.replaceAll('/', '-'),
     private: true,
@@ -71,6 +72,7 @@ export function defineSlugifySandbox(name, index) {
       { path: 'package.json', content: JSON.stringify(manifest) },
       { path: 'package-lock.json', content: JSON.stringify(SLUGIFY_LOCK, null, 2) },
       { path: 'index.mjs', content: index },
+      ...extraFiles,
     ],
   });
 }
