@@ -121,6 +121,27 @@ impl SessionCore {
         self.state.borrow_mut().status_at(crate::sys::performance_now())
     }
 
+    /// When the Box lifetime ends, in ms since the Unix epoch; `None` for a Box without one
+    /// (Cloudflare).
+    pub fn expires_at_ms(&self) -> Option<f64> {
+        let ends_at = self.state.borrow().ends_at_ms?;
+        Some(js_sys::Date::now() + (ends_at - crate::sys::performance_now()))
+    }
+
+    /// Moves the end of the Box lifetime `ms` (ms) later: the provider's deadline first (Vercel
+    /// protocol `POST …/extend-timeout` `{ duration: ms }`, which adds to it), then this
+    /// Session's clock, so [`SessionCore::status`] and [`SessionCore::expires_at_ms`] follow.
+    ///
+    /// # Errors
+    /// `SANDBOX_INVALID_STATE` (closed, expired); `SANDBOX_NOT_SUPPORTED` on a provider whose
+    /// Boxes have no lifetime (Cloudflare); the provider's errors ([`SessionCore::failed`]).
+    pub async fn extend_timeout(&self, ms: u64) -> Result<()> {
+        self.check_open("extendTimeout")?;
+        self.session.extend_timeout(ms, None).await.map_err(|e| self.failed("extendTimeout", e))?;
+        self.state.borrow_mut().extend(ms);
+        Ok(())
+    }
+
     /// Whether [`SessionCore::close`] was called (whatever its outcome).
     pub fn closed(&self) -> bool {
         self.state.borrow().closed
