@@ -552,7 +552,20 @@ export interface SandboxCommandOptions {
   signal?: AbortSignal | null;
 }
 
-/** Options of {@link SandboxSession.spawn}: those of `exec`, and `stdin`. */
+/** Options of {@link SandboxSession.exec}: those of every Command, and `stdin`. */
+export interface SandboxExecOptions extends SandboxCommandOptions {
+  /**
+   * What the Command reads on stdin, then end of input: a string (UTF-8), bytes, or a
+   * ReadableStream of those, read while the Command runs (locked while read; never cancelled). Vercel protocol:
+   * `attachStdin` and `POST …/cmd/{id}/stdin` writes of at most 524288 bytes. A Command that stops
+   * reading ends the feed without error; a stream that errors, or a chunk of another type, kills
+   * the Command and rejects with `SANDBOX_INVALID_ARGUMENT`. Absent: an empty stdin. Cloudflare:
+   * `SANDBOX_NOT_SUPPORTED` (`details.operation` `'stdin'`).
+   */
+  stdin?: string | Uint8Array | ReadableStream<string | Uint8Array>;
+}
+
+/** Options of {@link SandboxSession.spawn}: those of every Command, and `stdin`. */
 export interface SandboxSpawnOptions extends SandboxCommandOptions {
   /**
    * `true`: the Command reads a pipe that {@link SandboxProcess.writeStdin},
@@ -634,8 +647,8 @@ export interface SandboxSession extends SandboxAsyncDisposable {
    */
   readonly status: 'pending' | 'running' | 'stopped' | 'failed' | 'expired';
   /** Runs `command` with `args` (argv, no shell) and waits for it. */
-  exec(command: string, args?: string[], options?: SandboxCommandOptions): Promise<SandboxExecResult>;
-  exec(command: string, options?: SandboxCommandOptions): Promise<SandboxExecResult>;
+  exec(command: string, args?: string[], options?: SandboxExecOptions): Promise<SandboxExecResult>;
+  exec(command: string, options?: SandboxExecOptions): Promise<SandboxExecResult>;
   /** Starts `command` without waiting (Vercel protocol: a detached `cmd`; Cloudflare: `/api/process/start`). */
   spawn(command: string, args?: string[], options?: SandboxSpawnOptions): Promise<SandboxProcess>;
   spawn(command: string, options?: SandboxSpawnOptions): Promise<SandboxProcess>;

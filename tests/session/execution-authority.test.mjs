@@ -284,6 +284,7 @@ export default {
     const again = await session.command(command.id);
     steps.command = { id: again.id === command.id, wait: await again.wait() };
     steps.stdin = await attempt(() => session.spawn('cat', [], { stdin: true }));
+    steps.execStdin = await attempt(() => session.exec('cat', [], { stdin: 'x' }));
     steps.extendTimeout = await attempt(() => session.extendTimeout(60000));
     steps.expiresAt = session.expiresAt === undefined;
     const sleeper = await session.spawn('sleep', ['60']);
@@ -354,6 +355,7 @@ export default {
     assert.deepEqual(steps.command, { id: true, wait: { exitCode: 7, ok: false } });
     assert.equal(steps.stdin.error?.code, 'SANDBOX_NOT_SUPPORTED');
     assert.match(steps.stdin.error.message, /cloudflare provider does not support stdin/);
+    assert.equal(steps.execStdin.error?.code, 'SANDBOX_NOT_SUPPORTED');
     assert.equal(steps.extendTimeout.error?.code, 'SANDBOX_NOT_SUPPORTED');
     assert.match(steps.extendTimeout.error.message, /cloudflare provider does not support extendTimeout/);
     assert.equal(steps.expiresAt, true);

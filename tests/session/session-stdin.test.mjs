@@ -85,6 +85,48 @@ test('the stdin WritableStream pipes a ReadableStream into the Command; without 
   }
 });
 
+test('exec with stdin: a string, bytes and a ReadableStream reach the Command, then end of input', async () => {
+  const session = await openSandboxSession();
+  try {
+    assert.deepEqual(await session.exec('cat', [], { stdin: 'from a string\n' }), {
+      exitCode: 0,
+      ok: true,
+      stdout: 'from a string\n',
+      stderr: '',
+    });
+    const bytes = await session.exec('wc', ['-c'], { stdin: new Uint8Array(600 * 1024) });
+    assert.equal(bytes.stdout.trim(), String(600 * 1024));
+    const encoder = new TextEncoder();
+    const stream = new ReadableStream({
+      start(controller) {
+        controller.enqueue('one\n');
+        controller.enqueue(encoder.encode('two\n'));
+        controller.close();
+      },
+    });
+    const sorted = await session.exec('sort', ['-r'], { stdin: stream });
+    assert.equal(sorted.stdout, 'two\none\n');
+    assert.equal(stream.locked, true, 'the stream was read by exec');
+    // A Command that stops reading ends the feed without error.
+    const head = await session.exec('head', ['-c', '3'], { stdin: 'abcdef'.repeat(200_000) });
+    assert.deepEqual(head, { exitCode: 0, ok: true, stdout: 'abc', stderr: '' });
+    // A stream that errors kills the Command.
+    const failing = new ReadableStream({
+      pull(controller) {
+        controller.error(new Error('source broke'));
+      },
+    });
+    await assert.rejects(session.exec('cat', [], { stdin: failing }), (error) => {
+      assert.equal(error.code, 'SANDBOX_INVALID_ARGUMENT');
+      assert.match(error.message, /source broke/);
+      return true;
+    });
+    await assert.rejects(session.exec('cat', [], { stdin: 42 }), (error) => error.code === 'SANDBOX_INVALID_ARGUMENT');
+  } finally {
+    await session.close();
+  }
+});
+
 test('command(id) from a second handle reads a detached Command output, waits for it and kills another', async () => {
   const session = await openSandboxSession();
   try {

@@ -23,7 +23,7 @@ use web_sys::AbortSignal;
 
 use crate::error::js::into_js;
 use crate::provider::{BoxSpec, Provider};
-use crate::session::{session_spec, SessionCore};
+use crate::session::{session_spec, SessionCore, StdinFeed};
 use vite_hub_sandbox_core::command::{Command, CommandOutcome};
 use vite_hub_sandbox_core::error::{Error, ErrorCode, Result};
 use vite_hub_sandbox_core::provider_kind::ProviderKind;
@@ -100,6 +100,8 @@ fn exec_result(outcome: &CommandOutcome) -> JsValue {
 enum Op {
     /// `exec`: run and wait.
     Exec(Command),
+    /// `exec` with `stdin`: run with a stdin pipe fed from it, and wait.
+    ExecStdin(Command, StdinFeed),
     /// `spawn`: start (with a stdin pipe when the flag is set), answer a [`SandboxProcess`].
     Spawn(Command, bool),
     /// `command(id)`: look a Command of this Box up, answer a [`SandboxProcess`].
@@ -130,7 +132,7 @@ impl Op {
     /// The operation's name in errors (`SANDBOX_INVALID_STATE` of an expired Box, path errors).
     fn name(&self) -> &'static str {
         match self {
-            Op::Exec(_) => "exec",
+            Op::Exec(_) | Op::ExecStdin(..) => "exec",
             Op::Spawn(..) => "spawn",
             Op::Command(_) => "command",
             Op::ExtendTimeout(_) => "extendTimeout",
@@ -161,6 +163,9 @@ fn operate(inner: &Rc<Inner>, op: Op, signal: Option<AbortSignal>) -> Promise {
         let failed = |error: Error| fail(core.failed(name, error));
         Ok(match op {
             Op::Exec(command) => exec_result(&core.exec_checked(&command, signal).await.map_err(fail)?),
+            Op::ExecStdin(command, stdin) => {
+                exec_result(&core.exec_with_stdin_checked(&command, stdin, signal).await.map_err(fail)?)
+            }
             Op::Spawn(command, stdin) => {
                 let id = if stdin {
                     session.spawn_with_stdin(&command, signal).await
@@ -216,6 +221,27 @@ fn operate(inner: &Rc<Inner>, op: Op, signal: Option<AbortSignal>) -> Promise {
             }
         })
     }))
+}
+
+/// The `stdin` option of `exec`: absent, bytes (a string as UTF-8, a `Uint8Array`), or a
+/// `ReadableStream` (locked here: its reader is taken before any request).
+fn stdin_feed(value: &JsValue) -> Result<Option<StdinFeed>> {
+    if value.is_undefined() {
+        return Ok(None);
+    }
+    if let Some(text) = value.as_string() {
+        return Ok(Some(StdinFeed::Bytes(text.into_bytes())));
+    }
+    if let Some(array) = value.dyn_ref::<Uint8Array>() {
+        return Ok(Some(StdinFeed::Bytes(array.to_vec())));
+    }
+    let not_stdin = || invalid("exec options stdin must be a string, a Uint8Array or a ReadableStream");
+    let stream = value.dyn_ref::<web_sys::ReadableStream>().ok_or_else(not_stdin)?;
+    if stream.locked() {
+        return Err(invalid("exec options stdin: the ReadableStream is locked (another reader holds it)"));
+    }
+    let reader = stream.get_reader().dyn_into::<web_sys::ReadableStreamDefaultReader>().map_err(|_| not_stdin())?;
+    Ok(Some(StdinFeed::Stream(reader)))
 }
 
 /// `openSandboxSession({ provider?, timeout?, signal?, sandboxId? }) → Promise<SandboxSession>`:
@@ -327,9 +353,20 @@ impl SandboxSession {
     /// `VercelClient::run_command_streaming`). stdout and stderr
     /// keep their last 16 MiB (16777216 bytes) each; when either lost its beginning the result
     /// has `truncated: true` (absent otherwise).
+    ///
+    /// With `stdin` (`string` as UTF-8, `Uint8Array`, or a `ReadableStream` of those, read while
+    /// the Command runs, locked while read, never cancelled) the Command reads it from a pipe, then end of
+    /// input (Vercel protocol: `attachStdin` and `…/stdin` writes; a Command that stops reading
+    /// ends the feed without error; a stream that errors kills it, `SANDBOX_INVALID_ARGUMENT`).
+    /// Cloudflare: `SANDBOX_NOT_SUPPORTED`.
     pub fn exec(&self, command: JsValue, args: JsValue, options: JsValue) -> Promise {
-        match self.inner.check_open("exec").and_then(|()| read_command(&command, &args, &options, "exec", &[])) {
-            Ok((command, signal)) => operate(&self.inner, Op::Exec(command), signal),
+        let read = self.inner.check_open("exec").and_then(|()| {
+            let (command, signal) = read_command(&command, &args, &options, "exec", &["stdin"])?;
+            Ok((command, signal, stdin_feed(&option(&options, "stdin", "exec options")?)?))
+        });
+        match read {
+            Ok((command, signal, None)) => operate(&self.inner, Op::Exec(command), signal),
+            Ok((command, signal, Some(stdin))) => operate(&self.inner, Op::ExecStdin(command, stdin), signal),
             Err(error) => rejected(error),
         }
     }
