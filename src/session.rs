@@ -8,10 +8,15 @@
 
 use std::cell::RefCell;
 
+use futures::future::{select, Either};
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
 use web_sys::AbortSignal;
 
+use crate::http::fetch::AbortWait;
+use crate::provider::output::OutputStream;
 use crate::provider::{BoxSession, BoxSpec, FileRead, Provider};
-use vite_hub_sandbox_core::command::{Command, CommandOutcome};
+use vite_hub_sandbox_core::command::{Command, CommandOutcome, OutputTail};
 use vite_hub_sandbox_core::error::{Error, ErrorCode, Operation, Result};
 use vite_hub_sandbox_core::provider_kind::ProviderKind;
 use vite_hub_sandbox_core::session::{self, ExecutionAuthority, SessionState, SessionStatus};
@@ -40,6 +45,55 @@ pub fn session_spec(provider: &dyn Provider, lifetime_ms: Option<u64>, sandbox_i
         .with_provider(provider.kind()));
     }
     Ok(BoxSpec { lifetime_ms, name: "session".to_owned(), sandbox_id, ..BoxSpec::default() })
+}
+
+/// Where the stdin of an `exec` comes from: bytes, or a JS `ReadableStream` of strings (UTF-8)
+/// and `Uint8Array`s, read chunk by chunk while the Command runs.
+#[derive(Debug)]
+pub enum StdinFeed {
+    /// These bytes, then end of input.
+    Bytes(Vec<u8>),
+    /// The chunks of this stream's reader, then end of input when it is done.
+    Stream(web_sys::ReadableStreamDefaultReader),
+}
+
+impl StdinFeed {
+    /// The next chunk; `None` at the end.
+    async fn next(&mut self) -> Result<Option<Vec<u8>>> {
+        match self {
+            StdinFeed::Bytes(bytes) => Ok((!bytes.is_empty()).then(|| std::mem::take(bytes))),
+            StdinFeed::Stream(reader) => {
+                let bad = |why: String| Error::new(ErrorCode::InvalidArgument, format!("exec stdin stream: {why}"));
+                let read = JsFuture::from(reader.read()).await.map_err(|e| bad(crate::error::js::js_message(&e)))?;
+                let field = |key: &str| js_sys::Reflect::get(&read, &key.into()).unwrap_or_default();
+                if field("done").as_bool() == Some(true) {
+                    return Ok(None);
+                }
+                let value = field("value");
+                if let Some(text) = value.as_string() {
+                    Ok(Some(text.into_bytes()))
+                } else if let Some(array) = value.dyn_ref::<js_sys::Uint8Array>() {
+                    Ok(Some(array.to_vec()))
+                } else {
+                    Err(bad("its chunks must be strings or Uint8Arrays".to_owned()))
+                }
+            }
+        }
+    }
+
+    /// Lets the stream go (its reader's lock) when the feed ended early; the stream itself is
+    /// neither cancelled nor ended (as the SDK's `pipeStdin` leaves it).
+    fn release(&self) {
+        if let StdinFeed::Stream(reader) = self {
+            reader.release_lock();
+        }
+    }
+}
+
+/// Whether `error` of a stdin write says the Command no longer takes input (it closed its stdin:
+/// 400; or exited: 404), which ends the feed as a closed pipe does in a shell.
+fn input_no_longer_taken(error: &Error) -> bool {
+    matches!(error.upstream_status(), Some(400 | 404))
 }
 
 /// One open Box and what its Session knows of it. Every operation is refused with
@@ -119,6 +173,27 @@ impl SessionCore {
     /// The status now (`Expired` once the Box lifetime ran out: by the clock, or a provider's 410).
     pub fn status(&self) -> SessionStatus {
         self.state.borrow_mut().status_at(crate::sys::performance_now())
+    }
+
+    /// When the Box lifetime ends, in ms since the Unix epoch; `None` for a Box without one
+    /// (Cloudflare).
+    pub fn expires_at_ms(&self) -> Option<f64> {
+        let ends_at = self.state.borrow().ends_at_ms?;
+        Some(js_sys::Date::now() + (ends_at - crate::sys::performance_now()))
+    }
+
+    /// Moves the end of the Box lifetime `ms` (ms) later: the provider's deadline first (Vercel
+    /// protocol `POST …/extend-timeout` `{ duration: ms }`, which adds to it), then this
+    /// Session's clock, so [`SessionCore::status`] and [`SessionCore::expires_at_ms`] follow.
+    ///
+    /// # Errors
+    /// `SANDBOX_INVALID_STATE` (closed, expired); `SANDBOX_NOT_SUPPORTED` on a provider whose
+    /// Boxes have no lifetime (Cloudflare); the provider's errors ([`SessionCore::failed`]).
+    pub async fn extend_timeout(&self, ms: u64) -> Result<()> {
+        self.check_open("extendTimeout")?;
+        self.session.extend_timeout(ms, None).await.map_err(|e| self.failed("extendTimeout", e))?;
+        self.state.borrow_mut().extend(ms);
+        Ok(())
     }
 
     /// Whether [`SessionCore::close`] was called (whatever its outcome).
@@ -201,6 +276,101 @@ impl SessionCore {
     pub async fn exec_checked(&self, command: &Command, signal: Option<&AbortSignal>) -> Result<CommandOutcome> {
         let started = crate::sys::performance_now();
         let outcome = self.session.exec(command, signal).await.map_err(|e| self.failed("exec", e))?;
+        if let Some(ms) = command.timeout_ms {
+            if outcome.exit_code == 137 && crate::sys::performance_now() - started >= ms as f64 {
+                return Err(Error::new(ErrorCode::Timeout, format!("the command timed out after {ms}ms"))
+                    .with_timeout_ms(ms)
+                    .with_provider(self.provider)
+                    .with_operation(Operation::Exec));
+            }
+        }
+        Ok(outcome)
+    }
+
+    /// [`SessionCore::exec_checked`] of a Command that reads `stdin`: started with a stdin pipe
+    /// ([`BoxSession::spawn_with_stdin`]), fed chunk by chunk while its output is read, its stdin
+    /// closed at the end of the feed, then waited for. A Command that stops reading ends the feed
+    /// without error; a feed that fails (a stream error, a bad chunk) kills the Command. `signal`
+    /// kills it too.
+    ///
+    /// # Errors
+    /// Those of [`SessionCore::exec`]; `SANDBOX_NOT_SUPPORTED` on a provider without stdin
+    /// (Cloudflare); `SANDBOX_INVALID_ARGUMENT` for a stream chunk that is no string or
+    /// `Uint8Array`, or a stream that errors.
+    pub async fn exec_with_stdin_checked(
+        &self,
+        command: &Command,
+        mut stdin: StdinFeed,
+        signal: Option<&AbortSignal>,
+    ) -> Result<CommandOutcome> {
+        let started = crate::sys::performance_now();
+        let session = self.session.as_ref();
+        let id = match session.spawn_with_stdin(command, signal).await {
+            Ok(id) => id,
+            Err(error) => {
+                stdin.release();
+                return Err(self.failed("exec", error));
+            }
+        };
+        let id = id.as_str();
+        let work = async {
+            let mut logs = session.logs(id, None).await?;
+            let feed = async {
+                let fed = async {
+                    while let Some(chunk) = stdin.next().await? {
+                        match session.write_stdin(id, &chunk, false, None).await {
+                            Ok(()) => {}
+                            Err(error) if input_no_longer_taken(&error) => return Ok(()),
+                            Err(error) => return Err(error),
+                        }
+                    }
+                    match session.write_stdin(id, &[], true, None).await {
+                        Err(error) if !input_no_longer_taken(&error) => Err(error),
+                        _ => Ok(()),
+                    }
+                }
+                .await;
+                if fed.is_err() {
+                    stdin.release();
+                    let _ = session.kill(id, 9, None).await;
+                }
+                fed
+            };
+            let read = async {
+                let mut stdout = OutputTail::new(command.max_stdout_bytes);
+                let mut stderr = OutputTail::new(command.max_stderr_bytes);
+                while let Some(entry) = logs.next().await? {
+                    match entry.stream {
+                        OutputStream::Stdout => stdout.push(&entry.data),
+                        OutputStream::Stderr => stderr.push(&entry.data),
+                    }
+                }
+                Ok::<_, Error>((stdout, stderr))
+            };
+            let (fed, read) = futures::future::join(feed, read).await;
+            fed?;
+            let (stdout, stderr) = read?;
+            let exit_code = session.wait(id, None).await?;
+            let (stdout, stdout_cut) = stdout.finish();
+            let (stderr, stderr_cut) = stderr.finish();
+            Ok::<_, Error>(CommandOutcome { exit_code, stdout, stderr, truncated: stdout_cut || stderr_cut })
+        };
+        let outcome = match signal {
+            None => work.await,
+            Some(signal) => {
+                let abort = AbortWait::new(signal);
+                match select(Box::pin(work), JsFuture::from(abort.promise().clone())).await {
+                    Either::Left((outcome, _)) => outcome,
+                    Either::Right(_) => {
+                        let _ = session.kill(id, 9, None).await;
+                        Err(Error::new(ErrorCode::TransportError, "exec was aborted by its signal")
+                            .with_provider(self.provider)
+                            .with_operation(Operation::Exec))
+                    }
+                }
+            }
+        }
+        .map_err(|e| self.failed("exec", e))?;
         if let Some(ms) = command.timeout_ms {
             if outcome.exit_code == 137 && crate::sys::performance_now() - started >= ms as f64 {
                 return Err(Error::new(ErrorCode::Timeout, format!("the command timed out after {ms}ms"))

@@ -43,7 +43,9 @@ export interface SandboxErrorBody {
         | 'resolve'
         | 'snapshot'
         | 'mkdir'
-        | 'remove';
+        | 'remove'
+        | 'stdin'
+        | 'extendTimeout';
       provider?: SandboxProviderName;
       /** Upstream HTTP status. */
       status?: number;
@@ -562,6 +564,30 @@ export interface SandboxCommandOptions {
   signal?: AbortSignal | null;
 }
 
+/** Options of {@link SandboxSession.exec}: those of every Command, and `stdin`. */
+export interface SandboxExecOptions extends SandboxCommandOptions {
+  /**
+   * What the Command reads on stdin, then end of input: a string (UTF-8), bytes, or a
+   * ReadableStream of those, read while the Command runs (locked while read; never cancelled). Vercel protocol:
+   * `attachStdin` and `POST …/cmd/{id}/stdin` writes of at most 524288 bytes. A Command that stops
+   * reading ends the feed without error; a stream that errors, or a chunk of another type, kills
+   * the Command and rejects with `SANDBOX_INVALID_ARGUMENT`. Absent: an empty stdin. Cloudflare:
+   * `SANDBOX_NOT_SUPPORTED` (`details.operation` `'stdin'`).
+   */
+  stdin?: string | Uint8Array | ReadableStream<string | Uint8Array>;
+}
+
+/** Options of {@link SandboxSession.spawn}: those of every Command, and `stdin`. */
+export interface SandboxSpawnOptions extends SandboxCommandOptions {
+  /**
+   * `true`: the Command reads a pipe that {@link SandboxProcess.writeStdin},
+   * {@link SandboxProcess.closeStdin} and {@link SandboxProcess.stdin} write (Vercel protocol:
+   * `attachStdin: true` on `POST …/cmd`). Absent or `false`: it reads an empty stdin. Cloudflare's
+   * container API has no stdin: `SANDBOX_NOT_SUPPORTED` (`details.operation` `'stdin'`).
+   */
+  stdin?: boolean;
+}
+
 /** What `exec` resolves to: exit state and outputs (the last 16 MiB, 16777216 bytes, of each stream, UTF-8). */
 export interface SandboxExecResult {
   exitCode: number;
@@ -572,10 +598,23 @@ export interface SandboxExecResult {
   truncated?: true;
 }
 
-/** A Command started by {@link SandboxSession.spawn}. */
+/** A Command started by {@link SandboxSession.spawn}, or looked up by {@link SandboxSession.command}. */
 export interface SandboxProcess {
-  /** The provider's Command id. */
+  /** The provider's Command id (keep it to pick the Command up again with `session.command(id)`). */
   readonly id: string;
+  /**
+   * Writes to the stdin of a Command spawned with `stdin: true` (a string as UTF-8), in call order;
+   * resolves once the Command's pipe took the bytes (Vercel protocol: `POST …/cmd/{id}/stdin`
+   * `{ data: base64, offset }`, at most 524288 bytes a request). Rejects with
+   * `SANDBOX_TRANSPORT_ERROR` when its stdin is not open (`details.status` 400: not spawned with
+   * `stdin`, or closed; 404: exited) or the Command did not read for 30000 ms (504; its stdin is
+   * closed then); `SANDBOX_NOT_SUPPORTED` on Cloudflare.
+   */
+  writeStdin(data: string | Uint8Array): Promise<void>;
+  /** Closes the Command's stdin: it reads end of input after what was written (`{ close: true }`). Idempotent while it runs. */
+  closeStdin(): Promise<void>;
+  /** The Command's stdin as a WritableStream (the same one per handle): a chunk is a `writeStdin`, `close()` a `closeStdin()`. */
+  readonly stdin: WritableStream<string | Uint8Array>;
   /**
    * The Command's output: every entry from its start, then live entries as they are produced,
    * ending when it exits (Vercel protocol: `GET …/cmd/{id}/logs`, NDJSON; Cloudflare:
@@ -620,11 +659,27 @@ export interface SandboxSession extends SandboxAsyncDisposable {
    */
   readonly status: 'pending' | 'running' | 'stopped' | 'failed' | 'expired';
   /** Runs `command` with `args` (argv, no shell) and waits for it. */
-  exec(command: string, args?: string[], options?: SandboxCommandOptions): Promise<SandboxExecResult>;
-  exec(command: string, options?: SandboxCommandOptions): Promise<SandboxExecResult>;
+  exec(command: string, args?: string[], options?: SandboxExecOptions): Promise<SandboxExecResult>;
+  exec(command: string, options?: SandboxExecOptions): Promise<SandboxExecResult>;
   /** Starts `command` without waiting (Vercel protocol: a detached `cmd`; Cloudflare: `/api/process/start`). */
-  spawn(command: string, args?: string[], options?: SandboxCommandOptions): Promise<SandboxProcess>;
-  spawn(command: string, options?: SandboxCommandOptions): Promise<SandboxProcess>;
+  spawn(command: string, args?: string[], options?: SandboxSpawnOptions): Promise<SandboxProcess>;
+  spawn(command: string, options?: SandboxSpawnOptions): Promise<SandboxProcess>;
+  /**
+   * The handle of Command `id` of this Box, running or finished, whichever handle of this Session
+   * started it (Vercel protocol: `GET …/cmd/{id}`, the SDK's `getCommand`): its `logs()` replay
+   * from the start, `wait()` and `kill()` work as on the spawned handle. An unknown id rejects with
+   * `SANDBOX_TRANSPORT_ERROR` (`details.status` 404); `SANDBOX_NOT_SUPPORTED` on Cloudflare.
+   */
+  command(id: string): Promise<SandboxProcess>;
+  /**
+   * Moves the end of the Box lifetime `ms` later (positive integer ≤ 2147483647; Vercel protocol:
+   * `POST …/extend-timeout` `{ duration: ms }`, which adds to the deadline); `expiresAt` moves by
+   * `ms`. `SANDBOX_NOT_SUPPORTED` on Cloudflare, whose Boxes have no lifetime (they sleep after
+   * `sleepAfter` of inactivity).
+   */
+  extendTimeout(ms: number): Promise<void>;
+  /** When the Box lifetime ends (`undefined` on Cloudflare); moves with `extendTimeout`. */
+  readonly expiresAt: Date | undefined;
   /** The file's bytes, or `null` when it does not exist; a file over 256 MiB (268435456 bytes) is `SANDBOX_TRANSFER_LIMIT`. */
   read(path: string): Promise<Uint8Array | null>;
   /** The file as UTF-8 text, or `null`. */

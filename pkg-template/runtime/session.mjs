@@ -16,10 +16,29 @@ function commandArgs(args, options) {
 
 class SandboxProcess {
   #raw;
+  #stdin;
 
   constructor(raw) {
     this.#raw = raw;
     this.id = raw.id;
+  }
+
+  writeStdin(data) {
+    return this.#raw.writeStdin(data);
+  }
+
+  closeStdin() {
+    return this.#raw.closeStdin();
+  }
+
+  /** The Command's stdin as a WritableStream (one per handle): each chunk is a `writeStdin`, closing it `closeStdin`. */
+  get stdin() {
+    this.#stdin ??= new WritableStream({
+      write: (chunk) => this.#raw.writeStdin(chunk),
+      close: () => this.#raw.closeStdin(),
+      abort: () => this.#raw.closeStdin(),
+    });
+    return this.#stdin;
   }
 
   /** The Command's output from its start, then live until it exits: `{ stream, data }` entries. */
@@ -58,6 +77,20 @@ class SandboxSession {
 
   get status() {
     return this.#raw.status;
+  }
+
+  /** When the Box lifetime ends (`undefined` without one); moves with `extendTimeout`. */
+  get expiresAt() {
+    const ms = this.#raw.expiresAt;
+    return ms === undefined ? undefined : new Date(ms);
+  }
+
+  extendTimeout(ms) {
+    return this.#raw.extendTimeout(ms);
+  }
+
+  async command(id) {
+    return new SandboxProcess(await this.#raw.command(id));
   }
 
   exec(command, args, options) {

@@ -349,6 +349,60 @@ pub trait BoxSession: std::fmt::Debug {
         unsupported(self.provider(), Operation::Exec)
     }
 
+    /// Starts a Command without waiting, with a stdin pipe written by
+    /// [`BoxSession::write_stdin`]; its id. Vercel protocol: `attachStdin: true` on `POST …/cmd`.
+    ///
+    /// # Errors
+    /// Transport errors of the provider; `SANDBOX_NOT_SUPPORTED` (the default; Cloudflare's
+    /// container API has no stdin for processes).
+    fn spawn_with_stdin<'a>(
+        &'a self,
+        command: &'a Command,
+        signal: Option<&'a AbortSignal>,
+    ) -> LocalBoxFuture<'a, Result<String>> {
+        let _ = (command, signal);
+        unsupported(self.provider(), Operation::Stdin)
+    }
+
+    /// Writes `data` to the stdin of Command `id` (started by [`BoxSession::spawn_with_stdin`]),
+    /// in order, then closes it when `close`. Resolves once the Command's pipe took the bytes.
+    ///
+    /// # Errors
+    /// Transport errors of the provider (400 for a Command without an open stdin, 404 once it
+    /// exited, 504 when it did not read within 30 s); `SANDBOX_NOT_SUPPORTED` (the default).
+    fn write_stdin<'a>(
+        &'a self,
+        id: &'a str,
+        data: &'a [u8],
+        close: bool,
+        signal: Option<&'a AbortSignal>,
+    ) -> LocalBoxFuture<'a, Result<()>> {
+        let _ = (id, data, close, signal);
+        unsupported(self.provider(), Operation::Stdin)
+    }
+
+    /// Looks Command `id` of this Box up: `Ok` when the provider knows it, running or finished.
+    /// Vercel protocol: `GET …/cmd/{cmdId}`.
+    ///
+    /// # Errors
+    /// Transport errors of the provider (404 for an unknown id); `SANDBOX_NOT_SUPPORTED` (the
+    /// default).
+    fn command<'a>(&'a self, id: &'a str, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<()>> {
+        let _ = (id, signal);
+        unsupported(self.provider(), Operation::Exec)
+    }
+
+    /// Moves the end of the Box's lifetime `ms` (ms) later. Vercel protocol: `POST
+    /// …/extend-timeout` `{ duration }`.
+    ///
+    /// # Errors
+    /// Transport errors of the provider; `SANDBOX_NOT_SUPPORTED` (the default; a Cloudflare Box
+    /// has no lifetime, it sleeps after `sleepAfter` of inactivity).
+    fn extend_timeout<'a>(&'a self, ms: u64, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<()>> {
+        let _ = (ms, signal);
+        unsupported(self.provider(), Operation::ExtendTimeout)
+    }
+
     /// Follows the output of Command `id` from its start.
     ///
     /// # Errors
@@ -524,6 +578,10 @@ mod tests {
         assert_unsupported(now(session.logs("1", None)), Operation::Exec);
         assert_unsupported(now(session.wait("1", None)), Operation::Exec);
         assert_unsupported(now(session.kill("1", 15, None)), Operation::Exec);
+        assert_unsupported(now(session.spawn_with_stdin(&command, None)), Operation::Stdin);
+        assert_unsupported(now(session.write_stdin("1", b"a", true, None)), Operation::Stdin);
+        assert_unsupported(now(session.command("1", None)), Operation::Exec);
+        assert_unsupported(now(session.extend_timeout(1000, None)), Operation::ExtendTimeout);
         assert_unsupported(now(session.exists("/work/a", None)), Operation::Read);
         assert_unsupported(now(session.mkdir("/work/a", true, None)), Operation::Mkdir);
         assert_unsupported(now(session.remove("/work/a", false, None)), Operation::Remove);

@@ -281,6 +281,12 @@ export default {
     let replay = 0;
     for await (const entry of command.logs()) replay += entry.data.length;
     steps.spawn = { entries, wait: await command.wait(), replay };
+    const again = await session.command(command.id);
+    steps.command = { id: again.id === command.id, wait: await again.wait() };
+    steps.stdin = await attempt(() => session.spawn('cat', [], { stdin: true }));
+    steps.execStdin = await attempt(() => session.exec('cat', [], { stdin: 'x' }));
+    steps.extendTimeout = await attempt(() => session.extendTimeout(60000));
+    steps.expiresAt = session.expiresAt === undefined;
     const sleeper = await session.spawn('sleep', ['60']);
     steps.killSigkill = await attempt(() => sleeper.kill('SIGKILL'));
     await sleeper.kill();
@@ -344,6 +350,15 @@ export default {
       wait: { exitCode: 7, ok: false },
       replay: 4,
     });
+    // Issue 35 rows: a process is found again by its id (GET /api/process/{id}); the container API
+    // has no stdin and a Box has no lifetime to extend: SANDBOX_NOT_SUPPORTED naming both.
+    assert.deepEqual(steps.command, { id: true, wait: { exitCode: 7, ok: false } });
+    assert.equal(steps.stdin.error?.code, 'SANDBOX_NOT_SUPPORTED');
+    assert.match(steps.stdin.error.message, /cloudflare provider does not support stdin/);
+    assert.equal(steps.execStdin.error?.code, 'SANDBOX_NOT_SUPPORTED');
+    assert.equal(steps.extendTimeout.error?.code, 'SANDBOX_NOT_SUPPORTED');
+    assert.match(steps.extendTimeout.error.message, /cloudflare provider does not support extendTimeout/);
+    assert.equal(steps.expiresAt, true);
     assert.equal(steps.killSigkill.error?.code, 'SANDBOX_NOT_SUPPORTED', 'the container API kills with SIGTERM only');
     assert.deepEqual(steps.killed, { exitCode: 143, ok: false });
     assert.equal(steps.status, 'stopped');

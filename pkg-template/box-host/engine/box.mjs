@@ -244,7 +244,7 @@ export class Box {
   }
 
   /** Starts a command: { command, args?, cwd?, env?, timeout? (ms) } → BoxCommand. */
-  runCommand({ command, args = [], cwd, env, timeout }) {
+  runCommand({ command, args = [], cwd, env, timeout, attachStdin = false }) {
     if (typeof command !== 'string' || command === '' || command.includes('\0')) {
       throw new BoxRequestError(400, 'bad_request', 'command must be a non-empty string');
     }
@@ -258,6 +258,8 @@ export class Box {
     if (timeout !== undefined && !(Number.isFinite(timeout) && timeout >= 0 && timeout <= MAX_TIMER_MS)) {
       throw new BoxRequestError(400, 'bad_request', `timeout must be a number of ms from 0 to ${MAX_TIMER_MS}`);
     }
+    if (typeof attachStdin !== 'boolean')
+      throw new BoxRequestError(400, 'bad_request', 'attachStdin must be a boolean');
     // A package manager the app's toolchain lacks is a set-up problem of this machine, said as
     // such before anything starts (503: SANDBOX_PROVIDER_UNAVAILABLE), never a command's exit 127.
     const missingTool = this.features?.toolchain
@@ -269,7 +271,9 @@ export class Box {
     const boxCwd = normalizeBoxPath(cwd ?? this.workDir, this.workDir);
     const cwdHost = this.#commandCwd(boxCwd);
     const commandEnv = { ...this.env, ...checkEnv(env) };
-    const parked = this.#takeParked();
+    // A parked process's stdin carries its handover line: a command that reads its own stdin
+    // starts a process of its own.
+    const parked = attachStdin ? undefined : this.#takeParked();
     if (parked && parkedNodeFits(parked.env, { command, args, env: commandEnv })) {
       parked.command.handOver({
         id: newId('cmd'),
@@ -288,7 +292,14 @@ export class Box {
       this.endedParked = parked.command;
       parked.command.killAll().catch(() => {});
     }
-    const spec = this.#spec({ command, args, cwd: boxCwd, cwdHost, env: commandEnv });
+    const spec = this.#spec({
+      command,
+      args,
+      cwd: boxCwd,
+      cwdHost,
+      env: commandEnv,
+      ...(attachStdin ? { stdin: 'pipe' } : {}),
+    });
     const cmd = new BoxCommand({
       id: newId('cmd'),
       sessionId: this.id,
@@ -298,6 +309,7 @@ export class Box {
       spec,
       timeoutMs: timeout,
       logBudget: this.logBudget,
+      attachStdin,
     });
     return this.#started(cmd);
   }

@@ -67,6 +67,29 @@ export function outOfFds(err) {
   return false;
 }
 
+/** A write to, or close of, the stdin of a command that has none open (not attached, closed, exited). */
+export class StdinUnavailable extends Error {
+  constructor(cmd) {
+    super(
+      !cmd.attachStdin
+        ? `command ${cmd.id} was not started with attachStdin: its stdin is empty`
+        : cmd.running
+          ? `command ${cmd.id}'s stdin is closed`
+          : `command ${cmd.id} has exited`,
+    );
+    this.name = 'StdinUnavailable';
+    this.exited = cmd.attachStdin && !cmd.running;
+  }
+}
+
+/** A stdin write the command did not read within its time (ms). */
+export class StdinTimeout extends Error {
+  constructor(timeoutMs) {
+    super(`the command did not read its stdin within ${timeoutMs} ms; its stdin is now closed`);
+    this.name = 'StdinTimeout';
+  }
+}
+
 /** How long to wait for the output pipes to close after the main process exited (ms). */
 const PIPE_GRACE_MS = 200;
 
@@ -84,7 +107,7 @@ export class BoxCommand extends EventEmitter {
    * process (parked-node.mjs): it does not hold the host's event loop, has no timeout yet, and
    * becomes a command on handOver().
    */
-  constructor({ id, sessionId, name, args, cwd, spec, timeoutMs, logBudget, parked = false }) {
+  constructor({ id, sessionId, name, args, cwd, spec, timeoutMs, logBudget, parked = false, attachStdin = false }) {
     super();
     this.setMaxListeners(0);
     this.id = id;
@@ -107,6 +130,14 @@ export class BoxCommand extends EventEmitter {
     this.reaped = false;
     this.outputPaused = false;
     this.parked = parked;
+    /**
+     * Whether the command reads a pipe the host writes (`attachStdin`); without it the command
+     * reads an empty stdin. `stdinBytes` counts the bytes it accepted, `stdinClosed` says the
+     * pipe was closed (by `closeStdin`, a failed write, or the command's exit).
+     */
+    this.attachStdin = attachStdin;
+    this.stdinBytes = 0;
+    this.stdinClosed = !attachStdin;
     /**
      * Resolves once the process runs (or, spawned without a wrapper, was not found: exit 127);
      * rejects with a SpawnError when the host could not start it. Never left unhandled.
@@ -220,8 +251,14 @@ export class BoxCommand extends EventEmitter {
       child[stream].on('data', (chunk) => this.#record(stream, decoder.write(chunk)));
       child[stream].on('end', () => this.#record(stream, decoder.end()));
     }
+    if (this.attachStdin) child.stdin?.on('error', () => {});
     child.on('exit', (code, signal) => {
       this.reaped = true;
+      // The pipe ends with the command (and so when its Box stops): no write waits on it.
+      if (this.attachStdin) {
+        this.stdinClosed = true;
+        child.stdin?.destroy();
+      }
       clearTimeout(this.timer);
       const exitCode = this.forcedExitCode ?? code ?? 128 + signalNumber(signal);
       // Leftovers of this command (background children) do not outlive it, as under bubblewrap.
@@ -356,6 +393,42 @@ export class BoxCommand extends EventEmitter {
     this.outputPaused = false;
     this.child.stdout.resume();
     this.child.stderr.resume();
+  }
+
+  /**
+   * Writes `data` (a Buffer) to the command's stdin pipe; resolves once the pipe took it (the
+   * command may not have read it yet), or rejects after `timeoutMs` (ms) when the command does
+   * not read (the pipe is then closed: later writes are refused, as the SDK documents). Throws
+   * `StdinUnavailable` when the command has no open stdin (not attached, closed, exited).
+   */
+  writeStdin(data, timeoutMs) {
+    const stdin = this.child?.stdin;
+    if (this.stdinClosed || !this.running || !stdin || stdin.destroyed) throw new StdinUnavailable(this);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.stdinClosed = true;
+        stdin.destroy();
+        reject(new StdinTimeout(timeoutMs));
+      }, timeoutMs);
+      stdin.write(data, (err) => {
+        clearTimeout(timer);
+        if (err) {
+          this.stdinClosed = true;
+          reject(new StdinUnavailable(this));
+          return;
+        }
+        this.stdinBytes += data.length;
+        resolve(this.stdinBytes);
+      });
+    });
+  }
+
+  /** Closes the command's stdin pipe (end of input once it read what was written); idempotent. */
+  closeStdin() {
+    if (!this.attachStdin) throw new StdinUnavailable(this);
+    if (this.stdinClosed) return;
+    this.stdinClosed = true;
+    this.child?.stdin?.end();
   }
 
   /** Sends a signal (number or name) to the command's process group and tree. */

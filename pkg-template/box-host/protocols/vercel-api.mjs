@@ -5,6 +5,7 @@ import { pipeline } from 'node:stream/promises';
 import { startNdjson } from './ndjson.mjs';
 import { HttpError, MAX_ARCHIVE_BYTES, readBody, readJson, sendJson } from './http-io.mjs';
 import { MAX_TIMER_MS } from '../engine/box.mjs';
+import { StdinTimeout, StdinUnavailable } from '../engine/command.mjs';
 import { snapshotJSON } from '../engine/snapshots.mjs';
 
 const SID = '([A-Za-z0-9_-]+)';
@@ -33,6 +34,7 @@ const ROUTES = [
   ['POST', new RegExp(`${S}/cmd$`), 'cmd', runCommand],
   ['GET', new RegExp(`${S}/cmd/${SID}/logs$`), 'cmd/logs', commandLogs],
   ['POST', new RegExp(`${S}/cmd/${SID}/kill$`), 'cmd/kill', killCommand],
+  ['POST', new RegExp(`${S}/cmd/${SID}/stdin$`), 'cmd/stdin', commandStdin],
   ['GET', new RegExp(`${S}/cmd/${SID}$`), 'cmd/get', getCommand],
   ['POST', new RegExp(`${S}/fs/write$`), 'fs/write', writeFiles],
   ['POST', new RegExp(`${S}/fs/read$`), 'fs/read', readFile],
@@ -213,6 +215,51 @@ async function killCommand({ registry, req, res, params: [sid, cid] }) {
   }
   cmd.signal(signal);
   sendJson(res, 200, { command: cmd.toJSON() });
+}
+
+/** A stdin write the command does not read within this time is refused (ms; the SDK's 30 s). */
+const STDIN_WRITE_TIMEOUT_MS = 30_000;
+
+/**
+ * `POST …/cmd/{cmdId}/stdin`, body `{ data?: string (base64), close?: boolean, offset?: number }`
+ * (REST "Write to command stdin": the command was started with `attachStdin: true`): writes
+ * `data`'s bytes in order, then closes stdin when `close`. With `offset` (bytes of stdin before
+ * `data`), bytes the command already took are skipped and an offset past them is 409. Answers
+ * `{ bytesWritten }` (total bytes taken so far). 400 `command_stdin_unavailable` for a command
+ * without an open stdin; 404 `command_not_found_or_exited` once it has exited; 504 when it does
+ * not read within 30 s.
+ * @type {RouteHandler}
+ */
+async function commandStdin({ registry, req, res, params: [sid, cid] }) {
+  const cmd = commandOf(registry, sid, cid);
+  const { data, close = false, offset } = await readJson(req);
+  if (data !== undefined && (typeof data !== 'string' || !/^[A-Za-z0-9+/]*={0,2}$/.test(data))) {
+    throw new HttpError(400, 'bad_request', 'data must be a base64 string');
+  }
+  if (typeof close !== 'boolean') throw new HttpError(400, 'bad_request', 'close must be a boolean');
+  if (offset !== undefined && !(Number.isSafeInteger(offset) && offset >= 0)) {
+    throw new HttpError(400, 'bad_request', 'offset must be a non-negative integer (bytes)');
+  }
+  let bytes = data === undefined ? Buffer.alloc(0) : Buffer.from(data, 'base64');
+  if (offset !== undefined) {
+    if (offset > cmd.stdinBytes) {
+      throw new HttpError(409, 'stdin_offset_gap', `offset ${offset} is past the ${cmd.stdinBytes} bytes written`);
+    }
+    bytes = bytes.subarray(Math.min(bytes.length, cmd.stdinBytes - offset));
+  }
+  try {
+    if (bytes.length > 0) await cmd.writeStdin(bytes, STDIN_WRITE_TIMEOUT_MS);
+    else if (!close && cmd.stdinClosed) throw new StdinUnavailable(cmd);
+    if (close) cmd.closeStdin();
+  } catch (err) {
+    if (err instanceof StdinTimeout) throw new HttpError(504, 'stdin_timeout', err.message);
+    if (err instanceof StdinUnavailable) {
+      if (err.exited) throw new HttpError(404, 'command_not_found_or_exited', err.message);
+      throw new HttpError(400, 'command_stdin_unavailable', err.message);
+    }
+    throw err;
+  }
+  sendJson(res, 200, { bytesWritten: cmd.stdinBytes });
 }
 
 /** @type {RouteHandler} */

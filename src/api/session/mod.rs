@@ -23,7 +23,7 @@ use web_sys::AbortSignal;
 
 use crate::error::js::into_js;
 use crate::provider::{BoxSpec, Provider};
-use crate::session::{session_spec, SessionCore};
+use crate::session::{session_spec, SessionCore, StdinFeed};
 use vite_hub_sandbox_core::command::{Command, CommandOutcome};
 use vite_hub_sandbox_core::error::{Error, ErrorCode, Result};
 use vite_hub_sandbox_core::provider_kind::ProviderKind;
@@ -100,8 +100,14 @@ fn exec_result(outcome: &CommandOutcome) -> JsValue {
 enum Op {
     /// `exec`: run and wait.
     Exec(Command),
-    /// `spawn`: start, answer a [`SandboxProcess`].
-    Spawn(Command),
+    /// `exec` with `stdin`: run with a stdin pipe fed from it, and wait.
+    ExecStdin(Command, StdinFeed),
+    /// `spawn`: start (with a stdin pipe when the flag is set), answer a [`SandboxProcess`].
+    Spawn(Command, bool),
+    /// `command(id)`: look a Command of this Box up, answer a [`SandboxProcess`].
+    Command(String),
+    /// `extendTimeout(ms)`.
+    ExtendTimeout(u64),
     /// `read(path)`.
     Read(String),
     /// `write(path, data)`: its absolute Box path and bytes.
@@ -118,14 +124,18 @@ enum Op {
     Wait(String),
     /// A process's `kill(signal)`: its id and the signal number.
     Kill(String, u8),
+    /// A process's `writeStdin(data)` (close `false`) or `closeStdin()` (no data, close `true`).
+    Stdin(String, Vec<u8>, bool),
 }
 
 impl Op {
     /// The operation's name in errors (`SANDBOX_INVALID_STATE` of an expired Box, path errors).
     fn name(&self) -> &'static str {
         match self {
-            Op::Exec(_) => "exec",
-            Op::Spawn(_) => "spawn",
+            Op::Exec(_) | Op::ExecStdin(..) => "exec",
+            Op::Spawn(..) => "spawn",
+            Op::Command(_) => "command",
+            Op::ExtendTimeout(_) => "extendTimeout",
             Op::Read(_) => "read",
             Op::Write(..) => "write",
             Op::Exists(_) => "exists",
@@ -134,6 +144,8 @@ impl Op {
             Op::Logs(_) => "logs",
             Op::Wait(_) => "wait",
             Op::Kill(..) => "kill",
+            Op::Stdin(_, _, close) if *close => "closeStdin",
+            Op::Stdin(..) => "writeStdin",
         }
     }
 }
@@ -151,9 +163,29 @@ fn operate(inner: &Rc<Inner>, op: Op, signal: Option<AbortSignal>) -> Promise {
         let failed = |error: Error| fail(core.failed(name, error));
         Ok(match op {
             Op::Exec(command) => exec_result(&core.exec_checked(&command, signal).await.map_err(fail)?),
-            Op::Spawn(command) => {
-                let id = session.spawn(&command, signal).await.map_err(failed)?;
+            Op::ExecStdin(command, stdin) => {
+                exec_result(&core.exec_with_stdin_checked(&command, stdin, signal).await.map_err(fail)?)
+            }
+            Op::Spawn(command, stdin) => {
+                let id = if stdin {
+                    session.spawn_with_stdin(&command, signal).await
+                } else {
+                    session.spawn(&command, signal).await
+                }
+                .map_err(failed)?;
                 SandboxProcess { inner: inner.clone(), id }.into()
+            }
+            Op::Command(id) => {
+                session.command(&id, None).await.map_err(failed)?;
+                SandboxProcess { inner: inner.clone(), id }.into()
+            }
+            Op::ExtendTimeout(ms) => {
+                core.extend_timeout(ms).await.map_err(fail)?;
+                JsValue::UNDEFINED
+            }
+            Op::Stdin(id, data, close) => {
+                session.write_stdin(&id, &data, close, None).await.map_err(failed)?;
+                JsValue::UNDEFINED
             }
             Op::Read(path) => match core.read_at(&path).await.map_err(fail)? {
                 Some(bytes) => Uint8Array::from(bytes.as_slice()).into(),
@@ -189,6 +221,27 @@ fn operate(inner: &Rc<Inner>, op: Op, signal: Option<AbortSignal>) -> Promise {
             }
         })
     }))
+}
+
+/// The `stdin` option of `exec`: absent, bytes (a string as UTF-8, a `Uint8Array`), or a
+/// `ReadableStream` (locked here: its reader is taken before any request).
+fn stdin_feed(value: &JsValue) -> Result<Option<StdinFeed>> {
+    if value.is_undefined() {
+        return Ok(None);
+    }
+    if let Some(text) = value.as_string() {
+        return Ok(Some(StdinFeed::Bytes(text.into_bytes())));
+    }
+    if let Some(array) = value.dyn_ref::<Uint8Array>() {
+        return Ok(Some(StdinFeed::Bytes(array.to_vec())));
+    }
+    let not_stdin = || invalid("exec options stdin must be a string, a Uint8Array or a ReadableStream");
+    let stream = value.dyn_ref::<web_sys::ReadableStream>().ok_or_else(not_stdin)?;
+    if stream.locked() {
+        return Err(invalid("exec options stdin: the ReadableStream is locked (another reader holds it)"));
+    }
+    let reader = stream.get_reader().dyn_into::<web_sys::ReadableStreamDefaultReader>().map_err(|_| not_stdin())?;
+    Ok(Some(StdinFeed::Stream(reader)))
 }
 
 /// `openSandboxSession({ provider?, timeout?, signal?, sandboxId? }) → Promise<SandboxSession>`:
@@ -300,20 +353,75 @@ impl SandboxSession {
     /// `VercelClient::run_command_streaming`). stdout and stderr
     /// keep their last 16 MiB (16777216 bytes) each; when either lost its beginning the result
     /// has `truncated: true` (absent otherwise).
+    ///
+    /// With `stdin` (`string` as UTF-8, `Uint8Array`, or a `ReadableStream` of those, read while
+    /// the Command runs, locked while read, never cancelled) the Command reads it from a pipe, then end of
+    /// input (Vercel protocol: `attachStdin` and `…/stdin` writes; a Command that stops reading
+    /// ends the feed without error; a stream that errors kills it, `SANDBOX_INVALID_ARGUMENT`).
+    /// Cloudflare: `SANDBOX_NOT_SUPPORTED`.
     pub fn exec(&self, command: JsValue, args: JsValue, options: JsValue) -> Promise {
-        match self.inner.check_open("exec").and_then(|()| read_command(&command, &args, &options, "exec")) {
-            Ok((command, signal)) => operate(&self.inner, Op::Exec(command), signal),
+        let read = self.inner.check_open("exec").and_then(|()| {
+            let (command, signal) = read_command(&command, &args, &options, "exec", &["stdin"])?;
+            Ok((command, signal, stdin_feed(&option(&options, "stdin", "exec options")?)?))
+        });
+        match read {
+            Ok((command, signal, None)) => operate(&self.inner, Op::Exec(command), signal),
+            Ok((command, signal, Some(stdin))) => operate(&self.inner, Op::ExecStdin(command, stdin), signal),
             Err(error) => rejected(error),
         }
     }
 
-    /// `spawn(command, args?, { cwd?, env?, timeout?, signal? }) → Promise<SandboxProcess>`:
-    /// starts a Command without waiting (the signal bounds the start only).
+    /// `spawn(command, args?, { cwd?, env?, timeout?, signal?, stdin? }) → Promise<SandboxProcess>`:
+    /// starts a Command without waiting (the signal bounds the start only). With `stdin: true`
+    /// the Command reads a pipe written by the process's `writeStdin`/`closeStdin` (Vercel
+    /// protocol: `attachStdin`); without it, an empty stdin.
     pub fn spawn(&self, command: JsValue, args: JsValue, options: JsValue) -> Promise {
-        match self.inner.check_open("spawn").and_then(|()| read_command(&command, &args, &options, "spawn")) {
-            Ok((command, signal)) => operate(&self.inner, Op::Spawn(command), signal),
+        let read = self.inner.check_open("spawn").and_then(|()| {
+            let (command, signal) = read_command(&command, &args, &options, "spawn", &["stdin"])?;
+            Ok((command, signal, bool_option(&options, "stdin", "spawn options")?))
+        });
+        match read {
+            Ok((command, signal, stdin)) => operate(&self.inner, Op::Spawn(command, stdin), signal),
             Err(error) => rejected(error),
         }
+    }
+
+    /// `command(id) → Promise<SandboxProcess>`: the handle of Command `id` of this Box, running or
+    /// finished, started by any handle of this Session (Vercel protocol: `GET …/cmd/{id}`, the
+    /// SDK's `getCommand`). An id the provider does not know rejects (`SANDBOX_TRANSPORT_ERROR`,
+    /// `details.status` 404).
+    pub fn command(&self, id: JsValue) -> Promise {
+        let read = self.inner.check_open("command").and_then(|()| {
+            id.as_string()
+                .filter(|id| !id.is_empty() && id.len() <= 256 && !id.contains(['/', '?', '#', '\0']))
+                .ok_or_else(|| invalid("command(id) needs a Command id (a non-empty string without '/', '?' or '#')"))
+        });
+        match read {
+            Ok(id) => operate(&self.inner, Op::Command(id), None),
+            Err(error) => rejected(error),
+        }
+    }
+
+    /// `extendTimeout(ms) → Promise<void>`: moves the end of the Box lifetime `ms` later
+    /// (positive integer ≤ 2147483647; Vercel protocol `POST …/extend-timeout` `{ duration }`);
+    /// `expiresAt` follows. `SANDBOX_NOT_SUPPORTED` on Cloudflare (no lifetime).
+    #[wasm_bindgen(js_name = extendTimeout)]
+    pub fn extend_timeout(&self, ms: JsValue) -> Promise {
+        let read = self.inner.check_open("extendTimeout").and_then(|()| {
+            let value = ms.as_f64().ok_or_else(|| invalid("extendTimeout(ms) needs a number of ms"))?;
+            vite_hub_sandbox_core::session::check_timeout_ms(value, "extendTimeout(ms)")
+        });
+        match read {
+            Ok(ms) => operate(&self.inner, Op::ExtendTimeout(ms), None),
+            Err(error) => rejected(error),
+        }
+    }
+
+    /// When the Box lifetime ends, in ms since the Unix epoch (`undefined` for a Box without one,
+    /// Cloudflare's).
+    #[wasm_bindgen(getter, js_name = expiresAt)]
+    pub fn expires_at(&self) -> Option<f64> {
+        self.inner.core.expires_at_ms()
     }
 
     /// `read(path) → Promise<Uint8Array | null>` (`null` when the file does not exist).

@@ -66,12 +66,14 @@ pub(super) fn bool_option(options: &JsValue, key: &str, what: &str) -> Result<bo
     value.as_bool().ok_or_else(|| invalid(format!("{what} {key} must be a boolean")))
 }
 
-/// A Command read from `exec`/`spawn` arguments: `(command, args?, { cwd?, env?, timeout?, signal? })`.
+/// A Command read from `exec`/`spawn` arguments: `(command, args?, { cwd?, env?, timeout?, signal?,
+/// …extra })`, `extra` naming the keys this call takes beyond those (read by the caller).
 pub(super) fn read_command(
     command: &JsValue,
     args: &JsValue,
     options: &JsValue,
     what: &str,
+    extra: &[&str],
 ) -> Result<(Command, Option<AbortSignal>)> {
     let program = command
         .as_string()
@@ -102,7 +104,8 @@ pub(super) fn read_command(
         }
     }
     let opts = format!("{what} options");
-    check_keys(options, &["cwd", "env", "timeout", "signal"], &opts)?;
+    let keys: Vec<&str> = ["cwd", "env", "timeout", "signal"].iter().chain(extra).copied().collect();
+    check_keys(options, &keys, &opts)?;
     let cwd = option(options, "cwd", &opts)?;
     let cwd = if cwd.is_undefined() {
         None

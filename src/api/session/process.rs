@@ -4,11 +4,12 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use js_sys::{Object, Promise};
+use js_sys::{Object, Promise, Uint8Array};
 use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
 
 use super::options::signal_number;
-use super::{js_promise, operate, rejected, set, Inner, Op};
+use super::{invalid, js_promise, operate, rejected, set, Inner, Op};
 use crate::error::js::into_js;
 use crate::provider::output::LogStream;
 
@@ -41,6 +42,39 @@ impl SandboxProcess {
     pub fn wait(&self) -> Promise {
         match self.inner.check_open("wait") {
             Ok(()) => operate(&self.inner, Op::Wait(self.id.clone()), None),
+            Err(error) => rejected(error),
+        }
+    }
+
+    /// `writeStdin(data: string | Uint8Array) → Promise<void>`: writes to the stdin of a Command
+    /// spawned with `stdin: true` (strings as UTF-8), in call order; resolves once the Command's
+    /// pipe took the bytes (Vercel protocol: `POST …/cmd/{id}/stdin`, at most 524288 bytes a
+    /// request). Rejects when its stdin is not open (not spawned with `stdin`, closed, exited:
+    /// `SANDBOX_TRANSPORT_ERROR` with `details.status` 400 or 404) or the Command did not read for
+    /// 30000 ms (504; its stdin is closed then).
+    #[wasm_bindgen(js_name = writeStdin)]
+    pub fn write_stdin(&self, data: JsValue) -> Promise {
+        let read = self.inner.check_open("writeStdin").and_then(|()| {
+            if let Some(text) = data.as_string() {
+                Ok(text.into_bytes())
+            } else if let Some(array) = data.dyn_ref::<Uint8Array>() {
+                Ok(array.to_vec())
+            } else {
+                Err(invalid("writeStdin(data): data must be a string or a Uint8Array"))
+            }
+        });
+        match read {
+            Ok(bytes) => operate(&self.inner, Op::Stdin(self.id.clone(), bytes, false), None),
+            Err(error) => rejected(error),
+        }
+    }
+
+    /// `closeStdin() → Promise<void>`: closes the Command's stdin (it reads end of input after
+    /// what was written); idempotent while the Command runs.
+    #[wasm_bindgen(js_name = closeStdin)]
+    pub fn close_stdin(&self) -> Promise {
+        match self.inner.check_open("closeStdin") {
+            Ok(()) => operate(&self.inner, Op::Stdin(self.id.clone(), Vec::new(), true), None),
             Err(error) => rejected(error),
         }
     }

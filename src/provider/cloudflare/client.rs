@@ -599,6 +599,16 @@ impl ContainerClient {
         Ok(ProcessLogs { chunks, reader: SseReader::default(), pending: Default::default(), exit: None, ended: false })
     }
 
+    /// `GET /api/process/{id}`: `Ok` when the container knows the process (running or exited);
+    /// 404 `PROCESS_NOT_FOUND` otherwise.
+    pub async fn get_process(&self, id: &str, signal: Option<&AbortSignal>) -> Result<()> {
+        let request = self.request("GET", &format!("/api/process/{id}"), None);
+        match self.send(&request, Operation::Exec, Resend::Allowed, signal).await? {
+            Ok(_) => Ok(()),
+            Err(refused) => Err(self.refused(Operation::Exec, &refused)),
+        }
+    }
+
     /// `DELETE /api/process/{id}`: kills the process.
     pub async fn kill_process(&self, id: &str, signal: Option<&AbortSignal>) -> Result<()> {
         let request = self.request("DELETE", &format!("/api/process/{id}"), None);

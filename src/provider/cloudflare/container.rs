@@ -247,6 +247,11 @@ impl BoxSession for CloudflareBox {
         Box::pin(async move { self.client.start_process(&execute_request(command, &self.cwd), signal).await })
     }
 
+    /// Looks process `id` up (`GET /api/process/{id}`).
+    fn command<'a>(&'a self, id: &'a str, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<()>> {
+        Box::pin(self.client.get_process(id, signal))
+    }
+
     /// Follows process `id` (`/api/process/{id}/stream`).
     fn logs<'a>(
         &'a self,

@@ -15,8 +15,8 @@ use crate::provider::box_session::FileRead;
 use crate::provider::output::{LogStream, OutputEntry, OutputStream};
 use crate::provider::vercel::options::VercelEndpoint;
 use crate::provider::vercel::wire::{
-    self, CommandInfo, CommandStreamLine, CreateSandboxRequest, KillCommandRequest, MkdirRequest, ReadFileRequest,
-    RunCommandRequest, SandboxAndSessionResponse,
+    self, CommandInfo, CommandStreamLine, CreateSandboxRequest, ExtendTimeoutRequest, KillCommandRequest, MkdirRequest,
+    ReadFileRequest, RunCommandRequest, SandboxAndSessionResponse, WriteStdinRequest,
 };
 use vite_hub_sandbox_core::command::{Command, CommandOutcome, OutputTail};
 use vite_hub_sandbox_core::error::{Error, ErrorCode, Operation, Result};
@@ -569,6 +569,88 @@ impl VercelClient {
         let request = self.json_request("POST", &format!("/v2/sandboxes/sessions/{session_id}/cmd"), &body)?;
         let response = self.send(&request, RequestSafety::NonIdempotent, Operation::Exec, signal).await?;
         Ok(self.command_answer(&response).await?.id)
+    }
+
+    /// [`VercelClient::start_command`] with a stdin pipe: `attachStdin: true` in the body.
+    pub async fn start_command_with_stdin(
+        &self,
+        session_id: &str,
+        command: &Command,
+        signal: Option<&AbortSignal>,
+    ) -> Result<String> {
+        let body = RunCommandRequest { attach_stdin: Some(true), ..RunCommandRequest::for_command(command, false) };
+        let request = self.json_request("POST", &format!("/v2/sandboxes/sessions/{session_id}/cmd"), &body)?;
+        let response = self.send(&request, RequestSafety::NonIdempotent, Operation::Exec, signal).await?;
+        Ok(self.command_answer(&response).await?.id)
+    }
+
+    /// Writes `data` to a command's stdin, in writes of at most [`wire::MAX_STDIN_WRITE_BYTES`]
+    /// each carrying its `offset` (so a resent one skips what the command took), then closes it
+    /// when `close`: `POST /v2/sandboxes/sessions/{id}/cmd/{cmdId}/stdin`.
+    pub async fn write_stdin(
+        &self,
+        session_id: &str,
+        command_id: &str,
+        data: &[u8],
+        close: bool,
+        signal: Option<&AbortSignal>,
+    ) -> Result<()> {
+        use base64::Engine as _;
+        let path = format!("/v2/sandboxes/sessions/{session_id}/cmd/{command_id}/stdin");
+        let mut chunks: Vec<&[u8]> = data.chunks(wire::MAX_STDIN_WRITE_BYTES).collect();
+        if chunks.is_empty() {
+            chunks.push(&[]);
+        }
+        let last = chunks.len() - 1;
+        let mut offset: Option<u64> = None;
+        for (index, chunk) in chunks.into_iter().enumerate() {
+            let body = WriteStdinRequest {
+                data: (!chunk.is_empty()).then(|| base64::engine::general_purpose::STANDARD.encode(chunk)),
+                close: (close && index == last).then_some(true),
+                offset,
+            };
+            let request = self.json_request("POST", &path, &body)?;
+            // A write that carries its offset is safe to resend (the host skips what it took);
+            // the first, whose offset is unknown here, is never resent.
+            let safety = if offset.is_some() { RequestSafety::Idempotent } else { RequestSafety::NonIdempotent };
+            let response = self.send(&request, safety, Operation::Stdin, signal).await?;
+            let written = self.json(&response, Operation::Stdin).await?.get("bytesWritten").and_then(|v| v.as_u64());
+            offset = written;
+        }
+        Ok(())
+    }
+
+    /// Looks a command up: `GET /v2/sandboxes/sessions/{id}/cmd/{cmdId}` → `{ command }`.
+    pub async fn get_command(
+        &self,
+        session_id: &str,
+        command_id: &str,
+        signal: Option<&AbortSignal>,
+    ) -> Result<CommandInfo> {
+        let request = self.request(
+            "GET",
+            &format!("/v2/sandboxes/sessions/{session_id}/cmd/{command_id}"),
+            "application/json",
+            None,
+        );
+        let response = self.send(&request, RequestSafety::Idempotent, Operation::Exec, signal).await?;
+        self.command_answer(&response).await
+    }
+
+    /// Adds `ms` to the session's deadline: `POST /v2/sandboxes/sessions/{id}/extend-timeout`
+    /// `{ duration }`, as the SDK sends it.
+    pub fn extend_timeout<'a>(
+        &'a self,
+        session_id: &str,
+        ms: u64,
+        signal: Option<&'a AbortSignal>,
+    ) -> impl std::future::Future<Output = Result<()>> + 'a {
+        let request = self.json_request(
+            "POST",
+            &format!("/v2/sandboxes/sessions/{session_id}/extend-timeout"),
+            &ExtendTimeoutRequest { duration: ms },
+        );
+        self.send_for_2xx(request, Operation::ExtendTimeout, signal)
     }
 
     /// The `{ command }` of a detached run or wait answer, read with the command stream's line

@@ -269,6 +269,36 @@ impl BoxSession for VercelBox {
         Box::pin(self.client.start_command(&self.session_id, command, signal))
     }
 
+    /// Starts a command with a stdin pipe (`attachStdin: true` on a detached `cmd`).
+    fn spawn_with_stdin<'a>(
+        &'a self,
+        command: &'a Command,
+        signal: Option<&'a AbortSignal>,
+    ) -> LocalBoxFuture<'a, Result<String>> {
+        Box::pin(self.client.start_command_with_stdin(&self.session_id, command, signal))
+    }
+
+    /// Writes to (and with `close` closes) command `id`'s stdin (`cmd/{id}/stdin`).
+    fn write_stdin<'a>(
+        &'a self,
+        id: &'a str,
+        data: &'a [u8],
+        close: bool,
+        signal: Option<&'a AbortSignal>,
+    ) -> LocalBoxFuture<'a, Result<()>> {
+        Box::pin(self.client.write_stdin(&self.session_id, id, data, close, signal))
+    }
+
+    /// Looks command `id` up (`GET cmd/{id}`).
+    fn command<'a>(&'a self, id: &'a str, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<()>> {
+        Box::pin(async move { self.client.get_command(&self.session_id, id, signal).await.map(|_| ()) })
+    }
+
+    /// Extends the session's deadline by `ms` (`extend-timeout`).
+    fn extend_timeout<'a>(&'a self, ms: u64, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<()>> {
+        Box::pin(self.client.extend_timeout(&self.session_id, ms, signal))
+    }
+
     /// Follows the output of command `id` from its start (`cmd/{id}/logs`).
     fn logs<'a>(
         &'a self,

@@ -201,6 +201,10 @@ pub enum Operation {
     Mkdir,
     /// Removing a file or tree in a Box (a Session's `remove`).
     Remove,
+    /// Writing to or closing a Command's stdin (a Session process's `writeStdin`/`closeStdin`).
+    Stdin,
+    /// Moving a Box's end of lifetime later (a Session's `extendTimeout`).
+    ExtendTimeout,
 }
 
 impl Operation {
@@ -218,6 +222,8 @@ impl Operation {
             Operation::Snapshot => "snapshot",
             Operation::Mkdir => "mkdir",
             Operation::Remove => "remove",
+            Operation::Stdin => "stdin",
+            Operation::ExtendTimeout => "extendTimeout",
         }
     }
 }

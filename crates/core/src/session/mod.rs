@@ -83,6 +83,13 @@ impl SessionState {
         }
     }
 
+    /// Moves the end of the lifetime `ms` later (the provider extended the Box by `ms`). A
+    /// Session without a lifetime keeps none.
+    pub fn extend(&mut self, ms: u64) {
+        self.lifetime_ms = self.lifetime_ms.map(|lifetime| lifetime.saturating_add(ms));
+        self.ends_at_ms = self.ends_at_ms.map(|end| end + ms as f64);
+    }
+
     /// The status at `now_ms`: a running Session past its lifetime becomes `Expired`.
     pub fn status_at(&mut self, now_ms: f64) -> SessionStatus {
         if self.status == SessionStatus::Running && !self.closed && self.ends_at_ms.is_some_and(|end| now_ms >= end) {
@@ -267,6 +274,18 @@ mod tests {
         let error = state.check_open("s1", "exec", 0.0).unwrap_err();
         assert_eq!(error.code(), ErrorCode::InvalidState);
         assert!(error.message().contains("Session s1 is closed; exec()"));
+    }
+
+    #[test]
+    fn extending_moves_the_end_of_the_lifetime() {
+        let mut state = SessionState::running(Some(2_000), 100.0);
+        state.extend(3_000);
+        assert_eq!((state.lifetime_ms, state.ends_at_ms), (Some(5_000), Some(5_100.0)));
+        assert_eq!(state.status_at(5_099.0), SessionStatus::Running);
+        assert_eq!(state.status_at(5_100.0), SessionStatus::Expired);
+        let mut unbounded = SessionState::running(None, 0.0);
+        unbounded.extend(1_000);
+        assert_eq!((unbounded.lifetime_ms, unbounded.ends_at_ms), (None, None));
     }
 
     #[test]

@@ -107,8 +107,10 @@ impl SandboxAndSessionResponse {
 /// Shape, in the SDK's key order:
 /// ```ts
 /// { command: string, args: string[], cwd?: string, env: Record<string,string>, sudo: boolean,
-///   wait?: true, logs?: true, timeout?: number /* ms, SIGKILL after */ }
+///   wait?: true, logs?: true, timeout?: number /* ms, SIGKILL after */, attachStdin?: true }
 /// ```
+/// `attachStdin` (REST "Execute a command"; the SDK's `stdin: true`, which 3.5.0 lacks) gives
+/// the command a stdin pipe written by `POST …/cmd/{cmdId}/stdin` ([`WriteStdinRequest`]).
 /// `wait` and `logs` are both `true` for a waiting run (NDJSON answer) and both absent for a
 /// detached one (JSON `{command}` answer).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -137,6 +139,9 @@ pub struct RunCommandRequest {
     /// Kill the command after this many ms.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout: Option<u64>,
+    /// Give the command a stdin pipe (absent: it reads an empty stdin).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attach_stdin: Option<bool>,
 }
 
 impl RunCommandRequest {
@@ -153,8 +158,42 @@ impl RunCommandRequest {
             wait: waited.then_some(true),
             logs: waited.then_some(true),
             timeout: command.timeout_ms,
+            attach_stdin: None,
         }
     }
+}
+
+/// Most bytes of stdin one `POST …/cmd/{cmdId}/stdin` carries (512 KiB; a larger write is sent
+/// in order as several, each within the host's 1 MiB JSON body once base64-encoded).
+pub const MAX_STDIN_WRITE_BYTES: usize = 512 * 1024;
+
+/// Body of `POST /v2/sandboxes/sessions/{id}/cmd/{cmdId}/stdin` (REST "Write to command stdin").
+///
+/// Shape: `{ data?: string /* base64 */, close?: true, offset?: number /* bytes */ }` →
+/// `{ bytesWritten: number }`. `offset` (the bytes of stdin before `data`) makes a resent write
+/// safe: bytes already taken are skipped, an offset past them is 409. Errors: 400
+/// `command_stdin_unavailable` (no open stdin), 404 once the command exited, 504 when it does
+/// not read within 30 s. The REST page names these fields; the official SDK 3.5.0 sends no
+/// stdin request, so `data`'s encoding (base64) is the local Box host's.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WriteStdinRequest {
+    /// The bytes, base64.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<String>,
+    /// Close stdin after `data`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub close: Option<bool>,
+    /// Bytes of stdin before `data`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset: Option<u64>,
+}
+
+/// Body of `POST /v2/sandboxes/sessions/{id}/extend-timeout` (as @vercel/sandbox 3.5.0 sends
+/// it): `{ duration: number }`, ms added to the session's deadline; answer `{ session }`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExtendTimeoutRequest {
+    /// Ms added to the deadline.
+    pub duration: u64,
 }
 
 /// A command as reported by the API (mirrors @vercel/sandbox 3.5.0 `Command`, REST v2).
@@ -417,6 +456,20 @@ mod tests {
     }
 
     #[test]
+    fn stdin_and_extend_timeout_bodies() {
+        let attached = RunCommandRequest { command: "cat".into(), attach_stdin: Some(true), ..Default::default() };
+        assert_eq!(
+            serde_json::to_string(&attached).unwrap(),
+            r#"{"command":"cat","args":[],"env":{},"sudo":false,"attachStdin":true}"#
+        );
+        let write = WriteStdinRequest { data: Some("aGk=".into()), offset: Some(3), ..Default::default() };
+        assert_eq!(serde_json::to_string(&write).unwrap(), r#"{"data":"aGk=","offset":3}"#);
+        let close = WriteStdinRequest { close: Some(true), ..Default::default() };
+        assert_eq!(serde_json::to_string(&close).unwrap(), r#"{"close":true}"#);
+        assert_eq!(serde_json::to_string(&ExtendTimeoutRequest { duration: 60_000 }).unwrap(), r#"{"duration":60000}"#);
+    }
+
+    #[test]
     fn run_command_request_matches_the_sdk_body() {
         let waiting = RunCommandRequest {
             command: "node".into(),
@@ -427,6 +480,7 @@ mod tests {
             wait: Some(true),
             logs: Some(true),
             timeout: Some(5000),
+            attach_stdin: None,
         };
         assert_eq!(
             serde_json::to_string(&waiting).unwrap(),
