@@ -69,6 +69,8 @@ impl ServerTiming {
     /// Gives phase `name` a description (`desc="<text>"`; `text` is a token, no quotes), e.g.
     /// `install;desc="prepared"`.
     pub fn describe(&mut self, name: &'static str, text: &'static str) {
+        // The last word wins: a Run whose prepared project would not unpack installs after all.
+        self.descriptions.retain(|(n, _)| *n != name);
         self.descriptions.push((name, text));
     }
 

@@ -99,7 +99,7 @@ function workerEntryModule(nitroEntry) {
 // Nitro's Worker entry, plus the Durable Object class the cloudflare provider's binding names.
 export * from ${from};
 export { default } from ${from};
-export { Sandbox } from '@cloudflare/sandbox';
+export { Sandbox } from '@vite-hub/sandbox/cloudflare';
 `;
 }
 

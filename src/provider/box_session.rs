@@ -55,6 +55,19 @@ pub enum PreparedStart {
     Missing,
 }
 
+/// What [`BoxSession::prepare`] made of a Box whose install was just sealed, before any handler
+/// ran in it ([`crate::run::prepared::seal`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Seal {
+    /// The prepared project is kept under this id (a snapshot) and the Box was stopped: the Run
+    /// goes on in a Box opened from it (Vercel, the local Box host).
+    Snapshot(String),
+    /// The provider read the installed trees at once and holds them in the isolate; the Box goes
+    /// on running (the Run's handler runs in it), and [`BoxSession::keep_held`] keeps what is
+    /// held after the Response (Cloudflare: packed, then written to its store).
+    Held,
+}
+
 /// What a bounded file read of a Box found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FileRead {
@@ -262,12 +275,27 @@ pub trait BoxSession: std::fmt::Debug {
         PreparedStart::Empty
     }
 
-    /// Keeps the Box's files as a prepared project and stops the Box; the prepared project's id.
+    /// Makes the prepared project of a Box whose install was just sealed (only the installed
+    /// trees left, [`vite_hub_sandbox_core::run::install::sealed_install`]), before any handler
+    /// runs in it: a snapshot that stops the Box ([`Seal::Snapshot`]), or the trees read and held
+    /// in the isolate with the Box left running ([`Seal::Held`]). Either way nothing the
+    /// handler does reaches what is kept.
     ///
     /// # Errors
-    /// The provider's snapshot errors; `SANDBOX_NOT_SUPPORTED` (the default) for a provider
-    /// without prepared projects (the Box is not stopped then).
-    fn prepare(&self) -> LocalBoxFuture<'_, Result<String>> {
+    /// The provider's snapshot or read errors (the Box may be stopped then); `SANDBOX_NOT_SUPPORTED`
+    /// (the default) for a provider without prepared projects (the Box is not stopped then).
+    fn prepare<'a>(&'a self, _signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<Seal>> {
+        no_prepared_projects(self.provider())
+    }
+
+    /// After the Response of a Run whose [`BoxSession::prepare`] answered [`Seal::Held`]: keeps
+    /// what is held as the prepared project (one write; the caller checked that
+    /// `dropPreparedProject` did not forget the digest meanwhile); its id. The Box is not
+    /// stopped here.
+    ///
+    /// # Errors
+    /// `SANDBOX_NOT_SUPPORTED` (the default, or nothing held); the provider's write errors.
+    fn keep_held(&self) -> LocalBoxFuture<'_, Result<String>> {
         no_prepared_projects(self.provider())
     }
 
@@ -585,11 +613,12 @@ mod tests {
         assert_unsupported(now(session.exists("/work/a", None)), Operation::Read);
         assert_unsupported(now(session.mkdir("/work/a", true, None)), Operation::Mkdir);
         assert_unsupported(now(session.remove("/work/a", false, None)), Operation::Remove);
-        let prepare = now(session.prepare()).unwrap_err();
+        let prepare = now(session.prepare(None)).unwrap_err();
         assert_eq!(
             (prepare.code(), prepare.message()),
             (ErrorCode::NotSupported, "The cloudflare provider keeps no prepared projects.")
         );
+        assert_eq!(now(session.keep_held()).unwrap_err().code(), ErrorCode::NotSupported);
         assert_eq!(
             (session.prepared(), session.kept_root(), session.local_box_host_work_dir()),
             (PreparedStart::Empty, None, None)

@@ -161,6 +161,7 @@ async fn run(definition: &Rc<Definition>, payload: &JsValue, options: &RunOption
                 plan,
                 f64::from(definition.timeout_ms),
                 options.signal.as_ref(),
+                events,
             ))
             .await
         }
@@ -216,6 +217,7 @@ async fn run(definition: &Rc<Definition>, payload: &JsValue, options: &RunOption
     if let Some(prepared) = prepared.as_mut() {
         prepared.opened(lease.session.prepared());
     }
+    let restored = lease.session.prepared() == PreparedStart::Restored;
     // The Run that prepares the project installs and snapshots before its handler runs, then goes
     // on in a Box made from the snapshot (run::prepared::seal).
     let sealed = match prepared.as_mut().filter(|p| p.owner()) {
@@ -240,6 +242,30 @@ async fn run(definition: &Rc<Definition>, payload: &JsValue, options: &RunOption
             }
             Err(error) => Err(error),
         };
+    }
+    // A prepared project that would not unpack was dropped by its Box, which now counts as
+    // started without it (Cloudflare's store): the Run installs in that Box, once, and prepares
+    // the project again when it owns the digest now.
+    if restored && lease.session.prepared() == PreparedStart::Missing {
+        if let (Err(error), Some(prepared)) = (&outcome, prepared.as_mut()) {
+            events.report(error.message(), error.code());
+            prepared.opened(PreparedStart::Missing);
+            let sealed = match Some(prepared).filter(|p| p.owner()) {
+                Some(owner) => {
+                    let provider = options.provider.as_ref();
+                    Box::pin(seal(&mut lease, provider, owner, &spec, definition, &run_signal, &mut timing, events))
+                        .await
+                }
+                None => Ok(false),
+            };
+            outcome = match sealed {
+                Ok(sealed) => {
+                    Box::pin(attempt(&lease, definition, &input, options, &run_signal, reply, &mut timing, sealed))
+                        .await
+                }
+                Err(error) => Err(error),
+            };
+        }
     }
     // Cut by the deadline or the caller: a request of this Run may still reach its Box.
     let cut = run_signal.deadline_passed() || run_signal.caller_aborted().is_some();
@@ -266,8 +292,12 @@ async fn run(definition: &Rc<Definition>, payload: &JsValue, options: &RunOption
             Err(error) => answer_error(reply, events, &error, &timing),
         }
     }
-    // The Response is out. The warm pool is topped up (in the background), and the Box is given
-    // back, bounded, and a failure reported (never dropped).
+    // The Response is out. A prepared project held since the install is kept (Cloudflare's
+    // store), the warm pool is topped up (in the background), and the Box is given back,
+    // bounded, and a failure reported (never dropped).
+    if let Some(prepared) = prepared.as_mut() {
+        Box::pin(prepared.keep_held(lease.session.as_ref(), definition, events)).await;
+    }
     drop(prepared);
     pool.into_iter().for_each(|pool: WarmPool| {
         let ready = definition
@@ -287,8 +317,8 @@ async fn run(definition: &Rc<Definition>, payload: &JsValue, options: &RunOption
 }
 
 /// The part of a Run bounded by the deadline: stage, install, exec (followed live), recover.
-/// `sealed`: the Box was made from the snapshot this Run's own install just took
-/// ([`seal`]), whose install phase is already timed.
+/// `sealed`: the Box holds the install this Run just sealed ([`seal`]: made from its snapshot, or
+/// the same Box), whose install phase is already timed.
 #[allow(clippy::too_many_arguments)]
 async fn attempt(
     lease: &Lease,
@@ -312,7 +342,7 @@ async fn attempt(
     let signal = Some(&signal);
     // A Run that installs stages its harness and input (the nonce) after the install: the
     // Definition's own install scripts never see them (run::stage::harness_files).
-    let installs = definition.install.is_some() && session.prepared() != PreparedStart::Restored;
+    let installs = definition.install.is_some() && !sealed && session.prepared() != PreparedStart::Restored;
     timing.begin("stage");
     // A warm Box holds the Definition's files and the harness already: the Run writes its input.
     let staged = if lease.is_warm() {

@@ -17,7 +17,12 @@
 //!   next Run, which installs itself;
 //! - a snapshot the provider no longer has (404/410) is no failure: the Box is created empty, the
 //!   Run installs (`Server-Timing: install;desc="fresh-fallback"`) and prepares again;
-//! - the Cloudflare provider keeps no snapshots (see below for its kept Boxes).
+//! - Cloudflare keeps no snapshots: its owner's Box packs its sealed install and the isolate reads
+//!   the archive at once, before the handler runs ([`Seal::Held`]); the Run's handler then runs in
+//!   that same Box, and after the Response the archive is written to the store of the digest
+//!   ([`Prepared::keep_held`], not when `dropPreparedProject` forgot the digest meanwhile). Its
+//!   later Runs start from the store. Same rule as a snapshot: what the handler does never
+//!   reaches what is kept, so no fingerprint is taken after the Response.
 //!
 //! A kept Box (`sandboxId`, every provider) keeps its prepared projects itself, as directories
 //! `<kept root>/.vite-hub-prepared/<install digest>/` ([`vite_hub_sandbox_core::run::install::kept_dir`]): the install step of a Run
@@ -36,7 +41,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use crate::http::deadline::stop_within;
-use crate::provider::{BoxSpec, PreparedStart, Provider};
+use crate::provider::{BoxSession, BoxSpec, PreparedStart, Provider, Seal};
 use crate::run::events::RunEvents;
 use crate::run::lease::{Lease, RELEASE_DEADLINE_MS};
 use crate::run::signal::RunSignal;
@@ -104,10 +109,10 @@ pub fn record_kept_fingerprint(kept_id: &str, dir: &str, fingerprint: Option<Str
     set(&kept_key(kept_id, dir), fingerprint.map(Entry::Ready));
 }
 
-/// The sandbox name whose snapshots are the prepared project of `digest`:
-/// `vitehub-prepared-<first 40 hex chars of the install digest>`.
+/// The sandbox name whose snapshots are the prepared project of `digest` (Cloudflare: the name
+/// of its store): `vitehub-prepared-<first 40 hex chars of the install digest>`.
 pub fn prepared_name(digest: &str) -> String {
-    format!("vitehub-prepared-{}", digest.get(..40).unwrap_or(digest))
+    vite_hub_sandbox_core::run::install::prepared_name(digest)
 }
 
 /// Forgets what the isolate remembers of `digest` (every provider); the ids it knew.
@@ -146,6 +151,9 @@ pub struct Prepared {
     /// The prepared project to create the Box from.
     pub start_from: Option<String>,
     owner: bool,
+    /// The owner's Box holds its installed trees ([`Seal::Held`]), kept after the Response
+    /// ([`Prepared::keep_held`]).
+    held: bool,
     /// Whether finding it took time worth a `Server-Timing` phase (a list request or a wait).
     pub looked_up: bool,
 }
@@ -162,12 +170,16 @@ impl Prepared {
     /// projects. Waits (at most `wait_limit_ms`) while another Run of this isolate prepares the
     /// same digest; the first Run of a digest looks for a snapshot left by an earlier isolate
     /// (one list request; a failed list counts as none).
-    /// A fired `signal` (the caller's) ends a wait at once.
+    /// A fired `signal` (the caller's) ends a wait at once. A provider that learns from that
+    /// list request that it keeps none after all (Cloudflare: the Worker exports the SDK's own
+    /// `Sandbox` class, without a store) says so once through `events` (a notice, not a failure);
+    /// its later Runs do not look.
     pub async fn lookup(
         provider: &dyn Provider,
         plan: &InstallPlan,
         wait_limit_ms: f64,
         signal: Option<&web_sys::AbortSignal>,
+        events: &RunEvents,
     ) -> Option<Prepared> {
         if !provider.prepares() {
             return None;
@@ -176,7 +188,7 @@ impl Prepared {
         let key = format!("{}:{}", kind.as_str(), plan.digest);
         let name = prepared_name(&plan.digest);
         let started = crate::sys::performance_now();
-        let mut prepared = Prepared { key, name, start_from: None, owner: false, looked_up: false };
+        let mut prepared = Prepared { key, name, start_from: None, owner: false, held: false, looked_up: false };
         loop {
             match entry(&prepared.key) {
                 Some(Entry::Ready(id)) => {
@@ -196,12 +208,15 @@ impl Prepared {
                     set(&prepared.key, Some(Entry::Preparing));
                     prepared.owner = true;
                     prepared.looked_up = true;
-                    prepared.start_from = provider
-                        .list_prepared(Some(&prepared.name))
-                        .await
-                        .ok()
-                        .and_then(|ids| ids.into_iter().next())
-                        .map(|(id, _, _)| id);
+                    let listed = provider.list_prepared(Some(&prepared.name)).await;
+                    if !provider.prepares() {
+                        if let Err(error) = listed {
+                            events
+                                .notice(&format!("Prepared projects are off, every Run installs: {}", error.message()));
+                        }
+                        return None;
+                    }
+                    prepared.start_from = listed.ok().and_then(|ids| ids.into_iter().next()).map(|(id, _, _)| id);
                     return Some(prepared);
                 }
             }
@@ -246,6 +261,36 @@ impl Prepared {
         self.owner = false;
     }
 
+    /// After the Response of an owner whose Box held its installed trees ([`Seal::Held`]):
+    /// keeps them ([`crate::provider::BoxSession::keep_held`], one write the provider bounds) and makes them the digest's prepared project, unless
+    /// `dropPreparedProject` forgot the digest meanwhile (then nothing is written: the drop
+    /// stands). A failed write is reported through `events` as the project not kept; the next
+    /// Run of the digest prepares. Does nothing for any other Run.
+    pub async fn keep_held(&mut self, session: &dyn BoxSession, definition: &Definition, events: &RunEvents) {
+        if !(self.owner && self.held) {
+            return;
+        }
+        self.held = false;
+        if entry(&self.key) != Some(Entry::Preparing) {
+            self.owner = false;
+            return;
+        }
+        match session.keep_held().await {
+            Ok(id) => self.publish(id),
+            Err(error) => {
+                events.report(
+                    &format!(
+                        "The installed project of Sandbox \"{}\" was not kept: {}",
+                        definition.name,
+                        error.message()
+                    ),
+                    error.code(),
+                );
+                self.hand_over();
+            }
+        }
+    }
+
     /// Stops preparing: the next Run of the digest prepares (waiters go on at once).
     fn hand_over(&mut self) {
         if self.owner && entry(&self.key) == Some(Entry::Preparing) {
@@ -277,7 +322,12 @@ pub fn install_desc(start: PreparedStart) -> &'static str {
 /// its Response. Phases: `stage`, `install` (`fresh` or `fresh-fallback`), `prepare` (snapshot and
 /// create).
 ///
-/// Answers whether the Run's Box now starts from the snapshot (`true`: the install phase is
+/// A provider that holds the installed trees instead ([`Seal::Held`], Cloudflare: `prepare` packs
+/// and reads them, two requests) leaves the Box running: the Run goes on in it (its Definition's
+/// files staged again over the installed trees), and [`Prepared::keep_held`] keeps the trees after
+/// the Response.
+///
+/// Answers whether the Run's Box now holds the installed project (`true`: the install phase is
 /// timed, the Run only stages and execs). `false` when the snapshot could not be taken (a failed
 /// clean-up, a refused snapshot, reported through `events` as the project not kept; the owner
 /// hands over and the Run goes on in a new empty Box, installing as a Run without a prepared
@@ -320,12 +370,21 @@ pub async fn seal(
     timing.describe("install", install_desc(session.prepared()));
     timing.begin("prepare");
     let snapshot = if sealed(&outcome.stdout) {
-        session.prepare().await.map_err(|error| (format!("its snapshot failed: {}", error.message()), error.code()))
+        session
+            .prepare(signal)
+            .await
+            .map_err(|error| (format!("its snapshot failed: {}", error.message()), error.code()))
     } else {
         Err((format!("the clean-up before its snapshot failed: {}", outcome.stderr.trim()), ErrorCode::RuntimeError))
     };
     match snapshot {
-        Ok(id) => {
+        // The installed trees are read and held; the Run goes on in this Box, which holds them.
+        Ok(Seal::Held) => {
+            timing.mark("prepare");
+            prepared.held = true;
+            Ok(true)
+        }
+        Ok(Seal::Snapshot(id)) => {
             prepared.publish(id.clone());
             let from = BoxSpec { prepared: Some(id), prepared_name: None, ..spec.clone() };
             let opened = provider.open(&from, signal).await?;

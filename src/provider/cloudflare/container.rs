@@ -8,11 +8,15 @@ use wasm_bindgen_futures::JsFuture;
 use web_sys::AbortSignal;
 
 use super::client::ContainerClient;
-use super::exec::{execute_request, relative_to, unpack_then, STAGED_ARCHIVE, STAGED_ERRORS, STAGE_EXIT};
+use super::exec::{
+    execute_request, pack_prepared, relative_to, unpack_then, MAX_PREPARED_ARCHIVE_BYTES, PREPARED_ARCHIVE,
+    PREPARED_EXIT, STAGED_ARCHIVE, STAGED_ERRORS, STAGE_EXIT,
+};
 use super::kept::Turn;
+use super::store::PreparedStore;
 use crate::http::deadline::stop_within;
 use crate::http::fetch::js_message;
-use crate::provider::box_session::{BoxSession, FileRead};
+use crate::provider::box_session::{BoxSession, FileRead, PreparedStart, Seal};
 use crate::provider::output::{LogStream, OutputStream};
 use crate::sys::DurableObjectStub;
 use vite_hub_sandbox_core::command::{Command, CommandOutcome};
@@ -50,6 +54,17 @@ pub struct CloudflareBox {
     /// Run's directory again (`/api/write` creates parents), so a kept Box's next Run removes
     /// that directory too ([`Turn::record_cut_run_folders`]).
     pub(super) staging_unanswered: Cell<bool>,
+    /// The store of the prepared project this Box (one of its own) starts from, or keeps when
+    /// its Run installs ([`super::store`]); `None` for a kept Box, which keeps its own.
+    pub(super) store: Option<PreparedStore>,
+    /// How the Box's files began; `Missing` too once its prepared project would not unpack.
+    pub(super) start: Cell<PreparedStart>,
+    /// The store's archive, put before the Run's own files by the next staging.
+    pub(super) restore: RefCell<Option<Vec<u8>>>,
+    /// The staged file begins with a prepared project's archive of this many bytes.
+    pub(super) staged_prepared: Cell<Option<usize>>,
+    /// The installed trees, packed and read right after the install ([`BoxSession::prepare`]).
+    pub(super) packed: RefCell<Option<Vec<u8>>>,
 }
 
 impl BoxSession for CloudflareBox {
@@ -78,6 +93,70 @@ impl BoxSession for CloudflareBox {
     /// whose Runs work in directories below it; `None` for a Box destroyed after the Run.
     fn kept_root(&self) -> Option<&str> {
         (self.cwd != WORK_DIR && !self.destroy_after).then_some(WORK_DIR)
+    }
+
+    /// `Restored` when the Box starts from its store's archive, `Missing` when the store kept
+    /// none (or it would not unpack), `Empty` without a store.
+    fn prepared(&self) -> PreparedStart {
+        self.start.get()
+    }
+
+    /// Packs the installed trees ([`pack_prepared`]: what the sealed install left) and reads the
+    /// archive at once, before the handler runs (two requests): [`Seal::Held`], the Box left
+    /// running for the Run's handler. The store is written after the Response
+    /// ([`BoxSession::keep_held`]).
+    ///
+    /// # Errors
+    /// `SANDBOX_NOT_SUPPORTED` for a Box without a store (a kept one keeps its own);
+    /// `SANDBOX_RUNTIME_ERROR` (operation `snapshot`) when packing failed, the archive is missing
+    /// or over [`MAX_PREPARED_ARCHIVE_BYTES`] (counted on the bytes read); those of the requests.
+    fn prepare<'a>(&'a self, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<Seal>> {
+        Box::pin(async move {
+            if self.store.is_none() {
+                return Err(nothing_held());
+            }
+            let failed = |message: String| {
+                Error::new(ErrorCode::RuntimeError, message)
+                    .with_provider(ProviderKind::Cloudflare)
+                    .with_operation(Operation::Snapshot)
+            };
+            let packed = self.exec(&pack_prepared(&self.cwd), signal).await?;
+            if packed.exit_code != 0 {
+                return Err(failed(format!(
+                    "packing the installed project exited with code {}: {}",
+                    packed.exit_code,
+                    packed.stderr.trim()
+                )));
+            }
+            let path = format!("{}/{PREPARED_ARCHIVE}", self.cwd.trim_end_matches('/'));
+            let archive =
+                self.client.read_file(&path, signal).await?.ok_or_else(|| failed(format!("{path} is missing")))?;
+            if archive.len() > MAX_PREPARED_ARCHIVE_BYTES {
+                return Err(failed(format!(
+                    "the packed project is {} bytes, over the {MAX_PREPARED_ARCHIVE_BYTES} a store keeps",
+                    archive.len()
+                )));
+            }
+            *self.packed.borrow_mut() = Some(archive);
+            Ok(Seal::Held)
+        })
+    }
+
+    /// Writes the archive held since the install ([`BoxSession::prepare`]) to the store: one RPC,
+    /// one atomic storage write (the caller checked that the digest was not dropped meanwhile,
+    /// and nothing is awaited before the RPC leaves); the store's name. The Box is not touched.
+    ///
+    /// # Errors
+    /// `SANDBOX_NOT_SUPPORTED` when nothing is held (a kept Box, or a packing that failed);
+    /// those of the write ([`PreparedStore::keep`]).
+    fn keep_held(&self) -> LocalBoxFuture<'_, Result<String>> {
+        Box::pin(async move {
+            let (Some(store), Some(archive)) = (&self.store, self.packed.borrow_mut().take()) else {
+                return Err(nothing_held());
+            };
+            store.keep(&archive).await?;
+            Ok(store.name.clone())
+        })
     }
 
     /// Writes `files` (paths relative to `/`): `mkdir -p` of their directories, then one
@@ -138,7 +217,8 @@ impl BoxSession for CloudflareBox {
     }
 
     /// Stages a Run's `files` (paths relative to `/`, all below the Box cwd) in one request:
-    /// one gzip'd tar ([`write_tar`]), base64 in one `/api/write` to
+    /// one gzip'd tar ([`write_tar`]), after the prepared project's archive when the Box starts
+    /// from one, base64 in one `/api/write` to
     /// `<cwd>/.vite-hub-stage.tgz` (its parents created there). The next [`CloudflareBox::exec`]
     /// or [`CloudflareBox::exec_streaming`] unpacks it in its own `bash -c` line first
     /// ([`unpack_then`]): a Run's staging costs one request, its Commands none more.
@@ -165,9 +245,19 @@ impl BoxSession for CloudflareBox {
                 .with_provider(ProviderKind::Cloudflare)
                 .with_operation(Operation::Write));
             }
-            let archive = crate::transfer::gzip::gzip(&write_tar(files)?)
+            let own = crate::transfer::gzip::gzip(&write_tar(files)?)
                 .await
                 .map_err(|e| e.with_provider(ProviderKind::Cloudflare))?;
+            // A Box that starts from a prepared project gets its archive first, on its own.
+            let restore = self.restore.borrow_mut().take();
+            self.staged_prepared.set(restore.as_ref().map(Vec::len));
+            let archive = match restore {
+                Some(mut archive) => {
+                    archive.extend_from_slice(&own);
+                    archive
+                }
+                None => own,
+            };
             self.staging_unanswered.set(true);
             self.client
                 .write_file(&format!("{}/{STAGED_ARCHIVE}", self.cwd.trim_end_matches('/')), &archive, signal)
@@ -361,7 +451,8 @@ impl CloudflareBox {
         let mut request = execute_request(command, &self.cwd);
         let Some(strip) = self.staged.take() else { return (request, false) };
         let cwd = request.cwd.replace(self.cwd.clone()).unwrap_or_default();
-        request.command = unpack_then(strip, relative_to(&cwd, &self.cwd), &request.command);
+        let prepared = self.staged_prepared.take();
+        request.command = unpack_then(strip, prepared, relative_to(&cwd, &self.cwd), &request.command);
         (request, true)
     }
 
@@ -374,7 +465,7 @@ impl CloudflareBox {
         signal: Option<&AbortSignal>,
     ) -> Result<CommandOutcome> {
         let outcome = outcome?;
-        if !staged || outcome.exit_code != STAGE_EXIT {
+        if !staged || (outcome.exit_code != STAGE_EXIT && outcome.exit_code != PREPARED_EXIT) {
             return Ok(outcome);
         }
         let Some(errors) =
@@ -383,12 +474,36 @@ impl CloudflareBox {
             return Ok(outcome);
         };
         let errors = String::from_utf8_lossy(&errors);
+        if outcome.exit_code == PREPARED_EXIT && self.start.get() == PreparedStart::Restored {
+            return Err(self.damaged(errors.trim()).await);
+        }
         Err(Error::new(
             ErrorCode::ExecutionError,
             format!("the Run's files could not be unpacked in the Box: {}", errors.trim()),
         )
         .with_provider(ProviderKind::Cloudflare)
         .with_operation(Operation::Stage))
+    }
+
+    /// A prepared project that would not unpack (`errors`: tar's): the store drops it, the Box
+    /// counts as started without it (`Missing`, its `project/` removed by the line), so the Run
+    /// installs; the error (operation `stage`) says so, never blaming the Run's files.
+    async fn damaged(&self, errors: &str) -> Error {
+        self.start.set(PreparedStart::Missing);
+        let dropped = match &self.store {
+            Some(store) => match store.drop_archive().await {
+                Ok(_) => "dropped".to_owned(),
+                Err(error) => format!("not dropped ({})", error.message()),
+            },
+            None => "not dropped".to_owned(),
+        };
+        let name = self.store.as_ref().map_or("", |s| s.name.as_str());
+        Error::new(
+            ErrorCode::ExecutionError,
+            format!("the prepared project {name} could not be unpacked in the Box and was {dropped}: {errors}"),
+        )
+        .with_provider(ProviderKind::Cloudflare)
+        .with_operation(Operation::Stage)
     }
 
     async fn end_run(&self) -> Result<()> {
@@ -473,4 +588,11 @@ impl Drop for CloudflareBox {
         // A Run that never reached close (a panic-free early return) still frees its turn.
         self.lock.get_mut().take();
     }
+}
+
+/// `SANDBOX_NOT_SUPPORTED` (operation `snapshot`): this Box holds no installed project to keep.
+fn nothing_held() -> Error {
+    Error::new(ErrorCode::NotSupported, "no installed project was held to keep")
+        .with_provider(ProviderKind::Cloudflare)
+        .with_operation(Operation::Snapshot)
 }

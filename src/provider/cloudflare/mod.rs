@@ -5,7 +5,8 @@
 //!
 //! A Box is one Durable Object (one container): a new one per Run, destroyed after it, unless
 //! `sandboxId` names a kept one, whose Runs are serialized in the isolate and whose Run files are
-//! deleted afterwards. Upstream vocabulary (`sessionId`, `exitCode`, the SSE events) stays in this
+//! deleted afterwards. A Box of its own may start from a prepared project, kept per install
+//! digest by a store Durable Object (`store.rs`). Upstream vocabulary (`sessionId`, `exitCode`, the SSE events) stays in this
 //! folder; message text is read only in [`classify`].
 
 pub use vite_hub_sandbox_core::provider::cloudflare::{classify, container_state, exec, options, wire};
@@ -20,6 +21,8 @@ mod kept;
 mod liveness;
 #[cfg(target_arch = "wasm32")]
 mod provider;
+#[cfg(target_arch = "wasm32")]
+mod store;
 
 pub use options::{CloudflareOptions, CloudflareSettings, LocalContainerHost, DEFAULT_BINDING};
 

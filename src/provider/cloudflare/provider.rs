@@ -16,10 +16,11 @@ use super::client::{ContainerClient, REQUEST_DEADLINE_MS};
 use super::container::{destroy, CloudflareBox, CLOSE_DEADLINE_MS, WORK_DIR};
 use super::kept::wait_for_turn;
 use super::options::{box_id_from, unique_box_id, CloudflareSettings, LocalContainerHost};
+use super::store::PreparedStore;
 use super::wire::{ConfigureRequest, SandboxName};
 use crate::http::deadline::{stop_within, Deadline};
 use crate::http::fetch::{js_message, sleep_unless_aborted, AbortWait, Fetcher};
-use crate::provider::box_session::{BoxSession, BoxSpec, Provider};
+use crate::provider::box_session::{BoxSession, BoxSpec, PreparedProject, PreparedStart, Provider};
 use crate::sys::{DurableObjectNamespace, DurableObjectStub, FetchTarget};
 use vite_hub_sandbox_core::error::{Error, ErrorCode, Operation, Result};
 use vite_hub_sandbox_core::provider_kind::ProviderKind;
@@ -52,6 +53,8 @@ pub struct CloudflareProvider {
     settings: CloudflareSettings,
     route: Route,
     retry: StartupRetry,
+    /// A store answered that the Worker's `Sandbox` class keeps no prepared projects.
+    no_store: Cell<bool>,
 }
 
 impl CloudflareProvider {
@@ -79,7 +82,7 @@ impl CloudflareProvider {
             (None, Some(namespace)) => Route::Namespace(namespace),
             (None, None) => return None,
         };
-        Some(CloudflareProvider { settings, route, retry: StartupRetry::default() })
+        Some(CloudflareProvider { settings, route, retry: StartupRetry::default(), no_store: Cell::new(false) })
     }
 
     /// The same provider with another start retry bound (tests of bounded retries).
@@ -88,10 +91,27 @@ impl CloudflareProvider {
         self
     }
 
+    /// Remembers a store's `SANDBOX_NOT_SUPPORTED` (the SDK's own class): later Runs install
+    /// without packing.
+    fn note_no_store(&self, error: &Error) {
+        if error.code() == ErrorCode::NotSupported {
+            self.no_store.set(true);
+        }
+    }
+
     fn lock_key(&self, id: &str) -> String {
         match &self.route {
             Route::Namespace(_) => format!("{}\0{id}", self.settings.binding),
             Route::LocalHost { base_url, .. } => format!("{base_url}\0{id}"),
+        }
+    }
+
+    /// The store of prepared project `name` ([`super::store`]) in the Worker's namespace; `None`
+    /// on the local Box host (no Durable Objects: there every Run installs). Sends nothing.
+    fn store(&self, name: &str) -> Result<Option<PreparedStore>> {
+        match &self.route {
+            Route::Namespace(namespace) => Ok(Some(PreparedStore::new(name.to_owned(), stub_for(namespace, name)?))),
+            Route::LocalHost { .. } => Ok(None),
         }
     }
 
@@ -180,6 +200,48 @@ impl Provider for CloudflareProvider {
             }),
             Route::Namespace(_) => Box::pin(std::future::ready(Ok(ExecutionAuthority::cloudflare()))),
         }
+    }
+
+    /// `true` in a Worker's namespace unless the config names a `sandboxId` (every Run's Box is
+    /// then a kept one, which keeps its prepared projects itself) and unless a store said the
+    /// Worker's `Sandbox` class has none: Boxes of their own start from the prepared project of
+    /// their install digest, kept by a store Durable Object (`store.rs`).
+    fn prepares(&self) -> bool {
+        matches!(self.route, Route::Namespace(_)) && self.settings.sandbox_id.is_none() && !self.no_store.get()
+    }
+
+    /// The store named `name` when it keeps an archive: one RPC reading its storage (size in
+    /// bytes; creation time unknown, 0). Without a name: `SANDBOX_NOT_SUPPORTED`, since Durable
+    /// Objects cannot be listed.
+    fn list_prepared<'a>(&'a self, name: Option<&'a str>) -> LocalBoxFuture<'a, Result<Vec<PreparedProject>>> {
+        Box::pin(async move {
+            let store = match name {
+                Some(name) => self.store(name)?,
+                None => None,
+            };
+            let Some(store) = store else {
+                return Err(Error::new(
+                    ErrorCode::NotSupported,
+                    "The cloudflare provider cannot list prepared projects: Durable Objects cannot be listed.",
+                )
+                .with_provider(ProviderKind::Cloudflare));
+            };
+            let size = store.size().await.inspect_err(|e| self.note_no_store(e))?;
+            Ok(if size > 0 { vec![(store.name, size, 0)] } else { Vec::new() })
+        })
+    }
+
+    /// Deletes the archive of store `id`; whether it kept one.
+    ///
+    /// # Errors
+    /// Those of the RPC.
+    fn drop_prepared<'a>(&'a self, id: &'a str) -> LocalBoxFuture<'a, Result<bool>> {
+        Box::pin(async move {
+            match self.store(id)? {
+                Some(store) => store.drop_archive().await,
+                None => Ok(false),
+            }
+        })
     }
 
     /// `true`: one Durable Object per `sandboxId`, its Runs serialized here.
@@ -277,6 +339,19 @@ impl Provider for CloudflareProvider {
                     (ContainerClient::new(fetcher.clone(), url, Some(token.clone()), self.retry), None)
                 }
             };
+            // A Box of its own with a digest to prepare, or to start from: its store. Starting
+            // from it reads the archive (one RPC, storage only), which the staging carries in.
+            let store = match spec.prepared.as_ref().or(spec.prepared_name.as_ref()) {
+                Some(name) if !kept && self.prepares() => self.store(name)?,
+                _ => None,
+            };
+            let (start, restore) = match (&store, &spec.prepared) {
+                (Some(store), Some(_)) => match store.archive(signal).await.inspect_err(|e| self.note_no_store(e))? {
+                    Some(archive) => (PreparedStart::Restored, Some(archive)),
+                    None => (PreparedStart::Missing, None),
+                },
+                _ => (PreparedStart::Empty, None),
+            };
             let destroy_after = !kept || self.settings.keep_alive;
             let opened = CloudflareBox {
                 client,
@@ -287,6 +362,11 @@ impl Provider for CloudflareProvider {
                 lock: RefCell::new(lock),
                 staged: Cell::new(None),
                 staging_unanswered: Cell::new(false),
+                store,
+                start: Cell::new(start),
+                restore: RefCell::new(restore),
+                staged_prepared: Cell::new(None),
+                packed: RefCell::new(None),
             };
             if let Some(stub) = &opened.stub {
                 self.configure(stub, &opened.id, signal).await?;

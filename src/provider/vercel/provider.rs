@@ -10,7 +10,7 @@ use super::client::VercelClient;
 use super::options::VercelEndpoint;
 use super::wire::CreateSandboxRequest;
 use crate::http::fetch::Fetcher;
-use crate::provider::box_session::{BoxSession, BoxSpec, FileRead, PreparedProject, PreparedStart, Provider};
+use crate::provider::box_session::{BoxSession, BoxSpec, FileRead, PreparedProject, PreparedStart, Provider, Seal};
 use crate::provider::output::{LogStream, OutputStream};
 use vite_hub_sandbox_core::command::{Command, CommandOutcome};
 use vite_hub_sandbox_core::error::{Error, Result};
@@ -206,14 +206,14 @@ impl BoxSession for VercelBox {
         self.prepared
     }
 
-    /// Snapshots the Box, which stops it (`POST …/snapshot` with no body, §7.5); the
-    /// snapshot id.
+    /// Snapshots the Box, which stops it (`POST …/snapshot` with no body, §7.5):
+    /// [`Seal::Snapshot`] with the snapshot id.
     ///
     /// # Errors
     /// `SANDBOX_TRANSPORT_ERROR` / `SANDBOX_PROVIDER_UNAVAILABLE`, or a 2xx without a
     /// snapshot id.
-    fn prepare(&self) -> LocalBoxFuture<'_, Result<String>> {
-        Box::pin(self.client.snapshot_session(&self.session_id))
+    fn prepare<'a>(&'a self, _signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<Seal>> {
+        Box::pin(async move { self.client.snapshot_session(&self.session_id).await.map(Seal::Snapshot) })
     }
 
     /// Writes `files` as one gzip'd tar (plain for a host called in process) extracted at `/`

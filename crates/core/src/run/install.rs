@@ -125,6 +125,17 @@ pub fn kept_outcome(stdout: &str) -> (Option<&str>, Option<&str>) {
     (outcome, not_kept)
 }
 
+/// How the name of a prepared project begins: Vercel and the local Box host create the Box
+/// whose snapshot it is under that name; Cloudflare names the Durable Object that stores it so
+/// (and refuses a `sandboxId` that begins so, `provider::cloudflare::options::box_id_from`).
+pub const PREPARED_NAME_PREFIX: &str = "vitehub-prepared-";
+
+/// The name of the prepared project of install `digest`: [`PREPARED_NAME_PREFIX`] and the first
+/// 40 hex chars of the digest (a Box or Durable Object name of at most 57 characters).
+pub fn prepared_name(digest: &str) -> String {
+    format!("{PREPARED_NAME_PREFIX}{}", digest.get(..40).unwrap_or(digest))
+}
+
 /// Where a kept Box whose Runs share `root` keeps the prepared project of `digest`.
 pub fn kept_dir(root: &str, digest: &str) -> String {
     format!("{}/.vite-hub-prepared/{digest}", root.trim_end_matches('/'))

@@ -10,6 +10,7 @@ use serde::Deserialize;
 
 use crate::error::{Error, ErrorCode, Result};
 use crate::provider_kind::ProviderKind;
+use crate::run::install::PREPARED_NAME_PREFIX;
 
 /// The Durable Object binding name used when `binding` is not set.
 pub const DEFAULT_BINDING: &str = "SANDBOX";
@@ -163,7 +164,9 @@ fn check_sleep_after(value: &serde_json::Value) -> Result<serde_json::Value> {
 }
 
 /// Applies `normalizeId` and checks the SDK's id rule (`sanitizeSandboxId`): 1–63 characters,
-/// no leading or trailing `-`, not a reserved name. Returns the message tail on failure.
+/// no leading or trailing `-`, not a reserved name; and ours: not beginning with
+/// [`PREPARED_NAME_PREFIX`] in any case (the stores of prepared projects, which run no Command).
+/// Returns the message tail on failure.
 pub fn box_id_from(id: &str, normalize_id: bool) -> std::result::Result<String, String> {
     let id = if normalize_id { id.to_ascii_lowercase() } else { id.to_owned() };
     let chars = id.chars().count();
@@ -175,6 +178,14 @@ pub fn box_id_from(id: &str, normalize_id: bool) -> std::result::Result<String, 
     }
     if RESERVED_IDS.contains(&id.to_ascii_lowercase().as_str()) {
         return Err(format!("{id} is a reserved name", id = crate::error::quoted(&id)));
+    }
+    // A store of prepared projects runs no Command: no Run or Session may open one as its kept
+    // Box and write into what later Runs unpack.
+    if id.to_ascii_lowercase().starts_with(PREPARED_NAME_PREFIX) {
+        return Err(format!(
+            "{id} begins with {PREPARED_NAME_PREFIX}, which names the stores of prepared projects",
+            id = crate::error::quoted(&id)
+        ));
     }
     Ok(id)
 }
@@ -298,6 +309,10 @@ mod tests {
         assert!(box_id_from("a-b", false).is_ok());
         assert!(box_id_from("API", false).is_err() && box_id_from("workers", true).is_err());
         assert_eq!(box_id_from("MixedCase", true).unwrap(), "mixedcase");
+        let store = crate::run::install::prepared_name(&"ab".repeat(32));
+        assert!(box_id_from(&store, false).unwrap_err().contains("stores of prepared projects"));
+        assert!(box_id_from("VITEHUB-Prepared-x", false).is_err(), "refused in any case");
+        assert!(box_id_from("vitehub-preparedx", false).is_ok());
         let e = options(serde_json::json!({"sandboxId": "-x"})).resolve(&EnvMap::new()).unwrap_err();
         assert!(e.message().contains("cloudflare.sandboxId"), "{}", e.message());
     }
