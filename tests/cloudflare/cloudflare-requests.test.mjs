@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { sandboxWorkerOnBoxHost } from '../fixtures/cloudflare/bundle-worker.mjs';
-import { until } from '../support/local-host.mjs';
+import { SLUGIFY_LOCK, until } from '../support/local-host.mjs';
 
 const WORKER = `
 import { Sandbox as RealSandbox } from '@cloudflare/sandbox';
@@ -48,9 +48,21 @@ registerSandbox('cfr/clash', {
   ],
 });
 
+// A Definition with dependencies: with the SDK's own class there is no store of prepared projects.
+registerSandbox('cfr/deps', {
+  files: [
+    { path: 'package.json', content: '{"type":"module","dependencies":{"slugify":"1.6.9"}}' },
+    { path: 'package-lock.json', content: ${JSON.stringify(JSON.stringify(SLUGIFY_LOCK))} },
+    { path: 'index.mjs', content: "import slugify from 'slugify'; export default () => slugify('Two Words');" },
+  ],
+});
+/** What the Runs of cfr/deps gave their onLog. */
+const logs = [];
+
 export default {
   async fetch(request, env) {
     const url = new URL(request.url);
+    if (url.pathname === '/logs') return Response.json(logs.splice(0));
     if (url.pathname === '/closed') {
       await lastRun.closed();
       return new Response('closed');
@@ -62,7 +74,8 @@ export default {
     const { name, localHost, options } = await request.json();
     const workerEnv = localHost ? { SANDBOX_LOCAL_URL: env.BOX_HOST_URL, SANDBOX_LOCAL_TOKEN: env.BOX_HOST_TOKEN } : env;
     configureSandbox({ provider: 'cloudflare', env: workerEnv });
-    lastRun = startSandbox(name, null, options);
+    const onLog = name === 'cfr/deps' ? { onLog: (entry) => logs.push(entry.line) } : {};
+    lastRun = startSandbox(name, null, { ...options, ...onLog });
     return lastRun.response();
   },
 };
@@ -170,4 +183,22 @@ test('a warm Run on a kept Box (sandboxId) sends one write and one command befor
   assert.equal((await counters())['cloudflare/destroy'], undefined);
   const destroyed = await worker.miniflare.dispatchFetch('http://worker.test/destroy?id=cf-requests-kept');
   assert.equal(await destroyed.text(), 'destroyed');
+});
+
+test("with the SDK's own Sandbox class every Run installs, and the first one says once that prepared projects need @vite-hub/sandbox/cloudflare's", async () => {
+  const said = [];
+  for (const title of ['first', 'second']) {
+    const response = await worker.miniflare.dispatchFetch('http://worker.test/', {
+      method: 'POST',
+      body: JSON.stringify({ name: 'cfr/deps', localHost: false }),
+    });
+    const text = await response.text();
+    assert.equal(response.status, 200, `${title}: ${text}`);
+    assert.equal(JSON.parse(text), 'Two-Words');
+    assert.match(response.headers.get('server-timing') ?? '', /install;desc="fresh"/, title);
+    await closed();
+    const logs = await (await worker.miniflare.dispatchFetch('http://worker.test/logs')).json();
+    said.push(logs.filter((line) => line.includes("export { Sandbox } from '@vite-hub/sandbox/cloudflare'")).length);
+  }
+  assert.deepEqual(said, [1, 0]);
 });

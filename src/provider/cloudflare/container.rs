@@ -148,7 +148,7 @@ impl BoxSession for CloudflareBox {
     ///
     /// # Errors
     /// `SANDBOX_NOT_SUPPORTED` when nothing is held (a kept Box, or a packing that failed);
-    /// those of the write ([`PreparedStore::keep`]).
+    /// those of the write (`PreparedStore::keep`).
     fn keep_held(&self) -> LocalBoxFuture<'_, Result<String>> {
         Box::pin(async move {
             let (Some(store), Some(archive)) = (&self.store, self.packed.borrow_mut().take()) else {

@@ -53,8 +53,12 @@ pub struct CloudflareProvider {
     settings: CloudflareSettings,
     route: Route,
     retry: StartupRetry,
-    /// A store answered that the Worker's `Sandbox` class keeps no prepared projects.
-    no_store: Cell<bool>,
+}
+
+thread_local! {
+    /// The bindings whose `Sandbox` class keeps no prepared projects (a store answered
+    /// `SANDBOX_NOT_SUPPORTED`): a few per isolate, so a plain list.
+    static NO_STORE: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
 }
 
 impl CloudflareProvider {
@@ -82,7 +86,7 @@ impl CloudflareProvider {
             (None, Some(namespace)) => Route::Namespace(namespace),
             (None, None) => return None,
         };
-        Some(CloudflareProvider { settings, route, retry: StartupRetry::default(), no_store: Cell::new(false) })
+        Some(CloudflareProvider { settings, route, retry: StartupRetry::default() })
     }
 
     /// The same provider with another start retry bound (tests of bounded retries).
@@ -91,12 +95,18 @@ impl CloudflareProvider {
         self
     }
 
-    /// Remembers a store's `SANDBOX_NOT_SUPPORTED` (the SDK's own class): later Runs install
-    /// without packing.
+    /// Remembers a store's `SANDBOX_NOT_SUPPORTED` (the SDK's own class) for the binding, in
+    /// the isolate (a Worker configures a new provider per request; its class does not change):
+    /// later Runs install without looking.
     fn note_no_store(&self, error: &Error) {
-        if error.code() == ErrorCode::NotSupported {
-            self.no_store.set(true);
+        if error.code() == ErrorCode::NotSupported && !self.no_store() {
+            NO_STORE.with(|bindings| bindings.borrow_mut().push(self.settings.binding.clone()));
         }
+    }
+
+    /// Whether a store of this binding answered that the Worker's class keeps none.
+    fn no_store(&self) -> bool {
+        NO_STORE.with(|bindings| bindings.borrow().contains(&self.settings.binding))
     }
 
     fn lock_key(&self, id: &str) -> String {
@@ -207,7 +217,7 @@ impl Provider for CloudflareProvider {
     /// Worker's `Sandbox` class has none: Boxes of their own start from the prepared project of
     /// their install digest, kept by a store Durable Object (`store.rs`).
     fn prepares(&self) -> bool {
-        matches!(self.route, Route::Namespace(_)) && self.settings.sandbox_id.is_none() && !self.no_store.get()
+        matches!(self.route, Route::Namespace(_)) && self.settings.sandbox_id.is_none() && !self.no_store()
     }
 
     /// The store named `name` when it keeps an archive: one RPC reading its storage (size in
