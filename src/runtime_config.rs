@@ -11,7 +11,7 @@ use std::rc::Rc;
 use crate::http::fetch::Fetcher;
 use crate::provider::Provider;
 use vite_hub_sandbox_core::config::SandboxConfig;
-use vite_hub_sandbox_core::error::{Error, ErrorCode, Result};
+use vite_hub_sandbox_core::error::{Error, Result};
 use vite_hub_sandbox_core::run::warm_pool::WarmPool;
 use vite_hub_sandbox_core::transfer::TransferLimits;
 
@@ -40,7 +40,7 @@ impl RuntimeConfig {
     /// the env snapshot (the Node entry configures from `process.env` at import) or cannot be
     /// chosen yet (no credentials, no binding) is kept for each Run to answer.
     /// `SANDBOX_NOT_SUPPORTED` for a `warmPool` that keeps Boxes on a provider that cannot
-    /// ([`Provider::keeps_warm_boxes`]: Cloudflare).
+    /// ([`SandboxConfig::check_warm_pool`]: Cloudflare), whether or not its provider could be built.
     /// `namespace`: the `cloudflare.binding` Durable Object namespace of the Worker env, when
     /// one was handed over.
     pub fn resolve(
@@ -50,22 +50,17 @@ impl RuntimeConfig {
     ) -> Result<RuntimeConfig> {
         let limits = config.transfer.resolve()?;
         config.check_explicit()?;
+        let namespace_present = namespace.is_some();
         let provider = config
-            .provider_settings(namespace.is_some())
+            .provider_settings(namespace_present)
             .and_then(|settings| crate::provider::build(settings, fetcher, namespace));
-        let warm_pool = config.warm_pool.filter(|pool| pool.enabled());
-        if let (Some(_), Ok(provider)) = (warm_pool, &provider) {
-            if !provider.keeps_warm_boxes() {
-                return Err(Error::new(
-                    ErrorCode::NotSupported,
-                    format!(
-                        "warmPool is not supported by the {} provider: a Worker keeps no timer alive between requests, so an idle Box could not be closed; remove warmPool (or set warmPool.size to 0)",
-                        provider.kind()
-                    ),
-                )
-                .with_provider(provider.kind()));
-            }
+        // The provider that will answer, built or not (a `cloudflare` named without its binding
+        // still refuses a pool here, not first in the deployed Worker).
+        let kind = provider.as_ref().map(|p| p.kind()).ok().or_else(|| config.select_provider(namespace_present).ok());
+        if let Some(kind) = kind {
+            config.check_warm_pool(kind)?;
         }
+        let warm_pool = config.warm_pool.filter(|pool| pool.enabled());
         Ok(RuntimeConfig {
             limits,
             provider,

@@ -188,13 +188,6 @@ pub trait Provider: std::fmt::Debug {
         self.execution_authority(None)
     }
 
-    /// Whether a Box this provider opened may wait in the isolate for a later Run (`warmPool`,
-    /// [`crate::run::warm_pool`]): its idle close is a timer of the isolate. Default `true`;
-    /// Cloudflare: `false` (a Worker keeps no timer or work alive between its requests).
-    fn keeps_warm_boxes(&self) -> bool {
-        true
-    }
-
     /// Whether the provider keeps the Box of a `sandboxId` itself (Cloudflare: one Durable Object
     /// per id, its Runs serialized by the provider). For the others (the default, `false`) the
     /// Run layer keeps it ([`crate::run::lease`]).

@@ -267,6 +267,9 @@ test('warmPool is checked by configureSandbox: ranges, keys, and the cloudflare 
   );
   assert.equal(code, 'SANDBOX_NOT_SUPPORTED');
   assert.match(message, /^warmPool is not supported by the cloudflare provider/);
+  // Named without a binding or a local URL (its Runs answer SANDBOX_PROVIDER_REQUIRED): refused
+  // here too, not first in the deployed Worker.
+  assert.equal(refused({}, { provider: 'cloudflare' })?.[0], 'SANDBOX_NOT_SUPPORTED');
   for (const off of [null, { size: 0 }]) assert.equal(refused(off), null);
   // Accepted and off: a Run makes no pool.
   usePool({ size: 0 });

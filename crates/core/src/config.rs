@@ -251,6 +251,26 @@ impl SandboxConfig {
         check_token(self.vercel.token.as_deref(), "vercel.token")
     }
 
+    /// Refuses a `warmPool` that keeps Boxes (`size` > 0) on a provider that cannot keep them:
+    /// `cloudflare`, whose Worker keeps no timer alive between its requests, so an idle pooled
+    /// Box could never be closed. Checked where the provider is known: `configureSandbox` (the
+    /// provider named or chosen by the Worker's binding) and `hubSandbox` (a named provider).
+    ///
+    /// # Errors
+    /// `SANDBOX_NOT_SUPPORTED` (provider `cloudflare`) naming `warmPool` and how to turn it off.
+    pub fn check_warm_pool(&self, kind: ProviderKind) -> Result<()> {
+        if kind != ProviderKind::Cloudflare || !self.warm_pool.is_some_and(WarmPool::enabled) {
+            return Ok(());
+        }
+        Err(Error::new(
+            ErrorCode::NotSupported,
+            format!(
+                "warmPool is not supported by the {kind} provider: a Worker keeps no timer alive between requests, so an idle Box could not be closed; remove warmPool (or set warmPool.size to 0)"
+            ),
+        )
+        .with_provider(kind))
+    }
+
     /// Chooses the provider: explicit config > env `SANDBOX_PROVIDER` > a Cloudflare binding in the
     /// request env > Vercel credentials > `local` when not in production.
     ///
@@ -623,6 +643,14 @@ mod tests {
         let pooled = SandboxConfig::from_value(&json!({"warmPool": {"size": 2, "idleMs": 5000}})).unwrap();
         assert_eq!(pooled.warm_pool, Some(WarmPool { size: 2, idle_ms: 5000 }));
         assert_eq!(SandboxConfig::from_value(&json!({"warmPool": null})).unwrap().warm_pool, None);
+        let cloudflare = ProviderKind::Cloudflare;
+        let refused = pooled.check_warm_pool(cloudflare).unwrap_err();
+        assert_eq!((refused.code(), refused.provider()), (ErrorCode::NotSupported, Some(cloudflare)));
+        assert!(
+            pooled.check_warm_pool(ProviderKind::Vercel).is_ok() && pooled.check_warm_pool(ProviderKind::Local).is_ok()
+        );
+        let off = SandboxConfig::from_value(&json!({"warmPool": {"size": 0}})).unwrap();
+        assert!(off.check_warm_pool(cloudflare).is_ok());
         assert_eq!(message(json!({"vercel": {"token": 5}})), "vercel: invalid type: integer `5`, expected a string");
         assert!(message(json!({"cloudflare": {"bindings": "B"}})).starts_with("cloudflare: unknown field `bindings`"));
         assert!(message(json!({"local": {"isolation": "docker"}})).starts_with("local: unknown variant `docker`"));

@@ -149,6 +149,9 @@ pub fn resolve_plugin_config(plugin: &Value, vite: &Value, env: &EnvMap) -> Resu
         } else {
             None
         };
+    if let Some(kind) = provider {
+        parsed.check_warm_pool(kind)?;
+    }
     parsed.production = Some(false);
     let dev_provider = parsed.select_provider(false)?;
     Ok(PluginConfig { config: merged, provider, dev_provider })
@@ -205,6 +208,17 @@ mod tests {
             "{}",
             error.message()
         );
+        // A pool on a named cloudflare provider is refused at build time, not in the deployed Worker.
+        let pooled = json!({"provider": "cloudflare", "warmPool": {"size": 1}});
+        let error = resolve_plugin_config(&pooled, &Value::Null, &env(&[])).unwrap_err();
+        assert_eq!(error.code(), ErrorCode::NotSupported);
+        let error = resolve_plugin_config(
+            &json!({"warmPool": {"size": 1}}),
+            &Value::Null,
+            &env(&[("SANDBOX_PROVIDER", "cloudflare")]),
+        )
+        .unwrap_err();
+        assert_eq!(error.code(), ErrorCode::NotSupported);
     }
 
     #[test]

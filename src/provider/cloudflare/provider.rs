@@ -259,12 +259,6 @@ impl Provider for CloudflareProvider {
         true
     }
 
-    /// `false`: a Worker keeps no timer alive between requests, so no pooled Box could be closed
-    /// when idle (`warmPool` is refused by `configureSandbox`).
-    fn keeps_warm_boxes(&self) -> bool {
-        false
-    }
-
     /// Destroys the kept Box of `sandbox_id` (`closeSandbox`): waits for the Run of this
     /// isolate that holds it, then RPC `destroy()` (or `DELETE` on the local Box host),
     /// bounded like a close; `true`. The next Run on the id starts a fresh container.
