@@ -18,6 +18,7 @@ test('the exports map names only public subpaths, and every target exists', () =
     './runtime',
     './vite',
     './box-host',
+    './cloudflare',
     './agent',
     './sandbox_bg.wasm',
     './package.json',
@@ -38,6 +39,7 @@ test('the exports map names only public subpaths, and every target exists', () =
     main,
     manifest.exports['./box-host'],
     manifest.exports['./vite'],
+    manifest.exports['./cloudflare'],
     manifest.exports['./agent'],
   ].flatMap(targetsOf);
   for (const target of [...targets, manifest.exports['./sandbox_bg.wasm'], manifest.bin['vite-hub-sandbox']]) {
