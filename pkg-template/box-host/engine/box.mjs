@@ -351,7 +351,7 @@ export class Box {
 
   #started(cmd) {
     this.commands.set(cmd.id, cmd);
-    this.#refillSpares();
+    cmd.once('exit', () => this.#refillSpares());
     return cmd;
   }
 
@@ -424,7 +424,11 @@ export class Box {
     this.#armLifetime();
   }
 
-  /** Once per Box, after its first command started (or at its stop): the host's spares are made anew. */
+  /**
+   * Once per Box, when its first command exits (or at its stop): the host's spares are made anew.
+   * Not when that command starts: each spare costs the host's event loop a few spawns (bwrap, the
+   * network helper, the parked Node), which then landed in the middle of the command's Run.
+   */
   #refillSpares() {
     if (this.refilled || !this.spares) return;
     this.refilled = true;
