@@ -55,7 +55,8 @@ export async function runOnce(name, payload) {
     throw new Error(`runSandbox("${name}") answered ${response.status}: ${body.slice(0, 300)}`);
   JSON.parse(body);
   const ms = performance.now() - started;
-  return { ms, phases: serverTiming(response.headers.get('server-timing')) };
+  const timing = response.headers.get('server-timing') ?? '';
+  return { ms, phases: serverTiming(timing), timing };
 }
 
 /** Sends the Runs of this process to the host at `baseUrl`, with `extra` config; null, or why it was refused. */
