@@ -497,7 +497,6 @@ export class Box {
     }
     this.status = keep ? 'snapshotting' : 'stopping';
     let kept;
-    /** @type {Error | undefined} The first step that failed. */
     let failure;
     this.stopping = (async () => {
       clearTimeout(this.lifetime);
