@@ -86,13 +86,8 @@ export async function startBoxNetwork({ rootless = process.geteuid?.() !== 0 } =
   });
   let slirp;
   const stop = () => {
-    for (const child of [slirp, holder]) {
-      if (!child) continue;
-      child.kill('SIGKILL');
-      // Its pipes are closed with it: one nobody reads (slirp4netns's exit fd) would stay open
-      // for good, a socket of this process per Box network (issue 34).
-      for (const stream of child.stdio) stream?.destroy();
-    }
+    slirp?.kill('SIGKILL');
+    holder.kill('SIGKILL');
   };
   let timer;
   try {
