@@ -5,6 +5,7 @@ import { createApi } from './api.mjs';
 
 export { defineSandbox } from './api.mjs';
 export { readRequestPayload, readValidatedPayload } from './payload.mjs';
+export { requestSignal } from './request-signal.mjs';
 
 let ready = null;
 /** Loads the wasm module once; `input` is an optional URL, Response or bytes of `sandbox_bg.wasm`. */

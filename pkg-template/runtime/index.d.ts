@@ -826,3 +826,14 @@ export function readValidatedPayload<S extends SandboxPayloadSchema>(
   schema: S,
   options?: ReadPayloadOptions,
 ): Promise<SandboxSchemaOutput<S>>;
+
+/**
+ * The AbortSignal of a route's client, for `runSandbox(name, payload, { signal: requestSignal(event) })`:
+ * it aborts (reason: a DOMException `AbortError`) when the client closes its connection before the
+ * response was sent in full, which stops the Run and its Box. For a Web Request it is the Request's
+ * own `signal`. On Node (an h3 v2 event's `event.runtime.node.res`, an h3 v1 event's `event.node.res`)
+ * it follows the Node response, because under srvx 0.8 (nitro 3.0.0) `event.req.signal` aborts as
+ * soon as the body has been read. The same signal for the same event.
+ * @throws {TypeError} when `event` is none of {@link SandboxRequestSource}.
+ */
+export function requestSignal(event: SandboxRequestSource): AbortSignal;

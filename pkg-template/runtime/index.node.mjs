@@ -115,6 +115,7 @@ export const { listPreparedProjects, dropPreparedProject, closeWarmPools, listWa
 export const { openSandboxSession, resolveSandboxRunner } = api;
 export { defineSandbox };
 export { readRequestPayload, readValidatedPayload } from './payload.mjs';
+export { requestSignal } from './request-signal.mjs';
 
 /**
  * A module of vite/ (the build steps), imported on first use. Its specifier is made at run time

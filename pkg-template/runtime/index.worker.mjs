@@ -5,6 +5,7 @@ import { workerApi } from './worker-api.mjs';
 
 export { defineSandbox } from './api.mjs';
 export { readRequestPayload, readValidatedPayload } from './payload.mjs';
+export { requestSignal } from './request-signal.mjs';
 
 const api = workerApi(wasmModule, () => (typeof process === 'object' && process?.env ? process.env : {}));
 

@@ -8,6 +8,7 @@ import { workerApi } from './worker-api.mjs';
 
 export { defineSandbox } from './api.mjs';
 export { readRequestPayload, readValidatedPayload } from './payload.mjs';
+export { requestSignal } from './request-signal.mjs';
 
 // waitUntil keeps the request alive while the Box is given back after the Response.
 // (read from the namespace: workerd versions without it leave it undefined).
