@@ -6,6 +6,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openFilesWithin } from '../../pkg-template/box-host/engine/isolation.mjs';
 import { NO_BWRAP } from '../support/local-host.mjs';
@@ -36,8 +39,13 @@ process.stdout.write(out);
 for (const isolation of ['bubblewrap', 'none']) {
   test(`under a hard limit of 512 open files a Box command runs, with that limit (${isolation})`, {
     timeout: 60_000,
-  }, async () => {
+  }, async (t) => {
     const asNobody = process.getuid() === 0;
+    // The host's own temp directory (its Box root): the caller's TMPDIR may not be writable by
+    // nobody (temp-hygiene runs this file under a root-owned, mode 0701 TMPDIR).
+    const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'low-fd-'));
+    if (asNobody) fs.chownSync(tmp, NOBODY, NOBODY);
+    t.after(() => fs.rmSync(tmp, { recursive: true, force: true }));
     // prlimit sets the host process's hard limit; as nobody it cannot raise it back.
     const child = spawn(
       'prlimit',
@@ -49,6 +57,7 @@ for (const isolation of ['bubblewrap', 'none']) {
         env: {
           ...process.env,
           HOME: '/tmp',
+          TMPDIR: tmp,
           XDG_CACHE_HOME: '/tmp/low-fd-limit-cache',
           LIMIT_TEST_ISOLATION: isolation,
         },
