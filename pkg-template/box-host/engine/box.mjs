@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { extractTarGz } from './archive.mjs';
-import { BoxCommand } from './command.mjs';
+import { BoxCommand, outOfFds } from './command.mjs';
 import { startBoxNetwork } from './box-network.mjs';
 import { DEFAULT_DISK_BYTES } from './box-disk.mjs';
 import { makeBoxRoot, removeBoxRoot, removeBoxRootNow } from './box-spares.mjs';
@@ -130,12 +130,14 @@ export class Box {
           );
         }
       }
+      return new Box(root, { ...options, network, diskBytes, diskMounted, boxUid });
     } catch (err) {
-      await removeBoxRoot(root, diskMounted);
+      // What was made is undone; the error stays the cause (EMFILE: 503), never the undoing's.
+      network?.stop();
+      await removeBoxRoot(root, diskMounted).catch(() => {});
       if (boxUid !== undefined) releaseBoxUid(boxUid);
       throw err;
     }
-    return new Box(root, { ...options, network, diskBytes, diskMounted, boxUid });
   }
 
   constructor(
@@ -499,16 +501,23 @@ export class Box {
     this.stopping = (async () => {
       clearTimeout(this.lifetime);
       this.#refillSpares();
-      await Promise.all(this.#processes().map((cmd) => cmd.killAll()));
-      try {
+      // Every step runs even when one before it failed (out of fds, a busy mount): the Box ends
+      // as stopped and its slot is given back; the first failure is thrown after.
+      const step = async (work) => {
+        try {
+          await work();
+        } catch (err) {
+          failure ??= err;
+        }
+      };
+      await step(() => Promise.all(this.#processes().map((cmd) => cmd.killAll())));
+      await step(async () => {
         if (keep) kept = await keep(this);
-      } catch (err) {
-        failure = err;
-      }
+      });
       this.network?.stop();
-      await removeBoxRoot(this.root, this.diskMounted);
+      await step(() => removeBoxRoot(this.root, this.diskMounted));
       // After the tmpfs is gone: its pages were charged to the Box's memory cgroup.
-      await removeBoxCgroup(this.cgroup.dirs);
+      await step(() => removeBoxCgroup(this.cgroup.dirs));
       // Its processes are gone with their PID namespaces, its files with its directory.
       if (this.boxUid !== undefined) releaseBoxUid(this.boxUid);
       // A stopped Box keeps its description, not its output.
@@ -518,6 +527,13 @@ export class Box {
       this.onStopped?.(this);
     })();
     await this.stopping;
+    // Out of fds (`umount` could not start for OUT_OF_FDS_WAIT_MS): this machine's failure, 503.
+    if (failure && outOfFds(failure))
+      throw new BoxRequestError(
+        503,
+        'spawn_failed',
+        `the Box stopped, but not all it held was removed: ${failure.message}`,
+      );
     if (failure) throw failure;
     return kept;
   }
