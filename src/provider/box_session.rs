@@ -666,6 +666,9 @@ mod tests {
         assert_unsupported(now(session.write_stdin("1", b"a", true, None)), Operation::Stdin);
         assert_unsupported(now(session.command("1", None)), Operation::Exec);
         assert_unsupported(now(session.extend_timeout(1000, None)), Operation::ExtendTimeout);
+        let policy = serde_json::json!("deny-all");
+        assert_unsupported(now(session.update_network_policy(&policy, None)), Operation::UpdateNetworkPolicy);
+        assert_eq!(session.reported_expires_at_ms(), None);
         assert_unsupported(now(session.exists("/work/a", None)), Operation::Read);
         assert_unsupported(now(session.mkdir("/work/a", true, None)), Operation::Mkdir);
         assert_unsupported(now(session.remove("/work/a", false, None)), Operation::Remove);
@@ -690,6 +693,8 @@ mod tests {
         assert_eq!(provider.in_process_host(), None);
         assert!(now(provider.ensure_ready()).unwrap().is_none());
         assert!(!now(provider.close_kept_box("kept")).unwrap(), "no Box is kept by the provider");
+        assert_unsupported(now(provider.attach("box", None)), Operation::Attach);
+        assert_unsupported(now(provider.list_boxes(None)), Operation::ListSessions);
         for error in [now(provider.list_prepared(None)).unwrap_err(), now(provider.drop_prepared("id")).unwrap_err()] {
             assert_eq!(
                 (error.code(), error.message()),

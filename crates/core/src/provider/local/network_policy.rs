@@ -101,6 +101,18 @@ mod tests {
     }
 
     #[test]
+    fn a_session_update_reads_the_same_rule_under_its_own_name() {
+        assert_eq!(
+            LocalNetworkPolicy::parse(&json!("deny-all"), "updateNetworkPolicy(policy)"),
+            Ok(LocalNetworkPolicy::DenyAll)
+        );
+        let message =
+            LocalNetworkPolicy::parse(&json!({"allow": ["a.example"]}), "updateNetworkPolicy(policy)").unwrap_err();
+        assert!(message.starts_with("updateNetworkPolicy(policy) is an object with keys allow;"), "{message}");
+        assert!(!message.contains("a.example"), "{message}");
+    }
+
+    #[test]
     fn a_vercel_policy_object_is_refused_by_its_key_without_its_values() {
         for (value, what) in [
             (json!({"allow": ["example.com"]}), "an object with keys allow;"),
