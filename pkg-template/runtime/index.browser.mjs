@@ -35,6 +35,7 @@ const initialised =
 export const runSandbox = afterInit('runSandbox');
 /** Sessions: one Box driven by hand (runtime/session.mjs). */
 export const openSandboxSession = afterInit('openSandboxSession');
+export const listSandboxSessions = afterInit('listSandboxSessions');
 export const resolveSandboxRunner = afterInit('resolveSandboxRunner');
 export const closeSandbox = afterInit('closeSandbox');
 /** Returns the handle at once; the Run starts once the wasm is loaded. */

@@ -544,7 +544,40 @@ export interface OpenSandboxSessionOptions {
   signal?: AbortSignal | null;
   /** Cloudflare only: the kept Box (Durable Object) to use; other providers reject it with `SANDBOX_NOT_SUPPORTED`. */
   sandboxId?: string;
+  /**
+   * Reattaches to the running Box of this id (a Session's `id`, or one of {@link listSandboxSessions})
+   * instead of opening one; only `provider` and `signal` may go with it. Vercel protocol:
+   * `GET /v2/sandboxes/{id}` (the SDK's `Sandbox.get`). A stopped Box rejects with
+   * `SANDBOX_INVALID_STATE` (409), an unknown id with `SANDBOX_TRANSPORT_ERROR` (`details.status`
+   * 404; on the in-process local Box host, whose Boxes belong to the process that opened them, the
+   * message says to share a standalone host, `local: { baseUrl, token }`). Cloudflare: the Durable
+   * Object of that name (as `sandboxId`).
+   */
+  id?: string;
 }
+
+/** One Box of {@link listSandboxSessions}. */
+export interface SandboxSessionListing {
+  /** What {@link OpenSandboxSessionOptions.id} takes. */
+  readonly id: string;
+  /** The provider's status: `'running'`, `'stopped'`, `'stopping'`, `'snapshotting'`, `'failed'`, … */
+  readonly status: string;
+  readonly createdAt: Date | undefined;
+  /** When a running Box's lifetime ends. */
+  readonly expiresAt: Date | undefined;
+}
+
+/**
+ * The provider's Boxes, newest first (at most 100): Vercel protocol `GET /v2/sandboxes` (the SDK's
+ * `Sandbox.list`; every sandbox of the project, those of Runs too); the local Box host lists its
+ * live Boxes and the last 256 stopped ones (an in-process host: those of this process).
+ * @throws SandboxError (rejects) `SANDBOX_NOT_SUPPORTED` on Cloudflare (`details.operation`
+ *   `'listSandboxSessions'`), `SANDBOX_INVALID_ARGUMENT` for bad options, the provider's transport errors.
+ */
+export function listSandboxSessions(options?: {
+  provider?: SandboxProviderName;
+  signal?: AbortSignal | null;
+}): Promise<SandboxSessionListing[]>;
 
 /** Options of {@link SandboxSession.exec} and {@link SandboxSession.spawn}. */
 export interface SandboxCommandOptions {
@@ -644,10 +677,22 @@ export type SandboxAsyncDisposable = { [K in SandboxAsyncDisposeKey]: () => Prom
  * `SANDBOX_INVALID_STATE` (409). Relative paths start at `cwd`.
  */
 export interface SandboxSession extends SandboxAsyncDisposable {
-  /** The provider's Box id. */
+  /** The provider's Box id: what `openSandboxSession({ id })` reattaches with (Vercel protocol: the sandbox name). */
   readonly id: string;
   readonly provider: SandboxProviderName;
+  /** What the Box can reach now; a new frozen object after {@link SandboxSession.updateNetworkPolicy}. */
   readonly executionAuthority: ExecutionAuthority;
+  /**
+   * The network of the Commands started from now on (those running keep theirs); the shapes of
+   * the config's `networkPolicy`. Vercel protocol: `POST …/network-policy` (the SDK's
+   * `updateNetworkPolicy`). The local Box host takes `'allow-all' | 'deny-all' | { mode }` only
+   * (else `SANDBOX_INVALID_ARGUMENT` before any request) and refuses what it cannot enforce
+   * (`SANDBOX_PROVIDER_UNAVAILABLE`); `SANDBOX_NOT_SUPPORTED` on Cloudflare
+   * (`details.operation` `'updateNetworkPolicy'`).
+   */
+  updateNetworkPolicy(
+    policy: 'allow-all' | 'deny-all' | { mode: 'allow-all' | 'deny-all' } | Record<string, unknown>,
+  ): Promise<void>;
   /** The Box working directory, e.g. `/vercel/sandbox` (Vercel, local) or `/workspace` (Cloudflare). */
   readonly cwd: string;
   /**

@@ -112,7 +112,7 @@ export const {
 } = api;
 export const { listPreparedProjects, dropPreparedProject, closeWarmPools, listWarmPools } = api;
 /** Sessions: one Box driven by hand (runtime/session.mjs). */
-export const { openSandboxSession, resolveSandboxRunner } = api;
+export const { openSandboxSession, listSandboxSessions, resolveSandboxRunner } = api;
 export { defineSandbox };
 export { readRequestPayload, readValidatedPayload } from './payload.mjs';
 export { requestSignal } from './request-signal.mjs';

@@ -288,12 +288,8 @@ export class Box {
       this.handedOver = true;
       return this.#started(parked.command);
     }
-    // Any other command starts its own process: the parked one is of no use any more (its end
-    // is awaited again when the Box stops, before its cgroup goes).
-    if (parked) {
-      this.endedParked = parked.command;
-      parked.command.killAll().catch(() => {});
-    }
+    // Any other command starts its own process: the parked one is of no use any more.
+    this.#endParked(parked);
     const spec = this.#spec({
       command,
       args,
@@ -343,7 +339,8 @@ export class Box {
       root: this.root,
       workDir: this.workDir,
       networkDenied: this.networkDenied,
-      network: this.network,
+      // Under deny-all a Box network kept from an allow-all time is left aside (network-policy.mjs).
+      network: this.networkDenied ? undefined : this.network,
       features: this.features,
       cgroup: this.cgroup,
       boxUid: this.boxUid,
@@ -411,6 +408,18 @@ export class Box {
     const parked = this.parked;
     this.parked = undefined;
     return parked?.command.running ? parked : undefined;
+  }
+
+  /** Ends a taken parked process (its end is awaited again when the Box stops, before its cgroup goes). */
+  #endParked(parked) {
+    if (!parked) return;
+    this.endedParked = parked.command;
+    parked.command.killAll().catch(() => {});
+  }
+
+  /** Ends the parked process, if any: it started under a network policy that changed (network-policy.mjs). */
+  retireParked() {
+    this.#endParked(this.#takeParked());
   }
 
   /**
@@ -594,6 +603,7 @@ export class Box {
       networkPolicy: { mode: this.networkDenied ? 'deny-all' : 'allow-all' },
       createdAt: this.createdAt,
       updatedAt: this.stoppedAt ?? this.createdAt,
+      ...(this.running ? { expiresAt: this.createdAt + this.timeoutMs } : {}),
       currentSessionId: this.id,
       status: this.status,
       cwd: SESSION_CWD,
