@@ -506,6 +506,7 @@ export class Box {
     }
     this.status = keep ? 'snapshotting' : 'stopping';
     let kept;
+    /** @type {Error | undefined} The first step that failed. */
     let failure;
     this.stopping = (async () => {
       clearTimeout(this.lifetime);
