@@ -11,9 +11,13 @@ import path from 'node:path';
 const PAYLOAD_ALIAS = '__VitehubSandboxPayload';
 const RESULT_ALIAS = '__VitehubSandboxResult';
 
-/** The compiler options of the generator's program: the module rules of docs/definitions.md. */
+/**
+ * The compiler options of the generator's program: the module rules of docs/definitions.md; the
+ * ES2022 lib only (no DOM, no `@types/*`: their parse is most of the cost, and a payload is JSON).
+ */
 const COMPILER_OPTIONS = {
   target: 'ES2022',
+  lib: ['ES2022'],
   module: 'ESNext',
   moduleResolution: 'Bundler',
   allowImportingTsExtensions: true,
@@ -24,6 +28,14 @@ const COMPILER_OPTIONS = {
 };
 
 let loading = null;
+
+/**
+ * Parsed declaration files that do not change while the process runs (TypeScript's own lib files
+ * and files under node_modules), shared by every program: the lib files are most of a program's
+ * parse time. Keyed by file name and language version.
+ */
+const stableSources = new Map();
+const isStable = (name) => /[\\/]node_modules[\\/]/.test(name);
 
 /**
  * Loads typescript and ts-json-schema-generator as the app resolves them (from `appRoot`), else as
@@ -125,10 +137,13 @@ export async function typeScriptToolSchemas(appRoot, discovered, sourceText) {
   const options = ts.convertCompilerOptionsFromJson(COMPILER_OPTIONS, appRoot).options;
   const host = ts.createCompilerHost(options, true);
   const getSourceFile = host.getSourceFile.bind(host);
-  host.getSourceFile = (name, language, ...rest) =>
-    path.resolve(name) === file
-      ? ts.createSourceFile(name, `${sourceText}${appended}\n`, language, true)
-      : getSourceFile(name, language, ...rest);
+  host.getSourceFile = (name, language, ...rest) => {
+    if (path.resolve(name) === file) return ts.createSourceFile(name, `${sourceText}${appended}\n`, language, true);
+    if (!isStable(name)) return getSourceFile(name, language, ...rest);
+    const key = `${name}\0${JSON.stringify(language)}`;
+    if (!stableSources.has(key)) stableSources.set(key, getSourceFile(name, language, ...rest));
+    return stableSources.get(key);
+  };
   const program = ts.createProgram({ rootNames: [file], options, host });
   const config = { path: file, skipTypeCheck: true, expose: 'export', topRef: false, jsDoc: 'extended' };
   const schemaFor = (type) => {
