@@ -20,7 +20,9 @@ let factsSource = null;
 const validators = new Map();
 
 /**
- * Replaces where tool facts are read (a CLI or a server without the Vite plugin's facade).
+ * Replaces where tool facts are read: for a server without the Vite plugin's facade, e.g.
+ * `vite-hub-sandbox mcp`, which registers what `prepareDefinition(root, discovered, { tool: true })`
+ * prepared and gives its `tool.facts` here (`registerSandbox` names without facts stay untyped).
  * @param {(() => Record<string, object> | Promise<Record<string, object>>) | null} source
  *   a function giving `{ "<name>": { description?, inputSchema, outputSchema? } }`; `null` goes
  *   back to the generated registry's.
@@ -32,26 +34,35 @@ export function setDefinitionToolFacts(source) {
   validators.clear();
 }
 
-/** `{ name: facts }` of every Definition the app has, from the registry (or the names alone). */
+/**
+ * `name → facts` of every Definition the runtime knows: the generated registry's (or those of
+ * {@link setDefinitionToolFacts}), then the `registerSandbox` ones without facts (untyped).
+ * @returns {Promise<Map<string, { description?: string, inputSchema?: object, outputSchema?: object }>>}
+ */
 async function readFacts() {
-  if (factsSource) return factsSource();
   // The generated facade (vite/generate.mjs) adds this export to `@vite-hub/sandbox`.
   const facade = /** @type {{ __sandboxToolFacts?: () => Record<string, object> }} */ (
     /** @type {unknown} */ (sandboxApi)
   );
-  if (typeof facade.__sandboxToolFacts === 'function') return facade.__sandboxToolFacts();
-  // No generated registry (Definitions registered by hand): names only, untyped.
-  return Object.fromEntries(sandboxApi.listSandboxes().map(({ name }) => [name, { inputSchema: UNTYPED }]));
+  const source = factsSource ?? facade.__sandboxToolFacts;
+  const facts = new Map(Object.entries((typeof source === 'function' ? await source() : null) ?? {}));
+  for (const { name } of sandboxApi.listSandboxes()) if (!facts.has(name)) facts.set(name, { inputSchema: UNTYPED });
+  return facts;
 }
 
-/** The facts of the chosen Definitions, in name order. */
+/** Every Definition name the runtime knows (generated registry and `registerSandbox`), sorted. */
+export async function knownDefinitionNames() {
+  return [...(await readFacts()).keys()].sort();
+}
+
+/** The facts of the chosen Definitions, in name order (or the order of `definitions`). */
 async function chosen(definitions) {
   const facts = await readFacts();
-  let names = Object.keys(facts).sort();
+  let names = [...facts.keys()].sort();
   if (definitions !== undefined) {
     if (!Array.isArray(definitions) || definitions.some((name) => typeof name !== 'string'))
       throw sandboxError('SANDBOX_INVALID_ARGUMENT', 'definitions must be an array of Definition names');
-    const unknown = definitions.filter((name) => !Object.hasOwn(facts, name));
+    const unknown = definitions.filter((name) => !facts.has(name));
     if (unknown.length > 0)
       throw sandboxError(
         'SANDBOX_NOT_FOUND',
@@ -59,7 +70,7 @@ async function chosen(definitions) {
       );
     names = [...new Set(definitions)];
   }
-  return names.map((name) => ({ name, facts: facts[name] ?? { inputSchema: UNTYPED } }));
+  return names.map((name) => ({ name, facts: facts.get(name) }));
 }
 
 /**
