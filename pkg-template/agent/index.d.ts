@@ -212,7 +212,7 @@ export interface DefinitionTool {
       };
     };
   };
-  /** The JSON Schema of the result, when the handler declares an object return type (not checked at run time). */
+  /** The JSON Schema of the result, when the handler's return type (declared or inferred) is an object type; not checked at run time. */
   outputSchema?: DefinitionTool['inputSchema'];
   /**
    * Checks `input` against the inputSchema, then `runSandbox(name, input, { signal: abortSignal })`

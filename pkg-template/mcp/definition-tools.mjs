@@ -80,7 +80,7 @@ async function chosen(definitions) {
  *   `description`: `defineSandbox({ description })` or the folder's `package.json` description,
  *   else `Runs the Sandbox Definition "<name>".`; `inputSchema`: the declared Standard Schema's JSON
  *   Schema, else the one generated from the handler's TypeScript payload type, else
- *   `{ "type": "object" }`; `outputSchema`: from the handler's declared return type (an object).
+ *   `{ "type": "object" }`; `outputSchema`: from the handler's return type (declared or inferred; an object).
  * @throws SandboxError `SANDBOX_NOT_FOUND` naming a name in `definitions` the app does not have;
  *   `SANDBOX_INVALID_ARGUMENT` when `definitions` is not an array of strings.
  */

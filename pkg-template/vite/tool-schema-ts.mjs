@@ -103,6 +103,26 @@ function findHandler(ts, source, kind) {
   return undefined;
 }
 
+/** Result types that give no outputSchema (no JSON, or not known). */
+const NO_RESULT = /^(void|undefined|unknown|any|never|Response|Promise<(void|undefined|unknown|any|never|Response)>)$/;
+
+/**
+ * The text of the handler's inferred (awaited) return type, or undefined when it is not a
+ * self-contained JSON-like type (`any`, a truncated or unnamed one, a Response, bytes).
+ */
+function inferredResultType(ts, program, file, kind) {
+  const source = program.getSourceFile(file);
+  const handler = source && findHandler(ts, source, kind);
+  const checker = program.getTypeChecker();
+  const signature = handler && checker.getSignatureFromDeclaration(handler);
+  if (!signature) return undefined;
+  const returned = checker.getReturnTypeOfSignature(signature);
+  const awaited = checker.getAwaitedType(returned) ?? returned;
+  const text = checker.typeToString(awaited, source, ts.TypeFormatFlags.NoTruncation | ts.TypeFormatFlags.InTypeAlias);
+  if (NO_RESULT.test(text) || /\bany\b|\.\.\.|\bResponse\b|Uint8Array|ArrayBuffer|Blob\b/.test(text)) return undefined;
+  return text;
+}
+
 /**
  * The JSON Schemas of a TypeScript Definition's payload and result.
  * @param {string} appRoot absolute app root
@@ -110,8 +130,8 @@ function findHandler(ts, source, kind) {
  * @param {string} sourceText the entry's text
  * @returns {Promise<{ inputSchema?: object, outputSchema?: object, reason?: string }>} `inputSchema`
  *   when the handler's first parameter has a type annotation the generator can express (draft-07,
- *   `$ref`s into its own `definitions`); `outputSchema` when the handler declares its return type;
- *   else `reason` (why there is no `inputSchema`, for the dev warning).
+ *   `$ref`s into its own `definitions`); `outputSchema` for the handler's declared return type,
+ *   else its inferred one (awaited; none for `any`, a Response or bytes); else `reason` (why there is no `inputSchema`, for the dev warning).
  */
 export async function typeScriptToolSchemas(appRoot, discovered, sourceText) {
   if (!/\.[cm]?ts$/.test(discovered.entry)) return { reason: 'its entry is JavaScript, not TypeScript' };
@@ -128,25 +148,25 @@ export async function typeScriptToolSchemas(appRoot, discovered, sourceText) {
   const payloadType = handler.parameters[0]?.type;
   if (!payloadType) return { reason: "its handler's payload parameter has no type annotation" };
   let returnType = handler.type?.getText(parsed);
-  if (returnType !== undefined && /^(void|unknown|any|Response|Promise<(void|unknown|any|Response)>)$/.test(returnType))
-    returnType = undefined;
-  const appended = [
-    `\nexport type ${PAYLOAD_ALIAS} = Exclude<${payloadType.getText(parsed)}, undefined>;`,
-    returnType === undefined ? '' : `export type ${RESULT_ALIAS} = Awaited<${returnType}>;`,
-  ].join('\n');
+  if (returnType !== undefined && NO_RESULT.test(returnType)) returnType = undefined;
+  const payloadAlias = `\nexport type ${PAYLOAD_ALIAS} = Exclude<${payloadType.getText(parsed)}, undefined>;\n`;
+  const resultAlias = (type) => `export type ${RESULT_ALIAS} = Awaited<${type}>;\n`;
   const options = ts.convertCompilerOptionsFromJson(COMPILER_OPTIONS, appRoot).options;
-  const host = ts.createCompilerHost(options, true);
-  const getSourceFile = host.getSourceFile.bind(host);
-  host.getSourceFile = (name, language, ...rest) => {
-    if (path.resolve(name) === file) return ts.createSourceFile(name, `${sourceText}${appended}\n`, language, true);
-    if (!isStable(name)) return getSourceFile(name, language, ...rest);
-    const key = `${name}\0${JSON.stringify(language)}`;
-    if (!stableSources.has(key)) stableSources.set(key, getSourceFile(name, language, ...rest));
-    return stableSources.get(key);
+  /** A program of the entry with `appended` after its text (in memory), reusing `oldProgram`'s files. */
+  const programWith = (appended, oldProgram) => {
+    const host = ts.createCompilerHost(options, true);
+    const getSourceFile = host.getSourceFile.bind(host);
+    host.getSourceFile = (name, language, ...rest) => {
+      if (path.resolve(name) === file) return ts.createSourceFile(name, `${sourceText}${appended}`, language, true);
+      if (!isStable(name)) return getSourceFile(name, language, ...rest);
+      const key = `${name}\0${JSON.stringify(language)}`;
+      if (!stableSources.has(key)) stableSources.set(key, getSourceFile(name, language, ...rest));
+      return stableSources.get(key);
+    };
+    return ts.createProgram({ rootNames: [file], options, host, oldProgram });
   };
-  const program = ts.createProgram({ rootNames: [file], options, host });
   const config = { path: file, skipTypeCheck: true, expose: 'export', topRef: false, jsDoc: 'extended' };
-  const schemaFor = (type) => {
+  const schemaFor = (program, type) => {
     const schemaGenerator = new generator.SchemaGenerator(
       program,
       generator.createParser(program, { ...config, type }),
@@ -155,15 +175,22 @@ export async function typeScriptToolSchemas(appRoot, discovered, sourceText) {
     );
     return schemaGenerator.createSchema(type);
   };
+  const program = programWith(payloadAlias + (returnType === undefined ? '' : resultAlias(returnType)));
   const out = {};
   try {
-    out.inputSchema = schemaFor(PAYLOAD_ALIAS);
+    out.inputSchema = schemaFor(program, PAYLOAD_ALIAS);
   } catch (error) {
     return { reason: `its payload type could not be turned into a JSON Schema (${error?.message ?? error})` };
   }
+  // An undeclared result type: the checker's inferred one, written out as a type.
+  let resultProgram = program;
+  if (returnType === undefined) {
+    returnType = inferredResultType(ts, program, file, discovered.kind);
+    if (returnType !== undefined) resultProgram = programWith(payloadAlias + resultAlias(returnType), program);
+  }
   if (returnType !== undefined) {
     try {
-      out.outputSchema = schemaFor(RESULT_ALIAS);
+      out.outputSchema = schemaFor(resultProgram, RESULT_ALIAS);
     } catch {
       // A result type the generator cannot express only loses the outputSchema (it is optional).
     }

@@ -109,6 +109,13 @@ function assertFacts(facts) {
   assert.deepEqual(Object.keys(stats.inputSchema.properties), ['text', 'top']);
   assert.equal(stats.inputSchema.properties.text.minLength, 1);
   assert.equal(stats.inputSchema.properties.top.type, 'integer');
+  // Its result type is inferred (run declares none).
+  assert.deepEqual(stats.outputSchema, {
+    $schema: 'http://json-schema.org/draft-07/schema#',
+    type: 'object',
+    properties: { words: { type: 'number' } },
+    required: ['words'],
+  });
   assert.deepEqual(facts.untyped, { inputSchema: { type: 'object' }, schema: 'none' });
 }
 
