@@ -465,8 +465,8 @@ export function initSandbox(input?: URL | string | Response | BufferSource): Pro
 export type SandboxRunContext = unknown;
 
 /**
- * The argument of {@link defineSandbox}. Only these keys are accepted; every option must be a
- * literal (static JSON), because it is read from the source when the file is prepared.
+ * The argument of {@link defineSandbox}. Only these keys are accepted; every option but `input`
+ * must be a literal (static JSON), because it is read from the source when the file is prepared.
  */
 export interface SandboxDefinitionInput<P = unknown, R = unknown, C = SandboxRunContext> {
   /** The handler: called in the Box with `runSandbox`'s payload and `context`; its result becomes the Response. */
@@ -479,6 +479,19 @@ export interface SandboxDefinitionInput<P = unknown, R = unknown, C = SandboxRun
    * imports a runtime package.
    */
   project?: boolean;
+  /**
+   * What the Definition does, for people and agents: its tool description (`@vite-hub/sandbox/mcp`,
+   * `definitionTools()`). A non-empty string of at most 4096 bytes. Default: none.
+   */
+  description?: string;
+  /**
+   * The payload's schema: a Standard Schema that is also a Standard JSON Schema
+   * (standardschema.dev; zod ≥ 4.2, valibot with `@valibot/to-json-schema`, arktype). Evaluated
+   * once at build time for its JSON Schema (the tool's `inputSchema`); a tool call whose payload
+   * it refuses is `SANDBOX_INVALID_ARGUMENT` naming the key, before any Box opens. Not shipped
+   * as code: the handler still receives the payload as sent. Rules: docs/definitions.md.
+   */
+  input?: StandardSchemaV1<unknown, P>;
 }
 
 /**
