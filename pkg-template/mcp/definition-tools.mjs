@@ -37,7 +37,7 @@ export function setDefinitionToolFacts(source) {
 /**
  * `name → facts` of every Definition the runtime knows: the generated registry's (or those of
  * {@link setDefinitionToolFacts}), then the `registerSandbox` ones without facts (untyped).
- * @returns {Promise<Map<string, { description?: string, inputSchema?: object, outputSchema?: object }>>}
+ * @returns {Promise<Map<string, { description?: string, inputSchema?: object, outputSchema?: object, warning?: string }>>}
  */
 async function readFacts() {
   // The generated facade (vite/generate.mjs) adds this export to `@vite-hub/sandbox`.
@@ -54,6 +54,9 @@ async function readFacts() {
 export async function knownDefinitionNames() {
   return [...(await readFacts()).keys()].sort();
 }
+
+/** The untyped-tool warning last printed per Definition name. */
+const warned = new Map();
 
 /** The facts of the chosen Definitions, in name order (or the order of `definitions`). */
 async function chosen(definitions) {
@@ -86,6 +89,12 @@ async function chosen(definitions) {
  */
 export async function listDefinitionTools({ definitions } = {}) {
   return (await chosen(definitions)).map(({ name, facts }) => {
+    // Why a tool takes any object (vite/tool-facts.mjs), once per name and text per process:
+    // told to whoever lists the tools, not to every app the plugin serves.
+    if (facts.warning && warned.get(name) !== facts.warning) {
+      warned.set(name, facts.warning);
+      console.warn(facts.warning);
+    }
     const tool = {
       name,
       description: facts.description ?? `Runs the Sandbox Definition "${name}".`,

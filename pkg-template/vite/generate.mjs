@@ -314,10 +314,9 @@ function buildError(errors) {
  *   `registryJson` (build only): also writes `build/registry.json`, `{ "<name>": <definition> }` with
  *   the same Definition objects as the modules, which a Rust Worker reads (`Registry::from_json` of
  *   crates/worker, through `include_str!`).
- * @returns {Promise<{ dir: string, facade: string, names: string[], changed: string[], inputs: string[], errors: Array<{ name: string | null, error: Error & { code?: string } }>, warnings: Array<{ name: string, message: string }> }>}
+ * @returns {Promise<{ dir: string, facade: string, names: string[], changed: string[], inputs: string[], errors: Array<{ name: string | null, error: Error & { code?: string } }> }>}
  *   `names`: the Definitions in the registry; `inputs`: source files outside the Definition
  *   folders that Definitions were built from (free-form local imports), relative to `root`;
- *   `warnings`: Definitions whose tool has no payload schema, and why (vite/tool-facts.mjs).
  * @throws a malformed app root; in `build`, every discovery or preparation error (a `SandboxError` naming the
  *   file, or one listing them all).
  */
@@ -351,7 +350,6 @@ export async function generateSandboxArtifacts({ root, mode, config = {}, regist
   const sourceMaps = {};
   // The tool facts of each Definition (tool-facts.mjs), kept the same way.
   const lastTools = mode === 'dev' ? JSON.parse((await lastGood('tools.json')) ?? '{}') : {};
-  const warnings = [];
   for (const name of names) {
     const stem = stems.get(name);
     const file = mode === 'dev' ? `definitions/${stem}.json` : `definitions/${stem}.mjs`;
@@ -382,8 +380,9 @@ export async function generateSandboxArtifacts({ root, mode, config = {}, regist
       } else {
         install = fresh;
         sources = freshSources;
-        tool = freshTool.facts;
-        if (freshTool.warning) warnings.push({ name, message: freshTool.warning });
+        // Why a tool is untyped travels with its facts: listing the tools prints it
+        // (mcp/definition-tools.mjs), so an app that never lists them is not told.
+        tool = freshTool.warning ? { ...freshTool.facts, warning: freshTool.warning } : freshTool.facts;
       }
     } else {
       data = await lastGood(file);
@@ -438,6 +437,5 @@ export async function generateSandboxArtifacts({ root, mode, config = {}, regist
     changed,
     inputs: [...inputs].sort(),
     errors,
-    warnings,
   };
 }

@@ -251,14 +251,8 @@ export function hubSandbox(options) {
     await generation;
   };
 
-  /** The untyped-payload warning last printed per Definition name: printed once (again when its text changes). */
-  const warned = new Map();
   const generate = async (mode) => {
     const result = await generateSandboxArtifacts({ root, mode, config: resolved.config });
-    for (const { name, message } of result.warnings) {
-      if (warned.get(name) !== message) logger.warn(message, { timestamp: true });
-      warned.set(name, message);
-    }
     builtFrom = new Set(result.inputs);
     failing = result.errors.length > 0;
     const kept = (name) =>
