@@ -64,11 +64,15 @@ class SandboxProcess {
   }
 }
 
+/** The core handle of each SandboxSession (for forkSandboxSession of a handle). */
+const raws = new WeakMap();
+
 class SandboxSession {
   #raw;
 
   constructor(raw) {
     this.#raw = raw;
+    raws.set(this, raw);
     this.id = raw.id;
     this.provider = raw.provider;
     this.executionAuthority = raw.executionAuthority;
@@ -87,6 +91,11 @@ class SandboxSession {
 
   extendTimeout(ms) {
     return this.#raw.extendTimeout(ms);
+  }
+
+  /** Keeps the Box's files as a snapshot, which stops the Box: `{ snapshotId, … }`. */
+  snapshot(options) {
+    return this.#raw.snapshot(options);
   }
 
   async command(id) {
@@ -146,6 +155,19 @@ export function sessionApi(wasm, defaultOnLog = () => undefined, refreshEnv = ()
     openSandboxSession: async (options) => {
       refreshEnv();
       return new SandboxSession(await wasm.openSandboxSession(options));
+    },
+    forkSandboxSession: async (source, options) => {
+      refreshEnv();
+      const raw = raws.get(source);
+      return new SandboxSession(await (raw ? raw.fork(options) : wasm.forkSandboxSession(source, options)));
+    },
+    listSandboxSnapshots: () => {
+      refreshEnv();
+      return wasm.listSandboxSnapshots();
+    },
+    deleteSandboxSnapshot: (snapshotId) => {
+      refreshEnv();
+      return wasm.deleteSandboxSnapshot(snapshotId);
     },
     resolveSandboxRunner: async (name) => {
       refreshEnv();

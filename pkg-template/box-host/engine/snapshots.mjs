@@ -22,6 +22,24 @@ export const DEFAULT_MAX_SNAPSHOTS = 32;
 export const DEFAULT_MAX_SNAPSHOT_BYTES = 2 * 1024 * 1024 * 1024;
 
 const ID = /^snap_[0-9a-f]{24}$/;
+
+/**
+ * The Box name of a Run that prepares a project (crates/core run/install.rs `prepared_name`):
+ * its snapshot is a prepared project, every other one a Session's.
+ */
+const PREPARED_NAME = /^vitehub-prepared-/;
+
+/**
+ * What a snapshot is kept for: `'prepared'` (a Run's prepared project: an installed tree, taken
+ * from a Box named `vitehub-prepared-…`) or `'session'` (any other: a Session's `snapshot()`, the
+ * SDK's `sandbox.snapshot()`). Listings, reads, deletes and creates from a snapshot may be held
+ * to one kind (`?kind=`, `__snapshotKind`; protocols/vercel-api.mjs), so a Session's calls never
+ * see nor open a Definition's installed tree.
+ * @returns {'prepared' | 'session'}
+ */
+export function snapshotKind(record) {
+  return PREPARED_NAME.test(record?.sandboxName ?? '') ? 'prepared' : 'session';
+}
 const RECORD = 'snapshot.json';
 
 /**
@@ -301,13 +319,17 @@ export class SnapshotStore {
    * is unknown, of another platform, expired or damaged (its record unreadable, a file missing or
    * changed in size, or any entry changed after the snapshot was sealed: its ctime, which no
    * rewrite can set back, is later than the record's `sealedAt`) is removed and answered 410
-   * `snapshot_not_found`.
+   * `snapshot_not_found`. With `kind`, a snapshot of another kind (snapshotKind) is answered as
+   * an unknown one.
+   * @param {string} id
+   * @param {string} workDirHost
+   * @param {{ kind?: 'prepared' | 'session' }} [options]
    */
-  async restore(id, workDirHost) {
+  async restore(id, workDirHost, { kind } = {}) {
     await this.load();
     const record = typeof id === 'string' ? this.records.get(id) : undefined;
     const gone = (why) => new BoxRequestError(410, 'snapshot_not_found', `Snapshot ${id} ${why}`);
-    if (!record) throw gone('was not found');
+    if (!record || (kind !== undefined && snapshotKind(record) !== kind)) throw gone('was not found');
     if (record.platform !== (await this.#platform())) {
       await this.#remove(id);
       throw gone(`was taken on another platform (${record.platform})`);
@@ -346,12 +368,15 @@ export class SnapshotStore {
   }
 
   /**
-   * Records, newest first (`sortOrder: 'asc'` oldest first), optionally of one sandbox name.
-   * @param {{ name?: string, sortOrder?: 'asc' | 'desc' }} [options]
+   * Records, newest first (`sortOrder: 'asc'` oldest first), optionally of one sandbox name and
+   * of one kind (snapshotKind).
+   * @param {{ name?: string, sortOrder?: 'asc' | 'desc', kind?: 'prepared' | 'session' }} [options]
    */
-  async list({ name, sortOrder = 'desc' } = {}) {
+  async list({ name, sortOrder = 'desc', kind } = {}) {
     await this.load();
-    const all = [...this.records.values()].filter((r) => name === undefined || r.sandboxName === name);
+    const all = [...this.records.values()].filter(
+      (r) => (name === undefined || r.sandboxName === name) && (kind === undefined || snapshotKind(r) === kind),
+    );
     all.sort((a, b) => (sortOrder === 'asc' ? a.createdAt - b.createdAt : b.createdAt - a.createdAt));
     return all;
   }

@@ -10,6 +10,7 @@
 
 mod options;
 mod process;
+mod snapshots;
 
 use options::{bool_option, check_keys, option, read_command, signal_option, timeout_option};
 
@@ -260,7 +261,7 @@ fn stdin_feed(value: &JsValue) -> Result<Option<StdinFeed>> {
 pub fn open_sandbox_session(options: JsValue) -> Promise {
     let what = "openSandboxSession options";
     let read = || -> Result<(Rc<dyn Provider>, BoxSpec, Option<AbortSignal>)> {
-        check_keys(&options, &["provider", "timeout", "signal", "sandboxId"], what)?;
+        check_keys(&options, &["provider", "timeout", "signal", "sandboxId", "snapshotId"], what)?;
         let lifetime_ms = timeout_option(&options, what)?;
         let signal = signal_option(&options, what)?;
         let sandbox_id = option(&options, "sandboxId", what)?;
@@ -290,7 +291,12 @@ pub fn open_sandbox_session(options: JsValue) -> Promise {
                 )));
             }
         }
-        Ok((provider.clone(), session_spec(provider.as_ref(), lifetime_ms, sandbox_id)?, signal))
+        let mut spec = session_spec(provider.as_ref(), lifetime_ms, sandbox_id)?;
+        let snapshot = option(&options, "snapshotId", what)?;
+        if !snapshot.is_undefined() {
+            spec.snapshot = Some(snapshots::snapshot_id(&snapshot, &format!("{what} snapshotId"))?);
+        }
+        Ok((provider.clone(), spec, signal))
     };
     let (provider, spec, signal) = match read() {
         Ok(read) => read,

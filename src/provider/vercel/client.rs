@@ -24,6 +24,8 @@ use vite_hub_sandbox_core::http::ndjson::NdjsonReader;
 use vite_hub_sandbox_core::http::retry::{RequestSafety, RetryPolicy};
 use vite_hub_sandbox_core::provider_kind::ProviderKind;
 
+mod snapshots;
+
 // The bound of a create (60 s; on the local Box host its own `timeout`): the core's rule.
 pub use vite_hub_sandbox_core::provider::vercel::{create_deadline_ms, CREATE_DEADLINE_MS};
 /// Bound of one archive write, in ms.
@@ -815,6 +817,10 @@ impl VercelClient {
             }
         }
         request.url.push_str("limit=100");
+        // The local Box host lists a Session's snapshots apart (its own `kind` query).
+        if self.kind == ProviderKind::Local {
+            request.url.push_str("&kind=prepared");
+        }
         let deadline = Deadline::new(None, READ_DEADLINE_MS);
         let signal = deadline.signal();
         let listed = async {

@@ -1,6 +1,8 @@
 //! The `vercel` provider's [`Provider`](crate::provider::box_session::Provider) and its Box: what the layers above
 //! call, in Boxes, Commands and files.
 
+mod snapshots;
+
 use std::rc::Rc;
 
 use futures::future::LocalBoxFuture;
@@ -10,7 +12,9 @@ use super::client::VercelClient;
 use super::options::VercelEndpoint;
 use super::wire::CreateSandboxRequest;
 use crate::http::fetch::Fetcher;
-use crate::provider::box_session::{BoxSession, BoxSpec, FileRead, PreparedProject, PreparedStart, Provider, Seal};
+use crate::provider::box_session::{
+    BoxSession, BoxSpec, FileRead, PreparedProject, PreparedStart, Provider, Seal, SnapshotInfo,
+};
 use crate::provider::output::{LogStream, OutputStream};
 use vite_hub_sandbox_core::command::{Command, CommandOutcome};
 use vite_hub_sandbox_core::error::{Error, Result};
@@ -87,6 +91,27 @@ impl Provider for VercelProvider {
         Box::pin(self.client.delete_snapshot(id))
     }
 
+    /// The project's Session snapshots (`GET /v2/sandboxes/snapshots`; the local Box host:
+    /// `kind=session`).
+    fn list_snapshots<'a>(&'a self, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<Vec<SnapshotInfo>>> {
+        Box::pin(self.client.session_snapshots(self.project_id.as_deref(), signal))
+    }
+
+    /// Deletes Session snapshot `id` (`DELETE /v2/sandboxes/snapshots/{id}`); `false` on 404.
+    fn delete_snapshot<'a>(&'a self, id: &'a str, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<bool>> {
+        Box::pin(self.client.delete_session_snapshot(id, signal))
+    }
+
+    /// Forks the sandbox named `source` (`POST /v2/sandboxes/{source}/fork`).
+    fn fork<'a>(
+        &'a self,
+        source: &'a str,
+        spec: &'a BoxSpec,
+        signal: Option<&'a AbortSignal>,
+    ) -> LocalBoxFuture<'a, Result<Box<dyn BoxSession>>> {
+        Box::pin(self.fork_box(source, spec, signal))
+    }
+
     /// From the `networkPolicy` sent at create (no request).
     fn execution_authority<'a>(
         &'a self,
@@ -108,6 +133,9 @@ impl Provider for VercelProvider {
         signal: Option<&'a AbortSignal>,
     ) -> LocalBoxFuture<'a, Result<Box<dyn BoxSession>>> {
         Box::pin(async move {
+            if let Some(id) = &spec.snapshot {
+                return self.open_from_snapshot(spec, id, signal).await;
+            }
             let mut body = CreateSandboxRequest {
                 project_id: self.project_id.clone(),
                 ports: Vec::new(),
@@ -133,19 +161,17 @@ impl Provider for VercelProvider {
                         body.source = None;
                         prepared = PreparedStart::Missing;
                     }
+                    // Another Box has the name: a suffixed one keeps the `vitehub-prepared-`
+                    // prefix, by which the local Box host tells a prepared project's snapshot
+                    // from a Session's.
                     Err(error) if attempts < 3 && body.name.is_some() && error.upstream_status() == Some(409) => {
-                        body.name = None
+                        let suffix = format!("{:08x}", (js_sys::Math::random() * f64::from(u32::MAX)) as u32);
+                        body.name = body.name.take().map(|name| format!("{name}-{suffix}"));
                     }
                     other => break other?,
                 }
             };
-            Ok(Box::new(VercelBox {
-                client: self.client.clone(),
-                session_id: created.session.id,
-                cwd: created.session.cwd,
-                execution_authority: created.session.execution_authority,
-                prepared,
-            }) as Box<dyn BoxSession>)
+            Ok(Box::new(VercelBox::from_created(self.client.clone(), created, prepared)) as Box<dyn BoxSession>)
         })
     }
 }
@@ -154,6 +180,8 @@ impl Provider for VercelProvider {
 #[derive(Debug)]
 pub struct VercelBox {
     client: Rc<VercelClient>,
+    /// The sandbox's name (the source of a fork), from the create answer.
+    sandbox_name: Option<String>,
     session_id: String,
     cwd: String,
     execution_authority: Option<serde_json::Value>,
@@ -214,6 +242,20 @@ impl BoxSession for VercelBox {
     /// snapshot id.
     fn prepare<'a>(&'a self, _signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<Seal>> {
         Box::pin(async move { self.client.snapshot_session(&self.session_id).await.map(Seal::Snapshot) })
+    }
+
+    /// The sandbox's name, the source of a fork.
+    fn sandbox_name(&self) -> Option<&str> {
+        self.sandbox_name.as_deref()
+    }
+
+    /// Snapshots the session, which stops it (`POST …/snapshot`, `{ expiration }` when given).
+    fn snapshot<'a>(
+        &'a self,
+        expiration_ms: Option<u64>,
+        signal: Option<&'a AbortSignal>,
+    ) -> LocalBoxFuture<'a, Result<SnapshotInfo>> {
+        Box::pin(self.client.take_snapshot(&self.session_id, expiration_ms, signal))
     }
 
     /// Writes `files` as one gzip'd tar (plain for a host called in process) extracted at `/`

@@ -205,6 +205,8 @@ pub enum Operation {
     Stdin,
     /// Moving a Box's end of lifetime later (a Session's `extendTimeout`).
     ExtendTimeout,
+    /// Forking a running Box into a new one (`forkSandboxSession`).
+    Fork,
 }
 
 impl Operation {
@@ -224,6 +226,7 @@ impl Operation {
             Operation::Remove => "remove",
             Operation::Stdin => "stdin",
             Operation::ExtendTimeout => "extendTimeout",
+            Operation::Fork => "fork",
         }
     }
 }
