@@ -98,6 +98,11 @@ class SandboxSession {
     return this.#raw.snapshot(options);
   }
 
+  /** A new Session on a fork of this running Box (`forkSandboxSession(this, options)`). */
+  async fork(options) {
+    return new SandboxSession(await this.#raw.fork(options));
+  }
+
   async command(id) {
     return new SandboxProcess(await this.#raw.command(id));
   }

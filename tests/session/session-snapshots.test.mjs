@@ -189,8 +189,8 @@ test('listSandboxSnapshots() lists it; deleteSandboxSnapshot() removes it, and o
 });
 
 test('a prepared project’s snapshot is not a Session’s: not listed, not deleted, not opened', async () => {
-  // A Box named as a Run names the Box it prepares a project from, snapshotted on the host.
-  const created = await hostCall('POST', '/v3/sandboxes', { name: `vitehub-prepared-${'ab'.repeat(20)}` });
+  // A Box snapshotted as a Run's prepare snapshots it (the runtime marks the request).
+  const created = await hostCall('POST', '/v3/sandboxes', {});
   assert.equal(created.status, 200);
   const sid = created.body.session.id;
   await hostCall('POST', `/v2/sandboxes/sessions/${sid}/cmd`, {
@@ -199,7 +199,7 @@ test('a prepared project’s snapshot is not a Session’s: not listed, not dele
     wait: true,
     logs: true,
   });
-  const taken = await hostCall('POST', `/v2/sandboxes/sessions/${sid}/snapshot`);
+  const taken = await hostCall('POST', `/v2/sandboxes/sessions/${sid}/snapshot`, { __snapshotKind: 'prepared' });
   assert.equal(taken.status, 200);
   const prepared = taken.body.snapshot.id;
   try {
@@ -215,5 +215,34 @@ test('a prepared project’s snapshot is not a Session’s: not listed, not dele
     assert.ok((await hostCall('GET', '/v2/sandboxes/snapshots')).body.snapshots.some((s) => s.id === prepared));
   } finally {
     await hostCall('DELETE', `/v2/sandboxes/snapshots/${prepared}`);
+  }
+});
+
+test('hostile arguments are a SandboxError before any request, never a trap', async () => {
+  const thrower = () => {
+    throw new Error('trap');
+  };
+  const trapAll = new Proxy({}, { get: thrower, ownKeys: thrower, getOwnPropertyDescriptor: thrower, has: thrower });
+  const invalid = (error) => error.code === 'SANDBOX_INVALID_ARGUMENT';
+  await assert.rejects(forkSandboxSession(trapAll), invalid);
+  await assert.rejects(forkSandboxSession('sbx_x', trapAll), invalid);
+  await assert.rejects(openSandboxSession({ snapshotId: trapAll }), invalid);
+  await assert.rejects(deleteSandboxSnapshot(Symbol('x')), invalid);
+  const session = await openSandboxSession();
+  try {
+    await assert.rejects(session.snapshot(trapAll), invalid);
+    await assert.rejects(
+      session.snapshot({
+        get expiration() {
+          return thrower();
+        },
+      }),
+      invalid,
+    );
+    await assert.rejects(session.fork(trapAll), invalid);
+    assert.equal(session.status, 'running');
+    assert.equal((await session.exec('echo', ['still here'])).stdout, 'still here\n');
+  } finally {
+    await session.close();
   }
 });

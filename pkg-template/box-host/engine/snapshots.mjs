@@ -23,21 +23,20 @@ export const DEFAULT_MAX_SNAPSHOT_BYTES = 2 * 1024 * 1024 * 1024;
 
 const ID = /^snap_[0-9a-f]{24}$/;
 
-/**
- * The Box name of a Run that prepares a project (crates/core run/install.rs `prepared_name`):
- * its snapshot is a prepared project, every other one a Session's.
- */
+/** The Box name of a Run that prepares a project (crates/core run/install.rs `prepared_name`). */
 const PREPARED_NAME = /^vitehub-prepared-/;
 
 /**
- * What a snapshot is kept for: `'prepared'` (a Run's prepared project: an installed tree, taken
- * from a Box named `vitehub-prepared-…`) or `'session'` (any other: a Session's `snapshot()`, the
- * SDK's `sandbox.snapshot()`). Listings, reads, deletes and creates from a snapshot may be held
- * to one kind (`?kind=`, `__snapshotKind`; protocols/vercel-api.mjs), so a Session's calls never
- * see nor open a Definition's installed tree.
+ * What a snapshot is kept for: `'prepared'` (a Run's prepared project: an installed tree; the
+ * runtime's snapshot request says so, `__snapshotKind: 'prepared'`) or `'session'` (any other: a
+ * Session's `snapshot()`, the SDK's `sandbox.snapshot()`). A record of an older host, without a
+ * kind, is a prepared project's when its Box was named `vitehub-prepared-…`. Listings, reads,
+ * deletes and creates from a snapshot may be held to one kind (`?kind=`, `__snapshotKind`;
+ * protocols/vercel-api.mjs), so a Session's calls never see nor open a Definition's installed tree.
  * @returns {'prepared' | 'session'}
  */
 export function snapshotKind(record) {
+  if (record?.kind === 'prepared' || record?.kind === 'session') return record.kind;
   return PREPARED_NAME.test(record?.sandboxName ?? '') ? 'prepared' : 'session';
 }
 const RECORD = 'snapshot.json';
@@ -236,7 +235,8 @@ export class SnapshotStore {
 
   /**
    * Takes a snapshot of `workDirHost` (moved into the store, so the Box must be stopped before and
-   * removed after): `{ sourceSessionId, sandboxName, expiration? (ms, 0 = never) }` → the record.
+   * removed after): `{ sourceSessionId, sandboxName, expiration? (ms, 0 = never), kind? }` → the
+   * record (`kind`: snapshotKind's, else by `sandboxName`).
    */
   take(workDirHost, options) {
     // One take at a time: each makes room for itself against what the store holds, so takes
@@ -246,7 +246,7 @@ export class SnapshotStore {
     return taken;
   }
 
-  async #take(workDirHost, { sourceSessionId, sandboxName, expiration }) {
+  async #take(workDirHost, { sourceSessionId, sandboxName, expiration, kind }) {
     await this.load();
     // Checked where it stands, before anything is written: a move from the Box's own disk (a
     // tmpfs) copies the files, and a sparse file then takes its whole size.
@@ -287,6 +287,7 @@ export class SnapshotStore {
         id,
         sourceSessionId,
         sandboxName,
+        kind: kind ?? snapshotKind({ sandboxName }),
         platform: await this.#platform(),
         files,
         sizeBytes: bytes,

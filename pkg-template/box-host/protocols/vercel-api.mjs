@@ -320,12 +320,15 @@ async function mkdir({ registry, req, res, params: [sid] }) {
 /**
  * `POST …/snapshot` (body empty or `{ expiration: ms }`, 0 = never): stops the session and keeps
  * its work directory as a snapshot (protocol note §7.5: the session is stopped by the snapshot).
+ * `__snapshotKind` (a private `__` key; the runtime sends `'prepared'` for a prepared project)
+ * sets its kind (engine/snapshots.mjs snapshotKind).
  * @type {RouteHandler}
  */
 async function takeSnapshot({ registry, req, res, params: [sid] }) {
   const box = registry.running(sid);
   const body = await readBody(req, 64 * 1024);
   let expiration;
+  let kind;
   if (body.length > 0) {
     let parsed;
     try {
@@ -337,12 +340,17 @@ async function takeSnapshot({ registry, req, res, params: [sid] }) {
     if (expiration !== undefined && !(Number.isInteger(expiration) && expiration >= 0)) {
       throw new HttpError(400, 'bad_request', 'expiration must be a non-negative integer of ms (0 = never)');
     }
+    kind = parsed?.__snapshotKind;
+    if (kind !== undefined && kind !== 'session' && kind !== 'prepared') {
+      throw new HttpError(400, 'bad_request', '__snapshotKind must be "session" or "prepared"');
+    }
   }
   const record = await box.stop((stopping) =>
     registry.snapshots.take(stopping.workDirHost, {
       sourceSessionId: stopping.id,
       sandboxName: stopping.name,
       expiration,
+      kind,
     }),
   );
   sendJson(res, 200, { snapshot: snapshotJSON(record), session: box.sessionJSON() });

@@ -781,10 +781,16 @@ impl VercelClient {
     }
 
     /// Snapshots a session, which stops it. `POST /v2/sandboxes/sessions/{id}/snapshot`, no body
-    /// (§7.5); the id of `{snapshot: {id}}`. Bounded by [`SNAPSHOT_DEADLINE_MS`].
+    /// (§7.5); the id of `{snapshot: {id}}`. Bounded by [`SNAPSHOT_DEADLINE_MS`]. The local Box
+    /// host gets `{ "__snapshotKind": "prepared" }` (a private `__` key): the snapshot is a
+    /// prepared project's, kept apart from a Session's.
     pub async fn snapshot_session(&self, session_id: &str) -> Result<String> {
-        let request =
-            self.request("POST", &format!("/v2/sandboxes/sessions/{session_id}/snapshot"), "application/json", None);
+        let path = format!("/v2/sandboxes/sessions/{session_id}/snapshot");
+        let request = if self.kind == ProviderKind::Local {
+            self.json_request("POST", &path, &serde_json::json!({ "__snapshotKind": "prepared" }))?
+        } else {
+            self.request("POST", &path, "application/json", None)
+        };
         let deadline = Deadline::new(None, SNAPSHOT_DEADLINE_MS);
         let signal = deadline.signal();
         let taken = async {

@@ -161,12 +161,8 @@ impl Provider for VercelProvider {
                         body.source = None;
                         prepared = PreparedStart::Missing;
                     }
-                    // Another Box has the name: a suffixed one keeps the `vitehub-prepared-`
-                    // prefix, by which the local Box host tells a prepared project's snapshot
-                    // from a Session's.
                     Err(error) if attempts < 3 && body.name.is_some() && error.upstream_status() == Some(409) => {
-                        let suffix = format!("{:08x}", (js_sys::Math::random() * f64::from(u32::MAX)) as u32);
-                        body.name = body.name.take().map(|name| format!("{name}-{suffix}"));
+                        body.name = None
                     }
                     other => break other?,
                 }
