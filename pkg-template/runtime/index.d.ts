@@ -718,7 +718,7 @@ export interface SandboxSession extends SandboxAsyncDisposable {
    * snapshot, and `close()` has nothing left to do. Open Sessions from it with
    * `openSandboxSession({ snapshotId })`. `expiration`: ms the provider keeps it (0 = never;
    * default: Vercel 30 days after its last use; the local Box host until its store bounds evict
-   * it, 32 snapshots and 2 GiB). Vercel protocol: `POST …/snapshot` (`{ expiration }` when given).
+   * it, 32 snapshots and 2 GiB, prepared projects evicted first). Vercel protocol: `POST …/snapshot` (`{ expiration }` when given).
    * Rejects with `SANDBOX_INVALID_STATE` (409) on a closed or expired Session,
    * `SANDBOX_NOT_SUPPORTED` on Cloudflare (`details.operation` `'snapshot'`), and
    * `SANDBOX_TRANSPORT_ERROR` with `details.status` 422 when the local Box host will not keep the

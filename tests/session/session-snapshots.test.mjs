@@ -11,6 +11,10 @@ import {
   listSandboxSnapshots,
   openSandboxSession,
 } from '@vite-hub/sandbox';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { SnapshotStore } from '../../pkg-template/box-host/engine/snapshots.mjs';
 import { useLocalHost } from '../support/local-host.mjs';
 
 let host;
@@ -245,4 +249,31 @@ test('hostile arguments are a SandboxError before any request, never a trap', as
   } finally {
     await session.close();
   }
+});
+
+test('over its bounds the host removes prepared projects before Session snapshots, never the one just taken', async (t) => {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'vite-hub-snapkinds-'));
+  t.after(() => fs.rmSync(root, { recursive: true, force: true }));
+  const store = new SnapshotStore({ dir: path.join(root, 'snapshots'), maxSnapshots: 2 });
+  let boxes = 0;
+  const take = (kind) => {
+    boxes += 1;
+    const dir = path.join(root, `box-${boxes}`);
+    fs.mkdirSync(dir);
+    fs.writeFileSync(path.join(dir, 'f.txt'), String(boxes));
+    return store.take(dir, { sourceSessionId: `sbx_${boxes}`, sandboxName: `box-${boxes}`, kind });
+  };
+  const ids = async () => (await store.list({ sortOrder: 'asc' })).map((r) => r.id);
+  const session = await take('session');
+  const prepared = await take('prepared');
+  // A third: the least recently used is the Session's, but the prepared project goes.
+  const newer = await take('prepared');
+  assert.deepEqual(await ids(), [session.id, newer.id]);
+  assert.ok(!(await ids()).includes(prepared.id));
+  // With only Session snapshots besides it, the one just taken stays; the oldest Session's goes.
+  const second = await take('session');
+  assert.deepEqual(await ids(), [session.id, second.id], 'the prepared project went first');
+  const third = await take('session');
+  assert.deepEqual(await ids(), [second.id, third.id]);
+  assert.deepEqual((await store.list({ kind: 'session' })).map((r) => r.id).sort(), [second.id, third.id].sort());
 });

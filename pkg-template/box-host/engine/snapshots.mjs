@@ -301,7 +301,7 @@ export class SnapshotStore {
       };
       await this.#writeRecord(record);
       this.records.set(id, record);
-      await this.#evict();
+      await this.#evict(0, id);
       return record;
     } catch (err) {
       await fs.promises.rm(dir, { recursive: true, force: true });
@@ -397,17 +397,26 @@ export class SnapshotStore {
     return record;
   }
 
-  /** Removes expired snapshots, then the least recently used while over the bounds with `reserveBytes` more. */
-  async #evict(reserveBytes = 0) {
+  /**
+   * Removes expired snapshots, then while over the bounds with `reserveBytes` more: prepared
+   * projects first (a cache a Run makes again), then Session snapshots (what a caller kept), each
+   * least recently used first; never `keep` (the snapshot just taken).
+   */
+  async #evict(reserveBytes = 0, keep = undefined) {
     const now = Date.now();
     for (const record of [...this.records.values()]) {
       if (record.expiresAt !== undefined && record.expiresAt <= now) await this.#remove(record.id);
     }
-    const byUse = [...this.records.values()].sort((a, b) => a.lastUsedAt - b.lastUsedAt);
+    const rank = (record) => (snapshotKind(record) === 'prepared' ? 0 : 1);
+    const byUse = [...this.records.values()]
+      .filter((record) => record.id !== keep)
+      .sort((a, b) => rank(a) - rank(b) || a.lastUsedAt - b.lastUsedAt);
+    const kept = keep === undefined ? undefined : this.records.get(keep);
     // The disk a tree takes, not the sizes of its files (a record of an older host has only those).
     const held = (record) => record.diskBytes ?? record.sizeBytes;
-    let bytes = byUse.reduce((sum, r) => sum + held(r), reserveBytes);
-    while (byUse.length > 0 && (byUse.length > this.maxSnapshots || bytes > this.maxBytes)) {
+    let bytes = byUse.reduce((sum, r) => sum + held(r), reserveBytes + (kept ? held(kept) : 0));
+    const count = () => byUse.length + (kept ? 1 : 0);
+    while (byUse.length > 0 && (count() > this.maxSnapshots || bytes > this.maxBytes)) {
       const oldest = byUse.shift();
       bytes -= held(oldest);
       await this.#remove(oldest.id);
