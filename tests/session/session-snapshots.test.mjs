@@ -169,6 +169,31 @@ test('a fork never follows a symlink out of the Box: a link to a host file stays
   }
 });
 
+test('a fork racing a source that swaps directories for symlinks to /etc copies no host file', async () => {
+  const source = await openSandboxSession();
+  // Swaps d1..d8 between directories and symlinks to the host's /etc (read-only in the Box) as fast as it can.
+  const racer = await source.spawn('sh', [
+    '-c',
+    'while true; do for i in 1 2 3 4 5 6 7 8; do rm -rf d$i; mkdir d$i; echo mine > d$i/own.txt; done; for i in 1 2 3 4 5 6 7 8; do rm -rf d$i; ln -s /etc d$i; done; done',
+  ]);
+  try {
+    for (let i = 0; i < 12; i += 1) {
+      const fork = await forkSandboxSession(source);
+      try {
+        // Whatever state each d was copied in, nothing of /etc came with it: only the Box's own
+        // file, or the link itself.
+        const found = await fork.exec('find', ['.', '-mindepth', '1', '-not', '-regex', '[.]/d[1-8]\\(/own[.]txt\\)?']);
+        assert.equal(found.stdout, '', `fork ${i} holds ${found.stdout}`);
+      } finally {
+        await fork.close();
+      }
+    }
+  } finally {
+    await racer.kill('SIGKILL');
+    await source.close();
+  }
+});
+
 test('listSandboxSnapshots() lists it; deleteSandboxSnapshot() removes it, and opening it after is SANDBOX_NOT_FOUND', async () => {
   const session = await openSandboxSession();
   await session.write('keep.txt', 'k');
