@@ -45,7 +45,7 @@ const ROUTES = [
   ['GET', /^\/v2\/sandboxes\/snapshots\/([A-Za-z0-9_-]+)$/, 'snapshots/get', getSnapshot],
   ['DELETE', /^\/v2\/sandboxes\/snapshots\/([A-Za-z0-9_-]+)$/, 'snapshots/delete', deleteSnapshot],
   ['GET', /^\/v2\/sandboxes\/(?!sessions$|snapshots$|drives$)([^/]+)$/, 'sandbox/get', getSandbox],
-  ['POST', /^\/v2\/sandboxes\/(?!sessions$|snapshots$|drives$)([^/]+)\/fork$/, 'sandbox/fork', fork],
+  ['POST', /^\/v2\/sandboxes\/(?!(?:sessions|snapshots|drives)\/)([^/]+)\/fork$/, 'sandbox/fork', fork],
 ];
 
 /** Finds the route of a request: `{ name, params, handler }` or null. `cmd/get` with `?wait=true` is `cmd/wait`. */
