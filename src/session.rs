@@ -6,6 +6,8 @@
 //!
 //! Source: vitehub-sandbox-contract.md §2 (executionAuthority) and §3 (the Box session).
 
+mod snapshots;
+
 use std::cell::RefCell;
 
 use futures::future::{select, Either};
@@ -128,6 +130,22 @@ impl SessionCore {
         }
         provider.ensure_ready().await?;
         let session = provider.open(spec, signal).await?;
+        SessionCore::adopt(provider, session, spec, signal).await
+    }
+
+    /// The Session of `session`, a Box `provider` just opened for `spec`: its executionAuthority
+    /// read, its state running. The Box is closed again when that fails or `signal` fired.
+    async fn adopt(
+        provider: &dyn Provider,
+        session: Box<dyn BoxSession>,
+        spec: &BoxSpec,
+        signal: Option<&AbortSignal>,
+    ) -> Result<SessionCore> {
+        let aborted = || {
+            Error::new(ErrorCode::TransportError, "opening the Session was aborted by its signal")
+                .with_provider(provider.kind())
+                .with_operation(Operation::Create)
+        };
         let authority = match provider.box_execution_authority(session.as_ref()).await {
             Ok(authority) => authority,
             Err(error) => {
@@ -534,6 +552,10 @@ impl SessionCore {
     /// # Errors
     /// The provider's failure to stop the Box.
     pub async fn close(&self) -> Result<()> {
+        if self.state.borrow().snapshotted {
+            // snapshot() stopped the Box already.
+            return Ok(());
+        }
         self.state.borrow_mut().closed = true;
         let closed = self.session.close().await;
         self.state.borrow_mut().status = if closed.is_ok() { SessionStatus::Stopped } else { SessionStatus::Failed };

@@ -178,7 +178,7 @@ export interface BoxHostOptions {
 export interface BoxHostCounters {
   /**
    * Route names: create, session/get, sandbox/get, sandbox/list, stop, extend-timeout, network-policy, cmd, cmd/get, cmd/wait,
-   * cmd/logs, cmd/kill, cmd/stdin, fs/write, fs/read, fs/mkdir, snapshot, snapshots/list, snapshots/get,
+   * cmd/logs, cmd/kill, cmd/stdin, fs/write, fs/read, fs/mkdir, snapshot, snapshots/list, snapshots/get, sandbox/fork,
    * snapshots/delete, execution-authority (`GET
    * /_vite-hub/execution-authority[?networkPolicy=<JSON>]`: what a Box created with that policy gets,
    * without creating one), the Cloudflare container routes (`cloudflare/…`, process routes included),

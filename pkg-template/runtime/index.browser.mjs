@@ -37,6 +37,9 @@ export const runSandbox = afterInit('runSandbox');
 export const openSandboxSession = afterInit('openSandboxSession');
 export const listSandboxSessions = afterInit('listSandboxSessions');
 export const resolveSandboxRunner = afterInit('resolveSandboxRunner');
+export const forkSandboxSession = afterInit('forkSandboxSession');
+export const listSandboxSnapshots = afterInit('listSandboxSnapshots');
+export const deleteSandboxSnapshot = afterInit('deleteSandboxSnapshot');
 export const closeSandbox = afterInit('closeSandbox');
 /** Returns the handle at once; the Run starts once the wasm is loaded. */
 export const startSandbox = (name, payload, options) => {

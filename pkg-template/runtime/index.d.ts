@@ -45,7 +45,8 @@ export interface SandboxErrorBody {
         | 'mkdir'
         | 'remove'
         | 'stdin'
-        | 'extendTimeout';
+        | 'extendTimeout'
+        | 'fork';
       provider?: SandboxProviderName;
       /** Upstream HTTP status. */
       status?: number;
@@ -567,6 +568,36 @@ export interface OpenSandboxSessionOptions {
    * Object of that name (as `sandboxId`).
    */
   id?: string;
+  /**
+   * Starts the Box from this Session snapshot ({@link SandboxSession.snapshot}; Vercel protocol:
+   * `POST /v3/sandboxes` with `source: { type: 'snapshot', snapshotId }`). A snapshot the
+   * provider does not have (deleted, expired, never taken; on the local Box host also a prepared
+   * project's) rejects with `SANDBOX_NOT_FOUND`. Cloudflare: `SANDBOX_NOT_SUPPORTED`
+   * (`details.operation` `'snapshot'`).
+   */
+  snapshotId?: string;
+}
+
+/** A Session snapshot: what {@link SandboxSession.snapshot} and {@link listSandboxSnapshots} give. */
+export interface SandboxSnapshot {
+  /** Open a Session from it with `openSandboxSession({ snapshotId })`. */
+  readonly snapshotId: string;
+  /** The provider's id of the Box it was taken of. */
+  readonly sourceSessionId: string;
+  /** Bytes of its files. */
+  readonly sizeBytes: number;
+  /** When it was taken, ms since the Unix epoch. */
+  readonly createdAt: number;
+  /** When the provider removes it, ms since the Unix epoch; absent: never (or not said). */
+  readonly expiresAt?: number;
+}
+
+/** Options of {@link forkSandboxSession} and {@link SandboxSession.fork}. */
+export interface ForkSandboxSessionOptions {
+  /** The fork's Box lifetime in ms (positive integer ≤ 2147483647); default 300000, not the source's. */
+  timeout?: number;
+  /** Aborts the fork: the Promise rejects with `signal.reason` (a Box already opened is closed). */
+  signal?: AbortSignal | null;
 }
 
 /** One Box of {@link listSandboxSessions}. */
@@ -738,6 +769,22 @@ export interface SandboxSession extends SandboxAsyncDisposable {
   extendTimeout(ms: number): Promise<void>;
   /** When the Box lifetime ends (`undefined` on Cloudflare); moves with `extendTimeout`. */
   readonly expiresAt: Date | undefined;
+  /**
+   * Keeps the Box's files as a snapshot (the work directory, `cwd`, on the local Box host; the
+   * whole filesystem on Vercel) and **stops the Box**, as every provider's snapshot does: `status`
+   * is then `'stopped'`, every later operation rejects with `SANDBOX_INVALID_STATE` naming the
+   * snapshot, and `close()` has nothing left to do. Open Sessions from it with
+   * `openSandboxSession({ snapshotId })`. `expiration`: ms the provider keeps it (0 = never;
+   * default: Vercel 30 days after its last use; the local Box host until its store bounds evict
+   * it, 32 snapshots and 2 GiB, prepared projects evicted first). Vercel protocol: `POST …/snapshot` (`{ expiration }` when given).
+   * Rejects with `SANDBOX_INVALID_STATE` (409) on a closed or expired Session,
+   * `SANDBOX_NOT_SUPPORTED` on Cloudflare (`details.operation` `'snapshot'`), and
+   * `SANDBOX_TRANSPORT_ERROR` with `details.status` 422 when the local Box host will not keep the
+   * files (a FIFO, a setuid file, over its bounds; the Box is stopped then and `status` `'failed'`).
+   */
+  snapshot(options?: { expiration?: number }): Promise<SandboxSnapshot>;
+  /** `forkSandboxSession(this, options)`. */
+  fork(options?: ForkSandboxSessionOptions): Promise<SandboxSession>;
   /** The file's bytes, or `null` when it does not exist; a file over 256 MiB (268435456 bytes) is `SANDBOX_TRANSFER_LIMIT`. */
   read(path: string): Promise<Uint8Array | null>;
   /** The file as UTF-8 text, or `null`. */
@@ -761,6 +808,42 @@ export interface SandboxSession extends SandboxAsyncDisposable {
  *   `SANDBOX_PROVIDER_UNAVAILABLE`, `SANDBOX_TRANSPORT_ERROR`).
  */
 export function openSandboxSession(options?: OpenSandboxSessionOptions): Promise<SandboxSession>;
+
+/**
+ * Opens a Session on a fork of a running Box; the source keeps running and the two diverge.
+ * `source`: a {@link SandboxSession}, or the source's id: on the local Box host a Session's `id`;
+ * on Vercel a sandbox name (the SDK's `sourceSandbox`). Local Box host: the fork's work directory
+ * is a copy of the source's as it is now (race-free against its running commands; what a snapshot
+ * refuses is refused, 422). Vercel: `POST /v2/sandboxes/{name}/fork`, which starts the fork from
+ * the source's current snapshot, or from its image and config when it has none (a Session's
+ * sandbox is not persistent: files written since are not in the fork).
+ * @throws SandboxError (rejects) `SANDBOX_INVALID_ARGUMENT` for bad arguments,
+ *   `SANDBOX_INVALID_STATE` for a closed Session, `SANDBOX_NOT_FOUND` for an unknown source,
+ *   `SANDBOX_TRANSPORT_ERROR` (`details.status` 410) for a stopped one, `SANDBOX_NOT_SUPPORTED` on
+ *   Cloudflare (`details.operation` `'fork'`).
+ */
+export function forkSandboxSession(
+  source: SandboxSession | string,
+  options?: ForkSandboxSessionOptions,
+): Promise<SandboxSession>;
+
+/**
+ * The Session snapshots of this project, newest first, at most 100 (Vercel protocol: `GET
+ * /v2/sandboxes/snapshots`). The local Box host lists Session snapshots only, never a prepared
+ * project's ({@link listPreparedProjects}); Vercel lists every snapshot of the project.
+ * @throws SandboxError (rejects) `SANDBOX_NOT_SUPPORTED` on Cloudflare (`details.operation`
+ *   `'snapshot'`), the provider's errors.
+ */
+export function listSandboxSnapshots(): Promise<SandboxSnapshot[]>;
+
+/**
+ * Deletes a Session snapshot: `true`, or `false` when the provider has none of that id (on the
+ * local Box host: nor a Session's; a prepared project's is never deleted here). Opening it after
+ * rejects with `SANDBOX_NOT_FOUND`. Vercel protocol: `DELETE /v2/sandboxes/snapshots/{id}`.
+ * @throws SandboxError (rejects) `SANDBOX_INVALID_ARGUMENT` for a bad id, `SANDBOX_NOT_SUPPORTED`
+ *   on Cloudflare, the provider's errors.
+ */
+export function deleteSandboxSnapshot(snapshotId: string): Promise<boolean>;
 
 /** A Definition's runner, resolved before anything runs (see {@link resolveSandboxRunner}). */
 export interface SandboxRunner<N extends SandboxName = SandboxName> {

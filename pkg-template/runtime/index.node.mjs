@@ -113,6 +113,7 @@ export const {
 export const { listPreparedProjects, dropPreparedProject, closeWarmPools, listWarmPools } = api;
 /** Sessions: one Box driven by hand (runtime/session.mjs). */
 export const { openSandboxSession, listSandboxSessions, resolveSandboxRunner } = api;
+export const { forkSandboxSession, listSandboxSnapshots, deleteSandboxSnapshot } = api;
 export { defineSandbox };
 export { readRequestPayload, readValidatedPayload } from './payload.mjs';
 export { requestSignal } from './request-signal.mjs';

@@ -22,5 +22,6 @@ export const {
 export const { listPreparedProjects, dropPreparedProject, closeWarmPools, listWarmPools } = api;
 /** Sessions: one Box driven by hand (runtime/session.mjs). */
 export const { openSandboxSession, listSandboxSessions, resolveSandboxRunner } = api;
+export const { forkSandboxSession, listSandboxSnapshots, deleteSandboxSnapshot } = api;
 /** Kept for symmetry with the browser entry: the wasm is already instantiated here. */
 export const initSandbox = async () => {};

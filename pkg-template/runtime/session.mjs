@@ -64,11 +64,15 @@ class SandboxProcess {
   }
 }
 
+/** The core handle of each SandboxSession (for forkSandboxSession of a handle). */
+const raws = new WeakMap();
+
 class SandboxSession {
   #raw;
 
   constructor(raw) {
     this.#raw = raw;
+    raws.set(this, raw);
     this.id = raw.id;
     this.provider = raw.provider;
     this.cwd = raw.cwd;
@@ -95,6 +99,16 @@ class SandboxSession {
 
   extendTimeout(ms) {
     return this.#raw.extendTimeout(ms);
+  }
+
+  /** Keeps the Box's files as a snapshot, which stops the Box: `{ snapshotId, … }`. */
+  snapshot(options) {
+    return this.#raw.snapshot(options);
+  }
+
+  /** A new Session on a fork of this running Box (`forkSandboxSession(this, options)`). */
+  async fork(options) {
+    return new SandboxSession(await this.#raw.fork(options));
   }
 
   async command(id) {
@@ -158,6 +172,19 @@ export function sessionApi(wasm, defaultOnLog = () => undefined, refreshEnv = ()
     listSandboxSessions: (options) => {
       refreshEnv();
       return wasm.listSandboxSessions(options);
+    },
+    forkSandboxSession: async (source, options) => {
+      refreshEnv();
+      const raw = raws.get(source);
+      return new SandboxSession(await (raw ? raw.fork(options) : wasm.forkSandboxSession(source, options)));
+    },
+    listSandboxSnapshots: () => {
+      refreshEnv();
+      return wasm.listSandboxSnapshots();
+    },
+    deleteSandboxSnapshot: (snapshotId) => {
+      refreshEnv();
+      return wasm.deleteSandboxSnapshot(snapshotId);
     },
     resolveSandboxRunner: async (name) => {
       refreshEnv();

@@ -27,6 +27,9 @@ declare module '*/wasm/vite_hub_sandbox.js' {
   export function listWarmPools(...args: any[]): any;
   export function openSandboxSession(...args: any[]): any;
   export function resolveSandboxRunner(...args: any[]): any;
+  export function forkSandboxSession(...args: any[]): any;
+  export function listSandboxSnapshots(...args: any[]): any;
+  export function deleteSandboxSnapshot(...args: any[]): any;
   export function setLocalBoxHostStarter(...args: any[]): any;
   export function warmUpLocalBoxHost(...args: any[]): any;
   export function forgetLocalBoxHost(...args: any[]): any;

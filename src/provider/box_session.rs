@@ -42,6 +42,26 @@ pub struct BoxSpec {
     /// The Box is a Run's, whose first request is its staging (Cloudflare: no `mkdir` of the
     /// cwd at open; `BoxSession::stage_files` writes it). `false` for a Session.
     pub staged_first: bool,
+    /// A Session's snapshot to start from (`openSandboxSession({ snapshotId })`). Unlike
+    /// `prepared`, a snapshot the provider does not have is an error (`SANDBOX_NOT_FOUND`), never
+    /// an empty Box; on the local Box host only a Session's snapshot is taken, never a prepared
+    /// project's.
+    pub snapshot: Option<String>,
+}
+
+/// A Session's snapshot (vercel-sandbox-protocol.md §6.5): `snapshot()`, `listSandboxSnapshots()`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SnapshotInfo {
+    /// The snapshot id (`snapshotId` in JS).
+    pub id: String,
+    /// The session (Box) it was taken of.
+    pub source_session_id: String,
+    /// Bytes of its files.
+    pub size_bytes: u64,
+    /// When it was taken, ms since the Unix epoch.
+    pub created_at: u64,
+    /// When the provider removes it, ms since the Unix epoch; `None`: never (or not said).
+    pub expires_at: Option<u64>,
 }
 
 /// How a Box's files began, for the prepared-project cache ([`crate::run::prepared`]).
@@ -117,6 +137,19 @@ fn no_prepared_projects<'a, T: 'a>(provider: ProviderKind) -> LocalBoxFuture<'a,
 /// `SANDBOX_NOT_SUPPORTED` for a Box operation `operation` that `provider`'s Boxes do not have.
 fn unsupported<'a, T: 'a>(provider: ProviderKind, operation: Operation) -> LocalBoxFuture<'a, Result<T>> {
     let message = format!("the {provider} provider does not support {} on a Box", operation.as_str());
+    Box::pin(std::future::ready(Err(Error::new(ErrorCode::NotSupported, message)
+        .with_provider(provider)
+        .with_operation(operation))))
+}
+
+/// `SANDBOX_NOT_SUPPORTED` for a Session snapshot or fork operation (`operation` `snapshot` or
+/// `fork`) of a provider without them (Cloudflare: its SDK's backups need an R2 bucket and run in
+/// its Durable Object, not through the container API this provider speaks).
+fn no_session_snapshots<'a, T: 'a>(provider: ProviderKind, operation: Operation) -> LocalBoxFuture<'a, Result<T>> {
+    let message = format!(
+        "the {provider} provider does not support {} of a Session: its container API has no snapshots",
+        operation.as_str()
+    );
     Box::pin(std::future::ready(Err(Error::new(ErrorCode::NotSupported, message)
         .with_provider(provider)
         .with_operation(operation))))
@@ -246,6 +279,42 @@ pub trait Provider: std::fmt::Debug {
         unsupported(self.kind(), Operation::ListSessions)
     }
 
+    /// The Session snapshots this provider keeps for the project, newest first, at most 100 (one
+    /// list request: Vercel protocol `GET /v2/sandboxes/snapshots`; the local Box host holds it to
+    /// Session snapshots, `?kind=session`).
+    ///
+    /// # Errors
+    /// Those of the list request; `SANDBOX_NOT_SUPPORTED` (the default; `operation` `snapshot`).
+    fn list_snapshots<'a>(&'a self, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<Vec<SnapshotInfo>>> {
+        let _ = signal;
+        no_session_snapshots(self.kind(), Operation::Snapshot)
+    }
+
+    /// Deletes Session snapshot `id`; `false` when the provider has none of that id (404).
+    ///
+    /// # Errors
+    /// Those of the delete request; `SANDBOX_NOT_SUPPORTED` (the default; `operation` `snapshot`).
+    fn delete_snapshot<'a>(&'a self, id: &'a str, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<bool>> {
+        let _ = (id, signal);
+        no_session_snapshots(self.kind(), Operation::Snapshot)
+    }
+
+    /// Opens a new Box forked from the running Box (sandbox) named `source`, as `spec` asks of
+    /// its lifetime (Vercel protocol `POST /v2/sandboxes/{name}/fork`, §7.1).
+    ///
+    /// # Errors
+    /// Those of the fork request (`SANDBOX_NOT_FOUND` for an unknown source); `SANDBOX_NOT_SUPPORTED`
+    /// (the default; `operation` `fork`).
+    fn fork<'a>(
+        &'a self,
+        source: &'a str,
+        spec: &'a BoxSpec,
+        signal: Option<&'a AbortSignal>,
+    ) -> LocalBoxFuture<'a, Result<Box<dyn BoxSession>>> {
+        let _ = (source, spec, signal);
+        no_session_snapshots(self.kind(), Operation::Fork)
+    }
+
     /// Opens a new Box as `spec` asks (`signal` aborts the opening).
     ///
     /// # Errors
@@ -320,6 +389,27 @@ pub trait BoxSession: std::fmt::Debug {
     /// (the default) for a provider without prepared projects (the Box is not stopped then).
     fn prepare<'a>(&'a self, _signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<Seal>> {
         no_prepared_projects(self.provider())
+    }
+
+    /// The name a fork of this Box gives as its source ([`Provider::fork`]): the Vercel sandbox
+    /// name; `None` (the default) for a provider without forks.
+    fn sandbox_name(&self) -> Option<&str> {
+        None
+    }
+
+    /// Snapshots the Box's files, which stops it (Vercel protocol `POST …/snapshot`, body
+    /// `{ expiration }` when `expiration_ms` is given, 0 = never; §7.5).
+    ///
+    /// # Errors
+    /// Those of the snapshot request (the Box may be stopped then); `SANDBOX_NOT_SUPPORTED` (the
+    /// default; `operation` `snapshot`).
+    fn snapshot<'a>(
+        &'a self,
+        expiration_ms: Option<u64>,
+        signal: Option<&'a AbortSignal>,
+    ) -> LocalBoxFuture<'a, Result<SnapshotInfo>> {
+        let _ = (expiration_ms, signal);
+        no_session_snapshots(self.provider(), Operation::Snapshot)
     }
 
     /// After the Response of a Run whose [`BoxSession::prepare`] answered [`Seal::Held`]: keeps
@@ -669,6 +759,8 @@ mod tests {
         let policy = serde_json::json!("deny-all");
         assert_unsupported(now(session.update_network_policy(&policy, None)), Operation::UpdateNetworkPolicy);
         assert_eq!(session.reported_expires_at_ms(), None);
+        assert_unsupported(now(session.snapshot(None, None)), Operation::Snapshot);
+        assert!(session.sandbox_name().is_none());
         assert_unsupported(now(session.exists("/work/a", None)), Operation::Read);
         assert_unsupported(now(session.mkdir("/work/a", true, None)), Operation::Mkdir);
         assert_unsupported(now(session.remove("/work/a", false, None)), Operation::Remove);
@@ -695,6 +787,9 @@ mod tests {
         assert!(!now(provider.close_kept_box("kept")).unwrap(), "no Box is kept by the provider");
         assert_unsupported(now(provider.attach("box", None)), Operation::Attach);
         assert_unsupported(now(provider.list_boxes(None)), Operation::ListSessions);
+        assert_unsupported(now(provider.list_snapshots(None)), Operation::Snapshot);
+        assert_unsupported(now(provider.delete_snapshot("snap", None)), Operation::Snapshot);
+        assert_unsupported(now(provider.fork("box", &BoxSpec::default(), None)).map(|_| ()), Operation::Fork);
         for error in [now(provider.list_prepared(None)).unwrap_err(), now(provider.drop_prepared("id")).unwrap_err()] {
             assert_eq!(
                 (error.code(), error.message()),

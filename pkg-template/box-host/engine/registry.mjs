@@ -37,6 +37,15 @@ function networkDenied(policy) {
   );
 }
 
+/**
+ * The kind of snapshot a create may start from (`__snapshotKind`, a private `__` key as the SDK
+ * copies them into the body; snapshots.mjs snapshotKind): undefined (any), 'session' or 'prepared'.
+ */
+function wantedSnapshotKind(kind) {
+  if (kind === undefined || kind === 'session' || kind === 'prepared') return kind;
+  throw new BoxRequestError(400, 'bad_request', '__snapshotKind must be "session" or "prepared"');
+}
+
 /** The snapshot id of a create body's `source`, or undefined without one; other sources are 400. */
 function snapshotSource(source) {
   if (source === undefined) return undefined;
@@ -258,6 +267,7 @@ export class BoxRegistry {
   async create(body, { workDir, signal, queue = true } = {}) {
     const { name, timeout, resources, env } = body;
     const snapshotId = snapshotSource(body.source);
+    const snapshotKind = wantedSnapshotKind(body.__snapshotKind);
     if (name !== undefined && (typeof name !== 'string' || name === '')) {
       throw new BoxRequestError(400, 'bad_request', 'name must be a non-empty string');
     }
@@ -278,7 +288,7 @@ export class BoxRegistry {
     if (fitsSpare && this.slots.queued === 0) {
       const spare = await this.parked.takeOrWait();
       if (spare && this.slots.tryGrow(memoryBytes - spare.chargeBytes)) {
-        const box = await this.#claim(spare, { name, timeout, snapshotId, memoryBytes });
+        const box = await this.#claim(spare, { name, timeout, snapshotId, snapshotKind, memoryBytes });
         this.#refillAfterIdle();
         return box;
       }
@@ -309,7 +319,7 @@ export class BoxRegistry {
     const late = fitsSpare ? this.parked.take() : undefined;
     if (late) {
       this.slots.release(late.chargeBytes);
-      return this.#claim(late, { name, timeout, snapshotId, memoryBytes });
+      return this.#claim(late, { name, timeout, snapshotId, snapshotKind, memoryBytes });
     }
     if (fitsSpare) this.#refillAfterIdle();
     let created = false;
@@ -337,7 +347,7 @@ export class BoxRegistry {
         await box.stop();
         this.#refuseWhenClosing();
       }
-      await this.#restore(box, snapshotId);
+      await this.#restore(box, snapshotId, snapshotKind);
       this.live.set(box.id, box);
       created = true;
       return box;
@@ -367,7 +377,7 @@ export class BoxRegistry {
    * A create that took spare Box `box` (its slot with it, now counting `memoryBytes`): it becomes
    * live under the create's name, lifetime and snapshot.
    */
-  async #claim(box, { name, timeout, snapshotId, memoryBytes }) {
+  async #claim(box, { name, timeout, snapshotId, snapshotKind, memoryBytes }) {
     box.chargeBytes = memoryBytes;
     // Checked again: the create may have waited for the spare.
     try {
@@ -387,7 +397,7 @@ export class BoxRegistry {
     });
     box.fitsSpare = true;
     this.live.set(box.id, box);
-    await this.#restore(box, snapshotId);
+    await this.#restore(box, snapshotId, snapshotKind);
     return box;
   }
 
@@ -395,10 +405,10 @@ export class BoxRegistry {
    * Fills `box`'s work directory with a private copy of snapshot `snapshotId` (none: nothing); a
    * restore that fails stops the Box and rejects with its error (410 `snapshot_not_found`…).
    */
-  async #restore(box, snapshotId) {
+  async #restore(box, snapshotId, kind) {
     if (snapshotId === undefined) return;
     try {
-      await this.snapshots.restore(snapshotId, box.workDirHost);
+      await this.snapshots.restore(snapshotId, box.workDirHost, { kind });
     } catch (err) {
       await box.stop();
       throw err;

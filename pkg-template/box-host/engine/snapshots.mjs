@@ -22,6 +22,23 @@ export const DEFAULT_MAX_SNAPSHOTS = 32;
 export const DEFAULT_MAX_SNAPSHOT_BYTES = 2 * 1024 * 1024 * 1024;
 
 const ID = /^snap_[0-9a-f]{24}$/;
+
+/** The Box name of a Run that prepares a project (crates/core run/install.rs `prepared_name`). */
+const PREPARED_NAME = /^vitehub-prepared-/;
+
+/**
+ * What a snapshot is kept for: `'prepared'` (a Run's prepared project: an installed tree; the
+ * runtime's snapshot request says so, `__snapshotKind: 'prepared'`) or `'session'` (any other: a
+ * Session's `snapshot()`, the SDK's `sandbox.snapshot()`). A record of an older host, without a
+ * kind, is a prepared project's when its Box was named `vitehub-prepared-…`. Listings, reads,
+ * deletes and creates from a snapshot may be held to one kind (`?kind=`, `__snapshotKind`;
+ * protocols/vercel-api.mjs), so a Session's calls never see nor open a Definition's installed tree.
+ * @returns {'prepared' | 'session'}
+ */
+export function snapshotKind(record) {
+  if (record?.kind === 'prepared' || record?.kind === 'session') return record.kind;
+  return PREPARED_NAME.test(record?.sandboxName ?? '') ? 'prepared' : 'session';
+}
 const RECORD = 'snapshot.json';
 
 /**
@@ -218,7 +235,8 @@ export class SnapshotStore {
 
   /**
    * Takes a snapshot of `workDirHost` (moved into the store, so the Box must be stopped before and
-   * removed after): `{ sourceSessionId, sandboxName, expiration? (ms, 0 = never) }` → the record.
+   * removed after): `{ sourceSessionId, sandboxName, expiration? (ms, 0 = never), kind? }` → the
+   * record (`kind`: snapshotKind's, else by `sandboxName`).
    */
   take(workDirHost, options) {
     // One take at a time: each makes room for itself against what the store holds, so takes
@@ -228,7 +246,7 @@ export class SnapshotStore {
     return taken;
   }
 
-  async #take(workDirHost, { sourceSessionId, sandboxName, expiration }) {
+  async #take(workDirHost, { sourceSessionId, sandboxName, expiration, kind }) {
     await this.load();
     // Checked where it stands, before anything is written: a move from the Box's own disk (a
     // tmpfs) copies the files, and a sparse file then takes its whole size.
@@ -269,6 +287,7 @@ export class SnapshotStore {
         id,
         sourceSessionId,
         sandboxName,
+        kind: kind ?? snapshotKind({ sandboxName }),
         platform: await this.#platform(),
         files,
         sizeBytes: bytes,
@@ -282,7 +301,7 @@ export class SnapshotStore {
       };
       await this.#writeRecord(record);
       this.records.set(id, record);
-      await this.#evict();
+      await this.#evict(0, id);
       return record;
     } catch (err) {
       await fs.promises.rm(dir, { recursive: true, force: true });
@@ -301,13 +320,17 @@ export class SnapshotStore {
    * is unknown, of another platform, expired or damaged (its record unreadable, a file missing or
    * changed in size, or any entry changed after the snapshot was sealed: its ctime, which no
    * rewrite can set back, is later than the record's `sealedAt`) is removed and answered 410
-   * `snapshot_not_found`.
+   * `snapshot_not_found`. With `kind`, a snapshot of another kind (snapshotKind) is answered as
+   * an unknown one.
+   * @param {string} id
+   * @param {string} workDirHost
+   * @param {{ kind?: 'prepared' | 'session' }} [options]
    */
-  async restore(id, workDirHost) {
+  async restore(id, workDirHost, { kind } = {}) {
     await this.load();
     const record = typeof id === 'string' ? this.records.get(id) : undefined;
     const gone = (why) => new BoxRequestError(410, 'snapshot_not_found', `Snapshot ${id} ${why}`);
-    if (!record) throw gone('was not found');
+    if (!record || (kind !== undefined && snapshotKind(record) !== kind)) throw gone('was not found');
     if (record.platform !== (await this.#platform())) {
       await this.#remove(id);
       throw gone(`was taken on another platform (${record.platform})`);
@@ -346,12 +369,15 @@ export class SnapshotStore {
   }
 
   /**
-   * Records, newest first (`sortOrder: 'asc'` oldest first), optionally of one sandbox name.
-   * @param {{ name?: string, sortOrder?: 'asc' | 'desc' }} [options]
+   * Records, newest first (`sortOrder: 'asc'` oldest first), optionally of one sandbox name and
+   * of one kind (snapshotKind).
+   * @param {{ name?: string, sortOrder?: 'asc' | 'desc', kind?: 'prepared' | 'session' }} [options]
    */
-  async list({ name, sortOrder = 'desc' } = {}) {
+  async list({ name, sortOrder = 'desc', kind } = {}) {
     await this.load();
-    const all = [...this.records.values()].filter((r) => name === undefined || r.sandboxName === name);
+    const all = [...this.records.values()].filter(
+      (r) => (name === undefined || r.sandboxName === name) && (kind === undefined || snapshotKind(r) === kind),
+    );
     all.sort((a, b) => (sortOrder === 'asc' ? a.createdAt - b.createdAt : b.createdAt - a.createdAt));
     return all;
   }
@@ -371,17 +397,26 @@ export class SnapshotStore {
     return record;
   }
 
-  /** Removes expired snapshots, then the least recently used while over the bounds with `reserveBytes` more. */
-  async #evict(reserveBytes = 0) {
+  /**
+   * Removes expired snapshots, then while over the bounds with `reserveBytes` more: prepared
+   * projects first (a cache a Run makes again), then Session snapshots (what a caller kept), each
+   * least recently used first; never `keep` (the snapshot just taken).
+   */
+  async #evict(reserveBytes = 0, keep = undefined) {
     const now = Date.now();
     for (const record of [...this.records.values()]) {
       if (record.expiresAt !== undefined && record.expiresAt <= now) await this.#remove(record.id);
     }
-    const byUse = [...this.records.values()].sort((a, b) => a.lastUsedAt - b.lastUsedAt);
+    const rank = (record) => (snapshotKind(record) === 'prepared' ? 0 : 1);
+    const byUse = [...this.records.values()]
+      .filter((record) => record.id !== keep)
+      .sort((a, b) => rank(a) - rank(b) || a.lastUsedAt - b.lastUsedAt);
+    const kept = keep === undefined ? undefined : this.records.get(keep);
     // The disk a tree takes, not the sizes of its files (a record of an older host has only those).
     const held = (record) => record.diskBytes ?? record.sizeBytes;
-    let bytes = byUse.reduce((sum, r) => sum + held(r), reserveBytes);
-    while (byUse.length > 0 && (byUse.length > this.maxSnapshots || bytes > this.maxBytes)) {
+    let bytes = byUse.reduce((sum, r) => sum + held(r), reserveBytes + (kept ? held(kept) : 0));
+    const count = () => byUse.length + (kept ? 1 : 0);
+    while (byUse.length > 0 && (count() > this.maxSnapshots || bytes > this.maxBytes)) {
       const oldest = byUse.shift();
       bytes -= held(oldest);
       await this.#remove(oldest.id);

@@ -6,7 +6,8 @@ import { startNdjson } from './ndjson.mjs';
 import { HttpError, MAX_ARCHIVE_BYTES, readBody, readJson, sendJson } from './http-io.mjs';
 import { MAX_TIMER_MS } from '../engine/box.mjs';
 import { StdinTimeout, StdinUnavailable } from '../engine/command.mjs';
-import { snapshotJSON } from '../engine/snapshots.mjs';
+import { forkBox } from '../engine/box-fork.mjs';
+import { snapshotJSON, snapshotKind } from '../engine/snapshots.mjs';
 import { listSandboxes, updateNetworkPolicy } from './vercel-network.mjs';
 
 const SID = '([A-Za-z0-9_-]+)';
@@ -47,6 +48,7 @@ const ROUTES = [
   ['DELETE', /^\/v2\/sandboxes\/snapshots\/([A-Za-z0-9_-]+)$/, 'snapshots/delete', deleteSnapshot],
   ['GET', /^\/v2\/sandboxes$/, 'sandbox/list', listSandboxes],
   ['GET', /^\/v2\/sandboxes\/(?!sessions$|snapshots$|drives$)([^/]+)$/, 'sandbox/get', getSandbox],
+  ['POST', /^\/v2\/sandboxes\/(?!(?:sessions|snapshots|drives)\/)([^/]+)\/fork$/, 'sandbox/fork', fork],
 ];
 
 /** Finds the route of a request: `{ name, params, handler }` or null. `cmd/get` with `?wait=true` is `cmd/wait`. */
@@ -72,6 +74,30 @@ async function create({ registry, req, res }) {
   const gone = new AbortController();
   res.once('close', () => gone.abort());
   const box = await registry.create(body, { signal: gone.signal });
+  if (res.destroyed) {
+    await box.stop();
+    return;
+  }
+  sendJson(res, 200, both(box));
+}
+
+/**
+ * `POST /v2/sandboxes/{name}/fork` (protocol note §7.1; body: create's keys but `source`): a new
+ * Box whose work directory is a copy of the running source's, which keeps running
+ * (engine/box-fork.mjs). Answers as create.
+ * @type {RouteHandler}
+ */
+async function fork({ registry, req, res, params: [encoded] }) {
+  let name;
+  try {
+    name = decodeURIComponent(encoded);
+  } catch {
+    throw new HttpError(400, 'bad_request', 'malformed sandbox name');
+  }
+  const body = await readJson(req);
+  const gone = new AbortController();
+  res.once('close', () => gone.abort());
+  const box = await forkBox(registry, name, body, { signal: gone.signal });
   if (res.destroyed) {
     await box.stop();
     return;
@@ -297,12 +323,15 @@ async function mkdir({ registry, req, res, params: [sid] }) {
 /**
  * `POST …/snapshot` (body empty or `{ expiration: ms }`, 0 = never): stops the session and keeps
  * its work directory as a snapshot (protocol note §7.5: the session is stopped by the snapshot).
+ * `__snapshotKind` (a private `__` key; the runtime sends `'prepared'` for a prepared project)
+ * sets its kind (engine/snapshots.mjs snapshotKind).
  * @type {RouteHandler}
  */
 async function takeSnapshot({ registry, req, res, params: [sid] }) {
   const box = registry.running(sid);
   const body = await readBody(req, 64 * 1024);
   let expiration;
+  let kind;
   if (body.length > 0) {
     let parsed;
     try {
@@ -314,19 +343,47 @@ async function takeSnapshot({ registry, req, res, params: [sid] }) {
     if (expiration !== undefined && !(Number.isInteger(expiration) && expiration >= 0)) {
       throw new HttpError(400, 'bad_request', 'expiration must be a non-negative integer of ms (0 = never)');
     }
+    kind = parsed?.__snapshotKind;
+    if (kind !== undefined && kind !== 'session' && kind !== 'prepared') {
+      throw new HttpError(400, 'bad_request', '__snapshotKind must be "session" or "prepared"');
+    }
   }
   const record = await box.stop((stopping) =>
     registry.snapshots.take(stopping.workDirHost, {
       sourceSessionId: stopping.id,
       sandboxName: stopping.name,
       expiration,
+      kind,
     }),
   );
   sendJson(res, 200, { snapshot: snapshotJSON(record), session: box.sessionJSON() });
 }
 
 /**
- * `GET /v2/sandboxes/snapshots?name&limit&cursor&sortOrder` (`name`: the source sandbox's name).
+ * The `kind` query of a snapshot route (this host's own, never sent by the SDK): `session` or
+ * `prepared` holds the route to snapshots of that kind (engine/snapshots.mjs snapshotKind); absent,
+ * every snapshot, as the SDK sees them.
+ */
+function kindQuery(query) {
+  const kind = query.get('kind') ?? undefined;
+  if (kind !== undefined && kind !== 'session' && kind !== 'prepared') {
+    throw new HttpError(400, 'bad_request', 'kind must be "session" or "prepared"');
+  }
+  return kind;
+}
+
+/** The record of snapshot `id` (of `kind` when given), or a 404. */
+async function snapshotOf(registry, id, kind) {
+  const record = await registry.snapshots.get(id);
+  if (!record || (kind !== undefined && snapshotKind(record) !== kind)) {
+    throw new HttpError(404, 'not_found', `Snapshot ${id} was not found`);
+  }
+  return record;
+}
+
+/**
+ * `GET /v2/sandboxes/snapshots?name&limit&cursor&sortOrder&kind` (`name`: the source sandbox's
+ * name; `kind`: see kindQuery).
  * @type {RouteHandler}
  */
 async function listSnapshots({ registry, res, query }) {
@@ -336,21 +393,25 @@ async function listSnapshots({ registry, res, query }) {
     throw new HttpError(400, 'bad_request', 'limit must be a positive integer and cursor one this host returned');
   }
   const sortOrder = query.get('sortOrder') === 'asc' ? 'asc' : 'desc';
-  const all = await registry.snapshots.list({ name: query.get('name') ?? undefined, sortOrder });
+  const all = await registry.snapshots.list({
+    name: query.get('name') ?? undefined,
+    sortOrder,
+    kind: kindQuery(query),
+  });
   const page = all.slice(offset, offset + limit);
   const next = offset + limit < all.length ? String(offset + limit) : null;
   sendJson(res, 200, { snapshots: page.map((r) => snapshotJSON(r)), pagination: { count: page.length, next } });
 }
 
 /** @type {RouteHandler} */
-async function getSnapshot({ registry, res, params: [id] }) {
-  const record = await registry.snapshots.get(id);
-  if (!record) throw new HttpError(404, 'not_found', `Snapshot ${id} was not found`);
+async function getSnapshot({ registry, res, query, params: [id] }) {
+  const record = await snapshotOf(registry, id, kindQuery(query));
   sendJson(res, 200, { snapshot: snapshotJSON(record) });
 }
 
 /** @type {RouteHandler} */
-async function deleteSnapshot({ registry, res, params: [id] }) {
+async function deleteSnapshot({ registry, res, query, params: [id] }) {
+  await snapshotOf(registry, id, kindQuery(query));
   const record = await registry.snapshots.delete(id);
   if (!record) throw new HttpError(404, 'not_found', `Snapshot ${id} was not found`);
   sendJson(res, 200, { snapshot: snapshotJSON(record, 'deleted') });

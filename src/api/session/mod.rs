@@ -12,6 +12,7 @@ mod attach;
 mod network;
 mod options;
 mod process;
+mod snapshots;
 
 use options::{bool_option, check_keys, option, read_command, signal_option, timeout_option};
 
@@ -294,7 +295,7 @@ pub fn open_sandbox_session(options: JsValue) -> Promise {
         return attached;
     }
     let read = || -> Result<(Rc<dyn Provider>, BoxSpec, Option<AbortSignal>)> {
-        check_keys(&options, &["provider", "timeout", "signal", "sandboxId"], what)?;
+        check_keys(&options, &["provider", "timeout", "signal", "sandboxId", "snapshotId"], what)?;
         let lifetime_ms = timeout_option(&options, what)?;
         let signal = signal_option(&options, what)?;
         let sandbox_id = option(&options, "sandboxId", what)?;
@@ -309,7 +310,12 @@ pub fn open_sandbox_session(options: JsValue) -> Promise {
             )
         };
         let provider = configured_provider(&options, what)?;
-        Ok((provider.clone(), session_spec(provider.as_ref(), lifetime_ms, sandbox_id)?, signal))
+        let mut spec = session_spec(provider.as_ref(), lifetime_ms, sandbox_id)?;
+        let snapshot = option(&options, "snapshotId", what)?;
+        if !snapshot.is_undefined() {
+            spec.snapshot = Some(snapshots::snapshot_id(&snapshot, &format!("{what} snapshotId"))?);
+        }
+        Ok((provider.clone(), spec, signal))
     };
     let (provider, spec, signal) = match read() {
         Ok(read) => read,

@@ -321,6 +321,15 @@ impl Provider for CloudflareProvider {
         signal: Option<&'a AbortSignal>,
     ) -> LocalBoxFuture<'a, Result<Box<dyn BoxSession>>> {
         Box::pin(async move {
+            if spec.snapshot.is_some() {
+                // No snapshots here (the SDK's backups need an R2 bucket and its Durable Object).
+                return Err(Error::new(
+                    ErrorCode::NotSupported,
+                    "the cloudflare provider does not support snapshot of a Session: its container API has no snapshots (openSandboxSession snapshotId)",
+                )
+                .with_provider(ProviderKind::Cloudflare)
+                .with_operation(Operation::Snapshot));
+            }
             let random = crate::sys::random_bytes::<16>().map_err(|_| {
                 Error::new(ErrorCode::RuntimeError, "crypto.getRandomValues is not available in this runtime")
             })?;

@@ -6,7 +6,9 @@ use web_sys::AbortSignal;
 
 use super::{host, LocalOptions};
 use crate::http::fetch::Fetcher;
-use crate::provider::box_session::{BoxListing, BoxSession, BoxSpec, HostStart, PreparedProject, Provider};
+use crate::provider::box_session::{
+    BoxListing, BoxSession, BoxSpec, HostStart, PreparedProject, Provider, SnapshotInfo,
+};
 use crate::provider::local::options::InProcessHost;
 use crate::provider::vercel::{VercelEndpoint, VercelProvider};
 use vite_hub_sandbox_core::error::{Error, ErrorCode, Result};
@@ -110,6 +112,26 @@ impl Provider for LocalProvider {
     /// Deletes one of the host's snapshots (the Vercel protocol's delete).
     fn drop_prepared<'a>(&'a self, id: &'a str) -> LocalBoxFuture<'a, Result<bool>> {
         Box::pin(async move { self.vercel().await?.drop_prepared(id).await })
+    }
+
+    /// The host's Session snapshots (the Vercel protocol's list, `kind=session`).
+    fn list_snapshots<'a>(&'a self, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<Vec<SnapshotInfo>>> {
+        Box::pin(async move { self.vercel().await?.list_snapshots(signal).await })
+    }
+
+    /// Deletes one of the host's Session snapshots (`kind=session`: never a prepared project's).
+    fn delete_snapshot<'a>(&'a self, id: &'a str, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<bool>> {
+        Box::pin(async move { self.vercel().await?.delete_snapshot(id, signal).await })
+    }
+
+    /// Forks a running Box of the host (`POST /v2/sandboxes/{name}/fork`).
+    fn fork<'a>(
+        &'a self,
+        source: &'a str,
+        spec: &'a BoxSpec,
+        signal: Option<&'a AbortSignal>,
+    ) -> LocalBoxFuture<'a, Result<Box<dyn BoxSession>>> {
+        Box::pin(async move { self.vercel().await?.fork(source, spec, signal).await })
     }
 
     /// The executionAuthority the host applies to a Box of this provider

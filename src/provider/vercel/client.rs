@@ -24,6 +24,8 @@ use vite_hub_sandbox_core::http::ndjson::NdjsonReader;
 use vite_hub_sandbox_core::http::retry::{RequestSafety, RetryPolicy};
 use vite_hub_sandbox_core::provider_kind::ProviderKind;
 
+mod snapshots;
+
 // The bound of a create (60 s; on the local Box host its own `timeout`): the core's rule.
 pub use vite_hub_sandbox_core::provider::vercel::{create_deadline_ms, CREATE_DEADLINE_MS};
 /// Bound of one archive write, in ms.
@@ -790,10 +792,16 @@ impl VercelClient {
     }
 
     /// Snapshots a session, which stops it. `POST /v2/sandboxes/sessions/{id}/snapshot`, no body
-    /// (§7.5); the id of `{snapshot: {id}}`. Bounded by [`SNAPSHOT_DEADLINE_MS`].
+    /// (§7.5); the id of `{snapshot: {id}}`. Bounded by [`SNAPSHOT_DEADLINE_MS`]. The local Box
+    /// host gets `{ "__snapshotKind": "prepared" }` (a private `__` key): the snapshot is a
+    /// prepared project's, kept apart from a Session's.
     pub async fn snapshot_session(&self, session_id: &str) -> Result<String> {
-        let request =
-            self.request("POST", &format!("/v2/sandboxes/sessions/{session_id}/snapshot"), "application/json", None);
+        let path = format!("/v2/sandboxes/sessions/{session_id}/snapshot");
+        let request = if self.kind == ProviderKind::Local {
+            self.json_request("POST", &path, &serde_json::json!({ "__snapshotKind": "prepared" }))?
+        } else {
+            self.request("POST", &path, "application/json", None)
+        };
         let deadline = Deadline::new(None, SNAPSHOT_DEADLINE_MS);
         let signal = deadline.signal();
         let taken = async {
@@ -826,6 +834,10 @@ impl VercelClient {
             }
         }
         request.url.push_str("limit=100");
+        // The local Box host lists a Session's snapshots apart (its own `kind` query).
+        if self.kind == ProviderKind::Local {
+            request.url.push_str("&kind=prepared");
+        }
         let deadline = Deadline::new(None, READ_DEADLINE_MS);
         let signal = deadline.signal();
         let listed = async {

@@ -1,6 +1,8 @@
 //! The `vercel` provider's [`Provider`](crate::provider::box_session::Provider) and its Box: what the layers above
 //! call, in Boxes, Commands and files.
 
+mod snapshots;
+
 use std::rc::Rc;
 
 use futures::future::LocalBoxFuture;
@@ -11,7 +13,7 @@ use super::options::VercelEndpoint;
 use super::wire::CreateSandboxRequest;
 use crate::http::fetch::Fetcher;
 use crate::provider::box_session::{
-    BoxListing, BoxSession, BoxSpec, FileRead, PreparedProject, PreparedStart, Provider, Seal,
+    BoxListing, BoxSession, BoxSpec, FileRead, PreparedProject, PreparedStart, Provider, Seal, SnapshotInfo,
 };
 use crate::provider::output::{LogStream, OutputStream};
 use vite_hub_sandbox_core::command::{Command, CommandOutcome};
@@ -89,6 +91,27 @@ impl Provider for VercelProvider {
         Box::pin(self.client.delete_snapshot(id))
     }
 
+    /// The project's Session snapshots (`GET /v2/sandboxes/snapshots`; the local Box host:
+    /// `kind=session`).
+    fn list_snapshots<'a>(&'a self, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<Vec<SnapshotInfo>>> {
+        Box::pin(self.client.session_snapshots(self.project_id.as_deref(), signal))
+    }
+
+    /// Deletes Session snapshot `id` (`DELETE /v2/sandboxes/snapshots/{id}`); `false` on 404.
+    fn delete_snapshot<'a>(&'a self, id: &'a str, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<bool>> {
+        Box::pin(self.client.delete_session_snapshot(id, signal))
+    }
+
+    /// Forks the sandbox named `source` (`POST /v2/sandboxes/{source}/fork`).
+    fn fork<'a>(
+        &'a self,
+        source: &'a str,
+        spec: &'a BoxSpec,
+        signal: Option<&'a AbortSignal>,
+    ) -> LocalBoxFuture<'a, Result<Box<dyn BoxSession>>> {
+        Box::pin(self.fork_box(source, spec, signal))
+    }
+
     /// From the `networkPolicy` sent at create (no request).
     fn execution_authority<'a>(
         &'a self,
@@ -110,6 +133,9 @@ impl Provider for VercelProvider {
         signal: Option<&'a AbortSignal>,
     ) -> LocalBoxFuture<'a, Result<Box<dyn BoxSession>>> {
         Box::pin(async move {
+            if let Some(id) = &spec.snapshot {
+                return self.open_from_snapshot(spec, id, signal).await;
+            }
             let mut body = CreateSandboxRequest {
                 project_id: self.project_id.clone(),
                 ports: Vec::new(),
@@ -141,15 +167,7 @@ impl Provider for VercelProvider {
                     other => break other?,
                 }
             };
-            Ok(Box::new(VercelBox {
-                client: self.client.clone(),
-                name: sandbox_name(&created),
-                session_id: created.session.id,
-                cwd: created.session.cwd,
-                execution_authority: created.session.execution_authority,
-                prepared,
-                expires_at_ms: None,
-            }) as Box<dyn BoxSession>)
+            Ok(Box::new(VercelBox::from_created(self.client.clone(), created, prepared)) as Box<dyn BoxSession>)
         })
     }
 
@@ -163,15 +181,9 @@ impl Provider for VercelProvider {
         Box::pin(async move {
             let (created, session) = self.client.get_sandbox(id, self.project_id.as_deref(), signal).await?;
             super::attach::check_running(self.kind(), id, &created.session.status)?;
-            Ok(Box::new(VercelBox {
-                client: self.client.clone(),
-                name: sandbox_name(&created),
-                session_id: created.session.id,
-                cwd: created.session.cwd,
-                execution_authority: created.session.execution_authority,
-                prepared: PreparedStart::Empty,
-                expires_at_ms: super::sessions::session_expires_at_ms(&session),
-            }) as Box<dyn BoxSession>)
+            let mut attached = VercelBox::from_created(self.client.clone(), created, PreparedStart::Empty);
+            attached.expires_at_ms = super::sessions::session_expires_at_ms(&session);
+            Ok(Box::new(attached) as Box<dyn BoxSession>)
         })
     }
 
@@ -271,6 +283,20 @@ impl BoxSession for VercelBox {
     /// snapshot id.
     fn prepare<'a>(&'a self, _signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<Seal>> {
         Box::pin(async move { self.client.snapshot_session(&self.session_id).await.map(Seal::Snapshot) })
+    }
+
+    /// The sandbox's name, the source of a fork.
+    fn sandbox_name(&self) -> Option<&str> {
+        Some(&self.name)
+    }
+
+    /// Snapshots the session, which stops it (`POST …/snapshot`, `{ expiration }` when given).
+    fn snapshot<'a>(
+        &'a self,
+        expiration_ms: Option<u64>,
+        signal: Option<&'a AbortSignal>,
+    ) -> LocalBoxFuture<'a, Result<SnapshotInfo>> {
+        Box::pin(self.client.take_snapshot(&self.session_id, expiration_ms, signal))
     }
 
     /// Writes `files` as one gzip'd tar (plain for a host called in process) extracted at `/`

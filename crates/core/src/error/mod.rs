@@ -211,6 +211,8 @@ pub enum Operation {
     Attach,
     /// Listing the provider's Boxes (`listSandboxSessions()`).
     ListSessions,
+    /// Forking a running Box into a new one (`forkSandboxSession`).
+    Fork,
 }
 
 impl Operation {
@@ -233,6 +235,7 @@ impl Operation {
             Operation::UpdateNetworkPolicy => "updateNetworkPolicy",
             Operation::Attach => "attach",
             Operation::ListSessions => "listSandboxSessions",
+            Operation::Fork => "fork",
         }
     }
 }

@@ -69,6 +69,9 @@ pub struct SessionState {
     pub ends_at_ms: Option<f64>,
     /// Whether the provider said the Box is gone (410) before the clock did.
     pub stopped_by_provider: bool,
+    /// Whether `snapshot()` stopped the Box (then `closed` is set too; see
+    /// [`SessionState::snapshotted`]).
+    pub snapshotted: bool,
 }
 
 impl SessionState {
@@ -80,7 +83,17 @@ impl SessionState {
             lifetime_ms,
             ends_at_ms: lifetime_ms.map(|ms| now_ms + ms as f64),
             stopped_by_provider: false,
+            snapshotted: false,
         }
+    }
+
+    /// `snapshot()` took the Box's files and the provider stopped it (vercel-sandbox-protocol.md
+    /// §6.9: a snapshot stops the session): the Session is `Stopped` and closed, and every later
+    /// operation is refused naming the snapshot (a later `close()` has nothing to stop).
+    pub fn snapshotted(&mut self) {
+        self.closed = true;
+        self.snapshotted = true;
+        self.status = SessionStatus::Stopped;
     }
 
     /// Moves the end of the lifetime `ms` later (the provider extended the Box by `ms`). A
@@ -105,6 +118,12 @@ impl SessionState {
     /// open Session (open another with openSandboxSession())`; when the lifetime ran out, the
     /// error of [`SessionState::expired_error`].
     pub fn check_open(&mut self, id: &str, operation: &str, now_ms: f64) -> Result<()> {
+        if self.closed && self.snapshotted {
+            return Err(Error::new(
+                ErrorCode::InvalidState,
+                format!("Session {id} was stopped by its snapshot(); {operation}() needs an open Session (open one from the snapshot with openSandboxSession({{ snapshotId }}))"),
+            ));
+        }
         if self.closed {
             return Err(Error::new(
                 ErrorCode::InvalidState,
@@ -318,6 +337,14 @@ mod tests {
         let error = state.expire("s3", "write");
         assert!(error.message().contains("(410; its lifetime was 5000ms)"), "{}", error.message());
         assert!(state.check_open("s3", "read", 1.0).is_err(), "an expired Session refuses before any request");
+        // snapshot() stops the Box: the Session is stopped and closed, and says why.
+        let mut taken = SessionState::running(Some(10_000), 0.0);
+        taken.snapshotted();
+        assert_eq!(taken.status_at(1.0), SessionStatus::Stopped);
+        let error = taken.check_open("s3", "exec", 1.0).unwrap_err();
+        assert_eq!(error.code(), ErrorCode::InvalidState);
+        assert!(error.message().contains("Session s3 was stopped by its snapshot(); exec()"), "{}", error.message());
+        assert_eq!(taken.status_at(1e9), SessionStatus::Stopped, "never expired by the clock after it");
         // close() after expiry keeps refusing with the closed message; a closed Session stays as close() left it.
         let mut closed = SessionState::running(Some(10), 0.0);
         closed.closed = true;
