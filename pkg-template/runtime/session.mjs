@@ -89,6 +89,11 @@ class SandboxSession {
     return this.#raw.extendTimeout(ms);
   }
 
+  /** The URL that reaches Box port `port` (declared in `ports` at open); throws a SandboxError. */
+  domain(port) {
+    return this.#raw.domain(port);
+  }
+
   async command(id) {
     return new SandboxProcess(await this.#raw.command(id));
   }

@@ -42,6 +42,9 @@ pub struct BoxSpec {
     /// The Box is a Run's, whose first request is its staging (Cloudflare: no `mkdir` of the
     /// cwd at open; `BoxSession::stage_files` writes it). `false` for a Session.
     pub staged_first: bool,
+    /// The Box ports to expose (a Session's `ports`; checked, distinct); only a provider whose
+    /// [`Provider::exposes_ports`] is `true` is given any.
+    pub ports: Vec<u16>,
 }
 
 /// How a Box's files began, for the prepared-project cache ([`crate::run::prepared`]).
@@ -186,6 +189,13 @@ pub trait Provider: std::fmt::Debug {
     ) -> LocalBoxFuture<'a, Result<ExecutionAuthority>> {
         let _ = session;
         self.execution_authority(None)
+    }
+
+    /// Whether a Box of this provider can be opened with [`BoxSpec::ports`] and answer
+    /// [`BoxSession::port_url`] (Vercel and the local Box host: routes; the default `false`:
+    /// `openSandboxSession({ ports })` answers `SANDBOX_NOT_SUPPORTED`).
+    fn exposes_ports(&self) -> bool {
+        false
     }
 
     /// Whether the provider keeps the Box of a `sandboxId` itself (Cloudflare: one Durable Object
@@ -411,6 +421,22 @@ pub trait BoxSession: std::fmt::Debug {
     fn command<'a>(&'a self, id: &'a str, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<()>> {
         let _ = (id, signal);
         unsupported(self.provider(), Operation::Exec)
+    }
+
+    /// The URL that reaches Box port `port` (declared in [`BoxSpec::ports`]): the `url` of its
+    /// route in the create answer (Vercel protocol §6.3). Sends nothing.
+    ///
+    /// # Errors
+    /// `SANDBOX_INVALID_ARGUMENT` for a port not declared at open; `SANDBOX_NOT_SUPPORTED` (the
+    /// default, `details.operation` `ports`).
+    fn port_url(&self, port: u16) -> Result<String> {
+        let _ = port;
+        Err(Error::new(
+            ErrorCode::NotSupported,
+            format!("the {} provider does not support ports on a Box", self.provider()),
+        )
+        .with_provider(self.provider())
+        .with_operation(Operation::Ports))
     }
 
     /// Moves the end of the Box's lifetime `ms` (ms) later. Vercel protocol: `POST

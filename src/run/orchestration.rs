@@ -182,6 +182,7 @@ async fn run(definition: &Rc<Definition>, payload: &JsValue, options: &RunOption
         prepared: prepared.as_ref().and_then(|p| p.start_from.clone()),
         prepared_name: prepared.as_ref().and_then(Prepared::name_if_owner),
         staged_first: true,
+        ports: Vec::new(),
     };
     // The Definition timeout covers taking the Box too (a provider that never answers its create).
     run_signal.start_deadline(definition.timeout_ms);

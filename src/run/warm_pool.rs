@@ -212,6 +212,7 @@ async fn open_one(
         prepared: start_from.clone(),
         prepared_name: None,
         staged_first: true,
+        ports: Vec::new(),
     };
     // Bounded as a Run is: by the Definition timeout.
     let deadline = Deadline::new(None, definition.timeout_ms);

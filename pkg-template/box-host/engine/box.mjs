@@ -183,6 +183,8 @@ export class Box {
     this.logBudget = logBudget;
     this.features = features;
     this.network = network;
+    /** Its port proxy, when created with `ports` (port-proxy.mjs openPorts). @type {import('./port-proxy.mjs').PortProxy | undefined} */
+    this.portProxy = undefined;
     this.spares = spares;
     this.diskMounted = diskMounted === true;
     this.limits = limitsReport(features, {
@@ -498,6 +500,7 @@ export class Box {
     let failure;
     this.stopping = (async () => {
       clearTimeout(this.lifetime);
+      this.portProxy?.close();
       this.#refillSpares();
       await Promise.all(this.#processes().map((cmd) => cmd.killAll()));
       try {
@@ -528,6 +531,7 @@ export class Box {
    * removes one still busy). Never throws.
    */
   removeNow() {
+    this.portProxy?.close();
     for (const cmd of this.#processes()) {
       try {
         cmd.killNow();

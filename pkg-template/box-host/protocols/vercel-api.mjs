@@ -7,6 +7,8 @@ import { HttpError, MAX_ARCHIVE_BYTES, readBody, readJson, sendJson } from './ht
 import { MAX_TIMER_MS } from '../engine/box.mjs';
 import { StdinTimeout, StdinUnavailable } from '../engine/command.mjs';
 import { snapshotJSON } from '../engine/snapshots.mjs';
+import { checkPorts, openPorts, routesOf } from '../engine/port-proxy.mjs';
+import { networkDenied } from '../engine/registry.mjs';
 
 const SID = '([A-Za-z0-9_-]+)';
 const S = `^/v2/sandboxes/sessions/${SID}`;
@@ -59,12 +61,13 @@ export function matchRoute(method, pathname, query) {
 }
 
 function both(box) {
-  return { sandbox: box.sandboxJSON(), session: box.sessionJSON(), routes: [] };
+  return { sandbox: box.sandboxJSON(), session: box.sessionJSON(), routes: routesOf(box) };
 }
 
 /** @type {RouteHandler} */
 async function create({ registry, req, res }) {
   const body = await readJson(req);
+  const ports = checkPorts(body.ports, networkDenied(body.networkPolicy));
   // A create waiting for a Box slot leaves the queue when its client goes away.
   const gone = new AbortController();
   res.once('close', () => gone.abort());
@@ -73,6 +76,7 @@ async function create({ registry, req, res }) {
     await box.stop();
     return;
   }
+  await openPorts(box, ports);
   sendJson(res, 200, both(box));
 }
 
@@ -80,7 +84,7 @@ async function create({ registry, req, res }) {
 async function getSession({ registry, res, params: [sid] }) {
   const box = registry.bySession(sid);
   if (!box) registry.running(sid);
-  sendJson(res, 200, { session: box.sessionJSON(), routes: [] });
+  sendJson(res, 200, { session: box.sessionJSON(), routes: routesOf(box) });
 }
 
 /** @type {RouteHandler} */

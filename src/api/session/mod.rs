@@ -9,6 +9,7 @@
 //! (the Box session).
 
 mod options;
+mod ports;
 mod process;
 
 use options::{bool_option, check_keys, option, read_command, signal_option, timeout_option};
@@ -244,14 +245,16 @@ fn stdin_feed(value: &JsValue) -> Result<Option<StdinFeed>> {
     Ok(Some(StdinFeed::Stream(reader)))
 }
 
-/// `openSandboxSession({ provider?, timeout?, signal?, sandboxId? }) → Promise<SandboxSession>`:
+/// `openSandboxSession({ provider?, timeout?, signal?, sandboxId?, ports? }) → Promise<SandboxSession>`:
 /// opens one Box on the provider `configureSandbox` chose and resolves to its handle.
 ///
 /// `provider` (`'local' | 'vercel' | 'cloudflare'`) must be the configured one; `timeout` is the
 /// Box lifetime in ms (positive integer ≤ 2147483647; the provider's default when absent, 5
 /// minutes on Vercel and the local Box host); `signal` aborts the opening (the Promise rejects with
 /// its reason); `sandboxId` names a kept Box (Cloudflare; other providers reject it with
-/// `SANDBOX_NOT_SUPPORTED`).
+/// `SANDBOX_NOT_SUPPORTED`); `ports` (at most 15 distinct integers 1–65535) are the Box ports
+/// `domain(port)` gives a URL for (`SANDBOX_NOT_SUPPORTED`, `details.operation` `ports`, on
+/// Cloudflare and for a `deny-all` Box of the local Box host).
 ///
 /// # Errors
 /// `SANDBOX_INVALID_ARGUMENT` for bad options (before any request); those of the provider's
@@ -260,7 +263,7 @@ fn stdin_feed(value: &JsValue) -> Result<Option<StdinFeed>> {
 pub fn open_sandbox_session(options: JsValue) -> Promise {
     let what = "openSandboxSession options";
     let read = || -> Result<(Rc<dyn Provider>, BoxSpec, Option<AbortSignal>)> {
-        check_keys(&options, &["provider", "timeout", "signal", "sandboxId"], what)?;
+        check_keys(&options, &["provider", "timeout", "signal", "sandboxId", "ports"], what)?;
         let lifetime_ms = timeout_option(&options, what)?;
         let signal = signal_option(&options, what)?;
         let sandbox_id = option(&options, "sandboxId", what)?;
@@ -290,7 +293,9 @@ pub fn open_sandbox_session(options: JsValue) -> Promise {
                 )));
             }
         }
-        Ok((provider.clone(), session_spec(provider.as_ref(), lifetime_ms, sandbox_id)?, signal))
+        let ports = ports::ports_option(&options, what, provider.as_ref())?;
+        let spec = BoxSpec { ports, ..session_spec(provider.as_ref(), lifetime_ms, sandbox_id)? };
+        Ok((provider.clone(), spec, signal))
     };
     let (provider, spec, signal) = match read() {
         Ok(read) => read,

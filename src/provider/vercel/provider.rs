@@ -69,6 +69,11 @@ impl Provider for VercelProvider {
         true
     }
 
+    /// `true`: `ports` on create, the answer's routes.
+    fn exposes_ports(&self) -> bool {
+        true
+    }
+
     /// Snapshots of this project (`GET /v2/sandboxes/snapshots`, newest first, one page of
     /// up to 100), of the sandbox named `name` when given.
     ///
@@ -108,9 +113,10 @@ impl Provider for VercelProvider {
         signal: Option<&'a AbortSignal>,
     ) -> LocalBoxFuture<'a, Result<Box<dyn BoxSession>>> {
         Box::pin(async move {
+            super::ports::check_ports_policy(self.kind(), &spec.ports, self.network_policy.as_ref())?;
             let mut body = CreateSandboxRequest {
                 project_id: self.project_id.clone(),
-                ports: Vec::new(),
+                ports: spec.ports.clone(),
                 timeout: spec.lifetime_ms,
                 runtime: None,
                 network_policy: self.network_policy.clone(),
@@ -139,7 +145,9 @@ impl Provider for VercelProvider {
                     other => break other?,
                 }
             };
+            let routes = super::ports::routes_of(self.kind(), &created.routes)?;
             Ok(Box::new(VercelBox {
+                routes,
                 client: self.client.clone(),
                 session_id: created.session.id,
                 cwd: created.session.cwd,
@@ -158,6 +166,8 @@ pub struct VercelBox {
     cwd: String,
     execution_authority: Option<serde_json::Value>,
     prepared: PreparedStart,
+    /// The create answer's routes (`ports`).
+    routes: Vec<vite_hub_sandbox_core::session::ports::Route>,
 }
 
 impl BoxSession for VercelBox {
@@ -194,6 +204,12 @@ impl BoxSession for VercelBox {
     /// `true`: the provider stops the session at its `timeout`.
     fn stops_at_lifetime(&self) -> bool {
         true
+    }
+
+    /// The `url` of the port's route in the create answer.
+    fn port_url(&self, port: u16) -> Result<String> {
+        vite_hub_sandbox_core::session::ports::route_url(&self.routes, port)
+            .map_err(|e| e.with_provider(self.provider()))
     }
 
     /// The `executionAuthority` the local Box host adds to its create answer (Vercel sends none).

@@ -205,6 +205,8 @@ pub enum Operation {
     Stdin,
     /// Moving a Box's end of lifetime later (a Session's `extendTimeout`).
     ExtendTimeout,
+    /// Declaring or reaching a Box's ports (a Session's `ports` and `domain(port)`).
+    Ports,
 }
 
 impl Operation {
@@ -224,6 +226,7 @@ impl Operation {
             Operation::Remove => "remove",
             Operation::Stdin => "stdin",
             Operation::ExtendTimeout => "extendTimeout",
+            Operation::Ports => "ports",
         }
     }
 }
