@@ -275,3 +275,34 @@ test('an undeclared port, bad ports and ports under deny-all are refused with th
     configureSandbox({ provider: 'local', local: { baseUrl: host.baseUrl, token: host.token } });
   }
 });
+
+test('Cloudflare: ports are SANDBOX_NOT_SUPPORTED (operation ports) before any Box is opened', async () => {
+  configureSandbox({
+    provider: 'cloudflare',
+    env: { SANDBOX_LOCAL_URL: host.baseUrl, SANDBOX_LOCAL_TOKEN: host.token },
+  });
+  try {
+    const requests = host.counters().total;
+    await assert.rejects(openSandboxSession({ ports: [8080] }), (error) => {
+      assert.equal(error.code, 'SANDBOX_NOT_SUPPORTED');
+      assert.equal(error.operation, 'ports');
+      assert.equal(error.provider, 'cloudflare');
+      assert.match(error.message, /proxyToSandbox on a custom domain/);
+      return true;
+    });
+    assert.equal(host.counters().total, requests, 'no request reached the host');
+    // A Session without ports works, and its domain() says the same.
+    const session = await openSandboxSession();
+    try {
+      assert.throws(
+        () => session.domain(8080),
+        (error) =>
+          error.code === 'SANDBOX_NOT_SUPPORTED' && error.operation === 'ports' && error.provider === 'cloudflare',
+      );
+    } finally {
+      await session.close();
+    }
+  } finally {
+    configureSandbox({ provider: 'local', local: { baseUrl: host.baseUrl, token: host.token } });
+  }
+});
