@@ -89,9 +89,18 @@ const hostReach = {
 
 /** The reach of a Box on a Box network: the forwarder in its namespace (started at once). */
 class NamespaceReach {
-  /** @param {{ netns: string, userns?: string }} network @param {number[]} ports */
-  constructor(network, ports) {
-    this.dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vite-hub-ports-'));
+  /** @param {string} root the Box directory @param {{ netns: string, userns?: string }} network @param {number[]} ports */
+  constructor(root, network, ports) {
+    // In the Box directory (which no command sees: they see its work directory, /tmp and home),
+    // so a host that dies leaves it to the sweep of stale Box directories; elsewhere when a socket
+    // path there would pass the 107 bytes a Unix socket path may have.
+    const inRoot = path.join(root, '.vite-hub-ports');
+    if (path.join(inRoot, '65535.sock').length < 100) {
+      fs.mkdirSync(inRoot, { mode: 0o700 });
+      this.dir = inRoot;
+    } else {
+      this.dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vite-hub-ports-'));
+    }
     fs.chmodSync(this.dir, 0o700);
     const enter = network.userns
       ? [`--user=${network.userns}`, `--net=${network.netns}`, '--preserve-credentials']
@@ -154,9 +163,9 @@ class NamespaceReach {
 /**
  * How the host reaches the declared `ports` of `box`: `{ ready (resolves once connections can be
  * made, rejects with an Error saying why not), connect(port, done(err, socket)), close() }`.
- * @param {{ network?: { netns: string, userns?: string } }} box
+ * @param {{ root: string, network?: { netns: string, userns?: string } }} box
  * @param {number[]} ports
  */
 export function boxPortReach(box, ports) {
-  return box.network?.netns ? new NamespaceReach(box.network, ports) : hostReach;
+  return box.network?.netns ? new NamespaceReach(box.root, box.network, ports) : hostReach;
 }
