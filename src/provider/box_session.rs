@@ -629,6 +629,7 @@ mod tests {
         assert_unsupported(now(session.write_stdin("1", b"a", true, None)), Operation::Stdin);
         assert_unsupported(now(session.command("1", None)), Operation::Exec);
         assert_unsupported(now(session.extend_timeout(1000, None)), Operation::ExtendTimeout);
+        assert_unsupported(session.port_url(3000), Operation::Ports);
         assert_unsupported(now(session.exists("/work/a", None)), Operation::Read);
         assert_unsupported(now(session.mkdir("/work/a", true, None)), Operation::Mkdir);
         assert_unsupported(now(session.remove("/work/a", false, None)), Operation::Remove);
@@ -650,6 +651,7 @@ mod tests {
     fn provider_queries_answer_none_and_prepared_projects_are_not_supported() {
         let provider: &dyn Provider = &Minimal;
         assert!(!provider.prepares() && !provider.keeps_boxes() && !provider.uses_in_process_host());
+        assert!(!provider.exposes_ports());
         assert_eq!(provider.in_process_host(), None);
         assert!(now(provider.ensure_ready()).unwrap().is_none());
         assert!(!now(provider.close_kept_box("kept")).unwrap(), "no Box is kept by the provider");
