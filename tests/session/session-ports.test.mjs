@@ -8,12 +8,23 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
+import { execFile, execFileSync } from 'node:child_process';
+import { promisify } from 'node:util';
 import { WebSocket } from 'undici';
 import { configureSandbox, openSandboxSession } from '@vite-hub/sandbox';
 import { startBoxHost } from '@vite-hub/sandbox/box-host';
 import { useLocalHost, processesMatching } from '../support/local-host.mjs';
 
 const require = createRequire(import.meta.url);
+/** Headless Chromium, where installed (scripts/setup.sh installs it for the wasm browser tests). */
+const NO_CHROMIUM = (() => {
+  try {
+    execFileSync('chromium', ['--version'], { stdio: 'ignore' });
+    return false;
+  } catch {
+    return 'chromium is not installed';
+  }
+})();
 const WS_DIR = path.dirname(require.resolve('ws/package.json'));
 
 // An HTTP server that tells what it got (path, cookies), and a WebSocket echo on the same port.
@@ -273,6 +284,34 @@ test('an undeclared port, bad ports and ports under deny-all are refused with th
     });
   } finally {
     configureSandbox({ provider: 'local', local: { baseUrl: host.baseUrl, token: host.token } });
+  }
+});
+
+test('a browser opening session.domain(3000) loads the page and its absolute paths (the cookie)', {
+  skip: NO_CHROMIUM,
+}, async () => {
+  const session = await openSandboxSession({ ports: [3000] });
+  try {
+    const page = `require('node:http').createServer((req, res) => {
+      if (req.url === '/app.js') {
+        res.setHeader('content-type', 'text/javascript');
+        return res.end("document.getElementById('out').textContent = 'loaded ' + document.cookie.length");
+      }
+      res.setHeader('content-type', 'text/html');
+      res.end('<p id=out>not loaded</p><script src="/app.js"></script>');
+    }).listen(3000, () => console.log('listening'))`;
+    const server = await session.spawn('node', ['-e', page]);
+    for await (const { data } of server.logs()) if (data.includes('listening')) break;
+    // Async: the proxy answers from this process.
+    const { stdout } = await promisify(execFile)(
+      'chromium',
+      ['--headless=new', '--no-sandbox', '--disable-gpu', '--dump-dom', `${session.domain(3000)}/`],
+      { timeout: 60_000 },
+    );
+    // `/app.js` came through the proxy without the secret in its path; the cookie is HttpOnly.
+    assert.match(stdout, /<p id="out">loaded 0<\/p>/);
+  } finally {
+    await session.close();
   }
 });
 
