@@ -99,6 +99,9 @@ test('fetch(session.domain(3000)) gets the body of a server in the Box; paths an
       cookie,
       new RegExp(`^vite-hub-sandbox-${new URL(url).port}=${secretOf(url)}; Path=/; HttpOnly; SameSite=Strict$`),
     );
+    // A handle reattached by id answers the same URL (the routes of `GET /v2/sandboxes/{id}`).
+    const again = await openSandboxSession({ id: session.id });
+    assert.equal(again.domain(3000), url);
     const api = await fetch(`${url}/api/items?page=2`, { headers: { cookie: 'theme=dark' } });
     assert.equal(await api.text(), 'hello from the Box /api/items?page=2 cookie=theme=dark');
     // A browser's next request: an absolute path with the cookie; the Box never sees the cookie.

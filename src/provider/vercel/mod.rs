@@ -20,3 +20,9 @@ pub use provider::{VercelBox, VercelProvider};
 mod ports;
 #[cfg(target_arch = "wasm32")]
 mod provider;
+
+#[cfg(target_arch = "wasm32")]
+mod sessions;
+
+#[cfg(target_arch = "wasm32")]
+mod attach;

@@ -207,6 +207,12 @@ pub enum Operation {
     ExtendTimeout,
     /// Declaring or reaching a Box's ports (a Session's `ports` and `domain(port)`).
     Ports,
+    /// Changing a running Box's network policy (a Session's `updateNetworkPolicy`).
+    UpdateNetworkPolicy,
+    /// Reattaching to a running Box by its id (`openSandboxSession({ id })`).
+    Attach,
+    /// Listing the provider's Boxes (`listSandboxSessions()`).
+    ListSessions,
 }
 
 impl Operation {
@@ -227,6 +233,9 @@ impl Operation {
             Operation::Stdin => "stdin",
             Operation::ExtendTimeout => "extendTimeout",
             Operation::Ports => "ports",
+            Operation::UpdateNetworkPolicy => "updateNetworkPolicy",
+            Operation::Attach => "attach",
+            Operation::ListSessions => "listSandboxSessions",
         }
     }
 }
