@@ -46,7 +46,8 @@ export interface SandboxErrorBody {
         | 'remove'
         | 'stdin'
         | 'extendTimeout'
-        | 'fork';
+        | 'fork'
+        | 'ports';
       provider?: SandboxProviderName;
       /** Upstream HTTP status. */
       status?: number;
@@ -559,6 +560,14 @@ export interface OpenSandboxSessionOptions {
   /** Cloudflare only: the kept Box (Durable Object) to use; other providers reject it with `SANDBOX_NOT_SUPPORTED`. */
   sandboxId?: string;
   /**
+   * Box ports to expose (at most 15 distinct integers 1–65535; `[]` by default), each reachable
+   * at {@link SandboxSession.domain}. Vercel: the SDK's `ports` on create. The local Box host: a
+   * port proxy on 127.0.0.1 for this Box only, closed with the Session. `SANDBOX_NOT_SUPPORTED`
+   * (`details.operation` `'ports'`) on Cloudflare and for a local Box under `deny-all`;
+   * `SANDBOX_INVALID_ARGUMENT` for bad values.
+   */
+  ports?: number[];
+  /**
    * Reattaches to the running Box of this id (a Session's `id`, or one of {@link listSandboxSessions})
    * instead of opening one; only `provider` and `signal` may go with it. Vercel protocol:
    * `GET /v2/sandboxes/{id}` (the SDK's `Sandbox.get`). A stopped Box rejects with
@@ -785,6 +794,17 @@ export interface SandboxSession extends SandboxAsyncDisposable {
   snapshot(options?: { expiration?: number }): Promise<SandboxSnapshot>;
   /** `forkSandboxSession(this, options)`. */
   fork(options?: ForkSandboxSessionOptions): Promise<SandboxSession>;
+  /**
+   * The URL (no trailing slash) that reaches Box port `port`, one of the `ports` given at open;
+   * synchronous, sends nothing. Vercel: the port's route `url` (`https://<subdomain>.vercel.run`).
+   * The local Box host: `http://127.0.0.1:<proxy port>/<secret>` (the secret path segment is
+   * stripped before the request reaches the Box; a browser gets a cookie for the page's absolute
+   * paths); HTTP and WebSocket upgrades pass. Append paths: `` `${session.domain(3000)}/api` ``.
+   * @throws SandboxError `SANDBOX_INVALID_ARGUMENT` (`details.operation` `'ports'`) for a port not
+   *   declared at open or not an integer 1–65535; `SANDBOX_INVALID_STATE` after `close()` or expiry;
+   *   `SANDBOX_NOT_SUPPORTED` on Cloudflare.
+   */
+  domain(port: number): string;
   /** The file's bytes, or `null` when it does not exist; a file over 256 MiB (268435456 bytes) is `SANDBOX_TRANSFER_LIMIT`. */
   read(path: string): Promise<Uint8Array | null>;
   /** The file as UTF-8 text, or `null`. */

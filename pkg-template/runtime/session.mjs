@@ -111,6 +111,11 @@ class SandboxSession {
     return new SandboxSession(await this.#raw.fork(options));
   }
 
+  /** The URL that reaches Box port `port` (declared in `ports` at open); throws a SandboxError. */
+  domain(port) {
+    return this.#raw.domain(port);
+  }
+
   async command(id) {
     return new SandboxProcess(await this.#raw.command(id));
   }

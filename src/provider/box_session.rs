@@ -42,6 +42,9 @@ pub struct BoxSpec {
     /// The Box is a Run's, whose first request is its staging (Cloudflare: no `mkdir` of the
     /// cwd at open; `BoxSession::stage_files` writes it). `false` for a Session.
     pub staged_first: bool,
+    /// The Box ports to expose (a Session's `ports`; checked, distinct); only a provider whose
+    /// [`Provider::exposes_ports`] is `true` is given any.
+    pub ports: Vec<u16>,
     /// A Session's snapshot to start from (`openSandboxSession({ snapshotId })`). Unlike
     /// `prepared`, a snapshot the provider does not have is an error (`SANDBOX_NOT_FOUND`), never
     /// an empty Box; on the local Box host only a Session's snapshot is taken, never a prepared
@@ -234,6 +237,13 @@ pub trait Provider: std::fmt::Debug {
     ) -> LocalBoxFuture<'a, Result<ExecutionAuthority>> {
         let _ = session;
         self.execution_authority(None)
+    }
+
+    /// Whether a Box of this provider can be opened with [`BoxSpec::ports`] and answer
+    /// [`BoxSession::port_url`] (Vercel and the local Box host: routes; the default `false`:
+    /// `openSandboxSession({ ports })` answers `SANDBOX_NOT_SUPPORTED`).
+    fn exposes_ports(&self) -> bool {
+        false
     }
 
     /// Whether the provider keeps the Box of a `sandboxId` itself (Cloudflare: one Durable Object
@@ -544,6 +554,22 @@ pub trait BoxSession: std::fmt::Debug {
         unsupported(self.provider(), Operation::Exec)
     }
 
+    /// The URL that reaches Box port `port` (declared in [`BoxSpec::ports`]): the `url` of its
+    /// route in the create answer (Vercel protocol §6.3). Sends nothing.
+    ///
+    /// # Errors
+    /// `SANDBOX_INVALID_ARGUMENT` for a port not declared at open; `SANDBOX_NOT_SUPPORTED` (the
+    /// default, `details.operation` `ports`).
+    fn port_url(&self, port: u16) -> Result<String> {
+        let _ = port;
+        Err(Error::new(
+            ErrorCode::NotSupported,
+            format!("the {} provider does not support ports on a Box", self.provider()),
+        )
+        .with_provider(self.provider())
+        .with_operation(Operation::Ports))
+    }
+
     /// Moves the end of the Box's lifetime `ms` (ms) later. Vercel protocol: `POST
     /// …/extend-timeout` `{ duration }`.
     ///
@@ -756,6 +782,7 @@ mod tests {
         assert_unsupported(now(session.write_stdin("1", b"a", true, None)), Operation::Stdin);
         assert_unsupported(now(session.command("1", None)), Operation::Exec);
         assert_unsupported(now(session.extend_timeout(1000, None)), Operation::ExtendTimeout);
+        assert_unsupported(session.port_url(3000), Operation::Ports);
         let policy = serde_json::json!("deny-all");
         assert_unsupported(now(session.update_network_policy(&policy, None)), Operation::UpdateNetworkPolicy);
         assert_eq!(session.reported_expires_at_ms(), None);
@@ -782,6 +809,7 @@ mod tests {
     fn provider_queries_answer_none_and_prepared_projects_are_not_supported() {
         let provider: &dyn Provider = &Minimal;
         assert!(!provider.prepares() && !provider.keeps_boxes() && !provider.uses_in_process_host());
+        assert!(!provider.exposes_ports());
         assert_eq!(provider.in_process_host(), None);
         assert!(now(provider.ensure_ready()).unwrap().is_none());
         assert!(!now(provider.close_kept_box("kept")).unwrap(), "no Box is kept by the provider");

@@ -183,6 +183,7 @@ async fn run(definition: &Rc<Definition>, payload: &JsValue, options: &RunOption
         prepared_name: prepared.as_ref().and_then(Prepared::name_if_owner),
         staged_first: true,
         snapshot: None,
+        ports: Vec::new(),
     };
     // The Definition timeout covers taking the Box too (a provider that never answers its create).
     run_signal.start_deadline(definition.timeout_ms);

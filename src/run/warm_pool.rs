@@ -213,6 +213,7 @@ async fn open_one(
         prepared_name: None,
         staged_first: true,
         snapshot: None,
+        ports: Vec::new(),
     };
     // Bounded as a Run is: by the Definition timeout.
     let deadline = Deadline::new(None, definition.timeout_ms);

@@ -185,6 +185,8 @@ export class Box {
     this.logBudget = logBudget;
     this.features = features;
     this.network = network;
+    /** Its port proxy, when created with `ports` (port-proxy.mjs openPorts). @type {import('./port-proxy.mjs').PortProxy | undefined} */
+    this.portProxy = undefined;
     this.spares = spares;
     this.diskMounted = diskMounted === true;
     this.limits = limitsReport(features, {
@@ -510,6 +512,7 @@ export class Box {
     let failure;
     this.stopping = (async () => {
       clearTimeout(this.lifetime);
+      this.portProxy?.close();
       this.#refillSpares();
       // Every step runs even when one before it failed (out of fds, a busy mount): the Box ends
       // as stopped and its slot is given back; the first failure is thrown after.
@@ -554,6 +557,7 @@ export class Box {
    * removes one still busy). Never throws.
    */
   removeNow() {
+    this.portProxy?.close();
     for (const cmd of this.#processes()) {
       try {
         cmd.killNow();

@@ -23,7 +23,8 @@ const STOPPED_MEMORY = 256;
 /** Command output kept for replay by all live Boxes together (bytes of text, 32 MiB). */
 export const LOG_BUDGET_BYTES = 32 * 1024 * 1024;
 
-function networkDenied(policy) {
+/** Whether a create's `networkPolicy` cuts the Box's network off (400 for a shape this host does not take). */
+export function networkDenied(policy) {
   if (policy === undefined || policy === 'allow-all') return false;
   if (policy === 'deny-all') return true;
   if (policy && typeof policy === 'object' && !Array.isArray(policy)) {

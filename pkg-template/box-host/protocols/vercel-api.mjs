@@ -8,6 +8,8 @@ import { MAX_TIMER_MS } from '../engine/box.mjs';
 import { StdinTimeout, StdinUnavailable } from '../engine/command.mjs';
 import { forkBox } from '../engine/box-fork.mjs';
 import { snapshotJSON, snapshotKind } from '../engine/snapshots.mjs';
+import { checkPorts, openPorts, routesOf } from '../engine/port-proxy.mjs';
+import { networkDenied } from '../engine/registry.mjs';
 import { listSandboxes, updateNetworkPolicy } from './vercel-network.mjs';
 
 const SID = '([A-Za-z0-9_-]+)';
@@ -64,12 +66,13 @@ export function matchRoute(method, pathname, query) {
 }
 
 function both(box) {
-  return { sandbox: box.sandboxJSON(), session: box.sessionJSON(), routes: [] };
+  return { sandbox: box.sandboxJSON(), session: box.sessionJSON(), routes: routesOf(box) };
 }
 
 /** @type {RouteHandler} */
 async function create({ registry, req, res }) {
   const body = await readJson(req);
+  const ports = checkPorts(body.ports, networkDenied(body.networkPolicy));
   // A create waiting for a Box slot leaves the queue when its client goes away.
   const gone = new AbortController();
   res.once('close', () => gone.abort());
@@ -78,6 +81,7 @@ async function create({ registry, req, res }) {
     await box.stop();
     return;
   }
+  await openPorts(box, ports);
   sendJson(res, 200, both(box));
 }
 
@@ -95,6 +99,13 @@ async function fork({ registry, req, res, params: [encoded] }) {
     throw new HttpError(400, 'bad_request', 'malformed sandbox name');
   }
   const body = await readJson(req);
+  // Not served: a fork that asked for ports would answer without their routes.
+  if (Array.isArray(body.ports) && body.ports.length > 0)
+    throw new HttpError(
+      400,
+      'bad_request',
+      'ports on a fork are not supported by the local Box host; create the Box with ports',
+    );
   const gone = new AbortController();
   res.once('close', () => gone.abort());
   const box = await forkBox(registry, name, body, { signal: gone.signal });
@@ -109,7 +120,7 @@ async function fork({ registry, req, res, params: [encoded] }) {
 async function getSession({ registry, res, params: [sid] }) {
   const box = registry.bySession(sid);
   if (!box) registry.running(sid);
-  sendJson(res, 200, { session: box.sessionJSON(), routes: [] });
+  sendJson(res, 200, { session: box.sessionJSON(), routes: routesOf(box) });
 }
 
 /** @type {RouteHandler} */

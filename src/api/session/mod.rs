@@ -11,6 +11,7 @@
 mod attach;
 mod network;
 mod options;
+mod ports;
 mod process;
 mod snapshots;
 
@@ -276,14 +277,16 @@ fn configured_provider(options: &JsValue, what: &str) -> Result<Rc<dyn Provider>
     Ok(provider)
 }
 
-/// `openSandboxSession({ provider?, timeout?, signal?, sandboxId? }) → Promise<SandboxSession>`:
+/// `openSandboxSession({ provider?, timeout?, signal?, sandboxId?, ports? }) → Promise<SandboxSession>`:
 /// opens one Box on the provider `configureSandbox` chose and resolves to its handle.
 ///
 /// `provider` (`'local' | 'vercel' | 'cloudflare'`) must be the configured one; `timeout` is the
 /// Box lifetime in ms (positive integer ≤ 2147483647; the provider's default when absent, 5
 /// minutes on Vercel and the local Box host); `signal` aborts the opening (the Promise rejects with
 /// its reason); `sandboxId` names a kept Box (Cloudflare; other providers reject it with
-/// `SANDBOX_NOT_SUPPORTED`).
+/// `SANDBOX_NOT_SUPPORTED`); `ports` (at most 15 distinct integers 1–65535) are the Box ports
+/// `domain(port)` gives a URL for (`SANDBOX_NOT_SUPPORTED`, `details.operation` `ports`, on
+/// Cloudflare and for a `deny-all` Box of the local Box host).
 ///
 /// # Errors
 /// `SANDBOX_INVALID_ARGUMENT` for bad options (before any request); those of the provider's
@@ -295,7 +298,7 @@ pub fn open_sandbox_session(options: JsValue) -> Promise {
         return attached;
     }
     let read = || -> Result<(Rc<dyn Provider>, BoxSpec, Option<AbortSignal>)> {
-        check_keys(&options, &["provider", "timeout", "signal", "sandboxId", "snapshotId"], what)?;
+        check_keys(&options, &["provider", "timeout", "signal", "sandboxId", "snapshotId", "ports"], what)?;
         let lifetime_ms = timeout_option(&options, what)?;
         let signal = signal_option(&options, what)?;
         let sandbox_id = option(&options, "sandboxId", what)?;
@@ -310,7 +313,8 @@ pub fn open_sandbox_session(options: JsValue) -> Promise {
             )
         };
         let provider = configured_provider(&options, what)?;
-        let mut spec = session_spec(provider.as_ref(), lifetime_ms, sandbox_id)?;
+        let ports = ports::ports_option(&options, what, provider.as_ref())?;
+        let mut spec = BoxSpec { ports, ..session_spec(provider.as_ref(), lifetime_ms, sandbox_id)? };
         let snapshot = option(&options, "snapshotId", what)?;
         if !snapshot.is_undefined() {
             spec.snapshot = Some(snapshots::snapshot_id(&snapshot, &format!("{what} snapshotId"))?);

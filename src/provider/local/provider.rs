@@ -104,6 +104,11 @@ impl Provider for LocalProvider {
         true
     }
 
+    /// `true`: the host's port proxy (`ports` on create, routes).
+    fn exposes_ports(&self) -> bool {
+        true
+    }
+
     /// The host's snapshots (the Vercel protocol's list).
     fn list_prepared<'a>(&'a self, name: Option<&'a str>) -> LocalBoxFuture<'a, Result<Vec<PreparedProject>>> {
         Box::pin(async move { self.vercel().await?.list_prepared(name).await })

@@ -73,6 +73,11 @@ impl Provider for VercelProvider {
         true
     }
 
+    /// `true`: `ports` on create, the answer's routes.
+    fn exposes_ports(&self) -> bool {
+        true
+    }
+
     /// Snapshots of this project (`GET /v2/sandboxes/snapshots`, newest first, one page of
     /// up to 100), of the sandbox named `name` when given.
     ///
@@ -133,12 +138,13 @@ impl Provider for VercelProvider {
         signal: Option<&'a AbortSignal>,
     ) -> LocalBoxFuture<'a, Result<Box<dyn BoxSession>>> {
         Box::pin(async move {
+            super::ports::check_ports_policy(self.kind(), &spec.ports, self.network_policy.as_ref())?;
             if let Some(id) = &spec.snapshot {
                 return self.open_from_snapshot(spec, id, signal).await;
             }
             let mut body = CreateSandboxRequest {
                 project_id: self.project_id.clone(),
-                ports: Vec::new(),
+                ports: spec.ports.clone(),
                 timeout: spec.lifetime_ms,
                 runtime: None,
                 network_policy: self.network_policy.clone(),
@@ -167,7 +173,7 @@ impl Provider for VercelProvider {
                     other => break other?,
                 }
             };
-            Ok(Box::new(VercelBox::from_created(self.client.clone(), created, prepared)) as Box<dyn BoxSession>)
+            Ok(Box::new(VercelBox::from_created(self.client.clone(), created, prepared)?) as Box<dyn BoxSession>)
         })
     }
 
@@ -181,7 +187,7 @@ impl Provider for VercelProvider {
         Box::pin(async move {
             let (created, session) = self.client.get_sandbox(id, self.project_id.as_deref(), signal).await?;
             super::attach::check_running(self.kind(), id, &created.session.status)?;
-            let mut attached = VercelBox::from_created(self.client.clone(), created, PreparedStart::Empty);
+            let mut attached = VercelBox::from_created(self.client.clone(), created, PreparedStart::Empty)?;
             attached.expires_at_ms = super::sessions::session_expires_at_ms(&session);
             Ok(Box::new(attached) as Box<dyn BoxSession>)
         })
@@ -209,6 +215,8 @@ pub struct VercelBox {
     cwd: String,
     execution_authority: Option<serde_json::Value>,
     prepared: PreparedStart,
+    /// The create answer's routes (`ports`).
+    routes: Vec<vite_hub_sandbox_core::session::ports::Route>,
     /// When the session's lifetime ends (ms since the epoch), as a reattach read it.
     expires_at_ms: Option<f64>,
 }
@@ -248,6 +256,12 @@ impl BoxSession for VercelBox {
     /// `true`: the provider stops the session at its `timeout`.
     fn stops_at_lifetime(&self) -> bool {
         true
+    }
+
+    /// The `url` of the port's route in the create answer.
+    fn port_url(&self, port: u16) -> Result<String> {
+        vite_hub_sandbox_core::session::ports::route_url(&self.routes, port)
+            .map_err(|e| e.with_provider(self.provider()))
     }
 
     /// The `executionAuthority` the local Box host adds to its create answer (Vercel sends none).

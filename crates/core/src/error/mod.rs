@@ -205,6 +205,8 @@ pub enum Operation {
     Stdin,
     /// Moving a Box's end of lifetime later (a Session's `extendTimeout`).
     ExtendTimeout,
+    /// Declaring or reaching a Box's ports (a Session's `ports` and `domain(port)`).
+    Ports,
     /// Changing a running Box's network policy (a Session's `updateNetworkPolicy`).
     UpdateNetworkPolicy,
     /// Reattaching to a running Box by its id (`openSandboxSession({ id })`).
@@ -232,6 +234,7 @@ impl Operation {
             Operation::Remove => "remove",
             Operation::Stdin => "stdin",
             Operation::ExtendTimeout => "extendTimeout",
+            Operation::Ports => "ports",
             Operation::UpdateNetworkPolicy => "updateNetworkPolicy",
             Operation::Attach => "attach",
             Operation::ListSessions => "listSandboxSessions",

@@ -7,6 +7,7 @@
 //! `close()` after which every operation rejects).
 
 pub mod authority;
+pub mod ports;
 
 use crate::error::{Error, ErrorCode, Result};
 

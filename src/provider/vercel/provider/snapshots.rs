@@ -18,12 +18,16 @@ use vite_hub_sandbox_core::error::Result;
 
 impl VercelBox {
     /// The Box of a create or fork answer.
+    ///
+    /// # Errors
+    /// `SANDBOX_TRANSPORT_ERROR` for routes of another shape ([`routes_of`](crate::provider::vercel::ports::routes_of)).
     pub(super) fn from_created(
         client: Rc<VercelClient>,
         created: SandboxAndSessionResponse,
         prepared: PreparedStart,
-    ) -> VercelBox {
-        VercelBox {
+    ) -> Result<VercelBox> {
+        Ok(VercelBox {
+            routes: crate::provider::vercel::ports::routes_of(client.kind(), &created.routes)?,
             client,
             name: super::sandbox_name(&created),
             session_id: created.session.id,
@@ -31,7 +35,7 @@ impl VercelBox {
             execution_authority: created.session.execution_authority,
             prepared,
             expires_at_ms: None,
-        }
+        })
     }
 }
 
@@ -55,10 +59,11 @@ impl VercelProvider {
             network_policy: self.network_policy.clone(),
             persistent: Some(false),
             source: Some(serde_json::json!({"type": "snapshot", "snapshotId": snapshot_id})),
+            ports: spec.ports.clone(),
             ..CreateSandboxRequest::default()
         };
         let created = self.client.create_from_session_snapshot(&body, snapshot_id, signal).await?;
-        Ok(Box::new(VercelBox::from_created(self.client.clone(), created, PreparedStart::Empty)))
+        Ok(Box::new(VercelBox::from_created(self.client.clone(), created, PreparedStart::Empty)?))
     }
 
     /// Forks the sandbox named `source` (`POST /v2/sandboxes/{source}/fork`, §7.1) with the
@@ -73,6 +78,6 @@ impl VercelProvider {
         signal: Option<&AbortSignal>,
     ) -> Result<Box<dyn BoxSession>> {
         let created = self.client.fork_sandbox(source, self.project_id.as_deref(), spec.lifetime_ms, signal).await?;
-        Ok(Box::new(VercelBox::from_created(self.client.clone(), created, PreparedStart::Empty)))
+        Ok(Box::new(VercelBox::from_created(self.client.clone(), created, PreparedStart::Empty)?))
     }
 }
