@@ -7,6 +7,7 @@ import { HttpError, MAX_ARCHIVE_BYTES, readBody, readJson, sendJson } from './ht
 import { MAX_TIMER_MS } from '../engine/box.mjs';
 import { StdinTimeout, StdinUnavailable } from '../engine/command.mjs';
 import { snapshotJSON } from '../engine/snapshots.mjs';
+import { openInteractive } from './vercel-interactive.mjs';
 
 const SID = '([A-Za-z0-9_-]+)';
 const S = `^/v2/sandboxes/sessions/${SID}`;
@@ -40,6 +41,7 @@ const ROUTES = [
   ['POST', new RegExp(`${S}/fs/read$`), 'fs/read', readFile],
   ['POST', new RegExp(`${S}/fs/mkdir$`), 'fs/mkdir', mkdir],
   ['POST', new RegExp(`${S}/snapshot$`), 'snapshot', takeSnapshot],
+  ['POST', new RegExp(`${S}/interactive$`), 'interactive', openInteractive],
   ['GET', /^\/v2\/sandboxes\/snapshots$/, 'snapshots/list', listSnapshots],
   ['GET', /^\/v2\/sandboxes\/snapshots\/([A-Za-z0-9_-]+)$/, 'snapshots/get', getSnapshot],
   ['DELETE', /^\/v2\/sandboxes\/snapshots\/([A-Za-z0-9_-]+)$/, 'snapshots/delete', deleteSnapshot],

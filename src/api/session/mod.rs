@@ -8,6 +8,7 @@
 //! Source: vitehub-sandbox-contract.md §2 (`resolveSandboxRunner`, executionAuthority) and §3
 //! (the Box session).
 
+mod interactive;
 mod options;
 mod process;
 

@@ -205,6 +205,8 @@ pub enum Operation {
     Stdin,
     /// Moving a Box's end of lifetime later (a Session's `extendTimeout`).
     ExtendTimeout,
+    /// Opening an interactive terminal of a Box (a Session's `openInteractive`).
+    OpenInteractive,
 }
 
 impl Operation {
@@ -224,6 +226,7 @@ impl Operation {
             Operation::Remove => "remove",
             Operation::Stdin => "stdin",
             Operation::ExtendTimeout => "extendTimeout",
+            Operation::OpenInteractive => "openInteractive",
         }
     }
 }
