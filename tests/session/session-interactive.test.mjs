@@ -4,7 +4,8 @@
 // Session closes or the Box's lifetime ends.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { openSandboxSession } from '@vite-hub/sandbox';
+import { configureSandbox, openSandboxSession } from '@vite-hub/sandbox';
+import { startBoxHost } from '@vite-hub/sandbox/box-host';
 import { useLocalHost } from '../support/local-host.mjs';
 import { connectTerminal, outputMatching, type } from '../support/terminal-client.mjs';
 
@@ -154,4 +155,35 @@ test('bad options are refused before any request; after close the Session refuse
   }
   await session.close();
   await assert.rejects(session.openInteractive(), (error) => error.code === 'SANDBOX_INVALID_STATE');
+});
+
+test("isolation 'none': the terminal is a plain process of the app's user, with its input and size; stdin pipes work there too", async () => {
+  const plain = await startBoxHost({ isolation: 'none' });
+  configureSandbox({ provider: 'local', local: { baseUrl: plain.baseUrl, token: plain.token } });
+  try {
+    const session = await openSandboxSession();
+    try {
+      const { url, token } = await session.openInteractive({ command: 'sh', cols: 70, rows: 20 });
+      const terminal = await connectTerminal(url, token, { queryToken: true });
+      terminal.ws.send(JSON.stringify({ type: 'start' }));
+      type(terminal, 'tty; stty size\n');
+      await outputMatching(terminal, /\/dev\/pts\/\d+\r\n20 70\r\n/);
+      type(terminal, 'exit 0\n');
+      await terminal.closed;
+      assert.deepEqual(terminal.exit, { type: 'exit', code: 0 });
+      // Without isolation a Command's stdin pipe reached it as /dev/null before (spawnSpec kept it
+      // for bubblewrap only): the terminal's input is that pipe.
+      const cat = await session.spawn('cat', [], { stdin: true });
+      await cat.writeStdin('plain\n');
+      await cat.closeStdin();
+      let stdout = '';
+      for await (const entry of cat.logs()) stdout += entry.data;
+      assert.equal(stdout, 'plain\n');
+    } finally {
+      await session.close();
+    }
+  } finally {
+    configureSandbox({ provider: 'local', local: { baseUrl: host.baseUrl, token: host.token } });
+    await plain.close();
+  }
 });
