@@ -115,11 +115,15 @@ test('closing the Session closes the terminal socket; so does the end of the Box
   const terminal = await connectTerminal(url, token, { queryToken: true });
   terminal.ws.send(JSON.stringify({ type: 'start' }));
   await outputMatching(terminal, /ready/);
+  // A socket that took its token but started nothing yet.
+  const idle = await session.openInteractive();
+  const waiting = await connectTerminal(idle.url, idle.token, { queryToken: true });
   await session.close();
   const closed = await terminal.closed;
   assert.equal(closed.code, 1000);
   assert.equal(terminal.exit?.type, 'exit');
   assert.notEqual(terminal.exit.code, 0);
+  assert.deepEqual(await waiting.closed, { code: 1001, reason: 'the Box has stopped' });
 
   const short = await openSandboxSession({ timeout: 8_000 });
   try {
@@ -132,6 +136,23 @@ test('closing the Session closes the terminal socket; so does the end of the Box
     assert.equal(expiring.exit?.type, 'exit');
   } finally {
     await short.close();
+  }
+});
+
+test('a start the Box refuses (a long non-ASCII cwd) closes the socket with its reason, cut to what a close frame holds', async () => {
+  const session = await openSandboxSession();
+  try {
+    const { url, token } = await session.openInteractive();
+    const terminal = await connectTerminal(url, token, { queryToken: true });
+    terminal.ws.send(JSON.stringify({ type: 'start', cwd: `/vercel/sandbox/${'é'.repeat(100)}` }));
+    const closed = await terminal.closed;
+    assert.equal(closed.code, 1008);
+    assert.ok(Buffer.byteLength(closed.reason) <= 123);
+    assert.match(terminal.messages[0].message, /cwd/);
+    // The host is still serving.
+    assert.deepEqual((await session.exec('echo', ['alive'])).stdout, 'alive\n');
+  } finally {
+    await session.close();
   }
 });
 

@@ -186,14 +186,23 @@ export class InteractiveTerminals {
     };
     const fail = (code, message) => {
       if (ws.readyState === ws.OPEN) ws.send(JSON.stringify({ type: 'error', message }));
-      ws.close(code, message.slice(0, 120));
+      // A close reason holds at most 123 bytes (ws throws past that): cut by bytes.
+      ws.close(code, Buffer.from(String(message)).subarray(0, 100).toString());
     };
     const startTimer = setTimeout(() => fail(1008, 'no start message'), START_WITHIN_MS);
     startTimer.unref();
+    // Until its command runs, the socket is closed when the Box stops (after that, the command's
+    // exit closes it).
+    const boxWatch = setInterval(() => {
+      if (cmd !== null) clearInterval(boxWatch);
+      else if (!pty.box.running) fail(1001, 'the Box has stopped');
+    }, 1000);
+    boxWatch.unref();
     this.#sockets.add(ws);
     ws.on('close', () => {
       this.#sockets.delete(ws);
       clearTimeout(startTimer);
+      clearInterval(boxWatch);
       // Only the socket that took the token ends the terminal: one refused (no token, a wrong
       // one) leaves it to its owner.
       if (authorized) pty.ended = true;
