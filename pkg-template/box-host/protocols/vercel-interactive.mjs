@@ -56,7 +56,7 @@ export class InteractiveTerminals {
   #baseUrl = null;
   /** @type {Set<import('ws').WebSocket>} */
   #sockets = new Set();
-  /** @type {Promise<typeof import('ws')> | null} */
+  /** @type {Promise<import('ws').WebSocketServer> | null} */
   #ws = null;
 
   /** The host's `http://127.0.0.1:<port>` (known once it listens). */
@@ -147,15 +147,19 @@ export class InteractiveTerminals {
     const pty = this.#ptys.get(id);
     const refuse = (status, text) => {
       socket.end(`HTTP/1.1 ${status} ${text}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
+      return true;
     };
-    if (!pty || pty.sid !== sid || pty.ended) return (refuse(404, 'Not Found'), true);
-    if (!pty.box.running) return (refuse(410, 'Gone'), true);
+    if (!pty || pty.sid !== sid || pty.ended) return refuse(404, 'Not Found');
+    if (!pty.box.running) return refuse(410, 'Gone');
     const token = url.searchParams.get('token');
-    if (token !== null && !this.#take(pty, token)) return (refuse(401, 'Unauthorized'), true);
-    this.#ws ??= import('ws');
+    if (token !== null && !this.#take(pty, token)) return refuse(401, 'Unauthorized');
+    // The `ws` package is loaded with the first terminal's socket; one server (no listener of its own) serves them all.
+    this.#ws ??= import('ws').then(
+      ({ WebSocketServer }) =>
+        new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES, perMessageDeflate: false }),
+    );
     this.#ws.then(
-      ({ WebSocketServer }) => {
-        const server = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES, perMessageDeflate: false });
+      (server) => {
         server.handleUpgrade(req, socket, head, (ws) => this.#serve(pty, ws, token !== null));
       },
       () => refuse(500, 'Internal Server Error'),
