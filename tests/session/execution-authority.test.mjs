@@ -360,7 +360,10 @@ export default {
     assert.equal(steps.extendTimeout.error?.code, 'SANDBOX_NOT_SUPPORTED');
     assert.match(steps.extendTimeout.error.message, /cloudflare provider does not support extendTimeout/);
     assert.equal(steps.openInteractive.error?.code, 'SANDBOX_NOT_SUPPORTED');
-    assert.match(steps.openInteractive.error.message, /cloudflare provider does not support openInteractive/);
+    assert.match(
+      steps.openInteractive.error.message,
+      /cloudflare provider does not support openInteractive: .*sandbox\.terminal\(request\)/,
+    );
     assert.equal(steps.expiresAt, true);
     assert.equal(steps.killSigkill.error?.code, 'SANDBOX_NOT_SUPPORTED', 'the container API kills with SIGTERM only');
     assert.deepEqual(steps.killed, { exitCode: 143, ok: false });

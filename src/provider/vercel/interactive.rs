@@ -20,7 +20,7 @@ impl VercelClient {
     /// `SANDBOX_NOT_SUPPORTED` (`operation` `openInteractive`) for a fixed command or size on
     /// Vercel, whose API takes them in the socket's `start` message (nothing is sent), and for a
     /// host that answers 501 (no terminals there: the local Box host under Seatbelt); the
-    /// provider's status errors ([`VercelClient::send`]); `SANDBOX_TRANSPORT_ERROR` for an
+    /// provider's status errors (as every request of this client); `SANDBOX_TRANSPORT_ERROR` for an
     /// answer without `url` and `token`.
     pub async fn open_interactive(
         &self,
