@@ -706,8 +706,9 @@ export interface SandboxSession extends SandboxAsyncDisposable {
   /**
    * A terminal (PTY) in the Box behind a WebSocket, for a browser page or a CLI (Vercel protocol:
    * `POST …/interactive`, the SDK's `openInteractive()`). Resolves to `{ url, token }`: connect to
-   * `url` and send `{ type: 'start', token, cols, rows }` first (or put `?token=` on the URL, as the
-   * Vercel CLI does); then binary messages are keystrokes and output, `{ type: 'resize', cols, rows }`
+   * `${url}?token=${encodeURIComponent(token)}` (as the Vercel CLI does; the local Box host also takes
+   * `url` alone with the token in `start`) and send `{ type: 'start', cols, rows }` first; then
+   * binary messages are keystrokes and output, `{ type: 'resize', cols, rows }`
    * resizes, `{ type: 'exit', code }` comes before the close. The token opens one socket, once,
    * within 300000 ms; the terminal ends with its socket and when the Box stops (`close()`).
    * See docs/sessions.md#interactive-terminal.
