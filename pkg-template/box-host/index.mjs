@@ -13,6 +13,7 @@ import { BoxRegistry } from './engine/registry.mjs';
 import { parkedOption } from './engine/parked-boxes.mjs';
 import { createBoxHostServer, createDispatch } from './server/server.mjs';
 import { inProcessFetch } from './server/in-process.mjs';
+import { terminalsOf } from './protocols/vercel-interactive.mjs';
 import { corsPolicy } from './server/cors.mjs';
 import { DEFAULT_MAX_SNAPSHOT_BYTES, DEFAULT_MAX_SNAPSHOTS, SnapshotStore } from './engine/snapshots.mjs';
 import { livePidNamespaces, sweepStaleBoxDirs } from './engine/stale-boxes.mjs';
@@ -155,6 +156,16 @@ export async function startBoxHost(options = {}) {
   const server = createBoxHostServer({ token: secret, dispatch, cors });
   const address = await listen(server, port, host === 'localhost' ? '127.0.0.1' : host);
   const hostPart = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  // Interactive terminals (vercel-interactive.mjs): their WebSockets on this loopback listener.
+  const terminals = terminalsOf(registry);
+  terminals.baseUrl = `http://${hostPart}:${address.port}`;
+  server.on('upgrade', (req, socket, head) => {
+    socket.on('error', () => {});
+    if (!terminals.upgrade(req, socket, head, counters)) {
+      counters.count('unknown');
+      socket.end('HTTP/1.1 404 Not Found\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
+    }
+  });
   // When the process exits mid-Run (Ctrl-C of `vite dev`: Vite's SIGINT handler calls
   // process.exit), no asynchronous stop can run any more: kill the Box process groups and remove
   // the Box directories synchronously. Removed again by close().
@@ -203,6 +214,7 @@ export async function startBoxHost(options = {}) {
     close() {
       closing ??= (async () => {
         await Promise.all([registry.stopAll(), swept]);
+        terminals.closeAll();
         // Only now: until every Box is stopped, an exit still removes them synchronously.
         process.off('exit', onExit);
         await new Promise((resolve) => {

@@ -47,7 +47,8 @@ export interface SandboxErrorBody {
         | 'stdin'
         | 'extendTimeout'
         | 'fork'
-        | 'ports';
+        | 'ports'
+        | 'openInteractive';
       provider?: SandboxProviderName;
       /** Upstream HTTP status. */
       status?: number;
@@ -724,6 +725,28 @@ type SandboxAsyncDisposeKey = SymbolConstructor extends { readonly asyncDispose:
 /** `await using session = await openSandboxSession()` closes the Box at the end of the block. */
 export type SandboxAsyncDisposable = { [K in SandboxAsyncDisposeKey]: () => Promise<void> };
 
+/** Options of {@link SandboxSession.openInteractive}; `command`, `args`, `cols`, `rows`: local Box host only. */
+export interface SandboxInteractiveOptions {
+  /** The program the terminal runs (argv, no shell); default a shell (`bash`, else `sh`). Fixed: `start` may not name another. */
+  command?: string;
+  /** Its arguments (with `command`). */
+  args?: string[];
+  /** Columns, an integer 1–65535 (default 80; `start` may set another). */
+  cols?: number;
+  /** Rows, an integer 1–65535 (default 24). */
+  rows?: number;
+  /** Aborts the request (the Promise rejects with its reason). */
+  signal?: AbortSignal;
+}
+
+/** What {@link SandboxSession.openInteractive} resolves to (the SDK's `InteractiveSessionResponse`). */
+export interface SandboxInteractiveAccess {
+  /** The WebSocket URL: `ws://127.0.0.1:<port>/v2/sandboxes/sessions/<id>/interactive/<pty>` locally, `wss://…` on Vercel. */
+  url: string;
+  /** Opens `url` once: a credential; keep it out of logs and URLs where you can (send it in `start`). */
+  token: string;
+}
+
 /**
  * One open Box, driven by hand. Every method returns a Promise and checks its arguments before any
  * request (`SANDBOX_INVALID_ARGUMENT`); after `close()` every operation rejects with
@@ -805,6 +828,21 @@ export interface SandboxSession extends SandboxAsyncDisposable {
    *   `SANDBOX_NOT_SUPPORTED` on Cloudflare.
    */
   domain(port: number): string;
+  /**
+   * A terminal (PTY) in the Box behind a WebSocket, for a browser page or a CLI (Vercel protocol:
+   * `POST …/interactive`, the SDK's `openInteractive()`). Resolves to `{ url, token }`: connect to
+   * `${url}?token=${encodeURIComponent(token)}` (as the Vercel CLI does; the local Box host also takes
+   * `url` alone with the token in `start`) and send `{ type: 'start', cols, rows }` first; then
+   * binary messages are keystrokes and output, `{ type: 'resize', cols, rows }`
+   * resizes, `{ type: 'exit', code }` comes before the close. The token opens one socket, once,
+   * within 300000 ms; the terminal ends with its socket and when the Box stops (`close()`).
+   * See docs/sessions.md#interactive-terminal.
+   * @throws SandboxError (rejects) `SANDBOX_INVALID_ARGUMENT` for bad options; `SANDBOX_NOT_SUPPORTED`
+   *   (`details.operation` `'openInteractive'`) on Cloudflare, on Vercel with `command`/`args`/`cols`/`rows`
+   *   (send them in `start`), and on a local Box host without terminals (macOS); `SANDBOX_INVALID_STATE`
+   *   after `close()`; the provider's errors.
+   */
+  openInteractive(options?: SandboxInteractiveOptions): Promise<SandboxInteractiveAccess>;
   /** The file's bytes, or `null` when it does not exist; a file over 256 MiB (268435456 bytes) is `SANDBOX_TRANSFER_LIMIT`. */
   read(path: string): Promise<Uint8Array | null>;
   /** The file as UTF-8 text, or `null`. */

@@ -120,6 +120,11 @@ class SandboxSession {
     return new SandboxProcess(await this.#raw.command(id));
   }
 
+  /** A terminal in the Box behind a WebSocket: `{ url, token }` (docs/sessions.md#interactive-terminal). */
+  openInteractive(options) {
+    return this.#raw.openInteractive(options);
+  }
+
   exec(command, args, options) {
     return this.#raw.exec(command, ...commandArgs(args, options));
   }

@@ -17,6 +17,7 @@ use super::output::{LogStream, OutputStream};
 use vite_hub_sandbox_core::command::{Command, CommandOutcome};
 use vite_hub_sandbox_core::error::{Error, ErrorCode, Operation, Result};
 use vite_hub_sandbox_core::provider::local::options::InProcessHost;
+use vite_hub_sandbox_core::provider::vercel::interactive::{InteractiveRequest, InteractiveSessionResponse};
 use vite_hub_sandbox_core::session::ExecutionAuthority;
 use vite_hub_sandbox_core::transfer::box_file::BoxFile;
 
@@ -603,6 +604,21 @@ pub trait BoxSession: std::fmt::Debug {
         None
     }
 
+    /// Opens an interactive terminal of the Box: `{ url, token }` of a WebSocket PTY
+    /// (`src/api/session/interactive.rs`). Vercel protocol: `POST …/interactive`.
+    ///
+    /// # Errors
+    /// Transport errors of the provider; `SANDBOX_NOT_SUPPORTED` (the default; Cloudflare's
+    /// terminal is a Worker route, `sandbox.terminal(request)`, not a URL).
+    fn open_interactive<'a>(
+        &'a self,
+        request: &'a InteractiveRequest,
+        signal: Option<&'a AbortSignal>,
+    ) -> LocalBoxFuture<'a, Result<InteractiveSessionResponse>> {
+        let _ = (request, signal);
+        unsupported(self.provider(), Operation::OpenInteractive)
+    }
+
     /// Follows the output of Command `id` from its start.
     ///
     /// # Errors
@@ -788,6 +804,8 @@ mod tests {
         assert_eq!(session.reported_expires_at_ms(), None);
         assert_unsupported(now(session.snapshot(None, None)), Operation::Snapshot);
         assert!(session.sandbox_name().is_none());
+        let terminal = InteractiveRequest::default();
+        assert_unsupported(now(session.open_interactive(&terminal, None)), Operation::OpenInteractive);
         assert_unsupported(now(session.exists("/work/a", None)), Operation::Read);
         assert_unsupported(now(session.mkdir("/work/a", true, None)), Operation::Mkdir);
         assert_unsupported(now(session.remove("/work/a", false, None)), Operation::Remove);

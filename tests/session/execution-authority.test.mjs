@@ -286,6 +286,7 @@ export default {
     steps.stdin = await attempt(() => session.spawn('cat', [], { stdin: true }));
     steps.execStdin = await attempt(() => session.exec('cat', [], { stdin: 'x' }));
     steps.extendTimeout = await attempt(() => session.extendTimeout(60000));
+    steps.openInteractive = await attempt(() => session.openInteractive());
     steps.expiresAt = session.expiresAt === undefined;
     const sleeper = await session.spawn('sleep', ['60']);
     steps.killSigkill = await attempt(() => sleeper.kill('SIGKILL'));
@@ -358,6 +359,11 @@ export default {
     assert.equal(steps.execStdin.error?.code, 'SANDBOX_NOT_SUPPORTED');
     assert.equal(steps.extendTimeout.error?.code, 'SANDBOX_NOT_SUPPORTED');
     assert.match(steps.extendTimeout.error.message, /cloudflare provider does not support extendTimeout/);
+    assert.equal(steps.openInteractive.error?.code, 'SANDBOX_NOT_SUPPORTED');
+    assert.match(
+      steps.openInteractive.error.message,
+      /cloudflare provider does not support openInteractive: .*sandbox\.terminal\(request\)/,
+    );
     assert.equal(steps.expiresAt, true);
     assert.equal(steps.killSigkill.error?.code, 'SANDBOX_NOT_SUPPORTED', 'the container API kills with SIGTERM only');
     assert.deepEqual(steps.killed, { exitCode: 143, ok: false });

@@ -11,6 +11,7 @@ import { snapshotJSON, snapshotKind } from '../engine/snapshots.mjs';
 import { checkPorts, openPorts, routesOf } from '../engine/port-proxy.mjs';
 import { networkDenied } from '../engine/registry.mjs';
 import { listSandboxes, updateNetworkPolicy } from './vercel-network.mjs';
+import { openInteractive } from './vercel-interactive.mjs';
 
 const SID = '([A-Za-z0-9_-]+)';
 const S = `^/v2/sandboxes/sessions/${SID}`;
@@ -45,6 +46,7 @@ const ROUTES = [
   ['POST', new RegExp(`${S}/fs/read$`), 'fs/read', readFile],
   ['POST', new RegExp(`${S}/fs/mkdir$`), 'fs/mkdir', mkdir],
   ['POST', new RegExp(`${S}/snapshot$`), 'snapshot', takeSnapshot],
+  ['POST', new RegExp(`${S}/interactive$`), 'interactive', openInteractive],
   ['GET', /^\/v2\/sandboxes\/snapshots$/, 'snapshots/list', listSnapshots],
   ['GET', /^\/v2\/sandboxes\/snapshots\/([A-Za-z0-9_-]+)$/, 'snapshots/get', getSnapshot],
   ['DELETE', /^\/v2\/sandboxes\/snapshots\/([A-Za-z0-9_-]+)$/, 'snapshots/delete', deleteSnapshot],

@@ -9,6 +9,7 @@
 //! (the Box session).
 
 mod attach;
+mod interactive;
 mod network;
 mod options;
 mod ports;

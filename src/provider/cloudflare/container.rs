@@ -21,6 +21,7 @@ use crate::provider::output::{LogStream, OutputStream};
 use crate::sys::DurableObjectStub;
 use vite_hub_sandbox_core::command::{Command, CommandOutcome};
 use vite_hub_sandbox_core::error::{Error, ErrorCode, Operation, Result};
+use vite_hub_sandbox_core::provider::vercel::interactive::{InteractiveRequest, InteractiveSessionResponse};
 use vite_hub_sandbox_core::provider_kind::ProviderKind;
 use vite_hub_sandbox_core::transfer::box_file::BoxFile;
 use vite_hub_sandbox_core::transfer::tar::write_tar;
@@ -68,6 +69,22 @@ pub struct CloudflareBox {
 }
 
 impl BoxSession for CloudflareBox {
+    /// No terminal URL: `@cloudflare/sandbox` serves a terminal as a WebSocket route of the
+    /// Worker (`sandbox.terminal(request)` proxies an upgrade to the container's `/ws/pty`),
+    /// which the container API this provider speaks does not offer as `{ url, token }`.
+    fn open_interactive<'a>(
+        &'a self,
+        _request: &'a InteractiveRequest,
+        _signal: Option<&'a AbortSignal>,
+    ) -> LocalBoxFuture<'a, Result<InteractiveSessionResponse>> {
+        Box::pin(std::future::ready(Err(Error::new(
+            ErrorCode::NotSupported,
+            "the cloudflare provider does not support openInteractive: a Cloudflare terminal is a WebSocket route of your Worker, not a URL; route the upgrade to the SDK's sandbox.terminal(request) (@cloudflare/sandbox)",
+        )
+        .with_provider(ProviderKind::Cloudflare)
+        .with_operation(Operation::OpenInteractive))))
+    }
+
     /// Always `cloudflare`.
     fn provider(&self) -> ProviderKind {
         ProviderKind::Cloudflare

@@ -17,6 +17,8 @@ pub use options::{VercelEndpoint, VercelOptions, DEFAULT_BASE_URL};
 pub use provider::{VercelBox, VercelProvider};
 
 #[cfg(target_arch = "wasm32")]
+mod interactive;
+#[cfg(target_arch = "wasm32")]
 mod ports;
 #[cfg(target_arch = "wasm32")]
 mod provider;

@@ -18,6 +18,7 @@ use crate::provider::box_session::{
 use crate::provider::output::{LogStream, OutputStream};
 use vite_hub_sandbox_core::command::{Command, CommandOutcome};
 use vite_hub_sandbox_core::error::{Error, Result};
+use vite_hub_sandbox_core::provider::vercel::interactive::{InteractiveRequest, InteractiveSessionResponse};
 use vite_hub_sandbox_core::provider_kind::ProviderKind;
 use vite_hub_sandbox_core::session::ExecutionAuthority;
 use vite_hub_sandbox_core::transfer::box_file::BoxFile;
@@ -394,6 +395,15 @@ impl BoxSession for VercelBox {
     /// Extends the session's deadline by `ms` (`extend-timeout`).
     fn extend_timeout<'a>(&'a self, ms: u64, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<()>> {
         Box::pin(self.client.extend_timeout(&self.session_id, ms, signal))
+    }
+
+    /// Opens an interactive terminal (`interactive`).
+    fn open_interactive<'a>(
+        &'a self,
+        request: &'a InteractiveRequest,
+        signal: Option<&'a AbortSignal>,
+    ) -> LocalBoxFuture<'a, Result<InteractiveSessionResponse>> {
+        Box::pin(self.client.open_interactive(&self.session_id, request, signal))
     }
 
     /// Follows the output of command `id` from its start (`cmd/{id}/logs`).

@@ -215,6 +215,8 @@ pub enum Operation {
     ListSessions,
     /// Forking a running Box into a new one (`forkSandboxSession`).
     Fork,
+    /// Opening an interactive terminal of a Box (a Session's `openInteractive`).
+    OpenInteractive,
 }
 
 impl Operation {
@@ -239,6 +241,7 @@ impl Operation {
             Operation::Attach => "attach",
             Operation::ListSessions => "listSandboxSessions",
             Operation::Fork => "fork",
+            Operation::OpenInteractive => "openInteractive",
         }
     }
 }
