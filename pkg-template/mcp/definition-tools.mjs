@@ -20,7 +20,7 @@ let warned = false;
  */
 export async function listDefinitionTools({ definitions } = {}) {
   const names = definitions ? [...definitions] : await knownDefinitionNames();
-  if (names.length > 0 && !warned && process?.env?.NODE_ENV !== 'production') {
+  if (names.length > 0 && !warned && globalThis.process?.env?.NODE_ENV !== 'production') {
     warned = true;
     console.warn(
       '[sandbox] MCP tools take any JSON object as input: this build has no payload schemas for Definitions yet',
