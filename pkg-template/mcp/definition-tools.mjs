@@ -33,11 +33,7 @@ export async function listDefinitionTools({ definitions } = {}) {
   }));
 }
 
-/** Every Definition name the runtime knows: registered ones, then the generated registry's (sorted, no duplicates). */
+/** Every Definition name the runtime knows: registered ones and the generated registry's (sorted). */
 export async function knownDefinitionNames() {
-  const names = new Set(sandboxApi.listSandboxes().map((item) => item.name));
-  // The Vite plugin's facade (what `@vite-hub/sandbox` is inside an app) adds the registry's description.
-  const describe = /** @type {any} */ (sandboxApi).describeSandboxRegistry;
-  if (typeof describe === 'function') for (const name of (await describe()).names ?? []) names.add(name);
-  return [...names].sort();
+  return (await sandboxApi.describeSandboxRegistry()).names;
 }

@@ -15,9 +15,14 @@ import { sandboxError } from '../runtime/sandbox-error.mjs';
  */
 export function isProduction(explicit) {
   if (typeof explicit === 'boolean') return explicit;
-  /** @type {any} */
-  const meta = import.meta;
-  if (typeof meta.env?.PROD === 'boolean') return meta.env.PROD;
+  // Written out in full: Vite replaces the literal `import.meta.env.PROD` (its module runner refuses
+  // any other access to `import.meta.env`); elsewhere `import.meta.env` is undefined.
+  let vite;
+  try {
+    // @ts-expect-error: ImportMeta has no `env` outside Vite's types
+    vite = import.meta.env.PROD;
+  } catch {}
+  if (typeof vite === 'boolean') return vite;
   const nodeEnv = globalThis.process?.env?.NODE_ENV;
   if (typeof nodeEnv === 'string' && nodeEnv !== '') return nodeEnv === 'production';
   return globalThis.navigator?.userAgent === 'Cloudflare-Workers';

@@ -63,6 +63,7 @@ export const listPreparedProjects = afterInit('listPreparedProjects');
 export const dropPreparedProject = afterInit('dropPreparedProject');
 export const closeWarmPools = afterInit('closeWarmPools');
 export const listWarmPools = initialised('listWarmPools');
+export const describeSandboxRegistry = afterInit('describeSandboxRegistry');
 /** Works before init: the loader is installed once the wasm is ready. */
 let pendingLoader;
 export const setSandboxDefinitionLoader = (loader, describe) => {

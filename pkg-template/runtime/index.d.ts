@@ -217,6 +217,13 @@ export function setSandboxDefinitionLoader(
   describe?: (() => SandboxRegistryDescription | Promise<SandboxRegistryDescription>) | null,
 ): void;
 
+/**
+ * Every Definition name this isolate can run, sorted: those of {@link registerSandbox} and those the
+ * loader's `describe()` names (the Vite plugin's generated registry), with `invalid` (name → why
+ * the registry refused it) from `describe()`. What `@vite-hub/sandbox/mcp` offers as tools.
+ */
+export function describeSandboxRegistry(): Promise<{ names: string[]; invalid: Record<string, string> }>;
+
 /** What a Definition loader's registry holds (see {@link setSandboxDefinitionLoader}). */
 export interface SandboxRegistryDescription {
   names: string[];

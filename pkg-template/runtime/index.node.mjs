@@ -111,6 +111,7 @@ export const {
   setSandboxDefinitionLoader,
 } = api;
 export const { listPreparedProjects, dropPreparedProject, closeWarmPools, listWarmPools } = api;
+export const { describeSandboxRegistry } = api;
 /** Sessions: one Box driven by hand (runtime/session.mjs). */
 export const { openSandboxSession, resolveSandboxRunner } = api;
 export { defineSandbox };

@@ -19,6 +19,7 @@ export const {
   setSandboxDefinitionLoader,
 } = api;
 export const { listPreparedProjects, dropPreparedProject, closeWarmPools, listWarmPools } = api;
+export const { describeSandboxRegistry } = api;
 /** Sessions: one Box driven by hand (runtime/session.mjs). */
 export const { openSandboxSession, resolveSandboxRunner } = api;
 /** Kept for symmetry with the browser entry: the wasm is already instantiated here. */
