@@ -21,6 +21,9 @@ import {
 
 const PACKAGE = '@vite-hub/sandbox';
 const RUNTIME = '@vite-hub/sandbox/runtime';
+/** `@vite-hub/sandbox/mcp` in server code: a shim that loads the facade (the registry) first, since a route may import nothing else. */
+const MCP = '@vite-hub/sandbox/mcp';
+const MCP_SHIM = '\0vite-hub-sandbox-mcp';
 const MANIFESTS = new Set([
   'package.json',
   'package-lock.json',
@@ -378,6 +381,7 @@ export function hubSandbox(options) {
       });
     },
     async load(id) {
+      if (id === MCP_SHIM) return `import ${JSON.stringify(PACKAGE)};\nexport * from ${JSON.stringify(MCP)};\n`;
       if (id === facade || id.startsWith(`${path.dirname(facade)}${path.sep}`)) await ensureDevGeneration();
       return null;
     },
@@ -390,6 +394,7 @@ export function hubSandbox(options) {
         await ensureDevGeneration();
         return { id: facade, moduleSideEffects: true };
       }
+      if (id === MCP && importer !== MCP_SHIM) return { id: MCP_SHIM, moduleSideEffects: true };
       // Node server builds keep the package external (it loads its .wasm and the Box host from
       // disk); Worker builds (workerd/worker conditions) bundle it, the .wasm as a module import.
       if (id === RUNTIME && command === 'build' && !isWorker(environment?.config ?? this.environment?.config))
