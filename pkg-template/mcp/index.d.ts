@@ -18,8 +18,10 @@
  *   (-32602).
  * - The Run's handler lines are `notifications/message` (logger: the Definition's name, `info` for
  *   stdout, `warning` for stderr), and `notifications/progress` when the call has a progress token.
- * - A client that drops the call's SSE stream aborts the Run (its Box is stopped). Stateless: a
- *   `notifications/cancelled` sent as its own POST reaches no call (the stdio server honours it).
+ * - Stateless by default: each POST gets its own server, so it runs behind any number of isolates;
+ *   a client that drops the call's SSE stream aborts the Run (its Box is stopped), but a
+ *   `notifications/cancelled` (its own POST) reaches no call, and no `tools/list_changed` is sent.
+ *   With `sessions: true` both work (see {@link SandboxMcpHandlerOptions.sessions}).
  */
 
 /** A JSON Schema object (MCP `inputSchema` / `outputSchema`): `type` is `'object'`. */
@@ -73,13 +75,24 @@ export interface SandboxMcpHandlerOptions {
    * production, `authorize` is required.
    */
   production?: boolean;
+  /**
+   * Keep MCP sessions in this isolate's memory (default `false`: stateless). Each `initialize` gets
+   * an `Mcp-Session-Id` and a server of its own, so `notifications/cancelled` aborts the Run it
+   * names (its Box is stopped) and the session's GET stream carries
+   * `notifications/tools/list_changed`: the tool list is read again every second while a session
+   * is open (in `vite dev`, the regenerated registry), and a change is announced. A session ends
+   * by the client's `DELETE` or after 10 minutes (600000 ms) without a request; an unknown
+   * session id is answered `404`. For one long-lived process (`vite dev`, a Node server), not for
+   * requests spread over isolates (Workers, serverless).
+   */
+  sessions?: boolean;
   /** The `serverInfo` of `initialize` (default `{ name: '@vite-hub/sandbox', version: '0.0.0' }`). */
   serverInfo?: { name: string; version: string };
 }
 
 /**
- * The Fetch handler: `POST` JSON-RPC in, a JSON or SSE Response out; `GET` and other methods
- * answer `405`. Refusals come before anything is read, as a JSON-RPC error body (`code: -32000`):
+ * The Fetch handler: `POST` JSON-RPC in, a JSON or SSE Response out; stateless, `GET` and other
+ * methods answer `405` (with `sessions`, `GET` opens the session's stream and `DELETE` ends it). Refusals come before anything is read, as a JSON-RPC error body (`code: -32000`):
  * `403` for a foreign `Origin` or (without `authorize`) a request not from loopback, `401` when
  * `authorize` says no.
  *

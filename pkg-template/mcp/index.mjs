@@ -8,6 +8,8 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import { sandboxError } from '../runtime/sandbox-error.mjs';
 import { checkCanStart, isAllowedOrigin, isLoopbackRequest, refusal } from './request-guard.mjs';
 import { createDefinitionServer } from './server.mjs';
+import { createSessionStore } from './sessions.mjs';
+import { listDefinitionTools } from './definition-tools.mjs';
 
 export { listDefinitionTools } from './definition-tools.mjs';
 
@@ -18,7 +20,9 @@ export { listDefinitionTools } from './definition-tools.mjs';
 export function createSandboxMcpHandler(options = {}) {
   if (options === null || typeof options !== 'object')
     throw sandboxError('SANDBOX_INVALID_ARGUMENT', 'createSandboxMcpHandler(options) expects an object');
-  const { definitions, commands, authorize, allowedOrigins, production, serverInfo } = options;
+  const { definitions, commands, authorize, allowedOrigins, production, serverInfo, sessions } = options;
+  if (sessions !== undefined && typeof sessions !== 'boolean')
+    throw sandboxError('SANDBOX_INVALID_ARGUMENT', 'createSandboxMcpHandler: options.sessions must be a boolean');
   if (definitions !== undefined && (!Array.isArray(definitions) || definitions.some((n) => typeof n !== 'string')))
     throw sandboxError(
       'SANDBOX_INVALID_ARGUMENT',
@@ -34,6 +38,13 @@ export function createSandboxMcpHandler(options = {}) {
     );
   checkCanStart({ authorize, production });
   const loopbackOnly = authorize === undefined;
+  const createServer = () => createDefinitionServer({ definitions, commands, serverInfo });
+  const store = sessions
+    ? createSessionStore({
+        createServer,
+        listTools: () => listDefinitionTools(definitions ? { definitions: [...definitions] } : {}),
+      })
+    : null;
 
   return async function handleMcpRequest(request, context) {
     if (
@@ -59,9 +70,10 @@ export function createSandboxMcpHandler(options = {}) {
       if (allowed instanceof Response) return allowed;
       if (allowed !== true) return refusal(401, 'Unauthorized');
     }
+    if (store) return store.handle(request);
     if (request.method !== 'POST') return new Response(null, { status: 405, headers: { allow: 'POST' } });
 
-    const mcp = createDefinitionServer({ definitions, commands, serverInfo });
+    const mcp = createServer();
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     await mcp.server.connect(transport);
     let response;

@@ -11,11 +11,14 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { readDefinitionDirectory, registerSandbox } from '@vite-hub/sandbox';
+import {
+  LoggingMessageNotificationSchema,
+  ToolListChangedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+import { readDefinitionDirectory, registerSandbox, unregisterSandbox } from '@vite-hub/sandbox';
 import { createSandboxMcpHandler } from '@vite-hub/sandbox/mcp';
 import { repoRoot } from '../support/vite-app.mjs';
-import { processesMatching, until, useLocalHost } from '../support/local-host.mjs';
+import { defineTestSandbox, processesMatching, until, useLocalHost } from '../support/local-host.mjs';
 
 const FIXTURE = join(repoRoot, 'tests', 'fixtures', 'mcp-app', 'server', 'sandboxes');
 let host;
@@ -189,4 +192,61 @@ test('in production the handler refuses to start without authorize', () => {
     else process.env.NODE_ENV = saved;
   }
   assert.throws(() => createSandboxMcpHandler({ production: true }), /needs options\.authorize in production/);
+});
+
+test('sessions: notifications/cancelled aborts the Run it names and stops its Box', async () => {
+  const url = await serve(createSandboxMcpHandler({ definitions: ['wait'], production: false, sessions: true }));
+  const { client, logs } = await connect(url);
+  try {
+    const marker = `mcp-session-cancel-${randomUUID()}`;
+    const controller = new AbortController();
+    const call = client.callTool({ name: 'wait', arguments: { marker } }, undefined, {
+      signal: controller.signal,
+      timeout: 120_000,
+    });
+    call.catch(() => {});
+    assert.ok(await until(() => logs.some((entry) => entry.data === `started ${marker}`), 60_000), 'no start line');
+    assert.ok((await processesMatching(marker)).length > 0, 'the Box process is on the machine');
+    controller.abort(new Error('the test cancels'));
+    await assert.rejects(call, /the test cancels/);
+    assert.ok(
+      await until(async () => (await processesMatching(marker)).length === 0, 30_000),
+      `still running: ${(await processesMatching(marker)).join('\n')}`,
+    );
+    // The session goes on.
+    assert.deepEqual(
+      (await client.listTools()).tools.map((tool) => tool.name),
+      ['wait'],
+    );
+  } finally {
+    await client.close();
+  }
+});
+
+test('sessions: tools/list_changed when a Definition is added or removed', async () => {
+  const url = await serve(createSandboxMcpHandler({ production: false, sessions: true }));
+  const { client } = await connect(url);
+  const changes = [];
+  client.setNotificationHandler(ToolListChangedNotificationSchema, () => changes.push(Date.now()));
+  try {
+    // The session's GET stream is open once the client has listened for a moment; the store
+    // reads the tool list every second.
+    const before = (await client.listTools()).tools.map((tool) => tool.name);
+    assert.ok(!before.includes('http/added'));
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    defineTestSandbox('http/added', 'export default () => 1;');
+    assert.ok(await until(() => changes.length > 0, 20_000), 'no tools/list_changed after an addition');
+    assert.ok((await client.listTools()).tools.some((tool) => tool.name === 'http/added'));
+    const seen = changes.length;
+    unregisterSandbox('http/added');
+    assert.ok(await until(() => changes.length > seen, 20_000), 'no tools/list_changed after a removal');
+    assert.ok(!(await client.listTools()).tools.some((tool) => tool.name === 'http/added'));
+  } finally {
+    await client.close();
+  }
+});
+
+test('sessions: a request naming an unknown session is answered 404', async () => {
+  const url = await serve(createSandboxMcpHandler({ production: false, sessions: true }));
+  assert.equal((await post(url, { 'mcp-session-id': randomUUID() })).status, 404);
 });
