@@ -5,12 +5,13 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { eventually, freePort, removeDir, repoRoot, stopChild } from '../support/vite-app.mjs';
 import { installTarballApp } from '../support/tarball-app.mjs';
 
@@ -23,7 +24,7 @@ import { createSandboxMcpHandler } from '@vite-hub/sandbox/mcp';
 
 const token = process.env.MCP_TOKEN;
 const mcp = createSandboxMcpHandler(
-  token ? { authorize: (request) => request.headers.get('authorization') === \`Bearer \${token}\` } : {},
+  token ? { authorize: (request) => request.headers.get('authorization') === \`Bearer \${token}\` } : { sessions: true },
 );
 export default defineHandler((event) => mcp(event.req));
 `;
@@ -92,7 +93,7 @@ async function start(args, env, ready) {
   return { child, output: () => output };
 }
 
-test('Streamable HTTP on a Nitro route in vite dev: the app registry as tools, loopback only', async () => {
+test('Streamable HTTP on a Nitro route in vite dev: the app registry as tools, loopback only, list changes announced', async () => {
   const port = await freePort();
   const env = { ...process.env };
   delete env.SANDBOX_PROVIDER;
@@ -109,6 +110,20 @@ test('Streamable HTTP on a Nitro route in vite dev: the app registry as tools, l
     const names = (await client.listTools()).tools.map((tool) => tool.name);
     for (const name of ['echo', 'release-notes', 'word-count']) assert.ok(names.includes(name), `${name} in ${names}`);
     await callsEcho(client);
+    // A Definition added while the session is open: vite dev regenerates the registry, the
+    // handler (sessions: true) sees the tool list change and announces it.
+    const changes = [];
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => changes.push(Date.now()));
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const folder = join(app, 'server', 'sandboxes', 'added-in-dev');
+    mkdirSync(folder);
+    writeFileSync(join(folder, 'package.json'), '{ "name": "added-in-dev", "private": true, "type": "module" }\n');
+    writeFileSync(join(folder, 'index.mjs'), 'export default () => ({ added: true });\n');
+    await eventually(() => changes.length > 0, 30_000, `tools/list_changed (${dev.output()})`);
+    assert.ok((await client.listTools()).tools.some((tool) => tool.name === 'added-in-dev'));
+    assert.deepEqual((await client.callTool({ name: 'added-in-dev', arguments: {} })).structuredContent, {
+      added: true,
+    });
   } finally {
     await client.close();
     await stopChild(dev.child);
