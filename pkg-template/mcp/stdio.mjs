@@ -30,22 +30,38 @@ export async function serveStdio({ root, definitions, commands, log = (line) => 
   const { prepareDefinition } = await import('../vite/prepare.mjs');
   const { StdioServerTransport } = await import('@modelcontextprotocol/sdk/server/stdio.js');
   const { createDefinitionServer } = await import('./server.mjs');
+  // Where the tool facts (description, schemas) of what this server registers come from, when the
+  // module has the setter (mcp/definition-tools.mjs).
+  const toolFacts = /** @type {{ setDefinitionToolFacts?: (source: () => Record<string, object>) => void }} */ (
+    await import('./definition-tools.mjs')
+  );
   sandbox.configureSandbox({});
 
   /** name → digest of what is registered (to tell an edit from a no-op). */
   let registered = new Map();
   /** Folders (absolute) whose changes may change the Definitions. */
   let watched = new Set();
+  /** name → tool facts of what is registered (prepareDefinition's `tool.facts`, where it gives them). */
+  let facts = {};
+  toolFacts.setDefinitionToolFacts?.(() => facts);
 
   const refresh = async () => {
     const { definitions: found, problems } = await discoverDefinitionsAndProblems(root);
     const next = new Map();
+    const nextFacts = {};
     const folders = new Set([root, path.join(root, 'server', 'sandboxes')]);
     for (const discovered of found) {
       if (definitions && !definitions.includes(discovered.name)) continue;
       try {
-        const { definition, inputs } = await prepareDefinition(root, discovered);
+        const prepared =
+          /** @type {Awaited<ReturnType<typeof prepareDefinition>> & { tool?: { facts?: object, warning?: string } }} */ (
+            // @ts-expect-error: a prepareDefinition without tool facts takes no third argument
+            await prepareDefinition(root, discovered, { tool: true })
+          );
+        const { definition, inputs } = prepared;
         sandbox.registerSandbox(discovered.name, definition);
+        if (prepared.tool?.facts) nextFacts[discovered.name] = prepared.tool.facts;
+        if (prepared.tool?.warning) log(`vite-hub-sandbox mcp: ${discovered.name}: ${prepared.tool.warning}`);
         next.set(discovered.name, sandbox.listSandboxes().find((item) => item.name === discovered.name)?.digest);
         if (discovered.kind === 'free-form') folders.add(path.dirname(path.join(root, discovered.entry)));
         for (const input of inputs ?? []) folders.add(path.dirname(path.join(root, input)));
@@ -61,8 +77,11 @@ export async function serveStdio({ root, definitions, commands, log = (line) => 
           `vite-hub-sandbox mcp: --definitions names ${JSON.stringify(name)}, which is not a Definition under ${root}`,
         );
     const changed =
-      next.size !== registered.size || [...next].some(([name, digest]) => registered.get(name) !== digest);
+      next.size !== registered.size ||
+      [...next].some(([name, digest]) => registered.get(name) !== digest) ||
+      JSON.stringify(nextFacts) !== JSON.stringify(facts);
     registered = next;
+    facts = nextFacts;
     watched = folders;
     return changed;
   };
