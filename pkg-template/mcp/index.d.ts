@@ -47,6 +47,22 @@ export interface DefinitionTool {
  */
 export function listDefinitionTools(options?: { definitions?: readonly string[] }): Promise<DefinitionTool[]>;
 
+/**
+ * Replaces where the tool facts come from: `source()` gives `{ "<name>": { description?,
+ * inputSchema?, outputSchema? } }` (`null`: none). The Vite plugin hands the generated registry's
+ * to it; `vite-hub-sandbox mcp` hands what it prepared. Throws `SANDBOX_INVALID_ARGUMENT` for a
+ * source that is neither a function nor `null`.
+ */
+export function setDefinitionToolFacts(
+  source:
+    | (() =>
+        | Record<string, { description?: string; inputSchema?: ToolJsonSchema; outputSchema?: ToolJsonSchema }>
+        | Promise<
+            Record<string, { description?: string; inputSchema?: ToolJsonSchema; outputSchema?: ToolJsonSchema }>
+          >)
+    | null,
+): void;
+
 /** Options of {@link createSandboxMcpHandler}. */
 export interface SandboxMcpHandlerOptions {
   /** The Definition names offered as tools (default: every Definition the app has). */

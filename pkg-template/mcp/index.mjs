@@ -11,7 +11,7 @@ import { createDefinitionServer } from './server.mjs';
 import { createSessionStore } from './sessions.mjs';
 import { listDefinitionTools } from './definition-tools.mjs';
 
-export { listDefinitionTools } from './definition-tools.mjs';
+export { listDefinitionTools, setDefinitionToolFacts } from './definition-tools.mjs';
 
 /**
  * @param {import('./index.d.ts').SandboxMcpHandlerOptions} [options]

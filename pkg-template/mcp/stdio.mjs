@@ -30,11 +30,7 @@ export async function serveStdio({ root, definitions, commands, log = (line) => 
   const { prepareDefinition } = await import('../vite/prepare.mjs');
   const { StdioServerTransport } = await import('@modelcontextprotocol/sdk/server/stdio.js');
   const { createDefinitionServer } = await import('./server.mjs');
-  // Where the tool facts (description, schemas) of what this server registers come from, when the
-  // module has the setter (mcp/definition-tools.mjs).
-  const toolFacts = /** @type {{ setDefinitionToolFacts?: (source: () => Record<string, object>) => void }} */ (
-    await import('./definition-tools.mjs')
-  );
+  const { setDefinitionToolFacts } = await import('./definition-tools.mjs');
   sandbox.configureSandbox({});
 
   /** name → digest of what is registered (to tell an edit from a no-op). */
@@ -43,7 +39,8 @@ export async function serveStdio({ root, definitions, commands, log = (line) => 
   let watched = new Set();
   /** name → tool facts of what is registered (prepareDefinition's `tool.facts`, where it gives them). */
   let facts = {};
-  toolFacts.setDefinitionToolFacts?.(() => facts);
+  // The tool facts (description, schemas) of what this server registers.
+  setDefinitionToolFacts(() => facts);
 
   const refresh = async () => {
     const { definitions: found, problems } = await discoverDefinitionsAndProblems(root);
