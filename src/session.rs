@@ -103,7 +103,8 @@ pub struct SessionCore {
     session: Box<dyn BoxSession>,
     id: String,
     provider: ProviderKind,
-    authority: ExecutionAuthority,
+    /// Replaced by [`SessionCore::update_network_policy`].
+    authority: RefCell<ExecutionAuthority>,
     state: RefCell<SessionState>,
 }
 
@@ -141,16 +142,49 @@ impl SessionCore {
         // A provider that stops a Box at its lifetime (Vercel, the local Box host) gets the
         // Session's clock; a Box without one (Cloudflare) never expires by it.
         let lifetime_ms = session.stops_at_lifetime().then(|| spec.lifetime_ms.unwrap_or(session::DEFAULT_LIFETIME_MS));
-        Ok(SessionCore {
-            id: session.id().to_owned(),
-            provider: session.provider(),
-            authority,
-            session,
-            state: RefCell::new(SessionState::running(lifetime_ms, crate::sys::performance_now())),
-        })
+        Ok(SessionCore::of(session, authority, SessionState::running(lifetime_ms, crate::sys::performance_now())))
     }
 
-    /// The provider's Box id (Vercel session id, Cloudflare Durable Object name, local Box host session id).
+    /// Reattaches to the running Box `id` of `provider` ([`Provider::attach`]; Vercel protocol:
+    /// `GET /v2/sandboxes/{name}`): its executionAuthority as the provider reports it now, its
+    /// clock from the end of lifetime the provider reported (a Box without one never expires by
+    /// it). `close()` of the new Session stops the Box, as the first Session's would.
+    ///
+    /// # Errors
+    /// Those of [`Provider::ensure_ready`] and [`Provider::attach`] (`SANDBOX_INVALID_STATE`
+    /// for a stopped Box, `SANDBOX_TRANSPORT_ERROR` 404 for an unknown id,
+    /// `SANDBOX_NOT_SUPPORTED`); `SANDBOX_INVALID_STATE` when its lifetime already ended.
+    pub async fn attach(provider: &dyn Provider, id: &str, signal: Option<&AbortSignal>) -> Result<SessionCore> {
+        provider.ensure_ready().await?;
+        let session = provider.attach(id, signal).await?;
+        let authority = provider.box_execution_authority(session.as_ref()).await?;
+        let now = crate::sys::performance_now();
+        let mut state = SessionState::running(None, now);
+        if session.stops_at_lifetime() {
+            if let Some(expires_at) = session.reported_expires_at_ms() {
+                let remaining = expires_at - js_sys::Date::now();
+                state.ends_at_ms = Some(now + remaining.max(0.0));
+                state.lifetime_ms = Some(remaining.max(0.0) as u64);
+            }
+        }
+        let core = SessionCore::of(session, authority, state);
+        core.check_open("attach")?;
+        Ok(core)
+    }
+
+    /// A Session over `session`, opened or reattached.
+    pub(crate) fn of(session: Box<dyn BoxSession>, authority: ExecutionAuthority, state: SessionState) -> SessionCore {
+        SessionCore {
+            id: session.id().to_owned(),
+            provider: session.provider(),
+            authority: RefCell::new(authority),
+            session,
+            state: RefCell::new(state),
+        }
+    }
+
+    /// The provider's Box id, what `openSandboxSession({ id })` reattaches with (Vercel: the sandbox
+    /// name; local Box host: the same, its session id; Cloudflare: the Durable Object name).
     pub fn id(&self) -> &str {
         &self.id
     }
@@ -165,9 +199,28 @@ impl SessionCore {
         self.session.cwd()
     }
 
-    /// The Box's executionAuthority (contract §2).
-    pub fn execution_authority(&self) -> &ExecutionAuthority {
-        &self.authority
+    /// The Box's executionAuthority (contract §2), under its current network policy.
+    pub fn execution_authority(&self) -> ExecutionAuthority {
+        self.authority.borrow().clone()
+    }
+
+    /// Replaces the Box's network policy for the Commands started from now on (the shapes of
+    /// the config's `networkPolicy`), then its executionAuthority with the one the provider
+    /// reports under it. Commands already running keep their network.
+    ///
+    /// # Errors
+    /// `SANDBOX_INVALID_STATE` (closed, expired); `SANDBOX_INVALID_ARGUMENT` for a policy the
+    /// provider cannot enforce; `SANDBOX_NOT_SUPPORTED` on Cloudflare; the provider's errors
+    /// ([`SessionCore::failed`]).
+    pub async fn update_network_policy(&self, policy: &serde_json::Value) -> Result<ExecutionAuthority> {
+        self.check_open("updateNetworkPolicy")?;
+        let authority = self
+            .session
+            .update_network_policy(policy, None)
+            .await
+            .map_err(|e| self.failed("updateNetworkPolicy", e))?;
+        self.authority.replace(authority.clone());
+        Ok(authority)
     }
 
     /// The status now (`Expired` once the Box lifetime ran out: by the clock, or a provider's 410).

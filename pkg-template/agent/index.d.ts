@@ -182,4 +182,63 @@ export interface SandboxCapability {
  */
 export declare function sandbox(options: SandboxCapabilityOptions): SandboxCapability;
 
+/**
+ * One Definition as an AI SDK tool (`generateText({ tools: await definitionTools() })`), in the
+ * shape of {@link SandboxExecTool}. Its facts come from the Vite plugin's generated registry
+ * (docs/definitions.md "As a tool").
+ */
+export interface DefinitionTool {
+  type: 'function';
+  /** `defineSandbox({ description })`, else the folder's `package.json` description, else `Runs the Sandbox Definition "<name>".` */
+  description: string;
+  /**
+   * A Standard Schema with Standard JSON Schema: `jsonSchema.input()` gives the Definition's
+   * inputSchema (the JSON Schema of its declared Standard Schema, of its TypeScript payload type, or
+   * `{ "type": "object" }`; its `$schema` names its dialect) for target `'draft-07'` (default, what
+   * the AI SDK asks) or `'draft-2020-12'`, other targets throw. `validate` is the check of `execute`.
+   */
+  inputSchema: {
+    '~standard': {
+      version: 1;
+      vendor: '@vite-hub/sandbox';
+      validate(
+        value: unknown,
+      ): Promise<
+        { value: unknown } | { issues: ReadonlyArray<{ message: string; path: ReadonlyArray<string | number> }> }
+      >;
+      jsonSchema: {
+        input(options?: { target?: string }): Record<string, unknown>;
+        output(options?: { target?: string }): Record<string, unknown>;
+      };
+    };
+  };
+  /** The JSON Schema of the result, when the handler's return type (declared or inferred) is an object type; not checked at run time. */
+  outputSchema?: DefinitionTool['inputSchema'];
+  /**
+   * Checks `input` against the inputSchema, then `runSandbox(name, input, { signal: abortSignal })`
+   * and decodes the Response: JSON parsed, `204` → `null`, `text/*` → a string, other bytes →
+   * `{ contentType, base64 }`. An abort stops the Run and its Box and rejects with the signal's reason.
+   * @throws {SandboxError} `SANDBOX_INVALID_ARGUMENT` (400) for a payload the inputSchema refuses,
+   *   before any Box opens: the message lists `payload.<path>: <message>` (a missing key:
+   *   `payload.<key>: is required`), `details.key` is the first failing key as a path (`text`,
+   *   `items[2].name`), `details.issues` all of them as `{ path, keyword, message }`; a failed Run:
+   *   the code, message and `details` of its error Response (`{"error":{code,message,details}}`); a
+   *   handler's own non-2xx Response: `SANDBOX_HANDLER_ERROR` with its status and the start of its
+   *   body (at most 4096 characters).
+   */
+  execute(input: unknown, options?: { abortSignal?: AbortSignal }): Promise<unknown>;
+}
+
+/**
+ * Every Definition of the app (or those named) as an AI SDK 6 tool, keyed by Definition name, in
+ * name order (or the order of `definitions`), beside the `sandbox_exec` of {@link sandbox}.
+ * Definitions registered by hand (no Vite plugin) are listed by name, untyped.
+ * @throws {SandboxError} `SANDBOX_NOT_FOUND` (404) naming a name in `definitions` the app does not
+ *   have; `SANDBOX_INVALID_ARGUMENT` (400) when `definitions` is not an array of strings.
+ */
+export declare function definitionTools(options?: {
+  /** The Definition names to give tools for; default every Definition. */
+  definitions?: string[];
+}): Promise<Readonly<Record<string, DefinitionTool>>>;
+
 export type { SandboxError, SandboxExecResult };

@@ -12,6 +12,7 @@ import { sandboxError } from '../runtime/sandbox-error.mjs';
 import { checkAllowed, checkExecInput, inputJsonSchema, toolDescription } from './rules.mjs';
 
 export { BLOCKED_ENV_NAMES } from './rules.mjs';
+export { definitionTools } from './definition-tools.mjs';
 
 /** The tool's name. */
 export const SANDBOX_EXEC = 'sandbox_exec';

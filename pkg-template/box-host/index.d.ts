@@ -177,7 +177,7 @@ export interface BoxHostOptions {
 /** Per-route request counts, e.g. `{ requests: { create: 1, cmd: 2, 'fs/write': 1 }, total: 4 }`. */
 export interface BoxHostCounters {
   /**
-   * Route names: create, session/get, sandbox/get, stop, extend-timeout, cmd, cmd/get, cmd/wait,
+   * Route names: create, session/get, sandbox/get, sandbox/list, stop, extend-timeout, network-policy, cmd, cmd/get, cmd/wait,
    * cmd/logs, cmd/kill, cmd/stdin, fs/write, fs/read, fs/mkdir, snapshot, snapshots/list, snapshots/get,
    * snapshots/delete, execution-authority (`GET
    * /_vite-hub/execution-authority[?networkPolicy=<JSON>]`: what a Box created with that policy gets,

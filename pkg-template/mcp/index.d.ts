@@ -13,8 +13,9 @@
  *   `resource` (`sandbox://<name>/result`, base64 `blob`, the Response's content type);
  * - an error Response, or arguments the tool's `inputSchema` refuses: `isError: true`, a text block
  *   `SANDBOX_<CODE>: <message>`, and `_meta['vite-hub/sandbox'].error` `{ code, message, details? }`
- *   (refused arguments: `SANDBOX_INVALID_ARGUMENT`, `details.issues: [{ path, message }]`, the
- *   message listing each as `payload.<path>: <message>`). An unknown tool is a JSON-RPC error
+ *   (refused arguments: `SANDBOX_INVALID_ARGUMENT`, `details.key` the first failing key as a path
+ *   (`text`, `items[2].name`), `details.issues: [{ path, keyword, message }]`, the message listing
+ *   each as `payload.<path>: <message>`). An unknown tool is a JSON-RPC error
  *   (-32602).
  * - The Run's handler lines are `notifications/message` (logger: the Definition's name, `info` for
  *   stdout, `warning` for stderr), and `notifications/progress` when the call has a progress token.

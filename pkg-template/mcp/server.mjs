@@ -3,7 +3,8 @@
 // `sandbox_exec` when commands are allowed (../agent), and `tools/call` running the Definition with
 // `startSandbox`. The transports (stdio: ./stdio.mjs, Streamable HTTP: ./http.mjs) connect it.
 //
-// - Arguments refused by the tool's inputSchema: an `isError` result (./payload-check.mjs).
+// - Arguments refused by the tool's inputSchema: an `isError` result (validateToolInput of
+//   ./definition-tools.mjs: SANDBOX_INVALID_ARGUMENT, `details.key` and `details.issues`).
 // - The Run's handler lines: `notifications/message` (logger: the Definition's name; `info` for
 //   stdout, `warning` for stderr; honours `logging/setLevel`), and `notifications/progress` (one
 //   step per line) when the call carries `_meta.progressToken`. Both are related to the call, so
@@ -15,8 +16,7 @@ import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validatio
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import * as sandboxApi from '@vite-hub/sandbox';
 import { SANDBOX_EXEC, sandbox as sandboxCapability } from '../agent/index.mjs';
-import { listDefinitionTools } from './definition-tools.mjs';
-import { checkPayload } from './payload-check.mjs';
+import { listDefinitionTools, validateToolInput } from './definition-tools.mjs';
 import { errorResult, toolResultOf } from './tool-result.mjs';
 
 /**
@@ -54,7 +54,7 @@ export function createDefinitionServer({ definitions, commands, serverInfo } = {
     const tool = (await definitionTools()).find((item) => item.name === name);
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool ${JSON.stringify(name)}`);
     try {
-      checkPayload(name, tool.inputSchema, args);
+      await validateToolInput(name, args);
     } catch (error) {
       if (error?.name === 'SandboxError') return errorResult(error);
       throw error;

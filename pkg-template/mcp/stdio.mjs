@@ -50,11 +50,8 @@ export async function serveStdio({ root, definitions, commands, log = (line) => 
     for (const discovered of found) {
       if (definitions && !definitions.includes(discovered.name)) continue;
       try {
-        const prepared =
-          /** @type {Awaited<ReturnType<typeof prepareDefinition>> & { tool?: { facts?: object, warning?: string } }} */ (
-            // @ts-expect-error: a prepareDefinition without tool facts takes no third argument
-            await prepareDefinition(root, discovered, { tool: true })
-          );
+        // With its tool facts (description, schemas) and the warning of an untyped payload.
+        const prepared = await prepareDefinition(root, discovered, { tool: true });
         const { definition, inputs } = prepared;
         sandbox.registerSandbox(discovered.name, definition);
         if (prepared.tool?.facts) nextFacts[discovered.name] = prepared.tool.facts;

@@ -52,8 +52,6 @@ export function defineSandbox(definition) {
  *   Response (a Worker's `waitUntil`); Node and browsers need none
  */
 export function createApi(wasm, readEnv, keepAlive) {
-  /** The `describe` of the loader set by setSandboxDefinitionLoader (describeSandboxRegistry asks it). */
-  let registryDescribe = null;
   /** `configureSandbox({ onLog })`: every Run's onLog unless the call passes its own (default: none). */
   let defaultOnLog;
   /**
@@ -115,15 +113,7 @@ export function createApi(wasm, readEnv, keepAlive) {
       refreshEnv();
       return wasm.closeSandbox(sandboxId, options);
     },
-    setSandboxDefinitionLoader: (loader, describe) => {
-      registryDescribe = loader ? (describe ?? null) : null;
-      wasm.setSandboxDefinitionLoader(loader ?? null, describe ?? null);
-    },
-    describeSandboxRegistry: async () => {
-      const described = registryDescribe ? await registryDescribe() : null;
-      const names = new Set([...wasm.listSandboxes().map((item) => item.name), ...(described?.names ?? [])]);
-      return { names: [...names].sort(), invalid: { ...(described?.invalid ?? {}) } };
-    },
+    setSandboxDefinitionLoader: (loader, describe) => wasm.setSandboxDefinitionLoader(loader ?? null, describe ?? null),
     listPreparedProjects: () => wasm.listPreparedProjects(),
     dropPreparedProject: (digest) => wasm.dropPreparedProject(digest),
     closeWarmPools: () => wasm.closeWarmPools(),

@@ -5,6 +5,7 @@ import { createApi } from './api.mjs';
 
 export { defineSandbox } from './api.mjs';
 export { readRequestPayload, readValidatedPayload } from './payload.mjs';
+export { requestSignal } from './request-signal.mjs';
 
 let ready = null;
 /** Loads the wasm module once; `input` is an optional URL, Response or bytes of `sandbox_bg.wasm`. */
@@ -34,6 +35,7 @@ const initialised =
 export const runSandbox = afterInit('runSandbox');
 /** Sessions: one Box driven by hand (runtime/session.mjs). */
 export const openSandboxSession = afterInit('openSandboxSession');
+export const listSandboxSessions = afterInit('listSandboxSessions');
 export const resolveSandboxRunner = afterInit('resolveSandboxRunner');
 export const closeSandbox = afterInit('closeSandbox');
 /** Returns the handle at once; the Run starts once the wasm is loaded. */
@@ -63,7 +65,6 @@ export const listPreparedProjects = afterInit('listPreparedProjects');
 export const dropPreparedProject = afterInit('dropPreparedProject');
 export const closeWarmPools = afterInit('closeWarmPools');
 export const listWarmPools = initialised('listWarmPools');
-export const describeSandboxRegistry = afterInit('describeSandboxRegistry');
 /** Works before init: the loader is installed once the wasm is ready. */
 let pendingLoader;
 export const setSandboxDefinitionLoader = (loader, describe) => {

@@ -217,13 +217,6 @@ export function setSandboxDefinitionLoader(
   describe?: (() => SandboxRegistryDescription | Promise<SandboxRegistryDescription>) | null,
 ): void;
 
-/**
- * Every Definition name this isolate can run, sorted: those of {@link registerSandbox} and those the
- * loader's `describe()` names (the Vite plugin's generated registry), with `invalid` (name → why
- * the registry refused it) from `describe()`. What `@vite-hub/sandbox/mcp` offers as tools.
- */
-export function describeSandboxRegistry(): Promise<{ names: string[]; invalid: Record<string, string> }>;
-
 /** What a Definition loader's registry holds (see {@link setSandboxDefinitionLoader}). */
 export interface SandboxRegistryDescription {
   names: string[];
@@ -472,8 +465,8 @@ export function initSandbox(input?: URL | string | Response | BufferSource): Pro
 export type SandboxRunContext = unknown;
 
 /**
- * The argument of {@link defineSandbox}. Only these keys are accepted; every option must be a
- * literal (static JSON), because it is read from the source when the file is prepared.
+ * The argument of {@link defineSandbox}. Only these keys are accepted; every option but `input`
+ * must be a literal (static JSON), because it is read from the source when the file is prepared.
  */
 export interface SandboxDefinitionInput<P = unknown, R = unknown, C = SandboxRunContext> {
   /** The handler: called in the Box with `runSandbox`'s payload and `context`; its result becomes the Response. */
@@ -486,6 +479,19 @@ export interface SandboxDefinitionInput<P = unknown, R = unknown, C = SandboxRun
    * imports a runtime package.
    */
   project?: boolean;
+  /**
+   * What the Definition does, for people and agents: its tool description (`@vite-hub/sandbox/mcp`,
+   * `definitionTools()`). A non-empty string of at most 4096 bytes. Default: none.
+   */
+  description?: string;
+  /**
+   * The payload's schema: a Standard Schema that is also a Standard JSON Schema
+   * (standardschema.dev; zod ≥ 4.2, valibot with `@valibot/to-json-schema`, arktype). Evaluated
+   * once at build time for its JSON Schema (the tool's `inputSchema`); a tool call whose payload
+   * it refuses is `SANDBOX_INVALID_ARGUMENT` naming the key, before any Box opens. Not shipped
+   * as code: the handler still receives the payload as sent. Rules: docs/definitions.md.
+   */
+  input?: StandardSchemaV1<unknown, P>;
 }
 
 /**
@@ -551,7 +557,40 @@ export interface OpenSandboxSessionOptions {
   signal?: AbortSignal | null;
   /** Cloudflare only: the kept Box (Durable Object) to use; other providers reject it with `SANDBOX_NOT_SUPPORTED`. */
   sandboxId?: string;
+  /**
+   * Reattaches to the running Box of this id (a Session's `id`, or one of {@link listSandboxSessions})
+   * instead of opening one; only `provider` and `signal` may go with it. Vercel protocol:
+   * `GET /v2/sandboxes/{id}` (the SDK's `Sandbox.get`). A stopped Box rejects with
+   * `SANDBOX_INVALID_STATE` (409), an unknown id with `SANDBOX_TRANSPORT_ERROR` (`details.status`
+   * 404; on the in-process local Box host, whose Boxes belong to the process that opened them, the
+   * message says to share a standalone host, `local: { baseUrl, token }`). Cloudflare: the Durable
+   * Object of that name (as `sandboxId`).
+   */
+  id?: string;
 }
+
+/** One Box of {@link listSandboxSessions}. */
+export interface SandboxSessionListing {
+  /** What {@link OpenSandboxSessionOptions.id} takes. */
+  readonly id: string;
+  /** The provider's status: `'running'`, `'stopped'`, `'stopping'`, `'snapshotting'`, `'failed'`, … */
+  readonly status: string;
+  readonly createdAt: Date | undefined;
+  /** When a running Box's lifetime ends. */
+  readonly expiresAt: Date | undefined;
+}
+
+/**
+ * The provider's Boxes, newest first (at most 100): Vercel protocol `GET /v2/sandboxes` (the SDK's
+ * `Sandbox.list`; every sandbox of the project, those of Runs too); the local Box host lists its
+ * live Boxes and the last 256 stopped ones (an in-process host: those of this process).
+ * @throws SandboxError (rejects) `SANDBOX_NOT_SUPPORTED` on Cloudflare (`details.operation`
+ *   `'listSandboxSessions'`), `SANDBOX_INVALID_ARGUMENT` for bad options, the provider's transport errors.
+ */
+export function listSandboxSessions(options?: {
+  provider?: SandboxProviderName;
+  signal?: AbortSignal | null;
+}): Promise<SandboxSessionListing[]>;
 
 /** Options of {@link SandboxSession.exec} and {@link SandboxSession.spawn}. */
 export interface SandboxCommandOptions {
@@ -651,10 +690,22 @@ export type SandboxAsyncDisposable = { [K in SandboxAsyncDisposeKey]: () => Prom
  * `SANDBOX_INVALID_STATE` (409). Relative paths start at `cwd`.
  */
 export interface SandboxSession extends SandboxAsyncDisposable {
-  /** The provider's Box id. */
+  /** The provider's Box id: what `openSandboxSession({ id })` reattaches with (Vercel protocol: the sandbox name). */
   readonly id: string;
   readonly provider: SandboxProviderName;
+  /** What the Box can reach now; a new frozen object after {@link SandboxSession.updateNetworkPolicy}. */
   readonly executionAuthority: ExecutionAuthority;
+  /**
+   * The network of the Commands started from now on (those running keep theirs); the shapes of
+   * the config's `networkPolicy`. Vercel protocol: `POST …/network-policy` (the SDK's
+   * `updateNetworkPolicy`). The local Box host takes `'allow-all' | 'deny-all' | { mode }` only
+   * (else `SANDBOX_INVALID_ARGUMENT` before any request) and refuses what it cannot enforce
+   * (`SANDBOX_PROVIDER_UNAVAILABLE`); `SANDBOX_NOT_SUPPORTED` on Cloudflare
+   * (`details.operation` `'updateNetworkPolicy'`).
+   */
+  updateNetworkPolicy(
+    policy: 'allow-all' | 'deny-all' | { mode: 'allow-all' | 'deny-all' } | Record<string, unknown>,
+  ): Promise<void>;
   /** The Box working directory, e.g. `/vercel/sandbox` (Vercel, local) or `/workspace` (Cloudflare). */
   readonly cwd: string;
   /**
@@ -833,3 +884,14 @@ export function readValidatedPayload<S extends SandboxPayloadSchema>(
   schema: S,
   options?: ReadPayloadOptions,
 ): Promise<SandboxSchemaOutput<S>>;
+
+/**
+ * The AbortSignal of a route's client, for `runSandbox(name, payload, { signal: requestSignal(event) })`:
+ * it aborts (reason: a DOMException `AbortError`) when the client closes its connection before the
+ * response was sent in full, which stops the Run and its Box. For a Web Request it is the Request's
+ * own `signal`. On Node (an h3 v2 event's `event.runtime.node.res`, an h3 v1 event's `event.node.res`)
+ * it follows the Node response, because under srvx 0.8 (nitro 3.0.0) `event.req.signal` aborts as
+ * soon as the body has been read. The same signal for the same event.
+ * @throws {TypeError} when `event` is none of {@link SandboxRequestSource}.
+ */
+export function requestSignal(event: SandboxRequestSource): AbortSignal;

@@ -121,6 +121,10 @@ export interface PreparedFreeFormDefinition extends DefinitionSource {
   dependencies: string[];
   /** The source files bundled, relative to the app root (what to watch for changes). */
   inputs: string[];
+  /** The `defineSandbox` description (its tool description), or `null`. */
+  description: string | null;
+  /** Whether `defineSandbox({ input })` declares a payload schema (read at generation for the tool's `inputSchema`). */
+  input: boolean;
 }
 
 /**

@@ -111,11 +111,11 @@ export const {
   setSandboxDefinitionLoader,
 } = api;
 export const { listPreparedProjects, dropPreparedProject, closeWarmPools, listWarmPools } = api;
-export const { describeSandboxRegistry } = api;
 /** Sessions: one Box driven by hand (runtime/session.mjs). */
-export const { openSandboxSession, resolveSandboxRunner } = api;
+export const { openSandboxSession, listSandboxSessions, resolveSandboxRunner } = api;
 export { defineSandbox };
 export { readRequestPayload, readValidatedPayload } from './payload.mjs';
+export { requestSignal } from './request-signal.mjs';
 
 /**
  * A module of vite/ (the build steps), imported on first use. Its specifier is made at run time

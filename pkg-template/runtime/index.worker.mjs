@@ -5,6 +5,7 @@ import { workerApi } from './worker-api.mjs';
 
 export { defineSandbox } from './api.mjs';
 export { readRequestPayload, readValidatedPayload } from './payload.mjs';
+export { requestSignal } from './request-signal.mjs';
 
 const api = workerApi(wasmModule, () => (typeof process === 'object' && process?.env ? process.env : {}));
 
@@ -19,8 +20,7 @@ export const {
   setSandboxDefinitionLoader,
 } = api;
 export const { listPreparedProjects, dropPreparedProject, closeWarmPools, listWarmPools } = api;
-export const { describeSandboxRegistry } = api;
 /** Sessions: one Box driven by hand (runtime/session.mjs). */
-export const { openSandboxSession, resolveSandboxRunner } = api;
+export const { openSandboxSession, listSandboxSessions, resolveSandboxRunner } = api;
 /** Kept for symmetry with the browser entry: the wasm is already instantiated here. */
 export const initSandbox = async () => {};

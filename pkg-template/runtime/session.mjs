@@ -71,8 +71,16 @@ class SandboxSession {
     this.#raw = raw;
     this.id = raw.id;
     this.provider = raw.provider;
-    this.executionAuthority = raw.executionAuthority;
     this.cwd = raw.cwd;
+  }
+
+  /** The Box's frozen executionAuthority; a new object after `updateNetworkPolicy`. */
+  get executionAuthority() {
+    return this.#raw.executionAuthority;
+  }
+
+  updateNetworkPolicy(policy) {
+    return this.#raw.updateNetworkPolicy(policy);
   }
 
   get status() {
@@ -146,6 +154,10 @@ export function sessionApi(wasm, defaultOnLog = () => undefined, refreshEnv = ()
     openSandboxSession: async (options) => {
       refreshEnv();
       return new SandboxSession(await wasm.openSandboxSession(options));
+    },
+    listSandboxSessions: (options) => {
+      refreshEnv();
+      return wasm.listSandboxSessions(options);
     },
     resolveSandboxRunner: async (name) => {
       refreshEnv();

@@ -259,8 +259,9 @@ async function bundleFreeForm(root, file) {
     async load(id) {
       if (id === entryId) {
         // Line for line its own source, named ENTRY_SOURCEFILE, so a stack through it maps too.
-        const code = `import definition from ${JSON.stringify(absolute)};\nexport default (payload, context) => definition.run(payload, context);\n`;
-        return { code, map: { version: 3, sources: [ENTRY_SOURCEFILE], names: [], mappings: 'AAAA;AACA' } };
+        // `input`: the declared payload schema, read on the host at generation (vite/tool-facts.mjs).
+        const code = `import definition from ${JSON.stringify(absolute)};\nexport default (payload, context) => definition.run(payload, context);\nexport const input = definition.input;\n`;
+        return { code, map: { version: 3, sources: [ENTRY_SOURCEFILE], names: [], mappings: 'AAAA;AACA;AACA' } };
       }
       if (id === SHIM_ID) return SHIM_SOURCE;
       if (path.isAbsolute(id)) {
@@ -405,7 +406,7 @@ async function readAppLocks(projectDir, dir) {
  * `{"type":"module","private":true}`.
  * @param {string} appRoot the app root `discovered` is relative to
  * @param {{ name: string, kind: 'free-form', dir: string, entry: string }} discovered one item of `discoverDefinitions(appRoot)`
- * @returns {Promise<{ name: string, files: Array<{ path: string, content: Uint8Array, mode?: number }>, entry: string, timeout?: number, project: boolean, dependencies: string[], inputs: string[], sourceMap: object }>}
+ * @returns {Promise<{ name: string, files: Array<{ path: string, content: Uint8Array, mode?: number }>, entry: string, timeout?: number, project: boolean, dependencies: string[], inputs: string[], sourceMap: object, description: string | null, input: boolean }>}
  *   `timeout` in ms (absent: the project's manifest or the default applies); `project`: whether
  *   the project files ship; `dependencies`: the packages installed in the Box; `inputs`: the
  *   source files bundled, relative to `appRoot` (what to watch); `sourceMap`: the bundle's source
@@ -464,6 +465,8 @@ export async function prepareFreeFormDefinition(appRoot, discovered) {
     dependencies: plan.dependencies,
     inputs: bundle.inputs,
     sourceMap: bundle.map,
+    description: options.description,
+    input: options.input,
   };
   if (options.timeout !== null) prepared.timeout = options.timeout;
   return prepared;

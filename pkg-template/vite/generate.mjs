@@ -94,13 +94,27 @@ export async function describeRegistry() {
   const [index, invalid] = await Promise.all([read('../definitions.json'), read('../problems.json')]);
   return { names: Object.keys(index), invalid };
 }
+/** The tool facts of every Definition in the registry, \`{ "<name>": { description?, inputSchema, outputSchema?, schema } }\` (vite/tool-facts.mjs). */
+export async function listToolFacts() {
+  return JSON.parse(await readFile(join(dir, '../tools.json'), 'utf8').catch((error) => {
+    if (error.code !== 'ENOENT') throw error;
+    throw new Error('the generated dev registry (.vite-hub/sandbox/dev) was deleted; vite dev is writing it again, retry in a moment');
+  }));
+}
 `;
   }
   // A Map, not an object literal: a Definition may be named `__proto__` or `constructor`.
   const loaders = entries.map(
     ({ name, stem }) => `  [${JSON.stringify(name)}, () => import(${JSON.stringify(`./definitions/${stem}.mjs`)})],`,
   );
+  const tools = JSON.stringify(Object.fromEntries(entries.map(({ name, tool }) => [name, tool])));
   return `${header}const definitions = new Map([\n${loaders.join('\n')}\n]);
+// JSON.parse, not a literal: a Definition may be named \`__proto__\`.
+const tools = JSON.parse(${JSON.stringify(tools)});
+/** The tool facts of every Definition in the registry, \`{ "<name>": { description?, inputSchema, outputSchema?, schema } }\` (vite/tool-facts.mjs). */
+export function listToolFacts() {
+  return structuredClone(tools);
+}
 /** @returns {Promise<object | undefined>} the Definition named \`name\`; only its module is loaded */
 export async function loadDefinition(name) {
   const load = definitions.get(name);
@@ -131,6 +145,8 @@ import { loadDefinition, describeRegistry } from './registry.mjs';
 configureSandbox(${runtimeConfig});
 setSandboxDefinitionLoader(loadDefinition, describeRegistry);
 export * from '@vite-hub/sandbox/runtime';
+// The Definitions' tool facts, for @vite-hub/sandbox/mcp and /agent (mcp/definition-tools.mjs).
+export { listToolFacts as __sandboxToolFacts } from './registry.mjs';
 `;
   if (devDir === null) return header;
   // The install-line and stack functions are copied into the facade (one source each:
@@ -221,10 +237,10 @@ async function writeIfChanged(file, content) {
 /** Prepares and serialises one Definition; `{ data }` (its JSON text) or `{ error }`. */
 async function generateOne(appRoot, discovered, inputs) {
   try {
-    const { definition, inputs: used, sources } = await prepareDefinition(appRoot, discovered);
+    const { definition, inputs: used, sources, tool } = await prepareDefinition(appRoot, discovered, { tool: true });
     const { serialized, install } = serializeDefinition(definition);
     for (const input of used) inputs.add(input);
-    return { data: json(serialized), install, sources };
+    return { data: json(serialized), install, sources, tool };
   } catch (error) {
     return { error };
   }
@@ -300,7 +316,7 @@ function buildError(errors) {
  *   crates/worker, through `include_str!`).
  * @returns {Promise<{ dir: string, facade: string, names: string[], changed: string[], inputs: string[], errors: Array<{ name: string | null, error: Error & { code?: string } }> }>}
  *   `names`: the Definitions in the registry; `inputs`: source files outside the Definition
- *   folders that Definitions were built from (free-form local imports), relative to `root`.
+ *   folders that Definitions were built from (free-form local imports), relative to `root`;
  * @throws a malformed app root; in `build`, every discovery or preparation error (a `SandboxError` naming the
  *   file, or one listing them all).
  */
@@ -332,6 +348,8 @@ export async function generateSandboxArtifacts({ root, mode, config = {}, regist
   // Dev: how each Definition's stack maps back to its sources (source-stack.mjs), kept the same way.
   const lastSources = mode === 'dev' ? JSON.parse((await lastGood('source-maps.json')) ?? '{}') : {};
   const sourceMaps = {};
+  // The tool facts of each Definition (tool-facts.mjs), kept the same way.
+  const lastTools = mode === 'dev' ? JSON.parse((await lastGood('tools.json')) ?? '{}') : {};
   for (const name of names) {
     const stem = stems.get(name);
     const file = mode === 'dev' ? `definitions/${stem}.json` : `definitions/${stem}.mjs`;
@@ -341,11 +359,19 @@ export async function generateSandboxArtifacts({ root, mode, config = {}, regist
     let typedEntry = definition?.entry;
     let install = Object.hasOwn(lastInstalls, name) ? lastInstalls[name] : null;
     let sources = Object.hasOwn(lastSources, name) ? lastSources[name] : null;
+    let tool = Object.hasOwn(lastTools, name) ? lastTools[name] : null;
     if (definition) {
       let error;
       let fresh;
       let freshSources;
-      ({ data, error, install: fresh, sources: freshSources } = await generateOne(appRoot, definition, inputs));
+      let freshTool;
+      ({
+        data,
+        error,
+        install: fresh,
+        sources: freshSources,
+        tool: freshTool,
+      } = await generateOne(appRoot, definition, inputs));
       if (error) {
         errors.push({ name, error });
         if (mode === 'build') continue;
@@ -354,6 +380,9 @@ export async function generateSandboxArtifacts({ root, mode, config = {}, regist
       } else {
         install = fresh;
         sources = freshSources;
+        // Why a tool is untyped travels with its facts: listing the tools prints it
+        // (mcp/definition-tools.mjs), so an app that never lists them is not told.
+        tool = freshTool.warning ? { ...freshTool.facts, warning: freshTool.warning } : freshTool.facts;
       }
     } else {
       data = await lastGood(file);
@@ -361,7 +390,7 @@ export async function generateSandboxArtifacts({ root, mode, config = {}, regist
     if (data === undefined) continue;
     installs[name] = install;
     sourceMaps[name] = sources;
-    entries.push({ name, stem, typedEntry, data });
+    entries.push({ name, stem, typedEntry, data, tool });
     files.set(file, mode === 'dev' ? `${data}\n` : `export default ${data};\n`);
   }
   if (mode === 'build' && errors.length > 0) throw buildError(errors);
@@ -371,6 +400,7 @@ export async function generateSandboxArtifacts({ root, mode, config = {}, regist
     files.set('problems.json', `${json(problemsByName(appRoot, errors))}\n`);
     files.set('installs.json', `${json(installs)}\n`);
     files.set('source-maps.json', `${JSON.stringify(sourceMaps)}\n`);
+    files.set('tools.json', `${json(Object.fromEntries(entries.map((e) => [e.name, e.tool])))}\n`);
   }
   files.set('registry.mjs', registryModule(mode, outDir, entries));
   if (registryJson)

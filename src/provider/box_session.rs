@@ -89,6 +89,21 @@ pub struct HostStart {
     pub connect_ms: Option<f64>,
 }
 
+/// One Box a provider lists (`listSandboxSessions()`): the id `openSandboxSession({ id })`
+/// reattaches with, its status in the provider's words (`running`, `stopped`, …), when it was
+/// created and when its lifetime ends (ms since the Unix epoch, where the provider says).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BoxListing {
+    /// The reattach id (Vercel protocol: the sandbox name).
+    pub id: String,
+    /// The provider's status of the Box.
+    pub status: String,
+    /// Creation time, ms since the Unix epoch.
+    pub created_at_ms: Option<f64>,
+    /// End of the lifetime, ms since the Unix epoch (running Boxes).
+    pub expires_at_ms: Option<f64>,
+}
+
 /// A prepared project (snapshot) a provider keeps: its id, its size in bytes and when it was
 /// created (ms since the Unix epoch).
 pub type PreparedProject = (String, u64, u64);
@@ -205,6 +220,32 @@ pub trait Provider: std::fmt::Debug {
         Box::pin(std::future::ready(Ok(false)))
     }
 
+    /// Reattaches to the running Box `id` (the id a Session of this provider reports, from any
+    /// process with the same provider config). Vercel protocol: `GET /v2/sandboxes/{name}`.
+    ///
+    /// # Errors
+    /// `SANDBOX_INVALID_STATE` (409) for a Box that is no longer running;
+    /// `SANDBOX_TRANSPORT_ERROR` with `details.status` 404 for an id the provider does not
+    /// know; `SANDBOX_NOT_SUPPORTED` (the default).
+    fn attach<'a>(
+        &'a self,
+        id: &'a str,
+        signal: Option<&'a AbortSignal>,
+    ) -> LocalBoxFuture<'a, Result<Box<dyn BoxSession>>> {
+        let _ = (id, signal);
+        unsupported(self.kind(), Operation::Attach)
+    }
+
+    /// The provider's Boxes, newest first (one page of at most 100). Vercel protocol:
+    /// `GET /v2/sandboxes`.
+    ///
+    /// # Errors
+    /// Transport errors of the provider; `SANDBOX_NOT_SUPPORTED` (the default).
+    fn list_boxes<'a>(&'a self, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<Vec<BoxListing>>> {
+        let _ = signal;
+        unsupported(self.kind(), Operation::ListSessions)
+    }
+
     /// Opens a new Box as `spec` asks (`signal` aborts the opening).
     ///
     /// # Errors
@@ -225,7 +266,7 @@ pub trait BoxSession: std::fmt::Debug {
     /// The provider that supplied this Box (for errors and Responses).
     fn provider(&self) -> ProviderKind;
 
-    /// The provider's id of this Box (Vercel session id, Cloudflare Durable Object name).
+    /// The provider's id of this Box (Vercel: the sandbox name; Cloudflare: the Durable Object name).
     fn id(&self) -> &str;
 
     /// The Box working directory (absolute Box path), e.g. `/vercel/sandbox`.
@@ -424,6 +465,28 @@ pub trait BoxSession: std::fmt::Debug {
         unsupported(self.provider(), Operation::ExtendTimeout)
     }
 
+    /// Changes the network of the Commands started from now on to `policy` (the shapes of the
+    /// config's `networkPolicy`); Commands already running keep theirs. Answers the Box's
+    /// executionAuthority under the new policy. Vercel protocol: `POST …/network-policy`.
+    ///
+    /// # Errors
+    /// `SANDBOX_INVALID_ARGUMENT` for a policy the provider cannot enforce; transport errors of
+    /// the provider; `SANDBOX_NOT_SUPPORTED` (the default).
+    fn update_network_policy<'a>(
+        &'a self,
+        policy: &'a serde_json::Value,
+        signal: Option<&'a AbortSignal>,
+    ) -> LocalBoxFuture<'a, Result<ExecutionAuthority>> {
+        let _ = (policy, signal);
+        unsupported(self.provider(), Operation::UpdateNetworkPolicy)
+    }
+
+    /// When the Box lifetime ends, in ms since the Unix epoch, as the provider reported it when
+    /// the Box was reattached ([`Provider::attach`]); `None` (the default) when it did not say.
+    fn reported_expires_at_ms(&self) -> Option<f64> {
+        None
+    }
+
     /// Follows the output of Command `id` from its start.
     ///
     /// # Errors
@@ -603,6 +666,9 @@ mod tests {
         assert_unsupported(now(session.write_stdin("1", b"a", true, None)), Operation::Stdin);
         assert_unsupported(now(session.command("1", None)), Operation::Exec);
         assert_unsupported(now(session.extend_timeout(1000, None)), Operation::ExtendTimeout);
+        let policy = serde_json::json!("deny-all");
+        assert_unsupported(now(session.update_network_policy(&policy, None)), Operation::UpdateNetworkPolicy);
+        assert_eq!(session.reported_expires_at_ms(), None);
         assert_unsupported(now(session.exists("/work/a", None)), Operation::Read);
         assert_unsupported(now(session.mkdir("/work/a", true, None)), Operation::Mkdir);
         assert_unsupported(now(session.remove("/work/a", false, None)), Operation::Remove);
@@ -627,6 +693,8 @@ mod tests {
         assert_eq!(provider.in_process_host(), None);
         assert!(now(provider.ensure_ready()).unwrap().is_none());
         assert!(!now(provider.close_kept_box("kept")).unwrap(), "no Box is kept by the provider");
+        assert_unsupported(now(provider.attach("box", None)), Operation::Attach);
+        assert_unsupported(now(provider.list_boxes(None)), Operation::ListSessions);
         for error in [now(provider.list_prepared(None)).unwrap_err(), now(provider.drop_prepared("id")).unwrap_err()] {
             assert_eq!(
                 (error.code(), error.message()),

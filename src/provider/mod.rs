@@ -17,7 +17,9 @@ pub mod local;
 pub mod output;
 pub mod vercel;
 
-pub use box_session::{BoxSession, BoxSpec, FileRead, HostStart, PreparedProject, PreparedStart, Provider, Seal};
+pub use box_session::{
+    BoxListing, BoxSession, BoxSpec, FileRead, HostStart, PreparedProject, PreparedStart, Provider, Seal,
+};
 pub use vite_hub_sandbox_core::provider::ProviderSettings;
 
 /// Builds the provider `settings` name; requests go through `fetcher` (Cloudflare: through the

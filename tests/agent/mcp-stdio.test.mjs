@@ -168,9 +168,7 @@ test('--definitions offers only the named Definitions; no sandbox_exec without -
   }
 });
 
-test('a payload the input schema refuses is isError with SANDBOX_INVALID_ARGUMENT and the failing key', {
-  todo: 'needs the input schemas of listDefinitionTools from the schema helper (echo declares { text: string })',
-}, async () => {
+test('a payload the input schema refuses is isError with SANDBOX_INVALID_ARGUMENT and the failing key', async () => {
   const echo = (await client.listTools()).tools.find((tool) => tool.name === 'echo');
   assert.deepEqual(echo.inputSchema.required, ['text']);
   assert.equal(echo.inputSchema.properties.text.type, 'string');
@@ -178,5 +176,6 @@ test('a payload the input schema refuses is isError with SANDBOX_INVALID_ARGUMEN
   const result = await client.callTool({ name: 'echo', arguments: { times: 2 } });
   assert.equal(result.isError, true);
   assert.match(result.content[0].text, /^SANDBOX_INVALID_ARGUMENT: .*payload\.text: is required/);
+  assert.equal(result._meta['vite-hub/sandbox'].error.details.key, 'text');
   assert.deepEqual(result._meta['vite-hub/sandbox'].error.details.issues[0].path, ['text']);
 });

@@ -94,12 +94,12 @@ test('unknown keys and not-yet-supported keys are rejected, not ignored', async 
   await rejectsWith(
     'invalid',
     'unknown-key',
-    'src/unknown-key.sandbox.ts:5: defineSandbox() has an unknown option "memory"; supported options: run, timeout, project.',
+    'src/unknown-key.sandbox.ts:5: defineSandbox() has an unknown option "memory"; supported options: run, timeout, project, description, input.',
   );
   await rejectsWith(
     'invalid',
     'env-key',
-    'src/env-key.sandbox.ts:5: defineSandbox() option "env" is not supported by @vite-hub/sandbox yet; remove it (supported options: run, timeout, project).',
+    'src/env-key.sandbox.ts:5: defineSandbox() option "env" is not supported by @vite-hub/sandbox yet; remove it (supported options: run, timeout, project, description, input).',
   );
 });
 

@@ -122,7 +122,7 @@ impl Session {
 
     /// What the Box may do (contract §2): `credentials`, `environment`, `filesystem`,
     /// `isolation`, `network`, `processes`; `to_json()` gives the JS object's shape.
-    pub fn execution_authority(&self) -> &ExecutionAuthority {
+    pub fn execution_authority(&self) -> ExecutionAuthority {
         self.core.execution_authority()
     }
 

@@ -86,8 +86,13 @@ export async function startBoxNetwork({ rootless = process.geteuid?.() !== 0 } =
   });
   let slirp;
   const stop = () => {
-    slirp?.kill('SIGKILL');
-    holder.kill('SIGKILL');
+    for (const child of [slirp, holder]) {
+      if (!child) continue;
+      child.kill('SIGKILL');
+      // Its pipes are closed with it: one nobody reads (slirp4netns's exit fd) would stay open
+      // for good, a socket of this process per Box network (issue 34).
+      for (const stream of child.stdio) stream?.destroy();
+    }
   };
   let timer;
   try {

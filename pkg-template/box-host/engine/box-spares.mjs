@@ -13,6 +13,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { mountBoxDisk, unmountBoxDisk, unmountBoxDiskNow } from './box-disk.mjs';
 import { startBoxNetwork } from './box-network.mjs';
+import { outOfFds } from './command.mjs';
 import { boxDirPrefix } from './stale-boxes.mjs';
 import { removeBoxTree, removeBoxTreeNow } from './box-tree-removal.mjs';
 
@@ -31,17 +32,59 @@ export async function makeBoxRoot(parentDir, { diskBytes, mountDisk, making }) {
         if (making) making.mounting = child;
       });
     } catch (err) {
-      await fs.promises.rmdir(root).catch(() => {});
+      // A mount that landed although `mount` reported a failure is undone too.
+      await removeBoxRoot(root, true).catch(() => {});
       throw new Error(`the Box disk could not be mounted: ${err.message}`, { cause: err });
     }
   }
   return root;
 }
 
-/** Removes a Box directory made by makeBoxRoot (unmounting its disk first). */
+/**
+ * How long the removal of a Box directory waits for open files to come back when the host is at
+ * its limit (EMFILE: `umount` could not start, `rm` could not open a directory), in ms. Other
+ * Boxes of the burst stop meanwhile and free theirs.
+ */
+const OUT_OF_FDS_WAIT_MS = 30_000;
+
+/**
+ * Runs `step` again (backing off, 20 ms to 500 ms) while it fails for want of fds or on a busy
+ * mount, at most OUT_OF_FDS_WAIT_MS.
+ */
+async function retried(step) {
+  const until = Date.now() + OUT_OF_FDS_WAIT_MS;
+  for (let delay = 20; ; delay = Math.min(delay * 2, 500)) {
+    try {
+      return await step();
+    } catch (err) {
+      if (!(outOfFds(err) || err?.code === 'EBUSY') || Date.now() >= until) throw err;
+    }
+    await new Promise((resolve) => setTimeout(resolve, delay));
+  }
+}
+
+/**
+ * Removes a Box directory made by makeBoxRoot (unmounting its disk first); rejects with what
+ * failed. Out of fds (`umount` could not start, `rm` could not open a directory), or while the
+ * removal finds the disk still mounted (EBUSY), both are tried again until fds come back
+ * (OUT_OF_FDS_WAIT_MS): a mount left in place would stay for good (issue 34). A disk that never
+ * came off is named as such, not as the removal's EBUSY.
+ */
 export async function removeBoxRoot(root, mountDisk) {
-  if (mountDisk) await unmountBoxDisk(root).catch(() => {});
-  await removeBoxTree(root);
+  let unmountError;
+  await retried(async () => {
+    if (mountDisk) {
+      // Not mounted (a failed mount, one unmounted already): umount fails, the removal goes on.
+      await unmountBoxDisk(root).catch((err) => {
+        unmountError = err;
+        if (outOfFds(err)) throw err;
+      });
+    }
+    await removeBoxTree(root);
+  }).catch((err) => {
+    if (unmountError === undefined || err?.code !== 'EBUSY') throw err;
+    throw new Error(`the Box disk at ${root} could not be unmounted: ${unmountError.message}`, { cause: unmountError });
+  });
 }
 
 /** removeBoxRoot, synchronously (process `exit`); never throws. */

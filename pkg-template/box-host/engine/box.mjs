@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { extractTarGz } from './archive.mjs';
-import { BoxCommand } from './command.mjs';
+import { BoxCommand, outOfFds } from './command.mjs';
 import { startBoxNetwork } from './box-network.mjs';
 import { DEFAULT_DISK_BYTES } from './box-disk.mjs';
 import { makeBoxRoot, removeBoxRoot, removeBoxRootNow } from './box-spares.mjs';
@@ -130,12 +130,14 @@ export class Box {
           );
         }
       }
+      return new Box(root, { ...options, network, diskBytes, diskMounted, boxUid });
     } catch (err) {
-      await removeBoxRoot(root, diskMounted);
+      // What was made is undone; the error stays the cause (EMFILE: 503), never the undoing's.
+      network?.stop();
+      await removeBoxRoot(root, diskMounted).catch(() => {});
       if (boxUid !== undefined) releaseBoxUid(boxUid);
       throw err;
     }
-    return new Box(root, { ...options, network, diskBytes, diskMounted, boxUid });
   }
 
   constructor(
@@ -286,12 +288,8 @@ export class Box {
       this.handedOver = true;
       return this.#started(parked.command);
     }
-    // Any other command starts its own process: the parked one is of no use any more (its end
-    // is awaited again when the Box stops, before its cgroup goes).
-    if (parked) {
-      this.endedParked = parked.command;
-      parked.command.killAll().catch(() => {});
-    }
+    // Any other command starts its own process: the parked one is of no use any more.
+    this.#endParked(parked);
     const spec = this.#spec({
       command,
       args,
@@ -341,7 +339,8 @@ export class Box {
       root: this.root,
       workDir: this.workDir,
       networkDenied: this.networkDenied,
-      network: this.network,
+      // Under deny-all a Box network kept from an allow-all time is left aside (network-policy.mjs).
+      network: this.networkDenied ? undefined : this.network,
       features: this.features,
       cgroup: this.cgroup,
       boxUid: this.boxUid,
@@ -409,6 +408,18 @@ export class Box {
     const parked = this.parked;
     this.parked = undefined;
     return parked?.command.running ? parked : undefined;
+  }
+
+  /** Ends a taken parked process (its end is awaited again when the Box stops, before its cgroup goes). */
+  #endParked(parked) {
+    if (!parked) return;
+    this.endedParked = parked.command;
+    parked.command.killAll().catch(() => {});
+  }
+
+  /** Ends the parked process, if any: it started under a network policy that changed (network-policy.mjs). */
+  retireParked() {
+    this.#endParked(this.#takeParked());
   }
 
   /**
@@ -495,20 +506,28 @@ export class Box {
     }
     this.status = keep ? 'snapshotting' : 'stopping';
     let kept;
+    /** @type {Error | undefined} The first step that failed. */
     let failure;
     this.stopping = (async () => {
       clearTimeout(this.lifetime);
       this.#refillSpares();
-      await Promise.all(this.#processes().map((cmd) => cmd.killAll()));
-      try {
+      // Every step runs even when one before it failed (out of fds, a busy mount): the Box ends
+      // as stopped and its slot is given back; the first failure is thrown after.
+      const step = async (work) => {
+        try {
+          await work();
+        } catch (err) {
+          failure ??= err;
+        }
+      };
+      await step(() => Promise.all(this.#processes().map((cmd) => cmd.killAll())));
+      await step(async () => {
         if (keep) kept = await keep(this);
-      } catch (err) {
-        failure = err;
-      }
+      });
       this.network?.stop();
-      await removeBoxRoot(this.root, this.diskMounted);
+      await step(() => removeBoxRoot(this.root, this.diskMounted));
       // After the tmpfs is gone: its pages were charged to the Box's memory cgroup.
-      await removeBoxCgroup(this.cgroup.dirs);
+      await step(() => removeBoxCgroup(this.cgroup.dirs));
       // Its processes are gone with their PID namespaces, its files with its directory.
       if (this.boxUid !== undefined) releaseBoxUid(this.boxUid);
       // A stopped Box keeps its description, not its output.
@@ -518,6 +537,13 @@ export class Box {
       this.onStopped?.(this);
     })();
     await this.stopping;
+    // Out of fds (`umount` could not start for OUT_OF_FDS_WAIT_MS): this machine's failure, 503.
+    if (failure && outOfFds(failure))
+      throw new BoxRequestError(
+        503,
+        'spawn_failed',
+        `the Box stopped, but not all it held was removed: ${failure.message}`,
+      );
     if (failure) throw failure;
     return kept;
   }
@@ -578,6 +604,7 @@ export class Box {
       networkPolicy: { mode: this.networkDenied ? 'deny-all' : 'allow-all' },
       createdAt: this.createdAt,
       updatedAt: this.stoppedAt ?? this.createdAt,
+      ...(this.running ? { expiresAt: this.createdAt + this.timeoutMs } : {}),
       currentSessionId: this.id,
       status: this.status,
       cwd: SESSION_CWD,

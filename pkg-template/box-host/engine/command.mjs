@@ -259,6 +259,9 @@ export class BoxCommand extends EventEmitter {
         this.stdinClosed = true;
         child.stdin?.destroy();
       }
+      // bwrap's option and Box-file pipes (fd 3 on) are written, never read: nothing else
+      // closes them, a socket of this process per command (issue 34).
+      for (const stream of child.stdio.slice(3)) stream?.destroy();
       clearTimeout(this.timer);
       const exitCode = this.forcedExitCode ?? code ?? 128 + signalNumber(signal);
       // Leftovers of this command (background children) do not outlive it, as under bubblewrap.

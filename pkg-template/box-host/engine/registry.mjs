@@ -205,6 +205,14 @@ export class BoxRegistry {
   }
 
   /**
+   * Whether `networkPolicy` (a create's, or a running Box's new one: network-policy.mjs) cuts the
+   * network off; throws what #enforceableDenial throws, the one rule of both.
+   */
+  networkDeniedBy(networkPolicy) {
+    return this.#enforceableDenial(networkPolicy);
+  }
+
+  /**
    * Whether `networkPolicy` cuts the network off, refusing one this host cannot enforce: a
    * `deny-all` without isolation is a 503 `isolation_unavailable` naming what is missing
    * (SANDBOX_PROVIDER_UNAVAILABLE for the Run), never silently ignored; so is, in production, an

@@ -7,6 +7,7 @@ import { HttpError, MAX_ARCHIVE_BYTES, readBody, readJson, sendJson } from './ht
 import { MAX_TIMER_MS } from '../engine/box.mjs';
 import { StdinTimeout, StdinUnavailable } from '../engine/command.mjs';
 import { snapshotJSON } from '../engine/snapshots.mjs';
+import { listSandboxes, updateNetworkPolicy } from './vercel-network.mjs';
 
 const SID = '([A-Za-z0-9_-]+)';
 const S = `^/v2/sandboxes/sessions/${SID}`;
@@ -31,6 +32,7 @@ const ROUTES = [
   ['GET', new RegExp(`${S}$`), 'session/get', getSession],
   ['POST', new RegExp(`${S}/stop$`), 'stop', stop],
   ['POST', new RegExp(`${S}/extend-timeout$`), 'extend-timeout', extendTimeout],
+  ['POST', new RegExp(`${S}/network-policy$`), 'network-policy', updateNetworkPolicy],
   ['POST', new RegExp(`${S}/cmd$`), 'cmd', runCommand],
   ['GET', new RegExp(`${S}/cmd/${SID}/logs$`), 'cmd/logs', commandLogs],
   ['POST', new RegExp(`${S}/cmd/${SID}/kill$`), 'cmd/kill', killCommand],
@@ -43,6 +45,7 @@ const ROUTES = [
   ['GET', /^\/v2\/sandboxes\/snapshots$/, 'snapshots/list', listSnapshots],
   ['GET', /^\/v2\/sandboxes\/snapshots\/([A-Za-z0-9_-]+)$/, 'snapshots/get', getSnapshot],
   ['DELETE', /^\/v2\/sandboxes\/snapshots\/([A-Za-z0-9_-]+)$/, 'snapshots/delete', deleteSnapshot],
+  ['GET', /^\/v2\/sandboxes$/, 'sandbox/list', listSandboxes],
   ['GET', /^\/v2\/sandboxes\/(?!sessions$|snapshots$|drives$)([^/]+)$/, 'sandbox/get', getSandbox],
 ];
 

@@ -8,6 +8,8 @@
 //! Source: vitehub-sandbox-contract.md §2 (`resolveSandboxRunner`, executionAuthority) and §3
 //! (the Box session).
 
+mod attach;
+mod network;
 mod options;
 mod process;
 
@@ -63,13 +65,20 @@ pub(super) fn authority_object(authority: &ExecutionAuthority) -> JsValue {
 #[derive(Debug)]
 struct Inner {
     core: SessionCore,
-    authority: JsValue,
+    /// The frozen object of the core's executionAuthority, replaced when the policy changes.
+    authority: RefCell<JsValue>,
     /// The cleanup of the first `close()`, shared by concurrent callers (cleared when it failed,
     /// so a later `close()` tries again).
     closing: RefCell<Option<Promise>>,
 }
 
 impl Inner {
+    /// A handle's shared state over `core` (opened or reattached).
+    fn new(core: SessionCore) -> Rc<Inner> {
+        let authority = RefCell::new(authority_object(&core.execution_authority()));
+        Rc::new(Inner { core, authority, closing: RefCell::new(None) })
+    }
+
     fn check_open(&self, operation: &str) -> Result<()> {
         self.core.check_open(operation)
     }
@@ -244,6 +253,28 @@ fn stdin_feed(value: &JsValue) -> Result<Option<StdinFeed>> {
     Ok(Some(StdinFeed::Stream(reader)))
 }
 
+/// The provider `configureSandbox` chose, checked against the `provider` option of `options`
+/// when given (`what` names the options in errors).
+fn configured_provider(options: &JsValue, what: &str) -> Result<Rc<dyn Provider>> {
+    let wanted = option(options, "provider", what)?;
+    let resolved = super::runtime_config()?;
+    let provider = resolved.provider.as_ref().map(Rc::clone).map_err(Error::to_public)?;
+    if !wanted.is_undefined() {
+        let name = wanted.as_string().unwrap_or_default();
+        let kind = ProviderKind::parse(&name)
+            .ok_or_else(|| invalid(format!("{what} provider must be 'local', 'vercel' or 'cloudflare'")))?;
+        if kind != provider.kind() {
+            return Err(invalid(format!(
+                "openSandboxSession({{ provider: '{}' }}) but configureSandbox chose '{}': call configureSandbox({{ provider: '{}', … }}) first",
+                kind.as_str(),
+                provider.kind().as_str(),
+                kind.as_str()
+            )));
+        }
+    }
+    Ok(provider)
+}
+
 /// `openSandboxSession({ provider?, timeout?, signal?, sandboxId? }) → Promise<SandboxSession>`:
 /// opens one Box on the provider `configureSandbox` chose and resolves to its handle.
 ///
@@ -259,6 +290,9 @@ fn stdin_feed(value: &JsValue) -> Result<Option<StdinFeed>> {
 #[wasm_bindgen(js_name = openSandboxSession)]
 pub fn open_sandbox_session(options: JsValue) -> Promise {
     let what = "openSandboxSession options";
+    if let Some(attached) = attach::reattach(&options, what) {
+        return attached;
+    }
     let read = || -> Result<(Rc<dyn Provider>, BoxSpec, Option<AbortSignal>)> {
         check_keys(&options, &["provider", "timeout", "signal", "sandboxId"], what)?;
         let lifetime_ms = timeout_option(&options, what)?;
@@ -274,22 +308,7 @@ pub fn open_sandbox_session(options: JsValue) -> Promise {
                     .ok_or_else(|| invalid(format!("{what} sandboxId must be a non-empty string")))?,
             )
         };
-        let wanted = option(&options, "provider", what)?;
-        let resolved = super::runtime_config()?;
-        let provider = resolved.provider.as_ref().map(Rc::clone).map_err(Error::to_public)?;
-        if !wanted.is_undefined() {
-            let name = wanted.as_string().unwrap_or_default();
-            let kind = ProviderKind::parse(&name)
-                .ok_or_else(|| invalid(format!("{what} provider must be 'local', 'vercel' or 'cloudflare'")))?;
-            if kind != provider.kind() {
-                return Err(invalid(format!(
-                    "openSandboxSession({{ provider: '{}' }}) but configureSandbox chose '{}': call configureSandbox({{ provider: '{}', … }}) first",
-                    kind.as_str(),
-                    provider.kind().as_str(),
-                    kind.as_str()
-                )));
-            }
-        }
+        let provider = configured_provider(&options, what)?;
         Ok((provider.clone(), session_spec(provider.as_ref(), lifetime_ms, sandbox_id)?, signal))
     };
     let (provider, spec, signal) = match read() {
@@ -300,8 +319,7 @@ pub fn open_sandbox_session(options: JsValue) -> Promise {
         let core = SessionCore::open(provider.as_ref(), &spec, signal.as_ref())
             .await
             .map_err(|e| abort_or(e, signal.as_ref()))?;
-        let authority = authority_object(core.execution_authority());
-        Ok(SandboxSession { inner: Rc::new(Inner { core, authority, closing: RefCell::new(None) }) }.into())
+        Ok(SandboxSession { inner: Inner::new(core) }.into())
     }))
 }
 
@@ -315,7 +333,8 @@ pub struct SandboxSession {
 
 #[wasm_bindgen]
 impl SandboxSession {
-    /// The provider's Box id (Vercel session id, Cloudflare Durable Object name, local Box host session id).
+    /// The provider's Box id, what `openSandboxSession({ id })` reattaches with (Vercel: the sandbox
+    /// name; local Box host: the same, its session id; Cloudflare: the Durable Object name).
     #[wasm_bindgen(getter)]
     pub fn id(&self) -> String {
         self.inner.core.id().to_owned()
@@ -330,7 +349,7 @@ impl SandboxSession {
     /// The Box's frozen executionAuthority (contract §2).
     #[wasm_bindgen(getter, js_name = executionAuthority)]
     pub fn execution_authority(&self) -> JsValue {
-        self.inner.authority.clone()
+        self.inner.authority.borrow().clone()
     }
 
     /// `'pending' | 'running' | 'stopped' | 'failed' | 'expired'`, now (`'expired'` once the Box

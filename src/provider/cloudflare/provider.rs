@@ -291,6 +291,20 @@ impl Provider for CloudflareProvider {
         })
     }
 
+    /// `openSandboxSession({ id })` is `openSandboxSession({ sandboxId: id })`: the Durable
+    /// Object named `id` (a Session's id, or any sandboxId), its container started again when
+    /// it slept. Cloudflare keeps no stopped state a reattach could refuse.
+    fn attach<'a>(
+        &'a self,
+        id: &'a str,
+        signal: Option<&'a AbortSignal>,
+    ) -> LocalBoxFuture<'a, Result<Box<dyn BoxSession>>> {
+        Box::pin(async move {
+            let spec = BoxSpec { name: "session".to_owned(), sandbox_id: Some(id.to_owned()), ..BoxSpec::default() };
+            self.open(&spec, signal).await
+        })
+    }
+
     /// Opens a Box: a new Durable Object per Run (id `vitehub-<name>-<hash>-<uuid>`), or the
     /// kept one of `sandboxId` (the Run's, else the config's; waiting for earlier Runs on it in
     /// this isolate). Sends `configure` (name, `sleepAfter`, `keepAlive`) and a `mkdir` of the

@@ -13,3 +13,6 @@ pub use provider::LocalProvider;
 
 #[cfg(target_arch = "wasm32")]
 mod provider;
+
+#[cfg(target_arch = "wasm32")]
+mod attach;

@@ -6,7 +6,7 @@ use web_sys::AbortSignal;
 
 use super::{host, LocalOptions};
 use crate::http::fetch::Fetcher;
-use crate::provider::box_session::{BoxSession, BoxSpec, HostStart, PreparedProject, Provider};
+use crate::provider::box_session::{BoxListing, BoxSession, BoxSpec, HostStart, PreparedProject, Provider};
 use crate::provider::local::options::InProcessHost;
 use crate::provider::vercel::{VercelEndpoint, VercelProvider};
 use vite_hub_sandbox_core::error::{Error, ErrorCode, Result};
@@ -143,6 +143,24 @@ impl Provider for LocalProvider {
             .with_provider(ProviderKind::Local)),
         };
         Box::pin(std::future::ready(authority))
+    }
+
+    /// Reattaches to a running Box of the host (`GET /v2/sandboxes/{name}`): see
+    /// the Vercel provider's (an in-process host knows only the Boxes of its own process: `attach.rs`).
+    fn attach<'a>(
+        &'a self,
+        id: &'a str,
+        signal: Option<&'a AbortSignal>,
+    ) -> LocalBoxFuture<'a, Result<Box<dyn BoxSession>>> {
+        Box::pin(async move {
+            let attached = self.vercel().await?.attach(id, signal).await;
+            super::attach::explained(attached, id, self.uses_in_process_host())
+        })
+    }
+
+    /// The host's Boxes (`GET /v2/sandboxes`).
+    fn list_boxes<'a>(&'a self, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<Vec<BoxListing>>> {
+        Box::pin(async move { self.vercel().await?.list_boxes(signal).await })
     }
 
     /// Opens a Box on the host (`POST /v3/sandboxes`).

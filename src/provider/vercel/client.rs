@@ -82,7 +82,13 @@ impl VercelClient {
         url
     }
 
-    fn request(&self, method: &'static str, path: &str, content_type: &str, body: Option<Vec<u8>>) -> HttpRequest {
+    pub(super) fn request(
+        &self,
+        method: &'static str,
+        path: &str,
+        content_type: &str,
+        body: Option<Vec<u8>>,
+    ) -> HttpRequest {
         let mut headers = vec![("content-type", content_type.to_owned())];
         if !self.endpoint.token.is_empty() {
             headers.push(("authorization", format!("Bearer {}", self.endpoint.token)));
@@ -90,13 +96,18 @@ impl VercelClient {
         HttpRequest { method, url: self.url(path), headers, body }
     }
 
-    fn json_request(&self, method: &'static str, path: &str, body: &impl serde::Serialize) -> Result<HttpRequest> {
+    pub(super) fn json_request(
+        &self,
+        method: &'static str,
+        path: &str,
+        body: &impl serde::Serialize,
+    ) -> Result<HttpRequest> {
         let body = serde_json::to_vec(body)
             .map_err(|e| Error::new(ErrorCode::RuntimeError, format!("cannot encode a request body: {e}")))?;
         Ok(self.request(method, path, "application/json", Some(body)))
     }
 
-    fn error(&self, operation: Operation, message: String) -> Error {
+    pub(super) fn error(&self, operation: Operation, message: String) -> Error {
         let message = vite_hub_sandbox_core::error::redact(&message, &[self.endpoint.token.as_str()]);
         Error::new(ErrorCode::TransportError, message).with_provider(self.kind).with_operation(operation)
     }
@@ -115,7 +126,7 @@ impl VercelClient {
 
     /// `error`, or `SANDBOX_PROVIDER_UNAVAILABLE` naming the bound when `deadline` ended the
     /// operation.
-    fn bounded(&self, operation: Operation, deadline: &Deadline, error: Error) -> Error {
+    pub(super) fn bounded(&self, operation: Operation, deadline: &Deadline, error: Error) -> Error {
         if !deadline.expired() {
             return error;
         }
@@ -149,7 +160,7 @@ impl VercelClient {
 
     /// Sends and turns any non-2xx answer into an error: 429/503 → `SANDBOX_PROVIDER_UNAVAILABLE`,
     /// others → `SANDBOX_TRANSPORT_ERROR`, with the upstream status and its `error.message`.
-    async fn send(
+    pub(super) async fn send(
         &self,
         request: &HttpRequest,
         safety: RequestSafety,
@@ -226,13 +237,13 @@ impl VercelClient {
     }
 
     /// The JSON answer (`{}` when empty), parsed into a Value whose shape the caller reads.
-    async fn json(&self, response: &Response, operation: Operation) -> Result<serde_json::Value> {
+    pub(super) async fn json(&self, response: &Response, operation: Operation) -> Result<serde_json::Value> {
         let bytes = self.answer_bytes(response, operation, MAX_ANSWER_BYTES).await?;
         let bytes = if bytes.is_empty() { b"{}".to_vec() } else { bytes };
         serde_json::from_slice(&bytes).map_err(|e| self.unexpected_body(operation, &e))
     }
 
-    fn unexpected_body(&self, operation: Operation, why: &dyn std::fmt::Display) -> Error {
+    pub(super) fn unexpected_body(&self, operation: Operation, why: &dyn std::fmt::Display) -> Error {
         self.error(
             operation,
             format!("{} answered {} with an unexpected body: {why}", self.kind.as_str(), operation.as_str()),

@@ -18,3 +18,9 @@ pub use provider::{VercelBox, VercelProvider};
 
 #[cfg(target_arch = "wasm32")]
 mod provider;
+
+#[cfg(target_arch = "wasm32")]
+mod sessions;
+
+#[cfg(target_arch = "wasm32")]
+mod attach;

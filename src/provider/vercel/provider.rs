@@ -10,7 +10,9 @@ use super::client::VercelClient;
 use super::options::VercelEndpoint;
 use super::wire::CreateSandboxRequest;
 use crate::http::fetch::Fetcher;
-use crate::provider::box_session::{BoxSession, BoxSpec, FileRead, PreparedProject, PreparedStart, Provider, Seal};
+use crate::provider::box_session::{
+    BoxListing, BoxSession, BoxSpec, FileRead, PreparedProject, PreparedStart, Provider, Seal,
+};
 use crate::provider::output::{LogStream, OutputStream};
 use vite_hub_sandbox_core::command::{Command, CommandOutcome};
 use vite_hub_sandbox_core::error::{Error, Result};
@@ -141,23 +143,62 @@ impl Provider for VercelProvider {
             };
             Ok(Box::new(VercelBox {
                 client: self.client.clone(),
+                name: sandbox_name(&created),
                 session_id: created.session.id,
                 cwd: created.session.cwd,
                 execution_authority: created.session.execution_authority,
                 prepared,
+                expires_at_ms: None,
             }) as Box<dyn BoxSession>)
         })
     }
+
+    /// Reattaches to the running sandbox named `id` (`GET /v2/sandboxes/{name}`, the SDK's
+    /// `Sandbox.get`, no resume); a Box no longer running is `SANDBOX_INVALID_STATE`.
+    fn attach<'a>(
+        &'a self,
+        id: &'a str,
+        signal: Option<&'a AbortSignal>,
+    ) -> LocalBoxFuture<'a, Result<Box<dyn BoxSession>>> {
+        Box::pin(async move {
+            let (created, session) = self.client.get_sandbox(id, self.project_id.as_deref(), signal).await?;
+            super::attach::check_running(self.kind(), id, &created.session.status)?;
+            Ok(Box::new(VercelBox {
+                client: self.client.clone(),
+                name: sandbox_name(&created),
+                session_id: created.session.id,
+                cwd: created.session.cwd,
+                execution_authority: created.session.execution_authority,
+                prepared: PreparedStart::Empty,
+                expires_at_ms: super::sessions::session_expires_at_ms(&session),
+            }) as Box<dyn BoxSession>)
+        })
+    }
+
+    /// The project's sandboxes (`GET /v2/sandboxes`, the SDK's `Sandbox.list`).
+    fn list_boxes<'a>(&'a self, signal: Option<&'a AbortSignal>) -> LocalBoxFuture<'a, Result<Vec<BoxListing>>> {
+        Box::pin(self.client.list_sandboxes(self.project_id.as_deref(), signal))
+    }
+}
+
+/// The sandbox name of a create or get answer (§6.9: the key of `Sandbox.get`), or the session
+/// id when the answer has none.
+fn sandbox_name(answer: &super::wire::SandboxAndSessionResponse) -> String {
+    answer.sandbox.get("name").and_then(serde_json::Value::as_str).unwrap_or(&answer.session.id).to_owned()
 }
 
 /// One Vercel session (a Box).
 #[derive(Debug)]
 pub struct VercelBox {
     client: Rc<VercelClient>,
+    /// The sandbox name: the Box id a Session reports and reattaches with.
+    name: String,
     session_id: String,
     cwd: String,
     execution_authority: Option<serde_json::Value>,
     prepared: PreparedStart,
+    /// When the session's lifetime ends (ms since the epoch), as a reattach read it.
+    expires_at_ms: Option<f64>,
 }
 
 impl BoxSession for VercelBox {
@@ -166,9 +207,10 @@ impl BoxSession for VercelBox {
         self.client.kind()
     }
 
-    /// The session id.
+    /// The sandbox name (what `Sandbox.get` takes; on the local Box host the session id of a
+    /// Box created without a name). Requests go to the session id.
     fn id(&self) -> &str {
-        &self.session_id
+        &self.name
     }
 
     /// The session cwd, e.g. `/vercel/sandbox`.
@@ -199,6 +241,21 @@ impl BoxSession for VercelBox {
     /// The `executionAuthority` the local Box host adds to its create answer (Vercel sends none).
     fn reported_execution_authority(&self) -> Option<&serde_json::Value> {
         self.execution_authority.as_ref()
+    }
+
+    /// The end of the lifetime a reattach read (`None` for a Box this process created).
+    fn reported_expires_at_ms(&self) -> Option<f64> {
+        self.expires_at_ms
+    }
+
+    /// `POST …/network-policy` (the SDK's `updateNetworkPolicy`): see
+    /// `attach.rs` (which policies each provider takes, the executionAuthority after it).
+    fn update_network_policy<'a>(
+        &'a self,
+        policy: &'a serde_json::Value,
+        signal: Option<&'a AbortSignal>,
+    ) -> LocalBoxFuture<'a, Result<ExecutionAuthority>> {
+        Box::pin(super::attach::update_network_policy(&self.client, &self.session_id, policy, signal))
     }
 
     /// Whether the Box began from the snapshot asked for (or why not).

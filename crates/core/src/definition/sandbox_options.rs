@@ -19,7 +19,10 @@ use crate::definition::MAX_TIMEOUT_MS;
 use crate::error::{quoted, Error, ErrorCode, Result};
 
 /// The `defineSandbox` keys this package implements, in the order messages list them.
-pub const SUPPORTED_KEYS: [&str; 3] = ["run", "timeout", "project"];
+pub const SUPPORTED_KEYS: [&str; 5] = ["run", "timeout", "project", "description", "input"];
+
+/// The longest `description` accepted, in bytes (it becomes a tool description an agent reads).
+pub const MAX_DESCRIPTION_BYTES: usize = 4096;
 
 /// Keys of the reference contract (§1.2) that this package does not implement yet: rejected
 /// with their own message rather than ignored.
@@ -125,12 +128,18 @@ pub struct PropertyFacts {
 }
 
 /// The validated options of a free-form Definition.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SandboxOptions {
     /// `timeout`, in ms.
     pub timeout_ms: Option<u32>,
     /// `project`, with the line it is set on.
     pub project: Option<(bool, u32)>,
+    /// `description`: what the Definition does (its tool description), a non-empty string of at
+    /// most [`MAX_DESCRIPTION_BYTES`] bytes.
+    pub description: Option<String>,
+    /// `input`: the line of the payload's Standard Schema (an expression: the JS glue evaluates
+    /// it at build time for its Standard JSON Schema), when the Definition declares one.
+    pub input_line: Option<u32>,
 }
 
 fn invalid(message: String) -> Error {
@@ -144,9 +153,12 @@ fn invalid(message: String) -> Error {
 /// there is no default export; the default export is a local binding (even one holding a
 /// `defineSandbox(...)` call) or anything but a direct `defineSandbox(...)` call; the call has
 /// not exactly one object literal argument; a property is a spread, has a computed key or is set
-/// twice; `run` is missing or a static value; a key is not `run`, `timeout` or `project` (`env`
-/// and `transfer` are named as not supported yet); an option is not a static JSON value;
-/// `project` is not a boolean; `timeout` is not a positive integer <= [`MAX_TIMEOUT_MS`].
+/// twice; `run` is missing or a static value; a key is not `run`, `timeout`, `project`,
+/// `description` or `input` (`env` and `transfer` are named as not supported yet); an option
+/// other than `input` is not a static JSON value; `input` is a static value or a function (it
+/// must be a Standard Schema expression); `project` is not a boolean; `timeout` is not a positive
+/// integer <= [`MAX_TIMEOUT_MS`]; `description` is not a non-empty string of at most
+/// [`MAX_DESCRIPTION_BYTES`] bytes.
 pub fn sandbox_options(facts: &SandboxFileFacts) -> Result<SandboxOptions> {
     let file = facts.file.as_str();
     let example = "export default defineSandbox({ run(payload, context) { ... } })";
@@ -208,6 +220,15 @@ pub fn sandbox_options(facts: &SandboxFileFacts) -> Result<SandboxOptions> {
             }
             continue;
         }
+        if key == "input" {
+            if property.is_static || property.function {
+                return Err(invalid(format!(
+                    "{here}: defineSandbox() `input` must be a Standard Schema of the payload (zod 4, valibot, arktype…), e.g. input: z.object({{ text: z.string() }})."
+                )));
+            }
+            options.input_line = Some(property.line);
+            continue;
+        }
         if NOT_YET_SUPPORTED_KEYS.contains(&key) {
             return Err(invalid(format!(
                 "{here}: defineSandbox() option {} is not supported by @vite-hub/sandbox yet; remove it (supported options: {}).",
@@ -235,6 +256,15 @@ pub fn sandbox_options(facts: &SandboxFileFacts) -> Result<SandboxOptions> {
                     invalid(format!("{here}: defineSandbox() option \"project\" must be a boolean (true or false)."))
                 })?;
                 options.project = Some((project, property.line));
+            }
+            "description" => {
+                let text = value.as_str().filter(|text| !text.trim().is_empty() && text.len() <= MAX_DESCRIPTION_BYTES);
+                let text = text.ok_or_else(|| {
+                    invalid(format!(
+                        "{here}: defineSandbox() option \"description\" must be a non-empty string of at most {MAX_DESCRIPTION_BYTES} bytes."
+                    ))
+                })?;
+                options.description = Some(text.to_owned());
             }
             _ => {
                 options.timeout_ms = Some(timeout_ms(&value).ok_or_else(|| {

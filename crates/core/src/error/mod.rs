@@ -205,6 +205,12 @@ pub enum Operation {
     Stdin,
     /// Moving a Box's end of lifetime later (a Session's `extendTimeout`).
     ExtendTimeout,
+    /// Changing a running Box's network policy (a Session's `updateNetworkPolicy`).
+    UpdateNetworkPolicy,
+    /// Reattaching to a running Box by its id (`openSandboxSession({ id })`).
+    Attach,
+    /// Listing the provider's Boxes (`listSandboxSessions()`).
+    ListSessions,
 }
 
 impl Operation {
@@ -224,6 +230,9 @@ impl Operation {
             Operation::Remove => "remove",
             Operation::Stdin => "stdin",
             Operation::ExtendTimeout => "extendTimeout",
+            Operation::UpdateNetworkPolicy => "updateNetworkPolicy",
+            Operation::Attach => "attach",
+            Operation::ListSessions => "listSandboxSessions",
         }
     }
 }

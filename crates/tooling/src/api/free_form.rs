@@ -26,9 +26,12 @@ fn encode<T: Serialize>(value: &T) -> vite_hub_sandbox_core::error::Result<JsVal
 struct OptionsAnswer {
     timeout: Option<u32>,
     project: Option<bool>,
+    description: Option<String>,
+    input: bool,
 }
 
-/// `checkSandboxOptions(factsJson) → { timeout: number | null, project: boolean | null }`.
+/// `checkSandboxOptions(factsJson) → { timeout: number | null, project: boolean | null,
+/// description: string | null, input: boolean }` (`input`: the file declares a payload schema).
 ///
 /// `factsJson` is a [`SandboxFileFacts`] as JSON; `timeout` is in ms.
 ///
@@ -40,7 +43,12 @@ struct OptionsAnswer {
 pub fn check_sandbox_options(facts_json: &str) -> crate::error::js::JsResult<JsValue> {
     let facts: SandboxFileFacts = decode(facts_json, "the free-form facts")?;
     let options = sandbox_options(&facts)?;
-    Ok(encode(&OptionsAnswer { timeout: options.timeout_ms, project: options.project.map(|(p, _)| p) })?)
+    Ok(encode(&OptionsAnswer {
+        timeout: options.timeout_ms,
+        project: options.project.map(|(p, _)| p),
+        input: options.input_line.is_some(),
+        description: options.description,
+    })?)
 }
 
 #[derive(Deserialize)]

@@ -38,7 +38,7 @@ fn run_only_and_all_options() {
             [run_property(), option("timeout", json!(1500)), option("project", json!(true)),]
         )))
         .unwrap();
-    assert_eq!(options, SandboxOptions { timeout_ms: Some(1500), project: Some((true, 5)) });
+    assert_eq!(options, SandboxOptions { timeout_ms: Some(1500), project: Some((true, 5)), ..Default::default() });
     // A run handler that is an imported function (an identifier) is fine.
     let imported = json!({ "key": "run", "line": 4, "column": 3, "static": false });
     assert!(sandbox_options(&call(json!([imported]))).is_ok());
@@ -161,12 +161,12 @@ fn timeout_bounds() {
 fn unknown_and_not_yet_supported_keys() {
     assert_eq!(
         message(&call(json!([run_property(), option("memory", json!(512))]))),
-        "src/notes.sandbox.ts:5: defineSandbox() has an unknown option \"memory\"; supported options: run, timeout, project."
+        "src/notes.sandbox.ts:5: defineSandbox() has an unknown option \"memory\"; supported options: run, timeout, project, description, input."
     );
     for key in ["env", "transfer"] {
         assert_eq!(
             message(&call(json!([run_property(), option(key, json!({}))]))),
-            format!("src/notes.sandbox.ts:5: defineSandbox() option \"{key}\" is not supported by @vite-hub/sandbox yet; remove it (supported options: run, timeout, project).")
+            format!("src/notes.sandbox.ts:5: defineSandbox() option \"{key}\" is not supported by @vite-hub/sandbox yet; remove it (supported options: run, timeout, project, description, input).")
         );
     }
     // An unknown key is named even when its value is computed.
@@ -190,7 +190,7 @@ fn strings(list: &[&str]) -> Vec<String> {
 }
 
 fn plan(project: Option<(bool, u32)>, specifiers: &[&str], declared: &[&str]) -> Result<ProjectPlan> {
-    let options = SandboxOptions { timeout_ms: None, project };
+    let options = SandboxOptions { project, ..Default::default() };
     let deps: serde_json::Map<String, Value> = declared.iter().map(|d| ((*d).to_owned(), json!("1.0.0"))).collect();
     let manifest = json!({ "name": "app", "devDependencies": deps }).to_string();
     project_plan(FILE, &options, "package.json", &manifest, &strings(specifiers))
@@ -241,4 +241,25 @@ fn undeclared_and_malformed_dependencies() {
         plan(None, &["@scope"], &[]).unwrap_err().message(),
         "src/notes.sandbox.ts: imports \"@scope\" which names no npm package; import a package (\"name\" or \"@scope/name\") or a relative file."
     );
+}
+
+#[test]
+fn description_and_input_schema() {
+    let input = json!({ "key": "input", "line": 6, "column": 3, "static": false });
+    let options =
+        sandbox_options(&call(json!([run_property(), option("description", json!("Counts words")), input]))).unwrap();
+    assert_eq!(options.description.as_deref(), Some("Counts words"));
+    assert_eq!(options.input_line, Some(6));
+    for bad in [json!(""), json!("  "), json!(3), json!("x".repeat(MAX_DESCRIPTION_BYTES + 1))] {
+        assert_eq!(
+            message(&call(json!([run_property(), option("description", bad)]))),
+            "src/notes.sandbox.ts:5: defineSandbox() option \"description\" must be a non-empty string of at most 4096 bytes."
+        );
+    }
+    let arrow = json!({ "key": "input", "line": 6, "column": 3, "static": false, "function": true });
+    for bad in [option("input", json!({ "type": "object" })), arrow] {
+        assert!(
+            message(&call(json!([run_property(), bad]))).contains("`input` must be a Standard Schema of the payload")
+        );
+    }
 }

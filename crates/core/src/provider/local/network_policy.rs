@@ -53,6 +53,19 @@ impl TryFrom<Value> for LocalNetworkPolicy {
     /// # Errors
     /// The sentence naming `local.networkPolicy`, what it was and the shapes the host supports.
     fn try_from(value: Value) -> Result<LocalNetworkPolicy, String> {
+        LocalNetworkPolicy::parse(&value, "local.networkPolicy")
+    }
+}
+
+impl LocalNetworkPolicy {
+    /// The one rule for a local Box's policy, wherever it comes from: the config
+    /// (`local.networkPolicy`) or a Session's `updateNetworkPolicy(policy)`; `label` names it in
+    /// the error.
+    ///
+    /// # Errors
+    /// The sentence naming `label`, what the value was (never its contents) and the shapes the
+    /// host supports.
+    pub fn parse(value: &Value, label: &str) -> Result<LocalNetworkPolicy, String> {
         let mode = match &value {
             Value::String(mode) => Some(mode.as_str()),
             Value::Object(object) if object.len() == 1 => object.get("mode").and_then(Value::as_str),
@@ -62,8 +75,8 @@ impl TryFrom<Value> for LocalNetworkPolicy {
             Some("allow-all") => Ok(LocalNetworkPolicy::AllowAll),
             Some("deny-all") => Ok(LocalNetworkPolicy::DenyAll),
             _ => Err(format!(
-                "local.networkPolicy is {}; the local Box host supports only \"allow-all\", \"deny-all\" or {{ mode: \"allow-all\" | \"deny-all\" }} (an allow list, subnet rules or transforms are Vercel's: use the vercel provider for them)",
-                described(&value)
+                "{label} is {}; the local Box host supports only \"allow-all\", \"deny-all\" or {{ mode: \"allow-all\" | \"deny-all\" }} (an allow list, subnet rules or transforms are Vercel's: use the vercel provider for them)",
+                described(value)
             )),
         }
     }
@@ -85,6 +98,18 @@ mod tests {
             assert_eq!(serde_json::from_value::<LocalNetworkPolicy>(value.clone()).unwrap(), policy, "{value}");
             assert_eq!(serde_json::from_value::<LocalNetworkPolicy>(policy.to_value()).unwrap(), policy);
         }
+    }
+
+    #[test]
+    fn a_session_update_reads_the_same_rule_under_its_own_name() {
+        assert_eq!(
+            LocalNetworkPolicy::parse(&json!("deny-all"), "updateNetworkPolicy(policy)"),
+            Ok(LocalNetworkPolicy::DenyAll)
+        );
+        let message =
+            LocalNetworkPolicy::parse(&json!({"allow": ["a.example"]}), "updateNetworkPolicy(policy)").unwrap_err();
+        assert!(message.starts_with("updateNetworkPolicy(policy) is an object with keys allow;"), "{message}");
+        assert!(!message.contains("a.example"), "{message}");
     }
 
     #[test]
