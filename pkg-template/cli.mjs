@@ -35,6 +35,11 @@ const USAGE = `Usage:
       Writes <app-root>/.vite-hub/sandbox/sandbox.d.ts (the payload and result type of each
       Definition, as vite dev and vite build write it) without starting Vite, e.g. before tsc in CI.
       Exit code 1 when discovery refuses a folder or file (it gets no type; the reason is printed).
+  vite-hub-sandbox mcp [--root <dir>] [--definitions <a,b>] [--commands <node,pnpm>]
+      Serves the Definitions under the app root (default: the current directory) as MCP tools
+      over stdio, for Claude Desktop, Claude Code, Cursor or VS Code (docs/mcp.md): one tool per
+      Definition (--definitions: only these), run on the configured provider as run does;
+      --commands adds the sandbox_exec tool allowed to run those executables. Logs go to stderr.
   vite-hub-sandbox --version
       Prints the version of @vite-hub/sandbox.`;
 
@@ -379,6 +384,27 @@ async function types(args) {
   if (result.problems.length) process.exitCode = 1;
 }
 
+async function mcp(args) {
+  const { values } = parseArgs({
+    args,
+    options: { root: { type: 'string' }, definitions: { type: 'string' }, commands: { type: 'string' } },
+  });
+  const list = (text) =>
+    text === undefined
+      ? undefined
+      : text
+          .split(',')
+          .map((item) => item.trim())
+          .filter(Boolean);
+  const root = appRootArgument(values.root);
+  const { serveStdio } = await import('./mcp/stdio.mjs');
+  try {
+    await serveStdio({ root, definitions: list(values.definitions), commands: list(values.commands) });
+  } catch (error) {
+    fail(`${describeCode(error)}${error.message}`, 1);
+  }
+}
+
 const [command, ...rest] = process.argv.slice(2);
 try {
   // `<command> --help` (or -h) is the usage, as the bare --help is, not an unknown option.
@@ -387,6 +413,7 @@ try {
   else if (command === 'host') await host(rest);
   else if (command === 'inspect') await inspect(rest);
   else if (command === 'types') await types(rest);
+  else if (command === 'mcp') await mcp(rest);
   else if (command === '--help' || command === 'help') process.stdout.write(`${USAGE}\n`);
   else if (command === '--version' || command === '-v')
     process.stdout.write(`${JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')).version}\n`);

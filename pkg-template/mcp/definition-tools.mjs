@@ -171,7 +171,9 @@ export async function validateToolInput(name, input) {
   const key = JSON.stringify(schema);
   let cached = validators.get(name);
   if (cached?.key !== key) {
-    cached = { key, validator: new Validator(schema, draftOf(schema), false) };
+    // A copy: cfworker's Validator writes into the schema it is given (`__absolute_uri__`), and
+    // UNTYPED (a Definition without facts) is frozen.
+    cached = { key, validator: new Validator(structuredClone(schema), draftOf(schema), false) };
     validators.set(name, cached);
   }
   const result = cached.validator.validate(input);

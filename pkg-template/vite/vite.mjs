@@ -21,6 +21,20 @@ import {
 
 const PACKAGE = '@vite-hub/sandbox';
 const RUNTIME = '@vite-hub/sandbox/runtime';
+/**
+ * `@vite-hub/sandbox/mcp` in server code: a shim that loads the facade (the registry) first, since a
+ * route may import nothing else, and hands the package's MCP module (external in a Node build, so
+ * its own `@vite-hub/sandbox` is the runtime, not the facade) the registry's tool facts. Read with
+ * Reflect.get: a facade without them must not become a static import of a missing export.
+ */
+const MCP = '@vite-hub/sandbox/mcp';
+const MCP_SHIM = '\0vite-hub-sandbox-mcp';
+const mcpShim = () => `import * as registry from ${JSON.stringify(PACKAGE)};
+import { setDefinitionToolFacts } from ${JSON.stringify(MCP)};
+const facts = Reflect.get(registry, '__sandboxToolFacts');
+if (typeof facts === 'function') setDefinitionToolFacts(facts);
+export * from ${JSON.stringify(MCP)};
+`;
 const MANIFESTS = new Set([
   'package.json',
   'package-lock.json',
@@ -378,6 +392,7 @@ export function hubSandbox(options) {
       });
     },
     async load(id) {
+      if (id === MCP_SHIM) return mcpShim();
       if (id === facade || id.startsWith(`${path.dirname(facade)}${path.sep}`)) await ensureDevGeneration();
       return null;
     },
@@ -390,6 +405,7 @@ export function hubSandbox(options) {
         await ensureDevGeneration();
         return { id: facade, moduleSideEffects: true };
       }
+      if (id === MCP && importer !== MCP_SHIM) return { id: MCP_SHIM, moduleSideEffects: true };
       // Node server builds keep the package external (it loads its .wasm and the Box host from
       // disk); Worker builds (workerd/worker conditions) bundle it, the .wasm as a module import.
       if (id === RUNTIME && command === 'build' && !isWorker(environment?.config ?? this.environment?.config))

@@ -28,6 +28,8 @@ test('the tarball holds README.md, LICENSE, CHANGELOG.md and the package folders
     'box-host/index.mjs',
     'agent/index.mjs',
     'agent/index.d.ts',
+    'mcp/index.mjs',
+    'mcp/index.d.ts',
     'wasm/vite_hub_sandbox_bg.wasm',
     'wasm/vite_hub_sandbox_tooling_bg.wasm',
   ]) {
@@ -41,6 +43,7 @@ test('the tarball holds README.md, LICENSE, CHANGELOG.md and the package folders
     'agent',
     'box-host',
     'cli.mjs',
+    'mcp',
     'package.json',
     'runtime',
     'vite',

@@ -20,6 +20,7 @@ test('the exports map names only public subpaths, and every target exists', () =
     './box-host',
     './cloudflare',
     './agent',
+    './mcp',
     './sandbox_bg.wasm',
     './package.json',
   ]);
@@ -41,6 +42,7 @@ test('the exports map names only public subpaths, and every target exists', () =
     manifest.exports['./vite'],
     manifest.exports['./cloudflare'],
     manifest.exports['./agent'],
+    manifest.exports['./mcp'],
   ].flatMap(targetsOf);
   for (const target of [...targets, manifest.exports['./sandbox_bg.wasm'], manifest.bin['vite-hub-sandbox']]) {
     assert.ok(existsSync(new URL(target, `file://${dist}`)), `${target} exists`);

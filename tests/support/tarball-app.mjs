@@ -26,8 +26,13 @@ export function repoVersion(name) {
  */
 export function buildOnlyDependencies() {
   const { dependencies = {} } = JSON.parse(readFileSync(join(repoRoot, 'dist', 'package.json'), 'utf8'));
-  return Object.keys(dependencies).filter((name) => !RUNTIME_DEPENDENCIES.includes(name));
+  return Object.keys(dependencies).filter(
+    (name) => !RUNTIME_DEPENDENCIES.includes(name) && !MCP_DEPENDENCIES.includes(name),
+  );
 }
+
+/** The dependencies only `@vite-hub/sandbox/mcp` and `vite-hub-sandbox mcp` import (an app that serves MCP). */
+export const MCP_DEPENDENCIES = ['@modelcontextprotocol/sdk', '@cfworker/json-schema'];
 
 /** The dependencies the runtime entries import. */
 export const RUNTIME_DEPENDENCIES = ['modern-tar'];
