@@ -397,7 +397,18 @@ async function mcp(args) {
           .map((item) => item.trim())
           .filter(Boolean);
   const root = appRootArgument(values.root);
-  const { serveStdio } = await import('./mcp/stdio.mjs');
+  let serveStdio;
+  try {
+    ({ serveStdio } = await import('./mcp/stdio.mjs'));
+  } catch (error) {
+    // The official MCP SDK is an optional peer dependency: only an app that serves MCP installs it.
+    if (error?.code === 'ERR_MODULE_NOT_FOUND' && String(error.message).includes('@modelcontextprotocol/sdk'))
+      fail(
+        'SANDBOX_NOT_SUPPORTED: vite-hub-sandbox mcp needs the official MCP SDK in the app: npm i @modelcontextprotocol/sdk',
+        1,
+      );
+    throw error;
+  }
   try {
     await serveStdio({ root, definitions: list(values.definitions), commands: list(values.commands) });
   } catch (error) {

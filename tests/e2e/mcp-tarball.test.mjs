@@ -13,7 +13,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { eventually, freePort, removeDir, repoRoot, stopChild } from '../support/vite-app.mjs';
-import { installTarballApp } from '../support/tarball-app.mjs';
+import { installTarballApp, repoVersion } from '../support/tarball-app.mjs';
 
 const run = promisify(execFile);
 const FIXTURE = join(repoRoot, 'tests', 'fixtures', 'mcp-app');
@@ -46,6 +46,8 @@ const children = [];
 
 before(async () => {
   ({ app, packDir, bin } = await installTarballApp('mcp', {
+    // The MCP SDK is the package's optional peer: an app that serves MCP installs it.
+    dependencies: { '@modelcontextprotocol/sdk': repoVersion('@modelcontextprotocol/sdk') },
     files: { ...fixtureFiles(), 'server/routes/mcp.ts': ROUTE },
   }));
 });

@@ -31,8 +31,11 @@ export function buildOnlyDependencies() {
   );
 }
 
-/** The dependencies only `@vite-hub/sandbox/mcp` and `vite-hub-sandbox mcp` import (an app that serves MCP). */
-export const MCP_DEPENDENCIES = ['@modelcontextprotocol/sdk', '@cfworker/json-schema'];
+/**
+ * The dependencies only `@vite-hub/sandbox/mcp`, `vite-hub-sandbox mcp` and the Definition tools
+ * import. The official MCP SDK is an optional peer dependency (an app that serves MCP installs it).
+ */
+export const MCP_DEPENDENCIES = ['@cfworker/json-schema'];
 
 /** The dependencies the runtime entries import. */
 export const RUNTIME_DEPENDENCIES = ['modern-tar'];
