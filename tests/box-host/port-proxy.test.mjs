@@ -6,6 +6,9 @@ import assert from 'node:assert/strict';
 import { startBoxHost } from '@vite-hub/sandbox/box-host';
 import { processesMatching } from '../support/local-host.mjs';
 
+/** The port forwarders of this process's Boxes: their directories are `vite-hub-box-<ns>-<pid>-…/.vite-hub-ports`. */
+const OWN_FORWARDERS = new RegExp(`vite-hub-box-\\d+-${process.pid}-[^/ ]+/\\.vite-hub-ports`);
+
 let host;
 before(async () => {
   host = await startBoxHost({});
@@ -77,9 +80,9 @@ test("closing the host stops the Boxes' proxies and forwarders", async () => {
   const { routes, session } = await created.json();
   assert.equal(
     session.executionAuthority.network === 'restricted',
-    (await processesMatching('vite-hub-ports')).length === 1,
+    (await processesMatching(OWN_FORWARDERS)).length === 1,
   );
   await own.close();
   await assert.rejects(fetch(routes[0].url), (error) => error.cause?.code === 'ECONNREFUSED');
-  assert.deepEqual(await processesMatching('vite-hub-ports'), []);
+  assert.deepEqual(await processesMatching(OWN_FORWARDERS), []);
 });

@@ -3,6 +3,7 @@
 // and a WebSocket in the Box through the host's port proxy, and nothing else does: no secret, a
 // wrong or another Box's secret, a stale one after close, another Box's commands (through the
 // proxy or the raw port), an undeclared port.
+import http from 'node:http';
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -14,6 +15,9 @@ import { WebSocket } from 'undici';
 import { configureSandbox, openSandboxSession } from '@vite-hub/sandbox';
 import { startBoxHost } from '@vite-hub/sandbox/box-host';
 import { useLocalHost, processesMatching } from '../support/local-host.mjs';
+
+/** The port forwarders of this process's Boxes: their directories are `vite-hub-box-<ns>-<pid>-…/.vite-hub-ports`. */
+const OWN_FORWARDERS = new RegExp(`vite-hub-box-\\d+-${process.pid}-[^/ ]+/\\.vite-hub-ports`);
 
 const require = createRequire(import.meta.url);
 /** Headless Chromium, where installed (scripts/setup.sh installs it for the wasm browser tests). */
@@ -176,7 +180,7 @@ test('no secret, a wrong one, another Box secret and a stale one are refused; cl
     await new Promise((resolve) => {
       refused.onerror = resolve;
     });
-    assert.equal((await processesMatching('vite-hub-ports')).length >= 1, true, 'the forwarders run');
+    assert.equal((await processesMatching(OWN_FORWARDERS)).length >= 1, true, 'the forwarders run');
   } finally {
     await a.close();
     await b.close();
@@ -187,7 +191,7 @@ test('no secret, a wrong one, another Box secret and a stale one are refused; cl
     () => a.domain(3000),
     (error) => error.code === 'SANDBOX_INVALID_STATE',
   );
-  assert.deepEqual(await processesMatching('vite-hub-ports'), []);
+  assert.deepEqual(await processesMatching(OWN_FORWARDERS), []);
   assert.equal(written.includes(secretOf(urlA)), false, 'the secret is in no log');
 });
 
@@ -246,6 +250,36 @@ for (const isolation of ['default', 'none']) {
     }
   });
 }
+
+// The fresh-user trial of issue 35: on the machine's network (here `isolation: 'none'`; also a
+// host without /dev/net/tun) two Boxes declaring one port shared it, and B's URL served A's server.
+test("on the machine's network a declared port is one Box's: another Box, or a port in use, is refused", async () => {
+  const own = await startBoxHost({ isolation: 'none' });
+  configureSandbox({ provider: 'local', local: { baseUrl: own.baseUrl, token: own.token } });
+  const port = 20_000 + Math.floor(Math.random() * 10_000);
+  const taken = http.createServer((_req, res) => res.end('the machine'));
+  await new Promise((resolve) => taken.listen(port + 1, '127.0.0.1', resolve));
+  const a = await openSandboxSession({ ports: [port] });
+  try {
+    await startServer(a, port);
+    for (const ports of [[port], [port + 1]]) {
+      await assert.rejects(openSandboxSession({ ports }), (error) => {
+        assert.match(error.message, ports[0] === port ? /declared by another Box/ : /already in use/);
+        assert.equal(error.details.status, 409);
+        return true;
+      });
+    }
+    await a.close();
+    // Given back at close: the next Box may declare it.
+    const b = await openSandboxSession({ ports: [port] });
+    await b.close();
+  } finally {
+    await a.close();
+    taken.close();
+    await own.close();
+    configureSandbox({ provider: 'local', local: { baseUrl: host.baseUrl, token: host.token } });
+  }
+});
 
 test('an undeclared port, bad ports and ports under deny-all are refused with their codes', async () => {
   const session = await openSandboxSession({ ports: [3000, 5173] });

@@ -35,11 +35,12 @@ export function timingPhases(response) {
     .filter(Boolean);
 }
 
-/** Lines of `ps` whose command line contains `marker`. */
+/** Lines of `ps` whose command line contains `marker` (a string, or a RegExp it matches). */
 export async function processesMatching(marker) {
+  const matches = (line) => (typeof marker === 'string' ? line.includes(marker) : marker.test(line));
   return execFileSync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' })
     .split('\n')
-    .filter((line) => line.includes(marker) && !line.includes('ps -eo'));
+    .filter((line) => matches(line) && !line.includes('ps -eo'));
 }
 
 /** Whether bubblewrap is installed and can create a sandbox here (the Box host's isolation). */

@@ -80,12 +80,60 @@ function connectLoopback(port, done) {
   attempt();
 }
 
-/** The reach of a Box on the host's network. */
-const hostReach = {
-  connect: connectLoopback,
-  ready: Promise.resolve(),
-  close() {},
-};
+/**
+ * The ports of the host's network that a Box of this process declared: port → Box directory. On
+ * a shared network a port is one for every Box, so a second Box may not declare it while the
+ * first holds it: its URL would reach the first Box's server (the fresh-user trial of issue 35).
+ */
+const heldHostPorts = new Map();
+
+/** Whether something already listens on 127.0.0.1:`port` (a bind that finds it in use). */
+function loopbackInUse(port) {
+  return new Promise((resolve) => {
+    const probe = net.createServer();
+    probe.once('error', (err) => resolve(/** @type {NodeJS.ErrnoException} */ (err).code === 'EADDRINUSE'));
+    probe.listen({ port, host: '127.0.0.1', exclusive: true }, () => probe.close(() => resolve(false)));
+  });
+}
+
+/**
+ * The reach of a Box on the host's network: its declared ports are held for it (refused when
+ * another Box of this host holds one, or when a process of the machine already listens there) and
+ * given back at close.
+ */
+class HostReach {
+  /** @param {string} root the Box directory @param {number[]} ports */
+  constructor(root, ports) {
+    this.root = root;
+    this.ports = [];
+    this.ready = this.#hold(ports);
+  }
+
+  async #hold(ports) {
+    for (const port of ports) {
+      const holder = heldHostPorts.get(port);
+      if (holder !== undefined && holder !== this.root)
+        throw new PortTakenError(`port ${port} is declared by another Box of this host, on the machine's network`);
+      heldHostPorts.set(port, this.root);
+      this.ports.push(port);
+    }
+    for (const port of ports)
+      if (await loopbackInUse(port))
+        throw new PortTakenError(`port ${port} is already in use on this machine's loopback`);
+  }
+
+  connect(port, done) {
+    connectLoopback(port, done);
+  }
+
+  close() {
+    for (const port of this.ports) if (heldHostPorts.get(port) === this.root) heldHostPorts.delete(port);
+    this.ports = [];
+  }
+}
+
+/** A declared port the host's network cannot give the Box (answered 409). */
+export class PortTakenError extends Error {}
 
 /** The reach of a Box on a Box network: the forwarder in its namespace (started at once). */
 class NamespaceReach {
@@ -167,5 +215,5 @@ class NamespaceReach {
  * @param {number[]} ports
  */
 export function boxPortReach(box, ports) {
-  return box.network?.netns ? new NamespaceReach(box.root, box.network, ports) : hostReach;
+  return box.network?.netns ? new NamespaceReach(box.root, box.network, ports) : new HostReach(box.root, ports);
 }

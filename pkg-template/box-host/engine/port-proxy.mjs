@@ -16,7 +16,7 @@
 import crypto from 'node:crypto';
 import http from 'node:http';
 import { BoxRequestError } from './box.mjs';
-import { boxPortReach } from './box-reach.mjs';
+import { boxPortReach, PortTakenError } from './box-reach.mjs';
 
 /** At most this many ports per Box (Vercel's limit, SDK `ports`: "up to 15"). */
 export const MAX_PORTS = 15;
@@ -235,6 +235,13 @@ export class PortProxy {
       await Promise.all([reach.ready, ...listeners.map((l) => l.listen())]);
     } catch (err) {
       proxy.close();
+      // On the machine's network a port is one for all: a taken one is the caller's to change.
+      if (err instanceof PortTakenError)
+        throw new BoxRequestError(
+          409,
+          'port_taken',
+          `the Box's ports could not be opened: ${err.message}; this Box shares the machine's network (no Box network of its own), so declare another port`,
+        );
       throw new BoxRequestError(500, 'internal_error', `the Box's ports could not be opened: ${err.message}`);
     }
     return proxy;
