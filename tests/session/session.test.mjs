@@ -430,7 +430,7 @@ test('a Session whose Box lifetime ran out is expired: status says so and operat
       assert.doesNotMatch(error.message, /answered 410/);
       assert.match(
         error.message,
-        /expired: the provider stopped its Box \(410; its lifetime was 60000ms\); exec\(\) needs an open Session/,
+        /expired: the provider stopped its Box \(410: another handle of it closed it, or its lifetime of 60000ms ran out\); exec\(\) needs an open Session/,
       );
       return true;
     });

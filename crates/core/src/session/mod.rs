@@ -155,8 +155,14 @@ impl SessionState {
     pub fn expired_error(&self, id: &str, operation: &str) -> Error {
         let lifetime = match (self.lifetime_ms, self.stopped_by_provider) {
             (Some(ms), false) => format!("its Box lifetime of {ms}ms ran out"),
-            (Some(ms), true) => format!("the provider stopped its Box (410; its lifetime was {ms}ms)"),
-            (None, _) => "the provider stopped its Box (410)".to_owned(),
+            // 410 says the Box is gone, not why: a handle of it elsewhere (another request or
+            // process, reattached by id) may have closed it.
+            (Some(ms), true) => format!(
+                "the provider stopped its Box (410: another handle of it closed it, or its lifetime of {ms}ms ran out)"
+            ),
+            (None, _) => {
+                "the provider stopped its Box (410: another handle of it closed it, or its lifetime ran out)".to_owned()
+            }
         };
         let error = Error::new(
             ErrorCode::InvalidState,
@@ -330,13 +336,15 @@ mod tests {
         let error = state.expire("s2", "exec");
         assert_eq!(state.status, SessionStatus::Expired);
         assert!(
-            error.message().starts_with("Session s2 expired: the provider stopped its Box (410); exec() needs"),
+            error.message().starts_with(
+                "Session s2 expired: the provider stopped its Box (410: another handle of it closed it, or its lifetime ran out); exec() needs"
+            ),
             "{}",
             error.message()
         );
         let mut state = SessionState::running(Some(5_000), 0.0);
         let error = state.expire("s3", "write");
-        assert!(error.message().contains("(410; its lifetime was 5000ms)"), "{}", error.message());
+        assert!(error.message().contains("or its lifetime of 5000ms ran out)"), "{}", error.message());
         assert!(state.check_open("s3", "read", 1.0).is_err(), "an expired Session refuses before any request");
         // snapshot() stops the Box: the Session is stopped and closed, and says why.
         let mut taken = SessionState::running(Some(10_000), 0.0);
