@@ -397,21 +397,18 @@ async function mcp(args) {
           .map((item) => item.trim())
           .filter(Boolean);
   const root = appRootArgument(values.root);
-  let serveStdio;
+  // The official MCP SDK is an optional peer dependency: only an app that serves MCP installs it.
+  const sdkMissing = (error) =>
+    error?.code === 'ERR_MODULE_NOT_FOUND' && String(error.message).includes('@modelcontextprotocol/sdk');
   try {
-    ({ serveStdio } = await import('./mcp/stdio.mjs'));
+    const { serveStdio } = await import('./mcp/stdio.mjs');
+    await serveStdio({ root, definitions: list(values.definitions), commands: list(values.commands) });
   } catch (error) {
-    // The official MCP SDK is an optional peer dependency: only an app that serves MCP installs it.
-    if (error?.code === 'ERR_MODULE_NOT_FOUND' && String(error.message).includes('@modelcontextprotocol/sdk'))
+    if (sdkMissing(error))
       fail(
         'SANDBOX_NOT_SUPPORTED: vite-hub-sandbox mcp needs the official MCP SDK in the app: npm i @modelcontextprotocol/sdk',
         1,
       );
-    throw error;
-  }
-  try {
-    await serveStdio({ root, definitions: list(values.definitions), commands: list(values.commands) });
-  } catch (error) {
     fail(`${describeCode(error)}${error.message}`, 1);
   }
 }

@@ -131,3 +131,10 @@ export type SandboxMcpHandler = (request: Request, context?: { remoteAddress?: s
  * ```
  */
 export function createSandboxMcpHandler(options?: SandboxMcpHandlerOptions): SandboxMcpHandler;
+
+/**
+ * Internal: `hubSandbox()`'s shim hands the app build's `import.meta.env.PROD` here (this package
+ * is external to a Node build, so Vite never replaces it inside). `createSandboxMcpHandler` reads it
+ * when `options.production` is not given. Not for apps.
+ */
+export function __setBundledProduction(production: boolean): void;

@@ -12,6 +12,7 @@ import { createSessionStore } from './sessions.mjs';
 import { listDefinitionTools } from './definition-tools.mjs';
 
 export { listDefinitionTools, setDefinitionToolFacts } from './definition-tools.mjs';
+export { setBundledProduction as __setBundledProduction } from './request-guard.mjs';
 
 /**
  * @param {import('./index.d.ts').SandboxMcpHandlerOptions} [options]

@@ -6,15 +6,29 @@
 // - Origin: a browser's request from another origin is refused, always.
 import { sandboxError } from '../runtime/sandbox-error.mjs';
 
+/** `import.meta.env.PROD` of the app's Vite build, handed over by hubSandbox()'s shim (vite/vite.mjs). */
+let bundledProduction;
+
 /**
- * Whether the handler is created in production: `options.production` when given; else Vite's
- * `import.meta.env.PROD` where Vite compiled this module (a Vite/Nitro build: true, `vite dev`:
+ * Sets what the app's Vite build says of production: in a Node build `@vite-hub/sandbox/mcp` stays
+ * an external package, which Vite never compiles, so its own `import.meta.env.PROD` is not replaced.
+ * @param {boolean} production
+ */
+export function setBundledProduction(production) {
+  if (typeof production === 'boolean') bundledProduction = production;
+}
+
+/**
+ * Whether the handler is created in production: `options.production` when given; else what the
+ * app's Vite build said ({@link setBundledProduction}); else Vite's `import.meta.env.PROD` where
+ * Vite compiled this module (a Vite/Nitro build: true, `vite dev`:
  * false); else `NODE_ENV === 'production'`; else, in a Worker (workerd, where there is no
  * NODE_ENV unless the Worker's vars set one), true.
  * @param {boolean | undefined} explicit
  */
 export function isProduction(explicit) {
   if (typeof explicit === 'boolean') return explicit;
+  if (typeof bundledProduction === 'boolean') return bundledProduction;
   // Written out in full: Vite replaces the literal `import.meta.env.PROD` (its module runner refuses
   // any other access to `import.meta.env`); elsewhere `import.meta.env` is undefined.
   let vite;
@@ -77,6 +91,15 @@ export function isLoopbackRequest(request, context) {
   }
   const forwarded = request.headers.get('x-forwarded-for');
   if (forwarded?.split(',').some((part) => !isLoopbackAddress(part.trim()))) return false;
+  // RFC 7239: `Forwarded: for=192.0.2.60;proto=http, for="[2001:db8::1]:4711"`.
+  const standard = request.headers.get('forwarded');
+  for (const [, value] of standard?.matchAll(/for=("[^"]*"|[^;,\s]*)/gi) ?? []) {
+    const address = value
+      .replace(/^"|"$/g, '')
+      .replace(/^\[([^\]]*)\](:\d+)?$/, '$1')
+      .replace(/^([\d.]+):\d+$/, '$1');
+    if (!isLoopbackAddress(address)) return false;
+  }
   return true;
 }
 

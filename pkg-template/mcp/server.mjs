@@ -7,8 +7,9 @@
 //   ./definition-tools.mjs: SANDBOX_INVALID_ARGUMENT, `details.key` and `details.issues`).
 // - The Run's handler lines: `notifications/message` (logger: the Definition's name; `info` for
 //   stdout, `warning` for stderr; honours `logging/setLevel`), and `notifications/progress` (one
-//   step per line) when the call carries `_meta.progressToken`. Both are related to the call, so
-//   over Streamable HTTP they travel on the call's own SSE stream.
+//   step per line) when the call carries `_meta.progressToken`, gathered and paced by
+//   ./log-relay.mjs. Both are related to the call, so over Streamable HTTP they travel on the
+//   call's own SSE stream.
 // - The client's `notifications/cancelled` aborts `extra.signal`, which aborts the Run: its Box is
 //   stopped, and the SDK sends no result for a cancelled request (spec: "Cancellation").
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -17,6 +18,7 @@ import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } fr
 import * as sandboxApi from '@vite-hub/sandbox';
 import { SANDBOX_EXEC, sandbox as sandboxCapability } from '../agent/index.mjs';
 import { listDefinitionTools, validateToolInput } from './definition-tools.mjs';
+import { logRelay } from './log-relay.mjs';
 import { errorResult, toolResultOf } from './tool-result.mjs';
 
 /**
@@ -59,18 +61,14 @@ export function createDefinitionServer({ definitions, commands, serverInfo } = {
       if (error?.name === 'SandboxError') return errorResult(error);
       throw error;
     }
-    const progressToken = request.params._meta?.progressToken;
-    let progress = 0;
-    const notify = (notification) => extra.sendNotification(notification).catch(() => {});
-    const onLog = ({ stream, line }) => {
-      const level = stream === 'stderr' ? 'warning' : 'info';
+    const relay = logRelay({
+      notify: (notification) => extra.sendNotification(notification).catch(() => {}),
       // `isMessageIgnored` is the SDK's own filter of `logging/setLevel` (private in its types).
-      if (!(/** @type {any} */ (server).isMessageIgnored(level, extra.sessionId)))
-        notify({ method: 'notifications/message', params: { level, logger: name, data: line } });
-      if (progressToken !== undefined)
-        notify({ method: 'notifications/progress', params: { progressToken, progress: ++progress, message: line } });
-    };
-    const run = sandboxApi.startSandbox(name, args, { signal: extra.signal, onLog });
+      ignored: (level) => /** @type {any} */ (server).isMessageIgnored(level, extra.sessionId),
+      logger: name,
+      progressToken: request.params._meta?.progressToken,
+    });
+    const run = sandboxApi.startSandbox(name, args, { signal: extra.signal, onLog: relay.onLog });
     let response;
     try {
       response = await run.response();
@@ -80,7 +78,10 @@ export function createDefinitionServer({ definitions, commands, serverInfo } = {
       await run.closed().catch(() => {});
       throw error;
     }
-    return toolResultOf(name, response);
+    const result = await toolResultOf(name, response);
+    // The lines gathered so far go before the result (any later ones follow it).
+    await relay.end();
+    return result;
   });
 
   return {

@@ -24,15 +24,17 @@ const RUNTIME = '@vite-hub/sandbox/runtime';
 /**
  * `@vite-hub/sandbox/mcp` in server code: a shim that loads the facade (the registry) first, since a
  * route may import nothing else, and hands the package's MCP module (external in a Node build, so
- * its own `@vite-hub/sandbox` is the runtime, not the facade) the registry's tool facts. Read with
+ * its own `@vite-hub/sandbox` is the runtime, not the facade) the registry's tool facts and the
+ * build's `import.meta.env.PROD` (which Vite never replaces in an external package). Read with
  * Reflect.get: a facade without them must not become a static import of a missing export.
  */
 const MCP = '@vite-hub/sandbox/mcp';
 const MCP_SHIM = '\0vite-hub-sandbox-mcp';
 const mcpShim = () => `import * as registry from ${JSON.stringify(PACKAGE)};
-import { setDefinitionToolFacts } from ${JSON.stringify(MCP)};
+import { __setBundledProduction, setDefinitionToolFacts } from ${JSON.stringify(MCP)};
 const facts = Reflect.get(registry, '__sandboxToolFacts');
 if (typeof facts === 'function') setDefinitionToolFacts(facts);
+__setBundledProduction(import.meta.env.PROD);
 export * from ${JSON.stringify(MCP)};
 `;
 const MANIFESTS = new Set([

@@ -126,6 +126,15 @@ test('without authorize: loopback only; a forwarded remote client is refused wit
   const forwarded = await post(url, { 'x-forwarded-for': '203.0.113.9' });
   assert.equal(forwarded.status, 403);
   assert.match((await forwarded.json()).error.message, /only this machine \(loopback\)/);
+  // RFC 7239's header too (the fresh-user trial of issue 36: it passed), and loopback in it does.
+  for (const [value, status] of [
+    ['for=8.8.8.8', 403],
+    ['for="[2001:db8::1]:4711";proto=http', 403],
+    ['for=127.0.0.1, for=203.0.113.9', 403],
+    ['for="127.0.0.1:5000"', 200],
+    ['for="[::1]"', 200],
+  ])
+    assert.equal((await post(url, { forwarded: value })).status, status, value);
   // A peer address the server reports (not loopback), or a public host name.
   const request = (target) =>
     new Request(target, {

@@ -163,6 +163,29 @@ test('the built server: refused without the bearer token, served with it', async
   } finally {
     await client.close();
   }
+  // The same build without a token (no authorize) and without NODE_ENV: a vite build is
+  // production, so the handler refuses to be created (the fresh-user trial of issue 36 found it
+  // served anyone from loopback, such as a reverse proxy on the machine).
+  const open = { ...env, PORT: String(await freePort()) };
+  delete open.MCP_TOKEN;
+  delete open.NODE_ENV;
+  const server = await start(['.output/server/index.mjs'], open, () =>
+    fetch(`http://127.0.0.1:${open.PORT}/`).then(
+      () => true,
+      () => false,
+    ),
+  );
+  const unguarded = await fetch(`http://127.0.0.1:${open.PORT}/mcp`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
+  });
+  assert.notEqual(unguarded.status, 200);
+  await eventually(
+    () => server.output().includes('createSandboxMcpHandler needs options.authorize in production'),
+    10_000,
+    server.output(),
+  );
 });
 
 test('a built server that loads nothing else of the package still lists the registry (the route is the only importer)', async () => {
