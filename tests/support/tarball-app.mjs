@@ -37,8 +37,11 @@ export function buildOnlyDependencies() {
  */
 export const MCP_DEPENDENCIES = ['@cfworker/json-schema'];
 
-/** The dependencies the runtime entries import. */
-export const RUNTIME_DEPENDENCIES = ['modern-tar'];
+/**
+ * The dependencies the runtime entries import: modern-tar (the local Box host's tar reader) and
+ * ws (its interactive terminals' WebSocket server, imported when a terminal opens).
+ */
+export const RUNTIME_DEPENDENCIES = ['modern-tar', 'ws'];
 
 /** Packs dist/ into a fresh directory; resolves to `{ tarball, files }` (`files`: the packed paths). */
 export async function packDist() {
