@@ -54,8 +54,10 @@ export async function serveStdio({ root, definitions, commands, log = (line) => 
         const prepared = await prepareDefinition(root, discovered, { tool: true });
         const { definition, inputs } = prepared;
         sandbox.registerSandbox(discovered.name, definition);
-        if (prepared.tool?.facts) nextFacts[discovered.name] = prepared.tool.facts;
-        if (prepared.tool?.warning) log(`vite-hub-sandbox mcp: ${discovered.name}: ${prepared.tool.warning}`);
+        // The untyped-payload warning travels with the facts: listing the tools prints it once
+        // per name and text (definition-tools.mjs, on stderr), not at every refresh.
+        const { facts: toolFacts, warning } = prepared.tool ?? {};
+        if (toolFacts) nextFacts[discovered.name] = warning ? { ...toolFacts, warning } : toolFacts;
         next.set(discovered.name, sandbox.listSandboxes().find((item) => item.name === discovered.name)?.digest);
         if (discovered.kind === 'free-form') folders.add(path.dirname(path.join(root, discovered.entry)));
         for (const input of inputs ?? []) folders.add(path.dirname(path.join(root, input)));
