@@ -13,6 +13,12 @@ import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/type
 import { repoRoot, removeDir } from '../support/vite-app.mjs';
 
 const CLI = join(repoRoot, 'dist', 'cli.mjs');
+/** The servers' own cache folders (XDG_CACHE_HOME), removed after the file's tests. */
+const caches = [];
+const cacheDir = () => {
+  caches.push(mkdtempSync(join(tmpdir(), 'mcp-cache-')));
+  return caches.at(-1);
+};
 const MAX_RELAYED_BYTES = 4 * 1024 * 1024;
 let app;
 let client;
@@ -36,7 +42,7 @@ before(async () => {
     command: process.execPath,
     args: [CLI, 'mcp', '--root', app],
     stderr: 'pipe',
-    env: { ...process.env, XDG_CACHE_HOME: mkdtempSync(join(tmpdir(), 'mcp-cache-')) },
+    env: { ...process.env, XDG_CACHE_HOME: cacheDir() },
   });
   client = new Client({ name: 'mcp-flood-test', version: '1.0.0' });
   client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => logs.push(n.params));
@@ -45,6 +51,7 @@ before(async () => {
 after(async () => {
   await client?.close();
   removeDir(app);
+  for (const dir of caches) removeDir(dir);
 });
 
 test('60,000 lines reach the client gathered, in order, and the server answers the next request', async () => {

@@ -20,6 +20,12 @@ import { repoRoot, removeDir } from '../support/vite-app.mjs';
 import { processesMatching, until } from '../support/local-host.mjs';
 
 const CLI = join(repoRoot, 'dist', 'cli.mjs');
+/** The servers' own cache folders (XDG_CACHE_HOME), removed after the file's tests. */
+const caches = [];
+const cacheDir = () => {
+  caches.push(mkdtempSync(join(tmpdir(), 'mcp-cache-')));
+  return caches.at(-1);
+};
 let app;
 let client;
 let stderr = '';
@@ -32,7 +38,7 @@ async function connect(root, extraArgs = []) {
     command: process.execPath,
     args: [CLI, 'mcp', '--root', root, ...extraArgs],
     stderr: 'pipe',
-    env: { ...process.env, XDG_CACHE_HOME: mkdtempSync(join(tmpdir(), 'mcp-cache-')) },
+    env: { ...process.env, XDG_CACHE_HOME: cacheDir() },
   });
   transport.stderr?.on('data', (chunk) => {
     stderr += chunk;
@@ -52,6 +58,7 @@ before(async () => {
 after(async () => {
   await client?.close();
   removeDir(app);
+  for (const dir of caches) removeDir(dir);
 });
 
 test('tools/list: one tool per Definition of the app, then sandbox_exec with its allowlist', async () => {
