@@ -4,14 +4,13 @@
 // message with `env` as "K=V" strings, stdin as binary, `resize`, output as binary, `exit`), and
 // our Vercel client's request recorded by a proxy in front of the host and compared with the SDK's.
 import assert from 'node:assert/strict';
-import http from 'node:http';
 import { after, before, test } from 'node:test';
 import { Sandbox } from '@vercel/sandbox';
 import { configureSandbox, openSandboxSession } from '@vite-hub/sandbox';
 import { startBoxHost } from '@vite-hub/sandbox/box-host';
+import { startRecordingProxy, vercelSdkParams } from '../support/recording-proxy.mjs';
 import { connectTerminal, outputMatching, type } from '../support/terminal-client.mjs';
 
-const VERCEL_API = 'https://vercel.com/api';
 let host;
 let proxy;
 let proxyUrl;
@@ -20,43 +19,23 @@ let recorded = [];
 
 before(async () => {
   host = await startBoxHost();
-  proxy = http.createServer(async (req, res) => {
-    const chunks = [];
-    for await (const chunk of req) chunks.push(chunk);
-    const body = Buffer.concat(chunks);
-    const url = new URL(req.url, 'http://proxy');
+  proxy = await startRecordingProxy(host.baseUrl, (req, url, body) => {
     const isJson = (req.headers['content-type'] ?? '').startsWith('application/json') && body.length > 0;
     recorded.push({
       method: req.method,
       path: url.pathname.replace(/\/sessions\/[^/]+/, '/sessions/:sid'),
       body: isJson ? JSON.parse(body.toString('utf8')) : undefined,
     });
-    const headers = { ...req.headers };
-    delete headers.host;
-    delete headers['content-length'];
-    const answer = await fetch(`${host.baseUrl}${url.pathname}${url.search}`, {
-      method: req.method,
-      headers,
-      body: ['GET', 'HEAD'].includes(req.method) ? undefined : body,
-    });
-    res.writeHead(answer.status, Object.fromEntries(answer.headers));
-    res.end(Buffer.from(await answer.arrayBuffer()));
   });
-  await new Promise((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-  proxyUrl = `http://127.0.0.1:${proxy.address().port}`;
+  proxyUrl = proxy.url;
 });
 
 after(async () => {
-  await new Promise((resolve) => proxy.close(resolve));
+  await proxy.close();
   await host.close();
 });
 
-const sdkParams = () => ({
-  token: host.token,
-  teamId: 'team_local',
-  projectId: 'prj_local',
-  fetch: (url, init) => globalThis.fetch(String(url).replace(VERCEL_API, proxyUrl), init),
-});
+const sdkParams = () => vercelSdkParams(host, proxyUrl);
 
 const interactive = () => recorded.filter((r) => r.path === '/v2/sandboxes/sessions/:sid/interactive');
 

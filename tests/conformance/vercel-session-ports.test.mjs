@@ -7,13 +7,12 @@
 // (protocol note §6.3): against the local host that name reaches nothing, so the SDK's user reads
 // `sandbox.routes` (`url`), which is what our `session.domain(port)` answers.
 import assert from 'node:assert/strict';
-import http from 'node:http';
 import { after, before, test } from 'node:test';
 import { Sandbox } from '@vercel/sandbox';
 import { configureSandbox, openSandboxSession } from '@vite-hub/sandbox';
 import { startBoxHost } from '@vite-hub/sandbox/box-host';
+import { startRecordingProxy, vercelSdkParams } from '../support/recording-proxy.mjs';
 
-const VERCEL_API = 'https://vercel.com/api';
 const SERVER = "require('node:http').createServer((req, res) => res.end('preview ' + req.url)).listen(3000)";
 let host;
 let proxy;
@@ -23,39 +22,19 @@ let creates = [];
 
 before(async () => {
   host = await startBoxHost();
-  proxy = http.createServer(async (req, res) => {
-    const chunks = [];
-    for await (const chunk of req) chunks.push(chunk);
-    const body = Buffer.concat(chunks);
-    const url = new URL(req.url, 'http://proxy');
+  proxy = await startRecordingProxy(host.baseUrl, (req, url, body) => {
     if (req.method === 'POST' && /^\/v[23]\/sandboxes$/.test(url.pathname))
       creates.push(JSON.parse(body.toString('utf8')));
-    const headers = { ...req.headers };
-    delete headers.host;
-    delete headers['content-length'];
-    const answer = await fetch(`${host.baseUrl}${url.pathname}${url.search}`, {
-      method: req.method,
-      headers,
-      body: ['GET', 'HEAD'].includes(req.method) ? undefined : body,
-    });
-    res.writeHead(answer.status, Object.fromEntries(answer.headers));
-    res.end(Buffer.from(await answer.arrayBuffer()));
   });
-  await new Promise((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-  proxyUrl = `http://127.0.0.1:${proxy.address().port}`;
+  proxyUrl = proxy.url;
 });
 
 after(async () => {
-  await new Promise((resolve) => proxy.close(resolve));
+  await proxy.close();
   await host.close();
 });
 
-const sdkParams = () => ({
-  token: host.token,
-  teamId: 'team_local',
-  projectId: 'prj_local',
-  fetch: (url, init) => globalThis.fetch(String(url).replace(VERCEL_API, proxyUrl), init),
-});
+const sdkParams = () => vercelSdkParams(host, proxyUrl);
 
 /** Fetches `url` until the server the Box just started answers (it starts in the background). */
 async function fetchWhenUp(url) {

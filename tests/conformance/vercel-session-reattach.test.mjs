@@ -3,13 +3,12 @@
 // `getCommand` from a second SDK client), and our Vercel client's `openSandboxSession({ id })` and
 // `listSandboxSessions()` send the SDK's requests, recorded by a proxy in front of the host.
 import assert from 'node:assert/strict';
-import http from 'node:http';
 import { after, before, test } from 'node:test';
 import { Sandbox } from '@vercel/sandbox';
 import { configureSandbox, listSandboxSessions, openSandboxSession } from '@vite-hub/sandbox';
 import { startBoxHost } from '@vite-hub/sandbox/box-host';
+import { startRecordingProxy, vercelSdkParams } from '../support/recording-proxy.mjs';
 
-const VERCEL_API = 'https://vercel.com/api';
 let host;
 let proxy;
 let proxyUrl;
@@ -18,11 +17,7 @@ let recorded = [];
 
 before(async () => {
   host = await startBoxHost();
-  proxy = http.createServer(async (req, res) => {
-    const chunks = [];
-    for await (const chunk of req) chunks.push(chunk);
-    const body = Buffer.concat(chunks);
-    const url = new URL(req.url, 'http://proxy');
+  proxy = await startRecordingProxy(host.baseUrl, (req, url, body) => {
     recorded.push({
       method: req.method,
       path: url.pathname
@@ -31,32 +26,16 @@ before(async () => {
         .replace(/^\/v2\/sandboxes\/sbx_[^/]+$/, '/v2/sandboxes/:name'),
       query: [...url.searchParams.keys()].filter((key) => key !== 'teamId').sort(),
     });
-    const headers = { ...req.headers };
-    delete headers.host;
-    delete headers['content-length'];
-    const answer = await fetch(`${host.baseUrl}${url.pathname}${url.search}`, {
-      method: req.method,
-      headers,
-      body: ['GET', 'HEAD'].includes(req.method) ? undefined : body,
-    });
-    res.writeHead(answer.status, Object.fromEntries(answer.headers));
-    res.end(Buffer.from(await answer.arrayBuffer()));
   });
-  await new Promise((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-  proxyUrl = `http://127.0.0.1:${proxy.address().port}`;
+  proxyUrl = proxy.url;
 });
 
 after(async () => {
-  await new Promise((resolve) => proxy.close(resolve));
+  await proxy.close();
   await host.close();
 });
 
-const sdkParams = () => ({
-  token: host.token,
-  teamId: 'team_local',
-  projectId: 'prj_local',
-  fetch: (url, init) => globalThis.fetch(String(url).replace(VERCEL_API, proxyUrl), init),
-});
+const sdkParams = () => vercelSdkParams(host, proxyUrl);
 
 const of = (...routes) => recorded.filter((r) => routes.includes(`${r.method} ${r.path}`));
 const GET = 'GET /v2/sandboxes/:name';

@@ -3,7 +3,6 @@
 // `Snapshot.list` / `get` / `delete`) against the local Box host, and our Vercel client's requests
 // for the same rows recorded by a proxy in front of it and compared with the SDK's.
 import assert from 'node:assert/strict';
-import http from 'node:http';
 import { after, before, test } from 'node:test';
 import { Sandbox, Snapshot } from '@vercel/sandbox';
 import {
@@ -14,8 +13,8 @@ import {
   openSandboxSession,
 } from '@vite-hub/sandbox';
 import { startBoxHost } from '@vite-hub/sandbox/box-host';
+import { startRecordingProxy, vercelSdkParams } from '../support/recording-proxy.mjs';
 
-const VERCEL_API = 'https://vercel.com/api';
 let host;
 let proxy;
 let proxyUrl;
@@ -24,11 +23,7 @@ let recorded = [];
 
 before(async () => {
   host = await startBoxHost();
-  proxy = http.createServer(async (req, res) => {
-    const chunks = [];
-    for await (const chunk of req) chunks.push(chunk);
-    const body = Buffer.concat(chunks);
-    const url = new URL(req.url, 'http://proxy');
+  proxy = await startRecordingProxy(host.baseUrl, (req, url, body) => {
     const isJson = (req.headers['content-type'] ?? '').startsWith('application/json') && body.length > 0;
     recorded.push({
       method: req.method,
@@ -39,32 +34,16 @@ before(async () => {
       query: Object.fromEntries([...url.searchParams].filter(([key]) => key !== 'teamId')),
       body: isJson ? JSON.parse(body.toString('utf8')) : undefined,
     });
-    const headers = { ...req.headers };
-    delete headers.host;
-    delete headers['content-length'];
-    const answer = await fetch(`${host.baseUrl}${url.pathname}${url.search}`, {
-      method: req.method,
-      headers,
-      body: ['GET', 'HEAD'].includes(req.method) ? undefined : body,
-    });
-    res.writeHead(answer.status, Object.fromEntries(answer.headers));
-    res.end(Buffer.from(await answer.arrayBuffer()));
   });
-  await new Promise((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-  proxyUrl = `http://127.0.0.1:${proxy.address().port}`;
+  proxyUrl = proxy.url;
 });
 
 after(async () => {
-  await new Promise((resolve) => proxy.close(resolve));
+  await proxy.close();
   await host.close();
 });
 
-const sdkParams = () => ({
-  token: host.token,
-  teamId: 'team_local',
-  projectId: 'prj_local',
-  fetch: (url, init) => globalThis.fetch(String(url).replace(VERCEL_API, proxyUrl), init),
-});
+const sdkParams = () => vercelSdkParams(host, proxyUrl);
 
 const useOurVercelClient = () =>
   configureSandbox({
