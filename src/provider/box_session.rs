@@ -138,12 +138,21 @@ fn no_prepared_projects<'a, T: 'a>(provider: ProviderKind) -> LocalBoxFuture<'a,
     Box::pin(std::future::ready(Err(Error::new(ErrorCode::NotSupported, message))))
 }
 
-/// `SANDBOX_NOT_SUPPORTED` for a Box operation `operation` that `provider`'s Boxes do not have.
-fn unsupported<'a, T: 'a>(provider: ProviderKind, operation: Operation) -> LocalBoxFuture<'a, Result<T>> {
-    let message = format!("the {provider} provider does not support {} on a Box", operation.as_str());
+/// `SANDBOX_NOT_SUPPORTED` naming `provider` and `operation`, with `message`.
+fn not_supported<'a, T: 'a>(
+    provider: ProviderKind,
+    operation: Operation,
+    message: String,
+) -> LocalBoxFuture<'a, Result<T>> {
     Box::pin(std::future::ready(Err(Error::new(ErrorCode::NotSupported, message)
         .with_provider(provider)
         .with_operation(operation))))
+}
+
+/// `SANDBOX_NOT_SUPPORTED` for a Box operation `operation` that `provider`'s Boxes do not have.
+fn unsupported<'a, T: 'a>(provider: ProviderKind, operation: Operation) -> LocalBoxFuture<'a, Result<T>> {
+    let message = format!("the {provider} provider does not support {} on a Box", operation.as_str());
+    not_supported(provider, operation, message)
 }
 
 /// `SANDBOX_NOT_SUPPORTED` for a Session snapshot or fork operation (`operation` `snapshot` or
@@ -154,9 +163,7 @@ fn no_session_snapshots<'a, T: 'a>(provider: ProviderKind, operation: Operation)
         "the {provider} provider does not support {} of a Session: its container API has no snapshots",
         operation.as_str()
     );
-    Box::pin(std::future::ready(Err(Error::new(ErrorCode::NotSupported, message)
-        .with_provider(provider)
-        .with_operation(operation))))
+    not_supported(provider, operation, message)
 }
 
 /// A provider able to open Boxes, built once per `configureSandbox` by [`super::build`] from
